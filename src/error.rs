@@ -1,0 +1,161 @@
+//! Errors. Every failure to read a trace names what was wrong and where.
+
+use std::path::PathBuf;
+
+use crate::format::ObjectKind;
+
+/// What was wrong with a byte sequence; [`DecodeError`] adds where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeErrorKind {
+    /// The bytes ended inside an object.
+    #[error("unexpected end of data: {needed} more bytes needed, {available} available")]
+    UnexpectedEnd {
+        /// Bytes the decoder needed.
+        needed: u64,
+        /// Bytes that were left.
+        available: u64,
+    },
+    /// A file did not start with the expected magic number.
+    #[error("bad magic {found:#018x}, expected {expected:#018x}")]
+    BadMagic {
+        /// The magic read.
+        found: u64,
+        /// The magic expected.
+        expected: u64,
+    },
+    /// The format version is not 22.
+    #[error("unsupported format version {0} (tracetree reads version 22)")]
+    UnsupportedVersion(i64),
+    /// The first byte of an object is not a known kind.
+    #[error("unknown object kind byte {0}")]
+    UnknownObjectKind(u8),
+    /// An object of a kind that may not stand here.
+    #[error("unexpected {found} object: {context}")]
+    UnexpectedObject {
+        /// The kind found.
+        found: ObjectKind,
+        /// Why it may not stand here.
+        context: &'static str,
+    },
+    /// An unknown `Type` tag.
+    #[error("unknown type tag {0}")]
+    UnknownTypeTag(u8),
+    /// An unknown access location tag.
+    #[error("unknown access location tag {0}")]
+    UnknownAccessLocationTag(u8),
+    /// An unknown code location kind.
+    #[error("unknown code location kind {0}")]
+    UnknownCodeLocationKind(u8),
+    /// An unknown local variable kind in a code location.
+    #[error("unknown local variable kind {0}")]
+    UnknownLocalKind(i32),
+    /// An unknown tracepoint type.
+    #[error("unknown tracepoint type {0}")]
+    UnknownTracepointType(u8),
+    /// A diff status outside -1..=4.
+    #[error("invalid diff status {0}")]
+    InvalidDiffStatus(i8),
+    /// A negative value code that names no value kind.
+    #[error("unknown value code {0}")]
+    UnknownValueCode(i32),
+    /// A count field that is negative or larger than the bytes that follow.
+    #[error("invalid {what} count {count}")]
+    InvalidCount {
+        /// What is counted.
+        what: &'static str,
+        /// The count read.
+        count: i64,
+    },
+    /// A string that is not valid modified UTF-8.
+    #[error("malformed modified UTF-8 at byte {position} of the string")]
+    MalformedUtf {
+        /// Byte position inside the string's payload.
+        position: usize,
+    },
+    /// Values or types nested deeper than the decoder allows.
+    #[error("nesting deeper than {0} levels")]
+    TooDeep(usize),
+    /// A footer that closes no open container.
+    #[error("tracepoint footer without an open container")]
+    UnmatchedFooter,
+    /// A tracepoint whose thread differs from the block's.
+    #[error("tracepoint of thread {found} in a block of thread {expected}")]
+    ThreadMismatch {
+        /// The block's thread.
+        expected: i32,
+        /// The tracepoint's thread.
+        found: i32,
+    },
+    /// A string to be written is longer than `writeUTF` allows.
+    #[error("string of {0} bytes is longer than 65535 bytes of modified UTF-8")]
+    StringTooLong(usize),
+}
+
+/// A malformed byte sequence at a known offset.
+///
+/// `offset` is a physical offset in the data file for data-file objects, and a
+/// byte offset in the index file for index cells.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} at offset {offset}")]
+pub struct DecodeError {
+    /// Where the faulty object or field starts.
+    pub offset: u64,
+    /// What was wrong.
+    pub kind: DecodeErrorKind,
+}
+
+impl DecodeError {
+    /// A new error of `kind` at `offset`.
+    pub fn new(offset: u64, kind: DecodeErrorKind) -> Self {
+        DecodeError { offset, kind }
+    }
+}
+
+/// Any failure of tracetree's readers, writers and printer.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed data.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// An I/O failure on a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// An I/O failure on a stream without a path.
+    #[error("I/O error: {0}")]
+    Stream(#[from] std::io::Error),
+    /// A tracepoint refers to a reference object the trace does not hold.
+    #[error("missing {kind} with id {id}")]
+    MissingReference {
+        /// The kind of the object.
+        kind: ObjectKind,
+        /// Its id.
+        id: i32,
+    },
+    /// The index file is unusable; readers rebuild instead of failing.
+    #[error("broken index: {0}")]
+    BrokenIndex(String),
+    /// A caller used an API wrongly (for example exited more calls than it entered).
+    #[error("invalid use: {0}")]
+    Usage(String),
+    /// A node handle or event id that names nothing in this trace.
+    #[error("no such node: {0}")]
+    NoSuchNode(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// A `Result` with tracetree's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

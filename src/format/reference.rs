@@ -1,0 +1,264 @@
+//! Codecs of the reference objects (kinds 0–7). Each `decode` starts after
+//! the kind byte; each `encode` writes the kind byte too.
+
+use std::io::{self, Write};
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::ObjectKind;
+use crate::format::bytes::{ByteReader, WriteBigEndian};
+use crate::format::offset::{
+    AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
+};
+use crate::format::value::len_i32;
+use crate::model::{
+    AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, FieldDescriptor,
+    LocalKind, LocalName, MethodDescriptor, StringObject, ThreadName, Type, VariableDescriptor,
+};
+
+type DecodeResult<T> = Result<T, DecodeError>;
+
+impl<'a> ThreadName<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Ok(ThreadName {
+            thread: ThreadId(reader.i32()?),
+            name: reader.utf()?,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::ThreadName as u8)?;
+        out.put_i32(self.thread.0)?;
+        out.put_utf(&self.name)
+    }
+}
+
+impl<'a> ClassDescriptor<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Ok(ClassDescriptor {
+            id: ClassId(reader.i32()?),
+            name: reader.utf()?,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::ClassDescriptor as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_utf(&self.name)
+    }
+}
+
+impl<'a> MethodDescriptor<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        let id = MethodId(reader.i32()?);
+        let class = ClassId(reader.i32()?);
+        let name = reader.utf()?;
+        let return_type = Type::decode(reader)?;
+        let count = reader.count("parameter type", 1)?;
+        let mut parameter_types = Vec::with_capacity(count);
+        for _ in 0..count {
+            parameter_types.push(Type::decode(reader)?);
+        }
+        Ok(MethodDescriptor {
+            id,
+            class,
+            name,
+            return_type,
+            parameter_types,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::MethodDescriptor as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_i32(self.class.0)?;
+        out.put_utf(&self.name)?;
+        self.return_type.encode(out)?;
+        out.put_i32(len_i32(self.parameter_types.len())?)?;
+        for parameter in &self.parameter_types {
+            parameter.encode(out)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'a> FieldDescriptor<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Ok(FieldDescriptor {
+            id: FieldId(reader.i32()?),
+            class: ClassId(reader.i32()?),
+            name: reader.utf()?,
+            field_type: Type::decode(reader)?,
+            is_static: reader.bool()?,
+            is_final: reader.bool()?,
+            is_volatile: reader.bool()?,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::FieldDescriptor as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_i32(self.class.0)?;
+        out.put_utf(&self.name)?;
+        self.field_type.encode(out)?;
+        out.put_bool(self.is_static)?;
+        out.put_bool(self.is_final)?;
+        out.put_bool(self.is_volatile)
+    }
+}
+
+impl<'a> VariableDescriptor<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Ok(VariableDescriptor {
+            id: VariableId(reader.i32()?),
+            name: reader.utf()?,
+            variable_type: Type::decode(reader)?,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::VariableDescriptor as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_utf(&self.name)?;
+        self.variable_type.encode(out)
+    }
+}
+
+impl<'a> StringObject<'a> {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Ok(StringObject {
+            id: StringId(reader.i32()?),
+            value: reader.utf()?,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::String as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_utf(&self.value)
+    }
+}
+
+impl AccessPath {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
+        let id = AccessPathId(reader.i32()?);
+        let count = reader.count("access location", 5)?;
+        let mut locations = Vec::with_capacity(count);
+        for _ in 0..count {
+            locations.push(AccessLocation::decode(reader)?);
+        }
+        Ok(AccessPath { id, locations })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::AccessPath as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_i32(len_i32(self.locations.len())?)?;
+        for location in &self.locations {
+            location.encode(out)?;
+        }
+        Ok(())
+    }
+}
+
+fn optional_path(raw: i32) -> Option<AccessPathId> {
+    (raw != -1).then_some(AccessPathId(raw))
+}
+
+impl CodeLocation {
+    /// Decodes the fields after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
+        let kind_offset = reader.offset();
+        let kind = match reader.u8()? {
+            0 => CodeLocationKind::Line,
+            1 => CodeLocationKind::Access,
+            2 => CodeLocationKind::MethodCall,
+            other => {
+                return Err(DecodeError::new(
+                    kind_offset,
+                    DecodeErrorKind::UnknownCodeLocationKind(other),
+                ));
+            }
+        };
+        let id = CodeLocationId(reader.i32()?);
+        let file_name = StringId(reader.i32()?);
+        let class_name = StringId(reader.i32()?);
+        let method_name = StringId(reader.i32()?);
+        let line = reader.i32()?;
+        let access_path = optional_path(reader.i32()?);
+        let argument_count = reader.count("argument", 4)?;
+        let mut argument_paths = Vec::with_capacity(argument_count);
+        for _ in 0..argument_count {
+            argument_paths.push(optional_path(reader.i32()?));
+        }
+        let local_count = reader.count("local", 8)?;
+        let mut names = Vec::with_capacity(local_count);
+        for _ in 0..local_count {
+            names.push(StringId(reader.i32()?));
+        }
+        let mut locals = Vec::with_capacity(local_count);
+        for name in names {
+            let kind_offset = reader.offset();
+            let kind = match reader.i32()? {
+                0 => LocalKind::This,
+                1 => LocalKind::Parameter,
+                2 => LocalKind::Variable,
+                other => {
+                    return Err(DecodeError::new(
+                        kind_offset,
+                        DecodeErrorKind::UnknownLocalKind(other),
+                    ));
+                }
+            };
+            locals.push(LocalName { name, kind });
+        }
+        Ok(CodeLocation {
+            kind,
+            id,
+            file_name,
+            class_name,
+            method_name,
+            line,
+            access_path,
+            argument_paths,
+            locals,
+        })
+    }
+
+    /// Encodes the object, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::CodeLocation as u8)?;
+        out.put_u8(self.kind as u8)?;
+        out.put_i32(self.id.0)?;
+        out.put_i32(self.file_name.0)?;
+        out.put_i32(self.class_name.0)?;
+        out.put_i32(self.method_name.0)?;
+        out.put_i32(self.line)?;
+        out.put_i32(self.access_path.map_or(-1, |p| p.0))?;
+        out.put_i32(len_i32(self.argument_paths.len())?)?;
+        for path in &self.argument_paths {
+            out.put_i32(path.map_or(-1, |p| p.0))?;
+        }
+        out.put_i32(len_i32(self.locals.len())?)?;
+        for local in &self.locals {
+            out.put_i32(local.name.0)?;
+        }
+        for local in &self.locals {
+            out.put_i32(local.kind as i32)?;
+        }
+        Ok(())
+    }
+}

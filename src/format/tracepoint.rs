@@ -1,0 +1,288 @@
+//! Codec of tracepoints (kind 8) and container footers (kind 9). `decode`
+//! starts after the kind byte; `encode` writes it.
+
+use std::io::{self, Write};
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::ObjectKind;
+use crate::format::bytes::{ByteReader, WriteBigEndian};
+use crate::format::offset::{
+    CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId,
+};
+use crate::format::value::len_i32;
+use crate::model::{
+    DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
+    Value,
+};
+
+type DecodeResult<T> = Result<T, DecodeError>;
+
+fn diff_status(reader: &mut ByteReader<'_>) -> DecodeResult<DiffStatus> {
+    let offset = reader.offset();
+    let raw = reader.i8()?;
+    DiffStatus::from_i8(raw)
+        .ok_or_else(|| DecodeError::new(offset, DecodeErrorKind::InvalidDiffStatus(raw)))
+}
+
+impl TracepointHeader {
+    /// Decodes the common header after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
+        let type_offset = reader.offset();
+        let type_byte = reader.u8()?;
+        let tracepoint_type = TracepointType::from_byte(type_byte).ok_or_else(|| {
+            DecodeError::new(type_offset, DecodeErrorKind::UnknownTracepointType(type_byte))
+        })?;
+        Ok(TracepointHeader {
+            tracepoint_type,
+            code_location: CodeLocationId(reader.i32()?),
+            thread: ThreadId(reader.i32()?),
+            event: EventId(reader.i32()?),
+            diff_status: diff_status(reader)?,
+        })
+    }
+
+    fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::Tracepoint as u8)?;
+        out.put_u8(self.tracepoint_type as u8)?;
+        out.put_i32(self.code_location.0)?;
+        out.put_i32(self.thread.0)?;
+        out.put_i32(self.event.0)?;
+        out.put_i8(self.diff_status as i8)
+    }
+}
+
+fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<Vec<Value<'a>>> {
+    let count = reader.count(what, 4)?;
+    let mut values = Vec::with_capacity(count);
+    for _ in 0..count {
+        values.push(Value::decode(reader)?);
+    }
+    Ok(values)
+}
+
+fn put_values<W: Write + ?Sized>(out: &mut W, values: &[Value<'_>]) -> io::Result<()> {
+    out.put_i32(len_i32(values.len())?)?;
+    values.iter().try_for_each(|value| value.encode(out))
+}
+
+impl<'a> Tracepoint<'a> {
+    /// Decodes a tracepoint after its kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        let header = TracepointHeader::decode(reader)?;
+        let mut child_diff_statuses = Vec::new();
+        if header.tracepoint_type.is_container() {
+            let count = reader.u8()? as usize;
+            child_diff_statuses.reserve(count);
+            for _ in 0..count {
+                child_diff_statuses.push(diff_status(reader)?);
+            }
+        }
+        let body = match header.tracepoint_type {
+            TracepointType::MethodCall => TracepointBody::MethodCall {
+                method: MethodId(reader.i32()?),
+                receiver: Value::decode(reader)?,
+                arguments: values(reader, "argument")?,
+                flags: reader.i16()?,
+            },
+            TracepointType::ReadArray => TracepointBody::ReadArray {
+                array: Value::decode(reader)?,
+                index: reader.i32()?,
+                value: Value::decode(reader)?,
+            },
+            TracepointType::ReadLocal => TracepointBody::ReadLocal {
+                variable: VariableId(reader.i32()?),
+                value: Value::decode(reader)?,
+            },
+            TracepointType::ReadField => TracepointBody::ReadField {
+                field: FieldId(reader.i32()?),
+                receiver: Value::decode(reader)?,
+                value: Value::decode(reader)?,
+            },
+            TracepointType::WriteArray => TracepointBody::WriteArray {
+                array: Value::decode(reader)?,
+                index: reader.i32()?,
+                value: Value::decode(reader)?,
+            },
+            TracepointType::WriteLocal => TracepointBody::WriteLocal {
+                variable: VariableId(reader.i32()?),
+                value: Value::decode(reader)?,
+            },
+            TracepointType::WriteField => TracepointBody::WriteField {
+                field: FieldId(reader.i32()?),
+                receiver: Value::decode(reader)?,
+                value: Value::decode(reader)?,
+            },
+            TracepointType::Loop => TracepointBody::Loop {
+                loop_id: reader.i32()?,
+            },
+            TracepointType::LoopIteration => TracepointBody::LoopIteration {
+                loop_id: reader.i32()?,
+                iteration: reader.i32()?,
+            },
+            TracepointType::SnapshotBreakpoint => {
+                let uuid_high = reader.i64()?;
+                let uuid_low = reader.i64()?;
+                let count = reader.count("stack frame", 4)?;
+                let mut stack = Vec::with_capacity(count);
+                for _ in 0..count {
+                    stack.push(CodeLocationId(reader.i32()?));
+                }
+                let millis = reader.i64()?;
+                let values = values(reader, "captured value")?;
+                let trace_id = if reader.bool()? {
+                    Some(reader.utf()?)
+                } else {
+                    None
+                };
+                TracepointBody::SnapshotBreakpoint {
+                    uuid_high,
+                    uuid_low,
+                    stack,
+                    millis,
+                    values,
+                    trace_id,
+                }
+            }
+            TracepointType::Throw => TracepointBody::Throw {
+                exception: Value::decode(reader)?,
+            },
+            TracepointType::Catch => TracepointBody::Catch {
+                exception: Value::decode(reader)?,
+            },
+        };
+        Ok(Tracepoint {
+            header,
+            child_diff_statuses,
+            body,
+        })
+    }
+
+    /// Encodes the tracepoint, kind byte first (a container's header only:
+    /// its children and footer are separate objects).
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        self.header.encode(out)?;
+        if self.header.tracepoint_type.is_container() {
+            let count = u8::try_from(self.child_diff_statuses.len()).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "more than 255 child diff statuses")
+            })?;
+            out.put_u8(count)?;
+            for status in &self.child_diff_statuses {
+                out.put_i8(*status as i8)?;
+            }
+        }
+        match &self.body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                flags,
+            } => {
+                out.put_i32(method.0)?;
+                receiver.encode(out)?;
+                put_values(out, arguments)?;
+                out.put_i16(*flags)
+            }
+            TracepointBody::ReadArray {
+                array,
+                index,
+                value,
+            }
+            | TracepointBody::WriteArray {
+                array,
+                index,
+                value,
+            } => {
+                array.encode(out)?;
+                out.put_i32(*index)?;
+                value.encode(out)
+            }
+            TracepointBody::ReadLocal { variable, value }
+            | TracepointBody::WriteLocal { variable, value } => {
+                out.put_i32(variable.0)?;
+                value.encode(out)
+            }
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            }
+            | TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => {
+                out.put_i32(field.0)?;
+                receiver.encode(out)?;
+                value.encode(out)
+            }
+            TracepointBody::Loop { loop_id } => out.put_i32(*loop_id),
+            TracepointBody::LoopIteration { loop_id, iteration } => {
+                out.put_i32(*loop_id)?;
+                out.put_i32(*iteration)
+            }
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                millis,
+                values,
+                trace_id,
+            } => {
+                out.put_i64(*uuid_high)?;
+                out.put_i64(*uuid_low)?;
+                out.put_i32(len_i32(stack.len())?)?;
+                for location in stack {
+                    out.put_i32(location.0)?;
+                }
+                out.put_i64(*millis)?;
+                put_values(out, values)?;
+                out.put_bool(trace_id.is_some())?;
+                match trace_id {
+                    Some(id) => out.put_utf(id),
+                    None => Ok(()),
+                }
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                exception.encode(out)
+            }
+        }
+    }
+}
+
+impl<'a> Footer<'a> {
+    /// Decodes the footer of a container of type `container` after the kind byte.
+    pub fn decode(reader: &mut ByteReader<'a>, container: TracepointType) -> DecodeResult<Self> {
+        Ok(match container {
+            TracepointType::MethodCall => Footer::MethodCall {
+                result: Value::decode(reader)?,
+                exception: reader.utf()?,
+            },
+            TracepointType::Loop => Footer::Loop {
+                iterations: reader.i32()?,
+            },
+            _ => Footer::LoopIteration,
+        })
+    }
+
+    /// Encodes the footer, kind byte first.
+    pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        out.put_u8(ObjectKind::TracepointFooter as u8)?;
+        match self {
+            Footer::MethodCall { result, exception } => {
+                result.encode(out)?;
+                out.put_utf(exception)
+            }
+            Footer::Loop { iterations } => out.put_i32(*iterations),
+            Footer::LoopIteration => Ok(()),
+        }
+    }
+
+    /// The footer of a method call that never returned (a crashed recorder's):
+    /// the reference printer's `<unfinished method>` marker.
+    pub fn unfinished_method() -> Footer<'static> {
+        Footer::MethodCall {
+            result: Value::String(JavaStr::new("<unfinished method>")),
+            exception: JavaStr::new(""),
+        }
+    }
+}

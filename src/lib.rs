@@ -1,0 +1,12 @@
+//! tracetree reads and writes execution traces of JVM programs in the
+//! two-file format of the Lincheck trace recorder (format version 22).
+
+pub mod error;
+pub mod format;
+pub mod model;
+pub mod read;
+pub mod storage;
+pub mod tree;
+
+pub use error::{DecodeError, DecodeErrorKind, Error, Result};
+pub use storage::TraceBytes;

@@ -1,0 +1,21 @@
+//! The model of a trace: reference objects, tracepoints, values, and the
+//! per-trace [`TraceContext`] that resolves ids to objects.
+
+mod context;
+mod reference;
+mod string;
+mod tracepoint;
+mod types;
+mod value;
+
+pub use context::{ContextBuilder, TraceContext};
+pub use reference::{
+    AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, FieldDescriptor, LocalKind,
+    LocalName, MethodDescriptor, StringObject, ThreadName, VariableDescriptor,
+};
+pub use string::JavaStr;
+pub use tracepoint::{
+    DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
+};
+pub use types::{AccessLocation, Type};
+pub use value::Value;

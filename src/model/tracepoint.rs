@@ -1,0 +1,388 @@
+//! Tracepoints: the recorded events, leaves and containers.
+
+use crate::format::offset::{
+    CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId,
+};
+use crate::model::{JavaStr, Value};
+
+/// The 12 tracepoint types, with their on-disk numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TracepointType {
+    /// A method call (container).
+    MethodCall = 0,
+    /// An array element read.
+    ReadArray = 1,
+    /// A local variable read.
+    ReadLocal = 2,
+    /// A field read.
+    ReadField = 3,
+    /// An array element write.
+    WriteArray = 4,
+    /// A local variable write.
+    WriteLocal = 5,
+    /// A field write.
+    WriteField = 6,
+    /// A loop (container of iterations).
+    Loop = 7,
+    /// One loop iteration (container).
+    LoopIteration = 8,
+    /// A snapshot ("live") breakpoint hit.
+    SnapshotBreakpoint = 9,
+    /// An exception thrown.
+    Throw = 10,
+    /// An exception caught.
+    Catch = 11,
+}
+
+impl TracepointType {
+    /// All types, in on-disk order.
+    pub const ALL: [TracepointType; 12] = [
+        TracepointType::MethodCall,
+        TracepointType::ReadArray,
+        TracepointType::ReadLocal,
+        TracepointType::ReadField,
+        TracepointType::WriteArray,
+        TracepointType::WriteLocal,
+        TracepointType::WriteField,
+        TracepointType::Loop,
+        TracepointType::LoopIteration,
+        TracepointType::SnapshotBreakpoint,
+        TracepointType::Throw,
+        TracepointType::Catch,
+    ];
+
+    /// The type with on-disk number `byte`.
+    pub fn from_byte(byte: u8) -> Option<Self> {
+        Self::ALL.get(byte as usize).copied()
+    }
+
+    /// Whether tracepoints of this type have children and a footer.
+    pub fn is_container(self) -> bool {
+        matches!(
+            self,
+            TracepointType::MethodCall | TracepointType::Loop | TracepointType::LoopIteration
+        )
+    }
+
+    /// The snake-case name used by `tracetree dump` (`method_call`, `read_array`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            TracepointType::MethodCall => "method_call",
+            TracepointType::ReadArray => "read_array",
+            TracepointType::ReadLocal => "read_local",
+            TracepointType::ReadField => "read_field",
+            TracepointType::WriteArray => "write_array",
+            TracepointType::WriteLocal => "write_local",
+            TracepointType::WriteField => "write_field",
+            TracepointType::Loop => "loop",
+            TracepointType::LoopIteration => "loop_iteration",
+            TracepointType::SnapshotBreakpoint => "snapshot_breakpoint",
+            TracepointType::Throw => "throw",
+            TracepointType::Catch => "catch",
+        }
+    }
+}
+
+/// A tracepoint's status in a trace diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DiffStatus {
+    /// Not part of a diff (−1).
+    #[default]
+    None = -1,
+    /// Unchanged (0).
+    Unchanged = 0,
+    /// Removed (1).
+    Removed = 1,
+    /// Added (2).
+    Added = 2,
+    /// The old side of an edit (3).
+    EditedOld = 3,
+    /// The new side of an edit (4).
+    EditedNew = 4,
+}
+
+impl DiffStatus {
+    /// The status written as `byte`.
+    pub fn from_i8(byte: i8) -> Option<Self> {
+        Some(match byte {
+            -1 => DiffStatus::None,
+            0 => DiffStatus::Unchanged,
+            1 => DiffStatus::Removed,
+            2 => DiffStatus::Added,
+            3 => DiffStatus::EditedOld,
+            4 => DiffStatus::EditedNew,
+            _ => return None,
+        })
+    }
+}
+
+/// The fields every tracepoint starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TracepointHeader {
+    /// The tracepoint type.
+    pub tracepoint_type: TracepointType,
+    /// Where it happened.
+    pub code_location: CodeLocationId,
+    /// The recording thread.
+    pub thread: ThreadId,
+    /// Its trace-wide id.
+    pub event: EventId,
+    /// Its diff status.
+    pub diff_status: DiffStatus,
+}
+
+/// A decoded tracepoint: header, child diff statuses (containers) and the
+/// type's own fields. A container's children and footer are separate objects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracepoint<'a> {
+    /// The common header.
+    pub header: TracepointHeader,
+    /// Diff statuses of the children (containers only; usually empty).
+    pub child_diff_statuses: Vec<DiffStatus>,
+    /// The type-specific fields.
+    pub body: TracepointBody<'a>,
+}
+
+/// The type-specific fields of a tracepoint.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TracepointBody<'a> {
+    /// A method call.
+    MethodCall {
+        /// The called method.
+        method: MethodId,
+        /// The receiver (`Null` for static calls).
+        receiver: Value<'a>,
+        /// The arguments.
+        arguments: Vec<Value<'a>>,
+        /// Flags; bit 0 = incomplete.
+        flags: i16,
+    },
+    /// `array[index] ➜ value`.
+    ReadArray {
+        /// The array.
+        array: Value<'a>,
+        /// The index.
+        index: i32,
+        /// The value read.
+        value: Value<'a>,
+    },
+    /// `variable ➜ value`.
+    ReadLocal {
+        /// The variable.
+        variable: VariableId,
+        /// The value read.
+        value: Value<'a>,
+    },
+    /// `receiver.field ➜ value`.
+    ReadField {
+        /// The field.
+        field: FieldId,
+        /// The object (`Null` for static fields).
+        receiver: Value<'a>,
+        /// The value read.
+        value: Value<'a>,
+    },
+    /// `array[index] = value`.
+    WriteArray {
+        /// The array.
+        array: Value<'a>,
+        /// The index.
+        index: i32,
+        /// The value written.
+        value: Value<'a>,
+    },
+    /// `variable = value`.
+    WriteLocal {
+        /// The variable.
+        variable: VariableId,
+        /// The value written.
+        value: Value<'a>,
+    },
+    /// `receiver.field = value`.
+    WriteField {
+        /// The field.
+        field: FieldId,
+        /// The object (`Null` for static fields).
+        receiver: Value<'a>,
+        /// The value written.
+        value: Value<'a>,
+    },
+    /// A loop.
+    Loop {
+        /// The loop's id.
+        loop_id: i32,
+    },
+    /// One iteration of a loop.
+    LoopIteration {
+        /// The loop's id.
+        loop_id: i32,
+        /// The iteration, 0-based.
+        iteration: i32,
+    },
+    /// A snapshot breakpoint hit.
+    SnapshotBreakpoint {
+        /// The breakpoint's UUID, high 64 bits.
+        uuid_high: i64,
+        /// The breakpoint's UUID, low 64 bits.
+        uuid_low: i64,
+        /// The stack, innermost first.
+        stack: Vec<CodeLocationId>,
+        /// Wall-clock time, milliseconds since the epoch.
+        millis: i64,
+        /// Captured values.
+        values: Vec<Value<'a>>,
+        /// The trace id, if any.
+        trace_id: Option<JavaStr<'a>>,
+    },
+    /// An exception thrown.
+    Throw {
+        /// The exception.
+        exception: Value<'a>,
+    },
+    /// An exception caught.
+    Catch {
+        /// The exception.
+        exception: Value<'a>,
+    },
+}
+
+/// The fields of a container's footer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Footer<'a> {
+    /// A method call's outcome.
+    MethodCall {
+        /// The result (`Void` for void methods, `Null` when it threw).
+        result: Value<'a>,
+        /// The simple class name of the exception thrown, empty when none.
+        exception: JavaStr<'a>,
+    },
+    /// A loop's iteration count.
+    Loop {
+        /// Iterations run.
+        iterations: i32,
+    },
+    /// A loop iteration's footer (no fields).
+    LoopIteration,
+}
+
+impl<'a> Tracepoint<'a> {
+    /// The tracepoint type.
+    pub fn tracepoint_type(&self) -> TracepointType {
+        self.header.tracepoint_type
+    }
+
+    /// The trace-wide event id.
+    pub fn event(&self) -> EventId {
+        self.header.event
+    }
+
+    /// Whether it has children and a footer.
+    pub fn is_container(&self) -> bool {
+        self.header.tracepoint_type.is_container()
+    }
+
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> Tracepoint<'static> {
+        let body = match self.body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                flags,
+            } => TracepointBody::MethodCall {
+                method,
+                receiver: receiver.into_owned(),
+                arguments: arguments.into_iter().map(Value::into_owned).collect(),
+                flags,
+            },
+            TracepointBody::ReadArray {
+                array,
+                index,
+                value,
+            } => TracepointBody::ReadArray {
+                array: array.into_owned(),
+                index,
+                value: value.into_owned(),
+            },
+            TracepointBody::ReadLocal { variable, value } => TracepointBody::ReadLocal {
+                variable,
+                value: value.into_owned(),
+            },
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            } => TracepointBody::ReadField {
+                field,
+                receiver: receiver.into_owned(),
+                value: value.into_owned(),
+            },
+            TracepointBody::WriteArray {
+                array,
+                index,
+                value,
+            } => TracepointBody::WriteArray {
+                array: array.into_owned(),
+                index,
+                value: value.into_owned(),
+            },
+            TracepointBody::WriteLocal { variable, value } => TracepointBody::WriteLocal {
+                variable,
+                value: value.into_owned(),
+            },
+            TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => TracepointBody::WriteField {
+                field,
+                receiver: receiver.into_owned(),
+                value: value.into_owned(),
+            },
+            TracepointBody::Loop { loop_id } => TracepointBody::Loop { loop_id },
+            TracepointBody::LoopIteration { loop_id, iteration } => {
+                TracepointBody::LoopIteration { loop_id, iteration }
+            }
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                millis,
+                values,
+                trace_id,
+            } => TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                millis,
+                values: values.into_iter().map(Value::into_owned).collect(),
+                trace_id: trace_id.map(JavaStr::into_owned),
+            },
+            TracepointBody::Throw { exception } => TracepointBody::Throw {
+                exception: exception.into_owned(),
+            },
+            TracepointBody::Catch { exception } => TracepointBody::Catch {
+                exception: exception.into_owned(),
+            },
+        };
+        Tracepoint {
+            header: self.header,
+            child_diff_statuses: self.child_diff_statuses,
+            body,
+        }
+    }
+}
+
+impl Footer<'_> {
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> Footer<'static> {
+        match self {
+            Footer::MethodCall { result, exception } => Footer::MethodCall {
+                result: result.into_owned(),
+                exception: exception.into_owned(),
+            },
+            Footer::Loop { iterations } => Footer::Loop { iterations },
+            Footer::LoopIteration => Footer::LoopIteration,
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Decoding one block: the shared step of every reader that walks a data
+//! file from start to end (the eager loader and the index rebuild).
+
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::format::offset::{PhysicalOffset, ThreadId};
+use crate::format::{ByteReader, Object};
+use crate::model::TracepointType;
+
+/// A complete block and its objects, between (not including) its
+/// `BLOCK_START` and `BLOCK_END`.
+#[derive(Debug)]
+pub struct DecodedBlock<'a> {
+    /// The block's thread.
+    pub thread: ThreadId,
+    /// Offset of the `BLOCK_START` kind byte.
+    pub start: PhysicalOffset,
+    /// Offset of the `BLOCK_END` byte.
+    pub end: PhysicalOffset,
+    /// The objects, each with the offset of its kind byte.
+    pub objects: Vec<(PhysicalOffset, Object<'a>)>,
+}
+
+impl DecodedBlock<'_> {
+    /// Offset of the first payload byte (after the block header).
+    pub fn payload_start(&self) -> PhysicalOffset {
+        self.start.add(crate::format::BLOCK_HEADER_LEN)
+    }
+
+    /// Offset just after the `BLOCK_END` byte.
+    pub fn next(&self) -> PhysicalOffset {
+        self.end.add(1)
+    }
+}
+
+/// What stands at a block boundary.
+#[derive(Debug)]
+pub enum BlockStep<'a> {
+    /// A complete block.
+    Block(DecodedBlock<'a>),
+    /// The `EOF` object, at this offset.
+    Eof(PhysicalOffset),
+    /// The data ended at a block boundary without `EOF`.
+    End,
+    /// The data ended inside the block starting here: a half-written block.
+    Truncated {
+        /// Offset of the unfinished block's `BLOCK_START`.
+        start: PhysicalOffset,
+    },
+}
+
+/// Decodes the block starting at `at`. `open` is the stack of the types of
+/// the block's thread's open containers, innermost last, as the previous
+/// blocks left it; it is updated only when the block is complete, so a
+/// half-written block leaves no trace. `open_stacks` gives that stack for a
+/// thread once the block's thread is known.
+pub fn decode_block<'a, 's>(
+    data: &'a [u8],
+    at: PhysicalOffset,
+    open_stacks: impl FnOnce(ThreadId) -> &'s mut Vec<TracepointType>,
+) -> Result<BlockStep<'a>, DecodeError> {
+    let start = usize::try_from(at.0).unwrap_or(usize::MAX).min(data.len());
+    let mut reader = ByteReader::new(&data[start..], at.0);
+    if reader.is_empty() {
+        return Ok(BlockStep::End);
+    }
+    match Object::decode(&mut reader, None) {
+        Ok(Object::BlockStart(thread)) => {
+            let open = open_stacks(thread);
+            decode_block_body(&mut reader, at, thread, open)
+        }
+        Ok(Object::Eof) => Ok(BlockStep::Eof(at)),
+        Ok(other) => Err(DecodeError::new(
+            at.0,
+            DecodeErrorKind::UnexpectedObject {
+                found: other.kind(),
+                context: "expected BLOCK_START or EOF between blocks",
+            },
+        )),
+        Err(DecodeError {
+            kind: DecodeErrorKind::UnexpectedEnd { .. },
+            ..
+        }) => Ok(BlockStep::Truncated { start: at }),
+        Err(error) => Err(error),
+    }
+}
+
+fn decode_block_body<'a>(
+    reader: &mut ByteReader<'a>,
+    start: PhysicalOffset,
+    thread: ThreadId,
+    open: &mut Vec<TracepointType>,
+) -> Result<BlockStep<'a>, DecodeError> {
+    // Containers opened in this block, and how many of the thread's
+    // previously open containers this block closed.
+    let mut opened: Vec<TracepointType> = Vec::new();
+    let mut closed_before = 0usize;
+    let mut objects = Vec::new();
+    loop {
+        let offset = PhysicalOffset(reader.offset());
+        let innermost = opened.last().copied().or_else(|| {
+            open.len()
+                .checked_sub(closed_before + 1)
+                .map(|index| open[index])
+        });
+        let object = match Object::decode(reader, innermost) {
+            Ok(object) => object,
+            Err(DecodeError {
+                kind: DecodeErrorKind::UnexpectedEnd { .. },
+                ..
+            }) => return Ok(BlockStep::Truncated { start }),
+            Err(error) => return Err(error),
+        };
+        match &object {
+            Object::BlockEnd => {
+                open.truncate(open.len() - closed_before);
+                open.extend(opened);
+                return Ok(BlockStep::Block(DecodedBlock {
+                    thread,
+                    start,
+                    end: offset,
+                    objects,
+                }));
+            }
+            Object::BlockStart(_) | Object::Eof => {
+                return Err(DecodeError::new(
+                    offset.0,
+                    DecodeErrorKind::UnexpectedObject {
+                        found: object.kind(),
+                        context: "inside a block",
+                    },
+                ));
+            }
+            Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
+                opened.push(tracepoint.tracepoint_type());
+            }
+            Object::Footer(_) => {
+                if opened.pop().is_none() {
+                    closed_before += 1;
+                }
+            }
+            _ => {}
+        }
+        objects.push((offset, object));
+    }
+}

@@ -1,0 +1,7 @@
+//! Readers: the eager loader, and the shared block decoder readers walk a
+//! data file with.
+
+pub mod block;
+pub mod eager;
+
+pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
