@@ -34,6 +34,106 @@ pub trait TraceTree {
 
     /// A node's direct children, in order.
     fn children(&self, node: Self::Node) -> Result<Vec<Self::Node>>;
+
+    /// The children `[from, from + count)` of a node (fewer at the end).
+    /// Readers that can page children override this.
+    fn children_range(
+        &self,
+        node: Self::Node,
+        from: usize,
+        count: usize,
+    ) -> Result<Vec<Self::Node>> {
+        let mut children = self.children(node)?;
+        let end = from.saturating_add(count).min(children.len());
+        children.truncate(end);
+        Ok(children.split_off(from.min(end)))
+    }
+}
+
+/// One step of a depth-first, pre-order [`walk`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkStep<N> {
+    /// A node at `depth` (a thread's top-level tracepoints are at depth 0).
+    Node {
+        /// The node.
+        node: N,
+        /// Its depth.
+        depth: usize,
+    },
+    /// `count` children of a node at `depth - 1` that the walk does not
+    /// enter because of its depth limit.
+    Folded {
+        /// How many children were not entered.
+        count: usize,
+        /// The depth they would have had.
+        depth: usize,
+    },
+}
+
+/// Children fetched at once while walking, so a call with millions of
+/// children is walked in bounded memory.
+const WALK_PAGE: usize = 4096;
+
+struct Frame<N> {
+    node: N,
+    next_child: usize,
+    child_count: usize,
+    page: std::vec::IntoIter<N>,
+}
+
+/// Walks the trees under `roots` depth-first in pre-order, without
+/// recursion (a trace may nest hundreds of thousands of calls deep), calling
+/// `f` for each node. Children deeper than `max_depth` are reported as one
+/// [`WalkStep::Folded`] per parent.
+pub fn walk<T: TraceTree>(
+    tree: &T,
+    roots: &[T::Node],
+    max_depth: Option<usize>,
+    mut f: impl FnMut(WalkStep<T::Node>) -> Result<()>,
+) -> Result<()> {
+    for &root in roots {
+        let mut stack: Vec<Frame<T::Node>> = Vec::new();
+        let mut pending = Some(root);
+        loop {
+            if let Some(node) = pending.take() {
+                let depth = stack.len();
+                f(WalkStep::Node { node, depth })?;
+                let child_count = tree.child_count(node)?;
+                if child_count > 0 {
+                    if max_depth.is_some_and(|max| depth >= max) {
+                        f(WalkStep::Folded {
+                            count: child_count,
+                            depth: depth + 1,
+                        })?;
+                    } else {
+                        stack.push(Frame {
+                            node,
+                            next_child: 0,
+                            child_count,
+                            page: Vec::new().into_iter(),
+                        });
+                    }
+                }
+            }
+            let Some(frame) = stack.last_mut() else {
+                break;
+            };
+            if let Some(child) = frame.page.next() {
+                pending = Some(child);
+            } else if frame.next_child < frame.child_count {
+                let page = tree.children_range(frame.node, frame.next_child, WALK_PAGE)?;
+                if page.is_empty() {
+                    stack.pop();
+                    continue;
+                }
+                frame.next_child += page.len();
+                frame.page = page.into_iter();
+            } else {
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
 }
 
 impl TraceTree for EagerTrace {

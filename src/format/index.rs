@@ -11,7 +11,9 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::{FILE_HEADER_LEN, INDEX_MAGIC, ObjectKind};
 
 /// One index cell exactly as stored: kind, id, start, end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
+)]
 #[repr(C)]
 pub struct RawIndexCell {
     /// The object kind byte.
@@ -64,8 +66,9 @@ impl IndexCell {
 impl RawIndexCell {
     /// Decodes the kind; `offset` is the cell's offset in the index file.
     pub fn decode(&self, offset: u64) -> Result<IndexCell, DecodeError> {
-        let kind = ObjectKind::from_byte(self.kind)
-            .ok_or_else(|| DecodeError::new(offset, DecodeErrorKind::UnknownObjectKind(self.kind)))?;
+        let kind = ObjectKind::from_byte(self.kind).ok_or_else(|| {
+            DecodeError::new(offset, DecodeErrorKind::UnknownObjectKind(self.kind))
+        })?;
         Ok(IndexCell {
             kind,
             id: self.id.get(),

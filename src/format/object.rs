@@ -57,11 +57,15 @@ impl<'a> Object<'a> {
         })?;
         Ok(match kind {
             ObjectKind::ThreadName => Object::ThreadName(ThreadName::decode(reader)?),
-            ObjectKind::ClassDescriptor => Object::ClassDescriptor(ClassDescriptor::decode(reader)?),
+            ObjectKind::ClassDescriptor => {
+                Object::ClassDescriptor(ClassDescriptor::decode(reader)?)
+            }
             ObjectKind::MethodDescriptor => {
                 Object::MethodDescriptor(MethodDescriptor::decode(reader)?)
             }
-            ObjectKind::FieldDescriptor => Object::FieldDescriptor(FieldDescriptor::decode(reader)?),
+            ObjectKind::FieldDescriptor => {
+                Object::FieldDescriptor(FieldDescriptor::decode(reader)?)
+            }
             ObjectKind::VariableDescriptor => {
                 Object::VariableDescriptor(VariableDescriptor::decode(reader)?)
             }

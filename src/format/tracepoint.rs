@@ -6,9 +6,7 @@ use std::io::{self, Write};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
 use crate::format::bytes::{ByteReader, WriteBigEndian};
-use crate::format::offset::{
-    CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId,
-};
+use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::format::value::len_i32;
 use crate::model::{
     DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
@@ -30,7 +28,10 @@ impl TracepointHeader {
         let type_offset = reader.offset();
         let type_byte = reader.u8()?;
         let tracepoint_type = TracepointType::from_byte(type_byte).ok_or_else(|| {
-            DecodeError::new(type_offset, DecodeErrorKind::UnknownTracepointType(type_byte))
+            DecodeError::new(
+                type_offset,
+                DecodeErrorKind::UnknownTracepointType(type_byte),
+            )
         })?;
         Ok(TracepointHeader {
             tracepoint_type,
@@ -163,7 +164,10 @@ impl<'a> Tracepoint<'a> {
         self.header.encode(out)?;
         if self.header.tracepoint_type.is_container() {
             let count = u8::try_from(self.child_diff_statuses.len()).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, "more than 255 child diff statuses")
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "more than 255 child diff statuses",
+                )
             })?;
             out.put_u8(count)?;
             for status in &self.child_diff_statuses {

@@ -23,7 +23,10 @@ impl<'a> Type<'a> {
                 0 => {
                     dimensions += 1;
                     if dimensions > MAX_NESTING {
-                        return Err(DecodeError::new(start, DecodeErrorKind::TooDeep(MAX_NESTING)));
+                        return Err(DecodeError::new(
+                            start,
+                            DecodeErrorKind::TooDeep(MAX_NESTING),
+                        ));
                     }
                     continue;
                 }

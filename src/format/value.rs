@@ -37,7 +37,10 @@ impl<'a> Value<'a> {
     fn decode_nested(reader: &mut ByteReader<'a>, depth: usize) -> Result<Self, DecodeError> {
         let start = reader.offset();
         if depth > MAX_NESTING {
-            return Err(DecodeError::new(start, DecodeErrorKind::TooDeep(MAX_NESTING)));
+            return Err(DecodeError::new(
+                start,
+                DecodeErrorKind::TooDeep(MAX_NESTING),
+            ));
         }
         let value_code = reader.i32()?;
         Ok(match value_code {

@@ -1,0 +1,107 @@
+//! `tracetree dump --format jsonl`: one JSON object per tracepoint, depth-first
+//! pre-order per thread, threads ascending by thread id.
+//!
+//! Keys: `thread`, `depth` (root = 0), `event_id`, `kind`, `children` (direct
+//! children), `line` (of the code location; 0 when unknown), `file` (when
+//! known), `method` (`Class.name`, calls only), `unfinished` (calls the
+//! recorder never finished), `incomplete` (calls flagged incomplete).
+
+use std::io::Write;
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::format::offset::ThreadId;
+use crate::model::{TraceContext, Tracepoint, TracepointBody};
+use crate::tree::{TraceTree, WalkStep, walk};
+
+/// Writes the JSON-lines dump of `threads` (all threads when `None`).
+pub fn write_jsonl<T: TraceTree>(
+    tree: &T,
+    threads: Option<&[ThreadId]>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let all = tree.thread_ids();
+    let threads = threads.unwrap_or(&all);
+    for &thread in threads {
+        let roots = tree.roots(thread)?;
+        walk(tree, &roots, None, |step| {
+            let WalkStep::Node { node, depth } = step else {
+                return Ok(());
+            };
+            let children = tree.child_count(node)?;
+            let record = tree.visit(node, |tracepoint, footer| {
+                let unfinished = tracepoint.is_container() && footer.is_none();
+                record(
+                    tree.context(),
+                    thread,
+                    depth,
+                    children,
+                    tracepoint,
+                    unfinished,
+                )
+            })?;
+            serde_json::to_writer(&mut *out, &record).map_err(|e| Error::Stream(e.into()))?;
+            out.write_all(b"\n")?;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// One line of the dump.
+#[derive(Serialize)]
+struct Record<'a> {
+    thread: i32,
+    depth: usize,
+    event_id: i32,
+    kind: &'static str,
+    children: usize,
+    line: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    incomplete: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unfinished: bool,
+}
+
+fn record<'c>(
+    context: &'c TraceContext,
+    thread: ThreadId,
+    depth: usize,
+    children: usize,
+    tracepoint: &Tracepoint<'_>,
+    unfinished: bool,
+) -> Record<'c> {
+    let location = context.code_location(tracepoint.header.code_location).ok();
+    let mut record = Record {
+        thread: thread.0,
+        depth,
+        event_id: tracepoint.event().0,
+        kind: tracepoint.tracepoint_type().name(),
+        children,
+        line: location.map_or(0, |l| l.line),
+        file: location
+            .and_then(|l| context.string(l.file_name).ok())
+            .map(|file| file.decode()),
+        method: None,
+        incomplete: false,
+        unfinished,
+    };
+    if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
+        record.method = context.method(*method).ok().map(|method| {
+            let class = context
+                .class(method.class)
+                .map(|c| c.name.decode().into_owned())
+                .unwrap_or_default();
+            format!("{class}.{}", method.name.decode())
+        });
+        record.incomplete = flags & 1 != 0;
+    }
+    record
+}
