@@ -93,7 +93,7 @@ pub fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
     crate::format::check_file_header(bytes, INDEX_MAGIC)?;
     let body = &bytes[FILE_HEADER_LEN as usize..];
     let has_footer = body.len() >= INDEX_FOOTER_LEN
-        && (body.len() - INDEX_FOOTER_LEN) % CELL_LEN == 0
+        && (body.len() - INDEX_FOOTER_LEN).is_multiple_of(CELL_LEN)
         && body[body.len() - 8..] == INDEX_MAGIC.to_be_bytes()
         && body[body.len() - INDEX_FOOTER_LEN] == ObjectKind::Eof as u8;
     let cell_bytes = if has_footer {

@@ -15,8 +15,9 @@ macro_rules! offset_type {
         pub struct $name(pub u64);
 
         impl $name {
-            /// The offset `delta` bytes further on.
+            /// The offset `delta` bytes further on (also `offset + delta`).
             #[inline]
+            #[allow(clippy::should_implement_trait)] // `Add<u64>` is implemented too
             pub fn add(self, delta: u64) -> Self {
                 $name(self.0 + delta)
             }
@@ -25,6 +26,15 @@ macro_rules! offset_type {
             #[inline]
             pub fn distance_from(self, earlier: Self) -> u64 {
                 self.0 - earlier.0
+            }
+        }
+
+        impl std::ops::Add<u64> for $name {
+            type Output = $name;
+
+            #[inline]
+            fn add(self, delta: u64) -> $name {
+                $name(self.0 + delta)
             }
         }
 

@@ -133,11 +133,7 @@ fn decode_block_body<'a>(
             Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
                 opened.push(tracepoint.tracepoint_type());
             }
-            Object::Footer(_) => {
-                if opened.pop().is_none() {
-                    closed_before += 1;
-                }
-            }
+            Object::Footer(_) if opened.pop().is_none() => closed_before += 1,
             _ => {}
         }
         objects.push((offset, object));
