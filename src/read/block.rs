@@ -133,7 +133,11 @@ fn decode_block_body<'a>(
             Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
                 opened.push(tracepoint.tracepoint_type());
             }
-            Object::Footer(_) if opened.pop().is_none() => closed_before += 1,
+            Object::Footer(_) => {
+                // A footer closes a container of this block, or else one the
+                // thread's earlier blocks left open.
+                closed_before += usize::from(opened.pop().is_none());
+            }
             _ => {}
         }
         objects.push((offset, object));
