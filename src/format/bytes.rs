@@ -148,20 +148,35 @@ impl<'a> ByteReader<'a> {
 
     /// An `i32` element count, checked against the bytes left given that each
     /// element takes at least `min_element_len` bytes, so no caller allocates
-    /// for elements that cannot be there.
+    /// for elements that cannot be there. A negative count is invalid; a
+    /// count the remaining bytes cannot hold is an unexpected end (the data
+    /// was cut, as a crashed recorder's is).
     pub fn count(&mut self, what: &'static str, min_element_len: usize) -> DecodeResult<usize> {
         let offset = self.offset();
         let count = self.i32()?;
-        let fits = count >= 0
-            && (count as usize).saturating_mul(min_element_len.max(1)) <= self.remaining();
-        if !fits {
+        self.check_count(offset, what, count as i64, min_element_len)
+    }
+
+    /// Checks a count read at `offset` as [`ByteReader::count`] does.
+    pub fn check_count(
+        &self,
+        offset: u64,
+        what: &'static str,
+        count: i64,
+        min_element_len: usize,
+    ) -> DecodeResult<usize> {
+        if count < 0 {
             return Err(DecodeError::new(
                 offset,
-                DecodeErrorKind::InvalidCount {
-                    what,
-                    count: count as i64,
-                },
+                DecodeErrorKind::InvalidCount { what, count },
             ));
+        }
+        let needed = (count as u64).saturating_mul(min_element_len.max(1) as u64);
+        if needed > self.remaining() as u64 {
+            return Err(self.error(DecodeErrorKind::UnexpectedEnd {
+                needed,
+                available: self.remaining() as u64,
+            }));
         }
         Ok(count as usize)
     }

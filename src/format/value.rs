@@ -69,10 +69,9 @@ impl<'a> Value<'a> {
                 let count = reader.i32()?;
                 if count >= 0 {
                     // Each field takes at least a 2-byte name and a 4-byte code.
-                    if count as usize * 6 > reader.remaining() {
-                        return Err(invalid_count(count_offset, "object field", count));
-                    }
-                    let mut fields = Vec::with_capacity(count as usize);
+                    let count =
+                        reader.check_count(count_offset, "object field", count as i64, 6)?;
+                    let mut fields = Vec::with_capacity(count);
                     for _ in 0..count {
                         let name = reader.utf()?;
                         fields.push((name, Self::decode_nested(reader, depth + 1)?));
@@ -83,10 +82,9 @@ impl<'a> Value<'a> {
                         fields,
                     }
                 } else {
-                    let captured = (-(count as i64) - 1) as usize;
-                    if captured * 4 > reader.remaining() {
-                        return Err(invalid_count(count_offset, "array element", count));
-                    }
+                    let captured = -(count as i64) - 1;
+                    let captured =
+                        reader.check_count(count_offset, "array element", captured, 4)?;
                     let mut elements = Vec::with_capacity(captured);
                     for _ in 0..captured {
                         elements.push(Self::decode_nested(reader, depth + 1)?);
@@ -200,16 +198,6 @@ impl<'a> Value<'a> {
             }
         }
     }
-}
-
-fn invalid_count(offset: u64, what: &'static str, count: i32) -> DecodeError {
-    DecodeError::new(
-        offset,
-        DecodeErrorKind::InvalidCount {
-            what,
-            count: count as i64,
-        },
-    )
 }
 
 /// A collection length as the format's `i32` count.
