@@ -3,5 +3,6 @@
 
 pub mod block;
 pub mod eager;
+pub mod rebuild;
 
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
