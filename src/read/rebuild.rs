@@ -37,21 +37,12 @@ use crate::model::{Footer, TracepointType};
 use crate::read::LoadReport;
 
 /// How to rebuild.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct RebuildOptions {
     /// Worker threads; 0 uses every core.
     pub threads: usize,
     /// Bytes per discovery chunk; 0 chooses from the file size and threads.
     pub chunk_size: u64,
-}
-
-impl Default for RebuildOptions {
-    fn default() -> Self {
-        RebuildOptions {
-            threads: 0,
-            chunk_size: 0,
-        }
-    }
 }
 
 /// A container the recorder opened and never closed (a crashed recorder's).
@@ -193,11 +184,11 @@ fn discover_chunk(data: &[u8], start: u64, end: u64, exact_start: bool) -> Vec<B
                 break;
             };
             at += found as u64;
-            if let Ok(Step::Block(block)) = summarize(data, PhysicalOffset(at), None) {
-                if is_boundary(data, block.end.0 + 1) {
-                    first = Some(block);
-                    break;
-                }
+            if let Ok(Step::Block(block)) = summarize(data, PhysicalOffset(at), None)
+                && is_boundary(data, block.end.0 + 1)
+            {
+                first = Some(block);
+                break;
             }
             at += 1;
         }
