@@ -1,6 +1,7 @@
 //! The `tracetree` command line: parsing (clap) and one function per
 //! command. Everything a command does is a library call.
 
+mod index;
 mod info;
 
 use std::io::{self, BufWriter, Write};
@@ -43,6 +44,19 @@ pub enum Command {
         #[arg(long = "thread", value_name = "ID")]
         threads: Vec<i32>,
     },
+    /// Rebuild a trace's index from its data file (in parallel) and write
+    /// `FILE.idx` atomically, or check the existing one.
+    Index {
+        /// The data file.
+        file: PathBuf,
+        /// Verify the existing `FILE.idx` against the data and report the
+        /// first discrepancy, without writing.
+        #[arg(long)]
+        check: bool,
+        /// Worker threads (0 = all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
 }
 
 /// Output formats of `dump`.
@@ -72,6 +86,11 @@ pub fn run(cli: Cli) -> Result<()> {
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
         Command::Info { file } => info::run(&file, &mut out)?,
+        Command::Index {
+            file,
+            check,
+            threads,
+        } => index::run(&file, check, threads, &mut out)?,
         Command::Dump {
             file,
             format: DumpFormat::Jsonl,

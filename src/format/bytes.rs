@@ -182,6 +182,14 @@ impl<'a> ByteReader<'a> {
     }
 }
 
+/// How many elements to reserve room for before decoding `count` of them.
+/// A count is checked against the bytes left, but those can be a whole
+/// multi-GB file, so room for more elements is made only as they decode.
+#[inline]
+pub fn preallocation(count: usize) -> usize {
+    count.min(64)
+}
+
 /// Java `DataOutput` primitives for any writer.
 pub trait WriteBigEndian: Write {
     /// Writes a `u8`.

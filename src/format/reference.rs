@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
-use crate::format::bytes::{ByteReader, WriteBigEndian};
+use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
@@ -59,7 +59,7 @@ impl<'a> MethodDescriptor<'a> {
         let name = reader.utf()?;
         let return_type = Type::decode(reader)?;
         let count = reader.count("parameter type", 1)?;
-        let mut parameter_types = Vec::with_capacity(count);
+        let mut parameter_types = Vec::with_capacity(preallocation(count));
         for _ in 0..count {
             parameter_types.push(Type::decode(reader)?);
         }
@@ -155,7 +155,7 @@ impl AccessPath {
     pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
         let id = AccessPathId(reader.i32()?);
         let count = reader.count("access location", 5)?;
-        let mut locations = Vec::with_capacity(count);
+        let mut locations = Vec::with_capacity(preallocation(count));
         for _ in 0..count {
             locations.push(AccessLocation::decode(reader)?);
         }
@@ -200,16 +200,16 @@ impl CodeLocation {
         let line = reader.i32()?;
         let access_path = optional_path(reader.i32()?);
         let argument_count = reader.count("argument", 4)?;
-        let mut argument_paths = Vec::with_capacity(argument_count);
+        let mut argument_paths = Vec::with_capacity(preallocation(argument_count));
         for _ in 0..argument_count {
             argument_paths.push(optional_path(reader.i32()?));
         }
         let local_count = reader.count("local", 8)?;
-        let mut names = Vec::with_capacity(local_count);
+        let mut names = Vec::with_capacity(preallocation(local_count));
         for _ in 0..local_count {
             names.push(StringId(reader.i32()?));
         }
-        let mut locals = Vec::with_capacity(local_count);
+        let mut locals = Vec::with_capacity(preallocation(local_count));
         for name in names {
             let kind_offset = reader.offset();
             let kind = match reader.i32()? {

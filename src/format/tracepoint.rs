@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
-use crate::format::bytes::{ByteReader, WriteBigEndian};
+use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::format::value::len_i32;
 use crate::model::{
@@ -54,7 +54,7 @@ impl TracepointHeader {
 
 fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<Vec<Value<'a>>> {
     let count = reader.count(what, 4)?;
-    let mut values = Vec::with_capacity(count);
+    let mut values = Vec::with_capacity(preallocation(count));
     for _ in 0..count {
         values.push(Value::decode(reader)?);
     }
@@ -124,7 +124,7 @@ impl<'a> Tracepoint<'a> {
                 let uuid_high = reader.i64()?;
                 let uuid_low = reader.i64()?;
                 let count = reader.count("stack frame", 4)?;
-                let mut stack = Vec::with_capacity(count);
+                let mut stack = Vec::with_capacity(preallocation(count));
                 for _ in 0..count {
                     stack.push(CodeLocationId(reader.i32()?));
                 }

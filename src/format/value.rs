@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::bytes::{ByteReader, WriteBigEndian};
+use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::ClassId;
 use crate::format::types::MAX_NESTING;
 use crate::model::Value;
@@ -71,7 +71,7 @@ impl<'a> Value<'a> {
                     // Each field takes at least a 2-byte name and a 4-byte code.
                     let count =
                         reader.check_count(count_offset, "object field", count as i64, 6)?;
-                    let mut fields = Vec::with_capacity(count);
+                    let mut fields = Vec::with_capacity(preallocation(count));
                     for _ in 0..count {
                         let name = reader.utf()?;
                         fields.push((name, Self::decode_nested(reader, depth + 1)?));
@@ -85,7 +85,7 @@ impl<'a> Value<'a> {
                     let captured = -(count as i64) - 1;
                     let captured =
                         reader.check_count(count_offset, "array element", captured, 4)?;
-                    let mut elements = Vec::with_capacity(captured);
+                    let mut elements = Vec::with_capacity(preallocation(captured));
                     for _ in 0..captured {
                         elements.push(Self::decode_nested(reader, depth + 1)?);
                     }

@@ -74,6 +74,16 @@ pub struct RebuiltIndex {
 
 /// Rebuilds the index of the data file `data`.
 pub fn rebuild_index(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
+    rebuild_index_observed(data, options, &|_| {})
+}
+
+/// Rebuilds the index of `data`, calling `progress` with the size of each
+/// block discovered (from any worker thread), for progress bars.
+pub fn rebuild_index_observed(
+    data: &[u8],
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<RebuiltIndex> {
     check_file_header(data, DATA_MAGIC)?;
     let threads = if options.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -96,14 +106,14 @@ pub fn rebuild_index(data: &[u8], options: RebuildOptions) -> Result<RebuiltInde
         chunks
             .par_iter()
             .enumerate()
-            .flat_map_iter(|(i, &(start, end))| discover_chunk(data, start, end, i == 0))
+            .flat_map_iter(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
             .collect()
     };
     let summaries = if threads == 1 {
         chunks
             .iter()
             .enumerate()
-            .flat_map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0))
+            .flat_map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
             .collect()
     } else {
         rayon::ThreadPoolBuilder::new()
@@ -167,16 +177,23 @@ enum Step {
     Truncated(PhysicalOffset),
 }
 
-/// Finds and summarizes the chain of blocks that starts in `[start, end)`.
-fn discover_chunk(data: &[u8], start: u64, end: u64, exact_start: bool) -> Vec<BlockSummary> {
+/// Finds and summarizes the blocks that start in `[start, end)`. Where a
+/// block cannot be summarized speculatively, the search resumes at the next
+/// plausible `BLOCK_START`; the stitch step parses such gaps exactly.
+fn discover_chunk(
+    data: &[u8],
+    start: u64,
+    end: u64,
+    exact_start: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<BlockSummary> {
+    let mut chain = Vec::new();
     let mut at = start;
-    let mut first = None;
-    if exact_start {
-        if let Ok(Step::Block(block)) = summarize(data, PhysicalOffset(at), None) {
-            first = Some(block);
-        }
-    } else {
-        while at < end {
+    // Whether `at` is known to be a block boundary (the chunk's exact start,
+    // or just after a block of the chain).
+    let mut on_boundary = exact_start;
+    while at < end {
+        if !on_boundary {
             let Some(found) = data[at as usize..end as usize]
                 .iter()
                 .position(|&b| b == ObjectKind::BlockStart as u8)
@@ -184,25 +201,19 @@ fn discover_chunk(data: &[u8], start: u64, end: u64, exact_start: bool) -> Vec<B
                 break;
             };
             at += found as u64;
-            if let Ok(Step::Block(block)) = summarize(data, PhysicalOffset(at), None)
-                && is_boundary(data, block.end.0 + 1)
-            {
-                first = Some(block);
-                break;
+        }
+        match summarize_speculatively(data, PhysicalOffset(at)) {
+            Ok(Step::Block(block)) if on_boundary || is_boundary(data, block.end.0 + 1) => {
+                let after = block.end.0 + 1;
+                progress(after - block.start.0);
+                chain.push(block);
+                at = after;
+                on_boundary = true;
             }
-            at += 1;
-        }
-    }
-    let mut chain = Vec::new();
-    let mut next = first;
-    while let Some(block) = next.take() {
-        let after = block.end.0 + 1;
-        chain.push(block);
-        if after >= end {
-            break;
-        }
-        if let Ok(Step::Block(block)) = summarize(data, PhysicalOffset(after), None) {
-            next = Some(block);
+            _ => {
+                at += 1;
+                on_boundary = false;
+            }
         }
     }
     chain
@@ -216,13 +227,60 @@ fn is_boundary(data: &[u8], offset: u64) -> bool {
     }
 }
 
-/// Summarizes the block at `at`. `outer` is the thread's stack of open
-/// container types when known; when `None`, footers of earlier blocks'
-/// containers are decoded by assumption.
+/// What is known of the containers a block's thread left open before it.
+enum Outer<'s> {
+    /// Their types, innermost last.
+    Known(&'s [TracepointType]),
+    /// Unknown: footers closing them are decoded by assumption. The vector
+    /// holds the types to assume for the first footers (forced guesses) and
+    /// receives every type assumed.
+    Guessed(&'s mut Vec<TracepointType>),
+}
+
+/// Footer types in the order they are tried.
+const FOOTER_CANDIDATES: [TracepointType; 3] = [
+    TracepointType::MethodCall,
+    TracepointType::LoopIteration,
+    TracepointType::Loop,
+];
+
+/// Wrong guesses tried per block before leaving it to the exact pass.
+const MAX_GUESS_ATTEMPTS: usize = 16;
+
+/// Summarizes the block at `at` without knowing its thread's open
+/// containers, backtracking over footer-type guesses when a guess leads to
+/// bytes that do not decode.
+fn summarize_speculatively(data: &[u8], at: PhysicalOffset) -> Result<Step, DecodeError> {
+    let mut forced: Vec<TracepointType> = Vec::new();
+    let mut attempts = 0;
+    loop {
+        let mut guesses = forced.clone();
+        let error = match summarize(data, at, Outer::Guessed(&mut guesses)) {
+            Ok(step) => return Ok(step),
+            Err(error) => error,
+        };
+        attempts += 1;
+        // Move the last guess that has an untried alternative to that alternative.
+        let retry = (0..guesses.len()).rev().find_map(|i| {
+            let tried = FOOTER_CANDIDATES.iter().position(|&t| t == guesses[i])?;
+            let next = *FOOTER_CANDIDATES.get(tried + 1)?;
+            let mut retry = guesses[..i].to_vec();
+            retry.push(next);
+            Some(retry)
+        });
+        match retry {
+            Some(retry) if attempts < MAX_GUESS_ATTEMPTS => forced = retry,
+            _ => return Err(error),
+        }
+    }
+}
+
+/// Summarizes the block at `at`, given what is known of the containers its
+/// thread left open.
 fn summarize(
     data: &[u8],
     at: PhysicalOffset,
-    outer: Option<&[TracepointType]>,
+    mut outer: Outer<'_>,
 ) -> std::result::Result<Step, DecodeError> {
     let from = usize::try_from(at.0).unwrap_or(usize::MAX).min(data.len());
     let mut reader = ByteReader::new(&data[from..], at.0);
@@ -260,12 +318,19 @@ fn summarize(
         let open = match innermost {
             Some(innermost) => Some(innermost),
             None if is_footer => {
-                let assumed = match outer {
-                    Some(stack) => stack
+                let assumed = match &mut outer {
+                    Outer::Known(stack) => stack
                         .len()
                         .checked_sub(outer_closed + 1)
                         .map(|index| stack[index]),
-                    None => assume_footer_type(&reader),
+                    Outer::Guessed(guesses) => match guesses.get(outer_closed) {
+                        Some(&forced) => Some(forced),
+                        None => {
+                            let guess = assume_footer_type(&reader);
+                            guesses.extend(guess);
+                            guess
+                        }
+                    },
                 };
                 outer_type = assumed;
                 assumed
@@ -334,13 +399,7 @@ fn summarize(
 /// closes: the first type whose footer decodes and is followed by a valid
 /// object (or another footer). The stitch step verifies every guess.
 fn assume_footer_type(reader: &ByteReader<'_>) -> Option<TracepointType> {
-    [
-        TracepointType::MethodCall,
-        TracepointType::LoopIteration,
-        TracepointType::Loop,
-    ]
-    .into_iter()
-    .find(|&candidate| {
+    FOOTER_CANDIDATES.into_iter().find(|&candidate| {
         let mut probe = reader.clone();
         if probe.u8().is_err() || Footer::decode(&mut probe, candidate).is_err() {
             return false;
@@ -390,7 +449,7 @@ fn stitch(data: &[u8], mut summaries: Vec<BlockSummary>) -> Result<RebuiltIndex>
                     .find(|t| Some(t.thread) == thread)
                     .map(|t| t.open.iter().map(|&(_, ty, _)| ty).collect())
                     .unwrap_or_default();
-                match summarize(data, at, Some(&stack))? {
+                match summarize(data, at, Outer::Known(&stack))? {
                     Step::Block(block) => {
                         exact = block;
                         &exact

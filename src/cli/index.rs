@@ -1,0 +1,123 @@
+//! `tracetree index`: rebuild a trace's index in parallel and write it
+//! atomically, or check an existing one against the data.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::error::{Error, Result};
+use crate::format::IndexCell;
+use crate::format::index::{encode_index, parse_index};
+use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index_observed};
+use crate::storage::TraceBytes;
+
+use super::info::index_path;
+
+pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
+    let data = TraceBytes::map(file)?;
+    let bar = ProgressBar::new(data.len()).with_style(
+        ProgressStyle::with_template("{msg} {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
+            .expect("valid template"),
+    );
+    bar.set_message("rebuilding index");
+    let options = RebuildOptions {
+        threads,
+        chunk_size: 0,
+    };
+    let rebuilt = rebuild_index_observed(data.as_slice(), options, &|bytes| bar.inc(bytes))?;
+    bar.finish_and_clear();
+    let index = index_path(file);
+    if check {
+        return check_index(&index, &rebuilt, out);
+    }
+    let mut bytes = Vec::with_capacity(16 + 21 * rebuilt.cells.len() + 29);
+    encode_index(&mut bytes, &rebuilt.cells)?;
+    write_atomically(&index, &bytes)?;
+    writeln!(
+        out,
+        "wrote {} ({} cells, {} blocks{})",
+        index.display(),
+        rebuilt.cells.len(),
+        rebuilt.blocks,
+        if rebuilt.unfinished.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unfinished containers", rebuilt.unfinished.len())
+        }
+    )?;
+    Ok(())
+}
+
+/// The cells that carry meaning (a reference cell's end is unused).
+fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell> {
+    cells
+        .into_iter()
+        .map(|mut cell| {
+            if cell.kind.is_reference() {
+                cell.end = -1;
+            }
+            cell
+        })
+        .collect()
+}
+
+fn check_index(index: &Path, rebuilt: &RebuiltIndex, out: &mut impl Write) -> Result<()> {
+    let bytes = TraceBytes::map(index)?;
+    let parsed = parse_index(bytes.as_slice())
+        .map_err(|e| Error::BrokenIndex(format!("{}: {e}", index.display())))?;
+    let mut written = Vec::with_capacity(parsed.cells.len());
+    for (i, raw) in parsed.cells.iter().enumerate() {
+        let offset = 16 + 21 * i as u64;
+        written.push(
+            raw.decode(offset)
+                .map_err(|e| Error::BrokenIndex(format!("{}: {e}", index.display())))?,
+        );
+    }
+    let written = normalized(written);
+    let expected = normalized(rebuilt.cells.iter().copied());
+    if let Some(cell) = expected.difference(&written).next() {
+        return Err(Error::BrokenIndex(format!(
+            "{} lacks the cell {cell:?}",
+            index.display()
+        )));
+    }
+    if let Some(cell) = written.difference(&expected).next() {
+        return Err(Error::BrokenIndex(format!(
+            "{} has a cell the data does not justify: {cell:?}",
+            index.display()
+        )));
+    }
+    writeln!(
+        out,
+        "{}: ok ({} cells match the data{})",
+        index.display(),
+        written.len(),
+        if parsed.has_footer { "" } else { "; no footer" }
+    )?;
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`, so readers never see half an index.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".tmp-{}", std::process::id()));
+    let temp = std::path::PathBuf::from(temp);
+    let result = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map_err(|e| Error::io(path, e))
+}
