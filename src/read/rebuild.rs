@@ -29,11 +29,12 @@ use rayon::prelude::*;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::offset::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
+use crate::format::skip::{Skipped, skip_object};
 use crate::format::{
     BLOCK_HEADER_LEN, ByteReader, DATA_MAGIC, FILE_HEADER_LEN, IndexCell, Object, ObjectKind,
     check_file_header,
 };
-use crate::model::{Footer, TracepointType};
+use crate::model::TracepointType;
 use crate::read::LoadReport;
 
 /// How to rebuild.
@@ -337,7 +338,7 @@ fn summarize(
             }
             None => None,
         };
-        let object = match Object::decode(&mut reader, open) {
+        let object = match skip_object(&mut reader, open) {
             Ok(object) => object,
             Err(DecodeError {
                 kind: DecodeErrorKind::UnexpectedEnd { .. },
@@ -346,7 +347,7 @@ fn summarize(
             Err(error) => return Err(error),
         };
         match object {
-            Object::BlockEnd => {
+            Skipped::BlockEnd => {
                 return Ok(Step::Block(BlockSummary {
                     thread,
                     start: at,
@@ -354,26 +355,33 @@ fn summarize(
                     entries,
                 }));
             }
-            Object::BlockStart(_) | Object::Eof => {
+            Skipped::BlockStart(_) | Skipped::Eof => {
                 return Err(DecodeError::new(
                     offset,
                     DecodeErrorKind::UnexpectedObject {
-                        found: object.kind(),
+                        found: if object == Skipped::Eof {
+                            ObjectKind::Eof
+                        } else {
+                            ObjectKind::BlockStart
+                        },
                         context: "inside a block",
                     },
                 ));
             }
-            Object::Tracepoint(tracepoint) => {
-                if tracepoint.is_container() {
-                    local.push(tracepoint.tracepoint_type());
+            Skipped::Tracepoint {
+                tracepoint_type,
+                event,
+            } => {
+                if tracepoint_type.is_container() {
+                    local.push(tracepoint_type);
                     entries.push(Entry::Open {
-                        event: tracepoint.event(),
-                        tracepoint_type: tracepoint.tracepoint_type(),
+                        event,
+                        tracepoint_type,
                         content_start: reader.offset() - payload,
                     });
                 }
             }
-            Object::Footer(_) => {
+            Skipped::Footer => {
                 if local.pop().is_none() {
                     outer_closed += 1;
                 }
@@ -382,15 +390,11 @@ fn summarize(
                     outer: outer_type,
                 });
             }
-            reference => {
-                if let Some(id) = reference.reference_id() {
-                    entries.push(Entry::Reference {
-                        kind: reference.kind(),
-                        id,
-                        offset: PhysicalOffset(offset),
-                    });
-                }
-            }
+            Skipped::Reference { kind, id } => entries.push(Entry::Reference {
+                kind,
+                id,
+                offset: PhysicalOffset(offset),
+            }),
         }
     }
 }
@@ -401,13 +405,13 @@ fn summarize(
 fn assume_footer_type(reader: &ByteReader<'_>) -> Option<TracepointType> {
     FOOTER_CANDIDATES.into_iter().find(|&candidate| {
         let mut probe = reader.clone();
-        if probe.u8().is_err() || Footer::decode(&mut probe, candidate).is_err() {
+        if skip_object(&mut probe, Some(candidate)).is_err() {
             return false;
         }
         match probe.peek_u8() {
             Some(b) if b == ObjectKind::TracepointFooter as u8 => true,
-            Some(_) => Object::decode(&mut probe, None)
-                .is_ok_and(|o| !matches!(o, Object::BlockStart(_) | Object::Eof)),
+            Some(_) => skip_object(&mut probe, None)
+                .is_ok_and(|o| !matches!(o, Skipped::BlockStart(_) | Skipped::Eof)),
             None => false,
         }
     })
