@@ -6,6 +6,7 @@ mod common;
 use tracetree::TraceBytes;
 use tracetree::format::index::parse_index;
 use tracetree::read::EagerTrace;
+use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 
 /// A multi-block, multi-thread sample: a bundled trace when present, else
 /// the reference streaming trace.
@@ -23,6 +24,12 @@ fn sample() -> Option<(Vec<u8>, Vec<u8>)> {
     Some((data, index))
 }
 
+/// Small chunks, so corruption also hits the speculative block discovery.
+const REBUILD: RebuildOptions = RebuildOptions {
+    threads: 0,
+    chunk_size: 509,
+};
+
 #[test]
 fn every_truncation_of_the_data_file_loads_what_is_complete() {
     let Some((data, _)) = sample() else { return };
@@ -36,6 +43,8 @@ fn every_truncation_of_the_data_file_loads_what_is_complete() {
         // A cut file is a crashed recorder's: it opens with its complete blocks.
         let trace = result.unwrap_or_else(|e| panic!("cut at {len}: {e}"));
         assert!(trace.report().missing_eof);
+        let rebuilt = rebuild_index(&data[..len], REBUILD).unwrap();
+        assert_eq!(rebuilt.report, *trace.report(), "cut at {len}");
         assert!(trace.nodes().len() <= full.nodes().len());
     }
 }
@@ -58,9 +67,13 @@ fn every_single_byte_corruption_of_the_data_file_is_ok_or_a_typed_error() {
             }
             bytes[position] = replacement;
             // Either outcome is fine; the error must render with an offset.
-            if let Err(error) = EagerTrace::load(TraceBytes::from_vec(bytes.clone())) {
-                assert!(!error.to_string().is_empty());
+            let eager = EagerTrace::load(TraceBytes::from_vec(bytes.clone()));
+            if let Err(error) = &eager {
+                assert!(error.to_string().contains("offset"), "{error}");
             }
+            // The rebuild reads the same bytes the same way.
+            let rebuilt = rebuild_index(&bytes, REBUILD);
+            assert_eq!(rebuilt.is_ok(), eager.is_ok(), "corrupted byte {position}");
         }
         bytes[position] = original;
     }

@@ -110,12 +110,14 @@ pub fn rebuild_index_observed(
             .flat_map_iter(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
             .collect()
     };
-    let summaries = if threads == 1 {
+    let summaries = if threads == 1 || chunks.len() == 1 {
         chunks
             .iter()
             .enumerate()
             .flat_map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
             .collect()
+    } else if options.threads == 0 {
+        discover()
     } else {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
