@@ -38,6 +38,7 @@ use crate::tree::{TraceTree, WalkStep, walk};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::{ThreadRecorder, TraceRecorder};
+use crate::write::resolve::UNTRACKED_RESULT;
 use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, IntoJavaStr, LeafSpec};
 
 /// How a [`DumpWriter`] writes values.
@@ -958,7 +959,7 @@ impl ThreadRecorder for DumpThread<'_> {
             }
             CallOutcome::Unfinished => Footer::unfinished_method(),
             CallOutcome::Untracked => Footer::MethodCall {
-                result: Value::String(JavaStr::new("<untracked result>")),
+                result: Value::String(JavaStr::new(UNTRACKED_RESULT)),
                 exception: JavaStr::new(""),
             },
         };

@@ -12,6 +12,7 @@ mod check;
 mod dump;
 mod pool;
 mod recorder;
+mod resolve;
 pub mod samples;
 mod spec;
 

@@ -443,18 +443,22 @@ impl<'a> ValueSpec<'a> {
 
     /// The same object with one more captured field. Other values are
     /// returned unchanged.
-    pub fn with_field(mut self, name: impl IntoJavaStr<'a>, value: ValueSpec<'a>) -> Self {
+    pub fn with_field(
+        mut self,
+        name: impl IntoJavaStr<'a>,
+        value: impl Into<ValueSpec<'a>>,
+    ) -> Self {
         if let ValueSpec::Object { fields, .. } = &mut self {
-            fields.push((name.into_java_str(), value));
+            fields.push((name.into_java_str(), value.into()));
         }
         self
     }
 
     /// The same array with one more captured element. Other values are
     /// returned unchanged.
-    pub fn with_element(mut self, value: ValueSpec<'a>) -> Self {
+    pub fn with_element(mut self, value: impl Into<ValueSpec<'a>>) -> Self {
         if let ValueSpec::Array { elements, .. } = &mut self {
-            elements.push(value);
+            elements.push(value.into());
         }
         self
     }
