@@ -3,6 +3,7 @@
 //! back the very same data and index files, byte for byte.
 
 mod common;
+mod write_support;
 
 use tracetree::TraceBytes;
 use tracetree::read::EagerTrace;
@@ -71,4 +72,17 @@ fn convert(stream: &str, dump: &str) {
 #[test]
 fn converting_all_types_stream_gives_the_reference_dump() {
     convert("all-types-stream.trace", "all-types-dump.trace");
+}
+
+/// The layout checker of the writer tests agrees with the reference writer.
+#[test]
+fn reference_dumps_follow_the_checked_layout_rules() {
+    let Some(dir) = common::reference_traces() else {
+        return;
+    };
+    for name in ["all-types-dump.trace", "small-dump.trace"] {
+        let data = std::fs::read(dir.join(name)).expect("data");
+        let index = std::fs::read(dir.join(format!("{name}.idx"))).expect("index");
+        write_support::check_dump_layout(&data, &index);
+    }
 }
