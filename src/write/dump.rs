@@ -951,6 +951,12 @@ impl ThreadRecorder for DumpThread<'_> {
                 exception: JavaStr::new(""),
             },
             CallOutcome::Threw(exception) => {
+                if exception.is_empty() {
+                    // An empty name is the format's "no exception".
+                    return Err(Error::Usage(
+                        "a call that threw needs the exception's class name".to_string(),
+                    ));
+                }
                 check_str(&exception, "exception class name")?;
                 Footer::MethodCall {
                     result: Value::Null,

@@ -549,7 +549,8 @@ impl<'a> CallSpec<'a> {
 pub enum CallOutcome<'a> {
     /// It returned this value (`Void` for `void` methods, `KotlinUnit` for `Unit`).
     Returned(ValueSpec<'a>),
-    /// It threw an exception of this *simple* class name (`IllegalStateException`).
+    /// It threw an exception of this *simple* class name
+    /// (`IllegalStateException`); the name may not be empty.
     Threw(JavaStr<'a>),
     /// It had not returned when the trace ended (`<unfinished method>`).
     Unfinished,
