@@ -30,11 +30,11 @@ fn exiting_a_call_that_was_never_entered_is_a_usage_error() {
     let mut writer = DumpWriter::new();
     let main = writer.add_thread("main").unwrap();
     let mut t = writer.thread(main).unwrap();
-    assert!(is_usage(t.exit_call(ValueSpec::Void.into())));
+    assert!(is_usage(t.exit_call(CallOutcome::VOID)));
     let run = method();
     t.enter_call(None, CallSpec::new(&run)).unwrap();
-    t.exit_call(ValueSpec::Void.into()).unwrap();
-    assert!(is_usage(t.exit_call(ValueSpec::Void.into())));
+    t.exit_call(CallOutcome::VOID).unwrap();
+    assert!(is_usage(t.exit_call(CallOutcome::VOID)));
     assert_eq!(t.depth(), 0);
 }
 
@@ -53,10 +53,7 @@ fn containers_exit_in_order_and_by_their_own_kind() {
         "an iteration directly in a call"
     );
     t.enter_loop(None, 7).unwrap();
-    assert!(
-        is_usage(t.exit_call(ValueSpec::Void.into())),
-        "a loop is open"
-    );
+    assert!(is_usage(t.exit_call(CallOutcome::VOID)), "a loop is open");
     assert!(is_usage(t.exit_iteration()), "no iteration is open");
     t.enter_iteration().unwrap();
     assert!(is_usage(t.exit_loop(1)), "the iteration is open");
@@ -327,7 +324,7 @@ fn save_writes_both_files_and_replaces_old_ones() {
     let run = method();
     let mut t = writer.thread(main).unwrap();
     t.enter_call(None, CallSpec::new(&run)).unwrap();
-    t.exit_call(ValueSpec::Void.into()).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
     let (data, index) = writer.to_bytes().unwrap();
 
     let dir = tempfile::tempdir().unwrap();

@@ -86,3 +86,52 @@ fn reference_dumps_follow_the_checked_layout_rules() {
         write_support::check_dump_layout(&data, &index);
     }
 }
+
+/// A crashed recorder's trace converts to a complete dump: every tracepoint
+/// it kept, unchanged, and each container it never finished closed as the
+/// recorder closes containers at the end of a trace.
+#[test]
+fn converting_a_crashed_trace_closes_its_unfinished_containers() {
+    use std::collections::HashMap;
+    use tracetree::model::{Footer, TracepointType};
+
+    let Some(dir) = common::reference_traces() else {
+        return;
+    };
+    let original =
+        EagerTrace::load(TraceBytes::read(dir.join("crashed.trace")).expect("read")).expect("load");
+    assert!(original.report().unfinished_containers > 0);
+    let keep_nan = DumpOptions {
+        canonicalize_nan: false,
+    };
+    let writer = DumpWriter::from_trace(&original, keep_nan).expect("copy");
+    let (data, index) = writer.to_bytes().expect("write");
+    write_support::check_dump_layout(&data, &index);
+    let copy = EagerTrace::load(TraceBytes::from_vec(data)).expect("load the copy");
+    assert!(copy.report().is_complete(), "{:?}", copy.report());
+    assert_eq!(copy.nodes().len(), original.nodes().len());
+    let by_event: HashMap<_, _> = copy
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, node)| (node.tracepoint.event(), i))
+        .collect();
+    let mut closed = 0;
+    for node in original.nodes() {
+        let copied = &copy.nodes()[by_event[&node.tracepoint.event()]];
+        assert_eq!(copied.tracepoint, node.tracepoint);
+        assert_eq!(copied.children.len(), node.children.len());
+        let expected = match (&node.footer, node.tracepoint.tracepoint_type()) {
+            (Some(footer), _) => Some(footer.clone()),
+            (None, TracepointType::MethodCall) => Some(Footer::unfinished_method()),
+            (None, TracepointType::Loop) => Some(Footer::Loop {
+                iterations: node.children.len() as i32,
+            }),
+            (None, TracepointType::LoopIteration) => Some(Footer::LoopIteration),
+            (None, _) => None,
+        };
+        closed += usize::from(node.is_unfinished());
+        assert_eq!(copied.footer, expected);
+    }
+    assert_eq!(closed, original.report().unfinished_containers);
+}

@@ -96,7 +96,7 @@ struct ThreadLog {
 /// any writers.
 ///
 /// ```
-/// use tracetree::write::{CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec};
+/// use tracetree::write::{CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder, TraceRecorder};
 /// use tracetree::model::Type;
 ///
 /// let mut writer = DumpWriter::new();
@@ -105,7 +105,7 @@ struct ThreadLog {
 /// let at = CodeLocationSpec::call("Main.kt", "MainKt", "main", 3);
 /// let mut thread = writer.thread(main)?;
 /// thread.enter_call(Some(&at), CallSpec::new(&run).with_argument(41))?;
-/// thread.exit_call(ValueSpec::Int(42).into())?;
+/// thread.exit_call(CallOutcome::returned(42))?;
 /// let (data, index) = writer.to_bytes()?;
 /// # assert!(data.len() > 16 && index.len() > 16);
 /// # Ok::<(), tracetree::Error>(())

@@ -116,7 +116,7 @@ fn record_main(writer: &mut DumpWriter, main: ThreadId) -> Result<()> {
     t.write_field(Some(&at), &count, ValueSpec::Null, ValueSpec::Int(1))?;
     let at = account_access("<init>", 32, &["i", "name"]).with_access_path(this_path());
     t.write_field(Some(&at), &name_field, acc.clone(), "Alice".into())?;
-    t.exit_call(ValueSpec::Void.into())?;
+    t.exit_call(CallOutcome::VOID)?;
 
     // acc.deposit(l ➜ 100): true
     let l = VariableSpec::new("l", Type::Long);
@@ -138,7 +138,7 @@ fn record_main(writer: &mut DumpWriter, main: ThreadId) -> Result<()> {
     let at_l = CodeLocationSpec::access("Account.kt", ACCOUNT, "deposit", 34);
     t.read_local(Some(&at_l), &l, ValueSpec::Long(100))?;
     t.write_field(Some(&at), &balance, acc.clone(), ValueSpec::Long(100))?;
-    t.exit_call(true.into())?;
+    t.exit_call(CallOutcome::returned(true))?;
 
     record_primitives(&mut t)?;
     record_strings(&mut t)?;
@@ -163,7 +163,7 @@ fn record_main(writer: &mut DumpWriter, main: ThreadId) -> Result<()> {
     let x = VariableSpec::new("x", Type::Double);
     t.write_local(None, &x, ValueSpec::double(0.5))?;
     t.write_local(Some(&mystery), &x, ValueSpec::double(-0.5))?;
-    t.exit_call(ValueSpec::Void.into())
+    t.exit_call(CallOutcome::VOID)
 }
 
 fn record_primitives(t: &mut impl ThreadRecorder) -> Result<()> {
@@ -244,7 +244,7 @@ fn record_primitives(t: &mut impl ThreadRecorder) -> Result<()> {
     t.write_local(Some(&at), &l, ValueSpec::Long(i64::MAX))?;
     t.write_local(Some(&at), &flag, true.into())?;
     t.write_local(Some(&at), &flag, false.into())?;
-    t.exit_call(ValueSpec::Void.into())
+    t.exit_call(CallOutcome::VOID)
 }
 
 fn record_strings(t: &mut impl ThreadRecorder) -> Result<()> {
@@ -297,16 +297,16 @@ fn record_strings(t: &mut impl ThreadRecorder) -> Result<()> {
     t.write_local(Some(&at), &any, ValueSpec::KotlinUnit)?;
     t.write_local(Some(&at), &any, ValueSpec::Void)?;
     t.write_local(Some(&at), &any, ValueSpec::Null)?;
-    t.exit_call(ValueSpec::string("short-described").into())?;
+    t.exit_call(CallOutcome::returned("short-described"))?;
 
     // Kotlin Unit and null results.
     let log = MethodSpec::new(REF_KT, "log", vec![], class_type("kotlin.Unit"));
     let at = CodeLocationSpec::call("Ref.kt", REF_KT, "run", 15);
     t.enter_call(Some(&at), CallSpec::new(&log))?;
-    t.exit_call(ValueSpec::KotlinUnit.into())?;
+    t.exit_call(CallOutcome::returned(ValueSpec::KotlinUnit))?;
     let find = MethodSpec::new(REF_KT, "find", vec![], account_type());
     t.enter_call(Some(&at), CallSpec::new(&find))?;
-    t.exit_call(ValueSpec::Null.into())
+    t.exit_call(CallOutcome::returned(ValueSpec::Null))
 }
 
 fn record_objects(t: &mut impl ThreadRecorder, acc: &ValueSpec<'static>) -> Result<()> {
@@ -373,7 +373,7 @@ fn record_objects(t: &mut impl ThreadRecorder, acc: &ValueSpec<'static>) -> Resu
     let at = CodeLocationSpec::line("Ref.kt", REF_KT, "snapshot", 53);
     t.breakpoint(Some(&at), hit)?;
     t.breakpoint(None, BreakpointSpec::new(u128::MAX, -1))?;
-    t.exit_call(full.into())
+    t.exit_call(CallOutcome::returned(full))
 }
 
 fn record_loops(t: &mut impl ThreadRecorder, acc: &ValueSpec<'static>) -> Result<()> {
@@ -410,7 +410,7 @@ fn record_loops(t: &mut impl ThreadRecorder, acc: &ValueSpec<'static>) -> Result
     // A loop that ran no iteration.
     t.enter_loop(Some(&inner), 3)?;
     t.exit_loop(0)?;
-    t.exit_call(ValueSpec::Void.into())
+    t.exit_call(CallOutcome::VOID)
 }
 
 fn record_exceptions(t: &mut impl ThreadRecorder, acc: &ValueSpec<'static>) -> Result<()> {
@@ -459,7 +459,7 @@ fn record_recursion(t: &mut impl ThreadRecorder, depth: i32) -> Result<()> {
     }
     let mut result = 1;
     for _ in 0..=depth {
-        t.exit_call(ValueSpec::Int(result).into())?;
+        t.exit_call(CallOutcome::returned(result))?;
         result *= 2;
     }
     Ok(())
@@ -521,7 +521,7 @@ pub fn multi_thread() -> Result<DumpWriter> {
             Some(&at_main),
             CallSpec::new(&start).on(thread_object(index)),
         )?;
-        main.exit_call(ValueSpec::Void.into())?;
+        main.exit_call(CallOutcome::VOID)?;
     }
     // The workers increment the counter in a loop, round-robin.
     let workers = &threads[1..];
@@ -551,14 +551,14 @@ pub fn multi_thread() -> Result<DumpWriter> {
                 counter.clone(),
                 ValueSpec::Int(shared),
             )?;
-            t.exit_call(ValueSpec::Int(shared).into())?;
+            t.exit_call(CallOutcome::returned(shared))?;
             t.exit_iteration()?;
         }
     }
     for &thread in workers {
         let mut t = writer.thread(thread)?;
         t.exit_loop(rounds)?;
-        t.exit_call(ValueSpec::Void.into())?;
+        t.exit_call(CallOutcome::VOID)?;
     }
     let mut main = writer.thread(threads[0])?;
     for index in 1..threads.len() {
@@ -566,12 +566,12 @@ pub fn multi_thread() -> Result<DumpWriter> {
             Some(&at_main),
             CallSpec::new(&join).on(thread_object(index)),
         )?;
-        main.exit_call(ValueSpec::Void.into())?;
+        main.exit_call(CallOutcome::VOID)?;
     }
     let total = VariableSpec::new("total", Type::Int);
     let at_total = CodeLocationSpec::access("Main.kt", "lincheckdriver.MainKt", "main", 9);
     main.read_field(Some(&at_field), &value, counter, ValueSpec::Int(shared))?;
     main.write_local(Some(&at_total), &total, ValueSpec::Int(shared))?;
-    main.exit_call(ValueSpec::Void.into())?;
+    main.exit_call(CallOutcome::VOID)?;
     Ok(writer)
 }

@@ -559,6 +559,14 @@ pub enum CallOutcome<'a> {
 }
 
 impl<'a> CallOutcome<'a> {
+    /// Returned from a `void` method.
+    pub const VOID: CallOutcome<'static> = CallOutcome::Returned(ValueSpec::Void);
+
+    /// Returned `value`.
+    pub fn returned(value: impl Into<ValueSpec<'a>>) -> Self {
+        CallOutcome::Returned(value.into())
+    }
+
     /// Threw an exception of simple class name `exception`.
     pub fn threw(exception: impl IntoJavaStr<'a>) -> Self {
         CallOutcome::Threw(exception.into_java_str())
