@@ -372,6 +372,7 @@ impl DumpWriter {
         );
         match written {
             Ok(()) => {}
+            // The data file's path names the pair.
             Err(Error::Stream(source)) => return Err(Error::io(&data_path, source)),
             Err(other) => return Err(other),
         }

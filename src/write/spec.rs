@@ -494,6 +494,12 @@ impl<'a> From<&str> for ValueSpec<'a> {
     }
 }
 
+impl From<String> for ValueSpec<'_> {
+    fn from(text: String) -> Self {
+        ValueSpec::string(text)
+    }
+}
+
 impl<'a> From<JavaStr<'a>> for ValueSpec<'a> {
     fn from(text: JavaStr<'a>) -> Self {
         ValueSpec::String(text)
