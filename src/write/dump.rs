@@ -145,10 +145,10 @@ impl DumpWriter {
 
     /// A copy of `trace`: its reference objects and tracepoints with their
     /// ids, its threads in ascending thread id (each written as a block whose
-    /// id is its position). A thread without a name gets an empty one;
-    /// containers that were never finished get the footer the recorder writes
-    /// when a trace ends: calls `<unfinished method>`, loops the number of
-    /// their iterations.
+    /// id is its position). A thread without a name gets an empty one.
+    /// Containers that were never finished (a crashed recorder's) are closed:
+    /// calls with the `<unfinished method>` result, loops with the number of
+    /// iterations they hold, iterations with their empty footer.
     pub fn from_trace<T: TraceTree>(trace: &T, options: DumpOptions) -> Result<Self> {
         let mut writer = Self::with_options(options);
         writer.copy_references(trace.context())?;
