@@ -145,6 +145,14 @@ pub enum Error {
     /// A node handle or event id that names nothing in this trace.
     #[error("no such node: {0}")]
     NoSuchNode(String),
+    /// A string given to a writer is longer than `writeUTF` can write.
+    #[error("{what}: string of {len} bytes is longer than 65535 bytes of modified UTF-8")]
+    StringTooLong {
+        /// What the string is (`class name`, `string value`, ...).
+        what: &'static str,
+        /// Its length in bytes of modified UTF-8.
+        len: usize,
+    },
 }
 
 impl Error {

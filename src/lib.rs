@@ -9,6 +9,7 @@ pub mod print;
 pub mod read;
 pub mod storage;
 pub mod tree;
+pub mod write;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, Result};
 pub use storage::TraceBytes;

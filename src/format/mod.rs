@@ -19,6 +19,7 @@ use std::fmt;
 pub use bytes::ByteReader;
 pub use index::{IndexCell, RawIndexCell};
 pub use object::Object;
+pub use types::MAX_NESTING;
 
 /// The magic number a data file starts with.
 pub const DATA_MAGIC: u64 = 0x706E_5471_24EE_5F70;

@@ -1,0 +1,1115 @@
+//! [`DumpWriter`]: collects every thread's tree in memory, then writes the
+//! two files at once, laid out as the reference collect-and-dump writer lays
+//! them out:
+//!
+//! - one block per thread, in the order threads were added; the block's
+//!   thread id and its `THREAD_NAME` (written right after `BLOCK_START`) carry
+//!   the thread's position;
+//! - before each tracepoint or footer, every reference object it refers to
+//!   that is not yet in the file, dependencies first (a method's class before
+//!   the method; a code location's file, class and method names, then its
+//!   access path, argument paths and local names; an access path's variables
+//!   and fields, nested paths first);
+//! - an index cell for each reference object (physical start; its end field
+//!   holds the offset of the block header's last byte, as the reference
+//!   writer's does), one for each container when its footer is written
+//!   (logical start after the header, logical offset of the footer), and the
+//!   block's `BLOCK_START` cell after the block's other cells;
+//! - `EOF`, and an index footer whose `EOF` cell holds the last block's
+//!   header-end offset (−1 when there are no threads).
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::index::encode_index_footer;
+use crate::format::offset::{
+    AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
+    VariableId,
+};
+use crate::format::{DATA_MAGIC, INDEX_MAGIC, IndexCell, Object, ObjectKind, file_header};
+use crate::model::{
+    AccessLocation, DiffStatus, Footer, JavaStr, StringObject, ThreadName, TraceContext,
+    Tracepoint, TracepointBody, TracepointHeader, TracepointType, Value,
+};
+use crate::tree::{TraceTree, WalkStep, walk};
+use crate::write::check::{check_footer, check_str, check_tracepoint};
+use crate::write::pool::ReferencePool;
+use crate::write::recorder::{ThreadRecorder, TraceRecorder};
+use crate::write::resolve::UNTRACKED_RESULT;
+use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, IntoJavaStr, LeafSpec};
+
+/// How a [`DumpWriter`] writes values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Write every NaN `float` as `7FC00000` and every NaN `double` as
+    /// `7FF8000000000000`, as the reference dump writer does (Java's
+    /// `writeFloat`/`writeDouble`). When `false`, NaN payloads are kept.
+    pub canonicalize_nan: bool,
+}
+
+impl Default for DumpOptions {
+    /// The reference dump writer's behaviour: NaNs canonicalised.
+    fn default() -> Self {
+        DumpOptions {
+            canonicalize_nan: true,
+        }
+    }
+}
+
+/// One object of a thread's tree, in pre-order: a tracepoint (a leaf or a
+/// container's header) or the footer closing the innermost open container.
+#[derive(Debug, Clone)]
+enum Entry {
+    Tracepoint(Tracepoint<'static>),
+    Footer(Footer<'static>),
+}
+
+/// A container entered and not yet exited.
+#[derive(Debug, Clone, Copy)]
+struct OpenContainer {
+    tracepoint_type: TracepointType,
+    code_location: CodeLocationId,
+    loop_id: i32,
+    /// Iterations entered so far (loops only).
+    iterations: i32,
+}
+
+/// One thread's name and tree.
+#[derive(Debug, Clone)]
+struct ThreadLog {
+    name: JavaStr<'static>,
+    entries: Vec<Entry>,
+    open: Vec<OpenContainer>,
+}
+
+/// A trace collected in memory and written as one block per thread.
+///
+/// Record through [`TraceRecorder`] (names and values; the writer interns
+/// reference objects and numbers events), or copy tracepoints that already
+/// carry ids with [`add_reference`](Self::add_reference),
+/// [`push_tracepoint`](Self::push_tracepoint) and
+/// [`push_footer`](Self::push_footer) (as [`from_trace`](Self::from_trace)
+/// does). Then [`save`](Self::save) to a path or [`save_to`](Self::save_to)
+/// any writers.
+///
+/// ```
+/// use tracetree::write::{CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder, TraceRecorder};
+/// use tracetree::model::Type;
+///
+/// let mut writer = DumpWriter::new();
+/// let main = writer.add_thread("main")?;
+/// let run = MethodSpec::new("Main", "run", vec![Type::Int], Type::Int);
+/// let at = CodeLocationSpec::call("Main.kt", "MainKt", "main", 3);
+/// let mut thread = writer.thread(main)?;
+/// thread.enter_call(Some(&at), CallSpec::new(&run).with_argument(41))?;
+/// thread.exit_call(CallOutcome::returned(42))?;
+/// let (data, index) = writer.to_bytes()?;
+/// # assert!(data.len() > 16 && index.len() > 16);
+/// # Ok::<(), tracetree::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct DumpWriter {
+    options: DumpOptions,
+    pool: ReferencePool,
+    threads: Vec<ThreadLog>,
+    events: HashSet<i32>,
+    /// Greater than every event id used.
+    next_event: i64,
+}
+
+impl Default for DumpWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DumpWriter {
+    /// An empty trace with [`DumpOptions::default`].
+    pub fn new() -> Self {
+        Self::with_options(DumpOptions::default())
+    }
+
+    /// An empty trace.
+    pub fn with_options(options: DumpOptions) -> Self {
+        DumpWriter {
+            options,
+            pool: ReferencePool::default(),
+            threads: Vec::new(),
+            events: HashSet::new(),
+            next_event: 0,
+        }
+    }
+
+    /// A copy of `trace`: its reference objects and tracepoints with their
+    /// ids, its threads in ascending thread id (each written as a block whose
+    /// id is its position). A thread without a name gets an empty one.
+    /// Containers that were never finished (a crashed recorder's) are closed:
+    /// calls with the `<unfinished method>` result, loops with the number of
+    /// iterations they hold, iterations with their empty footer.
+    pub fn from_trace<T: TraceTree>(trace: &T, options: DumpOptions) -> Result<Self> {
+        let mut writer = Self::with_options(options);
+        writer.copy_references(trace.context())?;
+        for thread in trace.thread_ids() {
+            let name = trace
+                .context()
+                .thread_name(thread)
+                .cloned()
+                .unwrap_or_else(|| JavaStr::new(""));
+            let position = writer.add_thread(name)?;
+            let roots = trace.roots(thread)?;
+            // Containers entered and not yet closed, outermost first.
+            let mut open: Vec<T::Node> = Vec::new();
+            walk(trace, &roots, None, |step| {
+                let WalkStep::Node { node, depth } = step else {
+                    return Ok(());
+                };
+                while open.len() > depth {
+                    if let Some(closed) = open.pop() {
+                        writer.copy_footer(trace, position, closed)?;
+                    }
+                }
+                let tracepoint = trace.visit(node, |tp, _| tp.clone().into_owned())?;
+                writer.push_tracepoint(position, &tracepoint)?;
+                if tracepoint.is_container() {
+                    open.push(node);
+                }
+                Ok(())
+            })?;
+            while let Some(closed) = open.pop() {
+                writer.copy_footer(trace, position, closed)?;
+            }
+        }
+        Ok(writer)
+    }
+
+    /// Closes `node`'s copy with its footer, or with the one the recorder
+    /// writes for a container still open when the trace ends.
+    fn copy_footer<T: TraceTree>(
+        &mut self,
+        trace: &T,
+        thread: ThreadId,
+        node: T::Node,
+    ) -> Result<()> {
+        let children = trace.child_count(node)?;
+        let footer = trace.visit(node, |tp, footer| match footer {
+            Some(footer) => footer.clone().into_owned(),
+            None => match tp.tracepoint_type() {
+                TracepointType::MethodCall => Footer::unfinished_method(),
+                TracepointType::Loop => Footer::Loop {
+                    iterations: i32::try_from(children).unwrap_or(i32::MAX),
+                },
+                _ => Footer::LoopIteration,
+            },
+        })?;
+        self.push_footer(thread, &footer)
+    }
+
+    fn copy_references(&mut self, context: &TraceContext) -> Result<()> {
+        for &id in context.ids(ObjectKind::ClassDescriptor) {
+            let object = context.class(ClassId(id))?.clone();
+            self.add_reference(&Object::ClassDescriptor(object))?;
+        }
+        for &id in context.ids(ObjectKind::MethodDescriptor) {
+            let object = context.method(MethodId(id))?.clone();
+            self.add_reference(&Object::MethodDescriptor(object))?;
+        }
+        for &id in context.ids(ObjectKind::FieldDescriptor) {
+            let object = context.field(FieldId(id))?.clone();
+            self.add_reference(&Object::FieldDescriptor(object))?;
+        }
+        for &id in context.ids(ObjectKind::VariableDescriptor) {
+            let object = context.variable(VariableId(id))?.clone();
+            self.add_reference(&Object::VariableDescriptor(object))?;
+        }
+        for &id in context.ids(ObjectKind::String) {
+            let value = context.string(StringId(id))?.clone();
+            self.add_reference(&Object::String(StringObject {
+                id: StringId(id),
+                value,
+            }))?;
+        }
+        for &id in context.ids(ObjectKind::AccessPath) {
+            let object = context.access_path(AccessPathId(id))?.clone();
+            self.add_reference(&Object::AccessPath(object))?;
+        }
+        for &id in context.ids(ObjectKind::CodeLocation) {
+            let object = context.code_location(CodeLocationId(id))?.clone();
+            self.add_reference(&Object::CodeLocation(object))?;
+        }
+        Ok(())
+    }
+
+    /// The options the trace is written with.
+    pub fn options(&self) -> DumpOptions {
+        self.options
+    }
+
+    /// How many threads the trace has.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// How many tracepoints the trace has.
+    pub fn tracepoint_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Adds a reference object that keeps its id (any kind but `THREAD_NAME`,
+    /// which threads carry). Adding an equal object twice is allowed; two
+    /// different objects with one kind and id are an [`Error::Usage`]. Objects
+    /// no tracepoint refers to are not written.
+    pub fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        self.pool.insert(object)
+    }
+
+    fn thread_log(&mut self, thread: ThreadId) -> Result<&mut ThreadLog> {
+        usize::try_from(thread.0)
+            .ok()
+            .and_then(|index| self.threads.get_mut(index))
+            .ok_or_else(|| Error::Usage(format!("no thread {thread} in this trace")))
+    }
+
+    /// Adds a tracepoint that keeps its ids (event, code location, thread,
+    /// …) to `thread`'s tree: a leaf, or a container's header which
+    /// [`push_footer`](Self::push_footer) closes. Its event id must be unused.
+    pub fn push_tracepoint(&mut self, thread: ThreadId, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        check_tracepoint(tracepoint)?;
+        let event = tracepoint.event().0;
+        if event < 0 {
+            return Err(Error::Usage(format!("negative event id {event}")));
+        }
+        if self.events.contains(&event) {
+            return Err(Error::Usage(format!("event id {event} used twice")));
+        }
+        let mut tracepoint = tracepoint.clone().into_owned();
+        if self.options.canonicalize_nan {
+            canonicalize_tracepoint(&mut tracepoint);
+        }
+        let log = self.thread_log(thread)?;
+        if let TracepointBody::LoopIteration { .. } = tracepoint.body
+            && let Some(parent) = log.open.last_mut()
+        {
+            parent.iterations = parent.iterations.saturating_add(1);
+        }
+        if tracepoint.is_container() {
+            let loop_id = match tracepoint.body {
+                TracepointBody::Loop { loop_id }
+                | TracepointBody::LoopIteration { loop_id, .. } => loop_id,
+                _ => 0,
+            };
+            log.open.push(OpenContainer {
+                tracepoint_type: tracepoint.tracepoint_type(),
+                code_location: tracepoint.header.code_location,
+                loop_id,
+                iterations: 0,
+            });
+        }
+        log.entries.push(Entry::Tracepoint(tracepoint));
+        self.events.insert(event);
+        self.next_event = self.next_event.max(event as i64 + 1);
+        Ok(())
+    }
+
+    /// Closes the innermost open container of `thread` with `footer`, which
+    /// must be of the container's type.
+    pub fn push_footer(&mut self, thread: ThreadId, footer: &Footer<'_>) -> Result<()> {
+        check_footer(footer)?;
+        let canonicalize = self.options.canonicalize_nan;
+        let log = self.thread_log(thread)?;
+        let expected = match footer {
+            Footer::MethodCall { .. } => TracepointType::MethodCall,
+            Footer::Loop { .. } => TracepointType::Loop,
+            Footer::LoopIteration => TracepointType::LoopIteration,
+        };
+        match log.open.last() {
+            Some(open) if open.tracepoint_type == expected => {}
+            Some(open) => {
+                return Err(Error::Usage(format!(
+                    "a {} footer cannot close the open {}",
+                    expected.name(),
+                    open.tracepoint_type.name()
+                )));
+            }
+            None => {
+                return Err(Error::Usage(format!(
+                    "a {} footer with no open container in thread {thread}",
+                    expected.name()
+                )));
+            }
+        }
+        log.open.pop();
+        let mut footer = footer.clone().into_owned();
+        if canonicalize && let Footer::MethodCall { result, .. } = &mut footer {
+            canonicalize_value(result);
+        }
+        log.entries.push(Entry::Footer(footer));
+        Ok(())
+    }
+
+    fn next_event_id(&mut self) -> Result<EventId> {
+        i32::try_from(self.next_event)
+            .map(EventId)
+            .map_err(|_| Error::Usage("event ids exhausted".to_string()))
+    }
+
+    /// Writes the trace to `path` and its index to `path` + `.idx`. Both are
+    /// written to temporary files in the same directory first and renamed
+    /// into place, so a failure leaves no half-written file behind.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let data_path = path.as_ref().to_path_buf();
+        let mut index_path = data_path.clone().into_os_string();
+        index_path.push(".idx");
+        let index_path = PathBuf::from(index_path);
+        self.check_finished()?;
+        let data_temp = TempFile::create(&data_path)?;
+        let index_temp = TempFile::create(&index_path)?;
+        let written = self.write(
+            &mut BufWriter::new(&data_temp.file),
+            &mut BufWriter::new(&index_temp.file),
+        );
+        match written {
+            Ok(()) => {}
+            // The data file's path names the pair.
+            Err(Error::Stream(source)) => return Err(Error::io(&data_path, source)),
+            Err(other) => return Err(other),
+        }
+        data_temp.persist(&data_path)?;
+        index_temp.persist(&index_path)?;
+        Ok(())
+    }
+
+    /// Writes the data file to `data` and the index file to `index`.
+    pub fn save_to(&self, data: impl Write, index: impl Write) -> Result<()> {
+        self.check_finished()?;
+        self.write(&mut BufWriter::new(data), &mut BufWriter::new(index))
+    }
+
+    /// The data file and the index file, in memory.
+    pub fn to_bytes(&self) -> Result<(Vec<u8>, Vec<u8>)> {
+        let (mut data, mut index) = (Vec::new(), Vec::new());
+        self.check_finished()?;
+        self.write(&mut data, &mut index)?;
+        Ok((data, index))
+    }
+
+    fn check_finished(&self) -> Result<()> {
+        for (position, log) in self.threads.iter().enumerate() {
+            if let Some(open) = log.open.last() {
+                return Err(Error::Usage(format!(
+                    "thread {position} ({}) has {} open container(s), innermost a {}; \
+                     exit them (a call may exit as CallOutcome::Unfinished) before saving",
+                    log.name,
+                    log.open.len(),
+                    open.tracepoint_type.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn write<D: Write, I: Write>(&self, data: &mut D, index: &mut I) -> Result<()> {
+        let mut emitter = Emitter {
+            pool: &self.pool,
+            data: Counting {
+                inner: data,
+                position: 0,
+            },
+            index,
+            saved: Default::default(),
+            data_start: 0,
+            open: Vec::new(),
+        };
+        emitter.data.write_all(&file_header(DATA_MAGIC))?;
+        emitter.index.write_all(&file_header(INDEX_MAGIC))?;
+        for (position, log) in self.threads.iter().enumerate() {
+            let thread = ThreadId(
+                i32::try_from(position)
+                    .map_err(|_| Error::Usage("too many threads".to_string()))?,
+            );
+            emitter.block(thread, log)?;
+        }
+        emitter.data.write_all(&[ObjectKind::Eof as u8])?;
+        let eof = emitter.data_start as i64 - 1;
+        encode_index_footer(emitter.index, eof, eof)?;
+        emitter.data.flush()?;
+        emitter.index.flush()?;
+        Ok(())
+    }
+}
+
+/// Sets every NaN in `value` to Java's canonical NaN.
+fn canonicalize_value(value: &mut Value<'_>) {
+    match value {
+        Value::Float(bits) if f32::from_bits(*bits).is_nan() => *bits = 0x7FC0_0000,
+        Value::Double(bits) if f64::from_bits(*bits).is_nan() => *bits = 0x7FF8_0000_0000_0000,
+        Value::Object { fields, .. } => {
+            fields.iter_mut().for_each(|(_, v)| canonicalize_value(v));
+        }
+        Value::Array { elements, .. } => elements.iter_mut().for_each(canonicalize_value),
+        _ => {}
+    }
+}
+
+fn canonicalize_tracepoint(tracepoint: &mut Tracepoint<'_>) {
+    match &mut tracepoint.body {
+        TracepointBody::MethodCall {
+            receiver,
+            arguments,
+            ..
+        } => {
+            canonicalize_value(receiver);
+            arguments.iter_mut().for_each(canonicalize_value);
+        }
+        TracepointBody::ReadArray { array, value, .. }
+        | TracepointBody::WriteArray { array, value, .. } => {
+            canonicalize_value(array);
+            canonicalize_value(value);
+        }
+        TracepointBody::ReadLocal { value, .. } | TracepointBody::WriteLocal { value, .. } => {
+            canonicalize_value(value)
+        }
+        TracepointBody::ReadField {
+            receiver, value, ..
+        }
+        | TracepointBody::WriteField {
+            receiver, value, ..
+        } => {
+            canonicalize_value(receiver);
+            canonicalize_value(value);
+        }
+        TracepointBody::SnapshotBreakpoint { values, .. } => {
+            values.iter_mut().for_each(canonicalize_value)
+        }
+        TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+            canonicalize_value(exception)
+        }
+        TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
+    }
+}
+
+/// A file created next to its destination, removed unless persisted.
+struct TempFile {
+    path: PathBuf,
+    file: File,
+    persisted: bool,
+}
+
+impl TempFile {
+    fn create(destination: &Path) -> Result<Self> {
+        let directory = destination
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = destination
+            .file_name()
+            .ok_or_else(|| Error::Usage(format!("{} names no file", destination.display())))?;
+        let mut attempt = 0u32;
+        loop {
+            let mut temp_name = std::ffi::OsString::from(".");
+            temp_name.push(name);
+            temp_name.push(format!(".{}.{attempt}.tmp", std::process::id()));
+            let path = directory.join(temp_name);
+            match File::options().write(true).create_new(true).open(&path) {
+                Ok(file) => {
+                    return Ok(TempFile {
+                        path,
+                        file,
+                        persisted: false,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+    }
+
+    fn persist(mut self, destination: &Path) -> Result<()> {
+        self.file.sync_all().map_err(|e| Error::io(&self.path, e))?;
+        fs::rename(&self.path, destination).map_err(|e| Error::io(destination, e))?;
+        self.persisted = true;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.persisted {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// A writer that counts the bytes written through it.
+struct Counting<W> {
+    inner: W,
+    position: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        self.position += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes blocks: reference objects on first use, tracepoints, cells.
+struct Emitter<'a, D: Write, I: Write> {
+    pool: &'a ReferencePool,
+    data: Counting<&'a mut D>,
+    index: &'a mut I,
+    /// Ids written so far, per reference kind.
+    saved: [HashSet<i32>; 8],
+    /// Physical offset of the current block's first payload byte.
+    data_start: u64,
+    /// Event id and logical start of each open container.
+    open: Vec<(EventId, u64)>,
+}
+
+impl<D: Write, I: Write> Emitter<'_, D, I> {
+    fn cell(&mut self, kind: ObjectKind, id: i32, start: i64, end: i64) -> Result<()> {
+        IndexCell {
+            kind,
+            id,
+            start,
+            end,
+        }
+        .encode(self.index)?;
+        Ok(())
+    }
+
+    fn logical_position(&self) -> u64 {
+        self.data.position - self.data_start
+    }
+
+    /// Whether `id` of `kind` still has to be written (and marks it written).
+    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
+        self.saved[kind as usize].insert(id)
+    }
+
+    /// Writes a reference object and its cell.
+    fn reference(&mut self, object: &Object<'_>) -> Result<()> {
+        let start = self.data.position as i64;
+        object.encode(&mut self.data)?;
+        let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
+        // The reference writer stores −1 relative to the block's payload.
+        self.cell(kind, id, start, self.data_start as i64 - 1)
+    }
+
+    fn block(&mut self, thread: ThreadId, log: &ThreadLog) -> Result<()> {
+        let block_start = self.data.position;
+        Object::BlockStart(thread).encode(&mut self.data)?;
+        self.data_start = self.data.position;
+        self.reference(&Object::ThreadName(ThreadName {
+            thread,
+            name: log.name.clone(),
+        }))?;
+        for entry in &log.entries {
+            match entry {
+                Entry::Tracepoint(tracepoint) => self.tracepoint(tracepoint)?,
+                Entry::Footer(footer) => self.footer(footer)?,
+            }
+        }
+        let block_end = self.data.position;
+        Object::BlockEnd.encode(&mut self.data)?;
+        self.cell(
+            ObjectKind::BlockStart,
+            thread.0,
+            block_start as i64,
+            block_end as i64,
+        )
+    }
+
+    fn tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        self.code_location(tracepoint.header.code_location)?;
+        match &tracepoint.body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                ..
+            } => {
+                self.method(*method)?;
+                self.value(receiver)?;
+                arguments.iter().try_for_each(|v| self.value(v))?;
+            }
+            TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            }
+            | TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => {
+                self.field(*field)?;
+                self.value(receiver)?;
+                self.value(value)?;
+            }
+            TracepointBody::ReadArray { array, value, .. }
+            | TracepointBody::WriteArray { array, value, .. } => {
+                self.value(array)?;
+                self.value(value)?;
+            }
+            TracepointBody::ReadLocal { variable, value }
+            | TracepointBody::WriteLocal { variable, value } => {
+                self.variable(*variable)?;
+                self.value(value)?;
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                self.value(exception)?;
+            }
+            TracepointBody::SnapshotBreakpoint { stack, values, .. } => {
+                stack.iter().try_for_each(|&l| self.code_location(l))?;
+                values.iter().try_for_each(|v| self.value(v))?;
+            }
+        }
+        tracepoint.encode(&mut self.data)?;
+        if tracepoint.is_container() {
+            let start = self.logical_position();
+            self.open.push((tracepoint.event(), start));
+        }
+        Ok(())
+    }
+
+    fn footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        if let Footer::MethodCall { result, .. } = footer {
+            self.value(result)?;
+        }
+        let footer_position = self.logical_position();
+        footer.encode(&mut self.data)?;
+        let (event, start) = self
+            .open
+            .pop()
+            .ok_or_else(|| Error::Usage("footer without an open container".to_string()))?;
+        self.cell(
+            ObjectKind::Tracepoint,
+            event.0,
+            start as i64,
+            footer_position as i64,
+        )
+    }
+
+    fn value(&mut self, value: &Value<'_>) -> Result<()> {
+        match value {
+            Value::Object { class, fields, .. } => {
+                self.class(*class)?;
+                fields.iter().try_for_each(|(_, v)| self.value(v))
+            }
+            Value::Array {
+                class, elements, ..
+            } => {
+                self.class(*class)?;
+                elements.iter().try_for_each(|v| self.value(v))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn class(&mut self, id: ClassId) -> Result<()> {
+        if !self.first_use(ObjectKind::ClassDescriptor, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        self.reference(&Object::ClassDescriptor(pool.class(id)?.clone()))
+    }
+
+    fn method(&mut self, id: MethodId) -> Result<()> {
+        if !self.first_use(ObjectKind::MethodDescriptor, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        let method = pool.method(id)?;
+        self.class(method.class)?;
+        self.reference(&Object::MethodDescriptor(method.clone()))
+    }
+
+    fn field(&mut self, id: FieldId) -> Result<()> {
+        if !self.first_use(ObjectKind::FieldDescriptor, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        let field = pool.field(id)?;
+        self.class(field.class)?;
+        self.reference(&Object::FieldDescriptor(field.clone()))
+    }
+
+    fn variable(&mut self, id: VariableId) -> Result<()> {
+        if !self.first_use(ObjectKind::VariableDescriptor, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        self.reference(&Object::VariableDescriptor(pool.variable(id)?.clone()))
+    }
+
+    /// A shared string; −1 (unknown) is not an object.
+    fn string(&mut self, id: StringId) -> Result<()> {
+        if id.0 == -1 || !self.first_use(ObjectKind::String, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        let value = pool.string(id)?.clone();
+        self.reference(&Object::String(StringObject { id, value }))
+    }
+
+    /// An access path: the paths it names by index first (depth-first,
+    /// innermost first), then every variable and field of all those paths,
+    /// then the paths themselves.
+    fn access_path(&mut self, root: AccessPathId) -> Result<()> {
+        let pool = self.pool;
+        let mut order: Vec<AccessPathId> = Vec::new();
+        let mut visited: HashSet<i32> = HashSet::from([root.0]);
+        // (path, index of the next location to look at)
+        let mut stack: Vec<(AccessPathId, usize)> = vec![(root, 0)];
+        while let Some((path, next)) = stack.last_mut() {
+            let locations = &pool.access_path(*path)?.locations;
+            match locations.get(*next) {
+                Some(location) => {
+                    *next += 1;
+                    if let AccessLocation::ArrayElementByName(inner) = *location
+                        && visited.insert(inner.0)
+                    {
+                        stack.push((inner, 0));
+                    }
+                }
+                None => {
+                    order.push(*path);
+                    stack.pop();
+                }
+            }
+        }
+        for &path in &order {
+            for location in &pool.access_path(path)?.locations {
+                match *location {
+                    AccessLocation::Local(variable) => self.variable(variable)?,
+                    AccessLocation::StaticField(field) | AccessLocation::ObjectField(field) => {
+                        self.field(field)?
+                    }
+                    AccessLocation::ArrayIndex(_) | AccessLocation::ArrayElementByName(_) => {}
+                }
+            }
+        }
+        for path in order {
+            if self.first_use(ObjectKind::AccessPath, path.0) {
+                self.reference(&Object::AccessPath(pool.access_path(path)?.clone()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A code location; −1 (unknown) is not an object.
+    fn code_location(&mut self, id: CodeLocationId) -> Result<()> {
+        if id.0 == -1 || !self.first_use(ObjectKind::CodeLocation, id.0) {
+            return Ok(());
+        }
+        let pool = self.pool;
+        let location = pool.code_location(id)?;
+        self.string(location.file_name)?;
+        self.string(location.class_name)?;
+        self.string(location.method_name)?;
+        if let Some(path) = location.access_path {
+            self.access_path(path)?;
+        }
+        for path in location.argument_paths.iter().flatten() {
+            self.access_path(*path)?;
+        }
+        for local in &location.locals {
+            self.string(local.name)?;
+        }
+        self.reference(&Object::CodeLocation(location.clone()))
+    }
+}
+
+/// The recorder of one thread of a [`DumpWriter`].
+#[derive(Debug)]
+pub struct DumpThread<'w> {
+    writer: &'w mut DumpWriter,
+    thread: ThreadId,
+}
+
+impl TraceRecorder for DumpWriter {
+    type Thread<'r> = DumpThread<'r>;
+
+    fn add_thread<'n>(&mut self, name: impl IntoJavaStr<'n>) -> Result<ThreadId> {
+        let name = name.into_java_str();
+        check_str(&name, "thread name")?;
+        let id = i32::try_from(self.threads.len())
+            .map_err(|_| Error::Usage("too many threads".to_string()))?;
+        self.threads.push(ThreadLog {
+            name: name.into_owned(),
+            entries: Vec::new(),
+            open: Vec::new(),
+        });
+        Ok(ThreadId(id))
+    }
+
+    fn thread(&mut self, thread: ThreadId) -> Result<DumpThread<'_>> {
+        self.thread_log(thread)?;
+        Ok(DumpThread {
+            writer: self,
+            thread,
+        })
+    }
+}
+
+impl DumpThread<'_> {
+    fn open(&self) -> &[OpenContainer] {
+        usize::try_from(self.thread.0)
+            .ok()
+            .and_then(|index| self.writer.threads.get(index))
+            .map_or(&[], |log| &log.open[..])
+    }
+
+    /// Adds a tracepoint with the next event id.
+    fn push(
+        &mut self,
+        tracepoint_type: TracepointType,
+        code_location: CodeLocationId,
+        body: TracepointBody<'static>,
+    ) -> Result<EventId> {
+        let event = self.writer.next_event_id()?;
+        let tracepoint = Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type,
+                code_location,
+                thread: self.thread,
+                event,
+                diff_status: DiffStatus::None,
+            },
+            child_diff_statuses: Vec::new(),
+            body,
+        };
+        self.writer.push_tracepoint(self.thread, &tracepoint)?;
+        Ok(event)
+    }
+
+    /// Fails unless the innermost open container is of type `expected`.
+    fn expect_open(&self, expected: TracepointType, action: &str) -> Result<OpenContainer> {
+        match self.open().last() {
+            Some(open) if open.tracepoint_type == expected => Ok(*open),
+            Some(open) => Err(Error::Usage(format!(
+                "{action}: the innermost open container of thread {} is a {}, not a {}",
+                self.thread,
+                open.tracepoint_type.name(),
+                expected.name()
+            ))),
+            None => Err(Error::Usage(format!(
+                "{action}: thread {} has no open container",
+                self.thread
+            ))),
+        }
+    }
+}
+
+impl ThreadRecorder for DumpThread<'_> {
+    fn thread_id(&self) -> ThreadId {
+        self.thread
+    }
+
+    fn depth(&self) -> usize {
+        self.open().len()
+    }
+
+    fn enter_call(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        call: CallSpec<'_>,
+    ) -> Result<EventId> {
+        let pool = &mut self.writer.pool;
+        let code_location = pool.intern_code_location(at)?;
+        let method = pool.intern_method(call.method)?;
+        let receiver = pool.intern_value(&call.receiver)?;
+        let arguments = call
+            .arguments
+            .iter()
+            .map(|argument| pool.intern_value(argument))
+            .collect::<Result<Vec<_>>>()?;
+        let body = TracepointBody::MethodCall {
+            method,
+            receiver,
+            arguments,
+            flags: i16::from(call.incomplete),
+        };
+        self.push(TracepointType::MethodCall, code_location, body)
+    }
+
+    fn exit_call(&mut self, outcome: CallOutcome<'_>) -> Result<()> {
+        self.expect_open(TracepointType::MethodCall, "exit_call")?;
+        let footer = match outcome {
+            CallOutcome::Returned(value) => Footer::MethodCall {
+                result: self.writer.pool.intern_value(&value)?,
+                exception: JavaStr::new(""),
+            },
+            CallOutcome::Threw(exception) => {
+                if exception.is_empty() {
+                    // An empty name is the format's "no exception".
+                    return Err(Error::Usage(
+                        "a call that threw needs the exception's class name".to_string(),
+                    ));
+                }
+                check_str(&exception, "exception class name")?;
+                Footer::MethodCall {
+                    result: Value::Null,
+                    exception: exception.into_owned(),
+                }
+            }
+            CallOutcome::Unfinished => Footer::unfinished_method(),
+            CallOutcome::Untracked => Footer::MethodCall {
+                result: Value::String(JavaStr::new(UNTRACKED_RESULT)),
+                exception: JavaStr::new(""),
+            },
+        };
+        self.writer.push_footer(self.thread, &footer)
+    }
+
+    fn enter_loop(&mut self, at: Option<&CodeLocationSpec<'_>>, loop_id: i32) -> Result<EventId> {
+        let code_location = self.writer.pool.intern_code_location(at)?;
+        self.push(
+            TracepointType::Loop,
+            code_location,
+            TracepointBody::Loop { loop_id },
+        )
+    }
+
+    fn enter_iteration(&mut self) -> Result<EventId> {
+        let open = self.expect_open(TracepointType::Loop, "enter_iteration")?;
+        self.push(
+            TracepointType::LoopIteration,
+            open.code_location,
+            TracepointBody::LoopIteration {
+                loop_id: open.loop_id,
+                iteration: open.iterations,
+            },
+        )
+    }
+
+    fn exit_iteration(&mut self) -> Result<()> {
+        self.expect_open(TracepointType::LoopIteration, "exit_iteration")?;
+        self.writer.push_footer(self.thread, &Footer::LoopIteration)
+    }
+
+    fn exit_loop(&mut self, iterations: i32) -> Result<()> {
+        self.expect_open(TracepointType::Loop, "exit_loop")?;
+        self.writer
+            .push_footer(self.thread, &Footer::Loop { iterations })
+    }
+
+    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, leaf: LeafSpec<'_>) -> Result<EventId> {
+        let pool = &mut self.writer.pool;
+        let code_location = pool.intern_code_location(at)?;
+        let (tracepoint_type, body) = match leaf {
+            LeafSpec::ReadArray {
+                array,
+                index,
+                value,
+            } => (
+                TracepointType::ReadArray,
+                TracepointBody::ReadArray {
+                    array: pool.intern_value(&array)?,
+                    index,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::WriteArray {
+                array,
+                index,
+                value,
+            } => (
+                TracepointType::WriteArray,
+                TracepointBody::WriteArray {
+                    array: pool.intern_value(&array)?,
+                    index,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::ReadLocal { variable, value } => (
+                TracepointType::ReadLocal,
+                TracepointBody::ReadLocal {
+                    variable: pool.intern_variable(variable)?,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::WriteLocal { variable, value } => (
+                TracepointType::WriteLocal,
+                TracepointBody::WriteLocal {
+                    variable: pool.intern_variable(variable)?,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::ReadField {
+                field,
+                receiver,
+                value,
+            } => (
+                TracepointType::ReadField,
+                TracepointBody::ReadField {
+                    field: pool.intern_field(field)?,
+                    receiver: pool.intern_value(&receiver)?,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::WriteField {
+                field,
+                receiver,
+                value,
+            } => (
+                TracepointType::WriteField,
+                TracepointBody::WriteField {
+                    field: pool.intern_field(field)?,
+                    receiver: pool.intern_value(&receiver)?,
+                    value: pool.intern_value(&value)?,
+                },
+            ),
+            LeafSpec::Breakpoint(breakpoint) => {
+                let stack = breakpoint
+                    .stack
+                    .iter()
+                    .map(|frame| pool.intern_code_location(frame.as_ref()))
+                    .collect::<Result<Vec<_>>>()?;
+                let values = breakpoint
+                    .values
+                    .iter()
+                    .map(|value| pool.intern_value(value))
+                    .collect::<Result<Vec<_>>>()?;
+                if let Some(trace_id) = &breakpoint.trace_id {
+                    check_str(trace_id, "trace id")?;
+                }
+                (
+                    TracepointType::SnapshotBreakpoint,
+                    TracepointBody::SnapshotBreakpoint {
+                        uuid_high: (breakpoint.uuid >> 64) as u64 as i64,
+                        uuid_low: breakpoint.uuid as u64 as i64,
+                        stack,
+                        millis: breakpoint.millis,
+                        values,
+                        trace_id: breakpoint.trace_id.map(JavaStr::into_owned),
+                    },
+                )
+            }
+            LeafSpec::Throw { exception } => (
+                TracepointType::Throw,
+                TracepointBody::Throw {
+                    exception: pool.intern_value(&exception)?,
+                },
+            ),
+            LeafSpec::Catch { exception } => (
+                TracepointType::Catch,
+                TracepointBody::Catch {
+                    exception: pool.intern_value(&exception)?,
+                },
+            ),
+        };
+        self.push(tracepoint_type, code_location, body)
+    }
+}
