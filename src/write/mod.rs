@@ -8,7 +8,9 @@
 //! from one trace-wide counter; the format's codecs in
 //! [`format`](crate::format) do the encoding.
 
+mod build;
 mod check;
+mod deps;
 mod dump;
 mod pool;
 mod recorder;
