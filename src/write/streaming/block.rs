@@ -19,40 +19,19 @@
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::error::Result;
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
 use crate::write::deps::{self, ReferenceSink};
+use crate::write::hash::FastSet;
 use crate::write::pool::ReferencePool;
 use crate::write::streaming::registry::OnDisk;
 
 /// Bytes of the block header at the start of every buffer.
 const HEADER: usize = BLOCK_HEADER_LEN as usize;
 
-/// A hasher for `(kind, id)` keys packed in a `u64`.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
+/// A `(kind, id)` key for the set of objects in a block.
 fn key(kind: ObjectKind, id: i32) -> u64 {
     (kind as u64) << 32 | u64::from(id as u32)
 }
@@ -91,7 +70,7 @@ pub(crate) struct BlockBuilder {
     /// The block's cells, in write order.
     cells: Vec<IndexCell>,
     /// The reference objects in this block.
-    written: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    written: FastSet<u64>,
     /// The thread's logical offset of this block's first payload byte.
     logical_start: u64,
     /// Event id and logical content start of each open container.
@@ -109,7 +88,7 @@ impl BlockBuilder {
             thread,
             bytes: buffer,
             cells: Vec::new(),
-            written: HashSet::default(),
+            written: FastSet::default(),
             logical_start: 0,
             open: Vec::new(),
             may_cut: false,
