@@ -76,9 +76,9 @@ pub(crate) struct BlockBuilder {
     /// not ask the shared registry again).
     on_disk: [Vec<u64>; 8],
     /// The thread's logical offset of this block's first payload byte.
-    logical_start: u64,
+    logical_start: LogicalOffset,
     /// Event id and logical content start of each open container.
-    open: Vec<(EventId, u64)>,
+    open: Vec<(EventId, LogicalOffset)>,
     /// While writing a group: whether it may still cut the block.
     may_cut: bool,
     /// While writing a group: it did not fit and was rolled back.
@@ -94,7 +94,7 @@ impl BlockBuilder {
             cells: Vec::new(),
             written: FastSet::default(),
             on_disk: Default::default(),
-            logical_start: 0,
+            logical_start: LogicalOffset(0),
             open: Vec::new(),
             may_cut: false,
             overflowed: false,
@@ -139,7 +139,7 @@ impl BlockBuilder {
     }
 
     /// The thread's logical offset of the next byte.
-    fn logical_position(&self) -> u64 {
+    fn logical_position(&self) -> LogicalOffset {
         self.logical_start + self.payload_len() as u64
     }
 
@@ -153,7 +153,7 @@ impl BlockBuilder {
         if self.is_empty() {
             return Ok(());
         }
-        let logical_start = LogicalOffset(self.logical_start);
+        let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
         self.bytes.push(ObjectKind::BlockEnd as u8);
         let capacity = self.cells.len();
@@ -264,8 +264,8 @@ impl BlockBuilder {
             self.cells.push(IndexCell {
                 kind: ObjectKind::Tracepoint,
                 id: event.0,
-                start: content_start as i64,
-                end: (self.logical_start + at as u64) as i64,
+                start: content_start.0 as i64,
+                end: (self.logical_start + at as u64).0 as i64,
             });
         }
         Ok(())

@@ -15,7 +15,7 @@ use std::sync::{Arc, PoisonError};
 
 use crate::error::Error;
 use crate::format::index::encode_index_footer;
-use crate::format::offset::{LogicalOffset, ThreadId};
+use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, ObjectKind};
 use crate::write::streaming::Shared;
 
@@ -164,27 +164,27 @@ impl Output {
     }
 
     fn block(&mut self, block: &BlockJob, shared: &Shared) -> Result<(), Failure> {
-        let start = self.written.data_bytes;
+        let start = PhysicalOffset(self.written.data_bytes);
         let payload = start + BLOCK_HEADER_LEN;
-        let end = start + block.bytes.len() as u64 - 1;
+        let end = start + (block.bytes.len() as u64 - 1);
         self.data.write_all(&block.bytes)?;
-        self.written.data_bytes = end + 1;
+        self.written.data_bytes = end.0 + 1;
         self.written.blocks += 1;
 
         // The reference writer's reference cells end at logical offset −1,
         // shifted as their start is.
-        let shift = payload as i64 - block.logical_start.0 as i64;
+        let shift = payload.0 as i64 - block.logical_start.0 as i64;
         self.cell_bytes.clear();
         let cells = std::iter::once(IndexCell {
             kind: ObjectKind::BlockStart,
             id: block.thread.0,
-            start: start as i64,
-            end: end as i64,
+            start: start.0 as i64,
+            end: end.0 as i64,
         })
         .chain(block.cells.iter().map(|cell| match cell.kind {
             ObjectKind::Tracepoint => *cell,
             _ => IndexCell {
-                start: payload as i64 + cell.start,
+                start: payload.0 as i64 + cell.start,
                 end: shift - 1,
                 ..*cell
             },
