@@ -58,6 +58,7 @@
 pub mod cli;
 pub mod error;
 pub mod format;
+pub mod generate;
 pub mod model;
 pub mod print;
 pub mod read;
