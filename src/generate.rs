@@ -190,7 +190,7 @@ impl ThreadGenerator {
         recorder.enter_call(None, CallSpec::new(&run).on(thread_object))?;
         let mut stopped = || {
             self.steps += 1;
-            self.steps % STOP_CHECK_INTERVAL == 0 && stop()
+            self.steps.is_multiple_of(STOP_CHECK_INTERVAL) && stop()
         };
         match self.shape {
             Shape::Mixed | Shape::Threads => {
