@@ -12,15 +12,13 @@ fn generate(shape: Shape, seed: u64, threads: u64, tracepoints: usize) -> (Vec<u
         let id = writer.add_thread(format!("worker-{t}")).unwrap();
         let mut generator = ThreadGenerator::new(shape, seed, t);
         let start = writer.tracepoint_count();
-        let mut recorder = writer.thread(id).unwrap();
         let mut emitted = 0usize;
         generator
-            .run(&mut recorder, || {
+            .run(&mut writer.thread(id).unwrap(), || {
                 emitted += 256;
                 emitted >= tracepoints
             })
             .unwrap();
-        drop(recorder);
         assert!(writer.tracepoint_count() > start);
     }
     writer.to_bytes().unwrap()
