@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, Result};
 use crate::format::offset::ThreadId;
+use crate::print::PrintOptions;
 use crate::read::EagerTrace;
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
@@ -57,6 +58,23 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
+    /// Print a trace as text, one line per tracepoint, byte for byte as the
+    /// reference (Lincheck) printer does.
+    Print {
+        /// The data file.
+        file: PathBuf,
+        /// End each line with its code location (` at File.kt:LINE`).
+        #[arg(long)]
+        verbose: bool,
+        /// Only this thread, by recorded id: `# Thread N` is id N-1
+        /// (repeatable).
+        #[arg(long = "thread", value_name = "ID")]
+        threads: Vec<i32>,
+        /// Print down to this depth (top-level tracepoints are depth 0);
+        /// deeper children fold into `... <N unloaded children>`.
+        #[arg(long = "depth", value_name = "N")]
+        depth: Option<usize>,
+    },
 }
 
 /// Output formats of `dump`.
@@ -99,6 +117,20 @@ pub fn run(cli: Cli) -> Result<()> {
             let trace = EagerTrace::open(&file)?;
             let threads = thread_filter(&threads);
             crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+        }
+        Command::Print {
+            file,
+            verbose,
+            threads,
+            depth,
+        } => {
+            let trace = EagerTrace::open(&file)?;
+            let options = PrintOptions {
+                verbose,
+                threads: thread_filter(&threads),
+                max_depth: depth,
+            };
+            crate::print::print_trace(&trace, &options, &mut out)?;
         }
     }
     out.flush()?;
