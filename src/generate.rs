@@ -141,8 +141,8 @@ impl Vocabulary {
                 .with_argument(Some(AccessPathSpec::local(i.clone()))),
             field_site: access(20)
                 .with_access_path(AccessPathSpec::local(VariableSpec::new("item", item))),
-            static_site: access(21)
-                .with_access_path(AccessPathSpec::static_field(count_field.clone())),
+            // A static field has no owner: no access path.
+            static_site: access(21),
             local_site: access(22),
             array_site: access(23).with_access_path(AccessPathSpec::local(items)),
             loop_site: access(24),
