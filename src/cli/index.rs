@@ -50,17 +50,9 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     Ok(())
 }
 
-/// The cells that carry meaning (a reference cell's end is unused).
+/// The canonical cells, as a set.
 fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell> {
-    cells
-        .into_iter()
-        .map(|mut cell| {
-            if cell.kind.is_reference() {
-                cell.end = -1;
-            }
-            cell
-        })
-        .collect()
+    cells.into_iter().map(IndexCell::canonical).collect()
 }
 
 fn check_index(index: &Path, rebuilt: &RebuiltIndex, out: &mut impl Write) -> Result<()> {
