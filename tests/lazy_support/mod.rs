@@ -1,0 +1,130 @@
+//! Helpers for the lazy reader's tests: tree comparison through `TraceTree`,
+//! and where the traces are.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use tracetree::model::{Footer, Tracepoint};
+use tracetree::tree::TraceTree;
+
+/// The reference traces folder, or `None` (saying so) when absent.
+pub fn reference_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: reference traces folder {} not found",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The reference traces present, by path.
+pub fn reference_traces() -> Vec<PathBuf> {
+    let Some(dir) = reference_dir() else {
+        return Vec::new();
+    };
+    [
+        "all-types-stream",
+        "all-types-dump",
+        "small-stream",
+        "small-dump",
+        "medium-stream",
+        "crashed",
+    ]
+    .iter()
+    .map(|name| dir.join(format!("{name}.trace")))
+    .filter(|path| {
+        let present = path.exists();
+        if !present {
+            eprintln!("skipped: {} not found", path.display());
+        }
+        present
+    })
+    .collect()
+}
+
+/// The bundled test traces (`testdata/*.trace`).
+pub fn testdata_traces() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "trace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
+type Owned = (Tracepoint<'static>, Option<Footer<'static>>);
+
+fn owned<T: TraceTree>(tree: &T, node: T::Node) -> Owned {
+    tree.visit(node, |tracepoint, footer| {
+        (
+            tracepoint.clone().into_owned(),
+            footer.cloned().map(Footer::into_owned),
+        )
+    })
+    .expect("visit")
+}
+
+/// Asserts that two trees hold the same threads, roots, tracepoints,
+/// footers and children, walking both iteratively. Returns the node count.
+pub fn assert_same_tree<A: TraceTree, B: TraceTree>(a: &A, b: &B, what: &str) -> usize {
+    let threads = a.thread_ids();
+    assert_eq!(threads, b.thread_ids(), "{what}: threads");
+    let mut nodes = 0;
+    for thread in threads {
+        let (roots_a, roots_b) = (a.roots(thread).unwrap(), b.roots(thread).unwrap());
+        assert_eq!(
+            roots_a.len(),
+            roots_b.len(),
+            "{what}: roots of thread {thread}"
+        );
+        let mut stack: Vec<(A::Node, B::Node, usize)> = roots_a
+            .into_iter()
+            .zip(roots_b)
+            .map(|(x, y)| (x, y, 0))
+            .rev()
+            .collect();
+        while let Some((x, y, depth)) = stack.pop() {
+            nodes += 1;
+            let (left, right) = (owned(a, x), owned(b, y));
+            assert_eq!(
+                left, right,
+                "{what}: node {nodes} (thread {thread}, depth {depth})"
+            );
+            let count = a.child_count(x).unwrap();
+            assert_eq!(
+                count,
+                b.child_count(y).unwrap(),
+                "{what}: child count of {:?}",
+                left.0.header
+            );
+            let (children_a, children_b) = (a.children(x).unwrap(), b.children(y).unwrap());
+            assert_eq!(
+                children_a.len(),
+                count,
+                "{what}: children of {:?}",
+                left.0.header
+            );
+            assert_eq!(
+                children_b.len(),
+                count,
+                "{what}: children of {:?}",
+                left.0.header
+            );
+            stack.extend(
+                children_a
+                    .into_iter()
+                    .zip(children_b)
+                    .map(|(x, y)| (x, y, depth + 1))
+                    .rev(),
+            );
+        }
+    }
+    nodes
+}
