@@ -6,6 +6,8 @@
 mod lazy_support;
 
 use lazy_support::{assert_same_tree, reference_traces, testdata_traces};
+use tracetree::TraceBytes;
+use tracetree::read::synth::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader};
 
 #[test]
@@ -38,5 +40,63 @@ fn rebuilt_lookup_structures_equal_eager() {
         assert!(matches!(lazy.report().status, IndexStatus::Rebuilt(_)));
         assert_eq!(&lazy.report().data, eager.report(), "{name}: data report");
         assert_same_tree(&lazy, &eager, &name);
+    }
+}
+
+/// Generated traces of every shape the synthetic writer makes.
+fn synthetic_shapes() -> Vec<(String, SynthOptions)> {
+    let mut shapes = Vec::new();
+    for (threads, block_bytes) in [(1, 4096), (3, 700), (4, 64 << 10)] {
+        for block_cell_last in [false, true] {
+            for crash in [
+                None,
+                Some(Crash {
+                    half_written_block: false,
+                }),
+                Some(Crash {
+                    half_written_block: true,
+                }),
+            ] {
+                let options = SynthOptions {
+                    threads,
+                    bytes: 300 << 10,
+                    block_bytes,
+                    seed: threads as u64 * 31 + block_bytes as u64,
+                    block_cell_last,
+                    crash,
+                };
+                shapes.push((format!("{options:?}"), options));
+            }
+        }
+    }
+    shapes
+}
+
+#[test]
+fn lazy_expansion_equals_eager_on_generated_traces() {
+    for (name, options) in synthetic_shapes() {
+        let (data, index) = synth::generate(&options);
+        let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+        for cache_bytes in [64 << 20, 8 << 10] {
+            let lazy = LazyTraceReader::options()
+                .cache_bytes(cache_bytes)
+                .open_bytes(
+                    TraceBytes::from_vec(data.clone()),
+                    Some(TraceBytes::from_vec(index.clone())),
+                )
+                .unwrap();
+            let report = lazy.report();
+            // A half-written last block is not covered by the index.
+            let half = options.crash.is_some_and(|c| c.half_written_block);
+            assert_eq!(report.index_used(), !half, "{name}: {:?}", report.status);
+            assert_eq!(&report.data, eager.report(), "{name}");
+            if options.crash.is_some() && !half {
+                assert_eq!(
+                    report.repaired_containers,
+                    eager.report().unfinished_containers
+                );
+            }
+            assert_same_tree(&lazy, &eager, &name);
+        }
     }
 }

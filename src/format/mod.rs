@@ -9,6 +9,7 @@ pub mod mutf8;
 pub mod object;
 pub mod offset;
 mod reference;
+pub mod skip;
 mod tracepoint;
 mod types;
 mod value;

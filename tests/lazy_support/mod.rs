@@ -128,3 +128,34 @@ pub fn assert_same_tree<A: TraceTree, B: TraceTree>(a: &A, b: &B, what: &str) ->
     }
     nodes
 }
+
+/// A small deterministic pseudo-random generator (xorshift64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        if n == 0 {
+            0
+        } else {
+            (self.0 % n as u64) as usize
+        }
+    }
+}
+
+/// Every eager node's event id, parent's event id and children's event ids.
+pub struct EagerIndex {
+    pub events: Vec<tracetree::format::offset::EventId>,
+    pub by_event: std::collections::HashMap<tracetree::format::offset::EventId, usize>,
+}
+
+impl EagerIndex {
+    pub fn new(trace: &tracetree::read::EagerTrace) -> Self {
+        let events: Vec<_> = trace.nodes().iter().map(|n| n.tracepoint.event()).collect();
+        let by_event = events.iter().enumerate().map(|(i, &e)| (e, i)).collect();
+        EagerIndex { events, by_event }
+    }
+}

@@ -45,8 +45,8 @@ pub use cache::{CacheStats, ContentRange, NodeData};
 
 use crate::error::{Error, Result};
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
-use crate::format::{DATA_MAGIC, Object, check_file_header};
-use crate::model::{Footer, TraceContext, Tracepoint, TracepointType};
+use crate::format::{DATA_MAGIC, Object, ObjectKind, check_file_header};
+use crate::model::{Footer, TraceContext, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::block_table::BlockTable;
 use crate::read::index::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, container_cell, index_path,
@@ -246,6 +246,16 @@ pub struct ThreadInfo {
     pub containers: usize,
 }
 
+/// How much of each tracepoint a walk reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkDetail {
+    /// Only the common header (type, event id, code location, thread): the
+    /// rest is skipped without being built.
+    Headers,
+    /// The whole tracepoint and footer, decoded in place.
+    Full,
+}
+
 /// One node met by [`LazyTraceReader::walk_thread`] or
 /// [`LazyTraceReader::walk_subtree`].
 #[derive(Debug)]
@@ -254,9 +264,11 @@ pub struct WalkNode<'a> {
     pub node: LazyNode,
     /// Its depth below where the walk started (0 = the start's level).
     pub depth: usize,
-    /// Its tracepoint, borrowed from the data file.
-    pub tracepoint: &'a Tracepoint<'a>,
-    /// Its footer (finished containers only).
+    /// Its common header.
+    pub header: TracepointHeader,
+    /// Its tracepoint, borrowed from the data file ([`WalkDetail::Full`] only).
+    pub tracepoint: Option<&'a Tracepoint<'a>>,
+    /// Its footer ([`WalkDetail::Full`], finished containers only).
     pub footer: Option<&'a Footer<'a>>,
 }
 
@@ -477,8 +489,9 @@ impl LazyTraceReader {
         }
         for slot in unordered {
             let mut found = None;
-            self.walk_scope(self.top_scope(slot), 0, &mut |walked| {
-                if walked.tracepoint.event() == event {
+            let scope = self.top_scope(slot);
+            self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
+                if walked.header.event == event {
                     found = Some(walked.node);
                 }
                 Ok(found.is_none())
@@ -532,16 +545,18 @@ impl LazyTraceReader {
     }
 
     /// Walks a thread's trees depth-first in pre-order by reading its
-    /// stream once from start to end: each tracepoint is decoded once, in
-    /// place, and nothing is cached (memory stays O(depth)). `f` returns
-    /// whether to go on.
+    /// stream once from start to end, each tracepoint in place, caching
+    /// nothing (memory stays O(depth)). `detail` says whether to decode
+    /// tracepoints and footers or only read headers. `f` returns whether to
+    /// go on.
     pub fn walk_thread(
         &self,
         thread: ThreadId,
+        detail: WalkDetail,
         mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
         if let Some(slot) = self.lookup.blocks.slot(thread) {
-            self.walk_scope(self.top_scope(slot), 0, &mut f)?;
+            self.walk_scope(self.top_scope(slot), 0, detail, &mut f)?;
         }
         Ok(())
     }
@@ -551,57 +566,41 @@ impl LazyTraceReader {
     pub fn walk_subtree(
         &self,
         node: LazyNode,
+        detail: WalkDetail,
         mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
         let slot = node.slot as usize;
-        let mut stream = self.stream(slot);
-        let (object, len) = stream.object(node.at, None)?;
-        let Object::Tracepoint(tracepoint) = object else {
-            return Err(unexpected(
-                &mut stream,
-                node.at,
-                object.kind(),
-                "expected a tracepoint at a node's offset",
-            ));
-        };
-        let Some(content) =
-            self.content_of(&mut stream, slot, node.at + len, &tracepoint, &mut None)?
-        else {
-            f(&WalkNode {
-                node,
-                depth: 0,
-                tracepoint: &tracepoint,
-                footer: None,
-            })?;
-            return Ok(());
-        };
-        let footer = self.footer_of(&mut stream, content, tracepoint.tracepoint_type())?;
+        let data = self.node(node)?;
         let walked = WalkNode {
             node,
             depth: 0,
-            tracepoint: &tracepoint,
-            footer: footer.as_ref().map(|(footer, _)| footer),
+            header: data.tracepoint.header,
+            tracepoint: (detail == WalkDetail::Full).then_some(&data.tracepoint),
+            footer: data.footer.as_ref().filter(|_| detail == WalkDetail::Full),
         };
-        if f(&walked)? {
+        if f(&walked)?
+            && let Some(content) = data.content
+        {
             let scope = Scope {
                 slot,
                 start: content.start,
                 end: content.end,
             };
-            self.walk_scope(scope, 1, &mut f)?;
+            self.walk_scope(scope, 1, detail, &mut f)?;
         }
         Ok(())
     }
 
     /// Counts the tracepoints of every thread by type, reading the threads'
-    /// streams in parallel.
+    /// streams in parallel (headers only).
     pub fn count_tracepoints(&self) -> Result<BTreeMap<TracepointType, u64>> {
         let per_thread: Vec<[u64; 12]> = (0..self.lookup.blocks.thread_count())
             .into_par_iter()
             .map(|slot| {
                 let mut counts = [0u64; 12];
-                self.walk_scope(self.top_scope(slot), 0, &mut |walked| {
-                    counts[walked.tracepoint.tracepoint_type() as usize] += 1;
+                let scope = self.top_scope(slot);
+                self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
+                    counts[walked.header.tracepoint_type as usize] += 1;
                     Ok(true)
                 })?;
                 Ok(counts)
@@ -702,20 +701,19 @@ impl LazyTraceReader {
             .ok_or_else(|| Error::NoSuchNode(format!("no end found for the container at {start}")))
     }
 
-    /// The content range of `tracepoint` (decoded at some offset, its
-    /// content starting at `start`), or `None` for a leaf.
+    /// The content range of the tracepoint with `header` whose content (if
+    /// it is a container) starts at `start`; `None` for a leaf.
     fn content_of(
         &self,
         stream: &mut Stream<'_>,
         slot: usize,
         start: LogicalOffset,
-        tracepoint: &Tracepoint<'_>,
+        header: &TracepointHeader,
         hint: &mut Option<usize>,
     ) -> Result<Option<ContentRange>> {
-        if !tracepoint.is_container() {
+        if !header.tracepoint_type.is_container() {
             return Ok(None);
         }
-        let header = &tracepoint.header;
         self.content_range(
             stream,
             slot,
@@ -760,7 +758,13 @@ impl LazyTraceReader {
                 "expected a tracepoint at a node's offset",
             ));
         };
-        let content = self.content_of(&mut stream, slot, node.at + len, &tracepoint, &mut None)?;
+        let content = self.content_of(
+            &mut stream,
+            slot,
+            node.at + len,
+            &tracepoint.header,
+            &mut None,
+        )?;
         let footer = match content {
             Some(content) => self
                 .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
@@ -776,47 +780,48 @@ impl LazyTraceReader {
 
     /// Calls `f` with each direct child of `scope` from offset `from` on,
     /// until `f` returns false; returns the offset after the last child seen.
+    /// Children are skipped, not decoded; a child container's subtree is
+    /// jumped over through its content range.
     fn scan_children(
         &self,
         scope: Scope,
         from: LogicalOffset,
-        mut f: impl FnMut(LogicalOffset, &Tracepoint<'_>) -> bool,
+        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
         let mut stream = self.stream(scope.slot);
         let mut hint = None;
         let mut at = from;
         while at < scope.end {
-            let (object, len) = stream.object(at, None)?;
-            match object {
-                Object::Tracepoint(tracepoint) => {
+            let (skipped, len) = stream.skip(at, None)?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
                     let child = at;
                     at = match self.content_of(
                         &mut stream,
                         scope.slot,
                         at + len,
-                        &tracepoint,
+                        &header,
                         &mut hint,
                     )? {
                         None => at + len,
                         Some(content) if content.finished => {
-                            content.end
-                                + stream.footer_len(content.end, tracepoint.tracepoint_type())?
+                            content.end + stream.footer_len(content.end, header.tracepoint_type)?
                         }
                         Some(content) => content.end,
                     };
-                    if !f(child, &tracepoint) {
+                    if !f(child, &header) {
                         break;
                     }
                 }
-                Object::BlockStart(_) | Object::BlockEnd | Object::Eof | Object::Footer(_) => {
+                (kind, _) if kind.is_reference() => at = at + len,
+                (kind, _) => {
                     return Err(unexpected(
                         &mut stream,
                         at,
-                        object.kind(),
+                        kind,
                         "among a container's children",
                     ));
                 }
-                _ => at = at + len, // a reference object between children
             }
         }
         Ok(at)
@@ -849,9 +854,9 @@ impl LazyTraceReader {
                 }
             }
         };
-        self.scan_children(scope, scope.start, |at, tracepoint| {
+        self.scan_children(scope, scope.start, |at, header| {
             if count % PAGE == 0 {
-                pages.push((at, tracepoint.event()));
+                pages.push((at, header.event));
             }
             page.push(at);
             count += 1;
@@ -889,8 +894,8 @@ impl LazyTraceReader {
         };
         let mut children = Vec::with_capacity(PAGE.min(64));
         let mut first_event = None;
-        self.scan_children(scope, from, |at, tracepoint| {
-            first_event.get_or_insert(tracepoint.event());
+        self.scan_children(scope, from, |at, header| {
+            first_event.get_or_insert(header.event);
             children.push(at);
             children.len() < PAGE
         })?;
@@ -1021,67 +1026,105 @@ impl LazyTraceReader {
         &self,
         scope: Scope,
         depth: usize,
+        detail: WalkDetail,
         f: &mut dyn FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<bool> {
         let slot = scope.slot;
         let mut stream = self.stream(slot);
         let mut hint = None;
-        // Containers entered: where their content ends, their footer's length.
-        let mut open: Vec<(LogicalOffset, u64)> = Vec::new();
+        // Containers entered: their type and content range.
+        let mut open: Vec<(TracepointType, ContentRange)> = Vec::new();
         let mut at = scope.start;
         loop {
-            while let Some(&(end, footer_len)) = open.last() {
-                if at < end {
+            while let Some(&(container, content)) = open.last() {
+                if at < content.end {
                     break;
                 }
-                at = end + footer_len;
+                at = if content.finished {
+                    content.end + stream.footer_len(content.end, container)?
+                } else {
+                    content.end
+                };
                 open.pop();
             }
             if at >= scope.end {
                 return Ok(true);
             }
-            let (object, len) = stream.object(at, None)?;
-            match object {
-                Object::Tracepoint(tracepoint) => {
-                    let node = LazyNode {
-                        slot: slot as u32,
-                        at,
-                    };
-                    let content =
-                        self.content_of(&mut stream, slot, at + len, &tracepoint, &mut hint)?;
-                    let footer = match content {
-                        Some(content) => {
-                            self.footer_of(&mut stream, content, tracepoint.tracepoint_type())?
-                        }
-                        None => None,
-                    };
-                    let walked = WalkNode {
-                        node,
-                        depth: depth + open.len(),
-                        tracepoint: &tracepoint,
-                        footer: footer.as_ref().map(|(footer, _)| footer),
-                    };
-                    if !f(&walked)? {
-                        return Ok(false);
+            let node = LazyNode {
+                slot: slot as u32,
+                at,
+            };
+            let depth = depth + open.len();
+            let (header, len, go_on) = if detail == WalkDetail::Full {
+                let (object, len) = stream.object(at, None)?;
+                let Object::Tracepoint(tracepoint) = object else {
+                    if object.kind().is_reference() {
+                        at = at + len;
+                        continue;
                     }
-                    match content {
-                        Some(content) => {
-                            open.push((content.end, footer.map_or(0, |(_, len)| len)));
-                            at = content.start;
-                        }
-                        None => at = at + len,
-                    }
-                }
-                Object::BlockStart(_) | Object::BlockEnd | Object::Eof | Object::Footer(_) => {
                     return Err(unexpected(
                         &mut stream,
                         at,
                         object.kind(),
                         "inside a thread's logical stream",
                     ));
+                };
+                let header = tracepoint.header;
+                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let footer = match content {
+                    Some(content) => {
+                        self.footer_of(&mut stream, content, header.tracepoint_type)?
+                    }
+                    None => None,
+                };
+                let walked = WalkNode {
+                    node,
+                    depth,
+                    header,
+                    tracepoint: Some(&tracepoint),
+                    footer: footer.as_ref().map(|(footer, _)| footer),
+                };
+                let go_on = f(&walked)?;
+                if let Some(content) = content {
+                    open.push((header.tracepoint_type, content));
                 }
-                _ => at = at + len,
+                (header, len, go_on)
+            } else {
+                let (skipped, len) = stream.skip(at, None)?;
+                let Some(header) = skipped.header else {
+                    if skipped.kind.is_reference() {
+                        at = at + len;
+                        continue;
+                    }
+                    return Err(unexpected(
+                        &mut stream,
+                        at,
+                        skipped.kind,
+                        "inside a thread's logical stream",
+                    ));
+                };
+                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let walked = WalkNode {
+                    node,
+                    depth,
+                    header,
+                    tracepoint: None,
+                    footer: None,
+                };
+                let go_on = f(&walked)?;
+                if let Some(content) = content {
+                    open.push((header.tracepoint_type, content));
+                }
+                (header, len, go_on)
+            };
+            if !go_on {
+                return Ok(false);
             }
+            at = if header.tracepoint_type.is_container() {
+                open.last().expect("just entered").1.start
+            } else {
+                at + len
+            };
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
+use crate::format::skip::{Skipped, skip_footer, skip_object};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
@@ -35,7 +36,7 @@ impl<'r> Stream<'r> {
     }
 
     /// A reader from `at` to the end of its block (objects never span blocks).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
         let (mut start, mut end, mut physical) = self.block;
         if !(start <= at.0 && at.0 < end) {
@@ -85,21 +86,43 @@ impl<'r> Stream<'r> {
         Ok(TracepointHeader::decode(&mut reader)?)
     }
 
+    /// Skips the object at `at` without building it: what it is, and its
+    /// length in bytes.
+    #[inline(always)]
+    pub(crate) fn skip(
+        &mut self,
+        at: LogicalOffset,
+        open: Option<TracepointType>,
+    ) -> Result<(Skipped, u64)> {
+        let mut reader = self.reader_at(at)?;
+        let skipped = skip_object(&mut reader, open)?;
+        Ok((skipped, reader.position() as u64))
+    }
+
     /// The length of the footer at `at` of a container of type `container`.
     pub(crate) fn footer_len(
         &mut self,
         at: LogicalOffset,
         container: TracepointType,
     ) -> Result<u64> {
-        match self.object(at, Some(container))? {
-            (Object::Footer(_), len) => Ok(len),
-            (other, _) => Err(unexpected(
-                self,
-                at,
-                other.kind(),
-                "expected the footer the index points at",
-            )),
+        let mut reader = self.reader_at(at)?;
+        let offset = reader.offset();
+        let kind = reader.u8()?;
+        if kind != ObjectKind::TracepointFooter as u8 {
+            return Err(crate::DecodeError::new(
+                offset,
+                match ObjectKind::from_byte(kind) {
+                    Some(found) => crate::DecodeErrorKind::UnexpectedObject {
+                        found,
+                        context: "expected the footer the index points at",
+                    },
+                    None => crate::DecodeErrorKind::UnknownObjectKind(kind),
+                },
+            )
+            .into());
         }
+        skip_footer(&mut reader, container)?;
+        Ok(reader.position() as u64)
     }
 }
 
@@ -166,11 +189,11 @@ impl Lookup {
         let mut at = from;
         let mut hint = None;
         while at < len {
-            let (object, object_len) = stream.object(at, open.last().map(|o| o.0))?;
-            match object {
-                Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
+            let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
                     let start = at + object_len;
-                    let container = tracepoint.tracepoint_type();
+                    let container = header.tracepoint_type;
                     match table.find_start(&self.cells, start, hint) {
                         Some(k) => {
                             hint = Some(k);
@@ -182,12 +205,12 @@ impl Lookup {
                             };
                         }
                         None => {
-                            open.push((container, tracepoint.event().0, start));
+                            open.push((container, header.event.0, start));
                             at = start;
                         }
                     }
                 }
-                Object::Footer(_) => {
+                (ObjectKind::TracepointFooter, _) => {
                     let (_, event, start) = open.pop().expect("a footer decodes only when open");
                     found.push(Unindexed {
                         event,
@@ -199,11 +222,11 @@ impl Lookup {
                         return Ok(found);
                     }
                 }
-                Object::BlockStart(_) | Object::BlockEnd | Object::Eof => {
+                (kind @ (ObjectKind::BlockStart | ObjectKind::BlockEnd | ObjectKind::Eof), _) => {
                     return Err(unexpected(
                         &mut stream,
                         at,
-                        object.kind(),
+                        kind,
                         "inside a thread's logical stream",
                     ));
                 }
