@@ -159,3 +159,23 @@ impl EagerIndex {
         EagerIndex { events, by_event }
     }
 }
+
+/// Expands every node of a lazy reader, returning the first error instead
+/// of panicking; also asks for each node's parent.
+pub fn expand_all(reader: &tracetree::read::LazyTraceReader) -> tracetree::Result<usize> {
+    let mut nodes: usize = 0;
+    for thread in reader.thread_ids() {
+        let mut stack = reader.roots(thread)?;
+        while let Some(node) = stack.pop() {
+            nodes += 1;
+            let data = reader.node(node)?;
+            reader.child_count(node)?;
+            if nodes.is_multiple_of(16) {
+                reader.parent(node)?;
+                reader.node_by_event(data.tracepoint().event())?;
+            }
+            stack.extend(reader.children(node)?);
+        }
+    }
+    Ok(nodes)
+}
