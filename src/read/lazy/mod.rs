@@ -1,0 +1,1167 @@
+//! [`LazyTraceReader`]: random access to a trace of any size. It maps the
+//! data and index files, keeps only lookup structures in memory (the block
+//! table, the reference objects' locations, one `u32` per container), and
+//! decodes a node, or a call's children, when asked. Decoded nodes and child
+//! lists live in a byte-bounded LRU cache and reload transparently after
+//! eviction.
+//!
+//! Loading a call's children scans only that call's own content: each child
+//! call's subtree is skipped by looking up its content range, so
+//! grandchildren are never decoded. A call with millions of children is
+//! paged ([`LazyTraceReader::children_range`] scans only the pages it needs).
+//!
+//! The reader is `Send + Sync`: any number of threads may expand nodes at
+//! once.
+//!
+//! ```no_run
+//! use tracetree::read::LazyTraceReader;
+//!
+//! let reader = LazyTraceReader::options()
+//!     .cache_bytes(16 << 20)
+//!     .open("program.trace")?;
+//! println!("index: {:?}", reader.report().status);
+//! for thread in reader.thread_ids() {
+//!     for root in reader.roots(thread)? {
+//!         let first = reader.children_range(root, 0, 100)?;
+//!         for child in first {
+//!             println!("{:?}", reader.node(child)?.tracepoint().tracepoint_type());
+//!         }
+//!     }
+//! }
+//! # Ok::<(), tracetree::Error>(())
+//! ```
+
+mod cache;
+mod stream;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use rayon::prelude::*;
+
+pub use cache::{CacheStats, ContentRange, NodeData};
+
+use crate::error::{Error, Result};
+use crate::format::offset::{EventId, LogicalOffset, ThreadId};
+use crate::format::{DATA_MAGIC, Object, ObjectKind, check_file_header};
+use crate::model::{Footer, TraceContext, Tracepoint, TracepointHeader, TracepointType};
+use crate::read::block_table::BlockTable;
+use crate::read::index::{
+    IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, container_cell, index_path,
+    load_index, rebuild_index,
+};
+use crate::storage::TraceBytes;
+use crate::tree::TraceTree;
+use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
+use stream::{Stream, unexpected};
+
+/// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
+/// offset. Cheap to copy; meaningful only for the reader that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LazyNode {
+    slot: u32,
+    at: LogicalOffset,
+}
+
+impl LazyNode {
+    /// The offset of the tracepoint in its thread's logical stream.
+    pub fn offset(&self) -> LogicalOffset {
+        self.at
+    }
+}
+
+/// What to do with a trace's index file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexChoice {
+    /// Use it when valid, else rebuild the lookup structures by scanning.
+    #[default]
+    UseOrRebuild,
+    /// Ignore it and rebuild.
+    Rebuild,
+    /// Use it; fail with [`Error::BrokenIndex`] when it is missing or broken.
+    Require,
+}
+
+/// How to open a [`LazyTraceReader`].
+#[derive(Debug, Clone)]
+pub struct LazyOptions {
+    cache_bytes: usize,
+    index: IndexChoice,
+    index_path: Option<PathBuf>,
+}
+
+impl Default for LazyOptions {
+    fn default() -> Self {
+        LazyOptions {
+            cache_bytes: LazyOptions::DEFAULT_CACHE_BYTES,
+            index: IndexChoice::default(),
+            index_path: None,
+        }
+    }
+}
+
+impl LazyOptions {
+    /// The default cache budget: 64 MiB.
+    pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+    /// Bytes the cache of decoded nodes and child lists may hold.
+    pub fn cache_bytes(mut self, bytes: usize) -> Self {
+        self.cache_bytes = bytes;
+        self
+    }
+
+    /// What to do with the index file.
+    pub fn index(mut self, choice: IndexChoice) -> Self {
+        self.index = choice;
+        self
+    }
+
+    /// Reads the index from `path` instead of the data file's path plus `.idx`.
+    pub fn index_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.index_path = Some(path.into());
+        self
+    }
+
+    /// Opens the data file at `path` and its index.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
+        let path = path.as_ref();
+        let data = TraceBytes::map(path)?;
+        let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
+        let index = if self.index == IndexChoice::Rebuild {
+            Err(IndexProblem::Requested)
+        } else {
+            TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
+        };
+        self.build(data, index, Some(index_path))
+    }
+
+    /// Opens a trace held in memory (or mapped by the caller).
+    pub fn open_bytes(
+        &self,
+        data: TraceBytes,
+        index: Option<TraceBytes>,
+    ) -> Result<LazyTraceReader> {
+        let index = match index {
+            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
+            Some(index) => Ok(index),
+            None => Err(IndexProblem::Missing("no index given".into())),
+        };
+        self.build(data, index, None)
+    }
+
+    fn build(
+        &self,
+        data: TraceBytes,
+        index: std::result::Result<TraceBytes, IndexProblem>,
+        path: Option<PathBuf>,
+    ) -> Result<LazyTraceReader> {
+        check_file_header(data.as_slice(), DATA_MAGIC)?;
+        let attempt = index.and_then(|index| {
+            let mut loaded = load_index(&data, index)?;
+            let repaired = repair(&data, &mut loaded)
+                .map_err(|error| IndexProblem::Inconsistent(error.to_string()))?;
+            Ok((loaded, repaired))
+        });
+        let (loaded, status, repaired) = match attempt {
+            Ok((loaded, repaired)) => {
+                let complete = loaded.complete;
+                (loaded, IndexStatus::Used { complete }, repaired)
+            }
+            Err(problem) => {
+                if self.index == IndexChoice::Require {
+                    return Err(Error::BrokenIndex(problem.to_string()));
+                }
+                (rebuild_index(&data)?, IndexStatus::Rebuilt(problem), 0)
+            }
+        };
+        let LoadedIndex {
+            lookup,
+            context,
+            references,
+            data: data_report,
+            complete: _,
+        } = loaded;
+        let report = IndexReport {
+            path,
+            status,
+            blocks: lookup
+                .blocks
+                .thread_ids()
+                .map(|thread| lookup.blocks.block_count(thread))
+                .sum(),
+            references,
+            containers: lookup.containers.iter().map(|table| table.len()).sum(),
+            repaired_containers: repaired,
+            data: data_report,
+        };
+        Ok(LazyTraceReader {
+            context: context.build(data.clone()),
+            data,
+            lookup,
+            resolved: RwLock::new(HashMap::new()),
+            cache: NodeCache::new(self.cache_bytes),
+            report,
+        })
+    }
+}
+
+/// Finds the containers an index without footer (or a data file without
+/// `EOF`) has no cell for: those the recorder never finished, and those it
+/// finished after it last wrote the index. Returns how many it found.
+fn repair(data: &TraceBytes, loaded: &mut LoadedIndex) -> Result<usize> {
+    if loaded.complete && !loaded.data.missing_eof {
+        return Ok(0);
+    }
+    let lookup = &mut loaded.lookup;
+    let mut repaired = 0;
+    let mut unfinished = 0;
+    for slot in 0..lookup.blocks.thread_count() {
+        let mut found = lookup.scan_unindexed(data.as_slice(), slot, LogicalOffset(0), None)?;
+        found.sort_by_key(|container| container.start);
+        let len = LogicalOffset(lookup.blocks.thread(slot).len);
+        let ids: Vec<u32> = found
+            .iter()
+            .map(|c| lookup.cells.push(container_cell(c.event, c.start, c.end)))
+            .collect();
+        repaired += found.len();
+        unfinished += found.iter().filter(|c| c.end == len).count();
+        lookup.containers[slot].merge(&lookup.cells, &ids);
+    }
+    loaded.data.unfinished_containers = unfinished;
+    Ok(repaired)
+}
+
+/// One recorded thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// The thread id of its blocks.
+    pub id: ThreadId,
+    /// Its blocks.
+    pub blocks: usize,
+    /// Bytes in its logical stream.
+    pub bytes: u64,
+    /// Containers with a known content range.
+    pub containers: usize,
+}
+
+/// How much of each tracepoint a walk reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkDetail {
+    /// Only the common header (type, event id, code location, thread): the
+    /// rest is skipped without being built.
+    Headers,
+    /// The whole tracepoint and footer, decoded in place.
+    Full,
+}
+
+/// One node met by [`LazyTraceReader::walk_thread`] or
+/// [`LazyTraceReader::walk_subtree`].
+#[derive(Debug)]
+pub struct WalkNode<'a> {
+    /// The node.
+    pub node: LazyNode,
+    /// Its depth below where the walk started (0 = the start's level).
+    pub depth: usize,
+    /// Its common header.
+    pub header: TracepointHeader,
+    /// Its tracepoint, borrowed from the data file ([`WalkDetail::Full`] only).
+    pub tracepoint: Option<&'a Tracepoint<'a>>,
+    /// Its footer ([`WalkDetail::Full`], finished containers only).
+    pub footer: Option<&'a Footer<'a>>,
+}
+
+/// A range of a thread's stream whose direct children are listed together:
+/// a container's content, or a thread's top level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Scope {
+    slot: usize,
+    start: LogicalOffset,
+    end: LogicalOffset,
+}
+
+/// A trace opened for random access. See the [module documentation](self).
+pub struct LazyTraceReader {
+    data: TraceBytes,
+    context: TraceContext,
+    lookup: Lookup,
+    /// Content ends of containers a used index had no cell for, found by
+    /// scanning on first need: (thread slot, content start) → end.
+    resolved: RwLock<HashMap<(usize, LogicalOffset), LogicalOffset>>,
+    cache: NodeCache,
+    report: IndexReport,
+}
+
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<LazyTraceReader>();
+};
+
+impl fmt::Debug for LazyTraceReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LazyTraceReader")
+            .field("data", &self.data)
+            .field("report", &self.report)
+            .field("cache", &self.cache.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LazyTraceReader {
+    /// Opens the data file at `path` with its index `PATH.idx` and the
+    /// default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        LazyOptions::default().open(path)
+    }
+
+    /// Options for opening a reader.
+    pub fn options() -> LazyOptions {
+        LazyOptions::default()
+    }
+
+    /// How the lookup structures were made, and what the data lacked.
+    pub fn report(&self) -> &IndexReport {
+        &self.report
+    }
+
+    /// The trace's reference objects (decoded on first use).
+    pub fn context(&self) -> &TraceContext {
+        &self.context
+    }
+
+    /// The blocks of every thread.
+    pub fn block_table(&self) -> &BlockTable {
+        &self.lookup.blocks
+    }
+
+    /// The threads, ascending by id.
+    pub fn thread_ids(&self) -> Vec<ThreadId> {
+        self.lookup.blocks.thread_ids().collect()
+    }
+
+    /// The threads with their sizes, ascending by id.
+    pub fn threads(&self) -> Vec<ThreadInfo> {
+        (0..self.lookup.blocks.thread_count())
+            .map(|slot| {
+                let blocks = self.lookup.blocks.thread(slot);
+                ThreadInfo {
+                    id: blocks.thread,
+                    blocks: blocks.block_count,
+                    bytes: blocks.len,
+                    containers: self.lookup.containers[slot].len(),
+                }
+            })
+            .collect()
+    }
+
+    /// A thread's name, when the trace recorded one.
+    pub fn thread_name(&self, thread: ThreadId) -> Option<String> {
+        self.context
+            .thread_name(thread)
+            .map(|name| name.decode().into_owned())
+    }
+
+    /// The thread a node belongs to.
+    pub fn node_thread(&self, node: LazyNode) -> ThreadId {
+        self.lookup.blocks.thread(node.slot as usize).thread
+    }
+
+    /// A thread's top-level tracepoints (normally its one root call).
+    pub fn roots(&self, thread: ThreadId) -> Result<Vec<LazyNode>> {
+        match self.lookup.blocks.slot(thread) {
+            Some(slot) => self.scope_children(self.top_scope(slot), 0, usize::MAX),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// A thread's first top-level tracepoint: its root call.
+    pub fn root(&self, thread: ThreadId) -> Result<Option<LazyNode>> {
+        match self.lookup.blocks.slot(thread) {
+            Some(slot) => Ok(self.scope_children(self.top_scope(slot), 0, 1)?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    /// A node's tracepoint, footer and content range.
+    pub fn node(&self, node: LazyNode) -> Result<Arc<NodeData>> {
+        let key = Key::Node {
+            slot: node.slot,
+            at: node.at.0,
+        };
+        if let Some(Entry::Node(data)) = self.cache.get(&key) {
+            return Ok(data);
+        }
+        let data = Arc::new(self.decode_node(node)?);
+        self.cache.insert(key, Entry::Node(Arc::clone(&data)));
+        Ok(data)
+    }
+
+    /// How many direct children a node has. The first call on a container
+    /// scans its content once (skipping the children's own subtrees).
+    pub fn child_count(&self, node: LazyNode) -> Result<usize> {
+        match self.scope(node)? {
+            Some(scope) if scope.start < scope.end => Ok(self.child_index(scope)?.count),
+            _ => Ok(0),
+        }
+    }
+
+    /// A node's direct children, in order.
+    pub fn children(&self, node: LazyNode) -> Result<Vec<LazyNode>> {
+        self.children_range(node, 0, usize::MAX)
+    }
+
+    /// The direct children `[from, from + count)` of a node (fewer at the
+    /// end). Scans only the pages of children asked for, plus, for pages
+    /// after the first, one scan of the content to find where pages start.
+    pub fn children_range(
+        &self,
+        node: LazyNode,
+        from: usize,
+        count: usize,
+    ) -> Result<Vec<LazyNode>> {
+        match self.scope(node)? {
+            Some(scope) => self.scope_children(scope, from, count),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The container a node is a direct child of; `None` for top-level nodes.
+    pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
+        let slot = node.slot as usize;
+        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let mut candidate = table.last_starting_at_or_before(cells, node.at);
+        while let Some(k) = candidate {
+            if node.at < table.end(cells, k) {
+                return self.container_node(slot, k).map(Some);
+            }
+            candidate = table.parent(cells, k);
+        }
+        Ok(None)
+    }
+
+    /// The node of the tracepoint with event id `event`.
+    ///
+    /// A container is found through the index; a leaf through the
+    /// containers around it, which needs event ids to ascend in each
+    /// thread's pre-order (they do in what real recorders write). A thread
+    /// where they do not is searched by a sequential scan.
+    pub fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
+        let cells = &self.lookup.cells;
+        for (slot, table) in self.lookup.containers.iter().enumerate() {
+            if let Some(k) = table.find_event(cells, event) {
+                return self.container_node(slot, k).map(Some);
+            }
+        }
+        // Threads where the container before `event` is nearest first.
+        let mut candidates: Vec<(u64, usize, Option<usize>)> = Vec::new();
+        let mut unordered = Vec::new();
+        for (slot, table) in self.lookup.containers.iter().enumerate() {
+            if !table.events_ascend() {
+                unordered.push(slot);
+                continue;
+            }
+            let before = table.last_event_below(cells, event);
+            let gap = before.map_or(u64::MAX, |k| {
+                (event.0 as i64 - table.event(cells, k).0 as i64) as u64
+            });
+            candidates.push((gap, slot, before));
+        }
+        candidates.sort_unstable();
+        for (_, slot, before) in candidates {
+            // The tracepoint is a child of that container or of one of its
+            // ancestors, or at the top level.
+            let table = &self.lookup.containers[slot];
+            let mut container = before;
+            loop {
+                let scope = match container {
+                    Some(k) => self.container_scope(slot, k),
+                    None => self.top_scope(slot),
+                };
+                if let Some(node) = self.find_child_by_event(scope, event)? {
+                    return Ok(Some(node));
+                }
+                match container {
+                    Some(k) => container = table.parent(cells, k),
+                    None => break,
+                }
+            }
+        }
+        for slot in unordered {
+            let mut found = None;
+            let scope = self.top_scope(slot);
+            self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
+                if walked.header.event == event {
+                    found = Some(walked.node);
+                }
+                Ok(found.is_none())
+            })?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Forgets everything cached for a node's subtree (its decoded
+    /// descendants and child lists); they reload when asked for again.
+    pub fn forget_children(&self, node: LazyNode) -> Result<()> {
+        let Some(scope) = self.scope(node)? else {
+            return Ok(());
+        };
+        let slot = node.slot;
+        let inside = |at: u64| scope.start.0 <= at && at < scope.end.0;
+        self.cache.remove_where(|key| match *key {
+            Key::Node { slot: s, at } => s == slot && inside(at),
+            Key::Index { slot: s, start } | Key::Page { slot: s, start, .. } => {
+                s == slot && (start == scope.start.0 || inside(start))
+            }
+        });
+        Ok(())
+    }
+
+    /// Empties the cache.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
+    /// What the cache holds.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// Heap bytes of the lookup structures (block table, container tables,
+    /// cells made in memory), which stay for the reader's lifetime; the
+    /// cache is bounded separately.
+    pub fn lookup_heap_bytes(&self) -> usize {
+        self.lookup.cells.heap_bytes()
+            + self
+                .lookup
+                .containers
+                .iter()
+                .map(|table| table.heap_bytes())
+                .sum::<usize>()
+            + self.report.blocks * 40
+    }
+
+    /// Walks a thread's trees depth-first in pre-order by reading its
+    /// stream once from start to end, each tracepoint in place, caching
+    /// nothing (memory stays O(depth)). `detail` says whether to decode
+    /// tracepoints and footers or only read headers. `f` returns whether to
+    /// go on.
+    pub fn walk_thread(
+        &self,
+        thread: ThreadId,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        if let Some(slot) = self.lookup.blocks.slot(thread) {
+            self.walk_scope(self.top_scope(slot), 0, detail, &mut f)?;
+        }
+        Ok(())
+    }
+
+    /// Walks a node and its descendants as [`walk_thread`](Self::walk_thread)
+    /// does; the node itself is at depth 0.
+    pub fn walk_subtree(
+        &self,
+        node: LazyNode,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let slot = node.slot as usize;
+        let data = self.node(node)?;
+        let walked = WalkNode {
+            node,
+            depth: 0,
+            header: data.tracepoint.header,
+            tracepoint: (detail == WalkDetail::Full).then_some(&data.tracepoint),
+            footer: data.footer.as_ref().filter(|_| detail == WalkDetail::Full),
+        };
+        if f(&walked)?
+            && let Some(content) = data.content
+        {
+            let scope = Scope {
+                slot,
+                start: content.start,
+                end: content.end,
+            };
+            self.walk_scope(scope, 1, detail, &mut f)?;
+        }
+        Ok(())
+    }
+
+    /// Counts the tracepoints of every thread by type, reading the threads'
+    /// streams in parallel (headers only).
+    pub fn count_tracepoints(&self) -> Result<BTreeMap<TracepointType, u64>> {
+        let per_thread: Vec<[u64; 12]> = (0..self.lookup.blocks.thread_count())
+            .into_par_iter()
+            .map(|slot| {
+                let mut counts = [0u64; 12];
+                let scope = self.top_scope(slot);
+                self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
+                    counts[walked.header.tracepoint_type as usize] += 1;
+                    Ok(true)
+                })?;
+                Ok(counts)
+            })
+            .collect::<Result<_>>()?;
+        let mut counts = BTreeMap::new();
+        for (index, kind) in TracepointType::ALL.into_iter().enumerate() {
+            let total: u64 = per_thread.iter().map(|c| c[index]).sum();
+            if total > 0 {
+                counts.insert(kind, total);
+            }
+        }
+        Ok(counts)
+    }
+
+    // ---- internals ----
+
+    fn stream(&self, slot: usize) -> Stream<'_> {
+        self.lookup.stream(self.data.as_slice(), slot)
+    }
+
+    fn top_scope(&self, slot: usize) -> Scope {
+        Scope {
+            slot,
+            start: LogicalOffset(0),
+            end: LogicalOffset(self.lookup.blocks.thread(slot).len),
+        }
+    }
+
+    fn container_scope(&self, slot: usize, k: usize) -> Scope {
+        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        Scope {
+            slot,
+            start: table.start(cells, k),
+            end: table.end(cells, k),
+        }
+    }
+
+    fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
+        Ok(self.node(node)?.content.map(|content| Scope {
+            slot: node.slot as usize,
+            start: content.start,
+            end: content.end,
+        }))
+    }
+
+    /// The content range of a container whose content starts at `start`:
+    /// from the index, else from an earlier scan, else by scanning now.
+    /// `hint` carries the last container found, for scans going forward.
+    fn content_range(
+        &self,
+        stream: &mut Stream<'_>,
+        slot: usize,
+        start: LogicalOffset,
+        container: TracepointType,
+        event: EventId,
+        hint: &mut Option<usize>,
+    ) -> Result<ContentRange> {
+        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let len = stream.len();
+        let end = match table.find_start(cells, start, *hint) {
+            Some(k) => {
+                *hint = Some(k);
+                table.end(cells, k)
+            }
+            None => self.resolve(slot, start, container, event)?,
+        };
+        Ok(ContentRange {
+            start,
+            end,
+            finished: end < len,
+        })
+    }
+
+    /// The end of a container the index has no cell for, by scanning.
+    fn resolve(
+        &self,
+        slot: usize,
+        start: LogicalOffset,
+        container: TracepointType,
+        event: EventId,
+    ) -> Result<LogicalOffset> {
+        let known = |resolved: &HashMap<_, _>| resolved.get(&(slot, start)).copied();
+        if let Some(end) = known(&self.resolved.read().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(end);
+        }
+        let found = self.lookup.scan_unindexed(
+            self.data.as_slice(),
+            slot,
+            start,
+            Some((container, event.0)),
+        )?;
+        let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
+        for container in found {
+            resolved.insert((slot, container.start), container.end);
+        }
+        known(&resolved)
+            .ok_or_else(|| Error::NoSuchNode(format!("no end found for the container at {start}")))
+    }
+
+    /// The content range of the tracepoint with `header` whose content (if
+    /// it is a container) starts at `start`; `None` for a leaf.
+    fn content_of(
+        &self,
+        stream: &mut Stream<'_>,
+        slot: usize,
+        start: LogicalOffset,
+        header: &TracepointHeader,
+        hint: &mut Option<usize>,
+    ) -> Result<Option<ContentRange>> {
+        if !header.tracepoint_type.is_container() {
+            return Ok(None);
+        }
+        self.content_range(
+            stream,
+            slot,
+            start,
+            header.tracepoint_type,
+            header.event,
+            hint,
+        )
+        .map(Some)
+    }
+
+    /// The footer of a container with `content`, and its length.
+    fn footer_of<'r>(
+        &self,
+        stream: &mut Stream<'r>,
+        content: ContentRange,
+        container: TracepointType,
+    ) -> Result<Option<(Footer<'r>, u64)>> {
+        if !content.finished {
+            return Ok(None);
+        }
+        match stream.object(content.end, Some(container))? {
+            (Object::Footer(footer), len) => Ok(Some((footer, len))),
+            (other, _) => Err(unexpected(
+                stream,
+                content.end,
+                other.kind(),
+                "expected the footer the index points at",
+            )),
+        }
+    }
+
+    fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
+        let slot = node.slot as usize;
+        let mut stream = self.stream(slot);
+        let (object, len) = stream.object(node.at, None)?;
+        let Object::Tracepoint(tracepoint) = object else {
+            return Err(unexpected(
+                &mut stream,
+                node.at,
+                object.kind(),
+                "expected a tracepoint at a node's offset",
+            ));
+        };
+        let content = self.content_of(
+            &mut stream,
+            slot,
+            node.at + len,
+            &tracepoint.header,
+            &mut None,
+        )?;
+        let footer = match content {
+            Some(content) => self
+                .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
+                .map(|(footer, _)| footer.into_owned()),
+            None => None,
+        };
+        Ok(NodeData {
+            tracepoint: tracepoint.into_owned(),
+            footer,
+            content,
+        })
+    }
+
+    /// Calls `f` with each direct child of `scope` from offset `from` on,
+    /// until `f` returns false; returns the offset after the last child seen.
+    /// Children are skipped, not decoded; a child container's subtree is
+    /// jumped over through its content range.
+    fn scan_children(
+        &self,
+        scope: Scope,
+        from: LogicalOffset,
+        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+    ) -> Result<LogicalOffset> {
+        let mut stream = self.stream(scope.slot);
+        let mut hint = None;
+        let mut at = from;
+        while at < scope.end {
+            let (skipped, len) = stream.skip(at, None)?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
+                    let child = at;
+                    at = match self.content_of(
+                        &mut stream,
+                        scope.slot,
+                        at + len,
+                        &header,
+                        &mut hint,
+                    )? {
+                        None => at + len,
+                        Some(content) if content.finished => {
+                            content.end + stream.footer_len(content.end, header.tracepoint_type)?
+                        }
+                        Some(content) => content.end,
+                    };
+                    if !f(child, &header) {
+                        break;
+                    }
+                }
+                (kind, _) if kind.is_reference() => at = at + len,
+                (kind, _) => {
+                    return Err(unexpected(
+                        &mut stream,
+                        at,
+                        kind,
+                        "among a container's children",
+                    ));
+                }
+            }
+        }
+        Ok(at)
+    }
+
+    /// Where each page of a scope's children starts; scans the scope once
+    /// and keeps the pages it passes while they take at most a quarter of
+    /// the cache.
+    fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
+        let key = Key::Index {
+            slot: scope.slot as u32,
+            start: scope.start.0,
+        };
+        if let Some(Entry::Index(index)) = self.cache.get(&key) {
+            return Ok(index);
+        }
+        let keep_pages = self.cache.budget() / 4 / (PAGE * 8);
+        let mut pages = Vec::new();
+        let mut page: Vec<LogicalOffset> = Vec::with_capacity(PAGE);
+        let mut count = 0;
+        let keep = |number: usize, page: &[LogicalOffset]| {
+            if number < keep_pages {
+                let key = Key::Page {
+                    slot: scope.slot as u32,
+                    start: scope.start.0,
+                    page: number as u32,
+                };
+                if !self.cache.contains(&key) {
+                    self.cache.insert(key, Entry::Page(page.into()));
+                }
+            }
+        };
+        self.scan_children(scope, scope.start, |at, header| {
+            if count % PAGE == 0 {
+                pages.push((at, header.event));
+            }
+            page.push(at);
+            count += 1;
+            if page.len() == PAGE {
+                keep(count / PAGE - 1, &page);
+                page.clear();
+            }
+            true
+        })?;
+        if !page.is_empty() {
+            keep(count / PAGE, &page);
+        }
+        let index = Arc::new(ChildIndex { count, pages });
+        self.cache.insert(key, Entry::Index(Arc::clone(&index)));
+        Ok(index)
+    }
+
+    /// Page `page` of a scope's child addresses.
+    fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
+        let key = Key::Page {
+            slot: scope.slot as u32,
+            start: scope.start.0,
+            page: page as u32,
+        };
+        if let Some(Entry::Page(found)) = self.cache.get(&key) {
+            return Ok(found);
+        }
+        let from = if page == 0 {
+            scope.start
+        } else {
+            match self.child_index(scope)?.pages.get(page) {
+                Some(&(at, _)) => at,
+                None => return Ok(Arc::from([])),
+            }
+        };
+        let mut children = Vec::with_capacity(PAGE.min(64));
+        let mut first_event = None;
+        self.scan_children(scope, from, |at, header| {
+            first_event.get_or_insert(header.event);
+            children.push(at);
+            children.len() < PAGE
+        })?;
+        let children: Arc<[LogicalOffset]> = children.into();
+        if page == 0 && children.len() < PAGE {
+            // The whole scope fit in one page: its child index is known too.
+            let index = ChildIndex {
+                count: children.len(),
+                pages: first_event
+                    .map(|event| vec![(children[0], event)])
+                    .unwrap_or_default(),
+            };
+            self.cache.insert(
+                Key::Index {
+                    slot: scope.slot as u32,
+                    start: scope.start.0,
+                },
+                Entry::Index(Arc::new(index)),
+            );
+        }
+        self.cache.insert(key, Entry::Page(Arc::clone(&children)));
+        Ok(children)
+    }
+
+    /// The children `[from, from + count)` of a scope.
+    fn scope_children(&self, scope: Scope, from: usize, count: usize) -> Result<Vec<LazyNode>> {
+        let mut out = Vec::new();
+        if count == 0 || scope.start >= scope.end {
+            return Ok(out);
+        }
+        let end = from.saturating_add(count);
+        let slot = scope.slot as u32;
+        let mut page = from / PAGE;
+        loop {
+            let children = self.page(scope, page)?;
+            let first = page * PAGE;
+            let (low, high) = (from.max(first) - first, (end - first).min(children.len()));
+            if low < high {
+                out.extend(children[low..high].iter().map(|&at| LazyNode { slot, at }));
+            }
+            if children.len() < PAGE || end <= first + PAGE {
+                return Ok(out);
+            }
+            page += 1;
+        }
+    }
+
+    /// The node of the `k`-th container of thread `slot`: its header is
+    /// found among its parent's children (the index knows only where its
+    /// content starts).
+    fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
+        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let parent = match table.parent(cells, k) {
+            Some(j) => self.container_scope(slot, j),
+            None => self.top_scope(slot),
+        };
+        let start = table.start(cells, k);
+        let missing = || {
+            Error::NoSuchNode(format!(
+                "no header for the container whose content starts at {start} in thread {}",
+                self.lookup.blocks.thread(slot).thread
+            ))
+        };
+        let index = self.child_index(parent)?;
+        let page = index
+            .pages
+            .partition_point(|&(at, _)| at < start)
+            .checked_sub(1)
+            .ok_or_else(missing)?;
+        let children = self.page(parent, page)?;
+        let at = children
+            .partition_point(|&at| at < start)
+            .checked_sub(1)
+            .map(|i| children[i])
+            .ok_or_else(missing)?;
+        let mut stream = self.stream(slot);
+        match stream.object(at, None)? {
+            (Object::Tracepoint(tracepoint), len)
+                if tracepoint.is_container() && at + len == start =>
+            {
+                Ok(LazyNode {
+                    slot: slot as u32,
+                    at,
+                })
+            }
+            _ => Err(missing()),
+        }
+    }
+
+    /// The direct child of `scope` with event id `event`; children's event
+    /// ids must ascend.
+    fn find_child_by_event(&self, scope: Scope, event: EventId) -> Result<Option<LazyNode>> {
+        if scope.start >= scope.end {
+            return Ok(None);
+        }
+        let index = self.child_index(scope)?;
+        let Some(page) = index
+            .pages
+            .partition_point(|&(_, first)| first <= event)
+            .checked_sub(1)
+        else {
+            return Ok(None);
+        };
+        let children = self.page(scope, page)?;
+        let mut stream = self.stream(scope.slot);
+        let (mut low, mut high) = (0, children.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            let found = stream.header(children[middle])?.event;
+            if found == event {
+                return Ok(Some(LazyNode {
+                    slot: scope.slot as u32,
+                    at: children[middle],
+                }));
+            }
+            if found < event {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        Ok(None)
+    }
+
+    /// The pre-order walk behind [`walk_thread`](Self::walk_thread): returns
+    /// false when `f` stopped it.
+    fn walk_scope(
+        &self,
+        scope: Scope,
+        depth: usize,
+        detail: WalkDetail,
+        f: &mut dyn FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<bool> {
+        let slot = scope.slot;
+        let mut stream = self.stream(slot);
+        let mut hint = None;
+        // Containers entered: their type and content range.
+        let mut open: Vec<(TracepointType, ContentRange)> = Vec::new();
+        let mut at = scope.start;
+        loop {
+            while let Some(&(container, content)) = open.last() {
+                if at < content.end {
+                    break;
+                }
+                at = if content.finished {
+                    content.end + stream.footer_len(content.end, container)?
+                } else {
+                    content.end
+                };
+                open.pop();
+            }
+            if at >= scope.end {
+                return Ok(true);
+            }
+            let node = LazyNode {
+                slot: slot as u32,
+                at,
+            };
+            let depth = depth + open.len();
+            let (header, len, go_on) = if detail == WalkDetail::Full {
+                let (object, len) = stream.object(at, None)?;
+                let Object::Tracepoint(tracepoint) = object else {
+                    if object.kind().is_reference() {
+                        at = at + len;
+                        continue;
+                    }
+                    return Err(unexpected(
+                        &mut stream,
+                        at,
+                        object.kind(),
+                        "inside a thread's logical stream",
+                    ));
+                };
+                let header = tracepoint.header;
+                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let footer = match content {
+                    Some(content) => {
+                        self.footer_of(&mut stream, content, header.tracepoint_type)?
+                    }
+                    None => None,
+                };
+                let walked = WalkNode {
+                    node,
+                    depth,
+                    header,
+                    tracepoint: Some(&tracepoint),
+                    footer: footer.as_ref().map(|(footer, _)| footer),
+                };
+                let go_on = f(&walked)?;
+                if let Some(content) = content {
+                    open.push((header.tracepoint_type, content));
+                }
+                (header, len, go_on)
+            } else {
+                let (skipped, len) = stream.skip(at, None)?;
+                let Some(header) = skipped.header else {
+                    if skipped.kind.is_reference() {
+                        at = at + len;
+                        continue;
+                    }
+                    return Err(unexpected(
+                        &mut stream,
+                        at,
+                        skipped.kind,
+                        "inside a thread's logical stream",
+                    ));
+                };
+                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let walked = WalkNode {
+                    node,
+                    depth,
+                    header,
+                    tracepoint: None,
+                    footer: None,
+                };
+                let go_on = f(&walked)?;
+                if let Some(content) = content {
+                    open.push((header.tracepoint_type, content));
+                }
+                (header, len, go_on)
+            };
+            if !go_on {
+                return Ok(false);
+            }
+            at = if header.tracepoint_type.is_container() {
+                open.last().expect("just entered").1.start
+            } else {
+                at + len
+            };
+        }
+    }
+}
+
+impl TraceTree for LazyTraceReader {
+    type Node = LazyNode;
+
+    fn context(&self) -> &TraceContext {
+        &self.context
+    }
+
+    fn thread_ids(&self) -> Vec<ThreadId> {
+        LazyTraceReader::thread_ids(self)
+    }
+
+    fn roots(&self, thread: ThreadId) -> Result<Vec<LazyNode>> {
+        LazyTraceReader::roots(self, thread)
+    }
+
+    fn visit<R>(
+        &self,
+        node: LazyNode,
+        f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> R,
+    ) -> Result<R> {
+        let data = self.node(node)?;
+        Ok(f(&data.tracepoint, data.footer.as_ref()))
+    }
+
+    fn child_count(&self, node: LazyNode) -> Result<usize> {
+        LazyTraceReader::child_count(self, node)
+    }
+
+    fn children(&self, node: LazyNode) -> Result<Vec<LazyNode>> {
+        LazyTraceReader::children(self, node)
+    }
+
+    fn children_range(&self, node: LazyNode, from: usize, count: usize) -> Result<Vec<LazyNode>> {
+        LazyTraceReader::children_range(self, node, from, count)
+    }
+}
