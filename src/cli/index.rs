@@ -13,7 +13,7 @@ use crate::format::index::{encode_index, parse_index};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index_observed};
 use crate::storage::TraceBytes;
 
-use super::info::index_path;
+use crate::read::index_path;
 
 pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     let data = TraceBytes::map(file)?;

@@ -1,6 +1,7 @@
 //! The `tracetree` command line: parsing (clap) and one function per
 //! command. Everything a command does is a library call.
 
+mod children;
 mod index;
 mod info;
 
@@ -11,9 +12,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, Result};
-use crate::format::offset::ThreadId;
+use crate::format::offset::{EventId, ThreadId};
 use crate::print::PrintOptions;
-use crate::read::EagerTrace;
+use crate::read::{EagerTrace, LazyTraceReader};
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
 /// format, version 22).
@@ -33,6 +34,9 @@ pub enum Command {
     Info {
         /// The data file (its index is `FILE.idx`).
         file: PathBuf,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
     },
     /// Dump every tracepoint as one JSON object per line.
     Dump {
@@ -44,6 +48,9 @@ pub enum Command {
         /// Only this thread (repeatable).
         #[arg(long = "thread", value_name = "ID")]
         threads: Vec<i32>,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
     },
     /// Rebuild a trace's index from its data file (in parallel) and write
     /// `FILE.idx` atomically, or check the existing one.
@@ -74,6 +81,27 @@ pub enum Command {
         /// deeper children fold into `... <N unloaded children>`.
         #[arg(long = "depth", value_name = "N")]
         depth: Option<usize>,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
+    },
+    /// Print one page of a call's children, as an IDE expanding one node
+    /// would: index, event id, child count and text of each child.
+    Children {
+        /// The data file.
+        file: PathBuf,
+        /// The event id of the call (or loop) to expand.
+        #[arg(long, value_name = "EVENT_ID")]
+        node: i32,
+        /// The first child to show (0-based).
+        #[arg(long, default_value_t = 0)]
+        from: usize,
+        /// How many children to show.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// End each line with its code location.
+        #[arg(long)]
+        verbose: bool,
     },
 }
 
@@ -103,7 +131,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
-        Command::Info { file } => info::run(&file, &mut out)?,
+        Command::Info { file, eager } => info::run(&file, eager, &mut out)?,
         Command::Index {
             file,
             check,
@@ -113,25 +141,44 @@ pub fn run(cli: Cli) -> Result<()> {
             file,
             format: DumpFormat::Jsonl,
             threads,
+            eager,
         } => {
-            let trace = EagerTrace::open(&file)?;
             let threads = thread_filter(&threads);
-            crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            if eager {
+                let trace = EagerTrace::open(&file)?;
+                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            } else {
+                let trace = LazyTraceReader::open(&file)?;
+                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            }
         }
         Command::Print {
             file,
             verbose,
             threads,
             depth,
+            eager,
         } => {
-            let trace = EagerTrace::open(&file)?;
             let options = PrintOptions {
                 verbose,
                 threads: thread_filter(&threads),
                 max_depth: depth,
             };
-            crate::print::print_trace(&trace, &options, &mut out)?;
+            if eager {
+                let trace = EagerTrace::open(&file)?;
+                crate::print::print_trace(&trace, &options, &mut out)?;
+            } else {
+                let trace = LazyTraceReader::open(&file)?;
+                crate::print::print_trace(&trace, &options, &mut out)?;
+            }
         }
+        Command::Children {
+            file,
+            node,
+            from,
+            count,
+            verbose,
+        } => children::run(&file, EventId(node), from, count, verbose, &mut out)?,
     }
     out.flush()?;
     Ok(())
