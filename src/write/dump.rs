@@ -31,14 +31,15 @@ use crate::format::offset::{
 };
 use crate::format::{DATA_MAGIC, INDEX_MAGIC, IndexCell, Object, ObjectKind, file_header};
 use crate::model::{
-    AccessLocation, DiffStatus, Footer, JavaStr, StringObject, ThreadName, TraceContext,
-    Tracepoint, TracepointBody, TracepointHeader, TracepointType, Value,
+    Footer, JavaStr, StringObject, ThreadName, TraceContext, Tracepoint, TracepointBody,
+    TracepointType, Value,
 };
 use crate::tree::{TraceTree, WalkStep, walk};
+use crate::write::build::{self, BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
+use crate::write::deps::{self, ReferenceSink};
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::{ThreadRecorder, TraceRecorder};
-use crate::write::resolve::UNTRACKED_RESULT;
 use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, IntoJavaStr, LeafSpec};
 
 /// How a [`DumpWriter`] writes values.
@@ -67,22 +68,12 @@ enum Entry {
     Footer(Footer<'static>),
 }
 
-/// A container entered and not yet exited.
-#[derive(Debug, Clone, Copy)]
-struct OpenContainer {
-    tracepoint_type: TracepointType,
-    code_location: CodeLocationId,
-    loop_id: i32,
-    /// Iterations entered so far (loops only).
-    iterations: i32,
-}
-
 /// One thread's name and tree.
 #[derive(Debug, Clone)]
 struct ThreadLog {
     name: JavaStr<'static>,
     entries: Vec<Entry>,
-    open: Vec<OpenContainer>,
+    open: ContainerStack,
 }
 
 /// A trace collected in memory and written as one block per thread.
@@ -289,24 +280,7 @@ impl DumpWriter {
             canonicalize_tracepoint(&mut tracepoint);
         }
         let log = self.thread_log(thread)?;
-        if let TracepointBody::LoopIteration { .. } = tracepoint.body
-            && let Some(parent) = log.open.last_mut()
-        {
-            parent.iterations = parent.iterations.saturating_add(1);
-        }
-        if tracepoint.is_container() {
-            let loop_id = match tracepoint.body {
-                TracepointBody::Loop { loop_id }
-                | TracepointBody::LoopIteration { loop_id, .. } => loop_id,
-                _ => 0,
-            };
-            log.open.push(OpenContainer {
-                tracepoint_type: tracepoint.tracepoint_type(),
-                code_location: tracepoint.header.code_location,
-                loop_id,
-                iterations: 0,
-            });
-        }
+        log.open.push(&tracepoint);
         log.entries.push(Entry::Tracepoint(tracepoint));
         self.events.insert(event);
         self.next_event = self.next_event.max(event as i64 + 1);
@@ -319,28 +293,7 @@ impl DumpWriter {
         check_footer(footer)?;
         let canonicalize = self.options.canonicalize_nan;
         let log = self.thread_log(thread)?;
-        let expected = match footer {
-            Footer::MethodCall { .. } => TracepointType::MethodCall,
-            Footer::Loop { .. } => TracepointType::Loop,
-            Footer::LoopIteration => TracepointType::LoopIteration,
-        };
-        match log.open.last() {
-            Some(open) if open.tracepoint_type == expected => {}
-            Some(open) => {
-                return Err(Error::Usage(format!(
-                    "a {} footer cannot close the open {}",
-                    expected.name(),
-                    open.tracepoint_type.name()
-                )));
-            }
-            None => {
-                return Err(Error::Usage(format!(
-                    "a {} footer with no open container in thread {thread}",
-                    expected.name()
-                )));
-            }
-        }
-        log.open.pop();
+        log.open.pop(footer, thread)?;
         let mut footer = footer.clone().into_owned();
         if canonicalize && let Footer::MethodCall { result, .. } = &mut footer {
             canonicalize_value(result);
@@ -397,12 +350,12 @@ impl DumpWriter {
 
     fn check_finished(&self) -> Result<()> {
         for (position, log) in self.threads.iter().enumerate() {
-            if let Some(open) = log.open.last() {
+            if let Some(open) = log.open.innermost() {
                 return Err(Error::Usage(format!(
                     "thread {position} ({}) has {} open container(s), innermost a {}; \
                      exit them (a call may exit as CallOutcome::Unfinished) before saving",
                     log.name,
-                    log.open.len(),
+                    log.open.depth(),
                     open.tracepoint_type.name()
                 )));
             }
@@ -562,6 +515,22 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+impl<D: Write, I: Write> ReferenceSink for Emitter<'_, D, I> {
+    /// Whether `id` of `kind` still has to be written (and marks it written).
+    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
+        self.saved[kind as usize].insert(id)
+    }
+
+    /// Writes a reference object and its cell.
+    fn reference(&mut self, object: &Object<'_>) -> Result<()> {
+        let start = self.data.position as i64;
+        object.encode(&mut self.data)?;
+        let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
+        // The reference writer stores −1 relative to the block's payload.
+        self.cell(kind, id, start, self.data_start as i64 - 1)
+    }
+}
+
 /// Writes blocks: reference objects on first use, tracepoints, cells.
 struct Emitter<'a, D: Write, I: Write> {
     pool: &'a ReferencePool,
@@ -591,20 +560,6 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
         self.data.position - self.data_start
     }
 
-    /// Whether `id` of `kind` still has to be written (and marks it written).
-    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
-        self.saved[kind as usize].insert(id)
-    }
-
-    /// Writes a reference object and its cell.
-    fn reference(&mut self, object: &Object<'_>) -> Result<()> {
-        let start = self.data.position as i64;
-        object.encode(&mut self.data)?;
-        let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
-        // The reference writer stores −1 relative to the block's payload.
-        self.cell(kind, id, start, self.data_start as i64 - 1)
-    }
-
     fn block(&mut self, thread: ThreadId, log: &ThreadLog) -> Result<()> {
         let block_start = self.data.position;
         Object::BlockStart(thread).encode(&mut self.data)?;
@@ -630,51 +585,7 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
     }
 
     fn tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
-        self.code_location(tracepoint.header.code_location)?;
-        match &tracepoint.body {
-            TracepointBody::MethodCall {
-                method,
-                receiver,
-                arguments,
-                ..
-            } => {
-                self.method(*method)?;
-                self.value(receiver)?;
-                arguments.iter().try_for_each(|v| self.value(v))?;
-            }
-            TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
-            TracepointBody::ReadField {
-                field,
-                receiver,
-                value,
-            }
-            | TracepointBody::WriteField {
-                field,
-                receiver,
-                value,
-            } => {
-                self.field(*field)?;
-                self.value(receiver)?;
-                self.value(value)?;
-            }
-            TracepointBody::ReadArray { array, value, .. }
-            | TracepointBody::WriteArray { array, value, .. } => {
-                self.value(array)?;
-                self.value(value)?;
-            }
-            TracepointBody::ReadLocal { variable, value }
-            | TracepointBody::WriteLocal { variable, value } => {
-                self.variable(*variable)?;
-                self.value(value)?;
-            }
-            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
-                self.value(exception)?;
-            }
-            TracepointBody::SnapshotBreakpoint { stack, values, .. } => {
-                stack.iter().try_for_each(|&l| self.code_location(l))?;
-                values.iter().try_for_each(|v| self.value(v))?;
-            }
-        }
+        deps::before_tracepoint(self.pool, self, tracepoint)?;
         tracepoint.encode(&mut self.data)?;
         if tracepoint.is_container() {
             let start = self.logical_position();
@@ -684,9 +595,7 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
     }
 
     fn footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        if let Footer::MethodCall { result, .. } = footer {
-            self.value(result)?;
-        }
+        deps::before_footer(self.pool, self, footer)?;
         let footer_position = self.logical_position();
         footer.encode(&mut self.data)?;
         let (event, start) = self
@@ -699,135 +608,6 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
             start as i64,
             footer_position as i64,
         )
-    }
-
-    fn value(&mut self, value: &Value<'_>) -> Result<()> {
-        match value {
-            Value::Object { class, fields, .. } => {
-                self.class(*class)?;
-                fields.iter().try_for_each(|(_, v)| self.value(v))
-            }
-            Value::Array {
-                class, elements, ..
-            } => {
-                self.class(*class)?;
-                elements.iter().try_for_each(|v| self.value(v))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn class(&mut self, id: ClassId) -> Result<()> {
-        if !self.first_use(ObjectKind::ClassDescriptor, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        self.reference(&Object::ClassDescriptor(pool.class(id)?.clone()))
-    }
-
-    fn method(&mut self, id: MethodId) -> Result<()> {
-        if !self.first_use(ObjectKind::MethodDescriptor, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        let method = pool.method(id)?;
-        self.class(method.class)?;
-        self.reference(&Object::MethodDescriptor(method.clone()))
-    }
-
-    fn field(&mut self, id: FieldId) -> Result<()> {
-        if !self.first_use(ObjectKind::FieldDescriptor, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        let field = pool.field(id)?;
-        self.class(field.class)?;
-        self.reference(&Object::FieldDescriptor(field.clone()))
-    }
-
-    fn variable(&mut self, id: VariableId) -> Result<()> {
-        if !self.first_use(ObjectKind::VariableDescriptor, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        self.reference(&Object::VariableDescriptor(pool.variable(id)?.clone()))
-    }
-
-    /// A shared string; −1 (unknown) is not an object.
-    fn string(&mut self, id: StringId) -> Result<()> {
-        if id.0 == -1 || !self.first_use(ObjectKind::String, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        let value = pool.string(id)?.clone();
-        self.reference(&Object::String(StringObject { id, value }))
-    }
-
-    /// An access path: the paths it names by index first (depth-first,
-    /// innermost first), then every variable and field of all those paths,
-    /// then the paths themselves.
-    fn access_path(&mut self, root: AccessPathId) -> Result<()> {
-        let pool = self.pool;
-        let mut order: Vec<AccessPathId> = Vec::new();
-        let mut visited: HashSet<i32> = HashSet::from([root.0]);
-        // (path, index of the next location to look at)
-        let mut stack: Vec<(AccessPathId, usize)> = vec![(root, 0)];
-        while let Some((path, next)) = stack.last_mut() {
-            let locations = &pool.access_path(*path)?.locations;
-            match locations.get(*next) {
-                Some(location) => {
-                    *next += 1;
-                    if let AccessLocation::ArrayElementByName(inner) = *location
-                        && visited.insert(inner.0)
-                    {
-                        stack.push((inner, 0));
-                    }
-                }
-                None => {
-                    order.push(*path);
-                    stack.pop();
-                }
-            }
-        }
-        for &path in &order {
-            for location in &pool.access_path(path)?.locations {
-                match *location {
-                    AccessLocation::Local(variable) => self.variable(variable)?,
-                    AccessLocation::StaticField(field) | AccessLocation::ObjectField(field) => {
-                        self.field(field)?
-                    }
-                    AccessLocation::ArrayIndex(_) | AccessLocation::ArrayElementByName(_) => {}
-                }
-            }
-        }
-        for path in order {
-            if self.first_use(ObjectKind::AccessPath, path.0) {
-                self.reference(&Object::AccessPath(pool.access_path(path)?.clone()))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A code location; −1 (unknown) is not an object.
-    fn code_location(&mut self, id: CodeLocationId) -> Result<()> {
-        if id.0 == -1 || !self.first_use(ObjectKind::CodeLocation, id.0) {
-            return Ok(());
-        }
-        let pool = self.pool;
-        let location = pool.code_location(id)?;
-        self.string(location.file_name)?;
-        self.string(location.class_name)?;
-        self.string(location.method_name)?;
-        if let Some(path) = location.access_path {
-            self.access_path(path)?;
-        }
-        for path in location.argument_paths.iter().flatten() {
-            self.access_path(*path)?;
-        }
-        for local in &location.locals {
-            self.string(local.name)?;
-        }
-        self.reference(&Object::CodeLocation(location.clone()))
     }
 }
 
@@ -849,7 +629,7 @@ impl TraceRecorder for DumpWriter {
         self.threads.push(ThreadLog {
             name: name.into_owned(),
             entries: Vec::new(),
-            open: Vec::new(),
+            open: ContainerStack::default(),
         });
         Ok(ThreadId(id))
     }
@@ -864,51 +644,39 @@ impl TraceRecorder for DumpWriter {
 }
 
 impl DumpThread<'_> {
-    fn open(&self) -> &[OpenContainer] {
+    fn log(&self) -> Option<&ThreadLog> {
         usize::try_from(self.thread.0)
             .ok()
             .and_then(|index| self.writer.threads.get(index))
-            .map_or(&[], |log| &log.open[..])
+    }
+}
+
+impl BuildTarget for DumpThread<'_> {
+    fn thread(&self) -> ThreadId {
+        self.thread
     }
 
-    /// Adds a tracepoint with the next event id.
-    fn push(
-        &mut self,
-        tracepoint_type: TracepointType,
-        code_location: CodeLocationId,
-        body: TracepointBody<'static>,
-    ) -> Result<EventId> {
-        let event = self.writer.next_event_id()?;
-        let tracepoint = Tracepoint {
-            header: TracepointHeader {
-                tracepoint_type,
-                code_location,
-                thread: self.thread,
-                event,
-                diff_status: DiffStatus::None,
-            },
-            child_diff_statuses: Vec::new(),
-            body,
-        };
-        self.writer.push_tracepoint(self.thread, &tracepoint)?;
-        Ok(event)
+    fn pool(&self) -> &ReferencePool {
+        &self.writer.pool
     }
 
-    /// Fails unless the innermost open container is of type `expected`.
     fn expect_open(&self, expected: TracepointType, action: &str) -> Result<OpenContainer> {
-        match self.open().last() {
-            Some(open) if open.tracepoint_type == expected => Ok(*open),
-            Some(open) => Err(Error::Usage(format!(
-                "{action}: the innermost open container of thread {} is a {}, not a {}",
-                self.thread,
-                open.tracepoint_type.name(),
-                expected.name()
-            ))),
-            None => Err(Error::Usage(format!(
-                "{action}: thread {} has no open container",
-                self.thread
-            ))),
+        match self.log() {
+            Some(log) => log.open.expect(expected, action, self.thread),
+            None => ContainerStack::default().expect(expected, action, self.thread),
         }
+    }
+
+    fn next_event(&mut self) -> Result<EventId> {
+        self.writer.next_event_id()
+    }
+
+    fn add_tracepoint(&mut self, tracepoint: Tracepoint<'static>) -> Result<()> {
+        self.writer.push_tracepoint(self.thread, &tracepoint)
+    }
+
+    fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {
+        self.writer.push_footer(self.thread, &footer)
     }
 }
 
@@ -918,7 +686,7 @@ impl ThreadRecorder for DumpThread<'_> {
     }
 
     fn depth(&self) -> usize {
-        self.open().len()
+        self.log().map_or(0, |log| log.open.depth())
     }
 
     fn enter_call(
@@ -926,190 +694,30 @@ impl ThreadRecorder for DumpThread<'_> {
         at: Option<&CodeLocationSpec<'_>>,
         call: CallSpec<'_>,
     ) -> Result<EventId> {
-        let pool = &mut self.writer.pool;
-        let code_location = pool.intern_code_location(at)?;
-        let method = pool.intern_method(call.method)?;
-        let receiver = pool.intern_value(&call.receiver)?;
-        let arguments = call
-            .arguments
-            .iter()
-            .map(|argument| pool.intern_value(argument))
-            .collect::<Result<Vec<_>>>()?;
-        let body = TracepointBody::MethodCall {
-            method,
-            receiver,
-            arguments,
-            flags: i16::from(call.incomplete),
-        };
-        self.push(TracepointType::MethodCall, code_location, body)
+        build::enter_call(self, at, call)
     }
 
     fn exit_call(&mut self, outcome: CallOutcome<'_>) -> Result<()> {
-        self.expect_open(TracepointType::MethodCall, "exit_call")?;
-        let footer = match outcome {
-            CallOutcome::Returned(value) => Footer::MethodCall {
-                result: self.writer.pool.intern_value(&value)?,
-                exception: JavaStr::new(""),
-            },
-            CallOutcome::Threw(exception) => {
-                if exception.is_empty() {
-                    // An empty name is the format's "no exception".
-                    return Err(Error::Usage(
-                        "a call that threw needs the exception's class name".to_string(),
-                    ));
-                }
-                check_str(&exception, "exception class name")?;
-                Footer::MethodCall {
-                    result: Value::Null,
-                    exception: exception.into_owned(),
-                }
-            }
-            CallOutcome::Unfinished => Footer::unfinished_method(),
-            CallOutcome::Untracked => Footer::MethodCall {
-                result: Value::String(JavaStr::new(UNTRACKED_RESULT)),
-                exception: JavaStr::new(""),
-            },
-        };
-        self.writer.push_footer(self.thread, &footer)
+        build::exit_call(self, outcome)
     }
 
     fn enter_loop(&mut self, at: Option<&CodeLocationSpec<'_>>, loop_id: i32) -> Result<EventId> {
-        let code_location = self.writer.pool.intern_code_location(at)?;
-        self.push(
-            TracepointType::Loop,
-            code_location,
-            TracepointBody::Loop { loop_id },
-        )
+        build::enter_loop(self, at, loop_id)
     }
 
     fn enter_iteration(&mut self) -> Result<EventId> {
-        let open = self.expect_open(TracepointType::Loop, "enter_iteration")?;
-        self.push(
-            TracepointType::LoopIteration,
-            open.code_location,
-            TracepointBody::LoopIteration {
-                loop_id: open.loop_id,
-                iteration: open.iterations,
-            },
-        )
+        build::enter_iteration(self)
     }
 
     fn exit_iteration(&mut self) -> Result<()> {
-        self.expect_open(TracepointType::LoopIteration, "exit_iteration")?;
-        self.writer.push_footer(self.thread, &Footer::LoopIteration)
+        build::exit_iteration(self)
     }
 
     fn exit_loop(&mut self, iterations: i32) -> Result<()> {
-        self.expect_open(TracepointType::Loop, "exit_loop")?;
-        self.writer
-            .push_footer(self.thread, &Footer::Loop { iterations })
+        build::exit_loop(self, iterations)
     }
 
     fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, leaf: LeafSpec<'_>) -> Result<EventId> {
-        let pool = &mut self.writer.pool;
-        let code_location = pool.intern_code_location(at)?;
-        let (tracepoint_type, body) = match leaf {
-            LeafSpec::ReadArray {
-                array,
-                index,
-                value,
-            } => (
-                TracepointType::ReadArray,
-                TracepointBody::ReadArray {
-                    array: pool.intern_value(&array)?,
-                    index,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::WriteArray {
-                array,
-                index,
-                value,
-            } => (
-                TracepointType::WriteArray,
-                TracepointBody::WriteArray {
-                    array: pool.intern_value(&array)?,
-                    index,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::ReadLocal { variable, value } => (
-                TracepointType::ReadLocal,
-                TracepointBody::ReadLocal {
-                    variable: pool.intern_variable(variable)?,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::WriteLocal { variable, value } => (
-                TracepointType::WriteLocal,
-                TracepointBody::WriteLocal {
-                    variable: pool.intern_variable(variable)?,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::ReadField {
-                field,
-                receiver,
-                value,
-            } => (
-                TracepointType::ReadField,
-                TracepointBody::ReadField {
-                    field: pool.intern_field(field)?,
-                    receiver: pool.intern_value(&receiver)?,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::WriteField {
-                field,
-                receiver,
-                value,
-            } => (
-                TracepointType::WriteField,
-                TracepointBody::WriteField {
-                    field: pool.intern_field(field)?,
-                    receiver: pool.intern_value(&receiver)?,
-                    value: pool.intern_value(&value)?,
-                },
-            ),
-            LeafSpec::Breakpoint(breakpoint) => {
-                let stack = breakpoint
-                    .stack
-                    .iter()
-                    .map(|frame| pool.intern_code_location(frame.as_ref()))
-                    .collect::<Result<Vec<_>>>()?;
-                let values = breakpoint
-                    .values
-                    .iter()
-                    .map(|value| pool.intern_value(value))
-                    .collect::<Result<Vec<_>>>()?;
-                if let Some(trace_id) = &breakpoint.trace_id {
-                    check_str(trace_id, "trace id")?;
-                }
-                (
-                    TracepointType::SnapshotBreakpoint,
-                    TracepointBody::SnapshotBreakpoint {
-                        uuid_high: (breakpoint.uuid >> 64) as u64 as i64,
-                        uuid_low: breakpoint.uuid as u64 as i64,
-                        stack,
-                        millis: breakpoint.millis,
-                        values,
-                        trace_id: breakpoint.trace_id.map(JavaStr::into_owned),
-                    },
-                )
-            }
-            LeafSpec::Throw { exception } => (
-                TracepointType::Throw,
-                TracepointBody::Throw {
-                    exception: pool.intern_value(&exception)?,
-                },
-            ),
-            LeafSpec::Catch { exception } => (
-                TracepointType::Catch,
-                TracepointBody::Catch {
-                    exception: pool.intern_value(&exception)?,
-                },
-            ),
-        };
-        self.push(tracepoint_type, code_location, body)
+        build::leaf(self, at, leaf)
     }
 }

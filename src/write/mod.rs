@@ -1,20 +1,25 @@
 //! Writers: the builder API ([`TraceRecorder`], [`ThreadRecorder`]) through
 //! which a trace is recorded by name and value, the specs callers describe
-//! classes, methods, fields, code locations and values with, and
-//! [`DumpWriter`], which collects a trace in memory and writes it as the
-//! reference collect-and-dump writer does.
+//! classes, methods, fields, code locations and values with, and two
+//! writers: [`DumpWriter`], which collects a trace in memory and writes it as
+//! the reference collect-and-dump writer does, and [`StreamingWriter`],
+//! which writes it while it is recorded, from many threads, as the
+//! reference streaming writer does.
 //!
 //! Writers intern every reference object themselves and number tracepoints
 //! from one trace-wide counter; the format's codecs in
 //! [`format`](crate::format) do the encoding.
 
+mod build;
 mod check;
+mod deps;
 mod dump;
 mod pool;
 mod recorder;
 mod resolve;
 pub mod samples;
 mod spec;
+mod streaming;
 
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
 pub use recorder::{ThreadRecorder, TraceRecorder};
@@ -22,3 +27,4 @@ pub use spec::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
     IntoJavaStr, LeafSpec, LocalSpec, MethodSpec, ValueSpec, VariableSpec, array_type, class_type,
 };
+pub use streaming::{StreamingOptions, StreamingSummary, StreamingThread, StreamingWriter};

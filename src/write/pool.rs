@@ -3,9 +3,15 @@
 //! interns what it refers to first and assigns each new object the next free
 //! id of its kind; objects given with their ids (copied from another trace)
 //! keep them.
+//!
+//! The pool is shared by every producer thread of a streaming writer, so each
+//! kind's table sits behind its own read-write lock: interning an object that
+//! is already there (the common case) takes only read locks, and producers
+//! interning different kinds never wait for each other.
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::{Error, Result};
 use crate::format::offset::{
@@ -37,43 +43,66 @@ type CodeLocationKey = (
 #[derive(Debug)]
 struct Table<K, V> {
     kind: ObjectKind,
+    objects: RwLock<Objects<K, V>>,
+}
+
+#[derive(Debug)]
+struct Objects<K, V> {
     by_key: HashMap<K, i32>,
     by_id: HashMap<i32, V>,
     /// Greater than every id in the table.
     next_id: i64,
 }
 
-impl<K: Hash + Eq, V: PartialEq> Table<K, V> {
+impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
     fn new(kind: ObjectKind) -> Self {
         Table {
             kind,
-            by_key: HashMap::new(),
-            by_id: HashMap::new(),
-            next_id: 0,
+            objects: RwLock::new(Objects {
+                by_key: HashMap::new(),
+                by_id: HashMap::new(),
+                next_id: 0,
+            }),
         }
+    }
+
+    // A panic while a lock is held cannot leave a table half-updated (every
+    // update is one insertion), so a poisoned lock is used as is.
+    fn read(&self) -> RwLockReadGuard<'_, Objects<K, V>> {
+        self.objects.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Objects<K, V>> {
+        self.objects.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The id of the object with content `key`, made by `make` with the next
     /// free id if the table has none.
-    fn intern(&mut self, key: K, make: impl FnOnce(i32) -> V) -> Result<i32> {
-        if let Some(&id) = self.by_key.get(&key) {
+    fn intern(&self, key: K, make: impl FnOnce(i32) -> V) -> Result<i32> {
+        if let Some(&id) = self.read().by_key.get(&key) {
             return Ok(id);
         }
-        let id = i32::try_from(self.next_id)
+        let mut objects = self.write();
+        // Another thread may have added it between the two locks.
+        if let Some(&id) = objects.by_key.get(&key) {
+            return Ok(id);
+        }
+        let id = i32::try_from(objects.next_id)
             .map_err(|_| Error::Usage(format!("more than {} {} objects", i32::MAX, self.kind)))?;
-        self.next_id += 1;
-        self.by_key.insert(key, id);
-        self.by_id.insert(id, make(id));
+        objects.next_id += 1;
+        objects.by_key.insert(key, id);
+        objects.by_id.insert(id, make(id));
         Ok(id)
     }
 
     /// Adds `value` with its own `id`. Adding an equal object again is
     /// allowed; a different object with a taken id is not.
-    fn insert(&mut self, id: i32, key: K, value: V) -> Result<()> {
+    fn insert(&self, id: i32, key: K, value: V) -> Result<()> {
         if id < 0 {
             return Err(Error::Usage(format!("{} with negative id {id}", self.kind)));
         }
-        match self.by_id.get(&id) {
+        let mut objects = self.write();
+        match objects.by_id.get(&id) {
             Some(existing) if *existing == value => return Ok(()),
             Some(_) => {
                 return Err(Error::Usage(format!(
@@ -83,22 +112,27 @@ impl<K: Hash + Eq, V: PartialEq> Table<K, V> {
             }
             None => {}
         }
-        self.by_key.entry(key).or_insert(id);
-        self.by_id.insert(id, value);
-        self.next_id = self.next_id.max(id as i64 + 1);
+        objects.by_key.entry(key).or_insert(id);
+        objects.by_id.insert(id, value);
+        objects.next_id = objects.next_id.max(id as i64 + 1);
         Ok(())
     }
 
-    fn get(&self, id: i32) -> Result<&V> {
-        self.by_id.get(&id).ok_or(Error::MissingReference {
-            kind: self.kind,
-            id,
-        })
+    /// A copy of object `id`.
+    fn get(&self, id: i32) -> Result<V> {
+        self.read()
+            .by_id
+            .get(&id)
+            .cloned()
+            .ok_or(Error::MissingReference {
+                kind: self.kind,
+                id,
+            })
     }
 }
 
 /// The reference objects of a trace being written (every kind but thread
-/// names, which belong to threads).
+/// names, which belong to threads). Safe to share between threads.
 #[derive(Debug)]
 pub(crate) struct ReferencePool {
     classes: Table<JavaStr<'static>, ClassDescriptor<'static>>,
@@ -163,7 +197,7 @@ fn owned(text: &JavaStr<'_>) -> JavaStr<'static> {
 
 impl ReferencePool {
     /// Adds a reference object with its own id (any kind but `THREAD_NAME`).
-    pub(crate) fn insert(&mut self, object: &Object<'_>) -> Result<()> {
+    pub(crate) fn insert(&self, object: &Object<'_>) -> Result<()> {
         check_reference(object)?;
         match object {
             Object::ClassDescriptor(o) => {
@@ -202,43 +236,43 @@ impl ReferencePool {
         }
     }
 
-    /// The class descriptor `id`.
-    pub(crate) fn class(&self, id: ClassId) -> Result<&ClassDescriptor<'static>> {
+    /// A copy of class descriptor `id`.
+    pub(crate) fn class(&self, id: ClassId) -> Result<ClassDescriptor<'static>> {
         self.classes.get(id.0)
     }
 
-    /// The method descriptor `id`.
-    pub(crate) fn method(&self, id: MethodId) -> Result<&MethodDescriptor<'static>> {
+    /// A copy of method descriptor `id`.
+    pub(crate) fn method(&self, id: MethodId) -> Result<MethodDescriptor<'static>> {
         self.methods.get(id.0)
     }
 
-    /// The field descriptor `id`.
-    pub(crate) fn field(&self, id: FieldId) -> Result<&FieldDescriptor<'static>> {
+    /// A copy of field descriptor `id`.
+    pub(crate) fn field(&self, id: FieldId) -> Result<FieldDescriptor<'static>> {
         self.fields.get(id.0)
     }
 
-    /// The variable descriptor `id`.
-    pub(crate) fn variable(&self, id: VariableId) -> Result<&VariableDescriptor<'static>> {
+    /// A copy of variable descriptor `id`.
+    pub(crate) fn variable(&self, id: VariableId) -> Result<VariableDescriptor<'static>> {
         self.variables.get(id.0)
     }
 
-    /// The string `id`.
-    pub(crate) fn string(&self, id: StringId) -> Result<&JavaStr<'static>> {
+    /// A copy of string `id`.
+    pub(crate) fn string(&self, id: StringId) -> Result<JavaStr<'static>> {
         self.strings.get(id.0)
     }
 
-    /// The access path `id`.
-    pub(crate) fn access_path(&self, id: AccessPathId) -> Result<&AccessPath> {
+    /// A copy of access path `id`.
+    pub(crate) fn access_path(&self, id: AccessPathId) -> Result<AccessPath> {
         self.access_paths.get(id.0)
     }
 
-    /// The code location `id`.
-    pub(crate) fn code_location(&self, id: CodeLocationId) -> Result<&CodeLocation> {
+    /// A copy of code location `id`.
+    pub(crate) fn code_location(&self, id: CodeLocationId) -> Result<CodeLocation> {
         self.code_locations.get(id.0)
     }
 
     /// Interns the class named `name`.
-    pub(crate) fn intern_class(&mut self, name: &JavaStr<'_>) -> Result<ClassId> {
+    pub(crate) fn intern_class(&self, name: &JavaStr<'_>) -> Result<ClassId> {
         check_str(name, "class name")?;
         let name = owned(name);
         self.classes
@@ -250,13 +284,13 @@ impl ReferencePool {
     }
 
     /// Interns the shared string `text`.
-    pub(crate) fn intern_string(&mut self, text: &JavaStr<'_>) -> Result<StringId> {
+    pub(crate) fn intern_string(&self, text: &JavaStr<'_>) -> Result<StringId> {
         check_str(text, "string")?;
         let text = owned(text);
         self.strings.intern(text.clone(), |_| text).map(StringId)
     }
 
-    fn intern_optional_string(&mut self, text: Option<&JavaStr<'_>>) -> Result<StringId> {
+    fn intern_optional_string(&self, text: Option<&JavaStr<'_>>) -> Result<StringId> {
         match text {
             Some(text) => self.intern_string(text),
             None => Ok(StringId(-1)),
@@ -264,7 +298,7 @@ impl ReferencePool {
     }
 
     /// Interns a method (and its class).
-    pub(crate) fn intern_method(&mut self, spec: &MethodSpec<'_>) -> Result<MethodId> {
+    pub(crate) fn intern_method(&self, spec: &MethodSpec<'_>) -> Result<MethodId> {
         check_str(&spec.name, "method name")?;
         check_type(&spec.return_type, "return type")?;
         check_count(spec.parameter_types.len(), "parameter type")?;
@@ -297,7 +331,7 @@ impl ReferencePool {
     }
 
     /// Interns a field (and its class).
-    pub(crate) fn intern_field(&mut self, spec: &FieldSpec<'_>) -> Result<FieldId> {
+    pub(crate) fn intern_field(&self, spec: &FieldSpec<'_>) -> Result<FieldId> {
         check_str(&spec.name, "field name")?;
         check_type(&spec.field_type, "field type")?;
         let class = self.intern_class(&spec.class)?;
@@ -319,7 +353,7 @@ impl ReferencePool {
     }
 
     /// Interns a local variable.
-    pub(crate) fn intern_variable(&mut self, spec: &VariableSpec<'_>) -> Result<VariableId> {
+    pub(crate) fn intern_variable(&self, spec: &VariableSpec<'_>) -> Result<VariableId> {
         check_str(&spec.name, "variable name")?;
         check_type(&spec.variable_type, "variable type")?;
         let name = owned(&spec.name);
@@ -335,12 +369,12 @@ impl ReferencePool {
     }
 
     /// Interns an access path (and the variables, fields and paths it names).
-    pub(crate) fn intern_access_path(&mut self, spec: &AccessPathSpec<'_>) -> Result<AccessPathId> {
+    pub(crate) fn intern_access_path(&self, spec: &AccessPathSpec<'_>) -> Result<AccessPathId> {
         self.intern_access_path_at(spec, 0)
     }
 
     fn intern_access_path_at(
-        &mut self,
+        &self,
         spec: &AccessPathSpec<'_>,
         depth: usize,
     ) -> Result<AccessPathId> {
@@ -377,7 +411,7 @@ impl ReferencePool {
     /// Interns a code location (and its strings and access paths); `None` is
     /// the unknown location, id −1.
     pub(crate) fn intern_code_location(
-        &mut self,
+        &self,
         spec: Option<&CodeLocationSpec<'_>>,
     ) -> Result<CodeLocationId> {
         let Some(spec) = spec else {
@@ -432,11 +466,11 @@ impl ReferencePool {
     }
 
     /// The value `spec` stands for, interning the classes it names.
-    pub(crate) fn intern_value(&mut self, spec: &ValueSpec<'_>) -> Result<Value<'static>> {
+    pub(crate) fn intern_value(&self, spec: &ValueSpec<'_>) -> Result<Value<'static>> {
         self.intern_value_at(spec, 0)
     }
 
-    fn intern_value_at(&mut self, spec: &ValueSpec<'_>, depth: usize) -> Result<Value<'static>> {
+    fn intern_value_at(&self, spec: &ValueSpec<'_>, depth: usize) -> Result<Value<'static>> {
         if depth > MAX_NESTING {
             return Err(too_deep("value"));
         }

@@ -13,6 +13,9 @@
 //! - [`multi_thread`]: four threads (non-ASCII names among them) recorded
 //!   interleaved, so event ids interleave, sharing classes, fields and code
 //!   locations.
+//!
+//! [`record_all_types`] and [`record_multi_thread`] record the same traces
+//! through any [`TraceRecorder`], so other writers can write them too.
 
 use crate::error::Result;
 use crate::format::offset::ThreadId;
@@ -72,14 +75,19 @@ pub fn all_types() -> Result<DumpWriter> {
     let mut writer = DumpWriter::with_options(DumpOptions {
         canonicalize_nan: false,
     });
-    let main = writer.add_thread("main")?;
-    let worker = writer.add_thread("Поток-β 线程 😀 №1")?;
-    record_main(&mut writer, main)?;
-    record_incomplete_worker(&mut writer, worker)?;
+    record_all_types(&mut writer)?;
     Ok(writer)
 }
 
-fn record_main(writer: &mut DumpWriter, main: ThreadId) -> Result<()> {
+/// Records the [`all_types`] sample through any writer.
+pub fn record_all_types<R: TraceRecorder>(writer: &mut R) -> Result<()> {
+    let main = writer.add_thread("main")?;
+    let worker = writer.add_thread("Поток-β 线程 😀 №1")?;
+    record_main(writer, main)?;
+    record_incomplete_worker(writer, worker)
+}
+
+fn record_main<R: TraceRecorder>(writer: &mut R, main: ThreadId) -> Result<()> {
     let mut t = writer.thread(main)?;
     let thread_object = ValueSpec::object("java.lang.Thread", 1_899_710_330);
     let acc = ValueSpec::object(ACCOUNT, 270_341_036);
@@ -472,7 +480,7 @@ fn record_recursion(t: &mut impl ThreadRecorder, depth: i32) -> Result<()> {
 }
 
 /// A thread recorded from inside two calls that never returned.
-fn record_incomplete_worker(writer: &mut DumpWriter, worker: ThreadId) -> Result<()> {
+fn record_incomplete_worker<R: TraceRecorder>(writer: &mut R, worker: ThreadId) -> Result<()> {
     let mut t = writer.thread(worker)?;
     let outer = MethodSpec::new("lincheckdriver.Worker", "loop", vec![], Type::Void);
     let deep = MethodSpec::new("lincheckdriver.Worker", "deep", vec![], Type::Void);
@@ -488,6 +496,12 @@ fn record_incomplete_worker(writer: &mut DumpWriter, worker: ThreadId) -> Result
 /// Four threads recorded interleaved; see the module documentation.
 pub fn multi_thread() -> Result<DumpWriter> {
     let mut writer = DumpWriter::new();
+    record_multi_thread(&mut writer)?;
+    Ok(writer)
+}
+
+/// Records the [`multi_thread`] sample through any writer.
+pub fn record_multi_thread<R: TraceRecorder>(writer: &mut R) -> Result<()> {
     let names = ["main", "worker-1", "Поток-β №2", "線程-γ 😀"];
     let threads = names
         .iter()
@@ -578,6 +592,5 @@ pub fn multi_thread() -> Result<DumpWriter> {
     let at_total = CodeLocationSpec::access("Main.kt", "lincheckdriver.MainKt", "main", 9);
     main.read_field(Some(&at_field), &value, counter, ValueSpec::Int(shared))?;
     main.write_local(Some(&at_total), &total, ValueSpec::Int(shared))?;
-    main.exit_call(CallOutcome::VOID)?;
-    Ok(writer)
+    main.exit_call(CallOutcome::VOID)
 }

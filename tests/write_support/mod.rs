@@ -3,6 +3,8 @@
 //! checker of the dump layout rules of `FORMAT-NOTES.md`.
 #![allow(dead_code)]
 
+pub mod strategies;
+
 use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
@@ -168,10 +170,12 @@ pub fn record<T: ThreadRecorder>(t: &mut T, node: &Node, events: &mut Vec<EventI
     }
 }
 
-/// Writes `threads` with a dump writer; returns the files and the event ids
-/// the recorder returned, in pre-order per thread.
-pub fn write(threads: &[Thread], options: DumpOptions) -> Result<(Vec<u8>, Vec<u8>, Vec<EventId>)> {
-    let mut writer = DumpWriter::with_options(options);
+/// Records `threads` one after the other through any writer; returns the
+/// event ids the recorder returned, in pre-order per thread.
+pub fn record_threads<R: TraceRecorder>(
+    writer: &mut R,
+    threads: &[Thread],
+) -> Result<Vec<EventId>> {
     let mut events = Vec::new();
     for thread in threads {
         let id = writer.add_thread(thread.name.as_str())?;
@@ -180,6 +184,14 @@ pub fn write(threads: &[Thread], options: DumpOptions) -> Result<(Vec<u8>, Vec<u
             record(&mut t, root, &mut events)?;
         }
     }
+    Ok(events)
+}
+
+/// Writes `threads` with a dump writer; returns the files and the event ids
+/// the recorder returned, in pre-order per thread.
+pub fn write(threads: &[Thread], options: DumpOptions) -> Result<(Vec<u8>, Vec<u8>, Vec<EventId>)> {
+    let mut writer = DumpWriter::with_options(options);
+    let events = record_threads(&mut writer, threads)?;
     let (data, index) = writer.to_bytes()?;
     Ok((data, index, events))
 }
@@ -342,13 +354,22 @@ pub fn load(data: Vec<u8>) -> Result<(Vec<Thread>, Vec<EventId>)> {
             .collect::<Result<_>>()?;
         threads.push(Thread { name, roots });
     }
-    // Nodes are stored per thread in file order, which is pre-order.
-    let events = trace.nodes().iter().map(|n| n.tracepoint.event()).collect();
+    // Each thread's tree in pre-order, threads ascending (a streamed file
+    // interleaves threads' blocks, so file order is not that).
+    let mut events = Vec::new();
+    for thread in trace.threads() {
+        let mut stack: Vec<NodeId> = thread.roots.iter().rev().copied().collect();
+        while let Some(node) = stack.pop() {
+            let node = trace.node(node);
+            events.push(node.tracepoint.event());
+            stack.extend(node.children.iter().rev());
+        }
+    }
     Ok((threads, events))
 }
 
 /// The reference objects an object refers to by id, in no particular order.
-fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
+pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
     fn value(v: &Value<'_>, out: &mut Vec<(ObjectKind, i32)>) {
         match v {
             Value::Object { class, fields, .. } => {

@@ -1,0 +1,324 @@
+//! [`BlockBuilder`]: one producer thread's buffer, cut into blocks as the
+//! reference recorder cuts them.
+//!
+//! The buffer holds the block being built, `BLOCK_START` included, and the
+//! block's index cells in write order. Each tracepoint or footer is written
+//! as a *group*: the reference objects it needs first (those neither in this
+//! block nor on disk), then the object itself. The block is cut
+//!
+//! - after a leaf or a footer, when fewer than `flush_threshold` bytes of
+//!   `block_size` are left (so never right after a container header);
+//! - before a group that does not fit: the group is rolled back to the end
+//!   of its last complete object (reference objects already written stay in
+//!   the old block, so the rewrite may repeat them — duplicates the format
+//!   allows), the block is cut, and the group is written again in the new
+//!   block. When nothing complete precedes the group, or on that second try,
+//!   the block simply grows past `block_size`.
+//!
+//! Offsets: container cells carry logical offsets (the thread's running
+//! payload length) and are final here; reference cells carry their offset in
+//! the block's payload, which the I/O thread turns into a physical one.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::error::Result;
+use crate::format::offset::{EventId, LogicalOffset, ThreadId};
+use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
+use crate::model::{Footer, Tracepoint};
+use crate::write::deps::{self, ReferenceSink};
+use crate::write::pool::ReferencePool;
+use crate::write::streaming::registry::OnDisk;
+
+/// Bytes of the block header at the start of every buffer.
+const HEADER: usize = BLOCK_HEADER_LEN as usize;
+
+/// A hasher for `(kind, id)` keys packed in a `u64`.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(u64::from(byte));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+fn key(kind: ObjectKind, id: i32) -> u64 {
+    (kind as u64) << 32 | u64::from(id as u32)
+}
+
+/// Where a block goes when it is cut.
+pub(crate) trait BlockSink {
+    /// Takes a cut block. `bytes` is the whole block, `BLOCK_START` to
+    /// `BLOCK_END`; `logical_start` is the thread's logical offset of its
+    /// first payload byte. Returns an empty buffer for the next block.
+    fn cut(
+        &self,
+        thread: ThreadId,
+        logical_start: LogicalOffset,
+        bytes: Vec<u8>,
+        cells: Vec<IndexCell>,
+    ) -> Result<Vec<u8>>;
+}
+
+/// What a block builder needs of its writer.
+pub(crate) struct Context<'a, S> {
+    pub(crate) pool: &'a ReferencePool,
+    pub(crate) on_disk: &'a OnDisk,
+    pub(crate) sink: &'a S,
+    /// Payload bytes a block holds before it is cut.
+    pub(crate) block_size: usize,
+    /// A block is cut after a leaf or footer when fewer bytes are left.
+    pub(crate) flush_threshold: usize,
+}
+
+/// One thread's block being built.
+#[derive(Debug)]
+pub(crate) struct BlockBuilder {
+    thread: ThreadId,
+    /// `BLOCK_START`, then the payload so far.
+    bytes: Vec<u8>,
+    /// The block's cells, in write order.
+    cells: Vec<IndexCell>,
+    /// The reference objects in this block.
+    written: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    /// The thread's logical offset of this block's first payload byte.
+    logical_start: u64,
+    /// Event id and logical content start of each open container.
+    open: Vec<(EventId, u64)>,
+    /// While writing a group: whether it may still cut the block.
+    may_cut: bool,
+    /// While writing a group: it did not fit and was rolled back.
+    overflowed: bool,
+}
+
+impl BlockBuilder {
+    /// An empty block of `thread` in `buffer` (any capacity).
+    pub(crate) fn new(thread: ThreadId, buffer: Vec<u8>) -> Self {
+        let mut builder = BlockBuilder {
+            thread,
+            bytes: buffer,
+            cells: Vec::new(),
+            written: HashSet::default(),
+            logical_start: 0,
+            open: Vec::new(),
+            may_cut: false,
+            overflowed: false,
+        };
+        builder.start_block();
+        builder
+    }
+
+    fn start_block(&mut self) {
+        self.bytes.clear();
+        self.bytes.push(ObjectKind::BlockStart as u8);
+        self.bytes.extend_from_slice(&self.thread.0.to_be_bytes());
+        self.written.clear();
+    }
+
+    fn payload_len(&self) -> usize {
+        self.bytes.len() - HEADER
+    }
+
+    /// The thread's logical offset of the next byte.
+    fn logical_position(&self) -> u64 {
+        self.logical_start + self.payload_len() as u64
+    }
+
+    /// Whether the block holds nothing yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.payload_len() == 0
+    }
+
+    /// Cuts the block (if it holds anything) and hands it to the sink.
+    pub(crate) fn flush<S: BlockSink>(&mut self, context: &Context<'_, S>) -> Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let logical_start = LogicalOffset(self.logical_start);
+        self.logical_start = self.logical_position();
+        self.bytes.push(ObjectKind::BlockEnd as u8);
+        let capacity = self.cells.len();
+        let cells = std::mem::replace(&mut self.cells, Vec::with_capacity(capacity));
+        let bytes = std::mem::take(&mut self.bytes);
+        let result = context.sink.cut(self.thread, logical_start, bytes, cells);
+        // Start a clean block even when the sink failed.
+        let (buffer, result) = match result {
+            Ok(buffer) => (buffer, Ok(())),
+            Err(error) => (Vec::new(), Err(error)),
+        };
+        self.bytes = buffer;
+        self.start_block();
+        result
+    }
+
+    /// Cuts the block if the leaf or footer just written left too little
+    /// room. Callers update their own state first: the object is written
+    /// even if handing the block over fails.
+    pub(crate) fn after_leaf_or_footer<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+    ) -> Result<()> {
+        if context.block_size.saturating_sub(self.payload_len()) < context.flush_threshold {
+            self.flush(context)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a group — the reference objects `tracepoint` needs, then
+    /// `encode` — cutting the block first if the group does not fit.
+    /// Returns the payload offset where `encode` started.
+    fn group<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        references: impl Fn(&mut GroupSink<'_, '_>) -> Result<()>,
+        encode: impl Fn(&mut Vec<u8>) -> std::io::Result<()>,
+    ) -> Result<usize> {
+        for first_try in [true, false] {
+            self.may_cut = first_try;
+            self.overflowed = false;
+            let mut sink = GroupSink {
+                block: self,
+                on_disk: context.on_disk,
+                block_size: context.block_size,
+            };
+            references(&mut sink)?;
+            if !self.overflowed {
+                let start = self.bytes.len();
+                if let Err(error) = encode(&mut self.bytes) {
+                    self.bytes.truncate(start);
+                    return Err(error.into());
+                }
+                if self.exceeds(start, context.block_size) {
+                    self.bytes.truncate(start);
+                    self.overflowed = true;
+                } else {
+                    return Ok(start - HEADER);
+                }
+            }
+            self.flush(context)?;
+        }
+        unreachable!("a group written without cutting always fits")
+    }
+
+    /// Whether the object just written after `start` must move to the next
+    /// block: it overflows, cutting is allowed, and something complete
+    /// precedes it.
+    fn exceeds(&self, start: usize, block_size: usize) -> bool {
+        self.may_cut && self.payload_len() > block_size && start > HEADER
+    }
+
+    /// Writes `tracepoint` and the reference objects it needs. After a leaf,
+    /// call [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    pub(crate) fn tracepoint<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        tracepoint: &Tracepoint<'_>,
+    ) -> Result<()> {
+        let pool = context.pool;
+        self.group(
+            context,
+            |sink| deps::before_tracepoint(pool, sink, tracepoint),
+            |bytes| tracepoint.encode(bytes),
+        )?;
+        if tracepoint.is_container() {
+            self.open
+                .push((tracepoint.event(), self.logical_position()));
+        }
+        Ok(())
+    }
+
+    /// Writes the footer of the innermost open container (the caller has
+    /// checked it matches) and the container's cell. Then call
+    /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    pub(crate) fn footer<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        footer: &Footer<'_>,
+    ) -> Result<()> {
+        let pool = context.pool;
+        let at = self.group(
+            context,
+            |sink| deps::before_footer(pool, sink, footer),
+            |bytes| footer.encode(bytes),
+        )?;
+        if let Some((event, content_start)) = self.open.pop() {
+            self.cells.push(IndexCell {
+                kind: ObjectKind::Tracepoint,
+                id: event.0,
+                start: content_start as i64,
+                end: (self.logical_start + at as u64) as i64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes a `THREAD_NAME` (and its cell) into the block, however full.
+    pub(crate) fn thread_name<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        name: &Object<'_>,
+    ) -> Result<()> {
+        self.may_cut = false;
+        self.overflowed = false;
+        GroupSink {
+            block: self,
+            on_disk: context.on_disk,
+            block_size: context.block_size,
+        }
+        .reference(name)
+    }
+}
+
+/// Reference objects written into a block during a group.
+pub(crate) struct GroupSink<'b, 'c> {
+    block: &'b mut BlockBuilder,
+    on_disk: &'c OnDisk,
+    block_size: usize,
+}
+
+impl ReferenceSink for GroupSink<'_, '_> {
+    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
+        !self.block.overflowed
+            && !self.on_disk.contains(kind, id)
+            && !self.block.written.contains(&key(kind, id))
+    }
+
+    fn reference(&mut self, object: &Object<'_>) -> Result<()> {
+        let block = &mut *self.block;
+        if block.overflowed {
+            return Ok(());
+        }
+        let start = block.bytes.len();
+        if let Err(error) = object.encode(&mut block.bytes) {
+            block.bytes.truncate(start);
+            return Err(error.into());
+        }
+        if block.exceeds(start, self.block_size) {
+            block.bytes.truncate(start);
+            block.overflowed = true;
+            return Ok(());
+        }
+        let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
+        // Marked only once written: an object that did not fit, or whose
+        // dependencies failed, is looked for again next time.
+        block.written.insert(key(kind, id));
+        block.cells.push(IndexCell {
+            kind,
+            id,
+            start: (start - HEADER) as i64,
+            end: 0,
+        });
+        Ok(())
+    }
+}
