@@ -65,6 +65,32 @@ impl fmt::Display for Shape {
     }
 }
 
+/// Parses a size such as `100MB`, `1.5GB`, `4096` (bytes; units KB, MB, GB,
+/// TB are powers of 1024).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let upper = text.trim().to_ascii_uppercase();
+    let split = upper
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(upper.len());
+    let (number, unit) = upper.split_at(split);
+    let number: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a size: {text:?} (try 100MB or 10GB)"))?;
+    let unit: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
+        other => return Err(format!("unknown size unit {other:?} in {text:?}")),
+    };
+    if !(number >= 0.0 && number.is_finite()) {
+        return Err(format!("not a size: {text:?}"));
+    }
+    Ok((number * unit as f64) as u64)
+}
+
 /// SplitMix64: a small generator whose output is fixed for a seed forever
 /// (a library RNG may change its stream between versions, and generated
 /// traces must stay identical for a seed).
@@ -185,7 +211,7 @@ impl ThreadGenerator {
         recorder: &mut impl ThreadRecorder,
         mut stop: impl FnMut() -> bool,
     ) -> Result<()> {
-        let thread_object = ValueSpec::object("java.lang.Thread", self.rng.next() as i32);
+        let thread_object = ValueSpec::object("java.lang.Thread", (self.rng.next() >> 33) as i32);
         let run = self.words.run.clone();
         recorder.enter_call(None, CallSpec::new(&run).on(thread_object))?;
         let mut stopped = || {

@@ -90,3 +90,33 @@ fn failures_print_one_line_and_exit_non_zero() {
     let (ok, _, err) = tracetree(&["children", &bundled(), "--node", "2147483647"]);
     assert!(!ok && err.lines().count() == 1, "{err}");
 }
+
+#[test]
+fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in ["mixed", "wide", "deep", "threads"] {
+        let path = dir.path().join(format!("{shape}.trace"));
+        let file = path.display().to_string();
+        let (ok, out, err) = tracetree(&[
+            "gen",
+            &file,
+            "--size",
+            "300KB",
+            "--shape",
+            shape,
+            "--threads",
+            "3",
+            "--block-size",
+            "16KB",
+        ]);
+        assert!(ok, "{shape}: {err}");
+        assert!(out.starts_with("wrote "), "{out}");
+        let (ok, _, err) = tracetree(&["index", &file, "--check"]);
+        assert!(ok, "{shape}: {err}");
+        let (_, lazy, _) = tracetree(&["dump", &file]);
+        let (_, eager, _) = tracetree(&["dump", &file, "--eager"]);
+        assert!(lazy == eager && lazy.lines().count() > 1000, "{shape}");
+    }
+    let (ok, _, err) = tracetree(&["gen", "/tmp/x.trace", "--size", "ten"]);
+    assert!(!ok && err.contains("not a size"), "{err}");
+}

@@ -2,6 +2,7 @@
 //! command. Everything a command does is a library call.
 
 mod children;
+mod gen_trace;
 mod index;
 mod info;
 
@@ -84,6 +85,29 @@ pub enum Command {
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
         eager: bool,
+    },
+    /// Generate a synthetic trace of a given size and shape with the
+    /// streaming writer (deterministic for a seed), for benchmarks.
+    Gen {
+        /// The data file to write (its index goes to `OUT.idx`).
+        out: PathBuf,
+        /// Approximate size of the data file (`100MB`, `10GB`).
+        #[arg(long, value_parser = crate::generate::parse_size)]
+        size: u64,
+        /// Producer threads, each recording one thread of the trace.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// mixed (a realistic mix), wide (one call with a huge number of
+        /// children), deep (recursion 200,000 calls deep), threads (many
+        /// interleaved threads, small blocks).
+        #[arg(long, default_value_t = crate::generate::Shape::Mixed)]
+        shape: crate::generate::Shape,
+        /// Seed of the pseudo-random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Payload bytes per block (default 1 MiB; 16 KiB for the threads shape).
+        #[arg(long, value_parser = crate::generate::parse_size)]
+        block_size: Option<u64>,
     },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
@@ -172,6 +196,14 @@ pub fn run(cli: Cli) -> Result<()> {
                 crate::print::print_trace(&trace, &options, &mut out)?;
             }
         }
+        Command::Gen {
+            out: path,
+            size,
+            threads,
+            shape,
+            seed,
+            block_size,
+        } => gen_trace::run(&path, size, threads, shape, seed, block_size, &mut out)?,
         Command::Children {
             file,
             node,
