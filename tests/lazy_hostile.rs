@@ -28,10 +28,10 @@ fn open_and_expand(data: &[u8], index: &[u8], cache_bytes: usize) {
             TraceBytes::from_vec(data.to_vec()),
             Some(TraceBytes::from_vec(index.to_vec())),
         );
-    if let Ok(reader) = opened {
-        if let Err(error) = expand_all(&reader) {
-            assert!(!error.to_string().is_empty());
-        }
+    if let Ok(reader) = opened
+        && let Err(error) = expand_all(&reader)
+    {
+        assert!(!error.to_string().is_empty());
     }
 }
 

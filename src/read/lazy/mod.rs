@@ -32,7 +32,7 @@
 //! ```
 
 mod cache;
-mod stream;
+pub(crate) mod stream;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -48,14 +48,15 @@ use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{DATA_MAGIC, Object, ObjectKind, check_file_header};
 use crate::model::{Footer, TraceContext, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::block_table::BlockTable;
+use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::{
-    IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, container_cell, index_path,
-    load_index, rebuild_index,
+    IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
+    rebuild_index,
 };
 use crate::storage::TraceBytes;
 use crate::tree::TraceTree;
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
-use stream::{Stream, unexpected};
+use stream::{Stream, scan_unindexed, unexpected};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for the reader that made it.
@@ -192,7 +193,9 @@ impl LazyOptions {
                 .map(|thread| lookup.blocks.block_count(thread))
                 .sum(),
             references,
-            containers: lookup.containers.iter().map(|table| table.len()).sum(),
+            containers: (0..lookup.blocks.thread_count())
+                .map(|slot| lookup.container_count(slot))
+                .sum(),
             repaired_containers: repaired,
             data: data_report,
         };
@@ -215,19 +218,12 @@ fn repair(data: &TraceBytes, loaded: &mut LoadedIndex) -> Result<usize> {
         return Ok(0);
     }
     let lookup = &mut loaded.lookup;
-    let mut repaired = 0;
-    let mut unfinished = 0;
+    lookup.build_all(data.as_slice());
+    let (mut repaired, mut unfinished) = (0, 0);
     for slot in 0..lookup.blocks.thread_count() {
-        let mut found = lookup.scan_unindexed(data.as_slice(), slot, LogicalOffset(0), None)?;
-        found.sort_by_key(|container| container.start);
-        let len = LogicalOffset(lookup.blocks.thread(slot).len);
-        let ids: Vec<u32> = found
-            .iter()
-            .map(|c| lookup.cells.push(container_cell(c.event, c.start, c.end)))
-            .collect();
-        repaired += found.len();
-        unfinished += found.iter().filter(|c| c.end == len).count();
-        lookup.containers[slot].merge(&lookup.cells, &ids);
+        let (found, open) = lookup.repair(data.as_slice(), slot)?;
+        repaired += found;
+        unfinished += open;
     }
     loaded.data.unfinished_containers = unfinished;
     Ok(repaired)
@@ -349,7 +345,7 @@ impl LazyTraceReader {
                     id: blocks.thread,
                     blocks: blocks.block_count,
                     bytes: blocks.len,
-                    containers: self.lookup.containers[slot].len(),
+                    containers: self.lookup.container_count(slot),
                 }
             })
             .collect()
@@ -429,7 +425,7 @@ impl LazyTraceReader {
     /// The container a node is a direct child of; `None` for top-level nodes.
     pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = node.slot as usize;
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         let mut candidate = table.last_starting_at_or_before(cells, node.at);
         while let Some(k) = candidate {
             if node.at < table.end(cells, k) {
@@ -447,8 +443,9 @@ impl LazyTraceReader {
     /// thread's pre-order (they do in what real recorders write). A thread
     /// where they do not is searched by a sequential scan.
     pub fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
-        let cells = &self.lookup.cells;
-        for (slot, table) in self.lookup.containers.iter().enumerate() {
+        let threads = self.lookup.blocks.thread_count();
+        for slot in 0..threads {
+            let (table, cells) = self.containers(slot);
             if let Some(k) = table.find_event(cells, event) {
                 return self.container_node(slot, k).map(Some);
             }
@@ -456,7 +453,8 @@ impl LazyTraceReader {
         // Threads where the container before `event` is nearest first.
         let mut candidates: Vec<(u64, usize, Option<usize>)> = Vec::new();
         let mut unordered = Vec::new();
-        for (slot, table) in self.lookup.containers.iter().enumerate() {
+        for slot in 0..threads {
+            let (table, cells) = self.containers(slot);
             if !table.events_ascend() {
                 unordered.push(slot);
                 continue;
@@ -471,7 +469,7 @@ impl LazyTraceReader {
         for (_, slot, before) in candidates {
             // The tracepoint is a child of that container or of one of its
             // ancestors, or at the top level.
-            let table = &self.lookup.containers[slot];
+            let (table, cells) = self.containers(slot);
             let mut container = before;
             loop {
                 let scope = match container {
@@ -520,6 +518,21 @@ impl LazyTraceReader {
         Ok(())
     }
 
+    /// Builds every thread's container table now (threads in parallel)
+    /// instead of on each thread's first use, and returns the threads whose
+    /// container cells turned out not to nest (those threads' containers
+    /// were then found by scanning their streams).
+    pub fn build_lookups(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.lookup.build_all(self.data.as_slice());
+        self.lookup.problems()
+    }
+
+    /// The threads built so far whose container cells did not nest, and why
+    /// (their containers were found by scanning instead).
+    pub fn thread_problems(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.lookup.problems()
+    }
+
     /// Empties the cache.
     pub fn clear_cache(&self) {
         self.cache.clear();
@@ -534,14 +547,7 @@ impl LazyTraceReader {
     /// cells made in memory), which stay for the reader's lifetime; the
     /// cache is bounded separately.
     pub fn lookup_heap_bytes(&self) -> usize {
-        self.lookup.cells.heap_bytes()
-            + self
-                .lookup
-                .containers
-                .iter()
-                .map(|table| table.heap_bytes())
-                .sum::<usize>()
-            + self.report.blocks * 40
+        self.lookup.heap_bytes() + self.report.blocks * 40
     }
 
     /// Walks a thread's trees depth-first in pre-order by reading its
@@ -618,6 +624,10 @@ impl LazyTraceReader {
 
     // ---- internals ----
 
+    fn containers(&self, slot: usize) -> (&ContainerTable, CellView<'_>) {
+        self.lookup.containers(self.data.as_slice(), slot)
+    }
+
     fn stream(&self, slot: usize) -> Stream<'_> {
         self.lookup.stream(self.data.as_slice(), slot)
     }
@@ -631,7 +641,7 @@ impl LazyTraceReader {
     }
 
     fn container_scope(&self, slot: usize, k: usize) -> Scope {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         Scope {
             slot,
             start: table.start(cells, k),
@@ -659,7 +669,7 @@ impl LazyTraceReader {
         event: EventId,
         hint: &mut Option<usize>,
     ) -> Result<ContentRange> {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         let len = stream.len();
         let end = match table.find_start(cells, start, *hint) {
             Some(k) => {
@@ -687,12 +697,9 @@ impl LazyTraceReader {
         if let Some(end) = known(&self.resolved.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(end);
         }
-        let found = self.lookup.scan_unindexed(
-            self.data.as_slice(),
-            slot,
-            start,
-            Some((container, event.0)),
-        )?;
+        let (table, cells) = self.containers(slot);
+        let mut stream = self.stream(slot);
+        let found = scan_unindexed(&mut stream, table, cells, start, Some((container, event.0)))?;
         let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
         for container in found {
             resolved.insert((slot, container.start), container.end);
@@ -947,7 +954,7 @@ impl LazyTraceReader {
     /// found among its parent's children (the index knows only where its
     /// content starts).
     fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         let parent = match table.parent(cells, k) {
             Some(j) => self.container_scope(slot, j),
             None => self.top_scope(slot),
