@@ -277,6 +277,16 @@ struct Scope {
     end: LogicalOffset,
 }
 
+/// A forward scan of one thread: its stream, its container table, and the
+/// last container found (where the next lookup starts galloping).
+struct Scan<'r> {
+    slot: usize,
+    stream: Stream<'r>,
+    table: &'r ContainerTable,
+    cells: CellView<'r>,
+    hint: Option<usize>,
+}
+
 /// A trace opened for random access. See the [module documentation](self).
 pub struct LazyTraceReader {
     data: TraceBytes,
@@ -628,6 +638,17 @@ impl LazyTraceReader {
         self.lookup.containers(self.data.as_slice(), slot)
     }
 
+    fn scan(&self, slot: usize) -> Scan<'_> {
+        let (table, cells) = self.containers(slot);
+        Scan {
+            slot,
+            stream: self.stream(slot),
+            table,
+            cells,
+            hint: None,
+        }
+    }
+
     fn stream(&self, slot: usize) -> Stream<'_> {
         self.lookup.stream(self.data.as_slice(), slot)
     }
@@ -657,34 +678,6 @@ impl LazyTraceReader {
         }))
     }
 
-    /// The content range of a container whose content starts at `start`:
-    /// from the index, else from an earlier scan, else by scanning now.
-    /// `hint` carries the last container found, for scans going forward.
-    fn content_range(
-        &self,
-        stream: &mut Stream<'_>,
-        slot: usize,
-        start: LogicalOffset,
-        container: TracepointType,
-        event: EventId,
-        hint: &mut Option<usize>,
-    ) -> Result<ContentRange> {
-        let (table, cells) = self.containers(slot);
-        let len = stream.len();
-        let end = match table.find_start(cells, start, *hint) {
-            Some(k) => {
-                *hint = Some(k);
-                table.end(cells, k)
-            }
-            None => self.resolve(slot, start, container, event)?,
-        };
-        Ok(ContentRange {
-            start,
-            end,
-            finished: end < len,
-        })
-    }
-
     /// The end of a container the index has no cell for, by scanning.
     fn resolve(
         &self,
@@ -709,27 +702,30 @@ impl LazyTraceReader {
     }
 
     /// The content range of the tracepoint with `header` whose content (if
-    /// it is a container) starts at `start`; `None` for a leaf.
+    /// it is a container) starts at `start`, from the index, else from an
+    /// earlier scan, else by scanning now; `None` for a leaf.
+    #[inline]
     fn content_of(
         &self,
-        stream: &mut Stream<'_>,
-        slot: usize,
+        scan: &mut Scan<'_>,
         start: LogicalOffset,
         header: &TracepointHeader,
-        hint: &mut Option<usize>,
     ) -> Result<Option<ContentRange>> {
         if !header.tracepoint_type.is_container() {
             return Ok(None);
         }
-        self.content_range(
-            stream,
-            slot,
+        let end = match scan.table.find_start(scan.cells, start, scan.hint) {
+            Some(k) => {
+                scan.hint = Some(k);
+                scan.table.end(scan.cells, k)
+            }
+            None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
+        };
+        Ok(Some(ContentRange {
             start,
-            header.tracepoint_type,
-            header.event,
-            hint,
-        )
-        .map(Some)
+            end,
+            finished: end < scan.stream.len(),
+        }))
     }
 
     /// The footer of a container with `content`, and its length.
@@ -765,13 +761,8 @@ impl LazyTraceReader {
                 "expected a tracepoint at a node's offset",
             ));
         };
-        let content = self.content_of(
-            &mut stream,
-            slot,
-            node.at + len,
-            &tracepoint.header,
-            &mut None,
-        )?;
+        let mut scan = self.scan(slot);
+        let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
         let footer = match content {
             Some(content) => self
                 .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
@@ -795,24 +786,20 @@ impl LazyTraceReader {
         from: LogicalOffset,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        let mut stream = self.stream(scope.slot);
-        let mut hint = None;
+        let mut scan = self.scan(scope.slot);
         let mut at = from;
         while at < scope.end {
-            let (skipped, len) = stream.skip(at, None)?;
+            let (skipped, len) = scan.stream.skip(at, None)?;
             match (skipped.kind, skipped.header) {
                 (ObjectKind::Tracepoint, Some(header)) => {
                     let child = at;
-                    at = match self.content_of(
-                        &mut stream,
-                        scope.slot,
-                        at + len,
-                        &header,
-                        &mut hint,
-                    )? {
+                    at = match self.content_of(&mut scan, at + len, &header)? {
                         None => at + len,
                         Some(content) if content.finished => {
-                            content.end + stream.footer_len(content.end, header.tracepoint_type)?
+                            let footer = scan
+                                .stream
+                                .footer_len(content.end, header.tracepoint_type)?;
+                            content.end + footer
                         }
                         Some(content) => content.end,
                     };
@@ -823,7 +810,7 @@ impl LazyTraceReader {
                 (kind, _) if kind.is_reference() => at = at + len,
                 (kind, _) => {
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
                         kind,
                         "among a container's children",
@@ -1037,8 +1024,7 @@ impl LazyTraceReader {
         f: &mut dyn FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<bool> {
         let slot = scope.slot;
-        let mut stream = self.stream(slot);
-        let mut hint = None;
+        let mut scan = self.scan(slot);
         // Containers entered: their type and content range.
         let mut open: Vec<(TracepointType, ContentRange)> = Vec::new();
         let mut at = scope.start;
@@ -1048,7 +1034,7 @@ impl LazyTraceReader {
                     break;
                 }
                 at = if content.finished {
-                    content.end + stream.footer_len(content.end, container)?
+                    content.end + scan.stream.footer_len(content.end, container)?
                 } else {
                     content.end
                 };
@@ -1062,25 +1048,26 @@ impl LazyTraceReader {
                 at,
             };
             let depth = depth + open.len();
-            let (header, len, go_on) = if detail == WalkDetail::Full {
-                let (object, len) = stream.object(at, None)?;
+            let (header, len, content, go_on) = if detail == WalkDetail::Full {
+                let (object, len) = scan.stream.object(at, None)?;
                 let Object::Tracepoint(tracepoint) = object else {
                     if object.kind().is_reference() {
                         at = at + len;
                         continue;
                     }
+                    let kind = object.kind();
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
-                        object.kind(),
+                        kind,
                         "inside a thread's logical stream",
                     ));
                 };
                 let header = tracepoint.header;
-                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let content = self.content_of(&mut scan, at + len, &header)?;
                 let footer = match content {
                     Some(content) => {
-                        self.footer_of(&mut stream, content, header.tracepoint_type)?
+                        self.footer_of(&mut scan.stream, content, header.tracepoint_type)?
                     }
                     None => None,
                 };
@@ -1091,26 +1078,22 @@ impl LazyTraceReader {
                     tracepoint: Some(&tracepoint),
                     footer: footer.as_ref().map(|(footer, _)| footer),
                 };
-                let go_on = f(&walked)?;
-                if let Some(content) = content {
-                    open.push((header.tracepoint_type, content));
-                }
-                (header, len, go_on)
+                (header, len, content, f(&walked)?)
             } else {
-                let (skipped, len) = stream.skip(at, None)?;
+                let (skipped, len) = scan.stream.skip(at, None)?;
                 let Some(header) = skipped.header else {
                     if skipped.kind.is_reference() {
                         at = at + len;
                         continue;
                     }
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
                         skipped.kind,
                         "inside a thread's logical stream",
                     ));
                 };
-                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let content = self.content_of(&mut scan, at + len, &header)?;
                 let walked = WalkNode {
                     node,
                     depth,
@@ -1118,20 +1101,18 @@ impl LazyTraceReader {
                     tracepoint: None,
                     footer: None,
                 };
-                let go_on = f(&walked)?;
-                if let Some(content) = content {
-                    open.push((header.tracepoint_type, content));
-                }
-                (header, len, go_on)
+                (header, len, content, f(&walked)?)
             };
             if !go_on {
                 return Ok(false);
             }
-            at = if header.tracepoint_type.is_container() {
-                open.last().expect("just entered").1.start
-            } else {
-                at + len
-            };
+            match content {
+                Some(content) => {
+                    open.push((header.tracepoint_type, content));
+                    at = content.start;
+                }
+                None => at = at + len,
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
-use crate::format::skip::{Skipped, skip_footer, skip_object};
+use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
@@ -36,9 +36,10 @@ impl<'r> Stream<'r> {
         LogicalOffset(self.blocks.len)
     }
 
-    /// A reader from `at` to the end of its block (objects never span blocks).
+    /// The bytes from `at` to the end of its block (objects never span
+    /// blocks), and the physical offset of the first.
     #[inline(always)]
-    pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
+    pub(crate) fn bytes_at(&mut self, at: LogicalOffset) -> Result<(&'r [u8], u64)> {
         let (mut start, mut end, mut physical) = self.block;
         if !(start <= at.0 && at.0 < end) {
             let block = self.blocks.block_of(at).ok_or_else(|| {
@@ -57,7 +58,14 @@ impl<'r> Stream<'r> {
             .zip(usize::try_from(to).ok())
             .and_then(|(from, to)| self.data.get(from..to))
             .ok_or_else(|| Error::NoSuchNode(format!("block at {physical} is outside the data")))?;
-        Ok(ByteReader::new(bytes, from))
+        Ok((bytes, from))
+    }
+
+    /// A reader from `at` to the end of its block.
+    #[inline(always)]
+    pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
+        let (bytes, physical) = self.bytes_at(at)?;
+        Ok(ByteReader::new(bytes, physical))
     }
 
     /// The object at `at` and its length in bytes. `open` is the type of the
@@ -95,7 +103,11 @@ impl<'r> Stream<'r> {
         at: LogicalOffset,
         open: Option<TracepointType>,
     ) -> Result<(Skipped, u64)> {
-        let mut reader = self.reader_at(at)?;
+        let (bytes, physical) = self.bytes_at(at)?;
+        if let Some((skipped, len)) = try_skip(bytes, open) {
+            return Ok((skipped, len as u64));
+        }
+        let mut reader = ByteReader::new(bytes, physical);
         let skipped = skip_object(&mut reader, open)?;
         Ok((skipped, reader.position() as u64))
     }
@@ -106,6 +118,10 @@ impl<'r> Stream<'r> {
         at: LogicalOffset,
         container: TracepointType,
     ) -> Result<u64> {
+        let (bytes, _) = self.bytes_at(at)?;
+        if let Some(len) = try_skip_footer(bytes, container) {
+            return Ok(len as u64);
+        }
         let mut reader = self.reader_at(at)?;
         let offset = reader.offset();
         let kind = reader.u8()?;
