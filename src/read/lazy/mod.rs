@@ -277,6 +277,14 @@ struct Scope {
     end: LogicalOffset,
 }
 
+/// How a scope's children are paged.
+enum Paging {
+    /// All fit in the first page.
+    One(Arc<[LogicalOffset]>),
+    /// Several pages, found through the scope's child index.
+    Many(Arc<ChildIndex>),
+}
+
 /// A forward scan of one thread: its stream, its container table, and the
 /// last container found (where the next lookup starts galloping).
 struct Scan<'r> {
@@ -407,7 +415,10 @@ impl LazyTraceReader {
     /// scans its content once (skipping the children's own subtrees).
     pub fn child_count(&self, node: LazyNode) -> Result<usize> {
         match self.scope(node)? {
-            Some(scope) if scope.start < scope.end => Ok(self.child_index(scope)?.count),
+            Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
+                Paging::One(page) => page.len(),
+                Paging::Many(index) => index.count,
+            }),
             _ => Ok(0),
         }
     }
@@ -887,31 +898,24 @@ impl LazyTraceReader {
             }
         };
         let mut children = Vec::with_capacity(PAGE.min(64));
-        let mut first_event = None;
-        self.scan_children(scope, from, |at, header| {
-            first_event.get_or_insert(header.event);
+        self.scan_children(scope, from, |at, _| {
             children.push(at);
             children.len() < PAGE
         })?;
         let children: Arc<[LogicalOffset]> = children.into();
-        if page == 0 && children.len() < PAGE {
-            // The whole scope fit in one page: its child index is known too.
-            let index = ChildIndex {
-                count: children.len(),
-                pages: first_event
-                    .map(|event| vec![(children[0], event)])
-                    .unwrap_or_default(),
-            };
-            self.cache.insert(
-                Key::Index {
-                    slot: scope.slot as u32,
-                    start: scope.start.0,
-                },
-                Entry::Index(Arc::new(index)),
-            );
-        }
         self.cache.insert(key, Entry::Page(Arc::clone(&children)));
         Ok(children)
+    }
+
+    /// How a scope's children are paged: one page, or the child index of
+    /// several. Only scopes with more than one page get a child index.
+    fn paging(&self, scope: Scope) -> Result<Paging> {
+        let first = self.page(scope, 0)?;
+        if first.len() < PAGE {
+            Ok(Paging::One(first))
+        } else {
+            Ok(Paging::Many(self.child_index(scope)?))
+        }
     }
 
     /// The children `[from, from + count)` of a scope.
@@ -953,22 +957,29 @@ impl LazyTraceReader {
                 self.lookup.blocks.thread(slot).thread
             ))
         };
-        let index = self.child_index(parent)?;
-        let page = index
-            .pages
-            .partition_point(|&(at, _)| at < start)
-            .checked_sub(1)
-            .ok_or_else(missing)?;
-        let children = self.page(parent, page)?;
+        let children = match self.paging(parent)? {
+            Paging::One(page) => page,
+            Paging::Many(index) => {
+                let page = index
+                    .pages
+                    .partition_point(|&(at, _)| at < start)
+                    .checked_sub(1)
+                    .ok_or_else(missing)?;
+                self.page(parent, page)?
+            }
+        };
         let at = children
             .partition_point(|&at| at < start)
             .checked_sub(1)
             .map(|i| children[i])
             .ok_or_else(missing)?;
         let mut stream = self.stream(slot);
-        match stream.object(at, None)? {
-            (Object::Tracepoint(tracepoint), len)
-                if tracepoint.is_container() && at + len == start =>
+        match stream.skip(at, None)? {
+            (skipped, len)
+                if skipped
+                    .header
+                    .is_some_and(|h| h.tracepoint_type.is_container())
+                    && at + len == start =>
             {
                 Ok(LazyNode {
                     slot: slot as u32,
@@ -985,15 +996,19 @@ impl LazyTraceReader {
         if scope.start >= scope.end {
             return Ok(None);
         }
-        let index = self.child_index(scope)?;
-        let Some(page) = index
-            .pages
-            .partition_point(|&(_, first)| first <= event)
-            .checked_sub(1)
-        else {
-            return Ok(None);
+        let children = match self.paging(scope)? {
+            Paging::One(page) => page,
+            Paging::Many(index) => {
+                let Some(page) = index
+                    .pages
+                    .partition_point(|&(_, first)| first <= event)
+                    .checked_sub(1)
+                else {
+                    return Ok(None);
+                };
+                self.page(scope, page)?
+            }
         };
-        let children = self.page(scope, page)?;
         let mut stream = self.stream(scope.slot);
         let (mut low, mut high) = (0, children.len());
         while low < high {
