@@ -134,8 +134,16 @@ fn lazy(c: &mut Criterion) {
     group.bench_function("raw_scan (baseline)", |b| {
         b.iter(|| raw_scan(black_box(data.as_slice())))
     });
+    // Closing (unmapping) is not part of opening: readers drop untimed.
     group.bench_function("open (index present)", |b| {
-        b.iter(|| LazyTraceReader::open(&path).unwrap())
+        b.iter_with_large_drop(|| LazyTraceReader::open(&path).unwrap())
+    });
+    group.bench_function("open + build every thread's container table", |b| {
+        b.iter_with_large_drop(|| {
+            let reader = LazyTraceReader::open(&path).unwrap();
+            reader.build_lookups();
+            reader
+        })
     });
     group.bench_function("traversal: headers, sequential", |b| {
         b.iter(|| walk_headers(&reader))
@@ -179,7 +187,7 @@ fn lazy(c: &mut Criterion) {
             })
         });
         group.bench_function("open (rebuild by scan)", |b| {
-            b.iter(|| {
+            b.iter_with_large_drop(|| {
                 LazyTraceReader::options()
                     .index(IndexChoice::Rebuild)
                     .open(&path)
@@ -196,6 +204,15 @@ fn lazy(c: &mut Criterion) {
         })
     });
     group.throughput(Throughput::Elements(1000));
+    group.bench_function("open + first 1000 children of the wide call", |b| {
+        b.iter_with_large_drop(|| {
+            let reader = LazyTraceReader::open(&path).unwrap();
+            let root = reader.root(thread).unwrap().unwrap();
+            let wide = reader.children_range(root, 0, 1).unwrap()[0];
+            let children = reader.children_range(wide, 0, 1000).unwrap();
+            (reader, children)
+        })
+    });
     group.bench_function("wide call: first 1000 children, cold cache", |b| {
         b.iter(|| {
             reader.clear_cache();
@@ -230,7 +247,8 @@ fn lazy(c: &mut Criterion) {
             .unwrap();
     }
     eprintln!(
-        "after a full traversal ({nodes} nodes): heap (RssAnon) {} MB (+{} KB during the walk), mapped file pages (RssFile) {} MB (+{} MB), peak RSS (VmHWM) {} MB, cache {:?}",
+        "after a full traversal ({nodes} nodes): lookup tables {} MB; heap (RssAnon) {} MB (+{} KB during the walk), mapped file pages (RssFile) {} MB (+{} MB), peak RSS (VmHWM) {} MB, cache {:?}",
+        small.lookup_heap_bytes() / MB as usize,
         status_bytes("RssAnon:") / MB,
         status_bytes("RssAnon:").saturating_sub(anon) >> 10,
         status_bytes("RssFile:") / MB,

@@ -437,6 +437,9 @@ pub(crate) fn load_index(
     let mut run_start = 0u32;
     let mut run_count = 0usize;
     let mut current: Option<usize> = None;
+    // The current list's length so far (0 before any block: every container
+    // cell then fails the check and is looked at again).
+    let mut current_len = 0u64;
     // Container cells whose range is not inside the blocks listed so far;
     // checked again once every block is known.
     let mut recheck: Vec<(usize, u32)> = Vec::new();
@@ -448,11 +451,9 @@ pub(crate) fn load_index(
         if raw.kind == ObjectKind::Tracepoint as u8 {
             // The common case first: a container cell.
             run_count += 1;
-            if block_cell_first {
+            if block_cell_first && !inside(raw, current_len) {
                 let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
-                if !inside(raw, seen_len[list]) {
-                    recheck.push((list, cell as u32));
-                }
+                recheck.push((list, cell as u32));
             }
             continue;
         }
@@ -511,6 +512,7 @@ pub(crate) fn load_index(
                     }
                 }
                 current = Some(list);
+                current_len = seen_len[list];
                 run_start = cell as u32 + 1;
                 run_count = 0;
             }
