@@ -98,7 +98,12 @@ fn random_access_on_reference_traces() {
                 .cache_bytes(cache_bytes)
                 .open(&path)
                 .unwrap();
-            check_random_access(&name, &eager, &lazy, 300, cache_bytes as u64);
+            let probes = if eager.nodes().len() > 100_000 {
+                100
+            } else {
+                300
+            };
+            check_random_access(&name, &eager, &lazy, probes, cache_bytes as u64);
         }
     }
 }

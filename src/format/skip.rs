@@ -52,6 +52,28 @@ pub fn skip_object(
     })
 }
 
+/// Skips the object at the start of `bytes` when it is a well-formed
+/// tracepoint, footer or block marker: what it was and its length. `None`
+/// for anything else (a reference object, or malformed bytes: decode them to
+/// learn why).
+#[inline(always)]
+pub fn try_skip(bytes: &[u8], open_container: Option<TracepointType>) -> Option<(Skipped, usize)> {
+    Cursor::new(bytes).object(open_container)
+}
+
+/// The length of the well-formed footer (kind byte included) at the start
+/// of `bytes` of a container of type `container`; `None` when it is not one.
+#[inline]
+pub fn try_skip_footer(bytes: &[u8], container: TracepointType) -> Option<usize> {
+    let (&kind, rest) = bytes.split_first()?;
+    if kind != ObjectKind::TracepointFooter as u8 {
+        return None;
+    }
+    let mut cursor = Cursor::new(rest);
+    cursor.footer(container)?;
+    Some(1 + cursor.at)
+}
+
 /// Bytes being skipped; every read is bounds-checked and `None` means
 /// "refused".
 struct Cursor<'a> {
@@ -111,7 +133,7 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn object(mut self, open: Option<TracepointType>) -> Option<(Skipped, usize)> {
         let kind = ObjectKind::from_byte(self.u8()?)?;
         let header = match kind {
@@ -130,7 +152,7 @@ impl<'a> Cursor<'a> {
         Some((Skipped { kind, header }, self.at))
     }
 
-    #[inline]
+    #[inline(always)]
     fn tracepoint(&mut self) -> Option<TracepointHeader> {
         let [kind, location @ .., diff] = self.take::<14>()?;
         let tracepoint_type = TracepointType::from_byte(kind)?;

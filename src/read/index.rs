@@ -16,6 +16,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
 
 use crate::error::{DecodeError, Result};
 use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
@@ -25,8 +28,11 @@ use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, Object, ObjectKind, check_file_
 use crate::model::ContextBuilder;
 use crate::read::block::{BlockStep, decode_block};
 use crate::read::block_table::{BlockInfo, BlockTable};
-use crate::read::containers::{Cells, ContainerTable, NestingError};
+use crate::read::containers::{
+    CellView, ContainerTable, Containers, FileCells, NestingError, Source,
+};
 use crate::read::eager::LoadReport;
+use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
 use crate::storage::TraceBytes;
 
 /// The index file of a data file: its path plus `.idx`.
@@ -185,13 +191,182 @@ impl IndexReport {
     }
 }
 
-/// Blocks, container cells and container tables: what finding things needs.
+/// Blocks, reference cells and container tables: what finding things needs.
 #[derive(Debug, Default)]
 pub(crate) struct Lookup {
     pub(crate) blocks: BlockTable,
-    pub(crate) cells: Cells,
+    /// The index file's cells (none after a rebuild).
+    pub(crate) file: FileCells,
     /// One per thread, in the block table's thread order.
-    pub(crate) containers: Vec<ContainerTable>,
+    threads: Vec<ThreadContainers>,
+}
+
+/// One thread's containers: where their cells are until first use, then
+/// the table built from them.
+#[derive(Debug)]
+struct ThreadContainers {
+    /// Container cells known at open.
+    count: usize,
+    source: Mutex<Option<Source>>,
+    built: OnceLock<Containers>,
+    /// Why the table was rebuilt by scanning the thread, if it was.
+    problem: OnceLock<IndexProblem>,
+}
+
+impl ThreadContainers {
+    fn new(count: usize, source: Source) -> Self {
+        ThreadContainers {
+            count,
+            source: Mutex::new(Some(source)),
+            built: OnceLock::new(),
+            problem: OnceLock::new(),
+        }
+    }
+}
+
+impl Lookup {
+    fn new(blocks: BlockTable, file: FileCells, sources: Vec<(ThreadId, usize, Source)>) -> Self {
+        let mut threads: Vec<Option<ThreadContainers>> =
+            (0..blocks.thread_count()).map(|_| None).collect();
+        for (thread, count, source) in sources {
+            if let Some(slot) = blocks.slot(thread) {
+                threads[slot] = Some(ThreadContainers::new(count, source));
+            }
+        }
+        let threads = threads
+            .into_iter()
+            .map(|thread| {
+                thread.unwrap_or_else(|| {
+                    ThreadContainers::new(
+                        0,
+                        Source::Ranges {
+                            ranges: Vec::new(),
+                            count: 0,
+                        },
+                    )
+                })
+            })
+            .collect();
+        Lookup {
+            blocks,
+            file,
+            threads,
+        }
+    }
+
+    /// Thread `slot`'s container table and cells. The table is built on
+    /// first use (in start order, from the cells in post-order); if the
+    /// cells do not nest, the thread's containers are found by scanning
+    /// its stream instead, and the problem is kept ([`Lookup::problems`]).
+    pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
+        let thread = &self.threads[slot];
+        let built = thread.built.get_or_init(|| {
+            let source = thread
+                .source
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .expect("built once");
+            match Containers::build(self.file.slice(), source) {
+                Ok(containers) => containers,
+                Err(error) => {
+                    let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
+                    let _ = thread.problem.set(IndexProblem::Crossing {
+                        cell: cell as usize,
+                    });
+                    // A scan that fails leaves the table empty: every lookup
+                    // then scans, and reports the data's error.
+                    self.scan_thread(data, slot).unwrap_or_default()
+                }
+            }
+        });
+        (&built.table, CellView::new(self.file.slice(), &built.made))
+    }
+
+    /// Builds every thread's table, threads in parallel.
+    pub(crate) fn build_all(&self, data: &[u8]) {
+        (0..self.threads.len()).into_par_iter().for_each(|slot| {
+            self.containers(data, slot);
+        });
+    }
+
+    /// Threads whose container cells did not nest, and why.
+    pub(crate) fn problems(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, thread)| {
+                let problem = thread.problem.get()?.clone();
+                Some((self.blocks.thread(slot).thread, problem))
+            })
+            .collect()
+    }
+
+    /// Container cells known at open, per thread slot.
+    pub(crate) fn container_count(&self, slot: usize) -> usize {
+        match self.threads[slot].built.get() {
+            Some(built) => built.table.len(),
+            None => self.threads[slot].count,
+        }
+    }
+
+    /// Heap bytes of the tables built so far.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.threads
+            .iter()
+            .map(|thread| thread.built.get().map_or(0, Containers::heap_bytes))
+            .sum()
+    }
+
+    /// Finds thread `slot`'s containers by scanning its stream, as if the
+    /// index had no cell for any.
+    fn scan_thread(&self, data: &[u8], slot: usize) -> Result<Containers> {
+        let empty = ContainerTable::default();
+        let mut stream = Stream::new(data, self.blocks.thread(slot));
+        let view = CellView::new(self.file.slice(), &[]);
+        let found = scan_unindexed(&mut stream, &empty, view, LogicalOffset(0), None)?;
+        let len = stream.len();
+        let (unfinished, finished): (Vec<_>, Vec<_>) = found
+            .into_iter()
+            .partition(|container| container.end == len);
+        let cells = |list: Vec<Unindexed>| {
+            list.into_iter()
+                .map(|c| container_cell(c.event, c.start, c.end))
+                .collect()
+        };
+        // Unfinished ones come out innermost last: start order.
+        Ok(Containers::build(
+            self.file.slice(),
+            Source::Made {
+                finished: cells(finished),
+                unfinished: cells(unfinished),
+            },
+        )
+        .expect("a scan's containers nest"))
+    }
+
+    /// Finds the containers thread `slot`'s cells lack (never finished, or
+    /// finished after the index was last written) and adds them. Returns
+    /// how many it found and how many of those were never finished.
+    pub(crate) fn repair(&mut self, data: &[u8], slot: usize) -> Result<(usize, usize)> {
+        let found = {
+            let (table, view) = self.containers(data, slot);
+            let mut stream = Stream::new(data, self.blocks.thread(slot));
+            scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)?
+        };
+        let len = LogicalOffset(self.blocks.thread(slot).len);
+        let unfinished = found.iter().filter(|c| c.end == len).count();
+        let mut cells: Vec<(LogicalOffset, RawIndexCell)> = found
+            .iter()
+            .map(|c| (c.start, container_cell(c.event, c.start, c.end)))
+            .collect();
+        cells.sort_by_key(|(start, _)| *start);
+        let repaired = cells.len();
+        let file = self.file.slice();
+        let built = self.threads[slot].built.get_mut().expect("built above");
+        built.add(file, cells.into_iter().map(|(_, cell)| cell).collect());
+        Ok((repaired, unfinished))
+    }
 }
 
 /// An index file checked against its data file, or a rebuilt one.
@@ -207,7 +382,8 @@ pub(crate) struct LoadedIndex {
 /// Groups container cells by thread as the index orders them.
 struct ThreadCells {
     ids: HashMap<ThreadId, usize>,
-    lists: Vec<(ThreadId, Vec<u32>)>,
+    /// Per thread: runs of cells `[from, to)` holding its container cells.
+    lists: Vec<(ThreadId, Vec<(u32, u32)>)>,
 }
 
 impl ThreadCells {
@@ -252,9 +428,35 @@ pub(crate) fn load_index(
         ids: HashMap::new(),
         lists: Vec::new(),
     };
+    // Per list: the logical length of the thread's blocks seen so far, and
+    // its runs of cells with the number of container cells in them.
+    let mut seen_len: Vec<u64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    // The run since the last block cell: where it starts, its containers,
+    // and (streaming order) the list it belongs to.
+    let mut run_start = 0u32;
+    let mut run_count = 0usize;
     let mut current: Option<usize> = None;
-    let mut pending: Vec<u32> = Vec::new();
+    // The current list's length so far (0 before any block: every container
+    // cell then fails the check and is looked at again).
+    let mut current_len = 0u64;
+    // Container cells whose range is not inside the blocks listed so far;
+    // checked again once every block is known.
+    let mut recheck: Vec<(usize, u32)> = Vec::new();
+    let inside = |raw: &RawIndexCell, len: u64| {
+        let (start, end) = (raw.start.get(), raw.end.get());
+        start > 0 && start <= end && (end as u64) < len
+    };
     for (cell, raw) in cells.iter().enumerate() {
+        if raw.kind == ObjectKind::Tracepoint as u8 {
+            // The common case first: a container cell.
+            run_count += 1;
+            if block_cell_first && !inside(raw, current_len) {
+                let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
+                recheck.push((list, cell as u32));
+            }
+            continue;
+        }
         let kind = ObjectKind::from_byte(raw.kind).ok_or(IndexProblem::UnknownKind {
             cell,
             kind: raw.kind,
@@ -276,25 +478,43 @@ pub(crate) fn load_index(
                 {
                     return Err(mismatch);
                 }
-                blocks.push(BlockInfo {
+                let block = BlockInfo {
                     thread: ThreadId(id),
                     start: PhysicalOffset(start),
                     end: PhysicalOffset(end),
-                });
+                };
+                blocks.push(block);
                 let list = by_thread.list(ThreadId(id));
-                if block_cell_first {
-                    current = Some(list);
-                } else {
-                    by_thread.lists[list].1.append(&mut pending);
+                if list == seen_len.len() {
+                    seen_len.push(0);
+                    counts.push(0);
                 }
-            }
-            ObjectKind::Tracepoint => {
-                if block_cell_first {
-                    let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
-                    by_thread.lists[list].1.push(cell as u32);
+                seen_len[list] += block.payload_len();
+                // The run before this cell ends here: it belongs to the
+                // previous block cell (streaming) or to this one (dump).
+                let owner = if block_cell_first {
+                    current
                 } else {
-                    pending.push(cell as u32);
+                    Some(list)
+                };
+                if let Some(owner) = owner {
+                    by_thread.lists[owner].1.push((run_start, cell as u32));
+                    counts[owner] += run_count;
+                    if !block_cell_first {
+                        for id in run_start..cell as u32 {
+                            let raw = &cells[id as usize];
+                            if raw.kind == ObjectKind::Tracepoint as u8
+                                && !inside(raw, seen_len[list])
+                            {
+                                recheck.push((list, id));
+                            }
+                        }
+                    }
                 }
+                current = Some(list);
+                current_len = seen_len[list];
+                run_start = cell as u32 + 1;
+                run_count = 0;
             }
             kind if kind.is_reference() => {
                 let offset = in_data(cell, raw.start.get())?;
@@ -312,10 +532,18 @@ pub(crate) fn load_index(
             kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
         }
     }
-    if let Some(&cell) = pending.first() {
-        return Err(IndexProblem::ContainerWithoutBlock {
-            cell: cell as usize,
-        });
+    if block_cell_first {
+        if let Some(owner) = current {
+            by_thread.lists[owner]
+                .1
+                .push((run_start, cells.len() as u32));
+            counts[owner] += run_count;
+        }
+    } else if run_count > 0 {
+        let cell = (run_start as usize..cells.len())
+            .find(|&c| cells[c].kind == ObjectKind::Tracepoint as u8)
+            .unwrap_or(run_start as usize);
+        return Err(IndexProblem::ContainerWithoutBlock { cell });
     }
     let mut report = LoadReport::default();
     blocks.sort_by_key(|block| block.start);
@@ -336,44 +564,31 @@ pub(crate) fn load_index(
             bytes: data_len - at.0,
         });
     }
-    let block_table = BlockTable::new(blocks);
-    let cells_store = Cells::from_file(index.clone(), cells.len());
-    let mut containers: Vec<ContainerTable> = (0..block_table.thread_count())
-        .map(|_| ContainerTable::default())
-        .collect();
-    for (thread, post) in by_thread.lists {
-        let slot = block_table
-            .slot(thread)
-            .expect("listed threads have blocks");
-        let len = block_table.thread(slot).len;
-        for &id in &post {
-            let raw = cells_store.get(id);
-            let (start, end) = (raw.start.get(), raw.end.get());
-            if start <= 0 || start > end || end as u64 >= len {
-                return Err(IndexProblem::ContainerOutsideThread {
-                    cell: id as usize,
-                    thread: thread.0,
-                    start,
-                    end,
-                    len,
-                });
-            }
+    for (list, cell) in recheck {
+        let raw = &cells[cell as usize];
+        if !inside(raw, seen_len[list]) {
+            return Err(IndexProblem::ContainerOutsideThread {
+                cell: cell as usize,
+                thread: by_thread.lists[list].0.0,
+                start: raw.start.get(),
+                end: raw.end.get(),
+                len: seen_len[list],
+            });
         }
-        containers[slot] =
-            ContainerTable::from_post_order(&cells_store, post).map_err(|error| match error {
-                NestingError::SameEnd { cell } | NestingError::Crossing { cell } => {
-                    IndexProblem::Crossing {
-                        cell: cell as usize,
-                    }
-                }
-            })?;
     }
+    let sources = by_thread
+        .lists
+        .into_iter()
+        .zip(counts)
+        .map(|((thread, ranges), count)| (thread, count, Source::Ranges { ranges, count }))
+        .collect();
+    let lookup = Lookup::new(
+        BlockTable::new(blocks),
+        FileCells::new(index.clone(), cells.len()),
+        sources,
+    );
     Ok(LoadedIndex {
-        lookup: Lookup {
-            blocks: block_table,
-            cells: cells_store,
-            containers,
-        },
+        lookup,
         context,
         references,
         data: report,
@@ -402,13 +617,13 @@ pub(crate) fn rebuild_index(data: &TraceBytes) -> Result<LoadedIndex> {
         open_types: Vec<crate::model::TracepointType>,
         /// Open containers: event id and content start.
         open: Vec<(i32, u64)>,
-        finished: Vec<u32>,
+        /// Finished containers, in post-order.
+        finished: Vec<RawIndexCell>,
     }
     let bytes = data.as_slice();
     check_file_header(bytes, DATA_MAGIC)?;
     let mut context = ContextBuilder::new();
     let mut references = 0;
-    let mut made: Vec<RawIndexCell> = Vec::new();
     let mut blocks = Vec::new();
     let mut ids: HashMap<ThreadId, usize> = HashMap::new();
     let mut threads: Vec<(ThreadId, ThreadState)> = Vec::new();
@@ -468,8 +683,8 @@ pub(crate) fn rebuild_index(data: &TraceBytes) -> Result<LoadedIndex> {
                 Object::Tracepoint(_) => {}
                 Object::Footer(_) => {
                     if let Some((event, start)) = state.open.pop() {
-                        made.push(container_cell(event, LogicalOffset(start), logical(offset)));
-                        state.finished.push(made.len() as u32 - 1);
+                        let cell = container_cell(event, LogicalOffset(start), logical(offset));
+                        state.finished.push(cell);
                     }
                 }
                 reference => {
@@ -487,44 +702,31 @@ pub(crate) fn rebuild_index(data: &TraceBytes) -> Result<LoadedIndex> {
         at = block.end + 1;
     }
     let block_table = BlockTable::new(blocks);
-    let mut unfinished_cells: Vec<(usize, Vec<u32>)> = Vec::new();
-    for (thread, state) in &threads {
-        let Some(slot) = block_table.slot(*thread) else {
-            continue; // seen only in a dropped half-written block
-        };
-        let mut list = Vec::new();
-        for &(event, start) in &state.open {
-            made.push(container_cell(
-                event,
-                LogicalOffset(start),
-                LogicalOffset(state.len),
-            ));
-            list.push(made.len() as u32 - 1);
-        }
-        report.unfinished_containers += list.len();
-        unfinished_cells.push((slot, list));
-    }
-    let cells = Cells::from_made(made);
-    let mut containers: Vec<ContainerTable> = (0..block_table.thread_count())
-        .map(|_| ContainerTable::default())
-        .collect();
+    let mut sources = Vec::new();
     for (thread, state) in threads {
-        if let Some(slot) = block_table.slot(thread) {
-            containers[slot] = ContainerTable::from_post_order(&cells, state.finished)
-                .expect("a scan's containers nest");
+        if block_table.slot(thread).is_none() {
+            continue; // seen only in a dropped half-written block
         }
+        // Unfinished containers end at their stream's end, outermost first.
+        let unfinished: Vec<RawIndexCell> = state
+            .open
+            .iter()
+            .map(|&(event, start)| {
+                container_cell(event, LogicalOffset(start), LogicalOffset(state.len))
+            })
+            .collect();
+        report.unfinished_containers += unfinished.len();
+        let count = state.finished.len() + unfinished.len();
+        let source = Source::Made {
+            finished: state.finished,
+            unfinished,
+        };
+        sources.push((thread, count, source));
     }
-    // Unfinished containers all end at their stream's end, so they are
-    // added in start order rather than sorted by end.
-    for (slot, list) in unfinished_cells {
-        containers[slot].merge(&cells, &list);
-    }
+    let lookup = Lookup::new(block_table, FileCells::default(), sources);
+    lookup.build_all(bytes);
     Ok(LoadedIndex {
-        lookup: Lookup {
-            blocks: block_table,
-            cells,
-            containers,
-        },
+        lookup,
         context,
         references,
         data: report,

@@ -2,8 +2,10 @@
 //! child addresses. Everything in it can be evicted at any time and is
 //! reloaded from the data file when needed again.
 //!
-//! One mutex guards the LRU; it is held only to look up, insert or evict
-//! (values are `Arc`s, cloned out), never while decoding.
+//! Child indexes have a quarter of the budget to themselves (they are
+//! small, and rebuilding one scans a whole call). One mutex guards both
+//! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
+//! cloned out), never while decoding.
 
 use std::hash::{BuildHasherDefault, Hasher};
 use std::mem::size_of;
@@ -245,11 +247,74 @@ impl Hasher for KeyHasher {
     }
 }
 
-struct Inner {
+/// One LRU and what it holds.
+struct Lru {
     lru: LruCache<Key, (Entry, usize), BuildHasherDefault<KeyHasher>>,
     bytes: usize,
+    budget: usize,
+}
+
+impl Lru {
+    fn new(budget: usize) -> Self {
+        Lru {
+            lru: LruCache::unbounded_with_hasher(BuildHasherDefault::default()),
+            bytes: 0,
+            budget,
+        }
+    }
+
+    /// Inserts, then evicts to the budget; returns how many were evicted.
+    fn insert(&mut self, key: Key, entry: Entry, cost: usize) -> u64 {
+        if let Some((_, old)) = self.lru.put(key, (entry, cost)) {
+            self.bytes -= old;
+        }
+        self.bytes += cost;
+        let mut evicted = 0;
+        while self.bytes > self.budget {
+            let Some((_, (_, cost))) = self.lru.pop_lru() else {
+                break;
+            };
+            self.bytes -= cost;
+            evicted += 1;
+        }
+        evicted
+    }
+
+    fn remove_where(&mut self, drop: &mut impl FnMut(&Key) -> bool) {
+        let mut freed = 0;
+        self.lru.retain(|key, (_, cost)| {
+            let dropped = drop(key);
+            if dropped {
+                freed += *cost;
+            }
+            !dropped
+        });
+        self.bytes -= freed;
+    }
+
+    fn clear(&mut self) {
+        self.lru.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Child indexes get their own quarter of the budget: they are small and
+/// costly to rebuild (a scan of a whole call), so a stream of decoded nodes
+/// must not evict them.
+struct Inner {
+    indexes: Lru,
+    others: Lru,
     peak_bytes: usize,
     evictions: u64,
+}
+
+impl Inner {
+    fn lru(&mut self, key: &Key) -> &mut Lru {
+        match key {
+            Key::Index { .. } => &mut self.indexes,
+            _ => &mut self.others,
+        }
+    }
 }
 
 /// The cache.
@@ -263,10 +328,11 @@ pub(crate) struct NodeCache {
 impl NodeCache {
     /// An empty cache holding at most `budget` bytes.
     pub(crate) fn new(budget: usize) -> Self {
+        let indexes = budget / 4;
         NodeCache {
             inner: Mutex::new(Inner {
-                lru: LruCache::unbounded_with_hasher(BuildHasherDefault::default()),
-                bytes: 0,
+                indexes: Lru::new(indexes),
+                others: Lru::new(budget - indexes),
                 peak_bytes: 0,
                 evictions: 0,
             }),
@@ -285,7 +351,12 @@ impl NodeCache {
 
     /// The entry for `key`, marked as recently used.
     pub(crate) fn get(&self, key: &Key) -> Option<Entry> {
-        let found = self.lock().lru.get(key).map(|(entry, _)| entry.clone());
+        let found = self
+            .lock()
+            .lru(key)
+            .lru
+            .get(key)
+            .map(|(entry, _)| entry.clone());
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -297,57 +368,44 @@ impl NodeCache {
 
     /// Whether `key` is cached (does not count as a use).
     pub(crate) fn contains(&self, key: &Key) -> bool {
-        self.lock().lru.contains(key)
+        self.lock().lru(key).lru.contains(key)
     }
 
-    /// Caches `entry`, evicting the least recently used entries to stay
-    /// within the budget. An entry larger than the whole budget is not kept.
+    /// Caches `entry`, evicting the least recently used entries of its kind
+    /// to stay within the budget. An entry larger than that is not kept.
     pub(crate) fn insert(&self, key: Key, entry: Entry) {
         let cost = entry.cost();
-        if cost > self.budget {
+        let mut inner = self.lock();
+        let lru = inner.lru(&key);
+        if cost > lru.budget {
             return;
         }
-        let mut inner = self.lock();
-        if let Some((_, old)) = inner.lru.put(key, (entry, cost)) {
-            inner.bytes -= old;
-        }
-        inner.bytes += cost;
-        while inner.bytes > self.budget {
-            let Some((_, (_, evicted))) = inner.lru.pop_lru() else {
-                break;
-            };
-            inner.bytes -= evicted;
-            inner.evictions += 1;
-        }
-        inner.peak_bytes = inner.peak_bytes.max(inner.bytes);
+        let evicted = lru.insert(key, entry, cost);
+        inner.evictions += evicted;
+        inner.peak_bytes = inner
+            .peak_bytes
+            .max(inner.indexes.bytes + inner.others.bytes);
     }
 
     /// Drops the entries `drop` selects.
     pub(crate) fn remove_where(&self, mut drop: impl FnMut(&Key) -> bool) {
         let mut inner = self.lock();
-        let mut freed = 0;
-        inner.lru.retain(|key, (_, cost)| {
-            let dropped = drop(key);
-            if dropped {
-                freed += *cost;
-            }
-            !dropped
-        });
-        inner.bytes -= freed;
+        inner.indexes.remove_where(&mut drop);
+        inner.others.remove_where(&mut drop);
     }
 
     /// Drops everything.
     pub(crate) fn clear(&self) {
         let mut inner = self.lock();
-        inner.lru.clear();
-        inner.bytes = 0;
+        inner.indexes.clear();
+        inner.others.clear();
     }
 
     /// Current statistics.
     pub(crate) fn stats(&self) -> CacheStats {
         let inner = self.lock();
         let (mut nodes, mut pages) = (0, 0);
-        for (key, _) in inner.lru.iter() {
+        for (key, _) in inner.others.lru.iter() {
             match key {
                 Key::Node { .. } => nodes += 1,
                 Key::Page { .. } => pages += 1,
@@ -356,9 +414,9 @@ impl NodeCache {
         }
         CacheStats {
             budget: self.budget,
-            bytes: inner.bytes,
+            bytes: inner.indexes.bytes + inner.others.bytes,
             peak_bytes: inner.peak_bytes,
-            entries: inner.lru.len(),
+            entries: inner.indexes.lru.len() + inner.others.lru.len(),
             nodes,
             pages,
             hits: self.hits.load(Ordering::Relaxed),

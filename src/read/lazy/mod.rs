@@ -32,7 +32,7 @@
 //! ```
 
 mod cache;
-mod stream;
+pub(crate) mod stream;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -48,14 +48,15 @@ use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{DATA_MAGIC, Object, ObjectKind, check_file_header};
 use crate::model::{Footer, TraceContext, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::block_table::BlockTable;
+use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::{
-    IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, container_cell, index_path,
-    load_index, rebuild_index,
+    IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
+    rebuild_index,
 };
 use crate::storage::TraceBytes;
 use crate::tree::TraceTree;
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
-use stream::{Stream, unexpected};
+use stream::{Stream, scan_unindexed, unexpected};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for the reader that made it.
@@ -192,7 +193,9 @@ impl LazyOptions {
                 .map(|thread| lookup.blocks.block_count(thread))
                 .sum(),
             references,
-            containers: lookup.containers.iter().map(|table| table.len()).sum(),
+            containers: (0..lookup.blocks.thread_count())
+                .map(|slot| lookup.container_count(slot))
+                .sum(),
             repaired_containers: repaired,
             data: data_report,
         };
@@ -215,19 +218,12 @@ fn repair(data: &TraceBytes, loaded: &mut LoadedIndex) -> Result<usize> {
         return Ok(0);
     }
     let lookup = &mut loaded.lookup;
-    let mut repaired = 0;
-    let mut unfinished = 0;
+    lookup.build_all(data.as_slice());
+    let (mut repaired, mut unfinished) = (0, 0);
     for slot in 0..lookup.blocks.thread_count() {
-        let mut found = lookup.scan_unindexed(data.as_slice(), slot, LogicalOffset(0), None)?;
-        found.sort_by_key(|container| container.start);
-        let len = LogicalOffset(lookup.blocks.thread(slot).len);
-        let ids: Vec<u32> = found
-            .iter()
-            .map(|c| lookup.cells.push(container_cell(c.event, c.start, c.end)))
-            .collect();
-        repaired += found.len();
-        unfinished += found.iter().filter(|c| c.end == len).count();
-        lookup.containers[slot].merge(&lookup.cells, &ids);
+        let (found, open) = lookup.repair(data.as_slice(), slot)?;
+        repaired += found;
+        unfinished += open;
     }
     loaded.data.unfinished_containers = unfinished;
     Ok(repaired)
@@ -279,6 +275,24 @@ struct Scope {
     slot: usize,
     start: LogicalOffset,
     end: LogicalOffset,
+}
+
+/// How a scope's children are paged.
+enum Paging {
+    /// All fit in the first page.
+    One(Arc<[LogicalOffset]>),
+    /// Several pages, found through the scope's child index.
+    Many(Arc<ChildIndex>),
+}
+
+/// A forward scan of one thread: its stream, its container table, and the
+/// last container found (where the next lookup starts galloping).
+struct Scan<'r> {
+    slot: usize,
+    stream: Stream<'r>,
+    table: &'r ContainerTable,
+    cells: CellView<'r>,
+    hint: Option<usize>,
 }
 
 /// A trace opened for random access. See the [module documentation](self).
@@ -349,7 +363,7 @@ impl LazyTraceReader {
                     id: blocks.thread,
                     blocks: blocks.block_count,
                     bytes: blocks.len,
-                    containers: self.lookup.containers[slot].len(),
+                    containers: self.lookup.container_count(slot),
                 }
             })
             .collect()
@@ -401,7 +415,10 @@ impl LazyTraceReader {
     /// scans its content once (skipping the children's own subtrees).
     pub fn child_count(&self, node: LazyNode) -> Result<usize> {
         match self.scope(node)? {
-            Some(scope) if scope.start < scope.end => Ok(self.child_index(scope)?.count),
+            Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
+                Paging::One(page) => page.len(),
+                Paging::Many(index) => index.count,
+            }),
             _ => Ok(0),
         }
     }
@@ -429,7 +446,7 @@ impl LazyTraceReader {
     /// The container a node is a direct child of; `None` for top-level nodes.
     pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = node.slot as usize;
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         let mut candidate = table.last_starting_at_or_before(cells, node.at);
         while let Some(k) = candidate {
             if node.at < table.end(cells, k) {
@@ -447,8 +464,9 @@ impl LazyTraceReader {
     /// thread's pre-order (they do in what real recorders write). A thread
     /// where they do not is searched by a sequential scan.
     pub fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
-        let cells = &self.lookup.cells;
-        for (slot, table) in self.lookup.containers.iter().enumerate() {
+        let threads = self.lookup.blocks.thread_count();
+        for slot in 0..threads {
+            let (table, cells) = self.containers(slot);
             if let Some(k) = table.find_event(cells, event) {
                 return self.container_node(slot, k).map(Some);
             }
@@ -456,7 +474,8 @@ impl LazyTraceReader {
         // Threads where the container before `event` is nearest first.
         let mut candidates: Vec<(u64, usize, Option<usize>)> = Vec::new();
         let mut unordered = Vec::new();
-        for (slot, table) in self.lookup.containers.iter().enumerate() {
+        for slot in 0..threads {
+            let (table, cells) = self.containers(slot);
             if !table.events_ascend() {
                 unordered.push(slot);
                 continue;
@@ -471,7 +490,7 @@ impl LazyTraceReader {
         for (_, slot, before) in candidates {
             // The tracepoint is a child of that container or of one of its
             // ancestors, or at the top level.
-            let table = &self.lookup.containers[slot];
+            let (table, cells) = self.containers(slot);
             let mut container = before;
             loop {
                 let scope = match container {
@@ -520,6 +539,21 @@ impl LazyTraceReader {
         Ok(())
     }
 
+    /// Builds every thread's container table now (threads in parallel)
+    /// instead of on each thread's first use, and returns the threads whose
+    /// container cells turned out not to nest (those threads' containers
+    /// were then found by scanning their streams).
+    pub fn build_lookups(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.lookup.build_all(self.data.as_slice());
+        self.lookup.problems()
+    }
+
+    /// The threads built so far whose container cells did not nest, and why
+    /// (their containers were found by scanning instead).
+    pub fn thread_problems(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.lookup.problems()
+    }
+
     /// Empties the cache.
     pub fn clear_cache(&self) {
         self.cache.clear();
@@ -534,14 +568,7 @@ impl LazyTraceReader {
     /// cells made in memory), which stay for the reader's lifetime; the
     /// cache is bounded separately.
     pub fn lookup_heap_bytes(&self) -> usize {
-        self.lookup.cells.heap_bytes()
-            + self
-                .lookup
-                .containers
-                .iter()
-                .map(|table| table.heap_bytes())
-                .sum::<usize>()
-            + self.report.blocks * 40
+        self.lookup.heap_bytes() + self.report.blocks * 40
     }
 
     /// Walks a thread's trees depth-first in pre-order by reading its
@@ -618,6 +645,21 @@ impl LazyTraceReader {
 
     // ---- internals ----
 
+    fn containers(&self, slot: usize) -> (&ContainerTable, CellView<'_>) {
+        self.lookup.containers(self.data.as_slice(), slot)
+    }
+
+    fn scan(&self, slot: usize) -> Scan<'_> {
+        let (table, cells) = self.containers(slot);
+        Scan {
+            slot,
+            stream: self.stream(slot),
+            table,
+            cells,
+            hint: None,
+        }
+    }
+
     fn stream(&self, slot: usize) -> Stream<'_> {
         self.lookup.stream(self.data.as_slice(), slot)
     }
@@ -631,7 +673,7 @@ impl LazyTraceReader {
     }
 
     fn container_scope(&self, slot: usize, k: usize) -> Scope {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         Scope {
             slot,
             start: table.start(cells, k),
@@ -647,34 +689,6 @@ impl LazyTraceReader {
         }))
     }
 
-    /// The content range of a container whose content starts at `start`:
-    /// from the index, else from an earlier scan, else by scanning now.
-    /// `hint` carries the last container found, for scans going forward.
-    fn content_range(
-        &self,
-        stream: &mut Stream<'_>,
-        slot: usize,
-        start: LogicalOffset,
-        container: TracepointType,
-        event: EventId,
-        hint: &mut Option<usize>,
-    ) -> Result<ContentRange> {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
-        let len = stream.len();
-        let end = match table.find_start(cells, start, *hint) {
-            Some(k) => {
-                *hint = Some(k);
-                table.end(cells, k)
-            }
-            None => self.resolve(slot, start, container, event)?,
-        };
-        Ok(ContentRange {
-            start,
-            end,
-            finished: end < len,
-        })
-    }
-
     /// The end of a container the index has no cell for, by scanning.
     fn resolve(
         &self,
@@ -687,12 +701,9 @@ impl LazyTraceReader {
         if let Some(end) = known(&self.resolved.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(end);
         }
-        let found = self.lookup.scan_unindexed(
-            self.data.as_slice(),
-            slot,
-            start,
-            Some((container, event.0)),
-        )?;
+        let (table, cells) = self.containers(slot);
+        let mut stream = self.stream(slot);
+        let found = scan_unindexed(&mut stream, table, cells, start, Some((container, event.0)))?;
         let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
         for container in found {
             resolved.insert((slot, container.start), container.end);
@@ -702,27 +713,30 @@ impl LazyTraceReader {
     }
 
     /// The content range of the tracepoint with `header` whose content (if
-    /// it is a container) starts at `start`; `None` for a leaf.
+    /// it is a container) starts at `start`, from the index, else from an
+    /// earlier scan, else by scanning now; `None` for a leaf.
+    #[inline]
     fn content_of(
         &self,
-        stream: &mut Stream<'_>,
-        slot: usize,
+        scan: &mut Scan<'_>,
         start: LogicalOffset,
         header: &TracepointHeader,
-        hint: &mut Option<usize>,
     ) -> Result<Option<ContentRange>> {
         if !header.tracepoint_type.is_container() {
             return Ok(None);
         }
-        self.content_range(
-            stream,
-            slot,
+        let end = match scan.table.find_start(scan.cells, start, scan.hint) {
+            Some(k) => {
+                scan.hint = Some(k);
+                scan.table.end(scan.cells, k)
+            }
+            None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
+        };
+        Ok(Some(ContentRange {
             start,
-            header.tracepoint_type,
-            header.event,
-            hint,
-        )
-        .map(Some)
+            end,
+            finished: end < scan.stream.len(),
+        }))
     }
 
     /// The footer of a container with `content`, and its length.
@@ -758,13 +772,8 @@ impl LazyTraceReader {
                 "expected a tracepoint at a node's offset",
             ));
         };
-        let content = self.content_of(
-            &mut stream,
-            slot,
-            node.at + len,
-            &tracepoint.header,
-            &mut None,
-        )?;
+        let mut scan = self.scan(slot);
+        let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
         let footer = match content {
             Some(content) => self
                 .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
@@ -788,24 +797,20 @@ impl LazyTraceReader {
         from: LogicalOffset,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        let mut stream = self.stream(scope.slot);
-        let mut hint = None;
+        let mut scan = self.scan(scope.slot);
         let mut at = from;
         while at < scope.end {
-            let (skipped, len) = stream.skip(at, None)?;
+            let (skipped, len) = scan.stream.skip(at, None)?;
             match (skipped.kind, skipped.header) {
                 (ObjectKind::Tracepoint, Some(header)) => {
                     let child = at;
-                    at = match self.content_of(
-                        &mut stream,
-                        scope.slot,
-                        at + len,
-                        &header,
-                        &mut hint,
-                    )? {
+                    at = match self.content_of(&mut scan, at + len, &header)? {
                         None => at + len,
                         Some(content) if content.finished => {
-                            content.end + stream.footer_len(content.end, header.tracepoint_type)?
+                            let footer = scan
+                                .stream
+                                .footer_len(content.end, header.tracepoint_type)?;
+                            content.end + footer
                         }
                         Some(content) => content.end,
                     };
@@ -816,7 +821,7 @@ impl LazyTraceReader {
                 (kind, _) if kind.is_reference() => at = at + len,
                 (kind, _) => {
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
                         kind,
                         "among a container's children",
@@ -893,31 +898,24 @@ impl LazyTraceReader {
             }
         };
         let mut children = Vec::with_capacity(PAGE.min(64));
-        let mut first_event = None;
-        self.scan_children(scope, from, |at, header| {
-            first_event.get_or_insert(header.event);
+        self.scan_children(scope, from, |at, _| {
             children.push(at);
             children.len() < PAGE
         })?;
         let children: Arc<[LogicalOffset]> = children.into();
-        if page == 0 && children.len() < PAGE {
-            // The whole scope fit in one page: its child index is known too.
-            let index = ChildIndex {
-                count: children.len(),
-                pages: first_event
-                    .map(|event| vec![(children[0], event)])
-                    .unwrap_or_default(),
-            };
-            self.cache.insert(
-                Key::Index {
-                    slot: scope.slot as u32,
-                    start: scope.start.0,
-                },
-                Entry::Index(Arc::new(index)),
-            );
-        }
         self.cache.insert(key, Entry::Page(Arc::clone(&children)));
         Ok(children)
+    }
+
+    /// How a scope's children are paged: one page, or the child index of
+    /// several. Only scopes with more than one page get a child index.
+    fn paging(&self, scope: Scope) -> Result<Paging> {
+        let first = self.page(scope, 0)?;
+        if first.len() < PAGE {
+            Ok(Paging::One(first))
+        } else {
+            Ok(Paging::Many(self.child_index(scope)?))
+        }
     }
 
     /// The children `[from, from + count)` of a scope.
@@ -947,7 +945,7 @@ impl LazyTraceReader {
     /// found among its parent's children (the index knows only where its
     /// content starts).
     fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
-        let (table, cells) = (&self.lookup.containers[slot], &self.lookup.cells);
+        let (table, cells) = self.containers(slot);
         let parent = match table.parent(cells, k) {
             Some(j) => self.container_scope(slot, j),
             None => self.top_scope(slot),
@@ -959,22 +957,29 @@ impl LazyTraceReader {
                 self.lookup.blocks.thread(slot).thread
             ))
         };
-        let index = self.child_index(parent)?;
-        let page = index
-            .pages
-            .partition_point(|&(at, _)| at < start)
-            .checked_sub(1)
-            .ok_or_else(missing)?;
-        let children = self.page(parent, page)?;
+        let children = match self.paging(parent)? {
+            Paging::One(page) => page,
+            Paging::Many(index) => {
+                let page = index
+                    .pages
+                    .partition_point(|&(at, _)| at < start)
+                    .checked_sub(1)
+                    .ok_or_else(missing)?;
+                self.page(parent, page)?
+            }
+        };
         let at = children
             .partition_point(|&at| at < start)
             .checked_sub(1)
             .map(|i| children[i])
             .ok_or_else(missing)?;
         let mut stream = self.stream(slot);
-        match stream.object(at, None)? {
-            (Object::Tracepoint(tracepoint), len)
-                if tracepoint.is_container() && at + len == start =>
+        match stream.skip(at, None)? {
+            (skipped, len)
+                if skipped
+                    .header
+                    .is_some_and(|h| h.tracepoint_type.is_container())
+                    && at + len == start =>
             {
                 Ok(LazyNode {
                     slot: slot as u32,
@@ -991,15 +996,19 @@ impl LazyTraceReader {
         if scope.start >= scope.end {
             return Ok(None);
         }
-        let index = self.child_index(scope)?;
-        let Some(page) = index
-            .pages
-            .partition_point(|&(_, first)| first <= event)
-            .checked_sub(1)
-        else {
-            return Ok(None);
+        let children = match self.paging(scope)? {
+            Paging::One(page) => page,
+            Paging::Many(index) => {
+                let Some(page) = index
+                    .pages
+                    .partition_point(|&(_, first)| first <= event)
+                    .checked_sub(1)
+                else {
+                    return Ok(None);
+                };
+                self.page(scope, page)?
+            }
         };
-        let children = self.page(scope, page)?;
         let mut stream = self.stream(scope.slot);
         let (mut low, mut high) = (0, children.len());
         while low < high {
@@ -1030,8 +1039,7 @@ impl LazyTraceReader {
         f: &mut dyn FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<bool> {
         let slot = scope.slot;
-        let mut stream = self.stream(slot);
-        let mut hint = None;
+        let mut scan = self.scan(slot);
         // Containers entered: their type and content range.
         let mut open: Vec<(TracepointType, ContentRange)> = Vec::new();
         let mut at = scope.start;
@@ -1041,7 +1049,7 @@ impl LazyTraceReader {
                     break;
                 }
                 at = if content.finished {
-                    content.end + stream.footer_len(content.end, container)?
+                    content.end + scan.stream.footer_len(content.end, container)?
                 } else {
                     content.end
                 };
@@ -1055,25 +1063,26 @@ impl LazyTraceReader {
                 at,
             };
             let depth = depth + open.len();
-            let (header, len, go_on) = if detail == WalkDetail::Full {
-                let (object, len) = stream.object(at, None)?;
+            let (header, len, content, go_on) = if detail == WalkDetail::Full {
+                let (object, len) = scan.stream.object(at, None)?;
                 let Object::Tracepoint(tracepoint) = object else {
                     if object.kind().is_reference() {
                         at = at + len;
                         continue;
                     }
+                    let kind = object.kind();
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
-                        object.kind(),
+                        kind,
                         "inside a thread's logical stream",
                     ));
                 };
                 let header = tracepoint.header;
-                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let content = self.content_of(&mut scan, at + len, &header)?;
                 let footer = match content {
                     Some(content) => {
-                        self.footer_of(&mut stream, content, header.tracepoint_type)?
+                        self.footer_of(&mut scan.stream, content, header.tracepoint_type)?
                     }
                     None => None,
                 };
@@ -1084,26 +1093,22 @@ impl LazyTraceReader {
                     tracepoint: Some(&tracepoint),
                     footer: footer.as_ref().map(|(footer, _)| footer),
                 };
-                let go_on = f(&walked)?;
-                if let Some(content) = content {
-                    open.push((header.tracepoint_type, content));
-                }
-                (header, len, go_on)
+                (header, len, content, f(&walked)?)
             } else {
-                let (skipped, len) = stream.skip(at, None)?;
+                let (skipped, len) = scan.stream.skip(at, None)?;
                 let Some(header) = skipped.header else {
                     if skipped.kind.is_reference() {
                         at = at + len;
                         continue;
                     }
                     return Err(unexpected(
-                        &mut stream,
+                        &mut scan.stream,
                         at,
                         skipped.kind,
                         "inside a thread's logical stream",
                     ));
                 };
-                let content = self.content_of(&mut stream, slot, at + len, &header, &mut hint)?;
+                let content = self.content_of(&mut scan, at + len, &header)?;
                 let walked = WalkNode {
                     node,
                     depth,
@@ -1111,20 +1116,18 @@ impl LazyTraceReader {
                     tracepoint: None,
                     footer: None,
                 };
-                let go_on = f(&walked)?;
-                if let Some(content) = content {
-                    open.push((header.tracepoint_type, content));
-                }
-                (header, len, go_on)
+                (header, len, content, f(&walked)?)
             };
             if !go_on {
                 return Ok(false);
             }
-            at = if header.tracepoint_type.is_container() {
-                open.last().expect("just entered").1.start
-            } else {
-                at + len
-            };
+            match content {
+                Some(content) => {
+                    open.push((header.tracepoint_type, content));
+                    at = content.start;
+                }
+                None => at = at + len,
+            }
         }
     }
 }

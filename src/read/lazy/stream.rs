@@ -4,10 +4,11 @@
 
 use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
-use crate::format::skip::{Skipped, skip_footer, skip_object};
+use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
+use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
 
 /// A thread's logical stream over the data file's bytes; remembers the last
@@ -35,9 +36,10 @@ impl<'r> Stream<'r> {
         LogicalOffset(self.blocks.len)
     }
 
-    /// A reader from `at` to the end of its block (objects never span blocks).
+    /// The bytes from `at` to the end of its block (objects never span
+    /// blocks), and the physical offset of the first.
     #[inline(always)]
-    pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
+    pub(crate) fn bytes_at(&mut self, at: LogicalOffset) -> Result<(&'r [u8], u64)> {
         let (mut start, mut end, mut physical) = self.block;
         if !(start <= at.0 && at.0 < end) {
             let block = self.blocks.block_of(at).ok_or_else(|| {
@@ -56,7 +58,14 @@ impl<'r> Stream<'r> {
             .zip(usize::try_from(to).ok())
             .and_then(|(from, to)| self.data.get(from..to))
             .ok_or_else(|| Error::NoSuchNode(format!("block at {physical} is outside the data")))?;
-        Ok(ByteReader::new(bytes, from))
+        Ok((bytes, from))
+    }
+
+    /// A reader from `at` to the end of its block.
+    #[inline(always)]
+    pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
+        let (bytes, physical) = self.bytes_at(at)?;
+        Ok(ByteReader::new(bytes, physical))
     }
 
     /// The object at `at` and its length in bytes. `open` is the type of the
@@ -94,7 +103,11 @@ impl<'r> Stream<'r> {
         at: LogicalOffset,
         open: Option<TracepointType>,
     ) -> Result<(Skipped, u64)> {
-        let mut reader = self.reader_at(at)?;
+        let (bytes, physical) = self.bytes_at(at)?;
+        if let Some((skipped, len)) = try_skip(bytes, open) {
+            return Ok((skipped, len as u64));
+        }
+        let mut reader = ByteReader::new(bytes, physical);
         let skipped = skip_object(&mut reader, open)?;
         Ok((skipped, reader.position() as u64))
     }
@@ -105,6 +118,10 @@ impl<'r> Stream<'r> {
         at: LogicalOffset,
         container: TracepointType,
     ) -> Result<u64> {
+        let (bytes, _) = self.bytes_at(at)?;
+        if let Some(len) = try_skip_footer(bytes, container) {
+            return Ok(len as u64);
+        }
         let mut reader = self.reader_at(at)?;
         let offset = reader.offset();
         let kind = reader.u8()?;
@@ -160,85 +177,84 @@ impl Lookup {
     pub(crate) fn stream<'r>(&'r self, data: &'r [u8], slot: usize) -> Stream<'r> {
         Stream::new(data, self.blocks.thread(slot))
     }
+}
 
-    /// Finds the ranges of containers without an index cell by scanning
-    /// thread `slot` from `from`: containers with a cell are skipped whole;
-    /// those without are entered, and end at their footer or, unfinished, at
-    /// the end of the stream.
-    ///
-    /// With `outer` (the type and event id of a container whose content
-    /// starts at `from`) the scan stops at that container's footer; without,
-    /// `from` must be at the thread's top level and the scan runs to the
-    /// end of the stream.
-    pub(crate) fn scan_unindexed(
-        &self,
-        data: &[u8],
-        slot: usize,
-        from: LogicalOffset,
-        outer: Option<(TracepointType, i32)>,
-    ) -> Result<Vec<Unindexed>> {
-        let table = &self.containers[slot];
-        let mut stream = self.stream(data, slot);
-        let len = stream.len();
-        let mut found = Vec::new();
-        // Open containers without a cell: type, event id, content start.
-        let mut open: Vec<(TracepointType, i32, LogicalOffset)> = Vec::new();
-        if let Some((container, event)) = outer {
-            open.push((container, event, from));
-        }
-        let mut at = from;
-        let mut hint = None;
-        while at < len {
-            let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
-            match (skipped.kind, skipped.header) {
-                (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
-                    let start = at + object_len;
-                    let container = header.tracepoint_type;
-                    match table.find_start(&self.cells, start, hint) {
-                        Some(k) => {
-                            hint = Some(k);
-                            let end = table.end(&self.cells, k);
-                            at = if end < len {
-                                end + stream.footer_len(end, container)?
-                            } else {
-                                len
-                            };
-                        }
-                        None => {
-                            open.push((container, header.event.0, start));
-                            at = start;
-                        }
-                    }
-                }
-                (ObjectKind::TracepointFooter, _) => {
-                    let (_, event, start) = open.pop().expect("a footer decodes only when open");
-                    found.push(Unindexed {
-                        event,
-                        start,
-                        end: at,
-                    });
-                    at = at + object_len;
-                    if open.is_empty() && outer.is_some() {
-                        return Ok(found);
-                    }
-                }
-                (kind @ (ObjectKind::BlockStart | ObjectKind::BlockEnd | ObjectKind::Eof), _) => {
-                    return Err(unexpected(
-                        &mut stream,
-                        at,
-                        kind,
-                        "inside a thread's logical stream",
-                    ));
-                }
-                _ => at = at + object_len,
-            }
-        }
-        // Containers still open at the end were never finished.
-        found.extend(open.into_iter().map(|(_, event, start)| Unindexed {
-            event,
-            start,
-            end: len,
-        }));
-        Ok(found)
+/// Finds the ranges of containers without a cell in `table` by scanning
+/// `stream` from `from`: containers with a cell are skipped whole; those
+/// without are entered, and end at their footer or, unfinished, at the end
+/// of the stream. Finished ones are listed in post-order, then unfinished
+/// ones outermost first.
+///
+/// With `outer` (the type and event id of a container whose content starts
+/// at `from`) the scan stops at that container's footer; without, `from`
+/// must be at the thread's top level and the scan runs to the end of the
+/// stream.
+pub(crate) fn scan_unindexed(
+    stream: &mut Stream<'_>,
+    table: &ContainerTable,
+    cells: CellView<'_>,
+    from: LogicalOffset,
+    outer: Option<(TracepointType, i32)>,
+) -> Result<Vec<Unindexed>> {
+    let len = stream.len();
+    let mut found = Vec::new();
+    // Open containers without a cell: type, event id, content start.
+    let mut open: Vec<(TracepointType, i32, LogicalOffset)> = Vec::new();
+    if let Some((container, event)) = outer {
+        open.push((container, event, from));
     }
+    let mut at = from;
+    let mut hint = None;
+    while at < len {
+        let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
+        match (skipped.kind, skipped.header) {
+            (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
+                let start = at + object_len;
+                let container = header.tracepoint_type;
+                match table.find_start(cells, start, hint) {
+                    Some(k) => {
+                        hint = Some(k);
+                        let end = table.end(cells, k);
+                        at = if end < len {
+                            end + stream.footer_len(end, container)?
+                        } else {
+                            len
+                        };
+                    }
+                    None => {
+                        open.push((container, header.event.0, start));
+                        at = start;
+                    }
+                }
+            }
+            (ObjectKind::TracepointFooter, _) => {
+                let (_, event, start) = open.pop().expect("a footer decodes only when open");
+                found.push(Unindexed {
+                    event,
+                    start,
+                    end: at,
+                });
+                at = at + object_len;
+                if open.is_empty() && outer.is_some() {
+                    return Ok(found);
+                }
+            }
+            (kind @ (ObjectKind::BlockStart | ObjectKind::BlockEnd | ObjectKind::Eof), _) => {
+                return Err(unexpected(
+                    stream,
+                    at,
+                    kind,
+                    "inside a thread's logical stream",
+                ));
+            }
+            _ => at = at + object_len,
+        }
+    }
+    // Containers still open at the end were never finished.
+    found.extend(open.into_iter().map(|(_, event, start)| Unindexed {
+        event,
+        start,
+        end: len,
+    }));
+    Ok(found)
 }
