@@ -330,3 +330,14 @@ fn builder_events_continue_after_pushed_ids() {
     writer.close().unwrap();
     check_stream_layout(&data.bytes(), &index.bytes(), None);
 }
+
+/// Producer handles move to the threads that record through them; the
+/// writer is shared by reference.
+#[test]
+fn handles_are_send_and_the_writer_is_shared() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<tracetree::write::StreamingThread>();
+    send::<StreamingWriter>();
+    sync::<StreamingWriter>();
+}

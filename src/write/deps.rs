@@ -102,7 +102,17 @@ struct Dependencies<'a, S> {
 }
 
 impl<S: ReferenceSink> Dependencies<'_, S> {
+    /// The classes of an object or array value and of what it holds.
+    #[inline]
     fn value(&mut self, value: &Value<'_>) -> Result<()> {
+        match value {
+            Value::Object { .. } | Value::Array { .. } => self.object_value(value),
+            // Other values refer to nothing.
+            _ => Ok(()),
+        }
+    }
+
+    fn object_value(&mut self, value: &Value<'_>) -> Result<()> {
         match value {
             Value::Object { class, fields, .. } => {
                 self.class(*class)?;

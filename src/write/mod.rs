@@ -14,6 +14,7 @@ mod build;
 mod check;
 mod deps;
 mod dump;
+mod hash;
 mod pool;
 mod recorder;
 mod resolve;

@@ -9,7 +9,7 @@
 //! is already there (the common case) takes only read locks, and producers
 //! interning different kinds never wait for each other.
 
-use std::collections::HashMap;
+use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -23,6 +23,7 @@ use crate::model::{
     JavaStr, LocalName, MethodDescriptor, Type, Value, VariableDescriptor,
 };
 use crate::write::check::{check_count, check_reference, check_str, check_type, too_deep};
+use crate::write::hash::FastMap;
 use crate::write::spec::{
     AccessPathSpec, AccessStep, CodeLocationSpec, FieldSpec, MethodSpec, ValueSpec, VariableSpec,
 };
@@ -48,8 +49,8 @@ struct Table<K, V> {
 
 #[derive(Debug)]
 struct Objects<K, V> {
-    by_key: HashMap<K, i32>,
-    by_id: HashMap<i32, V>,
+    by_key: FastMap<K, i32>,
+    by_id: FastMap<i32, V>,
     /// Greater than every id in the table.
     next_id: i64,
 }
@@ -59,8 +60,8 @@ impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
         Table {
             kind,
             objects: RwLock::new(Objects {
-                by_key: HashMap::new(),
-                by_id: HashMap::new(),
+                by_key: FastMap::default(),
+                by_id: FastMap::default(),
                 next_id: 0,
             }),
         }
@@ -82,6 +83,28 @@ impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
         if let Some(&id) = self.read().by_key.get(&key) {
             return Ok(id);
         }
+        self.add(key, make)
+    }
+
+    /// [`intern`](Self::intern) for a key found by a borrowed form, built
+    /// only when the object is new.
+    fn intern_by<Q: Hash + Eq + ?Sized>(
+        &self,
+        lookup: &Q,
+        key: impl FnOnce() -> K,
+        make: impl FnOnce(i32) -> V,
+    ) -> Result<i32>
+    where
+        K: Borrow<Q>,
+    {
+        if let Some(&id) = self.read().by_key.get(lookup) {
+            return Ok(id);
+        }
+        self.add(key(), make)
+    }
+
+    /// Adds a new object unless another thread added it meanwhile.
+    fn add(&self, key: K, make: impl FnOnce(i32) -> V) -> Result<i32> {
         let mut objects = self.write();
         // Another thread may have added it between the two locks.
         if let Some(&id) = objects.by_key.get(&key) {
@@ -135,11 +158,11 @@ impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
 /// names, which belong to threads). Safe to share between threads.
 #[derive(Debug)]
 pub(crate) struct ReferencePool {
-    classes: Table<JavaStr<'static>, ClassDescriptor<'static>>,
+    classes: Table<Box<[u8]>, ClassDescriptor<'static>>,
     methods: Table<MethodKey, MethodDescriptor<'static>>,
     fields: Table<FieldKey, FieldDescriptor<'static>>,
     variables: Table<VariableKey, VariableDescriptor<'static>>,
-    strings: Table<JavaStr<'static>, JavaStr<'static>>,
+    strings: Table<Box<[u8]>, JavaStr<'static>>,
     access_paths: Table<Vec<AccessLocation>, AccessPath>,
     code_locations: Table<CodeLocationKey, CodeLocation>,
 }
@@ -202,7 +225,7 @@ impl ReferencePool {
         match object {
             Object::ClassDescriptor(o) => {
                 let o = o.clone().into_owned();
-                self.classes.insert(o.id.0, o.name.clone(), o)
+                self.classes.insert(o.id.0, o.name.as_bytes().into(), o)
             }
             Object::MethodDescriptor(o) => {
                 let o = o.clone().into_owned();
@@ -219,7 +242,7 @@ impl ReferencePool {
             }
             Object::String(o) => {
                 let value = owned(&o.value);
-                self.strings.insert(o.id.0, value.clone(), value)
+                self.strings.insert(o.id.0, value.as_bytes().into(), value)
             }
             Object::AccessPath(o) => {
                 self.access_paths
@@ -274,20 +297,24 @@ impl ReferencePool {
     /// Interns the class named `name`.
     pub(crate) fn intern_class(&self, name: &JavaStr<'_>) -> Result<ClassId> {
         check_str(name, "class name")?;
-        let name = owned(name);
         self.classes
-            .intern(name.clone(), |id| ClassDescriptor {
-                id: ClassId(id),
-                name,
-            })
+            .intern_by(
+                name.as_bytes(),
+                || name.as_bytes().into(),
+                |id| ClassDescriptor {
+                    id: ClassId(id),
+                    name: owned(name),
+                },
+            )
             .map(ClassId)
     }
 
     /// Interns the shared string `text`.
     pub(crate) fn intern_string(&self, text: &JavaStr<'_>) -> Result<StringId> {
         check_str(text, "string")?;
-        let text = owned(text);
-        self.strings.intern(text.clone(), |_| text).map(StringId)
+        self.strings
+            .intern_by(text.as_bytes(), || text.as_bytes().into(), |_| owned(text))
+            .map(StringId)
     }
 
     fn intern_optional_string(&self, text: Option<&JavaStr<'_>>) -> Result<StringId> {

@@ -19,40 +19,19 @@
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::error::Result;
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
 use crate::write::deps::{self, ReferenceSink};
+use crate::write::hash::FastSet;
 use crate::write::pool::ReferencePool;
-use crate::write::streaming::registry::OnDisk;
+use crate::write::streaming::registry::{DENSE_IDS, OnDisk};
 
 /// Bytes of the block header at the start of every buffer.
 const HEADER: usize = BLOCK_HEADER_LEN as usize;
 
-/// A hasher for `(kind, id)` keys packed in a `u64`.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
+/// A `(kind, id)` key for the set of objects in a block.
 fn key(kind: ObjectKind, id: i32) -> u64 {
     (kind as u64) << 32 | u64::from(id as u32)
 }
@@ -91,7 +70,11 @@ pub(crate) struct BlockBuilder {
     /// The block's cells, in write order.
     cells: Vec<IndexCell>,
     /// The reference objects in this block.
-    written: HashSet<u64, BuildHasherDefault<IdHasher>>,
+    written: FastSet<u64>,
+    /// Reference objects this thread found on disk, by kind byte: a bit per
+    /// id below [`DENSE_IDS`] (on disk stays on disk, so this thread need
+    /// not ask the shared registry again).
+    on_disk: [Vec<u64>; 8],
     /// The thread's logical offset of this block's first payload byte.
     logical_start: u64,
     /// Event id and logical content start of each open container.
@@ -109,7 +92,8 @@ impl BlockBuilder {
             thread,
             bytes: buffer,
             cells: Vec::new(),
-            written: HashSet::default(),
+            written: FastSet::default(),
+            on_disk: Default::default(),
             logical_start: 0,
             open: Vec::new(),
             may_cut: false,
@@ -124,6 +108,30 @@ impl BlockBuilder {
         self.bytes.push(ObjectKind::BlockStart as u8);
         self.bytes.extend_from_slice(&self.thread.0.to_be_bytes());
         self.written.clear();
+    }
+
+    /// Whether this thread already found object `id` of `kind` on disk.
+    #[inline]
+    fn known_on_disk(&self, kind: ObjectKind, id: i32) -> bool {
+        let index = id as u32 as usize;
+        self.on_disk[kind as usize]
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    /// Remembers that object `id` of `kind` is on disk.
+    fn remember_on_disk(&mut self, kind: ObjectKind, id: i32) {
+        let Ok(index) = usize::try_from(id) else {
+            return;
+        };
+        if index >= DENSE_IDS {
+            return;
+        }
+        let words = &mut self.on_disk[kind as usize];
+        if words.len() <= index / 64 {
+            words.resize(index / 64 + 1, 0);
+        }
+        words[index / 64] |= 1 << (index % 64);
     }
 
     fn payload_len(&self) -> usize {
@@ -289,9 +297,14 @@ pub(crate) struct GroupSink<'b, 'c> {
 
 impl ReferenceSink for GroupSink<'_, '_> {
     fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
-        !self.block.overflowed
-            && !self.on_disk.contains(kind, id)
-            && !self.block.written.contains(&key(kind, id))
+        if self.block.overflowed || self.block.known_on_disk(kind, id) {
+            return false;
+        }
+        if self.on_disk.contains(kind, id) {
+            self.block.remember_on_disk(kind, id);
+            return false;
+        }
+        !self.block.written.contains(&key(kind, id))
     }
 
     fn reference(&mut self, object: &Object<'_>) -> Result<()> {

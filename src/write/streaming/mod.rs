@@ -79,6 +79,9 @@ pub(crate) struct Shared {
     on_disk: OnDisk,
     /// The next event id the builder methods hand out.
     next_event: AtomicI64,
+    /// Whether a tracepoint was pushed with its own id: then the builder
+    /// methods first move `next_event` past every pushed id.
+    pushed_ids: AtomicBool,
     threads: Mutex<Threads>,
     queue: SyncSender<Job>,
     /// Empty block buffers, reused.
@@ -109,6 +112,8 @@ struct ThreadState {
     block: BlockBuilder,
     open: ContainerStack,
     tracepoints: u64,
+    /// Greater than every event id pushed with its own id.
+    pushed_events: i64,
 }
 
 fn closed_error() -> Error {
@@ -326,6 +331,7 @@ impl StreamingWriter {
             pool: ReferencePool::default(),
             on_disk: OnDisk::default(),
             next_event: AtomicI64::new(0),
+            pushed_ids: AtomicBool::new(false),
             threads: Mutex::new(Threads::default()),
             queue,
             spare: Mutex::new(Vec::new()),
@@ -407,6 +413,7 @@ impl StreamingWriter {
                 block: BlockBuilder::new(thread, self.shared.buffer()),
                 open: ContainerStack::default(),
                 tracepoints: 0,
+                pushed_events: 0,
             }),
         });
         threads.slots.push(Arc::clone(&slot));
@@ -583,22 +590,31 @@ impl StreamingThread {
     /// [`push_footer`](Self::push_footer) closes. The reference objects it
     /// names must have been added ([`StreamingWriter::add_reference`]) or
     /// interned. Event ids are not checked for uniqueness (that would take
-    /// memory growing with the trace).
+    /// memory growing with the trace); the builder methods go on after the
+    /// largest pushed id, except for ids pushed by another thread at the very
+    /// same time.
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
-        check_tracepoint(tracepoint)?;
         let event = tracepoint.event().0;
         if event < 0 {
             return Err(Error::Usage(format!("negative event id {event}")));
         }
+        if !self.shared.pushed_ids.load(Ordering::Relaxed) {
+            self.shared.pushed_ids.store(true, Ordering::Relaxed);
+        }
+        self.write_tracepoint(tracepoint, i64::from(event) + 1)
+    }
+
+    /// Writes a tracepoint; `pushed_events` is greater than its event id if
+    /// the caller chose that id.
+    fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
+        check_tracepoint(tracepoint)?;
         let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
         state.block.tracepoint(&context, tracepoint)?;
         state.open.push(tracepoint);
         state.tracepoints += 1;
-        self.shared
-            .next_event
-            .fetch_max(i64::from(event) + 1, Ordering::Relaxed);
+        state.pushed_events = state.pushed_events.max(pushed_events);
         if !tracepoint.is_container() {
             state.block.after_leaf_or_footer(&context)?;
         }
@@ -651,6 +667,17 @@ impl BuildTarget for StreamingThread {
     }
 
     fn next_event(&mut self) -> Result<EventId> {
+        if self.shared.pushed_ids.load(Ordering::Relaxed) {
+            // Rare: ids pushed and built in one trace. Each thread keeps the
+            // largest id it pushed, so pushing costs no shared write.
+            let slots = lock(&self.shared.threads).slots.clone();
+            let pushed = slots
+                .iter()
+                .map(|slot| lock(&slot.state).pushed_events)
+                .max()
+                .unwrap_or(0);
+            self.shared.next_event.fetch_max(pushed, Ordering::Relaxed);
+        }
         let event = self.shared.next_event.fetch_add(1, Ordering::Relaxed);
         i32::try_from(event)
             .map(EventId)
@@ -658,7 +685,7 @@ impl BuildTarget for StreamingThread {
     }
 
     fn add_tracepoint(&mut self, tracepoint: Tracepoint<'static>) -> Result<()> {
-        self.push_tracepoint(&tracepoint)
+        self.write_tracepoint(&tracepoint, 0)
     }
 
     fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {

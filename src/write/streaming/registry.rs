@@ -39,6 +39,7 @@ impl IdSet {
         (id / CHUNK_IDS, id % CHUNK_IDS / 64, 1 << (id % 64))
     }
 
+    #[inline]
     fn contains(&self, id: i32) -> bool {
         let Ok(index) = usize::try_from(id) else {
             return false;
@@ -77,7 +78,8 @@ impl IdSet {
 /// The shared reference objects (kinds 1–7) already written to the data file.
 #[derive(Debug)]
 pub(crate) struct OnDisk {
-    kinds: [IdSet; 7],
+    /// By kind byte; thread names (0) are never recorded.
+    kinds: [IdSet; 8],
 }
 
 impl Default for OnDisk {
@@ -89,23 +91,20 @@ impl Default for OnDisk {
 }
 
 impl OnDisk {
-    fn set(&self, kind: ObjectKind) -> Option<&IdSet> {
-        match kind {
-            ObjectKind::ThreadName => None,
-            kind if kind.is_reference() => self.kinds.get(kind as usize - 1),
-            _ => None,
-        }
-    }
-
     /// Whether object `id` of `kind` is in the data file.
+    #[inline]
     pub(crate) fn contains(&self, kind: ObjectKind, id: i32) -> bool {
-        self.set(kind).is_some_and(|set| set.contains(id))
+        self.kinds
+            .get(kind as usize)
+            .is_some_and(|set| set.contains(id))
     }
 
     /// Records that object `id` of `kind` is in the data file (thread names,
     /// which belong to one thread, are not recorded).
     pub(crate) fn insert(&self, kind: ObjectKind, id: i32) {
-        if let Some(set) = self.set(kind) {
+        if kind != ObjectKind::ThreadName
+            && let Some(set) = self.kinds.get(kind as usize)
+        {
             set.insert(id);
         }
     }
