@@ -7,7 +7,7 @@
 //! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
 //! cloned out), never while decoding.
 
-use std::hash::{BuildHasherDefault, Hasher};
+use rustc_hash::FxBuildHasher;
 use std::mem::size_of;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -205,51 +205,11 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
-/// A fast hash for the cache's small integer keys (the default SipHash
-/// costs more than the rest of a lookup); keys are not attacker-chosen.
-#[derive(Debug, Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&byte| self.add(byte as u64));
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(n as u64);
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn write_isize(&mut self, n: isize) {
-        self.add(n as u64);
-    }
-}
-
 /// One LRU and what it holds.
 struct Lru {
-    lru: LruCache<Key, (Entry, usize), BuildHasherDefault<KeyHasher>>,
+    // Fx hash: the default SipHash costs more than the rest of a lookup,
+    // and the keys are small integers no attacker chooses.
+    lru: LruCache<Key, (Entry, usize), FxBuildHasher>,
     bytes: usize,
     budget: usize,
 }
@@ -257,7 +217,7 @@ struct Lru {
 impl Lru {
     fn new(budget: usize) -> Self {
         Lru {
-            lru: LruCache::unbounded_with_hasher(BuildHasherDefault::default()),
+            lru: LruCache::unbounded_with_hasher(FxBuildHasher),
             bytes: 0,
             budget,
         }
