@@ -71,6 +71,9 @@ fn walk_bounded(bytes: u64) {
         .cache_bytes(BUDGET)
         .open(&path)
         .unwrap();
+    // The lookup tables (4 bytes per container) are built on first use;
+    // they are accounted separately from the walk's memory.
+    assert!(reader.build_lookups().is_empty());
     let before = rss_anon();
     let mut peak = before;
     let mut nodes = 0u64;
@@ -110,6 +113,26 @@ fn walk_bounded(bytes: u64) {
             .unwrap();
     }
     assert_eq!(walked, nodes);
+    // A full-decode walk holds only the open containers.
+    let before_full = rss_anon();
+    let mut full = 0u64;
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Full, |walked| {
+                full += walked.tracepoint.is_some() as u64;
+                Ok(true)
+            })
+            .unwrap();
+    }
+    assert_eq!(full, nodes);
+    if let (Some(before), Some(after)) = (before_full, rss_anon()) {
+        let grown = after.saturating_sub(before);
+        eprintln!("full-decode walk: heap grew {grown} bytes");
+        assert!(
+            grown <= 8 << 20,
+            "full-decode walk grew the heap by {grown} bytes"
+        );
+    }
     if let (Some(before), Some(peak)) = (before, peak) {
         // Budget, the walk's pages of children (O(depth)), allocator slack.
         let allowance = BUDGET as u64 + deepest as u64 * (128 << 10) + (8 << 20);

@@ -109,6 +109,31 @@ fn random_access_on_reference_traces() {
 }
 
 #[test]
+fn random_access_in_a_wide_call_with_a_tiny_cache() {
+    // ~100 pages of children and a cache whose index share holds 32
+    // checkpoints: pages are found from every fourth page's checkpoint.
+    let options = SynthOptions {
+        threads: 1,
+        bytes: 8 << 20,
+        block_bytes: 256 << 10,
+        seed: 13,
+        ..SynthOptions::default()
+    };
+    let (data, index) = synth::generate(&options);
+    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    let lazy = LazyTraceReader::options()
+        .cache_bytes(4 << 10)
+        .open_bytes(
+            TraceBytes::from_vec(data),
+            Some(TraceBytes::from_vec(index)),
+        )
+        .unwrap();
+    let wide = eager.nodes()[eager.threads()[0].roots[0].0 as usize].children[0];
+    assert!(eager.node(wide).children.len() > 80 * 1024, "a wide call");
+    check_random_access("wide", &eager, &lazy, 200, 5);
+}
+
+#[test]
 fn random_access_on_generated_traces() {
     for (threads, crash, block_cell_last) in [
         (1, None, false),

@@ -265,8 +265,12 @@ impl Lookup {
                 .source
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .take()
-                .expect("built once");
+                .take();
+            // No source: an earlier build panicked. An empty table makes
+            // every lookup scan instead.
+            let Some(source) = source else {
+                return Containers::default();
+            };
             match Containers::build(self.file.slice(), source) {
                 Ok(containers) => containers,
                 Err(error) => {

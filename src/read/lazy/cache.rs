@@ -74,13 +74,33 @@ pub struct ContentRange {
     pub finished: bool,
 }
 
-/// Where each page of a scope's children starts, and how many there are.
+/// How many children a scope has, and where every `stride`-th page of them
+/// starts. The stride is a power of two that grows while the scope is
+/// scanned, so that the checkpoints fit their share of the cache however
+/// many children the scope has; a page between two checkpoints is found by
+/// scanning at most `stride` pages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChildIndex {
     /// Direct children.
     pub(crate) count: usize,
-    /// For page `p`: the offset and event id of its first child.
-    pub(crate) pages: Vec<(LogicalOffset, EventId)>,
+    /// Pages from one checkpoint to the next.
+    pub(crate) stride: usize,
+    /// For pages `0, stride, 2·stride, …`: the offset and event id of the
+    /// page's first child.
+    pub(crate) checkpoints: Vec<(LogicalOffset, EventId)>,
+}
+
+impl ChildIndex {
+    /// How many pages the children fill.
+    pub(crate) fn pages(&self) -> usize {
+        self.count.div_ceil(PAGE)
+    }
+
+    /// The pages from checkpoint `checkpoint` to the next one.
+    pub(crate) fn pages_from(&self, checkpoint: usize) -> std::ops::Range<usize> {
+        let first = checkpoint * self.stride;
+        first..(first + self.stride).min(self.pages())
+    }
 }
 
 /// A cached value.
@@ -104,7 +124,7 @@ impl Entry {
                 Entry::Node(node) => size_of::<NodeData>() + node_heap(node),
                 Entry::Index(index) => {
                     size_of::<ChildIndex>()
-                        + index.pages.capacity() * size_of::<(LogicalOffset, EventId)>()
+                        + index.checkpoints.capacity() * size_of::<(LogicalOffset, EventId)>()
                 }
                 Entry::Page(page) => page.len() * size_of::<LogicalOffset>(),
             }
@@ -388,5 +408,10 @@ impl NodeCache {
     /// The budget, in bytes.
     pub(crate) fn budget(&self) -> usize {
         self.budget
+    }
+
+    /// The share of the budget child indexes have.
+    pub(crate) fn index_budget(&self) -> usize {
+        self.budget / 4
     }
 }

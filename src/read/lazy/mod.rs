@@ -277,6 +277,13 @@ struct Scope {
     end: LogicalOffset,
 }
 
+/// The last offset in `page` before `start`.
+fn last_before(page: &[LogicalOffset], start: LogicalOffset) -> Option<LogicalOffset> {
+    page.partition_point(|&at| at < start)
+        .checked_sub(1)
+        .map(|i| page[i])
+}
+
 /// How a scope's children are paged.
 enum Paging {
     /// All fit in the first page.
@@ -832,9 +839,9 @@ impl LazyTraceReader {
         Ok(at)
     }
 
-    /// Where each page of a scope's children starts; scans the scope once
-    /// and keeps the pages it passes while they take at most a quarter of
-    /// the cache.
+    /// How many children a scope has and where its pages start; scans the
+    /// scope once, keeping the pages it passes while they take at most a
+    /// quarter of the cache.
     fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
         let key = Key::Index {
             slot: scope.slot as u32,
@@ -843,25 +850,28 @@ impl LazyTraceReader {
         if let Some(Entry::Index(index)) = self.cache.get(&key) {
             return Ok(index);
         }
-        let keep_pages = self.cache.budget() / 4 / (PAGE * 8);
-        let mut pages = Vec::new();
+        let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
+        let most = (self.cache.index_budget() / 2 / size_of::<(LogicalOffset, EventId)>()).max(16);
+        let mut checkpoints = Vec::new();
+        let mut stride = 1;
         let mut page: Vec<LogicalOffset> = Vec::with_capacity(PAGE);
         let mut count = 0;
         let keep = |number: usize, page: &[LogicalOffset]| {
             if number < keep_pages {
-                let key = Key::Page {
-                    slot: scope.slot as u32,
-                    start: scope.start.0,
-                    page: number as u32,
-                };
+                let key = self.page_key(scope, number);
                 if !self.cache.contains(&key) {
                     self.cache.insert(key, Entry::Page(page.into()));
                 }
             }
         };
         self.scan_children(scope, scope.start, |at, header| {
-            if count % PAGE == 0 {
-                pages.push((at, header.event));
+            if count % (PAGE * stride) == 0 {
+                checkpoints.push((at, header.event));
+                if checkpoints.len() > most {
+                    // Keep every other checkpoint: twice the stride.
+                    checkpoints = checkpoints.iter().step_by(2).copied().collect();
+                    stride *= 2;
+                }
             }
             page.push(at);
             count += 1;
@@ -874,35 +884,63 @@ impl LazyTraceReader {
         if !page.is_empty() {
             keep(count / PAGE, &page);
         }
-        let index = Arc::new(ChildIndex { count, pages });
+        let index = Arc::new(ChildIndex {
+            count,
+            stride,
+            checkpoints,
+        });
         self.cache.insert(key, Entry::Index(Arc::clone(&index)));
         Ok(index)
     }
 
-    /// Page `page` of a scope's child addresses.
-    fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
-        let key = Key::Page {
+    fn page_key(&self, scope: Scope, page: usize) -> Key {
+        Key::Page {
             slot: scope.slot as u32,
             start: scope.start.0,
             page: page as u32,
-        };
+        }
+    }
+
+    /// Page `page` of a scope's child addresses. A page after the first is
+    /// scanned from the checkpoint before it; the pages passed on the way
+    /// are cached too (walks ask for pages in order).
+    fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
+        let key = self.page_key(scope, page);
         if let Some(Entry::Page(found)) = self.cache.get(&key) {
             return Ok(found);
         }
-        let from = if page == 0 {
-            scope.start
+        let (from, mut number) = if page == 0 {
+            (scope.start, 0)
         } else {
-            match self.child_index(scope)?.pages.get(page) {
-                Some(&(at, _)) => at,
-                None => return Ok(Arc::from([])),
+            let index = self.child_index(scope)?;
+            if page >= index.pages() {
+                return Ok(Arc::from([]));
             }
+            let checkpoint = page / index.stride;
+            (index.checkpoints[checkpoint].0, checkpoint * index.stride)
         };
         let mut children = Vec::with_capacity(PAGE.min(64));
+        let mut wanted = None;
         self.scan_children(scope, from, |at, _| {
             children.push(at);
-            children.len() < PAGE
+            if children.len() < PAGE {
+                return true;
+            }
+            let full: Arc<[LogicalOffset]> = std::mem::take(&mut children).into();
+            if number == page {
+                wanted = Some(full);
+                return false;
+            }
+            self.cache
+                .insert(self.page_key(scope, number), Entry::Page(full));
+            number += 1;
+            true
         })?;
-        let children: Arc<[LogicalOffset]> = children.into();
+        let children = match wanted {
+            Some(full) => full,
+            None if number == page => children.into(),
+            None => Arc::from([]),
+        };
         self.cache.insert(key, Entry::Page(Arc::clone(&children)));
         Ok(children)
     }
@@ -957,22 +995,27 @@ impl LazyTraceReader {
                 self.lookup.blocks.thread(slot).thread
             ))
         };
-        let children = match self.paging(parent)? {
-            Paging::One(page) => page,
+        // The last child starting before the container's content.
+        let at = match self.paging(parent)? {
+            Paging::One(page) => last_before(&page, start),
             Paging::Many(index) => {
-                let page = index
-                    .pages
+                let checkpoint = index
+                    .checkpoints
                     .partition_point(|&(at, _)| at < start)
                     .checked_sub(1)
                     .ok_or_else(missing)?;
-                self.page(parent, page)?
+                let mut found = None;
+                for number in index.pages_from(checkpoint) {
+                    let page = self.page(parent, number)?;
+                    match page.first() {
+                        Some(&first) if first < start => found = last_before(&page, start),
+                        _ => break,
+                    }
+                }
+                found
             }
-        };
-        let at = children
-            .partition_point(|&at| at < start)
-            .checked_sub(1)
-            .map(|i| children[i])
-            .ok_or_else(missing)?;
+        }
+        .ok_or_else(missing)?;
         let mut stream = self.stream(slot);
         match stream.skip(at, None)? {
             (skipped, len)
@@ -996,34 +1039,41 @@ impl LazyTraceReader {
         if scope.start >= scope.end {
             return Ok(None);
         }
-        let children = match self.paging(scope)? {
-            Paging::One(page) => page,
+        let mut stream = self.stream(scope.slot);
+        let pages = match self.paging(scope)? {
+            Paging::One(_) => 0..1,
             Paging::Many(index) => {
-                let Some(page) = index
-                    .pages
+                let Some(checkpoint) = index
+                    .checkpoints
                     .partition_point(|&(_, first)| first <= event)
                     .checked_sub(1)
                 else {
                     return Ok(None);
                 };
-                self.page(scope, page)?
+                index.pages_from(checkpoint)
             }
         };
-        let mut stream = self.stream(scope.slot);
-        let (mut low, mut high) = (0, children.len());
-        while low < high {
-            let middle = (low + high) / 2;
-            let found = stream.header(children[middle])?.event;
-            if found == event {
-                return Ok(Some(LazyNode {
-                    slot: scope.slot as u32,
-                    at: children[middle],
-                }));
+        for number in pages {
+            let children = self.page(scope, number)?;
+            // Binary search by event id, decoding only headers.
+            let (mut low, mut high) = (0, children.len());
+            while low < high {
+                let middle = (low + high) / 2;
+                let found = stream.header(children[middle])?.event;
+                if found == event {
+                    return Ok(Some(LazyNode {
+                        slot: scope.slot as u32,
+                        at: children[middle],
+                    }));
+                }
+                if found < event {
+                    low = middle + 1;
+                } else {
+                    high = middle;
+                }
             }
-            if found < event {
-                low = middle + 1;
-            } else {
-                high = middle;
+            if low < children.len() {
+                break; // a later child has a greater event id
             }
         }
         Ok(None)
