@@ -1,9 +1,64 @@
 //! tracetree reads and writes execution traces of JVM programs in the
-//! two-file format of the Lincheck trace recorder (format version 22).
+//! two-file format of the Lincheck trace recorder (format version 22), and
+//! opens multi-gigabyte traces without loading them.
+//!
+//! A trace is a **data file** of blocks, each holding objects of one recorded
+//! thread (blocks of different threads interleave), and an **index file** of
+//! fixed 21-byte cells locating reference objects, blocks and the content of
+//! every call. Each thread's tracepoints form a tree: method calls, loops and
+//! loop iterations contain the tracepoints recorded while they ran.
+//!
+//! - [`format`]: the bytes: one codec per object kind, typed offsets
+//!   ([`format::offset::LogicalOffset`] vs [`format::offset::PhysicalOffset`]),
+//!   index cells read in place.
+//! - [`model`]: what the bytes mean: tracepoints, values, and the per-trace
+//!   [`model::TraceContext`] of reference objects.
+//! - [`write`]: the builder API ([`write::TraceRecorder`],
+//!   [`write::ThreadRecorder`]) and the writers.
+//! - [`read`]: the eager loader, the parallel index rebuild.
+//! - [`tree`]: any reader seen as one tree per thread; [`print`] renders it.
+//!
+//! # Example
+//!
+//! Record a small trace, save it, and read it back:
+//!
+//! ```
+//! use tracetree::model::Type;
+//! use tracetree::read::EagerTrace;
+//! use tracetree::tree::TraceTree;
+//! use tracetree::write::{
+//!     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
+//!     TraceRecorder, ValueSpec, VariableSpec,
+//! };
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("demo.trace");
+//!
+//! let mut writer = DumpWriter::new();
+//! let main = writer.add_thread("main")?;
+//! {
+//!     let mut thread = writer.thread(main)?;
+//!     let run = MethodSpec::new("demo.MainKt", "main", vec![], Type::Void);
+//!     thread.enter_call(None, CallSpec::new(&run))?;
+//!     let x = VariableSpec::new("x", Type::Int);
+//!     let at = CodeLocationSpec::line("Main.kt", "demo.MainKt", "main", 3);
+//!     thread.write_local(Some(&at), &x, ValueSpec::Int(42))?;
+//!     thread.exit_call(CallOutcome::VOID)?;
+//! }
+//! writer.save(&path)?; // writes demo.trace and demo.trace.idx
+//!
+//! let trace = EagerTrace::open(&path)?;
+//! let roots = trace.roots(trace.thread_ids()[0])?;
+//! assert_eq!(trace.child_count(roots[0])?, 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod cli;
 pub mod error;
 pub mod format;
+pub mod generate;
 pub mod model;
 pub mod print;
 pub mod read;

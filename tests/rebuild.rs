@@ -11,17 +11,9 @@ use tracetree::format::{IndexCell, ObjectKind};
 use tracetree::read::EagerTrace;
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 
-/// Cells with the fields that carry meaning.
+/// The canonical cells, as a set.
 fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell> {
-    cells
-        .into_iter()
-        .map(|mut cell| {
-            if cell.kind.is_reference() {
-                cell.end = -1;
-            }
-            cell
-        })
-        .collect()
+    cells.into_iter().map(IndexCell::canonical).collect()
 }
 
 fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {

@@ -13,7 +13,7 @@ use crate::format::index::{encode_index, parse_index};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index_observed};
 use crate::storage::TraceBytes;
 
-use super::info::index_path;
+use crate::read::index_path;
 
 pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     let data = TraceBytes::map(file)?;
@@ -50,17 +50,9 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     Ok(())
 }
 
-/// The cells that carry meaning (a reference cell's end is unused).
+/// The canonical cells, as a set.
 fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell> {
-    cells
-        .into_iter()
-        .map(|mut cell| {
-            if cell.kind.is_reference() {
-                cell.end = -1;
-            }
-            cell
-        })
-        .collect()
+    cells.into_iter().map(IndexCell::canonical).collect()
 }
 
 fn check_index(index: &Path, rebuilt: &RebuiltIndex, out: &mut impl Write) -> Result<()> {

@@ -2,78 +2,126 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::Result;
 use crate::format::FORMAT_VERSION;
 use crate::format::index::parse_index;
-use crate::model::TracepointType;
-use crate::read::EagerTrace;
+use crate::format::offset::ThreadId;
+use crate::model::{TraceContext, TracepointType};
+use crate::read::{EagerTrace, IndexStatus, LazyTraceReader, LoadReport, index_path};
 use crate::storage::TraceBytes;
 
-/// The index file of a data file: its path plus `.idx`.
-pub fn index_path(data: &Path) -> PathBuf {
-    let mut path = data.as_os_str().to_owned();
-    path.push(".idx");
-    PathBuf::from(path)
-}
-
-pub fn run(file: &Path, out: &mut impl Write) -> Result<()> {
-    let trace = EagerTrace::open(file)?;
-    let data_len = trace.context().data().len();
+pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     writeln!(out, "file: {}", file.display())?;
     writeln!(out, "format version: {FORMAT_VERSION}")?;
-    writeln!(out, "data size: {data_len} bytes")?;
+    if eager {
+        run_eager(file, out)
+    } else {
+        run_lazy(file, out)
+    }
+}
+
+fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
+    let reader = LazyTraceReader::open(file)?;
+    let report = reader.report();
+    writeln!(out, "data size: {} bytes", reader.context().data().len())?;
+    let index = report.path.as_ref().map_or_else(
+        || index_path(file).display().to_string(),
+        |p| p.display().to_string(),
+    );
+    match &report.status {
+        IndexStatus::Used { complete: true } => writeln!(out, "index: {index} (valid, used)")?,
+        IndexStatus::Used { complete: false } => writeln!(
+            out,
+            "index: {index} (valid, used; no footer: the recorder did not finish)"
+        )?,
+        IndexStatus::Rebuilt(problem) => writeln!(
+            out,
+            "index: {index} not used ({problem}); rebuilt in memory"
+        )?,
+    }
+    if report.repaired_containers > 0 {
+        writeln!(
+            out,
+            "index repair: {} container(s) without cells found by scanning",
+            report.repaired_containers
+        )?;
+    }
+    write_status(&report.data, out)?;
+    let threads = reader.threads();
+    writeln!(out, "threads: {}", threads.len())?;
+    for thread in &threads {
+        write_thread(reader.context(), thread.id, thread.blocks, out)?;
+    }
+    write_counts(&reader.count_tracepoints()?, out)
+}
+
+fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
+    let trace = EagerTrace::open(file)?;
+    writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     let index = index_path(file);
     match TraceBytes::map(&index) {
         Err(_) => writeln!(out, "index: missing ({})", index.display())?,
         Ok(bytes) => match parse_index(bytes.as_slice()) {
             Ok(cells) => writeln!(
                 out,
-                "index: {} bytes, {} cells, {}",
-                bytes.len(),
+                "index: {} ({} cells, {}; not used by the eager loader)",
+                index.display(),
                 cells.cells.len(),
                 if cells.has_footer {
                     "complete"
                 } else {
-                    "no footer (recorder did not finish)"
+                    "no footer"
                 }
             )?,
-            Err(error) => writeln!(out, "index: unreadable ({error})")?,
+            Err(error) => writeln!(out, "index: {} unreadable ({error})", index.display())?,
         },
     }
-    let report = trace.report();
+    write_status(trace.report(), out)?;
+    writeln!(out, "threads: {}", trace.threads().len())?;
+    for thread in trace.threads() {
+        write_thread(trace.context(), thread.thread, thread.blocks, out)?;
+    }
+    let mut counts: BTreeMap<TracepointType, u64> = BTreeMap::new();
+    for node in trace.nodes() {
+        *counts.entry(node.tracepoint.tracepoint_type()).or_default() += 1;
+    }
+    write_counts(&counts, out)
+}
+
+fn write_status(report: &LoadReport, out: &mut impl Write) -> Result<()> {
     if report.is_complete() {
         writeln!(out, "status: complete")?;
     } else {
         writeln!(
             out,
-            "status: incomplete: {}EOF, {} half-written block(s) ({} bytes) dropped, {} unfinished call(s)",
+            "status: incomplete (a crashed recorder's?): {}EOF, {} half-written block(s) ({} bytes) dropped, {} unfinished container(s)",
             if report.missing_eof { "no " } else { "" },
             report.dropped_blocks,
             report.dropped_bytes,
             report.unfinished_containers
         )?;
     }
-    let mut counts: BTreeMap<TracepointType, u64> = BTreeMap::new();
-    for node in trace.nodes() {
-        *counts.entry(node.tracepoint.tracepoint_type()).or_default() += 1;
-    }
-    writeln!(out, "threads: {}", trace.threads().len())?;
-    for thread in trace.threads() {
-        let name = trace
-            .context()
-            .thread_name(thread.thread)
-            .map(|n| n.decode().into_owned());
-        writeln!(
-            out,
-            "  thread {}{}: {} block(s)",
-            thread.thread,
-            name.map(|n| format!(" ({n})")).unwrap_or_default(),
-            thread.blocks
-        )?;
-    }
-    writeln!(out, "tracepoints: {}", trace.nodes().len())?;
+    Ok(())
+}
+
+fn write_thread(
+    context: &TraceContext,
+    thread: ThreadId,
+    blocks: usize,
+    out: &mut impl Write,
+) -> Result<()> {
+    let name = context
+        .thread_name(thread)
+        .map(|n| format!(" ({})", n.decode()))
+        .unwrap_or_default();
+    writeln!(out, "  thread {thread}{name}: {blocks} block(s)")?;
+    Ok(())
+}
+
+fn write_counts(counts: &BTreeMap<TracepointType, u64>, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "tracepoints: {}", counts.values().sum::<u64>())?;
     for (kind, count) in counts {
         writeln!(out, "  {}: {count}", kind.name())?;
     }

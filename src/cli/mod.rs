@@ -1,6 +1,8 @@
 //! The `tracetree` command line: parsing (clap) and one function per
 //! command. Everything a command does is a library call.
 
+mod children;
+mod gen_trace;
 mod index;
 mod info;
 
@@ -11,8 +13,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::error::{Error, Result};
-use crate::format::offset::ThreadId;
-use crate::read::EagerTrace;
+use crate::format::offset::{EventId, ThreadId};
+use crate::print::PrintOptions;
+use crate::read::{EagerTrace, LazyTraceReader};
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
 /// format, version 22).
@@ -32,6 +35,9 @@ pub enum Command {
     Info {
         /// The data file (its index is `FILE.idx`).
         file: PathBuf,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
     },
     /// Dump every tracepoint as one JSON object per line.
     Dump {
@@ -43,6 +49,9 @@ pub enum Command {
         /// Only this thread (repeatable).
         #[arg(long = "thread", value_name = "ID")]
         threads: Vec<i32>,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
     },
     /// Rebuild a trace's index from its data file (in parallel) and write
     /// `FILE.idx` atomically, or check the existing one.
@@ -56,6 +65,67 @@ pub enum Command {
         /// Worker threads (0 = all cores).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+    },
+    /// Print a trace as text, one line per tracepoint, byte for byte as the
+    /// reference (Lincheck) printer does.
+    Print {
+        /// The data file.
+        file: PathBuf,
+        /// End each line with its code location (` at File.kt:LINE`).
+        #[arg(long)]
+        verbose: bool,
+        /// Only this thread, by recorded id: `# Thread N` is id N-1
+        /// (repeatable).
+        #[arg(long = "thread", value_name = "ID")]
+        threads: Vec<i32>,
+        /// Print down to this depth (top-level tracepoints are depth 0);
+        /// deeper children fold into `... <N unloaded children>`.
+        #[arg(long = "depth", value_name = "N")]
+        depth: Option<usize>,
+        /// Read the whole trace with the eager loader instead of the lazy reader.
+        #[arg(long)]
+        eager: bool,
+    },
+    /// Generate a synthetic trace of a given size and shape with the
+    /// streaming writer (deterministic for a seed), for benchmarks.
+    Gen {
+        /// The data file to write (its index goes to `OUT.idx`).
+        out: PathBuf,
+        /// Approximate size of the data file (`100MB`, `10GB`).
+        #[arg(long, value_parser = crate::generate::parse_size)]
+        size: u64,
+        /// Producer threads, each recording one thread of the trace.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// mixed (a realistic mix), wide (one call with a huge number of
+        /// children), deep (recursion 200,000 calls deep), threads (many
+        /// interleaved threads, small blocks).
+        #[arg(long, default_value_t = crate::generate::Shape::Mixed)]
+        shape: crate::generate::Shape,
+        /// Seed of the pseudo-random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Payload bytes per block (default 1 MiB; 16 KiB for the threads shape).
+        #[arg(long, value_parser = crate::generate::parse_size)]
+        block_size: Option<u64>,
+    },
+    /// Print one page of a call's children, as an IDE expanding one node
+    /// would: index, event id, child count and text of each child.
+    Children {
+        /// The data file.
+        file: PathBuf,
+        /// The event id of the call (or loop) to expand.
+        #[arg(long, value_name = "EVENT_ID")]
+        node: i32,
+        /// The first child to show (0-based).
+        #[arg(long, default_value_t = 0)]
+        from: usize,
+        /// How many children to show.
+        #[arg(long, default_value_t = 100)]
+        count: usize,
+        /// End each line with its code location.
+        #[arg(long)]
+        verbose: bool,
     },
 }
 
@@ -85,7 +155,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
-        Command::Info { file } => info::run(&file, &mut out)?,
+        Command::Info { file, eager } => info::run(&file, eager, &mut out)?,
         Command::Index {
             file,
             check,
@@ -95,11 +165,52 @@ pub fn run(cli: Cli) -> Result<()> {
             file,
             format: DumpFormat::Jsonl,
             threads,
+            eager,
         } => {
-            let trace = EagerTrace::open(&file)?;
             let threads = thread_filter(&threads);
-            crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            if eager {
+                let trace = EagerTrace::open(&file)?;
+                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            } else {
+                let trace = LazyTraceReader::open(&file)?;
+                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+            }
         }
+        Command::Print {
+            file,
+            verbose,
+            threads,
+            depth,
+            eager,
+        } => {
+            let options = PrintOptions {
+                verbose,
+                threads: thread_filter(&threads),
+                max_depth: depth,
+            };
+            if eager {
+                let trace = EagerTrace::open(&file)?;
+                crate::print::print_trace(&trace, &options, &mut out)?;
+            } else {
+                let trace = LazyTraceReader::open(&file)?;
+                crate::print::print_trace(&trace, &options, &mut out)?;
+            }
+        }
+        Command::Gen {
+            out: path,
+            size,
+            threads,
+            shape,
+            seed,
+            block_size,
+        } => gen_trace::run(&path, size, threads, shape, seed, block_size, &mut out)?,
+        Command::Children {
+            file,
+            node,
+            from,
+            count,
+            verbose,
+        } => children::run(&file, EventId(node), from, count, verbose, &mut out)?,
     }
     out.flush()?;
     Ok(())

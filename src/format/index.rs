@@ -47,6 +47,17 @@ pub struct IndexCell {
 }
 
 impl IndexCell {
+    /// The cell with only the fields that carry meaning: a reference cell's
+    /// `end` is unused (writers store various values there), so it becomes −1.
+    /// Two indexes describe the same trace when their canonical cells are
+    /// the same set.
+    pub fn canonical(mut self) -> IndexCell {
+        if self.kind.is_reference() {
+            self.end = -1;
+        }
+        self
+    }
+
     /// The on-disk form.
     pub fn to_raw(self) -> RawIndexCell {
         RawIndexCell {

@@ -30,42 +30,50 @@ pub fn validate(bytes: &[u8]) -> Result<(), usize> {
     Ok(())
 }
 
+/// The UTF-16 code units of validated bytes, unpaired surrogates included.
+///
+/// Decoding follows `DataInputStream.readUTF`, so overlong 2- and 3-byte
+/// forms decode to the unit they spell.
+pub fn units(bytes: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let b = *bytes.get(i)? as u16;
+        // Validated bytes always hold the continuation bytes; 0x80 keeps a
+        // cut sequence harmless anyway.
+        let next = |k: usize| bytes.get(i + k).copied().unwrap_or(0x80) as u16 & 0x3F;
+        let (unit, width) = if b < 0x80 {
+            (b, 1)
+        } else if b >> 5 == 0b110 {
+            (((b & 0x1F) << 6) | next(1), 2)
+        } else {
+            (((b & 0x0F) << 12) | (next(1) << 6) | next(2), 3)
+        };
+        i += width;
+        Some(unit)
+    })
+}
+
+/// The characters of validated bytes; each unpaired surrogate half becomes
+/// `?`, as a JVM printing to a UTF-8 stream shows it.
+pub fn chars(bytes: &[u8]) -> impl Iterator<Item = char> + '_ {
+    char::decode_utf16(units(bytes)).map(|c| c.unwrap_or('?'))
+}
+
 /// Decodes validated bytes to UTF-16 code units.
 pub fn to_utf16(bytes: &[u8]) -> Vec<u16> {
-    let mut units = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i] as u16;
-        if b < 0x80 {
-            units.push(b);
-            i += 1;
-        } else if b >> 5 == 0b110 {
-            let c = bytes.get(i + 1).copied().unwrap_or(0x80) as u16;
-            units.push(((b & 0x1F) << 6) | (c & 0x3F));
-            i += 2;
-        } else {
-            let c1 = bytes.get(i + 1).copied().unwrap_or(0x80) as u16;
-            let c2 = bytes.get(i + 2).copied().unwrap_or(0x80) as u16;
-            units.push(((b & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F));
-            i += 3;
-        }
-    }
-    units
+    units(bytes).collect()
 }
 
 /// Decodes validated bytes to text; unpaired surrogates become `?`.
 pub fn decode(bytes: &[u8]) -> Cow<'_, str> {
-    if bytes.iter().all(|&b| b != 0 && b < 0x80) || bytes.is_empty() {
-        // ASCII without NUL is the same in both encodings.
+    if bytes.is_ascii() {
+        // ASCII (a raw NUL included, which `readUTF` accepts) is the same in
+        // both encodings.
         if let Ok(text) = std::str::from_utf8(bytes) {
             return Cow::Borrowed(text);
         }
     }
-    Cow::Owned(
-        char::decode_utf16(to_utf16(bytes))
-            .map(|c| c.unwrap_or('?'))
-            .collect(),
-    )
+    Cow::Owned(chars(bytes).collect())
 }
 
 /// Encodes text as modified UTF-8.

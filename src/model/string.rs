@@ -41,6 +41,12 @@ impl<'a> JavaStr<'a> {
         mutf8::decode(&self.0)
     }
 
+    /// The text's characters, each unpaired surrogate half as `?` (what
+    /// [`JavaStr::decode`] holds, without allocating).
+    pub fn chars(&self) -> impl Iterator<Item = char> + '_ {
+        mutf8::chars(&self.0)
+    }
+
     /// The string's UTF-16 code units, unpaired surrogates included.
     pub fn to_utf16(&self) -> Vec<u16> {
         mutf8::to_utf16(&self.0)

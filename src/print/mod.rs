@@ -2,5 +2,7 @@
 //! Both walk any [`TraceTree`](crate::tree::TraceTree).
 
 pub mod jsonl;
+pub mod text;
 
 pub use jsonl::write_jsonl;
+pub use text::{Parent, PrintOptions, TextFormatter, print_trace, tracepoint_text};

@@ -2,7 +2,18 @@
 //! data file with.
 
 pub mod block;
+pub mod block_table;
+pub mod containers;
 pub mod eager;
+pub mod index;
+pub mod lazy;
 pub mod rebuild;
+pub mod synth;
 
+pub use block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
+pub use index::{IndexProblem, IndexReport, IndexStatus, index_path};
+pub use lazy::{
+    CacheStats, ContentRange, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeData,
+    ThreadInfo, WalkDetail, WalkNode,
+};

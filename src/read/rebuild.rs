@@ -28,8 +28,9 @@
 use rayon::prelude::*;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
+use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::skip::{Skipped, skip_object};
+use crate::format::skip::skip_object;
 use crate::format::{
     BLOCK_HEADER_LEN, ByteReader, DATA_MAGIC, FILE_HEADER_LEN, IndexCell, Object, ObjectKind,
     check_file_header,
@@ -348,8 +349,8 @@ fn summarize(
             }) => return Ok(Step::Truncated(at)),
             Err(error) => return Err(error),
         };
-        match object {
-            Skipped::BlockEnd => {
+        match object.kind {
+            ObjectKind::BlockEnd => {
                 return Ok(Step::Block(BlockSummary {
                     thread,
                     start: at,
@@ -357,33 +358,28 @@ fn summarize(
                     entries,
                 }));
             }
-            Skipped::BlockStart(_) | Skipped::Eof => {
+            ObjectKind::BlockStart | ObjectKind::Eof => {
                 return Err(DecodeError::new(
                     offset,
                     DecodeErrorKind::UnexpectedObject {
-                        found: if object == Skipped::Eof {
-                            ObjectKind::Eof
-                        } else {
-                            ObjectKind::BlockStart
-                        },
+                        found: object.kind,
                         context: "inside a block",
                     },
                 ));
             }
-            Skipped::Tracepoint {
-                tracepoint_type,
-                event,
-            } => {
-                if tracepoint_type.is_container() {
-                    local.push(tracepoint_type);
+            ObjectKind::Tracepoint => {
+                if let Some(header) = object.header
+                    && header.tracepoint_type.is_container()
+                {
+                    local.push(header.tracepoint_type);
                     entries.push(Entry::Open {
-                        event,
-                        tracepoint_type,
+                        event: header.event,
+                        tracepoint_type: header.tracepoint_type,
                         content_start: reader.offset() - payload,
                     });
                 }
             }
-            Skipped::Footer => {
+            ObjectKind::TracepointFooter => {
                 if local.pop().is_none() {
                     outer_closed += 1;
                 }
@@ -392,11 +388,16 @@ fn summarize(
                     outer: outer_type,
                 });
             }
-            Skipped::Reference { kind, id } => entries.push(Entry::Reference {
-                kind,
-                id,
-                offset: PhysicalOffset(offset),
-            }),
+            kind => {
+                // A reference object: its id follows the kind byte(s).
+                if let Some((_, id)) = peek_kind_and_id(data, offset) {
+                    entries.push(Entry::Reference {
+                        kind,
+                        id,
+                        offset: PhysicalOffset(offset),
+                    });
+                }
+            }
         }
     }
 }
@@ -413,7 +414,7 @@ fn assume_footer_type(reader: &ByteReader<'_>) -> Option<TracepointType> {
         match probe.peek_u8() {
             Some(b) if b == ObjectKind::TracepointFooter as u8 => true,
             Some(_) => skip_object(&mut probe, None)
-                .is_ok_and(|o| !matches!(o, Skipped::BlockStart(_) | Skipped::Eof)),
+                .is_ok_and(|o| !matches!(o.kind, ObjectKind::BlockStart | ObjectKind::Eof)),
             None => false,
         }
     })

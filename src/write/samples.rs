@@ -119,9 +119,15 @@ fn record_main<R: TraceRecorder>(writer: &mut R, main: ThreadId) -> Result<()> {
     let name_field = FieldSpec::new(ACCOUNT, "name", string_type()).with_final(true);
     let at = account_access("<init>", 30, &["i", "name"]).with_access_path(this_path());
     t.write_field(Some(&at), &balance, acc.clone(), ValueSpec::Long(0))?;
-    let at = account_access("<init>", 31, &["i", "name"])
-        .with_access_path(AccessPathSpec::static_field(count.clone()));
+    // A static field has no owner to reach: no access path, as the recorder writes it.
+    let at = account_access("<init>", 31, &["i", "name"]);
     t.write_field(Some(&at), &count, ValueSpec::Null, ValueSpec::Int(1))?;
+    // An element of an array held by a static field: `Account.GRID[1][0]`.
+    let grid = FieldSpec::new(ACCOUNT, "GRID", array_type(array_type(Type::Int))).with_static(true);
+    let at = account_access("<init>", 31, &["i", "name"])
+        .with_access_path(AccessPathSpec::static_field(grid).then_index(1));
+    let row = ValueSpec::array("[I", 1_370_310_980, 2);
+    t.read_array(Some(&at), row, 0, ValueSpec::Int(7))?;
     let at = account_access("<init>", 32, &["i", "name"]).with_access_path(this_path());
     t.write_field(Some(&at), &name_field, acc.clone(), "Alice".into())?;
     t.exit_call(CallOutcome::VOID)?;

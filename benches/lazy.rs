@@ -1,0 +1,216 @@
+//! Benchmarks of the lazy reader against a raw scan of the same mapped bytes.
+//!
+//! The trace is generated once into `target/bench-traces/` (2 threads, 1 MiB
+//! blocks; each thread's root call holds one wide call with millions of
+//! children at GB sizes). Its size comes from `TRACETREE_BENCH_SIZE`
+//! (suffix KB, MB or GB; default 64MB):
+//!
+//! ```text
+//! TRACETREE_BENCH_SIZE=1GB cargo bench --bench lazy
+//! ```
+//!
+//! Besides criterion's report, a summary (sizes, lookup memory, resident
+//! memory after a traversal) goes to stderr. Results: BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tracetree::TraceBytes;
+use tracetree::read::{IndexChoice, LazyTraceReader, WalkDetail, index_path};
+use tracetree::tree::{TraceTree, WalkStep, walk};
+
+mod support;
+
+use support::{bench_size, raw_scan, trace};
+
+const MB: u64 = 1 << 20;
+
+/// A field of /proc/self/status in bytes (Linux).
+fn status_bytes(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|line| line.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn walk_headers(reader: &LazyTraceReader) -> u64 {
+    let mut nodes = 0;
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Headers, |_| {
+                nodes += 1;
+                Ok(true)
+            })
+            .unwrap();
+    }
+    nodes
+}
+
+fn lazy(c: &mut Criterion) {
+    let size = bench_size();
+    let path = trace(size);
+    let data = TraceBytes::map(&path).unwrap();
+    let len = data.len();
+    let label = if len >= 1 << 30 {
+        format!("{:.1}GB", len as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{}MB", len / MB)
+    };
+    let reader = LazyTraceReader::open(&path).unwrap();
+    assert!(reader.report().index_used());
+    let thread = reader.thread_ids()[0];
+    let root = reader.root(thread).unwrap().unwrap();
+    let wide = reader.children_range(root, 0, 1).unwrap()[0];
+    let wide_content = reader.node(wide).unwrap().content().unwrap();
+    let wide_bytes = wide_content.end.0 - wide_content.start.0;
+    let wide_children = reader.child_count(wide).unwrap();
+    let nodes = walk_headers(&reader);
+    eprintln!(
+        "trace {label}: {len} bytes, {} threads, {} blocks, {} containers, {nodes} tracepoints; \
+         index {} bytes; lookup structures {} bytes of heap; wide call: {wide_children} children in {wide_bytes} bytes",
+        reader.thread_ids().len(),
+        reader.report().blocks,
+        reader.report().containers,
+        std::fs::metadata(index_path(&path)).unwrap().len(),
+        reader.lookup_heap_bytes(),
+    );
+
+    let mut group = c.benchmark_group(format!("lazy-{label}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(if len > 256 * MB { 20 } else { 5 }));
+
+    group.throughput(Throughput::Bytes(len));
+    group.bench_function("raw_scan (baseline)", |b| {
+        b.iter(|| raw_scan(black_box(data.as_slice())))
+    });
+    // Closing (unmapping) is not part of opening: readers drop untimed.
+    group.bench_function("open (index present)", |b| {
+        b.iter_with_large_drop(|| LazyTraceReader::open(&path).unwrap())
+    });
+    group.bench_function("open + build every thread's container table", |b| {
+        b.iter_with_large_drop(|| {
+            let reader = LazyTraceReader::open(&path).unwrap();
+            reader.build_lookups();
+            reader
+        })
+    });
+    group.bench_function("traversal: headers, sequential", |b| {
+        b.iter(|| walk_headers(&reader))
+    });
+    group.bench_function("traversal: headers, threads in parallel", |b| {
+        b.iter(|| reader.count_tracepoints().unwrap())
+    });
+    group.bench_function("traversal: full decode, sequential", |b| {
+        b.iter(|| {
+            let mut nodes = 0u64;
+            for thread in reader.thread_ids() {
+                reader
+                    .walk_thread(thread, WalkDetail::Full, |walked| {
+                        nodes += walked.tracepoint.is_some() as u64;
+                        Ok(true)
+                    })
+                    .unwrap();
+            }
+            nodes
+        })
+    });
+    if len <= 256 * MB {
+        let small = LazyTraceReader::options()
+            .cache_bytes(1 << 20)
+            .open(&path)
+            .unwrap();
+        group.bench_function("traversal: TraceTree walk + visit, 1 MiB cache", |b| {
+            b.iter(|| {
+                let mut nodes = 0u64;
+                for thread in small.thread_ids() {
+                    let roots = small.roots(thread).unwrap();
+                    walk(&small, &roots, None, |step| {
+                        if let WalkStep::Node { node, .. } = step {
+                            nodes += small.visit(node, |t, _| t.event().0 as u64 & 1)?;
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+                nodes
+            })
+        });
+        group.bench_function("open (rebuild by scan)", |b| {
+            b.iter_with_large_drop(|| {
+                LazyTraceReader::options()
+                    .index(IndexChoice::Rebuild)
+                    .open(&path)
+                    .unwrap()
+            })
+        });
+    }
+
+    group.throughput(Throughput::Bytes(wide_bytes));
+    group.bench_function("wide call: all children, cold cache", |b| {
+        b.iter(|| {
+            reader.clear_cache();
+            reader.children(wide).unwrap().len()
+        })
+    });
+    group.throughput(Throughput::Elements(1000));
+    group.bench_function("open + first 1000 children of the wide call", |b| {
+        b.iter_with_large_drop(|| {
+            let reader = LazyTraceReader::open(&path).unwrap();
+            let root = reader.root(thread).unwrap().unwrap();
+            let wide = reader.children_range(root, 0, 1).unwrap()[0];
+            let children = reader.children_range(wide, 0, 1000).unwrap();
+            (reader, children)
+        })
+    });
+    group.bench_function("wide call: first 1000 children, cold cache", |b| {
+        b.iter(|| {
+            reader.clear_cache();
+            reader.children_range(wide, 0, 1000).unwrap().len()
+        })
+    });
+    reader.children_range(wide, 0, 1000).unwrap();
+    group.bench_function("wide call: first 1000 children, warm", |b| {
+        b.iter(|| reader.children_range(wide, 0, 1000).unwrap().len())
+    });
+    reader.child_count(wide).unwrap();
+    let middle = wide_children / 2;
+    reader.children_range(wide, middle, 1000).unwrap();
+    group.bench_function("wide call: 1000 children from the middle, warm", |b| {
+        b.iter(|| reader.children_range(wide, middle, 1000).unwrap().len())
+    });
+    group.finish();
+
+    // Resident memory of a full-decode traversal (the heap bound itself is
+    // asserted by tests/lazy_memory.rs in a process of its own; here, the
+    // mapped file pages a traversal leaves resident).
+    let small = LazyTraceReader::options()
+        .cache_bytes(1 << 20)
+        .open(&path)
+        .unwrap();
+    small.build_lookups();
+    let file = status_bytes("RssFile:");
+    let mut nodes = 0u64;
+    for thread in small.thread_ids() {
+        small
+            .walk_thread(thread, WalkDetail::Full, |_| {
+                nodes += 1;
+                Ok(true)
+            })
+            .unwrap();
+    }
+    eprintln!(
+        "full traversal of {nodes} nodes: lookup tables {} MB of heap; mapped file pages resident (RssFile) {} MB (+{} MB during the walk: page cache, reclaimable)",
+        small.lookup_heap_bytes() / MB as usize,
+        status_bytes("RssFile:") / MB,
+        status_bytes("RssFile:").saturating_sub(file) / MB,
+    );
+}
+
+criterion_group!(benches, lazy);
+criterion_main!(benches);

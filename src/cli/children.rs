@@ -1,0 +1,55 @@
+//! `tracetree children`: one page of a node's children, through the lazy reader.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::format::offset::EventId;
+use crate::print::{Parent, TextFormatter};
+use crate::read::LazyTraceReader;
+
+pub fn run(
+    file: &Path,
+    event: EventId,
+    from: usize,
+    count: usize,
+    verbose: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let reader = LazyTraceReader::open(file)?;
+    let node = reader
+        .node_by_event(event)?
+        .ok_or_else(|| Error::NoSuchNode(format!("no tracepoint has event id {event}")))?;
+    let parent = reader.node(node)?;
+    let total = reader.child_count(node)?;
+    let mut formatter = TextFormatter::new(reader.context(), verbose);
+    let mut line = String::new();
+    formatter.write_tracepoint(
+        &mut line,
+        parent.tracepoint(),
+        parent.footer(),
+        Parent::TopLevel,
+    )?;
+    writeln!(out, "{line}")?;
+    let children = reader.children_range(node, from, count)?;
+    writeln!(
+        out,
+        "children {}..{} of {total}:",
+        from.min(total),
+        from.min(total) + children.len()
+    )?;
+    let as_parent = Parent::of(parent.tracepoint());
+    for (i, child) in children.into_iter().enumerate() {
+        let data = reader.node(child)?;
+        let grandchildren = reader.child_count(child)?;
+        line.clear();
+        formatter.write_tracepoint(&mut line, data.tracepoint(), data.footer(), as_parent)?;
+        writeln!(
+            out,
+            "  [{}] #{} ({grandchildren} children) {line}",
+            from + i,
+            data.tracepoint().event()
+        )?;
+    }
+    Ok(())
+}

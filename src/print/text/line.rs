@@ -1,0 +1,432 @@
+//! One tracepoint as one line of text: [`TextFormatter`].
+
+use std::fmt::Write as _;
+
+use crate::error::Result;
+use crate::format::ObjectKind;
+use crate::format::offset::{CodeLocationId, FieldId, MethodId, VariableId};
+use crate::model::{DiffStatus, Footer, TraceContext, Tracepoint, TracepointBody, Value};
+use crate::print::text::names::{ClassName, LocationInfo, Names};
+use crate::print::text::path::PathShape;
+use crate::print::text::value::{
+    READ, WRITE, adorn, is_inline, push_int, push_java_str, push_missing, push_value,
+};
+
+/// What a tracepoint's text needs to know about its direct parent: whether a
+/// static call is made from inside its own class decides whether the class
+/// prints (`check(i ➜ 3)` inside `Account.values`, but `Account.values(…)`
+/// inside `RefKt.run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Parent {
+    /// None: a thread's top-level tracepoint.
+    #[default]
+    TopLevel,
+    /// A call of this method.
+    Call(MethodId),
+    /// A loop or a loop iteration (or, for [`Parent::of`], any tracepoint
+    /// but a call). A call directly inside one is not "called from its
+    /// defining class", whatever the enclosing method.
+    Other,
+}
+
+impl Parent {
+    /// The parent information `tracepoint` gives its children.
+    pub fn of(tracepoint: &Tracepoint<'_>) -> Parent {
+        match tracepoint.body {
+            TracepointBody::MethodCall { method, .. } => Parent::Call(method),
+            _ => Parent::Other,
+        }
+    }
+}
+
+/// Renders tracepoints as the reference printer's lines, without
+/// indentation or line end.
+///
+/// A formatter borrows the trace's [`TraceContext`] and caches what it
+/// derives from its reference objects (short class names, location
+/// suffixes, rendered access paths), so keep one for many lines.
+/// Reference objects the trace does not hold print as placeholders
+/// (`<missing CLASS_DESCRIPTOR 12>`); a string id the trace does not hold
+/// prints as `<unknown>`, as in the reference. Only failures to read an
+/// object that is there (a malformed lazily decoded object) are errors.
+#[derive(Debug)]
+pub struct TextFormatter<'c> {
+    names: Names<'c>,
+    verbose: bool,
+}
+
+impl<'c> TextFormatter<'c> {
+    /// A formatter over `context`; `verbose` adds each line's ` at File:LINE`.
+    pub fn new(context: &'c TraceContext, verbose: bool) -> Self {
+        TextFormatter {
+            names: Names::new(context),
+            verbose,
+        }
+    }
+
+    /// Appends the text of `tracepoint` to `out`. `footer` is the container's
+    /// footer (`None` for leaves, and for containers a crashed recorder never
+    /// finished: a call prints `: <unfinished method>`, a loop
+    /// `loop(0 iterations)`); `parent` describes its direct parent. On error,
+    /// `out` may hold part of the line.
+    pub fn write_tracepoint(
+        &mut self,
+        out: &mut String,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        parent: Parent,
+    ) -> Result<()> {
+        let location = self.names.location(tracepoint.header.code_location)?;
+        if !matches!(tracepoint.body, TracepointBody::SnapshotBreakpoint { .. }) {
+            push_diff_prefix(out, tracepoint.header.diff_status);
+        }
+        match &tracepoint.body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                ..
+            } => {
+                self.push_call(out, &location, *method, receiver, parent)?;
+                self.push_arguments(out, &location, arguments)?;
+                self.push_result(out, footer)?;
+            }
+            TracepointBody::ReadArray {
+                array,
+                index,
+                value,
+            } => self.push_array_access(out, &location, array, *index, READ, value)?,
+            TracepointBody::WriteArray {
+                array,
+                index,
+                value,
+            } => self.push_array_access(out, &location, array, *index, WRITE, value)?,
+            TracepointBody::ReadLocal { variable, value } => {
+                self.push_local_access(out, *variable, READ, value)?
+            }
+            TracepointBody::WriteLocal { variable, value } => {
+                self.push_local_access(out, *variable, WRITE, value)?
+            }
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            } => self.push_field_access(out, &location, *field, receiver, READ, value)?,
+            TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => self.push_field_access(out, &location, *field, receiver, WRITE, value)?,
+            TracepointBody::Loop { .. } => {
+                // The count comes from the footer, not from the children.
+                let iterations = match footer {
+                    Some(Footer::Loop { iterations }) => *iterations,
+                    _ => 0,
+                };
+                out.push_str("loop(");
+                push_int(out, iterations.into());
+                out.push_str(" iterations)");
+            }
+            TracepointBody::LoopIteration { iteration, .. } => {
+                // 1-based, with Java's `int` arithmetic.
+                out.push_str("<iteration ");
+                push_int(out, iteration.wrapping_add(1).into());
+                out.push('>');
+            }
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                ..
+            } => {
+                let (high, low) = (*uuid_high as u64, *uuid_low as u64);
+                let _ = write!(
+                    out,
+                    "Live breakpoint [{:08x}-{:04x}-{:04x}-{:04x}-{:012x}]",
+                    high >> 32,
+                    (high >> 16) & 0xFFFF,
+                    high & 0xFFFF,
+                    low >> 48,
+                    low & 0xFFFF_FFFF_FFFF
+                );
+                // The only type whose location sits mid-line.
+                self.push_suffix(out, &location);
+                return self.push_stack(out, stack);
+            }
+            TracepointBody::Throw { exception } => {
+                out.push_str("throw ");
+                push_value(out, &mut self.names, exception)?;
+            }
+            TracepointBody::Catch { exception } => {
+                out.push_str("catch(");
+                push_value(out, &mut self.names, exception)?;
+                out.push(')');
+            }
+        }
+        self.push_suffix(out, &location);
+        Ok(())
+    }
+
+    /// ` at File:LINE` in verbose mode.
+    fn push_suffix(&self, out: &mut String, location: &LocationInfo) {
+        if self.verbose {
+            out.push_str(&location.suffix);
+        }
+    }
+
+    /// `owner.method`, or `new Class`, of a call.
+    fn push_call(
+        &mut self,
+        out: &mut String,
+        location: &LocationInfo,
+        method: MethodId,
+        receiver: &Value<'_>,
+        parent: Parent,
+    ) -> Result<()> {
+        let Some(method) = self.names.method(method)? else {
+            push_missing(out, ObjectKind::MethodDescriptor, method.0);
+            return Ok(());
+        };
+        if method.is_constructor {
+            // Constructors are recorded with a null receiver; no owner rules.
+            out.push_str("new ");
+            out.push_str(method.class.adorned());
+            return Ok(());
+        }
+        self.push_call_owner(out, location, &method.class, receiver, parent)?;
+        out.push_str(&method.name);
+        Ok(())
+    }
+
+    /// The owner rules of a call; the first that applies wins.
+    fn push_call_owner(
+        &mut self,
+        out: &mut String,
+        location: &LocationInfo,
+        class: &ClassName,
+        receiver: &Value<'_>,
+        parent: Parent,
+    ) -> Result<()> {
+        let is_static = matches!(receiver, Value::Null);
+        // 1. A static call from inside its own class (or its companion's).
+        if is_static && self.called_from_defining_class(class, parent)? {
+            return Ok(());
+        }
+        // 2. The receiver's access path.
+        if let Some(path) = location.access_path {
+            let path = self.names.path(path)?;
+            match path.shape {
+                PathShape::OnlyThis => {}
+                PathShape::ObjectInstance => {
+                    out.push_str(class.adorned());
+                    out.push('.');
+                }
+                PathShape::Companion => {
+                    if !self.called_from_defining_class(class, parent)? {
+                        let full = class.full();
+                        let outer = full.rfind("$Companion").map_or(full, |at| &full[..at]);
+                        out.push_str(adorn(outer));
+                        out.push('.');
+                    }
+                }
+                PathShape::Other => {
+                    out.push_str(&path.full);
+                    out.push('.');
+                }
+            }
+            return Ok(());
+        }
+        // 3. The receiver's value.
+        if !is_static {
+            push_value(out, &mut self.names, receiver)?;
+            out.push('.');
+            return Ok(());
+        }
+        // 4. Top-level Kotlin functions (`RefKt`); 5. other static methods.
+        if !class.full().ends_with("Kt") {
+            out.push_str(class.adorned());
+            out.push('.');
+        }
+        Ok(())
+    }
+
+    /// Whether the direct parent is a call of a method of `class`, or of the
+    /// class whose companion `class` is.
+    fn called_from_defining_class(&mut self, class: &ClassName, parent: Parent) -> Result<bool> {
+        let Parent::Call(parent) = parent else {
+            return Ok(false);
+        };
+        let Some(parent) = self.names.method(parent)? else {
+            return Ok(false);
+        };
+        let (class, parent_class) = (class.full(), parent.class.full());
+        Ok(class == parent_class || class.strip_suffix("$Companion") == Some(parent_class))
+    }
+
+    /// `(a, name ➜ 5, obj)`: names only when there is one per argument; a
+    /// named argument shows its value only when it is an inline value.
+    fn push_arguments(
+        &mut self,
+        out: &mut String,
+        location: &LocationInfo,
+        arguments: &[Value<'_>],
+    ) -> Result<()> {
+        let names = &location.argument_paths;
+        let named = names.len() == arguments.len();
+        out.push('(');
+        for (i, argument) in arguments.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            match names.get(i).copied().flatten().filter(|_| named) {
+                None => push_value(out, &mut self.names, argument)?,
+                Some(name) => {
+                    out.push_str(&self.names.path(name)?.full);
+                    if is_inline(argument) {
+                        out.push_str(READ);
+                        push_value(out, &mut self.names, argument)?;
+                    }
+                }
+            }
+        }
+        out.push(')');
+        Ok(())
+    }
+
+    /// `: result`, `: threw Exception`, the two markers, or nothing (void).
+    fn push_result(&mut self, out: &mut String, footer: Option<&Footer<'_>>) -> Result<()> {
+        let Some(Footer::MethodCall { result, exception }) = footer else {
+            // Never finished: the recorder crashed inside the call. (The
+            // reference prints `: null` here.)
+            out.push_str(": <unfinished method>");
+            return Ok(());
+        };
+        if !exception.is_empty() {
+            out.push_str(": threw ");
+            push_java_str(out, exception);
+            return Ok(());
+        }
+        match result {
+            Value::Void => {}
+            Value::String(text)
+                if matches!(
+                    text.as_bytes(),
+                    b"<unfinished method>" | b"<untracked result>"
+                ) =>
+            {
+                out.push_str(": ");
+                push_java_str(out, text);
+            }
+            result => {
+                out.push_str(": ");
+                push_value(out, &mut self.names, result)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `name ➜ value` / `name = value`.
+    fn push_local_access(
+        &mut self,
+        out: &mut String,
+        variable: VariableId,
+        operator: &str,
+        value: &Value<'_>,
+    ) -> Result<()> {
+        out.push_str(&self.names.variable(variable)?);
+        out.push_str(operator);
+        push_value(out, &mut self.names, value)
+    }
+
+    /// `owner.field ➜ value` / `owner.field = value`.
+    fn push_field_access(
+        &mut self,
+        out: &mut String,
+        location: &LocationInfo,
+        field: FieldId,
+        receiver: &Value<'_>,
+        operator: &str,
+        value: &Value<'_>,
+    ) -> Result<()> {
+        let descriptor = self.names.field(field)?;
+        // A captured Kotlin local (`Ref$IntRef.element`) shows as its owner alone.
+        let lambda_capture = descriptor.as_ref().is_some_and(|f| f.is_lambda_capture);
+        let dot = if lambda_capture { "" } else { "." };
+        if let Some(path) = location.access_path {
+            let path = self.names.path(path)?;
+            if path.shape != PathShape::OnlyThis {
+                out.push_str(&path.filtered);
+                out.push_str(dot);
+            }
+        } else if !matches!(receiver, Value::Null) {
+            push_value(out, &mut self.names, receiver)?;
+            out.push_str(dot);
+        } else if let Some(f) = &descriptor {
+            out.push_str(f.class.adorned());
+            out.push_str(dot);
+        }
+        match &descriptor {
+            Some(_) if lambda_capture => {}
+            Some(f) => out.push_str(&f.name),
+            None => push_missing(out, ObjectKind::FieldDescriptor, field.0),
+        }
+        out.push_str(operator);
+        push_value(out, &mut self.names, value)
+    }
+
+    /// `owner[index] ➜ value` / `owner[index] = value`; the path holds the
+    /// indices before the last.
+    fn push_array_access(
+        &mut self,
+        out: &mut String,
+        location: &LocationInfo,
+        array: &Value<'_>,
+        index: i32,
+        operator: &str,
+        value: &Value<'_>,
+    ) -> Result<()> {
+        if let Some(path) = location.access_path {
+            let path = self.names.path(path)?;
+            if path.shape != PathShape::OnlyThis {
+                out.push_str(&path.filtered);
+            }
+        } else {
+            push_value(out, &mut self.names, array)?;
+        }
+        out.push('[');
+        push_int(out, index.into());
+        out.push(']');
+        out.push_str(operator);
+        push_value(out, &mut self.names, value)
+    }
+
+    /// `, stacktrace: [Cls.method, …]`: the first three frames, then
+    /// ` ... (N more)`.
+    fn push_stack(&self, out: &mut String, stack: &[CodeLocationId]) -> Result<()> {
+        out.push_str(", stacktrace: [");
+        for (i, &frame) in stack.iter().take(3).enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.names.push_frame(out, frame)?;
+        }
+        if stack.len() > 3 {
+            out.push_str(" ... (");
+            push_int(out, (stack.len() - 3) as i64);
+            out.push_str(" more)");
+        }
+        out.push(']');
+        Ok(())
+    }
+}
+
+/// The diff-view marker before a line: none outside diffs.
+fn push_diff_prefix(out: &mut String, status: DiffStatus) {
+    out.push_str(match status {
+        DiffStatus::None => "",
+        DiffStatus::Unchanged => "  ",
+        DiffStatus::Removed => "- ",
+        DiffStatus::Added => "+ ",
+        DiffStatus::EditedOld | DiffStatus::EditedNew => "! ",
+    });
+}

@@ -1,0 +1,243 @@
+//! The text form of a trace, byte for byte as the reference (Lincheck)
+//! printer writes it: `tracetree print`.
+//!
+//! ```text
+//! # Thread 1 (main)
+//! Thread@1899710330.run() at :0
+//!   new Account(i ➜ 7, name ➜ "Alice") at Ref.kt:10
+//!     balance = 0 at Account.kt:30
+//!   acc.deposit(l ➜ 100): true at Ref.kt:11
+//! ```
+//!
+//! For each thread in ascending id, and each of its top-level tracepoints, a
+//! header `# Thread N` (N = the tracepoint's thread id + 1; ` (name)` added
+//! when the trace has two top-level tracepoints or more, `()` when the
+//! recorder wrote no name), then one line per tracepoint in pre-order,
+//! indented two spaces per level. Verbose mode ends each line with
+//! ` at File:LINE` (` at :0` without a code location). The output is UTF-8;
+//! an unpaired surrogate half prints as `?` and U+0000 as a raw zero byte,
+//! as a JVM printing Java strings to a UTF-8 stream does.
+//!
+//! Where tracetree differs from the reference, on purpose:
+//! - a call a crashed recorder never finished (no footer) prints
+//!   `: <unfinished method>`; the reference prints `: null`;
+//! - a reference object the trace does not hold prints as a placeholder
+//!   (`<missing METHOD_DESCRIPTOR 7>`) instead of failing; a missing
+//!   `STRING` prints `<unknown>`, as in the reference;
+//! - children deeper than [`PrintOptions::max_depth`] fold into one line,
+//!   `... <unloaded child>` or `... <N unloaded children>` (the reference's
+//!   form for children it did not load).
+
+mod line;
+mod names;
+mod number;
+mod path;
+mod value;
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::format::offset::ThreadId;
+use crate::model::{Footer, TraceContext, Tracepoint};
+use crate::tree::{TraceTree, WalkStep, walk};
+
+pub use line::{Parent, TextFormatter};
+pub use number::{write_java_double, write_java_float};
+
+/// What [`print_trace`] prints. The default is the brief form (no
+/// ` at File:LINE`) of every thread, at every depth:
+///
+/// ```
+/// use tracetree::print::PrintOptions;
+///
+/// let verbose = PrintOptions { verbose: true, ..PrintOptions::default() };
+/// let top = PrintOptions { max_depth: Some(1), ..PrintOptions::default() };
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// End each line with its code location, ` at File:LINE`.
+    pub verbose: bool,
+    /// Only these threads (ids as recorded: `# Thread N` is id N − 1), still
+    /// in ascending order; `None` prints all. An id the trace does not have
+    /// is an [`Error::Usage`]. Headers name their threads as in the full
+    /// print, so a filtered print is a part of the full one.
+    pub threads: Option<Vec<ThreadId>>,
+    /// The deepest level printed (top-level tracepoints are level 0). The
+    /// children of a container at that level fold into one line,
+    /// `... <N unloaded children>`.
+    pub max_depth: Option<usize>,
+}
+
+/// Writes the text form of `tree` to `out`.
+///
+/// Walks without recursion, so traces nested hundreds of thousands of calls
+/// deep print in constant stack. Output is buffered here in large chunks;
+/// `out` need not be buffered.
+pub fn print_trace<T: TraceTree>(
+    tree: &T,
+    options: &PrintOptions,
+    out: &mut impl Write,
+) -> Result<()> {
+    let all_threads = tree.thread_ids();
+    let threads = match &options.threads {
+        None => all_threads.clone(),
+        Some(wanted) => {
+            if let Some(unknown) = wanted.iter().find(|t| !all_threads.contains(t)) {
+                return Err(Error::Usage(format!(
+                    "the trace has no thread {unknown} (its threads: {})",
+                    all_threads
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            let mut wanted = wanted.clone();
+            wanted.sort_unstable();
+            wanted.dedup();
+            wanted
+        }
+    };
+    let mut root_count = 0;
+    for &thread in &all_threads {
+        root_count += tree.roots(thread)?.len();
+    }
+    let mut printer = Printer {
+        formatter: TextFormatter::new(tree.context(), options.verbose),
+        buffer: String::with_capacity(FLUSH_AT + 4096),
+        out,
+        parents: Vec::new(),
+    };
+    for thread in threads {
+        for root in tree.roots(thread)? {
+            let root_thread = tree.visit(root, |tracepoint, _| tracepoint.header.thread)?;
+            printer.header(tree.context(), thread, root_thread, root_count > 1)?;
+            walk(tree, &[root], options.max_depth, |step| match step {
+                WalkStep::Node { node, depth } => tree.visit(node, |tracepoint, footer| {
+                    printer.tracepoint(tracepoint, footer, depth)
+                })?,
+                WalkStep::Folded { count, depth } => printer.folded(count, depth),
+            })?;
+        }
+    }
+    printer.flush()
+}
+
+/// The text of one tracepoint, as [`print_trace`] prints it but without
+/// indentation and line end. `parent` describes its direct parent
+/// ([`Parent::of`] the parent's tracepoint); `footer` is its footer if it is
+/// a finished container. To render many lines, keep a [`TextFormatter`].
+pub fn tracepoint_text(
+    context: &TraceContext,
+    tracepoint: &Tracepoint<'_>,
+    footer: Option<&Footer<'_>>,
+    parent: Parent,
+    verbose: bool,
+) -> Result<String> {
+    let mut text = String::new();
+    TextFormatter::new(context, verbose).write_tracepoint(&mut text, tracepoint, footer, parent)?;
+    Ok(text)
+}
+
+/// Bytes gathered before they are written out.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Spaces for deep indentation, written straight to the output.
+static SPACES: [u8; 4096] = [b' '; 4096];
+
+struct Printer<'c, W: Write> {
+    formatter: TextFormatter<'c>,
+    buffer: String,
+    out: &'c mut W,
+    /// For each level above the current line, what it tells its children.
+    parents: Vec<Parent>,
+}
+
+impl<W: Write> Printer<'_, W> {
+    fn header(
+        &mut self,
+        context: &TraceContext,
+        thread: ThreadId,
+        root_thread: ThreadId,
+        named: bool,
+    ) -> Result<()> {
+        // Java `int` arithmetic, as everywhere in the text.
+        let _ = write!(self.buffer, "# Thread {}", root_thread.0.wrapping_add(1));
+        if named {
+            // Named by the block stream the root came from (dump files key
+            // names by position, streaming files by thread id).
+            self.buffer.push_str(" (");
+            if let Some(name) = context.thread_name(thread) {
+                self.buffer.extend(name.chars());
+            }
+            self.buffer.push(')');
+        }
+        self.end_line()
+    }
+
+    fn tracepoint(
+        &mut self,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        depth: usize,
+    ) -> Result<()> {
+        self.parents.truncate(depth);
+        let parent = self.parents.last().copied().unwrap_or_default();
+        self.indent(depth)?;
+        self.formatter
+            .write_tracepoint(&mut self.buffer, tracepoint, footer, parent)?;
+        self.parents.push(Parent::of(tracepoint));
+        self.end_line()
+    }
+
+    fn folded(&mut self, count: usize, depth: usize) -> Result<()> {
+        match count {
+            0 => return Ok(()),
+            1 => {
+                self.indent(depth)?;
+                self.buffer.push_str("... <unloaded child>");
+            }
+            _ => {
+                self.indent(depth)?;
+                let _ = write!(self.buffer, "... <{count} unloaded children>");
+            }
+        }
+        self.end_line()
+    }
+
+    fn indent(&mut self, depth: usize) -> Result<()> {
+        let mut width = depth.saturating_mul(2);
+        if width <= 256 {
+            // Only spaces: always UTF-8.
+            let spaces = std::str::from_utf8(&SPACES[..width]).unwrap_or_default();
+            self.buffer.push_str(spaces);
+            return Ok(());
+        }
+        // Very deep: write the spaces straight out instead of copying them.
+        self.flush()?;
+        while width > 0 {
+            let chunk = width.min(SPACES.len());
+            self.out.write_all(&SPACES[..chunk])?;
+            width -= chunk;
+        }
+        Ok(())
+    }
+
+    fn end_line(&mut self) -> Result<()> {
+        self.buffer.push('\n');
+        if self.buffer.len() >= FLUSH_AT {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.out.write_all(self.buffer.as_bytes())?;
+        self.buffer.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

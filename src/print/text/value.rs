@@ -1,0 +1,398 @@
+//! Values, names and strings as the reference printer shows them: `Class@hash`
+//! objects, quoted and escaped strings, Java numbers, shortened class names.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::format::ObjectKind;
+use crate::format::offset::StringId;
+use crate::model::{JavaStr, TraceContext, Value};
+use crate::print::text::names::Names;
+use crate::print::text::number::{write_java_double, write_java_float};
+
+/// `➜`, between a read location and the value read, and between an argument's
+/// name and its value.
+pub(super) const READ: &str = " \u{279C} ";
+/// `=`, between a written location and the value written.
+pub(super) const WRITE: &str = " = ";
+
+/// Appends the text of `value`.
+pub(super) fn push_value(out: &mut String, names: &mut Names<'_>, value: &Value<'_>) -> Result<()> {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Void => out.push_str("void"),
+        Value::Byte(v) => push_int(out, (*v).into()),
+        Value::Short(v) => push_int(out, (*v).into()),
+        Value::Int(v) => push_int(out, (*v).into()),
+        Value::Long(v) => push_int(out, *v),
+        Value::Float(bits) => write_java_float(out, f32::from_bits(*bits)),
+        Value::Double(bits) => write_java_double(out, f64::from_bits(*bits)),
+        Value::Char(unit) => {
+            // No escaping; a surrogate half alone is `?`.
+            out.push('\'');
+            out.push(char::from_u32(u32::from(*unit)).unwrap_or('?'));
+            out.push('\'');
+        }
+        Value::String(text) => {
+            out.push('"');
+            push_escaped(out, text);
+            out.push('"');
+        }
+        Value::KotlinUnit => out.push_str("Unit"),
+        // Already rendered by the recorder (class literals end in `.class`
+        // or `.kclass`): printed verbatim.
+        Value::RawString(text) | Value::JavaClass(text) | Value::KotlinClass(text) => {
+            push_java_str(out, text)
+        }
+        Value::Boolean(v) => out.push_str(if *v { "true" } else { "false" }),
+        Value::StringBuilder {
+            identity_hash,
+            text,
+        } => {
+            out.push_str("StringBuilder@");
+            push_int(out, (*identity_hash).into());
+            out.push_str("(\"");
+            push_escaped(out, text);
+            out.push_str("\")");
+        }
+        // Captured fields, elements and array sizes are never printed.
+        Value::Object {
+            class,
+            identity_hash,
+            ..
+        }
+        | Value::Array {
+            class,
+            identity_hash,
+            ..
+        } => {
+            out.push_str(names.class(*class)?.adorned());
+            out.push('@');
+            push_int(out, (*identity_hash).into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether a named argument prints its value after its name (`i ➜ 7`):
+/// every value but `null`, `void`, objects and arrays, which print as the
+/// name alone.
+pub(super) fn is_inline(value: &Value<'_>) -> bool {
+    !matches!(
+        value,
+        Value::Null | Value::Void | Value::Object { .. } | Value::Array { .. }
+    )
+}
+
+/// The reference printer's class-name shortening: the part after the last
+/// `.` (`java.lang.Thread` → `Thread`, `[Ljava.lang.String;` → `String;`),
+/// without the hidden-class address of a lambda (`Foo$$Lambda/0x…` →
+/// `Foo$$Lambda`).
+pub(super) fn adorn(class_name: &str) -> &str {
+    class_name
+        .get(adorned_range(class_name))
+        .unwrap_or(class_name)
+}
+
+/// Where [`adorn`]'s result lies in `class_name`.
+pub(super) fn adorned_range(class_name: &str) -> Range<usize> {
+    let start = class_name.rfind('.').map_or(0, |dot| dot + 1);
+    let simple = &class_name[start..];
+    match simple.rfind('/') {
+        Some(slash) if simple.contains("$$Lambda") => start..start + slash,
+        _ => start..class_name.len(),
+    }
+}
+
+/// The part of `name` after its last `.`, or all of it.
+pub(super) fn last_dot_suffix(name: &str) -> &str {
+    name.rfind('.').map_or(name, |dot| &name[dot + 1..])
+}
+
+/// A local variable's name as shown: without a trailing `$iv` (inlined
+/// code), a leading `$this` (unless it is all of the name) and then one
+/// leading `$`.
+pub(super) fn pretty_variable_name(name: &str) -> &str {
+    let name = name.strip_suffix("$iv").unwrap_or(name);
+    let name = if name == "$this" {
+        name
+    } else {
+        name.strip_prefix("$this").unwrap_or(name)
+    };
+    name.strip_prefix('$').unwrap_or(name)
+}
+
+/// A field's name as shown: without a trailing `$volatile$FU` (atomicfu).
+pub(super) fn pretty_field_name(name: &str) -> &str {
+    name.strip_suffix("$volatile$FU").unwrap_or(name)
+}
+
+/// Appends `text` with `\`, LF, CR and TAB escaped as `\\`, `\n`, `\r`, `\t`.
+/// Nothing else is escaped: quotes, NUL and other controls stay raw.
+pub(super) fn push_escaped(out: &mut String, text: &JavaStr<'_>) {
+    let escape = |c: char| match c {
+        '\\' => Some("\\\\"),
+        '\n' => Some("\\n"),
+        '\r' => Some("\\r"),
+        '\t' => Some("\\t"),
+        _ => None,
+    };
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        // ASCII reads the same in modified UTF-8 and UTF-8.
+        if let Ok(mut rest) = std::str::from_utf8(bytes) {
+            while let Some(at) = rest.find(['\\', '\n', '\r', '\t']) {
+                out.push_str(&rest[..at]);
+                out.push_str(escape(char::from(bytes_at(rest, at))).unwrap_or(""));
+                rest = &rest[at + 1..];
+            }
+            out.push_str(rest);
+            return;
+        }
+    }
+    for c in text.chars() {
+        match escape(c) {
+            Some(escaped) => out.push_str(escaped),
+            None => out.push(c),
+        }
+    }
+}
+
+fn bytes_at(text: &str, at: usize) -> u8 {
+    text.as_bytes().get(at).copied().unwrap_or(0)
+}
+
+/// Appends `text` verbatim (unpaired surrogate halves as `?`).
+pub(super) fn push_java_str(out: &mut String, text: &JavaStr<'_>) {
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() {
+        // ASCII reads the same in modified UTF-8 and UTF-8.
+        if let Ok(ascii) = std::str::from_utf8(bytes) {
+            out.push_str(ascii);
+            return;
+        }
+    }
+    out.extend(text.chars());
+}
+
+/// Appends a string the trace may not hold, as the reference does: `<unknown>`
+/// for id −1 or an id with no `STRING`.
+pub(super) fn push_string_or_unknown(
+    out: &mut String,
+    context: &TraceContext,
+    id: StringId,
+) -> Result<()> {
+    match optional(context.string(id))? {
+        Some(text) => push_java_str(out, text),
+        None => out.push_str("<unknown>"),
+    }
+    Ok(())
+}
+
+/// The placeholder shown for a reference object the trace does not hold:
+/// `<missing CLASS_DESCRIPTOR 12>`.
+pub(super) fn missing(kind: ObjectKind, id: i32) -> String {
+    format!("<missing {kind} {id}>")
+}
+
+/// Appends [`missing`]`(kind, id)`.
+pub(super) fn push_missing(out: &mut String, kind: ObjectKind, id: i32) {
+    let _ = write!(out, "<missing {kind} {id}>");
+}
+
+/// Appends `value` in decimal (no `fmt` machinery: this runs for most lines).
+pub(super) fn push_int(out: &mut String, value: i64) {
+    let mut digits = [0u8; 20];
+    // 19 digits and a sign at most.
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        at -= 1;
+        digits[at] = b'-';
+    }
+    // Only ASCII digits and a sign were written.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
+/// `Ok(None)` when the trace does not hold the object looked up (the printer
+/// shows a placeholder); other failures, such as a malformed object, stay
+/// errors.
+pub(super) fn optional<T>(lookup: Result<T>) -> Result<Option<T>> {
+    match lookup {
+        Ok(found) => Ok(Some(found)),
+        Err(Error::MissingReference { .. }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::offset::ClassId;
+    use crate::model::ContextBuilder;
+    use crate::storage::TraceBytes;
+
+    fn empty_context() -> TraceContext {
+        ContextBuilder::new().build(TraceBytes::from_vec(Vec::new()))
+    }
+
+    fn text(value: Value<'_>) -> String {
+        let context = empty_context();
+        let mut out = String::new();
+        push_value(&mut out, &mut Names::new(&context), &value).unwrap();
+        out
+    }
+
+    #[test]
+    fn primitives_print_as_java_does() {
+        assert_eq!(text(Value::Null), "null");
+        assert_eq!(text(Value::Void), "void");
+        assert_eq!(text(Value::Byte(-128)), "-128");
+        assert_eq!(text(Value::Short(32767)), "32767");
+        assert_eq!(text(Value::Int(i32::MIN)), "-2147483648");
+        assert_eq!(text(Value::Long(i64::MIN)), "-9223372036854775808");
+        assert_eq!(text(Value::Float(0x0000_0001)), "1.4E-45");
+        assert_eq!(text(Value::Float(0x7FC0_0001)), "NaN");
+        assert_eq!(text(Value::Double(0x8000_0000_0000_0000)), "-0.0");
+        assert_eq!(
+            text(Value::Double(0x4009_21FB_5444_2D18)),
+            "3.141592653589793"
+        );
+        assert_eq!(text(Value::Boolean(true)), "true");
+        assert_eq!(text(Value::Boolean(false)), "false");
+        assert_eq!(text(Value::KotlinUnit), "Unit");
+    }
+
+    #[test]
+    fn chars_are_quoted_raw_and_a_lone_surrogate_is_a_question_mark() {
+        assert_eq!(text(Value::Char(0x0436)), "'ж'");
+        assert_eq!(text(Value::Char(0x20AC)), "'€'");
+        assert_eq!(text(Value::Char(0)), "'\0'");
+        assert_eq!(text(Value::Char('\n' as u16)), "'\n'");
+        assert_eq!(text(Value::Char(0xD83D)), "'?'");
+    }
+
+    #[test]
+    fn strings_escape_only_backslash_newline_return_and_tab() {
+        let s = JavaStr::new("line1\nline2\ttab\\back\"quote\r");
+        assert_eq!(
+            text(Value::String(s)),
+            r#""line1\nline2\ttab\\back"quote\r""#
+        );
+        let s = JavaStr::new("nul:\0:end é 😀");
+        assert_eq!(text(Value::String(s)), "\"nul:\0:end é 😀\"");
+    }
+
+    #[test]
+    fn strings_cut_between_surrogate_halves_show_a_question_mark() {
+        let mut units: Vec<u16> = "ab".encode_utf16().collect();
+        units.push(0xD83D);
+        units.extend("...".encode_utf16());
+        let s = JavaStr::from_utf16(&units);
+        assert_eq!(text(Value::String(s)), "\"ab?...\"");
+    }
+
+    #[test]
+    fn raw_strings_and_class_literals_are_verbatim() {
+        assert_eq!(
+            text(Value::RawString(JavaStr::new("a\\b\n"))),
+            "a\\b\n",
+            "not escaped"
+        );
+        assert_eq!(
+            text(Value::JavaClass(JavaStr::new("int[].class"))),
+            "int[].class"
+        );
+        assert_eq!(
+            text(Value::KotlinClass(JavaStr::new("Account.kclass"))),
+            "Account.kclass"
+        );
+    }
+
+    #[test]
+    fn string_builders_show_hash_and_escaped_text() {
+        let value = Value::StringBuilder {
+            identity_hash: 11089143,
+            text: JavaStr::new("sb-é😀\t"),
+        };
+        assert_eq!(text(value), "StringBuilder@11089143(\"sb-é😀\\t\")");
+    }
+
+    #[test]
+    fn objects_of_unknown_classes_show_a_placeholder() {
+        let value = Value::Object {
+            class: ClassId(12),
+            identity_hash: -5,
+            fields: Vec::new(),
+        };
+        assert_eq!(text(value), "<missing CLASS_DESCRIPTOR 12>@-5");
+    }
+
+    #[test]
+    fn inline_values_are_everything_but_null_void_objects_and_arrays() {
+        assert!(is_inline(&Value::Int(1)));
+        assert!(is_inline(&Value::KotlinUnit));
+        assert!(is_inline(&Value::String(JavaStr::new("x"))));
+        assert!(!is_inline(&Value::Null));
+        assert!(!is_inline(&Value::Void));
+        assert!(!is_inline(&Value::Array {
+            class: ClassId(0),
+            identity_hash: 1,
+            elements: Vec::new(),
+            total_size: 0,
+        }));
+    }
+
+    #[test]
+    fn integers_print_in_decimal() {
+        for value in [0, 7, -7, 10, 1_000_000, i64::MIN, i64::MAX, i32::MIN.into()] {
+            let mut out = String::new();
+            push_int(&mut out, value);
+            assert_eq!(out, value.to_string());
+        }
+    }
+
+    #[test]
+    fn adorn_keeps_the_part_after_the_last_dot() {
+        assert_eq!(adorn("java.lang.Thread"), "Thread");
+        assert_eq!(
+            adorn("lincheckdriver.Account$Companion"),
+            "Account$Companion"
+        );
+        assert_eq!(adorn("[I"), "[I");
+        assert_eq!(adorn("[[I"), "[[I");
+        assert_eq!(adorn("[Ljava.lang.String;"), "String;");
+        assert_eq!(adorn("Plain"), "Plain");
+    }
+
+    #[test]
+    fn adorn_drops_the_hidden_class_address_of_lambdas() {
+        assert_eq!(adorn("app.Foo$$Lambda/0x000001f8a0003c10"), "Foo$$Lambda");
+        assert_eq!(adorn("app.Foo$Bar/x"), "Foo$Bar/x");
+    }
+
+    #[test]
+    fn variable_names_lose_inline_and_this_decorations() {
+        assert_eq!(pretty_variable_name("i"), "i");
+        assert_eq!(pretty_variable_name("x$iv"), "x");
+        assert_eq!(pretty_variable_name("$this"), "this");
+        assert_eq!(pretty_variable_name("$this$run"), "run");
+        assert_eq!(pretty_variable_name("$i$a$-let"), "i$a$-let");
+        assert_eq!(pretty_variable_name("$this$apply$iv"), "apply");
+    }
+
+    #[test]
+    fn field_names_lose_the_atomicfu_suffix() {
+        assert_eq!(pretty_field_name("top$volatile$FU"), "top");
+        assert_eq!(pretty_field_name("balance"), "balance");
+    }
+}

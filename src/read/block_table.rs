@@ -1,0 +1,289 @@
+//! [`BlockTable`]: where each thread's blocks lie in the data file, and the
+//! translation between a thread's [`LogicalOffset`]s and the data file's
+//! [`PhysicalOffset`]s.
+//!
+//! A thread's logical stream is the concatenation of its blocks' payloads, so
+//! translating is a binary search over the logical starts of its blocks. An
+//! object never spans two blocks, so a decoder only ever needs the contiguous
+//! bytes from a position to the end of that position's block
+//! ([`BlockTable::span`]).
+
+use crate::format::BLOCK_HEADER_LEN;
+use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
+
+/// One block as an index cell or a scan gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// The block's thread.
+    pub thread: ThreadId,
+    /// Offset of its `BLOCK_START` kind byte.
+    pub start: PhysicalOffset,
+    /// Offset of its `BLOCK_END` byte.
+    pub end: PhysicalOffset,
+}
+
+impl BlockInfo {
+    /// Offset of the first payload byte.
+    pub fn payload_start(&self) -> PhysicalOffset {
+        self.start + BLOCK_HEADER_LEN
+    }
+
+    /// Bytes of payload.
+    pub fn payload_len(&self) -> u64 {
+        self.end.0.saturating_sub(self.payload_start().0)
+    }
+}
+
+/// The bytes available from a logical position to the end of its block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSpan {
+    /// Where the position lies in the data file.
+    pub physical: PhysicalOffset,
+    /// Contiguous payload bytes from there to the block's `BLOCK_END`.
+    pub len: u64,
+    /// The logical offset of the position.
+    pub logical: LogicalOffset,
+}
+
+/// One thread's blocks, in file order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ThreadBlocks {
+    pub(crate) thread: ThreadId,
+    /// Every block, empty ones included.
+    pub(crate) block_count: usize,
+    /// Logical start of each non-empty block (ascending).
+    logical_starts: Vec<u64>,
+    /// Physical payload start of each non-empty block.
+    payload_starts: Vec<u64>,
+    /// The length of the logical stream.
+    pub(crate) len: u64,
+}
+
+impl ThreadBlocks {
+    /// The index (among non-empty blocks) of the block holding `at`.
+    #[inline]
+    pub(crate) fn block_of(&self, at: LogicalOffset) -> Option<usize> {
+        if at.0 >= self.len {
+            return None;
+        }
+        // The last block starting at or before `at`; empty blocks are not
+        // listed, so its payload holds `at`.
+        Some(self.logical_starts.partition_point(|&start| start <= at.0) - 1)
+    }
+
+    /// Logical start, logical end and physical payload start of block `block`.
+    #[inline]
+    pub(crate) fn block_bounds(&self, block: usize) -> (u64, u64, u64) {
+        let start = self.logical_starts[block];
+        let end = self
+            .logical_starts
+            .get(block + 1)
+            .copied()
+            .unwrap_or(self.len);
+        (start, end, self.payload_starts[block])
+    }
+
+    /// The contiguous span at `at`.
+    #[inline]
+    pub(crate) fn span(&self, at: LogicalOffset) -> Option<BlockSpan> {
+        let block = self.block_of(at)?;
+        let (start, end, physical) = self.block_bounds(block);
+        Some(BlockSpan {
+            physical: PhysicalOffset(physical + (at.0 - start)),
+            len: end - at.0,
+            logical: at,
+        })
+    }
+}
+
+/// Every thread's blocks, and translation between logical and physical offsets.
+#[derive(Debug, Clone, Default)]
+pub struct BlockTable {
+    /// Ascending by thread id.
+    threads: Vec<ThreadBlocks>,
+    /// Every non-empty block as (physical payload start, slot, block index),
+    /// ascending by physical offset.
+    by_physical: Vec<(u64, u32, u32)>,
+}
+
+impl BlockTable {
+    /// A table of `blocks`, given in file order.
+    pub fn new(blocks: impl IntoIterator<Item = BlockInfo>) -> Self {
+        let mut blocks: Vec<BlockInfo> = blocks.into_iter().collect();
+        blocks.sort_by_key(|block| block.start);
+        let mut ids: Vec<ThreadId> = blocks.iter().map(|block| block.thread).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut threads: Vec<ThreadBlocks> = ids
+            .iter()
+            .map(|&thread| ThreadBlocks {
+                thread,
+                ..ThreadBlocks::default()
+            })
+            .collect();
+        let mut by_physical = Vec::new();
+        for block in &blocks {
+            let slot = ids
+                .binary_search(&block.thread)
+                .expect("every thread listed");
+            let thread = &mut threads[slot];
+            thread.block_count += 1;
+            let len = block.payload_len();
+            if len > 0 {
+                by_physical.push((
+                    block.payload_start().0,
+                    slot as u32,
+                    thread.logical_starts.len() as u32,
+                ));
+                thread.logical_starts.push(thread.len);
+                thread.payload_starts.push(block.payload_start().0);
+                thread.len += len;
+            }
+        }
+        BlockTable {
+            threads,
+            by_physical,
+        }
+    }
+
+    /// The threads, ascending.
+    pub fn thread_ids(&self) -> impl ExactSizeIterator<Item = ThreadId> + '_ {
+        self.threads.iter().map(|thread| thread.thread)
+    }
+
+    /// How many threads have blocks.
+    pub fn thread_count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The position of `thread` among the threads, ascending by id.
+    pub(crate) fn slot(&self, thread: ThreadId) -> Option<usize> {
+        self.threads
+            .binary_search_by_key(&thread, |blocks| blocks.thread)
+            .ok()
+    }
+
+    pub(crate) fn thread(&self, slot: usize) -> &ThreadBlocks {
+        &self.threads[slot]
+    }
+
+    /// How many blocks `thread` has (empty ones included).
+    pub fn block_count(&self, thread: ThreadId) -> usize {
+        self.slot(thread)
+            .map_or(0, |slot| self.threads[slot].block_count)
+    }
+
+    /// The length of `thread`'s logical stream.
+    pub fn logical_len(&self, thread: ThreadId) -> LogicalOffset {
+        LogicalOffset(self.slot(thread).map_or(0, |slot| self.threads[slot].len))
+    }
+
+    /// Where logical offset `at` of `thread` lies in the data file; `None`
+    /// past the end of the thread's stream.
+    pub fn to_physical(&self, thread: ThreadId, at: LogicalOffset) -> Option<PhysicalOffset> {
+        self.span(thread, at).map(|span| span.physical)
+    }
+
+    /// Where `at` lies, and how many bytes follow it in the same block.
+    pub fn span(&self, thread: ThreadId, at: LogicalOffset) -> Option<BlockSpan> {
+        self.threads[self.slot(thread)?].span(at)
+    }
+
+    /// The thread and logical offset of physical offset `at`, when it lies in
+    /// a block's payload.
+    pub fn to_logical(&self, at: PhysicalOffset) -> Option<(ThreadId, LogicalOffset)> {
+        let index = self
+            .by_physical
+            .partition_point(|&(start, _, _)| start <= at.0)
+            .checked_sub(1)?;
+        let (payload_start, slot, block) = self.by_physical[index];
+        let thread = &self.threads[slot as usize];
+        let (logical_start, logical_end, _) = thread.block_bounds(block as usize);
+        let logical = logical_start + (at.0 - payload_start);
+        (logical < logical_end).then_some((thread.thread, LogicalOffset(logical)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(thread: i32, start: u64, payload: u64) -> BlockInfo {
+        BlockInfo {
+            thread: ThreadId(thread),
+            start: PhysicalOffset(start),
+            end: PhysicalOffset(start + BLOCK_HEADER_LEN + payload),
+        }
+    }
+
+    /// Thread 1: payloads of 10 and 7 bytes; thread 0: 4, an empty block, 3.
+    fn table() -> BlockTable {
+        BlockTable::new([
+            block(1, 16, 10), // payload 21..31, end 31
+            block(0, 32, 4),  // payload 37..41
+            block(0, 42, 0),  // empty
+            block(1, 48, 7),  // payload 53..60
+            block(0, 61, 3),  // payload 66..69
+        ])
+    }
+
+    #[test]
+    fn threads_ascend_and_count_every_block() {
+        let table = table();
+        assert_eq!(
+            table.thread_ids().collect::<Vec<_>>(),
+            [ThreadId(0), ThreadId(1)]
+        );
+        assert_eq!(table.block_count(ThreadId(0)), 3);
+        assert_eq!(table.block_count(ThreadId(1)), 2);
+        assert_eq!(table.logical_len(ThreadId(0)), LogicalOffset(7));
+        assert_eq!(table.logical_len(ThreadId(1)), LogicalOffset(17));
+    }
+
+    #[test]
+    fn logical_offsets_translate_across_block_boundaries() {
+        let table = table();
+        let t1 = ThreadId(1);
+        assert_eq!(
+            table.to_physical(t1, LogicalOffset(0)),
+            Some(PhysicalOffset(21))
+        );
+        assert_eq!(
+            table.to_physical(t1, LogicalOffset(9)),
+            Some(PhysicalOffset(30))
+        );
+        // The end of the first block is the start of the second.
+        let span = table.span(t1, LogicalOffset(10)).unwrap();
+        assert_eq!((span.physical, span.len), (PhysicalOffset(53), 7));
+        assert_eq!(table.to_physical(t1, LogicalOffset(17)), None);
+        // Thread 0 skips its empty block.
+        let t0 = ThreadId(0);
+        let span = table.span(t0, LogicalOffset(4)).unwrap();
+        assert_eq!((span.physical, span.len), (PhysicalOffset(66), 3));
+        let span = table.span(t0, LogicalOffset(1)).unwrap();
+        assert_eq!((span.physical, span.len), (PhysicalOffset(38), 3));
+        assert_eq!(table.to_physical(ThreadId(7), LogicalOffset(0)), None);
+    }
+
+    #[test]
+    fn physical_offsets_translate_back() {
+        let table = table();
+        for thread in table.thread_ids().collect::<Vec<_>>() {
+            for at in 0..table.logical_len(thread).0 {
+                let physical = table.to_physical(thread, LogicalOffset(at)).unwrap();
+                assert_eq!(
+                    table.to_logical(physical),
+                    Some((thread, LogicalOffset(at)))
+                );
+            }
+        }
+        // Block headers and ends are in no payload.
+        for physical in [0, 16, 20, 31, 32, 41, 42, 46, 60, 69, 100] {
+            assert_eq!(
+                table.to_logical(PhysicalOffset(physical)),
+                None,
+                "{physical}"
+            );
+        }
+    }
+}

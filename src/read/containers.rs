@@ -1,0 +1,637 @@
+//! Container lookups without per-cell allocation: every container's content
+//! range, found by (thread, logical start) or by event id.
+//!
+//! The cells stay where they are (the mapped index file, or cells made in
+//! memory by a rebuild or a repair); each thread keeps one `u32` per
+//! container: the cell's number, in start order (pre-order). A streaming
+//! index lists a thread's containers in post-order;
+//! [`ContainerTable::from_post_order`] turns that into start order in one
+//! backwards pass, checking on the way that the ranges nest.
+
+use std::sync::OnceLock;
+
+use zerocopy::FromBytes;
+
+use crate::format::index::{CELL_LEN, RawIndexCell};
+use crate::format::offset::{EventId, LogicalOffset};
+use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::storage::TraceBytes;
+
+/// The cells of an index file, read in place.
+#[derive(Debug, Default)]
+pub(crate) struct FileCells {
+    bytes: Option<TraceBytes>,
+    count: usize,
+}
+
+impl FileCells {
+    /// The first `count` cells of index file `bytes`.
+    pub(crate) fn new(bytes: TraceBytes, count: usize) -> Self {
+        debug_assert!(FILE_HEADER_LEN as usize + count * CELL_LEN <= bytes.len() as usize);
+        FileCells {
+            bytes: Some(bytes),
+            count,
+        }
+    }
+
+    /// The cells.
+    #[inline]
+    pub(crate) fn slice(&self) -> &[RawIndexCell] {
+        match &self.bytes {
+            Some(bytes) => {
+                let start = FILE_HEADER_LEN as usize;
+                let cells = &bytes.as_slice()[start..start + self.count * CELL_LEN];
+                <[RawIndexCell]>::ref_from_bytes(cells).expect("whole cells")
+            }
+            None => &[],
+        }
+    }
+}
+
+/// Index cells by number, borrowed: the index file's, then those one thread
+/// made in memory.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CellView<'a> {
+    file: &'a [RawIndexCell],
+    made: &'a [RawIndexCell],
+}
+
+impl<'a> CellView<'a> {
+    /// A view of `file` cells, then `made` ones.
+    pub(crate) fn new(file: &'a [RawIndexCell], made: &'a [RawIndexCell]) -> Self {
+        CellView { file, made }
+    }
+
+    /// Cell number `id`.
+    #[inline]
+    pub(crate) fn get(&self, id: u32) -> &'a RawIndexCell {
+        let id = id as usize;
+        match self.file.get(id) {
+            Some(cell) => cell,
+            None => &self.made[id - self.file.len()],
+        }
+    }
+
+    #[inline]
+    fn start(&self, id: u32) -> u64 {
+        self.get(id).start.get() as u64
+    }
+
+    #[inline]
+    fn end(&self, id: u32) -> u64 {
+        self.get(id).end.get() as u64
+    }
+
+    #[inline]
+    fn event(&self, id: u32) -> i32 {
+        self.get(id).id.get()
+    }
+}
+
+/// Where a thread's container cells are, before its table is built.
+#[derive(Debug)]
+pub(crate) enum Source {
+    /// Runs of an index file's cells, `[from, to)`, in index order; the
+    /// container cells among them are the thread's, in post-order.
+    Ranges {
+        /// The runs.
+        ranges: Vec<(u32, u32)>,
+        /// How many container cells they hold.
+        count: usize,
+    },
+    /// Cells made by a scan: finished containers in post-order, then those
+    /// never finished (ending at the stream's end) in start order.
+    Made {
+        /// Finished containers.
+        finished: Vec<RawIndexCell>,
+        /// Unfinished containers.
+        unfinished: Vec<RawIndexCell>,
+    },
+}
+
+/// One thread's containers: the cells it made, and its table.
+#[derive(Debug, Default)]
+pub(crate) struct Containers {
+    /// Cells made in memory (numbered after the index file's).
+    pub(crate) made: Vec<RawIndexCell>,
+    /// The table.
+    pub(crate) table: ContainerTable,
+}
+
+impl Containers {
+    /// Builds a thread's containers from `source`.
+    pub(crate) fn build(file: &[RawIndexCell], source: Source) -> Result<Self, NestingError> {
+        match source {
+            Source::Ranges { ranges, count } => {
+                let view = CellView::new(file, &[]);
+                let post_backwards = ranges
+                    .iter()
+                    .rev()
+                    .flat_map(|&(from, to)| (from..to).rev())
+                    .filter(|&id| view.get(id).kind == ObjectKind::Tracepoint as u8);
+                let table = match ContainerTable::convert(view, count, post_backwards) {
+                    Err(Convert::Unsorted) => {
+                        let post: Vec<u32> = ranges
+                            .iter()
+                            .flat_map(|&(from, to)| from..to)
+                            .filter(|&id| view.get(id).kind == ObjectKind::Tracepoint as u8)
+                            .collect();
+                        ContainerTable::from_post_order(view, post)?
+                    }
+                    Err(Convert::Nesting(error)) => return Err(error),
+                    Ok(table) => table,
+                };
+                Ok(Containers {
+                    made: Vec::new(),
+                    table,
+                })
+            }
+            Source::Made {
+                finished,
+                unfinished,
+            } => {
+                let first = file.len() as u32;
+                let finished_count = finished.len() as u32;
+                let made: Vec<RawIndexCell> = finished.into_iter().chain(unfinished).collect();
+                let view = CellView::new(file, &made);
+                let post = (first..first + finished_count).collect();
+                let mut table = ContainerTable::from_post_order(view, post)?;
+                let extra: Vec<u32> = (first + finished_count..first + made.len() as u32).collect();
+                table.merge(view, &extra);
+                Ok(Containers { made, table })
+            }
+        }
+    }
+
+    /// Adds cells made for containers the table lacks (ascending by start).
+    pub(crate) fn add(&mut self, file: &[RawIndexCell], cells: Vec<RawIndexCell>) {
+        let first = (file.len() + self.made.len()) as u32;
+        let ids: Vec<u32> = (first..first + cells.len() as u32).collect();
+        self.made.extend(cells);
+        self.table.merge(CellView::new(file, &self.made), &ids);
+    }
+
+    /// Bytes of heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.made.capacity() * CELL_LEN + self.table.heap_bytes()
+    }
+}
+
+/// Containers per chunk of the chunk maxima that speed up parent searches.
+const CHUNK: usize = 256;
+
+/// Why a conversion from post-order stopped.
+enum Convert {
+    /// The cells are not in post-order.
+    Unsorted,
+    /// They do not nest.
+    Nesting(NestingError),
+}
+
+/// Why a thread's container cells cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NestingError {
+    /// Two containers end at the same footer.
+    SameEnd { cell: u32 },
+    /// The ranges of two containers overlap without nesting.
+    Crossing { cell: u32 },
+}
+
+/// One thread's containers in start order.
+#[derive(Debug, Default)]
+pub(crate) struct ContainerTable {
+    /// Cell numbers, ascending by content start (pre-order).
+    order: Vec<u32>,
+    /// The greatest end in each chunk of `CHUNK` containers of `order`.
+    chunk_max_end: Vec<u64>,
+    /// Whether event ids ascend in pre-order (real recorders: yes).
+    events_ascend: bool,
+    /// Positions in `order` sorted by event id, built on first use when
+    /// event ids do not ascend.
+    by_event: OnceLock<Vec<u32>>,
+}
+
+impl ContainerTable {
+    /// Builds the table from a thread's container cells in post-order (the
+    /// order of their ends, as a streaming writer emits them); cells in any
+    /// other order are sorted by end first. Checks that ranges nest.
+    pub(crate) fn from_post_order(
+        cells: CellView<'_>,
+        mut post: Vec<u32>,
+    ) -> Result<Self, NestingError> {
+        match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+            Err(Convert::Unsorted) => {
+                post.sort_by_key(|&id| cells.end(id));
+                match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+                    Ok(table) => Ok(table),
+                    Err(Convert::Nesting(error)) => Err(error),
+                    Err(Convert::Unsorted) => unreachable!("sorted by end"),
+                }
+            }
+            Err(Convert::Nesting(error)) => Err(error),
+            Ok(table) => Ok(table),
+        }
+    }
+
+    /// One backwards pass over the `count` cells of a post-order list:
+    /// pre(v) = post(v) − descendants(v) + depth(v). Walking post-order
+    /// backwards meets every container before its descendants; the stack
+    /// holds the chain enclosing the current one.
+    fn convert(
+        cells: CellView<'_>,
+        count: usize,
+        post_backwards: impl Iterator<Item = u32>,
+    ) -> Result<Self, Convert> {
+        struct Open {
+            id: u32,
+            start: u64,
+            end: u64,
+            event: i32,
+            post: usize,
+            depth: usize,
+            seen_before: usize,
+        }
+        let mut order = vec![0u32; count];
+        let mut events = vec![0i32; count];
+        let mut chunk_max_end = vec![0u64; count.div_ceil(CHUNK)];
+        let mut close = |open: Open, seen: usize| {
+            let at = open.post - (seen - open.seen_before - 1) + open.depth;
+            order[at] = open.id;
+            events[at] = open.event;
+            let chunk = &mut chunk_max_end[at / CHUNK];
+            *chunk = (*chunk).max(open.end);
+        };
+        let mut stack: Vec<Open> = Vec::new();
+        let mut seen = 0usize;
+        let mut later_end = u64::MAX;
+        for (index, id) in (0..count).rev().zip(post_backwards) {
+            let cell = cells.get(id);
+            let (start, end) = (cell.start.get() as u64, cell.end.get() as u64);
+            if end >= later_end {
+                return Err(if end == later_end {
+                    Convert::Nesting(NestingError::SameEnd { cell: id })
+                } else {
+                    Convert::Unsorted
+                });
+            }
+            later_end = end;
+            while let Some(top) = stack.last() {
+                if top.start < start && end < top.end {
+                    break; // `top` encloses this one
+                }
+                // Otherwise this one must lie wholly before `top`.
+                if end >= top.start {
+                    return Err(Convert::Nesting(NestingError::Crossing { cell: id }));
+                }
+                let top = stack.pop().expect("just seen");
+                close(top, seen);
+            }
+            stack.push(Open {
+                id,
+                start,
+                end,
+                event: cell.id.get(),
+                post: index,
+                depth: stack.len(),
+                seen_before: seen,
+            });
+            seen += 1;
+        }
+        debug_assert_eq!(seen, count);
+        while let Some(top) = stack.pop() {
+            close(top, seen);
+        }
+        Ok(ContainerTable {
+            order,
+            chunk_max_end,
+            events_ascend: events.windows(2).all(|w| w[0] < w[1]),
+            by_event: OnceLock::new(),
+        })
+    }
+
+    /// The table of cells already in start order.
+    fn from_pre_order(cells: CellView<'_>, order: Vec<u32>) -> Self {
+        debug_assert!(
+            order
+                .windows(2)
+                .all(|w| cells.start(w[0]) < cells.start(w[1]))
+        );
+        let chunk_max_end = order
+            .chunks(CHUNK)
+            .map(|chunk| chunk.iter().map(|&id| cells.end(id)).max().unwrap_or(0))
+            .collect();
+        let events_ascend = order
+            .windows(2)
+            .all(|w| cells.event(w[0]) < cells.event(w[1]));
+        ContainerTable {
+            order,
+            chunk_max_end,
+            events_ascend,
+            by_event: OnceLock::new(),
+        }
+    }
+
+    /// Adds `extra` cells (ascending by start, none sharing a start with a
+    /// listed cell) and rebuilds the derived arrays.
+    pub(crate) fn merge(&mut self, cells: CellView<'_>, extra: &[u32]) {
+        if extra.is_empty() {
+            return;
+        }
+        let mut order = Vec::with_capacity(self.order.len() + extra.len());
+        let (mut a, mut b) = (self.order.iter().peekable(), extra.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) => {
+                    if cells.start(x) < cells.start(y) {
+                        a.next()
+                    } else {
+                        b.next()
+                    }
+                }
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            order.push(*next.expect("peeked"));
+        }
+        *self = Self::from_pre_order(cells, order);
+    }
+
+    /// How many containers.
+    pub(crate) fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Content start of the `k`-th container.
+    #[inline]
+    pub(crate) fn start(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
+        LogicalOffset(cells.start(self.order[k]))
+    }
+
+    /// Content end (footer offset, or the stream's end) of the `k`-th container.
+    #[inline]
+    pub(crate) fn end(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
+        LogicalOffset(cells.end(self.order[k]))
+    }
+
+    /// Event id of the `k`-th container.
+    #[inline]
+    pub(crate) fn event(&self, cells: CellView<'_>, k: usize) -> EventId {
+        EventId(cells.event(self.order[k]))
+    }
+
+    /// Whether event ids ascend in start order.
+    pub(crate) fn events_ascend(&self) -> bool {
+        self.events_ascend
+    }
+
+    /// The container whose content starts at `start`. `hint`, when given, is
+    /// a container known to start before `start` (a scan going forward
+    /// passes the last one it found): the search gallops from there.
+    pub(crate) fn find_start(
+        &self,
+        cells: CellView<'_>,
+        start: LogicalOffset,
+        hint: Option<usize>,
+    ) -> Option<usize> {
+        let key = start.0;
+        let (mut low, mut high) = (0, self.order.len());
+        if let Some(hint) =
+            hint.filter(|&h| h < self.order.len() && cells.start(self.order[h]) < key)
+        {
+            // Gallop: the target is usually just past the hint's subtree.
+            low = hint + 1;
+            let mut step = 1;
+            loop {
+                let probe = hint + step;
+                if probe >= high {
+                    break;
+                }
+                if cells.start(self.order[probe]) >= key {
+                    high = probe + 1;
+                    break;
+                }
+                low = probe + 1;
+                step *= 2;
+            }
+        }
+        let slice = &self.order[low..high];
+        let at = low + slice.partition_point(|&id| cells.start(id) < key);
+        (at < self.order.len() && cells.start(self.order[at]) == key).then_some(at)
+    }
+
+    /// The last container whose content starts at or before `at`.
+    pub(crate) fn last_starting_at_or_before(
+        &self,
+        cells: CellView<'_>,
+        at: LogicalOffset,
+    ) -> Option<usize> {
+        self.order
+            .partition_point(|&id| cells.start(id) <= at.0)
+            .checked_sub(1)
+    }
+
+    /// The innermost container enclosing the `k`-th one.
+    pub(crate) fn parent(&self, cells: CellView<'_>, k: usize) -> Option<usize> {
+        // Of the containers before `k` in start order, exactly its ancestors
+        // end after it starts; the nearest one is its parent.
+        let start = cells.start(self.order[k]);
+        let chunk = k / CHUNK;
+        let encloses = |j: usize| cells.end(self.order[j]) > start;
+        if let Some(j) = (chunk * CHUNK..k).rev().find(|&j| encloses(j)) {
+            return Some(j);
+        }
+        let chunk = (0..chunk).rev().find(|&c| self.chunk_max_end[c] > start)?;
+        (chunk * CHUNK..(chunk + 1) * CHUNK)
+            .rev()
+            .find(|&j| encloses(j))
+    }
+
+    /// The container with event id `event`.
+    pub(crate) fn find_event(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
+        if self.events_ascend {
+            let at = self.order.partition_point(|&id| cells.event(id) < event.0);
+            return (at < self.order.len() && cells.event(self.order[at]) == event.0).then_some(at);
+        }
+        let by_event = self.by_event.get_or_init(|| {
+            let mut positions: Vec<u32> = (0..self.order.len() as u32).collect();
+            positions.sort_by_key(|&k| cells.event(self.order[k as usize]));
+            positions
+        });
+        let at = by_event.partition_point(|&k| cells.event(self.order[k as usize]) < event.0);
+        by_event
+            .get(at)
+            .map(|&k| k as usize)
+            .filter(|&k| cells.event(self.order[k]) == event.0)
+    }
+
+    /// The last container (in start order) with an event id below `event`;
+    /// meaningful when event ids ascend.
+    pub(crate) fn last_event_below(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
+        self.order
+            .partition_point(|&id| cells.event(id) < event.0)
+            .checked_sub(1)
+    }
+
+    /// Bytes of heap the table takes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.order.capacity() * 4
+            + self.chunk_max_end.capacity() * 8
+            + self.by_event.get().map_or(0, |v| v.capacity() * 4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use zerocopy::byteorder::{BigEndian, I32, I64};
+
+    use super::*;
+    use crate::format::ObjectKind;
+
+    /// Made cells only, and a view of them.
+    struct Made(Vec<RawIndexCell>);
+
+    impl Made {
+        fn view(&self) -> CellView<'_> {
+            CellView::new(&[], &self.0)
+        }
+    }
+
+    fn made_cells(cells: Vec<RawIndexCell>) -> Made {
+        Made(cells)
+    }
+
+    fn cell(event: i32, start: u64, end: u64) -> RawIndexCell {
+        RawIndexCell {
+            kind: ObjectKind::Tracepoint as u8,
+            id: I32::<BigEndian>::new(event),
+            start: I64::<BigEndian>::new(start as i64),
+            end: I64::<BigEndian>::new(end as i64),
+        }
+    }
+
+    /// A random forest of containers: (event, start, end) in pre-order.
+    fn forest(seed: u64, count: usize) -> Vec<(i32, u64, u64)> {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Open containers as (event, start); positions advance by 10 per step.
+        let mut out: Vec<(i32, u64, u64)> = Vec::new();
+        let mut open: Vec<usize> = Vec::new();
+        let mut at = 0u64;
+        let mut made = 0;
+        while made < count || !open.is_empty() {
+            at += 10;
+            if made < count && (open.is_empty() || next() % 3 != 0) {
+                out.push((made as i32 * 2, at, 0));
+                open.push(out.len() - 1);
+                made += 1;
+            } else if let Some(index) = open.pop() {
+                out[index].2 = at;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn post_order_converts_to_start_order() {
+        for seed in 1..40 {
+            let pre = forest(seed, 1 + seed as usize * 7);
+            let mut post: Vec<(i32, u64, u64)> = pre.clone();
+            post.sort_by_key(|c| c.2);
+            let cells = made_cells(post.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
+            let table =
+                ContainerTable::from_post_order(cells.view(), (0..post.len() as u32).collect())
+                    .unwrap();
+            let got: Vec<_> = (0..table.len())
+                .map(|k| {
+                    (
+                        table.event(cells.view(), k).0,
+                        table.start(cells.view(), k).0,
+                        table.end(cells.view(), k).0,
+                    )
+                })
+                .collect();
+            assert_eq!(got, pre, "seed {seed}");
+            assert!(table.events_ascend());
+            // Any input order gives the same table.
+            let shuffled: Vec<u32> = (0..post.len() as u32).rev().collect();
+            let again = ContainerTable::from_post_order(cells.view(), shuffled).unwrap();
+            assert_eq!(again.order, table.order);
+            // Parents, by brute force.
+            for k in 0..pre.len() {
+                let expected = (0..k)
+                    .rev()
+                    .find(|&j| pre[j].1 < pre[k].1 && pre[k].2 < pre[j].2);
+                assert_eq!(
+                    table.parent(cells.view(), k),
+                    expected,
+                    "seed {seed}, container {k}"
+                );
+                let mut hint = None;
+                assert_eq!(
+                    table.find_start(cells.view(), LogicalOffset(pre[k].1), hint),
+                    Some(k)
+                );
+                if k > 0 {
+                    hint = Some(k - 1);
+                }
+                assert_eq!(
+                    table.find_start(cells.view(), LogicalOffset(pre[k].1), hint),
+                    Some(k)
+                );
+                assert_eq!(
+                    table.find_start(cells.view(), LogicalOffset(pre[k].1 + 1), None),
+                    None
+                );
+                assert_eq!(table.find_event(cells.view(), EventId(pre[k].0)), Some(k));
+                assert_eq!(table.find_event(cells.view(), EventId(pre[k].0 + 1)), None);
+            }
+        }
+    }
+
+    #[test]
+    fn parent_search_crosses_chunks() {
+        // One wide container around 1,000 small ones.
+        let mut pre = vec![(0, 1u64, 100_000u64)];
+        for i in 0..1000u64 {
+            pre.push((1 + i as i32, 10 + i * 10, 15 + i * 10));
+        }
+        let cells = made_cells(pre.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
+        let table =
+            ContainerTable::from_post_order(cells.view(), (0..pre.len() as u32).collect()).unwrap();
+        assert_eq!(table.parent(cells.view(), 0), None);
+        for k in 1..pre.len() {
+            assert_eq!(table.parent(cells.view(), k), Some(0));
+        }
+    }
+
+    #[test]
+    fn crossing_and_shared_ends_are_rejected() {
+        let cells = made_cells(vec![cell(0, 10, 50), cell(1, 20, 60)]);
+        assert!(matches!(
+            ContainerTable::from_post_order(cells.view(), vec![0, 1]),
+            Err(NestingError::Crossing { .. })
+        ));
+        let cells = made_cells(vec![cell(0, 10, 50), cell(1, 20, 50)]);
+        assert!(matches!(
+            ContainerTable::from_post_order(cells.view(), vec![0, 1]),
+            Err(NestingError::SameEnd { .. })
+        ));
+    }
+
+    #[test]
+    fn events_out_of_order_are_found_through_a_sorted_copy() {
+        let cells = made_cells(vec![cell(9, 20, 30), cell(5, 40, 50), cell(7, 10, 60)]);
+        let table = ContainerTable::from_post_order(cells.view(), vec![0, 1, 2]).unwrap();
+        assert!(!table.events_ascend());
+        assert_eq!(table.find_event(cells.view(), EventId(7)), Some(0));
+        assert_eq!(table.find_event(cells.view(), EventId(9)), Some(1));
+        assert_eq!(table.find_event(cells.view(), EventId(5)), Some(2));
+        assert_eq!(table.find_event(cells.view(), EventId(6)), None);
+    }
+}

@@ -1,0 +1,739 @@
+//! The lookup structures a random-access reader needs (blocks, reference
+//! objects, container ranges), from an index file checked against the data
+//! file, or rebuilt by scanning the data file when the index is missing or
+//! broken.
+//!
+//! An index is broken (FORMAT-NOTES, "Our policy") when it is missing or
+//! shorter than a header and a footer; its magic or version differ; a cell
+//! points outside the data file; a reference cell's target does not start
+//! with the same kind and id; a block cell does not start with `BLOCK_START`
+//! of its thread; or a container cell's range is not inside its thread's
+//! logical stream. tracetree also rejects what would make the reader lose
+//! data or misplace children: a block cell whose end is not a `BLOCK_END`,
+//! blocks that leave a gap or leave data after the last indexed block
+//! (other than `EOF`), cells of kinds an index never holds, a container cell
+//! before any block cell, and container ranges that overlap without nesting.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+
+use crate::error::{DecodeError, Result};
+use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
+use crate::format::object::peek_kind_and_id;
+use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
+use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, Object, ObjectKind, check_file_header};
+use crate::model::ContextBuilder;
+use crate::read::block::{BlockStep, decode_block};
+use crate::read::block_table::{BlockInfo, BlockTable};
+use crate::read::containers::{
+    CellView, ContainerTable, Containers, FileCells, NestingError, Source,
+};
+use crate::read::eager::LoadReport;
+use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
+use crate::storage::TraceBytes;
+
+/// The index file of a data file: its path plus `.idx`.
+pub fn index_path(data: &Path) -> PathBuf {
+    let mut path = data.as_os_str().to_owned();
+    path.push(".idx");
+    PathBuf::from(path)
+}
+
+/// Why an index file was not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IndexProblem {
+    /// The file could not be opened.
+    #[error("missing ({0})")]
+    Missing(String),
+    /// Shorter than a header and a footer.
+    #[error("{0} bytes, shorter than a header and a footer")]
+    TooShort(u64),
+    /// Bad magic or version.
+    #[error("bad header: {0}")]
+    Header(DecodeError),
+    /// A cell's kind byte is no object kind.
+    #[error("cell {cell}: unknown kind byte {kind}")]
+    UnknownKind {
+        /// The cell's number (0 = the first cell after the header).
+        cell: usize,
+        /// The kind byte.
+        kind: u8,
+    },
+    /// A cell of a kind an index never lists (a footer, `BLOCK_END`, `EOF`).
+    #[error("cell {cell}: an index holds no {kind} cells")]
+    UnexpectedKind {
+        /// The cell's number.
+        cell: usize,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// A cell points outside the data file.
+    #[error("cell {cell}: offset {offset} is outside the data file")]
+    OutOfBounds {
+        /// The cell's number.
+        cell: usize,
+        /// The offset.
+        offset: i64,
+    },
+    /// A reference cell's target has another kind or id.
+    #[error("cell {cell}: no {kind} with id {id} at offset {offset}")]
+    ReferenceMismatch {
+        /// The cell's number.
+        cell: usize,
+        /// The cell's kind.
+        kind: ObjectKind,
+        /// The cell's id.
+        id: i32,
+        /// Where it points.
+        offset: u64,
+    },
+    /// A block cell does not frame a block of its thread.
+    #[error("cell {cell}: no block of thread {thread} from offset {start} to {end}")]
+    BlockMismatch {
+        /// The cell's number.
+        cell: usize,
+        /// The cell's thread.
+        thread: i32,
+        /// Where it says the `BLOCK_START` is.
+        start: u64,
+        /// Where it says the `BLOCK_END` is.
+        end: u64,
+    },
+    /// A container cell comes before any block cell (streaming order) or
+    /// after the last (dump order), so its thread is unknown.
+    #[error("cell {cell}: container cell belongs to no block cell")]
+    ContainerWithoutBlock {
+        /// The cell's number.
+        cell: usize,
+    },
+    /// A container cell's range is not inside its thread's logical stream.
+    #[error(
+        "cell {cell}: range {start}..{end} is not inside thread {thread}'s logical stream of {len} bytes"
+    )]
+    ContainerOutsideThread {
+        /// The cell's number.
+        cell: usize,
+        /// The thread of the block the cell belongs to.
+        thread: i32,
+        /// The cell's start.
+        start: i64,
+        /// The cell's end.
+        end: i64,
+        /// The stream's length.
+        len: u64,
+    },
+    /// Two container ranges overlap without nesting, or share a footer.
+    #[error("cell {cell}: container range overlaps another without nesting")]
+    Crossing {
+        /// The cell's number.
+        cell: usize,
+    },
+    /// The block cells leave a gap: no block starts where the previous ends.
+    #[error("no block cell for the block at offset {0}")]
+    Gap(PhysicalOffset),
+    /// After the last indexed block the data holds more than `EOF`.
+    #[error("{bytes} bytes after the last indexed block (offset {at}) are not EOF")]
+    Uncovered {
+        /// Offset just after the last indexed block.
+        at: PhysicalOffset,
+        /// Bytes from there to the end of the file.
+        bytes: u64,
+    },
+    /// A scan of the data contradicted the index.
+    #[error("the data contradicts the index: {0}")]
+    Inconsistent(String),
+    /// The caller asked for a rebuild.
+    #[error("rebuild requested")]
+    Requested,
+}
+
+/// What a reader did with a trace's index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexStatus {
+    /// The index file was valid and used.
+    Used {
+        /// Whether it ended with its footer (a crashed recorder leaves none).
+        complete: bool,
+    },
+    /// The index was missing or broken (or a rebuild was asked for): the
+    /// lookup structures were rebuilt in memory by scanning the data file.
+    Rebuilt(IndexProblem),
+}
+
+/// How a trace's lookup structures were made, and what the data lacked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexReport {
+    /// The index file looked for, if any.
+    pub path: Option<PathBuf>,
+    /// Used or rebuilt, and why.
+    pub status: IndexStatus,
+    /// Blocks in the data file.
+    pub blocks: usize,
+    /// Reference object cells (duplicates included).
+    pub references: usize,
+    /// Containers with a known content range.
+    pub containers: usize,
+    /// Containers the index file had no cell for (the recorder never
+    /// finished them, or closed them after its index was last written),
+    /// found by scanning the data.
+    pub repaired_containers: usize,
+    /// What the data file lacked: `EOF`, a half-written block, footers.
+    pub data: LoadReport,
+}
+
+impl IndexReport {
+    /// Whether the index file was used.
+    pub fn index_used(&self) -> bool {
+        matches!(self.status, IndexStatus::Used { .. })
+    }
+}
+
+/// Blocks, reference cells and container tables: what finding things needs.
+#[derive(Debug, Default)]
+pub(crate) struct Lookup {
+    pub(crate) blocks: BlockTable,
+    /// The index file's cells (none after a rebuild).
+    pub(crate) file: FileCells,
+    /// One per thread, in the block table's thread order.
+    threads: Vec<ThreadContainers>,
+}
+
+/// One thread's containers: where their cells are until first use, then
+/// the table built from them.
+#[derive(Debug)]
+struct ThreadContainers {
+    /// Container cells known at open.
+    count: usize,
+    source: Mutex<Option<Source>>,
+    built: OnceLock<Containers>,
+    /// Why the table was rebuilt by scanning the thread, if it was.
+    problem: OnceLock<IndexProblem>,
+}
+
+impl ThreadContainers {
+    fn new(count: usize, source: Source) -> Self {
+        ThreadContainers {
+            count,
+            source: Mutex::new(Some(source)),
+            built: OnceLock::new(),
+            problem: OnceLock::new(),
+        }
+    }
+}
+
+impl Lookup {
+    fn new(blocks: BlockTable, file: FileCells, sources: Vec<(ThreadId, usize, Source)>) -> Self {
+        let mut threads: Vec<Option<ThreadContainers>> =
+            (0..blocks.thread_count()).map(|_| None).collect();
+        for (thread, count, source) in sources {
+            if let Some(slot) = blocks.slot(thread) {
+                threads[slot] = Some(ThreadContainers::new(count, source));
+            }
+        }
+        let threads = threads
+            .into_iter()
+            .map(|thread| {
+                thread.unwrap_or_else(|| {
+                    ThreadContainers::new(
+                        0,
+                        Source::Ranges {
+                            ranges: Vec::new(),
+                            count: 0,
+                        },
+                    )
+                })
+            })
+            .collect();
+        Lookup {
+            blocks,
+            file,
+            threads,
+        }
+    }
+
+    /// Thread `slot`'s container table and cells. The table is built on
+    /// first use (in start order, from the cells in post-order); if the
+    /// cells do not nest, the thread's containers are found by scanning
+    /// its stream instead, and the problem is kept ([`Lookup::problems`]).
+    pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
+        let thread = &self.threads[slot];
+        let built = thread.built.get_or_init(|| {
+            let source = thread
+                .source
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            // No source: an earlier build panicked. An empty table makes
+            // every lookup scan instead.
+            let Some(source) = source else {
+                return Containers::default();
+            };
+            match Containers::build(self.file.slice(), source) {
+                Ok(containers) => containers,
+                Err(error) => {
+                    let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
+                    let _ = thread.problem.set(IndexProblem::Crossing {
+                        cell: cell as usize,
+                    });
+                    // A scan that fails leaves the table empty: every lookup
+                    // then scans, and reports the data's error.
+                    self.scan_thread(data, slot).unwrap_or_default()
+                }
+            }
+        });
+        (&built.table, CellView::new(self.file.slice(), &built.made))
+    }
+
+    /// Builds every thread's table, threads in parallel.
+    pub(crate) fn build_all(&self, data: &[u8]) {
+        (0..self.threads.len()).into_par_iter().for_each(|slot| {
+            self.containers(data, slot);
+        });
+    }
+
+    /// Threads whose container cells did not nest, and why.
+    pub(crate) fn problems(&self) -> Vec<(ThreadId, IndexProblem)> {
+        self.threads
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, thread)| {
+                let problem = thread.problem.get()?.clone();
+                Some((self.blocks.thread(slot).thread, problem))
+            })
+            .collect()
+    }
+
+    /// Container cells known at open, per thread slot.
+    pub(crate) fn container_count(&self, slot: usize) -> usize {
+        match self.threads[slot].built.get() {
+            Some(built) => built.table.len(),
+            None => self.threads[slot].count,
+        }
+    }
+
+    /// Heap bytes of the tables built so far.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.threads
+            .iter()
+            .map(|thread| thread.built.get().map_or(0, Containers::heap_bytes))
+            .sum()
+    }
+
+    /// Finds thread `slot`'s containers by scanning its stream, as if the
+    /// index had no cell for any.
+    fn scan_thread(&self, data: &[u8], slot: usize) -> Result<Containers> {
+        let empty = ContainerTable::default();
+        let mut stream = Stream::new(data, self.blocks.thread(slot));
+        let view = CellView::new(self.file.slice(), &[]);
+        let found = scan_unindexed(&mut stream, &empty, view, LogicalOffset(0), None)?;
+        let len = stream.len();
+        let (unfinished, finished): (Vec<_>, Vec<_>) = found
+            .into_iter()
+            .partition(|container| container.end == len);
+        let cells = |list: Vec<Unindexed>| {
+            list.into_iter()
+                .map(|c| container_cell(c.event, c.start, c.end))
+                .collect()
+        };
+        // Unfinished ones come out innermost last: start order.
+        Ok(Containers::build(
+            self.file.slice(),
+            Source::Made {
+                finished: cells(finished),
+                unfinished: cells(unfinished),
+            },
+        )
+        .expect("a scan's containers nest"))
+    }
+
+    /// Finds the containers thread `slot`'s cells lack (never finished, or
+    /// finished after the index was last written) and adds them. Returns
+    /// how many it found and how many of those were never finished.
+    pub(crate) fn repair(&mut self, data: &[u8], slot: usize) -> Result<(usize, usize)> {
+        let found = {
+            let (table, view) = self.containers(data, slot);
+            let mut stream = Stream::new(data, self.blocks.thread(slot));
+            scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)?
+        };
+        let len = LogicalOffset(self.blocks.thread(slot).len);
+        let unfinished = found.iter().filter(|c| c.end == len).count();
+        let mut cells: Vec<(LogicalOffset, RawIndexCell)> = found
+            .iter()
+            .map(|c| (c.start, container_cell(c.event, c.start, c.end)))
+            .collect();
+        cells.sort_by_key(|(start, _)| *start);
+        let repaired = cells.len();
+        let file = self.file.slice();
+        let built = self.threads[slot].built.get_mut().expect("built above");
+        built.add(file, cells.into_iter().map(|(_, cell)| cell).collect());
+        Ok((repaired, unfinished))
+    }
+}
+
+/// An index file checked against its data file, or a rebuilt one.
+pub(crate) struct LoadedIndex {
+    pub(crate) lookup: Lookup,
+    pub(crate) context: ContextBuilder,
+    pub(crate) references: usize,
+    pub(crate) data: LoadReport,
+    /// Whether the index file had its footer (always true for a rebuild).
+    pub(crate) complete: bool,
+}
+
+/// Groups container cells by thread as the index orders them.
+struct ThreadCells {
+    ids: HashMap<ThreadId, usize>,
+    /// Per thread: runs of cells `[from, to)` holding its container cells.
+    lists: Vec<(ThreadId, Vec<(u32, u32)>)>,
+}
+
+impl ThreadCells {
+    fn list(&mut self, thread: ThreadId) -> usize {
+        *self.ids.entry(thread).or_insert_with(|| {
+            self.lists.push((thread, Vec::new()));
+            self.lists.len() - 1
+        })
+    }
+}
+
+/// Checks index file `index` against `data` (whose header is checked) and
+/// builds the lookup structures from it.
+pub(crate) fn load_index(
+    data: &TraceBytes,
+    index: TraceBytes,
+) -> std::result::Result<LoadedIndex, IndexProblem> {
+    let bytes = index.as_slice();
+    if (bytes.len() as u64) < FILE_HEADER_LEN + INDEX_FOOTER_LEN as u64 {
+        return Err(IndexProblem::TooShort(bytes.len() as u64));
+    }
+    let parsed = parse_index(bytes).map_err(IndexProblem::Header)?;
+    let (cells, complete) = (parsed.cells, parsed.has_footer);
+    let data_bytes = data.as_slice();
+    let data_len = data.len();
+    let in_data = |cell: usize, offset: i64| {
+        if offset >= FILE_HEADER_LEN as i64 && (offset as u64) < data_len {
+            Ok(offset as u64)
+        } else {
+            Err(IndexProblem::OutOfBounds { cell, offset })
+        }
+    };
+    // A streaming writer lists a block's cell before the block's other
+    // cells, the dump writer after them.
+    let block_cell_first = cells
+        .first()
+        .is_none_or(|cell| cell.kind == ObjectKind::BlockStart as u8);
+    let mut blocks = Vec::new();
+    let mut context = ContextBuilder::new();
+    let mut references = 0;
+    let mut by_thread = ThreadCells {
+        ids: HashMap::new(),
+        lists: Vec::new(),
+    };
+    // Per list: the logical length of the thread's blocks seen so far, and
+    // its runs of cells with the number of container cells in them.
+    let mut seen_len: Vec<u64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    // The run since the last block cell: where it starts, its containers,
+    // and (streaming order) the list it belongs to.
+    let mut run_start = 0u32;
+    let mut run_count = 0usize;
+    let mut current: Option<usize> = None;
+    // The current list's length so far (0 before any block: every container
+    // cell then fails the check and is looked at again).
+    let mut current_len = 0u64;
+    // Container cells whose range is not inside the blocks listed so far;
+    // checked again once every block is known.
+    let mut recheck: Vec<(usize, u32)> = Vec::new();
+    let inside = |raw: &RawIndexCell, len: u64| {
+        let (start, end) = (raw.start.get(), raw.end.get());
+        start > 0 && start <= end && (end as u64) < len
+    };
+    for (cell, raw) in cells.iter().enumerate() {
+        if raw.kind == ObjectKind::Tracepoint as u8 {
+            // The common case first: a container cell.
+            run_count += 1;
+            if block_cell_first && !inside(raw, current_len) {
+                let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
+                recheck.push((list, cell as u32));
+            }
+            continue;
+        }
+        let kind = ObjectKind::from_byte(raw.kind).ok_or(IndexProblem::UnknownKind {
+            cell,
+            kind: raw.kind,
+        })?;
+        let id = raw.id.get();
+        match kind {
+            ObjectKind::BlockStart => {
+                let start = in_data(cell, raw.start.get())?;
+                let end = in_data(cell, raw.end.get())?;
+                let mismatch = IndexProblem::BlockMismatch {
+                    cell,
+                    thread: id,
+                    start,
+                    end,
+                };
+                if peek_kind_and_id(data_bytes, start) != Some((ObjectKind::BlockStart, id))
+                    || end < start + crate::format::BLOCK_HEADER_LEN
+                    || data_bytes[end as usize] != ObjectKind::BlockEnd as u8
+                {
+                    return Err(mismatch);
+                }
+                let block = BlockInfo {
+                    thread: ThreadId(id),
+                    start: PhysicalOffset(start),
+                    end: PhysicalOffset(end),
+                };
+                blocks.push(block);
+                let list = by_thread.list(ThreadId(id));
+                if list == seen_len.len() {
+                    seen_len.push(0);
+                    counts.push(0);
+                }
+                seen_len[list] += block.payload_len();
+                // The run before this cell ends here: it belongs to the
+                // previous block cell (streaming) or to this one (dump).
+                let owner = if block_cell_first {
+                    current
+                } else {
+                    Some(list)
+                };
+                if let Some(owner) = owner {
+                    by_thread.lists[owner].1.push((run_start, cell as u32));
+                    counts[owner] += run_count;
+                    if !block_cell_first {
+                        for id in run_start..cell as u32 {
+                            let raw = &cells[id as usize];
+                            if raw.kind == ObjectKind::Tracepoint as u8
+                                && !inside(raw, seen_len[list])
+                            {
+                                recheck.push((list, id));
+                            }
+                        }
+                    }
+                }
+                current = Some(list);
+                current_len = seen_len[list];
+                run_start = cell as u32 + 1;
+                run_count = 0;
+            }
+            kind if kind.is_reference() => {
+                let offset = in_data(cell, raw.start.get())?;
+                if peek_kind_and_id(data_bytes, offset) != Some((kind, id)) {
+                    return Err(IndexProblem::ReferenceMismatch {
+                        cell,
+                        kind,
+                        id,
+                        offset,
+                    });
+                }
+                context.add(kind, id, PhysicalOffset(offset));
+                references += 1;
+            }
+            kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
+        }
+    }
+    if block_cell_first {
+        if let Some(owner) = current {
+            by_thread.lists[owner]
+                .1
+                .push((run_start, cells.len() as u32));
+            counts[owner] += run_count;
+        }
+    } else if run_count > 0 {
+        let cell = (run_start as usize..cells.len())
+            .find(|&c| cells[c].kind == ObjectKind::Tracepoint as u8)
+            .unwrap_or(run_start as usize);
+        return Err(IndexProblem::ContainerWithoutBlock { cell });
+    }
+    let mut report = LoadReport::default();
+    blocks.sort_by_key(|block| block.start);
+    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    for block in &blocks {
+        if block.start != at {
+            return Err(IndexProblem::Gap(at));
+        }
+        at = block.end + 1;
+    }
+    if at.0 == data_len {
+        report.missing_eof = true;
+    } else if data_bytes[at.0 as usize] == ObjectKind::Eof as u8 {
+        report.trailing_bytes = data_len - at.0 - 1;
+    } else {
+        return Err(IndexProblem::Uncovered {
+            at,
+            bytes: data_len - at.0,
+        });
+    }
+    for (list, cell) in recheck {
+        let raw = &cells[cell as usize];
+        if !inside(raw, seen_len[list]) {
+            return Err(IndexProblem::ContainerOutsideThread {
+                cell: cell as usize,
+                thread: by_thread.lists[list].0.0,
+                start: raw.start.get(),
+                end: raw.end.get(),
+                len: seen_len[list],
+            });
+        }
+    }
+    let sources = by_thread
+        .lists
+        .into_iter()
+        .zip(counts)
+        .map(|((thread, ranges), count)| (thread, count, Source::Ranges { ranges, count }))
+        .collect();
+    let lookup = Lookup::new(
+        BlockTable::new(blocks),
+        FileCells::new(index.clone(), cells.len()),
+        sources,
+    );
+    Ok(LoadedIndex {
+        lookup,
+        context,
+        references,
+        data: report,
+        complete,
+    })
+}
+
+/// A container cell made in memory.
+pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffset) -> RawIndexCell {
+    crate::format::IndexCell {
+        kind: ObjectKind::Tracepoint,
+        id: event,
+        start: start.0 as i64,
+        end: end.0 as i64,
+    }
+    .to_raw()
+}
+
+/// Rebuilds the lookup structures by reading the whole data file once (as
+/// the eager loader does, keeping only locations). Containers never finished
+/// get the end of their thread's stream as their end.
+pub(crate) fn rebuild_index(data: &TraceBytes) -> Result<LoadedIndex> {
+    struct ThreadState {
+        /// Logical length so far.
+        len: u64,
+        open_types: Vec<crate::model::TracepointType>,
+        /// Open containers: event id and content start.
+        open: Vec<(i32, u64)>,
+        /// Finished containers, in post-order.
+        finished: Vec<RawIndexCell>,
+    }
+    let bytes = data.as_slice();
+    check_file_header(bytes, DATA_MAGIC)?;
+    let mut context = ContextBuilder::new();
+    let mut references = 0;
+    let mut blocks = Vec::new();
+    let mut ids: HashMap<ThreadId, usize> = HashMap::new();
+    let mut threads: Vec<(ThreadId, ThreadState)> = Vec::new();
+    let mut report = LoadReport::default();
+    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    loop {
+        let mut slot = 0;
+        let step = decode_block(bytes, at, |thread| {
+            slot = *ids.entry(thread).or_insert_with(|| {
+                threads.push((
+                    thread,
+                    ThreadState {
+                        len: 0,
+                        open_types: Vec::new(),
+                        open: Vec::new(),
+                        finished: Vec::new(),
+                    },
+                ));
+                threads.len() - 1
+            });
+            &mut threads[slot].1.open_types
+        })?;
+        let block = match step {
+            BlockStep::Block(block) => block,
+            BlockStep::Eof(offset) => {
+                report.trailing_bytes = data.len() - offset.0 - 1;
+                break;
+            }
+            BlockStep::End => {
+                report.missing_eof = true;
+                break;
+            }
+            BlockStep::Truncated { start } => {
+                report.missing_eof = true;
+                report.dropped_blocks = 1;
+                report.dropped_bytes = data.len() - start.0;
+                break;
+            }
+        };
+        let state = &mut threads[slot].1;
+        let payload = block.payload_start();
+        let base = state.len;
+        let logical = |offset: PhysicalOffset| LogicalOffset(base + (offset.0 - payload.0));
+        // Each object ends where the next starts (the last at BLOCK_END).
+        let ends: Vec<PhysicalOffset> = block
+            .objects
+            .iter()
+            .skip(1)
+            .map(|(offset, _)| *offset)
+            .chain([block.end])
+            .collect();
+        for ((offset, object), next) in block.objects.into_iter().zip(ends) {
+            match object {
+                Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
+                    state.open.push((tracepoint.event().0, logical(next).0));
+                }
+                Object::Tracepoint(_) => {}
+                Object::Footer(_) => {
+                    if let Some((event, start)) = state.open.pop() {
+                        let cell = container_cell(event, LogicalOffset(start), logical(offset));
+                        state.finished.push(cell);
+                    }
+                }
+                reference => {
+                    references += 1;
+                    context.add_decoded(reference, offset);
+                }
+            }
+        }
+        state.len += block.end.0 - payload.0;
+        blocks.push(BlockInfo {
+            thread: block.thread,
+            start: block.start,
+            end: block.end,
+        });
+        at = block.end + 1;
+    }
+    let block_table = BlockTable::new(blocks);
+    let mut sources = Vec::new();
+    for (thread, state) in threads {
+        if block_table.slot(thread).is_none() {
+            continue; // seen only in a dropped half-written block
+        }
+        // Unfinished containers end at their stream's end, outermost first.
+        let unfinished: Vec<RawIndexCell> = state
+            .open
+            .iter()
+            .map(|&(event, start)| {
+                container_cell(event, LogicalOffset(start), LogicalOffset(state.len))
+            })
+            .collect();
+        report.unfinished_containers += unfinished.len();
+        let count = state.finished.len() + unfinished.len();
+        let source = Source::Made {
+            finished: state.finished,
+            unfinished,
+        };
+        sources.push((thread, count, source));
+    }
+    let lookup = Lookup::new(block_table, FileCells::default(), sources);
+    lookup.build_all(bytes);
+    Ok(LoadedIndex {
+        lookup,
+        context,
+        references,
+        data: report,
+        complete: true,
+    })
+}

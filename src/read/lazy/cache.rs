@@ -1,0 +1,417 @@
+//! The byte-bounded LRU cache of decoded nodes, child indexes and pages of
+//! child addresses. Everything in it can be evicted at any time and is
+//! reloaded from the data file when needed again.
+//!
+//! Child indexes have a quarter of the budget to themselves (they are
+//! small, and rebuilding one scans a whole call). One mutex guards both
+//! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
+//! cloned out), never while decoding.
+
+use rustc_hash::FxBuildHasher;
+use std::mem::size_of;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use lru::LruCache;
+
+use crate::format::offset::{EventId, LogicalOffset};
+use crate::model::{Footer, Tracepoint, TracepointBody, Value};
+
+/// Children per page of child addresses.
+pub(crate) const PAGE: usize = 1024;
+
+/// A cached thing's key. `slot` is the thread's position; scopes are named
+/// by their content start (0 = the thread's top level).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Key {
+    /// The decoded node at a logical offset.
+    Node { slot: u32, at: u64 },
+    /// The child index of a scope.
+    Index { slot: u32, start: u64 },
+    /// One page of a scope's child addresses.
+    Page { slot: u32, start: u64, page: u32 },
+}
+
+/// A decoded tracepoint, its footer and its content range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeData {
+    pub(crate) tracepoint: Tracepoint<'static>,
+    pub(crate) footer: Option<Footer<'static>>,
+    pub(crate) content: Option<ContentRange>,
+}
+
+impl NodeData {
+    /// The tracepoint.
+    pub fn tracepoint(&self) -> &Tracepoint<'static> {
+        &self.tracepoint
+    }
+
+    /// The footer of a finished container; `None` for leaves and unfinished
+    /// containers.
+    pub fn footer(&self) -> Option<&Footer<'static>> {
+        self.footer.as_ref()
+    }
+
+    /// A container's content range; `None` for leaves.
+    pub fn content(&self) -> Option<ContentRange> {
+        self.content
+    }
+
+    /// Whether this is a container the recorder never finished.
+    pub fn is_unfinished(&self) -> bool {
+        self.content.is_some_and(|content| !content.finished)
+    }
+}
+
+/// Where a container's children lie in its thread's logical stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentRange {
+    /// The first byte after the container's header.
+    pub start: LogicalOffset,
+    /// The footer's offset; for an unfinished container, the end of the stream.
+    pub end: LogicalOffset,
+    /// Whether the container has a footer.
+    pub finished: bool,
+}
+
+/// How many children a scope has, and where every `stride`-th page of them
+/// starts. The stride is a power of two that grows while the scope is
+/// scanned, so that the checkpoints fit their share of the cache however
+/// many children the scope has; a page between two checkpoints is found by
+/// scanning at most `stride` pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChildIndex {
+    /// Direct children.
+    pub(crate) count: usize,
+    /// Pages from one checkpoint to the next.
+    pub(crate) stride: usize,
+    /// For pages `0, stride, 2·stride, …`: the offset and event id of the
+    /// page's first child.
+    pub(crate) checkpoints: Vec<(LogicalOffset, EventId)>,
+}
+
+impl ChildIndex {
+    /// How many pages the children fill.
+    pub(crate) fn pages(&self) -> usize {
+        self.count.div_ceil(PAGE)
+    }
+
+    /// The pages from checkpoint `checkpoint` to the next one.
+    pub(crate) fn pages_from(&self, checkpoint: usize) -> std::ops::Range<usize> {
+        let first = checkpoint * self.stride;
+        first..(first + self.stride).min(self.pages())
+    }
+}
+
+/// A cached value.
+#[derive(Debug, Clone)]
+pub(crate) enum Entry {
+    Node(Arc<NodeData>),
+    Index(Arc<ChildIndex>),
+    Page(Arc<[LogicalOffset]>),
+}
+
+/// Bytes an LRU entry costs besides its value's heap: key, value, the
+/// list links and the hash table's slot.
+const ENTRY_OVERHEAD: usize =
+    size_of::<Key>() + size_of::<(Entry, usize)>() + 4 * size_of::<usize>();
+
+impl Entry {
+    /// What the entry costs, in bytes.
+    pub(crate) fn cost(&self) -> usize {
+        ENTRY_OVERHEAD
+            + match self {
+                Entry::Node(node) => size_of::<NodeData>() + node_heap(node),
+                Entry::Index(index) => {
+                    size_of::<ChildIndex>()
+                        + index.checkpoints.capacity() * size_of::<(LogicalOffset, EventId)>()
+                }
+                Entry::Page(page) => page.len() * size_of::<LogicalOffset>(),
+            }
+    }
+}
+
+fn node_heap(node: &NodeData) -> usize {
+    let tracepoint = &node.tracepoint;
+    let mut bytes = tracepoint.child_diff_statuses.capacity();
+    bytes += match &tracepoint.body {
+        TracepointBody::MethodCall {
+            receiver,
+            arguments,
+            ..
+        } => {
+            value_heap(receiver)
+                + arguments.capacity() * size_of::<Value>()
+                + arguments.iter().map(value_heap).sum::<usize>()
+        }
+        TracepointBody::ReadArray { array, value, .. }
+        | TracepointBody::WriteArray { array, value, .. } => value_heap(array) + value_heap(value),
+        TracepointBody::ReadLocal { value, .. } | TracepointBody::WriteLocal { value, .. } => {
+            value_heap(value)
+        }
+        TracepointBody::ReadField {
+            receiver, value, ..
+        }
+        | TracepointBody::WriteField {
+            receiver, value, ..
+        } => value_heap(receiver) + value_heap(value),
+        TracepointBody::SnapshotBreakpoint {
+            stack,
+            values,
+            trace_id,
+            ..
+        } => {
+            stack.capacity() * 4
+                + values.capacity() * size_of::<Value>()
+                + values.iter().map(value_heap).sum::<usize>()
+                + trace_id.as_ref().map_or(0, |id| id.as_bytes().len())
+        }
+        TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+            value_heap(exception)
+        }
+        TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => 0,
+    };
+    bytes
+        + match &node.footer {
+            Some(Footer::MethodCall { result, exception }) => {
+                value_heap(result) + exception.as_bytes().len()
+            }
+            _ => 0,
+        }
+}
+
+fn value_heap(value: &Value<'_>) -> usize {
+    match value {
+        Value::String(s)
+        | Value::RawString(s)
+        | Value::JavaClass(s)
+        | Value::KotlinClass(s)
+        | Value::StringBuilder { text: s, .. } => s.as_bytes().len(),
+        Value::Object { fields, .. } => {
+            fields.capacity() * size_of::<(crate::model::JavaStr, Value)>()
+                + fields
+                    .iter()
+                    .map(|(name, value)| name.as_bytes().len() + value_heap(value))
+                    .sum::<usize>()
+        }
+        Value::Array { elements, .. } => {
+            elements.capacity() * size_of::<Value>()
+                + elements.iter().map(value_heap).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+/// What the cache holds and has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// The budget, in bytes.
+    pub budget: usize,
+    /// Bytes held now (estimated heap of the cached values plus overhead).
+    pub bytes: usize,
+    /// The most bytes ever held at once.
+    pub peak_bytes: usize,
+    /// Entries held now.
+    pub entries: usize,
+    /// Decoded nodes held now.
+    pub nodes: usize,
+    /// Pages of child addresses held now.
+    pub pages: usize,
+    /// Lookups that found their entry.
+    pub hits: u64,
+    /// Lookups that did not.
+    pub misses: u64,
+    /// Entries evicted to stay within the budget.
+    pub evictions: u64,
+}
+
+/// One LRU and what it holds.
+struct Lru {
+    // Fx hash: the default SipHash costs more than the rest of a lookup,
+    // and the keys are small integers no attacker chooses.
+    lru: LruCache<Key, (Entry, usize), FxBuildHasher>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Lru {
+    fn new(budget: usize) -> Self {
+        Lru {
+            lru: LruCache::unbounded_with_hasher(FxBuildHasher),
+            bytes: 0,
+            budget,
+        }
+    }
+
+    /// Inserts, then evicts to the budget; returns how many were evicted.
+    fn insert(&mut self, key: Key, entry: Entry, cost: usize) -> u64 {
+        if let Some((_, old)) = self.lru.put(key, (entry, cost)) {
+            self.bytes -= old;
+        }
+        self.bytes += cost;
+        let mut evicted = 0;
+        while self.bytes > self.budget {
+            let Some((_, (_, cost))) = self.lru.pop_lru() else {
+                break;
+            };
+            self.bytes -= cost;
+            evicted += 1;
+        }
+        evicted
+    }
+
+    fn remove_where(&mut self, drop: &mut impl FnMut(&Key) -> bool) {
+        let mut freed = 0;
+        self.lru.retain(|key, (_, cost)| {
+            let dropped = drop(key);
+            if dropped {
+                freed += *cost;
+            }
+            !dropped
+        });
+        self.bytes -= freed;
+    }
+
+    fn clear(&mut self) {
+        self.lru.clear();
+        self.bytes = 0;
+    }
+}
+
+/// Child indexes get their own quarter of the budget: they are small and
+/// costly to rebuild (a scan of a whole call), so a stream of decoded nodes
+/// must not evict them.
+struct Inner {
+    indexes: Lru,
+    others: Lru,
+    peak_bytes: usize,
+    evictions: u64,
+}
+
+impl Inner {
+    fn lru(&mut self, key: &Key) -> &mut Lru {
+        match key {
+            Key::Index { .. } => &mut self.indexes,
+            _ => &mut self.others,
+        }
+    }
+}
+
+/// The cache.
+pub(crate) struct NodeCache {
+    inner: Mutex<Inner>,
+    budget: usize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl NodeCache {
+    /// An empty cache holding at most `budget` bytes.
+    pub(crate) fn new(budget: usize) -> Self {
+        let indexes = budget / 4;
+        NodeCache {
+            inner: Mutex::new(Inner {
+                indexes: Lru::new(indexes),
+                others: Lru::new(budget - indexes),
+                peak_bytes: 0,
+                evictions: 0,
+            }),
+            budget,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Nothing panics while holding the lock; recover if something did.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The entry for `key`, marked as recently used.
+    pub(crate) fn get(&self, key: &Key) -> Option<Entry> {
+        let found = self
+            .lock()
+            .lru(key)
+            .lru
+            .get(key)
+            .map(|(entry, _)| entry.clone());
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    /// Whether `key` is cached (does not count as a use).
+    pub(crate) fn contains(&self, key: &Key) -> bool {
+        self.lock().lru(key).lru.contains(key)
+    }
+
+    /// Caches `entry`, evicting the least recently used entries of its kind
+    /// to stay within the budget. An entry larger than that is not kept.
+    pub(crate) fn insert(&self, key: Key, entry: Entry) {
+        let cost = entry.cost();
+        let mut inner = self.lock();
+        let lru = inner.lru(&key);
+        if cost > lru.budget {
+            return;
+        }
+        let evicted = lru.insert(key, entry, cost);
+        inner.evictions += evicted;
+        inner.peak_bytes = inner
+            .peak_bytes
+            .max(inner.indexes.bytes + inner.others.bytes);
+    }
+
+    /// Drops the entries `drop` selects.
+    pub(crate) fn remove_where(&self, mut drop: impl FnMut(&Key) -> bool) {
+        let mut inner = self.lock();
+        inner.indexes.remove_where(&mut drop);
+        inner.others.remove_where(&mut drop);
+    }
+
+    /// Drops everything.
+    pub(crate) fn clear(&self) {
+        let mut inner = self.lock();
+        inner.indexes.clear();
+        inner.others.clear();
+    }
+
+    /// Current statistics.
+    pub(crate) fn stats(&self) -> CacheStats {
+        let inner = self.lock();
+        let (mut nodes, mut pages) = (0, 0);
+        for (key, _) in inner.others.lru.iter() {
+            match key {
+                Key::Node { .. } => nodes += 1,
+                Key::Page { .. } => pages += 1,
+                Key::Index { .. } => {}
+            }
+        }
+        CacheStats {
+            budget: self.budget,
+            bytes: inner.indexes.bytes + inner.others.bytes,
+            peak_bytes: inner.peak_bytes,
+            entries: inner.indexes.lru.len() + inner.others.lru.len(),
+            nodes,
+            pages,
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: inner.evictions,
+        }
+    }
+
+    /// The budget, in bytes.
+    pub(crate) fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// The share of the budget child indexes have.
+    pub(crate) fn index_budget(&self) -> usize {
+        self.budget / 4
+    }
+}

@@ -1,0 +1,260 @@
+//! Reading one thread's logical stream at any offset: the object there,
+//! decoded from the contiguous bytes of its block, and the scan that finds
+//! the content ranges of containers the index has no cell for.
+
+use crate::error::{Error, Result};
+use crate::format::offset::LogicalOffset;
+use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
+use crate::format::{ByteReader, Object, ObjectKind};
+use crate::model::{TracepointHeader, TracepointType};
+use crate::read::block_table::ThreadBlocks;
+use crate::read::containers::{CellView, ContainerTable};
+use crate::read::index::Lookup;
+
+/// A thread's logical stream over the data file's bytes; remembers the last
+/// block it read from, so consecutive reads skip the block search.
+pub(crate) struct Stream<'r> {
+    data: &'r [u8],
+    blocks: &'r ThreadBlocks,
+    /// Logical start, logical end and physical start of the current block.
+    block: (u64, u64, u64),
+}
+
+impl<'r> Stream<'r> {
+    /// The stream of the thread `blocks` describes.
+    pub(crate) fn new(data: &'r [u8], blocks: &'r ThreadBlocks) -> Self {
+        Stream {
+            data,
+            blocks,
+            block: (0, 0, 0),
+        }
+    }
+
+    /// The stream's length.
+    #[inline]
+    pub(crate) fn len(&self) -> LogicalOffset {
+        LogicalOffset(self.blocks.len)
+    }
+
+    /// The bytes from `at` to the end of its block (objects never span
+    /// blocks), and the physical offset of the first.
+    #[inline(always)]
+    pub(crate) fn bytes_at(&mut self, at: LogicalOffset) -> Result<(&'r [u8], u64)> {
+        let (mut start, mut end, mut physical) = self.block;
+        if !(start <= at.0 && at.0 < end) {
+            let block = self.blocks.block_of(at).ok_or_else(|| {
+                Error::NoSuchNode(format!(
+                    "offset {at} is past the end of thread {}'s stream ({} bytes)",
+                    self.blocks.thread, self.blocks.len
+                ))
+            })?;
+            self.block = self.blocks.block_bounds(block);
+            (start, end, physical) = self.block;
+        }
+        let from = physical + (at.0 - start);
+        let to = from + (end - at.0);
+        let bytes = usize::try_from(from)
+            .ok()
+            .zip(usize::try_from(to).ok())
+            .and_then(|(from, to)| self.data.get(from..to))
+            .ok_or_else(|| Error::NoSuchNode(format!("block at {physical} is outside the data")))?;
+        Ok((bytes, from))
+    }
+
+    /// A reader from `at` to the end of its block.
+    #[inline(always)]
+    pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
+        let (bytes, physical) = self.bytes_at(at)?;
+        Ok(ByteReader::new(bytes, physical))
+    }
+
+    /// The object at `at` and its length in bytes. `open` is the type of the
+    /// innermost open container, needed to decode a footer.
+    #[inline]
+    pub(crate) fn object(
+        &mut self,
+        at: LogicalOffset,
+        open: Option<TracepointType>,
+    ) -> Result<(Object<'r>, u64)> {
+        let mut reader = self.reader_at(at)?;
+        let object = Object::decode(&mut reader, open)?;
+        Ok((object, reader.position() as u64))
+    }
+
+    /// The common header of the tracepoint at `at`, without its fields.
+    pub(crate) fn header(&mut self, at: LogicalOffset) -> Result<TracepointHeader> {
+        let mut reader = self.reader_at(at)?;
+        let offset = reader.offset();
+        let kind = reader.u8()?;
+        if kind != ObjectKind::Tracepoint as u8 {
+            return Err(Error::NoSuchNode(format!(
+                "no tracepoint at offset {at} of thread {} (physical offset {offset})",
+                self.blocks.thread
+            )));
+        }
+        Ok(TracepointHeader::decode(&mut reader)?)
+    }
+
+    /// Skips the object at `at` without building it: what it is, and its
+    /// length in bytes.
+    #[inline(always)]
+    pub(crate) fn skip(
+        &mut self,
+        at: LogicalOffset,
+        open: Option<TracepointType>,
+    ) -> Result<(Skipped, u64)> {
+        let (bytes, physical) = self.bytes_at(at)?;
+        if let Some((skipped, len)) = try_skip(bytes, open) {
+            return Ok((skipped, len as u64));
+        }
+        let mut reader = ByteReader::new(bytes, physical);
+        let skipped = skip_object(&mut reader, open)?;
+        Ok((skipped, reader.position() as u64))
+    }
+
+    /// The length of the footer at `at` of a container of type `container`.
+    pub(crate) fn footer_len(
+        &mut self,
+        at: LogicalOffset,
+        container: TracepointType,
+    ) -> Result<u64> {
+        let (bytes, _) = self.bytes_at(at)?;
+        if let Some(len) = try_skip_footer(bytes, container) {
+            return Ok(len as u64);
+        }
+        let mut reader = self.reader_at(at)?;
+        let offset = reader.offset();
+        let kind = reader.u8()?;
+        if kind != ObjectKind::TracepointFooter as u8 {
+            return Err(crate::DecodeError::new(
+                offset,
+                match ObjectKind::from_byte(kind) {
+                    Some(found) => crate::DecodeErrorKind::UnexpectedObject {
+                        found,
+                        context: "expected the footer the index points at",
+                    },
+                    None => crate::DecodeErrorKind::UnknownObjectKind(kind),
+                },
+            )
+            .into());
+        }
+        skip_footer(&mut reader, container)?;
+        Ok(reader.position() as u64)
+    }
+}
+
+/// An error for an object of `kind` where it may not stand.
+pub(crate) fn unexpected(
+    stream: &mut Stream<'_>,
+    at: LogicalOffset,
+    kind: ObjectKind,
+    context: &'static str,
+) -> Error {
+    let offset = stream.reader_at(at).map_or(0, |reader| reader.offset());
+    crate::DecodeError::new(
+        offset,
+        crate::DecodeErrorKind::UnexpectedObject {
+            found: kind,
+            context,
+        },
+    )
+    .into()
+}
+
+/// A container whose range the index lacked, found by scanning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unindexed {
+    /// Its event id.
+    pub(crate) event: i32,
+    /// Its content start.
+    pub(crate) start: LogicalOffset,
+    /// Its footer's offset, or the stream's end when it has none.
+    pub(crate) end: LogicalOffset,
+}
+
+impl Lookup {
+    /// The stream of thread `slot`.
+    pub(crate) fn stream<'r>(&'r self, data: &'r [u8], slot: usize) -> Stream<'r> {
+        Stream::new(data, self.blocks.thread(slot))
+    }
+}
+
+/// Finds the ranges of containers without a cell in `table` by scanning
+/// `stream` from `from`: containers with a cell are skipped whole; those
+/// without are entered, and end at their footer or, unfinished, at the end
+/// of the stream. Finished ones are listed in post-order, then unfinished
+/// ones outermost first.
+///
+/// With `outer` (the type and event id of a container whose content starts
+/// at `from`) the scan stops at that container's footer; without, `from`
+/// must be at the thread's top level and the scan runs to the end of the
+/// stream.
+pub(crate) fn scan_unindexed(
+    stream: &mut Stream<'_>,
+    table: &ContainerTable,
+    cells: CellView<'_>,
+    from: LogicalOffset,
+    outer: Option<(TracepointType, i32)>,
+) -> Result<Vec<Unindexed>> {
+    let len = stream.len();
+    let mut found = Vec::new();
+    // Open containers without a cell: type, event id, content start.
+    let mut open: Vec<(TracepointType, i32, LogicalOffset)> = Vec::new();
+    if let Some((container, event)) = outer {
+        open.push((container, event, from));
+    }
+    let mut at = from;
+    let mut hint = None;
+    while at < len {
+        let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
+        match (skipped.kind, skipped.header) {
+            (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
+                let start = at + object_len;
+                let container = header.tracepoint_type;
+                match table.find_start(cells, start, hint) {
+                    Some(k) => {
+                        hint = Some(k);
+                        let end = table.end(cells, k);
+                        at = if end < len {
+                            end + stream.footer_len(end, container)?
+                        } else {
+                            len
+                        };
+                    }
+                    None => {
+                        open.push((container, header.event.0, start));
+                        at = start;
+                    }
+                }
+            }
+            (ObjectKind::TracepointFooter, _) => {
+                let (_, event, start) = open.pop().expect("a footer decodes only when open");
+                found.push(Unindexed {
+                    event,
+                    start,
+                    end: at,
+                });
+                at = at + object_len;
+                if open.is_empty() && outer.is_some() {
+                    return Ok(found);
+                }
+            }
+            (kind @ (ObjectKind::BlockStart | ObjectKind::BlockEnd | ObjectKind::Eof), _) => {
+                return Err(unexpected(
+                    stream,
+                    at,
+                    kind,
+                    "inside a thread's logical stream",
+                ));
+            }
+            _ => at = at + object_len,
+        }
+    }
+    // Containers still open at the end were never finished.
+    found.extend(open.into_iter().map(|(_, event, start)| Unindexed {
+        event,
+        start,
+        end: len,
+    }));
+    Ok(found)
+}

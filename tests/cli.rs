@@ -1,0 +1,122 @@
+//! The `tracetree` binary: commands, `--help`, one-line errors.
+
+mod common;
+
+use std::process::Command;
+
+fn tracetree(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn bundled() -> String {
+    common::testdata("multi-thread.trace").display().to_string()
+}
+
+#[test]
+fn every_command_has_help() {
+    for command in ["info", "print", "dump", "index", "children"] {
+        let (ok, out, _) = tracetree(&[command, "--help"]);
+        assert!(ok && out.contains("Usage:"), "{command} --help");
+    }
+}
+
+#[test]
+fn lazy_and_eager_agree_on_print_dump_and_counts() {
+    let file = bundled();
+    for command in [
+        &["print", "--verbose"][..],
+        &["dump", "--format", "jsonl"][..],
+    ] {
+        let mut lazy = vec![command[0], &file];
+        lazy.extend(&command[1..]);
+        let mut eager = lazy.clone();
+        eager.push("--eager");
+        let (ok_lazy, out_lazy, _) = tracetree(&lazy);
+        let (ok_eager, out_eager, _) = tracetree(&eager);
+        assert!(ok_lazy && ok_eager);
+        assert_eq!(out_lazy, out_eager, "{command:?}");
+    }
+    let (_, lazy, _) = tracetree(&["info", &file]);
+    let (_, eager, _) = tracetree(&["info", &file, "--eager"]);
+    let counts = |s: &str| {
+        s.lines()
+            .skip_while(|l| !l.starts_with("tracepoints:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(counts(&lazy), counts(&eager));
+    assert!(lazy.contains("(valid, used)"), "{lazy}");
+}
+
+#[test]
+fn children_shows_one_page() {
+    let file = bundled();
+    let (_, dump, _) = tracetree(&["dump", &file]);
+    // The first top-level call with children.
+    let root: serde_json::Value = dump
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["depth"] == 0 && v["children"].as_u64().unwrap() >= 2)
+        .unwrap();
+    let event = root["event_id"].to_string();
+    let (ok, out, _) = tracetree(&[
+        "children", &file, "--node", &event, "--from", "1", "--count", "1",
+    ]);
+    assert!(ok);
+    let total = root["children"].as_u64().unwrap();
+    assert!(out.contains(&format!("children 1..2 of {total}:")), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  [1] #")).count(),
+        1,
+        "{out}"
+    );
+}
+
+#[test]
+fn failures_print_one_line_and_exit_non_zero() {
+    let (ok, out, err) = tracetree(&["print", "/no/such/file.trace"]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("tracetree: "));
+    let (ok, _, err) = tracetree(&["children", &bundled(), "--node", "2147483647"]);
+    assert!(!ok && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in ["mixed", "wide", "deep", "threads"] {
+        let path = dir.path().join(format!("{shape}.trace"));
+        let file = path.display().to_string();
+        let (ok, out, err) = tracetree(&[
+            "gen",
+            &file,
+            "--size",
+            "300KB",
+            "--shape",
+            shape,
+            "--threads",
+            "3",
+            "--block-size",
+            "16KB",
+        ]);
+        assert!(ok, "{shape}: {err}");
+        assert!(out.starts_with("wrote "), "{out}");
+        let (ok, _, err) = tracetree(&["index", &file, "--check"]);
+        assert!(ok, "{shape}: {err}");
+        let (_, lazy, _) = tracetree(&["dump", &file]);
+        let (_, eager, _) = tracetree(&["dump", &file, "--eager"]);
+        assert!(lazy == eager && lazy.lines().count() > 1000, "{shape}");
+    }
+    let (ok, _, err) = tracetree(&["gen", "/tmp/x.trace", "--size", "ten"]);
+    assert!(!ok && err.contains("not a size"), "{err}");
+}

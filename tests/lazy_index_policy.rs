@@ -1,0 +1,348 @@
+//! The index policy of FORMAT-NOTES ("Our policy"), one test per rule: a
+//! broken index is not used, the lookup structures are rebuilt from the data
+//! file, the report says why, and the trace reads the same as with the eager
+//! loader. Plus the extra rules tracetree applies, and the index choices.
+
+mod lazy_support;
+
+use lazy_support::assert_same_tree;
+use tracetree::TraceBytes;
+use tracetree::format::ObjectKind;
+use tracetree::read::synth::{self, SynthOptions};
+use tracetree::read::{
+    EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, index_path,
+};
+
+const HEADER: usize = 16;
+const CELL: usize = 21;
+
+struct Sample {
+    data: Vec<u8>,
+    index: Vec<u8>,
+    eager: EagerTrace,
+}
+
+fn sample(block_cell_last: bool) -> Sample {
+    let (data, index) = synth::generate(&SynthOptions {
+        threads: 2,
+        bytes: 96 << 10,
+        block_bytes: 4 << 10,
+        seed: 3,
+        block_cell_last,
+        crash: None,
+    });
+    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    Sample { data, index, eager }
+}
+
+impl Sample {
+    fn cells(&self) -> usize {
+        (self.index.len() - HEADER - CELL - 8) / CELL
+    }
+
+    fn kind(&self, cell: usize) -> u8 {
+        self.index[HEADER + cell * CELL]
+    }
+
+    /// The first cell of `kind` (and, for references, not a duplicate of
+    /// another's position).
+    fn find(&self, kind: ObjectKind) -> usize {
+        (0..self.cells())
+            .find(|&cell| self.kind(cell) == kind as u8)
+            .unwrap()
+    }
+
+    fn set_i32(index: &mut [u8], cell: usize, field_at: usize, value: i32) {
+        let at = HEADER + cell * CELL + field_at;
+        index[at..at + 4].copy_from_slice(&value.to_be_bytes());
+    }
+
+    fn set_i64(index: &mut [u8], cell: usize, field_at: usize, value: i64) {
+        let at = HEADER + cell * CELL + field_at;
+        index[at..at + 8].copy_from_slice(&value.to_be_bytes());
+    }
+
+    fn get_i64(&self, cell: usize, field_at: usize) -> i64 {
+        let at = HEADER + cell * CELL + field_at;
+        i64::from_be_bytes(self.index[at..at + 8].try_into().unwrap())
+    }
+
+    /// Opens with `index`, checks the index was rebuilt for a problem
+    /// `expected` accepts, and that the trace reads as the eager loader's.
+    fn assert_rebuilt(&self, index: Option<Vec<u8>>, expected: impl Fn(&IndexProblem) -> bool) {
+        let lazy = LazyTraceReader::options()
+            .open_bytes(
+                TraceBytes::from_vec(self.data.clone()),
+                index.clone().map(TraceBytes::from_vec),
+            )
+            .unwrap();
+        match &lazy.report().status {
+            IndexStatus::Rebuilt(problem) => {
+                assert!(expected(problem), "unexpected problem: {problem}")
+            }
+            status => panic!("index used: {status:?}"),
+        }
+        assert_eq!(&lazy.report().data, self.eager.report());
+        assert_same_tree(&lazy, &self.eager, "rebuilt");
+        // Requiring the index fails instead.
+        let required = LazyTraceReader::options()
+            .index(IndexChoice::Require)
+            .open_bytes(
+                TraceBytes::from_vec(self.data.clone()),
+                index.map(TraceBytes::from_vec),
+            );
+        assert!(matches!(required, Err(tracetree::Error::BrokenIndex(_))));
+    }
+}
+
+#[test]
+fn a_valid_index_is_used() {
+    for block_cell_last in [false, true] {
+        let sample = sample(block_cell_last);
+        let lazy = LazyTraceReader::options()
+            .index(IndexChoice::Require)
+            .open_bytes(
+                TraceBytes::from_vec(sample.data.clone()),
+                Some(TraceBytes::from_vec(sample.index.clone())),
+            )
+            .unwrap();
+        assert_eq!(lazy.report().status, IndexStatus::Used { complete: true });
+        assert_eq!(lazy.report().repaired_containers, 0);
+        assert_same_tree(&lazy, &sample.eager, "used");
+    }
+}
+
+#[test]
+fn rule_missing_index_file() {
+    let sample = sample(false);
+    sample.assert_rebuilt(None, |p| matches!(p, IndexProblem::Missing(_)));
+    // On disk: a data file without `.idx`.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("alone.trace");
+    std::fs::write(&path, &sample.data).unwrap();
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    assert!(matches!(
+        lazy.report().status,
+        IndexStatus::Rebuilt(IndexProblem::Missing(_))
+    ));
+    assert_eq!(lazy.report().path, Some(index_path(&path)));
+    assert_same_tree(&lazy, &sample.eager, "missing on disk");
+    // With the index next to it, it is used.
+    std::fs::write(index_path(&path), &sample.index).unwrap();
+    assert!(LazyTraceReader::open(&path).unwrap().report().index_used());
+}
+
+#[test]
+fn rule_shorter_than_header_and_footer() {
+    let sample = sample(false);
+    for len in [0, 8, 16, 16 + CELL + 7] {
+        let index = sample.index[..len].to_vec();
+        sample.assert_rebuilt(Some(index), |p| matches!(p, IndexProblem::TooShort(_)));
+    }
+}
+
+#[test]
+fn rule_magic_or_version_differ() {
+    let sample = sample(false);
+    let mut index = sample.index.clone();
+    index[0] ^= 1;
+    sample.assert_rebuilt(Some(index), |p| matches!(p, IndexProblem::Header(_)));
+    let mut index = sample.index.clone();
+    index[15] = 21;
+    sample.assert_rebuilt(Some(index), |p| matches!(p, IndexProblem::Header(_)));
+}
+
+#[test]
+fn rule_cell_points_outside_the_data_file() {
+    let sample = sample(false);
+    for kind in [ObjectKind::String, ObjectKind::BlockStart] {
+        for offset in [sample.data.len() as i64 + 3, -7, 4] {
+            let mut index = sample.index.clone();
+            Sample::set_i64(&mut index, sample.find(kind), 5, offset);
+            sample.assert_rebuilt(Some(index), |p| {
+                matches!(p, IndexProblem::OutOfBounds { .. })
+            });
+        }
+    }
+}
+
+#[test]
+fn rule_reference_cell_target_differs() {
+    let sample = sample(false);
+    // Another id.
+    let cell = sample.find(ObjectKind::MethodDescriptor);
+    let mut index = sample.index.clone();
+    Sample::set_i32(&mut index, cell, 1, 999);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::ReferenceMismatch { .. })
+    });
+    // Another object's offset.
+    let other = sample.get_i64(sample.find(ObjectKind::String), 5);
+    let mut index = sample.index.clone();
+    Sample::set_i64(&mut index, cell, 5, other);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::ReferenceMismatch { .. })
+    });
+}
+
+#[test]
+fn rule_block_cell_does_not_start_a_block_of_its_thread() {
+    let sample = sample(false);
+    let cell = sample.find(ObjectKind::BlockStart);
+    let mut index = sample.index.clone();
+    Sample::set_i32(&mut index, cell, 1, 12345);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::BlockMismatch { .. })
+    });
+    let mut index = sample.index.clone();
+    Sample::set_i64(&mut index, cell, 5, sample.get_i64(cell, 5) + 1);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::BlockMismatch { .. })
+    });
+    // Its end must be the block's BLOCK_END.
+    let mut index = sample.index.clone();
+    Sample::set_i64(&mut index, cell, 13, sample.get_i64(cell, 13) - 1);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::BlockMismatch { .. })
+    });
+}
+
+#[test]
+fn rule_container_range_outside_its_thread_stream() {
+    let sample = sample(false);
+    let cell = sample.find(ObjectKind::Tracepoint);
+    for (field, value) in [(13, 1 << 40), (5, -1), (5, 0), (13, 0)] {
+        let mut index = sample.index.clone();
+        Sample::set_i64(&mut index, cell, field, value);
+        sample.assert_rebuilt(Some(index), |p| {
+            matches!(p, IndexProblem::ContainerOutsideThread { .. })
+        });
+    }
+}
+
+#[test]
+fn extra_rule_unknown_or_misplaced_cell_kinds() {
+    let sample = sample(false);
+    let cell = sample.find(ObjectKind::String);
+    let mut index = sample.index.clone();
+    index[HEADER + cell * CELL] = 42;
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::UnknownKind { .. })
+    });
+    let mut index = sample.index.clone();
+    index[HEADER + cell * CELL] = ObjectKind::BlockEnd as u8;
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::UnexpectedKind { .. })
+    });
+}
+
+#[test]
+fn extra_rule_blocks_must_cover_the_data_file() {
+    let sample = sample(false);
+    let blocks: Vec<usize> = (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::BlockStart as u8)
+        .collect();
+    // A block cell missing from the middle leaves a gap; turning it into
+    // a second copy of another block's cell gives the same.
+    let mut index = sample.index.clone();
+    let (a, b) = (blocks[1], blocks[2]);
+    let copy = sample.index[HEADER + b * CELL..HEADER + (b + 1) * CELL].to_vec();
+    index[HEADER + a * CELL..HEADER + (a + 1) * CELL].copy_from_slice(&copy);
+    sample.assert_rebuilt(Some(index), |p| matches!(p, IndexProblem::Gap(_)));
+    // The last block's cell missing leaves data after the last indexed block.
+    let last = *blocks.last().unwrap();
+    let mut index = sample.index.clone();
+    index.drain(HEADER + last * CELL..HEADER + (last + 1) * CELL);
+    sample.assert_rebuilt(Some(index), |p| matches!(p, IndexProblem::Uncovered { .. }));
+}
+
+#[test]
+fn extra_rule_container_ranges_must_nest() {
+    let sample = sample(false);
+    // Two disjoint containers listed one after the other: moving the
+    // first one's end into the second one's content makes them cross.
+    let containers: Vec<usize> = (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::Tracepoint as u8)
+        .collect();
+    let (first, second) = containers
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .find(|&(a, b)| {
+            sample.get_i64(a, 13) < sample.get_i64(b, 5)
+                && sample.get_i64(b, 5) + 1 < sample.get_i64(b, 13)
+        })
+        .unwrap();
+    let mut index = sample.index.clone();
+    Sample::set_i64(&mut index, first, 13, sample.get_i64(second, 5) + 1);
+    // Nesting is checked when a thread's table is built (on first use):
+    // the thread's containers are then found by scanning its stream.
+    let lazy = LazyTraceReader::options()
+        .open_bytes(
+            TraceBytes::from_vec(sample.data.clone()),
+            Some(TraceBytes::from_vec(index)),
+        )
+        .unwrap();
+    assert!(lazy.report().index_used());
+    let problems = lazy.build_lookups();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(matches!(problems[0].1, IndexProblem::Crossing { .. }));
+    assert_same_tree(&lazy, &sample.eager, "crossing");
+}
+
+#[test]
+fn extra_rule_container_cells_need_a_block_cell() {
+    let sample = sample(true);
+    let cell = sample.find(ObjectKind::Tracepoint);
+    let copy = sample.index[HEADER + cell * CELL..HEADER + (cell + 1) * CELL].to_vec();
+    let mut index = sample.index.clone();
+    let footer_at = index.len() - CELL - 8;
+    index.splice(footer_at..footer_at, copy);
+    sample.assert_rebuilt(Some(index), |p| {
+        matches!(p, IndexProblem::ContainerWithoutBlock { .. })
+    });
+}
+
+#[test]
+fn an_index_without_footer_is_used_when_valid() {
+    let sample = sample(false);
+    let index = sample.index[..sample.index.len() - CELL - 8].to_vec();
+    let lazy = LazyTraceReader::options()
+        .open_bytes(
+            TraceBytes::from_vec(sample.data.clone()),
+            Some(TraceBytes::from_vec(index)),
+        )
+        .unwrap();
+    assert_eq!(lazy.report().status, IndexStatus::Used { complete: false });
+    assert_eq!(lazy.report().repaired_containers, 0);
+    assert_same_tree(&lazy, &sample.eager, "no footer");
+}
+
+#[test]
+fn another_trace_index_is_not_used() {
+    let sample = sample(false);
+    let (_, other) = synth::generate(&SynthOptions {
+        threads: 2,
+        bytes: 96 << 10,
+        block_bytes: 3 << 10,
+        seed: 11,
+        ..SynthOptions::default()
+    });
+    sample.assert_rebuilt(Some(other), |_| true);
+}
+
+#[test]
+fn rebuild_can_be_asked_for() {
+    let sample = sample(false);
+    let lazy = LazyTraceReader::options()
+        .index(IndexChoice::Rebuild)
+        .open_bytes(
+            TraceBytes::from_vec(sample.data.clone()),
+            Some(TraceBytes::from_vec(sample.index.clone())),
+        )
+        .unwrap();
+    assert_eq!(
+        lazy.report().status,
+        IndexStatus::Rebuilt(IndexProblem::Requested)
+    );
+    assert_same_tree(&lazy, &sample.eager, "requested");
+}

@@ -1,0 +1,181 @@
+//! Helpers for the lazy reader's tests: tree comparison through `TraceTree`,
+//! and where the traces are.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use tracetree::model::{Footer, Tracepoint};
+use tracetree::tree::TraceTree;
+
+/// The reference traces folder, or `None` (saying so) when absent.
+pub fn reference_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: reference traces folder {} not found",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The reference traces present, by path.
+pub fn reference_traces() -> Vec<PathBuf> {
+    let Some(dir) = reference_dir() else {
+        return Vec::new();
+    };
+    [
+        "all-types-stream",
+        "all-types-dump",
+        "small-stream",
+        "small-dump",
+        "medium-stream",
+        "crashed",
+    ]
+    .iter()
+    .map(|name| dir.join(format!("{name}.trace")))
+    .filter(|path| {
+        let present = path.exists();
+        if !present {
+            eprintln!("skipped: {} not found", path.display());
+        }
+        present
+    })
+    .collect()
+}
+
+/// The bundled test traces (`testdata/*.trace`).
+pub fn testdata_traces() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut traces: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "trace"))
+        .collect();
+    traces.sort();
+    traces
+}
+
+type Owned = (Tracepoint<'static>, Option<Footer<'static>>);
+
+fn owned<T: TraceTree>(tree: &T, node: T::Node) -> Owned {
+    tree.visit(node, |tracepoint, footer| {
+        (
+            tracepoint.clone().into_owned(),
+            footer.cloned().map(Footer::into_owned),
+        )
+    })
+    .expect("visit")
+}
+
+/// Asserts that two trees hold the same threads, roots, tracepoints,
+/// footers and children, walking both iteratively. Returns the node count.
+pub fn assert_same_tree<A: TraceTree, B: TraceTree>(a: &A, b: &B, what: &str) -> usize {
+    let threads = a.thread_ids();
+    assert_eq!(threads, b.thread_ids(), "{what}: threads");
+    let mut nodes = 0;
+    for thread in threads {
+        let (roots_a, roots_b) = (a.roots(thread).unwrap(), b.roots(thread).unwrap());
+        assert_eq!(
+            roots_a.len(),
+            roots_b.len(),
+            "{what}: roots of thread {thread}"
+        );
+        let mut stack: Vec<(A::Node, B::Node, usize)> = roots_a
+            .into_iter()
+            .zip(roots_b)
+            .map(|(x, y)| (x, y, 0))
+            .rev()
+            .collect();
+        while let Some((x, y, depth)) = stack.pop() {
+            nodes += 1;
+            let (left, right) = (owned(a, x), owned(b, y));
+            assert_eq!(
+                left, right,
+                "{what}: node {nodes} (thread {thread}, depth {depth})"
+            );
+            let count = a.child_count(x).unwrap();
+            assert_eq!(
+                count,
+                b.child_count(y).unwrap(),
+                "{what}: child count of {:?}",
+                left.0.header
+            );
+            let (children_a, children_b) = (a.children(x).unwrap(), b.children(y).unwrap());
+            assert_eq!(
+                children_a.len(),
+                count,
+                "{what}: children of {:?}",
+                left.0.header
+            );
+            assert_eq!(
+                children_b.len(),
+                count,
+                "{what}: children of {:?}",
+                left.0.header
+            );
+            stack.extend(
+                children_a
+                    .into_iter()
+                    .zip(children_b)
+                    .map(|(x, y)| (x, y, depth + 1))
+                    .rev(),
+            );
+        }
+    }
+    nodes
+}
+
+/// A small deterministic pseudo-random generator (xorshift64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        if n == 0 {
+            0
+        } else {
+            (self.0 % n as u64) as usize
+        }
+    }
+}
+
+/// Every eager node's event id, parent's event id and children's event ids.
+pub struct EagerIndex {
+    pub events: Vec<tracetree::format::offset::EventId>,
+    pub by_event: std::collections::HashMap<tracetree::format::offset::EventId, usize>,
+}
+
+impl EagerIndex {
+    pub fn new(trace: &tracetree::read::EagerTrace) -> Self {
+        let events: Vec<_> = trace.nodes().iter().map(|n| n.tracepoint.event()).collect();
+        let by_event = events.iter().enumerate().map(|(i, &e)| (e, i)).collect();
+        EagerIndex { events, by_event }
+    }
+}
+
+/// Expands every node of a lazy reader, returning the first error instead
+/// of panicking; also asks for each node's parent.
+pub fn expand_all(reader: &tracetree::read::LazyTraceReader) -> tracetree::Result<usize> {
+    let mut nodes: usize = 0;
+    for thread in reader.thread_ids() {
+        let mut stack = reader.roots(thread)?;
+        while let Some(node) = stack.pop() {
+            nodes += 1;
+            let data = reader.node(node)?;
+            reader.child_count(node)?;
+            if nodes.is_multiple_of(16) {
+                reader.parent(node)?;
+                reader.node_by_event(data.tracepoint().event())?;
+            }
+            stack.extend(reader.children(node)?);
+        }
+    }
+    Ok(nodes)
+}
