@@ -1,11 +1,14 @@
 //! Safe to kill: a child process streams a trace from three threads with
 //! small blocks and is killed with SIGKILL mid-write. What it leaves opens as
-//! a crashed recorder's trace with every block that reached the file, the
-//! index rebuilt from the data agrees with the eager loader, and the index
-//! the writer left is a prefix of the rebuilt one (also when cut further).
+//! a crashed recorder's trace with every block that reached the file, in the
+//! eager loader and in the lazy reader (with the index left behind, and
+//! rebuilding); the index rebuilt from the data agrees with the eager loader,
+//! and the index the writer left is a prefix of the rebuilt one (also when
+//! cut further).
 
 #![cfg(unix)]
 
+mod lazy_support;
 mod stream_support;
 mod write_support;
 
@@ -18,8 +21,8 @@ use tracetree::TraceBytes;
 use tracetree::format::IndexCell;
 use tracetree::format::index::parse_index;
 use tracetree::model::Type;
-use tracetree::read::EagerTrace;
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader};
 use tracetree::write::{
     CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, MethodSpec, StreamingOptions,
     StreamingWriter, ThreadRecorder, ValueSpec,
@@ -153,6 +156,24 @@ fn a_killed_writer_leaves_every_written_block() {
             .iter()
             .all(|t| eager.context().thread_name(t.thread).is_none())
     );
+
+    // The lazy reader opens it too — with the index left behind, and
+    // rebuilding — and sees the same trees.
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    assert_eq!(
+        lazy.report().status,
+        IndexStatus::Used { complete: false },
+        "{:?}",
+        lazy.report()
+    );
+    assert_eq!(&lazy.report().data, report);
+    let nodes = lazy_support::assert_same_tree(&lazy, &eager, "killed");
+    assert_eq!(nodes, eager.nodes().len());
+    let lazy = LazyTraceReader::options()
+        .index(IndexChoice::Rebuild)
+        .open(&path)
+        .unwrap();
+    lazy_support::assert_same_tree(&lazy, &eager, "killed, rebuilt");
 
     // The rebuild from the data alone agrees with the eager loader.
     let rebuilt = rebuild_index(&data, RebuildOptions::default()).unwrap();
