@@ -7,7 +7,7 @@ mod lazy_support;
 use lazy_support::{EagerIndex, Rng, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::read::synth::{self, Crash, SynthOptions};
-use tracetree::read::{EagerTrace, LazyTraceReader, NodeId};
+use tracetree::read::{EagerTrace, LazyTraceReader, NodeId, WalkDetail};
 
 fn check_random_access(
     name: &str,
@@ -69,6 +69,10 @@ fn check_random_access(
             got, expected_range,
             "{name}: children {from}..+{len} of {event}"
         );
+        // The subtree, walked in one pass, in both details.
+        if probe % 5 == 0 {
+            check_subtree_walk(name, eager, &index, lazy, id, node);
+        }
         match probe % 7 {
             0 => lazy.forget_children(node).unwrap(),
             3 => {
@@ -86,6 +90,43 @@ fn check_random_access(
         .find(|e| !index.by_event.contains_key(e))
         .unwrap();
     assert_eq!(lazy.node_by_event(missing).unwrap(), None, "{name}");
+}
+
+/// `walk_subtree` from `node` (eager node `id`) meets the subtree in
+/// pre-order with the eager loader's depths, tracepoints and footers.
+fn check_subtree_walk(
+    name: &str,
+    eager: &EagerTrace,
+    index: &EagerIndex,
+    lazy: &LazyTraceReader,
+    id: usize,
+    node: tracetree::read::LazyNode,
+) {
+    let mut expected = Vec::new();
+    let mut stack = vec![(id, 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        expected.push((index.events[id], depth));
+        let children = &eager.nodes()[id].children;
+        stack.extend(children.iter().rev().map(|c| (c.0 as usize, depth + 1)));
+        if expected.len() > 20_000 {
+            return; // large subtrees are covered by the full walks
+        }
+    }
+    for detail in [WalkDetail::Headers, WalkDetail::Full] {
+        let mut got = Vec::new();
+        lazy.walk_subtree(node, detail, |walked| {
+            got.push((walked.header.event, walked.depth));
+            if let Some(tracepoint) = walked.tracepoint {
+                let id = index.by_event[&walked.header.event];
+                let expected = &eager.nodes()[id];
+                assert_eq!(tracepoint, &expected.tracepoint, "{name}");
+                assert_eq!(walked.footer, expected.footer.as_ref(), "{name}");
+            }
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(got, expected, "{name}: subtree walk ({detail:?})");
+    }
 }
 
 #[test]
