@@ -24,43 +24,17 @@ use tracetree::tree::{TraceTree, WalkStep, walk};
 
 const MB: u64 = 1 << 20;
 
-fn parse_size(text: &str) -> u64 {
-    let text = text.trim().to_ascii_uppercase();
-    let split = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.trim().parse().expect("a size like 1GB");
-    let unit = match unit.trim() {
-        "" | "B" => 1,
-        "KB" | "K" => 1 << 10,
-        "MB" | "M" => 1 << 20,
-        "GB" | "G" => 1 << 30,
-        other => panic!("unknown unit {other}"),
-    };
-    (number * unit as f64) as u64
-}
-
 /// The benchmark trace of about `bytes`, generated on first use.
 fn trace(bytes: u64) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-traces");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("lazy-{bytes}.trace"));
-    if !path.exists() || !index_path(&path).exists() {
-        eprintln!("generating {} ...", path.display());
-        let options = SynthOptions {
-            threads: 2,
-            bytes,
-            block_bytes: 1 << 20,
-            seed: 42,
-            ..SynthOptions::default()
-        };
-        let partial = dir.join(format!("lazy-{bytes}.partial"));
-        synth::write_files(&options, &partial).unwrap();
-        std::fs::rename(index_path(&partial), index_path(&path)).unwrap();
-        std::fs::rename(&partial, &path).unwrap();
-    }
-    path
+    let options = SynthOptions {
+        threads: 2,
+        bytes,
+        block_bytes: 1 << 20,
+        seed: 42,
+        ..SynthOptions::default()
+    };
+    synth::cached(&dir, &format!("lazy-{bytes}"), &options).unwrap()
 }
 
 /// The baseline: every byte of the mapping read once, as u64 words.
@@ -96,7 +70,8 @@ fn walk_headers(reader: &LazyTraceReader) -> u64 {
 }
 
 fn lazy(c: &mut Criterion) {
-    let size = parse_size(&std::env::var("TRACETREE_BENCH_SIZE").unwrap_or_else(|_| "64MB".into()));
+    let size = std::env::var("TRACETREE_BENCH_SIZE").unwrap_or_else(|_| "64MB".into());
+    let size = synth::parse_size(&size).expect("TRACETREE_BENCH_SIZE: a size like 1GB");
     let path = trace(size);
     let data = TraceBytes::map(&path).unwrap();
     let len = data.len();

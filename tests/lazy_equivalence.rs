@@ -3,9 +3,10 @@
 //! children, for every bundled, reference and generated trace, with the
 //! index used and rebuilt, with a normal and a tiny cache.
 
+mod common;
 mod lazy_support;
 
-use lazy_support::{assert_same_tree, reference_traces, testdata_traces};
+use lazy_support::{assert_same_tree, open_in_memory, reference_traces, testdata_traces};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -145,13 +146,7 @@ fn lazy_expansion_equals_eager_on_generated_traces() {
         let (data, index) = synth::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 8 << 10] {
-            let lazy = LazyTraceReader::options()
-                .cache_bytes(cache_bytes)
-                .open_bytes(
-                    TraceBytes::from_vec(data.clone()),
-                    Some(TraceBytes::from_vec(index.clone())),
-                )
-                .unwrap();
+            let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();
             let report = lazy.report();
             // A half-written last block is not covered by the index.
             let half = options.crash.is_some_and(|c| c.half_written_block);

@@ -3,6 +3,7 @@
 //! file, the report says why, and the trace reads the same as with the eager
 //! loader. Plus the extra rules tracetree applies, and the index choices.
 
+mod common;
 mod lazy_support;
 
 use lazy_support::assert_same_tree;

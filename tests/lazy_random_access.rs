@@ -2,9 +2,10 @@
 //! nodes by event id, parents, ranges of children, with forgets and cache
 //! clears in between, and a tiny cache.
 
+mod common;
 mod lazy_support;
 
-use lazy_support::{EagerIndex, Rng, reference_traces};
+use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::read::synth::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, LazyTraceReader, NodeId, WalkDetail};
@@ -162,13 +163,7 @@ fn random_access_in_a_wide_call_with_a_tiny_cache() {
     };
     let (data, index) = synth::generate(&options);
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    let lazy = LazyTraceReader::options()
-        .cache_bytes(4 << 10)
-        .open_bytes(
-            TraceBytes::from_vec(data),
-            Some(TraceBytes::from_vec(index)),
-        )
-        .unwrap();
+    let lazy = open_in_memory(&data, Some(&index), 4 << 10).unwrap();
     let wide = eager.nodes()[eager.threads()[0].roots[0].0 as usize].children[0];
     assert!(eager.node(wide).children.len() > 80 * 1024, "a wide call");
     check_random_access("wide", &eager, &lazy, 200, 5);
@@ -206,13 +201,7 @@ fn random_access_on_generated_traces() {
         let (data, index) = synth::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 16 << 10] {
-            let lazy = LazyTraceReader::options()
-                .cache_bytes(cache_bytes)
-                .open_bytes(
-                    TraceBytes::from_vec(data.clone()),
-                    Some(TraceBytes::from_vec(index.clone())),
-                )
-                .unwrap();
+            let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();
             check_random_access(&name, &eager, &lazy, 400, 77);
         }
     }

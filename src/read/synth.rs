@@ -74,6 +74,41 @@ pub fn write_files(options: &SynthOptions, path: &Path) -> io::Result<()> {
     index.flush()
 }
 
+/// The trace of `options` as `dir/NAME.trace` (and `.idx`), generated
+/// only when not already there (benchmarks and large tests reuse it).
+pub fn cached(dir: &Path, name: &str, options: &SynthOptions) -> io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.trace"));
+    if !path.exists() || !index_path(&path).exists() {
+        // Written under another name first, so an interrupted run leaves
+        // no half-written trace behind under the final name.
+        let partial = dir.join(format!("{name}.partial"));
+        write_files(options, &partial)?;
+        std::fs::rename(index_path(&partial), index_path(&path))?;
+        std::fs::rename(&partial, &path)?;
+    }
+    Ok(path)
+}
+
+/// Parses a size such as `64MB`, `1.5GB`, `512KB` or `1000` (bytes; units
+/// are powers of 1024), as the benchmarks' and tests' size variables take.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim().to_ascii_uppercase();
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.trim().parse().ok()?;
+    let unit: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KB" => 1 << 10,
+        "M" | "MB" => 1 << 20,
+        "G" | "GB" => 1 << 30,
+        _ => return None,
+    };
+    (number >= 0.0).then_some((number * unit as f64) as u64)
+}
+
 /// The trace's data and index bytes.
 pub fn generate(options: &SynthOptions) -> (Vec<u8>, Vec<u8>) {
     Writer::new(options, Vec::new(), Vec::new())
@@ -602,3 +637,18 @@ trait PutBlockStart: Write {
 }
 
 impl<W: Write> PutBlockStart for W {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("64MB"), Some(64 << 20));
+        assert_eq!(parse_size(" 1gb "), Some(1 << 30));
+        assert_eq!(parse_size("1.5K"), Some(1536));
+        assert_eq!(parse_size("1000"), Some(1000));
+        assert_eq!(parse_size("12 parsecs"), None);
+        assert_eq!(parse_size("-1MB"), None);
+    }
+}
