@@ -801,22 +801,20 @@ impl LazyTraceReader {
     }
 
     fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
-        let slot = node.slot as usize;
-        let mut stream = self.stream(slot);
-        let (object, len) = stream.object(node.at, None)?;
+        let mut scan = self.scan(node.slot as usize);
+        let (object, len) = scan.stream.object(node.at, None)?;
         let Object::Tracepoint(tracepoint) = object else {
             return Err(unexpected(
-                &mut stream,
+                &mut scan.stream,
                 node.at,
                 object.kind(),
                 "expected a tracepoint at a node's offset",
             ));
         };
-        let mut scan = self.scan(slot);
         let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
         let footer = match content {
             Some(content) => self
-                .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
+                .footer_of(&mut scan.stream, content, tracepoint.tracepoint_type())?
                 .map(|(footer, _)| footer.into_owned()),
             None => None,
         };
