@@ -2,11 +2,12 @@
 //! reader, with forgets and a small cache, all see what the eager loader
 //! sees; readers of different traces coexist.
 
+mod common;
 mod lazy_support;
 
 use std::sync::Arc;
 
-use lazy_support::{EagerIndex, Rng, reference_traces};
+use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::format::offset::EventId;
 use tracetree::read::synth::{self, SynthOptions};
@@ -102,13 +103,7 @@ fn eight_threads_expand_one_reader() {
     });
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     for cache_bytes in [64 << 20, 32 << 10] {
-        let reader = LazyTraceReader::options()
-            .cache_bytes(cache_bytes)
-            .open_bytes(
-                TraceBytes::from_vec(data.clone()),
-                Some(TraceBytes::from_vec(index.clone())),
-            )
-            .unwrap();
+        let reader = open_in_memory(&data, Some(&index), cache_bytes).unwrap();
         check_concurrent("generated", &reader, &eager);
     }
 }

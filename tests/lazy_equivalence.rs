@@ -3,12 +3,15 @@
 //! children, for every bundled, reference and generated trace, with the
 //! index used and rebuilt, with a normal and a tiny cache.
 
+mod common;
 mod lazy_support;
 
-use lazy_support::{assert_same_tree, reference_traces, testdata_traces};
+use lazy_support::{assert_same_tree, open_in_memory, reference_traces, testdata_traces};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tracetree::TraceBytes;
+use tracetree::model::TracepointType;
 use tracetree::read::synth::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader};
 
@@ -28,6 +31,7 @@ fn check_trace(path: &Path) {
     let nodes = assert_same_tree(&lazy, &eager, &name);
     assert_eq!(nodes, eager.nodes().len(), "{name}");
     assert!(lazy.build_lookups().is_empty(), "{name}");
+    check_threads_and_counts(&name, &lazy, &eager);
     // Rebuilt from the data file, with a small cache.
     let lazy = LazyTraceReader::options()
         .index(IndexChoice::Rebuild)
@@ -37,6 +41,41 @@ fn check_trace(path: &Path) {
     assert!(matches!(lazy.report().status, IndexStatus::Rebuilt(_)));
     assert_eq!(&lazy.report().data, eager.report(), "{name}: data report");
     assert_same_tree(&lazy, &eager, &name);
+}
+
+/// Threads (ids, names, blocks, roots) and tracepoint counts agree.
+fn check_threads_and_counts(name: &str, lazy: &LazyTraceReader, eager: &EagerTrace) {
+    let threads = lazy.threads();
+    assert_eq!(threads.len(), eager.threads().len(), "{name}");
+    for (info, thread) in threads.iter().zip(eager.threads()) {
+        assert_eq!(info.id, thread.thread, "{name}");
+        assert_eq!(info.blocks, thread.blocks, "{name}: blocks of {}", info.id);
+        assert_eq!(lazy.block_table().block_count(info.id), thread.blocks);
+        let expected_name = eager
+            .context()
+            .thread_name(thread.thread)
+            .map(|n| n.decode().into_owned());
+        assert_eq!(lazy.thread_name(info.id), expected_name, "{name}");
+        let root = lazy.root(info.id).unwrap().unwrap();
+        assert_eq!(lazy.node_thread(root), info.id);
+        let expected_root = &eager.node(thread.roots[0]).tracepoint;
+        assert_eq!(
+            lazy.node(root).unwrap().tracepoint(),
+            expected_root,
+            "{name}"
+        );
+    }
+    let mut expected: BTreeMap<TracepointType, u64> = BTreeMap::new();
+    for node in eager.nodes() {
+        *expected
+            .entry(node.tracepoint.tracepoint_type())
+            .or_default() += 1;
+    }
+    assert_eq!(
+        lazy.count_tracepoints().unwrap(),
+        expected,
+        "{name}: counts"
+    );
 }
 
 /// The reference traces whose file name starts with one of `prefixes`.
@@ -107,13 +146,7 @@ fn lazy_expansion_equals_eager_on_generated_traces() {
         let (data, index) = synth::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 8 << 10] {
-            let lazy = LazyTraceReader::options()
-                .cache_bytes(cache_bytes)
-                .open_bytes(
-                    TraceBytes::from_vec(data.clone()),
-                    Some(TraceBytes::from_vec(index.clone())),
-                )
-                .unwrap();
+            let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();
             let report = lazy.report();
             // A half-written last block is not covered by the index.
             let half = options.crash.is_some_and(|c| c.half_written_block);

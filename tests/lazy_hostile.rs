@@ -2,11 +2,10 @@
 //! files open (or fail) with typed errors, and expanding every node gives
 //! `Ok` or a typed error, never a panic.
 
+mod common;
 mod lazy_support;
 
-use lazy_support::expand_all;
-use tracetree::TraceBytes;
-use tracetree::read::LazyTraceReader;
+use lazy_support::{expand_all, open_in_memory};
 use tracetree::read::synth::{self, Crash, SynthOptions};
 
 /// A small multi-block, multi-thread trace with calls spanning blocks.
@@ -22,12 +21,7 @@ fn sample(crash: Option<Crash>) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn open_and_expand(data: &[u8], index: &[u8], cache_bytes: usize) {
-    let opened = LazyTraceReader::options()
-        .cache_bytes(cache_bytes)
-        .open_bytes(
-            TraceBytes::from_vec(data.to_vec()),
-            Some(TraceBytes::from_vec(index.to_vec())),
-        );
+    let opened = open_in_memory(data, Some(index), cache_bytes);
     if let Ok(reader) = opened
         && let Err(error) = expand_all(&reader)
     {

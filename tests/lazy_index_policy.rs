@@ -3,6 +3,7 @@
 //! file, the report says why, and the trace reads the same as with the eager
 //! loader. Plus the extra rules tracetree applies, and the index choices.
 
+mod common;
 mod lazy_support;
 
 use lazy_support::assert_same_tree;
@@ -345,4 +346,46 @@ fn rebuild_can_be_asked_for() {
         IndexStatus::Rebuilt(IndexProblem::Requested)
     );
     assert_same_tree(&lazy, &sample.eager, "requested");
+}
+
+#[test]
+fn a_container_cell_missing_from_a_complete_index_is_found_by_scanning() {
+    let sample = sample(false);
+    // Drop a container cell that has container cells inside it (its
+    // children must still be skipped through their own cells).
+    let containers: Vec<usize> = (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::Tracepoint as u8)
+        .collect();
+    let cell = containers
+        .windows(2)
+        .find(|w| sample.get_i64(w[0], 5) > sample.get_i64(w[1], 5))
+        .map(|w| w[1])
+        .unwrap();
+    let mut index = sample.index.clone();
+    index.drain(HEADER + cell * CELL..HEADER + (cell + 1) * CELL);
+    let lazy = LazyTraceReader::options()
+        .open_bytes(
+            TraceBytes::from_vec(sample.data.clone()),
+            Some(TraceBytes::from_vec(index)),
+        )
+        .unwrap();
+    assert_eq!(lazy.report().status, IndexStatus::Used { complete: true });
+    assert_eq!(lazy.report().containers, containers.len() - 1);
+    assert_same_tree(&lazy, &sample.eager, "missing cell");
+    for node in sample.eager.nodes() {
+        let found = lazy
+            .node_by_event(node.tracepoint.event())
+            .unwrap()
+            .unwrap();
+        assert_eq!(lazy.node(found).unwrap().tracepoint(), &node.tracepoint);
+        let parent = lazy.parent(found).unwrap();
+        let parent_event = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
+        let expected = node.parent.map(|p| sample.eager.node(p).tracepoint.event());
+        assert_eq!(
+            parent_event,
+            expected,
+            "parent of {}",
+            node.tracepoint.event()
+        );
+    }
 }

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 
 use tracetree::read::synth::{self, SynthOptions};
-use tracetree::read::{LazyTraceReader, WalkDetail, index_path};
+use tracetree::read::{LazyTraceReader, WalkDetail};
 use tracetree::tree::{TraceTree, WalkStep, walk};
 
 /// The process's resident anonymous memory in bytes (Linux), or `None`.
@@ -26,42 +26,17 @@ fn rss_anon() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn parse_size(text: &str) -> u64 {
-    let text = text.trim().to_ascii_uppercase();
-    let (number, unit) = text.split_at(
-        text.find(|c: char| c.is_ascii_alphabetic())
-            .unwrap_or(text.len()),
-    );
-    let number: f64 = number.trim().parse().expect("a size like 1GB");
-    let unit = match unit.trim() {
-        "" | "B" => 1.0,
-        "KB" | "K" => 1024.0,
-        "MB" | "M" => 1024.0 * 1024.0,
-        "GB" | "G" => 1024.0 * 1024.0 * 1024.0,
-        other => panic!("unknown unit {other}"),
-    };
-    (number * unit) as u64
-}
-
 /// A generated trace of about `bytes`, made once under `target/test-traces`.
 fn trace(bytes: u64) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("memory-{bytes}.trace"));
-    if !path.exists() || !index_path(&path).exists() {
-        let options = SynthOptions {
-            threads: 2,
-            bytes,
-            block_bytes: 1 << 20,
-            seed: 5,
-            ..SynthOptions::default()
-        };
-        let partial = dir.join(format!("memory-{bytes}.partial"));
-        synth::write_files(&options, &partial).unwrap();
-        std::fs::rename(index_path(&partial), index_path(&path)).unwrap();
-        std::fs::rename(&partial, &path).unwrap();
-    }
-    path
+    let options = SynthOptions {
+        threads: 2,
+        bytes,
+        block_bytes: 1 << 20,
+        seed: 5,
+        ..SynthOptions::default()
+    };
+    synth::cached(&dir, &format!("memory-{bytes}"), &options).unwrap()
 }
 
 fn walk_bounded(bytes: u64) {
@@ -157,5 +132,8 @@ fn walking_everything_with_a_tiny_cache_stays_bounded() {
 #[ignore = "large: set TRACETREE_MEMORY_TEST_SIZE (e.g. 1GB) and run with --release --ignored"]
 fn walking_a_large_trace_stays_bounded() {
     let size = std::env::var("TRACETREE_MEMORY_TEST_SIZE").unwrap_or_else(|_| "256MB".into());
-    walk_bounded(parse_size(&size));
+    walk_bounded(
+        tracetree::generate::parse_size(&size)
+            .expect("TRACETREE_MEMORY_TEST_SIZE: a size like 1GB"),
+    );
 }

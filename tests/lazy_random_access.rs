@@ -2,12 +2,13 @@
 //! nodes by event id, parents, ranges of children, with forgets and cache
 //! clears in between, and a tiny cache.
 
+mod common;
 mod lazy_support;
 
-use lazy_support::{EagerIndex, Rng, reference_traces};
+use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::read::synth::{self, Crash, SynthOptions};
-use tracetree::read::{EagerTrace, LazyTraceReader, NodeId};
+use tracetree::read::{EagerTrace, LazyTraceReader, NodeId, WalkDetail};
 
 fn check_random_access(
     name: &str,
@@ -69,6 +70,10 @@ fn check_random_access(
             got, expected_range,
             "{name}: children {from}..+{len} of {event}"
         );
+        // The subtree, walked in one pass, in both details.
+        if probe % 5 == 0 {
+            check_subtree_walk(name, eager, &index, lazy, id, node);
+        }
         match probe % 7 {
             0 => lazy.forget_children(node).unwrap(),
             3 => {
@@ -86,6 +91,43 @@ fn check_random_access(
         .find(|e| !index.by_event.contains_key(e))
         .unwrap();
     assert_eq!(lazy.node_by_event(missing).unwrap(), None, "{name}");
+}
+
+/// `walk_subtree` from `node` (eager node `id`) meets the subtree in
+/// pre-order with the eager loader's depths, tracepoints and footers.
+fn check_subtree_walk(
+    name: &str,
+    eager: &EagerTrace,
+    index: &EagerIndex,
+    lazy: &LazyTraceReader,
+    id: usize,
+    node: tracetree::read::LazyNode,
+) {
+    let mut expected = Vec::new();
+    let mut stack = vec![(id, 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        expected.push((index.events[id], depth));
+        let children = &eager.nodes()[id].children;
+        stack.extend(children.iter().rev().map(|c| (c.0 as usize, depth + 1)));
+        if expected.len() > 20_000 {
+            return; // large subtrees are covered by the full walks
+        }
+    }
+    for detail in [WalkDetail::Headers, WalkDetail::Full] {
+        let mut got = Vec::new();
+        lazy.walk_subtree(node, detail, |walked| {
+            got.push((walked.header.event, walked.depth));
+            if let Some(tracepoint) = walked.tracepoint {
+                let id = index.by_event[&walked.header.event];
+                let expected = &eager.nodes()[id];
+                assert_eq!(tracepoint, &expected.tracepoint, "{name}");
+                assert_eq!(walked.footer, expected.footer.as_ref(), "{name}");
+            }
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(got, expected, "{name}: subtree walk ({detail:?})");
+    }
 }
 
 #[test]
@@ -121,13 +163,7 @@ fn random_access_in_a_wide_call_with_a_tiny_cache() {
     };
     let (data, index) = synth::generate(&options);
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    let lazy = LazyTraceReader::options()
-        .cache_bytes(4 << 10)
-        .open_bytes(
-            TraceBytes::from_vec(data),
-            Some(TraceBytes::from_vec(index)),
-        )
-        .unwrap();
+    let lazy = open_in_memory(&data, Some(&index), 4 << 10).unwrap();
     let wide = eager.nodes()[eager.threads()[0].roots[0].0 as usize].children[0];
     assert!(eager.node(wide).children.len() > 80 * 1024, "a wide call");
     check_random_access("wide", &eager, &lazy, 200, 5);
@@ -165,13 +201,7 @@ fn random_access_on_generated_traces() {
         let (data, index) = synth::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 16 << 10] {
-            let lazy = LazyTraceReader::options()
-                .cache_bytes(cache_bytes)
-                .open_bytes(
-                    TraceBytes::from_vec(data.clone()),
-                    Some(TraceBytes::from_vec(index.clone())),
-                )
-                .unwrap();
+            let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();
             check_random_access(&name, &eager, &lazy, 400, 77);
         }
     }

@@ -8,6 +8,7 @@
 
 #![cfg(unix)]
 
+mod common;
 mod lazy_support;
 mod stream_support;
 mod write_support;

@@ -3,6 +3,7 @@
 //! valid (`IndexChoice::Require`) — and through the lazy reader's own
 //! rebuild; also when many producers streamed at once, in small blocks.
 
+mod common;
 mod lazy_support;
 mod stream_support;
 mod write_support;

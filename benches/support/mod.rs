@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use tracetree::read::index_path;
 use tracetree::read::synth::{self, SynthOptions};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
@@ -18,23 +17,14 @@ pub fn bench_size() -> u64 {
 /// thread's root holds one wide call), generated on first use.
 pub fn trace(bytes: u64) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-traces");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("lazy-{bytes}.trace"));
-    if !path.exists() || !index_path(&path).exists() {
-        eprintln!("generating {} ...", path.display());
-        let options = SynthOptions {
-            threads: 2,
-            bytes,
-            block_bytes: 1 << 20,
-            seed: 42,
-            ..SynthOptions::default()
-        };
-        let partial = dir.join(format!("lazy-{bytes}.partial"));
-        synth::write_files(&options, &partial).unwrap();
-        std::fs::rename(index_path(&partial), index_path(&path)).unwrap();
-        std::fs::rename(&partial, &path).unwrap();
-    }
-    path
+    let options = SynthOptions {
+        threads: 2,
+        bytes,
+        block_bytes: 1 << 20,
+        seed: 42,
+        ..SynthOptions::default()
+    };
+    synth::cached(&dir, &format!("lazy-{bytes}"), &options).unwrap()
 }
 
 /// The baseline: every byte of the mapping read once, as u64 words.

@@ -5,7 +5,7 @@
 //! memory by a rebuild or a repair); each thread keeps one `u32` per
 //! container: the cell's number, in start order (pre-order). A streaming
 //! index lists a thread's containers in post-order;
-//! [`ContainerTable::from_post_order`] turns that into start order in one
+//! `ContainerTable::from_post_order` turns that into start order in one
 //! backwards pass, checking on the way that the ranges nest.
 
 use std::sync::OnceLock;

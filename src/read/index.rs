@@ -11,8 +11,16 @@
 //! logical stream. tracetree also rejects what would make the reader lose
 //! data or misplace children: a block cell whose end is not a `BLOCK_END`,
 //! blocks that leave a gap or leave data after the last indexed block
-//! (other than `EOF`), cells of kinds an index never holds, a container cell
-//! before any block cell, and container ranges that overlap without nesting.
+//! (other than `EOF`), cells of kinds an index never holds, and a container
+//! cell that belongs to no block cell. All of this is checked in one pass
+//! over the cells when the index is opened.
+//!
+//! Each thread's container table is built from its cells when the thread is
+//! first used; cells that overlap without nesting then make that thread's
+//! containers be found by scanning its stream instead (reported by
+//! [`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)). An index without footer (a crashed recorder's) is
+//! repaired when opened: containers it has no cell for are found by
+//! scanning only where they can be (`Lookup::repair`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -257,7 +265,7 @@ impl Lookup {
     /// Thread `slot`'s container table and cells. The table is built on
     /// first use (in start order, from the cells in post-order); if the
     /// cells do not nest, the thread's containers are found by scanning
-    /// its stream instead, and the problem is kept ([`Lookup::problems`]).
+    /// its stream instead, and the problem is kept ([`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)).
     pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
         let thread = &self.threads[slot];
         let built = thread.built.get_or_init(|| {

@@ -74,6 +74,22 @@ pub fn write_files(options: &SynthOptions, path: &Path) -> io::Result<()> {
     index.flush()
 }
 
+/// The trace of `options` as `dir/NAME.trace` (and `.idx`), generated
+/// only when not already there (benchmarks and large tests reuse it).
+pub fn cached(dir: &Path, name: &str, options: &SynthOptions) -> io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{name}.trace"));
+    if !path.exists() || !index_path(&path).exists() {
+        // Written under another name first, so an interrupted run leaves
+        // no half-written trace behind under the final name.
+        let partial = dir.join(format!("{name}.partial"));
+        write_files(options, &partial)?;
+        std::fs::rename(index_path(&partial), index_path(&path))?;
+        std::fs::rename(&partial, &path)?;
+    }
+    Ok(path)
+}
+
 /// The trace's data and index bytes.
 pub fn generate(options: &SynthOptions) -> (Vec<u8>, Vec<u8>) {
     Writer::new(options, Vec::new(), Vec::new())

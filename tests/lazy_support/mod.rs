@@ -1,5 +1,6 @@
 //! Helpers for the lazy reader's tests: tree comparison through `TraceTree`,
-//! and where the traces are.
+//! where the traces are, opening traces held in memory. Test crates using
+//! it declare `mod common;` too.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -7,23 +8,9 @@ use std::path::{Path, PathBuf};
 use tracetree::model::{Footer, Tracepoint};
 use tracetree::tree::TraceTree;
 
-/// The reference traces folder, or `None` (saying so) when absent.
-pub fn reference_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: reference traces folder {} not found",
-            dir.display()
-        );
-        None
-    }
-}
-
 /// The reference traces present, by path.
 pub fn reference_traces() -> Vec<PathBuf> {
-    let Some(dir) = reference_dir() else {
+    let Some(dir) = crate::common::reference_traces() else {
         return Vec::new();
     };
     [
@@ -57,6 +44,20 @@ pub fn testdata_traces() -> Vec<PathBuf> {
         .collect();
     traces.sort();
     traces
+}
+
+/// A lazy reader over a trace held in memory.
+pub fn open_in_memory(
+    data: &[u8],
+    index: Option<&[u8]>,
+    cache_bytes: usize,
+) -> tracetree::Result<tracetree::read::LazyTraceReader> {
+    tracetree::read::LazyTraceReader::options()
+        .cache_bytes(cache_bytes)
+        .open_bytes(
+            tracetree::TraceBytes::from_vec(data.to_vec()),
+            index.map(|index| tracetree::TraceBytes::from_vec(index.to_vec())),
+        )
 }
 
 type Owned = (Tracepoint<'static>, Option<Footer<'static>>);

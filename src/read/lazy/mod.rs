@@ -454,14 +454,47 @@ impl LazyTraceReader {
     pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = node.slot as usize;
         let (table, cells) = self.containers(slot);
-        let mut candidate = table.last_starting_at_or_before(cells, node.at);
-        while let Some(k) = candidate {
+        let mut enclosing = table.last_starting_at_or_before(cells, node.at);
+        while let Some(k) = enclosing {
             if node.at < table.end(cells, k) {
-                return self.container_node(slot, k).map(Some);
+                break;
             }
-            candidate = table.parent(cells, k);
+            enclosing = table.parent(cells, k);
         }
-        Ok(None)
+        // Containers the index has no cell for (resolved by scanning when
+        // met) may lie between that container and the node.
+        let resolved_any = !self
+            .resolved
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty();
+        if resolved_any {
+            let mut scope = match enclosing {
+                Some(k) => self.container_scope(slot, k),
+                None => self.top_scope(slot),
+            };
+            let mut inner_parent = None;
+            while let Some(at) = self.last_child_before(scope, node.at)? {
+                let child = LazyNode {
+                    slot: node.slot,
+                    at,
+                };
+                match self.scope(child)? {
+                    Some(inner) if inner.start <= node.at && node.at < inner.end => {
+                        inner_parent = Some(child);
+                        scope = inner;
+                    }
+                    _ => break,
+                }
+            }
+            if inner_parent.is_some() {
+                return Ok(inner_parent);
+            }
+        }
+        match enclosing {
+            Some(k) => self.container_node(slot, k).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The node of the tracepoint with event id `event`.
@@ -504,7 +537,7 @@ impl LazyTraceReader {
                     Some(k) => self.container_scope(slot, k),
                     None => self.top_scope(slot),
                 };
-                if let Some(node) = self.find_child_by_event(scope, event)? {
+                if let Some(node) = self.find_by_event_in(scope, event)? {
                     return Ok(Some(node));
                 }
                 match container {
@@ -768,22 +801,20 @@ impl LazyTraceReader {
     }
 
     fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
-        let slot = node.slot as usize;
-        let mut stream = self.stream(slot);
-        let (object, len) = stream.object(node.at, None)?;
+        let mut scan = self.scan(node.slot as usize);
+        let (object, len) = scan.stream.object(node.at, None)?;
         let Object::Tracepoint(tracepoint) = object else {
             return Err(unexpected(
-                &mut stream,
+                &mut scan.stream,
                 node.at,
                 object.kind(),
                 "expected a tracepoint at a node's offset",
             ));
         };
-        let mut scan = self.scan(slot);
         let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
         let footer = match content {
             Some(content) => self
-                .footer_of(&mut stream, content, tracepoint.tracepoint_type())?
+                .footer_of(&mut scan.stream, content, tracepoint.tracepoint_type())?
                 .map(|(footer, _)| footer.into_owned()),
             None => None,
         };
@@ -984,7 +1015,7 @@ impl LazyTraceReader {
     /// content starts).
     fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
         let (table, cells) = self.containers(slot);
-        let parent = match table.parent(cells, k) {
+        let mut scope = match table.parent(cells, k) {
             Some(j) => self.container_scope(slot, j),
             None => self.top_scope(slot),
         };
@@ -995,50 +1026,95 @@ impl LazyTraceReader {
                 self.lookup.blocks.thread(slot).thread
             ))
         };
-        // The last child starting before the container's content.
-        let at = match self.paging(parent)? {
-            Paging::One(page) => last_before(&page, start),
+        loop {
+            let at = self.last_child_before(scope, start)?.ok_or_else(missing)?;
+            let node = LazyNode {
+                slot: slot as u32,
+                at,
+            };
+            let (skipped, len) = self.stream(slot).skip(at, None)?;
+            if !skipped
+                .header
+                .is_some_and(|h| h.tracepoint_type.is_container())
+            {
+                return Err(missing());
+            }
+            if at + len == start {
+                return Ok(node);
+            }
+            // A container the index has no cell for lies in between.
+            match self.scope(node)? {
+                Some(inner) if inner.start < start && start < inner.end => scope = inner,
+                _ => return Err(missing()),
+            }
+        }
+    }
+
+    /// The last direct child of `scope` that starts before `start`.
+    fn last_child_before(
+        &self,
+        scope: Scope,
+        start: LogicalOffset,
+    ) -> Result<Option<LogicalOffset>> {
+        match self.paging(scope)? {
+            Paging::One(page) => Ok(last_before(&page, start)),
             Paging::Many(index) => {
-                let checkpoint = index
+                let Some(checkpoint) = index
                     .checkpoints
                     .partition_point(|&(at, _)| at < start)
                     .checked_sub(1)
-                    .ok_or_else(missing)?;
+                else {
+                    return Ok(None);
+                };
                 let mut found = None;
                 for number in index.pages_from(checkpoint) {
-                    let page = self.page(parent, number)?;
+                    let page = self.page(scope, number)?;
                     match page.first() {
                         Some(&first) if first < start => found = last_before(&page, start),
                         _ => break,
                     }
                 }
-                found
+                Ok(found)
             }
-        }
-        .ok_or_else(missing)?;
-        let mut stream = self.stream(slot);
-        match stream.skip(at, None)? {
-            (skipped, len)
-                if skipped
-                    .header
-                    .is_some_and(|h| h.tracepoint_type.is_container())
-                    && at + len == start =>
-            {
-                Ok(LazyNode {
-                    slot: slot as u32,
-                    at,
-                })
-            }
-            _ => Err(missing()),
         }
     }
 
-    /// The direct child of `scope` with event id `event`; children's event
-    /// ids must ascend.
-    fn find_child_by_event(&self, scope: Scope, event: EventId) -> Result<Option<LazyNode>> {
-        if scope.start >= scope.end {
-            return Ok(None);
+    /// The node with event id `event` among the direct children of `scope`
+    /// (whose event ids must ascend), or among the descendants of a child
+    /// container the index has no cell for.
+    fn find_by_event_in(&self, mut scope: Scope, event: EventId) -> Result<Option<LazyNode>> {
+        loop {
+            let candidate = match self.search_children_by_event(scope, event)? {
+                Ok(found) => return Ok(Some(found)),
+                Err(None) => return Ok(None),
+                Err(Some(before)) => before,
+            };
+            // The child before `event` may hold it, if the index has no cell
+            // for it (otherwise the search started from inside it).
+            let (table, cells) = self.containers(scope.slot);
+            match self.scope(candidate)? {
+                Some(inner) if table.find_start(cells, inner.start, None).is_none() => {
+                    scope = inner
+                }
+                _ => return Ok(None),
+            }
         }
+    }
+
+    /// Searches the direct children of `scope` by event id: the child with
+    /// `event`, or else the last child with a smaller one.
+    fn search_children_by_event(
+        &self,
+        scope: Scope,
+        event: EventId,
+    ) -> Result<std::result::Result<LazyNode, Option<LazyNode>>> {
+        if scope.start >= scope.end {
+            return Ok(Err(None));
+        }
+        let node = |at| LazyNode {
+            slot: scope.slot as u32,
+            at,
+        };
         let mut stream = self.stream(scope.slot);
         let pages = match self.paging(scope)? {
             Paging::One(_) => 0..1,
@@ -1048,11 +1124,12 @@ impl LazyTraceReader {
                     .partition_point(|&(_, first)| first <= event)
                     .checked_sub(1)
                 else {
-                    return Ok(None);
+                    return Ok(Err(None));
                 };
                 index.pages_from(checkpoint)
             }
         };
+        let mut before = None;
         for number in pages {
             let children = self.page(scope, number)?;
             // Binary search by event id, decoding only headers.
@@ -1061,10 +1138,7 @@ impl LazyTraceReader {
                 let middle = (low + high) / 2;
                 let found = stream.header(children[middle])?.event;
                 if found == event {
-                    return Ok(Some(LazyNode {
-                        slot: scope.slot as u32,
-                        at: children[middle],
-                    }));
+                    return Ok(Ok(node(children[middle])));
                 }
                 if found < event {
                     low = middle + 1;
@@ -1072,11 +1146,14 @@ impl LazyTraceReader {
                     high = middle;
                 }
             }
+            if low > 0 {
+                before = Some(node(children[low - 1]));
+            }
             if low < children.len() {
                 break; // a later child has a greater event id
             }
         }
-        Ok(None)
+        Ok(Err(before))
     }
 
     /// The pre-order walk behind [`walk_thread`](Self::walk_thread): returns
