@@ -8,15 +8,15 @@
 //! every call. Each thread's tracepoints form a tree: method calls, loops and
 //! loop iterations contain the tracepoints recorded while they ran.
 //!
-//! - [`format`]: the bytes: one codec per object kind, typed offsets
+//! - [`format`](mod@format): the bytes: one codec per object kind, typed offsets
 //!   ([`format::offset::LogicalOffset`] vs [`format::offset::PhysicalOffset`]),
 //!   index cells read in place.
 //! - [`model`]: what the bytes mean: tracepoints, values, and the per-trace
 //!   [`model::TraceContext`] of reference objects.
-//! - [`write`]: the builder API ([`write::TraceRecorder`],
+//! - [`write`](mod@write): the builder API ([`write::TraceRecorder`],
 //!   [`write::ThreadRecorder`]) and the writers.
 //! - [`read`]: the eager loader, the parallel index rebuild.
-//! - [`tree`]: any reader seen as one tree per thread; [`print`] renders it.
+//! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print) renders it.
 //!
 //! # Example
 //!
