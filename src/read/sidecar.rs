@@ -582,6 +582,18 @@ pub(crate) fn write(
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
     let data = files.data.as_slice();
+    // A directory without write permission is left alone, even by a user
+    // (root) whom the system would let write there.
+    let dir = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if std::fs::metadata(dir)?.permissions().readonly() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} is read-only", dir.display()),
+        ));
+    }
     lookup.build_all(data);
     let mut temp = path.as_os_str().to_owned();
     temp.push(format!(
