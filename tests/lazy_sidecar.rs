@@ -291,6 +291,55 @@ fn a_changed_index_makes_the_sidecar_stale() {
     assert!(LazyTraceReader::open(&path).unwrap().report().index_used());
 }
 
+#[test]
+fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small-blocks.trace");
+    let options = SynthOptions {
+        threads: 2,
+        bytes: 256 << 10,
+        block_bytes: 2 << 10,
+        seed: 5,
+        block_cell_last: false,
+        crash: None,
+    };
+    synth::write_files(&options, &path).unwrap();
+    let eager = EagerTrace::open(&path).unwrap();
+    let blocks = eager.threads().iter().map(|t| t.blocks).sum::<usize>();
+    assert!(blocks > 40);
+    // Just written: every block's framing is read.
+    LazyTraceReader::open(&path).unwrap();
+    let racy = LazyTraceReader::open(&path).unwrap();
+    let sidecar = racy.report().sidecar.clone().unwrap();
+    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
+    assert_eq!(sidecar.framing_checked, blocks);
+    // Once the data's ctime is well in the past, a new sidecar is stamped
+    // with it, and reopening reads only a sample.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    fs::remove_file(sidecar_path(&path)).unwrap();
+    LazyTraceReader::open(&path).unwrap();
+    let trusted = LazyTraceReader::open(&path).unwrap();
+    let sidecar = trusted.report().sidecar.clone().unwrap();
+    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
+    assert!(sidecar.framing_checked <= tracetree::read::sidecar::SAMPLED_BLOCKS + 1);
+    assert_same_tree(&trusted, &eager, "trusted stamps");
+    // Any write moves the ctime, even with the mtime put back (here the
+    // same bytes are written again).
+    let mtime = fs::metadata(&path).unwrap().modified().unwrap();
+    let data = fs::read(&path).unwrap();
+    fs::write(&path, data).unwrap();
+    keep_mtime(&path, mtime);
+    let reopened = LazyTraceReader::options()
+        .sidecar(SidecarPolicy::ReadOnly)
+        .open(&path)
+        .unwrap();
+    assert!(matches!(
+        rejected(&reopened),
+        Some(SidecarProblem::Stale(_))
+    ));
+    assert_same_tree(&reopened, &eager, "rewritten");
+}
+
 /// xorshift64.
 fn rng(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed | 1;

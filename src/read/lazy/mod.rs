@@ -143,6 +143,7 @@ impl LazyOptions {
     /// when that is valid.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
+        let stamped_at = Stamp::now();
         let data_stamp = Stamp::of(path);
         let data = TraceBytes::map(path)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
@@ -153,6 +154,7 @@ impl LazyOptions {
         };
         let on_disk = OnDisk {
             sidecar: sidecar_path(path),
+            stamped_at,
             data_stamp,
             index_stamp: Stamp::of(&index_path),
         };
@@ -222,6 +224,7 @@ impl LazyOptions {
                             path: on_disk.sidecar.clone(),
                             rejected: None,
                             outcome: SidecarOutcome::Used,
+                            framing_checked: loaded.framing_checked,
                         }),
                     };
                     return Ok(self.reader(data, loaded.lookup, loaded.context, report));
@@ -280,6 +283,7 @@ impl LazyOptions {
                 path: on_disk.sidecar,
                 rejected,
                 outcome,
+                framing_checked: 0,
             });
         }
         Ok(reader)
@@ -307,6 +311,7 @@ impl LazyOptions {
 /// its files taken before they were mapped.
 struct OnDisk {
     sidecar: PathBuf,
+    stamped_at: u64,
     data_stamp: Stamp,
     index_stamp: Stamp,
 }
@@ -315,6 +320,7 @@ impl OnDisk {
     fn files<'a>(&self, data: &'a TraceBytes, index: Option<&'a TraceBytes>) -> Files<'a> {
         Files {
             data,
+            stamped_at: self.stamped_at,
             data_stamp: self.data_stamp,
             index: index.map(|index| (index, self.index_stamp)),
         }
