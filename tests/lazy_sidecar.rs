@@ -507,3 +507,45 @@ fn policies_off_and_read_only_write_nothing() {
         .unwrap();
     assert!(read_only.report().sidecar_used());
 }
+
+/// Runs the CLI; its success and standard output.
+fn cli(args: &[&str]) -> (bool, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8(output.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn index_writes_the_sidecar_and_info_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth_trace(dir.path(), None);
+    fs::remove_file(index_path(&path)).unwrap();
+    let file = path.to_str().unwrap();
+    let (ok, out) = cli(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("rebuilt"), "{out}");
+    assert!(out.contains(".ttlookup (written)"), "{out}");
+    let (ok, out) = cli(&["info", file]);
+    assert!(ok);
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    // `index` writes the index, then a sidecar made from it.
+    let (ok, out) = cli(&["index", file]);
+    assert!(ok);
+    assert!(out.contains("lookup sidecar:"), "{out}");
+    assert!(
+        out.contains("(written; the old one was not used: stale"),
+        "{out}"
+    );
+    let (ok, out) = cli(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("(valid, used)\n"), "{out}");
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    let reader = LazyTraceReader::open(&path).unwrap();
+    assert!(reader.report().sidecar_used());
+    assert_eq!(reader.report().status, IndexStatus::Used { complete: true });
+}
