@@ -533,6 +533,10 @@ fn index_writes_the_sidecar_and_info_reports_it() {
     let (ok, out) = cli(&["info", file]);
     assert!(ok);
     assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    assert!(
+        out.contains("lookups from the sidecar of a rebuild"),
+        "{out}"
+    );
     // `index` writes the index, then a sidecar made from it.
     let (ok, out) = cli(&["index", file]);
     assert!(ok);

@@ -39,6 +39,10 @@ fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
             out,
             "index: {index} (valid, used; no footer: the recorder did not finish)"
         )?,
+        IndexStatus::Rebuilt(problem) if report.sidecar_used() => writeln!(
+            out,
+            "index: {index} not used ({problem}); lookups from the sidecar of a rebuild"
+        )?,
         IndexStatus::Rebuilt(problem) => writeln!(
             out,
             "index: {index} not used ({problem}); rebuilt in memory"

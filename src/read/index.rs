@@ -196,7 +196,8 @@ pub struct IndexReport {
     /// What the data file lacked: `EOF`, a half-written block, footers.
     pub data: LoadReport,
     /// What happened to the lookup sidecar (`None`: not looked for, as
-    /// with [`SidecarPolicy::Off`] or a trace opened from bytes).
+    /// with [`SidecarPolicy::Off`](crate::read::SidecarPolicy::Off) or a
+    /// trace opened from bytes).
     pub sidecar: Option<SidecarReport>,
 }
 
