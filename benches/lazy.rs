@@ -9,6 +9,9 @@
 //! TRACETREE_BENCH_SIZE=1GB cargo bench --bench lazy
 //! ```
 //!
+//! The open benchmarks run without the lookup sidecar, and with it
+//! ("sidecar present"; it is written once, timed, before them).
+//!
 //! Besides criterion's report, a summary (sizes, lookup memory, resident
 //! memory after a traversal) goes to stderr. Results: BENCHMARKS.md.
 
@@ -17,7 +20,10 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
-use tracetree::read::{IndexChoice, LazyTraceReader, WalkDetail, index_path};
+use tracetree::read::{
+    IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
+    index_path, sidecar_path,
+};
 use tracetree::tree::{TraceTree, WalkStep, walk};
 
 mod support;
@@ -50,6 +56,12 @@ fn walk_headers(reader: &LazyTraceReader) -> u64 {
     nodes
 }
 
+/// Options that neither read nor write the lookup sidecar, so the other
+/// benchmarks measure the index path.
+fn no_sidecar() -> LazyOptions {
+    LazyTraceReader::options().sidecar(SidecarPolicy::Off)
+}
+
 fn lazy(c: &mut Criterion) {
     let size = bench_size();
     let path = trace(size);
@@ -60,7 +72,7 @@ fn lazy(c: &mut Criterion) {
     } else {
         format!("{}MB", len / MB)
     };
-    let reader = LazyTraceReader::open(&path).unwrap();
+    let reader = no_sidecar().open(&path).unwrap();
     assert!(reader.report().index_used());
     let thread = reader.thread_ids()[0];
     let root = reader.root(thread).unwrap().unwrap();
@@ -91,11 +103,35 @@ fn lazy(c: &mut Criterion) {
     });
     // Closing (unmapping) is not part of opening: readers drop untimed.
     group.bench_function("open (index present)", |b| {
+        b.iter_with_large_drop(|| no_sidecar().open(&path).unwrap())
+    });
+    // The sidecar: written once (timed here), then used by every open.
+    let _ = std::fs::remove_file(sidecar_path(&path));
+    let started = std::time::Instant::now();
+    let first = LazyTraceReader::open(&path).unwrap();
+    let written = started.elapsed();
+    assert_eq!(
+        first.report().sidecar.as_ref().unwrap().outcome,
+        SidecarOutcome::Written
+    );
+    drop(first);
+    eprintln!(
+        "first open writing the sidecar: {:.0} ms; sidecar {} bytes",
+        written.as_secs_f64() * 1e3,
+        std::fs::metadata(sidecar_path(&path)).unwrap().len()
+    );
+    assert!(
+        LazyTraceReader::open(&path)
+            .unwrap()
+            .report()
+            .sidecar_used()
+    );
+    group.bench_function("open (sidecar present)", |b| {
         b.iter_with_large_drop(|| LazyTraceReader::open(&path).unwrap())
     });
     group.bench_function("open + build every thread's container table", |b| {
         b.iter_with_large_drop(|| {
-            let reader = LazyTraceReader::open(&path).unwrap();
+            let reader = no_sidecar().open(&path).unwrap();
             reader.build_lookups();
             reader
         })
@@ -121,10 +157,7 @@ fn lazy(c: &mut Criterion) {
         })
     });
     if len <= 256 * MB {
-        let small = LazyTraceReader::options()
-            .cache_bytes(1 << 20)
-            .open(&path)
-            .unwrap();
+        let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
         group.bench_function("traversal: TraceTree walk + visit, 1 MiB cache", |b| {
             b.iter(|| {
                 let mut nodes = 0u64;
@@ -143,7 +176,7 @@ fn lazy(c: &mut Criterion) {
         });
         group.bench_function("open (rebuild by scan)", |b| {
             b.iter_with_large_drop(|| {
-                LazyTraceReader::options()
+                no_sidecar()
                     .index(IndexChoice::Rebuild)
                     .open(&path)
                     .unwrap()
@@ -159,15 +192,20 @@ fn lazy(c: &mut Criterion) {
         })
     });
     group.throughput(Throughput::Elements(1000));
+    let open_and_expand = |options: LazyOptions| {
+        let reader = options.open(&path).unwrap();
+        let root = reader.root(thread).unwrap().unwrap();
+        let wide = reader.children_range(root, 0, 1).unwrap()[0];
+        let children = reader.children_range(wide, 0, 1000).unwrap();
+        (reader, children)
+    };
     group.bench_function("open + first 1000 children of the wide call", |b| {
-        b.iter_with_large_drop(|| {
-            let reader = LazyTraceReader::open(&path).unwrap();
-            let root = reader.root(thread).unwrap().unwrap();
-            let wide = reader.children_range(root, 0, 1).unwrap()[0];
-            let children = reader.children_range(wide, 0, 1000).unwrap();
-            (reader, children)
-        })
+        b.iter_with_large_drop(|| open_and_expand(no_sidecar()))
     });
+    group.bench_function(
+        "open + first 1000 children of the wide call (sidecar present)",
+        |b| b.iter_with_large_drop(|| open_and_expand(LazyTraceReader::options())),
+    );
     group.bench_function("wide call: first 1000 children, cold cache", |b| {
         b.iter(|| {
             reader.clear_cache();
@@ -189,10 +227,7 @@ fn lazy(c: &mut Criterion) {
     // Resident memory of a full-decode traversal (the heap bound itself is
     // asserted by tests/lazy_memory.rs in a process of its own; here, the
     // mapped file pages a traversal leaves resident).
-    let small = LazyTraceReader::options()
-        .cache_bytes(1 << 20)
-        .open(&path)
-        .unwrap();
+    let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
     small.build_lookups();
     let file = status_bytes("RssFile:");
     let mut nodes = 0u64;

@@ -13,7 +13,8 @@ use crate::format::index::{encode_index, parse_index};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index_observed};
 use crate::storage::TraceBytes;
 
-use crate::read::index_path;
+use crate::cli::info::describe_sidecar;
+use crate::read::{LazyOptions, SidecarPolicy, index_path};
 
 pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     let data = TraceBytes::map(file)?;
@@ -35,8 +36,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     let mut bytes = Vec::with_capacity(16 + 21 * rebuilt.cells.len() + 29);
     encode_index(&mut bytes, &rebuilt.cells)?;
     write_atomically(&index, &bytes)?;
-    writeln!(
-        out,
+    let wrote = format!(
         "wrote {} ({} cells, {} blocks{})",
         index.display(),
         rebuilt.cells.len(),
@@ -46,7 +46,15 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
         } else {
             format!(", {} unfinished containers", rebuilt.unfinished.len())
         }
-    )?;
+    );
+    writeln!(out, "{wrote}")?;
+    // Opening with the new index writes the lookup sidecar.
+    let reader = LazyOptions::default()
+        .sidecar(SidecarPolicy::ReadWrite)
+        .open(file)?;
+    if let Some(sidecar) = &reader.report().sidecar {
+        writeln!(out, "{}", describe_sidecar(sidecar))?;
+    }
     Ok(())
 }
 

@@ -9,7 +9,10 @@ use crate::format::FORMAT_VERSION;
 use crate::format::index::parse_index;
 use crate::format::offset::ThreadId;
 use crate::model::{TraceContext, TracepointType};
-use crate::read::{EagerTrace, IndexStatus, LazyTraceReader, LoadReport, index_path};
+use crate::read::{
+    EagerTrace, IndexStatus, LazyTraceReader, LoadReport, SidecarOutcome, SidecarProblem,
+    SidecarReport, index_path,
+};
 use crate::storage::TraceBytes;
 
 pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
@@ -36,10 +39,17 @@ fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
             out,
             "index: {index} (valid, used; no footer: the recorder did not finish)"
         )?,
+        IndexStatus::Rebuilt(problem) if report.sidecar_used() => writeln!(
+            out,
+            "index: {index} not used ({problem}); lookups from the sidecar of a rebuild"
+        )?,
         IndexStatus::Rebuilt(problem) => writeln!(
             out,
             "index: {index} not used ({problem}); rebuilt in memory"
         )?,
+    }
+    if let Some(sidecar) = &report.sidecar {
+        writeln!(out, "{}", describe_sidecar(sidecar))?;
     }
     if report.repaired_containers > 0 {
         writeln!(
@@ -88,6 +98,23 @@ fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
         *counts.entry(node.tracepoint.tracepoint_type()).or_default() += 1;
     }
     write_counts(&counts, out)
+}
+
+/// One line on what became of the lookup sidecar.
+pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
+    let path = sidecar.path.display();
+    let rejected = match &sidecar.rejected {
+        None | Some(SidecarProblem::Missing(_)) => String::new(),
+        Some(problem) => format!("; the old one was not used: {problem}"),
+    };
+    match &sidecar.outcome {
+        SidecarOutcome::Used => format!("lookup sidecar: {path} (valid, used)"),
+        SidecarOutcome::Written => format!("lookup sidecar: {path} (written{rejected})"),
+        SidecarOutcome::NotWritten(error) => {
+            format!("lookup sidecar: {path} (not written: {error}{rejected})")
+        }
+        SidecarOutcome::Skipped => format!("lookup sidecar: {path} (not written{rejected})"),
+    }
 }
 
 fn write_status(report: &LoadReport, out: &mut impl Write) -> Result<()> {

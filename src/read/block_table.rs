@@ -104,6 +104,8 @@ pub struct BlockTable {
     /// Every non-empty block as (physical payload start, slot, block index),
     /// ascending by physical offset.
     by_physical: Vec<(u64, u32, u32)>,
+    /// Every block, in file order.
+    blocks: Vec<BlockInfo>,
 }
 
 impl BlockTable {
@@ -143,12 +145,18 @@ impl BlockTable {
         BlockTable {
             threads,
             by_physical,
+            blocks,
         }
     }
 
     /// The threads, ascending.
     pub fn thread_ids(&self) -> impl ExactSizeIterator<Item = ThreadId> + '_ {
         self.threads.iter().map(|thread| thread.thread)
+    }
+
+    /// Every block, in file order.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        &self.blocks
     }
 
     /// How many threads have blocks.

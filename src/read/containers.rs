@@ -11,10 +11,12 @@
 use std::sync::OnceLock;
 
 use zerocopy::FromBytes;
+use zerocopy::little_endian::{I32, U64};
 
 use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::offset::{EventId, LogicalOffset};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::read::index::container_cell;
 use crate::storage::TraceBytes;
 
 /// The cells of an index file, read in place.
@@ -49,20 +51,44 @@ impl FileCells {
 }
 
 /// Index cells by number, borrowed: the index file's, then those one thread
-/// made in memory.
+/// made in memory; or a sidecar's flat arrays (cell `k` is the thread's
+/// `k`-th container in start order).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CellView<'a> {
     file: &'a [RawIndexCell],
     made: &'a [RawIndexCell],
+    flat: Option<FlatCells<'a>>,
+}
+
+/// One thread's containers as a sidecar holds them: content starts, content
+/// ends and event ids, little-endian, in start order, all of one length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FlatCells<'a> {
+    pub(crate) starts: &'a [U64],
+    pub(crate) ends: &'a [U64],
+    pub(crate) events: &'a [I32],
 }
 
 impl<'a> CellView<'a> {
     /// A view of `file` cells, then `made` ones.
     pub(crate) fn new(file: &'a [RawIndexCell], made: &'a [RawIndexCell]) -> Self {
-        CellView { file, made }
+        CellView {
+            file,
+            made,
+            flat: None,
+        }
     }
 
-    /// Cell number `id`.
+    /// A view of a sidecar's arrays.
+    pub(crate) fn flat(flat: FlatCells<'a>) -> Self {
+        CellView {
+            file: &[],
+            made: &[],
+            flat: Some(flat),
+        }
+    }
+
+    /// Cell number `id` (index or made cells only).
     #[inline]
     pub(crate) fn get(&self, id: u32) -> &'a RawIndexCell {
         let id = id as usize;
@@ -74,17 +100,26 @@ impl<'a> CellView<'a> {
 
     #[inline]
     fn start(&self, id: u32) -> u64 {
-        self.get(id).start.get() as u64
+        match &self.flat {
+            Some(flat) => flat.starts[id as usize].get(),
+            None => self.get(id).start.get() as u64,
+        }
     }
 
     #[inline]
     fn end(&self, id: u32) -> u64 {
-        self.get(id).end.get() as u64
+        match &self.flat {
+            Some(flat) => flat.ends[id as usize].get(),
+            None => self.get(id).end.get() as u64,
+        }
     }
 
     #[inline]
     fn event(&self, id: u32) -> i32 {
-        self.get(id).id.get()
+        match &self.flat {
+            Some(flat) => flat.events[id as usize].get(),
+            None => self.get(id).id.get(),
+        }
     }
 }
 
@@ -114,11 +149,61 @@ pub(crate) enum Source {
 pub(crate) struct Containers {
     /// Cells made in memory (numbered after the index file's).
     pub(crate) made: Vec<RawIndexCell>,
+    /// A sidecar's flat arrays, instead of cells.
+    pub(crate) flat: Option<MappedCells>,
     /// The table.
     pub(crate) table: ContainerTable,
 }
 
+/// Where one thread's flat arrays lie in a mapped sidecar: `len` starts and
+/// `len` ends (`u64`), then `len` event ids (`i32`), little-endian.
+#[derive(Debug)]
+pub(crate) struct MappedCells {
+    /// The sidecar.
+    pub(crate) bytes: TraceBytes,
+    /// Byte offset of the starts.
+    pub(crate) starts: usize,
+    /// Byte offset of the ends.
+    pub(crate) ends: usize,
+    /// Byte offset of the event ids.
+    pub(crate) events: usize,
+    /// How many containers.
+    pub(crate) len: usize,
+}
+
+impl MappedCells {
+    /// The arrays (empty if the ranges were not checked to be inside the
+    /// mapping, which the sidecar loader does).
+    pub(crate) fn cells(&self) -> FlatCells<'_> {
+        let bytes = self.bytes.as_slice();
+        let slice = |at: usize, width: usize| bytes.get(at..at.saturating_add(self.len * width));
+        let starts = slice(self.starts, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
+        let ends = slice(self.ends, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
+        let events = slice(self.events, 4).and_then(|b| <[I32]>::ref_from_bytes(b).ok());
+        match (starts, ends, events) {
+            (Some(starts), Some(ends), Some(events)) => FlatCells {
+                starts,
+                ends,
+                events,
+            },
+            _ => FlatCells {
+                starts: &[],
+                ends: &[],
+                events: &[],
+            },
+        }
+    }
+}
+
 impl Containers {
+    /// The cells of this thread, after the index file's `file`.
+    pub(crate) fn view<'a>(&'a self, file: &'a [RawIndexCell]) -> CellView<'a> {
+        match &self.flat {
+            Some(flat) => CellView::flat(flat.cells()),
+            None => CellView::new(file, &self.made),
+        }
+    }
+
     /// Builds a thread's containers from `source`.
     pub(crate) fn build(file: &[RawIndexCell], source: Source) -> Result<Self, NestingError> {
         match source {
@@ -143,6 +228,7 @@ impl Containers {
                 };
                 Ok(Containers {
                     made: Vec::new(),
+                    flat: None,
                     table,
                 })
             }
@@ -158,13 +244,31 @@ impl Containers {
                 let mut table = ContainerTable::from_post_order(view, post)?;
                 let extra: Vec<u32> = (first + finished_count..first + made.len() as u32).collect();
                 table.merge(view, &extra);
-                Ok(Containers { made, table })
+                Ok(Containers {
+                    made,
+                    flat: None,
+                    table,
+                })
             }
         }
     }
 
     /// Adds cells made for containers the table lacks (ascending by start).
     pub(crate) fn add(&mut self, file: &[RawIndexCell], cells: Vec<RawIndexCell>) {
+        if let Some(flat) = self.flat.take() {
+            // A sidecar's table: copy it into made cells first.
+            let view = CellView::flat(flat.cells());
+            let first = (file.len() + self.made.len()) as u32;
+            self.made.extend((0..self.table.len()).map(|k| {
+                container_cell(
+                    self.table.event(view, k).0,
+                    self.table.start(view, k),
+                    self.table.end(view, k),
+                )
+            }));
+            let ids: Vec<u32> = (first..first + self.table.len() as u32).collect();
+            self.table = ContainerTable::from_pre_order(CellView::new(file, &self.made), ids);
+        }
         let first = (file.len() + self.made.len()) as u32;
         let ids: Vec<u32> = (first..first + cells.len() as u32).collect();
         self.made.extend(cells);
@@ -179,6 +283,11 @@ impl Containers {
 
 /// Containers per chunk of the chunk maxima that speed up parent searches.
 const CHUNK: usize = 256;
+
+/// How many chunk maxima a table of `len` containers has.
+pub(crate) fn chunk_count(len: usize) -> usize {
+    len.div_ceil(CHUNK)
+}
 
 /// Why a conversion from post-order stopped.
 enum Convert {
@@ -197,13 +306,74 @@ pub(crate) enum NestingError {
     Crossing { cell: u32 },
 }
 
+/// A table's cell numbers in start order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Order {
+    /// Listed.
+    Ids(Vec<u32>),
+    /// Cell `k` is the `k`-th container (a sidecar's flat arrays).
+    Identity(usize),
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order::Ids(Vec::new())
+    }
+}
+
+/// `u64`s in memory, or little-endian in a mapped sidecar.
+#[derive(Debug)]
+pub(crate) enum Words {
+    /// In memory.
+    Owned(Vec<u64>),
+    /// `len` words at byte `at` of `bytes` (bounds checked when mapped).
+    Mapped {
+        /// The sidecar.
+        bytes: TraceBytes,
+        /// Byte offset of the first word.
+        at: usize,
+        /// How many words.
+        len: usize,
+    },
+}
+
+impl Default for Words {
+    fn default() -> Self {
+        Words::Owned(Vec::new())
+    }
+}
+
+impl Words {
+    /// Word `i`; 0 past the end (never reached: lengths are checked).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> u64 {
+        match self {
+            Words::Owned(words) => words.get(i).copied().unwrap_or(0),
+            Words::Mapped { bytes, at, len } if i < *len => bytes
+                .as_slice()
+                .get(at + i * 8..at + i * 8 + 8)
+                .and_then(|word| <[u8; 8]>::try_from(word).ok())
+                .map_or(0, u64::from_le_bytes),
+            Words::Mapped { .. } => 0,
+        }
+    }
+
+    /// How many.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Words::Owned(words) => words.len(),
+            Words::Mapped { len, .. } => *len,
+        }
+    }
+}
+
 /// One thread's containers in start order.
 #[derive(Debug, Default)]
 pub(crate) struct ContainerTable {
     /// Cell numbers, ascending by content start (pre-order).
-    order: Vec<u32>,
+    order: Order,
     /// The greatest end in each chunk of `CHUNK` containers of `order`.
-    chunk_max_end: Vec<u64>,
+    chunk_max_end: Words,
     /// Whether event ids ascend in pre-order (real recorders: yes).
     events_ascend: bool,
     /// Positions in `order` sorted by event id, built on first use when
@@ -212,6 +382,23 @@ pub(crate) struct ContainerTable {
 }
 
 impl ContainerTable {
+    /// The table of a sidecar's flat arrays: `len` containers already in
+    /// start order, with their chunk maxima (`len.div_ceil(CHUNK)` words).
+    pub(crate) fn mapped(len: usize, chunk_max_end: Words, events_ascend: bool) -> Self {
+        debug_assert_eq!(chunk_max_end.len(), chunk_count(len));
+        ContainerTable {
+            order: Order::Identity(len),
+            chunk_max_end,
+            events_ascend,
+            by_event: OnceLock::new(),
+        }
+    }
+
+    /// The chunk maxima, for a sidecar.
+    pub(crate) fn chunk_max_ends(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.chunk_max_end.len()).map(|c| self.chunk_max_end.get(c))
+    }
+
     /// Builds the table from a thread's container cells in post-order (the
     /// order of their ends, as a streaming writer emits them); cells in any
     /// other order are sorted by end first. Checks that ranges nest.
@@ -302,8 +489,8 @@ impl ContainerTable {
             close(top, seen);
         }
         Ok(ContainerTable {
-            order,
-            chunk_max_end,
+            order: Order::Ids(order),
+            chunk_max_end: Words::Owned(chunk_max_end),
             events_ascend: events.windows(2).all(|w| w[0] < w[1]),
             by_event: OnceLock::new(),
         })
@@ -324,8 +511,8 @@ impl ContainerTable {
             .windows(2)
             .all(|w| cells.event(w[0]) < cells.event(w[1]));
         ContainerTable {
-            order,
-            chunk_max_end,
+            order: Order::Ids(order),
+            chunk_max_end: Words::Owned(chunk_max_end),
             events_ascend,
             by_event: OnceLock::new(),
         }
@@ -337,8 +524,9 @@ impl ContainerTable {
         if extra.is_empty() {
             return;
         }
-        let mut order = Vec::with_capacity(self.order.len() + extra.len());
-        let (mut a, mut b) = (self.order.iter().peekable(), extra.iter().peekable());
+        let mut order = Vec::with_capacity(self.len() + extra.len());
+        let current: Vec<u32> = (0..self.len()).map(|k| self.id(k)).collect();
+        let (mut a, mut b) = (current.iter().peekable(), extra.iter().peekable());
         loop {
             let next = match (a.peek(), b.peek()) {
                 (Some(&&x), Some(&&y)) => {
@@ -359,25 +547,58 @@ impl ContainerTable {
 
     /// How many containers.
     pub(crate) fn len(&self) -> usize {
-        self.order.len()
+        match &self.order {
+            Order::Ids(ids) => ids.len(),
+            Order::Identity(len) => *len,
+        }
+    }
+
+    /// The cell number of the `k`-th container.
+    #[inline]
+    fn id(&self, k: usize) -> u32 {
+        match &self.order {
+            Order::Ids(ids) => ids[k],
+            Order::Identity(_) => k as u32,
+        }
+    }
+
+    /// The first position in `low..high` whose cell fails `pred` (cells
+    /// failing it must follow those passing it).
+    #[inline]
+    fn partition(&self, low: usize, high: usize, mut pred: impl FnMut(u32) -> bool) -> usize {
+        match &self.order {
+            Order::Ids(ids) => low + ids[low..high].partition_point(|&id| pred(id)),
+            Order::Identity(_) => {
+                let (mut low, mut high) = (low, high);
+                while low < high {
+                    let mid = low + (high - low) / 2;
+                    if pred(mid as u32) {
+                        low = mid + 1;
+                    } else {
+                        high = mid;
+                    }
+                }
+                low
+            }
+        }
     }
 
     /// Content start of the `k`-th container.
     #[inline]
     pub(crate) fn start(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
-        LogicalOffset(cells.start(self.order[k]))
+        LogicalOffset(cells.start(self.id(k)))
     }
 
     /// Content end (footer offset, or the stream's end) of the `k`-th container.
     #[inline]
     pub(crate) fn end(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
-        LogicalOffset(cells.end(self.order[k]))
+        LogicalOffset(cells.end(self.id(k)))
     }
 
     /// Event id of the `k`-th container.
     #[inline]
     pub(crate) fn event(&self, cells: CellView<'_>, k: usize) -> EventId {
-        EventId(cells.event(self.order[k]))
+        EventId(cells.event(self.id(k)))
     }
 
     /// Whether event ids ascend in start order.
@@ -395,10 +616,8 @@ impl ContainerTable {
         hint: Option<usize>,
     ) -> Option<usize> {
         let key = start.0;
-        let (mut low, mut high) = (0, self.order.len());
-        if let Some(hint) =
-            hint.filter(|&h| h < self.order.len() && cells.start(self.order[h]) < key)
-        {
+        let (mut low, mut high) = (0, self.len());
+        if let Some(hint) = hint.filter(|&h| h < self.len() && cells.start(self.id(h)) < key) {
             // Gallop: the target is usually just past the hint's subtree.
             low = hint + 1;
             let mut step = 1;
@@ -407,7 +626,7 @@ impl ContainerTable {
                 if probe >= high {
                     break;
                 }
-                if cells.start(self.order[probe]) >= key {
+                if cells.start(self.id(probe)) >= key {
                     high = probe + 1;
                     break;
                 }
@@ -415,9 +634,8 @@ impl ContainerTable {
                 step *= 2;
             }
         }
-        let slice = &self.order[low..high];
-        let at = low + slice.partition_point(|&id| cells.start(id) < key);
-        (at < self.order.len() && cells.start(self.order[at]) == key).then_some(at)
+        let at = self.partition(low, high, |id| cells.start(id) < key);
+        (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
     }
 
     /// The last container whose content starts at or before `at`.
@@ -426,8 +644,7 @@ impl ContainerTable {
         cells: CellView<'_>,
         at: LogicalOffset,
     ) -> Option<usize> {
-        self.order
-            .partition_point(|&id| cells.start(id) <= at.0)
+        self.partition(0, self.len(), |id| cells.start(id) <= at.0)
             .checked_sub(1)
     }
 
@@ -435,13 +652,15 @@ impl ContainerTable {
     pub(crate) fn parent(&self, cells: CellView<'_>, k: usize) -> Option<usize> {
         // Of the containers before `k` in start order, exactly its ancestors
         // end after it starts; the nearest one is its parent.
-        let start = cells.start(self.order[k]);
+        let start = cells.start(self.id(k));
         let chunk = k / CHUNK;
-        let encloses = |j: usize| cells.end(self.order[j]) > start;
+        let encloses = |j: usize| cells.end(self.id(j)) > start;
         if let Some(j) = (chunk * CHUNK..k).rev().find(|&j| encloses(j)) {
             return Some(j);
         }
-        let chunk = (0..chunk).rev().find(|&c| self.chunk_max_end[c] > start)?;
+        let chunk = (0..chunk)
+            .rev()
+            .find(|&c| self.chunk_max_end.get(c) > start)?;
         (chunk * CHUNK..(chunk + 1) * CHUNK)
             .rev()
             .find(|&j| encloses(j))
@@ -450,34 +669,39 @@ impl ContainerTable {
     /// The container with event id `event`.
     pub(crate) fn find_event(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
         if self.events_ascend {
-            let at = self.order.partition_point(|&id| cells.event(id) < event.0);
-            return (at < self.order.len() && cells.event(self.order[at]) == event.0).then_some(at);
+            let at = self.partition(0, self.len(), |id| cells.event(id) < event.0);
+            return (at < self.len() && cells.event(self.id(at)) == event.0).then_some(at);
         }
         let by_event = self.by_event.get_or_init(|| {
-            let mut positions: Vec<u32> = (0..self.order.len() as u32).collect();
-            positions.sort_by_key(|&k| cells.event(self.order[k as usize]));
+            let mut positions: Vec<u32> = (0..self.len() as u32).collect();
+            positions.sort_by_key(|&k| cells.event(self.id(k as usize)));
             positions
         });
-        let at = by_event.partition_point(|&k| cells.event(self.order[k as usize]) < event.0);
+        let at = by_event.partition_point(|&k| cells.event(self.id(k as usize)) < event.0);
         by_event
             .get(at)
             .map(|&k| k as usize)
-            .filter(|&k| cells.event(self.order[k]) == event.0)
+            .filter(|&k| cells.event(self.id(k)) == event.0)
     }
 
     /// The last container (in start order) with an event id below `event`;
     /// meaningful when event ids ascend.
     pub(crate) fn last_event_below(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
-        self.order
-            .partition_point(|&id| cells.event(id) < event.0)
+        self.partition(0, self.len(), |id| cells.event(id) < event.0)
             .checked_sub(1)
     }
 
     /// Bytes of heap the table takes.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.order.capacity() * 4
-            + self.chunk_max_end.capacity() * 8
-            + self.by_event.get().map_or(0, |v| v.capacity() * 4)
+        let order = match &self.order {
+            Order::Ids(ids) => ids.capacity() * 4,
+            Order::Identity(_) => 0,
+        };
+        let chunks = match &self.chunk_max_end {
+            Words::Owned(words) => words.capacity() * 8,
+            Words::Mapped { .. } => 0,
+        };
+        order + chunks + self.by_event.get().map_or(0, |v| v.capacity() * 4)
     }
 }
 

@@ -32,15 +32,16 @@ use crate::error::{DecodeError, Result};
 use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, Object, ObjectKind, check_file_header};
+use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
-use crate::read::block::{BlockStep, decode_block};
 use crate::read::block_table::{BlockInfo, BlockTable};
 use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
+use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index};
+use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
 
 /// The index file of a data file: its path plus `.idx`.
@@ -156,6 +157,10 @@ pub enum IndexProblem {
     /// The caller asked for a rebuild.
     #[error("rebuild requested")]
     Requested,
+    /// The lookups come from a sidecar written after a rebuild; this was
+    /// the problem then.
+    #[error("{0} (when the lookup sidecar was written)")]
+    Recorded(String),
 }
 
 /// What a reader did with a trace's index.
@@ -190,12 +195,22 @@ pub struct IndexReport {
     pub repaired_containers: usize,
     /// What the data file lacked: `EOF`, a half-written block, footers.
     pub data: LoadReport,
+    /// What happened to the lookup sidecar (`None`: not looked for, as
+    /// with [`SidecarPolicy::Off`](crate::read::SidecarPolicy::Off) or a
+    /// trace opened from bytes).
+    pub sidecar: Option<SidecarReport>,
 }
 
 impl IndexReport {
-    /// Whether the index file was used.
+    /// Whether the index file was used (directly, or through a sidecar
+    /// made from it).
     pub fn index_used(&self) -> bool {
         matches!(self.status, IndexStatus::Used { .. })
+    }
+
+    /// Whether the lookups came from the sidecar.
+    pub fn sidecar_used(&self) -> bool {
+        self.sidecar.as_ref().is_some_and(SidecarReport::used)
     }
 }
 
@@ -262,6 +277,28 @@ impl Lookup {
         }
     }
 
+    /// The lookups of a sidecar: its blocks, and per thread (in the block
+    /// table's order) its containers and the problem its cells had.
+    pub(crate) fn from_sidecar(
+        blocks: BlockTable,
+        threads: Vec<(Containers, Option<IndexProblem>)>,
+    ) -> Self {
+        let threads = threads
+            .into_iter()
+            .map(|(containers, problem)| ThreadContainers {
+                count: containers.table.len(),
+                source: Mutex::new(None),
+                built: OnceLock::from(containers),
+                problem: problem.map(OnceLock::from).unwrap_or_default(),
+            })
+            .collect();
+        Lookup {
+            blocks,
+            file: FileCells::default(),
+            threads,
+        }
+    }
+
     /// Thread `slot`'s container table and cells. The table is built on
     /// first use (in start order, from the cells in post-order); if the
     /// cells do not nest, the thread's containers are found by scanning
@@ -292,7 +329,7 @@ impl Lookup {
                 }
             }
         });
-        (&built.table, CellView::new(self.file.slice(), &built.made))
+        (&built.table, built.view(self.file.slice()))
     }
 
     /// Builds every thread's table, threads in parallel.
@@ -619,129 +656,81 @@ pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffse
     .to_raw()
 }
 
-/// Rebuilds the lookup structures by reading the whole data file once (as
-/// the eager loader does, keeping only locations). Containers never finished
-/// get the end of their thread's stream as their end.
-pub(crate) fn rebuild_index(data: &TraceBytes) -> Result<LoadedIndex> {
-    struct ThreadState {
-        /// Logical length so far.
-        len: u64,
-        open_types: Vec<crate::model::TracepointType>,
-        /// Open containers: event id and content start.
-        open: Vec<(i32, u64)>,
-        /// Finished containers, in post-order.
-        finished: Vec<RawIndexCell>,
-    }
-    let bytes = data.as_slice();
-    check_file_header(bytes, DATA_MAGIC)?;
+/// Rebuilds the lookup structures from the data file alone, with the
+/// parallel rebuild ([`crate::read::rebuild`], the crate's only one).
+/// Containers never finished end at the end of their thread's stream.
+pub(crate) fn rebuild_lookup(data: &TraceBytes) -> Result<LoadedIndex> {
+    let rebuilt = rebuild_index(data.as_slice(), RebuildOptions::default())?;
+    Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
+}
+
+/// The lookup structures of a rebuilt index: its cells (in the streaming
+/// writer's order, so a thread's container cells come in post-order after
+/// their block's cell), plus its unfinished containers.
+pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedIndex {
+    let blocks = rebuilt
+        .cells
+        .iter()
+        .filter(|cell| cell.kind == ObjectKind::BlockStart)
+        .map(|cell| BlockInfo {
+            thread: ThreadId(cell.id),
+            start: PhysicalOffset(cell.start as u64),
+            end: PhysicalOffset(cell.end as u64),
+        });
+    let block_table = BlockTable::new(blocks);
+    let mut finished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
     let mut context = ContextBuilder::new();
     let mut references = 0;
-    let mut blocks = Vec::new();
-    let mut ids: HashMap<ThreadId, usize> = HashMap::new();
-    let mut threads: Vec<(ThreadId, ThreadState)> = Vec::new();
-    let mut report = LoadReport::default();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
-    loop {
-        let mut slot = 0;
-        let step = decode_block(bytes, at, |thread| {
-            slot = *ids.entry(thread).or_insert_with(|| {
-                threads.push((
-                    thread,
-                    ThreadState {
-                        len: 0,
-                        open_types: Vec::new(),
-                        open: Vec::new(),
-                        finished: Vec::new(),
-                    },
-                ));
-                threads.len() - 1
-            });
-            &mut threads[slot].1.open_types
-        })?;
-        let block = match step {
-            BlockStep::Block(block) => block,
-            BlockStep::Eof(offset) => {
-                report.trailing_bytes = data.len() - offset.0 - 1;
-                break;
-            }
-            BlockStep::End => {
-                report.missing_eof = true;
-                break;
-            }
-            BlockStep::Truncated { start } => {
-                report.missing_eof = true;
-                report.dropped_blocks = 1;
-                report.dropped_bytes = data.len() - start.0;
-                break;
-            }
-        };
-        let state = &mut threads[slot].1;
-        let payload = block.payload_start();
-        let base = state.len;
-        let logical = |offset: PhysicalOffset| LogicalOffset(base + (offset.0 - payload.0));
-        // Each object ends where the next starts (the last at BLOCK_END).
-        let ends: Vec<PhysicalOffset> = block
-            .objects
-            .iter()
-            .skip(1)
-            .map(|(offset, _)| *offset)
-            .chain([block.end])
-            .collect();
-        for ((offset, object), next) in block.objects.into_iter().zip(ends) {
-            match object {
-                Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
-                    state.open.push((tracepoint.event().0, logical(next).0));
+    let mut slot = None;
+    for cell in &rebuilt.cells {
+        match cell.kind {
+            ObjectKind::BlockStart => slot = block_table.slot(ThreadId(cell.id)),
+            ObjectKind::Tracepoint => {
+                if let Some(slot) = slot {
+                    finished[slot].push(cell.to_raw());
                 }
-                Object::Tracepoint(_) => {}
-                Object::Footer(_) => {
-                    if let Some((event, start)) = state.open.pop() {
-                        let cell = container_cell(event, LogicalOffset(start), logical(offset));
-                        state.finished.push(cell);
-                    }
-                }
-                reference => {
-                    references += 1;
-                    context.add_decoded(reference, offset);
-                }
+            }
+            kind => {
+                context.add(kind, cell.id, PhysicalOffset(cell.start as u64));
+                references += 1;
             }
         }
-        state.len += block.end.0 - payload.0;
-        blocks.push(BlockInfo {
-            thread: block.thread,
-            start: block.start,
-            end: block.end,
-        });
-        at = block.end + 1;
     }
-    let block_table = BlockTable::new(blocks);
-    let mut sources = Vec::new();
-    for (thread, state) in threads {
-        if block_table.slot(thread).is_none() {
-            continue; // seen only in a dropped half-written block
+    let mut unfinished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
+    for container in &rebuilt.unfinished {
+        if let Some(slot) = block_table.slot(container.thread) {
+            let end = block_table.logical_len(container.thread);
+            unfinished[slot].push(container_cell(
+                container.event.0,
+                container.content_start,
+                end,
+            ));
         }
-        // Unfinished containers end at their stream's end, outermost first.
-        let unfinished: Vec<RawIndexCell> = state
-            .open
-            .iter()
-            .map(|&(event, start)| {
-                container_cell(event, LogicalOffset(start), LogicalOffset(state.len))
-            })
-            .collect();
-        report.unfinished_containers += unfinished.len();
-        let count = state.finished.len() + unfinished.len();
-        let source = Source::Made {
-            finished: state.finished,
-            unfinished,
-        };
-        sources.push((thread, count, source));
     }
+    let sources = finished
+        .into_iter()
+        .zip(unfinished)
+        .enumerate()
+        .map(|(slot, (finished, unfinished))| {
+            let count = finished.len() + unfinished.len();
+            let thread = block_table.thread(slot).thread;
+            (
+                thread,
+                count,
+                Source::Made {
+                    finished,
+                    unfinished,
+                },
+            )
+        })
+        .collect();
     let lookup = Lookup::new(block_table, FileCells::default(), sources);
-    lookup.build_all(bytes);
-    Ok(LoadedIndex {
+    lookup.build_all(data);
+    LoadedIndex {
         lookup,
         context,
         references,
-        data: report,
+        data: rebuilt.report,
         complete: true,
-    })
+    }
 }

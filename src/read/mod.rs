@@ -8,6 +8,7 @@ pub mod eager;
 pub mod index;
 pub mod lazy;
 pub mod rebuild;
+pub mod sidecar;
 pub mod synth;
 
 pub use block_table::{BlockInfo, BlockSpan, BlockTable};
@@ -17,3 +18,4 @@ pub use lazy::{
     CacheStats, ContentRange, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeData,
     ThreadInfo, WalkDetail, WalkNode,
 };
+pub use sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path};

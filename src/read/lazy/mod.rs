@@ -51,7 +51,11 @@ use crate::read::block_table::BlockTable;
 use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
-    rebuild_index,
+    rebuild_lookup,
+};
+use crate::read::sidecar::{
+    self, Files, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, Stamp, Summary,
+    sidecar_path,
 };
 use crate::storage::TraceBytes;
 use crate::tree::TraceTree;
@@ -91,6 +95,7 @@ pub struct LazyOptions {
     cache_bytes: usize,
     index: IndexChoice,
     index_path: Option<PathBuf>,
+    sidecar: SidecarPolicy,
 }
 
 impl Default for LazyOptions {
@@ -99,6 +104,7 @@ impl Default for LazyOptions {
             cache_bytes: LazyOptions::DEFAULT_CACHE_BYTES,
             index: IndexChoice::default(),
             index_path: None,
+            sidecar: SidecarPolicy::default(),
         }
     }
 }
@@ -125,9 +131,20 @@ impl LazyOptions {
         self
     }
 
-    /// Opens the data file at `path` and its index.
+    /// Whether to use and write the lookup sidecar
+    /// ([`sidecar_path`](crate::read::sidecar_path)); default read-write.
+    /// Traces opened from bytes have none.
+    pub fn sidecar(mut self, policy: SidecarPolicy) -> Self {
+        self.sidecar = policy;
+        self
+    }
+
+    /// Opens the data file at `path` and its index, or its lookup sidecar
+    /// when that is valid.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
+        let stamped_at = Stamp::now();
+        let data_stamp = Stamp::of(path);
         let data = TraceBytes::map(path)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
         let index = if self.index == IndexChoice::Rebuild {
@@ -135,10 +152,17 @@ impl LazyOptions {
         } else {
             TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
         };
-        self.build(data, index, Some(index_path))
+        let on_disk = OnDisk {
+            sidecar: sidecar_path(path),
+            stamped_at,
+            data_stamp,
+            index_stamp: Stamp::of(&index_path),
+        };
+        self.build(data, index, Some(index_path), Some(on_disk))
     }
 
-    /// Opens a trace held in memory (or mapped by the caller).
+    /// Opens a trace held in memory (or mapped by the caller). No sidecar
+    /// is read or written.
     pub fn open_bytes(
         &self,
         data: TraceBytes,
@@ -149,7 +173,7 @@ impl LazyOptions {
             Some(index) => Ok(index),
             None => Err(IndexProblem::Missing("no index given".into())),
         };
-        self.build(data, index, None)
+        self.build(data, index, None, None)
     }
 
     fn build(
@@ -157,8 +181,58 @@ impl LazyOptions {
         data: TraceBytes,
         index: std::result::Result<TraceBytes, IndexProblem>,
         path: Option<PathBuf>,
+        on_disk: Option<OnDisk>,
     ) -> Result<LazyTraceReader> {
         check_file_header(data.as_slice(), DATA_MAGIC)?;
+        let on_disk = on_disk.filter(|_| self.sidecar != SidecarPolicy::Off);
+        let mut rejected = None;
+        if let Some(on_disk) = &on_disk {
+            let files = on_disk.files(&data, index.as_ref().ok());
+            let loaded = if self.index == IndexChoice::Rebuild {
+                Err(SidecarProblem::Stale("a rebuild was asked for".into()))
+            } else {
+                sidecar::load(&on_disk.sidecar, &files).and_then(|loaded| {
+                    let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
+                    if rebuilt && self.index == IndexChoice::Require {
+                        Err(SidecarProblem::Rebuilt)
+                    } else {
+                        Ok(loaded)
+                    }
+                })
+            };
+            match loaded {
+                Ok(loaded) => {
+                    // A rebuild's sidecar with the index still missing: say
+                    // so as a fresh open would.
+                    let status = match (loaded.status, &index) {
+                        (IndexStatus::Rebuilt(_), Err(problem)) => {
+                            IndexStatus::Rebuilt(problem.clone())
+                        }
+                        (status, _) => status,
+                    };
+                    let report = IndexReport {
+                        path,
+                        status,
+                        blocks: loaded.lookup.blocks.blocks().len(),
+                        references: loaded.references,
+                        containers: (0..loaded.lookup.blocks.thread_count())
+                            .map(|slot| loaded.lookup.container_count(slot))
+                            .sum(),
+                        repaired_containers: loaded.repaired,
+                        data: loaded.data,
+                        sidecar: Some(SidecarReport {
+                            path: on_disk.sidecar.clone(),
+                            rejected: None,
+                            outcome: SidecarOutcome::Used,
+                            framing_checked: loaded.framing_checked,
+                        }),
+                    };
+                    return Ok(self.reader(data, loaded.lookup, loaded.context, report));
+                }
+                Err(problem) => rejected = Some(problem),
+            }
+        }
+        let index_bytes = index.as_ref().ok().cloned();
         let attempt = index.and_then(|index| {
             let mut loaded = load_index(&data, index)?;
             let repaired = repair(&data, &mut loaded)
@@ -174,7 +248,7 @@ impl LazyOptions {
                 if self.index == IndexChoice::Require {
                     return Err(Error::BrokenIndex(problem.to_string()));
                 }
-                (rebuild_index(&data)?, IndexStatus::Rebuilt(problem), 0)
+                (rebuild_lookup(&data)?, IndexStatus::Rebuilt(problem), 0)
             }
         };
         let LoadedIndex {
@@ -187,26 +261,93 @@ impl LazyOptions {
         let report = IndexReport {
             path,
             status,
-            blocks: lookup
-                .blocks
-                .thread_ids()
-                .map(|thread| lookup.blocks.block_count(thread))
-                .sum(),
+            blocks: lookup.blocks.blocks().len(),
             references,
             containers: (0..lookup.blocks.thread_count())
                 .map(|slot| lookup.container_count(slot))
                 .sum(),
             repaired_containers: repaired,
             data: data_report,
+            sidecar: None,
         };
-        Ok(LazyTraceReader {
+        let mut reader = self.reader(data, lookup, context, report);
+        if let Some(on_disk) = on_disk {
+            let write =
+                self.sidecar == SidecarPolicy::ReadWrite && self.index != IndexChoice::Rebuild;
+            let outcome = if write {
+                reader.write_sidecar(&on_disk, index_bytes.as_ref())
+            } else {
+                SidecarOutcome::Skipped
+            };
+            reader.report.sidecar = Some(SidecarReport {
+                path: on_disk.sidecar,
+                rejected,
+                outcome,
+                framing_checked: 0,
+            });
+        }
+        Ok(reader)
+    }
+
+    fn reader(
+        &self,
+        data: TraceBytes,
+        lookup: Lookup,
+        context: crate::model::ContextBuilder,
+        report: IndexReport,
+    ) -> LazyTraceReader {
+        LazyTraceReader {
             context: context.build(data.clone()),
             data,
             lookup,
             resolved: RwLock::new(HashMap::new()),
             cache: NodeCache::new(self.cache_bytes),
             report,
-        })
+        }
+    }
+}
+
+/// Where a trace opened from a path keeps its sidecar, and the stamps of
+/// its files taken before they were mapped.
+struct OnDisk {
+    sidecar: PathBuf,
+    stamped_at: u64,
+    data_stamp: Stamp,
+    index_stamp: Stamp,
+}
+
+impl OnDisk {
+    fn files<'a>(&self, data: &'a TraceBytes, index: Option<&'a TraceBytes>) -> Files<'a> {
+        Files {
+            data,
+            stamped_at: self.stamped_at,
+            data_stamp: self.data_stamp,
+            index: index.map(|index| (index, self.index_stamp)),
+        }
+    }
+}
+
+impl LazyTraceReader {
+    /// Writes the sidecar of this reader's lookups (building every thread's
+    /// table first); a failure is reported, not returned.
+    fn write_sidecar(&self, on_disk: &OnDisk, index: Option<&TraceBytes>) -> SidecarOutcome {
+        let files = on_disk.files(&self.data, index);
+        let summary = Summary {
+            status: &self.report.status,
+            references: self.report.references,
+            repaired: self.report.repaired_containers,
+            data: &self.report.data,
+        };
+        match sidecar::write(
+            &on_disk.sidecar,
+            &files,
+            &self.lookup,
+            &self.context,
+            &summary,
+        ) {
+            Ok(()) => SidecarOutcome::Written,
+            Err(error) => SidecarOutcome::NotWritten(error.to_string()),
+        }
     }
 }
 
