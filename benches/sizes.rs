@@ -21,15 +21,18 @@
 //!    `TRACETREE_SIZES_CHILD=case`; the child sets the case up (maps the
 //!    trace, opens a reader, …), resets the peak resident set size (writes
 //!    `5` to `/proc/self/clear_refs`), runs the case once, and reports its
-//!    wall time, `VmHWM` (peak RSS: heap plus mapped file pages touched) and
-//!    the peak `RssAnon` (heap only; sampled every 5 ms). Criterion cannot
-//!    measure memory, and one process would carry one case's pages into the
-//!    next.
+//!    wall time, `VmHWM` (peak RSS: heap plus mapped file pages touched,
+//!    including those the setup left resident) and the peak `RssAnon` (heap
+//!    only; sampled every 5 ms). Criterion cannot measure memory, and one
+//!    process would carry one case's pages into the next.
 //! 3. **Times**: a case whose run in its own process took at most
-//!    [`CRITERION_MAX_SECONDS`] is measured by criterion (10 samples, flat
-//!    sampling, results dropped outside the timed part); a slower case by
-//!    the median of up to 3 runs in their own processes (criterion's 10
-//!    samples would take too long at 10 GB).
+//!    [`CRITERION_MAX_SECONDS`] — and the raw scans always — is measured by
+//!    criterion in this process (10 samples, flat sampling, results dropped
+//!    outside the timed part); a slower one by the median of up to 3 runs in
+//!    this process within about a minute (criterion's 10 samples would take
+//!    too long at 10 GB); one slower than [`SLOW_SECONDS`] by its run in its
+//!    own process (which also pays for faulting the mapping in). The table
+//!    says which.
 //! 4. **Table**: median, throughput, ratio to the raw scan of the same trace
 //!    (for the bytes the case covers) and peak memory, as Markdown, to
 //!    stderr and `target/bench-traces/sizes-SIZE.md`, with the load average
@@ -54,11 +57,14 @@ use tracetree::tree::{TraceTree, WalkStep, walk};
 
 mod support;
 
-use support::{bench_size_or, generated, raw_scan, trace_dir};
+use support::{bench_size_or, generated, generated_path, raw_scan, trace_dir};
 
 /// A case taking longer than this in its own process is timed by runs in
 /// their own processes instead of criterion's 10 samples.
 const CRITERION_MAX_SECONDS: f64 = 2.0;
+/// A case taking longer than this in its own process is not run again:
+/// that run is its figure.
+const SLOW_SECONDS: f64 = 60.0;
 /// Set in a child process: the case to run.
 const CHILD: &str = "TRACETREE_SIZES_CHILD";
 /// The cache budget of the small-cache traversal.
@@ -475,11 +481,14 @@ fn child(id: &str) -> ChildRun {
     }
 }
 
+/// The traces' paths (the parent process generated them).
 fn traces_from_env() -> Traces {
     let size = bench_size_or("100MB");
-    let (mixed, _) = generated(Shape::Mixed, 2, size);
-    let (wide, _) = generated(Shape::Wide, 2, size);
-    Traces { size, mixed, wide }
+    Traces {
+        size,
+        mixed: generated_path(Shape::Mixed, 2, size),
+        wide: generated_path(Shape::Wide, 2, size),
+    }
 }
 
 fn size_label(size: u64) -> String {
@@ -538,26 +547,46 @@ fn sizes(c: &mut Criterion) {
     let load_before = load_average();
     let size = bench_size_or("100MB");
     let label = size_label(size);
-    let (mixed, mixed_gen) = generated(Shape::Mixed, 2, size);
-    let (wide, wide_gen) = generated(Shape::Wide, 2, size);
-    let traces = Traces { size, mixed, wide };
-    let file_len = |which| std::fs::metadata(traces.path(which)).unwrap().len();
-    let (mixed_len, wide_len) = (file_len(Which::Mixed), file_len(Which::Wide));
-    let wide_bytes = wide_call_bytes(&LazyTraceReader::open(&traces.wide).unwrap());
-    // Warm the page cache.
-    for which in [Which::Mixed, Which::Wide] {
-        raw_scan(TraceBytes::map(traces.path(which)).unwrap().as_slice());
-    }
-
     let only = list_env("TRACETREE_SIZES_ONLY");
     let skip = list_env("TRACETREE_SIZES_SKIP").unwrap_or_default();
-    let available = meminfo_bytes("MemAvailable:");
-    let mut notes: Vec<(String, String)> = Vec::new();
-    let selected: Vec<&str> = CASES
+    let wanted: Vec<&str> = CASES
         .iter()
         .map(|&(id, _)| id)
         .filter(|id| only.as_ref().is_none_or(|o| o.iter().any(|x| x == id)))
         .filter(|id| !skip.iter().any(|x| x == id))
+        .collect();
+    let wants_wide = wanted.iter().any(|id| id.contains("wide"));
+    let wants_mixed = wanted.iter().any(|id| !id.contains("wide"));
+    // Only the traces some case reads are generated.
+    let (mixed, mixed_gen) = if wants_mixed {
+        generated(Shape::Mixed, 2, size)
+    } else {
+        (generated_path(Shape::Mixed, 2, size), None)
+    };
+    let (wide, wide_gen) = if wants_wide {
+        generated(Shape::Wide, 2, size)
+    } else {
+        (generated_path(Shape::Wide, 2, size), None)
+    };
+    let traces = Traces { size, mixed, wide };
+    let file_len = |which| std::fs::metadata(traces.path(which)).map_or(0, |m| m.len());
+    let (mixed_len, wide_len) = (file_len(Which::Mixed), file_len(Which::Wide));
+    let wide_bytes = if wants_wide {
+        wide_call_bytes(&LazyTraceReader::open(&traces.wide).unwrap())
+    } else {
+        0
+    };
+    // Warm the page cache.
+    for (which, wanted) in [(Which::Mixed, wants_mixed), (Which::Wide, wants_wide)] {
+        if wanted {
+            raw_scan(TraceBytes::map(traces.path(which)).unwrap().as_slice());
+        }
+    }
+
+    let available = meminfo_bytes("MemAvailable:");
+    let mut notes: Vec<(String, String)> = Vec::new();
+    let selected: Vec<&str> = wanted
+        .into_iter()
         .filter(|&id| {
             if id == "open_sidecar" {
                 notes.push((
@@ -601,20 +630,44 @@ fn sizes(c: &mut Criterion) {
         .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_secs(1));
     let mut covers = Vec::new();
-    for (id, child_runs) in &mut runs {
+    let mut slow: Vec<(&str, Vec<f64>)> = Vec::new();
+    for (id, child_runs) in &runs {
         let first = child_runs[0].seconds;
+        if first > SLOW_SECONDS {
+            // Very slow: the run in its own process is the figure.
+            let case_covers = match id {
+                &"streaming_write" => Covers::Written(child_runs[0].written),
+                _ => Covers::File,
+            };
+            let which = if id.contains("wide") {
+                Which::Wide
+            } else {
+                Which::Mixed
+            };
+            covers.push((*id, which, case_covers));
+            continue;
+        }
         let mut case = case(id, &traces);
         if let Covers::Written(_) = case.covers {
             case.covers = Covers::Written(child_runs[0].written);
         }
         covers.push((*id, case.which, case.covers));
-        if first > CRITERION_MAX_SECONDS {
-            // Slow: the median of up to 3 runs, each in its own process.
-            drop(case);
+        // The baselines always go through criterion; in their own process
+        // they also pay for faulting the mapping in.
+        if first > CRITERION_MAX_SECONDS && !id.starts_with("raw_scan") {
+            // Slow: the median of up to 3 runs here (warm mapping, as
+            // criterion's), within about a minute.
             let budget = Instant::now();
-            while child_runs.len() < 3 && budget.elapsed().as_secs_f64() + first < 60.0 {
-                child_runs.push(child(id));
+            let mut times = Vec::new();
+            while times.len() < 3
+                && (times.is_empty() || budget.elapsed().as_secs_f64() + first < 60.0)
+            {
+                let start = Instant::now();
+                let out = (case.run)();
+                times.push(start.elapsed().as_secs_f64());
+                drop(out);
             }
+            slow.push((*id, times));
             continue;
         }
         group.throughput(match case.covers {
@@ -646,13 +699,13 @@ fn sizes(c: &mut Criterion) {
     // The table.
     let mut medians = Vec::new();
     for (id, child_runs) in &runs {
-        let (seconds, how) = match criterion_median(&group_name, id, started) {
-            Some(median) => (median, "criterion, 10 samples".to_string()),
-            None => {
-                let mut times: Vec<f64> = child_runs.iter().map(|r| r.seconds).collect();
-                let n = times.len();
-                (median(&mut times), format!("{n} run(s), own process"))
-            }
+        let (seconds, how) = if let Some(median) = criterion_median(&group_name, id, started) {
+            (median, "criterion, 10 samples".to_string())
+        } else if let Some((_, times)) = slow.iter_mut().find(|s| s.0 == *id) {
+            let n = times.len();
+            (median(times), format!("median of {n} run(s)"))
+        } else {
+            (child_runs[0].seconds, "1 run, own process".to_string())
         };
         medians.push((*id, seconds, how));
     }

@@ -8,23 +8,25 @@
 //! every call. Each thread's tracepoints form a tree: method calls, loops and
 //! loop iterations contain the tracepoints recorded while they ran.
 //!
-//! - [`format`]: the bytes: one codec per object kind, typed offsets
+//! - [`format`](mod@format): the bytes: one codec per object kind, typed offsets
 //!   ([`format::offset::LogicalOffset`] vs [`format::offset::PhysicalOffset`]),
 //!   index cells read in place.
 //! - [`model`]: what the bytes mean: tracepoints, values, and the per-trace
 //!   [`model::TraceContext`] of reference objects.
-//! - [`write`]: the builder API ([`write::TraceRecorder`],
+//! - [`write`](mod@write): the builder API ([`write::TraceRecorder`],
 //!   [`write::ThreadRecorder`]) and the writers.
 //! - [`read`]: the eager loader, the parallel index rebuild.
-//! - [`tree`]: any reader seen as one tree per thread; [`print`] renders it.
+//! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print) renders it.
 //!
 //! # Example
 //!
-//! Record a small trace, save it, and read it back:
+//! Record a small trace, save it, and read it back, eagerly and lazily (the
+//! lazy reader maps the file and loads a call's children when asked, one
+//! page at a time, as an IDE expanding a node would):
 //!
 //! ```
 //! use tracetree::model::Type;
-//! use tracetree::read::EagerTrace;
+//! use tracetree::read::{EagerTrace, LazyTraceReader};
 //! use tracetree::tree::TraceTree;
 //! use tracetree::write::{
 //!     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
@@ -50,6 +52,15 @@
 //! let trace = EagerTrace::open(&path)?;
 //! let roots = trace.roots(trace.thread_ids()[0])?;
 //! assert_eq!(trace.child_count(roots[0])?, 1);
+//!
+//! let lazy = LazyTraceReader::open(&path)?;
+//! let root = lazy.root(main)?.expect("thread main has a root call");
+//! let first_page = lazy.children_range(root, 0, 1_000)?;
+//! assert_eq!(first_page.len(), 1);
+//! // The same node as the eager loader's, decoded on first use:
+//! let eager_first = trace.node(trace.children(roots[0])?[0]);
+//! let lazy_first = lazy.node(first_page[0])?;
+//! assert_eq!(lazy_first.tracepoint(), &eager_first.tracepoint);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -67,4 +78,9 @@ pub mod tree;
 pub mod write;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, Result};
+
+/// The README's examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 pub use storage::TraceBytes;

@@ -79,27 +79,6 @@ impl Write for Gated {
     }
 }
 
-/// Panics with the offset of the first differing byte, and the bytes around it.
-fn assert_same_bytes(what: &str, written: &[u8], expected: &[u8]) {
-    if written == expected {
-        return;
-    }
-    let first = written
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(written.len().min(expected.len()));
-    let around =
-        |bytes: &[u8]| bytes[first.saturating_sub(8)..(first + 24).min(bytes.len())].to_vec();
-    panic!(
-        "{what}: {} bytes written, {} expected; first difference at offset {first}\n written: {:02x?}\nexpected: {:02x?}",
-        written.len(),
-        expected.len(),
-        around(written),
-        around(expected),
-    );
-}
-
 fn replay(name: &str) {
     let Some(dir) = common::reference_traces() else {
         return;
@@ -210,8 +189,8 @@ fn replay(name: &str) {
     writer.close().unwrap();
     let written = data_out.0.lock().unwrap().clone();
     let written_index = index_out.memory.0.lock().unwrap().clone();
-    assert_same_bytes(name, &written, &data);
-    assert_same_bytes(&format!("{name}.idx"), &written_index, &index);
+    common::assert_same_bytes(name, &written, &data);
+    common::assert_same_bytes(&format!("{name}.idx"), &written_index, &index);
 }
 
 #[test]

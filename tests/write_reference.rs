@@ -9,27 +9,6 @@ use tracetree::TraceBytes;
 use tracetree::read::EagerTrace;
 use tracetree::write::{DumpOptions, DumpWriter};
 
-/// Panics with the offset of the first differing byte, and the bytes around it.
-fn assert_same_bytes(what: &str, written: &[u8], expected: &[u8]) {
-    if written == expected {
-        return;
-    }
-    let first = written
-        .iter()
-        .zip(expected)
-        .position(|(a, b)| a != b)
-        .unwrap_or(written.len().min(expected.len()));
-    let around =
-        |bytes: &[u8]| bytes[first.saturating_sub(8)..(first + 24).min(bytes.len())].to_vec();
-    panic!(
-        "{what}: {} bytes written, {} expected; first difference at offset {first}\n written: {:02x?}\nexpected: {:02x?}",
-        written.len(),
-        expected.len(),
-        around(written),
-        around(expected),
-    );
-}
-
 fn redump(name: &str) {
     let Some(dir) = common::reference_traces() else {
         return;
@@ -39,8 +18,8 @@ fn redump(name: &str) {
     let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).expect("eager load");
     let writer = DumpWriter::from_trace(&trace, DumpOptions::default()).expect("copy");
     let (written_data, written_index) = writer.to_bytes().expect("write");
-    assert_same_bytes(name, &written_data, &data);
-    assert_same_bytes(&format!("{name}.idx"), &written_index, &index);
+    common::assert_same_bytes(name, &written_data, &data);
+    common::assert_same_bytes(&format!("{name}.idx"), &written_index, &index);
 }
 
 #[test]
@@ -65,8 +44,8 @@ fn convert(stream: &str, dump: &str) {
     let (written_data, written_index) = writer.to_bytes().expect("write");
     let data = std::fs::read(dir.join(dump)).expect("reference data file");
     let index = std::fs::read(dir.join(format!("{dump}.idx"))).expect("reference index file");
-    assert_same_bytes(dump, &written_data, &data);
-    assert_same_bytes(&format!("{dump}.idx"), &written_index, &index);
+    common::assert_same_bytes(dump, &written_data, &data);
+    common::assert_same_bytes(&format!("{dump}.idx"), &written_index, &index);
 }
 
 #[test]

@@ -35,7 +35,7 @@ pub fn trace_dir() -> PathBuf {
 pub fn generated(shape: Shape, threads: usize, bytes: u64) -> (PathBuf, Option<f64>) {
     let dir = trace_dir();
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("gen-{shape}-{threads}t-{bytes}.trace"));
+    let path = generated_path(shape, threads, bytes);
     if path.exists() && index_path(&path).exists() {
         return (path, None);
     }
@@ -51,6 +51,11 @@ pub fn generated(shape: Shape, threads: usize, bytes: u64) -> (PathBuf, Option<f
     rename(&index_path(&partial), &index_path(&path));
     rename(&partial, &path);
     (path, Some(seconds))
+}
+
+/// Where [`generated`] keeps that trace.
+pub fn generated_path(shape: Shape, threads: usize, bytes: u64) -> PathBuf {
+    trace_dir().join(format!("gen-{shape}-{threads}t-{bytes}.trace"))
 }
 
 fn rename(from: &Path, to: &Path) {

@@ -12,6 +12,7 @@ use crate::model::{
 };
 use crate::write::check::check_str;
 use crate::write::pool::ReferencePool;
+use crate::write::recorder::ThreadRecorder;
 use crate::write::resolve::UNTRACKED_RESULT;
 use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, LeafSpec};
 
@@ -122,6 +123,9 @@ pub(crate) trait BuildTarget {
     /// The thread's id.
     fn thread(&self) -> ThreadId;
 
+    /// How many containers are open.
+    fn open_depth(&self) -> usize;
+
     /// The trace's reference objects.
     fn pool(&self) -> &ReferencePool;
 
@@ -136,6 +140,49 @@ pub(crate) trait BuildTarget {
 
     /// Closes the innermost open container.
     fn add_footer(&mut self, footer: Footer<'static>) -> Result<()>;
+}
+
+/// Every writer's thread records through the same builder functions.
+impl<T: BuildTarget> ThreadRecorder for T {
+    fn thread_id(&self) -> ThreadId {
+        self.thread()
+    }
+
+    fn depth(&self) -> usize {
+        self.open_depth()
+    }
+
+    fn enter_call(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        call: CallSpec<'_>,
+    ) -> Result<EventId> {
+        enter_call(self, at, call)
+    }
+
+    fn exit_call(&mut self, outcome: CallOutcome<'_>) -> Result<()> {
+        exit_call(self, outcome)
+    }
+
+    fn enter_loop(&mut self, at: Option<&CodeLocationSpec<'_>>, loop_id: i32) -> Result<EventId> {
+        enter_loop(self, at, loop_id)
+    }
+
+    fn enter_iteration(&mut self) -> Result<EventId> {
+        enter_iteration(self)
+    }
+
+    fn exit_iteration(&mut self) -> Result<()> {
+        exit_iteration(self)
+    }
+
+    fn exit_loop(&mut self, iterations: i32) -> Result<()> {
+        exit_loop(self, iterations)
+    }
+
+    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, spec: LeafSpec<'_>) -> Result<EventId> {
+        leaf(self, at, spec)
+    }
 }
 
 /// Adds a tracepoint with the next event id.

@@ -35,12 +35,12 @@ use crate::model::{
     TracepointType, Value,
 };
 use crate::tree::{TraceTree, WalkStep, walk};
-use crate::write::build::{self, BuildTarget, ContainerStack, OpenContainer};
+use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
-use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, IntoJavaStr, LeafSpec};
+use crate::write::recorder::{PushRecorder, TraceRecorder};
+use crate::write::spec::IntoJavaStr;
 
 /// How a [`DumpWriter`] writes values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -656,6 +656,10 @@ impl BuildTarget for DumpThread<'_> {
         self.thread
     }
 
+    fn open_depth(&self) -> usize {
+        self.log().map_or(0, |log| log.open.depth())
+    }
+
     fn pool(&self) -> &ReferencePool {
         &self.writer.pool
     }
@@ -691,47 +695,5 @@ impl PushRecorder for DumpThread<'_> {
 
     fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         self.writer.push_footer(self.thread, footer)
-    }
-}
-
-impl ThreadRecorder for DumpThread<'_> {
-    fn thread_id(&self) -> ThreadId {
-        self.thread
-    }
-
-    fn depth(&self) -> usize {
-        self.log().map_or(0, |log| log.open.depth())
-    }
-
-    fn enter_call(
-        &mut self,
-        at: Option<&CodeLocationSpec<'_>>,
-        call: CallSpec<'_>,
-    ) -> Result<EventId> {
-        build::enter_call(self, at, call)
-    }
-
-    fn exit_call(&mut self, outcome: CallOutcome<'_>) -> Result<()> {
-        build::exit_call(self, outcome)
-    }
-
-    fn enter_loop(&mut self, at: Option<&CodeLocationSpec<'_>>, loop_id: i32) -> Result<EventId> {
-        build::enter_loop(self, at, loop_id)
-    }
-
-    fn enter_iteration(&mut self) -> Result<EventId> {
-        build::enter_iteration(self)
-    }
-
-    fn exit_iteration(&mut self) -> Result<()> {
-        build::exit_iteration(self)
-    }
-
-    fn exit_loop(&mut self, iterations: i32) -> Result<()> {
-        build::exit_loop(self, iterations)
-    }
-
-    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, leaf: LeafSpec<'_>) -> Result<EventId> {
-        build::leaf(self, at, leaf)
     }
 }

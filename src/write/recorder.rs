@@ -38,6 +38,10 @@ pub trait TraceRecorder {
 ///
 /// `at` is where a tracepoint happened; `None` when unknown. Every method
 /// that adds a tracepoint returns its event id.
+///
+/// Both writers' threads ([`DumpThread`](crate::write::DumpThread),
+/// [`StreamingThread`](crate::write::StreamingThread)) implement it through
+/// one shared builder, so they record identically.
 pub trait ThreadRecorder {
     /// The thread being recorded.
     fn thread_id(&self) -> ThreadId;

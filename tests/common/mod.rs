@@ -24,3 +24,24 @@ pub fn testdata(name: &str) -> PathBuf {
         .join("testdata")
         .join(name)
 }
+
+/// Panics with the offset of the first differing byte, and the bytes around it.
+pub fn assert_same_bytes(what: &str, written: &[u8], expected: &[u8]) {
+    if written == expected {
+        return;
+    }
+    let first = written
+        .iter()
+        .zip(expected)
+        .position(|(a, b)| a != b)
+        .unwrap_or(written.len().min(expected.len()));
+    let around =
+        |bytes: &[u8]| bytes[first.saturating_sub(8)..(first + 24).min(bytes.len())].to_vec();
+    panic!(
+        "{what}: {} bytes written, {} expected; first difference at offset {first}\n written: {:02x?}\nexpected: {:02x?}",
+        written.len(),
+        expected.len(),
+        around(written),
+        around(expected),
+    );
+}

@@ -20,11 +20,11 @@ use crate::error::{Error, Result};
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{IndexCell, Object};
 use crate::model::{Footer, JavaStr, ThreadName, Tracepoint, TracepointType};
-use crate::write::build::{self, BuildTarget, ContainerStack, OpenContainer};
+use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
-use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, IntoJavaStr, LeafSpec};
+use crate::write::recorder::{PushRecorder, TraceRecorder};
+use crate::write::spec::IntoJavaStr;
 
 use self::block::{BlockBuilder, BlockSink, Context};
 use self::io::{BlockJob, Failure, Job, Output, Target, Written};
@@ -457,7 +457,7 @@ impl StreamingWriter {
     ///
     /// Fails with the first I/O error if one stopped the writer, and with
     /// [`Error::Usage`] if a thread still has open containers (exit them
-    /// first; a call may exit as [`CallOutcome::Unfinished`]) — the files are
+    /// first; a call may exit as [`CallOutcome::Unfinished`](crate::write::CallOutcome::Unfinished)) — the files are
     /// complete even then, those containers without footers.
     pub fn close(mut self) -> Result<StreamingSummary> {
         self.end(true)
@@ -556,7 +556,7 @@ impl TraceRecorder for StreamingWriter {
 ///
 /// Handles are owned and `Send`: move each to the thread that records
 /// through it. Handles of different threads never wait for each other,
-/// except for a full queue. Record by name through [`ThreadRecorder`], or
+/// except for a full queue. Record by name through [`ThreadRecorder`](crate::write::ThreadRecorder), or
 /// push tracepoints that already carry their ids with
 /// [`push_tracepoint`](Self::push_tracepoint) and
 /// [`push_footer`](Self::push_footer).
@@ -656,6 +656,10 @@ impl BuildTarget for StreamingThread {
         self.slot.thread
     }
 
+    fn open_depth(&self) -> usize {
+        lock(&self.slot.state).open.depth()
+    }
+
     fn pool(&self) -> &ReferencePool {
         &self.shared.pool
     }
@@ -704,47 +708,5 @@ impl PushRecorder for StreamingThread {
 
     fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         StreamingThread::push_footer(self, footer)
-    }
-}
-
-impl ThreadRecorder for StreamingThread {
-    fn thread_id(&self) -> ThreadId {
-        self.slot.thread
-    }
-
-    fn depth(&self) -> usize {
-        lock(&self.slot.state).open.depth()
-    }
-
-    fn enter_call(
-        &mut self,
-        at: Option<&CodeLocationSpec<'_>>,
-        call: CallSpec<'_>,
-    ) -> Result<EventId> {
-        build::enter_call(self, at, call)
-    }
-
-    fn exit_call(&mut self, outcome: CallOutcome<'_>) -> Result<()> {
-        build::exit_call(self, outcome)
-    }
-
-    fn enter_loop(&mut self, at: Option<&CodeLocationSpec<'_>>, loop_id: i32) -> Result<EventId> {
-        build::enter_loop(self, at, loop_id)
-    }
-
-    fn enter_iteration(&mut self) -> Result<EventId> {
-        build::enter_iteration(self)
-    }
-
-    fn exit_iteration(&mut self) -> Result<()> {
-        build::exit_iteration(self)
-    }
-
-    fn exit_loop(&mut self, iterations: i32) -> Result<()> {
-        build::exit_loop(self, iterations)
-    }
-
-    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, leaf: LeafSpec<'_>) -> Result<EventId> {
-        build::leaf(self, at, leaf)
     }
 }
