@@ -703,7 +703,10 @@ fn sizes(c: &mut Criterion) {
             (median, "criterion, 10 samples".to_string())
         } else if let Some((_, times)) = slow.iter_mut().find(|s| s.0 == *id) {
             let n = times.len();
-            (median(times), format!("median of {n} run(s)"))
+            (
+                median(times),
+                format!("median of {n} run(s) in the bench process"),
+            )
         } else {
             (child_runs[0].seconds, "1 run, own process".to_string())
         };
@@ -723,18 +726,21 @@ fn sizes(c: &mut Criterion) {
         "### {label}: mixed trace {mixed_len} B ({:.2} GiB), wide trace {wide_len} B (wide call {wide_bytes} B)\n\n",
         gb(mixed_len)
     ));
-    if let Some(seconds) = mixed_gen {
-        table.push_str(&format!(
-            "Generated now: mixed in {seconds:.1} s ({:.0} MB/s)",
-            mixed_len as f64 / seconds / MB
-        ));
-        if let Some(wide_seconds) = wide_gen {
-            table.push_str(&format!(
-                ", wide in {wide_seconds:.1} s ({:.0} MB/s)",
-                wide_len as f64 / wide_seconds / MB
-            ));
-        }
-        table.push_str(".\n\n");
+    let generated_now: Vec<String> = [
+        ("mixed", mixed_gen, mixed_len),
+        ("wide", wide_gen, wide_len),
+    ]
+    .into_iter()
+    .filter_map(|(name, seconds, len)| {
+        let seconds = seconds?;
+        Some(format!(
+            "{name} in {seconds:.1} s ({:.0} MB/s)",
+            len as f64 / seconds / MB
+        ))
+    })
+    .collect();
+    if !generated_now.is_empty() {
+        table.push_str(&format!("Generated now: {}.\n\n", generated_now.join(", ")));
     }
     table.push_str(&format!(
         "Load average (1/5/15 min) before: {load_before}; after: {load_after}.\n\n"
