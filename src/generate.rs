@@ -1,6 +1,12 @@
 //! Synthetic traces of a chosen shape, deterministic for a seed, recorded
-//! through any [`ThreadRecorder`]: the source of the benchmarks' multi-GB
+//! through any [`PushRecorder`]: the source of the benchmarks' multi-GB
 //! traces and of `tracetree gen`.
+//!
+//! The generator interns its vocabulary (classes, methods, fields,
+//! variables, code locations) once, as reference objects with fixed ids,
+//! and pushes tracepoints that carry those ids: recording by name would
+//! intern every tracepoint's specs again and cost several times the
+//! writer's own work.
 //!
 //! Shapes:
 //! - [`Shape::Mixed`]: like a recorded program: calls with arguments and
@@ -13,12 +19,21 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::Result;
-use crate::model::{LocalKind, Type};
-use crate::write::{
-    AccessPathSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, MethodSpec, ThreadRecorder,
-    ValueSpec, VariableSpec, class_type,
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+use crate::format::Object;
+use crate::format::offset::{
+    AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
+    VariableId,
 };
+use crate::model::{
+    AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus,
+    FieldDescriptor, Footer, JavaStr, LocalKind, LocalName, MethodDescriptor, StringObject,
+    Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value, VariableDescriptor,
+};
+use crate::write::{PushRecorder, StreamingOptions, StreamingSummary, StreamingWriter};
 
 /// How deep [`Shape::Deep`] recurses before unwinding.
 pub const DEEP_RECURSION: usize = 200_000;
@@ -117,67 +132,259 @@ impl SplitMix64 {
     }
 }
 
-const ITEM: &str = "bench.Item";
-const WORKER: &str = "bench.Worker";
-const WORKER_KT: &str = "bench.WorkerKt";
+// The generator's reference objects, by id (each kind numbered from 0).
+const THREAD_CLASS: ClassId = ClassId(0);
+const ITEM: ClassId = ClassId(1);
+const WORKER: ClassId = ClassId(2);
+const WORKER_KT: ClassId = ClassId(3);
+const INT_ARRAY: ClassId = ClassId(4);
 
-/// The classes, methods, fields, variables and code locations a generated
-/// program uses, built once.
-struct Vocabulary {
-    run: MethodSpec<'static>,
-    process: MethodSpec<'static>,
-    compute: MethodSpec<'static>,
-    fill: MethodSpec<'static>,
-    recurse: MethodSpec<'static>,
-    value_field: FieldSpec<'static>,
-    count_field: FieldSpec<'static>,
-    name_field: FieldSpec<'static>,
-    i: VariableSpec<'static>,
-    sum: VariableSpec<'static>,
-    call_site: CodeLocationSpec<'static>,
-    field_site: CodeLocationSpec<'static>,
-    static_site: CodeLocationSpec<'static>,
-    local_site: CodeLocationSpec<'static>,
-    array_site: CodeLocationSpec<'static>,
-    loop_site: CodeLocationSpec<'static>,
+const RUN: MethodId = MethodId(0);
+const PROCESS: MethodId = MethodId(1);
+const COMPUTE: MethodId = MethodId(2);
+const FILL: MethodId = MethodId(3);
+const RECURSE: MethodId = MethodId(4);
+
+const VALUE_FIELD: FieldId = FieldId(0);
+const COUNT_FIELD: FieldId = FieldId(1);
+const NAME_FIELD: FieldId = FieldId(2);
+
+const I: VariableId = VariableId(0);
+const SUM: VariableId = VariableId(1);
+const ITEMS: VariableId = VariableId(2);
+const ITEM_VARIABLE: VariableId = VariableId(3);
+
+const CALL_SITE: CodeLocationId = CodeLocationId(0);
+const FIELD_SITE: CodeLocationId = CodeLocationId(1);
+const STATIC_SITE: CodeLocationId = CodeLocationId(2);
+const LOCAL_SITE: CodeLocationId = CodeLocationId(3);
+const ARRAY_SITE: CodeLocationId = CodeLocationId(4);
+const LOOP_SITE: CodeLocationId = CodeLocationId(5);
+/// The root call's location: unknown.
+const NO_SITE: CodeLocationId = CodeLocationId(-1);
+
+/// The classes, methods, fields, variables, strings, access paths and code
+/// locations a generated program uses, with the ids above: a `bench.Worker`
+/// processing `bench.Item`s in `Worker.kt`.
+fn vocabulary() -> Vec<Object<'static>> {
+    let text = JavaStr::new;
+    let class = |id, name| {
+        Object::ClassDescriptor(ClassDescriptor {
+            id,
+            name: text(name),
+        })
+    };
+    let method = |id, class, name, parameter_types, return_type| {
+        Object::MethodDescriptor(MethodDescriptor {
+            id,
+            class,
+            name: text(name),
+            return_type,
+            parameter_types,
+        })
+    };
+    let field = |id, class, name, field_type, is_static| {
+        Object::FieldDescriptor(FieldDescriptor {
+            id,
+            class,
+            name: text(name),
+            field_type,
+            is_static,
+            is_final: false,
+            is_volatile: false,
+        })
+    };
+    let variable = |id, name, variable_type| {
+        Object::VariableDescriptor(VariableDescriptor {
+            id,
+            name: text(name),
+            variable_type,
+        })
+    };
+    let string = |id, value| {
+        Object::String(StringObject {
+            id: StringId(id),
+            value: text(value),
+        })
+    };
+    let path = |id, variable| {
+        Object::AccessPath(AccessPath {
+            id: AccessPathId(id),
+            locations: vec![AccessLocation::Local(variable)],
+        })
+    };
+    // Strings 0–4: "Worker.kt", "bench.Worker", "process", "this", "i".
+    let location = |id, kind, line, access_path, argument_paths, locals| {
+        Object::CodeLocation(CodeLocation {
+            kind,
+            id,
+            file_name: StringId(0),
+            class_name: StringId(1),
+            method_name: StringId(2),
+            line,
+            access_path,
+            argument_paths,
+            locals,
+        })
+    };
+    let access = |id, line, access_path| {
+        let locals = vec![
+            LocalName {
+                name: StringId(3),
+                kind: LocalKind::This,
+            },
+            LocalName {
+                name: StringId(4),
+                kind: LocalKind::Variable,
+            },
+        ];
+        location(
+            id,
+            CodeLocationKind::Access,
+            line,
+            access_path,
+            Vec::new(),
+            locals,
+        )
+    };
+    let item = || Type::Object(text("bench.Item"));
+    vec![
+        class(THREAD_CLASS, "java.lang.Thread"),
+        class(ITEM, "bench.Item"),
+        class(WORKER, "bench.Worker"),
+        class(WORKER_KT, "bench.WorkerKt"),
+        class(INT_ARRAY, "[I"),
+        method(RUN, THREAD_CLASS, "run", vec![], Type::Void),
+        method(
+            PROCESS,
+            WORKER,
+            "process",
+            vec![item(), Type::Int],
+            Type::Long,
+        ),
+        method(COMPUTE, WORKER_KT, "compute", vec![Type::Int], Type::Int),
+        method(FILL, WORKER, "fill", vec![], Type::Void),
+        method(RECURSE, WORKER_KT, "recurse", vec![Type::Int], Type::Int),
+        field(VALUE_FIELD, ITEM, "value", Type::Int, false),
+        field(COUNT_FIELD, WORKER, "count", Type::Long, true),
+        field(
+            NAME_FIELD,
+            ITEM,
+            "name",
+            Type::Object(text("java.lang.String")),
+            false,
+        ),
+        variable(I, "i", Type::Int),
+        variable(SUM, "sum", Type::Long),
+        variable(ITEMS, "items", Type::Array(Box::new(Type::Int))),
+        variable(ITEM_VARIABLE, "item", item()),
+        string(0, "Worker.kt"),
+        string(1, "bench.Worker"),
+        string(2, "process"),
+        string(3, "this"),
+        string(4, "i"),
+        path(0, I),
+        path(1, ITEM_VARIABLE),
+        path(2, ITEMS),
+        location(
+            CALL_SITE,
+            CodeLocationKind::MethodCall,
+            12,
+            None,
+            vec![Some(AccessPathId(0))],
+            Vec::new(),
+        ),
+        access(FIELD_SITE, 20, Some(AccessPathId(1))),
+        // A static field has no owner: no access path.
+        access(STATIC_SITE, 21, None),
+        access(LOCAL_SITE, 22, None),
+        access(ARRAY_SITE, 23, Some(AccessPathId(2))),
+        access(LOOP_SITE, 24, None),
+    ]
 }
 
-impl Vocabulary {
-    fn new() -> Self {
-        let item = class_type(ITEM);
-        let int_array = crate::write::array_type(Type::Int);
-        let value_field = FieldSpec::new(ITEM, "value", Type::Int);
-        let count_field = FieldSpec::new(WORKER, "count", Type::Long).with_static(true);
-        let name_field = FieldSpec::new(ITEM, "name", class_type("java.lang.String"));
-        let i = VariableSpec::new("i", Type::Int);
-        let sum = VariableSpec::new("sum", Type::Long);
-        let items = VariableSpec::new("items", int_array);
-        let access = |line| {
-            CodeLocationSpec::access("Worker.kt", WORKER, "process", line)
-                .with_local("this", LocalKind::This)
-                .with_local("i", LocalKind::Variable)
-        };
-        Vocabulary {
-            run: MethodSpec::new("java.lang.Thread", "run", vec![], Type::Void),
-            process: MethodSpec::new(WORKER, "process", vec![item.clone(), Type::Int], Type::Long),
-            compute: MethodSpec::new(WORKER_KT, "compute", vec![Type::Int], Type::Int),
-            fill: MethodSpec::new(WORKER, "fill", vec![], Type::Void),
-            recurse: MethodSpec::new(WORKER_KT, "recurse", vec![Type::Int], Type::Int),
-            call_site: CodeLocationSpec::call("Worker.kt", WORKER, "process", 12)
-                .with_argument(Some(AccessPathSpec::local(i.clone()))),
-            field_site: access(20)
-                .with_access_path(AccessPathSpec::local(VariableSpec::new("item", item))),
-            // A static field has no owner: no access path.
-            static_site: access(21),
-            local_site: access(22),
-            array_site: access(23).with_access_path(AccessPathSpec::local(items)),
-            loop_site: access(24),
-            value_field,
-            count_field,
-            name_field,
-            i,
-            sum,
+fn object(class: ClassId, identity_hash: i32) -> Value<'static> {
+    Value::Object {
+        class,
+        identity_hash,
+        fields: Vec::new(),
+    }
+}
+
+/// A call's footer: returned `result`.
+fn returned(result: Value<'_>) -> Footer<'_> {
+    Footer::MethodCall {
+        result,
+        exception: JavaStr::from_validated(b""),
+    }
+}
+
+/// Pushes one thread's tracepoints with their ids, numbering events and
+/// counting open containers.
+struct Emitter<'r, R> {
+    out: &'r mut R,
+    thread: ThreadId,
+    /// The next event id.
+    next_event: i64,
+    /// Added to the event id after each tracepoint: the number of threads.
+    event_stride: i64,
+    /// Containers open.
+    depth: usize,
+}
+
+impl<R: PushRecorder> Emitter<'_, R> {
+    fn push(
+        &mut self,
+        tracepoint_type: TracepointType,
+        code_location: CodeLocationId,
+        body: TracepointBody<'_>,
+    ) -> Result<()> {
+        let event = i32::try_from(self.next_event).map_err(|_| {
+            Error::Usage("event ids exhausted: generate fewer tracepoints".to_string())
+        })?;
+        self.next_event += self.event_stride;
+        self.out.push_tracepoint(&Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type,
+                code_location,
+                thread: self.thread,
+                event: EventId(event),
+                diff_status: DiffStatus::None,
+            },
+            child_diff_statuses: Vec::new(),
+            body,
+        })?;
+        if tracepoint_type.is_container() {
+            self.depth += 1;
         }
+        Ok(())
+    }
+
+    fn exit(&mut self, footer: &Footer<'_>) -> Result<()> {
+        self.out.push_footer(footer)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn enter_call(
+        &mut self,
+        at: CodeLocationId,
+        method: MethodId,
+        receiver: Value<'_>,
+        arguments: Vec<Value<'_>>,
+    ) -> Result<()> {
+        let body = TracepointBody::MethodCall {
+            method,
+            receiver,
+            arguments,
+            flags: 0,
+        };
+        self.push(TracepointType::MethodCall, at, body)
+    }
+
+    fn write_local(&mut self, variable: VariableId, value: Value<'_>) -> Result<()> {
+        let body = TracepointBody::WriteLocal { variable, value };
+        self.push(TracepointType::WriteLocal, LOCAL_SITE, body)
     }
 }
 
@@ -185,209 +392,344 @@ impl Vocabulary {
 pub struct ThreadGenerator {
     shape: Shape,
     rng: SplitMix64,
-    words: Vocabulary,
+    thread: u64,
+    threads: u64,
     steps: u64,
+    /// Scratch space for string values.
+    text: String,
 }
 
 /// Steps between two checks of the caller's stop condition.
 const STOP_CHECK_INTERVAL: u64 = 256;
 
 impl ThreadGenerator {
-    /// A generator for thread number `thread` of a trace of `shape` seeded by `seed`.
-    pub fn new(shape: Shape, seed: u64, thread: u64) -> Self {
+    /// A generator for thread number `thread` (0-based) of `threads` of a
+    /// trace of `shape` seeded by `seed`. Its event ids are `thread`,
+    /// `thread + threads`, `thread + 2 × threads`, …: unique in the trace,
+    /// ascending in the thread, and independent of how the threads'
+    /// recording interleaves.
+    pub fn new(shape: Shape, seed: u64, thread: u64, threads: u64) -> Self {
         ThreadGenerator {
             shape,
             rng: SplitMix64(seed ^ thread.wrapping_mul(0xD1B5_4A32_D192_ED03)),
-            words: Vocabulary::new(),
+            thread,
+            threads: threads.max(thread + 1),
             steps: 0,
+            text: String::new(),
         }
     }
 
-    /// Records a root call and its subtree into `recorder` until `stop`
-    /// (asked every few hundred tracepoints) says enough, then closes every
-    /// open container.
+    /// Adds the generator's reference objects to `recorder` (their ids are
+    /// fixed, numbered from 0 in each kind: the trace must hold no other
+    /// objects with those ids), then records a root call and its subtree
+    /// until `stop` (asked every few hundred tracepoints) says enough, and
+    /// closes every container it opened.
+    ///
+    /// For a seed, thread number and shape, the thread's tracepoints (ids
+    /// included) are a prefix of one fixed sequence; `stop` chooses where
+    /// it ends.
     pub fn run(
         &mut self,
-        recorder: &mut impl ThreadRecorder,
+        recorder: &mut impl PushRecorder,
         mut stop: impl FnMut() -> bool,
     ) -> Result<()> {
-        let thread_object = ValueSpec::object("java.lang.Thread", (self.rng.next() >> 33) as i32);
-        let run = self.words.run.clone();
-        recorder.enter_call(None, CallSpec::new(&run).on(thread_object))?;
-        let mut stopped = || {
-            self.steps += 1;
-            self.steps.is_multiple_of(STOP_CHECK_INTERVAL) && stop()
-        };
-        match self.shape {
-            Shape::Mixed | Shape::Threads => {
-                mixed(recorder, &self.words, &mut self.rng, &mut stopped)?
-            }
-            Shape::Wide => wide(recorder, &self.words, &mut self.rng, &mut stopped)?,
-            Shape::Deep => deep(recorder, &self.words, &mut stopped)?,
+        for object in vocabulary() {
+            recorder.add_reference(&object)?;
         }
-        recorder.exit_call(CallOutcome::VOID)
+        let thread = recorder.thread_id();
+        let mut out = Emitter {
+            out: recorder,
+            thread,
+            next_event: self.thread as i64,
+            event_stride: i64::try_from(self.threads)
+                .map_err(|_| Error::Usage("too many threads".to_string()))?,
+            depth: 0,
+        };
+        let thread_object = object(THREAD_CLASS, (self.rng.next() >> 33) as i32);
+        out.enter_call(NO_SITE, RUN, thread_object, Vec::new())?;
+        let steps = &mut self.steps;
+        let mut stopped = || {
+            *steps += 1;
+            steps.is_multiple_of(STOP_CHECK_INTERVAL) && stop()
+        };
+        let (rng, text) = (&mut self.rng, &mut self.text);
+        match self.shape {
+            Shape::Mixed | Shape::Threads => mixed(&mut out, rng, text, &mut stopped)?,
+            Shape::Wide => wide(&mut out, rng, &mut stopped)?,
+            Shape::Deep => deep(&mut out, &mut stopped)?,
+        }
+        out.exit(&returned(Value::Void))
     }
 }
 
-fn item(rng: &mut SplitMix64) -> ValueSpec<'static> {
-    ValueSpec::object(ITEM, (rng.next() >> 33) as i32)
+fn item(rng: &mut SplitMix64) -> Value<'static> {
+    object(ITEM, (rng.next() >> 33) as i32)
+}
+
+/// `prefix` and a number, in `text`, as a string value.
+fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t> {
+    use std::fmt::Write;
+    text.clear();
+    // Writing to a String cannot fail.
+    let _ = write!(text, "{prefix}{number}");
+    // ASCII without NUL is modified UTF-8 as it is.
+    Value::String(JavaStr::from_validated(text.as_bytes()))
 }
 
 fn mixed(
-    recorder: &mut impl ThreadRecorder,
-    words: &Vocabulary,
+    out: &mut Emitter<'_, impl PushRecorder>,
     rng: &mut SplitMix64,
+    text: &mut String,
     stopped: &mut impl FnMut() -> bool,
 ) -> Result<()> {
     const MAX_DEPTH: usize = 12;
-    let base = recorder.depth();
+    let base = out.depth;
     while !stopped() {
-        let depth = recorder.depth() - base;
+        let depth = out.depth - base;
         match rng.below(100) {
             0..=17 if depth < MAX_DEPTH => {
-                let n = rng.below(1000) as i32;
-                let call = if rng.chance(50) {
-                    CallSpec::new(&words.process)
-                        .on(ValueSpec::object(WORKER, 7))
-                        .with_argument(item(rng))
-                        .with_argument(n)
+                let n = Value::Int(rng.below(1000) as i32);
+                if rng.chance(50) {
+                    let receiver = object(WORKER, 7);
+                    let arguments = vec![item(rng), n];
+                    out.enter_call(CALL_SITE, PROCESS, receiver, arguments)?;
                 } else {
-                    CallSpec::new(&words.compute).with_argument(n)
-                };
-                recorder.enter_call(Some(&words.call_site), call)?;
+                    out.enter_call(CALL_SITE, COMPUTE, Value::Null, vec![n])?;
+                }
             }
             18..=35 if depth > 0 => {
-                let outcome = match rng.below(10) {
-                    0 => CallOutcome::returned(ValueSpec::string(format!(
-                        "item-{}",
-                        rng.below(10_000)
-                    ))),
-                    1 => CallOutcome::returned(item(rng)),
-                    _ => CallOutcome::returned(ValueSpec::Long(rng.below(1 << 40) as i64)),
+                let result = match rng.below(10) {
+                    0 => string_value(text, "item-", rng.below(10_000)),
+                    1 => item(rng),
+                    _ => Value::Long(rng.below(1 << 40) as i64),
                 };
-                recorder.exit_call(outcome)?;
+                out.exit(&returned(result))?;
             }
             36..=38 => {
                 let loop_id = rng.below(8) as i32;
-                recorder.enter_loop(Some(&words.loop_site), loop_id)?;
+                out.push(
+                    TracepointType::Loop,
+                    LOOP_SITE,
+                    TracepointBody::Loop { loop_id },
+                )?;
                 let iterations = rng.below(4) as i32;
-                for i in 0..iterations {
-                    recorder.enter_iteration()?;
-                    recorder.write_local(Some(&words.local_site), &words.i, ValueSpec::Int(i))?;
-                    recorder.write_local(
-                        Some(&words.local_site),
-                        &words.sum,
-                        ValueSpec::Long(rng.below(1 << 20) as i64),
-                    )?;
-                    recorder.exit_iteration()?;
+                for iteration in 0..iterations {
+                    let body = TracepointBody::LoopIteration { loop_id, iteration };
+                    out.push(TracepointType::LoopIteration, LOOP_SITE, body)?;
+                    out.write_local(I, Value::Int(iteration))?;
+                    out.write_local(SUM, Value::Long(rng.below(1 << 20) as i64))?;
+                    out.exit(&Footer::LoopIteration)?;
                 }
-                recorder.exit_loop(iterations)?;
+                out.exit(&Footer::Loop { iterations })?;
             }
             39..=58 => {
-                let value = rng.below(1 << 16) as i32;
-                recorder.write_field(
-                    Some(&words.field_site),
-                    &words.value_field,
-                    item(rng),
-                    value.into(),
-                )?;
+                let value = Value::Int(rng.below(1 << 16) as i32);
+                let body = TracepointBody::WriteField {
+                    field: VALUE_FIELD,
+                    receiver: item(rng),
+                    value,
+                };
+                out.push(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             59..=64 => {
-                let name = ValueSpec::string(format!("name-{}", rng.below(100_000)));
-                recorder.write_field(
-                    Some(&words.field_site),
-                    &words.name_field,
-                    item(rng),
-                    name,
-                )?;
+                let value = string_value(text, "name-", rng.below(100_000));
+                let body = TracepointBody::WriteField {
+                    field: NAME_FIELD,
+                    receiver: item(rng),
+                    value,
+                };
+                out.push(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             65..=71 => {
-                let value = rng.below(1 << 16) as i32;
-                recorder.read_field(
-                    Some(&words.field_site),
-                    &words.value_field,
-                    item(rng),
-                    value.into(),
-                )?;
+                let value = Value::Int(rng.below(1 << 16) as i32);
+                let body = TracepointBody::ReadField {
+                    field: VALUE_FIELD,
+                    receiver: item(rng),
+                    value,
+                };
+                out.push(TracepointType::ReadField, FIELD_SITE, body)?;
             }
             72..=75 => {
-                let count = ValueSpec::Long(rng.below(1 << 30) as i64);
-                recorder.write_field(
-                    Some(&words.static_site),
-                    &words.count_field,
-                    ValueSpec::Null,
-                    count,
-                )?;
+                let body = TracepointBody::WriteField {
+                    field: COUNT_FIELD,
+                    receiver: Value::Null,
+                    value: Value::Long(rng.below(1 << 30) as i64),
+                };
+                out.push(TracepointType::WriteField, STATIC_SITE, body)?;
             }
             76..=87 => {
-                let value = ValueSpec::Int(rng.below(1 << 10) as i32);
-                recorder.write_local(Some(&words.local_site), &words.i, value)?;
+                out.write_local(I, Value::Int(rng.below(1 << 10) as i32))?;
             }
             88..=93 => {
-                let value = ValueSpec::Long(rng.below(1 << 30) as i64);
-                recorder.read_local(Some(&words.local_site), &words.sum, value)?;
+                let body = TracepointBody::ReadLocal {
+                    variable: SUM,
+                    value: Value::Long(rng.below(1 << 30) as i64),
+                };
+                out.push(TracepointType::ReadLocal, LOCAL_SITE, body)?;
             }
             _ => {
-                let array = ValueSpec::array("[I", 91, 16);
+                let array = Value::Array {
+                    class: INT_ARRAY,
+                    identity_hash: 91,
+                    elements: Vec::new(),
+                    total_size: 16,
+                };
                 let index = rng.below(16) as i32;
-                let value = ValueSpec::Int(rng.below(1 << 10) as i32);
-                recorder.write_array(Some(&words.array_site), array, index, value)?;
+                let value = Value::Int(rng.below(1 << 10) as i32);
+                let body = TracepointBody::WriteArray {
+                    array,
+                    index,
+                    value,
+                };
+                out.push(TracepointType::WriteArray, ARRAY_SITE, body)?;
             }
         }
     }
-    while recorder.depth() > base {
-        recorder.exit_call(CallOutcome::returned(0))?;
+    while out.depth > base {
+        out.exit(&returned(Value::Int(0)))?;
     }
     Ok(())
 }
 
 fn wide(
-    recorder: &mut impl ThreadRecorder,
-    words: &Vocabulary,
+    out: &mut Emitter<'_, impl PushRecorder>,
     rng: &mut SplitMix64,
     stopped: &mut impl FnMut() -> bool,
 ) -> Result<()> {
-    recorder.enter_call(
-        Some(&words.call_site),
-        CallSpec::new(&words.fill).on(ValueSpec::object(WORKER, 7)),
-    )?;
+    out.enter_call(CALL_SITE, FILL, object(WORKER, 7), Vec::new())?;
     let mut i = 0i32;
     while !stopped() {
-        recorder.write_local(Some(&words.local_site), &words.i, ValueSpec::Int(i))?;
+        out.write_local(I, Value::Int(i))?;
         if rng.chance(10) {
-            recorder.write_field(
-                Some(&words.field_site),
-                &words.value_field,
-                item(rng),
-                i.into(),
-            )?;
+            let body = TracepointBody::WriteField {
+                field: VALUE_FIELD,
+                receiver: item(rng),
+                value: Value::Int(i),
+            };
+            out.push(TracepointType::WriteField, FIELD_SITE, body)?;
         }
         i = i.wrapping_add(1);
     }
-    recorder.exit_call(CallOutcome::VOID)
+    out.exit(&returned(Value::Void))
 }
 
 fn deep(
-    recorder: &mut impl ThreadRecorder,
-    words: &Vocabulary,
+    out: &mut Emitter<'_, impl PushRecorder>,
     stopped: &mut impl FnMut() -> bool,
 ) -> Result<()> {
-    let base = recorder.depth();
+    let base = out.depth;
     'outer: loop {
-        for n in 0..DEEP_RECURSION {
-            let call = CallSpec::new(&words.recurse).with_argument(n as i32);
-            recorder.enter_call(Some(&words.call_site), call)?;
-            recorder.write_local(Some(&words.local_site), &words.i, ValueSpec::Int(n as i32))?;
+        for n in 0..DEEP_RECURSION as i32 {
+            out.enter_call(CALL_SITE, RECURSE, Value::Null, vec![Value::Int(n)])?;
+            out.write_local(I, Value::Int(n))?;
             if stopped() {
                 break 'outer;
             }
         }
-        while recorder.depth() > base {
-            recorder.exit_call(CallOutcome::returned(1))?;
+        while out.depth > base {
+            out.exit(&returned(Value::Int(1)))?;
         }
     }
-    while recorder.depth() > base {
-        recorder.exit_call(CallOutcome::returned(1))?;
+    while out.depth > base {
+        out.exit(&returned(Value::Int(1)))?;
     }
     Ok(())
+}
+
+/// What [`generate_file`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GenerateOptions {
+    /// The data file's size to reach, in bytes (it ends a little past it).
+    pub size: u64,
+    /// Recorded threads, one producer thread each.
+    pub threads: usize,
+    /// The shape of every thread's tree.
+    pub shape: Shape,
+    /// The seed of the pseudo-random choices.
+    pub seed: u64,
+    /// Payload bytes per block; `None`: 1 MiB, 16 KiB for [`Shape::Threads`].
+    pub block_size: Option<usize>,
+}
+
+impl GenerateOptions {
+    /// `size` bytes of `shape` in 2 threads, seed 1, default blocks.
+    pub fn new(size: u64, shape: Shape) -> Self {
+        GenerateOptions {
+            size,
+            threads: 2,
+            shape,
+            seed: 1,
+            block_size: None,
+        }
+    }
+}
+
+/// Generates a trace of about `options.size` bytes at `path` (index at
+/// `path.idx`) with the [`StreamingWriter`], one producer thread per
+/// recorded thread (named `worker-N`); `progress` is told the data file's
+/// length now and then. Each thread's tracepoints are a prefix of its
+/// seed's sequence ([`ThreadGenerator::run`]); where each ends, and how the
+/// threads' blocks interleave, depends on timing.
+pub fn generate_file(
+    path: &Path,
+    options: &GenerateOptions,
+    progress: impl Fn(u64) + Sync,
+) -> Result<StreamingSummary> {
+    if options.threads == 0 {
+        return Err(Error::Usage("at least 1 thread".into()));
+    }
+    let default_block = if options.shape == Shape::Threads {
+        16 << 10
+    } else {
+        1 << 20
+    };
+    let streaming = StreamingOptions {
+        block_size: options.block_size.unwrap_or(default_block),
+        // The stop condition sees only what reached the file: a short queue
+        // keeps the overshoot small.
+        queue_capacity: 4,
+        ..StreamingOptions::default()
+    };
+    let writer = StreamingWriter::create_with_options(path, streaming)?;
+    let done = AtomicBool::new(false);
+    // The data file's length is what the I/O thread has written.
+    let reached = || {
+        if done.load(Ordering::Relaxed) {
+            return true;
+        }
+        let written = std::fs::metadata(path).map_or(0, |m| m.len());
+        progress(written.min(options.size));
+        let reached = written >= options.size;
+        if reached {
+            done.store(true, Ordering::Relaxed);
+        }
+        reached
+    };
+    std::thread::scope(|scope| -> Result<()> {
+        let mut producers = Vec::with_capacity(options.threads);
+        for t in 0..options.threads {
+            let mut handle = writer.new_thread(format!("worker-{t}"))?;
+            let reached = &reached;
+            producers.push(scope.spawn(move || -> Result<()> {
+                // The file's length, every 8th time asked (every ~2,000
+                // tracepoints): a `stat` per check would cost more.
+                let mut asked = 0u32;
+                let stop = || {
+                    asked = asked.wrapping_add(1);
+                    asked.is_multiple_of(8) && reached()
+                };
+                let threads = options.threads as u64;
+                ThreadGenerator::new(options.shape, options.seed, t as u64, threads)
+                    .run(&mut handle, stop)?;
+                handle.finish()
+            }));
+        }
+        for producer in producers {
+            producer
+                .join()
+                .map_err(|_| Error::Usage("a producer thread panicked".into()))??;
+        }
+        Ok(())
+    })?;
+    writer.close()
 }

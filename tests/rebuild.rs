@@ -118,7 +118,7 @@ fn rebuilt_index_equals_the_streaming_writers_index() {
             let mut thread = writer.new_thread(format!("worker-{t}")).unwrap();
             scope.spawn(move || {
                 let mut rounds = 0;
-                ThreadGenerator::new(shape, 3, t as u64)
+                ThreadGenerator::new(shape, 3, t as u64, 4)
                     .run(&mut thread, || {
                         rounds += 1;
                         rounds > 40

@@ -96,7 +96,7 @@ fn concurrently_streamed_traces_load_the_same_lazily() {
                 let calls = AtomicU64::new(0);
                 // About 40,000 tracepoints each.
                 let stop = || calls.fetch_add(1, Ordering::Relaxed) >= 160;
-                ThreadGenerator::new(shape, 7, t as u64)
+                ThreadGenerator::new(shape, 7, t as u64, shapes.len() as u64)
                     .run(&mut thread, stop)
                     .unwrap();
                 thread.finish().unwrap();

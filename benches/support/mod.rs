@@ -1,16 +1,66 @@
-//! What the benchmarks share: the trace size asked for, the trace itself
-//! (generated once into `target/bench-traces/`), and the raw-scan baseline.
+//! What the benchmarks share: the trace size asked for, the traces
+//! themselves (generated once into `target/bench-traces/`), and the
+//! raw-scan baseline.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::read::index_path;
 use tracetree::read::synth::{self, SynthOptions};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
 /// `10GB`), 64 MiB by default.
 pub fn bench_size() -> u64 {
-    let text = std::env::var("TRACETREE_BENCH_SIZE").unwrap_or_else(|_| "64MB".into());
+    bench_size_or("64MB")
+}
+
+/// `TRACETREE_BENCH_SIZE`, or `default` when it is not set.
+pub fn bench_size_or(default: &str) -> u64 {
+    let text = std::env::var("TRACETREE_BENCH_SIZE").unwrap_or_else(|_| default.into());
     tracetree::generate::parse_size(&text).expect("TRACETREE_BENCH_SIZE like 1GB")
+}
+
+/// Where generated benchmark traces are kept (not in the repository).
+pub fn trace_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-traces")
+}
+
+/// A `tracetree gen` trace of about `bytes` (seed 1, default blocks),
+/// generated on first use into [`trace_dir`]; returns its path and, when it
+/// was generated now, the seconds that took (the streaming writer's
+/// throughput at full size). A trace is written under a temporary name and
+/// renamed when complete, so an interrupted run leaves no trace that looks
+/// finished.
+pub fn generated(shape: Shape, threads: usize, bytes: u64) -> (PathBuf, Option<f64>) {
+    let dir = trace_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = generated_path(shape, threads, bytes);
+    if path.exists() && index_path(&path).exists() {
+        return (path, None);
+    }
+    let partial = dir.join(format!("gen-{shape}-{threads}t-{bytes}.partial"));
+    let options = GenerateOptions {
+        threads,
+        ..GenerateOptions::new(bytes, shape)
+    };
+    eprintln!("generating {} ...", path.display());
+    let start = std::time::Instant::now();
+    generate_file(&partial, &options, |_| {}).unwrap();
+    let seconds = start.elapsed().as_secs_f64();
+    rename(&index_path(&partial), &index_path(&path));
+    rename(&partial, &path);
+    (path, Some(seconds))
+}
+
+/// Where [`generated`] keeps that trace.
+pub fn generated_path(shape: Shape, threads: usize, bytes: u64) -> PathBuf {
+    trace_dir().join(format!("gen-{shape}-{threads}t-{bytes}.trace"))
+}
+
+fn rename(from: &Path, to: &Path) {
+    std::fs::rename(from, to)
+        .unwrap_or_else(|e| panic!("{} -> {}: {e}", from.display(), to.display()));
 }
 
 /// The benchmark trace of about `bytes` (2 threads, 1 MiB blocks; each

@@ -1,15 +1,13 @@
-//! `tracetree gen`: a synthetic trace through the streaming writer, one
-//! producer thread per recorded thread, with a progress bar.
+//! `tracetree gen`: a synthetic trace through the streaming writer
+//! ([`generate_file`]), with a progress bar.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{Error, Result};
-use crate::generate::{Shape, ThreadGenerator};
-use crate::write::{StreamingOptions, StreamingWriter};
+use crate::generate::{GenerateOptions, Shape, generate_file};
 
 pub fn run(
     path: &Path,
@@ -23,56 +21,24 @@ pub fn run(
     if threads == 0 {
         return Err(Error::Usage("--threads must be at least 1".into()));
     }
-    let default_block = if shape == Shape::Threads {
-        16 << 10
-    } else {
-        1 << 20
-    };
-    let block_size = usize::try_from(block_size.unwrap_or(default_block))
+    let block_size = block_size
+        .map(usize::try_from)
+        .transpose()
         .map_err(|_| Error::Usage("--block-size is too large".into()))?;
-    let options = StreamingOptions {
+    let options = GenerateOptions {
+        size,
+        threads,
+        shape,
+        seed,
         block_size,
-        ..StreamingOptions::default()
     };
-    let writer = StreamingWriter::create_with_options(path, options)?;
     let bar = ProgressBar::new(size).with_style(
         ProgressStyle::with_template(
             "generating {bar:40} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
         )
         .expect("valid template"),
     );
-    let done = AtomicBool::new(false);
-    // The data file's length is what the I/O thread has written.
-    let reached = || {
-        if done.load(Ordering::Relaxed) {
-            return true;
-        }
-        let written = std::fs::metadata(path).map_or(0, |m| m.len());
-        bar.set_position(written.min(size));
-        let reached = written >= size;
-        if reached {
-            done.store(true, Ordering::Relaxed);
-        }
-        reached
-    };
-    std::thread::scope(|scope| -> Result<()> {
-        let mut producers = Vec::with_capacity(threads);
-        for t in 0..threads {
-            let mut handle = writer.new_thread(format!("worker-{t}"))?;
-            let reached = &reached;
-            producers.push(scope.spawn(move || -> Result<()> {
-                ThreadGenerator::new(shape, seed, t as u64).run(&mut handle, reached)?;
-                handle.finish()
-            }));
-        }
-        for producer in producers {
-            producer
-                .join()
-                .map_err(|_| Error::Usage("a producer thread panicked".into()))??;
-        }
-        Ok(())
-    })?;
-    let summary = writer.close()?;
+    let summary = generate_file(path, &options, |written| bar.set_position(written))?;
     bar.finish_and_clear();
     writeln!(
         out,

@@ -39,7 +39,7 @@ use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::TraceRecorder;
+use crate::write::recorder::{PushRecorder, TraceRecorder};
 use crate::write::spec::IntoJavaStr;
 
 /// How a [`DumpWriter`] writes values.
@@ -681,5 +681,19 @@ impl BuildTarget for DumpThread<'_> {
 
     fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {
         self.writer.push_footer(self.thread, &footer)
+    }
+}
+
+impl PushRecorder for DumpThread<'_> {
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        self.writer.add_reference(object)
+    }
+
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        self.writer.push_tracepoint(self.thread, tracepoint)
+    }
+
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        self.writer.push_footer(self.thread, footer)
     }
 }

@@ -23,7 +23,7 @@ mod spec;
 mod streaming;
 
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
-pub use recorder::{ThreadRecorder, TraceRecorder};
+pub use recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
 pub use spec::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
     IntoJavaStr, LeafSpec, LocalSpec, MethodSpec, ValueSpec, VariableSpec, array_type, class_type,

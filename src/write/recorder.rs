@@ -4,7 +4,9 @@
 //! constructs one (and the writer's own way to finish).
 
 use crate::error::Result;
+use crate::format::Object;
 use crate::format::offset::{EventId, ThreadId};
+use crate::model::{Footer, Tracepoint};
 use crate::write::spec::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, IntoJavaStr, LeafSpec,
     ValueSpec, VariableSpec,
@@ -193,4 +195,29 @@ pub trait ThreadRecorder {
     ) -> Result<EventId> {
         self.leaf(at, LeafSpec::Catch { exception })
     }
+}
+
+/// A [`ThreadRecorder`] that also takes tracepoints and footers already
+/// carrying their ids (event, code location, method, …): for recorders,
+/// importers and generators that intern their reference objects once
+/// themselves, which skips the builder's interning by name (several times
+/// the writer's own cost per tracepoint).
+///
+/// The caller chooses the ids: the reference objects a tracepoint names must
+/// have been added with [`add_reference`](Self::add_reference) (or interned by
+/// the builder methods), and event ids must be unique in the trace.
+pub trait PushRecorder: ThreadRecorder {
+    /// Adds a reference object that keeps its id (any kind but
+    /// `THREAD_NAME`); it is written before the first tracepoint that names
+    /// it. Adding an equal object again is allowed; two different objects
+    /// with one kind and id are an [`Error::Usage`](crate::Error::Usage).
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()>;
+
+    /// Adds a leaf, or a container's header which
+    /// [`push_footer`](Self::push_footer) closes, keeping its ids.
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()>;
+
+    /// Closes the innermost open container with `footer`, which must be of
+    /// its type.
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()>;
 }

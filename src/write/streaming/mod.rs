@@ -23,7 +23,7 @@ use crate::model::{Footer, JavaStr, ThreadName, Tracepoint, TracepointType};
 use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::TraceRecorder;
+use crate::write::recorder::{PushRecorder, TraceRecorder};
 use crate::write::spec::IntoJavaStr;
 
 use self::block::{BlockBuilder, BlockSink, Context};
@@ -694,5 +694,19 @@ impl BuildTarget for StreamingThread {
 
     fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {
         self.push_footer(&footer)
+    }
+}
+
+impl PushRecorder for StreamingThread {
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        self.shared.pool.insert(object)
+    }
+
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        StreamingThread::push_tracepoint(self, tracepoint)
+    }
+
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        StreamingThread::push_footer(self, footer)
     }
 }
