@@ -24,7 +24,38 @@ fn diff_status(reader: &mut ByteReader<'_>) -> DecodeResult<DiffStatus> {
 
 impl TracepointHeader {
     /// Decodes the common header after the kind byte.
+    #[inline]
     pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
+        // All 14 bytes at once when they are there (one bounds check);
+        // field by field otherwise, so a cut header fails where it ends.
+        let mut whole = reader.clone();
+        let bytes = whole
+            .bytes(14)
+            .ok()
+            .and_then(|b| <&[u8; 14]>::try_from(b).ok());
+        let Some(&[type_byte, ref ints @ .., diff]) = bytes else {
+            return Self::decode_fields(reader);
+        };
+        let Some(tracepoint_type) = TracepointType::from_byte(type_byte) else {
+            return Self::decode_fields(reader);
+        };
+        let Some(diff_status) = DiffStatus::from_i8(diff as i8) else {
+            return Self::decode_fields(reader);
+        };
+        let int =
+            |at: usize| i32::from_be_bytes([ints[at], ints[at + 1], ints[at + 2], ints[at + 3]]);
+        *reader = whole;
+        Ok(TracepointHeader {
+            tracepoint_type,
+            code_location: CodeLocationId(int(0)),
+            thread: ThreadId(int(4)),
+            event: EventId(int(8)),
+            diff_status,
+        })
+    }
+
+    #[cold]
+    fn decode_fields(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
         let type_offset = reader.offset();
         let type_byte = reader.u8()?;
         let tracepoint_type = TracepointType::from_byte(type_byte).ok_or_else(|| {
