@@ -6,7 +6,7 @@
 //!
 //! Each codec has its own skip method next to its `decode` (`Value::skip`,
 //! `Tracepoint::skip`, `Footer::skip`, reading through this module's
-//! [`Cursor`]); they check the same things as decoding (counts against the
+//! `Cursor`); they check the same things as decoding (counts against the
 //! bytes left, nesting depth, modified UTF-8, diff statuses, value codes),
 //! and the tests check that skipping accepts exactly what decoding accepts
 //! and consumes the same bytes. The skipper reports no error
