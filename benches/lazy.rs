@@ -19,12 +19,14 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rayon::prelude::*;
 use tracetree::TraceBytes;
+use tracetree::format::offset::ThreadId;
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,
 };
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
 mod support;
 
@@ -60,6 +62,43 @@ fn walk_headers(reader: &LazyTraceReader) -> u64 {
 /// benchmarks measure the index path.
 fn no_sidecar() -> LazyOptions {
     LazyTraceReader::options().sidecar(SidecarPolicy::Off)
+}
+
+/// Decodes every tracepoint and footer of `threads` in place.
+fn full_decode(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
+    let mut nodes = 0u64;
+    for &thread in threads {
+        reader
+            .walk_thread(thread, WalkDetail::Full, |walked| {
+                nodes += walked.tracepoint.is_some() as u64;
+                Ok(true)
+            })
+            .unwrap();
+    }
+    nodes
+}
+
+/// Walks every root of `threads` through `TraceTree::walk_visit`, as the
+/// printer (without child counts) and the JSON dump (with) do.
+fn tree_walk(reader: &LazyTraceReader, threads: &[ThreadId], child_counts: bool) -> u64 {
+    let mut nodes = 0u64;
+    for &thread in threads {
+        let roots = reader.roots(thread).unwrap();
+        reader
+            .walk_visit(&roots, None, child_counts, |step| {
+                if let Visit::Node {
+                    tracepoint,
+                    children,
+                    ..
+                } = step
+                {
+                    nodes += (tracepoint.event().0 as u64 & 1) + children.unwrap_or(0) as u64;
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+    nodes
 }
 
 fn lazy(c: &mut Criterion) {
@@ -143,37 +182,59 @@ fn lazy(c: &mut Criterion) {
         b.iter(|| reader.count_tracepoints().unwrap())
     });
     group.bench_function("traversal: full decode, sequential", |b| {
+        b.iter(|| full_decode(&reader, &reader.thread_ids()))
+    });
+    group.bench_function("traversal: full decode, threads in parallel", |b| {
         b.iter(|| {
-            let mut nodes = 0u64;
-            for thread in reader.thread_ids() {
-                reader
-                    .walk_thread(thread, WalkDetail::Full, |walked| {
-                        nodes += walked.tracepoint.is_some() as u64;
-                        Ok(true)
-                    })
-                    .unwrap();
-            }
-            nodes
+            reader
+                .thread_ids()
+                .par_iter()
+                .map(|&thread| full_decode(&reader, &[thread]))
+                .sum::<u64>()
         })
     });
-    if len <= 256 * MB {
-        let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
-        group.bench_function("traversal: TraceTree walk + visit, 1 MiB cache", |b| {
+    // What `print` and `dump` run: TraceTree::walk_visit over every root,
+    // with a small cache (the walk streams; the cache serves random access).
+    let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
+    group.bench_function("traversal: TraceTree walk_visit, 1 MiB cache", |b| {
+        b.iter(|| tree_walk(&small, &small.thread_ids(), false))
+    });
+    group.bench_function(
+        "traversal: TraceTree walk_visit with child counts (dump), 1 MiB cache",
+        |b| b.iter(|| tree_walk(&small, &small.thread_ids(), true)),
+    );
+    group.bench_function(
+        "traversal: TraceTree walk_visit, threads in parallel, 1 MiB cache",
+        |b| {
             b.iter(|| {
-                let mut nodes = 0u64;
-                for thread in small.thread_ids() {
-                    let roots = small.roots(thread).unwrap();
-                    walk(&small, &roots, None, |step| {
-                        if let WalkStep::Node { node, .. } = step {
-                            nodes += small.visit(node, |t, _| t.event().0 as u64 & 1)?;
-                        }
-                        Ok(())
-                    })
-                    .unwrap();
-                }
-                nodes
+                small
+                    .thread_ids()
+                    .par_iter()
+                    .map(|&thread| tree_walk(&small, &[thread], false))
+                    .sum::<u64>()
             })
-        });
+        },
+    );
+    if len <= 256 * MB {
+        group.bench_function(
+            "traversal: TraceTree walk + visit node by node (cached), 1 MiB cache",
+            |b| {
+                b.iter(|| {
+                    let mut nodes = 0u64;
+                    for thread in small.thread_ids() {
+                        let roots = small.roots(thread).unwrap();
+                        walk(&small, &roots, None, |step| {
+                            if let WalkStep::Node { node, .. } = step {
+                                nodes += small.visit(node, |t, _| t.event().0 as u64 & 1)?;
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                    nodes
+                })
+            },
+        );
         group.bench_function("open (rebuild by scan)", |b| {
             b.iter_with_large_drop(|| {
                 no_sidecar()

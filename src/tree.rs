@@ -48,6 +48,69 @@ pub trait TraceTree {
         children.truncate(end);
         Ok(children.split_off(from.min(end)))
     }
+
+    /// Walks the trees under `roots` as [`walk`] does, calling `f` with each
+    /// node's tracepoint and footer, and with its direct child count when
+    /// `child_counts` asks for it. What the printer and the JSON dump run;
+    /// readers that can stream a subtree override it (the default visits
+    /// each node [`walk`] meets).
+    fn walk_visit(
+        &self,
+        roots: &[Self::Node],
+        max_depth: Option<usize>,
+        child_counts: bool,
+        mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        walk(self, roots, max_depth, |step| match step {
+            WalkStep::Node { node, depth } => {
+                let children = if child_counts {
+                    Some(self.child_count(node)?)
+                } else {
+                    None
+                };
+                self.visit(node, |tracepoint, footer| {
+                    f(Visit::Node {
+                        node,
+                        depth,
+                        tracepoint,
+                        footer,
+                        children,
+                    })
+                })?
+            }
+            WalkStep::Folded { count, depth } => f(Visit::Folded { count, depth }),
+        })
+    }
+}
+
+/// One step of [`TraceTree::walk_visit`]: a node with what it holds, or the
+/// children a depth limit folds.
+#[derive(Debug, Clone, Copy)]
+pub enum Visit<'a, N> {
+    /// A node at `depth` (a thread's top-level tracepoints are at depth 0).
+    Node {
+        /// The node.
+        node: N,
+        /// Its depth.
+        depth: usize,
+        /// Its tracepoint.
+        tracepoint: &'a Tracepoint<'a>,
+        /// Its footer (`None` for leaves and unfinished containers).
+        footer: Option<&'a Footer<'a>>,
+        /// How many direct children it has, when asked for.
+        children: Option<usize>,
+    },
+    /// `count` children of a node at `depth - 1` that the walk does not
+    /// enter because of its depth limit.
+    Folded {
+        /// How many children were not entered.
+        count: usize,
+        /// The depth they would have had.
+        depth: usize,
+    },
 }
 
 /// One step of a depth-first, pre-order [`walk`].

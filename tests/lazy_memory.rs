@@ -1,7 +1,8 @@
 //! Memory stays bounded: walking every node of a generated trace through
 //! `TraceTree` with a tiny cache keeps the cache within its budget and the
 //! process's anonymous memory (heap) within the budget plus a small
-//! allowance, however large the trace.
+//! allowance, however large the trace; the streaming walks (`walk_thread`,
+//! and `walk_visit`, which print and dump run) do not grow it.
 //!
 //! The default test uses an 8 MB trace. The large one is ignored; run it with
 //! a size (suffix KB, MB or GB) in release mode:
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 
 use tracetree::read::synth::{self, SynthOptions};
 use tracetree::read::{LazyTraceReader, WalkDetail};
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
 /// The process's resident anonymous memory in bytes (Linux), or `None`.
 fn rss_anon() -> Option<u64> {
@@ -106,6 +107,34 @@ fn walk_bounded(bytes: u64) {
         assert!(
             grown <= 8 << 20,
             "full-decode walk grew the heap by {grown} bytes"
+        );
+    }
+    // What print and dump run: walk_visit streams each root, with child
+    // counts; it caches nothing and holds only the open containers.
+    let before_visit = rss_anon();
+    let mut visited = 0u64;
+    let mut visit_peak = before_visit;
+    for thread in reader.thread_ids() {
+        let roots = reader.roots(thread).unwrap();
+        reader
+            .walk_visit(&roots, None, true, |step| {
+                if let Visit::Node { .. } = step {
+                    visited += 1;
+                    if visited.is_multiple_of(4096) {
+                        visit_peak = visit_peak.max(rss_anon());
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+    assert_eq!(visited, nodes);
+    if let (Some(before), Some(peak)) = (before_visit, visit_peak) {
+        let grown = peak.saturating_sub(before);
+        eprintln!("walk_visit: heap grew {grown} bytes");
+        assert!(
+            grown <= 8 << 20,
+            "walk_visit grew the heap by {grown} bytes"
         );
     }
     if let (Some(before), Some(peak)) = (before, peak) {

@@ -28,7 +28,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// The absolute offset of the next byte.
-    #[inline]
+    #[inline(always)]
     pub fn offset(&self) -> u64 {
         self.base + self.position as u64
     }
@@ -45,7 +45,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// Bytes left.
-    #[inline]
+    #[inline(always)]
     pub fn remaining(&self) -> usize {
         self.data.len() - self.position
     }
@@ -67,7 +67,7 @@ impl<'a> ByteReader<'a> {
     }
 
     /// The next `len` bytes.
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&mut self, len: usize) -> DecodeResult<&'a [u8]> {
         if self.remaining() < len {
             return Err(self.error(DecodeErrorKind::UnexpectedEnd {
@@ -80,7 +80,7 @@ impl<'a> ByteReader<'a> {
         Ok(bytes)
     }
 
-    #[inline]
+    #[inline(always)]
     fn array<const N: usize>(&mut self) -> DecodeResult<[u8; N]> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.bytes(N)?);
@@ -94,43 +94,43 @@ impl<'a> ByteReader<'a> {
     }
 
     /// A `u8`.
-    #[inline]
+    #[inline(always)]
     pub fn u8(&mut self) -> DecodeResult<u8> {
         Ok(self.array::<1>()?[0])
     }
 
     /// An `i8`.
-    #[inline]
+    #[inline(always)]
     pub fn i8(&mut self) -> DecodeResult<i8> {
         Ok(self.u8()? as i8)
     }
 
     /// A `bool` (0 = false, anything else true).
-    #[inline]
+    #[inline(always)]
     pub fn bool(&mut self) -> DecodeResult<bool> {
         Ok(self.u8()? != 0)
     }
 
     /// An `i16`.
-    #[inline]
+    #[inline(always)]
     pub fn i16(&mut self) -> DecodeResult<i16> {
         Ok(i16::from_be_bytes(self.array()?))
     }
 
     /// A `u16` (also a Java `char`).
-    #[inline]
+    #[inline(always)]
     pub fn u16(&mut self) -> DecodeResult<u16> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
     /// An `i32`.
-    #[inline]
+    #[inline(always)]
     pub fn i32(&mut self) -> DecodeResult<i32> {
         Ok(i32::from_be_bytes(self.array()?))
     }
 
     /// An `i64`.
-    #[inline]
+    #[inline(always)]
     pub fn i64(&mut self) -> DecodeResult<i64> {
         Ok(i64::from_be_bytes(self.array()?))
     }

@@ -4,20 +4,20 @@
 //! headers, the index repair) use this instead of [`Object::decode`], which
 //! builds every value.
 //!
-//! The skipper follows the decoders field by field and checks the same
-//! things (counts against the bytes left, nesting depth, modified UTF-8,
-//! diff statuses, value codes); the tests check that it accepts exactly
-//! what they accept and consumes the same bytes. It reports no error
+//! Each codec has its own skip method next to its `decode` (`Value::skip`,
+//! `Tracepoint::skip`, `Footer::skip`, reading through this module's
+//! `Cursor`); they check the same things as decoding (counts against the
+//! bytes left, nesting depth, modified UTF-8, diff statuses, value codes),
+//! and the tests check that skipping accepts exactly what decoding accepts
+//! and consumes the same bytes. The skipper reports no error
 //! itself: whenever it refuses an object, the object is decoded with
 //! [`Object::decode`], which gives the error (so errors come from the one
 //! decoder). Reference objects, rare between tracepoints, are decoded too.
 
 use crate::error::DecodeError;
 use crate::format::bytes::ByteReader;
-use crate::format::offset::{CodeLocationId, EventId, ThreadId};
-use crate::format::types::MAX_NESTING;
 use crate::format::{Object, ObjectKind, mutf8};
-use crate::model::{DiffStatus, TracepointHeader, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 
 /// What a skipped object was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,13 +70,13 @@ pub fn try_skip_footer(bytes: &[u8], container: TracepointType) -> Option<usize>
         return None;
     }
     let mut cursor = Cursor::new(rest);
-    cursor.footer(container)?;
+    Footer::skip(&mut cursor, container)?;
     Some(1 + cursor.at)
 }
 
 /// Bytes being skipped; every read is bounds-checked and `None` means
-/// "refused".
-struct Cursor<'a> {
+/// "refused". The codecs' skip methods (`Value::skip`) read through it.
+pub(crate) struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
 }
@@ -87,37 +87,37 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline(always)]
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+    pub(crate) fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
         let bytes = self.bytes.get(self.at..self.at + N)?;
         self.at += N;
         bytes.try_into().ok()
     }
 
     #[inline(always)]
-    fn advance(&mut self, len: usize) -> Option<()> {
+    pub(crate) fn advance(&mut self, len: usize) -> Option<()> {
         (len <= self.bytes.len() - self.at).then(|| self.at += len)
     }
 
     #[inline(always)]
-    fn u8(&mut self) -> Option<u8> {
+    pub(crate) fn u8(&mut self) -> Option<u8> {
         let byte = *self.bytes.get(self.at)?;
         self.at += 1;
         Some(byte)
     }
 
     #[inline(always)]
-    fn i32(&mut self) -> Option<i32> {
+    pub(crate) fn i32(&mut self) -> Option<i32> {
         self.take::<4>().map(i32::from_be_bytes)
     }
 
     #[inline(always)]
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.at
     }
 
     /// A count checked as `ByteReader::check_count` checks it.
     #[inline(always)]
-    fn count(&mut self, count: i64, min_element_len: usize) -> Option<usize> {
+    pub(crate) fn count(&mut self, count: i64, min_element_len: usize) -> Option<usize> {
         let fits = count >= 0
             && (count as u64).saturating_mul(min_element_len.max(1) as u64)
                 <= self.remaining() as u64;
@@ -125,7 +125,7 @@ impl<'a> Cursor<'a> {
     }
 
     #[inline]
-    fn utf(&mut self) -> Option<()> {
+    pub(crate) fn utf(&mut self) -> Option<()> {
         let len = u16::from_be_bytes(self.take::<2>()?) as usize;
         let bytes = self.bytes.get(self.at..self.at + len)?;
         mutf8::validate(bytes).ok()?;
@@ -137,9 +137,9 @@ impl<'a> Cursor<'a> {
     fn object(mut self, open: Option<TracepointType>) -> Option<(Skipped, usize)> {
         let kind = ObjectKind::from_byte(self.u8()?)?;
         let header = match kind {
-            ObjectKind::Tracepoint => Some(self.tracepoint()?),
+            ObjectKind::Tracepoint => Some(Tracepoint::skip(&mut self)?),
             ObjectKind::TracepointFooter => {
-                self.footer(open?)?;
+                Footer::skip(&mut self, open?)?;
                 None
             }
             ObjectKind::BlockStart => {
@@ -151,116 +151,6 @@ impl<'a> Cursor<'a> {
         };
         Some((Skipped { kind, header }, self.at))
     }
-
-    #[inline(always)]
-    fn tracepoint(&mut self) -> Option<TracepointHeader> {
-        let [kind, location @ .., diff] = self.take::<14>()?;
-        let tracepoint_type = TracepointType::from_byte(kind)?;
-        let field =
-            |at: usize| i32::from_be_bytes(location[at..at + 4].try_into().expect("4 bytes"));
-        let header = TracepointHeader {
-            tracepoint_type,
-            code_location: CodeLocationId(field(0)),
-            thread: ThreadId(field(4)),
-            event: EventId(field(8)),
-            diff_status: DiffStatus::from_i8(diff as i8)?,
-        };
-        if tracepoint_type.is_container() {
-            let count = self.u8()?;
-            for _ in 0..count {
-                DiffStatus::from_i8(self.u8()? as i8)?;
-            }
-        }
-        match tracepoint_type {
-            TracepointType::MethodCall => {
-                self.i32()?;
-                self.value(0)?;
-                let count = self.i32()?;
-                for _ in 0..self.count(count as i64, 4)? {
-                    self.value(0)?;
-                }
-                self.advance(2)?;
-            }
-            TracepointType::ReadArray | TracepointType::WriteArray => {
-                self.value(0)?;
-                self.i32()?;
-                self.value(0)?;
-            }
-            TracepointType::ReadLocal | TracepointType::WriteLocal => {
-                self.i32()?;
-                self.value(0)?;
-            }
-            TracepointType::ReadField | TracepointType::WriteField => {
-                self.i32()?;
-                self.value(0)?;
-                self.value(0)?;
-            }
-            TracepointType::Loop => self.advance(4)?,
-            TracepointType::LoopIteration => self.advance(8)?,
-            TracepointType::SnapshotBreakpoint => {
-                self.advance(16)?;
-                let frames = self.i32()?;
-                let frames = self.count(frames as i64, 4)?;
-                self.advance(frames * 4)?;
-                self.advance(8)?;
-                let values = self.i32()?;
-                for _ in 0..self.count(values as i64, 4)? {
-                    self.value(0)?;
-                }
-                if self.u8()? != 0 {
-                    self.utf()?;
-                }
-            }
-            TracepointType::Throw | TracepointType::Catch => self.value(0)?,
-        }
-        Some(header)
-    }
-
-    fn footer(&mut self, container: TracepointType) -> Option<()> {
-        match container {
-            TracepointType::MethodCall => {
-                self.value(0)?;
-                self.utf()
-            }
-            TracepointType::Loop => self.advance(4),
-            _ => Some(()),
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Option<()> {
-        if depth > MAX_NESTING {
-            return None;
-        }
-        match self.i32()? {
-            -1 | -2 | -11 => Some(()),
-            -3 | -13 => self.advance(1),
-            -4 | -9 => self.advance(2),
-            -5 | -7 => self.advance(4),
-            -6 | -8 => self.advance(8),
-            -10 | -12 | -14 | -15 => self.utf(),
-            -16 => {
-                self.advance(4)?;
-                self.utf()
-            }
-            class if class >= 0 => {
-                self.advance(4)?;
-                let count = self.i32()?;
-                if count >= 0 {
-                    for _ in 0..self.count(count as i64, 6)? {
-                        self.utf()?;
-                        self.value(depth + 1)?;
-                    }
-                } else {
-                    for _ in 0..self.count(-(count as i64) - 1, 4)? {
-                        self.value(depth + 1)?;
-                    }
-                    self.advance(4)?;
-                }
-                Some(())
-            }
-            _ => None,
-        }
-    }
 }
 
 /// Skips the footer of a container of type `container`, after its kind
@@ -271,7 +161,7 @@ pub fn skip_footer(
 ) -> Result<(), DecodeError> {
     let rest = reader.clone().bytes(reader.remaining())?;
     let mut cursor = Cursor::new(rest);
-    if cursor.footer(container).is_some() {
+    if Footer::skip(&mut cursor, container).is_some() {
         reader.bytes(cursor.at)?;
         return Ok(());
     }

@@ -7,6 +7,7 @@ use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
 use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
 use crate::model::{
     DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
@@ -24,7 +25,46 @@ fn diff_status(reader: &mut ByteReader<'_>) -> DecodeResult<DiffStatus> {
 
 impl TracepointHeader {
     /// Decodes the common header after the kind byte.
+    #[inline]
     pub fn decode(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
+        // All 14 bytes at once when they are there (one bounds check);
+        // field by field otherwise, so a bad header fails where it should.
+        let mut whole = reader.clone();
+        let header = whole
+            .bytes(Self::LEN)
+            .ok()
+            .and_then(|bytes| Self::from_bytes(bytes.try_into().ok()?));
+        match header {
+            Some(header) => {
+                *reader = whole;
+                Ok(header)
+            }
+            None => Self::decode_fields(reader),
+        }
+    }
+
+    /// Bytes of the common header after the kind byte.
+    pub(crate) const LEN: usize = 14;
+
+    /// The header in its bytes, when they hold a known tracepoint type and
+    /// diff status (what [`TracepointHeader::decode`] reads; the skipper
+    /// reads headers with it too).
+    #[inline(always)]
+    pub(crate) fn from_bytes(bytes: &[u8; Self::LEN]) -> Option<Self> {
+        let &[type_byte, ref ints @ .., diff] = bytes;
+        let int =
+            |at: usize| i32::from_be_bytes([ints[at], ints[at + 1], ints[at + 2], ints[at + 3]]);
+        Some(TracepointHeader {
+            tracepoint_type: TracepointType::from_byte(type_byte)?,
+            code_location: CodeLocationId(int(0)),
+            thread: ThreadId(int(4)),
+            event: EventId(int(8)),
+            diff_status: DiffStatus::from_i8(diff as i8)?,
+        })
+    }
+
+    #[cold]
+    fn decode_fields(reader: &mut ByteReader<'_>) -> DecodeResult<Self> {
         let type_offset = reader.offset();
         let type_byte = reader.u8()?;
         let tracepoint_type = TracepointType::from_byte(type_byte).ok_or_else(|| {
@@ -287,6 +327,84 @@ impl<'a> Footer<'a> {
         Footer::MethodCall {
             result: Value::String(JavaStr::new("<unfinished method>")),
             exception: JavaStr::new(""),
+        }
+    }
+}
+
+/// Skipping without building: the tracepoint and footer codecs' own skip
+/// methods, which read what `decode` reads and refuse what it refuses
+/// (`None`: decode to learn why). The skipper (`format::skip`) dispatches
+/// to them.
+impl Tracepoint<'_> {
+    /// Skips a tracepoint after its kind byte; its common header.
+    #[inline(always)]
+    pub(crate) fn skip(cursor: &mut Cursor<'_>) -> Option<TracepointHeader> {
+        let header = TracepointHeader::from_bytes(&cursor.take::<{ TracepointHeader::LEN }>()?)?;
+        let tracepoint_type = header.tracepoint_type;
+        if tracepoint_type.is_container() {
+            let count = cursor.u8()?;
+            for _ in 0..count {
+                DiffStatus::from_i8(cursor.u8()? as i8)?;
+            }
+        }
+        match tracepoint_type {
+            TracepointType::MethodCall => {
+                cursor.i32()?;
+                Value::skip(cursor, 0)?;
+                let count = cursor.i32()?;
+                for _ in 0..cursor.count(count as i64, 4)? {
+                    Value::skip(cursor, 0)?;
+                }
+                cursor.advance(2)?;
+            }
+            TracepointType::ReadArray | TracepointType::WriteArray => {
+                Value::skip(cursor, 0)?;
+                cursor.i32()?;
+                Value::skip(cursor, 0)?;
+            }
+            TracepointType::ReadLocal | TracepointType::WriteLocal => {
+                cursor.i32()?;
+                Value::skip(cursor, 0)?;
+            }
+            TracepointType::ReadField | TracepointType::WriteField => {
+                cursor.i32()?;
+                Value::skip(cursor, 0)?;
+                Value::skip(cursor, 0)?;
+            }
+            TracepointType::Loop => cursor.advance(4)?,
+            TracepointType::LoopIteration => cursor.advance(8)?,
+            TracepointType::SnapshotBreakpoint => {
+                cursor.advance(16)?;
+                let frames = cursor.i32()?;
+                let frames = cursor.count(frames as i64, 4)?;
+                cursor.advance(frames * 4)?;
+                cursor.advance(8)?;
+                let values = cursor.i32()?;
+                for _ in 0..cursor.count(values as i64, 4)? {
+                    Value::skip(cursor, 0)?;
+                }
+                if cursor.u8()? != 0 {
+                    cursor.utf()?;
+                }
+            }
+            TracepointType::Throw | TracepointType::Catch => Value::skip(cursor, 0)?,
+        }
+        Some(header)
+    }
+}
+
+impl Footer<'_> {
+    /// Skips the footer of a container of type `container` after its kind
+    /// byte.
+    #[inline]
+    pub(crate) fn skip(cursor: &mut Cursor<'_>, container: TracepointType) -> Option<()> {
+        match container {
+            TracepointType::MethodCall => {
+                Value::skip(cursor, 0)?;
+                cursor.utf()
+            }
+            TracepointType::Loop => cursor.advance(4),
+            _ => Some(()),
         }
     }
 }

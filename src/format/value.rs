@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::ClassId;
+use crate::format::skip::Cursor;
 use crate::format::types::MAX_NESTING;
 use crate::model::Value;
 
@@ -104,6 +105,44 @@ impl<'a> Value<'a> {
                 ));
             }
         })
+    }
+
+    /// Skips one value as [`Value::decode`] reads it, checking the same
+    /// things, without building it; `None` where decoding fails (decode
+    /// then to learn why). `depth` is the nesting depth, as in decoding.
+    pub(crate) fn skip(cursor: &mut Cursor<'_>, depth: usize) -> Option<()> {
+        if depth > MAX_NESTING {
+            return None;
+        }
+        match cursor.i32()? {
+            code::NULL | code::VOID | code::KOTLIN_UNIT => Some(()),
+            code::BYTE | code::BOOLEAN => cursor.advance(1),
+            code::SHORT | code::CHAR => cursor.advance(2),
+            code::INT | code::FLOAT => cursor.advance(4),
+            code::LONG | code::DOUBLE => cursor.advance(8),
+            code::STRING | code::RAW_STRING | code::JAVA_CLASS | code::KOTLIN_CLASS => cursor.utf(),
+            code::STRING_BUILDER => {
+                cursor.advance(4)?;
+                cursor.utf()
+            }
+            class if class >= 0 => {
+                cursor.advance(4)?;
+                let count = cursor.i32()?;
+                if count >= 0 {
+                    for _ in 0..cursor.count(count as i64, 6)? {
+                        cursor.utf()?;
+                        Self::skip(cursor, depth + 1)?;
+                    }
+                } else {
+                    for _ in 0..cursor.count(-(count as i64) - 1, 4)? {
+                        Self::skip(cursor, depth + 1)?;
+                    }
+                    cursor.advance(4)?;
+                }
+                Some(())
+            }
+            _ => None,
+        }
     }
 
     /// Encodes the value.

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::format::offset::ThreadId;
 use crate::model::{TraceContext, Tracepoint, TracepointBody};
-use crate::tree::{TraceTree, WalkStep, walk};
+use crate::tree::{TraceTree, Visit};
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`).
 pub fn write_jsonl<T: TraceTree>(
@@ -27,22 +27,26 @@ pub fn write_jsonl<T: TraceTree>(
     let threads = threads.unwrap_or(&all);
     for &thread in threads {
         let roots = tree.roots(thread)?;
-        walk(tree, &roots, None, |step| {
-            let WalkStep::Node { node, depth } = step else {
+        tree.walk_visit(&roots, None, true, |step| {
+            let Visit::Node {
+                depth,
+                tracepoint,
+                footer,
+                children,
+                ..
+            } = step
+            else {
                 return Ok(());
             };
-            let children = tree.child_count(node)?;
-            let record = tree.visit(node, |tracepoint, footer| {
-                let unfinished = tracepoint.is_container() && footer.is_none();
-                record(
-                    tree.context(),
-                    thread,
-                    depth,
-                    children,
-                    tracepoint,
-                    unfinished,
-                )
-            })?;
+            let unfinished = tracepoint.is_container() && footer.is_none();
+            let record = record(
+                tree.context(),
+                thread,
+                depth,
+                children.unwrap_or_default(),
+                tracepoint,
+                unfinished,
+            );
             serde_json::to_writer(&mut *out, &record).map_err(|e| Error::Stream(e.into()))?;
             out.write_all(b"\n")?;
             Ok(())

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::model::{Footer, Tracepoint};
-use tracetree::tree::TraceTree;
+use tracetree::tree::{TraceTree, Visit};
 
 /// The reference traces present, by path.
 pub fn reference_traces() -> Vec<PathBuf> {
@@ -127,7 +127,73 @@ pub fn assert_same_tree<A: TraceTree, B: TraceTree>(a: &A, b: &B, what: &str) ->
             );
         }
     }
+    for max_depth in [None, Some(0), Some(1), Some(3)] {
+        assert_same_walk(a, b, max_depth, what);
+    }
     nodes
+}
+
+/// One step of `TraceTree::walk_visit`, owned.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Node(usize, Box<Owned>, Option<usize>),
+    Folded(usize, usize),
+}
+
+fn walk_steps<T: TraceTree>(tree: &T, max_depth: Option<usize>) -> Vec<Vec<Step>> {
+    let mut threads = Vec::new();
+    for thread in tree.thread_ids() {
+        let mut steps = Vec::new();
+        let roots = tree.roots(thread).unwrap();
+        tree.walk_visit(&roots, max_depth, true, |step| {
+            steps.push(match step {
+                Visit::Node {
+                    depth,
+                    tracepoint,
+                    footer,
+                    children,
+                    ..
+                } => Step::Node(
+                    depth,
+                    Box::new((
+                        tracepoint.clone().into_owned(),
+                        footer.cloned().map(Footer::into_owned),
+                    )),
+                    children,
+                ),
+                Visit::Folded { count, depth } => Step::Folded(count, depth),
+            });
+            Ok(())
+        })
+        .unwrap();
+        threads.push(steps);
+    }
+    threads
+}
+
+/// Asserts that two trees' `walk_visit`s (what the printer and the dump
+/// run) meet the same nodes, footers, child counts and folds.
+pub fn assert_same_walk<A: TraceTree, B: TraceTree>(
+    a: &A,
+    b: &B,
+    max_depth: Option<usize>,
+    what: &str,
+) {
+    let (left, right) = (walk_steps(a, max_depth), walk_steps(b, max_depth));
+    assert_eq!(left.len(), right.len(), "{what}: threads");
+    for (thread, (x, y)) in left.iter().zip(&right).enumerate() {
+        assert_eq!(
+            x.len(),
+            y.len(),
+            "{what}: steps of thread {thread}, depth limit {max_depth:?}"
+        );
+        for (i, (p, q)) in x.iter().zip(y).enumerate() {
+            assert_eq!(
+                p, q,
+                "{what}: step {i} of thread {thread}, depth limit {max_depth:?}"
+            );
+        }
+    }
 }
 
 /// A small deterministic pseudo-random generator (xorshift64).

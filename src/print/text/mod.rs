@@ -40,7 +40,7 @@ use std::io::Write;
 use crate::error::{Error, Result};
 use crate::format::offset::ThreadId;
 use crate::model::{Footer, TraceContext, Tracepoint};
-use crate::tree::{TraceTree, WalkStep, walk};
+use crate::tree::{TraceTree, Visit};
 
 pub use line::{Parent, TextFormatter};
 pub use number::{write_java_double, write_java_float};
@@ -113,11 +113,14 @@ pub fn print_trace<T: TraceTree>(
         for root in tree.roots(thread)? {
             let root_thread = tree.visit(root, |tracepoint, _| tracepoint.header.thread)?;
             printer.header(tree.context(), thread, root_thread, root_count > 1)?;
-            walk(tree, &[root], options.max_depth, |step| match step {
-                WalkStep::Node { node, depth } => tree.visit(node, |tracepoint, footer| {
-                    printer.tracepoint(tracepoint, footer, depth)
-                })?,
-                WalkStep::Folded { count, depth } => printer.folded(count, depth),
+            tree.walk_visit(&[root], options.max_depth, false, |step| match step {
+                Visit::Node {
+                    tracepoint,
+                    footer,
+                    depth,
+                    ..
+                } => printer.tracepoint(tracepoint, footer, depth),
+                Visit::Folded { count, depth } => printer.folded(count, depth),
             })?;
         }
     }

@@ -33,6 +33,7 @@
 
 mod cache;
 pub(crate) mod stream;
+mod walk;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -58,9 +59,10 @@ use crate::read::sidecar::{
     sidecar_path,
 };
 use crate::storage::TraceBytes;
-use crate::tree::TraceTree;
+use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 use stream::{Stream, scan_unindexed, unexpected};
+use walk::{Plan, Walked};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for the reader that made it.
@@ -689,13 +691,16 @@ impl LazyTraceReader {
         }
         for slot in unordered {
             let mut found = None;
-            let scope = self.top_scope(slot);
-            self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
-                if walked.header.event == event {
-                    found = Some(walked.node);
-                }
-                Ok(found.is_none())
-            })?;
+            self.walk_thread(
+                self.lookup.blocks.thread(slot).thread,
+                WalkDetail::Headers,
+                |walked| {
+                    if walked.header.event == event {
+                        found = Some(walked.node);
+                    }
+                    Ok(found.is_none())
+                },
+            )?;
             if found.is_some() {
                 return Ok(found);
             }
@@ -764,7 +769,19 @@ impl LazyTraceReader {
         mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
         if let Some(slot) = self.lookup.blocks.slot(thread) {
-            self.walk_scope(self.top_scope(slot), 0, detail, &mut f)?;
+            let scope = self.top_scope(slot);
+            self.walk_range(
+                slot,
+                scope.start,
+                scope.end,
+                0,
+                false,
+                Plan::all(detail),
+                &mut |step| match step {
+                    Walked::Node(walked, _) => f(walked),
+                    Walked::Folded { .. } => Ok(true),
+                },
+            )?;
         }
         Ok(())
     }
@@ -778,24 +795,26 @@ impl LazyTraceReader {
         mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
         let slot = node.slot as usize;
-        let data = self.node(node)?;
-        let walked = WalkNode {
-            node,
-            depth: 0,
-            header: data.tracepoint.header,
-            tracepoint: (detail == WalkDetail::Full).then_some(&data.tracepoint),
-            footer: data.footer.as_ref().filter(|_| detail == WalkDetail::Full),
-        };
-        if f(&walked)?
-            && let Some(content) = data.content
-        {
-            let scope = Scope {
-                slot,
-                start: content.start,
-                end: content.end,
-            };
-            self.walk_scope(scope, 1, detail, &mut f)?;
+        let end = self.top_scope(slot).end;
+        if node.at >= end {
+            return Err(Error::NoSuchNode(format!(
+                "offset {} is past the end of thread {}'s stream ({end} bytes)",
+                node.at,
+                self.lookup.blocks.thread(slot).thread
+            )));
         }
+        self.walk_range(
+            slot,
+            node.at,
+            end,
+            0,
+            true,
+            Plan::all(detail),
+            &mut |step| match step {
+                Walked::Node(walked, _) => f(walked),
+                Walked::Folded { .. } => Ok(true),
+            },
+        )?;
         Ok(())
     }
 
@@ -807,8 +826,11 @@ impl LazyTraceReader {
             .map(|slot| {
                 let mut counts = [0u64; 12];
                 let scope = self.top_scope(slot);
-                self.walk_scope(scope, 0, WalkDetail::Headers, &mut |walked| {
-                    counts[walked.header.tracepoint_type as usize] += 1;
+                let plan = Plan::all(WalkDetail::Headers);
+                self.walk_range(slot, scope.start, scope.end, 0, false, plan, &mut |step| {
+                    if let Walked::Node(walked, _) = step {
+                        counts[walked.header.tracepoint_type as usize] += 1;
+                    }
                     Ok(true)
                 })?;
                 Ok(counts)
@@ -891,54 +913,6 @@ impl LazyTraceReader {
         }
         known(&resolved)
             .ok_or_else(|| Error::NoSuchNode(format!("no end found for the container at {start}")))
-    }
-
-    /// The content range of the tracepoint with `header` whose content (if
-    /// it is a container) starts at `start`, from the index, else from an
-    /// earlier scan, else by scanning now; `None` for a leaf.
-    #[inline]
-    fn content_of(
-        &self,
-        scan: &mut Scan<'_>,
-        start: LogicalOffset,
-        header: &TracepointHeader,
-    ) -> Result<Option<ContentRange>> {
-        if !header.tracepoint_type.is_container() {
-            return Ok(None);
-        }
-        let end = match scan.table.find_start(scan.cells, start, scan.hint) {
-            Some(k) => {
-                scan.hint = Some(k);
-                scan.table.end(scan.cells, k)
-            }
-            None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
-        };
-        Ok(Some(ContentRange {
-            start,
-            end,
-            finished: end < scan.stream.len(),
-        }))
-    }
-
-    /// The footer of a container with `content`, and its length.
-    fn footer_of<'r>(
-        &self,
-        stream: &mut Stream<'r>,
-        content: ContentRange,
-        container: TracepointType,
-    ) -> Result<Option<(Footer<'r>, u64)>> {
-        if !content.finished {
-            return Ok(None);
-        }
-        match stream.object(content.end, Some(container))? {
-            (Object::Footer(footer), len) => Ok(Some((footer, len))),
-            (other, _) => Err(unexpected(
-                stream,
-                content.end,
-                other.kind(),
-                "expected the footer the index points at",
-            )),
-        }
     }
 
     fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
@@ -1296,108 +1270,6 @@ impl LazyTraceReader {
         }
         Ok(Err(before))
     }
-
-    /// The pre-order walk behind [`walk_thread`](Self::walk_thread): returns
-    /// false when `f` stopped it.
-    fn walk_scope(
-        &self,
-        scope: Scope,
-        depth: usize,
-        detail: WalkDetail,
-        f: &mut dyn FnMut(&WalkNode<'_>) -> Result<bool>,
-    ) -> Result<bool> {
-        let slot = scope.slot;
-        let mut scan = self.scan(slot);
-        // Containers entered: their type and content range.
-        let mut open: Vec<(TracepointType, ContentRange)> = Vec::new();
-        let mut at = scope.start;
-        loop {
-            while let Some(&(container, content)) = open.last() {
-                if at < content.end {
-                    break;
-                }
-                at = if content.finished {
-                    content.end + scan.stream.footer_len(content.end, container)?
-                } else {
-                    content.end
-                };
-                open.pop();
-            }
-            if at >= scope.end {
-                return Ok(true);
-            }
-            let node = LazyNode {
-                slot: slot as u32,
-                at,
-            };
-            let depth = depth + open.len();
-            let (header, len, content, go_on) = if detail == WalkDetail::Full {
-                let (object, len) = scan.stream.object(at, None)?;
-                let Object::Tracepoint(tracepoint) = object else {
-                    if object.kind().is_reference() {
-                        at = at + len;
-                        continue;
-                    }
-                    let kind = object.kind();
-                    return Err(unexpected(
-                        &mut scan.stream,
-                        at,
-                        kind,
-                        "inside a thread's logical stream",
-                    ));
-                };
-                let header = tracepoint.header;
-                let content = self.content_of(&mut scan, at + len, &header)?;
-                let footer = match content {
-                    Some(content) => {
-                        self.footer_of(&mut scan.stream, content, header.tracepoint_type)?
-                    }
-                    None => None,
-                };
-                let walked = WalkNode {
-                    node,
-                    depth,
-                    header,
-                    tracepoint: Some(&tracepoint),
-                    footer: footer.as_ref().map(|(footer, _)| footer),
-                };
-                (header, len, content, f(&walked)?)
-            } else {
-                let (skipped, len) = scan.stream.skip(at, None)?;
-                let Some(header) = skipped.header else {
-                    if skipped.kind.is_reference() {
-                        at = at + len;
-                        continue;
-                    }
-                    return Err(unexpected(
-                        &mut scan.stream,
-                        at,
-                        skipped.kind,
-                        "inside a thread's logical stream",
-                    ));
-                };
-                let content = self.content_of(&mut scan, at + len, &header)?;
-                let walked = WalkNode {
-                    node,
-                    depth,
-                    header,
-                    tracepoint: None,
-                    footer: None,
-                };
-                (header, len, content, f(&walked)?)
-            };
-            if !go_on {
-                return Ok(false);
-            }
-            match content {
-                Some(content) => {
-                    open.push((header.tracepoint_type, content));
-                    at = content.start;
-                }
-                None => at = at + len,
-            }
-        }
-    }
 }
 
 impl TraceTree for LazyTraceReader {
@@ -1434,5 +1306,18 @@ impl TraceTree for LazyTraceReader {
 
     fn children_range(&self, node: LazyNode, from: usize, count: usize) -> Result<Vec<LazyNode>> {
         LazyTraceReader::children_range(self, node, from, count)
+    }
+
+    /// Reads each root's subtree once through its thread's stream, decoding
+    /// in place and caching nothing, instead of loading every node and
+    /// child list through the cache.
+    fn walk_visit(
+        &self,
+        roots: &[LazyNode],
+        max_depth: Option<usize>,
+        child_counts: bool,
+        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        self.walk_visit_roots(roots, max_depth, child_counts, &mut f)
     }
 }

@@ -1,0 +1,406 @@
+//! Streaming walks: a thread, or one node's subtree, read once from front to
+//! back, each tracepoint decoded in place (or only its header read), nothing
+//! cached, memory O(depth). `walk_thread`, `walk_subtree`,
+//! `count_tracepoints` and the lazy reader's
+//! [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit)
+//! (behind `print` and `dump`) all run [`LazyTraceReader::walk_range`].
+//!
+//! A sequential walk meets containers in start order, so the container
+//! table is probed at the entry after the last one found before any search,
+//! and the stream stays in its block between objects; footers are read
+//! through a second stream so that jumping to a container's end does not
+//! move the first one.
+
+use crate::error::Result;
+use crate::format::offset::LogicalOffset;
+use crate::format::{ByteReader, Object, ObjectKind};
+use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::tree::Visit;
+
+use super::stream::{Stream, unexpected};
+use super::{ContentRange, LazyNode, LazyTraceReader, Scan, Scope, WalkDetail, WalkNode};
+
+/// What a walk reads and reports.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plan {
+    /// How much of each tracepoint to read.
+    pub(super) detail: WalkDetail,
+    /// Containers at this depth are reported with their children folded
+    /// (one [`Walked::Folded`]) instead of entered.
+    pub(super) max_depth: Option<usize>,
+    /// Whether to count each container's direct children.
+    pub(super) child_counts: bool,
+}
+
+impl Plan {
+    /// Every node, at `detail`, no child counts.
+    pub(super) fn all(detail: WalkDetail) -> Self {
+        Plan {
+            detail,
+            max_depth: None,
+            child_counts: false,
+        }
+    }
+}
+
+/// One step of [`LazyTraceReader::walk_range`].
+pub(super) enum Walked<'w, 'a> {
+    /// A node, and its direct child count when the plan asks for them.
+    Node(&'w WalkNode<'a>, Option<usize>),
+    /// `count` (> 0) children at `depth` not entered because of the depth
+    /// limit.
+    Folded { count: usize, depth: usize },
+}
+
+/// A container the walk is inside of.
+struct Open {
+    container: TracepointType,
+    content: ContentRange,
+    /// Its footer's length, when the walk already read the footer.
+    footer_len: Option<u64>,
+}
+
+impl Scan<'_> {
+    /// The container whose content starts at `start`, trying the one after
+    /// the last found first (a sequential walk meets them in that order).
+    #[inline(always)]
+    fn container_at(&mut self, start: LogicalOffset) -> Option<usize> {
+        let next = self.hint.map_or(0, |hint| hint + 1);
+        let k = if next < self.table.len() && self.table.start(self.cells, next) == start {
+            next
+        } else {
+            self.table.find_start(self.cells, start, self.hint)?
+        };
+        self.hint = Some(k);
+        Some(k)
+    }
+}
+
+impl LazyTraceReader {
+    /// The content range of the tracepoint with `header` whose content (if
+    /// it is a container) starts at `start`, from the index, else from an
+    /// earlier scan, else by scanning now; `None` for a leaf.
+    #[inline(always)]
+    pub(super) fn content_of(
+        &self,
+        scan: &mut Scan<'_>,
+        start: LogicalOffset,
+        header: &TracepointHeader,
+    ) -> Result<Option<ContentRange>> {
+        if !header.tracepoint_type.is_container() {
+            return Ok(None);
+        }
+        let end = match scan.container_at(start) {
+            Some(k) => scan.table.end(scan.cells, k),
+            None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
+        };
+        Ok(Some(ContentRange {
+            start,
+            end,
+            finished: end < scan.stream.len(),
+        }))
+    }
+
+    /// How many direct children the container with `content` has, by
+    /// skipping them (their subtrees are jumped over); caches nothing.
+    fn count_children(&self, slot: usize, content: ContentRange) -> Result<usize> {
+        let mut count = 0;
+        let scope = Scope {
+            slot,
+            start: content.start,
+            end: content.end,
+        };
+        self.scan_children(scope, scope.start, |_, _| {
+            count += 1;
+            true
+        })?;
+        Ok(count)
+    }
+
+    /// Walks thread `slot`'s stream from `from` in pre-order until `end`
+    /// (or, with `one`, until the subtree of the node at `from` is done),
+    /// calling `f` for each step; the nodes at the level of `from` are at
+    /// `depth`. Returns false when `f` stopped the walk.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_range(
+        &self,
+        slot: usize,
+        from: LogicalOffset,
+        end: LogicalOffset,
+        depth: usize,
+        one: bool,
+        plan: Plan,
+        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
+    ) -> Result<bool> {
+        let mut scan = self.scan(slot);
+        let mut footers = self.stream(slot);
+        let mut open: Vec<Open> = Vec::new();
+        let mut at = from;
+        let mut started = false;
+        loop {
+            while let Some(top) = open.last() {
+                if at < top.content.end {
+                    break;
+                }
+                at = if !top.content.finished {
+                    top.content.end
+                } else if let Some(len) = top.footer_len {
+                    top.content.end + len
+                } else {
+                    top.content.end + scan.stream.footer_len(top.content.end, top.container)?
+                };
+                open.pop();
+            }
+            if at >= end || (one && started && open.is_empty()) {
+                return Ok(true);
+            }
+            let node = LazyNode {
+                slot: slot as u32,
+                at,
+            };
+            let level = depth + open.len();
+            let step = match plan.detail {
+                WalkDetail::Full => {
+                    self.full_step(&mut scan, &mut footers, node, level, plan, f)?
+                }
+                WalkDetail::Headers => self.header_step(&mut scan, node, level, plan, f)?,
+            };
+            let Some(step) = step else {
+                // A reference object between tracepoints.
+                if one && !started {
+                    return Err(not_a_node(&mut scan.stream, at));
+                }
+                at = at + object_len(&mut scan.stream, at)?;
+                continue;
+            };
+            started = true;
+            if !step.go_on {
+                return Ok(false);
+            }
+            let Some(content) = step.content else {
+                at = at + step.len;
+                continue;
+            };
+            if plan.max_depth.is_some_and(|max| level >= max) {
+                let count = self.count_children(slot, content)?;
+                if count > 0
+                    && !f(Walked::Folded {
+                        count,
+                        depth: level + 1,
+                    })?
+                {
+                    return Ok(false);
+                }
+                at = content.end;
+            } else {
+                at = content.start;
+            }
+            open.push(Open {
+                container: step.container,
+                content,
+                footer_len: step.footer_len,
+            });
+        }
+    }
+
+    /// Decodes the object at `node` in place and reports it; `None` for a
+    /// reference object.
+    #[inline(always)]
+    fn full_step(
+        &self,
+        scan: &mut Scan<'_>,
+        footers: &mut Stream<'_>,
+        node: LazyNode,
+        depth: usize,
+        plan: Plan,
+        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
+    ) -> Result<Option<Step>> {
+        let at = node.at;
+        let (bytes, physical) = scan.stream.bytes_at(at)?;
+        let mut reader = ByteReader::new(bytes, physical);
+        let tracepoint = if bytes.first() == Some(&(ObjectKind::Tracepoint as u8)) {
+            reader.u8()?;
+            Tracepoint::decode(&mut reader)?
+        } else {
+            return not_a_tracepoint(&mut scan.stream, at);
+        };
+        let len = reader.position() as u64;
+        let header = tracepoint.header;
+        let content = self.content_of(scan, at + len, &header)?;
+        let footer = match content {
+            Some(content) => self.footer_of(footers, content, header.tracepoint_type)?,
+            None => None,
+        };
+        let children = self.children_for(scan.slot, content, plan)?;
+        let walked = WalkNode {
+            node,
+            depth,
+            header,
+            tracepoint: Some(&tracepoint),
+            footer: footer.as_ref().map(|(footer, _)| footer),
+        };
+        let go_on = f(Walked::Node(&walked, children))?;
+        Ok(Some(Step {
+            container: header.tracepoint_type,
+            len,
+            content,
+            footer_len: footer.map(|(_, len)| len),
+            go_on,
+        }))
+    }
+
+    /// Reads the header of the object at `node`, skipping the rest, and
+    /// reports it; `None` for a reference object.
+    #[inline(always)]
+    fn header_step(
+        &self,
+        scan: &mut Scan<'_>,
+        node: LazyNode,
+        depth: usize,
+        plan: Plan,
+        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
+    ) -> Result<Option<Step>> {
+        let at = node.at;
+        let (skipped, len) = scan.stream.skip(at, None)?;
+        let Some(header) = skipped.header else {
+            return not_a_tracepoint(&mut scan.stream, at);
+        };
+        let content = self.content_of(scan, at + len, &header)?;
+        let children = self.children_for(scan.slot, content, plan)?;
+        let walked = WalkNode {
+            node,
+            depth,
+            header,
+            tracepoint: None,
+            footer: None,
+        };
+        let go_on = f(Walked::Node(&walked, children))?;
+        Ok(Some(Step {
+            container: header.tracepoint_type,
+            len,
+            content,
+            footer_len: None,
+            go_on,
+        }))
+    }
+
+    /// A node's direct child count, when the plan asks for it.
+    #[inline(always)]
+    fn children_for(
+        &self,
+        slot: usize,
+        content: Option<ContentRange>,
+        plan: Plan,
+    ) -> Result<Option<usize>> {
+        if !plan.child_counts {
+            return Ok(None);
+        }
+        match content {
+            Some(content) => self.count_children(slot, content).map(Some),
+            None => Ok(Some(0)),
+        }
+    }
+
+    /// The footer of a container with `content`, and its length.
+    pub(super) fn footer_of<'r>(
+        &self,
+        stream: &mut Stream<'r>,
+        content: ContentRange,
+        container: TracepointType,
+    ) -> Result<Option<(Footer<'r>, u64)>> {
+        if !content.finished {
+            return Ok(None);
+        }
+        match stream.object(content.end, Some(container))? {
+            (Object::Footer(footer), len) => Ok(Some((footer, len))),
+            (other, _) => Err(unexpected(
+                stream,
+                content.end,
+                other.kind(),
+                "expected the footer the index points at",
+            )),
+        }
+    }
+}
+
+/// What a walk step read.
+struct Step {
+    container: TracepointType,
+    len: u64,
+    content: Option<ContentRange>,
+    footer_len: Option<u64>,
+    go_on: bool,
+}
+
+/// `None` when the object at `at` is a reference object (which may stand
+/// between tracepoints); the error for anything else.
+#[cold]
+#[inline(never)]
+fn not_a_tracepoint(stream: &mut Stream<'_>, at: LogicalOffset) -> Result<Option<Step>> {
+    let (object, _) = stream.object(at, None)?;
+    if object.kind().is_reference() {
+        return Ok(None);
+    }
+    Err(unexpected(
+        stream,
+        at,
+        object.kind(),
+        "inside a thread's logical stream",
+    ))
+}
+
+/// The error for a walk asked to start at a reference object.
+#[cold]
+fn not_a_node(stream: &mut Stream<'_>, at: LogicalOffset) -> crate::Error {
+    let kind = stream
+        .skip(at, None)
+        .map_or(ObjectKind::Eof, |(skipped, _)| skipped.kind);
+    unexpected(stream, at, kind, "expected a tracepoint at a node's offset")
+}
+
+/// The length of the (reference) object at `at`.
+#[cold]
+fn object_len(stream: &mut Stream<'_>, at: LogicalOffset) -> Result<u64> {
+    Ok(stream.object(at, None)?.1)
+}
+
+impl LazyTraceReader {
+    /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit) of the lazy reader: each root's subtree
+    /// read once through its thread's stream, decoded in place.
+    pub(super) fn walk_visit_roots(
+        &self,
+        roots: &[LazyNode],
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        let plan = Plan {
+            detail: WalkDetail::Full,
+            max_depth,
+            child_counts,
+        };
+        for root in roots {
+            let slot = root.slot as usize;
+            let end = self.stream(slot).len();
+            self.walk_range(slot, root.at, end, 0, true, plan, &mut |step| {
+                match step {
+                    Walked::Node(walked, children) => {
+                        let tracepoint = walked
+                            .tracepoint
+                            .expect("a full walk decodes every tracepoint");
+                        f(Visit::Node {
+                            node: walked.node,
+                            depth: walked.depth,
+                            tracepoint,
+                            footer: walked.footer,
+                            children,
+                        })?
+                    }
+                    Walked::Folded { count, depth } => f(Visit::Folded { count, depth })?,
+                }
+                Ok(true)
+            })?;
+        }
+        Ok(())
+    }
+}
