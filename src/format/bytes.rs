@@ -1,5 +1,8 @@
 //! Big-endian primitives (Java's `DataInput`/`DataOutput`) over byte slices
-//! and writers.
+//! and writers: [`ByteReader`] decodes; [`SliceWriter`] encodes an object
+//! into a slice sized beforehand (the codecs' one-shot path, see
+//! [`encode_sized`]); [`WriteBigEndian`] puts single primitives to any
+//! writer.
 
 use std::io::{self, Write};
 
@@ -235,3 +238,170 @@ pub trait WriteBigEndian: Write {
 }
 
 impl<W: Write + ?Sized> WriteBigEndian for W {}
+
+/// Why an object cannot be encoded: a string longer than `writeUTF` allows,
+/// a count its field cannot hold, or a value nested deeper than readers
+/// follow. Built only on the error path; the writers turn it into their own
+/// typed errors.
+#[cold]
+pub(crate) fn unencodable(kind: DecodeErrorKind) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, kind)
+}
+
+/// The encoded length of a `UTF` string, or an error if it is too long.
+#[inline]
+pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
+    let len = s.as_bytes().len();
+    if len > u16::MAX as usize {
+        return Err(unencodable(DecodeErrorKind::StringTooLong(len)));
+    }
+    Ok(2 + len)
+}
+
+/// Writes big-endian primitives into a slice whose length was computed
+/// beforehand (each codec's `encoded_len`): one store per field, no
+/// per-field `Write` call. Writing past the end does not panic: it marks the
+/// writer short, and [`finish`](Self::finish) reports it, as it reports a
+/// slice left partly unwritten.
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    out: &'a mut [u8],
+    short: bool,
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer filling `out` from its start.
+    #[inline]
+    pub fn new(out: &'a mut [u8]) -> Self {
+        SliceWriter { out, short: false }
+    }
+
+    /// Checks that exactly the whole slice was written.
+    #[inline]
+    pub fn finish(self) -> io::Result<()> {
+        if self.short || !self.out.is_empty() {
+            return Err(io::Error::other(
+                "an encoder wrote a length other than the one it computed",
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        match std::mem::take(&mut self.out).split_first_chunk_mut::<N>() {
+            Some((head, rest)) => {
+                *head = bytes;
+                self.out = rest;
+            }
+            None => self.short = true,
+        }
+    }
+
+    /// Writes a `u8`.
+    #[inline(always)]
+    pub fn u8(&mut self, v: u8) {
+        self.put([v]);
+    }
+
+    /// Writes an `i8`.
+    #[inline(always)]
+    pub fn i8(&mut self, v: i8) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes a `bool` as 0 or 1.
+    #[inline(always)]
+    pub fn bool(&mut self, v: bool) {
+        self.put([v as u8]);
+    }
+
+    /// Writes an `i16`.
+    #[inline(always)]
+    pub fn i16(&mut self, v: i16) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes a `u16`.
+    #[inline(always)]
+    pub fn u16(&mut self, v: u16) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes an `i32`.
+    #[inline(always)]
+    pub fn i32(&mut self, v: i32) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes an `i64`.
+    #[inline(always)]
+    pub fn i64(&mut self, v: i64) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes raw bytes.
+    #[inline]
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        if bytes.len() > self.out.len() {
+            self.short = true;
+            self.out = &mut [];
+            return;
+        }
+        let (head, rest) = std::mem::take(&mut self.out).split_at_mut(bytes.len());
+        head.copy_from_slice(bytes);
+        self.out = rest;
+    }
+
+    /// Writes a `UTF` string whose length [`utf_len`] accepted (a longer
+    /// one is cut at 65,535 bytes, which [`finish`](Self::finish) then
+    /// reports as a length mismatch).
+    #[inline]
+    pub fn utf(&mut self, s: &JavaStr<'_>) {
+        let bytes = s.as_bytes();
+        let bytes = &bytes[..bytes.len().min(u16::MAX as usize)];
+        self.u16(bytes.len() as u16);
+        self.bytes(bytes);
+    }
+}
+
+/// Appends an object of `len` bytes, written by `write`, to `out`: the
+/// one-shot path every codec's `encode` goes through. Room is made once;
+/// `write` stores each field straight into it.
+#[inline]
+pub fn encode_sized(
+    out: &mut Vec<u8>,
+    len: usize,
+    write: impl FnOnce(&mut SliceWriter<'_>),
+) -> io::Result<()> {
+    let start = out.len();
+    out.resize(start + len, 0);
+    let mut writer = SliceWriter::new(&mut out[start..]);
+    write(&mut writer);
+    let result = writer.finish();
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+/// Writes an object of `len` bytes, written by `write`, to any writer with
+/// one `write_all` (through a stack buffer when it is small).
+pub fn encode_sized_to<W: Write + ?Sized>(
+    out: &mut W,
+    len: usize,
+    write: impl FnOnce(&mut SliceWriter<'_>),
+) -> io::Result<()> {
+    let mut small = [0u8; 256];
+    let mut large = Vec::new();
+    let buffer = if len <= small.len() {
+        &mut small[..len]
+    } else {
+        large.resize(len, 0);
+        &mut large[..]
+    };
+    let mut writer = SliceWriter::new(buffer);
+    write(&mut writer);
+    writer.finish()?;
+    out.write_all(buffer)
+}

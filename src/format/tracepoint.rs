@@ -1,11 +1,14 @@
 //! Codec of tracepoints (kind 8) and container footers (kind 9). `decode`
-//! starts after the kind byte; `encode` writes it.
+//! starts after the kind byte; `encode` writes it, in one shot:
+//! `encoded_len` sizes and checks the object, `write_to` stores its fields
+//! straight into a slice of that size (the block writer's buffer, or a
+//! stack buffer for any other writer).
 
 use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
-use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
+use crate::format::bytes::{ByteReader, SliceWriter, encode_sized_to, preallocation, utf_len};
 use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::format::value::len_i32;
 use crate::model::{
@@ -42,13 +45,17 @@ impl TracepointHeader {
         })
     }
 
-    fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        out.put_u8(ObjectKind::Tracepoint as u8)?;
-        out.put_u8(self.tracepoint_type as u8)?;
-        out.put_i32(self.code_location.0)?;
-        out.put_i32(self.thread.0)?;
-        out.put_i32(self.event.0)?;
-        out.put_i8(self.diff_status as i8)
+    /// Bytes of the header, kind byte included.
+    const ENCODED_LEN: usize = 15;
+
+    #[inline(always)]
+    fn write_to(&self, out: &mut SliceWriter<'_>) {
+        out.u8(ObjectKind::Tracepoint as u8);
+        out.u8(self.tracepoint_type as u8);
+        out.i32(self.code_location.0);
+        out.i32(self.thread.0);
+        out.i32(self.event.0);
+        out.i8(self.diff_status as i8)
     }
 }
 
@@ -61,9 +68,20 @@ fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<V
     Ok(values)
 }
 
-fn put_values<W: Write + ?Sized>(out: &mut W, values: &[Value<'_>]) -> io::Result<()> {
-    out.put_i32(len_i32(values.len())?)?;
-    values.iter().try_for_each(|value| value.encode(out))
+/// Bytes of a counted list of values.
+fn values_len(values: &[Value<'_>]) -> io::Result<usize> {
+    len_i32(values.len())?;
+    values
+        .iter()
+        .try_fold(4, |len, value| Ok(len + value.encoded_len()?))
+}
+
+fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
+    // `values_len` checked the count.
+    out.i32(values.len() as i32);
+    for value in values {
+        value.write_to(out);
+    }
 }
 
 impl<'a> Tracepoint<'a> {
@@ -161,17 +179,80 @@ impl<'a> Tracepoint<'a> {
     /// Encodes the tracepoint, kind byte first (a container's header only:
     /// its children and footer are separate objects).
     pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        self.header.encode(out)?;
+        encode_sized_to(out, self.encoded_len()?, |writer| self.write_to(writer))
+    }
+
+    /// The bytes [`encode`](Self::encode) writes. Fails, as `encode` does,
+    /// for what cannot be written faithfully: more than 255 child diff
+    /// statuses, child diff statuses on a leaf, a string longer than
+    /// `writeUTF` allows, a count that does not fit an `i32`, a value nested
+    /// deeper than readers follow. A writer calls it once per tracepoint:
+    /// it is the size to reserve and the whole check of the tracepoint.
+    #[inline]
+    pub fn encoded_len(&self) -> io::Result<usize> {
+        let statuses = self.child_diff_statuses.len();
+        let header = if self.header.tracepoint_type.is_container() {
+            if statuses > u8::MAX as usize {
+                return Err(unencodable_statuses("more than 255 child diff statuses"));
+            }
+            TracepointHeader::ENCODED_LEN + 1 + statuses
+        } else {
+            if statuses != 0 {
+                return Err(unencodable_statuses("child diff statuses on a leaf"));
+            }
+            TracepointHeader::ENCODED_LEN
+        };
+        let body = match &self.body {
+            TracepointBody::MethodCall {
+                receiver,
+                arguments,
+                ..
+            } => 4 + receiver.encoded_len()? + values_len(arguments)? + 2,
+            TracepointBody::ReadArray { array, value, .. }
+            | TracepointBody::WriteArray { array, value, .. } => {
+                array.encoded_len()? + 4 + value.encoded_len()?
+            }
+            TracepointBody::ReadLocal { value, .. } | TracepointBody::WriteLocal { value, .. } => {
+                4 + value.encoded_len()?
+            }
+            TracepointBody::ReadField {
+                receiver, value, ..
+            }
+            | TracepointBody::WriteField {
+                receiver, value, ..
+            } => 4 + receiver.encoded_len()? + value.encoded_len()?,
+            TracepointBody::Loop { .. } => 4,
+            TracepointBody::LoopIteration { .. } => 8,
+            TracepointBody::SnapshotBreakpoint {
+                stack,
+                values,
+                trace_id,
+                ..
+            } => {
+                len_i32(stack.len())?;
+                let trace_id = match trace_id {
+                    Some(id) => utf_len(id)?,
+                    None => 0,
+                };
+                8 + 8 + 4 + 4 * stack.len() + 8 + values_len(values)? + 1 + trace_id
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                exception.encoded_len()?
+            }
+        };
+        Ok(header + body)
+    }
+
+    /// Writes the tracepoint, whose [`encoded_len`](Self::encoded_len) was
+    /// accepted, into `out`.
+    #[inline]
+    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+        self.header.write_to(out);
         if self.header.tracepoint_type.is_container() {
-            let count = u8::try_from(self.child_diff_statuses.len()).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "more than 255 child diff statuses",
-                )
-            })?;
-            out.put_u8(count)?;
+            // `encoded_len` checked there are at most 255.
+            out.u8(self.child_diff_statuses.len() as u8);
             for status in &self.child_diff_statuses {
-                out.put_i8(*status as i8)?;
+                out.i8(*status as i8);
             }
         }
         match &self.body {
@@ -181,10 +262,10 @@ impl<'a> Tracepoint<'a> {
                 arguments,
                 flags,
             } => {
-                out.put_i32(method.0)?;
-                receiver.encode(out)?;
-                put_values(out, arguments)?;
-                out.put_i16(*flags)
+                out.i32(method.0);
+                receiver.write_to(out);
+                write_values(out, arguments);
+                out.i16(*flags)
             }
             TracepointBody::ReadArray {
                 array,
@@ -196,14 +277,14 @@ impl<'a> Tracepoint<'a> {
                 index,
                 value,
             } => {
-                array.encode(out)?;
-                out.put_i32(*index)?;
-                value.encode(out)
+                array.write_to(out);
+                out.i32(*index);
+                value.write_to(out)
             }
             TracepointBody::ReadLocal { variable, value }
             | TracepointBody::WriteLocal { variable, value } => {
-                out.put_i32(variable.0)?;
-                value.encode(out)
+                out.i32(variable.0);
+                value.write_to(out)
             }
             TracepointBody::ReadField {
                 field,
@@ -215,14 +296,14 @@ impl<'a> Tracepoint<'a> {
                 receiver,
                 value,
             } => {
-                out.put_i32(field.0)?;
-                receiver.encode(out)?;
-                value.encode(out)
+                out.i32(field.0);
+                receiver.write_to(out);
+                value.write_to(out)
             }
-            TracepointBody::Loop { loop_id } => out.put_i32(*loop_id),
+            TracepointBody::Loop { loop_id } => out.i32(*loop_id),
             TracepointBody::LoopIteration { loop_id, iteration } => {
-                out.put_i32(*loop_id)?;
-                out.put_i32(*iteration)
+                out.i32(*loop_id);
+                out.i32(*iteration)
             }
             TracepointBody::SnapshotBreakpoint {
                 uuid_high,
@@ -232,25 +313,29 @@ impl<'a> Tracepoint<'a> {
                 values,
                 trace_id,
             } => {
-                out.put_i64(*uuid_high)?;
-                out.put_i64(*uuid_low)?;
-                out.put_i32(len_i32(stack.len())?)?;
+                out.i64(*uuid_high);
+                out.i64(*uuid_low);
+                out.i32(stack.len() as i32);
                 for location in stack {
-                    out.put_i32(location.0)?;
+                    out.i32(location.0);
                 }
-                out.put_i64(*millis)?;
-                put_values(out, values)?;
-                out.put_bool(trace_id.is_some())?;
-                match trace_id {
-                    Some(id) => out.put_utf(id),
-                    None => Ok(()),
+                out.i64(*millis);
+                write_values(out, values);
+                out.bool(trace_id.is_some());
+                if let Some(id) = trace_id {
+                    out.utf(id)
                 }
             }
             TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
-                exception.encode(out)
+                exception.write_to(out)
             }
         }
     }
+}
+
+#[cold]
+fn unencodable_statuses(what: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, what)
 }
 
 impl<'a> Footer<'a> {
@@ -270,14 +355,32 @@ impl<'a> Footer<'a> {
 
     /// Encodes the footer, kind byte first.
     pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        out.put_u8(ObjectKind::TracepointFooter as u8)?;
+        encode_sized_to(out, self.encoded_len()?, |writer| self.write_to(writer))
+    }
+
+    /// The bytes [`encode`](Self::encode) writes (it fails for a result
+    /// value or exception name that cannot be written, as `encode` does).
+    #[inline]
+    pub fn encoded_len(&self) -> io::Result<usize> {
+        Ok(1 + match self {
+            Footer::MethodCall { result, exception } => result.encoded_len()? + utf_len(exception)?,
+            Footer::Loop { .. } => 4,
+            Footer::LoopIteration => 0,
+        })
+    }
+
+    /// Writes the footer, whose [`encoded_len`](Self::encoded_len) was
+    /// accepted, into `out`.
+    #[inline]
+    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+        out.u8(ObjectKind::TracepointFooter as u8);
         match self {
             Footer::MethodCall { result, exception } => {
-                result.encode(out)?;
-                out.put_utf(exception)
+                result.write_to(out);
+                out.utf(exception)
             }
-            Footer::Loop { iterations } => out.put_i32(*iterations),
-            Footer::LoopIteration => Ok(()),
+            Footer::Loop { iterations } => out.i32(*iterations),
+            Footer::LoopIteration => {}
         }
     }
 

@@ -20,6 +20,7 @@
 //! the block's payload, which the I/O thread turns into a physical one.
 
 use crate::error::Result;
+use crate::format::bytes::{SliceWriter, encode_sized};
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
@@ -183,14 +184,16 @@ impl BlockBuilder {
         Ok(())
     }
 
-    /// Writes a group — the reference objects `tracepoint` needs, then
-    /// `encode` — cutting the block first if the group does not fit.
-    /// Returns the payload offset where `encode` started.
+    /// Writes a group — the reference objects `tracepoint` needs, then an
+    /// object of `len` bytes stored by `write` — cutting the block first if
+    /// the group does not fit. Returns the payload offset of the object.
+    #[inline]
     fn group<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         references: impl Fn(&mut GroupSink<'_, '_>) -> Result<()>,
-        encode: impl Fn(&mut Vec<u8>) -> std::io::Result<()>,
+        len: usize,
+        write: impl Fn(&mut SliceWriter<'_>),
     ) -> Result<usize> {
         for first_try in [true, false] {
             self.may_cut = first_try;
@@ -203,14 +206,12 @@ impl BlockBuilder {
             references(&mut sink)?;
             if !self.overflowed {
                 let start = self.bytes.len();
-                if let Err(error) = encode(&mut self.bytes) {
-                    self.bytes.truncate(start);
-                    return Err(error.into());
-                }
-                if self.exceeds(start, context.block_size) {
-                    self.bytes.truncate(start);
+                // The object's size is known: it moves to the next block
+                // without being written here first.
+                if self.exceeds(start, len, context.block_size) {
                     self.overflowed = true;
                 } else {
+                    encode_sized(&mut self.bytes, len, &write)?;
                     return Ok(start - HEADER);
                 }
             }
@@ -219,25 +220,29 @@ impl BlockBuilder {
         unreachable!("a group written without cutting always fits")
     }
 
-    /// Whether the object just written after `start` must move to the next
-    /// block: it overflows, cutting is allowed, and something complete
-    /// precedes it.
-    fn exceeds(&self, start: usize, block_size: usize) -> bool {
-        self.may_cut && self.payload_len() > block_size && start > HEADER
+    /// Whether an object of `len` bytes to be written at `start` must move
+    /// to the next block: it overflows, cutting is allowed, and something
+    /// complete precedes it.
+    #[inline]
+    fn exceeds(&self, start: usize, len: usize, block_size: usize) -> bool {
+        self.may_cut && start - HEADER + len > block_size && start > HEADER
     }
 
-    /// Writes `tracepoint` and the reference objects it needs. After a leaf,
-    /// call [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    /// Writes `tracepoint`, of `len` bytes ([`Tracepoint::encoded_len`]),
+    /// and the reference objects it needs. After a leaf, call
+    /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn tracepoint<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         tracepoint: &Tracepoint<'_>,
+        len: usize,
     ) -> Result<()> {
         let pool = context.pool;
         self.group(
             context,
             |sink| deps::before_tracepoint(pool, sink, tracepoint),
-            |bytes| tracepoint.encode(bytes),
+            len,
+            |out| tracepoint.write_to(out),
         )?;
         if tracepoint.is_container() {
             self.open
@@ -247,18 +252,21 @@ impl BlockBuilder {
     }
 
     /// Writes the footer of the innermost open container (the caller has
-    /// checked it matches) and the container's cell. Then call
+    /// checked it matches), of `len` bytes ([`Footer::encoded_len`]), and
+    /// the container's cell. Then call
     /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn footer<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         footer: &Footer<'_>,
+        len: usize,
     ) -> Result<()> {
         let pool = context.pool;
         let at = self.group(
             context,
             |sink| deps::before_footer(pool, sink, footer),
-            |bytes| footer.encode(bytes),
+            len,
+            |out| footer.write_to(out),
         )?;
         if let Some((event, content_start)) = self.open.pop() {
             self.cells.push(IndexCell {
@@ -295,9 +303,12 @@ pub(crate) struct GroupSink<'b, 'c> {
     block_size: usize,
 }
 
-impl ReferenceSink for GroupSink<'_, '_> {
-    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
-        if self.block.overflowed || self.block.known_on_disk(kind, id) {
+impl GroupSink<'_, '_> {
+    /// [`ReferenceSink::first_use`] for an object this thread has not seen
+    /// on disk: it may be there now, or in this block.
+    #[inline(never)]
+    fn first_use_here(&mut self, kind: ObjectKind, id: i32) -> bool {
+        if self.block.overflowed {
             return false;
         }
         if self.on_disk.contains(kind, id) {
@@ -305,6 +316,18 @@ impl ReferenceSink for GroupSink<'_, '_> {
             return false;
         }
         !self.block.written.contains(&key(kind, id))
+    }
+}
+
+impl ReferenceSink for GroupSink<'_, '_> {
+    /// On a hot path the object is almost always on disk already, which a
+    /// look at the thread's own bitmap tells.
+    #[inline]
+    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
+        if self.block.known_on_disk(kind, id) {
+            return false;
+        }
+        self.first_use_here(kind, id)
     }
 
     fn reference(&mut self, object: &Object<'_>) -> Result<()> {
@@ -317,7 +340,7 @@ impl ReferenceSink for GroupSink<'_, '_> {
             block.bytes.truncate(start);
             return Err(error.into());
         }
-        if block.exceeds(start, self.block_size) {
+        if block.exceeds(start, block.bytes.len() - start, self.block_size) {
             block.bytes.truncate(start);
             block.overflowed = true;
             return Ok(());

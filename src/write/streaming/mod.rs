@@ -120,6 +120,16 @@ fn closed_error() -> Error {
     Error::Usage("the streaming writer is closed".to_string())
 }
 
+/// The error for a tracepoint or footer that cannot be encoded: the
+/// writer's own check's, which names what is wrong, or else the encoder's.
+#[cold]
+fn rejected(check: Result<()>, encoding: std::io::Error) -> Error {
+    match check {
+        Err(error) => error,
+        Ok(()) => encoding.into(),
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -607,11 +617,15 @@ impl StreamingThread {
     /// Writes a tracepoint; `pushed_events` is greater than its event id if
     /// the caller chose that id.
     fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
-        check_tracepoint(tracepoint)?;
+        // Sizing the tracepoint checks it: the detailed check runs only to
+        // name what is wrong.
+        let len = tracepoint
+            .encoded_len()
+            .map_err(|error| rejected(check_tracepoint(tracepoint), error))?;
         let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
-        state.block.tracepoint(&context, tracepoint)?;
+        state.block.tracepoint(&context, tracepoint, len)?;
         state.open.push(tracepoint);
         state.tracepoints += 1;
         state.pushed_events = state.pushed_events.max(pushed_events);
@@ -624,13 +638,15 @@ impl StreamingThread {
     /// Closes the innermost open container with `footer`, which must be of
     /// its type.
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        check_footer(footer)?;
+        let len = footer
+            .encoded_len()
+            .map_err(|error| rejected(check_footer(footer), error))?;
         let thread = self.slot.thread;
         let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
         state.open.check_footer(footer, thread)?;
-        state.block.footer(&context, footer)?;
+        state.block.footer(&context, footer, len)?;
         state.open.pop(footer, thread)?;
         state.block.after_leaf_or_footer(&context)
     }
