@@ -258,40 +258,99 @@ pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
     Ok(2 + len)
 }
 
-/// Writes big-endian primitives into a slice whose length was computed
-/// beforehand (each codec's `encoded_len`): one store per field, no
-/// per-field `Write` call. Writing past the end does not panic: it marks the
-/// writer short, and [`finish`](Self::finish) reports it, as it reports a
-/// slice left partly unwritten.
+/// Writes big-endian primitives into a slice: one store per field, no
+/// per-field `Write` call. The slice is either sized beforehand (each
+/// codec's `encoded_len`, checked by [`finish`](Self::finish)) or room
+/// that is likely large enough (checked by [`written`](Self::written)).
+/// Writing past the end does not panic: it marks the writer short. A codec
+/// asked to write what cannot be encoded (a string longer than `writeUTF`
+/// allows, a count its field cannot hold, a value nested too deep) marks
+/// the writer [`rejected`](Self::reject).
 #[derive(Debug)]
 pub struct SliceWriter<'a> {
+    /// The bytes not written yet.
     out: &'a mut [u8],
+    /// The slice's length.
+    len: usize,
     short: bool,
+    rejected: bool,
+}
+
+/// What a [`SliceWriter`] left unwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwritten {
+    /// The slice was too short: the object needs more room.
+    Short,
+    /// The object cannot be encoded.
+    Rejected,
 }
 
 impl<'a> SliceWriter<'a> {
     /// A writer filling `out` from its start.
     #[inline]
     pub fn new(out: &'a mut [u8]) -> Self {
-        SliceWriter { out, short: false }
+        let len = out.len();
+        SliceWriter {
+            out,
+            len,
+            short: false,
+            rejected: false,
+        }
     }
 
     /// Checks that exactly the whole slice was written.
-    #[inline]
+    #[inline(always)]
     pub fn finish(self) -> io::Result<()> {
+        if self.rejected {
+            return Err(rejected());
+        }
         if self.short || !self.out.is_empty() {
-            return Err(io::Error::other(
-                "an encoder wrote a length other than the one it computed",
-            ));
+            return Err(length_mismatch());
         }
         Ok(())
     }
 
+    /// How many bytes were written, when the object fit and could be
+    /// encoded.
+    #[inline(always)]
+    pub fn written(self) -> Result<usize, Unwritten> {
+        if self.rejected {
+            Err(Unwritten::Rejected)
+        } else if self.short {
+            Err(Unwritten::Short)
+        } else {
+            Ok(self.len - self.out.len())
+        }
+    }
+
+    /// Marks the object as one that cannot be encoded.
+    #[cold]
+    pub fn reject(&mut self) {
+        self.rejected = true;
+    }
+
+    /// Writes a collection length as the format's `i32` count (rejects a
+    /// length that does not fit).
+    #[inline(always)]
+    pub fn count(&mut self, len: usize) {
+        match i32::try_from(len) {
+            Ok(n) if n < i32::MAX => self.i32(n),
+            _ => self.reject(),
+        }
+    }
+
     #[inline(always)]
     fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.fixed(|out: &mut [u8; N]| *out = bytes);
+    }
+
+    /// Writes `N` bytes at once, which `fill` stores (several fields of
+    /// fixed size: one length check for all of them).
+    #[inline(always)]
+    pub fn fixed<const N: usize>(&mut self, fill: impl FnOnce(&mut [u8; N])) {
         match std::mem::take(&mut self.out).split_first_chunk_mut::<N>() {
             Some((head, rest)) => {
-                *head = bytes;
+                fill(head);
                 self.out = rest;
             }
             None => self.short = true,
@@ -343,26 +402,41 @@ impl<'a> SliceWriter<'a> {
     /// Writes raw bytes.
     #[inline]
     pub fn bytes(&mut self, bytes: &[u8]) {
-        if bytes.len() > self.out.len() {
+        let out = std::mem::take(&mut self.out);
+        if bytes.len() > out.len() {
             self.short = true;
-            self.out = &mut [];
             return;
         }
-        let (head, rest) = std::mem::take(&mut self.out).split_at_mut(bytes.len());
+        let (head, rest) = out.split_at_mut(bytes.len());
         head.copy_from_slice(bytes);
         self.out = rest;
     }
 
-    /// Writes a `UTF` string whose length [`utf_len`] accepted (a longer
-    /// one is cut at 65,535 bytes, which [`finish`](Self::finish) then
-    /// reports as a length mismatch).
+    /// Writes a `UTF` string (rejects one longer than 65,535 bytes).
     #[inline]
     pub fn utf(&mut self, s: &JavaStr<'_>) {
         let bytes = s.as_bytes();
-        let bytes = &bytes[..bytes.len().min(u16::MAX as usize)];
-        self.u16(bytes.len() as u16);
-        self.bytes(bytes);
+        match u16::try_from(bytes.len()) {
+            Ok(len) => {
+                self.u16(len);
+                self.bytes(bytes);
+            }
+            Err(_) => self.reject(),
+        }
     }
+}
+
+#[cold]
+fn rejected() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "an object that cannot be encoded (a string, count or nesting too large)",
+    )
+}
+
+#[cold]
+fn length_mismatch() -> io::Error {
+    io::Error::other("an encoder wrote a length other than the one it computed")
 }
 
 /// Appends an object of `len` bytes, written by `write`, to `out`: the

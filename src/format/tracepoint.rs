@@ -1,8 +1,8 @@
 //! Codec of tracepoints (kind 8) and container footers (kind 9). `decode`
 //! starts after the kind byte; `encode` writes it, in one shot:
 //! `encoded_len` sizes and checks the object, `write_to` stores its fields
-//! straight into a slice of that size (the block writer's buffer, or a
-//! stack buffer for any other writer).
+//! straight into a slice (checking as it goes, so a writer with enough room
+//! at hand — the streaming block — need not size the object first).
 
 use std::io::{self, Write};
 
@@ -50,12 +50,14 @@ impl TracepointHeader {
 
     #[inline(always)]
     fn write_to(&self, out: &mut SliceWriter<'_>) {
-        out.u8(ObjectKind::Tracepoint as u8);
-        out.u8(self.tracepoint_type as u8);
-        out.i32(self.code_location.0);
-        out.i32(self.thread.0);
-        out.i32(self.event.0);
-        out.i8(self.diff_status as i8)
+        out.fixed(|header: &mut [u8; Self::ENCODED_LEN]| {
+            header[0] = ObjectKind::Tracepoint as u8;
+            header[1] = self.tracepoint_type as u8;
+            header[2..6].copy_from_slice(&self.code_location.0.to_be_bytes());
+            header[6..10].copy_from_slice(&self.thread.0.to_be_bytes());
+            header[10..14].copy_from_slice(&self.event.0.to_be_bytes());
+            header[14] = self.diff_status as u8;
+        })
     }
 }
 
@@ -77,8 +79,7 @@ fn values_len(values: &[Value<'_>]) -> io::Result<usize> {
 }
 
 fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
-    // `values_len` checked the count.
-    out.i32(values.len() as i32);
+    out.count(values.len());
     for value in values {
         value.write_to(out);
     }
@@ -243,17 +244,22 @@ impl<'a> Tracepoint<'a> {
         Ok(header + body)
     }
 
-    /// Writes the tracepoint, whose [`encoded_len`](Self::encoded_len) was
-    /// accepted, into `out`.
+    /// Writes the tracepoint into `out`, or marks `out` rejected where
+    /// [`encoded_len`](Self::encoded_len) fails.
     #[inline]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         self.header.write_to(out);
+        let statuses = &self.child_diff_statuses;
         if self.header.tracepoint_type.is_container() {
-            // `encoded_len` checked there are at most 255.
-            out.u8(self.child_diff_statuses.len() as u8);
-            for status in &self.child_diff_statuses {
+            match u8::try_from(statuses.len()) {
+                Ok(count) => out.u8(count),
+                Err(_) => out.reject(),
+            }
+            for status in statuses {
                 out.i8(*status as i8);
             }
+        } else if !statuses.is_empty() {
+            out.reject();
         }
         match &self.body {
             TracepointBody::MethodCall {
@@ -315,7 +321,7 @@ impl<'a> Tracepoint<'a> {
             } => {
                 out.i64(*uuid_high);
                 out.i64(*uuid_low);
-                out.i32(stack.len() as i32);
+                out.count(stack.len());
                 for location in stack {
                     out.i32(location.0);
                 }
@@ -369,8 +375,8 @@ impl<'a> Footer<'a> {
         })
     }
 
-    /// Writes the footer, whose [`encoded_len`](Self::encoded_len) was
-    /// accepted, into `out`.
+    /// Writes the footer into `out`, or marks `out` rejected where
+    /// [`encoded_len`](Self::encoded_len) fails.
     #[inline]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         out.u8(ObjectKind::TracepointFooter as u8);
@@ -391,5 +397,175 @@ impl<'a> Footer<'a> {
             result: Value::String(JavaStr::new("<unfinished method>")),
             exception: JavaStr::new(""),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::MAX_NESTING;
+    use crate::format::bytes::Unwritten;
+    use crate::format::offset::ClassId;
+
+    fn header(tracepoint_type: TracepointType) -> TracepointHeader {
+        TracepointHeader {
+            tracepoint_type,
+            code_location: CodeLocationId(3),
+            thread: ThreadId(1),
+            event: EventId(42),
+            diff_status: DiffStatus::Added,
+        }
+    }
+
+    fn nested(depth: usize) -> Value<'static> {
+        (0..depth).fold(Value::Int(7), |inner, _| Value::Array {
+            class: ClassId(2),
+            identity_hash: 9,
+            elements: vec![inner],
+            total_size: 1,
+        })
+    }
+
+    fn samples() -> Vec<Tracepoint<'static>> {
+        let object = Value::Object {
+            class: ClassId(1),
+            identity_hash: 5,
+            fields: vec![(JavaStr::new("f"), Value::String(JavaStr::new("é\0x")))],
+        };
+        let bodies = vec![
+            TracepointBody::MethodCall {
+                method: MethodId(4),
+                receiver: object.clone(),
+                arguments: vec![Value::Long(-1), Value::Double(7), Value::Char(0x263A)],
+                flags: 3,
+            },
+            TracepointBody::WriteArray {
+                array: nested(3),
+                index: 2,
+                value: Value::Boolean(true),
+            },
+            TracepointBody::ReadField {
+                field: FieldId(6),
+                receiver: object,
+                value: Value::StringBuilder {
+                    identity_hash: 1,
+                    text: JavaStr::new("sb"),
+                },
+            },
+            TracepointBody::WriteLocal {
+                variable: VariableId(0),
+                value: Value::Float(0x3F80_0000),
+            },
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high: 1,
+                uuid_low: 2,
+                stack: vec![CodeLocationId(1), CodeLocationId(2)],
+                millis: 3,
+                values: vec![Value::Null, Value::KotlinUnit],
+                trace_id: Some(JavaStr::new("trace")),
+            },
+            TracepointBody::Throw {
+                exception: Value::JavaClass(JavaStr::new("E")),
+            },
+            TracepointBody::LoopIteration {
+                loop_id: 1,
+                iteration: 2,
+            },
+        ];
+        bodies
+            .into_iter()
+            .map(|body| {
+                let tracepoint_type = match body {
+                    TracepointBody::MethodCall { .. } => TracepointType::MethodCall,
+                    TracepointBody::WriteArray { .. } => TracepointType::WriteArray,
+                    TracepointBody::ReadField { .. } => TracepointType::ReadField,
+                    TracepointBody::WriteLocal { .. } => TracepointType::WriteLocal,
+                    TracepointBody::SnapshotBreakpoint { .. } => TracepointType::SnapshotBreakpoint,
+                    TracepointBody::Throw { .. } => TracepointType::Throw,
+                    _ => TracepointType::LoopIteration,
+                };
+                let child_diff_statuses = if tracepoint_type.is_container() {
+                    vec![DiffStatus::Removed, DiffStatus::Unchanged]
+                } else {
+                    Vec::new()
+                };
+                Tracepoint {
+                    header: header(tracepoint_type),
+                    child_diff_statuses,
+                    body,
+                }
+            })
+            .collect()
+    }
+
+    /// Writes into `room` bytes of room, as the streaming block does.
+    fn write_in_room(tracepoint: &Tracepoint<'_>, room: usize) -> Result<Vec<u8>, Unwritten> {
+        let mut bytes = vec![0xAA; room];
+        let mut out = SliceWriter::new(&mut bytes);
+        tracepoint.write_to(&mut out);
+        let len = out.written()?;
+        bytes.truncate(len);
+        Ok(bytes)
+    }
+
+    #[test]
+    fn size_write_and_decode_agree() {
+        for tracepoint in samples() {
+            let mut bytes = Vec::new();
+            tracepoint.encode(&mut bytes).unwrap();
+            assert_eq!(tracepoint.encoded_len().unwrap(), bytes.len());
+            assert_eq!(write_in_room(&tracepoint, 4096).unwrap(), bytes);
+            let mut reader = ByteReader::new(&bytes[1..], 1);
+            assert_eq!(Tracepoint::decode(&mut reader).unwrap(), tracepoint);
+            assert!(reader.is_empty());
+        }
+        let footer = Footer::unfinished_method();
+        let mut bytes = Vec::new();
+        footer.encode(&mut bytes).unwrap();
+        assert_eq!(footer.encoded_len().unwrap(), bytes.len());
+    }
+
+    #[test]
+    fn too_little_room_is_short_not_a_panic() {
+        for tracepoint in samples() {
+            let len = tracepoint.encoded_len().unwrap();
+            for room in [0, 1, len / 2, len - 1] {
+                assert_eq!(write_in_room(&tracepoint, room), Err(Unwritten::Short));
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_read_back_is_rejected() {
+        let mut leaf_with_statuses = samples().remove(1);
+        leaf_with_statuses.child_diff_statuses = vec![DiffStatus::Added];
+        let mut too_many_statuses = samples().remove(0);
+        too_many_statuses.child_diff_statuses = vec![DiffStatus::None; 256];
+        let long = "x".repeat(65_536);
+        let mut long_string = samples().remove(5);
+        long_string.body = TracepointBody::Throw {
+            exception: Value::String(JavaStr::new(&long)),
+        };
+        let mut too_deep = samples().remove(1);
+        too_deep.body = TracepointBody::WriteArray {
+            array: nested(MAX_NESTING + 1),
+            index: 0,
+            value: Value::Null,
+        };
+        for tracepoint in [leaf_with_statuses, too_many_statuses, long_string, too_deep] {
+            assert!(tracepoint.encoded_len().is_err());
+            assert!(tracepoint.encode(&mut Vec::new()).is_err());
+            assert_eq!(
+                write_in_room(&tracepoint, 1 << 20),
+                Err(Unwritten::Rejected)
+            );
+        }
+        let mut deepest = samples().remove(1);
+        deepest.body = TracepointBody::WriteArray {
+            array: nested(MAX_NESTING),
+            index: 0,
+            value: Value::Null,
+        };
+        assert!(write_in_room(&deepest, 1 << 20).is_ok());
     }
 }

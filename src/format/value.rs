@@ -31,6 +31,17 @@ mod code {
     pub const STRING_BUILDER: i32 = -16;
 }
 
+/// Stores a value code and its fixed-size payload (`$len` bytes in all) at
+/// once.
+macro_rules! coded {
+    ($out:expr, $code:expr, $payload:expr, $len:literal) => {
+        $out.fixed(|bytes: &mut [u8; $len]| {
+            bytes[..4].copy_from_slice(&$code.to_be_bytes());
+            bytes[4..].copy_from_slice(&$payload);
+        })
+    };
+}
+
 impl<'a> Value<'a> {
     /// Decodes one value.
     pub fn decode(reader: &mut ByteReader<'a>) -> Result<Self, DecodeError> {
@@ -162,60 +173,39 @@ impl<'a> Value<'a> {
         })
     }
 
-    /// Writes the value, whose [`encoded_len`](Self::encoded_len) was
-    /// accepted, into `out`.
+    /// Writes the value into `out`, or marks `out` rejected if
+    /// [`encoded_len`](Self::encoded_len) would fail.
     #[inline]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         match self {
             Value::Null => out.i32(code::NULL),
             Value::Void => out.i32(code::VOID),
-            Value::Byte(v) => {
-                out.i32(code::BYTE);
-                out.i8(*v)
-            }
-            Value::Short(v) => {
-                out.i32(code::SHORT);
-                out.i16(*v)
-            }
-            Value::Int(v) => {
-                out.i32(code::INT);
-                out.i32(*v)
-            }
-            Value::Long(v) => {
-                out.i32(code::LONG);
-                out.i64(*v)
-            }
-            Value::Float(bits) => {
-                out.i32(code::FLOAT);
-                out.i32(*bits as i32)
-            }
-            Value::Double(bits) => {
-                out.i32(code::DOUBLE);
-                out.i64(*bits as i64)
-            }
-            Value::Char(v) => {
-                out.i32(code::CHAR);
-                out.u16(*v)
-            }
+            Value::Byte(v) => coded!(out, code::BYTE, v.to_be_bytes(), 5),
+            Value::Short(v) => coded!(out, code::SHORT, v.to_be_bytes(), 6),
+            Value::Int(v) => coded!(out, code::INT, v.to_be_bytes(), 8),
+            Value::Long(v) => coded!(out, code::LONG, v.to_be_bytes(), 12),
+            Value::Float(bits) => coded!(out, code::FLOAT, bits.to_be_bytes(), 8),
+            Value::Double(bits) => coded!(out, code::DOUBLE, bits.to_be_bytes(), 12),
+            Value::Char(v) => coded!(out, code::CHAR, v.to_be_bytes(), 6),
             Value::KotlinUnit => out.i32(code::KOTLIN_UNIT),
-            Value::Boolean(v) => {
-                out.i32(code::BOOLEAN);
-                out.bool(*v)
-            }
+            Value::Boolean(v) => coded!(out, code::BOOLEAN, [*v as u8], 5),
             Value::Object {
                 class,
                 identity_hash,
                 fields,
-            } if fields.is_empty() => {
-                out.i32(class.0);
-                out.i32(*identity_hash);
-                out.i32(0)
-            }
-            _ => self.write_nested(out),
+            } if fields.is_empty() => out.fixed(|bytes: &mut [u8; 12]| {
+                bytes[..4].copy_from_slice(&class.0.to_be_bytes());
+                bytes[4..8].copy_from_slice(&identity_hash.to_be_bytes());
+                bytes[8..].copy_from_slice(&0i32.to_be_bytes());
+            }),
+            _ => self.write_nested(out, 0),
         }
     }
 
-    fn write_nested(&self, out: &mut SliceWriter<'_>) {
+    fn write_nested(&self, out: &mut SliceWriter<'_>, depth: usize) {
+        if depth > MAX_NESTING {
+            return out.reject();
+        }
         match self {
             Value::String(s) => {
                 out.i32(code::STRING);
@@ -248,11 +238,10 @@ impl<'a> Value<'a> {
             } => {
                 out.i32(class.0);
                 out.i32(*identity_hash);
-                // `encoded_len` checked the count.
-                out.i32(fields.len() as i32);
+                out.count(fields.len());
                 for (name, value) in fields {
                     out.utf(name);
-                    value.write_to(out);
+                    value.write_nested(out, depth + 1);
                 }
             }
             Value::Array {
@@ -263,9 +252,12 @@ impl<'a> Value<'a> {
             } => {
                 out.i32(class.0);
                 out.i32(*identity_hash);
-                out.i32(-(elements.len() as i32) - 1);
+                match len_i32(elements.len()) {
+                    Ok(len) => out.i32(-len - 1),
+                    Err(_) => out.reject(),
+                }
                 for element in elements {
-                    element.write_to(out);
+                    element.write_nested(out, depth + 1);
                 }
                 out.i32(*total_size)
             }

@@ -19,8 +19,8 @@
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
 
-use crate::error::Result;
-use crate::format::bytes::{SliceWriter, encode_sized};
+use crate::error::{Error, Result};
+use crate::format::bytes::{SliceWriter, Unwritten};
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
@@ -66,8 +66,14 @@ pub(crate) struct Context<'a, S> {
 #[derive(Debug)]
 pub(crate) struct BlockBuilder {
     thread: ThreadId,
-    /// `BLOCK_START`, then the payload so far.
+    /// `BLOCK_START`, then the payload so far (`end` bytes), then room: the
+    /// vector is kept as long as its capacity, so an object is stored
+    /// straight into the room without growing the vector each time.
     bytes: Vec<u8>,
+    /// Bytes of `bytes` in the block.
+    end: usize,
+    /// A reference object being encoded (rare: once per block at most).
+    scratch: Vec<u8>,
     /// The block's cells, in write order.
     cells: Vec<IndexCell>,
     /// The reference objects in this block.
@@ -92,6 +98,8 @@ impl BlockBuilder {
         let mut builder = BlockBuilder {
             thread,
             bytes: buffer,
+            end: 0,
+            scratch: Vec::new(),
             cells: Vec::new(),
             written: FastSet::default(),
             on_disk: Default::default(),
@@ -105,10 +113,27 @@ impl BlockBuilder {
     }
 
     fn start_block(&mut self) {
-        self.bytes.clear();
-        self.bytes.push(ObjectKind::BlockStart as u8);
-        self.bytes.extend_from_slice(&self.thread.0.to_be_bytes());
+        // Whatever a reused buffer holds is overwritten before it counts.
+        let room = self.bytes.capacity().max(HEADER);
+        self.bytes.resize(room, 0);
+        self.end = 0;
+        let thread = self.thread.0.to_be_bytes();
+        let header = self.reserve(HEADER);
+        header[0] = ObjectKind::BlockStart as u8;
+        header[1..].copy_from_slice(&thread);
         self.written.clear();
+    }
+
+    /// The next `len` bytes of the block, made part of it.
+    #[inline]
+    fn reserve(&mut self, len: usize) -> &mut [u8] {
+        let start = self.end;
+        if self.bytes.len() - start < len {
+            // An object larger than the room left: the block grows.
+            self.bytes.resize(start + len, 0);
+        }
+        self.end = start + len;
+        &mut self.bytes[start..start + len]
     }
 
     /// Whether this thread already found object `id` of `kind` on disk.
@@ -136,7 +161,7 @@ impl BlockBuilder {
     }
 
     fn payload_len(&self) -> usize {
-        self.bytes.len() - HEADER
+        self.end - HEADER
     }
 
     /// The thread's logical offset of the next byte.
@@ -156,6 +181,7 @@ impl BlockBuilder {
         }
         let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
+        self.bytes.truncate(self.end);
         self.bytes.push(ObjectKind::BlockEnd as u8);
         let capacity = self.cells.len();
         let cells = std::mem::replace(&mut self.cells, Vec::with_capacity(capacity));
@@ -185,15 +211,21 @@ impl BlockBuilder {
     }
 
     /// Writes a group — the reference objects `tracepoint` needs, then an
-    /// object of `len` bytes stored by `write` — cutting the block first if
-    /// the group does not fit. Returns the payload offset of the object.
+    /// object stored by `write` — cutting the block first if the group does
+    /// not fit. Returns the payload offset of the object.
+    ///
+    /// The object is written straight into the room after the block, and
+    /// only counts once it fits the cut rule; `size` (its exact length) is
+    /// needed only when the room is too short. An object that cannot be
+    /// encoded fails with `rejected()`.
     #[inline]
     fn group<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         references: impl Fn(&mut GroupSink<'_, '_>) -> Result<()>,
-        len: usize,
         write: impl Fn(&mut SliceWriter<'_>),
+        size: impl Fn() -> std::io::Result<usize>,
+        rejected: impl Fn() -> Error,
     ) -> Result<usize> {
         for first_try in [true, false] {
             self.may_cut = first_try;
@@ -205,13 +237,28 @@ impl BlockBuilder {
             };
             references(&mut sink)?;
             if !self.overflowed {
-                let start = self.bytes.len();
-                // The object's size is known: it moves to the next block
-                // without being written here first.
+                let start = self.end;
+                let mut out = SliceWriter::new(&mut self.bytes[start..]);
+                write(&mut out);
+                let len = match out.written() {
+                    Ok(len) => len,
+                    Err(Unwritten::Rejected) => return Err(rejected()),
+                    Err(Unwritten::Short) => size().map_err(|_| rejected())?,
+                };
                 if self.exceeds(start, len, context.block_size) {
+                    // Not counted: the next block gets it.
                     self.overflowed = true;
                 } else {
-                    encode_sized(&mut self.bytes, len, &write)?;
+                    if start + len > self.bytes.len() {
+                        // Larger than the room: written again once it is made.
+                        let mut out = SliceWriter::new(self.reserve(len));
+                        write(&mut out);
+                        if out.finish().is_err() {
+                            self.end = start;
+                            return Err(rejected());
+                        }
+                    }
+                    self.end = start + len;
                     return Ok(start - HEADER);
                 }
             }
@@ -228,21 +275,22 @@ impl BlockBuilder {
         self.may_cut && start - HEADER + len > block_size && start > HEADER
     }
 
-    /// Writes `tracepoint`, of `len` bytes ([`Tracepoint::encoded_len`]),
-    /// and the reference objects it needs. After a leaf, call
+    /// Writes `tracepoint` and the reference objects it needs; fails with
+    /// `rejected()` if it cannot be encoded. After a leaf, call
     /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn tracepoint<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         tracepoint: &Tracepoint<'_>,
-        len: usize,
+        rejected: impl Fn() -> Error,
     ) -> Result<()> {
         let pool = context.pool;
         self.group(
             context,
             |sink| deps::before_tracepoint(pool, sink, tracepoint),
-            len,
             |out| tracepoint.write_to(out),
+            || tracepoint.encoded_len(),
+            rejected,
         )?;
         if tracepoint.is_container() {
             self.open
@@ -252,21 +300,22 @@ impl BlockBuilder {
     }
 
     /// Writes the footer of the innermost open container (the caller has
-    /// checked it matches), of `len` bytes ([`Footer::encoded_len`]), and
-    /// the container's cell. Then call
+    /// checked it matches) and the container's cell; fails with
+    /// `rejected()` if it cannot be encoded. Then call
     /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn footer<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         footer: &Footer<'_>,
-        len: usize,
+        rejected: impl Fn() -> Error,
     ) -> Result<()> {
         let pool = context.pool;
         let at = self.group(
             context,
             |sink| deps::before_footer(pool, sink, footer),
-            len,
             |out| footer.write_to(out),
+            || footer.encoded_len(),
+            rejected,
         )?;
         if let Some((event, content_start)) = self.open.pop() {
             self.cells.push(IndexCell {
@@ -335,16 +384,17 @@ impl ReferenceSink for GroupSink<'_, '_> {
         if block.overflowed {
             return Ok(());
         }
-        let start = block.bytes.len();
-        if let Err(error) = object.encode(&mut block.bytes) {
-            block.bytes.truncate(start);
-            return Err(error.into());
-        }
-        if block.exceeds(start, block.bytes.len() - start, self.block_size) {
-            block.bytes.truncate(start);
+        let start = block.end;
+        block.scratch.clear();
+        object.encode(&mut block.scratch)?;
+        if block.exceeds(start, block.scratch.len(), self.block_size) {
             block.overflowed = true;
             return Ok(());
         }
+        let len = block.scratch.len();
+        let scratch = std::mem::take(&mut block.scratch);
+        block.reserve(len).copy_from_slice(&scratch);
+        block.scratch = scratch;
         let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
         // Marked only once written: an object that did not fit, or whose
         // dependencies failed, is looked for again next time.
