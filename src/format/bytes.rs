@@ -1,8 +1,8 @@
 //! Big-endian primitives (Java's `DataInput`/`DataOutput`) over byte slices
 //! and writers: [`ByteReader`] decodes; [`SliceWriter`] encodes an object
-//! into a slice sized beforehand (the codecs' one-shot path, see
-//! [`encode_sized`]); [`WriteBigEndian`] puts single primitives to any
-//! writer.
+//! into a slice at once (the codecs' one-shot path: straight into a
+//! streaming block's room, or through [`encode_sized_to`] to any writer);
+//! [`WriteBigEndian`] puts single primitives to any writer.
 
 use std::io::{self, Write};
 
@@ -437,26 +437,6 @@ fn rejected() -> io::Error {
 #[cold]
 fn length_mismatch() -> io::Error {
     io::Error::other("an encoder wrote a length other than the one it computed")
-}
-
-/// Appends an object of `len` bytes, written by `write`, to `out`: the
-/// one-shot path every codec's `encode` goes through. Room is made once;
-/// `write` stores each field straight into it.
-#[inline]
-pub fn encode_sized(
-    out: &mut Vec<u8>,
-    len: usize,
-    write: impl FnOnce(&mut SliceWriter<'_>),
-) -> io::Result<()> {
-    let start = out.len();
-    out.resize(start + len, 0);
-    let mut writer = SliceWriter::new(&mut out[start..]);
-    write(&mut writer);
-    let result = writer.finish();
-    if result.is_err() {
-        out.truncate(start);
-    }
-    result
 }
 
 /// Writes an object of `len` bytes, written by `write`, to any writer with
