@@ -10,7 +10,9 @@
 //!
 //! Run with `cargo bench --bench streaming`; criterion reports bytes per
 //! second of the data file; tracepoints per second are that divided by the
-//! bytes per tracepoint printed at the start.
+//! bytes per tracepoint printed at the start. `STREAMING_PROFILE=ids` (or
+//! `names`) instead streams one producer's run once and exits, for
+//! callgrind or perf.
 
 use std::hint::black_box;
 use std::path::PathBuf;
