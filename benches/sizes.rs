@@ -52,8 +52,11 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use tracetree::TraceBytes;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
-use tracetree::read::{EagerTrace, IndexChoice, LazyNode, LazyTraceReader, WalkDetail, index_path};
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::read::{
+    EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
+    WalkDetail, index_path,
+};
+use tracetree::tree::{TraceTree, Visit};
 
 mod support;
 
@@ -96,7 +99,7 @@ const CASES: &[(&str, &str)] = &[
     ),
     (
         "walk_tracetree",
-        "full traversal, `TraceTree` walk + visit, 1 MiB cache",
+        "full traversal, `TraceTree::walk_visit` (what `print` runs), 1 MiB cache",
     ),
     ("eager_load", "eager load (`EagerTrace::load`)"),
     (
@@ -225,15 +228,22 @@ fn walk_tracetree(reader: &LazyTraceReader) -> u64 {
     let mut nodes = 0u64;
     for thread in reader.thread_ids() {
         let roots = reader.roots(thread).unwrap();
-        walk(reader, &roots, None, |step| {
-            if let WalkStep::Node { node, .. } = step {
-                nodes += reader.visit(node, |t, _| t.event().0 as u64 & 1)?;
-            }
-            Ok(())
-        })
-        .unwrap();
+        reader
+            .walk_visit(&roots, None, false, |step| {
+                if let Visit::Node { tracepoint, .. } = step {
+                    nodes += tracepoint.event().0 as u64 & 1;
+                }
+                Ok(())
+            })
+            .unwrap();
     }
     nodes
+}
+
+/// Options for the cases on the index path: the lookup sidecar is neither
+/// read nor written (`open_sidecar` measures it).
+fn index_path_options() -> LazyOptions {
+    LazyTraceReader::options().sidecar(SidecarPolicy::Off)
 }
 
 /// Removes a written trace when dropped (outside the timed part).
@@ -253,7 +263,7 @@ fn boxed<T: 'static>(value: T) -> Box<dyn Any> {
 /// Sets case `id` up.
 fn case(id: &str, traces: &Traces) -> Case {
     let map = |which| TraceBytes::map(traces.path(which)).unwrap();
-    let open = |which| LazyTraceReader::open(traces.path(which)).unwrap();
+    let open = |which| index_path_options().open(traces.path(which)).unwrap();
     let mixed = traces.mixed.clone();
     let (which, covers, run): (Which, Covers, Run) = match id {
         "raw_scan" | "raw_scan_wide" => {
@@ -272,13 +282,43 @@ fn case(id: &str, traces: &Traces) -> Case {
         "open_index" => (
             Which::Mixed,
             Covers::File,
-            Box::new(move || boxed(LazyTraceReader::open(&mixed).unwrap())),
+            Box::new(move || boxed(index_path_options().open(&mixed).unwrap())),
         ),
+        "open_sidecar" => {
+            // The first open writes the sidecar; the timed opens only read it.
+            let first = LazyTraceReader::options()
+                .sidecar(SidecarPolicy::ReadWrite)
+                .open(&mixed)
+                .unwrap();
+            let outcome = first.report().sidecar.as_ref().map(|s| &s.outcome);
+            assert!(
+                matches!(
+                    outcome,
+                    Some(SidecarOutcome::Used | SidecarOutcome::Written)
+                ),
+                "no sidecar for {}: {:?}",
+                mixed.display(),
+                first.report()
+            );
+            drop(first);
+            (
+                Which::Mixed,
+                Covers::File,
+                Box::new(move || {
+                    let reader = LazyTraceReader::options()
+                        .sidecar(SidecarPolicy::ReadOnly)
+                        .open(&mixed)
+                        .unwrap();
+                    assert!(reader.report().sidecar_used());
+                    boxed(reader)
+                }),
+            )
+        }
         "open_rebuild" => (
             Which::Mixed,
             Covers::File,
             Box::new(move || {
-                let options = LazyTraceReader::options().index(IndexChoice::Rebuild);
+                let options = index_path_options().index(IndexChoice::Rebuild);
                 boxed(options.open(&mixed).unwrap())
             }),
         ),
@@ -588,13 +628,6 @@ fn sizes(c: &mut Criterion) {
     let selected: Vec<&str> = wanted
         .into_iter()
         .filter(|&id| {
-            if id == "open_sidecar" {
-                notes.push((
-                    id.into(),
-                    "pending (the sidecar is another branch's)".into(),
-                ));
-                return false;
-            }
             if id == "eager_load" && available < 10 * mixed_len {
                 notes.push((
                     id.into(),
