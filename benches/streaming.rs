@@ -10,13 +10,15 @@
 //!
 //! Run with `cargo bench --bench streaming`; criterion reports bytes per
 //! second of the data file; tracepoints per second are that divided by the
-//! bytes per tracepoint printed at the start.
+//! bytes per tracepoint printed at the start. `STREAMING_PROFILE=ids` (or
+//! `names`) instead streams one producer's run once and exits, for
+//! callgrind or perf.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::format::Object;
 use tracetree::format::offset::{
     ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId, VariableId,
@@ -384,4 +386,25 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `STREAMING_PROFILE=ids` (or `names`) streams one producer's run once and
+/// exits: a short, fixed workload for `perf` or callgrind (instructions per
+/// tracepoint are the figure that does not depend on the machine's load).
+fn main() {
+    match std::env::var("STREAMING_PROFILE").as_deref() {
+        Ok(mode) => {
+            let mode = if mode == "names" {
+                Mode::Names
+            } else {
+                Mode::Ids
+            };
+            remove(&trace_path(1));
+            let bytes = stream(1, mode);
+            println!("{bytes} data bytes, {} tracepoints", CALLS * PER_CALL);
+        }
+        Err(_) => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}

@@ -1,5 +1,8 @@
 //! Big-endian primitives (Java's `DataInput`/`DataOutput`) over byte slices
-//! and writers.
+//! and writers: [`ByteReader`] decodes; [`SliceWriter`] encodes an object
+//! into a slice at once (the codecs' one-shot path: straight into a
+//! streaming block's room, or through [`encode_sized_to`] to any writer);
+//! [`WriteBigEndian`] puts single primitives to any writer.
 
 use std::io::{self, Write};
 
@@ -235,3 +238,224 @@ pub trait WriteBigEndian: Write {
 }
 
 impl<W: Write + ?Sized> WriteBigEndian for W {}
+
+/// Why an object cannot be encoded: a string longer than `writeUTF` allows,
+/// a count its field cannot hold, or a value nested deeper than readers
+/// follow. Built only on the error path; the writers turn it into their own
+/// typed errors.
+#[cold]
+pub(crate) fn unencodable(kind: DecodeErrorKind) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, kind)
+}
+
+/// The encoded length of a `UTF` string, or an error if it is too long.
+#[inline]
+pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
+    let len = s.as_bytes().len();
+    if len > u16::MAX as usize {
+        return Err(unencodable(DecodeErrorKind::StringTooLong(len)));
+    }
+    Ok(2 + len)
+}
+
+/// Writes big-endian primitives into a slice: one store per field, no
+/// per-field `Write` call. The slice is either sized beforehand (each
+/// codec's `encoded_len`, checked by [`finish`](Self::finish)) or room
+/// that is likely large enough (checked by [`written`](Self::written)).
+/// Writing past the end does not panic: it marks the writer short. A codec
+/// asked to write what cannot be encoded (a string longer than `writeUTF`
+/// allows, a count its field cannot hold, a value nested too deep) marks
+/// the writer [`rejected`](Self::reject).
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    /// The bytes not written yet.
+    out: &'a mut [u8],
+    /// The slice's length.
+    len: usize,
+    short: bool,
+    rejected: bool,
+}
+
+/// What a [`SliceWriter`] left unwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unwritten {
+    /// The slice was too short: the object needs more room.
+    Short,
+    /// The object cannot be encoded.
+    Rejected,
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer filling `out` from its start.
+    #[inline]
+    pub fn new(out: &'a mut [u8]) -> Self {
+        let len = out.len();
+        SliceWriter {
+            out,
+            len,
+            short: false,
+            rejected: false,
+        }
+    }
+
+    /// Checks that exactly the whole slice was written.
+    #[inline(always)]
+    pub fn finish(self) -> io::Result<()> {
+        if self.rejected {
+            return Err(rejected());
+        }
+        if self.short || !self.out.is_empty() {
+            return Err(length_mismatch());
+        }
+        Ok(())
+    }
+
+    /// How many bytes were written, when the object fit and could be
+    /// encoded.
+    #[inline(always)]
+    pub fn written(self) -> Result<usize, Unwritten> {
+        if self.rejected {
+            Err(Unwritten::Rejected)
+        } else if self.short {
+            Err(Unwritten::Short)
+        } else {
+            Ok(self.len - self.out.len())
+        }
+    }
+
+    /// Marks the object as one that cannot be encoded.
+    #[cold]
+    pub fn reject(&mut self) {
+        self.rejected = true;
+    }
+
+    /// Writes a collection length as the format's `i32` count (rejects a
+    /// length that does not fit).
+    #[inline(always)]
+    pub fn count(&mut self, len: usize) {
+        match i32::try_from(len) {
+            Ok(n) if n < i32::MAX => self.i32(n),
+            _ => self.reject(),
+        }
+    }
+
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, bytes: [u8; N]) {
+        self.fixed(|out: &mut [u8; N]| *out = bytes);
+    }
+
+    /// Writes `N` bytes at once, which `fill` stores (several fields of
+    /// fixed size: one length check for all of them).
+    #[inline(always)]
+    pub fn fixed<const N: usize>(&mut self, fill: impl FnOnce(&mut [u8; N])) {
+        match std::mem::take(&mut self.out).split_first_chunk_mut::<N>() {
+            Some((head, rest)) => {
+                fill(head);
+                self.out = rest;
+            }
+            None => self.short = true,
+        }
+    }
+
+    /// Writes a `u8`.
+    #[inline(always)]
+    pub fn u8(&mut self, v: u8) {
+        self.put([v]);
+    }
+
+    /// Writes an `i8`.
+    #[inline(always)]
+    pub fn i8(&mut self, v: i8) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes a `bool` as 0 or 1.
+    #[inline(always)]
+    pub fn bool(&mut self, v: bool) {
+        self.put([v as u8]);
+    }
+
+    /// Writes an `i16`.
+    #[inline(always)]
+    pub fn i16(&mut self, v: i16) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes a `u16`.
+    #[inline(always)]
+    pub fn u16(&mut self, v: u16) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes an `i32`.
+    #[inline(always)]
+    pub fn i32(&mut self, v: i32) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes an `i64`.
+    #[inline(always)]
+    pub fn i64(&mut self, v: i64) {
+        self.put(v.to_be_bytes());
+    }
+
+    /// Writes raw bytes.
+    #[inline]
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        let out = std::mem::take(&mut self.out);
+        if bytes.len() > out.len() {
+            self.short = true;
+            return;
+        }
+        let (head, rest) = out.split_at_mut(bytes.len());
+        head.copy_from_slice(bytes);
+        self.out = rest;
+    }
+
+    /// Writes a `UTF` string (rejects one longer than 65,535 bytes).
+    #[inline]
+    pub fn utf(&mut self, s: &JavaStr<'_>) {
+        let bytes = s.as_bytes();
+        match u16::try_from(bytes.len()) {
+            Ok(len) => {
+                self.u16(len);
+                self.bytes(bytes);
+            }
+            Err(_) => self.reject(),
+        }
+    }
+}
+
+#[cold]
+fn rejected() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "an object that cannot be encoded (a string, count or nesting too large)",
+    )
+}
+
+#[cold]
+fn length_mismatch() -> io::Error {
+    io::Error::other("an encoder wrote a length other than the one it computed")
+}
+
+/// Writes an object of `len` bytes, written by `write`, to any writer with
+/// one `write_all` (through a stack buffer when it is small).
+pub fn encode_sized_to<W: Write + ?Sized>(
+    out: &mut W,
+    len: usize,
+    write: impl FnOnce(&mut SliceWriter<'_>),
+) -> io::Result<()> {
+    let mut small = [0u8; 256];
+    let mut large = Vec::new();
+    let buffer = if len <= small.len() {
+        &mut small[..len]
+    } else {
+        large.resize(len, 0);
+        &mut large[..]
+    };
+    let mut writer = SliceWriter::new(buffer);
+    write(&mut writer);
+    writer.finish()?;
+    out.write_all(buffer)
+}

@@ -1,11 +1,14 @@
 //! Codec of tracepoints (kind 8) and container footers (kind 9). `decode`
-//! starts after the kind byte; `encode` writes it.
+//! starts after the kind byte; `encode` writes it, in one shot:
+//! `encoded_len` sizes and checks the object, `write_to` stores its fields
+//! straight into a slice (checking as it goes, so a writer with enough room
+//! at hand — the streaming block — need not size the object first).
 
 use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
-use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
+use crate::format::bytes::{ByteReader, SliceWriter, encode_sized_to, preallocation, utf_len};
 use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
@@ -82,13 +85,19 @@ impl TracepointHeader {
         })
     }
 
-    fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        out.put_u8(ObjectKind::Tracepoint as u8)?;
-        out.put_u8(self.tracepoint_type as u8)?;
-        out.put_i32(self.code_location.0)?;
-        out.put_i32(self.thread.0)?;
-        out.put_i32(self.event.0)?;
-        out.put_i8(self.diff_status as i8)
+    /// Bytes of the header, kind byte included.
+    const ENCODED_LEN: usize = 15;
+
+    #[inline(always)]
+    fn write_to(&self, out: &mut SliceWriter<'_>) {
+        out.fixed(|header: &mut [u8; Self::ENCODED_LEN]| {
+            header[0] = ObjectKind::Tracepoint as u8;
+            header[1] = self.tracepoint_type as u8;
+            header[2..6].copy_from_slice(&self.code_location.0.to_be_bytes());
+            header[6..10].copy_from_slice(&self.thread.0.to_be_bytes());
+            header[10..14].copy_from_slice(&self.event.0.to_be_bytes());
+            header[14] = self.diff_status as u8;
+        })
     }
 }
 
@@ -101,9 +110,19 @@ fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<V
     Ok(values)
 }
 
-fn put_values<W: Write + ?Sized>(out: &mut W, values: &[Value<'_>]) -> io::Result<()> {
-    out.put_i32(len_i32(values.len())?)?;
-    values.iter().try_for_each(|value| value.encode(out))
+/// Bytes of a counted list of values.
+fn values_len(values: &[Value<'_>]) -> io::Result<usize> {
+    len_i32(values.len())?;
+    values
+        .iter()
+        .try_fold(4, |len, value| Ok(len + value.encoded_len()?))
+}
+
+fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
+    out.count(values.len());
+    for value in values {
+        value.write_to(out);
+    }
 }
 
 impl<'a> Tracepoint<'a> {
@@ -201,18 +220,86 @@ impl<'a> Tracepoint<'a> {
     /// Encodes the tracepoint, kind byte first (a container's header only:
     /// its children and footer are separate objects).
     pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        self.header.encode(out)?;
-        if self.header.tracepoint_type.is_container() {
-            let count = u8::try_from(self.child_diff_statuses.len()).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "more than 255 child diff statuses",
-                )
-            })?;
-            out.put_u8(count)?;
-            for status in &self.child_diff_statuses {
-                out.put_i8(*status as i8)?;
+        encode_sized_to(out, self.encoded_len()?, |writer| self.write_to(writer))
+    }
+
+    /// The bytes [`encode`](Self::encode) writes. Fails, as `encode` does,
+    /// for what cannot be written faithfully: more than 255 child diff
+    /// statuses, child diff statuses on a leaf, a string longer than
+    /// `writeUTF` allows, a count that does not fit an `i32`, a value nested
+    /// deeper than readers follow. A writer calls it once per tracepoint:
+    /// it is the size to reserve and the whole check of the tracepoint.
+    #[inline]
+    pub fn encoded_len(&self) -> io::Result<usize> {
+        let statuses = self.child_diff_statuses.len();
+        let header = if self.header.tracepoint_type.is_container() {
+            if statuses > u8::MAX as usize {
+                return Err(unencodable_statuses("more than 255 child diff statuses"));
             }
+            TracepointHeader::ENCODED_LEN + 1 + statuses
+        } else {
+            if statuses != 0 {
+                return Err(unencodable_statuses("child diff statuses on a leaf"));
+            }
+            TracepointHeader::ENCODED_LEN
+        };
+        let body = match &self.body {
+            TracepointBody::MethodCall {
+                receiver,
+                arguments,
+                ..
+            } => 4 + receiver.encoded_len()? + values_len(arguments)? + 2,
+            TracepointBody::ReadArray { array, value, .. }
+            | TracepointBody::WriteArray { array, value, .. } => {
+                array.encoded_len()? + 4 + value.encoded_len()?
+            }
+            TracepointBody::ReadLocal { value, .. } | TracepointBody::WriteLocal { value, .. } => {
+                4 + value.encoded_len()?
+            }
+            TracepointBody::ReadField {
+                receiver, value, ..
+            }
+            | TracepointBody::WriteField {
+                receiver, value, ..
+            } => 4 + receiver.encoded_len()? + value.encoded_len()?,
+            TracepointBody::Loop { .. } => 4,
+            TracepointBody::LoopIteration { .. } => 8,
+            TracepointBody::SnapshotBreakpoint {
+                stack,
+                values,
+                trace_id,
+                ..
+            } => {
+                len_i32(stack.len())?;
+                let trace_id = match trace_id {
+                    Some(id) => utf_len(id)?,
+                    None => 0,
+                };
+                8 + 8 + 4 + 4 * stack.len() + 8 + values_len(values)? + 1 + trace_id
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                exception.encoded_len()?
+            }
+        };
+        Ok(header + body)
+    }
+
+    /// Writes the tracepoint into `out`, or marks `out` rejected where
+    /// [`encoded_len`](Self::encoded_len) fails.
+    #[inline]
+    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+        self.header.write_to(out);
+        let statuses = &self.child_diff_statuses;
+        if self.header.tracepoint_type.is_container() {
+            match u8::try_from(statuses.len()) {
+                Ok(count) => out.u8(count),
+                Err(_) => out.reject(),
+            }
+            for status in statuses {
+                out.i8(*status as i8);
+            }
+        } else if !statuses.is_empty() {
+            out.reject();
         }
         match &self.body {
             TracepointBody::MethodCall {
@@ -221,10 +308,10 @@ impl<'a> Tracepoint<'a> {
                 arguments,
                 flags,
             } => {
-                out.put_i32(method.0)?;
-                receiver.encode(out)?;
-                put_values(out, arguments)?;
-                out.put_i16(*flags)
+                out.i32(method.0);
+                receiver.write_to(out);
+                write_values(out, arguments);
+                out.i16(*flags)
             }
             TracepointBody::ReadArray {
                 array,
@@ -236,14 +323,14 @@ impl<'a> Tracepoint<'a> {
                 index,
                 value,
             } => {
-                array.encode(out)?;
-                out.put_i32(*index)?;
-                value.encode(out)
+                array.write_to(out);
+                out.i32(*index);
+                value.write_to(out)
             }
             TracepointBody::ReadLocal { variable, value }
             | TracepointBody::WriteLocal { variable, value } => {
-                out.put_i32(variable.0)?;
-                value.encode(out)
+                out.i32(variable.0);
+                value.write_to(out)
             }
             TracepointBody::ReadField {
                 field,
@@ -255,14 +342,14 @@ impl<'a> Tracepoint<'a> {
                 receiver,
                 value,
             } => {
-                out.put_i32(field.0)?;
-                receiver.encode(out)?;
-                value.encode(out)
+                out.i32(field.0);
+                receiver.write_to(out);
+                value.write_to(out)
             }
-            TracepointBody::Loop { loop_id } => out.put_i32(*loop_id),
+            TracepointBody::Loop { loop_id } => out.i32(*loop_id),
             TracepointBody::LoopIteration { loop_id, iteration } => {
-                out.put_i32(*loop_id)?;
-                out.put_i32(*iteration)
+                out.i32(*loop_id);
+                out.i32(*iteration)
             }
             TracepointBody::SnapshotBreakpoint {
                 uuid_high,
@@ -272,25 +359,29 @@ impl<'a> Tracepoint<'a> {
                 values,
                 trace_id,
             } => {
-                out.put_i64(*uuid_high)?;
-                out.put_i64(*uuid_low)?;
-                out.put_i32(len_i32(stack.len())?)?;
+                out.i64(*uuid_high);
+                out.i64(*uuid_low);
+                out.count(stack.len());
                 for location in stack {
-                    out.put_i32(location.0)?;
+                    out.i32(location.0);
                 }
-                out.put_i64(*millis)?;
-                put_values(out, values)?;
-                out.put_bool(trace_id.is_some())?;
-                match trace_id {
-                    Some(id) => out.put_utf(id),
-                    None => Ok(()),
+                out.i64(*millis);
+                write_values(out, values);
+                out.bool(trace_id.is_some());
+                if let Some(id) = trace_id {
+                    out.utf(id)
                 }
             }
             TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
-                exception.encode(out)
+                exception.write_to(out)
             }
         }
     }
+}
+
+#[cold]
+fn unencodable_statuses(what: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, what)
 }
 
 impl<'a> Footer<'a> {
@@ -310,14 +401,32 @@ impl<'a> Footer<'a> {
 
     /// Encodes the footer, kind byte first.
     pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        out.put_u8(ObjectKind::TracepointFooter as u8)?;
+        encode_sized_to(out, self.encoded_len()?, |writer| self.write_to(writer))
+    }
+
+    /// The bytes [`encode`](Self::encode) writes (it fails for a result
+    /// value or exception name that cannot be written, as `encode` does).
+    #[inline]
+    pub fn encoded_len(&self) -> io::Result<usize> {
+        Ok(1 + match self {
+            Footer::MethodCall { result, exception } => result.encoded_len()? + utf_len(exception)?,
+            Footer::Loop { .. } => 4,
+            Footer::LoopIteration => 0,
+        })
+    }
+
+    /// Writes the footer into `out`, or marks `out` rejected where
+    /// [`encoded_len`](Self::encoded_len) fails.
+    #[inline]
+    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+        out.u8(ObjectKind::TracepointFooter as u8);
         match self {
             Footer::MethodCall { result, exception } => {
-                result.encode(out)?;
-                out.put_utf(exception)
+                result.write_to(out);
+                out.utf(exception)
             }
-            Footer::Loop { iterations } => out.put_i32(*iterations),
-            Footer::LoopIteration => Ok(()),
+            Footer::Loop { iterations } => out.i32(*iterations),
+            Footer::LoopIteration => {}
         }
     }
 
@@ -406,5 +515,175 @@ impl Footer<'_> {
             TracepointType::Loop => cursor.advance(4),
             _ => Some(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::MAX_NESTING;
+    use crate::format::bytes::Unwritten;
+    use crate::format::offset::ClassId;
+
+    fn header(tracepoint_type: TracepointType) -> TracepointHeader {
+        TracepointHeader {
+            tracepoint_type,
+            code_location: CodeLocationId(3),
+            thread: ThreadId(1),
+            event: EventId(42),
+            diff_status: DiffStatus::Added,
+        }
+    }
+
+    fn nested(depth: usize) -> Value<'static> {
+        (0..depth).fold(Value::Int(7), |inner, _| Value::Array {
+            class: ClassId(2),
+            identity_hash: 9,
+            elements: vec![inner],
+            total_size: 1,
+        })
+    }
+
+    fn samples() -> Vec<Tracepoint<'static>> {
+        let object = Value::Object {
+            class: ClassId(1),
+            identity_hash: 5,
+            fields: vec![(JavaStr::new("f"), Value::String(JavaStr::new("é\0x")))],
+        };
+        let bodies = vec![
+            TracepointBody::MethodCall {
+                method: MethodId(4),
+                receiver: object.clone(),
+                arguments: vec![Value::Long(-1), Value::Double(7), Value::Char(0x263A)],
+                flags: 3,
+            },
+            TracepointBody::WriteArray {
+                array: nested(3),
+                index: 2,
+                value: Value::Boolean(true),
+            },
+            TracepointBody::ReadField {
+                field: FieldId(6),
+                receiver: object,
+                value: Value::StringBuilder {
+                    identity_hash: 1,
+                    text: JavaStr::new("sb"),
+                },
+            },
+            TracepointBody::WriteLocal {
+                variable: VariableId(0),
+                value: Value::Float(0x3F80_0000),
+            },
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high: 1,
+                uuid_low: 2,
+                stack: vec![CodeLocationId(1), CodeLocationId(2)],
+                millis: 3,
+                values: vec![Value::Null, Value::KotlinUnit],
+                trace_id: Some(JavaStr::new("trace")),
+            },
+            TracepointBody::Throw {
+                exception: Value::JavaClass(JavaStr::new("E")),
+            },
+            TracepointBody::LoopIteration {
+                loop_id: 1,
+                iteration: 2,
+            },
+        ];
+        bodies
+            .into_iter()
+            .map(|body| {
+                let tracepoint_type = match body {
+                    TracepointBody::MethodCall { .. } => TracepointType::MethodCall,
+                    TracepointBody::WriteArray { .. } => TracepointType::WriteArray,
+                    TracepointBody::ReadField { .. } => TracepointType::ReadField,
+                    TracepointBody::WriteLocal { .. } => TracepointType::WriteLocal,
+                    TracepointBody::SnapshotBreakpoint { .. } => TracepointType::SnapshotBreakpoint,
+                    TracepointBody::Throw { .. } => TracepointType::Throw,
+                    _ => TracepointType::LoopIteration,
+                };
+                let child_diff_statuses = if tracepoint_type.is_container() {
+                    vec![DiffStatus::Removed, DiffStatus::Unchanged]
+                } else {
+                    Vec::new()
+                };
+                Tracepoint {
+                    header: header(tracepoint_type),
+                    child_diff_statuses,
+                    body,
+                }
+            })
+            .collect()
+    }
+
+    /// Writes into `room` bytes of room, as the streaming block does.
+    fn write_in_room(tracepoint: &Tracepoint<'_>, room: usize) -> Result<Vec<u8>, Unwritten> {
+        let mut bytes = vec![0xAA; room];
+        let mut out = SliceWriter::new(&mut bytes);
+        tracepoint.write_to(&mut out);
+        let len = out.written()?;
+        bytes.truncate(len);
+        Ok(bytes)
+    }
+
+    #[test]
+    fn size_write_and_decode_agree() {
+        for tracepoint in samples() {
+            let mut bytes = Vec::new();
+            tracepoint.encode(&mut bytes).unwrap();
+            assert_eq!(tracepoint.encoded_len().unwrap(), bytes.len());
+            assert_eq!(write_in_room(&tracepoint, 4096).unwrap(), bytes);
+            let mut reader = ByteReader::new(&bytes[1..], 1);
+            assert_eq!(Tracepoint::decode(&mut reader).unwrap(), tracepoint);
+            assert!(reader.is_empty());
+        }
+        let footer = Footer::unfinished_method();
+        let mut bytes = Vec::new();
+        footer.encode(&mut bytes).unwrap();
+        assert_eq!(footer.encoded_len().unwrap(), bytes.len());
+    }
+
+    #[test]
+    fn too_little_room_is_short_not_a_panic() {
+        for tracepoint in samples() {
+            let len = tracepoint.encoded_len().unwrap();
+            for room in [0, 1, len / 2, len - 1] {
+                assert_eq!(write_in_room(&tracepoint, room), Err(Unwritten::Short));
+            }
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_read_back_is_rejected() {
+        let mut leaf_with_statuses = samples().remove(1);
+        leaf_with_statuses.child_diff_statuses = vec![DiffStatus::Added];
+        let mut too_many_statuses = samples().remove(0);
+        too_many_statuses.child_diff_statuses = vec![DiffStatus::None; 256];
+        let long = "x".repeat(65_536);
+        let mut long_string = samples().remove(5);
+        long_string.body = TracepointBody::Throw {
+            exception: Value::String(JavaStr::new(&long)),
+        };
+        let mut too_deep = samples().remove(1);
+        too_deep.body = TracepointBody::WriteArray {
+            array: nested(MAX_NESTING + 1),
+            index: 0,
+            value: Value::Null,
+        };
+        for tracepoint in [leaf_with_statuses, too_many_statuses, long_string, too_deep] {
+            assert!(tracepoint.encoded_len().is_err());
+            assert!(tracepoint.encode(&mut Vec::new()).is_err());
+            assert_eq!(
+                write_in_room(&tracepoint, 1 << 20),
+                Err(Unwritten::Rejected)
+            );
+        }
+        let mut deepest = samples().remove(1);
+        deepest.body = TracepointBody::WriteArray {
+            array: nested(MAX_NESTING),
+            index: 0,
+            value: Value::Null,
+        };
+        assert!(write_in_room(&deepest, 1 << 20).is_ok());
     }
 }

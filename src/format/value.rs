@@ -1,9 +1,12 @@
-//! Codec of values (`V`): an `i32` code, then a payload.
+//! Codec of values (`V`): an `i32` code, then a payload. Encoding is
+//! one-shot: `encoded_len` sizes (and checks) a value, `write_to` stores it.
 
 use std::io::{self, Write};
 
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
+use crate::format::bytes::{
+    ByteReader, SliceWriter, encode_sized_to, preallocation, unencodable, utf_len,
+};
 use crate::format::offset::ClassId;
 use crate::format::skip::Cursor;
 use crate::format::types::MAX_NESTING;
@@ -27,6 +30,17 @@ mod code {
     pub const JAVA_CLASS: i32 = -14;
     pub const KOTLIN_CLASS: i32 = -15;
     pub const STRING_BUILDER: i32 = -16;
+}
+
+/// Stores a value code and its fixed-size payload (`$len` bytes in all) at
+/// once.
+macro_rules! coded {
+    ($out:expr, $code:expr, $payload:expr, $len:literal) => {
+        $out.fixed(|bytes: &mut [u8; $len]| {
+            bytes[..4].copy_from_slice(&$code.to_be_bytes());
+            bytes[4..].copy_from_slice(&$payload);
+        })
+    };
 }
 
 impl<'a> Value<'a> {
@@ -147,79 +161,127 @@ impl<'a> Value<'a> {
 
     /// Encodes the value.
     pub fn encode<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        encode_sized_to(out, self.encoded_len()?, |writer| self.write_to(writer))
+    }
+
+    /// The bytes [`encode`](Self::encode) writes; fails, as `encode` does,
+    /// for a string longer than `writeUTF` allows, a count that does not fit
+    /// an `i32`, or a value nested deeper than readers follow
+    /// ([`MAX_NESTING`]).
+    #[inline]
+    pub fn encoded_len(&self) -> io::Result<usize> {
         match self {
-            Value::Null => out.put_i32(code::NULL),
-            Value::Void => out.put_i32(code::VOID),
-            Value::Byte(v) => {
-                out.put_i32(code::BYTE)?;
-                out.put_i8(*v)
+            // Most values are a code and a fixed payload.
+            Value::Null | Value::Void | Value::KotlinUnit => Ok(4),
+            Value::Byte(_) | Value::Boolean(_) => Ok(5),
+            Value::Short(_) | Value::Char(_) => Ok(6),
+            Value::Int(_) | Value::Float(_) => Ok(8),
+            Value::Long(_) | Value::Double(_) => Ok(12),
+            Value::Object { fields, .. } if fields.is_empty() => Ok(12),
+            _ => self.nested_len(0),
+        }
+    }
+
+    fn nested_len(&self, depth: usize) -> io::Result<usize> {
+        if depth > MAX_NESTING {
+            return Err(unencodable(DecodeErrorKind::TooDeep(MAX_NESTING)));
+        }
+        Ok(match self {
+            Value::String(s)
+            | Value::RawString(s)
+            | Value::JavaClass(s)
+            | Value::KotlinClass(s) => 4 + utf_len(s)?,
+            Value::StringBuilder { text, .. } => 8 + utf_len(text)?,
+            Value::Object { fields, .. } => {
+                len_i32(fields.len())?;
+                let mut len = 12;
+                for (name, value) in fields {
+                    len += utf_len(name)? + value.nested_len(depth + 1)?;
+                }
+                len
             }
-            Value::Short(v) => {
-                out.put_i32(code::SHORT)?;
-                out.put_i16(*v)
+            Value::Array { elements, .. } => {
+                len_i32(elements.len())?;
+                let mut len = 16;
+                for element in elements {
+                    len += element.nested_len(depth + 1)?;
+                }
+                len
             }
-            Value::Int(v) => {
-                out.put_i32(code::INT)?;
-                out.put_i32(*v)
-            }
-            Value::Long(v) => {
-                out.put_i32(code::LONG)?;
-                out.put_i64(*v)
-            }
-            Value::Float(bits) => {
-                out.put_i32(code::FLOAT)?;
-                out.put_i32(*bits as i32)
-            }
-            Value::Double(bits) => {
-                out.put_i32(code::DOUBLE)?;
-                out.put_i64(*bits as i64)
-            }
-            Value::Char(v) => {
-                out.put_i32(code::CHAR)?;
-                out.put_u16(*v)
-            }
+            fixed => fixed.encoded_len()?,
+        })
+    }
+
+    /// Writes the value into `out`, or marks `out` rejected if
+    /// [`encoded_len`](Self::encoded_len) would fail.
+    #[inline]
+    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+        match self {
+            Value::Null => out.i32(code::NULL),
+            Value::Void => out.i32(code::VOID),
+            Value::Byte(v) => coded!(out, code::BYTE, v.to_be_bytes(), 5),
+            Value::Short(v) => coded!(out, code::SHORT, v.to_be_bytes(), 6),
+            Value::Int(v) => coded!(out, code::INT, v.to_be_bytes(), 8),
+            Value::Long(v) => coded!(out, code::LONG, v.to_be_bytes(), 12),
+            Value::Float(bits) => coded!(out, code::FLOAT, bits.to_be_bytes(), 8),
+            Value::Double(bits) => coded!(out, code::DOUBLE, bits.to_be_bytes(), 12),
+            Value::Char(v) => coded!(out, code::CHAR, v.to_be_bytes(), 6),
+            Value::KotlinUnit => out.i32(code::KOTLIN_UNIT),
+            Value::Boolean(v) => coded!(out, code::BOOLEAN, [*v as u8], 5),
+            Value::Object {
+                class,
+                identity_hash,
+                fields,
+            } if fields.is_empty() => out.fixed(|bytes: &mut [u8; 12]| {
+                bytes[..4].copy_from_slice(&class.0.to_be_bytes());
+                bytes[4..8].copy_from_slice(&identity_hash.to_be_bytes());
+                bytes[8..].copy_from_slice(&0i32.to_be_bytes());
+            }),
+            _ => self.write_nested(out, 0),
+        }
+    }
+
+    fn write_nested(&self, out: &mut SliceWriter<'_>, depth: usize) {
+        if depth > MAX_NESTING {
+            return out.reject();
+        }
+        match self {
             Value::String(s) => {
-                out.put_i32(code::STRING)?;
-                out.put_utf(s)
+                out.i32(code::STRING);
+                out.utf(s)
             }
-            Value::KotlinUnit => out.put_i32(code::KOTLIN_UNIT),
             Value::RawString(s) => {
-                out.put_i32(code::RAW_STRING)?;
-                out.put_utf(s)
-            }
-            Value::Boolean(v) => {
-                out.put_i32(code::BOOLEAN)?;
-                out.put_bool(*v)
+                out.i32(code::RAW_STRING);
+                out.utf(s)
             }
             Value::JavaClass(s) => {
-                out.put_i32(code::JAVA_CLASS)?;
-                out.put_utf(s)
+                out.i32(code::JAVA_CLASS);
+                out.utf(s)
             }
             Value::KotlinClass(s) => {
-                out.put_i32(code::KOTLIN_CLASS)?;
-                out.put_utf(s)
+                out.i32(code::KOTLIN_CLASS);
+                out.utf(s)
             }
             Value::StringBuilder {
                 identity_hash,
                 text,
             } => {
-                out.put_i32(code::STRING_BUILDER)?;
-                out.put_i32(*identity_hash)?;
-                out.put_utf(text)
+                out.i32(code::STRING_BUILDER);
+                out.i32(*identity_hash);
+                out.utf(text)
             }
             Value::Object {
                 class,
                 identity_hash,
                 fields,
             } => {
-                out.put_i32(class.0)?;
-                out.put_i32(*identity_hash)?;
-                out.put_i32(len_i32(fields.len())?)?;
+                out.i32(class.0);
+                out.i32(*identity_hash);
+                out.count(fields.len());
                 for (name, value) in fields {
-                    out.put_utf(name)?;
-                    value.encode(out)?;
+                    out.utf(name);
+                    value.write_nested(out, depth + 1);
                 }
-                Ok(())
             }
             Value::Array {
                 class,
@@ -227,22 +289,32 @@ impl<'a> Value<'a> {
                 elements,
                 total_size,
             } => {
-                out.put_i32(class.0)?;
-                out.put_i32(*identity_hash)?;
-                out.put_i32(-len_i32(elements.len())? - 1)?;
-                for element in elements {
-                    element.encode(out)?;
+                out.i32(class.0);
+                out.i32(*identity_hash);
+                match len_i32(elements.len()) {
+                    Ok(len) => out.i32(-len - 1),
+                    Err(_) => out.reject(),
                 }
-                out.put_i32(*total_size)
+                for element in elements {
+                    element.write_nested(out, depth + 1);
+                }
+                out.i32(*total_size)
             }
+            fixed => fixed.write_to(out),
         }
     }
 }
 
 /// A collection length as the format's `i32` count.
+#[inline]
 pub(crate) fn len_i32(len: usize) -> io::Result<i32> {
-    i32::try_from(len)
-        .ok()
-        .filter(|&n| n < i32::MAX)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "too many elements"))
+    match i32::try_from(len) {
+        Ok(n) if n < i32::MAX => Ok(n),
+        _ => Err(too_many()),
+    }
+}
+
+#[cold]
+fn too_many() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "too many elements")
 }

@@ -101,11 +101,14 @@ struct Dependencies<'a, S> {
     sink: &'a mut S,
 }
 
+// Each `first_use` check is inlined into the walk (on a hot path the answer
+// is almost always "already written"); writing an object is out of line.
 impl<S: ReferenceSink> Dependencies<'_, S> {
     /// The classes of an object or array value and of what it holds.
     #[inline]
     fn value(&mut self, value: &Value<'_>) -> Result<()> {
         match value {
+            Value::Object { class, fields, .. } if fields.is_empty() => self.class(*class),
             Value::Object { .. } | Value::Array { .. } => self.object_value(value),
             // Other values refer to nothing.
             _ => Ok(()),
@@ -128,36 +131,60 @@ impl<S: ReferenceSink> Dependencies<'_, S> {
         }
     }
 
+    #[inline]
     fn class(&mut self, id: ClassId) -> Result<()> {
         if !self.sink.first_use(ObjectKind::ClassDescriptor, id.0) {
             return Ok(());
         }
+        self.write_class(id)
+    }
+
+    #[inline(never)]
+    fn write_class(&mut self, id: ClassId) -> Result<()> {
         let class = self.pool.class(id)?;
         self.sink.reference(&Object::ClassDescriptor(class))
     }
 
+    #[inline]
     fn method(&mut self, id: MethodId) -> Result<()> {
         if !self.sink.first_use(ObjectKind::MethodDescriptor, id.0) {
             return Ok(());
         }
+        self.write_method(id)
+    }
+
+    #[inline(never)]
+    fn write_method(&mut self, id: MethodId) -> Result<()> {
         let method = self.pool.method(id)?;
         self.class(method.class)?;
         self.sink.reference(&Object::MethodDescriptor(method))
     }
 
+    #[inline]
     fn field(&mut self, id: FieldId) -> Result<()> {
         if !self.sink.first_use(ObjectKind::FieldDescriptor, id.0) {
             return Ok(());
         }
+        self.write_field(id)
+    }
+
+    #[inline(never)]
+    fn write_field(&mut self, id: FieldId) -> Result<()> {
         let field = self.pool.field(id)?;
         self.class(field.class)?;
         self.sink.reference(&Object::FieldDescriptor(field))
     }
 
+    #[inline]
     fn variable(&mut self, id: VariableId) -> Result<()> {
         if !self.sink.first_use(ObjectKind::VariableDescriptor, id.0) {
             return Ok(());
         }
+        self.write_variable(id)
+    }
+
+    #[inline(never)]
+    fn write_variable(&mut self, id: VariableId) -> Result<()> {
         let variable = self.pool.variable(id)?;
         self.sink.reference(&Object::VariableDescriptor(variable))
     }
@@ -218,10 +245,16 @@ impl<S: ReferenceSink> Dependencies<'_, S> {
     }
 
     /// A code location; −1 (unknown) is not an object.
+    #[inline]
     fn code_location(&mut self, id: CodeLocationId) -> Result<()> {
         if id.0 == -1 || !self.sink.first_use(ObjectKind::CodeLocation, id.0) {
             return Ok(());
         }
+        self.write_code_location(id)
+    }
+
+    #[inline(never)]
+    fn write_code_location(&mut self, id: CodeLocationId) -> Result<()> {
         let location = self.pool.code_location(id)?;
         self.string(location.file_name)?;
         self.string(location.class_name)?;

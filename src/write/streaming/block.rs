@@ -19,7 +19,8 @@
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::bytes::{SliceWriter, Unwritten};
 use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
@@ -65,8 +66,14 @@ pub(crate) struct Context<'a, S> {
 #[derive(Debug)]
 pub(crate) struct BlockBuilder {
     thread: ThreadId,
-    /// `BLOCK_START`, then the payload so far.
+    /// `BLOCK_START`, then the payload so far (`end` bytes), then room: the
+    /// vector is kept as long as its capacity, so an object is stored
+    /// straight into the room without growing the vector each time.
     bytes: Vec<u8>,
+    /// Bytes of `bytes` in the block.
+    end: usize,
+    /// A reference object being encoded (rare: once per block at most).
+    scratch: Vec<u8>,
     /// The block's cells, in write order.
     cells: Vec<IndexCell>,
     /// The reference objects in this block.
@@ -91,6 +98,8 @@ impl BlockBuilder {
         let mut builder = BlockBuilder {
             thread,
             bytes: buffer,
+            end: 0,
+            scratch: Vec::new(),
             cells: Vec::new(),
             written: FastSet::default(),
             on_disk: Default::default(),
@@ -104,10 +113,27 @@ impl BlockBuilder {
     }
 
     fn start_block(&mut self) {
-        self.bytes.clear();
-        self.bytes.push(ObjectKind::BlockStart as u8);
-        self.bytes.extend_from_slice(&self.thread.0.to_be_bytes());
+        // Whatever a reused buffer holds is overwritten before it counts.
+        let room = self.bytes.capacity().max(HEADER);
+        self.bytes.resize(room, 0);
+        self.end = 0;
+        let thread = self.thread.0.to_be_bytes();
+        let header = self.reserve(HEADER);
+        header[0] = ObjectKind::BlockStart as u8;
+        header[1..].copy_from_slice(&thread);
         self.written.clear();
+    }
+
+    /// The next `len` bytes of the block, made part of it.
+    #[inline]
+    fn reserve(&mut self, len: usize) -> &mut [u8] {
+        let start = self.end;
+        if self.bytes.len() - start < len {
+            // An object larger than the room left: the block grows.
+            self.bytes.resize(start + len, 0);
+        }
+        self.end = start + len;
+        &mut self.bytes[start..start + len]
     }
 
     /// Whether this thread already found object `id` of `kind` on disk.
@@ -135,7 +161,7 @@ impl BlockBuilder {
     }
 
     fn payload_len(&self) -> usize {
-        self.bytes.len() - HEADER
+        self.end - HEADER
     }
 
     /// The thread's logical offset of the next byte.
@@ -155,6 +181,7 @@ impl BlockBuilder {
         }
         let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
+        self.bytes.truncate(self.end);
         self.bytes.push(ObjectKind::BlockEnd as u8);
         let capacity = self.cells.len();
         let cells = std::mem::replace(&mut self.cells, Vec::with_capacity(capacity));
@@ -183,14 +210,22 @@ impl BlockBuilder {
         Ok(())
     }
 
-    /// Writes a group — the reference objects `tracepoint` needs, then
-    /// `encode` — cutting the block first if the group does not fit.
-    /// Returns the payload offset where `encode` started.
+    /// Writes a group — the reference objects `tracepoint` needs, then an
+    /// object stored by `write` — cutting the block first if the group does
+    /// not fit. Returns the payload offset of the object.
+    ///
+    /// The object is written straight into the room after the block, and
+    /// only counts once it fits the cut rule; `size` (its exact length) is
+    /// needed only when the room is too short. An object that cannot be
+    /// encoded fails with `rejected()`.
+    #[inline]
     fn group<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         references: impl Fn(&mut GroupSink<'_, '_>) -> Result<()>,
-        encode: impl Fn(&mut Vec<u8>) -> std::io::Result<()>,
+        write: impl Fn(&mut SliceWriter<'_>),
+        size: impl Fn() -> std::io::Result<usize>,
+        rejected: impl Fn() -> Error,
     ) -> Result<usize> {
         for first_try in [true, false] {
             self.may_cut = first_try;
@@ -202,15 +237,28 @@ impl BlockBuilder {
             };
             references(&mut sink)?;
             if !self.overflowed {
-                let start = self.bytes.len();
-                if let Err(error) = encode(&mut self.bytes) {
-                    self.bytes.truncate(start);
-                    return Err(error.into());
-                }
-                if self.exceeds(start, context.block_size) {
-                    self.bytes.truncate(start);
+                let start = self.end;
+                let mut out = SliceWriter::new(&mut self.bytes[start..]);
+                write(&mut out);
+                let len = match out.written() {
+                    Ok(len) => len,
+                    Err(Unwritten::Rejected) => return Err(rejected()),
+                    Err(Unwritten::Short) => size().map_err(|_| rejected())?,
+                };
+                if self.exceeds(start, len, context.block_size) {
+                    // Not counted: the next block gets it.
                     self.overflowed = true;
                 } else {
+                    if start + len > self.bytes.len() {
+                        // Larger than the room: written again once it is made.
+                        let mut out = SliceWriter::new(self.reserve(len));
+                        write(&mut out);
+                        if out.finish().is_err() {
+                            self.end = start;
+                            return Err(rejected());
+                        }
+                    }
+                    self.end = start + len;
                     return Ok(start - HEADER);
                 }
             }
@@ -219,25 +267,30 @@ impl BlockBuilder {
         unreachable!("a group written without cutting always fits")
     }
 
-    /// Whether the object just written after `start` must move to the next
-    /// block: it overflows, cutting is allowed, and something complete
-    /// precedes it.
-    fn exceeds(&self, start: usize, block_size: usize) -> bool {
-        self.may_cut && self.payload_len() > block_size && start > HEADER
+    /// Whether an object of `len` bytes to be written at `start` must move
+    /// to the next block: it overflows, cutting is allowed, and something
+    /// complete precedes it.
+    #[inline]
+    fn exceeds(&self, start: usize, len: usize, block_size: usize) -> bool {
+        self.may_cut && start - HEADER + len > block_size && start > HEADER
     }
 
-    /// Writes `tracepoint` and the reference objects it needs. After a leaf,
-    /// call [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    /// Writes `tracepoint` and the reference objects it needs; fails with
+    /// `rejected()` if it cannot be encoded. After a leaf, call
+    /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn tracepoint<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         tracepoint: &Tracepoint<'_>,
+        rejected: impl Fn() -> Error,
     ) -> Result<()> {
         let pool = context.pool;
         self.group(
             context,
             |sink| deps::before_tracepoint(pool, sink, tracepoint),
-            |bytes| tracepoint.encode(bytes),
+            |out| tracepoint.write_to(out),
+            || tracepoint.encoded_len(),
+            rejected,
         )?;
         if tracepoint.is_container() {
             self.open
@@ -247,18 +300,22 @@ impl BlockBuilder {
     }
 
     /// Writes the footer of the innermost open container (the caller has
-    /// checked it matches) and the container's cell. Then call
+    /// checked it matches) and the container's cell; fails with
+    /// `rejected()` if it cannot be encoded. Then call
     /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
     pub(crate) fn footer<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
         footer: &Footer<'_>,
+        rejected: impl Fn() -> Error,
     ) -> Result<()> {
         let pool = context.pool;
         let at = self.group(
             context,
             |sink| deps::before_footer(pool, sink, footer),
-            |bytes| footer.encode(bytes),
+            |out| footer.write_to(out),
+            || footer.encoded_len(),
+            rejected,
         )?;
         if let Some((event, content_start)) = self.open.pop() {
             self.cells.push(IndexCell {
@@ -295,9 +352,12 @@ pub(crate) struct GroupSink<'b, 'c> {
     block_size: usize,
 }
 
-impl ReferenceSink for GroupSink<'_, '_> {
-    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
-        if self.block.overflowed || self.block.known_on_disk(kind, id) {
+impl GroupSink<'_, '_> {
+    /// [`ReferenceSink::first_use`] for an object this thread has not seen
+    /// on disk: it may be there now, or in this block.
+    #[inline(never)]
+    fn first_use_here(&mut self, kind: ObjectKind, id: i32) -> bool {
+        if self.block.overflowed {
             return false;
         }
         if self.on_disk.contains(kind, id) {
@@ -306,22 +366,35 @@ impl ReferenceSink for GroupSink<'_, '_> {
         }
         !self.block.written.contains(&key(kind, id))
     }
+}
+
+impl ReferenceSink for GroupSink<'_, '_> {
+    /// On a hot path the object is almost always on disk already, which a
+    /// look at the thread's own bitmap tells.
+    #[inline]
+    fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
+        if self.block.known_on_disk(kind, id) {
+            return false;
+        }
+        self.first_use_here(kind, id)
+    }
 
     fn reference(&mut self, object: &Object<'_>) -> Result<()> {
         let block = &mut *self.block;
         if block.overflowed {
             return Ok(());
         }
-        let start = block.bytes.len();
-        if let Err(error) = object.encode(&mut block.bytes) {
-            block.bytes.truncate(start);
-            return Err(error.into());
-        }
-        if block.exceeds(start, self.block_size) {
-            block.bytes.truncate(start);
+        let start = block.end;
+        block.scratch.clear();
+        object.encode(&mut block.scratch)?;
+        if block.exceeds(start, block.scratch.len(), self.block_size) {
             block.overflowed = true;
             return Ok(());
         }
+        let len = block.scratch.len();
+        let scratch = std::mem::take(&mut block.scratch);
+        block.reserve(len).copy_from_slice(&scratch);
+        block.scratch = scratch;
         let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
         // Marked only once written: an object that did not fit, or whose
         // dependencies failed, is looked for again next time.

@@ -120,6 +120,17 @@ fn closed_error() -> Error {
     Error::Usage("the streaming writer is closed".to_string())
 }
 
+/// The error for a tracepoint or footer that cannot be encoded: the
+/// writer's own check's, which names what is wrong, or else the encoder's.
+#[cold]
+fn rejected(check: Result<()>, size: std::io::Result<usize>) -> Error {
+    match (check, size) {
+        (Err(error), _) => error,
+        (Ok(()), Err(error)) => error.into(),
+        (Ok(()), Ok(_)) => Error::Usage("an object the encoder rejected".to_string()),
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -146,12 +157,13 @@ impl Shared {
 
     /// Keeps a written block's buffer for reuse, unless enough are kept or
     /// it grew for an oversized object.
-    pub(crate) fn recycle(&self, mut bytes: Vec<u8>) {
+    pub(crate) fn recycle(&self, bytes: Vec<u8>) {
         let mut spare = lock(&self.spare);
         if spare.len() <= self.options.queue_capacity
             && bytes.capacity() <= 2 * (self.options.block_size + (64 << 10))
         {
-            bytes.clear();
+            // Not cleared: the next block overwrites it (and need not zero
+            // it again).
             spare.push(bytes);
         }
     }
@@ -607,11 +619,14 @@ impl StreamingThread {
     /// Writes a tracepoint; `pushed_events` is greater than its event id if
     /// the caller chose that id.
     fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
-        check_tracepoint(tracepoint)?;
         let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
-        state.block.tracepoint(&context, tracepoint)?;
+        // Encoding checks the tracepoint: the detailed check runs only to
+        // name what is wrong.
+        state.block.tracepoint(&context, tracepoint, || {
+            rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
+        })?;
         state.open.push(tracepoint);
         state.tracepoints += 1;
         state.pushed_events = state.pushed_events.max(pushed_events);
@@ -624,13 +639,14 @@ impl StreamingThread {
     /// Closes the innermost open container with `footer`, which must be of
     /// its type.
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        check_footer(footer)?;
         let thread = self.slot.thread;
         let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
         state.open.check_footer(footer, thread)?;
-        state.block.footer(&context, footer)?;
+        state.block.footer(&context, footer, || {
+            rejected(check_footer(footer), footer.encoded_len())
+        })?;
         state.open.pop(footer, thread)?;
         state.block.after_leaf_or_footer(&context)
     }
