@@ -82,11 +82,19 @@ fn children_shows_one_page() {
 
 #[test]
 fn failures_print_one_line_and_exit_non_zero() {
-    let (ok, out, err) = tracetree(&["print", "/no/such/file.trace"]);
-    assert!(!ok);
-    assert!(out.is_empty());
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("tracetree: "));
+    for command in ["print", "dump", "info", "index"] {
+        for eager in [false, true] {
+            let mut args = vec![command, "/no/such/file.trace"];
+            if eager && command != "index" {
+                args.push("--eager");
+            }
+            let (ok, out, err) = tracetree(&args);
+            assert!(!ok, "{args:?}");
+            assert!(out.is_empty(), "{args:?} printed {out}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("tracetree: "), "{args:?}: {err}");
+        }
+    }
     let (ok, _, err) = tracetree(&["children", &bundled(), "--node", "2147483647"]);
     assert!(!ok && err.lines().count() == 1, "{err}");
 }

@@ -16,8 +16,6 @@ use crate::read::{
 use crate::storage::TraceBytes;
 
 pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "file: {}", file.display())?;
-    writeln!(out, "format version: {FORMAT_VERSION}")?;
     if eager {
         run_eager(file, out)
     } else {
@@ -25,8 +23,17 @@ pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     }
 }
 
+/// The file and its format version, printed once the trace has opened
+/// (opening checks that the data file's header names this version).
+fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {
+    writeln!(out, "file: {}", file.display())?;
+    writeln!(out, "format version: {FORMAT_VERSION}")?;
+    Ok(())
+}
+
 fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
     let reader = LazyTraceReader::open(file)?;
+    write_file_header(file, out)?;
     let report = reader.report();
     writeln!(out, "data size: {} bytes", reader.context().data().len())?;
     let index = report.path.as_ref().map_or_else(
@@ -69,6 +76,7 @@ fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
 
 fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
     let trace = EagerTrace::open(file)?;
+    write_file_header(file, out)?;
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     let index = index_path(file);
     match TraceBytes::map(&index) {
