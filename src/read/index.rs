@@ -24,6 +24,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -222,6 +223,8 @@ pub(crate) struct Lookup {
     pub(crate) file: FileCells,
     /// One per thread, in the block table's thread order.
     threads: Vec<ThreadContainers>,
+    /// Calls of [`Lookup::distrust`] that replaced a table.
+    distrusted: AtomicUsize,
 }
 
 /// One thread's containers: where their cells are until first use, then
@@ -232,6 +235,9 @@ struct ThreadContainers {
     count: usize,
     source: Mutex<Option<Source>>,
     built: OnceLock<Containers>,
+    /// The table found by scanning the thread after a lookup through
+    /// `built` contradicted the data (it replaces `built` from then on).
+    rescanned: OnceLock<Containers>,
     /// Why the table was rebuilt by scanning the thread, if it was.
     problem: OnceLock<IndexProblem>,
 }
@@ -242,6 +248,7 @@ impl ThreadContainers {
             count,
             source: Mutex::new(Some(source)),
             built: OnceLock::new(),
+            rescanned: OnceLock::new(),
             problem: OnceLock::new(),
         }
     }
@@ -274,6 +281,7 @@ impl Lookup {
             blocks,
             file,
             threads,
+            distrusted: AtomicUsize::new(0),
         }
     }
 
@@ -289,6 +297,7 @@ impl Lookup {
                 count: containers.table.len(),
                 source: Mutex::new(None),
                 built: OnceLock::from(containers),
+                rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
             })
             .collect();
@@ -296,6 +305,7 @@ impl Lookup {
             blocks,
             file: FileCells::default(),
             threads,
+            distrusted: AtomicUsize::new(0),
         }
     }
 
@@ -305,6 +315,9 @@ impl Lookup {
     /// its stream instead, and the problem is kept ([`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)).
     pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
         let thread = &self.threads[slot];
+        if let Some(rescanned) = thread.rescanned.get() {
+            return (&rescanned.table, rescanned.view(self.file.slice()));
+        }
         let built = thread.built.get_or_init(|| {
             let source = thread
                 .source
@@ -316,8 +329,21 @@ impl Lookup {
             let Some(source) = source else {
                 return Containers::default();
             };
+            let from_index = matches!(source, Source::Ranges { .. });
             match Containers::build(self.file.slice(), source) {
-                Ok(containers) => containers,
+                Ok(containers) => {
+                    let footers = match from_index {
+                        true => self.check_footers(data, slot, &containers),
+                        false => Ok(()),
+                    };
+                    match footers {
+                        Ok(()) => containers,
+                        Err(problem) => {
+                            let _ = thread.problem.set(problem);
+                            self.scan_thread(data, slot).unwrap_or_default()
+                        }
+                    }
+                }
                 Err(error) => {
                     let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
                     let _ = thread.problem.set(IndexProblem::Crossing {
@@ -330,6 +356,57 @@ impl Lookup {
             }
         });
         (&built.table, built.view(self.file.slice()))
+    }
+
+    /// Checks that every container cell of thread `slot` ends at a
+    /// `TRACEPOINT_FOOTER` byte in the data (a cell is only written with
+    /// its footer). Ends ascend roughly in start order, so this reads the
+    /// thread's stream about front to back, one byte per container.
+    fn check_footers(
+        &self,
+        data: &[u8],
+        slot: usize,
+        containers: &Containers,
+    ) -> std::result::Result<(), IndexProblem> {
+        let thread = self.blocks.thread(slot).thread;
+        let view = containers.view(self.file.slice());
+        for k in 0..containers.table.len() {
+            let end = containers.table.end(view, k);
+            let byte = self
+                .blocks
+                .to_physical(thread, end)
+                .and_then(|at| data.get(at.0 as usize).copied());
+            if byte != Some(ObjectKind::TracepointFooter as u8) {
+                return Err(IndexProblem::Inconsistent(format!(
+                    "the container with event id {} has no footer at its end {end} in thread {thread}",
+                    containers.table.event(view, k).0
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops trusting thread `slot`'s container cells after a lookup
+    /// through them contradicted the data (a cell's start or event id that
+    /// no header has): the thread's containers are found by scanning its
+    /// stream instead. Returns whether this call replaced the table (a
+    /// caller then retries its lookup once).
+    pub(crate) fn distrust(&self, data: &[u8], slot: usize, problem: IndexProblem) -> bool {
+        let thread = &self.threads[slot];
+        if thread.rescanned.get().is_some() {
+            return false;
+        }
+        let _ = thread.problem.set(problem);
+        thread
+            .rescanned
+            .get_or_init(|| self.scan_thread(data, slot).unwrap_or_default());
+        self.distrusted.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// How many times a thread's cells were distrusted so far.
+    pub(crate) fn distrusted(&self) -> usize {
+        self.distrusted.load(Ordering::Relaxed)
     }
 
     /// Builds every thread's table, threads in parallel.
@@ -353,7 +430,8 @@ impl Lookup {
 
     /// Container cells known at open, per thread slot.
     pub(crate) fn container_count(&self, slot: usize) -> usize {
-        match self.threads[slot].built.get() {
+        let thread = &self.threads[slot];
+        match thread.rescanned.get().or(thread.built.get()) {
             Some(built) => built.table.len(),
             None => self.threads[slot].count,
         }
@@ -363,7 +441,10 @@ impl Lookup {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.threads
             .iter()
-            .map(|thread| thread.built.get().map_or(0, Containers::heap_bytes))
+            .map(|thread| {
+                let tables = [thread.built.get(), thread.rescanned.get()];
+                tables.into_iter().flatten().map(Containers::heap_bytes).sum::<usize>()
+            })
             .sum()
     }
 

@@ -142,3 +142,108 @@ pub fn check_pages(
         }
     }
 }
+
+use tracetree::model::Type;
+use tracetree::write::{
+    CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, MethodSpec, StreamingOptions,
+    StreamingWriter, ThreadRecorder, ValueSpec, VariableSpec,
+};
+
+/// Records a pseudo-random program of `steps` tracepoints per thread into
+/// `writer` from `threads` producer threads at once: calls nested up to
+/// `depth` deep, loops, leaves, and now and then a leaf too big for a block
+/// (so blocks end right after a call header). `snapshot` runs on the
+/// calling thread while they record.
+pub fn record_concurrently(
+    writer: &StreamingWriter,
+    threads: usize,
+    steps: usize,
+    depth: usize,
+    seed: u64,
+    snapshot: impl FnOnce(),
+) {
+    let method = MethodSpec::new("app.Worker", "step", vec![Type::Int], Type::Int);
+    let field = FieldSpec::new("app.Worker", "total", Type::Long);
+    let local = VariableSpec::new("x", Type::Int);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let mut thread = writer.new_thread(format!("worker-{t}")).unwrap();
+            let (method, field, local) = (&method, &field, &local);
+            scope.spawn(move || {
+                let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (t as u64 + 1);
+                let mut next = move |n: u64| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    rng % n
+                };
+                let at = CodeLocationSpec::line("Worker.kt", "app.Worker", "step", 10 + t as i32);
+                let receiver = ValueSpec::object("app.Worker", t as i32);
+                // 0 = call, 1 = loop, 2 = iteration
+                let mut open: Vec<u8> = Vec::new();
+                for i in 0..steps {
+                    let room = open.len() < depth;
+                    match next(10) {
+                        0..=2 if room => {
+                            let call = CallSpec::new(method)
+                                .on(receiver.clone())
+                                .with_argument(i as i32);
+                            thread.enter_call(Some(&at), call).unwrap();
+                            open.push(0);
+                        }
+                        3 if room => {
+                            thread.enter_loop(Some(&at), i as i32).unwrap();
+                            thread.enter_iteration().unwrap();
+                            open.extend([1, 2]);
+                        }
+                        4 | 5 if !open.is_empty() => match open.pop().unwrap() {
+                            0 => thread.exit_call(CallOutcome::returned(i as i32)).unwrap(),
+                            _ => {
+                                thread.exit_iteration().unwrap();
+                                open.pop();
+                                thread.exit_loop(1).unwrap();
+                            }
+                        },
+                        6 => {
+                            let big = "y".repeat(next(400) as usize);
+                            thread
+                                .throw(Some(&at), ValueSpec::string(big.as_str()))
+                                .unwrap();
+                        }
+                        7 => {
+                            thread
+                                .write_local(Some(&at), local, ValueSpec::Int(i as i32))
+                                .unwrap();
+                        }
+                        _ => {
+                            thread
+                                .write_field(Some(&at), field, receiver.clone(), ValueSpec::Long(i as i64))
+                                .unwrap();
+                        }
+                    }
+                }
+                while let Some(kind) = open.pop() {
+                    match kind {
+                        0 => thread.exit_call(CallOutcome::VOID).unwrap(),
+                        _ => {
+                            thread.exit_iteration().unwrap();
+                            open.pop();
+                            thread.exit_loop(1).unwrap();
+                        }
+                    }
+                }
+            });
+        }
+        snapshot();
+    });
+}
+
+/// A streaming writer to `path` with blocks of `block_size` bytes.
+pub fn streaming_writer(path: &Path, block_size: usize) -> StreamingWriter {
+    let options = StreamingOptions {
+        block_size,
+        flush_threshold: 0,
+        queue_capacity: 2,
+    };
+    StreamingWriter::create_with_options(path, options).unwrap()
+}

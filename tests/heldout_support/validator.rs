@@ -419,7 +419,9 @@ pub fn walk(data: &[u8]) -> R<Walked> {
                 let at = c.pos;
                 let logical = thread.len + (at - payload) as i64;
                 let kind = c.u8()?;
-                last_was_header = false;
+                if kind != 11 {
+                    last_was_header = false;
+                }
                 let check = |uses: &Uses, new: &[(u8, i32)]| -> Result<(), Bad> {
                     for u in uses {
                         if !written.contains(u) && !new.contains(u) {
