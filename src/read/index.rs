@@ -33,7 +33,8 @@ use crate::error::{DecodeError, Result};
 use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::format::skip::try_skip;
+use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
 use crate::read::block_table::{BlockInfo, BlockTable};
 use crate::read::containers::{
@@ -554,6 +555,7 @@ pub(crate) fn load_index(
     let mut blocks = Vec::new();
     let mut context = ContextBuilder::new();
     let mut references = 0;
+    let mut placed: Vec<(usize, u64)> = Vec::new();
     let mut by_thread = ThreadCells {
         ids: HashMap::new(),
         lists: Vec::new(),
@@ -657,6 +659,7 @@ pub(crate) fn load_index(
                     });
                 }
                 context.add(kind, id, PhysicalOffset(offset));
+                placed.push((cell, offset));
                 references += 1;
             }
             kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
@@ -693,6 +696,41 @@ pub(crate) fn load_index(
             at,
             bytes: data_len - at.0,
         });
+    }
+    // Each reference object lies whole inside a block's payload and is
+    // followed by another object or the BLOCK_END: a cell that points a
+    // few bytes into an object can read as the right kind and id (the
+    // high byte of a small thread id is a THREAD_NAME kind byte).
+    for (cell, offset) in placed {
+        let raw = &cells[cell];
+        let block = blocks
+            .partition_point(|block| block.start.0 <= offset)
+            .checked_sub(1)
+            .map(|b| &blocks[b]);
+        let whole = block.is_some_and(|block| {
+            offset >= block.start.0 + BLOCK_HEADER_LEN
+                && try_skip(&data_bytes[offset as usize..block.end.0 as usize], None)
+                    .is_some_and(|(_, len)| {
+                        let next = data_bytes[offset as usize + len];
+                        ObjectKind::from_byte(next).is_some_and(|kind| {
+                            kind.is_reference()
+                                || matches!(
+                                    kind,
+                                    ObjectKind::Tracepoint
+                                        | ObjectKind::TracepointFooter
+                                        | ObjectKind::BlockEnd
+                                )
+                        })
+                    })
+        });
+        if !whole {
+            return Err(IndexProblem::ReferenceMismatch {
+                cell,
+                kind: ObjectKind::from_byte(raw.kind).expect("checked above"),
+                id: raw.id.get(),
+                offset,
+            });
+        }
     }
     for (list, cell) in recheck {
         let raw = &cells[cell as usize];
