@@ -31,14 +31,21 @@ fn check_reads(path: &Path, walked: &Walked, pages: usize, what: &str) {
     let found = dump(&lazy).unwrap_or_else(|e| panic!("{what}: lazy dump: {e}"));
     assert_same(&found, &walked.nodes, &format!("{what} (lazy)"));
     let report = &lazy.report().data;
-    assert_eq!(report.unfinished_containers, walked.unfinished, "{what}: unfinished");
+    assert_eq!(
+        report.unfinished_containers, walked.unfinished,
+        "{what}: unfinished"
+    );
     assert_eq!(report.missing_eof, !walked.eof, "{what}: missing EOF");
     if pages > 0 {
         let lazy = open_lazy(path, 1 << 16).unwrap();
         check_pages(&lazy, &children_by_event(&walked.nodes), pages, 7, what);
     }
     let eager = EagerTrace::open(path).unwrap_or_else(|e| panic!("{what}: eager: {e}"));
-    assert_same(&dump(&eager).unwrap(), &walked.nodes, &format!("{what} (eager)"));
+    assert_same(
+        &dump(&eager).unwrap(),
+        &walked.nodes,
+        &format!("{what} (eager)"),
+    );
 }
 
 /// Small streamed traces of every shape, from up to 16 producers at once,
@@ -58,7 +65,15 @@ fn streamed_traces_pass_the_validator_and_read_as_recorded() {
     let mut header_ends = 0;
     for (i, (shape, threads, block, size)) in CASES.into_iter().enumerate() {
         let what = format!("{shape} ×{threads}, blocks of {block}");
-        let path = streamed(dir.path(), &format!("s{i}"), shape, threads, block, size, i as u64 + 1);
+        let path = streamed(
+            dir.path(),
+            &format!("s{i}"),
+            shape,
+            threads,
+            block,
+            size,
+            i as u64 + 1,
+        );
         let (data, index) = read(&path);
         let walked = validator::validate(&data, &index).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(walked.blocks > threads, "{what}: {} blocks", walked.blocks);
@@ -68,19 +83,32 @@ fn streamed_traces_pass_the_validator_and_read_as_recorded() {
         // The dump writer's copy of it passes too, and reads the same.
         let eager = EagerTrace::open(&path).unwrap();
         let copy = dir.path().join(format!("d{i}.trace"));
-        DumpWriter::from_trace(&eager, DumpOptions::default()).unwrap().save(&copy).unwrap();
+        DumpWriter::from_trace(&eager, DumpOptions::default())
+            .unwrap()
+            .save(&copy)
+            .unwrap();
         let (data, index) = read(&copy);
         let copied = validator::validate(&data, &index)
             .unwrap_or_else(|e| panic!("{what}, dump writer's copy: {e}"));
         let strip = |nodes: &[validator::Flat]| -> Vec<_> {
-            nodes.iter().map(|n| (n.depth, n.event, n.kind, n.children)).collect()
+            nodes
+                .iter()
+                .map(|n| (n.depth, n.event, n.kind, n.children))
+                .collect()
         };
-        assert_eq!(strip(&copied.nodes), strip(&walked.nodes), "{what}: dump copy");
+        assert_eq!(
+            strip(&copied.nodes),
+            strip(&walked.nodes),
+            "{what}: dump copy"
+        );
         check_reads(&copy, &copied, 10, &format!("{what}, dump copy"));
     }
     // Recorded by hand from many threads, with leaves too big for a block
     // now and then, so blocks end right after a call header.
-    for (i, (threads, block, depth)) in [(12, 64, 40), (3, 150, 400), (6, 256, 8)].into_iter().enumerate() {
+    for (i, (threads, block, depth)) in [(12, 64, 40), (3, 150, 400), (6, 256, 8)]
+        .into_iter()
+        .enumerate()
+    {
         let what = format!("recorded ×{threads}, blocks of {block}, depth {depth}");
         let path = dir.path().join(format!("r{i}.trace"));
         let writer = heldout_support::streaming_writer(&path, block);
@@ -91,7 +119,10 @@ fn streamed_traces_pass_the_validator_and_read_as_recorded() {
         header_ends += walked.blocks_ending_in_a_header;
         check_reads(&path, &walked, 40, &what);
     }
-    assert!(header_ends > 0, "no block ended right after a container header");
+    assert!(
+        header_ends > 0,
+        "no block ended right after a container header"
+    );
 }
 
 /// What a killed writer leaves: the files copied while producers record
@@ -121,12 +152,20 @@ fn snapshots_of_a_live_writer_open_with_their_complete_blocks() {
     for copy in snapshots {
         let (data, index) = read(&copy);
         let walked = validator::walk(&data).unwrap();
-        let what = format!("{} ({} bytes, {} blocks)", copy.display(), data.len(), walked.blocks);
+        let what = format!(
+            "{} ({} bytes, {} blocks)",
+            copy.display(),
+            data.len(),
+            walked.blocks
+        );
         if let Ok((cells, _)) = validator::index_cells(&index) {
             let expected: std::collections::HashSet<_> = walked.cells.iter().collect();
             let outside = cells.iter().filter(|cell| !expected.contains(cell)).count();
             // Only cells of blocks past the data's end may be missing there.
-            assert!(outside == 0 || data.len() < std::fs::metadata(&path).unwrap().len() as usize, "{what}");
+            assert!(
+                outside == 0 || data.len() < std::fs::metadata(&path).unwrap().len() as usize,
+                "{what}"
+            );
         }
         check_reads(&copy, &walked, 10, &what);
     }
@@ -153,11 +192,17 @@ fn reference_traces_pass_the_validator() {
     let path = dir.join("crashed.trace");
     let (data, index) = read(&path);
     let walked = validator::walk(&data).unwrap();
-    assert_eq!((walked.blocks, walked.unfinished, walked.eof), (15, 15, false));
+    assert_eq!(
+        (walked.blocks, walked.unfinished, walked.eof),
+        (15, 15, false)
+    );
     let (cells, footer) = validator::index_cells(&index).unwrap();
     assert!(!footer);
     let expected: std::collections::HashSet<_> = walked.cells.iter().collect();
-    assert!(cells.iter().all(|cell| expected.contains(cell)), "crashed: index cell not in the data");
+    assert!(
+        cells.iter().all(|cell| expected.contains(cell)),
+        "crashed: index cell not in the data"
+    );
     check_reads(&path, &walked, 20, "crashed");
 }
 
@@ -216,7 +261,10 @@ fn damaged_indexes_read_as_the_data() {
     let cells = (index.len() - INDEX_HEADER - CELL - 8) / CELL;
     let mut by_kind: std::collections::BTreeMap<u8, Vec<usize>> = Default::default();
     for c in 0..cells {
-        by_kind.entry(index[INDEX_HEADER + c * CELL]).or_default().push(c);
+        by_kind
+            .entry(index[INDEX_HEADER + c * CELL])
+            .or_default()
+            .push(c);
     }
     assert!(by_kind.contains_key(&8) && by_kind.contains_key(&10) && by_kind.len() >= 6);
     for (&kind, list) in &by_kind {
@@ -225,7 +273,15 @@ fn damaged_indexes_read_as_the_data() {
             let at = INDEX_HEADER + c * CELL;
             // (field offset, width, delta); a reference cell's end is unused.
             let fields: &[(usize, usize, i64)] = if kind == 8 {
-                &[(1, 4, 1), (5, 8, 1), (5, 8, -1), (5, 8, 3), (13, 8, 1), (13, 8, -2), (13, 8, 5)]
+                &[
+                    (1, 4, 1),
+                    (5, 8, 1),
+                    (5, 8, -1),
+                    (5, 8, 3),
+                    (13, 8, 1),
+                    (13, 8, -2),
+                    (13, 8, 5),
+                ]
             } else if kind == 10 {
                 &[(1, 4, 1), (5, 8, 1), (5, 8, -5), (13, 8, 1), (13, 8, -1)]
             } else {
@@ -284,8 +340,7 @@ fn data_cut_at_every_byte_opens_with_its_complete_blocks() {
         // The full index (cells beyond the cut), none, or the prefix a
         // killed writer leaves (the cells of the complete blocks).
         let prefix = INDEX_HEADER
-            + CELL
-                * (walked.cells.len()).min((index.len() - INDEX_HEADER - CELL - 8) / CELL);
+            + CELL * (walked.cells.len()).min((index.len() - INDEX_HEADER - CELL - 8) / CELL);
         let choice = len % 3;
         match choice {
             0 => std::fs::write(index_path(&path), &index).unwrap(),
@@ -304,7 +359,11 @@ fn data_cut_at_every_byte_opens_with_its_complete_blocks() {
             len - walked.complete_end - eof,
             "{what}: dropped bytes"
         );
-        assert_eq!(report.dropped_blocks, usize::from(len > walked.complete_end + eof), "{what}");
+        assert_eq!(
+            report.dropped_blocks,
+            usize::from(len > walked.complete_end + eof),
+            "{what}"
+        );
     }
 }
 

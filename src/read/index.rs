@@ -444,7 +444,11 @@ impl Lookup {
             .iter()
             .map(|thread| {
                 let tables = [thread.built.get(), thread.rescanned.get()];
-                tables.into_iter().flatten().map(Containers::heap_bytes).sum::<usize>()
+                tables
+                    .into_iter()
+                    .flatten()
+                    .map(Containers::heap_bytes)
+                    .sum::<usize>()
             })
             .sum()
     }
@@ -709,8 +713,8 @@ pub(crate) fn load_index(
             .map(|b| &blocks[b]);
         let whole = block.is_some_and(|block| {
             offset >= block.start.0 + BLOCK_HEADER_LEN
-                && try_skip(&data_bytes[offset as usize..block.end.0 as usize], None)
-                    .is_some_and(|(_, len)| {
+                && try_skip(&data_bytes[offset as usize..block.end.0 as usize], None).is_some_and(
+                    |(_, len)| {
                         let next = data_bytes[offset as usize + len];
                         ObjectKind::from_byte(next).is_some_and(|kind| {
                             kind.is_reference()
@@ -721,7 +725,8 @@ pub(crate) fn load_index(
                                         | ObjectKind::BlockEnd
                                 )
                         })
-                    })
+                    },
+                )
         });
         if !whole {
             return Err(IndexProblem::ReferenceMismatch {

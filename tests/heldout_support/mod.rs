@@ -8,11 +8,11 @@ pub mod validator;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use tracetree::format::offset::EventId;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
 use tracetree::print::write_jsonl;
 use tracetree::read::{IndexChoice, LazyTraceReader, SidecarPolicy};
 use tracetree::tree::TraceTree;
-use tracetree::format::offset::EventId;
 
 use validator::Flat;
 
@@ -123,8 +123,16 @@ pub fn check_pages(
             .node_by_event(EventId(*event))
             .unwrap_or_else(|e| panic!("{what}: node_by_event({event}): {e}"))
             .unwrap_or_else(|| panic!("{what}: no node with event {event}"));
-        assert_eq!(reader.node(node).unwrap().tracepoint().event().0, *event, "{what}");
-        assert_eq!(reader.child_count(node).unwrap(), children.len(), "{what}: count of {event}");
+        assert_eq!(
+            reader.node(node).unwrap().tracepoint().event().0,
+            *event,
+            "{what}"
+        );
+        assert_eq!(
+            reader.child_count(node).unwrap(),
+            children.len(),
+            "{what}: count of {event}"
+        );
         for _ in 0..3 {
             rng ^= rng << 13;
             rng ^= rng >> 7;
@@ -138,7 +146,11 @@ pub fn check_pages(
                 .collect();
             let low = from.min(children.len());
             let high = from.saturating_add(count).min(children.len());
-            assert_eq!(got, children[low..high], "{what}: children of {event} [{from}, +{count})");
+            assert_eq!(
+                got,
+                children[low..high],
+                "{what}: children of {event} [{from}, +{count})"
+            );
         }
     }
 }
@@ -217,7 +229,12 @@ pub fn record_concurrently(
                         }
                         _ => {
                             thread
-                                .write_field(Some(&at), field, receiver.clone(), ValueSpec::Long(i as i64))
+                                .write_field(
+                                    Some(&at),
+                                    field,
+                                    receiver.clone(),
+                                    ValueSpec::Long(i as i64),
+                                )
                                 .unwrap();
                         }
                     }

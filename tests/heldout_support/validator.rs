@@ -393,7 +393,9 @@ pub fn walk(data: &[u8]) -> R<Walked> {
             break;
         }
         if kind != 10 {
-            return Err(format!("offset {block_at}: kind {kind} where a block starts"));
+            return Err(format!(
+                "offset {block_at}: kind {kind} where a block starts"
+            ));
         }
         // Parse the whole block into a scratch copy of the thread, so a
         // half-written block leaves nothing behind.
@@ -540,11 +542,12 @@ pub fn index_cells(index: &[u8]) -> R<(Vec<Cell>, bool)> {
     }
     let mut cells = Vec::new();
     while let Ok(bytes) = c.take(21) {
-        let mut cell = Cursor { data: bytes, pos: 0 };
-        let (kind, id, start, end) = (|| {
-            Ok::<_, Short>((cell.u8()?, cell.i32()?, cell.i64()?, cell.i64()?))
-        })()
-        .unwrap();
+        let mut cell = Cursor {
+            data: bytes,
+            pos: 0,
+        };
+        let (kind, id, start, end) =
+            (|| Ok::<_, Short>((cell.u8()?, cell.i32()?, cell.i64()?, cell.i64()?)))().unwrap();
         if kind == 12 {
             let magic = c.i64().map_err(|_| "no magic after the EOF cell")?;
             if magic != !DATA_MAGIC || c.pos != index.len() {
