@@ -296,8 +296,30 @@ fn damaged_indexes_read_as_the_data() {
                     *b = (value >> (8 * (width - 1 - i))) as u8;
                 }
                 let what = format!("cell {c} (kind {kind}) field +{offset} {delta:+}");
-                let detected = check(Some(&bad), &what);
-                // A container's event id is only checked when it is used.
+                let mut detected = check(Some(&bad), &what);
+                if kind == 8 && offset < 13 {
+                    // A container's start and event id are checked when a
+                    // lookup uses them: finding it (and its neighbour) by
+                    // event id gives the right nodes either way.
+                    let lazy = open_lazy(&path, 1 << 20).unwrap();
+                    let event = i32::from_be_bytes(index[at + 1..at + 5].try_into().unwrap());
+                    for event in [event, event.wrapping_add(delta as i32)] {
+                        if let Some(node) = lazy
+                            .node_by_event(tracetree::format::offset::EventId(event))
+                            .unwrap()
+                        {
+                            assert_eq!(
+                                lazy.node(node).unwrap().tracepoint().event().0,
+                                event,
+                                "{what}"
+                            );
+                            lazy.parent(node).unwrap();
+                        }
+                    }
+                    detected |= !lazy.thread_problems().is_empty();
+                }
+                // A container's event id may go unnoticed (nothing uses it
+                // wrongly).
                 if !(kind == 8 && offset == 1) {
                     assert!(detected, "{what}: not detected");
                 }

@@ -30,13 +30,14 @@ use std::sync::{Mutex, OnceLock};
 use rayon::prelude::*;
 
 use crate::error::{DecodeError, Result};
+use crate::format::bytes::ByteReader;
 use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::skip::try_skip;
+use crate::format::skip::skip_object;
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
-use crate::read::block_table::{BlockInfo, BlockTable};
+use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
@@ -330,21 +331,16 @@ impl Lookup {
             let Some(source) = source else {
                 return Containers::default();
             };
-            let from_index = matches!(source, Source::Ranges { .. });
+            let footers = match &source {
+                Source::Ranges { ranges, .. } => self.check_footers(data, slot, ranges),
+                Source::Made { .. } => Ok(()),
+            };
+            if let Err(problem) = footers {
+                let _ = thread.problem.set(problem);
+                return self.scan_thread(data, slot).unwrap_or_default();
+            }
             match Containers::build(self.file.slice(), source) {
-                Ok(containers) => {
-                    let footers = match from_index {
-                        true => self.check_footers(data, slot, &containers),
-                        false => Ok(()),
-                    };
-                    match footers {
-                        Ok(()) => containers,
-                        Err(problem) => {
-                            let _ = thread.problem.set(problem);
-                            self.scan_thread(data, slot).unwrap_or_default()
-                        }
-                    }
-                }
+                Ok(containers) => containers,
                 Err(error) => {
                     let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
                     let _ = thread.problem.set(IndexProblem::Crossing {
@@ -361,26 +357,38 @@ impl Lookup {
 
     /// Checks that every container cell of thread `slot` ends at a
     /// `TRACEPOINT_FOOTER` byte in the data (a cell is only written with
-    /// its footer). Ends ascend roughly in start order, so this reads the
-    /// thread's stream about front to back, one byte per container.
+    /// its footer); otherwise the thread's containers are found by scanning.
+    /// Cells come in the index's order, post-order, where ends ascend: this
+    /// reads the thread's stream front to back, one byte per container.
     fn check_footers(
         &self,
         data: &[u8],
         slot: usize,
-        containers: &Containers,
+        ranges: &[(u32, u32)],
     ) -> std::result::Result<(), IndexProblem> {
-        let thread = self.blocks.thread(slot).thread;
-        let view = containers.view(self.file.slice());
-        for k in 0..containers.table.len() {
-            let end = containers.table.end(view, k);
-            let byte = self
-                .blocks
-                .to_physical(thread, end)
-                .and_then(|at| data.get(at.0 as usize).copied());
+        let blocks = self.blocks.thread(slot);
+        let file = self.file.slice();
+        // The block of the last end: ends ascend in post-order, so the
+        // search is needed about once per block.
+        let mut span: Option<BlockSpan> = None;
+        let cells = ranges
+            .iter()
+            .flat_map(|&(from, to)| &file[from as usize..to as usize]);
+        for cell in cells.filter(|cell| cell.kind == ObjectKind::Tracepoint as u8) {
+            let end = cell.end.get() as u64;
+            let inside = |s: &BlockSpan| s.logical.0 <= end && end < s.logical.0 + s.len;
+            if !span.as_ref().is_some_and(inside) {
+                span = blocks.span(LogicalOffset(end));
+            }
+            let byte = span.as_ref().and_then(|s| {
+                let at = s.physical.0 + (end - s.logical.0);
+                data.get(at as usize).copied()
+            });
             if byte != Some(ObjectKind::TracepointFooter as u8) {
                 return Err(IndexProblem::Inconsistent(format!(
-                    "the container with event id {} has no footer at its end {end} in thread {thread}",
-                    containers.table.event(view, k).0
+                    "the container with event id {} has no footer at its end {end} in thread {}",
+                    cell.id.get(),
+                    blocks.thread
                 )));
             }
         }
@@ -712,21 +720,22 @@ pub(crate) fn load_index(
             .checked_sub(1)
             .map(|b| &blocks[b]);
         let whole = block.is_some_and(|block| {
+            let Some(object) = data_bytes.get(offset as usize..block.end.0 as usize) else {
+                return false;
+            };
+            let mut reader = ByteReader::new(object, offset);
             offset >= block.start.0 + BLOCK_HEADER_LEN
-                && try_skip(&data_bytes[offset as usize..block.end.0 as usize], None).is_some_and(
-                    |(_, len)| {
-                        let next = data_bytes[offset as usize + len];
-                        ObjectKind::from_byte(next).is_some_and(|kind| {
-                            kind.is_reference()
-                                || matches!(
-                                    kind,
-                                    ObjectKind::Tracepoint
-                                        | ObjectKind::TracepointFooter
-                                        | ObjectKind::BlockEnd
-                                )
-                        })
-                    },
-                )
+                && skip_object(&mut reader, None).is_ok()
+                && ObjectKind::from_byte(data_bytes[offset as usize + reader.position()])
+                    .is_some_and(|next| {
+                        next.is_reference()
+                            || matches!(
+                                next,
+                                ObjectKind::Tracepoint
+                                    | ObjectKind::TracepointFooter
+                                    | ObjectKind::BlockEnd
+                            )
+                    })
         });
         if !whole {
             return Err(IndexProblem::ReferenceMismatch {
