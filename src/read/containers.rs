@@ -651,16 +651,19 @@ impl ContainerTable {
     /// The innermost container enclosing the `k`-th one.
     pub(crate) fn parent(&self, cells: CellView<'_>, k: usize) -> Option<usize> {
         // Of the containers before `k` in start order, exactly its ancestors
-        // end after it starts; the nearest one is its parent.
+        // end at or after it starts (a finished one ends at its footer, after
+        // every descendant's header; an unfinished one at the stream's end,
+        // where the content of a header written last starts too); the
+        // nearest one is its parent.
         let start = cells.start(self.id(k));
         let chunk = k / CHUNK;
-        let encloses = |j: usize| cells.end(self.id(j)) > start;
+        let encloses = |j: usize| cells.end(self.id(j)) >= start;
         if let Some(j) = (chunk * CHUNK..k).rev().find(|&j| encloses(j)) {
             return Some(j);
         }
         let chunk = (0..chunk)
             .rev()
-            .find(|&c| self.chunk_max_end.get(c) > start)?;
+            .find(|&c| self.chunk_max_end.get(c) >= start)?;
         (chunk * CHUNK..(chunk + 1) * CHUNK)
             .rev()
             .find(|&j| encloses(j))

@@ -24,17 +24,20 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
 use crate::error::{DecodeError, Result};
+use crate::format::bytes::ByteReader;
 use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::format::skip::skip_object;
+use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
-use crate::read::block_table::{BlockInfo, BlockTable};
+use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
@@ -222,6 +225,8 @@ pub(crate) struct Lookup {
     pub(crate) file: FileCells,
     /// One per thread, in the block table's thread order.
     threads: Vec<ThreadContainers>,
+    /// Calls of [`Lookup::distrust`] that replaced a table.
+    distrusted: AtomicUsize,
 }
 
 /// One thread's containers: where their cells are until first use, then
@@ -232,6 +237,9 @@ struct ThreadContainers {
     count: usize,
     source: Mutex<Option<Source>>,
     built: OnceLock<Containers>,
+    /// The table found by scanning the thread after a lookup through
+    /// `built` contradicted the data (it replaces `built` from then on).
+    rescanned: OnceLock<Containers>,
     /// Why the table was rebuilt by scanning the thread, if it was.
     problem: OnceLock<IndexProblem>,
 }
@@ -242,6 +250,7 @@ impl ThreadContainers {
             count,
             source: Mutex::new(Some(source)),
             built: OnceLock::new(),
+            rescanned: OnceLock::new(),
             problem: OnceLock::new(),
         }
     }
@@ -274,6 +283,7 @@ impl Lookup {
             blocks,
             file,
             threads,
+            distrusted: AtomicUsize::new(0),
         }
     }
 
@@ -289,6 +299,7 @@ impl Lookup {
                 count: containers.table.len(),
                 source: Mutex::new(None),
                 built: OnceLock::from(containers),
+                rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
             })
             .collect();
@@ -296,6 +307,7 @@ impl Lookup {
             blocks,
             file: FileCells::default(),
             threads,
+            distrusted: AtomicUsize::new(0),
         }
     }
 
@@ -305,6 +317,9 @@ impl Lookup {
     /// its stream instead, and the problem is kept ([`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)).
     pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
         let thread = &self.threads[slot];
+        if let Some(rescanned) = thread.rescanned.get() {
+            return (&rescanned.table, rescanned.view(self.file.slice()));
+        }
         let built = thread.built.get_or_init(|| {
             let source = thread
                 .source
@@ -316,6 +331,14 @@ impl Lookup {
             let Some(source) = source else {
                 return Containers::default();
             };
+            let footers = match &source {
+                Source::Ranges { ranges, .. } => self.check_footers(data, slot, ranges),
+                Source::Made { .. } => Ok(()),
+            };
+            if let Err(problem) = footers {
+                let _ = thread.problem.set(problem);
+                return self.scan_thread(data, slot).unwrap_or_default();
+            }
             match Containers::build(self.file.slice(), source) {
                 Ok(containers) => containers,
                 Err(error) => {
@@ -330,6 +353,69 @@ impl Lookup {
             }
         });
         (&built.table, built.view(self.file.slice()))
+    }
+
+    /// Checks that every container cell of thread `slot` ends at a
+    /// `TRACEPOINT_FOOTER` byte in the data (a cell is only written with
+    /// its footer); otherwise the thread's containers are found by scanning.
+    /// Cells come in the index's order, post-order, where ends ascend: this
+    /// reads the thread's stream front to back, one byte per container.
+    fn check_footers(
+        &self,
+        data: &[u8],
+        slot: usize,
+        ranges: &[(u32, u32)],
+    ) -> std::result::Result<(), IndexProblem> {
+        let blocks = self.blocks.thread(slot);
+        let file = self.file.slice();
+        // The block of the last end: ends ascend in post-order, so the
+        // search is needed about once per block.
+        let mut span: Option<BlockSpan> = None;
+        let cells = ranges
+            .iter()
+            .flat_map(|&(from, to)| &file[from as usize..to as usize]);
+        for cell in cells.filter(|cell| cell.kind == ObjectKind::Tracepoint as u8) {
+            let end = cell.end.get() as u64;
+            let inside = |s: &BlockSpan| s.logical.0 <= end && end < s.logical.0 + s.len;
+            if !span.as_ref().is_some_and(inside) {
+                span = blocks.span(LogicalOffset(end));
+            }
+            let byte = span.as_ref().and_then(|s| {
+                let at = s.physical.0 + (end - s.logical.0);
+                data.get(at as usize).copied()
+            });
+            if byte != Some(ObjectKind::TracepointFooter as u8) {
+                return Err(IndexProblem::Inconsistent(format!(
+                    "the container with event id {} has no footer at its end {end} in thread {}",
+                    cell.id.get(),
+                    blocks.thread
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops trusting thread `slot`'s container cells after a lookup
+    /// through them contradicted the data (a cell's start or event id that
+    /// no header has): the thread's containers are found by scanning its
+    /// stream instead. Returns whether this call replaced the table (a
+    /// caller then retries its lookup once).
+    pub(crate) fn distrust(&self, data: &[u8], slot: usize, problem: IndexProblem) -> bool {
+        let thread = &self.threads[slot];
+        if thread.rescanned.get().is_some() {
+            return false;
+        }
+        let _ = thread.problem.set(problem);
+        thread
+            .rescanned
+            .get_or_init(|| self.scan_thread(data, slot).unwrap_or_default());
+        self.distrusted.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// How many times a thread's cells were distrusted so far.
+    pub(crate) fn distrusted(&self) -> usize {
+        self.distrusted.load(Ordering::Relaxed)
     }
 
     /// Builds every thread's table, threads in parallel.
@@ -353,7 +439,8 @@ impl Lookup {
 
     /// Container cells known at open, per thread slot.
     pub(crate) fn container_count(&self, slot: usize) -> usize {
-        match self.threads[slot].built.get() {
+        let thread = &self.threads[slot];
+        match thread.rescanned.get().or(thread.built.get()) {
             Some(built) => built.table.len(),
             None => self.threads[slot].count,
         }
@@ -363,7 +450,14 @@ impl Lookup {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.threads
             .iter()
-            .map(|thread| thread.built.get().map_or(0, Containers::heap_bytes))
+            .map(|thread| {
+                let tables = [thread.built.get(), thread.rescanned.get()];
+                tables
+                    .into_iter()
+                    .flatten()
+                    .map(Containers::heap_bytes)
+                    .sum::<usize>()
+            })
             .sum()
     }
 
@@ -473,6 +567,7 @@ pub(crate) fn load_index(
     let mut blocks = Vec::new();
     let mut context = ContextBuilder::new();
     let mut references = 0;
+    let mut placed: Vec<(usize, u64)> = Vec::new();
     let mut by_thread = ThreadCells {
         ids: HashMap::new(),
         lists: Vec::new(),
@@ -576,6 +671,7 @@ pub(crate) fn load_index(
                     });
                 }
                 context.add(kind, id, PhysicalOffset(offset));
+                placed.push((cell, offset));
                 references += 1;
             }
             kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
@@ -612,6 +708,43 @@ pub(crate) fn load_index(
             at,
             bytes: data_len - at.0,
         });
+    }
+    // Each reference object lies whole inside a block's payload and is
+    // followed by another object or the BLOCK_END: a cell that points a
+    // few bytes into an object can read as the right kind and id (the
+    // high byte of a small thread id is a THREAD_NAME kind byte).
+    for (cell, offset) in placed {
+        let raw = &cells[cell];
+        let block = blocks
+            .partition_point(|block| block.start.0 <= offset)
+            .checked_sub(1)
+            .map(|b| &blocks[b]);
+        let whole = block.is_some_and(|block| {
+            let Some(object) = data_bytes.get(offset as usize..block.end.0 as usize) else {
+                return false;
+            };
+            let mut reader = ByteReader::new(object, offset);
+            offset >= block.start.0 + BLOCK_HEADER_LEN
+                && skip_object(&mut reader, None).is_ok()
+                && ObjectKind::from_byte(data_bytes[offset as usize + reader.position()])
+                    .is_some_and(|next| {
+                        next.is_reference()
+                            || matches!(
+                                next,
+                                ObjectKind::Tracepoint
+                                    | ObjectKind::TracepointFooter
+                                    | ObjectKind::BlockEnd
+                            )
+                    })
+        });
+        if !whole {
+            return Err(IndexProblem::ReferenceMismatch {
+                cell,
+                kind: ObjectKind::from_byte(raw.kind).expect("checked above"),
+                id: raw.id.get(),
+                offset,
+            });
+        }
     }
     for (list, cell) in recheck {
         let raw = &cells[cell as usize];

@@ -595,6 +595,21 @@ impl LazyTraceReader {
 
     /// The container a node is a direct child of; `None` for top-level nodes.
     pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
+        self.trusting(|| self.parent_once(node))
+    }
+
+    /// Runs a lookup through the container tables; if it made the reader
+    /// distrust a thread's cells (they contradicted the data), runs it
+    /// again over the tables found by scanning.
+    fn trusting<T>(&self, f: impl Fn() -> Result<T>) -> Result<T> {
+        let before = self.lookup.distrusted();
+        match f() {
+            Err(_) if self.lookup.distrusted() != before => f(),
+            result => result,
+        }
+    }
+
+    fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = node.slot as usize;
         let (table, cells) = self.containers(slot);
         let mut enclosing = table.last_starting_at_or_before(cells, node.at);
@@ -647,11 +662,22 @@ impl LazyTraceReader {
     /// thread's pre-order (they do in what real recorders write). A thread
     /// where they do not is searched by a sequential scan.
     pub fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
+        self.trusting(|| self.node_by_event_once(event))
+    }
+
+    fn node_by_event_once(&self, event: EventId) -> Result<Option<LazyNode>> {
         let threads = self.lookup.blocks.thread_count();
         for slot in 0..threads {
             let (table, cells) = self.containers(slot);
             if let Some(k) = table.find_event(cells, event) {
-                return self.container_node(slot, k).map(Some);
+                let node = self.container_node(slot, k)?;
+                if self.stream(slot).header(node.at)?.event != event {
+                    return Err(self.contradicted(
+                        slot,
+                        format!("the cell of event id {event} leads to another container"),
+                    ));
+                }
+                return Ok(Some(node));
             }
         }
         // Threads where the container before `event` is nearest first.
@@ -1136,10 +1162,13 @@ impl LazyTraceReader {
         };
         let start = table.start(cells, k);
         let missing = || {
-            Error::NoSuchNode(format!(
-                "no header for the container whose content starts at {start} in thread {}",
-                self.lookup.blocks.thread(slot).thread
-            ))
+            self.contradicted(
+                slot,
+                format!(
+                    "no header for the container whose content starts at {start} in thread {}",
+                    self.lookup.blocks.thread(slot).thread
+                ),
+            )
         };
         loop {
             let at = self.last_child_before(scope, start)?.ok_or_else(missing)?;
@@ -1159,10 +1188,21 @@ impl LazyTraceReader {
             }
             // A container the index has no cell for lies in between.
             match self.scope(node)? {
-                Some(inner) if inner.start < start && start < inner.end => scope = inner,
+                // `<=`: an unfinished container's content may end where a
+                // header written last (its child's content) starts.
+                Some(inner) if inner.start < start && start <= inner.end => scope = inner,
                 _ => return Err(missing()),
             }
         }
+    }
+
+    /// The error for a lookup whose container cell contradicts the data;
+    /// the thread's cells are distrusted from then on (see
+    /// [`LazyTraceReader::trusting`]).
+    fn contradicted(&self, slot: usize, what: String) -> Error {
+        let problem = IndexProblem::Inconsistent(what.clone());
+        self.lookup.distrust(self.data.as_slice(), slot, problem);
+        Error::NoSuchNode(what)
     }
 
     /// The last direct child of `scope` that starts before `start`.
