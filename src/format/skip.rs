@@ -93,6 +93,13 @@ impl<'a> Cursor<'a> {
         bytes.try_into().ok()
     }
 
+    /// The next `N` bytes, without moving.
+    #[inline(always)]
+    pub(crate) fn peek<const N: usize>(&self) -> Option<[u8; N]> {
+        let bytes = self.bytes.get(self.at..self.at + N)?;
+        bytes.try_into().ok()
+    }
+
     #[inline(always)]
     pub(crate) fn advance(&mut self, len: usize) -> Option<()> {
         (len <= self.bytes.len() - self.at).then(|| self.at += len)
