@@ -142,7 +142,20 @@ impl<'a> Cursor<'a> {
 
     #[inline(always)]
     fn object(mut self, open: Option<TracepointType>) -> Option<(Skipped, usize)> {
-        let kind = ObjectKind::from_byte(self.u8()?)?;
+        let byte = self.u8()?;
+        // Tracepoints first: most objects are.
+        if byte == ObjectKind::Tracepoint as u8 {
+            let header = Tracepoint::skip(&mut self)?;
+            let kind = ObjectKind::Tracepoint;
+            return Some((
+                Skipped {
+                    kind,
+                    header: Some(header),
+                },
+                self.at,
+            ));
+        }
+        let kind = ObjectKind::from_byte(byte)?;
         let header = match kind {
             ObjectKind::Tracepoint => Some(Tracepoint::skip(&mut self)?),
             ObjectKind::TracepointFooter => {
