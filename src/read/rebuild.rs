@@ -105,29 +105,27 @@ pub fn rebuild_index_observed(
             (start, (start + chunk_size).min(data.len() as u64))
         })
         .collect();
-    let discover = || -> Vec<Summaries> {
-        chunks
-            .par_iter()
-            .enumerate()
-            .map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
-            .collect()
+    let parallel = threads > 1 && chunks.len() > 1;
+    let rebuild = || -> Result<RebuiltIndex> {
+        let discover = |(i, &(start, end)): (usize, &(u64, u64))| {
+            discover_chunk(data, start, end, i == 0, progress)
+        };
+        let summaries = if parallel {
+            chunks.par_iter().enumerate().map(discover).collect()
+        } else {
+            chunks.iter().enumerate().map(discover).collect()
+        };
+        stitch(data, summaries, parallel)
     };
-    let summaries = if threads == 1 || chunks.len() == 1 {
-        chunks
-            .iter()
-            .enumerate()
-            .map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
-            .collect()
-    } else if options.threads == 0 {
-        discover()
+    if !parallel || options.threads == 0 {
+        rebuild()
     } else {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?
-            .install(discover)
-    };
-    stitch(data, summaries)
+            .install(rebuild)
+    }
 }
 
 /// What discovery found in one chunk (or the stitch re-read exactly):
@@ -483,37 +481,53 @@ struct ThreadState {
     open: Vec<(EventId, TracepointType, LogicalOffset)>,
 }
 
-/// Stitches the chunks' summaries (in file order) and emits the cells:
-/// each block's cells are copied once, their container offsets made
-/// logical, and each chunk's arrays are freed once its last block is used.
-fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
-    let capacity = chunks.iter().map(|chunk| chunk.cells.len()).sum();
-    let mut cells: Vec<IndexCell> = Vec::with_capacity(capacity);
+/// Where a block's summary is: a chunk's, or one re-read by the stitch.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Chunk(usize),
+    Exact(usize),
+}
+
+/// A run of cells to emit: a block's, from `source`, starting at `at` in
+/// the output, with `base` added to container offsets.
+#[derive(Debug, Clone)]
+struct Segment {
+    at: usize,
+    source: Source,
+    cells: std::ops::Range<usize>,
+    base: u64,
+}
+
+/// Stitches the chunks' summaries (in file order): decides, block by block,
+/// which summary holds and each thread's logical offsets (sequential, but
+/// reading only the blocks' records and crossing containers), then emits
+/// every block's cells once, in parallel when `parallel`.
+fn stitch(data: &[u8], chunks: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
     let mut threads: Vec<ThreadState> = Vec::new();
     let mut slots: FxHashMap<ThreadId, usize> = FxHashMap::default();
     let mut report = LoadReport::default();
-    let mut blocks = 0usize;
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut exacts: Vec<Summaries> = Vec::new();
+    // Cells closing a container of an earlier block: output position,
+    // event, logical content start.
+    let mut patches: Vec<(usize, EventId, LogicalOffset)> = Vec::new();
+    let mut total = 0usize;
     let mut at = PhysicalOffset(FILE_HEADER_LEN);
     // The next speculative summary to look at: chunk, block.
     let (mut chunk, mut next) = (0usize, 0usize);
     loop {
-        let exact;
-        // Move to the first summary starting at or after `at`, freeing
-        // chunks left behind.
-        while let Some(summaries) = chunks.get_mut(chunk) {
+        // Move to the first summary starting at or after `at`.
+        while let Some(summaries) = chunks.get(chunk) {
             match summaries.blocks.get(next) {
                 Some(block) if block.start < at => next += 1,
                 Some(_) => break,
-                None => {
-                    *summaries = Summaries::default();
-                    (chunk, next) = (chunk + 1, 0);
-                }
+                None => (chunk, next) = (chunk + 1, 0),
             }
         }
         let speculative = chunks
             .get(chunk)
-            .and_then(|summaries| Some((summaries, summaries.blocks.get(next)?)))
-            .filter(|(summaries, block)| {
+            .and_then(|summaries| summaries.blocks.get(next))
+            .filter(|block| {
                 if block.start != at {
                     return false;
                 }
@@ -521,23 +535,25 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
                     .get(&block.thread)
                     .map_or(&[][..], |&slot| &threads[slot].open[..]);
                 let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
-                summaries.outers[block.outers.clone()]
+                chunks[chunk].outers[block.outers.clone()]
                     .iter()
                     .all(|&(_, ty)| expected.next() == Some(ty))
             });
-        let (summaries, block) = match speculative {
-            Some((summaries, block)) => (summaries, block.clone()),
+        let source = match speculative {
+            Some(_) => Source::Chunk(chunk),
             None => {
                 let thread = read_block_thread(data, at);
                 let stack: Vec<TracepointType> = thread
                     .and_then(|thread| slots.get(&thread))
                     .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
                     .unwrap_or_default();
-                let mut fresh = Summaries::default();
-                let step = summarize(data, at, Outer::Known(&stack), &mut fresh)?;
-                exact = fresh;
-                match step {
-                    Step::Block(block) => (&exact, block),
+                let mut exact = Summaries::default();
+                match summarize(data, at, Outer::Known(&stack), &mut exact)? {
+                    Step::Block(block) => {
+                        exact.blocks.push(block);
+                        exacts.push(exact);
+                        Source::Exact(exacts.len() - 1)
+                    }
                     Step::Eof(offset) => {
                         report.trailing_bytes = data.len() as u64 - offset.0 - 1;
                         break;
@@ -555,7 +571,10 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
                 }
             }
         };
-        blocks += 1;
+        let (summaries, block) = match source {
+            Source::Chunk(chunk) => (&chunks[chunk], &chunks[chunk].blocks[next]),
+            Source::Exact(i) => (&exacts[i], &exacts[i].blocks[0]),
+        };
         let slot = *slots.entry(block.thread).or_insert_with(|| {
             threads.push(ThreadState {
                 thread: block.thread,
@@ -565,24 +584,10 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
         });
         let state = &mut threads[slot];
         let base = state.logical_len;
-        let first = cells.len();
-        cells.extend(summaries.cells[block.cells.clone()].iter().map(|&cell| {
-            if cell.kind == ObjectKind::Tracepoint {
-                IndexCell {
-                    start: cell.start + base as i64,
-                    end: cell.end + base as i64,
-                    ..cell
-                }
-            } else {
-                cell
-            }
-        }));
         for &(index, _) in &summaries.outers[block.outers.clone()] {
             // Verified above, or summarized exactly: a container is open.
             if let Some((event, _, start)) = state.open.pop() {
-                let cell = &mut cells[first + index as usize];
-                cell.id = event.0;
-                cell.start = start.0 as i64;
+                patches.push((total + index as usize, event, start));
             }
         }
         state.open.extend(
@@ -591,9 +596,22 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
                 .map(|&(event, ty, start)| (event, ty, LogicalOffset(base + start))),
         );
         state.logical_len += block.payload_len();
+        segments.push(Segment {
+            at: total,
+            source,
+            cells: block.cells.clone(),
+            base,
+        });
+        total += block.cells.len();
         at = PhysicalOffset(block.end.0 + 1);
     }
-    drop(chunks);
+    let mut cells = emit(&chunks, &exacts, &segments, total, parallel);
+    drop((chunks, exacts));
+    for (at, event, start) in patches {
+        let cell = &mut cells[at];
+        cell.id = event.0;
+        cell.start = start.0 as i64;
+    }
     threads.sort_by_key(|t| t.thread);
     let unfinished: Vec<UnfinishedContainer> = threads
         .iter()
@@ -612,9 +630,65 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>) -> Result<RebuiltIndex> {
     Ok(RebuiltIndex {
         cells,
         unfinished,
-        blocks,
+        blocks: segments.len(),
         report,
     })
+}
+
+/// The cells of `segments`, `total` in all, container offsets made
+/// logical; written in parallel straight into the result when `parallel`.
+fn emit(
+    chunks: &[Summaries],
+    exacts: &[Summaries],
+    segments: &[Segment],
+    total: usize,
+    parallel: bool,
+) -> Vec<IndexCell> {
+    let cells_of = |segment: &Segment| {
+        let summaries = match segment.source {
+            Source::Chunk(i) => &chunks[i],
+            Source::Exact(i) => &exacts[i],
+        };
+        &summaries.cells[segment.cells.clone()]
+    };
+    let logical = |cell: IndexCell, base: u64| {
+        if cell.kind == ObjectKind::Tracepoint {
+            IndexCell {
+                start: cell.start + base as i64,
+                end: cell.end + base as i64,
+                ..cell
+            }
+        } else {
+            cell
+        }
+    };
+    if !parallel {
+        let mut cells = Vec::with_capacity(total);
+        for segment in segments {
+            let base = segment.base;
+            cells.extend(cells_of(segment).iter().map(|&cell| logical(cell, base)));
+        }
+        return cells;
+    }
+    // Each worker remembers the segment of its last cell: its cells come
+    // in order, so finding the next one's is mostly a comparison.
+    let mut cells = Vec::new();
+    (0..total)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .map_init(
+            || 0usize,
+            |segment, i| {
+                let current = &segments[*segment];
+                if !(current.at..current.at + current.cells.len()).contains(&i) {
+                    *segment = segments.partition_point(|s| s.at + s.cells.len() <= i);
+                }
+                let current = &segments[*segment];
+                logical(cells_of(current)[i - current.at], current.base)
+            },
+        )
+        .collect_into_vec(&mut cells);
+    cells
 }
 
 /// The thread id of the block starting at `at`, if a `BLOCK_START` is there.
