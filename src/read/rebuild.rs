@@ -502,7 +502,7 @@ struct Segment {
 /// which summary holds and each thread's logical offsets (sequential, but
 /// reading only the blocks' records and crossing containers), then emits
 /// every block's cells once, in parallel when `parallel`.
-fn stitch(data: &[u8], chunks: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
+fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
     let mut threads: Vec<ThreadState> = Vec::new();
     let mut slots: FxHashMap<ThreadId, usize> = FxHashMap::default();
     let mut report = LoadReport::default();
@@ -605,7 +605,7 @@ fn stitch(data: &[u8], chunks: Vec<Summaries>, parallel: bool) -> Result<Rebuilt
         total += block.cells.len();
         at = PhysicalOffset(block.end.0 + 1);
     }
-    let mut cells = emit(&chunks, &exacts, &segments, total, parallel);
+    let mut cells = emit(&mut chunks, &exacts, &segments, total, parallel);
     drop((chunks, exacts));
     for (at, event, start) in patches {
         let cell = &mut cells[at];
@@ -636,21 +636,16 @@ fn stitch(data: &[u8], chunks: Vec<Summaries>, parallel: bool) -> Result<Rebuilt
 }
 
 /// The cells of `segments`, `total` in all, container offsets made
-/// logical; written in parallel straight into the result when `parallel`.
+/// logical. Written chunk by chunk, each chunk's in parallel when `parallel`
+/// straight into the result, and each chunk's cells are freed once
+/// emitted: the heap holds the result plus the chunks not yet emitted.
 fn emit(
-    chunks: &[Summaries],
+    chunks: &mut [Summaries],
     exacts: &[Summaries],
     segments: &[Segment],
     total: usize,
     parallel: bool,
 ) -> Vec<IndexCell> {
-    let cells_of = |segment: &Segment| {
-        let summaries = match segment.source {
-            Source::Chunk(i) => &chunks[i],
-            Source::Exact(i) => &exacts[i],
-        };
-        &summaries.cells[segment.cells.clone()]
-    };
     let logical = |cell: IndexCell, base: u64| {
         if cell.kind == ObjectKind::Tracepoint {
             IndexCell {
@@ -662,32 +657,55 @@ fn emit(
             cell
         }
     };
-    if !parallel {
-        let mut cells = Vec::with_capacity(total);
-        for segment in segments {
-            let base = segment.base;
-            cells.extend(cells_of(segment).iter().map(|&cell| logical(cell, base)));
+    let mut cells = Vec::with_capacity(total);
+    let mut rest = segments;
+    while let Some(first) = rest.first() {
+        // A wave: the segments up to the next chunk's first.
+        let chunk = match first.source {
+            Source::Chunk(chunk) => Some(chunk),
+            Source::Exact(_) => None,
+        };
+        let len = rest
+            .iter()
+            .position(|s| matches!(s.source, Source::Chunk(c) if Some(c) != chunk))
+            .unwrap_or(rest.len());
+        let (wave, after) = rest.split_at(len);
+        rest = after;
+        let sources: &[Summaries] = chunks;
+        let cells_of = |segment: &Segment| {
+            let summaries = match segment.source {
+                Source::Chunk(i) => &sources[i],
+                Source::Exact(i) => &exacts[i],
+            };
+            &summaries.cells[segment.cells.clone()]
+        };
+        if parallel {
+            // Each worker remembers the segment of its last cell: its cells
+            // come in order, so finding the next one's is mostly a
+            // comparison.
+            let from = first.at;
+            let to = wave.last().map_or(from, |s| s.at + s.cells.len());
+            cells.par_extend((from..to).into_par_iter().with_min_len(1 << 14).map_init(
+                || 0usize,
+                |segment, i| {
+                    let current = &wave[*segment];
+                    if !(current.at..current.at + current.cells.len()).contains(&i) {
+                        *segment = wave.partition_point(|s| s.at + s.cells.len() <= i);
+                    }
+                    let current = &wave[*segment];
+                    logical(cells_of(current)[i - current.at], current.base)
+                },
+            ));
+        } else {
+            for segment in wave {
+                let base = segment.base;
+                cells.extend(cells_of(segment).iter().map(|&cell| logical(cell, base)));
+            }
         }
-        return cells;
+        if let Some(chunk) = chunk {
+            chunks[chunk].cells = Vec::new();
+        }
     }
-    // Each worker remembers the segment of its last cell: its cells come
-    // in order, so finding the next one's is mostly a comparison.
-    let mut cells = Vec::new();
-    (0..total)
-        .into_par_iter()
-        .with_min_len(1 << 14)
-        .map_init(
-            || 0usize,
-            |segment, i| {
-                let current = &segments[*segment];
-                if !(current.at..current.at + current.cells.len()).contains(&i) {
-                    *segment = segments.partition_point(|s| s.at + s.cells.len() <= i);
-                }
-                let current = &segments[*segment];
-                logical(cells_of(current)[i - current.at], current.base)
-            },
-        )
-        .collect_into_vec(&mut cells);
     cells
 }
 
