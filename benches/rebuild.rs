@@ -1,25 +1,36 @@
-//! The parallel index rebuild on 1 and 2 threads, and the eager loader,
-//! against a raw scan of the same mapped bytes, all in the same run.
+//! The parallel index rebuild on 1 and 2 threads against a raw scan of the
+//! same mapped bytes, all in the same run.
 //!
 //! ```text
 //! TRACETREE_BENCH_SIZE=1GB cargo bench --bench rebuild
+//! TRACETREE_BENCH_TRACE=/path/to/some.trace cargo bench --bench rebuild
 //! ```
+//!
+//! The trace is `TRACETREE_BENCH_TRACE` when set, else a `tracetree gen`
+//! mixed trace of `TRACETREE_BENCH_SIZE` (64 MB by default; 2 producer
+//! threads, 1 MiB blocks, seed 1), generated once into
+//! `target/bench-traces/` (the one `benches/sizes.rs` uses).
 
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
+use tracetree::generate::Shape;
 use tracetree::read::EagerTrace;
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 
 mod support;
 
-use support::{bench_size, raw_scan, trace};
+use support::{bench_size, generated, raw_scan};
 
 fn rebuild(c: &mut Criterion) {
-    let size = bench_size();
-    let data = TraceBytes::map(trace(size)).unwrap();
+    let path = match std::env::var_os("TRACETREE_BENCH_TRACE") {
+        Some(path) => PathBuf::from(path),
+        None => generated(Shape::Mixed, 2, bench_size()).0,
+    };
+    let data = TraceBytes::map(&path).unwrap();
     raw_scan(data.as_slice()); // warm the page cache
     let mut group = c.benchmark_group(format!("rebuild/{}MB", data.len() >> 20));
     group.throughput(Throughput::Bytes(data.len()));

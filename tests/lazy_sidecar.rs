@@ -313,16 +313,41 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     let sidecar = racy.report().sidecar.clone().unwrap();
     assert_eq!(sidecar.outcome, SidecarOutcome::Used);
     assert_eq!(sidecar.framing_checked, blocks);
-    // Once the data's ctime is well in the past, a new sidecar is stamped
-    // with it, and reopening reads only a sample.
+    // Once the data's ctime is well in the past, the stamps can vouch for
+    // the data. A read-only open still reads every block (it writes
+    // nothing)...
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    fs::remove_file(sidecar_path(&path)).unwrap();
-    LazyTraceReader::open(&path).unwrap();
-    let trusted = LazyTraceReader::open(&path).unwrap();
-    let sidecar = trusted.report().sidecar.clone().unwrap();
+    let sidecar_bytes = fs::read(sidecar_path(&path)).unwrap();
+    let read_only = || {
+        LazyTraceReader::options()
+            .sidecar(SidecarPolicy::ReadOnly)
+            .open(&path)
+            .unwrap()
+    };
+    let sidecar = read_only().report().sidecar.clone().unwrap();
     assert_eq!(sidecar.outcome, SidecarOutcome::Used);
-    assert!(sidecar.framing_checked <= tracetree::read::sidecar::SAMPLED_BLOCKS + 1);
-    assert_same_tree(&trusted, &eager, "trusted stamps");
+    assert_eq!(sidecar.framing_checked, blocks);
+    assert_eq!(fs::read(sidecar_path(&path)).unwrap(), sidecar_bytes);
+    // ... the first read-write open reads every block once more and
+    // re-stamps the sidecar in place (its `stamped_at` only), ...
+    let restamping = LazyTraceReader::open(&path).unwrap();
+    let sidecar = restamping.report().sidecar.clone().unwrap();
+    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
+    assert_eq!(sidecar.framing_checked, blocks);
+    let restamped = fs::read(sidecar_path(&path)).unwrap();
+    assert_eq!(restamped.len(), sidecar_bytes.len());
+    let differing: Vec<usize> = (0..restamped.len())
+        .filter(|&i| restamped[i] != sidecar_bytes[i])
+        .collect();
+    assert!(!differing.is_empty() && differing.iter().all(|i| (192..200).contains(i)));
+    // ... and every later open, read-only too, reads only a sample.
+    for trusted in [LazyTraceReader::open(&path).unwrap(), read_only()] {
+        let sidecar = trusted.report().sidecar.clone().unwrap();
+        assert_eq!(sidecar.outcome, SidecarOutcome::Used);
+        assert!(sidecar.framing_checked <= tracetree::read::sidecar::SAMPLED_BLOCKS + 1);
+        assert_same_tree(&trusted, &eager, "trusted stamps");
+    }
+    assert_eq!(fs::read(sidecar_path(&path)).unwrap(), restamped);
     // Any write moves the ctime, even with the mtime put back (here the
     // same bytes are written again).
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();

@@ -9,6 +9,15 @@ use std::borrow::Cow;
 pub fn validate(bytes: &[u8]) -> Result<(), usize> {
     let mut i = 0;
     while i < bytes.len() {
+        // ASCII, the common case, eight bytes at a time.
+        if let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            && u64::from_ne_bytes(word) & 0x8080_8080_8080_8080 == 0
+        {
+            i += 8;
+            continue;
+        }
         let b = bytes[i];
         if b < 0x80 {
             i += 1;

@@ -93,6 +93,13 @@ impl<'a> Cursor<'a> {
         bytes.try_into().ok()
     }
 
+    /// The next `N` bytes, without moving.
+    #[inline(always)]
+    pub(crate) fn peek<const N: usize>(&self) -> Option<[u8; N]> {
+        let bytes = self.bytes.get(self.at..self.at + N)?;
+        bytes.try_into().ok()
+    }
+
     #[inline(always)]
     pub(crate) fn advance(&mut self, len: usize) -> Option<()> {
         (len <= self.bytes.len() - self.at).then(|| self.at += len)
@@ -135,7 +142,20 @@ impl<'a> Cursor<'a> {
 
     #[inline(always)]
     fn object(mut self, open: Option<TracepointType>) -> Option<(Skipped, usize)> {
-        let kind = ObjectKind::from_byte(self.u8()?)?;
+        let byte = self.u8()?;
+        // Tracepoints first: most objects are.
+        if byte == ObjectKind::Tracepoint as u8 {
+            let header = Tracepoint::skip(&mut self)?;
+            let kind = ObjectKind::Tracepoint;
+            return Some((
+                Skipped {
+                    kind,
+                    header: Some(header),
+                },
+                self.at,
+            ));
+        }
+        let kind = ObjectKind::from_byte(byte)?;
         let header = match kind {
             ObjectKind::Tracepoint => Some(Tracepoint::skip(&mut self)?),
             ObjectKind::TracepointFooter => {
@@ -254,6 +274,52 @@ mod tests {
                     // Cut short too.
                     assert_agree(&bytes[at..position], open);
                     bytes[position] ^= flip;
+                }
+            }
+        }
+    }
+
+    /// Value skipping (its table-driven fast path for fixed-size codes,
+    /// empty objects and arrays, and the general path) against decoding,
+    /// for every code near the known ones, every count near the fast
+    /// path's, nesting depths around the limit and every cut length.
+    #[test]
+    fn value_skipping_agrees_with_decoding() {
+        use crate::format::MAX_NESTING;
+        use crate::model::Value;
+        // The value nested in `depth` one-element arrays, cut to `len`
+        // bytes after the arrays' headers.
+        let agree = |value: &[u8], depth: usize| {
+            let mut nested = Vec::new();
+            for _ in 0..depth {
+                nested.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 9, 0xFF, 0xFF, 0xFF, 0xFE]);
+            }
+            let heads = nested.len();
+            nested.extend_from_slice(value);
+            for _ in 0..depth {
+                nested.extend_from_slice(&[0, 0, 0, 1]);
+            }
+            let cuts = (heads..=heads + value.len()).chain([nested.len() - 1, nested.len()]);
+            for len in cuts {
+                let bytes = &nested[..len];
+                let mut cursor = Cursor::new(bytes);
+                let skipped = Value::skip(&mut cursor, 0).map(|()| cursor.at);
+                let mut reader = ByteReader::new(bytes, 0);
+                let decoded = Value::decode(&mut reader).ok().map(|_| reader.position());
+                assert_eq!(skipped, decoded, "{bytes:02x?} at depth {depth}");
+            }
+        };
+        let mut payload: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) | 0x01).collect();
+        payload[4..8].copy_from_slice(&[0, 0, 0, 1]); // a short string's length
+        for code in -20i32..=3 {
+            for count in [-3i32, -2, -1, 0, 1, 2] {
+                let mut bytes = code.to_be_bytes().to_vec();
+                bytes.extend_from_slice(&[0, 0, 0, 5]); // identity hash / payload
+                bytes.extend_from_slice(&count.to_be_bytes());
+                bytes.extend_from_slice(&[0, 1, b'a', 0xFF, 0xFF, 0xFF, 0xFB]);
+                bytes.extend_from_slice(&payload);
+                for depth in [0, 1, MAX_NESTING - 1, MAX_NESTING, MAX_NESTING + 1] {
+                    agree(&bytes, depth);
                 }
             }
         }

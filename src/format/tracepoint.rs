@@ -505,7 +505,7 @@ impl Tracepoint<'_> {
 impl Footer<'_> {
     /// Skips the footer of a container of type `container` after its kind
     /// byte.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn skip(cursor: &mut Cursor<'_>, container: TracepointType) -> Option<()> {
         match container {
             TracepointType::MethodCall => {

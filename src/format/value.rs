@@ -32,6 +32,28 @@ mod code {
     pub const STRING_BUILDER: i32 = -16;
 }
 
+/// Marks a code without a fixed-size payload in [`FIXED_PAYLOAD`].
+const NOT_FIXED: u8 = u8::MAX;
+
+/// Payload bytes after each negative value code `-k`, at `k` (index 0 is
+/// no code); [`NOT_FIXED`] where the payload has a length of its own
+/// (strings) or the code is unknown. What `Value::decode` reads for them.
+const FIXED_PAYLOAD: [u8; 17] = {
+    let mut table = [NOT_FIXED; 17];
+    table[-code::NULL as usize] = 0;
+    table[-code::VOID as usize] = 0;
+    table[-code::BYTE as usize] = 1;
+    table[-code::SHORT as usize] = 2;
+    table[-code::INT as usize] = 4;
+    table[-code::LONG as usize] = 8;
+    table[-code::FLOAT as usize] = 4;
+    table[-code::DOUBLE as usize] = 8;
+    table[-code::CHAR as usize] = 2;
+    table[-code::KOTLIN_UNIT as usize] = 0;
+    table[-code::BOOLEAN as usize] = 1;
+    table
+};
+
 /// Stores a value code and its fixed-size payload (`$len` bytes in all) at
 /// once.
 macro_rules! coded {
@@ -124,7 +146,37 @@ impl<'a> Value<'a> {
     /// Skips one value as [`Value::decode`] reads it, checking the same
     /// things, without building it; `None` where decoding fails (decode
     /// then to learn why). `depth` is the nesting depth, as in decoding.
+    ///
+    /// The common values take the inlined fast path: a code with a
+    /// fixed-size payload (looked up in [`FIXED_PAYLOAD`]), and objects and
+    /// arrays without fields or elements; everything else (strings, nested
+    /// values) the general one.
+    #[inline(always)]
     pub(crate) fn skip(cursor: &mut Cursor<'_>, depth: usize) -> Option<()> {
+        let code = i32::from_be_bytes(cursor.peek::<4>()?);
+        if depth > MAX_NESTING {
+            return None;
+        }
+        if code < 0 {
+            if let Some(&len) = FIXED_PAYLOAD.get(code.unsigned_abs() as usize)
+                && len != NOT_FIXED
+            {
+                return cursor.advance(4 + len as usize);
+            }
+        } else {
+            // An object or array: class, identity hash, count (then, for
+            // an array, its total size).
+            let head = cursor.peek::<12>()?;
+            match i32::from_be_bytes([head[8], head[9], head[10], head[11]]) {
+                0 => return cursor.advance(12),
+                -1 => return cursor.advance(16),
+                _ => {}
+            }
+        }
+        Self::skip_nested(cursor, depth)
+    }
+
+    fn skip_nested(cursor: &mut Cursor<'_>, depth: usize) -> Option<()> {
         if depth > MAX_NESTING {
             return None;
         }
@@ -145,11 +197,11 @@ impl<'a> Value<'a> {
                 if count >= 0 {
                     for _ in 0..cursor.count(count as i64, 6)? {
                         cursor.utf()?;
-                        Self::skip(cursor, depth + 1)?;
+                        Self::skip_nested(cursor, depth + 1)?;
                     }
                 } else {
                     for _ in 0..cursor.count(-(count as i64) - 1, 4)? {
-                        Self::skip(cursor, depth + 1)?;
+                        Self::skip_nested(cursor, depth + 1)?;
                     }
                     cursor.advance(4)?;
                 }

@@ -26,11 +26,12 @@
 //!    footers), plus the containers that never got a footer.
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use crate::format::skip::skip_object;
+use crate::format::skip::{skip_object, try_skip};
 use crate::format::{
     BLOCK_HEADER_LEN, ByteReader, DATA_MAGIC, FILE_HEADER_LEN, IndexCell, Object, ObjectKind,
     check_file_header,
@@ -104,52 +105,61 @@ pub fn rebuild_index_observed(
             (start, (start + chunk_size).min(data.len() as u64))
         })
         .collect();
-    let discover = || -> Vec<BlockSummary> {
-        chunks
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
-            .collect()
+    let parallel = threads > 1 && chunks.len() > 1;
+    let rebuild = || -> Result<RebuiltIndex> {
+        let discover = |(i, &(start, end)): (usize, &(u64, u64))| {
+            discover_chunk(data, start, end, i == 0, progress)
+        };
+        let summaries = if parallel {
+            chunks.par_iter().enumerate().map(discover).collect()
+        } else {
+            chunks.iter().enumerate().map(discover).collect()
+        };
+        stitch(data, summaries, parallel)
     };
-    let summaries = if threads == 1 || chunks.len() == 1 {
-        chunks
-            .iter()
-            .enumerate()
-            .flat_map(|(i, &(start, end))| discover_chunk(data, start, end, i == 0, progress))
-            .collect()
-    } else if options.threads == 0 {
-        discover()
+    if !parallel || options.threads == 0 {
+        rebuild()
     } else {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?
-            .install(discover)
-    };
-    stitch(data, summaries)
+            .install(rebuild)
+    }
 }
 
-/// One entry of a block summary, in write order.
-#[derive(Debug, Clone, Copy)]
-enum Entry {
-    Reference {
-        kind: ObjectKind,
-        id: i32,
-        offset: PhysicalOffset,
-    },
-    Open {
-        event: EventId,
-        tracepoint_type: TracepointType,
-        /// Content start, relative to the block's payload.
-        content_start: u64,
-    },
-    Close {
-        /// Footer position, relative to the block's payload.
-        at: u64,
-        /// For a footer closing a container of an earlier block: the type
-        /// assumed (or known) for it.
-        outer: Option<TracepointType>,
-    },
+/// What discovery found in one chunk (or the stitch re-read exactly):
+/// its blocks, and their cells and crossing containers in flat arrays that
+/// each block has a range of (no allocation per block).
+#[derive(Debug, Default)]
+struct Summaries {
+    blocks: Vec<BlockSummary>,
+    /// The blocks' cells, each block's in write order after its
+    /// `BLOCK_START` cell. A container cell's offsets are relative to its
+    /// block's payload (the stitch adds the thread's logical length before
+    /// the block); one closing a container of an earlier block is a
+    /// placeholder whose id and start the stitch fills in.
+    cells: Vec<IndexCell>,
+    /// Footers closing containers of earlier blocks: the placeholder cell's
+    /// index within its block's cells, and the type assumed (or known) for
+    /// the container. They come before any of the block's `opens`.
+    outers: Vec<(u32, TracepointType)>,
+    /// Containers the block leaves open, outermost first: event, type,
+    /// content start relative to the block's payload.
+    opens: Vec<(EventId, TracepointType, u64)>,
+}
+
+impl Summaries {
+    fn lengths(&self) -> [usize; 3] {
+        [self.cells.len(), self.outers.len(), self.opens.len()]
+    }
+
+    /// Forgets what a failed summary added.
+    fn truncate(&mut self, [cells, outers, opens]: [usize; 3]) {
+        self.cells.truncate(cells);
+        self.outers.truncate(outers);
+        self.opens.truncate(opens);
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -157,19 +167,14 @@ struct BlockSummary {
     thread: ThreadId,
     start: PhysicalOffset,
     end: PhysicalOffset,
-    entries: Vec<Entry>,
+    cells: std::ops::Range<usize>,
+    outers: std::ops::Range<usize>,
+    opens: std::ops::Range<usize>,
 }
 
 impl BlockSummary {
     fn payload_len(&self) -> u64 {
         self.end.0 - self.start.0 - BLOCK_HEADER_LEN
-    }
-
-    fn outer_types(&self) -> impl Iterator<Item = TracepointType> + '_ {
-        self.entries.iter().filter_map(|entry| match entry {
-            Entry::Close { outer, .. } => *outer,
-            _ => None,
-        })
     }
 }
 
@@ -190,8 +195,8 @@ fn discover_chunk(
     end: u64,
     exact_start: bool,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<BlockSummary> {
-    let mut chain = Vec::new();
+) -> Summaries {
+    let mut out = Summaries::default();
     let mut at = start;
     // Whether `at` is known to be a block boundary (the chunk's exact start,
     // or just after a block of the chain).
@@ -206,21 +211,23 @@ fn discover_chunk(
             };
             at += found as u64;
         }
-        match summarize_speculatively(data, PhysicalOffset(at)) {
+        let before = out.lengths();
+        match summarize_speculatively(data, PhysicalOffset(at), &mut out) {
             Ok(Step::Block(block)) if on_boundary || is_boundary(data, block.end.0 + 1) => {
                 let after = block.end.0 + 1;
                 progress(after - block.start.0);
-                chain.push(block);
+                out.blocks.push(block);
                 at = after;
                 on_boundary = true;
             }
             _ => {
+                out.truncate(before);
                 at += 1;
                 on_boundary = false;
             }
         }
     }
-    chain
+    out
 }
 
 /// Whether a block, `EOF` or the end of the data stands at `offset`.
@@ -253,16 +260,23 @@ const MAX_GUESS_ATTEMPTS: usize = 16;
 
 /// Summarizes the block at `at` without knowing its thread's open
 /// containers, backtracking over footer-type guesses when a guess leads to
-/// bytes that do not decode.
-fn summarize_speculatively(data: &[u8], at: PhysicalOffset) -> Result<Step, DecodeError> {
+/// bytes that do not decode. On failure `out` may hold a partial summary:
+/// the caller truncates it.
+fn summarize_speculatively(
+    data: &[u8],
+    at: PhysicalOffset,
+    out: &mut Summaries,
+) -> Result<Step, DecodeError> {
     let mut forced: Vec<TracepointType> = Vec::new();
     let mut attempts = 0;
+    let before = out.lengths();
     loop {
         let mut guesses = forced.clone();
-        let error = match summarize(data, at, Outer::Guessed(&mut guesses)) {
+        let error = match summarize(data, at, Outer::Guessed(&mut guesses), out) {
             Ok(step) => return Ok(step),
             Err(error) => error,
         };
+        out.truncate(before);
         attempts += 1;
         // Move the last guess that has an untried alternative to that alternative.
         let retry = (0..guesses.len()).rev().find_map(|i| {
@@ -279,12 +293,13 @@ fn summarize_speculatively(data: &[u8], at: PhysicalOffset) -> Result<Step, Deco
     }
 }
 
-/// Summarizes the block at `at`, given what is known of the containers its
-/// thread left open.
+/// Summarizes the block at `at` into `out`, given what is known of the
+/// containers its thread left open.
 fn summarize(
     data: &[u8],
     at: PhysicalOffset,
     mut outer: Outer<'_>,
+    out: &mut Summaries,
 ) -> std::result::Result<Step, DecodeError> {
     let from = usize::try_from(at.0).unwrap_or(usize::MAX).min(data.len());
     let mut reader = ByteReader::new(&data[from..], at.0);
@@ -309,19 +324,27 @@ fn summarize(
         }) => return Ok(Step::Truncated(at)),
         Err(error) => return Err(error),
     };
-    let payload = at.0 + BLOCK_HEADER_LEN;
-    let mut local: Vec<TracepointType> = Vec::new();
+    let [cells_from, outers_from, _] = out.lengths();
+    // The block's own cell; its end is known at its `BLOCK_END`.
+    out.cells.push(IndexCell {
+        kind: ObjectKind::BlockStart,
+        id: thread.0,
+        start: at.0 as i64,
+        end: 0,
+    });
+    let payload = from + BLOCK_HEADER_LEN as usize;
+    // Containers opened in this block and still open: event, type, content
+    // start relative to the payload.
+    let mut local: Vec<(EventId, TracepointType, u64)> = Vec::new();
     let mut outer_closed = 0usize;
-    let mut entries = Vec::new();
+    let mut position = payload;
     loop {
-        let offset = reader.offset();
-        let relative = offset - payload;
-        let innermost = local.last().copied();
-        let is_footer = reader.peek_u8() == Some(ObjectKind::TracepointFooter as u8);
+        let bytes = &data[position..];
+        let relative = (position - payload) as u64;
         let mut outer_type = None;
-        let open = match innermost {
-            Some(innermost) => Some(innermost),
-            None if is_footer => {
+        let open = match local.last() {
+            Some(&(_, innermost, _)) => Some(innermost),
+            None if bytes.first() == Some(&(ObjectKind::TracepointFooter as u8)) => {
                 let assumed = match &mut outer {
                     Outer::Known(stack) => stack
                         .len()
@@ -330,7 +353,7 @@ fn summarize(
                     Outer::Guessed(guesses) => match guesses.get(outer_closed) {
                         Some(&forced) => Some(forced),
                         None => {
-                            let guess = assume_footer_type(&reader);
+                            let guess = assume_footer_type(bytes, position as u64);
                             guesses.extend(guess);
                             guess
                         }
@@ -341,60 +364,90 @@ fn summarize(
             }
             None => None,
         };
-        let object = match skip_object(&mut reader, open) {
-            Ok(object) => object,
-            Err(DecodeError {
-                kind: DecodeErrorKind::UnexpectedEnd { .. },
-                ..
-            }) => return Ok(Step::Truncated(at)),
-            Err(error) => return Err(error),
+        let (object, len) = match try_skip(bytes, open) {
+            Some(skipped) => skipped,
+            // Refused (a reference object, or bad bytes): decoded, which
+            // tells which.
+            None => {
+                let mut reader = ByteReader::new(bytes, position as u64);
+                match skip_object(&mut reader, open) {
+                    Ok(object) => (object, reader.position()),
+                    Err(DecodeError {
+                        kind: DecodeErrorKind::UnexpectedEnd { .. },
+                        ..
+                    }) => return Ok(Step::Truncated(at)),
+                    Err(error) => return Err(error),
+                }
+            }
         };
+        position += len;
         match object.kind {
+            ObjectKind::Tracepoint => {
+                if let Some(header) = object.header
+                    && header.tracepoint_type.is_container()
+                {
+                    local.push((
+                        header.event,
+                        header.tracepoint_type,
+                        (position - payload) as u64,
+                    ));
+                }
+            }
+            ObjectKind::TracepointFooter => match local.pop() {
+                Some((event, _, start)) => out.cells.push(IndexCell {
+                    kind: ObjectKind::Tracepoint,
+                    id: event.0,
+                    start: start as i64,
+                    end: relative as i64,
+                }),
+                None => {
+                    outer_closed += 1;
+                    // `open` was the assumed (or known) type: a footer
+                    // without one does not skip.
+                    if let Some(assumed) = outer_type {
+                        out.outers
+                            .push(((out.cells.len() - cells_from) as u32, assumed));
+                    }
+                    out.cells.push(IndexCell {
+                        kind: ObjectKind::Tracepoint,
+                        id: 0,
+                        start: 0,
+                        end: relative as i64,
+                    });
+                }
+            },
             ObjectKind::BlockEnd => {
+                let end = position as u64 - 1;
+                out.cells[cells_from].end = end as i64;
+                let opens_from = out.opens.len();
+                out.opens.extend_from_slice(&local);
                 return Ok(Step::Block(BlockSummary {
                     thread,
                     start: at,
-                    end: PhysicalOffset(offset),
-                    entries,
+                    end: PhysicalOffset(end),
+                    cells: cells_from..out.cells.len(),
+                    outers: outers_from..out.outers.len(),
+                    opens: opens_from..out.opens.len(),
                 }));
             }
             ObjectKind::BlockStart | ObjectKind::Eof => {
                 return Err(DecodeError::new(
-                    offset,
+                    position as u64 - len as u64,
                     DecodeErrorKind::UnexpectedObject {
                         found: object.kind,
                         context: "inside a block",
                     },
                 ));
             }
-            ObjectKind::Tracepoint => {
-                if let Some(header) = object.header
-                    && header.tracepoint_type.is_container()
-                {
-                    local.push(header.tracepoint_type);
-                    entries.push(Entry::Open {
-                        event: header.event,
-                        tracepoint_type: header.tracepoint_type,
-                        content_start: reader.offset() - payload,
-                    });
-                }
-            }
-            ObjectKind::TracepointFooter => {
-                if local.pop().is_none() {
-                    outer_closed += 1;
-                }
-                entries.push(Entry::Close {
-                    at: relative,
-                    outer: outer_type,
-                });
-            }
             kind => {
                 // A reference object: its id follows the kind byte(s).
+                let offset = position as u64 - len as u64;
                 if let Some((_, id)) = peek_kind_and_id(data, offset) {
-                    entries.push(Entry::Reference {
+                    out.cells.push(IndexCell {
                         kind,
                         id,
-                        offset: PhysicalOffset(offset),
+                        start: offset as i64,
+                        end: -1,
                     });
                 }
             }
@@ -402,12 +455,13 @@ fn summarize(
     }
 }
 
-/// Guesses the type of the container a footer at the reader's position
-/// closes: the first type whose footer decodes and is followed by a valid
-/// object (or another footer). The stitch step verifies every guess.
-fn assume_footer_type(reader: &ByteReader<'_>) -> Option<TracepointType> {
+/// Guesses the type of the container the footer at the start of `bytes`
+/// (at `offset`) closes: the first type whose footer decodes and is
+/// followed by a valid object (or another footer). The stitch step
+/// verifies every guess.
+fn assume_footer_type(bytes: &[u8], offset: u64) -> Option<TracepointType> {
     FOOTER_CANDIDATES.into_iter().find(|&candidate| {
-        let mut probe = reader.clone();
+        let mut probe = ByteReader::new(bytes, offset);
         if skip_object(&mut probe, Some(candidate)).is_err() {
             return false;
         }
@@ -427,39 +481,78 @@ struct ThreadState {
     open: Vec<(EventId, TracepointType, LogicalOffset)>,
 }
 
-fn stitch(data: &[u8], mut summaries: Vec<BlockSummary>) -> Result<RebuiltIndex> {
-    summaries.sort_by_key(|s| s.start);
-    summaries.dedup_by_key(|s| s.start);
+/// Where a block's summary is: a chunk's, or one re-read by the stitch.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Chunk(usize),
+    Exact(usize),
+}
+
+/// A run of cells to emit: a block's, from `source`, starting at `at` in
+/// the output, with `base` added to container offsets.
+#[derive(Debug, Clone)]
+struct Segment {
+    at: usize,
+    source: Source,
+    cells: std::ops::Range<usize>,
+    base: u64,
+}
+
+/// Stitches the chunks' summaries (in file order): decides, block by block,
+/// which summary holds and each thread's logical offsets (sequential, but
+/// reading only the blocks' records and crossing containers), then emits
+/// every block's cells once, in parallel when `parallel`.
+fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
     let mut threads: Vec<ThreadState> = Vec::new();
-    let mut cells = Vec::new();
+    let mut slots: FxHashMap<ThreadId, usize> = FxHashMap::default();
     let mut report = LoadReport::default();
-    let mut blocks = 0usize;
+    let mut segments: Vec<Segment> = Vec::new();
+    let mut exacts: Vec<Summaries> = Vec::new();
+    // Cells closing a container of an earlier block: output position,
+    // event, logical content start.
+    let mut patches: Vec<(usize, EventId, LogicalOffset)> = Vec::new();
+    let mut total = 0usize;
     let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    // The next speculative summary to look at: chunk, block.
+    let (mut chunk, mut next) = (0usize, 0usize);
     loop {
-        let speculative = summaries
-            .binary_search_by_key(&at, |s| s.start)
-            .ok()
-            .map(|i| &summaries[i]);
-        let verified = speculative.filter(|block| {
-            let state = threads.iter().find(|t| t.thread == block.thread);
-            let open = state.map_or(&[][..], |t| &t.open[..]);
-            let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
-            block.outer_types().all(|ty| expected.next() == Some(ty))
-        });
-        let exact;
-        let block = match verified {
-            Some(block) => block,
+        // Move to the first summary starting at or after `at`.
+        while let Some(summaries) = chunks.get(chunk) {
+            match summaries.blocks.get(next) {
+                Some(block) if block.start < at => next += 1,
+                Some(_) => break,
+                None => (chunk, next) = (chunk + 1, 0),
+            }
+        }
+        let speculative = chunks
+            .get(chunk)
+            .and_then(|summaries| summaries.blocks.get(next))
+            .filter(|block| {
+                if block.start != at {
+                    return false;
+                }
+                let open = slots
+                    .get(&block.thread)
+                    .map_or(&[][..], |&slot| &threads[slot].open[..]);
+                let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
+                chunks[chunk].outers[block.outers.clone()]
+                    .iter()
+                    .all(|&(_, ty)| expected.next() == Some(ty))
+            });
+        let source = match speculative {
+            Some(_) => Source::Chunk(chunk),
             None => {
                 let thread = read_block_thread(data, at);
-                let stack: Vec<TracepointType> = threads
-                    .iter()
-                    .find(|t| Some(t.thread) == thread)
-                    .map(|t| t.open.iter().map(|&(_, ty, _)| ty).collect())
+                let stack: Vec<TracepointType> = thread
+                    .and_then(|thread| slots.get(&thread))
+                    .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
                     .unwrap_or_default();
-                match summarize(data, at, Outer::Known(&stack))? {
+                let mut exact = Summaries::default();
+                match summarize(data, at, Outer::Known(&stack), &mut exact)? {
                     Step::Block(block) => {
-                        exact = block;
-                        &exact
+                        exact.blocks.push(block);
+                        exacts.push(exact);
+                        Source::Exact(exacts.len() - 1)
                     }
                     Step::Eof(offset) => {
                         report.trailing_bytes = data.len() as u64 - offset.0 - 1;
@@ -478,55 +571,46 @@ fn stitch(data: &[u8], mut summaries: Vec<BlockSummary>) -> Result<RebuiltIndex>
                 }
             }
         };
-        blocks += 1;
-        let index = match threads.iter().position(|t| t.thread == block.thread) {
-            Some(index) => index,
-            None => {
-                threads.push(ThreadState {
-                    thread: block.thread,
-                    ..ThreadState::default()
-                });
-                threads.len() - 1
-            }
+        let (summaries, block) = match source {
+            Source::Chunk(chunk) => (&chunks[chunk], &chunks[chunk].blocks[next]),
+            Source::Exact(i) => (&exacts[i], &exacts[i].blocks[0]),
         };
-        let state = &mut threads[index];
-        cells.push(IndexCell {
-            kind: ObjectKind::BlockStart,
-            id: block.thread.0,
-            start: block.start.0 as i64,
-            end: block.end.0 as i64,
+        let slot = *slots.entry(block.thread).or_insert_with(|| {
+            threads.push(ThreadState {
+                thread: block.thread,
+                ..ThreadState::default()
+            });
+            threads.len() - 1
         });
+        let state = &mut threads[slot];
         let base = state.logical_len;
-        for entry in &block.entries {
-            match *entry {
-                Entry::Reference { kind, id, offset } => cells.push(IndexCell {
-                    kind,
-                    id,
-                    start: offset.0 as i64,
-                    end: -1,
-                }),
-                Entry::Open {
-                    event,
-                    tracepoint_type,
-                    content_start,
-                } => state
-                    .open
-                    .push((event, tracepoint_type, LogicalOffset(base + content_start))),
-                Entry::Close { at, .. } => {
-                    // Verified above, or summarized exactly: a container is open.
-                    if let Some((event, _, start)) = state.open.pop() {
-                        cells.push(IndexCell {
-                            kind: ObjectKind::Tracepoint,
-                            id: event.0,
-                            start: start.0 as i64,
-                            end: (base + at) as i64,
-                        });
-                    }
-                }
+        for &(index, _) in &summaries.outers[block.outers.clone()] {
+            // Verified above, or summarized exactly: a container is open.
+            if let Some((event, _, start)) = state.open.pop() {
+                patches.push((total + index as usize, event, start));
             }
         }
+        state.open.extend(
+            summaries.opens[block.opens.clone()]
+                .iter()
+                .map(|&(event, ty, start)| (event, ty, LogicalOffset(base + start))),
+        );
         state.logical_len += block.payload_len();
+        segments.push(Segment {
+            at: total,
+            source,
+            cells: block.cells.clone(),
+            base,
+        });
+        total += block.cells.len();
         at = PhysicalOffset(block.end.0 + 1);
+    }
+    let mut cells = emit(&mut chunks, &exacts, &segments, total, parallel);
+    drop((chunks, exacts));
+    for (at, event, start) in patches {
+        let cell = &mut cells[at];
+        cell.id = event.0;
+        cell.start = start.0 as i64;
     }
     threads.sort_by_key(|t| t.thread);
     let unfinished: Vec<UnfinishedContainer> = threads
@@ -546,9 +630,83 @@ fn stitch(data: &[u8], mut summaries: Vec<BlockSummary>) -> Result<RebuiltIndex>
     Ok(RebuiltIndex {
         cells,
         unfinished,
-        blocks,
+        blocks: segments.len(),
         report,
     })
+}
+
+/// The cells of `segments`, `total` in all, container offsets made
+/// logical. Written chunk by chunk, each chunk's in parallel when `parallel`
+/// straight into the result, and each chunk's cells are freed once
+/// emitted: the heap holds the result plus the chunks not yet emitted.
+fn emit(
+    chunks: &mut [Summaries],
+    exacts: &[Summaries],
+    segments: &[Segment],
+    total: usize,
+    parallel: bool,
+) -> Vec<IndexCell> {
+    let logical = |cell: IndexCell, base: u64| {
+        if cell.kind == ObjectKind::Tracepoint {
+            IndexCell {
+                start: cell.start + base as i64,
+                end: cell.end + base as i64,
+                ..cell
+            }
+        } else {
+            cell
+        }
+    };
+    let mut cells = Vec::with_capacity(total);
+    let mut rest = segments;
+    while let Some(first) = rest.first() {
+        // A wave: the segments up to the next chunk's first.
+        let chunk = match first.source {
+            Source::Chunk(chunk) => Some(chunk),
+            Source::Exact(_) => None,
+        };
+        let len = rest
+            .iter()
+            .position(|s| matches!(s.source, Source::Chunk(c) if Some(c) != chunk))
+            .unwrap_or(rest.len());
+        let (wave, after) = rest.split_at(len);
+        rest = after;
+        let sources: &[Summaries] = chunks;
+        let cells_of = |segment: &Segment| {
+            let summaries = match segment.source {
+                Source::Chunk(i) => &sources[i],
+                Source::Exact(i) => &exacts[i],
+            };
+            &summaries.cells[segment.cells.clone()]
+        };
+        if parallel {
+            // Each worker remembers the segment of its last cell: its cells
+            // come in order, so finding the next one's is mostly a
+            // comparison.
+            let from = first.at;
+            let to = wave.last().map_or(from, |s| s.at + s.cells.len());
+            cells.par_extend((from..to).into_par_iter().with_min_len(1 << 14).map_init(
+                || 0usize,
+                |segment, i| {
+                    let current = &wave[*segment];
+                    if !(current.at..current.at + current.cells.len()).contains(&i) {
+                        *segment = wave.partition_point(|s| s.at + s.cells.len() <= i);
+                    }
+                    let current = &wave[*segment];
+                    logical(cells_of(current)[i - current.at], current.base)
+                },
+            ));
+        } else {
+            for segment in wave {
+                let base = segment.base;
+                cells.extend(cells_of(segment).iter().map(|&cell| logical(cell, base)));
+            }
+        }
+        if let Some(chunk) = chunk {
+            chunks[chunk].cells = Vec::new();
+        }
+    }
+    cells
 }
 
 /// The thread id of the block starting at `at`, if a `BLOCK_START` is there.

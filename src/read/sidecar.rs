@@ -426,8 +426,15 @@ fn pad8(at: usize) -> usize {
     at.div_ceil(8) * 8
 }
 
-/// Maps and checks the sidecar at `path` against `files`.
-pub(crate) fn load(path: &Path, files: &Files<'_>) -> Result<LoadedSidecar, SidecarProblem> {
+/// Maps and checks the sidecar at `path` against `files`. With `restamp`
+/// (the read-write policy), a sidecar whose stamps could not vouch for the
+/// data when it was written, and that passed the all-blocks check, is
+/// re-stamped once the stamps can ([`restamp`]).
+pub(crate) fn load(
+    path: &Path,
+    files: &Files<'_>,
+    restamp: bool,
+) -> Result<LoadedSidecar, SidecarProblem> {
     let sidecar = TraceBytes::map(path).map_err(|e| SidecarProblem::Missing(e.to_string()))?;
     let bytes = sidecar.as_slice();
     let (header, _) = Header::read_from_prefix(bytes)
@@ -480,9 +487,12 @@ pub(crate) fn load(path: &Path, files: &Files<'_>) -> Result<LoadedSidecar, Side
     // Whether the stamps vouch for the data: a change after they were taken
     // moves the ctime, unless it came in the same clock tick as the change
     // the recorded ctime shows.
-    let trusted = stamp.ctime != 0
-        && stamp.ctime.saturating_add(RACY_NS) < header.stamped_at.get()
-        && header.index_ctime.get().saturating_add(RACY_NS) < header.stamped_at.get();
+    let vouch = |stamped_at: u64| {
+        stamp.ctime != 0
+            && stamp.ctime.saturating_add(RACY_NS) < stamped_at
+            && header.index_ctime.get().saturating_add(RACY_NS) < stamped_at
+    };
+    let trusted = vouch(header.stamped_at.get());
     let status = header.status.get();
     if status > STATUS_REBUILT {
         return Err(malformed(12, format!("status {status}")));
@@ -642,6 +652,13 @@ pub(crate) fn load(path: &Path, files: &Files<'_>) -> Result<LoadedSidecar, Side
         context.add(kind, id, PhysicalOffset(offset));
     }
 
+    // Every block was read and the stamps taken at this open vouch for the
+    // data: record that moment, so later opens read a sample.
+    if restamp && !trusted && vouch(files.stamped_at) {
+        // Best effort: failing leaves the full check for the next open.
+        let _ = restamp_header(path, &header, files.stamped_at);
+    }
+
     let status = match status {
         STATUS_USED => IndexStatus::Used { complete: true },
         STATUS_NO_FOOTER => IndexStatus::Used { complete: false },
@@ -656,6 +673,42 @@ pub(crate) fn load(path: &Path, files: &Files<'_>) -> Result<LoadedSidecar, Side
         status,
         framing_checked,
     })
+}
+
+/// Re-stamps the sidecar at `path`, whose header was `header` when it was
+/// mapped and fully checked: its `stamped_at` becomes `stamped_at` (when this
+/// open took the stamps). Written in place — eight bytes, the only field that
+/// changes, and one that only decides how many blocks an open reads — and
+/// only if the file at `path` still has exactly that header (a sidecar
+/// renamed over it since is left alone: the write goes to the inode whose
+/// header was compared). A reader that has it mapped sees either value;
+/// both are safe for the data as it is now.
+#[cfg(unix)]
+fn restamp_header(path: &Path, header: &Header, stamped_at: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let dir = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if std::fs::metadata(dir)?.permissions().readonly() {
+        return Ok(());
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let mut on_disk = [0u8; HEADER_LEN];
+    file.read_exact_at(&mut on_disk, 0)?;
+    if on_disk != header.as_bytes() {
+        return Ok(());
+    }
+    let at = std::mem::offset_of!(Header, stamped_at);
+    file.write_all_at(&stamped_at.to_le_bytes(), at as u64)
+}
+
+#[cfg(not(unix))]
+fn restamp_header(_: &Path, _: &Header, _: u64) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// What a sidecar records besides the lookups.

@@ -193,7 +193,12 @@ impl LazyOptions {
             let loaded = if self.index == IndexChoice::Rebuild {
                 Err(SidecarProblem::Stale("a rebuild was asked for".into()))
             } else {
-                sidecar::load(&on_disk.sidecar, &files).and_then(|loaded| {
+                sidecar::load(
+                    &on_disk.sidecar,
+                    &files,
+                    self.sidecar == SidecarPolicy::ReadWrite,
+                )
+                .and_then(|loaded| {
                     let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
                     if rebuilt && self.index == IndexChoice::Require {
                         Err(SidecarProblem::Rebuilt)
