@@ -339,6 +339,27 @@ impl Lookup {
         });
     }
 
+    /// Whether thread `slot`'s table is built.
+    pub(crate) fn is_built(&self, slot: usize) -> bool {
+        self.threads[slot].built.get().is_some()
+    }
+
+    /// The mapped files the lookups read in place: the index file, and the
+    /// sidecar of tables loaded from one (each once).
+    pub(crate) fn mappings(&self) -> Vec<TraceBytes> {
+        let mut found: Vec<TraceBytes> = Vec::new();
+        let sidecars = self.threads.iter().filter_map(|thread| {
+            let flat = thread.built.get()?.flat.as_ref()?;
+            Some(&flat.bytes)
+        });
+        for bytes in self.file.bytes().into_iter().chain(sidecars) {
+            if bytes.is_mapped() && !found.iter().any(|known| known.same(bytes)) {
+                found.push(bytes.clone());
+            }
+        }
+        found
+    }
+
     /// Threads whose container cells did not nest, and why.
     pub(crate) fn problems(&self) -> Vec<(ThreadId, IndexProblem)> {
         self.threads

@@ -61,7 +61,7 @@ use crate::read::sidecar::{
 use crate::storage::TraceBytes;
 use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
-use stream::{Stream, scan_unindexed, unexpected};
+use stream::{Resident, Stream, scan_unindexed, unexpected};
 use walk::{Plan, Walked};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
@@ -98,6 +98,7 @@ pub struct LazyOptions {
     index: IndexChoice,
     index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
+    resident_window: Option<u64>,
 }
 
 impl Default for LazyOptions {
@@ -107,6 +108,7 @@ impl Default for LazyOptions {
             index: IndexChoice::default(),
             index_path: None,
             sidecar: SidecarPolicy::default(),
+            resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
         }
     }
 }
@@ -114,6 +116,23 @@ impl Default for LazyOptions {
 impl LazyOptions {
     /// The default cache budget: 64 MiB.
     pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+    /// The default resident window: 16 MiB.
+    pub const DEFAULT_RESIDENT_WINDOW: u64 = 16 << 20;
+
+    /// How many bytes of mapped file a forward read (a walk, a scan of a
+    /// call's children) may leave resident behind it, per thread it reads
+    /// (default [`DEFAULT_RESIDENT_WINDOW`](Self::DEFAULT_RESIDENT_WINDOW)).
+    /// Past that, the pages it read are released: they leave the process's
+    /// resident set but stay in the page cache, and fault back in when read
+    /// again; the pages of the index and sidecar mappings are released with
+    /// them, and once after opening. `None` keeps every page read mapped
+    /// until the reader is dropped (the kernel may still reclaim them). A
+    /// trace opened from bytes in memory has nothing to release.
+    pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
+        self.resident_window = bytes;
+        self
+    }
 
     /// Bytes the cache of decoded nodes and child lists may hold.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
@@ -229,7 +248,9 @@ impl LazyOptions {
                             framing_checked: loaded.framing_checked,
                         }),
                     };
-                    return Ok(self.reader(data, loaded.lookup, loaded.context, report));
+                    let reader = self.reader(data, loaded.lookup, loaded.context, report);
+                    reader.release_all();
+                    return Ok(reader);
                 }
                 Err(problem) => rejected = Some(problem),
             }
@@ -281,6 +302,9 @@ impl LazyOptions {
             } else {
                 SidecarOutcome::Skipped
             };
+            if outcome == SidecarOutcome::Written {
+                reader = self.mapped_back(reader, &on_disk, index_bytes.as_ref());
+            }
             reader.report.sidecar = Some(SidecarReport {
                 path: on_disk.sidecar,
                 rejected,
@@ -288,7 +312,27 @@ impl LazyOptions {
                 framing_checked: 0,
             });
         }
+        reader.release_all();
         Ok(reader)
+    }
+
+    /// The reader over the sidecar just written (its tables mapped instead
+    /// of held on the heap), with the report of `reader`; `reader` itself
+    /// if the sidecar does not load.
+    fn mapped_back(
+        &self,
+        reader: LazyTraceReader,
+        on_disk: &OnDisk,
+        index: Option<&TraceBytes>,
+    ) -> LazyTraceReader {
+        let files = on_disk.files(&reader.data, index);
+        match sidecar::load(&on_disk.sidecar, &files) {
+            Ok(loaded) if reader.resolved_is_empty() => {
+                let LazyTraceReader { data, report, .. } = reader;
+                self.reader(data, loaded.lookup, loaded.context, report)
+            }
+            _ => reader,
+        }
     }
 
     fn reader(
@@ -298,9 +342,15 @@ impl LazyOptions {
         context: crate::model::ContextBuilder,
         report: IndexReport,
     ) -> LazyTraceReader {
+        let resident = self.resident_window.map(|window| Resident {
+            window,
+            data: data.clone(),
+            lookups: lookup.mappings(),
+        });
         LazyTraceReader {
             context: context.build(data.clone()),
             data,
+            resident,
             lookup,
             resolved: RwLock::new(HashMap::new()),
             cache: NodeCache::new(self.cache_bytes),
@@ -448,6 +498,8 @@ struct Scan<'r> {
 /// A trace opened for random access. See the [module documentation](self).
 pub struct LazyTraceReader {
     data: TraceBytes,
+    /// What forward reads release behind them; `None` keeps every page.
+    resident: Option<Resident>,
     context: TraceContext,
     lookup: Lookup,
     /// Content ends of containers a used index had no cell for, found by
@@ -606,12 +658,7 @@ impl LazyTraceReader {
         }
         // Containers the index has no cell for (resolved by scanning when
         // met) may lie between that container and the node.
-        let resolved_any = !self
-            .resolved
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty();
-        if resolved_any {
+        if !self.resolved_is_empty() {
             let mut scope = match enclosing {
                 Some(k) => self.container_scope(slot, k),
                 None => self.top_scope(slot),
@@ -731,6 +778,7 @@ impl LazyTraceReader {
     /// were then found by scanning their streams).
     pub fn build_lookups(&self) -> Vec<(ThreadId, IndexProblem)> {
         self.lookup.build_all(self.data.as_slice());
+        self.release_lookups();
         self.lookup.problems()
     }
 
@@ -849,7 +897,35 @@ impl LazyTraceReader {
     // ---- internals ----
 
     fn containers(&self, slot: usize) -> (&ContainerTable, CellView<'_>) {
+        if !self.lookup.is_built(slot) {
+            // Building reads every cell of the thread: release them after.
+            let built = self.lookup.containers(self.data.as_slice(), slot);
+            self.release_lookups();
+            return built;
+        }
         self.lookup.containers(self.data.as_slice(), slot)
+    }
+
+    /// Releases every page of the data and lookup mappings (with a resident
+    /// window).
+    fn release_all(&self) {
+        if let Some(resident) = &self.resident {
+            resident.release_all();
+        }
+    }
+
+    /// Releases every page of the lookups' mappings (with a resident window).
+    fn release_lookups(&self) {
+        for mapping in self.resident.iter().flat_map(|r| &r.lookups) {
+            mapping.release_all();
+        }
+    }
+
+    fn resolved_is_empty(&self) -> bool {
+        self.resolved
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 
     fn scan(&self, slot: usize) -> Scan<'_> {
@@ -861,6 +937,13 @@ impl LazyTraceReader {
             cells,
             hint: None,
         }
+    }
+
+    /// A scan that goes forward, releasing what it leaves behind.
+    fn forward_scan(&self, slot: usize) -> Scan<'_> {
+        let mut scan = self.scan(slot);
+        scan.stream = scan.stream.releasing(self.resident.as_ref());
+        scan
     }
 
     fn stream(&self, slot: usize) -> Stream<'_> {
@@ -950,7 +1033,7 @@ impl LazyTraceReader {
         from: LogicalOffset,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        let mut scan = self.scan(scope.slot);
+        let mut scan = self.forward_scan(scope.slot);
         let mut at = from;
         while at < scope.end {
             let (skipped, len) = scan.stream.skip(at, None)?;

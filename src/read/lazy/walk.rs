@@ -132,7 +132,7 @@ impl LazyTraceReader {
         plan: Plan,
         f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
     ) -> Result<bool> {
-        let mut scan = self.scan(slot);
+        let mut scan = self.forward_scan(slot);
         let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
