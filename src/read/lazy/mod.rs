@@ -866,24 +866,54 @@ impl LazyTraceReader {
         Ok(())
     }
 
+    /// Walks every thread as [`walk_thread`](Self::walk_thread) does, the
+    /// threads in parallel (rayon's pool: as many at once as it has
+    /// workers). `init` makes a state for each thread, `f` sees that
+    /// thread's nodes in pre-order with its state and returns whether to go
+    /// on (false ends that thread's walk only); the states come back in
+    /// thread order (ascending id). Each walker releases what it leaves
+    /// behind ([`LazyOptions::resident_window`]), so resident memory is about
+    /// one window per walker.
+    pub fn walk_threads<S: Send>(
+        &self,
+        detail: WalkDetail,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, &WalkNode<'_>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        (0..self.lookup.blocks.thread_count())
+            .into_par_iter()
+            .map(|slot| {
+                let mut state = init(self.lookup.blocks.thread(slot).thread);
+                let scope = self.top_scope(slot);
+                let plan = Plan::all(detail);
+                self.walk_range(
+                    slot,
+                    scope.start,
+                    scope.end,
+                    0,
+                    false,
+                    plan,
+                    &mut |step| match step {
+                        Walked::Node(walked, _) => f(&mut state, walked),
+                        Walked::Folded { .. } => Ok(true),
+                    },
+                )?;
+                Ok(state)
+            })
+            .collect()
+    }
+
     /// Counts the tracepoints of every thread by type, reading the threads'
     /// streams in parallel (headers only).
     pub fn count_tracepoints(&self) -> Result<BTreeMap<TracepointType, u64>> {
-        let per_thread: Vec<[u64; 12]> = (0..self.lookup.blocks.thread_count())
-            .into_par_iter()
-            .map(|slot| {
-                let mut counts = [0u64; 12];
-                let scope = self.top_scope(slot);
-                let plan = Plan::all(WalkDetail::Headers);
-                self.walk_range(slot, scope.start, scope.end, 0, false, plan, &mut |step| {
-                    if let Walked::Node(walked, _) = step {
-                        counts[walked.header.tracepoint_type as usize] += 1;
-                    }
-                    Ok(true)
-                })?;
-                Ok(counts)
-            })
-            .collect::<Result<_>>()?;
+        let per_thread = self.walk_threads(
+            WalkDetail::Headers,
+            |_| [0u64; 12],
+            |counts, walked| {
+                counts[walked.header.tracepoint_type as usize] += 1;
+                Ok(true)
+            },
+        )?;
         let mut counts = BTreeMap::new();
         for (index, kind) in TracepointType::ALL.into_iter().enumerate() {
             let total: u64 = per_thread.iter().map(|c| c[index]).sum();
