@@ -257,7 +257,7 @@ impl LazyOptions {
         }
         let index_bytes = index.as_ref().ok().cloned();
         let attempt = index.and_then(|index| {
-            let mut loaded = load_index(&data, index)?;
+            let mut loaded = load_index(&data, index, self.resident_window)?;
             let repaired = repair(&data, &mut loaded)
                 .map_err(|error| IndexProblem::Inconsistent(error.to_string()))?;
             Ok((loaded, repaired))

@@ -12,6 +12,10 @@ use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
 use crate::storage::TraceBytes;
 
+/// How far around a faulting address the kernel maps pages already in the
+/// page cache (Linux's `fault_around_bytes`, 64 KiB by default).
+const FAULT_AROUND: u64 = 64 << 10;
+
 /// How much of the mapped files a forward read may leave resident behind
 /// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
 /// `window` bytes past the blocks it kept, it releases them
@@ -90,7 +94,13 @@ impl<'r> Stream<'r> {
         }
         for block in first..next {
             let (start, end, physical) = self.blocks.block_bounds(block);
-            resident.data.release(physical..physical + (end - start));
+            // Reading a page maps its neighbours too (the kernel's fault-
+            // around, 64 KiB by default), the edges of the blocks on either
+            // side included, which may be another thread's: released with
+            // this block, else they would add up over the file.
+            resident.data.release(
+                physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
+            );
         }
         for mapping in &resident.lookups {
             mapping.release_all();
