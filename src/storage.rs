@@ -104,6 +104,9 @@ impl TraceBytes {
         let Backing::Mapped(map) = &*self.0 else {
             return false;
         };
+        if range.is_empty() {
+            return false;
+        }
         let len = map.len();
         let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
         let start = usize::try_from(range.start).unwrap_or(usize::MAX);
