@@ -3,27 +3,41 @@
 
 use std::fmt;
 use std::fs::File;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 
 use crate::error::{Error, Result};
 
+/// The size of the pages [`TraceBytes::release`] rounds to. Linux on x86-64
+/// and most ARM configurations use 4 KiB; with larger pages a range rounded
+/// to 4 KiB is widened by the kernel to whole pages, which only releases a
+/// little more (see [`TraceBytes::release`]: releasing is never incorrect).
+const PAGE: usize = 4096;
+
+/// What holds the bytes.
+enum Backing {
+    Memory(Vec<u8>),
+    Mapped(Mmap),
+}
+
 /// The bytes of a data or index file.
 ///
-/// Files are opened read-only and mapped with `memmap2`. If another process
-/// truncates or rewrites a file while it is mapped, reads of the changed
-/// pages see the new bytes (every decoder bounds-checks, so changed bytes give
-/// decode errors, not undefined reads), and a read past a truncated end raises
+/// Files are opened read-only and mapped with `memmap2` (a shared mapping:
+/// its pages are the page cache's). If another process truncates or
+/// rewrites a file while it is mapped, reads of the changed pages see the
+/// new bytes (every decoder bounds-checks, so changed bytes give decode
+/// errors, not undefined reads), and a read past a truncated end raises
 /// `SIGBUS` on Linux: do not modify traces while tracetree has them open.
 #[derive(Clone)]
-pub struct TraceBytes(Arc<dyn AsRef<[u8]> + Send + Sync>);
+pub struct TraceBytes(Arc<Backing>);
 
 impl TraceBytes {
     /// Bytes held in memory.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
-        TraceBytes(Arc::new(bytes))
+        TraceBytes(Arc::new(Backing::Memory(bytes)))
     }
 
     /// Maps `path` read-only. An empty file is held as an empty vector (an
@@ -41,7 +55,7 @@ impl TraceBytes {
         // open, every decoder bounds-checks the bytes it reads, and the
         // documented contract above says not to change a trace under a reader.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-        Ok(TraceBytes(Arc::new(map)))
+        Ok(TraceBytes(Arc::new(Backing::Mapped(map))))
     }
 
     /// Reads `path` into memory.
@@ -55,7 +69,10 @@ impl TraceBytes {
     /// The bytes.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
-        (*self.0).as_ref()
+        match &*self.0 {
+            Backing::Memory(bytes) => bytes,
+            Backing::Mapped(map) => map,
+        }
     }
 
     /// Their number.
@@ -67,10 +84,94 @@ impl TraceBytes {
     pub fn is_empty(&self) -> bool {
         self.as_slice().is_empty()
     }
+
+    /// Whether the bytes are a file mapping (whose pages [`release`](Self::release)
+    /// can drop).
+    pub fn is_mapped(&self) -> bool {
+        matches!(&*self.0, Backing::Mapped(_))
+    }
+
+    /// Lets the kernel drop this process's mapping of the pages that hold
+    /// bytes of `range` (whole pages, so a little before and after it;
+    /// bytes outside the mapping are ignored): they stop counting in the
+    /// process's resident set, stay in the page cache, and fault back in,
+    /// with the file's bytes, when read again. The bytes seen do not change,
+    /// so this is a hint about memory, never about content; slices borrowed
+    /// from [`as_slice`](Self::as_slice) stay valid, and releasing a page
+    /// still in use only costs a fault. Bytes held in memory are left
+    /// alone. Returns whether pages were released.
+    pub fn release(&self, range: Range<u64>) -> bool {
+        let Backing::Mapped(map) = &*self.0 else {
+            return false;
+        };
+        if range.is_empty() {
+            return false;
+        }
+        let len = map.len();
+        let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
+        let start = usize::try_from(range.start).unwrap_or(usize::MAX);
+        // Whole pages (the mapping starts on a page boundary).
+        let start = start / PAGE * PAGE;
+        let end = end.div_ceil(PAGE).saturating_mul(PAGE).min(len);
+        if start >= end {
+            return false;
+        }
+        // SAFETY: `MADV_DONTNEED` is "unchecked" in memmap2 because on a
+        // private or anonymous mapping it discards the pages' contents
+        // (written copy-on-write pages, or anonymous memory, read back as
+        // zeros). This mapping is `Mmap::map`'s: read-only and `MAP_SHARED`
+        // over a file, so no page was ever written by this process, and
+        // dropped pages fault back in from the page cache (the file) with the
+        // same bytes, exactly as after the kernel reclaims them under memory
+        // pressure. No reference into the mapping is invalidated: the
+        // addresses stay mapped. `start..end` lies inside the mapping (checked
+        // above). In-memory bytes never get here.
+        unsafe {
+            map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
+                .is_ok()
+        }
+    }
+
+    /// [`release`](Self::release)s every page of the mapping.
+    pub fn release_all(&self) -> bool {
+        self.release(0..self.len())
+    }
+
+    /// Whether `self` and `other` are the same bytes (clones of one value).
+    pub fn same(&self, other: &TraceBytes) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl fmt::Debug for TraceBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TraceBytes({} bytes)", self.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releasing_keeps_the_bytes() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        let bytes: Vec<u8> = (0..5 * PAGE + 123).map(|i| (i * 7 % 251) as u8).collect();
+        std::io::Write::write_all(&mut file, &bytes).unwrap();
+        let mapped = TraceBytes::map(file.path()).unwrap();
+        assert!(mapped.is_mapped());
+        let sum = |b: &TraceBytes| b.as_slice().iter().map(|&x| x as u64).sum::<u64>();
+        let before = sum(&mapped);
+        assert!(mapped.release(10..(3 * PAGE as u64 + 5)));
+        assert!(mapped.release(10..20));
+        assert!(!mapped.release(20..10), "an empty range");
+        assert!(mapped.release_all());
+        assert_eq!(mapped.as_slice(), &bytes[..]);
+        assert_eq!(sum(&mapped), before);
+
+        let memory = TraceBytes::from_vec(bytes.clone());
+        assert!(!memory.is_mapped());
+        assert!(!memory.release_all());
+        assert_eq!(memory.as_slice(), &bytes[..]);
     }
 }

@@ -11,7 +11,9 @@ use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::format::offset::EventId;
 use tracetree::read::synth::{self, SynthOptions};
-use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader};
+use tracetree::read::{
+    EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail, index_path,
+};
 
 /// The pre-order list of (event, child count) of a tree, from the eager loader.
 fn eager_digest(trace: &EagerTrace) -> Vec<(EventId, usize)> {
@@ -134,4 +136,78 @@ fn eight_threads_expand_reference_traces_and_readers_coexist() {
             scope.spawn(move || check_concurrent(name, reader, eager));
         }
     });
+}
+
+/// Pre-order (event, depth) of every thread, from `walk_thread`.
+fn walked(reader: &LazyTraceReader, detail: WalkDetail) -> Vec<(EventId, usize)> {
+    let mut out = Vec::new();
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, detail, |walked| {
+                out.push((walked.header.event, walked.depth));
+                Ok(true)
+            })
+            .unwrap();
+    }
+    out
+}
+
+#[test]
+fn expansions_and_walks_race_with_page_releases() {
+    // A mapped trace with small blocks, opened with a one-byte resident
+    // window: every forward read releases the pages behind it at each block
+    // it enters, and the index's pages with them, while other threads read
+    // the same pages.
+    let (data, index) = synth::generate(&SynthOptions {
+        threads: 3,
+        bytes: 2 << 20,
+        block_bytes: 16 << 10,
+        seed: 22,
+        ..SynthOptions::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("released.trace");
+    std::fs::write(&path, &data).unwrap();
+    std::fs::write(index_path(&path), &index).unwrap();
+    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    let keep = LazyTraceReader::options()
+        .sidecar(SidecarPolicy::Off)
+        .resident_window(None)
+        .open(&path)
+        .unwrap();
+    let expected_walk = walked(&keep, WalkDetail::Full);
+    for sidecar in [SidecarPolicy::Off, SidecarPolicy::ReadWrite] {
+        let reader = LazyTraceReader::options()
+            .sidecar(sidecar)
+            .resident_window(Some(1))
+            .cache_bytes(32 << 10)
+            .open(&path)
+            .unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| check_concurrent("released", &reader, &eager));
+            scope.spawn(|| {
+                for detail in [WalkDetail::Headers, WalkDetail::Full] {
+                    assert_eq!(walked(&reader, detail), expected_walk);
+                }
+            });
+            scope.spawn(|| {
+                // Every thread at once, each walker releasing.
+                let per_thread = reader
+                    .walk_threads(
+                        WalkDetail::Full,
+                        |_| Vec::new(),
+                        |out, walked| {
+                            out.push((walked.header.event, walked.depth));
+                            Ok(true)
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(per_thread.concat(), expected_walk);
+            });
+        });
+        assert_eq!(
+            reader.count_tracepoints().unwrap(),
+            keep.count_tracepoints().unwrap()
+        );
+    }
 }

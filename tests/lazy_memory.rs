@@ -16,15 +16,26 @@
 use std::path::PathBuf;
 
 use tracetree::read::synth::{self, SynthOptions};
-use tracetree::read::{LazyTraceReader, WalkDetail};
+use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail};
 use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
+
+/// A field of /proc/self/status in bytes (Linux), or `None`.
+fn status(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
 
 /// The process's resident anonymous memory in bytes (Linux), or `None`.
 fn rss_anon() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("RssAnon:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    status("RssAnon:")
+}
+
+/// The process's resident file-backed pages (mapped trace, index and
+/// sidecar pages, and the program's own), or `None`.
+fn rss_file() -> Option<u64> {
+    status("RssFile:")
 }
 
 /// A generated trace of about `bytes`, made once under `target/test-traces`.
@@ -152,9 +163,111 @@ fn walk_bounded(bytes: u64) {
     }
 }
 
+/// Full traversals with a small resident window: the mapped pages they
+/// leave resident (data, index or sidecar) stay within a window per walker
+/// plus the blocks being read, however large the trace; the heap within
+/// the cache budget plus a small allowance.
+fn traversal_resident(bytes: u64, window: u64) {
+    const BUDGET: usize = 256 << 10;
+    const BLOCK: u64 = 1 << 20;
+    let path = trace(bytes);
+    // Opened twice: first without the sidecar (heap tables over the mapped
+    // index), then with it (tables mapped from the sidecar, written by the
+    // first open with it if missing).
+    for sidecar in [SidecarPolicy::Off, SidecarPolicy::ReadWrite] {
+        let reader = LazyTraceReader::options()
+            .cache_bytes(BUDGET)
+            .sidecar(sidecar)
+            .resident_window(Some(window))
+            .open(&path)
+            .unwrap();
+        assert!(reader.build_lookups().is_empty());
+        let (Some(file_before), Some(anon_before)) = (rss_file(), rss_anon()) else {
+            return;
+        };
+        let mut file_peak = file_before;
+        let mut anon_peak = anon_before;
+        let mut sample = || {
+            file_peak = file_peak.max(rss_file().unwrap_or(0));
+            anon_peak = anon_peak.max(rss_anon().unwrap_or(0));
+        };
+        // Threads one after the other, then all at once (2 walkers), as
+        // print and info do.
+        let mut nodes = 0u64;
+        for thread in reader.thread_ids() {
+            let roots = reader.roots(thread).unwrap();
+            reader
+                .walk_visit(&roots, None, false, |_| {
+                    nodes += 1;
+                    if nodes.is_multiple_of(1 << 14) {
+                        sample();
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let counted = std::sync::atomic::AtomicU64::new(0);
+        let per_thread = reader
+            .walk_threads(
+                WalkDetail::Headers,
+                |_| 0u64,
+                |n, _| {
+                    *n += 1;
+                    if n.is_multiple_of(1 << 14) {
+                        let file = rss_file().unwrap_or(0);
+                        counted.fetch_max(file, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Ok(true)
+                },
+            )
+            .unwrap();
+        assert_eq!(per_thread.iter().sum::<u64>(), nodes);
+        file_peak = file_peak.max(counted.into_inner());
+        let walkers = reader.thread_ids().len() as u64;
+        let file_grown = file_peak.saturating_sub(file_before);
+        let anon_grown = anon_peak.saturating_sub(anon_before);
+        // Per walker: its window, the block it is in and the one it
+        // released from; footers read ahead; the lookups' pages touched
+        // since the last release; slack for fault-around.
+        let allowed = walkers * (window + 2 * BLOCK) + (4 << 20);
+        eprintln!(
+            "{bytes} bytes, sidecar {sidecar:?}: {nodes} nodes; mapped pages grew {file_grown} bytes \
+             (allowed {allowed}), heap {anon_grown} bytes; lookup heap {} bytes; VmHWM {} MB",
+            reader.lookup_heap_bytes(),
+            status("VmHWM:").unwrap_or(0) >> 20,
+        );
+        assert!(
+            file_grown <= allowed,
+            "mapped pages grew {file_grown} bytes, allowed {allowed}"
+        );
+        assert!(anon_grown <= 8 << 20, "heap grew {anon_grown} bytes");
+        if sidecar == SidecarPolicy::ReadWrite {
+            assert!(reader.report().sidecar_used() || reader.lookup_heap_bytes() < (1 << 20));
+        }
+    }
+}
+
 #[test]
 fn walking_everything_with_a_tiny_cache_stays_bounded() {
     walk_bounded(8 << 20);
+}
+
+#[test]
+fn full_traversals_leave_a_window_of_mapped_pages() {
+    // 32 MB through 256 KiB windows: without releasing, the mapped trace
+    // alone would be four times the allowance.
+    traversal_resident(32 << 20, 256 << 10);
+}
+
+#[test]
+#[ignore = "large: set TRACETREE_MEMORY_TEST_SIZE (e.g. 1GB) and run with --release --ignored"]
+fn full_traversals_of_a_large_trace_leave_a_window_of_mapped_pages() {
+    let size = std::env::var("TRACETREE_MEMORY_TEST_SIZE").unwrap_or_else(|_| "256MB".into());
+    traversal_resident(
+        tracetree::generate::parse_size(&size)
+            .expect("TRACETREE_MEMORY_TEST_SIZE: a size like 1GB"),
+        LazyOptions::DEFAULT_RESIDENT_WINDOW,
+    );
 }
 
 #[test]

@@ -36,6 +36,11 @@ impl FileCells {
         }
     }
 
+    /// The index file's mapping, if there is one.
+    pub(crate) fn bytes(&self) -> Option<&TraceBytes> {
+        self.bytes.as_ref()
+    }
+
     /// The cells.
     #[inline]
     pub(crate) fn slice(&self) -> &[RawIndexCell] {

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 
 use crate::error::{DecodeError, Result};
 use crate::format::bytes::ByteReader;
-use crate::format::index::{INDEX_FOOTER_LEN, RawIndexCell, parse_index};
+use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::skip::skip_object;
@@ -425,6 +425,27 @@ impl Lookup {
         });
     }
 
+    /// Whether thread `slot`'s table is built.
+    pub(crate) fn is_built(&self, slot: usize) -> bool {
+        self.threads[slot].built.get().is_some()
+    }
+
+    /// The mapped files the lookups read in place: the index file, and the
+    /// sidecar of tables loaded from one (each once).
+    pub(crate) fn mappings(&self) -> Vec<TraceBytes> {
+        let mut found: Vec<TraceBytes> = Vec::new();
+        let sidecars = self.threads.iter().filter_map(|thread| {
+            let flat = thread.built.get()?.flat.as_ref()?;
+            Some(&flat.bytes)
+        });
+        for bytes in self.file.bytes().into_iter().chain(sidecars) {
+            if bytes.is_mapped() && !found.iter().any(|known| known.same(bytes)) {
+                found.push(bytes.clone());
+            }
+        }
+        found
+    }
+
     /// Threads whose container cells did not nest, and why.
     pub(crate) fn problems(&self) -> Vec<(ThreadId, IndexProblem)> {
         self.threads
@@ -538,12 +559,27 @@ impl ThreadCells {
     }
 }
 
+/// Releases the pages of index `index` before cell `cell`, and every
+/// page of `data` (where block and reference cells were peeked at).
+#[cold]
+fn release_behind(data: &TraceBytes, index: &TraceBytes, cell: usize) {
+    index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
+    data.release_all();
+}
+
 /// Checks index file `index` against `data` (whose header is checked) and
-/// builds the lookup structures from it.
+/// builds the lookup structures from it. With a `window`, the index's
+/// pages are released behind the pass every `window` bytes of cells (and
+/// the data's pages it peeked at with them), so that opening a large index
+/// does not leave it all resident.
 pub(crate) fn load_index(
     data: &TraceBytes,
     index: TraceBytes,
+    window: Option<u64>,
 ) -> std::result::Result<LoadedIndex, IndexProblem> {
+    let release_every = window.map_or(usize::MAX, |window| {
+        (usize::try_from(window).unwrap_or(usize::MAX) / CELL_LEN).max(1 << 12)
+    });
     let bytes = index.as_slice();
     if (bytes.len() as u64) < FILE_HEADER_LEN + INDEX_FOOTER_LEN as u64 {
         return Err(IndexProblem::TooShort(bytes.len() as u64));
@@ -592,6 +628,9 @@ pub(crate) fn load_index(
         start > 0 && start <= end && (end as u64) < len
     };
     for (cell, raw) in cells.iter().enumerate() {
+        if cell % release_every == release_every - 1 {
+            release_behind(data, &index, cell);
+        }
         if raw.kind == ObjectKind::Tracepoint as u8 {
             // The common case first: a container cell.
             run_count += 1;

@@ -61,7 +61,7 @@ use crate::read::sidecar::{
 use crate::storage::TraceBytes;
 use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
-use stream::{Stream, scan_unindexed, unexpected};
+use stream::{Resident, Stream, scan_unindexed, unexpected};
 use walk::{Plan, Walked};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
@@ -98,6 +98,7 @@ pub struct LazyOptions {
     index: IndexChoice,
     index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
+    resident_window: Option<u64>,
 }
 
 impl Default for LazyOptions {
@@ -107,6 +108,7 @@ impl Default for LazyOptions {
             index: IndexChoice::default(),
             index_path: None,
             sidecar: SidecarPolicy::default(),
+            resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
         }
     }
 }
@@ -114,6 +116,23 @@ impl Default for LazyOptions {
 impl LazyOptions {
     /// The default cache budget: 64 MiB.
     pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+    /// The default resident window: 16 MiB.
+    pub const DEFAULT_RESIDENT_WINDOW: u64 = 16 << 20;
+
+    /// How many bytes of mapped file a forward read (a walk, a scan of a
+    /// call's children) may leave resident behind it, per thread it reads
+    /// (default [`DEFAULT_RESIDENT_WINDOW`](Self::DEFAULT_RESIDENT_WINDOW)).
+    /// Past that, the pages it read are released: they leave the process's
+    /// resident set but stay in the page cache, and fault back in when read
+    /// again; the pages of the index and sidecar mappings are released with
+    /// them, and once after opening. `None` keeps every page read mapped
+    /// until the reader is dropped (the kernel may still reclaim them). A
+    /// trace opened from bytes in memory has nothing to release.
+    pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
+        self.resident_window = bytes;
+        self
+    }
 
     /// Bytes the cache of decoded nodes and child lists may hold.
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
@@ -234,14 +253,16 @@ impl LazyOptions {
                             framing_checked: loaded.framing_checked,
                         }),
                     };
-                    return Ok(self.reader(data, loaded.lookup, loaded.context, report));
+                    let reader = self.reader(data, loaded.lookup, loaded.context, report);
+                    reader.release_all();
+                    return Ok(reader);
                 }
                 Err(problem) => rejected = Some(problem),
             }
         }
         let index_bytes = index.as_ref().ok().cloned();
         let attempt = index.and_then(|index| {
-            let mut loaded = load_index(&data, index)?;
+            let mut loaded = load_index(&data, index, self.resident_window)?;
             let repaired = repair(&data, &mut loaded)
                 .map_err(|error| IndexProblem::Inconsistent(error.to_string()))?;
             Ok((loaded, repaired))
@@ -286,6 +307,9 @@ impl LazyOptions {
             } else {
                 SidecarOutcome::Skipped
             };
+            if outcome == SidecarOutcome::Written {
+                reader = self.mapped_back(reader, &on_disk, index_bytes.as_ref());
+            }
             reader.report.sidecar = Some(SidecarReport {
                 path: on_disk.sidecar,
                 rejected,
@@ -293,7 +317,28 @@ impl LazyOptions {
                 framing_checked: 0,
             });
         }
+        reader.release_all();
         Ok(reader)
+    }
+
+    /// The reader over the sidecar just written (its tables mapped instead
+    /// of held on the heap), with the report of `reader`; `reader` itself
+    /// if the sidecar does not load.
+    fn mapped_back(
+        &self,
+        reader: LazyTraceReader,
+        on_disk: &OnDisk,
+        index: Option<&TraceBytes>,
+    ) -> LazyTraceReader {
+        let files = on_disk.files(&reader.data, index);
+        let restamp = self.sidecar == SidecarPolicy::ReadWrite;
+        match sidecar::load(&on_disk.sidecar, &files, restamp) {
+            Ok(loaded) if reader.resolved_is_empty() => {
+                let LazyTraceReader { data, report, .. } = reader;
+                self.reader(data, loaded.lookup, loaded.context, report)
+            }
+            _ => reader,
+        }
     }
 
     fn reader(
@@ -303,9 +348,15 @@ impl LazyOptions {
         context: crate::model::ContextBuilder,
         report: IndexReport,
     ) -> LazyTraceReader {
+        let resident = self.resident_window.map(|window| Resident {
+            window,
+            data: data.clone(),
+            lookups: lookup.mappings(),
+        });
         LazyTraceReader {
             context: context.build(data.clone()),
             data,
+            resident,
             lookup,
             resolved: RwLock::new(HashMap::new()),
             cache: NodeCache::new(self.cache_bytes),
@@ -453,6 +504,8 @@ struct Scan<'r> {
 /// A trace opened for random access. See the [module documentation](self).
 pub struct LazyTraceReader {
     data: TraceBytes,
+    /// What forward reads release behind them; `None` keeps every page.
+    resident: Option<Resident>,
     context: TraceContext,
     lookup: Lookup,
     /// Content ends of containers a used index had no cell for, found by
@@ -626,12 +679,7 @@ impl LazyTraceReader {
         }
         // Containers the index has no cell for (resolved by scanning when
         // met) may lie between that container and the node.
-        let resolved_any = !self
-            .resolved
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty();
-        if resolved_any {
+        if !self.resolved_is_empty() {
             let mut scope = match enclosing {
                 Some(k) => self.container_scope(slot, k),
                 None => self.top_scope(slot),
@@ -762,6 +810,7 @@ impl LazyTraceReader {
     /// were then found by scanning their streams).
     pub fn build_lookups(&self) -> Vec<(ThreadId, IndexProblem)> {
         self.lookup.build_all(self.data.as_slice());
+        self.release_lookups();
         self.lookup.problems()
     }
 
@@ -849,24 +898,54 @@ impl LazyTraceReader {
         Ok(())
     }
 
+    /// Walks every thread as [`walk_thread`](Self::walk_thread) does, the
+    /// threads in parallel (rayon's pool: as many at once as it has
+    /// workers). `init` makes a state for each thread, `f` sees that
+    /// thread's nodes in pre-order with its state and returns whether to go
+    /// on (false ends that thread's walk only); the states come back in
+    /// thread order (ascending id). Each walker releases what it leaves
+    /// behind ([`LazyOptions::resident_window`]), so resident memory is about
+    /// one window per walker.
+    pub fn walk_threads<S: Send>(
+        &self,
+        detail: WalkDetail,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, &WalkNode<'_>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        (0..self.lookup.blocks.thread_count())
+            .into_par_iter()
+            .map(|slot| {
+                let mut state = init(self.lookup.blocks.thread(slot).thread);
+                let scope = self.top_scope(slot);
+                let plan = Plan::all(detail);
+                self.walk_range(
+                    slot,
+                    scope.start,
+                    scope.end,
+                    0,
+                    false,
+                    plan,
+                    &mut |step| match step {
+                        Walked::Node(walked, _) => f(&mut state, walked),
+                        Walked::Folded { .. } => Ok(true),
+                    },
+                )?;
+                Ok(state)
+            })
+            .collect()
+    }
+
     /// Counts the tracepoints of every thread by type, reading the threads'
     /// streams in parallel (headers only).
     pub fn count_tracepoints(&self) -> Result<BTreeMap<TracepointType, u64>> {
-        let per_thread: Vec<[u64; 12]> = (0..self.lookup.blocks.thread_count())
-            .into_par_iter()
-            .map(|slot| {
-                let mut counts = [0u64; 12];
-                let scope = self.top_scope(slot);
-                let plan = Plan::all(WalkDetail::Headers);
-                self.walk_range(slot, scope.start, scope.end, 0, false, plan, &mut |step| {
-                    if let Walked::Node(walked, _) = step {
-                        counts[walked.header.tracepoint_type as usize] += 1;
-                    }
-                    Ok(true)
-                })?;
-                Ok(counts)
-            })
-            .collect::<Result<_>>()?;
+        let per_thread = self.walk_threads(
+            WalkDetail::Headers,
+            |_| [0u64; 12],
+            |counts, walked| {
+                counts[walked.header.tracepoint_type as usize] += 1;
+                Ok(true)
+            },
+        )?;
         let mut counts = BTreeMap::new();
         for (index, kind) in TracepointType::ALL.into_iter().enumerate() {
             let total: u64 = per_thread.iter().map(|c| c[index]).sum();
@@ -880,7 +959,35 @@ impl LazyTraceReader {
     // ---- internals ----
 
     fn containers(&self, slot: usize) -> (&ContainerTable, CellView<'_>) {
+        if !self.lookup.is_built(slot) {
+            // Building reads every cell of the thread: release them after.
+            let built = self.lookup.containers(self.data.as_slice(), slot);
+            self.release_lookups();
+            return built;
+        }
         self.lookup.containers(self.data.as_slice(), slot)
+    }
+
+    /// Releases every page of the data and lookup mappings (with a resident
+    /// window).
+    fn release_all(&self) {
+        if let Some(resident) = &self.resident {
+            resident.release_all();
+        }
+    }
+
+    /// Releases every page of the lookups' mappings (with a resident window).
+    fn release_lookups(&self) {
+        for mapping in self.resident.iter().flat_map(|r| &r.lookups) {
+            mapping.release_all();
+        }
+    }
+
+    fn resolved_is_empty(&self) -> bool {
+        self.resolved
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 
     fn scan(&self, slot: usize) -> Scan<'_> {
@@ -892,6 +999,13 @@ impl LazyTraceReader {
             cells,
             hint: None,
         }
+    }
+
+    /// A scan that goes forward, releasing what it leaves behind.
+    fn forward_scan(&self, slot: usize) -> Scan<'_> {
+        let mut scan = self.scan(slot);
+        scan.stream = scan.stream.releasing(self.resident.as_ref());
+        scan
     }
 
     fn stream(&self, slot: usize) -> Stream<'_> {
@@ -981,7 +1095,7 @@ impl LazyTraceReader {
         from: LogicalOffset,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        let mut scan = self.scan(scope.slot);
+        let mut scan = self.forward_scan(scope.slot);
         let mut at = from;
         while at < scope.end {
             let (skipped, len) = scan.stream.skip(at, None)?;

@@ -10,6 +10,36 @@ use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
 use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
+use crate::storage::TraceBytes;
+
+/// How far around a faulting address the kernel maps pages already in the
+/// page cache (Linux's `fault_around_bytes`, 64 KiB by default).
+const FAULT_AROUND: u64 = 64 << 10;
+
+/// How much of the mapped files a forward read may leave resident behind
+/// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
+/// `window` bytes past the blocks it kept, it releases them
+/// ([`TraceBytes::release`]), and with them every page of the lookups'
+/// mappings (they fault back in when used).
+#[derive(Debug)]
+pub(crate) struct Resident {
+    /// Bytes of a thread's stream left resident behind a forward read.
+    pub(crate) window: u64,
+    /// The data file.
+    pub(crate) data: TraceBytes,
+    /// The index file's and the sidecar's mappings.
+    pub(crate) lookups: Vec<TraceBytes>,
+}
+
+impl Resident {
+    /// Releases every page of the data file and of the lookups' mappings.
+    pub(crate) fn release_all(&self) {
+        self.data.release_all();
+        for mapping in &self.lookups {
+            mapping.release_all();
+        }
+    }
+}
 
 /// A thread's logical stream over the data file's bytes; remembers the last
 /// block it read from, so consecutive reads skip the block search.
@@ -18,6 +48,9 @@ pub(crate) struct Stream<'r> {
     blocks: &'r ThreadBlocks,
     /// Logical start, logical end and physical start of the current block.
     block: (u64, u64, u64),
+    /// Where a releasing stream releases what it left behind, and the first
+    /// block it has not released (`None` before the first read).
+    resident: Option<(&'r Resident, Option<usize>)>,
 }
 
 impl<'r> Stream<'r> {
@@ -27,7 +60,52 @@ impl<'r> Stream<'r> {
             data,
             blocks,
             block: (0, 0, 0),
+            resident: None,
         }
+    }
+
+    /// Makes this stream release the blocks it leaves behind when it moves
+    /// forward, `resident.window` bytes at a time. For streams read front
+    /// to back (walks, scans of a call's children); moving backwards
+    /// releases nothing.
+    pub(crate) fn releasing(mut self, resident: Option<&'r Resident>) -> Self {
+        self.resident = resident.map(|resident| (resident, None));
+        self
+    }
+
+    /// The stream moves to block `next`: releases the blocks behind it once
+    /// they span the window.
+    #[cold]
+    fn moved_to(&mut self, next: usize) {
+        let Some((resident, kept)) = &mut self.resident else {
+            return;
+        };
+        let first = match *kept {
+            Some(first) if first < next => first,
+            Some(_) => return,
+            None => {
+                *kept = Some(next);
+                return;
+            }
+        };
+        let behind = self.blocks.block_bounds(next).0 - self.blocks.block_bounds(first).0;
+        if behind < resident.window {
+            return;
+        }
+        for block in first..next {
+            let (start, end, physical) = self.blocks.block_bounds(block);
+            // Reading a page maps its neighbours too (the kernel's fault-
+            // around, 64 KiB by default), the edges of the blocks on either
+            // side included, which may be another thread's: released with
+            // this block, else they would add up over the file.
+            resident.data.release(
+                physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
+            );
+        }
+        for mapping in &resident.lookups {
+            mapping.release_all();
+        }
+        *kept = Some(next);
     }
 
     /// The stream's length.
@@ -48,6 +126,9 @@ impl<'r> Stream<'r> {
                     self.blocks.thread, self.blocks.len
                 ))
             })?;
+            if self.resident.is_some() {
+                self.moved_to(block);
+            }
             self.block = self.blocks.block_bounds(block);
             (start, end, physical) = self.block;
         }

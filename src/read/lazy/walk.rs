@@ -13,6 +13,7 @@
 
 use crate::error::Result;
 use crate::format::offset::LogicalOffset;
+use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::tree::Visit;
@@ -121,8 +122,12 @@ impl LazyTraceReader {
     /// (or, with `one`, until the subtree of the node at `from` is done),
     /// calling `f` for each step; the nodes at the level of `from` are at
     /// `depth`. Returns false when `f` stopped the walk.
+    ///
+    /// Generic over `f` so that each caller's loop is compiled with its
+    /// visitor inlined: a header walk costs little more than skipping.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn walk_range(
+    #[inline]
+    pub(super) fn walk_range<F>(
         &self,
         slot: usize,
         from: LogicalOffset,
@@ -130,9 +135,36 @@ impl LazyTraceReader {
         depth: usize,
         one: bool,
         plan: Plan,
-        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
-    ) -> Result<bool> {
-        let mut scan = self.scan(slot);
+        f: &mut F,
+    ) -> Result<bool>
+    where
+        F: FnMut(Walked<'_, '_>) -> Result<bool>,
+    {
+        match plan.detail {
+            WalkDetail::Headers => self.walk_loop::<F, false>(slot, from, end, depth, one, plan, f),
+            WalkDetail::Full => self.walk_loop::<F, true>(slot, from, end, depth, one, plan, f),
+        }
+    }
+
+    /// [`walk_range`](Self::walk_range)'s loop, compiled once for header
+    /// walks and once for full ones (`FULL`), so that a header walk carries
+    /// no decoded tracepoint.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn walk_loop<F, const FULL: bool>(
+        &self,
+        slot: usize,
+        from: LogicalOffset,
+        end: LogicalOffset,
+        depth: usize,
+        one: bool,
+        plan: Plan,
+        f: &mut F,
+    ) -> Result<bool>
+    where
+        F: FnMut(Walked<'_, '_>) -> Result<bool>,
+    {
+        let mut scan = self.forward_scan(slot);
         let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
@@ -159,26 +191,75 @@ impl LazyTraceReader {
                 at,
             };
             let level = depth + open.len();
-            let step = match plan.detail {
-                WalkDetail::Full => {
-                    self.full_step(&mut scan, &mut footers, node, level, plan, f)?
+            // Read the object at `at`: its header and length, and for a
+            // full walk the tracepoint, then the footer of a container.
+            let (bytes, physical) = scan.stream.bytes_at(at)?;
+            let (header, len, tracepoint) = if !FULL {
+                match try_skip(bytes, None) {
+                    Some((
+                        Skipped {
+                            header: Some(header),
+                            ..
+                        },
+                        len,
+                    )) => (header, len as u64, None),
+                    Some((skipped, len)) if skipped.kind.is_reference() && (started || !one) => {
+                        at = at + len as u64;
+                        continue;
+                    }
+                    _ => match checked_header(&mut scan.stream, at)? {
+                        Some((header, len)) => (header, len, None),
+                        None => {
+                            reference(&mut scan.stream, at, one && !started)?;
+                            at = at + object_len(&mut scan.stream, at)?;
+                            continue;
+                        }
+                    },
                 }
-                WalkDetail::Headers => self.header_step(&mut scan, node, level, plan, f)?,
-            };
-            let Some(step) = step else {
-                // A reference object between tracepoints.
-                if one && !started {
-                    return Err(not_a_node(&mut scan.stream, at));
+            } else {
+                {
+                    if bytes.first() != Some(&(ObjectKind::Tracepoint as u8)) {
+                        reference(&mut scan.stream, at, one && !started)?;
+                        at = at + object_len(&mut scan.stream, at)?;
+                        continue;
+                    }
+                    let mut reader = ByteReader::new(&bytes[1..], physical + 1);
+                    let tracepoint = Tracepoint::decode(&mut reader)?;
+                    (
+                        tracepoint.header,
+                        reader.position() as u64 + 1,
+                        Some(tracepoint),
+                    )
                 }
-                at = at + object_len(&mut scan.stream, at)?;
-                continue;
             };
             started = true;
-            if !step.go_on {
+            let content = self.content_of(&mut scan, at + len, &header)?;
+            let footer = match content {
+                Some(content) if FULL => {
+                    self.footer_of(&mut footers, content, header.tracepoint_type)?
+                }
+                _ => None,
+            };
+            let children = if plan.child_counts {
+                Some(match content {
+                    Some(content) => self.count_children(slot, content)?,
+                    None => 0,
+                })
+            } else {
+                None
+            };
+            let walked = WalkNode {
+                node,
+                depth: level,
+                header,
+                tracepoint: tracepoint.as_ref(),
+                footer: footer.as_ref().map(|(footer, _)| footer),
+            };
+            if !f(Walked::Node(&walked, children))? {
                 return Ok(false);
             }
-            let Some(content) = step.content else {
-                at = at + step.len;
+            let Some(content) = content else {
+                at = at + len;
                 continue;
             };
             if plan.max_depth.is_some_and(|max| level >= max) {
@@ -196,108 +277,10 @@ impl LazyTraceReader {
                 at = content.start;
             }
             open.push(Open {
-                container: step.container,
+                container: header.tracepoint_type,
                 content,
-                footer_len: step.footer_len,
+                footer_len: footer.map(|(_, len)| len),
             });
-        }
-    }
-
-    /// Decodes the object at `node` in place and reports it; `None` for a
-    /// reference object.
-    #[inline(always)]
-    fn full_step(
-        &self,
-        scan: &mut Scan<'_>,
-        footers: &mut Stream<'_>,
-        node: LazyNode,
-        depth: usize,
-        plan: Plan,
-        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
-    ) -> Result<Option<Step>> {
-        let at = node.at;
-        let (bytes, physical) = scan.stream.bytes_at(at)?;
-        let mut reader = ByteReader::new(bytes, physical);
-        let tracepoint = if bytes.first() == Some(&(ObjectKind::Tracepoint as u8)) {
-            reader.u8()?;
-            Tracepoint::decode(&mut reader)?
-        } else {
-            return not_a_tracepoint(&mut scan.stream, at);
-        };
-        let len = reader.position() as u64;
-        let header = tracepoint.header;
-        let content = self.content_of(scan, at + len, &header)?;
-        let footer = match content {
-            Some(content) => self.footer_of(footers, content, header.tracepoint_type)?,
-            None => None,
-        };
-        let children = self.children_for(scan.slot, content, plan)?;
-        let walked = WalkNode {
-            node,
-            depth,
-            header,
-            tracepoint: Some(&tracepoint),
-            footer: footer.as_ref().map(|(footer, _)| footer),
-        };
-        let go_on = f(Walked::Node(&walked, children))?;
-        Ok(Some(Step {
-            container: header.tracepoint_type,
-            len,
-            content,
-            footer_len: footer.map(|(_, len)| len),
-            go_on,
-        }))
-    }
-
-    /// Reads the header of the object at `node`, skipping the rest, and
-    /// reports it; `None` for a reference object.
-    #[inline(always)]
-    fn header_step(
-        &self,
-        scan: &mut Scan<'_>,
-        node: LazyNode,
-        depth: usize,
-        plan: Plan,
-        f: &mut dyn FnMut(Walked<'_, '_>) -> Result<bool>,
-    ) -> Result<Option<Step>> {
-        let at = node.at;
-        let (skipped, len) = scan.stream.skip(at, None)?;
-        let Some(header) = skipped.header else {
-            return not_a_tracepoint(&mut scan.stream, at);
-        };
-        let content = self.content_of(scan, at + len, &header)?;
-        let children = self.children_for(scan.slot, content, plan)?;
-        let walked = WalkNode {
-            node,
-            depth,
-            header,
-            tracepoint: None,
-            footer: None,
-        };
-        let go_on = f(Walked::Node(&walked, children))?;
-        Ok(Some(Step {
-            container: header.tracepoint_type,
-            len,
-            content,
-            footer_len: None,
-            go_on,
-        }))
-    }
-
-    /// A node's direct child count, when the plan asks for it.
-    #[inline(always)]
-    fn children_for(
-        &self,
-        slot: usize,
-        content: Option<ContentRange>,
-        plan: Plan,
-    ) -> Result<Option<usize>> {
-        if !plan.child_counts {
-            return Ok(None);
-        }
-        match content {
-            Some(content) => self.count_children(slot, content).map(Some),
-            None => Ok(Some(0)),
         }
     }
 
@@ -323,23 +306,31 @@ impl LazyTraceReader {
     }
 }
 
-/// What a walk step read.
-struct Step {
-    container: TracepointType,
-    len: u64,
-    content: Option<ContentRange>,
-    footer_len: Option<u64>,
-    go_on: bool,
-}
-
-/// `None` when the object at `at` is a reference object (which may stand
-/// between tracepoints); the error for anything else.
+/// The header and length of the tracepoint at `at`, when the fast skip
+/// refused it (the decoder then names the error); `None` for another kind
+/// of object.
 #[cold]
 #[inline(never)]
-fn not_a_tracepoint(stream: &mut Stream<'_>, at: LogicalOffset) -> Result<Option<Step>> {
+fn checked_header(
+    stream: &mut Stream<'_>,
+    at: LogicalOffset,
+) -> Result<Option<(TracepointHeader, u64)>> {
+    let (skipped, len) = stream.skip(at, None)?;
+    Ok(skipped.header.map(|header| (header, len)))
+}
+
+/// Checks that the object at `at`, which is no tracepoint, is a reference
+/// object (which may stand between tracepoints), where a walk may meet one
+/// (`first` = the walk was asked to start there, where it may not).
+#[cold]
+#[inline(never)]
+fn reference(stream: &mut Stream<'_>, at: LogicalOffset, first: bool) -> Result<()> {
+    if first {
+        return Err(not_a_node(stream, at));
+    }
     let (object, _) = stream.object(at, None)?;
     if object.kind().is_reference() {
-        return Ok(None);
+        return Ok(());
     }
     Err(unexpected(
         stream,
@@ -382,7 +373,10 @@ impl LazyTraceReader {
         for root in roots {
             let slot = root.slot as usize;
             let end = self.stream(slot).len();
-            self.walk_range(slot, root.at, end, 0, true, plan, &mut |step| {
+            self.walk_range(slot, root.at, end, 0, true, plan, &mut |step: Walked<
+                '_,
+                '_,
+            >| {
                 match step {
                     Walked::Node(walked, children) => {
                         let tracepoint = walked
