@@ -7,6 +7,7 @@
 //! at every byte. The lazy reader's dump and pages of children must show
 //! exactly the structure of the complete blocks.
 
+mod common;
 mod heldout_support;
 
 use std::path::Path;
@@ -173,7 +174,7 @@ fn snapshots_of_a_live_writer_open_with_their_complete_blocks() {
 
 #[test]
 fn reference_traces_pass_the_validator() {
-    let Some(dir) = heldout_reference_dir() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     for name in [
@@ -204,16 +205,6 @@ fn reference_traces_pass_the_validator() {
         "crashed: index cell not in the data"
     );
     check_reads(&path, &walked, 20, "crashed");
-}
-
-fn heldout_reference_dir() -> Option<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference-traces");
-    let dir = if dir.exists() {
-        dir
-    } else {
-        Path::new("/work/shared/reference-traces").to_path_buf()
-    };
-    dir.exists().then_some(dir)
 }
 
 /// A small deterministic pseudo-random sequence.

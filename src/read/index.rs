@@ -331,16 +331,20 @@ impl Lookup {
             let Some(source) = source else {
                 return Containers::default();
             };
-            let footers = match &source {
-                Source::Ranges { ranges, .. } => self.check_footers(data, slot, ranges),
-                Source::Made { .. } => Ok(()),
+            // The index's runs of cells, to check their footers once they
+            // are known to nest.
+            let ranges = match &source {
+                Source::Ranges { ranges, .. } => ranges.clone(),
+                Source::Made { .. } => Vec::new(),
             };
-            if let Err(problem) = footers {
-                let _ = thread.problem.set(problem);
-                return self.scan_thread(data, slot).unwrap_or_default();
-            }
             match Containers::build(self.file.slice(), source) {
-                Ok(containers) => containers,
+                Ok(containers) => match self.check_footers(data, slot, &ranges) {
+                    Ok(()) => containers,
+                    Err(problem) => {
+                        let _ = thread.problem.set(problem);
+                        self.scan_thread(data, slot).unwrap_or_default()
+                    }
+                },
                 Err(error) => {
                     let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
                     let _ = thread.problem.set(IndexProblem::Crossing {
