@@ -7,23 +7,30 @@
 //!    chunk starts at the first block; every other chunk looks for its first
 //!    `BLOCK_START` byte from which a whole block parses and is followed by
 //!    another block, `EOF` or the end of the data, then follows that chain of
-//!    blocks to the end of its chunk. Each block is *summarized*: its
-//!    reference objects, the containers it opens and the footers it writes.
-//!    A footer that closes a container opened in an earlier block of the
-//!    thread cannot be decoded without knowing that container's type, so the
-//!    summary *assumes* the type whose footer decodes and is followed by a
-//!    valid object, and records the assumption.
-//! 2. **Stitch** (sequential, one pass over the summaries): starting at the
-//!    first block, each next block must start where the previous one ended.
-//!    A summary is used only if it starts exactly there and every assumed
-//!    footer type equals the type on top of the thread's stack of open
-//!    containers; otherwise the block is summarized again exactly (with the
-//!    known stack). So a wrong guess, or a chunk that started on a false
+//!    blocks to the end of its chunk. Each block is *summarized* into its
+//!    chunk's flat arrays: its cells in write order (containers opened and
+//!    closed in the block paired there, with offsets relative to its
+//!    payload), the footers closing containers of earlier blocks, and the
+//!    containers it leaves open. A footer that closes a container opened in
+//!    an earlier block of the thread cannot be decoded without knowing that
+//!    container's type, so the summary *assumes* the type whose footer
+//!    decodes and is followed by a valid object, and records the assumption.
+//! 2. **Stitch** (sequential, over the blocks' records only): starting at
+//!    the first block, each next block must start where the previous one
+//!    ended. A summary is used only if it starts exactly there and every
+//!    assumed footer type equals the type on top of the thread's stack of
+//!    open containers; otherwise the block is summarized again exactly (with
+//!    the known stack). So a wrong guess, or a chunk that started on a false
 //!    `BLOCK_START`, costs time, never correctness. Each thread's logical
-//!    offsets are its running payload length.
-//! 3. **Emit**: index cells in the streaming writer's order (a block's
-//!    `BLOCK_START` cell, then its cells in write order, containers at their
-//!    footers), plus the containers that never got a footer.
+//!    offsets are its running payload length: the stitch records each
+//!    block's base and where the cells of crossing containers land.
+//! 3. **Emit** (parallel, chunk by chunk): every block's cells are copied
+//!    once into the result, container offsets made logical, each chunk's
+//!    arrays freed once emitted; then the crossing containers' cells are
+//!    filled in. The cells come in the streaming writer's order (a block's
+//!    `BLOCK_START` cell, then its cells in write order, containers at
+//!    their footers); the containers that never got a footer are listed
+//!    apart.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
