@@ -165,7 +165,9 @@ impl BlockBuilder {
         if self.block == ON_DISK {
             // After four billion blocks: no stamp may name this block yet.
             for stamps in &mut self.stamps {
-                stamps.iter_mut().for_each(|s| *s = if *s == ON_DISK { ON_DISK } else { 0 });
+                stamps
+                    .iter_mut()
+                    .for_each(|s| *s = if *s == ON_DISK { ON_DISK } else { 0 });
             }
             self.block = 1;
         }
