@@ -165,10 +165,9 @@ pub(crate) fn before_tracepoint(
     tracepoint: &Tracepoint<'_>,
 ) -> Result<()> {
     let mut writer = Dependencies { pool, sink };
-    match tracepoint_references(tracepoint, &mut |kind, id| writer.named(kind, id)) {
-        ControlFlow::Continue(()) => Ok(()),
-        ControlFlow::Break(error) => Err(error),
-    }
+    into_result(tracepoint_references(tracepoint, &mut |kind, id| {
+        writer.named(kind, id)
+    }))
 }
 
 /// Writes what `footer` refers to (a call result's classes) and `sink` lacks.
@@ -178,7 +177,13 @@ pub(crate) fn before_footer(
     footer: &Footer<'_>,
 ) -> Result<()> {
     let mut writer = Dependencies { pool, sink };
-    match footer_references(footer, &mut |kind, id| writer.named(kind, id)) {
+    into_result(footer_references(footer, &mut |kind, id| {
+        writer.named(kind, id)
+    }))
+}
+
+fn into_result(flow: ControlFlow<Error>) -> Result<()> {
+    match flow {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(error) => Err(error),
     }

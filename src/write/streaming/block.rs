@@ -196,6 +196,17 @@ impl BlockBuilder {
             .is_some_and(|&stamp| stamp >= self.block)
     }
 
+    /// [`ensured`](Self::ensured) for the reference visitors: breaks at an
+    /// object that may need writing.
+    #[inline(always)]
+    fn needs(&self, kind: ObjectKind, id: i32) -> ControlFlow<()> {
+        if self.ensured(kind, id) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    }
+
     /// Stamps object `id` of `kind` (`ON_DISK` or this block's number);
     /// false if its id is out of the stamps' range.
     fn stamp(&mut self, kind: ObjectKind, id: i32, stamp: u32) -> bool {
@@ -278,13 +289,7 @@ impl BlockBuilder {
     /// when the general path must do the work (or name the error).
     #[inline(always)]
     pub(crate) fn try_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> bool {
-        let missing = deps::tracepoint_references(tracepoint, &mut |kind, id| {
-            if self.ensured(kind, id) {
-                ControlFlow::Continue(())
-            } else {
-                ControlFlow::Break(())
-            }
-        });
+        let missing = deps::tracepoint_references(tracepoint, &mut |kind, id| self.needs(kind, id));
         if missing.is_break() || self.write_fitting(|out| tracepoint.write_to(out)).is_none() {
             return false;
         }
@@ -299,13 +304,7 @@ impl BlockBuilder {
     /// [`try_tracepoint`](Self::try_tracepoint)'s.
     #[inline(always)]
     pub(crate) fn try_footer(&mut self, footer: &Footer<'_>) -> bool {
-        let missing = deps::footer_references(footer, &mut |kind, id| {
-            if self.ensured(kind, id) {
-                ControlFlow::Continue(())
-            } else {
-                ControlFlow::Break(())
-            }
-        });
+        let missing = deps::footer_references(footer, &mut |kind, id| self.needs(kind, id));
         if missing.is_break() {
             return false;
         }
