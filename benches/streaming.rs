@@ -12,7 +12,8 @@
 //! second of the data file; tracepoints per second are that divided by the
 //! bytes per tracepoint printed at the start. `STREAMING_PROFILE=ids` (or
 //! `names`) instead streams one producer's run once and exits, for
-//! callgrind or perf.
+//! callgrind or perf; `STREAMING_PROFILE=cpu` prints only the CPU time per
+//! tracepoint of the `ids` runs.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -256,24 +257,45 @@ fn remove(path: &std::path::Path) {
 
 /// Streams `producers` threads' runs to a file; returns the data file's size.
 fn stream(producers: usize, mode: Mode) -> u64 {
+    stream_timed(producers, mode).0
+}
+
+/// [`stream`], also returning the CPU time the producer threads used, in
+/// nanoseconds (`None` where `/proc/thread-self/schedstat` is missing).
+fn stream_timed(producers: usize, mode: Mode) -> (u64, Option<u64>) {
     let path = trace_path(producers);
     let writer = StreamingWriter::create_with_options(&path, StreamingOptions::default()).unwrap();
     for object in references() {
         writer.add_reference(&object).unwrap();
     }
-    std::thread::scope(|scope| {
-        for p in 0..producers {
-            let mut thread = writer.new_thread(format!("producer-{p}")).unwrap();
-            scope.spawn(move || {
-                match mode {
-                    Mode::Ids => record_with_ids(&mut thread, p as i32 * 100_000_000),
-                    Mode::Names => record_by_name(&mut thread),
-                }
-                thread.finish().unwrap();
-            });
-        }
+    let producer_ns = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..producers)
+            .map(|p| {
+                let mut thread = writer.new_thread(format!("producer-{p}")).unwrap();
+                scope.spawn(move || {
+                    let start = thread_cpu_ns();
+                    match mode {
+                        Mode::Ids => record_with_ids(&mut thread, p as i32 * 100_000_000),
+                        Mode::Names => record_by_name(&mut thread),
+                    }
+                    thread.finish().unwrap();
+                    Some(thread_cpu_ns()? - start?)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().unwrap())
+            .sum::<Option<u64>>()
     });
-    writer.close().unwrap().data_bytes
+    (writer.close().unwrap().data_bytes, producer_ns)
+}
+
+/// CPU time the calling thread has used, in nanoseconds (user and system),
+/// from `/proc/thread-self/schedstat`.
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 /// CPU seconds this process has used (all threads, user and system), from
@@ -288,28 +310,45 @@ fn cpu_seconds() -> Option<f64> {
 }
 
 /// Wall and CPU time of `runs` runs: the CPU time per tracepoint does not
-/// depend on how many cores other processes leave free.
+/// depend on how many cores other processes leave free. Removing the last
+/// run's files is not timed. Prints the process's CPU time (all threads: the
+/// producers, the I/O thread and its kernel copies; `/proc/self/stat` ticks,
+/// summed over the runs), the producer threads' own (median of the runs),
+/// and the median run's wall-clock throughput.
 fn cpu_cost(producers: usize, mode: Mode, runs: usize) {
-    let tracepoints = (CALLS * PER_CALL * producers * runs) as f64;
-    let (start, wall) = (cpu_seconds(), std::time::Instant::now());
-    let mut bytes = 0;
+    let tracepoints = (CALLS * PER_CALL * producers) as f64;
+    let (mut cpu, mut bytes) = (0.0, 0);
+    let mut producer_ns = Vec::new();
+    let mut walls = Vec::new();
     for _ in 0..runs {
         remove(&trace_path(producers));
-        bytes += stream(producers, mode);
+        let (start, wall) = (cpu_seconds(), std::time::Instant::now());
+        let (written, producer) = stream_timed(producers, mode);
+        walls.push(wall.elapsed().as_secs_f64());
+        if let (Some(start), Some(end)) = (start, cpu_seconds()) {
+            cpu += end - start;
+        }
+        producer_ns.extend(producer);
+        bytes = written;
     }
-    let wall = wall.elapsed().as_secs_f64();
+    let median = |values: &mut Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let wall = median(&mut walls);
+    let producer = median(&mut producer_ns.iter().map(|&ns| ns as f64).collect());
     let name = if mode == Mode::Ids { "ids" } else { "names" };
-    if let (Some(start), Some(end)) = (start, cpu_seconds()) {
-        let cpu = end - start;
-        println!(
-            "{producers} producer(s), {name}: {:.0} ns CPU per tracepoint ({:.0} MB per CPU-second), \
-             {:.0} MB/s wall, {:.1} cores busy",
-            cpu * 1e9 / tracepoints,
-            bytes as f64 / cpu / 1e6,
-            bytes as f64 / wall / 1e6,
-            cpu / wall
-        );
-    }
+    let total_ns = cpu * 1e9 / (tracepoints * runs as f64);
+    println!(
+        "{producers} producer(s), {name}: {total_ns:.0} ns CPU per tracepoint ({:.0} MB per \
+         CPU-second), producers {:.0} ns ({:.0} MB per producer CPU-second), \
+         {:.0} MB/s wall, {:.1} cores busy",
+        bytes as f64 * 1e3 / (total_ns * tracepoints),
+        producer / tracepoints,
+        bytes as f64 * 1e3 / producer,
+        bytes as f64 / wall / 1e6,
+        cpu / runs as f64 / wall
+    );
 }
 
 fn bench(c: &mut Criterion) {
@@ -327,7 +366,7 @@ fn bench(c: &mut Criterion) {
         );
     }
     for &(producers, _) in &sizes {
-        cpu_cost(producers, Mode::Ids, 8 / producers);
+        cpu_cost(producers, Mode::Ids, 16 / producers);
         cpu_cost(producers, Mode::Names, 1);
     }
     let data = std::fs::read(bench_dir().join("bench-1.trace")).unwrap();
@@ -390,8 +429,14 @@ criterion_group!(benches, bench);
 /// `STREAMING_PROFILE=ids` (or `names`) streams one producer's run once and
 /// exits: a short, fixed workload for `perf` or callgrind (instructions per
 /// tracepoint are the figure that does not depend on the machine's load).
+/// `STREAMING_PROFILE=cpu` runs only the CPU-time pass of the `ids` path.
 fn main() {
     match std::env::var("STREAMING_PROFILE").as_deref() {
+        Ok("cpu") => {
+            for producers in [1, 2, 4] {
+                cpu_cost(producers, Mode::Ids, 16 / producers);
+            }
+        }
         Ok(mode) => {
             let mode = if mode == "names" {
                 Mode::Names

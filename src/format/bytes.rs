@@ -268,10 +268,9 @@ pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
 /// the writer [`rejected`](Self::reject).
 #[derive(Debug)]
 pub struct SliceWriter<'a> {
-    /// The bytes not written yet.
     out: &'a mut [u8],
-    /// The slice's length.
-    len: usize,
+    /// Bytes written so far (at most `out.len()`).
+    position: usize,
     short: bool,
     rejected: bool,
 }
@@ -289,10 +288,9 @@ impl<'a> SliceWriter<'a> {
     /// A writer filling `out` from its start.
     #[inline]
     pub fn new(out: &'a mut [u8]) -> Self {
-        let len = out.len();
         SliceWriter {
             out,
-            len,
+            position: 0,
             short: false,
             rejected: false,
         }
@@ -304,7 +302,7 @@ impl<'a> SliceWriter<'a> {
         if self.rejected {
             return Err(rejected());
         }
-        if self.short || !self.out.is_empty() {
+        if self.short || self.position != self.out.len() {
             return Err(length_mismatch());
         }
         Ok(())
@@ -319,7 +317,7 @@ impl<'a> SliceWriter<'a> {
         } else if self.short {
             Err(Unwritten::Short)
         } else {
-            Ok(self.len - self.out.len())
+            Ok(self.position)
         }
     }
 
@@ -348,10 +346,11 @@ impl<'a> SliceWriter<'a> {
     /// fixed size: one length check for all of them).
     #[inline(always)]
     pub fn fixed<const N: usize>(&mut self, fill: impl FnOnce(&mut [u8; N])) {
-        match std::mem::take(&mut self.out).split_first_chunk_mut::<N>() {
-            Some((head, rest)) => {
+        let room = self.out.get_mut(self.position..);
+        match room.and_then(<[u8]>::first_chunk_mut::<N>) {
+            Some(head) => {
                 fill(head);
-                self.out = rest;
+                self.position += N;
             }
             None => self.short = true,
         }
@@ -402,14 +401,14 @@ impl<'a> SliceWriter<'a> {
     /// Writes raw bytes.
     #[inline]
     pub fn bytes(&mut self, bytes: &[u8]) {
-        let out = std::mem::take(&mut self.out);
-        if bytes.len() > out.len() {
-            self.short = true;
-            return;
+        let room = self.out.get_mut(self.position..);
+        match room.and_then(|room| room.get_mut(..bytes.len())) {
+            Some(head) => {
+                head.copy_from_slice(bytes);
+                self.position += bytes.len();
+            }
+            None => self.short = true,
         }
-        let (head, rest) = out.split_at_mut(bytes.len());
-        head.copy_from_slice(bytes);
-        self.out = rest;
     }
 
     /// Writes a `UTF` string (rejects one longer than 65,535 bytes).

@@ -285,8 +285,9 @@ impl<'a> Tracepoint<'a> {
     }
 
     /// Writes the tracepoint into `out`, or marks `out` rejected where
-    /// [`encoded_len`](Self::encoded_len) fails.
-    #[inline]
+    /// [`encoded_len`](Self::encoded_len) fails. Inlined into its callers
+    /// (a writer's hot path), so `out` lives in registers.
+    #[inline(always)]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         self.header.write_to(out);
         let statuses = &self.child_diff_statuses;

@@ -265,8 +265,9 @@ impl<'a> Value<'a> {
     }
 
     /// Writes the value into `out`, or marks `out` rejected if
-    /// [`encoded_len`](Self::encoded_len) would fail.
-    #[inline]
+    /// [`encoded_len`](Self::encoded_len) would fail. Inlined (values of
+    /// fixed size are a few stores), except for nested values.
+    #[inline(always)]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         match self {
             Value::Null => out.i32(code::NULL),

@@ -45,13 +45,18 @@ impl ContainerStack {
 
     /// Records a tracepoint added to the thread: an iteration counts towards
     /// the innermost container (its loop); a container opens.
+    #[inline]
     pub(crate) fn push(&mut self, tracepoint: &Tracepoint<'_>) {
+        // Leaves (most tracepoints) change nothing.
+        if !tracepoint.is_container() {
+            return;
+        }
         if let TracepointBody::LoopIteration { .. } = tracepoint.body
             && let Some(parent) = self.open.last_mut()
         {
             parent.iterations = parent.iterations.saturating_add(1);
         }
-        if tracepoint.is_container() {
+        {
             let loop_id = match tracepoint.body {
                 TracepointBody::Loop { loop_id }
                 | TracepointBody::LoopIteration { loop_id, .. } => loop_id,

@@ -10,8 +10,9 @@
 //! already on disk. A writer says so through [`ReferenceSink`].
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::offset::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, VariableId,
 };
@@ -30,14 +31,24 @@ pub(crate) trait ReferenceSink {
     fn reference(&mut self, object: &Object<'_>) -> Result<()>;
 }
 
-/// Writes what `tracepoint` refers to and `sink` lacks, from `pool`.
-pub(crate) fn before_tracepoint(
-    pool: &ReferencePool,
-    sink: &mut impl ReferenceSink,
+/// Calls `visit` with each reference object `tracepoint` names itself, in
+/// the order the writers write them: its code location (unless unknown),
+/// then what its body names (a method, field or variable, then the classes
+/// of its object and array values, outer first). The objects these depend
+/// on are not visited: [`before_tracepoint`] writes them.
+///
+/// Inlined into each caller, so a writer's "is everything written?" probe
+/// on its hot path is a few tests, with no call per id.
+#[inline(always)]
+pub(crate) fn tracepoint_references<B>(
     tracepoint: &Tracepoint<'_>,
-) -> Result<()> {
-    let mut writer = Dependencies { pool, sink };
-    writer.code_location(tracepoint.header.code_location)?;
+    visit: &mut impl FnMut(ObjectKind, i32) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let location = tracepoint.header.code_location;
+    // −1 (unknown) is not an object.
+    if location.0 != -1 {
+        visit(ObjectKind::CodeLocation, location.0)?;
+    }
     match &tracepoint.body {
         TracepointBody::MethodCall {
             method,
@@ -45,11 +56,15 @@ pub(crate) fn before_tracepoint(
             arguments,
             ..
         } => {
-            writer.method(*method)?;
-            writer.value(receiver)?;
-            arguments.iter().try_for_each(|v| writer.value(v))
+            visit(ObjectKind::MethodDescriptor, method.0)?;
+            value_references(receiver, visit)?;
+            arguments
+                .iter()
+                .try_for_each(|value| value_references(value, visit))
         }
-        TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => Ok(()),
+        TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {
+            ControlFlow::Continue(())
+        }
         TracepointBody::ReadField {
             field,
             receiver,
@@ -60,28 +75,99 @@ pub(crate) fn before_tracepoint(
             receiver,
             value,
         } => {
-            writer.field(*field)?;
-            writer.value(receiver)?;
-            writer.value(value)
+            visit(ObjectKind::FieldDescriptor, field.0)?;
+            value_references(receiver, visit)?;
+            value_references(value, visit)
         }
         TracepointBody::ReadArray { array, value, .. }
         | TracepointBody::WriteArray { array, value, .. } => {
-            writer.value(array)?;
-            writer.value(value)
+            value_references(array, visit)?;
+            value_references(value, visit)
         }
         TracepointBody::ReadLocal { variable, value }
         | TracepointBody::WriteLocal { variable, value } => {
-            writer.variable(*variable)?;
-            writer.value(value)
+            visit(ObjectKind::VariableDescriptor, variable.0)?;
+            value_references(value, visit)
         }
         TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
-            writer.value(exception)
+            value_references(exception, visit)
         }
         TracepointBody::SnapshotBreakpoint { stack, values, .. } => {
-            stack.iter().try_for_each(|&l| writer.code_location(l))?;
-            values.iter().try_for_each(|v| writer.value(v))
+            for location in stack.iter().filter(|location| location.0 != -1) {
+                visit(ObjectKind::CodeLocation, location.0)?;
+            }
+            values
+                .iter()
+                .try_for_each(|value| value_references(value, visit))
         }
     }
+}
+
+/// Calls `visit` with each reference object `footer` names: the classes of
+/// a call's result.
+#[inline(always)]
+pub(crate) fn footer_references<B>(
+    footer: &Footer<'_>,
+    visit: &mut impl FnMut(ObjectKind, i32) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    match footer {
+        Footer::MethodCall { result, .. } => value_references(result, visit),
+        Footer::Loop { .. } | Footer::LoopIteration => ControlFlow::Continue(()),
+    }
+}
+
+/// The classes of an object or array value and of what it holds, outer
+/// first; other values name nothing.
+#[inline(always)]
+fn value_references<B>(
+    value: &Value<'_>,
+    visit: &mut impl FnMut(ObjectKind, i32) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    match value {
+        Value::Object { class, fields, .. } => {
+            visit(ObjectKind::ClassDescriptor, class.0)?;
+            if fields.is_empty() {
+                return ControlFlow::Continue(());
+            }
+            nested_references(value, visit)
+        }
+        Value::Array { .. } => nested_references(value, visit),
+        _ => ControlFlow::Continue(()),
+    }
+}
+
+/// [`value_references`] for what an object holds, or for an array: out of
+/// line (it recurses).
+fn nested_references<B>(
+    value: &Value<'_>,
+    visit: &mut impl FnMut(ObjectKind, i32) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    match value {
+        Value::Object { fields, .. } => fields
+            .iter()
+            .try_for_each(|(_, value)| value_references(value, visit)),
+        Value::Array {
+            class, elements, ..
+        } => {
+            visit(ObjectKind::ClassDescriptor, class.0)?;
+            elements
+                .iter()
+                .try_for_each(|value| value_references(value, visit))
+        }
+        _ => ControlFlow::Continue(()),
+    }
+}
+
+/// Writes what `tracepoint` refers to and `sink` lacks, from `pool`.
+pub(crate) fn before_tracepoint(
+    pool: &ReferencePool,
+    sink: &mut impl ReferenceSink,
+    tracepoint: &Tracepoint<'_>,
+) -> Result<()> {
+    let mut writer = Dependencies { pool, sink };
+    into_result(tracepoint_references(tracepoint, &mut |kind, id| {
+        writer.named(kind, id)
+    }))
 }
 
 /// Writes what `footer` refers to (a call result's classes) and `sink` lacks.
@@ -90,9 +176,16 @@ pub(crate) fn before_footer(
     sink: &mut impl ReferenceSink,
     footer: &Footer<'_>,
 ) -> Result<()> {
-    match footer {
-        Footer::MethodCall { result, .. } => Dependencies { pool, sink }.value(result),
-        Footer::Loop { .. } | Footer::LoopIteration => Ok(()),
+    let mut writer = Dependencies { pool, sink };
+    into_result(footer_references(footer, &mut |kind, id| {
+        writer.named(kind, id)
+    }))
+}
+
+fn into_result(flow: ControlFlow<Error>) -> Result<()> {
+    match flow {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(error) => Err(error),
     }
 }
 
@@ -104,30 +197,22 @@ struct Dependencies<'a, S> {
 // Each `first_use` check is inlined into the walk (on a hot path the answer
 // is almost always "already written"); writing an object is out of line.
 impl<S: ReferenceSink> Dependencies<'_, S> {
-    /// The classes of an object or array value and of what it holds.
+    /// Writes object `id` of `kind`, named by a tracepoint or footer, and
+    /// what it depends on, unless the sink has it.
     #[inline]
-    fn value(&mut self, value: &Value<'_>) -> Result<()> {
-        match value {
-            Value::Object { class, fields, .. } if fields.is_empty() => self.class(*class),
-            Value::Object { .. } | Value::Array { .. } => self.object_value(value),
-            // Other values refer to nothing.
+    fn named(&mut self, kind: ObjectKind, id: i32) -> ControlFlow<Error> {
+        let written = match kind {
+            ObjectKind::CodeLocation => self.code_location(CodeLocationId(id)),
+            ObjectKind::MethodDescriptor => self.method(MethodId(id)),
+            ObjectKind::FieldDescriptor => self.field(FieldId(id)),
+            ObjectKind::VariableDescriptor => self.variable(VariableId(id)),
+            ObjectKind::ClassDescriptor => self.class(ClassId(id)),
+            // Not named by tracepoints and footers.
             _ => Ok(()),
-        }
-    }
-
-    fn object_value(&mut self, value: &Value<'_>) -> Result<()> {
-        match value {
-            Value::Object { class, fields, .. } => {
-                self.class(*class)?;
-                fields.iter().try_for_each(|(_, v)| self.value(v))
-            }
-            Value::Array {
-                class, elements, ..
-            } => {
-                self.class(*class)?;
-                elements.iter().try_for_each(|v| self.value(v))
-            }
-            _ => Ok(()),
+        };
+        match written {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(error) => ControlFlow::Break(error),
         }
     }
 

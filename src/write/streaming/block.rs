@@ -15,9 +15,18 @@
 //!   block. When nothing complete precedes the group, or on that second try,
 //!   the block simply grows past `block_size`.
 //!
+//! Most tracepoints and footers need no reference object and fit the block:
+//! [`try_tracepoint`](BlockBuilder::try_tracepoint) and
+//! [`try_footer`](BlockBuilder::try_footer) write those with a few inlined
+//! tests (a stamp per id, see [`BlockBuilder::ensured`]) and one store per
+//! field; everything else takes the general path, which writes the same
+//! bytes.
+//!
 //! Offsets: container cells carry logical offsets (the thread's running
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
+
+use std::ops::ControlFlow;
 
 use crate::error::{Error, Result};
 use crate::format::bytes::{SliceWriter, Unwritten};
@@ -27,7 +36,7 @@ use crate::model::{Footer, Tracepoint};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::hash::FastSet;
 use crate::write::pool::ReferencePool;
-use crate::write::streaming::registry::{DENSE_IDS, OnDisk};
+use crate::write::streaming::registry::OnDisk;
 
 /// Bytes of the block header at the start of every buffer.
 const HEADER: usize = BLOCK_HEADER_LEN as usize;
@@ -51,16 +60,21 @@ pub(crate) trait BlockSink {
     ) -> Result<Vec<u8>>;
 }
 
-/// What a block builder needs of its writer.
+/// What a block builder needs of its writer off its fast paths.
 pub(crate) struct Context<'a, S> {
     pub(crate) pool: &'a ReferencePool,
     pub(crate) on_disk: &'a OnDisk,
     pub(crate) sink: &'a S,
-    /// Payload bytes a block holds before it is cut.
-    pub(crate) block_size: usize,
-    /// A block is cut after a leaf or footer when fewer bytes are left.
-    pub(crate) flush_threshold: usize,
 }
+
+/// Ids below this get a stamp per thread ([`BlockBuilder::ensured`]):
+/// 4 MiB per kind at most, and every id an interning writer hands out in
+/// practice. Larger ids take the slower way (the shared registry, a set per
+/// block).
+const STAMPED_IDS: usize = 1 << 20;
+
+/// The stamp of an object this thread found on disk.
+const ON_DISK: u32 = u32::MAX;
 
 /// One thread's block being built.
 #[derive(Debug)]
@@ -76,12 +90,19 @@ pub(crate) struct BlockBuilder {
     scratch: Vec<u8>,
     /// The block's cells, in write order.
     cells: Vec<IndexCell>,
-    /// The reference objects in this block.
+    /// Per kind byte, a stamp per id below [`STAMPED_IDS`]: [`ON_DISK`]
+    /// once this thread found the object on disk (on disk stays on disk, so
+    /// the shared registry need not be asked again), `block` while this
+    /// block holds it, 0 (or an older block's number) otherwise.
+    stamps: [Vec<u32>; 8],
+    /// This block's number (from 1), for [`stamps`](Self::stamps).
+    block: u32,
+    /// The reference objects with larger (or negative) ids in this block.
     written: FastSet<u64>,
-    /// Reference objects this thread found on disk, by kind byte: a bit per
-    /// id below [`DENSE_IDS`] (on disk stays on disk, so this thread need
-    /// not ask the shared registry again).
-    on_disk: [Vec<u64>; 8],
+    /// `HEADER +` the payload bytes a block holds before it is cut.
+    limit: usize,
+    /// After a leaf or footer, the block is cut when `end` is past this.
+    cut_after: usize,
     /// The thread's logical offset of this block's first payload byte.
     logical_start: LogicalOffset,
     /// Event id and logical content start of each open container.
@@ -93,16 +114,34 @@ pub(crate) struct BlockBuilder {
 }
 
 impl BlockBuilder {
-    /// An empty block of `thread` in `buffer` (any capacity).
-    pub(crate) fn new(thread: ThreadId, buffer: Vec<u8>) -> Self {
+    /// An empty block of `thread` in `buffer` (any capacity), cut after
+    /// `block_size` payload bytes, or after a leaf or footer once fewer than
+    /// `flush_threshold` of them are left.
+    pub(crate) fn new(
+        thread: ThreadId,
+        buffer: Vec<u8>,
+        block_size: usize,
+        flush_threshold: usize,
+    ) -> Self {
+        // `block_size - payload < flush_threshold` (saturating), as `end`.
+        let cut_after = if flush_threshold == 0 {
+            usize::MAX
+        } else if flush_threshold > block_size {
+            0
+        } else {
+            HEADER + block_size - flush_threshold
+        };
         let mut builder = BlockBuilder {
             thread,
             bytes: buffer,
             end: 0,
             scratch: Vec::new(),
             cells: Vec::new(),
+            stamps: Default::default(),
+            block: 0,
             written: FastSet::default(),
-            on_disk: Default::default(),
+            limit: HEADER.saturating_add(block_size),
+            cut_after,
             logical_start: LogicalOffset(0),
             open: Vec::new(),
             may_cut: false,
@@ -122,6 +161,16 @@ impl BlockBuilder {
         header[0] = ObjectKind::BlockStart as u8;
         header[1..].copy_from_slice(&thread);
         self.written.clear();
+        self.block += 1;
+        if self.block == ON_DISK {
+            // After four billion blocks: no stamp may name this block yet.
+            for stamps in &mut self.stamps {
+                stamps
+                    .iter_mut()
+                    .for_each(|s| *s = if *s == ON_DISK { ON_DISK } else { 0 });
+            }
+            self.block = 1;
+        }
     }
 
     /// The next `len` bytes of the block, made part of it.
@@ -136,28 +185,43 @@ impl BlockBuilder {
         &mut self.bytes[start..start + len]
     }
 
-    /// Whether this thread already found object `id` of `kind` on disk.
-    #[inline]
-    fn known_on_disk(&self, kind: ObjectKind, id: i32) -> bool {
-        let index = id as u32 as usize;
-        self.on_disk[kind as usize]
-            .get(index / 64)
-            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    /// Whether object `id` of `kind` needs no writing: this block holds it,
+    /// or this thread found it on disk. One load and one comparison: a
+    /// stamp is [`ON_DISK`], this block's number, or lower. Objects with
+    /// ids out of the stamps' range are never "ensured" here.
+    #[inline(always)]
+    fn ensured(&self, kind: ObjectKind, id: i32) -> bool {
+        self.stamps[kind as usize & 7]
+            .get(id as u32 as usize)
+            .is_some_and(|&stamp| stamp >= self.block)
     }
 
-    /// Remembers that object `id` of `kind` is on disk.
-    fn remember_on_disk(&mut self, kind: ObjectKind, id: i32) {
+    /// [`ensured`](Self::ensured) for the reference visitors: breaks at an
+    /// object that may need writing.
+    #[inline(always)]
+    fn needs(&self, kind: ObjectKind, id: i32) -> ControlFlow<()> {
+        if self.ensured(kind, id) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    }
+
+    /// Stamps object `id` of `kind` (`ON_DISK` or this block's number);
+    /// false if its id is out of the stamps' range.
+    fn stamp(&mut self, kind: ObjectKind, id: i32, stamp: u32) -> bool {
         let Ok(index) = usize::try_from(id) else {
-            return;
+            return false;
         };
-        if index >= DENSE_IDS {
-            return;
+        if index >= STAMPED_IDS {
+            return false;
         }
-        let words = &mut self.on_disk[kind as usize];
-        if words.len() <= index / 64 {
-            words.resize(index / 64 + 1, 0);
+        let stamps = &mut self.stamps[kind as usize & 7];
+        if stamps.len() <= index {
+            stamps.resize(index + 1, 0);
         }
-        words[index / 64] |= 1 << (index % 64);
+        stamps[index] = stamp;
+        true
     }
 
     fn payload_len(&self) -> usize {
@@ -197,17 +261,74 @@ impl BlockBuilder {
         result
     }
 
-    /// Cuts the block if the leaf or footer just written left too little
-    /// room. Callers update their own state first: the object is written
-    /// even if handing the block over fails.
-    pub(crate) fn after_leaf_or_footer<S: BlockSink>(
-        &mut self,
-        context: &Context<'_, S>,
-    ) -> Result<()> {
-        if context.block_size.saturating_sub(self.payload_len()) < context.flush_threshold {
-            self.flush(context)?;
+    /// Whether the block must be cut after the leaf or footer just written
+    /// (callers [`flush`](Self::flush) it once they updated their own
+    /// state: the object is written even if handing the block over fails).
+    #[inline(always)]
+    pub(crate) fn is_full(&self) -> bool {
+        self.end > self.cut_after
+    }
+
+    /// Stores an object written by `write` at the block's end if it fits
+    /// the block (so the general path would store it there too, with
+    /// nothing cut first); returns its payload offset.
+    #[inline(always)]
+    fn write_fitting(&mut self, write: impl FnOnce(&mut SliceWriter<'_>)) -> Option<usize> {
+        let start = self.end;
+        let limit = self.limit.min(self.bytes.len());
+        let mut out = SliceWriter::new(self.bytes.get_mut(start..limit)?);
+        write(&mut out);
+        let len = out.written().ok()?;
+        self.end = start + len;
+        Some(start - HEADER)
+    }
+
+    /// The fast path of [`tracepoint`](Self::tracepoint): writes
+    /// `tracepoint` if the block holds (or the disk has) every reference
+    /// object it names and it fits. Returns false, having written nothing,
+    /// when the general path must do the work (or name the error).
+    #[inline(always)]
+    pub(crate) fn try_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> bool {
+        let missing = deps::tracepoint_references(tracepoint, &mut |kind, id| self.needs(kind, id));
+        if missing.is_break() || self.write_fitting(|out| tracepoint.write_to(out)).is_none() {
+            return false;
         }
-        Ok(())
+        if tracepoint.is_container() {
+            self.open
+                .push((tracepoint.event(), self.logical_position()));
+        }
+        true
+    }
+
+    /// The fast path of [`footer`](Self::footer), as
+    /// [`try_tracepoint`](Self::try_tracepoint)'s.
+    #[inline(always)]
+    pub(crate) fn try_footer(&mut self, footer: &Footer<'_>) -> bool {
+        let missing = deps::footer_references(footer, &mut |kind, id| self.needs(kind, id));
+        if missing.is_break() {
+            return false;
+        }
+        match self.write_fitting(|out| footer.write_to(out)) {
+            Some(at) => {
+                self.close_container(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Adds the cell of the innermost open container, whose footer was
+    /// written at payload offset `at`.
+    #[inline(always)]
+    fn close_container(&mut self, at: usize) {
+        if let Some((event, content_start)) = self.open.pop() {
+            self.cells.push(IndexCell {
+                kind: ObjectKind::Tracepoint,
+                id: event.0,
+                start: content_start.0 as i64,
+                end: (self.logical_start + at as u64).0 as i64,
+            });
+        }
     }
 
     /// Writes a group — the reference objects `tracepoint` needs, then an
@@ -233,7 +354,6 @@ impl BlockBuilder {
             let mut sink = GroupSink {
                 block: self,
                 on_disk: context.on_disk,
-                block_size: context.block_size,
             };
             references(&mut sink)?;
             if !self.overflowed {
@@ -245,7 +365,7 @@ impl BlockBuilder {
                     Err(Unwritten::Rejected) => return Err(rejected()),
                     Err(Unwritten::Short) => size().map_err(|_| rejected())?,
                 };
-                if self.exceeds(start, len, context.block_size) {
+                if self.exceeds(start, len) {
                     // Not counted: the next block gets it.
                     self.overflowed = true;
                 } else {
@@ -271,13 +391,13 @@ impl BlockBuilder {
     /// to the next block: it overflows, cutting is allowed, and something
     /// complete precedes it.
     #[inline]
-    fn exceeds(&self, start: usize, len: usize, block_size: usize) -> bool {
-        self.may_cut && start - HEADER + len > block_size && start > HEADER
+    fn exceeds(&self, start: usize, len: usize) -> bool {
+        self.may_cut && start + len > self.limit && start > HEADER
     }
 
     /// Writes `tracepoint` and the reference objects it needs; fails with
-    /// `rejected()` if it cannot be encoded. After a leaf, call
-    /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    /// `rejected()` if it cannot be encoded. After a leaf, ask
+    /// [`is_full`](Self::is_full).
     pub(crate) fn tracepoint<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
@@ -301,8 +421,8 @@ impl BlockBuilder {
 
     /// Writes the footer of the innermost open container (the caller has
     /// checked it matches) and the container's cell; fails with
-    /// `rejected()` if it cannot be encoded. Then call
-    /// [`after_leaf_or_footer`](Self::after_leaf_or_footer).
+    /// `rejected()` if it cannot be encoded. Then ask
+    /// [`is_full`](Self::is_full).
     pub(crate) fn footer<S: BlockSink>(
         &mut self,
         context: &Context<'_, S>,
@@ -317,14 +437,7 @@ impl BlockBuilder {
             || footer.encoded_len(),
             rejected,
         )?;
-        if let Some((event, content_start)) = self.open.pop() {
-            self.cells.push(IndexCell {
-                kind: ObjectKind::Tracepoint,
-                id: event.0,
-                start: content_start.0 as i64,
-                end: (self.logical_start + at as u64).0 as i64,
-            });
-        }
+        self.close_container(at);
         Ok(())
     }
 
@@ -339,7 +452,6 @@ impl BlockBuilder {
         GroupSink {
             block: self,
             on_disk: context.on_disk,
-            block_size: context.block_size,
         }
         .reference(name)
     }
@@ -349,7 +461,6 @@ impl BlockBuilder {
 pub(crate) struct GroupSink<'b, 'c> {
     block: &'b mut BlockBuilder,
     on_disk: &'c OnDisk,
-    block_size: usize,
 }
 
 impl GroupSink<'_, '_> {
@@ -361,19 +472,20 @@ impl GroupSink<'_, '_> {
             return false;
         }
         if self.on_disk.contains(kind, id) {
-            self.block.remember_on_disk(kind, id);
+            self.block.stamp(kind, id, ON_DISK);
             return false;
         }
-        !self.block.written.contains(&key(kind, id))
+        // A stamped id not ensured is not in this block.
+        usize::try_from(id).is_ok_and(|index| index < STAMPED_IDS)
+            || !self.block.written.contains(&key(kind, id))
     }
 }
 
 impl ReferenceSink for GroupSink<'_, '_> {
-    /// On a hot path the object is almost always on disk already, which a
-    /// look at the thread's own bitmap tells.
+    /// Mostly answered by the object's stamp.
     #[inline]
     fn first_use(&mut self, kind: ObjectKind, id: i32) -> bool {
-        if self.block.known_on_disk(kind, id) {
+        if self.block.ensured(kind, id) {
             return false;
         }
         self.first_use_here(kind, id)
@@ -387,7 +499,7 @@ impl ReferenceSink for GroupSink<'_, '_> {
         let start = block.end;
         block.scratch.clear();
         object.encode(&mut block.scratch)?;
-        if block.exceeds(start, block.scratch.len(), self.block_size) {
+        if block.exceeds(start, block.scratch.len()) {
             block.overflowed = true;
             return Ok(());
         }
@@ -398,7 +510,10 @@ impl ReferenceSink for GroupSink<'_, '_> {
         let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
         // Marked only once written: an object that did not fit, or whose
         // dependencies failed, is looked for again next time.
-        block.written.insert(key(kind, id));
+        let number = block.block;
+        if !block.stamp(kind, id, number) {
+            block.written.insert(key(kind, id));
+        }
         block.cells.push(IndexCell {
             kind,
             id,

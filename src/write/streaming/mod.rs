@@ -116,6 +116,12 @@ struct ThreadState {
     pushed_events: i64,
 }
 
+#[cold]
+fn negative_event(event: i32) -> Error {
+    Error::Usage(format!("negative event id {event}"))
+}
+
+#[cold]
 fn closed_error() -> Error {
     Error::Usage("the streaming writer is closed".to_string())
 }
@@ -141,8 +147,6 @@ impl Shared {
             pool: &self.pool,
             on_disk: &self.on_disk,
             sink: self,
-            block_size: self.options.block_size,
-            flush_threshold: self.options.flush_threshold,
         }
     }
 
@@ -151,7 +155,9 @@ impl Shared {
     fn buffer(&self) -> Vec<u8> {
         lock(&self.spare).pop().unwrap_or_else(|| {
             let slack = self.options.block_size.min(64 << 10);
-            Vec::with_capacity(self.options.block_size + slack)
+            // Zeroed at once (fresh pages from the allocator need no
+            // memset): the block builder uses the whole length.
+            vec![0; self.options.block_size + slack]
         })
     }
 
@@ -422,7 +428,12 @@ impl StreamingWriter {
             thread,
             name: name.into_owned(),
             state: Mutex::new(ThreadState {
-                block: BlockBuilder::new(thread, self.shared.buffer()),
+                block: BlockBuilder::new(
+                    thread,
+                    self.shared.buffer(),
+                    self.shared.options.block_size,
+                    self.shared.options.flush_threshold,
+                ),
                 open: ContainerStack::default(),
                 tracepoints: 0,
                 pushed_events: 0,
@@ -608,7 +619,7 @@ impl StreamingThread {
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
         let event = tracepoint.event().0;
         if event < 0 {
-            return Err(Error::Usage(format!("negative event id {event}")));
+            return Err(negative_event(event));
         }
         if !self.shared.pushed_ids.load(Ordering::Relaxed) {
             self.shared.pushed_ids.store(true, Ordering::Relaxed);
@@ -618,20 +629,25 @@ impl StreamingThread {
 
     /// Writes a tracepoint; `pushed_events` is greater than its event id if
     /// the caller chose that id.
+    #[inline]
     fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
-        let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
-        // Encoding checks the tracepoint: the detailed check runs only to
-        // name what is wrong.
-        state.block.tracepoint(&context, tracepoint, || {
-            rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
-        })?;
+        if !state.block.try_tracepoint(tracepoint) {
+            // Reference objects to write first, a block to cut, or an error.
+            // Encoding checks the tracepoint: the detailed check runs only to
+            // name what is wrong.
+            state
+                .block
+                .tracepoint(&self.shared.context(), tracepoint, || {
+                    rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
+                })?;
+        }
         state.open.push(tracepoint);
         state.tracepoints += 1;
         state.pushed_events = state.pushed_events.max(pushed_events);
-        if !tracepoint.is_container() {
-            state.block.after_leaf_or_footer(&context)?;
+        if !tracepoint.is_container() && state.block.is_full() {
+            state.block.flush(&self.shared.context())?;
         }
         Ok(())
     }
@@ -640,15 +656,19 @@ impl StreamingThread {
     /// its type.
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         let thread = self.slot.thread;
-        let context = self.shared.context();
         let mut guard = self.state()?;
         let state = &mut *guard;
         state.open.check_footer(footer, thread)?;
-        state.block.footer(&context, footer, || {
-            rejected(check_footer(footer), footer.encoded_len())
-        })?;
+        if !state.block.try_footer(footer) {
+            state.block.footer(&self.shared.context(), footer, || {
+                rejected(check_footer(footer), footer.encoded_len())
+            })?;
+        }
         state.open.pop(footer, thread)?;
-        state.block.after_leaf_or_footer(&context)
+        if state.block.is_full() {
+            state.block.flush(&self.shared.context())?;
+        }
+        Ok(())
     }
 
     /// Cuts the thread's block now (if it holds anything) and queues it.
