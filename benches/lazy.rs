@@ -58,6 +58,23 @@ fn walk_headers(reader: &LazyTraceReader) -> u64 {
     nodes
 }
 
+/// Visits every node of every thread with its header, the threads walked
+/// in parallel.
+fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
+    reader
+        .walk_threads(
+            WalkDetail::Headers,
+            |_| 0u64,
+            |nodes, walked| {
+                *nodes += 1 + (walked.depth == usize::MAX) as u64;
+                Ok(true)
+            },
+        )
+        .unwrap()
+        .iter()
+        .sum()
+}
+
 /// Options that neither read nor write the lookup sidecar, so the other
 /// benchmarks measure the index path.
 fn no_sidecar() -> LazyOptions {
@@ -178,8 +195,9 @@ fn lazy(c: &mut Criterion) {
     group.bench_function("traversal: headers, sequential", |b| {
         b.iter(|| walk_headers(&reader))
     });
+    // Every node with its header, the threads walked in parallel.
     group.bench_function("traversal: headers, threads in parallel", |b| {
-        b.iter(|| reader.count_tracepoints().unwrap())
+        b.iter(|| walk_headers_parallel(&reader))
     });
     group.bench_function("traversal: full decode, sequential", |b| {
         b.iter(|| full_decode(&reader, &reader.thread_ids()))
@@ -187,9 +205,16 @@ fn lazy(c: &mut Criterion) {
     group.bench_function("traversal: full decode, threads in parallel", |b| {
         b.iter(|| {
             reader
-                .thread_ids()
-                .par_iter()
-                .map(|&thread| full_decode(&reader, &[thread]))
+                .walk_threads(
+                    WalkDetail::Full,
+                    |_| 0u64,
+                    |nodes, walked| {
+                        *nodes += walked.tracepoint.is_some() as u64;
+                        Ok(true)
+                    },
+                )
+                .unwrap()
+                .iter()
                 .sum::<u64>()
         })
     });
@@ -285,27 +310,48 @@ fn lazy(c: &mut Criterion) {
     });
     group.finish();
 
-    // Resident memory of a full-decode traversal (the heap bound itself is
+    // Resident memory of a full-decode traversal, threads in parallel, with
+    // the default resident window and with none (the bounds themselves are
     // asserted by tests/lazy_memory.rs in a process of its own; here, the
     // mapped file pages a traversal leaves resident).
-    let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
-    small.build_lookups();
-    let file = status_bytes("RssFile:");
-    let mut nodes = 0u64;
-    for thread in small.thread_ids() {
-        small
-            .walk_thread(thread, WalkDetail::Full, |_| {
-                nodes += 1;
-                Ok(true)
-            })
+    for (what, window) in [
+        ("default window", Some(LazyOptions::DEFAULT_RESIDENT_WINDOW)),
+        ("no window", None),
+    ] {
+        let small = LazyTraceReader::options()
+            .cache_bytes(1 << 20)
+            .resident_window(window)
+            .open(&path)
             .unwrap();
+        small.build_lookups();
+        let file = status_bytes("RssFile:");
+        let peak = std::sync::atomic::AtomicU64::new(file);
+        let nodes: u64 = small
+            .walk_threads(
+                WalkDetail::Full,
+                |_| 0u64,
+                |nodes, _| {
+                    *nodes += 1;
+                    if nodes.is_multiple_of(1 << 16) {
+                        peak.fetch_max(
+                            status_bytes("RssFile:"),
+                            std::sync::atomic::Ordering::Relaxed,
+                        );
+                    }
+                    Ok(true)
+                },
+            )
+            .unwrap()
+            .iter()
+            .sum();
+        eprintln!(
+            "full traversal, threads in parallel, {what}: {nodes} nodes; lookup tables {} MB of heap; \
+             mapped file pages resident (RssFile) grew by up to {} MB during the walk, {} MB after",
+            small.lookup_heap_bytes() / MB as usize,
+            peak.into_inner().saturating_sub(file) / MB,
+            status_bytes("RssFile:").saturating_sub(file) / MB,
+        );
     }
-    eprintln!(
-        "full traversal of {nodes} nodes: lookup tables {} MB of heap; mapped file pages resident (RssFile) {} MB (+{} MB during the walk: page cache, reclaimable)",
-        small.lookup_heap_bytes() / MB as usize,
-        status_bytes("RssFile:") / MB,
-        status_bytes("RssFile:").saturating_sub(file) / MB,
-    );
 }
 
 criterion_group!(benches, lazy);

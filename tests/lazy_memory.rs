@@ -206,6 +206,7 @@ fn traversal_resident(bytes: u64, window: u64) {
                 })
                 .unwrap();
         }
+        let sequential_peak = file_peak;
         let counted = std::sync::atomic::AtomicU64::new(0);
         let per_thread = reader
             .walk_threads(
@@ -232,7 +233,8 @@ fn traversal_resident(bytes: u64, window: u64) {
         let allowed = walkers * (window + 2 * BLOCK) + (4 << 20);
         eprintln!(
             "{bytes} bytes, sidecar {sidecar:?}: {nodes} nodes; mapped pages grew {file_grown} bytes \
-             (allowed {allowed}), heap {anon_grown} bytes; lookup heap {} bytes; VmHWM {} MB",
+             (allowed {allowed}; threads in turn {}), heap {anon_grown} bytes; lookup heap {} bytes; VmHWM {} MB",
+            sequential_peak.saturating_sub(file_before),
             reader.lookup_heap_bytes(),
             status("VmHWM:").unwrap_or(0) >> 20,
         );
@@ -259,6 +261,8 @@ fn full_traversals_leave_a_window_of_mapped_pages() {
     traversal_resident(32 << 20, 256 << 10);
 }
 
+/// Known to fail at 1 GB on the index path (no sidecar) when both threads
+/// are walked in parallel (+70–96 MB against 42 MB allowed; BENCHMARKS.md).
 #[test]
 #[ignore = "large: set TRACETREE_MEMORY_TEST_SIZE (e.g. 1GB) and run with --release --ignored"]
 fn full_traversals_of_a_large_trace_leave_a_window_of_mapped_pages() {

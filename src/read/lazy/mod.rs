@@ -62,7 +62,7 @@ use crate::storage::TraceBytes;
 use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 use stream::{Resident, Stream, scan_unindexed, unexpected};
-use walk::{Plan, Walked};
+use walk::{Plan, Stretch, Walked};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for the reader that made it.
@@ -851,11 +851,7 @@ impl LazyTraceReader {
         if let Some(slot) = self.lookup.blocks.slot(thread) {
             let scope = self.top_scope(slot);
             self.walk_range(
-                slot,
-                scope.start,
-                scope.end,
-                0,
-                false,
+                Stretch::thread(slot, scope.end),
                 Plan::all(detail),
                 &mut |step| match step {
                     Walked::Node(walked, _) => f(walked),
@@ -884,11 +880,13 @@ impl LazyTraceReader {
             )));
         }
         self.walk_range(
-            slot,
-            node.at,
-            end,
-            0,
-            true,
+            Stretch {
+                slot,
+                from: node.at,
+                end,
+                depth: 0,
+                one: true,
+            },
             Plan::all(detail),
             &mut |step| match step {
                 Walked::Node(walked, _) => f(walked),
@@ -917,14 +915,9 @@ impl LazyTraceReader {
             .map(|slot| {
                 let mut state = init(self.lookup.blocks.thread(slot).thread);
                 let scope = self.top_scope(slot);
-                let plan = Plan::all(detail);
                 self.walk_range(
-                    slot,
-                    scope.start,
-                    scope.end,
-                    0,
-                    false,
-                    plan,
+                    Stretch::thread(slot, scope.end),
+                    Plan::all(detail),
                     &mut |step| match step {
                         Walked::Node(walked, _) => f(&mut state, walked),
                         Walked::Folded { .. } => Ok(true),

@@ -44,6 +44,31 @@ impl Plan {
     }
 }
 
+/// Where a walk runs: thread `slot`'s stream from `from` until `end` (or,
+/// with `one`, until the subtree of the node at `from` is done); the nodes
+/// at the level of `from` are at `depth`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Stretch {
+    pub(super) slot: usize,
+    pub(super) from: LogicalOffset,
+    pub(super) end: LogicalOffset,
+    pub(super) depth: usize,
+    pub(super) one: bool,
+}
+
+impl Stretch {
+    /// A whole thread's stream of length `end`.
+    pub(super) fn thread(slot: usize, end: LogicalOffset) -> Self {
+        Stretch {
+            slot,
+            from: LogicalOffset(0),
+            end,
+            depth: 0,
+            one: false,
+        }
+    }
+}
+
 /// One step of [`LazyTraceReader::walk_range`].
 pub(super) enum Walked<'w, 'a> {
     /// A node, and its direct child count when the plan asks for them.
@@ -118,52 +143,42 @@ impl LazyTraceReader {
         Ok(count)
     }
 
-    /// Walks thread `slot`'s stream from `from` in pre-order until `end`
-    /// (or, with `one`, until the subtree of the node at `from` is done),
-    /// calling `f` for each step; the nodes at the level of `from` are at
-    /// `depth`. Returns false when `f` stopped the walk.
+    /// Walks a [`Stretch`] of a thread's stream in pre-order, calling `f`
+    /// for each step. Returns false when `f` stopped the walk.
     ///
     /// Generic over `f` so that each caller's loop is compiled with its
     /// visitor inlined: a header walk costs little more than skipping.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(super) fn walk_range<F>(
-        &self,
-        slot: usize,
-        from: LogicalOffset,
-        end: LogicalOffset,
-        depth: usize,
-        one: bool,
-        plan: Plan,
-        f: &mut F,
-    ) -> Result<bool>
+    pub(super) fn walk_range<F>(&self, stretch: Stretch, plan: Plan, f: &mut F) -> Result<bool>
     where
         F: FnMut(Walked<'_, '_>) -> Result<bool>,
     {
         match plan.detail {
-            WalkDetail::Headers => self.walk_loop::<F, false>(slot, from, end, depth, one, plan, f),
-            WalkDetail::Full => self.walk_loop::<F, true>(slot, from, end, depth, one, plan, f),
+            WalkDetail::Headers => self.walk_loop::<F, false>(stretch, plan, f),
+            WalkDetail::Full => self.walk_loop::<F, true>(stretch, plan, f),
         }
     }
 
     /// [`walk_range`](Self::walk_range)'s loop, compiled once for header
     /// walks and once for full ones (`FULL`), so that a header walk carries
     /// no decoded tracepoint.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     fn walk_loop<F, const FULL: bool>(
         &self,
-        slot: usize,
-        from: LogicalOffset,
-        end: LogicalOffset,
-        depth: usize,
-        one: bool,
+        stretch: Stretch,
         plan: Plan,
         f: &mut F,
     ) -> Result<bool>
     where
         F: FnMut(Walked<'_, '_>) -> Result<bool>,
     {
+        let Stretch {
+            slot,
+            from,
+            end,
+            depth,
+            one,
+        } = stretch;
         let mut scan = self.forward_scan(slot);
         let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
@@ -373,10 +388,14 @@ impl LazyTraceReader {
         for root in roots {
             let slot = root.slot as usize;
             let end = self.stream(slot).len();
-            self.walk_range(slot, root.at, end, 0, true, plan, &mut |step: Walked<
-                '_,
-                '_,
-            >| {
+            let stretch = Stretch {
+                slot,
+                from: root.at,
+                end,
+                depth: 0,
+                one: true,
+            };
+            self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
                 match step {
                     Walked::Node(walked, children) => {
                         let tracepoint = walked
