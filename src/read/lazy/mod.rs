@@ -153,7 +153,7 @@ impl LazyOptions {
     }
 
     /// Whether to use and write the lookup sidecar
-    /// ([`sidecar_path`](crate::read::sidecar_path)); default read-write.
+    /// ([`sidecar_path`](crate::read::sidecar_path())); default read-write.
     /// Traces opened from bytes have none.
     pub fn sidecar(mut self, policy: SidecarPolicy) -> Self {
         self.sidecar = policy;
