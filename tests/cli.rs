@@ -2,19 +2,7 @@
 
 mod common;
 
-use std::process::Command;
-
-fn tracetree(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use common::tracetree;
 
 fn bundled() -> String {
     common::testdata("multi-thread.trace").display().to_string()

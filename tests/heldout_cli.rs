@@ -4,26 +4,15 @@
 //! recorder's trace lost; `print` shows unfinished calls; every failure is
 //! a non-zero exit with a one-line error, never a panic.
 
+mod common;
 mod heldout_support;
 
 use std::path::Path;
-use std::process::Command;
 
+use common::tracetree;
 use heldout_support::validator;
 use tracetree::generate::Shape;
 use tracetree::read::index_path;
-
-fn tracetree(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 /// Runs a command that may fail: no panic, and a failure is one line.
 fn run_any(args: &[&str], what: &str) -> (bool, String) {

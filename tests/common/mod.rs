@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::Command;
 
 /// The folder of reference traces written by the reference recorder, or
 /// `None` (with a message saying the tests using it are skipped) when absent.
@@ -44,4 +45,17 @@ pub fn assert_same_bytes(what: &str, written: &[u8], expected: &[u8]) {
         around(written),
         around(expected),
     );
+}
+
+/// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
+pub fn tracetree(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
