@@ -389,3 +389,139 @@ fn a_container_cell_missing_from_a_complete_index_is_found_by_scanning() {
         );
     }
 }
+
+/// The container cells of a sample whose content holds other objects.
+fn containers_with_content(sample: &Sample) -> Vec<usize> {
+    (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::Tracepoint as u8)
+        .filter(|&c| sample.get_i64(c, 5) + 1 < sample.get_i64(c, 13))
+        .collect()
+}
+
+/// Every node's handle, by event id (from a reader with the intact index).
+fn handles(sample: &Sample) -> std::collections::HashMap<i32, tracetree::read::LazyNode> {
+    let lazy = lazy_support::open_in_memory(&sample.data, Some(&sample.index), 1 << 20).unwrap();
+    let mut handles = std::collections::HashMap::new();
+    for thread in lazy.thread_ids() {
+        lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |walked| {
+            handles.insert(walked.header.event.0, walked.node);
+            Ok(true)
+        })
+        .unwrap();
+    }
+    handles
+}
+
+#[test]
+fn a_moved_container_start_gives_every_node_its_eager_parent() {
+    let sample = sample(false);
+    let handles = handles(&sample);
+    let containers = containers_with_content(&sample);
+    // Containers spread over the trace; the start moved forward into the
+    // content (the container is then cell-less until a lookup through its
+    // cell contradicts the data and the thread is rescanned).
+    let step = (containers.len() / 6).max(1);
+    for &cell in containers.iter().step_by(step) {
+        for delta in [1, 2] {
+            let mut index = sample.index.clone();
+            Sample::set_i64(&mut index, cell, 5, sample.get_i64(cell, 5) + delta);
+            for node in sample.eager.nodes() {
+                let event = node.tracepoint.event();
+                // A fresh reader: nothing looked any container up before.
+                let lazy =
+                    lazy_support::open_in_memory(&sample.data, Some(&index), 1 << 20).unwrap();
+                let parent = lazy.parent(handles[&event.0]).unwrap();
+                let found = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
+                let expected = node.parent.map(|p| sample.eager.node(p).tracepoint.event());
+                assert_eq!(
+                    found, expected,
+                    "cell {cell} start {delta:+}: parent of {event}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
+    let sample = sample(false);
+    let handles = handles(&sample);
+    let intact = lazy_support::open_in_memory(&sample.data, Some(&sample.index), 1 << 20).unwrap();
+    // The cell to move: the first container with content; its thread.
+    let cell = containers_with_content(&sample)[0];
+    let event = |cell: usize| {
+        let at = HEADER + cell * CELL + 1;
+        i32::from_be_bytes(sample.index[at..at + 4].try_into().unwrap())
+    };
+    let moved = event(cell);
+    let thread = intact.node_thread(handles[&moved]);
+    // The data corrupted far from it: the kind byte of the first object
+    // of the thread's last block that starts with a tracepoint.
+    let at = (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::BlockStart as u8 && event(c) == thread.0)
+        .map(|c| sample.get_i64(c, 5) as usize + 5)
+        .rfind(|&at| sample.data[at] == ObjectKind::Tracepoint as u8)
+        .unwrap();
+    let mut data = sample.data.clone();
+    data[at] = 0xEE;
+    let expected = match intact_walk_error(&data, &sample.index, thread) {
+        tracetree::Error::Decode(error) => error,
+        other => panic!("walk: {other}"),
+    };
+    assert_eq!(expected.offset, at as u64, "{expected}");
+
+    let mut index = sample.index.clone();
+    Sample::set_i64(&mut index, cell, 5, sample.get_i64(cell, 5) + 1);
+    let lazy = lazy_support::open_in_memory(&data, Some(&index), 1 << 20).unwrap();
+    assert!(lazy.report().index_used());
+    assert!(
+        lazy.build_lookups().is_empty(),
+        "the cells are trusted at first"
+    );
+    let check = |what: &str, result: tracetree::Result<()>| match result {
+        Err(tracetree::Error::Decode(error)) => assert_eq!(error, expected, "{what}"),
+        other => panic!("{what}: expected {expected}, got {other:?}"),
+    };
+    // Finding the moved container through its cell contradicts the data:
+    // the thread is rescanned, which meets the corrupt byte.
+    check(
+        "node_by_event",
+        lazy.node_by_event(tracetree::format::offset::EventId(moved))
+            .map(drop),
+    );
+    let problems = lazy.thread_problems();
+    assert!(
+        matches!(&problems[..], [(t, IndexProblem::Inconsistent(_))] if *t == thread),
+        "{problems:?}"
+    );
+    // From then on every call that needs the thread's table says so
+    // (what was cached before came from headers, and stays right).
+    lazy.clear_cache();
+    let node = handles[&moved];
+    check("parent", lazy.parent(node).map(drop));
+    check("children", lazy.children(node).map(drop));
+    check("child_count", lazy.child_count(node).map(drop));
+    check("node", lazy.node(node).map(drop));
+    check("roots", lazy.roots(thread).map(drop));
+    check(
+        "walk_thread",
+        lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |_| Ok(true)),
+    );
+    for other in sample.eager.nodes().iter().step_by(97) {
+        let event = other.tracepoint.event();
+        if intact.node_thread(handles[&event.0]) == thread {
+            check("node_by_event", lazy.node_by_event(event).map(drop));
+        }
+    }
+}
+
+/// The error a walk of `thread` meets in `data` with an index that agrees.
+fn intact_walk_error(
+    data: &[u8],
+    index: &[u8],
+    thread: tracetree::format::offset::ThreadId,
+) -> tracetree::Error {
+    let lazy = lazy_support::open_in_memory(data, Some(index), 1 << 20).unwrap();
+    lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |_| Ok(true))
+        .unwrap_err()
+}

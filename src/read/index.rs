@@ -29,7 +29,7 @@ use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::error::{DecodeError, Result};
+use crate::error::{DecodeError, Error, Result};
 use crate::format::bytes::ByteReader;
 use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
@@ -229,6 +229,11 @@ pub(crate) struct Lookup {
     distrusted: AtomicUsize,
 }
 
+/// A thread's table, or the error of the scan that should have made it
+/// (its cells were not trusted and the data is corrupt): every lookup that
+/// needs the table then gives that error.
+type Table = std::result::Result<Containers, Error>;
+
 /// One thread's containers: where their cells are until first use, then
 /// the table built from them.
 #[derive(Debug)]
@@ -236,10 +241,10 @@ struct ThreadContainers {
     /// Container cells known at open.
     count: usize,
     source: Mutex<Option<Source>>,
-    built: OnceLock<Containers>,
+    built: OnceLock<Table>,
     /// The table found by scanning the thread after a lookup through
     /// `built` contradicted the data (it replaces `built` from then on).
-    rescanned: OnceLock<Containers>,
+    rescanned: OnceLock<Table>,
     /// Why the table was rebuilt by scanning the thread, if it was.
     problem: OnceLock<IndexProblem>,
 }
@@ -298,7 +303,7 @@ impl Lookup {
             .map(|(containers, problem)| ThreadContainers {
                 count: containers.table.len(),
                 source: Mutex::new(None),
-                built: OnceLock::from(containers),
+                built: OnceLock::from(Ok(containers)),
                 rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
             })
@@ -315,48 +320,56 @@ impl Lookup {
     /// first use (in start order, from the cells in post-order); if the
     /// cells do not nest, the thread's containers are found by scanning
     /// its stream instead, and the problem is kept ([`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)).
-    pub(crate) fn containers(&self, data: &[u8], slot: usize) -> (&ContainerTable, CellView<'_>) {
+    /// A scan that fails (the data is corrupt) fails every call for the
+    /// thread with the scan's error.
+    pub(crate) fn containers(
+        &self,
+        data: &[u8],
+        slot: usize,
+    ) -> Result<(&ContainerTable, CellView<'_>)> {
         let thread = &self.threads[slot];
-        if let Some(rescanned) = thread.rescanned.get() {
-            return (&rescanned.table, rescanned.view(self.file.slice()));
+        let table = match thread.rescanned.get() {
+            Some(rescanned) => rescanned,
+            None => thread.built.get_or_init(|| self.build(data, slot)),
+        };
+        match table {
+            Ok(built) => Ok((&built.table, built.view(self.file.slice()))),
+            Err(error) => Err(replay(error)),
         }
-        let built = thread.built.get_or_init(|| {
-            let source = thread
-                .source
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            // No source: an earlier build panicked. An empty table makes
-            // every lookup scan instead.
-            let Some(source) = source else {
-                return Containers::default();
-            };
-            // The index's runs of cells, to check their footers once they
-            // are known to nest.
-            let ranges = match &source {
-                Source::Ranges { ranges, .. } => ranges.clone(),
-                Source::Made { .. } => Vec::new(),
-            };
-            match Containers::build(self.file.slice(), source) {
-                Ok(containers) => match self.check_footers(data, slot, &ranges) {
-                    Ok(()) => containers,
-                    Err(problem) => {
-                        let _ = thread.problem.set(problem);
-                        self.scan_thread(data, slot).unwrap_or_default()
-                    }
-                },
-                Err(error) => {
-                    let (NestingError::SameEnd { cell } | NestingError::Crossing { cell }) = error;
-                    let _ = thread.problem.set(IndexProblem::Crossing {
-                        cell: cell as usize,
-                    });
-                    // A scan that fails leaves the table empty: every lookup
-                    // then scans, and reports the data's error.
-                    self.scan_thread(data, slot).unwrap_or_default()
+    }
+
+    /// Builds thread `slot`'s table from its cells, or by scanning its
+    /// stream when the cells do not nest or do not end at footers.
+    fn build(&self, data: &[u8], slot: usize) -> Table {
+        let thread = &self.threads[slot];
+        let source = thread
+            .source
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        // No source: an earlier build panicked. Scan instead.
+        let Some(source) = source else {
+            return self.scan_thread(data, slot);
+        };
+        // The index's runs of cells, to check their footers once they
+        // are known to nest.
+        let ranges = match &source {
+            Source::Ranges { ranges, .. } => ranges.clone(),
+            Source::Made { .. } => Vec::new(),
+        };
+        let problem = match Containers::build(self.file.slice(), source) {
+            Ok(containers) => match self.check_footers(data, slot, &ranges) {
+                Ok(()) => return Ok(containers),
+                Err(problem) => problem,
+            },
+            Err(NestingError::SameEnd { cell } | NestingError::Crossing { cell }) => {
+                IndexProblem::Crossing {
+                    cell: cell as usize,
                 }
             }
-        });
-        (&built.table, built.view(self.file.slice()))
+        };
+        let _ = thread.problem.set(problem);
+        self.scan_thread(data, slot)
     }
 
     /// Checks that every container cell of thread `slot` ends at a
@@ -412,7 +425,7 @@ impl Lookup {
         let _ = thread.problem.set(problem);
         thread
             .rescanned
-            .get_or_init(|| self.scan_thread(data, slot).unwrap_or_default());
+            .get_or_init(|| self.scan_thread(data, slot));
         self.distrusted.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -425,7 +438,8 @@ impl Lookup {
     /// Builds every thread's table, threads in parallel.
     pub(crate) fn build_all(&self, data: &[u8]) {
         (0..self.threads.len()).into_par_iter().for_each(|slot| {
-            self.containers(data, slot);
+            // A thread whose table failed keeps its error for its lookups.
+            let _ = self.containers(data, slot);
         });
     }
 
@@ -439,7 +453,7 @@ impl Lookup {
     pub(crate) fn mappings(&self) -> Vec<TraceBytes> {
         let mut found: Vec<TraceBytes> = Vec::new();
         let sidecars = self.threads.iter().filter_map(|thread| {
-            let flat = thread.built.get()?.flat.as_ref()?;
+            let flat = thread.built.get()?.as_ref().ok()?.flat.as_ref()?;
             Some(&flat.bytes)
         });
         for bytes in self.file.bytes().into_iter().chain(sidecars) {
@@ -466,8 +480,8 @@ impl Lookup {
     pub(crate) fn container_count(&self, slot: usize) -> usize {
         let thread = &self.threads[slot];
         match thread.rescanned.get().or(thread.built.get()) {
-            Some(built) => built.table.len(),
-            None => self.threads[slot].count,
+            Some(Ok(built)) => built.table.len(),
+            Some(Err(_)) | None => self.threads[slot].count,
         }
     }
 
@@ -479,6 +493,7 @@ impl Lookup {
                 let tables = [thread.built.get(), thread.rescanned.get()];
                 tables
                     .into_iter()
+                    .flatten()
                     .flatten()
                     .map(Containers::heap_bytes)
                     .sum::<usize>()
@@ -518,7 +533,7 @@ impl Lookup {
     /// how many it found and how many of those were never finished.
     pub(crate) fn repair(&mut self, data: &[u8], slot: usize) -> Result<(usize, usize)> {
         let found = {
-            let (table, view) = self.containers(data, slot);
+            let (table, view) = self.containers(data, slot)?;
             let mut stream = Stream::new(data, self.blocks.thread(slot));
             scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)?
         };
@@ -531,9 +546,34 @@ impl Lookup {
         cells.sort_by_key(|(start, _)| *start);
         let repaired = cells.len();
         let file = self.file.slice();
-        let built = self.threads[slot].built.get_mut().expect("built above");
+        let Some(Ok(built)) = self.threads[slot].built.get_mut() else {
+            unreachable!("built above, or the scan's error was returned")
+        };
         built.add(file, cells.into_iter().map(|(_, cell)| cell).collect());
         Ok((repaired, unfinished))
+    }
+}
+
+/// A copy of a kept error, for each call that meets it (`Error` is not
+/// `Clone`: an I/O error keeps its kind and message).
+fn replay(error: &Error) -> Error {
+    match error {
+        Error::Decode(error) => Error::Decode(error.clone()),
+        Error::Io { path, source } => Error::Io {
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        Error::Stream(source) => {
+            Error::Stream(std::io::Error::new(source.kind(), source.to_string()))
+        }
+        Error::MissingReference { kind, id } => Error::MissingReference {
+            kind: *kind,
+            id: *id,
+        },
+        Error::BrokenIndex(what) => Error::BrokenIndex(what.clone()),
+        Error::Usage(what) => Error::Usage(what.clone()),
+        Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
+        Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
     }
 }
 

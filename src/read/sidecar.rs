@@ -100,15 +100,27 @@ pub fn sidecar_path(data: &Path) -> PathBuf {
 }
 
 /// Whether a reader uses and writes the lookup sidecar.
+///
+/// Where the lookups are, for memory: a sidecar (next to the trace, or a
+/// scratch one) is mapped, so the container tables are page cache the
+/// kernel can drop; without one they are on the heap, 4 bytes per
+/// container (about 38 MB per GB of trace), for the reader's lifetime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SidecarPolicy {
     /// Use a valid sidecar; write one after building the lookups otherwise
-    /// (failures to write are reported, never an error).
+    /// (failures to write are reported, never an error). If it cannot be
+    /// written next to the trace (a read-only directory), the same bytes
+    /// go to an unlinked scratch file in the temporary directory
+    /// ([`std::env::temp_dir`]), mapped from there: the heap stays bounded
+    /// ([`SidecarReport::scratch`]).
     #[default]
     ReadWrite,
-    /// Use a valid sidecar; never write one.
+    /// Use a valid sidecar; never write one next to the trace. Without a
+    /// valid one, the lookups go to an unlinked scratch file, as for
+    /// [`ReadWrite`](Self::ReadWrite) in a read-only directory.
     ReadOnly,
-    /// Neither read nor write it.
+    /// Neither read nor write one, nor a scratch file: the container
+    /// tables stay on the heap (memory grows with the trace).
     Off,
 }
 
@@ -164,6 +176,12 @@ pub struct SidecarReport {
     /// When used: how many blocks' framing was read from the data file (all
     /// of them, or a sample when the files' stamps vouch for the data).
     pub framing_checked: usize,
+    /// None was written next to the trace (a read-only directory, a failed
+    /// write, or [`SidecarPolicy::ReadOnly`]), and the lookups were written
+    /// to an unlinked scratch file in the temporary directory and mapped
+    /// from there instead of staying on the heap (gone when the reader is
+    /// dropped).
+    pub scratch: bool,
 }
 
 impl SidecarReport {
@@ -436,6 +454,16 @@ pub(crate) fn load(
     restamp: bool,
 ) -> Result<LoadedSidecar, SidecarProblem> {
     let sidecar = TraceBytes::map(path).map_err(|e| SidecarProblem::Missing(e.to_string()))?;
+    load_mapped(sidecar, Some(path).filter(|_| restamp), files)
+}
+
+/// Loads the mapped sidecar `sidecar` (see [`load`]); `restamp` is the
+/// path to re-stamp it at, if it may be.
+fn load_mapped(
+    sidecar: TraceBytes,
+    restamp: Option<&Path>,
+    files: &Files<'_>,
+) -> Result<LoadedSidecar, SidecarProblem> {
     let bytes = sidecar.as_slice();
     let (header, _) = Header::read_from_prefix(bytes)
         .map_err(|_| malformed(0, format!("{} bytes, shorter than a header", bytes.len())))?;
@@ -654,7 +682,7 @@ pub(crate) fn load(
 
     // Every block was read and the stamps taken at this open vouch for the
     // data: record that moment, so later opens read a sample.
-    if restamp && !trusted && vouch(files.stamped_at) {
+    if let Some(path) = restamp.filter(|_| !trusted && vouch(files.stamped_at)) {
         // Best effort: failing leaves the full check for the next open.
         let _ = restamp_header(path, &header, files.stamped_at);
     }
@@ -752,10 +780,7 @@ pub(crate) fn write(
     ));
     let temp = PathBuf::from(temp);
     let result = (|| {
-        let file = std::fs::File::create(&temp)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        encode(&mut out, files, lookup, context, summary)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
+        let file = encode_to(&temp, files, lookup, context, summary)?;
         file.sync_all()?;
         std::fs::rename(&temp, path)
     })();
@@ -763,6 +788,48 @@ pub(crate) fn write(
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Creates `path` (which must not exist) and writes the sidecar of
+/// `lookup` to it.
+fn encode_to(
+    path: &Path,
+    files: &Files<'_>,
+    lookup: &Lookup,
+    context: &TraceContext,
+    summary: &Summary<'_>,
+) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::create_new(path)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    encode(&mut out, files, lookup, context, summary)?;
+    out.into_inner().map_err(|e| e.into_error())
+}
+
+/// Writes the sidecar of `lookup` to a scratch file in the system's
+/// temporary directory ([`std::env::temp_dir`], `TMPDIR`), maps it, and
+/// unlinks it: the lookups of a trace whose sidecar cannot be written next
+/// to it then live in page cache (which the kernel can drop and read back)
+/// instead of the heap. The file has no name once this returns (its blocks
+/// are freed when the mapping goes); it is named only while being written,
+/// and removed if that fails.
+pub(crate) fn write_scratch(
+    files: &Files<'_>,
+    lookup: &Lookup,
+    context: &TraceContext,
+    summary: &Summary<'_>,
+) -> Result<LoadedSidecar, String> {
+    lookup.build_all(files.data.as_slice());
+    let temp = std::env::temp_dir().join(format!(
+        "tracetree-lookup-{}-{}.ttlookup",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mapped = encode_to(&temp, files, lookup, context, summary)
+        .map_err(|e| e.to_string())
+        .and_then(|_| TraceBytes::map(&temp).map_err(|e| e.to_string()));
+    let _ = std::fs::remove_file(&temp);
+    let what = |e: String| format!("scratch file in {}: {e}", temp.display());
+    load_mapped(mapped.map_err(what)?, None, files).map_err(|e| what(e.to_string()))
 }
 
 /// Writes zero bytes up to the next multiple of 8 of `len`.
@@ -805,9 +872,12 @@ fn encode(
         IndexStatus::Rebuilt(problem) => (STATUS_REBUILT, problem.to_string()),
     };
     let threads = lookup.blocks.thread_count();
-    let tables: Vec<_> = (0..threads)
+    // A thread whose table could not be made (its cells were not trusted
+    // and the scan met corrupt data) has nothing to persist.
+    let tables = (0..threads)
         .map(|slot| lookup.containers(data, slot))
-        .collect();
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(std::io::Error::other)?;
     let problems = lookup.problems();
     let mut file_len =
         HEADER_LEN + (blocks.len() + threads) * 24 + references.len() * 16 + pad8(problem.len());

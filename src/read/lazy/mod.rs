@@ -154,7 +154,11 @@ impl LazyOptions {
 
     /// Whether to use and write the lookup sidecar
     /// ([`sidecar_path`](crate::read::sidecar_path())); default read-write.
-    /// Traces opened from bytes have none.
+    /// Where none can be written next to the trace (a read-only directory,
+    /// or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
+    /// scratch file instead, mapped so that they are not on the heap;
+    /// [`SidecarPolicy::Off`] keeps them on the heap. Traces opened from
+    /// bytes have none (their lookups are on the heap).
     pub fn sidecar(mut self, policy: SidecarPolicy) -> Self {
         self.sidecar = policy;
         self
@@ -251,6 +255,7 @@ impl LazyOptions {
                             rejected: None,
                             outcome: SidecarOutcome::Used,
                             framing_checked: loaded.framing_checked,
+                            scratch: false,
                         }),
                     };
                     let reader = self.reader(data, loaded.lookup, loaded.context, report);
@@ -307,32 +312,40 @@ impl LazyOptions {
             } else {
                 SidecarOutcome::Skipped
             };
-            if outcome == SidecarOutcome::Written {
-                reader = self.mapped_back(reader, &on_disk, index_bytes.as_ref());
-            }
+            let files = on_disk.files(&reader.data, index_bytes.as_ref());
+            let loaded = if outcome == SidecarOutcome::Written {
+                let restamp = self.sidecar == SidecarPolicy::ReadWrite;
+                sidecar::load(&on_disk.sidecar, &files, restamp).map_err(|e| e.to_string())
+            } else {
+                // None next to the trace: the same bytes in an unlinked
+                // scratch file keep the tables off the heap.
+                sidecar::write_scratch(&files, &reader.lookup, &reader.context, &reader.summary())
+            };
+            let scratch =
+                outcome != SidecarOutcome::Written && loaded.is_ok() && reader.resolved_is_empty();
+            reader = self.mapped_back(reader, loaded);
             reader.report.sidecar = Some(SidecarReport {
                 path: on_disk.sidecar,
                 rejected,
                 outcome,
                 framing_checked: 0,
+                scratch,
             });
         }
         reader.release_all();
         Ok(reader)
     }
 
-    /// The reader over the sidecar just written (its tables mapped instead
-    /// of held on the heap), with the report of `reader`; `reader` itself
-    /// if the sidecar does not load.
+    /// The reader over a sidecar just written and `loaded` back (its
+    /// tables mapped instead of held on the heap), with the report of
+    /// `reader`; `reader` itself if the sidecar did not load, or if lookups
+    /// resolved on demand would be lost.
     fn mapped_back(
         &self,
         reader: LazyTraceReader,
-        on_disk: &OnDisk,
-        index: Option<&TraceBytes>,
+        loaded: std::result::Result<sidecar::LoadedSidecar, String>,
     ) -> LazyTraceReader {
-        let files = on_disk.files(&reader.data, index);
-        let restamp = self.sidecar == SidecarPolicy::ReadWrite;
-        match sidecar::load(&on_disk.sidecar, &files, restamp) {
+        match loaded {
             Ok(loaded) if reader.resolved_is_empty() => {
                 let LazyTraceReader { data, report, .. } = reader;
                 self.reader(data, loaded.lookup, loaded.context, report)
@@ -386,22 +399,26 @@ impl OnDisk {
 }
 
 impl LazyTraceReader {
-    /// Writes the sidecar of this reader's lookups (building every thread's
-    /// table first); a failure is reported, not returned.
-    fn write_sidecar(&self, on_disk: &OnDisk, index: Option<&TraceBytes>) -> SidecarOutcome {
-        let files = on_disk.files(&self.data, index);
-        let summary = Summary {
+    /// What a sidecar of this reader records besides the lookups.
+    fn summary(&self) -> Summary<'_> {
+        Summary {
             status: &self.report.status,
             references: self.report.references,
             repaired: self.report.repaired_containers,
             data: &self.report.data,
-        };
+        }
+    }
+
+    /// Writes the sidecar of this reader's lookups (building every thread's
+    /// table first); a failure is reported, not returned.
+    fn write_sidecar(&self, on_disk: &OnDisk, index: Option<&TraceBytes>) -> SidecarOutcome {
+        let files = on_disk.files(&self.data, index);
         match sidecar::write(
             &on_disk.sidecar,
             &files,
             &self.lookup,
             &self.context,
-            &summary,
+            &self.summary(),
         ) {
             Ok(()) => SidecarOutcome::Written,
             Err(error) => SidecarOutcome::NotWritten(error.to_string()),
@@ -669,7 +686,7 @@ impl LazyTraceReader {
 
     fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = node.slot as usize;
-        let (table, cells) = self.containers(slot);
+        let (table, cells) = self.containers(slot)?;
         let mut enclosing = table.last_starting_at_or_before(cells, node.at);
         while let Some(k) = enclosing {
             if node.at < table.end(cells, k) {
@@ -677,35 +694,37 @@ impl LazyTraceReader {
             }
             enclosing = table.parent(cells, k);
         }
-        // Containers the index has no cell for (resolved by scanning when
-        // met) may lie between that container and the node.
-        if !self.resolved_is_empty() {
-            let mut scope = match enclosing {
-                Some(k) => self.container_scope(slot, k),
-                None => self.top_scope(slot),
+        // Its header must end where its cell says its content starts
+        // (otherwise the thread's cells are distrusted and the call
+        // retried), so its content can be scanned from there.
+        let (found, mut scope) = match enclosing {
+            Some(k) => (
+                Some(self.container_node(slot, k)?),
+                self.container_scope(slot, k)?,
+            ),
+            None => (None, self.top_scope(slot)),
+        };
+        // A container without a trusted cell may lie between that
+        // container and the node: one the index has no cell for, or one
+        // whose cell's start was moved past the node (nothing contradicts
+        // such a cell until a lookup goes through it). The headers decide:
+        // the last direct child before the node, if it is a container
+        // holding the node, is a nearer ancestor.
+        let mut parent = found;
+        while let Some(at) = self.last_child_before(scope, node.at)? {
+            let child = LazyNode {
+                slot: node.slot,
+                at,
             };
-            let mut inner_parent = None;
-            while let Some(at) = self.last_child_before(scope, node.at)? {
-                let child = LazyNode {
-                    slot: node.slot,
-                    at,
-                };
-                match self.scope(child)? {
-                    Some(inner) if inner.start <= node.at && node.at < inner.end => {
-                        inner_parent = Some(child);
-                        scope = inner;
-                    }
-                    _ => break,
+            match self.scope(child)? {
+                Some(inner) if inner.start <= node.at && node.at < inner.end => {
+                    parent = Some(child);
+                    scope = inner;
                 }
-            }
-            if inner_parent.is_some() {
-                return Ok(inner_parent);
+                _ => break,
             }
         }
-        match enclosing {
-            Some(k) => self.container_node(slot, k).map(Some),
-            None => Ok(None),
-        }
+        Ok(parent)
     }
 
     /// The node of the tracepoint with event id `event`.
@@ -721,7 +740,7 @@ impl LazyTraceReader {
     fn node_by_event_once(&self, event: EventId) -> Result<Option<LazyNode>> {
         let threads = self.lookup.blocks.thread_count();
         for slot in 0..threads {
-            let (table, cells) = self.containers(slot);
+            let (table, cells) = self.containers(slot)?;
             if let Some(k) = table.find_event(cells, event) {
                 let node = self.container_node(slot, k)?;
                 if self.stream(slot).header(node.at)?.event != event {
@@ -737,7 +756,7 @@ impl LazyTraceReader {
         let mut candidates: Vec<(u64, usize, Option<usize>)> = Vec::new();
         let mut unordered = Vec::new();
         for slot in 0..threads {
-            let (table, cells) = self.containers(slot);
+            let (table, cells) = self.containers(slot)?;
             if !table.events_ascend() {
                 unordered.push(slot);
                 continue;
@@ -752,14 +771,15 @@ impl LazyTraceReader {
         for (_, slot, before) in candidates {
             // The tracepoint is a child of that container or of one of its
             // ancestors, or at the top level.
-            let (table, cells) = self.containers(slot);
+            let (table, cells) = self.containers(slot)?;
             let mut container = before;
             loop {
                 let scope = match container {
-                    Some(k) => self.container_scope(slot, k),
+                    Some(k) => self.container_scope(slot, k)?,
                     None => self.top_scope(slot),
                 };
-                if let Some(node) = self.find_by_event_in(scope, event)? {
+                let found = self.find_by_event_in(scope, event);
+                if let Some(node) = self.through_cell(slot, container, found)? {
                     return Ok(Some(node));
                 }
                 match container {
@@ -951,7 +971,7 @@ impl LazyTraceReader {
 
     // ---- internals ----
 
-    fn containers(&self, slot: usize) -> (&ContainerTable, CellView<'_>) {
+    fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
         if !self.lookup.is_built(slot) {
             // Building reads every cell of the thread: release them after.
             let built = self.lookup.containers(self.data.as_slice(), slot);
@@ -983,22 +1003,22 @@ impl LazyTraceReader {
             .is_empty()
     }
 
-    fn scan(&self, slot: usize) -> Scan<'_> {
-        let (table, cells) = self.containers(slot);
-        Scan {
+    fn scan(&self, slot: usize) -> Result<Scan<'_>> {
+        let (table, cells) = self.containers(slot)?;
+        Ok(Scan {
             slot,
             stream: self.stream(slot),
             table,
             cells,
             hint: None,
-        }
+        })
     }
 
     /// A scan that goes forward, releasing what it leaves behind.
-    fn forward_scan(&self, slot: usize) -> Scan<'_> {
-        let mut scan = self.scan(slot);
+    fn forward_scan(&self, slot: usize) -> Result<Scan<'_>> {
+        let mut scan = self.scan(slot)?;
         scan.stream = scan.stream.releasing(self.resident.as_ref());
-        scan
+        Ok(scan)
     }
 
     fn stream(&self, slot: usize) -> Stream<'_> {
@@ -1013,13 +1033,13 @@ impl LazyTraceReader {
         }
     }
 
-    fn container_scope(&self, slot: usize, k: usize) -> Scope {
-        let (table, cells) = self.containers(slot);
-        Scope {
+    fn container_scope(&self, slot: usize, k: usize) -> Result<Scope> {
+        let (table, cells) = self.containers(slot)?;
+        Ok(Scope {
             slot,
             start: table.start(cells, k),
             end: table.end(cells, k),
-        }
+        })
     }
 
     fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
@@ -1042,7 +1062,7 @@ impl LazyTraceReader {
         if let Some(end) = known(&self.resolved.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(end);
         }
-        let (table, cells) = self.containers(slot);
+        let (table, cells) = self.containers(slot)?;
         let mut stream = self.stream(slot);
         let found = scan_unindexed(&mut stream, table, cells, start, Some((container, event.0)))?;
         let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
@@ -1054,7 +1074,7 @@ impl LazyTraceReader {
     }
 
     fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
-        let mut scan = self.scan(node.slot as usize);
+        let mut scan = self.scan(node.slot as usize)?;
         let (object, len) = scan.stream.object(node.at, None)?;
         let Object::Tracepoint(tracepoint) = object else {
             return Err(unexpected(
@@ -1088,7 +1108,7 @@ impl LazyTraceReader {
         from: LogicalOffset,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        let mut scan = self.forward_scan(scope.slot);
+        let mut scan = self.forward_scan(scope.slot)?;
         let mut at = from;
         while at < scope.end {
             let (skipped, len) = scan.stream.skip(at, None)?;
@@ -1267,9 +1287,12 @@ impl LazyTraceReader {
     /// found among its parent's children (the index knows only where its
     /// content starts).
     fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
-        let (table, cells) = self.containers(slot);
-        let mut scope = match table.parent(cells, k) {
-            Some(j) => self.container_scope(slot, j),
+        let (table, cells) = self.containers(slot)?;
+        // The parent's scope comes from its cell until it is left for a
+        // container in between.
+        let mut parent = table.parent(cells, k);
+        let mut scope = match parent {
+            Some(j) => self.container_scope(slot, j)?,
             None => self.top_scope(slot),
         };
         let start = table.start(cells, k);
@@ -1283,7 +1306,10 @@ impl LazyTraceReader {
             )
         };
         loop {
-            let at = self.last_child_before(scope, start)?.ok_or_else(missing)?;
+            let found = self.last_child_before(scope, start);
+            let at = self
+                .through_cell(slot, parent.take(), found)?
+                .ok_or_else(missing)?;
             let node = LazyNode {
                 slot: slot as u32,
                 at,
@@ -1305,6 +1331,22 @@ impl LazyTraceReader {
                 Some(inner) if inner.start < start && start <= inner.end => scope = inner,
                 _ => return Err(missing()),
             }
+        }
+    }
+
+    /// `result` of scanning the content of thread `slot`'s `k`-th container
+    /// from where its cell says the content starts. On an error, checks
+    /// that start (a header must end there): if it contradicts the data,
+    /// the thread's cells are distrusted and that is the error (the public
+    /// call then retries); otherwise the data is corrupt and the error is
+    /// the scan's. Costs nothing unless the scan failed.
+    fn through_cell<T>(&self, slot: usize, k: Option<usize>, result: Result<T>) -> Result<T> {
+        match (result, k) {
+            (Err(error), Some(k)) => {
+                self.container_node(slot, k)?;
+                Err(error)
+            }
+            (result, _) => result,
         }
     }
 
@@ -1358,7 +1400,7 @@ impl LazyTraceReader {
             };
             // The child before `event` may hold it, if the index has no cell
             // for it (otherwise the search started from inside it).
-            let (table, cells) = self.containers(scope.slot);
+            let (table, cells) = self.containers(scope.slot)?;
             match self.scope(candidate)? {
                 Some(inner) if table.find_start(cells, inner.start, None).is_none() => {
                     scope = inner

@@ -179,7 +179,7 @@ impl LazyTraceReader {
             depth,
             one,
         } = stretch;
-        let mut scan = self.forward_scan(slot);
+        let mut scan = self.forward_scan(slot)?;
         let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
