@@ -830,7 +830,7 @@ impl LazyTraceReader {
     /// were then found by scanning their streams).
     pub fn build_lookups(&self) -> Vec<(ThreadId, IndexProblem)> {
         self.lookup.build_all(self.data.as_slice());
-        self.release_lookups();
+        self.release_all();
         self.lookup.problems()
     }
 
@@ -973,9 +973,11 @@ impl LazyTraceReader {
 
     fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
         if !self.lookup.is_built(slot) {
-            // Building reads every cell of the thread: release them after.
+            // Building reads every cell of the thread, and checks a footer
+            // byte in the data per container (a page of nearly every
+            // block): release them after.
             let built = self.lookup.containers(self.data.as_slice(), slot);
-            self.release_lookups();
+            self.release_all();
             return built;
         }
         self.lookup.containers(self.data.as_slice(), slot)
@@ -986,13 +988,6 @@ impl LazyTraceReader {
     fn release_all(&self) {
         if let Some(resident) = &self.resident {
             resident.release_all();
-        }
-    }
-
-    /// Releases every page of the lookups' mappings (with a resident window).
-    fn release_lookups(&self) {
-        for mapping in self.resident.iter().flat_map(|r| &r.lookups) {
-            mapping.release_all();
         }
     }
 

@@ -51,6 +51,40 @@ pub(crate) struct Stream<'r> {
     /// Where a releasing stream releases what it left behind, and the first
     /// block it has not released (`None` before the first read).
     resident: Option<(&'r Resident, Option<usize>)>,
+    /// Whether a releasing stream also releases the blocks it kept when it
+    /// is dropped (a walk's: the walk is over).
+    release_at_end: bool,
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        if !self.release_at_end {
+            return;
+        }
+        let Some((resident, Some(first))) = self.resident else {
+            return;
+        };
+        if let Some(last) = self.blocks.block_of(LogicalOffset(self.block.0)) {
+            release_blocks(resident, self.blocks, first..last + 1);
+        }
+    }
+}
+
+/// Releases `blocks` of a thread, and every page of the lookups' mappings.
+fn release_blocks(resident: &Resident, thread: &ThreadBlocks, blocks: std::ops::Range<usize>) {
+    for block in blocks {
+        let (start, end, physical) = thread.block_bounds(block);
+        // Reading a page maps its neighbours too (the kernel's fault-
+        // around, 64 KiB by default), the edges of the blocks on either
+        // side included, which may be another thread's: released with
+        // this block, else they would add up over the file.
+        resident.data.release(
+            physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
+        );
+    }
+    for mapping in &resident.lookups {
+        mapping.release_all();
+    }
 }
 
 impl<'r> Stream<'r> {
@@ -61,6 +95,7 @@ impl<'r> Stream<'r> {
             blocks,
             block: (0, 0, 0),
             resident: None,
+            release_at_end: false,
         }
     }
 
@@ -70,6 +105,14 @@ impl<'r> Stream<'r> {
     /// releases nothing.
     pub(crate) fn releasing(mut self, resident: Option<&'r Resident>) -> Self {
         self.resident = resident.map(|resident| (resident, None));
+        self
+    }
+
+    /// Makes a releasing stream also release the blocks it kept (its last
+    /// window) when it is dropped: for a walk, which will not come back,
+    /// so that walks one after another do not each leave a window behind.
+    pub(crate) fn released_at_end(mut self) -> Self {
+        self.release_at_end = true;
         self
     }
 
@@ -92,19 +135,7 @@ impl<'r> Stream<'r> {
         if behind < resident.window {
             return;
         }
-        for block in first..next {
-            let (start, end, physical) = self.blocks.block_bounds(block);
-            // Reading a page maps its neighbours too (the kernel's fault-
-            // around, 64 KiB by default), the edges of the blocks on either
-            // side included, which may be another thread's: released with
-            // this block, else they would add up over the file.
-            resident.data.release(
-                physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
-            );
-        }
-        for mapping in &resident.lookups {
-            mapping.release_all();
-        }
+        release_blocks(resident, self.blocks, first..next);
         *kept = Some(next);
     }
 

@@ -180,6 +180,7 @@ impl LazyTraceReader {
             one,
         } = stretch;
         let mut scan = self.forward_scan(slot)?;
+        scan.stream = scan.stream.released_at_end();
         let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
