@@ -13,44 +13,20 @@
 //!
 //! The trace is generated once into `target/test-traces/`.
 
+mod common;
+
 use std::path::PathBuf;
 
-use tracetree::read::synth::{self, SynthOptions};
+use common::{proc_status as status, rss_anon, rss_file};
+
 use tracetree::read::{
     LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path, sidecar_path,
 };
 use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
-/// A field of /proc/self/status in bytes (Linux), or `None`.
-fn status(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// The process's resident anonymous memory in bytes (Linux), or `None`.
-fn rss_anon() -> Option<u64> {
-    status("RssAnon:")
-}
-
-/// The process's resident file-backed pages (mapped trace, index and
-/// sidecar pages, and the program's own), or `None`.
-fn rss_file() -> Option<u64> {
-    status("RssFile:")
-}
-
 /// A generated trace of about `bytes`, made once under `target/test-traces`.
 fn trace(bytes: u64) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
-    let options = SynthOptions {
-        threads: 2,
-        bytes,
-        block_bytes: 1 << 20,
-        seed: 5,
-        ..SynthOptions::default()
-    };
-    synth::cached(&dir, &format!("memory-{bytes}"), &options).unwrap()
+    common::synth_trace(&format!("memory-{bytes}"), bytes, 5)
 }
 
 fn walk_bounded(bytes: u64) {

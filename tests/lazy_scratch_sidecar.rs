@@ -8,32 +8,19 @@
 //! test's alone. `TRACETREE_SCRATCH_TRACE=PATH` (a trace with its `.idx`)
 //! also prints the figures of every policy for that trace.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use tracetree::read::synth::{self, SynthOptions};
+use common::rss_anon;
+
 use tracetree::read::{
     IndexChoice, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path,
 };
 
-/// The process's resident anonymous memory in bytes (Linux), or `None`.
-fn rss_anon() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("RssAnon:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// A generated trace of about `bytes`, made once under `target/test-traces`.
 fn trace(bytes: u64) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
-    let options = SynthOptions {
-        threads: 2,
-        bytes,
-        block_bytes: 1 << 20,
-        seed: 9,
-        ..SynthOptions::default()
-    };
-    synth::cached(&dir, &format!("scratch-{bytes}"), &options).unwrap()
+    common::synth_trace(&format!("scratch-{bytes}"), bytes, 9)
 }
 
 /// `trace` and its index, symlinked into a new read-only directory.

@@ -3,18 +3,14 @@
 //! window of mapped pages resident. One test per process, so that
 //! `RssFile` is this test's alone.
 
+mod common;
+
 use std::path::PathBuf;
+
+use common::rss_file;
 
 use tracetree::read::synth::{self, SynthOptions};
 use tracetree::read::{LazyTraceReader, SidecarPolicy, WalkDetail};
-
-/// The process's resident file-backed pages in bytes (Linux), or `None`.
-fn rss_file() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("RssFile:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
 
 #[test]
 fn a_finished_walk_leaves_no_window_behind() {

@@ -59,3 +59,36 @@ pub fn tracetree(args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// A field of /proc/self/status in bytes (Linux), or `None`.
+pub fn proc_status(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The process's resident anonymous memory (heap) in bytes, or `None`.
+pub fn rss_anon() -> Option<u64> {
+    proc_status("RssAnon:")
+}
+
+/// The process's resident file-backed pages (mapped trace, index and
+/// sidecar pages, and the program's own) in bytes, or `None`.
+pub fn rss_file() -> Option<u64> {
+    proc_status("RssFile:")
+}
+
+/// A generated two-thread trace of about `bytes` with 1 MiB blocks, made
+/// once as `NAME.trace` under `target/test-traces`.
+pub fn synth_trace(name: &str, bytes: u64, seed: u64) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
+    let options = tracetree::read::synth::SynthOptions {
+        threads: 2,
+        bytes,
+        block_bytes: 1 << 20,
+        seed,
+        ..tracetree::read::synth::SynthOptions::default()
+    };
+    tracetree::read::synth::cached(&dir, name, &options).unwrap()
+}
