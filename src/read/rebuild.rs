@@ -5,9 +5,10 @@
 //!
 //! 1. **Discover** (parallel, rayon): the file is cut into chunks. The first
 //!    chunk starts at the first block; every other chunk looks for its first
-//!    `BLOCK_START` byte from which a whole block parses and is followed by
-//!    another block, `EOF` or the end of the data, then follows that chain of
-//!    blocks to the end of its chunk. Each block is *summarized* into its
+//!    `BLOCK_START` byte right after a `BLOCK_END` byte (every block but the
+//!    file's first follows one) from which a whole block parses and is
+//!    followed by another block, `EOF` or the end of the data, then follows
+//!    that chain of blocks to the end of its chunk. Each block is *summarized* into its
 //!    chunk's flat arrays: its cells in write order (containers opened and
 //!    closed in the block paired there, with offsets relative to its
 //!    payload), the footers closing containers of earlier blocks, and the
@@ -254,7 +255,8 @@ enum Step {
 
 /// Finds and summarizes the blocks that start in `[start, end)`. Where a
 /// block cannot be summarized speculatively, the search resumes at the next
-/// plausible `BLOCK_START`; the stitch step parses such gaps exactly.
+/// plausible `BLOCK_START` (one right after a `BLOCK_END` byte); the stitch
+/// step parses such gaps exactly.
 fn discover_chunk(
     data: &[u8],
     start: u64,
@@ -269,10 +271,12 @@ fn discover_chunk(
     let mut on_boundary = exact_start;
     while at < end {
         if !on_boundary {
-            let Some(found) = data[at as usize..end as usize]
-                .iter()
-                .position(|&b| b == ObjectKind::BlockStart as u8)
-            else {
+            // Every block but the file's first follows a `BLOCK_END`: a
+            // `BLOCK_START` byte without one before it is inside a block.
+            let Some(found) = memchr::memmem::find(
+                &data[at as usize - 1..end as usize],
+                &[ObjectKind::BlockEnd as u8, ObjectKind::BlockStart as u8],
+            ) else {
                 break;
             };
             at += found as u64;
