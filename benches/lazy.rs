@@ -30,7 +30,7 @@ use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
 mod support;
 
-use support::{bench_size, raw_scan, trace};
+use support::{bench_size, raw_scan, trace, walk_headers, walk_headers_parallel};
 
 const MB: u64 = 1 << 20;
 
@@ -43,36 +43,6 @@ fn status_bytes(field: &str) -> u64 {
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
         .map_or(0, |kb| kb * 1024)
-}
-
-fn walk_headers(reader: &LazyTraceReader) -> u64 {
-    let mut nodes = 0;
-    for thread in reader.thread_ids() {
-        reader
-            .walk_thread(thread, WalkDetail::Headers, |_| {
-                nodes += 1;
-                Ok(true)
-            })
-            .unwrap();
-    }
-    nodes
-}
-
-/// Visits every node of every thread with its header, the threads walked
-/// in parallel.
-fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
-    reader
-        .walk_threads(
-            WalkDetail::Headers,
-            |_| 0u64,
-            |nodes, walked| {
-                *nodes += 1 + (walked.depth == usize::MAX) as u64;
-                Ok(true)
-            },
-        )
-        .unwrap()
-        .iter()
-        .sum()
 }
 
 /// Options that neither read nor write the lookup sidecar, so the other

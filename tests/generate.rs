@@ -185,7 +185,8 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
             let rebuilt = rebuild_index(&data, options).unwrap();
             let rebuilt: BTreeSet<IndexCell> = rebuilt
                 .cells
-                .into_iter()
+                .iter()
+                .copied()
                 .map(IndexCell::canonical)
                 .collect();
             assert!(rebuilt == written, "{threads} thread(s)");

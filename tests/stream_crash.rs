@@ -210,7 +210,7 @@ fn a_killed_writer_leaves_every_written_block() {
 
     // The index left behind has no footer and is a prefix of the rebuilt
     // one, short of at most the last block's cells; so is any cut of it.
-    let rebuilt = normalized(rebuilt.cells);
+    let rebuilt = normalized(rebuilt.cells.iter().copied());
     let parsed = parse_index(&index).unwrap();
     assert!(!parsed.has_footer);
     let written = normalized(parsed.cells.iter().map(|c| c.decode(0).unwrap()));

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::index_path;
 use tracetree::read::synth::{self, SynthOptions};
+use tracetree::read::{LazyTraceReader, WalkDetail, index_path};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
 /// `10GB`), 64 MiB by default.
@@ -83,4 +83,36 @@ pub fn raw_scan(bytes: &[u8]) -> u64 {
         .chunks_exact(8)
         .map(|word| u64::from_le_bytes(word.try_into().unwrap()))
         .fold(0, u64::wrapping_add)
+}
+
+/// Visits every node of every thread with its header (`walk_thread`), the
+/// threads one after the other; returns how many.
+pub fn walk_headers(reader: &LazyTraceReader) -> u64 {
+    let mut nodes = 0;
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Headers, |_| {
+                nodes += 1;
+                Ok(true)
+            })
+            .unwrap();
+    }
+    nodes
+}
+
+/// Visits every node of every thread with its header, the threads walked in
+/// parallel (`walk_threads`, what `tracetree info` runs); returns how many.
+pub fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
+    reader
+        .walk_threads(
+            WalkDetail::Headers,
+            |_| 0u64,
+            |nodes, _| {
+                *nodes += 1;
+                Ok(true)
+            },
+        )
+        .unwrap()
+        .iter()
+        .sum()
 }

@@ -32,7 +32,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     if check {
         return check_index(&index, rebuilt, out);
     }
-    write_atomically(&index, |out| encode_index(out, &rebuilt.cells))?;
+    write_atomically(&index, |out| encode_index(out, rebuilt.cells.iter()))?;
     let wrote = format!(
         "wrote {} ({} cells, {} blocks{})",
         index.display(),
@@ -89,7 +89,7 @@ fn check_index(index: &Path, rebuilt: RebuiltIndex, out: &mut impl Write) -> Res
         );
     }
     let written = normalized(written);
-    let expected = normalized(rebuilt.cells);
+    let expected = normalized(rebuilt.cells.into_vec());
     if let Some(cell) = first_missing(&expected, &written) {
         return Err(Error::BrokenIndex(format!(
             "{} lacks the cell {cell:?}",

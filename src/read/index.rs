@@ -898,7 +898,7 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
     let mut context = ContextBuilder::new();
     let mut references = 0;
     let mut slot = None;
-    for cell in &rebuilt.cells {
+    for cell in rebuilt.cells.iter() {
         match cell.kind {
             ObjectKind::BlockStart => slot = block_table.slot(ThreadId(cell.id)),
             ObjectKind::Tracepoint => {

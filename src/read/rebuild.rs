@@ -5,9 +5,10 @@
 //!
 //! 1. **Discover** (parallel, rayon): the file is cut into chunks. The first
 //!    chunk starts at the first block; every other chunk looks for its first
-//!    `BLOCK_START` byte from which a whole block parses and is followed by
-//!    another block, `EOF` or the end of the data, then follows that chain of
-//!    blocks to the end of its chunk. Each block is *summarized* into its
+//!    `BLOCK_START` byte right after a `BLOCK_END` byte (every block but the
+//!    file's first follows one) from which a whole block parses and is
+//!    followed by another block, `EOF` or the end of the data, then follows
+//!    that chain of blocks to the end of its chunk. Each block is *summarized* into its
 //!    chunk's flat arrays: its cells in write order (containers opened and
 //!    closed in the block paired there, with offsets relative to its
 //!    payload), the footers closing containers of earlier blocks, and the
@@ -24,13 +25,15 @@
 //!    `BLOCK_START`, costs time, never correctness. Each thread's logical
 //!    offsets are its running payload length: the stitch records each
 //!    block's base and where the cells of crossing containers land.
-//! 3. **Emit** (parallel, chunk by chunk): every block's cells are copied
-//!    once into the result, container offsets made logical, each chunk's
-//!    arrays freed once emitted; then the crossing containers' cells are
-//!    filled in. The cells come in the streaming writer's order (a block's
-//!    `BLOCK_START` cell, then its cells in write order, containers at
-//!    their footers); the containers that never got a footer are listed
-//!    apart.
+//! 3. **Finish** (parallel, run by run): the cells stay in the chunks'
+//!    arrays. Each run of consecutive blocks of one chunk is finished in
+//!    place — container offsets made logical, the cells of crossing
+//!    containers filled in — and the result is the list of runs
+//!    ([`RebuiltCells`]), so no cell is copied (but for the rare run that is
+//!    not consecutive in its chunk). The cells come in the streaming
+//!    writer's order (a block's `BLOCK_START` cell, then its cells in write
+//!    order, containers at their footers); the containers that never got a
+//!    footer are listed apart.
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -73,13 +76,70 @@ pub struct UnfinishedContainer {
 #[derive(Debug, Clone)]
 pub struct RebuiltIndex {
     /// The cells, in the streaming writer's order.
-    pub cells: Vec<IndexCell>,
+    pub cells: RebuiltCells,
     /// Containers without footers, which have no cells.
     pub unfinished: Vec<UnfinishedContainer>,
     /// Complete blocks.
     pub blocks: usize,
     /// What the data file lacked.
     pub report: LoadReport,
+}
+
+/// A rebuilt index's cells: runs that, one after the other, are the cells
+/// in the streaming writer's order. Each run is cells that the rebuild's
+/// workers finished in place (one run per chunk of the data file, as a
+/// rule), so that the rebuild does not copy them into one array.
+#[derive(Debug, Clone, Default)]
+pub struct RebuiltCells {
+    runs: Vec<Run>,
+    len: usize,
+}
+
+/// A run of cells: the `used` range of an array.
+#[derive(Debug, Clone, Default)]
+struct Run {
+    cells: Vec<IndexCell>,
+    used: std::ops::Range<usize>,
+}
+
+impl Run {
+    fn cells(&self) -> &[IndexCell] {
+        &self.cells[self.used.clone()]
+    }
+}
+
+impl RebuiltCells {
+    fn new(runs: Vec<Run>) -> RebuiltCells {
+        let len = runs.iter().map(|run| run.used.len()).sum();
+        RebuiltCells { runs, len }
+    }
+
+    /// The number of cells.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no cells.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cells in order.
+    pub fn iter(&self) -> impl Iterator<Item = &IndexCell> {
+        self.runs().flatten()
+    }
+
+    /// The runs, whose concatenation is the cells.
+    pub fn runs(&self) -> impl Iterator<Item = &[IndexCell]> {
+        self.runs.iter().map(Run::cells)
+    }
+
+    /// The cells in one array (a copy).
+    pub fn into_vec(self) -> Vec<IndexCell> {
+        let mut cells = Vec::with_capacity(self.len);
+        self.runs().for_each(|run| cells.extend_from_slice(run));
+        cells
+    }
 }
 
 /// Rebuilds the index of the data file `data`.
@@ -104,7 +164,7 @@ pub fn rebuild_index_observed(
     let chunk_size = if options.chunk_size > 0 {
         options.chunk_size
     } else {
-        (body / (threads as u64 * 8)).max(4 << 20)
+        (body / (threads as u64 * 32)).max(4 << 20)
     };
     let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
         .map(|i| {
@@ -195,7 +255,8 @@ enum Step {
 
 /// Finds and summarizes the blocks that start in `[start, end)`. Where a
 /// block cannot be summarized speculatively, the search resumes at the next
-/// plausible `BLOCK_START`; the stitch step parses such gaps exactly.
+/// plausible `BLOCK_START` (one right after a `BLOCK_END` byte); the stitch
+/// step parses such gaps exactly.
 fn discover_chunk(
     data: &[u8],
     start: u64,
@@ -210,10 +271,12 @@ fn discover_chunk(
     let mut on_boundary = exact_start;
     while at < end {
         if !on_boundary {
-            let Some(found) = data[at as usize..end as usize]
-                .iter()
-                .position(|&b| b == ObjectKind::BlockStart as u8)
-            else {
+            // Every block but the file's first follows a `BLOCK_END`: a
+            // `BLOCK_START` byte without one before it is inside a block.
+            let Some(found) = memchr::memmem::find(
+                &data[at as usize - 1..end as usize],
+                &[ObjectKind::BlockEnd as u8, ObjectKind::BlockStart as u8],
+            ) else {
                 break;
             };
             at += found as u64;
@@ -488,50 +551,47 @@ struct ThreadState {
     open: Vec<(EventId, TracepointType, LogicalOffset)>,
 }
 
-/// Where a block's summary is: a chunk's, or one re-read by the stitch.
-#[derive(Debug, Clone, Copy)]
-enum Source {
-    Chunk(usize),
-    Exact(usize),
-}
-
-/// A run of cells to emit: a block's, from `source`, starting at `at` in
-/// the output, with `base` added to container offsets.
+/// A block's cells in the result: the summaries (`sources` index: a
+/// chunk's, or one the stitch re-read exactly) and the range of their cells
+/// that are the block's, with `base` to add to container offsets and the
+/// range of `patches` that fill in its placeholder cells.
 #[derive(Debug, Clone)]
 struct Segment {
-    at: usize,
-    source: Source,
+    source: usize,
     cells: std::ops::Range<usize>,
     base: u64,
+    patches: std::ops::Range<usize>,
 }
+
+/// Fills in a placeholder cell (one closing a container of an earlier
+/// block): its index in its block's cells, the container's event and
+/// logical content start.
+type Patch = (u32, EventId, LogicalOffset);
 
 /// Stitches the chunks' summaries (in file order): decides, block by block,
 /// which summary holds and each thread's logical offsets (sequential, but
-/// reading only the blocks' records and crossing containers), then emits
-/// every block's cells once, in parallel when `parallel`.
-fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
+/// reading only the blocks' records and crossing containers), then makes
+/// the blocks' cells final where they are, in parallel when `parallel`.
+fn stitch(data: &[u8], mut sources: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
+    let chunks = sources.len();
     let mut threads: Vec<ThreadState> = Vec::new();
     let mut slots: FxHashMap<ThreadId, usize> = FxHashMap::default();
     let mut report = LoadReport::default();
     let mut segments: Vec<Segment> = Vec::new();
-    let mut exacts: Vec<Summaries> = Vec::new();
-    // Cells closing a container of an earlier block: output position,
-    // event, logical content start.
-    let mut patches: Vec<(usize, EventId, LogicalOffset)> = Vec::new();
-    let mut total = 0usize;
+    let mut patches: Vec<Patch> = Vec::new();
     let mut at = PhysicalOffset(FILE_HEADER_LEN);
     // The next speculative summary to look at: chunk, block.
     let (mut chunk, mut next) = (0usize, 0usize);
     loop {
         // Move to the first summary starting at or after `at`.
-        while let Some(summaries) = chunks.get(chunk) {
-            match summaries.blocks.get(next) {
+        while chunk < chunks {
+            match sources[chunk].blocks.get(next) {
                 Some(block) if block.start < at => next += 1,
                 Some(_) => break,
                 None => (chunk, next) = (chunk + 1, 0),
             }
         }
-        let speculative = chunks
+        let speculative = sources[..chunks]
             .get(chunk)
             .and_then(|summaries| summaries.blocks.get(next))
             .filter(|block| {
@@ -542,12 +602,12 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
                     .get(&block.thread)
                     .map_or(&[][..], |&slot| &threads[slot].open[..]);
                 let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
-                chunks[chunk].outers[block.outers.clone()]
+                sources[chunk].outers[block.outers.clone()]
                     .iter()
                     .all(|&(_, ty)| expected.next() == Some(ty))
             });
-        let source = match speculative {
-            Some(_) => Source::Chunk(chunk),
+        let (source, index) = match speculative {
+            Some(_) => (chunk, next),
             None => {
                 let thread = read_block_thread(data, at);
                 let stack: Vec<TracepointType> = thread
@@ -558,8 +618,8 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
                 match summarize(data, at, Outer::Known(&stack), &mut exact)? {
                     Step::Block(block) => {
                         exact.blocks.push(block);
-                        exacts.push(exact);
-                        Source::Exact(exacts.len() - 1)
+                        sources.push(exact);
+                        (sources.len() - 1, 0)
                     }
                     Step::Eof(offset) => {
                         report.trailing_bytes = data.len() as u64 - offset.0 - 1;
@@ -578,10 +638,8 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
                 }
             }
         };
-        let (summaries, block) = match source {
-            Source::Chunk(chunk) => (&chunks[chunk], &chunks[chunk].blocks[next]),
-            Source::Exact(i) => (&exacts[i], &exacts[i].blocks[0]),
-        };
+        let summaries = &sources[source];
+        let block = &summaries.blocks[index];
         let slot = *slots.entry(block.thread).or_insert_with(|| {
             threads.push(ThreadState {
                 thread: block.thread,
@@ -591,10 +649,11 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
         });
         let state = &mut threads[slot];
         let base = state.logical_len;
-        for &(index, _) in &summaries.outers[block.outers.clone()] {
+        let patches_from = patches.len();
+        for &(cell, _) in &summaries.outers[block.outers.clone()] {
             // Verified above, or summarized exactly: a container is open.
             if let Some((event, _, start)) = state.open.pop() {
-                patches.push((total + index as usize, event, start));
+                patches.push((cell, event, start));
             }
         }
         state.open.extend(
@@ -604,21 +663,15 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
         );
         state.logical_len += block.payload_len();
         segments.push(Segment {
-            at: total,
             source,
             cells: block.cells.clone(),
             base,
+            patches: patches_from..patches.len(),
         });
-        total += block.cells.len();
         at = PhysicalOffset(block.end.0 + 1);
     }
-    let mut cells = emit(&mut chunks, &exacts, &segments, total, parallel);
-    drop((chunks, exacts));
-    for (at, event, start) in patches {
-        let cell = &mut cells[at];
-        cell.id = event.0;
-        cell.start = start.0 as i64;
-    }
+    let cells = finish_cells(&mut sources, &segments, &patches, parallel);
+    drop(sources);
     threads.sort_by_key(|t| t.thread);
     let unfinished: Vec<UnfinishedContainer> = threads
         .iter()
@@ -642,78 +695,75 @@ fn stitch(data: &[u8], mut chunks: Vec<Summaries>, parallel: bool) -> Result<Reb
     })
 }
 
-/// The cells of `segments`, `total` in all, container offsets made
-/// logical. Written chunk by chunk, each chunk's in parallel when `parallel`
-/// straight into the result, and each chunk's cells are freed once
-/// emitted: the heap holds the result plus the chunks not yet emitted.
-fn emit(
-    chunks: &mut [Summaries],
-    exacts: &[Summaries],
+/// The cells of `segments`, made final: container offsets made logical and
+/// placeholder cells filled in. Consecutive segments of one source form a
+/// run. A run of consecutive cells of a source that no other run uses (a
+/// chunk's blocks, but for the first when it was a false start: the usual
+/// case) is finished in place, without a copy; the others are copied out of
+/// their sources. Runs are finished in parallel when `parallel`.
+fn finish_cells(
+    sources: &mut [Summaries],
     segments: &[Segment],
-    total: usize,
+    patches: &[Patch],
     parallel: bool,
-) -> Vec<IndexCell> {
-    let logical = |cell: IndexCell, base: u64| {
-        if cell.kind == ObjectKind::Tracepoint {
-            IndexCell {
-                start: cell.start + base as i64,
-                end: cell.end + base as i64,
-                ..cell
-            }
-        } else {
-            cell
-        }
-    };
-    let mut cells = Vec::with_capacity(total);
-    let mut rest = segments;
-    while let Some(first) = rest.first() {
-        // A wave: the segments up to the next chunk's first.
-        let chunk = match first.source {
-            Source::Chunk(chunk) => Some(chunk),
-            Source::Exact(_) => None,
-        };
-        let len = rest
-            .iter()
-            .position(|s| matches!(s.source, Source::Chunk(c) if Some(c) != chunk))
-            .unwrap_or(rest.len());
-        let (wave, after) = rest.split_at(len);
-        rest = after;
-        let sources: &[Summaries] = chunks;
-        let cells_of = |segment: &Segment| {
-            let summaries = match segment.source {
-                Source::Chunk(i) => &sources[i],
-                Source::Exact(i) => &exacts[i],
-            };
-            &summaries.cells[segment.cells.clone()]
-        };
-        if parallel {
-            // Each worker remembers the segment of its last cell: its cells
-            // come in order, so finding the next one's is mostly a
-            // comparison.
-            let from = first.at;
-            let to = wave.last().map_or(from, |s| s.at + s.cells.len());
-            cells.par_extend((from..to).into_par_iter().with_min_len(1 << 14).map_init(
-                || 0usize,
-                |segment, i| {
-                    let current = &wave[*segment];
-                    if !(current.at..current.at + current.cells.len()).contains(&i) {
-                        *segment = wave.partition_point(|s| s.at + s.cells.len() <= i);
-                    }
-                    let current = &wave[*segment];
-                    logical(cells_of(current)[i - current.at], current.base)
-                },
-            ));
-        } else {
-            for segment in wave {
-                let base = segment.base;
-                cells.extend(cells_of(segment).iter().map(|&cell| logical(cell, base)));
-            }
-        }
-        if let Some(chunk) = chunk {
-            chunks[chunk].cells = Vec::new();
-        }
+) -> RebuiltCells {
+    let groups: Vec<&[Segment]> = segments.chunk_by(|a, b| a.source == b.source).collect();
+    let mut runs_of = vec![0usize; sources.len()];
+    for group in &groups {
+        runs_of[group[0].source] += 1;
     }
-    cells
+    // The arrays of the runs finished in place, taken out of their sources.
+    let taken: Vec<Option<Vec<IndexCell>>> = groups
+        .iter()
+        .map(|group| {
+            let source = group[0].source;
+            let consecutive = group.windows(2).all(|w| w[0].cells.end == w[1].cells.start);
+            (consecutive && runs_of[source] == 1)
+                .then(|| std::mem::take(&mut sources[source].cells))
+        })
+        .collect();
+    let sources: &[Summaries] = sources;
+    let finish = |(group, taken): (&[Segment], Option<Vec<IndexCell>>)| {
+        let mut run = match taken {
+            Some(cells) => Run {
+                cells,
+                used: group[0].cells.start..group[group.len() - 1].cells.end,
+            },
+            None => {
+                let cells: Vec<IndexCell> = group
+                    .iter()
+                    .flat_map(|segment| &sources[segment.source].cells[segment.cells.clone()])
+                    .copied()
+                    .collect();
+                let used = 0..cells.len();
+                Run { cells, used }
+            }
+        };
+        let mut at = run.used.start;
+        for segment in group {
+            let cells = &mut run.cells[at..at + segment.cells.len()];
+            at += segment.cells.len();
+            let base = segment.base as i64;
+            for cell in cells.iter_mut() {
+                if cell.kind == ObjectKind::Tracepoint {
+                    cell.start += base;
+                    cell.end += base;
+                }
+            }
+            for &(index, event, start) in &patches[segment.patches.clone()] {
+                let cell = &mut cells[index as usize];
+                cell.id = event.0;
+                cell.start = start.0 as i64;
+            }
+        }
+        run
+    };
+    let runs: Vec<Run> = if parallel {
+        groups.into_par_iter().zip(taken).map(finish).collect()
+    } else {
+        groups.into_iter().zip(taken).map(finish).collect()
+    };
+    RebuiltCells::new(runs)
 }
 
 /// The thread id of the block starting at `at`, if a `BLOCK_START` is there.
