@@ -1282,10 +1282,24 @@ impl LazyTraceReader {
     /// found among its parent's children (the index knows only where its
     /// content starts).
     fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
+        self.container_node_checking(slot, k, true)
+    }
+
+    /// [`container_node`](Self::container_node); with `check_parent`, a
+    /// failed scan of the parent's content checks the parent's cell
+    /// ([`through_cell`](Self::through_cell), one level: no recursion up a
+    /// deep chain of corrupt scopes).
+    fn container_node_checking(
+        &self,
+        slot: usize,
+        k: usize,
+        check_parent: bool,
+    ) -> Result<LazyNode> {
         let (table, cells) = self.containers(slot)?;
         // The parent's scope comes from its cell until it is left for a
         // container in between.
-        let mut parent = table.parent(cells, k);
+        let parent = table.parent(cells, k);
+        let mut checked = parent.filter(|_| check_parent);
         let mut scope = match parent {
             Some(j) => self.container_scope(slot, j)?,
             None => self.top_scope(slot),
@@ -1303,7 +1317,7 @@ impl LazyTraceReader {
         loop {
             let found = self.last_child_before(scope, start);
             let at = self
-                .through_cell(slot, parent.take(), found)?
+                .through_cell(slot, checked.take(), found)?
                 .ok_or_else(missing)?;
             let node = LazyNode {
                 slot: slot as u32,
@@ -1338,7 +1352,7 @@ impl LazyTraceReader {
     fn through_cell<T>(&self, slot: usize, k: Option<usize>, result: Result<T>) -> Result<T> {
         match (result, k) {
             (Err(error), Some(k)) => {
-                self.container_node(slot, k)?;
+                self.container_node_checking(slot, k, false)?;
                 Err(error)
             }
             (result, _) => result,
