@@ -42,7 +42,7 @@ use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
 use crate::read::eager::LoadReport;
-use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
+use crate::read::lazy::stream::{FAULT_AROUND, Stream, Unindexed, scan_unindexed};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index};
 use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
@@ -227,6 +227,10 @@ pub(crate) struct Lookup {
     threads: Vec<ThreadContainers>,
     /// Calls of [`Lookup::distrust`] that replaced a table.
     distrusted: AtomicUsize,
+    /// With a resident window: the data file, whose pages a table build's
+    /// footer checks release behind them every that many bytes of a
+    /// thread's stream ([`Lookup::release_reads`]).
+    release_reads: Option<(TraceBytes, u64)>,
 }
 
 /// A thread's table, or the error of the scan that should have made it
@@ -289,7 +293,16 @@ impl Lookup {
             file,
             threads,
             distrusted: AtomicUsize::new(0),
+            release_reads: None,
         }
+    }
+
+    /// Makes table builds release the pages of `data` their footer checks
+    /// read (one byte per container: a page of nearly every block) every
+    /// `window` bytes of a thread's stream, as forward reads do
+    /// ([`LazyOptions::resident_window`](crate::read::LazyOptions::resident_window)).
+    pub(crate) fn release_reads(&mut self, data: TraceBytes, window: u64) {
+        self.release_reads = Some((data, window));
     }
 
     /// The lookups of a sidecar: its blocks, and per thread (in the block
@@ -313,6 +326,7 @@ impl Lookup {
             file: FileCells::default(),
             threads,
             distrusted: AtomicUsize::new(0),
+            release_reads: None,
         }
     }
 
@@ -388,6 +402,9 @@ impl Lookup {
         // The block of the last end: ends ascend in post-order, so the
         // search is needed about once per block.
         let mut span: Option<BlockSpan> = None;
+        // Where the footers read since the last release begin: logical and
+        // physical offset.
+        let mut unreleased: Option<(u64, u64)> = None;
         let cells = ranges
             .iter()
             .flat_map(|&(from, to)| &file[from as usize..to as usize]);
@@ -395,6 +412,19 @@ impl Lookup {
             let end = cell.end.get() as u64;
             let inside = |s: &BlockSpan| s.logical.0 <= end && end < s.logical.0 + s.len;
             if !span.as_ref().is_some_and(inside) {
+                if let (Some(left), Some((bytes, window))) = (&span, &self.release_reads) {
+                    // Leaving block `left`: release what lies behind once
+                    // it spans the window (with `FAULT_AROUND` on either
+                    // side; other threads' blocks in between fault back
+                    // in if read: releasing is never wrong).
+                    let (logical, physical) =
+                        *unreleased.get_or_insert((left.logical.0, left.physical.0));
+                    if end.saturating_sub(logical) >= *window {
+                        let to = left.physical.0 + left.len;
+                        bytes.release(physical.saturating_sub(FAULT_AROUND)..to + FAULT_AROUND);
+                        unreleased = None;
+                    }
+                }
                 span = blocks.span(LogicalOffset(end));
             }
             let byte = span.as_ref().and_then(|s| {

@@ -361,6 +361,10 @@ impl LazyOptions {
         context: crate::model::ContextBuilder,
         report: IndexReport,
     ) -> LazyTraceReader {
+        let mut lookup = lookup;
+        if let Some(window) = self.resident_window {
+            lookup.release_reads(data.clone(), window);
+        }
         let resident = self.resident_window.map(|window| Resident {
             window,
             data: data.clone(),

@@ -12,9 +12,13 @@ use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
 use crate::storage::TraceBytes;
 
-/// How far around a faulting address the kernel maps pages already in the
-/// page cache (Linux's `fault_around_bytes`, 64 KiB by default).
-const FAULT_AROUND: u64 = 64 << 10;
+/// How far around a faulting address the kernel may map pages already in
+/// the page cache: Linux's fault-around (`fault_around_bytes`, 64 KiB by
+/// default) or, with large page-cache folios (ext4 reads files back in
+/// folios of up to 2 MiB), the whole folio holding the address — seen on
+/// this project's Linux 6.18 machines once a trace's pages had been evicted
+/// and read back. Releases cover this much on either side of a block.
+pub(crate) const FAULT_AROUND: u64 = 2 << 20;
 
 /// How much of the mapped files a forward read may leave resident behind
 /// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
@@ -74,10 +78,10 @@ impl Drop for Stream<'_> {
 fn release_blocks(resident: &Resident, thread: &ThreadBlocks, blocks: std::ops::Range<usize>) {
     for block in blocks {
         let (start, end, physical) = thread.block_bounds(block);
-        // Reading a page maps its neighbours too (the kernel's fault-
-        // around, 64 KiB by default), the edges of the blocks on either
-        // side included, which may be another thread's: released with
-        // this block, else they would add up over the file.
+        // Reading a page maps its neighbours too (fault-around, or the
+        // whole large folio: `FAULT_AROUND`), the edges of the blocks on
+        // either side included, which may be another thread's: released
+        // with this block, else they would add up over the file.
         resident.data.release(
             physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
         );
