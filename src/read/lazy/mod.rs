@@ -38,6 +38,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, RwLock};
 
 use rayon::prelude::*;
@@ -369,6 +370,7 @@ impl LazyOptions {
             window,
             data: data.clone(),
             lookups: lookup.mappings(),
+            scattered: AtomicU64::new(0),
         });
         LazyTraceReader {
             context: context.build(data.clone()),
@@ -1021,7 +1023,9 @@ impl LazyTraceReader {
     }
 
     fn stream(&self, slot: usize) -> Stream<'_> {
-        self.lookup.stream(self.data.as_slice(), slot)
+        self.lookup
+            .stream(self.data.as_slice(), slot)
+            .counted(self.resident.as_ref())
     }
 
     fn top_scope(&self, slot: usize) -> Scope {

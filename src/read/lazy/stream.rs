@@ -2,6 +2,8 @@
 //! decoded from the contiguous bytes of its block, and the scan that finds
 //! the content ranges of containers the index has no cell for.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
 use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
@@ -33,9 +35,27 @@ pub(crate) struct Resident {
     pub(crate) data: TraceBytes,
     /// The index file's and the sidecar's mappings.
     pub(crate) lookups: Vec<TraceBytes>,
+    /// What random reads (streams not made `releasing`: node decoding,
+    /// lookups, backward moves) may have mapped since the last release:
+    /// [`FAULT_AROUND`] on either side of every block they entered. Past
+    /// the window, every page is released ([`Resident::entered_at_random`]).
+    pub(crate) scattered: AtomicU64,
 }
 
 impl Resident {
+    /// A random read entered a block: once such reads may have mapped a
+    /// window's worth of pages, releases every page (reads in progress
+    /// fault theirs back in), so that random access too keeps resident
+    /// memory bounded by the window, not by the trace.
+    #[cold]
+    pub(crate) fn entered_at_random(&self) {
+        let mapped = 2 * FAULT_AROUND;
+        if self.scattered.fetch_add(mapped, Ordering::Relaxed) + mapped >= self.window {
+            self.scattered.store(0, Ordering::Relaxed);
+            self.release_all();
+        }
+    }
+
     /// Releases every page of the data file and of the lookups' mappings.
     pub(crate) fn release_all(&self) {
         self.data.release_all();
@@ -55,6 +75,9 @@ pub(crate) struct Stream<'r> {
     /// Where a releasing stream releases what it left behind, and the first
     /// block it has not released (`None` before the first read).
     resident: Option<(&'r Resident, Option<usize>)>,
+    /// Where a stream that does not release counts the blocks it enters
+    /// ([`Resident::entered_at_random`]).
+    counted: Option<&'r Resident>,
     /// Whether a releasing stream also releases the blocks it kept when it
     /// is dropped (a walk's: the walk is over).
     release_at_end: bool,
@@ -99,8 +122,16 @@ impl<'r> Stream<'r> {
             blocks,
             block: (0, 0, 0),
             resident: None,
+            counted: None,
             release_at_end: false,
         }
+    }
+
+    /// Makes this stream count the blocks it enters against `resident`'s
+    /// window for random reads ([`Resident::entered_at_random`]).
+    pub(crate) fn counted(mut self, resident: Option<&'r Resident>) -> Self {
+        self.counted = resident;
+        self
     }
 
     /// Makes this stream release the blocks it leaves behind when it moves
@@ -109,6 +140,7 @@ impl<'r> Stream<'r> {
     /// releases nothing.
     pub(crate) fn releasing(mut self, resident: Option<&'r Resident>) -> Self {
         self.resident = resident.map(|resident| (resident, None));
+        self.counted = None;
         self
     }
 
@@ -163,6 +195,8 @@ impl<'r> Stream<'r> {
             })?;
             if self.resident.is_some() {
                 self.moved_to(block);
+            } else if let Some(resident) = self.counted {
+                resident.entered_at_random();
             }
             self.block = self.blocks.block_bounds(block);
             (start, end, physical) = self.block;
