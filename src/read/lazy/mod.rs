@@ -38,8 +38,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use rayon::prelude::*;
 
@@ -127,9 +126,15 @@ impl LazyOptions {
     /// Past that, the pages it read are released: they leave the process's
     /// resident set but stay in the page cache, and fault back in when read
     /// again; the pages of the index and sidecar mappings are released with
-    /// them, and once after opening. `None` keeps every page read mapped
-    /// until the reader is dropped (the kernel may still reclaim them). A
-    /// trace opened from bytes in memory has nothing to release.
+    /// them, and once after opening. Random reads (decoding nodes, the
+    /// children of calls here and there, as an IDE's clicks) release the
+    /// blocks they entered once those may have mapped a window's worth
+    /// (each block counts with 2 MiB on either side, what the kernel may map
+    /// around it). Releasing costs faults when pages are read again (1,000
+    /// random expansions of a 1 GB trace: ~30 ms instead of ~2 ms, with
+    /// ~80–140 MB instead of ~900 MB mapped). `None` keeps every page read
+    /// mapped until the reader is dropped (the kernel may still reclaim
+    /// them). A trace opened from bytes in memory has nothing to release.
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
         self.resident_window = bytes;
         self
@@ -370,7 +375,7 @@ impl LazyOptions {
             window,
             data: data.clone(),
             lookups: lookup.mappings(),
-            scattered: AtomicU64::new(0),
+            scattered: Mutex::new(Vec::new()),
         });
         LazyTraceReader {
             context: context.build(data.clone()),

@@ -2,7 +2,8 @@
 //! decoded from the contiguous bytes of its block, and the scan that finds
 //! the content ranges of containers the index has no cell for.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ops::Range;
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
@@ -35,24 +36,36 @@ pub(crate) struct Resident {
     pub(crate) data: TraceBytes,
     /// The index file's and the sidecar's mappings.
     pub(crate) lookups: Vec<TraceBytes>,
-    /// What random reads (streams not made `releasing`: node decoding,
-    /// lookups, backward moves) may have mapped since the last release:
-    /// [`FAULT_AROUND`] on either side of every block they entered. Past
-    /// the window, every page is released ([`Resident::entered_at_random`]).
-    pub(crate) scattered: AtomicU64,
+    /// The blocks (physical ranges) random reads entered since the last
+    /// release: streams not made `releasing` (node decoding, lookups,
+    /// backward moves). See [`Resident::entered_at_random`].
+    pub(crate) scattered: Mutex<Vec<Range<u64>>>,
 }
 
 impl Resident {
-    /// A random read entered a block: once such reads may have mapped a
-    /// window's worth of pages, releases every page (reads in progress
-    /// fault theirs back in), so that random access too keeps resident
-    /// memory bounded by the window, not by the trace.
+    /// A random read entered the block at `physical`: once the blocks such
+    /// reads entered may have mapped a window's worth of pages (each with
+    /// [`FAULT_AROUND`] on either side), releases them and every page of
+    /// the lookups' mappings (reads in progress fault theirs back in), so
+    /// that random access too keeps resident memory bounded by the window,
+    /// not by the trace.
     #[cold]
-    pub(crate) fn entered_at_random(&self) {
-        let mapped = 2 * FAULT_AROUND;
-        if self.scattered.fetch_add(mapped, Ordering::Relaxed) + mapped >= self.window {
-            self.scattered.store(0, Ordering::Relaxed);
-            self.release_all();
+    pub(crate) fn entered_at_random(&self, physical: Range<u64>) {
+        let mut entered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
+        entered.push(physical);
+        let mapped: u64 = entered
+            .iter()
+            .map(|block| block.end - block.start + 2 * FAULT_AROUND)
+            .sum();
+        if mapped < self.window {
+            return;
+        }
+        for block in entered.drain(..) {
+            self.data
+                .release(block.start.saturating_sub(FAULT_AROUND)..block.end + FAULT_AROUND);
+        }
+        for mapping in &self.lookups {
+            mapping.release_all();
         }
     }
 
@@ -195,11 +208,12 @@ impl<'r> Stream<'r> {
             })?;
             if self.resident.is_some() {
                 self.moved_to(block);
-            } else if let Some(resident) = self.counted {
-                resident.entered_at_random();
             }
             self.block = self.blocks.block_bounds(block);
             (start, end, physical) = self.block;
+            if let Some(resident) = self.counted {
+                resident.entered_at_random(physical..physical + (end - start));
+            }
         }
         let from = physical + (at.0 - start);
         let to = from + (end - at.0);
