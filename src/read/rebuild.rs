@@ -164,7 +164,7 @@ pub fn rebuild_index_observed(
     let chunk_size = if options.chunk_size > 0 {
         options.chunk_size
     } else {
-        (body / (threads as u64 * 32)).max(4 << 20)
+        (body / (threads as u64 * 32)).max(1 << 20)
     };
     let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
         .map(|i| {
