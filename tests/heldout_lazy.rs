@@ -177,13 +177,7 @@ fn reference_traces_pass_the_validator() {
     let Some(dir) = common::reference_traces() else {
         return;
     };
-    for name in [
-        "all-types-stream",
-        "all-types-dump",
-        "small-stream",
-        "small-dump",
-        "medium-stream",
-    ] {
+    for name in common::COMPLETE_REFERENCE_TRACES {
         let path = dir.join(format!("{name}.trace"));
         let (data, index) = read(&path);
         let walked = validator::validate(&data, &index).unwrap_or_else(|e| panic!("{name}: {e}"));

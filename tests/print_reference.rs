@@ -2,8 +2,9 @@
 //! written by the reference recorder; and on a trace nested deeper than any
 //! recursive printer could go.
 
+mod common;
+
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use tracetree::format::offset::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
 use tracetree::format::{DATA_MAGIC, Object, file_header};
@@ -14,17 +15,6 @@ use tracetree::model::{
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::EagerTrace;
 use tracetree::storage::TraceBytes;
-
-/// `../shared/reference-traces`, or `None` (saying so) when it is absent.
-fn reference_traces() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared/reference-traces not found");
-        None
-    }
-}
 
 fn print(trace: &EagerTrace, options: &PrintOptions) -> Vec<u8> {
     let mut out = Vec::new();
@@ -52,17 +42,11 @@ fn first_difference(ours: &[u8], expected: &[u8]) -> String {
 
 #[test]
 fn reference_traces_print_byte_for_byte_verbose_and_brief() {
-    let Some(dir) = reference_traces() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     let mut checked = 0;
-    for name in [
-        "all-types-stream",
-        "all-types-dump",
-        "small-stream",
-        "small-dump",
-        "medium-stream",
-    ] {
+    for name in common::COMPLETE_REFERENCE_TRACES {
         let trace_path = dir.join(format!("{name}.trace"));
         let verbose_path = dir.join(format!("{name}.trace.txt"));
         let brief_path = dir.join(format!("{name}.trace.brief.txt"));
@@ -90,7 +74,7 @@ fn reference_traces_print_byte_for_byte_verbose_and_brief() {
 
 #[test]
 fn crashed_trace_prints_unfinished_calls_as_such() {
-    let Some(dir) = reference_traces() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     let trace = EagerTrace::open(dir.join("crashed.trace")).unwrap();
@@ -139,7 +123,7 @@ fn crashed_trace_prints_unfinished_calls_as_such() {
 
 #[test]
 fn a_depth_limit_keeps_the_lines_above_it() {
-    let Some(dir) = reference_traces() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     let trace = EagerTrace::open(dir.join("small-stream.trace")).unwrap();
@@ -176,7 +160,7 @@ fn a_depth_limit_keeps_the_lines_above_it() {
 
 #[test]
 fn printing_corrupted_traces_never_panics() {
-    let Some(dir) = reference_traces() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     let original = std::fs::read(dir.join("all-types-stream.trace")).unwrap();
@@ -212,7 +196,7 @@ fn printing_corrupted_traces_never_panics() {
 
 #[test]
 fn the_print_command_writes_the_reference_text() {
-    let Some(dir) = reference_traces() else {
+    let Some(dir) = common::reference_traces() else {
         return;
     };
     let trace = dir.join("all-types-stream.trace");

@@ -52,14 +52,10 @@ fn rebuilt_index_equals_the_written_one() {
     let Some(dir) = common::reference_traces() else {
         return;
     };
-    for name in [
-        "all-types-stream",
-        "all-types-dump",
-        "small-stream",
-        "small-dump",
-        "medium-stream",
-        "crashed",
-    ] {
+    for name in common::COMPLETE_REFERENCE_TRACES
+        .into_iter()
+        .chain(["crashed"])
+    {
         let data = std::fs::read(dir.join(format!("{name}.trace"))).unwrap();
         let index = std::fs::read(dir.join(format!("{name}.trace.idx"))).unwrap();
         let expected = written_cells(&index);

@@ -4,6 +4,17 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The reference traces that the recorder finished (each with an index
+/// and printed output), by name (`NAME.trace` in [`reference_traces`]).
+/// `crashed` is the one it did not finish.
+pub const COMPLETE_REFERENCE_TRACES: [&str; 5] = [
+    "all-types-stream",
+    "all-types-dump",
+    "small-stream",
+    "small-dump",
+    "medium-stream",
+];
+
 /// The folder of reference traces written by the reference recorder, or
 /// `None` (with a message saying the tests using it are skipped) when absent.
 pub fn reference_traces() -> Option<PathBuf> {
