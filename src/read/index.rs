@@ -42,7 +42,7 @@ use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
 use crate::read::eager::LoadReport;
-use crate::read::lazy::stream::{FAULT_AROUND, Stream, Unindexed, scan_unindexed};
+use crate::read::lazy::stream::{Stream, Unindexed, release_around, scan_unindexed};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index};
 use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
@@ -414,14 +414,12 @@ impl Lookup {
             if !span.as_ref().is_some_and(inside) {
                 if let (Some(left), Some((bytes, window))) = (&span, &self.release_reads) {
                     // Leaving block `left`: release what lies behind once
-                    // it spans the window (with `FAULT_AROUND` on either
-                    // side; other threads' blocks in between fault back
-                    // in if read: releasing is never wrong).
+                    // it spans the window (other threads' blocks in
+                    // between included).
                     let (logical, physical) =
                         *unreleased.get_or_insert((left.logical.0, left.physical.0));
                     if end.saturating_sub(logical) >= *window {
-                        let to = left.physical.0 + left.len;
-                        bytes.release(physical.saturating_sub(FAULT_AROUND)..to + FAULT_AROUND);
+                        release_around(bytes, physical..left.physical.0 + left.len);
                         unreleased = None;
                     }
                 }

@@ -363,11 +363,10 @@ impl LazyOptions {
     fn reader(
         &self,
         data: TraceBytes,
-        lookup: Lookup,
+        mut lookup: Lookup,
         context: crate::model::ContextBuilder,
         report: IndexReport,
     ) -> LazyTraceReader {
-        let mut lookup = lookup;
         if let Some(window) = self.resident_window {
             lookup.release_reads(data.clone(), window);
         }

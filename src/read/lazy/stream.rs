@@ -23,6 +23,15 @@ use crate::storage::TraceBytes;
 /// and read back. Releases cover this much on either side of a block.
 pub(crate) const FAULT_AROUND: u64 = 2 << 20;
 
+/// Releases the pages of `data` in `physical` (a block, or a run of them)
+/// and [`FAULT_AROUND`] on either side: reading a page maps its neighbours
+/// too, the edges of the blocks on either side included, which may be
+/// another thread's (they fault back in if read: releasing is never
+/// wrong); else those edges would add up over the file.
+pub(crate) fn release_around(data: &TraceBytes, physical: Range<u64>) {
+    data.release(physical.start.saturating_sub(FAULT_AROUND)..physical.end + FAULT_AROUND);
+}
+
 /// How much of the mapped files a forward read may leave resident behind
 /// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
 /// `window` bytes past the blocks it kept, it releases them
@@ -61,8 +70,7 @@ impl Resident {
             return;
         }
         for block in entered.drain(..) {
-            self.data
-                .release(block.start.saturating_sub(FAULT_AROUND)..block.end + FAULT_AROUND);
+            release_around(&self.data, block);
         }
         for mapping in &self.lookups {
             mapping.release_all();
@@ -114,13 +122,7 @@ impl Drop for Stream<'_> {
 fn release_blocks(resident: &Resident, thread: &ThreadBlocks, blocks: std::ops::Range<usize>) {
     for block in blocks {
         let (start, end, physical) = thread.block_bounds(block);
-        // Reading a page maps its neighbours too (fault-around, or the
-        // whole large folio: `FAULT_AROUND`), the edges of the blocks on
-        // either side included, which may be another thread's: released
-        // with this block, else they would add up over the file.
-        resident.data.release(
-            physical.saturating_sub(FAULT_AROUND)..physical + (end - start) + FAULT_AROUND,
-        );
+        release_around(&resident.data, physical..physical + (end - start));
     }
     for mapping in &resident.lookups {
         mapping.release_all();
