@@ -17,6 +17,15 @@ use crate::error::{Error, Result};
 /// little more (see [`TraceBytes::release`]: releasing is never incorrect).
 const PAGE: usize = 4096;
 
+/// How far around a faulting address the kernel may map pages already in
+/// the page cache: Linux's fault-around (`fault_around_bytes`, 64 KiB by
+/// default) or, with large page-cache folios (ext4 reads files back in
+/// folios of up to 2 MiB), the whole folio holding the address — seen on
+/// this project's Linux 6.18 machines once a trace's pages had been evicted
+/// and read back. [`TraceBytes::release_around`] covers this much on either
+/// side.
+pub(crate) const FAULT_AROUND: u64 = 2 << 20;
+
 /// What holds the bytes.
 enum Backing {
     Memory(Vec<u8>),
@@ -132,14 +141,58 @@ impl TraceBytes {
         }
     }
 
+    /// [`release`](Self::release)s `range` and [`FAULT_AROUND`] on either
+    /// side: reading a page maps its neighbours too (the edges of the
+    /// blocks on either side of a block included, which may be another
+    /// thread's; they fault back in if read); else those edges would add
+    /// up over the file.
+    pub(crate) fn release_around(&self, range: Range<u64>) -> bool {
+        self.release(
+            range.start.saturating_sub(FAULT_AROUND)..range.end.saturating_add(FAULT_AROUND),
+        )
+    }
+
     /// [`release`](Self::release)s every page of the mapping.
     pub fn release_all(&self) -> bool {
         self.release(0..self.len())
     }
 
+    /// A [`ReleaseBehind`] over these bytes, releasing every `window` bytes.
+    pub(crate) fn behind(&self, window: u64) -> ReleaseBehind<'_> {
+        ReleaseBehind {
+            bytes: self,
+            window: window.max(1),
+            mark: None,
+        }
+    }
+
     /// Whether `self` and `other` are the same bytes (clones of one value).
     pub fn same(&self, other: &TraceBytes) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A pass over a mapping, front to back or back to front, that releases
+/// the pages it has left behind each time they span a window
+/// ([`TraceBytes::release_around`]: what the kernel mapped around them
+/// too): what a one-time pass (an index check, a table build, a sidecar
+/// write) reads then does not stay resident.
+pub(crate) struct ReleaseBehind<'a> {
+    bytes: &'a TraceBytes,
+    window: u64,
+    /// Where the pass was when it last released (or began).
+    mark: Option<u64>,
+}
+
+impl ReleaseBehind<'_> {
+    /// The pass has reached byte `at`: releases everything between it and
+    /// the mark once that spans the window.
+    pub(crate) fn at(&mut self, at: u64) {
+        let mark = *self.mark.get_or_insert(at);
+        if mark.abs_diff(at) >= self.window {
+            self.bytes.release_around(mark.min(at)..mark.max(at));
+            self.mark = Some(at);
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::offset::{EventId, LogicalOffset};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::read::index::container_cell;
-use crate::storage::TraceBytes;
+use crate::storage::{ReleaseBehind, TraceBytes};
 
 /// The cells of an index file, read in place.
 #[derive(Debug, Default)]
@@ -41,6 +41,18 @@ impl FileCells {
         self.bytes.as_ref()
     }
 
+    /// A pass over the cells (either direction) that releases the index
+    /// pages it leaves behind every `window` bytes; nothing without a
+    /// window or a mapping.
+    pub(crate) fn pass(&self, window: Option<u64>) -> CellPass<'_> {
+        CellPass(
+            self.bytes
+                .as_ref()
+                .zip(window)
+                .map(|(bytes, window)| bytes.behind(window)),
+        )
+    }
+
     /// The cells.
     #[inline]
     pub(crate) fn slice(&self) -> &[RawIndexCell] {
@@ -51,6 +63,18 @@ impl FileCells {
                 <[RawIndexCell]>::ref_from_bytes(cells).expect("whole cells")
             }
             None => &[],
+        }
+    }
+}
+
+/// See [`FileCells::pass`].
+pub(crate) struct CellPass<'a>(Option<ReleaseBehind<'a>>);
+
+impl CellPass<'_> {
+    /// The pass has reached cell `n`.
+    pub(crate) fn at(&mut self, n: u32) {
+        if let Some(behind) = &mut self.0 {
+            behind.at(FILE_HEADER_LEN + n as u64 * CELL_LEN as u64);
         }
     }
 }
@@ -209,14 +233,22 @@ impl Containers {
         }
     }
 
-    /// Builds a thread's containers from `source`.
-    pub(crate) fn build(file: &[RawIndexCell], source: Source) -> Result<Self, NestingError> {
+    /// Builds a thread's containers from `source`; the pass over the index
+    /// file's cells releases their pages behind it every `window` bytes.
+    pub(crate) fn build(
+        cells: &FileCells,
+        source: Source,
+        window: Option<u64>,
+    ) -> Result<Self, NestingError> {
+        let file = cells.slice();
         match source {
             Source::Ranges { ranges, count } => {
                 let view = CellView::new(file, &[]);
+                let mut pass = cells.pass(window);
                 let post_backwards = ranges
                     .iter()
                     .rev()
+                    .inspect(move |&&(_, to)| pass.at(to))
                     .flat_map(|&(from, to)| (from..to).rev())
                     .filter(|&id| view.get(id).kind == ObjectKind::Tracepoint as u8);
                 let table = match ContainerTable::convert(view, count, post_backwards) {
@@ -444,12 +476,23 @@ impl ContainerTable {
             seen_before: usize,
         }
         let mut order = vec![0u32; count];
-        let mut events = vec![0i32; count];
         let mut chunk_max_end = vec![0u64; count.div_ceil(CHUNK)];
+        // Containers close in reverse start order (a container closes
+        // after its descendants, and after every container that starts
+        // later), so whether event ids ascend in start order is seen on
+        // the way, one pair at a time; `descending` stays true unless that
+        // order is broken, and then the check reads the cells again.
+        let mut last: Option<(usize, i32)> = None;
+        let mut descending = true;
+        let mut events_ascend = true;
         let mut close = |open: Open, seen: usize| {
             let at = open.post - (seen - open.seen_before - 1) + open.depth;
             order[at] = open.id;
-            events[at] = open.event;
+            if let Some((after, event)) = last {
+                descending &= at < after;
+                events_ascend &= open.event < event;
+            }
+            last = Some((at, open.event));
             let chunk = &mut chunk_max_end[at / CHUNK];
             *chunk = (*chunk).max(open.end);
         };
@@ -493,10 +536,16 @@ impl ContainerTable {
         while let Some(top) = stack.pop() {
             close(top, seen);
         }
+        debug_assert!(descending, "containers close in reverse start order");
+        if !descending {
+            events_ascend = order
+                .windows(2)
+                .all(|w| cells.event(w[0]) < cells.event(w[1]));
+        }
         Ok(ContainerTable {
             order: Order::Ids(order),
             chunk_max_end: Words::Owned(chunk_max_end),
-            events_ascend: events.windows(2).all(|w| w[0] < w[1]),
+            events_ascend,
             by_event: OnceLock::new(),
         })
     }

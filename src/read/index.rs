@@ -42,7 +42,7 @@ use crate::read::containers::{
     CellView, ContainerTable, Containers, FileCells, NestingError, Source,
 };
 use crate::read::eager::LoadReport;
-use crate::read::lazy::stream::{Stream, Unindexed, release_around, scan_unindexed};
+use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
 use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index};
 use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
@@ -305,6 +305,11 @@ impl Lookup {
         self.release_reads = Some((data, window));
     }
 
+    /// The window set by [`Lookup::release_reads`], if any.
+    pub(crate) fn release_window(&self) -> Option<u64> {
+        self.release_reads.as_ref().map(|(_, window)| *window)
+    }
+
     /// The lookups of a sidecar: its blocks, and per thread (in the block
     /// table's order) its containers and the problem its cells had.
     pub(crate) fn from_sidecar(
@@ -371,7 +376,7 @@ impl Lookup {
             Source::Ranges { ranges, .. } => ranges.clone(),
             Source::Made { .. } => Vec::new(),
         };
-        let problem = match Containers::build(self.file.slice(), source) {
+        let problem = match Containers::build(&self.file, source, self.release_window()) {
             Ok(containers) => match self.check_footers(data, slot, &ranges) {
                 Ok(()) => return Ok(containers),
                 Err(problem) => problem,
@@ -405,8 +410,10 @@ impl Lookup {
         // Where the footers read since the last release begin: logical and
         // physical offset.
         let mut unreleased: Option<(u64, u64)> = None;
+        let mut pass = self.file.pass(self.release_window());
         let cells = ranges
             .iter()
+            .inspect(|&&(from, _)| pass.at(from))
             .flat_map(|&(from, to)| &file[from as usize..to as usize]);
         for cell in cells.filter(|cell| cell.kind == ObjectKind::Tracepoint as u8) {
             let end = cell.end.get() as u64;
@@ -419,7 +426,7 @@ impl Lookup {
                     let (logical, physical) =
                         *unreleased.get_or_insert((left.logical.0, left.physical.0));
                     if end.saturating_sub(logical) >= *window {
-                        release_around(bytes, physical..left.physical.0 + left.len);
+                        bytes.release_around(physical..left.physical.0 + left.len);
                         unreleased = None;
                     }
                 }
@@ -547,11 +554,12 @@ impl Lookup {
         };
         // Unfinished ones come out innermost last: start order.
         Ok(Containers::build(
-            self.file.slice(),
+            &self.file,
             Source::Made {
                 finished: cells(finished),
                 unfinished: cells(unfinished),
             },
+            None,
         )
         .expect("a scan's containers nest"))
     }
@@ -631,19 +639,12 @@ impl ThreadCells {
     }
 }
 
-/// Releases the pages of index `index` before cell `cell`, and every
-/// page of `data` (where block and reference cells were peeked at).
-#[cold]
-fn release_behind(data: &TraceBytes, index: &TraceBytes, cell: usize) {
-    index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
-    data.release_all();
-}
-
 /// Checks index file `index` against `data` (whose header is checked) and
 /// builds the lookup structures from it. With a `window`, the index's
-/// pages are released behind the pass every `window` bytes of cells (and
-/// the data's pages it peeked at with them), so that opening a large index
-/// does not leave it all resident.
+/// pages are released behind the pass every `window` bytes of cells, and
+/// the data's pages it peeked at (blocks' edges, reference objects: in
+/// file order) every `window` bytes of data, so that opening a large trace
+/// does not leave it resident.
 pub(crate) fn load_index(
     data: &TraceBytes,
     index: TraceBytes,
@@ -699,9 +700,15 @@ pub(crate) fn load_index(
         let (start, end) = (raw.start.get(), raw.end.get());
         start > 0 && start <= end && (end as u64) < len
     };
+    let mut data_pass = window.map(|window| data.behind(window));
+    let mut peeked = |offset: u64| {
+        if let Some(pass) = &mut data_pass {
+            pass.at(offset);
+        }
+    };
     for (cell, raw) in cells.iter().enumerate() {
         if cell % release_every == release_every - 1 {
-            release_behind(data, &index, cell);
+            index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
         }
         if raw.kind == ObjectKind::Tracepoint as u8 {
             // The common case first: a container cell.
@@ -733,6 +740,7 @@ pub(crate) fn load_index(
                 {
                     return Err(mismatch);
                 }
+                peeked(end);
                 let block = BlockInfo {
                     thread: ThreadId(id),
                     start: PhysicalOffset(start),
@@ -781,6 +789,7 @@ pub(crate) fn load_index(
                         offset,
                     });
                 }
+                peeked(offset);
                 context.add(kind, id, PhysicalOffset(offset));
                 placed.push((cell, offset));
                 references += 1;
@@ -824,7 +833,11 @@ pub(crate) fn load_index(
     // followed by another object or the BLOCK_END: a cell that points a
     // few bytes into an object can read as the right kind and id (the
     // high byte of a small thread id is a THREAD_NAME kind byte).
+    let mut data_pass = window.map(|window| data.behind(window));
     for (cell, offset) in placed {
+        if let Some(pass) = &mut data_pass {
+            pass.at(offset);
+        }
         let raw = &cells[cell];
         let block = blocks
             .partition_point(|block| block.start.0 <= offset)

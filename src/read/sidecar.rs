@@ -76,6 +76,7 @@ use std::time::UNIX_EPOCH;
 use zerocopy::little_endian::{I32, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
+use crate::format::index::CELL_LEN;
 use crate::format::object::peek_kind_and_id;
 use crate::format::offset::{PhysicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
@@ -846,10 +847,28 @@ fn encode(
 ) -> std::io::Result<()> {
     let data = files.data.as_slice();
     let blocks = lookup.blocks.blocks();
+    // One-time passes: what they read of the data and the index is
+    // released behind them every window (the framing touches every block).
+    let window = lookup.release_window();
+    let mut data_pass = window.map(|window| files.data.behind(window));
     let mut sum = edges(data);
     for block in blocks {
         add_block(&mut sum, data, block);
+        if let Some(pass) = &mut data_pass {
+            pass.at(block.end.0);
+        }
     }
+    let mappings = lookup.mappings();
+    let release_every = window.map_or(usize::MAX, |window| {
+        (window / CELL_LEN as u64).max(1) as usize
+    });
+    let release_lookups = |k: usize| {
+        if k % release_every == release_every - 1 {
+            mappings.iter().for_each(|mapping| {
+                mapping.release_all();
+            });
+        }
+    };
     let mut references = Vec::new();
     for kind in ObjectKind::ALL
         .into_iter()
@@ -959,14 +978,17 @@ fn encode(
         for k in 0..n {
             buffer.extend_from_slice(&table.start(*cells, k).0.to_le_bytes());
             flush(&mut buffer, out, false)?;
+            release_lookups(k);
         }
         for k in 0..n {
             buffer.extend_from_slice(&table.end(*cells, k).0.to_le_bytes());
             flush(&mut buffer, out, false)?;
+            release_lookups(k);
         }
         for k in 0..n {
             buffer.extend_from_slice(&table.event(*cells, k).0.to_le_bytes());
             flush(&mut buffer, out, false)?;
+            release_lookups(k);
         }
         flush(&mut buffer, out, true)?;
         pad(out, 4 * n)?;

@@ -13,24 +13,7 @@ use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
 use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
-use crate::storage::TraceBytes;
-
-/// How far around a faulting address the kernel may map pages already in
-/// the page cache: Linux's fault-around (`fault_around_bytes`, 64 KiB by
-/// default) or, with large page-cache folios (ext4 reads files back in
-/// folios of up to 2 MiB), the whole folio holding the address — seen on
-/// this project's Linux 6.18 machines once a trace's pages had been evicted
-/// and read back. Releases cover this much on either side of a block.
-pub(crate) const FAULT_AROUND: u64 = 2 << 20;
-
-/// Releases the pages of `data` in `physical` (a block, or a run of them)
-/// and [`FAULT_AROUND`] on either side: reading a page maps its neighbours
-/// too, the edges of the blocks on either side included, which may be
-/// another thread's (they fault back in if read: releasing is never
-/// wrong); else those edges would add up over the file.
-pub(crate) fn release_around(data: &TraceBytes, physical: Range<u64>) {
-    data.release(physical.start.saturating_sub(FAULT_AROUND)..physical.end + FAULT_AROUND);
-}
+use crate::storage::{FAULT_AROUND, TraceBytes};
 
 /// How much of the mapped files a forward read may leave resident behind
 /// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
@@ -70,7 +53,7 @@ impl Resident {
             return;
         }
         for block in entered.drain(..) {
-            release_around(&self.data, block);
+            self.data.release_around(block);
         }
         for mapping in &self.lookups {
             mapping.release_all();
@@ -122,7 +105,9 @@ impl Drop for Stream<'_> {
 fn release_blocks(resident: &Resident, thread: &ThreadBlocks, blocks: std::ops::Range<usize>) {
     for block in blocks {
         let (start, end, physical) = thread.block_bounds(block);
-        release_around(&resident.data, physical..physical + (end - start));
+        resident
+            .data
+            .release_around(physical..physical + (end - start));
     }
     for mapping in &resident.lookups {
         mapping.release_all();

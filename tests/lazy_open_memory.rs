@@ -1,0 +1,71 @@
+//! The first open of a trace without a sidecar reads every cell of the
+//! index (the table build, its footer checks, the sidecar's sections) and a
+//! page of nearly every block (the footer checks, the sidecar's framing
+//! checksum). Those passes release the pages behind them every resident
+//! window, so the open's peak resident set grows by a few windows and the
+//! lookup tables, not by the size of the files.
+//!
+//! The peak is the kernel's high-water mark (`VmHWM`), reset before each
+//! open through `/proc/self/clear_refs`; without it (not Linux) the test
+//! says so and checks nothing. This file holds one test so that no other
+//! test's memory shares the process's mark.
+
+mod common;
+
+use common::proc_status;
+
+use tracetree::read::{LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
+
+/// Resets the process's peak resident set to its current one.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+#[test]
+fn a_first_open_keeps_a_window_of_the_files_resident() {
+    const WINDOW: u64 = 1 << 20;
+    let path = common::synth_trace("open-memory-256m", 256 << 20, 11);
+    let files = std::fs::metadata(&path).unwrap().len()
+        + std::fs::metadata(index_path(&path)).unwrap().len();
+    // The sidecar written next to the trace, then a scratch one (read-only
+    // policy): both encode the same sections.
+    for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
+        let _ = std::fs::remove_file(sidecar_path(&path));
+        if !reset_peak() {
+            eprintln!("/proc/self/clear_refs is not writable here: the peak is not measured");
+            return;
+        }
+        let (Some(before), Some(_)) = (proc_status("VmRSS:"), proc_status("VmHWM:")) else {
+            eprintln!("/proc/self/status has no VmRSS/VmHWM here: the peak is not measured");
+            return;
+        };
+        let reader = LazyTraceReader::options()
+            .sidecar(policy)
+            .resident_window(Some(WINDOW))
+            .open(&path)
+            .unwrap();
+        let peak = proc_status("VmHWM:").unwrap();
+        let sidecar = reader.report().sidecar.as_ref().unwrap();
+        let expected = match policy {
+            SidecarPolicy::ReadWrite => SidecarOutcome::Written,
+            _ => SidecarOutcome::Skipped,
+        };
+        assert_eq!(sidecar.outcome, expected);
+        let grown = peak.saturating_sub(before);
+        // The tables on the heap until the sidecar is mapped back (4 bytes
+        // per container, and the sidecar's writer buffer), a window per
+        // pass and per file, each widened by a 2 MiB page-cache folio on
+        // either side, and slack for the allocator and the test harness.
+        let containers = reader.report().containers as u64;
+        let allowance = 4 * containers + 2 * (WINDOW + (4 << 20)) + (8 << 20);
+        eprintln!(
+            "{policy:?}: {files} bytes of trace and index, {containers} containers; \
+             peak resident set grew {grown} bytes (allowed {allowance})"
+        );
+        assert!(
+            grown <= allowance,
+            "{policy:?}: the open's peak grew {grown} bytes, allowed {allowance}"
+        );
+        assert!(allowance < files / 2, "the trace is too small to tell");
+    }
+}
