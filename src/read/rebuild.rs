@@ -184,7 +184,10 @@ pub fn rebuild_index_observed(
         };
         stitch(data, summaries, parallel)
     };
-    if !parallel || options.threads == 0 {
+    // The pool this runs in (rayon's global one, usually) serves when it
+    // has the threads asked for: its workers, and the memory their
+    // allocator arenas already hold, are reused from call to call.
+    if !parallel || options.threads == 0 || threads == rayon::current_num_threads() {
         rebuild()
     } else {
         rayon::ThreadPoolBuilder::new()
@@ -264,7 +267,13 @@ fn discover_chunk(
     exact_start: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Summaries {
-    let mut out = Summaries::default();
+    // Room for a cell per 64 bytes (a mixed trace has one per ~160): the
+    // cells are not copied again and again as the vector grows (pages the
+    // chunk does not fill are never touched).
+    let mut out = Summaries {
+        cells: Vec::with_capacity(((end - start) / 64) as usize),
+        ..Summaries::default()
+    };
     let mut at = start;
     // Whether `at` is known to be a block boundary (the chunk's exact start,
     // or just after a block of the chain).
