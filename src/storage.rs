@@ -54,16 +54,24 @@ impl TraceBytes {
     pub fn map(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        if len == 0 {
+        Self::map_file(&file).map_err(|e| Error::io(path, e))
+    }
+
+    /// Maps an open `file` read-only (an empty one is held as an empty
+    /// vector). The file's name, if it has one, plays no part: an unlinked
+    /// file maps the same.
+    pub fn map_file(file: &File) -> std::io::Result<Self> {
+        if file.metadata()?.len() == 0 {
             return Ok(Self::from_vec(Vec::new()));
         }
-        // SAFETY: the mapping is read-only and private to this process; memmap2
-        // requires `unsafe` because another process could modify the file
-        // while it is mapped. Trace files are not modified by tracetree while
-        // open, every decoder bounds-checks the bytes it reads, and the
-        // documented contract above says not to change a trace under a reader.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+        // SAFETY: the mapping is read-only (shared, over a file opened for
+        // reading, or the scratch sidecar this crate wrote before mapping);
+        // memmap2 requires `unsafe` because another process could modify
+        // the file while it is mapped. Trace files are not modified by
+        // tracetree while open, every decoder bounds-checks the bytes it
+        // reads, and the documented contract above says not to change a
+        // trace under a reader.
+        let map = unsafe { Mmap::map(file) }?;
         Ok(TraceBytes(Arc::new(Backing::Mapped(map))))
     }
 

@@ -116,3 +116,32 @@ fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
     let (ok, _, err) = tracetree(&["gen", "/tmp/x.trace", "--size", "ten"]);
     assert!(!ok && err.contains("not a size"), "{err}");
 }
+
+#[test]
+fn info_says_when_the_lookups_went_to_a_scratch_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    std::fs::copy(bundled(), &trace).unwrap();
+    std::fs::copy(
+        tracetree::read::index_path(std::path::Path::new(&bundled())),
+        tracetree::read::index_path(&trace),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(dir.path()).unwrap().permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(dir.path(), permissions.clone()).unwrap();
+    let (ok, out, err) = tracetree(&["info", trace.to_str().unwrap()]);
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(dir.path(), permissions).unwrap();
+    assert!(ok, "{err}");
+    let line = out
+        .lines()
+        .find(|line| line.starts_with("lookup sidecar:"))
+        .unwrap_or_else(|| panic!("no sidecar line in {out}"));
+    assert!(line.contains("not written: "), "{line}");
+    assert!(
+        line.ends_with("; lookups mapped from an unlinked scratch file instead)"),
+        "{line}"
+    );
+}

@@ -115,13 +115,20 @@ pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
         None | Some(SidecarProblem::Missing(_)) => String::new(),
         Some(problem) => format!("; the old one was not used: {problem}"),
     };
+    let scratch = if sidecar.scratch {
+        "; lookups mapped from an unlinked scratch file instead"
+    } else {
+        ""
+    };
     match &sidecar.outcome {
         SidecarOutcome::Used => format!("lookup sidecar: {path} (valid, used)"),
         SidecarOutcome::Written => format!("lookup sidecar: {path} (written{rejected})"),
         SidecarOutcome::NotWritten(error) => {
-            format!("lookup sidecar: {path} (not written: {error}{rejected})")
+            format!("lookup sidecar: {path} (not written: {error}{rejected}{scratch})")
         }
-        SidecarOutcome::Skipped => format!("lookup sidecar: {path} (not written{rejected})"),
+        SidecarOutcome::Skipped => {
+            format!("lookup sidecar: {path} (not written{rejected}{scratch})")
+        }
     }
 }
 

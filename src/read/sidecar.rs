@@ -807,12 +807,12 @@ fn encode_to(
 }
 
 /// Writes the sidecar of `lookup` to a scratch file in the system's
-/// temporary directory ([`std::env::temp_dir`], `TMPDIR`), maps it, and
-/// unlinks it: the lookups of a trace whose sidecar cannot be written next
-/// to it then live in page cache (which the kernel can drop and read back)
-/// instead of the heap. The file has no name once this returns (its blocks
-/// are freed when the mapping goes); it is named only while being written,
-/// and removed if that fails.
+/// temporary directory ([`std::env::temp_dir`], `TMPDIR`) and maps it: the
+/// lookups of a trace whose sidecar cannot be written next to it then live
+/// in page cache (which the kernel can drop and read back) instead of the
+/// heap. The file never has a name (`tempfile::tempfile`: `O_TMPFILE` on
+/// Linux, else created and unlinked at once); its blocks are freed when
+/// the mapping goes.
 pub(crate) fn write_scratch(
     files: &Files<'_>,
     lookup: &Lookup,
@@ -820,17 +820,17 @@ pub(crate) fn write_scratch(
     summary: &Summary<'_>,
 ) -> Result<LoadedSidecar, String> {
     lookup.build_all(files.data.as_slice());
-    let temp = std::env::temp_dir().join(format!(
-        "tracetree-lookup-{}-{}.ttlookup",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let mapped = encode_to(&temp, files, lookup, context, summary)
-        .map_err(|e| e.to_string())
-        .and_then(|_| TraceBytes::map(&temp).map_err(|e| e.to_string()));
-    let _ = std::fs::remove_file(&temp);
-    let what = |e: String| format!("scratch file in {}: {e}", temp.display());
-    load_mapped(mapped.map_err(what)?, None, files).map_err(|e| what(e.to_string()))
+    let dir = std::env::temp_dir();
+    let what = |e: String| format!("scratch file in {}: {e}", dir.display());
+    let mapped = (|| {
+        let file = tempfile::tempfile_in(&dir)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        encode(&mut out, files, lookup, context, summary)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        TraceBytes::map_file(&file)
+    })()
+    .map_err(|e| what(e.to_string()))?;
+    load_mapped(mapped, None, files).map_err(|e| what(e.to_string()))
 }
 
 /// Writes zero bytes up to the next multiple of 8 of `len`.
