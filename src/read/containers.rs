@@ -244,13 +244,7 @@ impl Containers {
         match source {
             Source::Ranges { ranges, count } => {
                 let view = CellView::new(file, &[]);
-                let mut pass = cells.pass(window);
-                let post_backwards = ranges
-                    .iter()
-                    .rev()
-                    .inspect(move |&&(_, to)| pass.at(to))
-                    .flat_map(|&(from, to)| (from..to).rev())
-                    .filter(|&id| view.get(id).kind == ObjectKind::Tracepoint as u8);
+                let post_backwards = post_backwards(view, &ranges, cells.pass(window));
                 let table = match ContainerTable::convert(view, count, post_backwards) {
                     Err(Convert::Unsorted) => {
                         let post: Vec<u32> = ranges
@@ -288,6 +282,27 @@ impl Containers {
                 })
             }
         }
+    }
+
+    /// Thread's containers straight from the index file's `cells` (`ranges`
+    /// holding `count` container cells in post-order), given to `place` in
+    /// start order, last first, without a table: what a build checks
+    /// (nesting, post-order) is checked on the way. `None` when it fails:
+    /// `place` has then seen part of them, and the table must be built
+    /// instead ([`Containers::build`] finds out why). The pass over the
+    /// cells releases their pages behind it every `window` bytes.
+    pub(crate) fn stream(
+        cells: &FileCells,
+        ranges: &[(u32, u32)],
+        count: usize,
+        window: Option<u64>,
+        place: impl FnMut(Placed),
+    ) -> Option<Converted> {
+        let view = CellView::new(cells.slice(), &[]);
+        let post_backwards = post_backwards(view, ranges, cells.pass(window));
+        convert_into(view, count, post_backwards, place)
+            .ok()
+            .filter(|converted| converted.descending)
     }
 
     /// Adds cells made for containers the table lacks (ascending by start).
@@ -332,6 +347,142 @@ enum Convert {
     Unsorted,
     /// They do not nest.
     Nesting(NestingError),
+}
+
+/// The container cells of `ranges` (runs of the index file's cells), last
+/// first: post-order backwards. `pass` releases the cells' pages behind.
+fn post_backwards<'a>(
+    view: CellView<'a>,
+    ranges: &'a [(u32, u32)],
+    mut pass: CellPass<'a>,
+) -> impl Iterator<Item = u32> + 'a {
+    ranges
+        .iter()
+        .rev()
+        .inspect(move |&&(_, to)| pass.at(to))
+        .flat_map(|&(from, to)| (from..to).rev())
+        .filter(move |&id| view.get(id).kind == ObjectKind::Tracepoint as u8)
+}
+
+/// A container given its position in start order by [`convert_into`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Placed {
+    /// Its position in start order.
+    pub(crate) at: usize,
+    /// Its cell's number.
+    pub(crate) id: u32,
+    /// Its content range and event id, as its cell says.
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) event: i32,
+}
+
+/// What [`convert_into`] found besides the positions.
+#[derive(Debug)]
+pub(crate) struct Converted {
+    /// The greatest end per chunk of [`CHUNK`] containers in start order.
+    pub(crate) chunk_max_end: Vec<u64>,
+    /// Whether event ids ascend in start order (meaningful when
+    /// `descending`).
+    pub(crate) events_ascend: bool,
+    /// Whether the containers were placed last first, each at the position
+    /// before the previous one (always, for cells that nest: see
+    /// [`convert_into`]).
+    pub(crate) descending: bool,
+}
+
+/// One backwards pass over the `count` cells of a post-order list, giving
+/// each container its position in start order:
+/// pre(v) = post(v) − descendants(v) + depth(v). Walking post-order
+/// backwards meets every container before its descendants; the stack
+/// holds the chain enclosing the current one. A container is placed when
+/// it closes: after its descendants, and after every container that starts
+/// later, so positions come last first, `count − 1` down to 0 — which lets
+/// a caller write them out as they come (the sidecar's arrays) and see on
+/// the way whether event ids ascend.
+fn convert_into(
+    cells: CellView<'_>,
+    count: usize,
+    post_backwards: impl Iterator<Item = u32>,
+    mut place: impl FnMut(Placed),
+) -> Result<Converted, Convert> {
+    struct Open {
+        id: u32,
+        start: u64,
+        end: u64,
+        event: i32,
+        post: usize,
+        depth: usize,
+        seen_before: usize,
+    }
+    let mut chunk_max_end = vec![0u64; count.div_ceil(CHUNK)];
+    let mut last: Option<(usize, i32)> = None;
+    let mut descending = true;
+    let mut events_ascend = true;
+    let mut close = |open: Open, seen: usize| {
+        let at = open.post - (seen - open.seen_before - 1) + open.depth;
+        if let Some((after, event)) = last {
+            descending &= at + 1 == after;
+            events_ascend &= open.event < event;
+        }
+        last = Some((at, open.event));
+        let chunk = &mut chunk_max_end[at / CHUNK];
+        *chunk = (*chunk).max(open.end);
+        place(Placed {
+            at,
+            id: open.id,
+            start: open.start,
+            end: open.end,
+            event: open.event,
+        });
+    };
+    let mut stack: Vec<Open> = Vec::new();
+    let mut seen = 0usize;
+    let mut later_end = u64::MAX;
+    for (index, id) in (0..count).rev().zip(post_backwards) {
+        let cell = cells.get(id);
+        let (start, end) = (cell.start.get() as u64, cell.end.get() as u64);
+        if end >= later_end {
+            return Err(if end == later_end {
+                Convert::Nesting(NestingError::SameEnd { cell: id })
+            } else {
+                Convert::Unsorted
+            });
+        }
+        later_end = end;
+        while let Some(top) = stack.last() {
+            if top.start < start && end < top.end {
+                break; // `top` encloses this one
+            }
+            // Otherwise this one must lie wholly before `top`.
+            if end >= top.start {
+                return Err(Convert::Nesting(NestingError::Crossing { cell: id }));
+            }
+            let top = stack.pop().expect("just seen");
+            close(top, seen);
+        }
+        stack.push(Open {
+            id,
+            start,
+            end,
+            event: cell.id.get(),
+            post: index,
+            depth: stack.len(),
+            seen_before: seen,
+        });
+        seen += 1;
+    }
+    debug_assert_eq!(seen, count);
+    while let Some(top) = stack.pop() {
+        close(top, seen);
+    }
+    debug_assert!(descending, "containers close in reverse start order");
+    descending &= seen == count && last.is_none_or(|(at, _)| at == 0);
+    Ok(Converted {
+        chunk_max_end,
+        events_ascend,
+        descending,
+    })
 }
 
 /// Why a thread's container cells cannot be used.
@@ -457,94 +608,27 @@ impl ContainerTable {
         }
     }
 
-    /// One backwards pass over the `count` cells of a post-order list:
-    /// pre(v) = post(v) − descendants(v) + depth(v). Walking post-order
-    /// backwards meets every container before its descendants; the stack
-    /// holds the chain enclosing the current one.
+    /// The table of one backwards pass over the `count` cells of a
+    /// post-order list ([`convert_into`]).
     fn convert(
         cells: CellView<'_>,
         count: usize,
         post_backwards: impl Iterator<Item = u32>,
     ) -> Result<Self, Convert> {
-        struct Open {
-            id: u32,
-            start: u64,
-            end: u64,
-            event: i32,
-            post: usize,
-            depth: usize,
-            seen_before: usize,
-        }
         let mut order = vec![0u32; count];
-        let mut chunk_max_end = vec![0u64; count.div_ceil(CHUNK)];
-        // Containers close in reverse start order (a container closes
-        // after its descendants, and after every container that starts
-        // later), so whether event ids ascend in start order is seen on
-        // the way, one pair at a time; `descending` stays true unless that
-        // order is broken, and then the check reads the cells again.
-        let mut last: Option<(usize, i32)> = None;
-        let mut descending = true;
-        let mut events_ascend = true;
-        let mut close = |open: Open, seen: usize| {
-            let at = open.post - (seen - open.seen_before - 1) + open.depth;
-            order[at] = open.id;
-            if let Some((after, event)) = last {
-                descending &= at < after;
-                events_ascend &= open.event < event;
-            }
-            last = Some((at, open.event));
-            let chunk = &mut chunk_max_end[at / CHUNK];
-            *chunk = (*chunk).max(open.end);
-        };
-        let mut stack: Vec<Open> = Vec::new();
-        let mut seen = 0usize;
-        let mut later_end = u64::MAX;
-        for (index, id) in (0..count).rev().zip(post_backwards) {
-            let cell = cells.get(id);
-            let (start, end) = (cell.start.get() as u64, cell.end.get() as u64);
-            if end >= later_end {
-                return Err(if end == later_end {
-                    Convert::Nesting(NestingError::SameEnd { cell: id })
-                } else {
-                    Convert::Unsorted
-                });
-            }
-            later_end = end;
-            while let Some(top) = stack.last() {
-                if top.start < start && end < top.end {
-                    break; // `top` encloses this one
-                }
-                // Otherwise this one must lie wholly before `top`.
-                if end >= top.start {
-                    return Err(Convert::Nesting(NestingError::Crossing { cell: id }));
-                }
-                let top = stack.pop().expect("just seen");
-                close(top, seen);
-            }
-            stack.push(Open {
-                id,
-                start,
-                end,
-                event: cell.id.get(),
-                post: index,
-                depth: stack.len(),
-                seen_before: seen,
-            });
-            seen += 1;
-        }
-        debug_assert_eq!(seen, count);
-        while let Some(top) = stack.pop() {
-            close(top, seen);
-        }
-        debug_assert!(descending, "containers close in reverse start order");
-        if !descending {
-            events_ascend = order
+        let converted = convert_into(cells, count, post_backwards, |placed| {
+            order[placed.at] = placed.id;
+        })?;
+        let events_ascend = if converted.descending {
+            converted.events_ascend
+        } else {
+            order
                 .windows(2)
-                .all(|w| cells.event(w[0]) < cells.event(w[1]));
-        }
+                .all(|w| cells.event(w[0]) < cells.event(w[1]))
+        };
         Ok(ContainerTable {
             order: Order::Ids(order),
-            chunk_max_end: Words::Owned(chunk_max_end),
+            chunk_max_end: Words::Owned(converted.chunk_max_end),
             events_ascend,
             by_event: OnceLock::new(),
         })

@@ -39,7 +39,7 @@ use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
 use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
-    CellView, ContainerTable, Containers, FileCells, NestingError, Source,
+    CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed, Source,
 };
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
@@ -445,6 +445,44 @@ impl Lookup {
             }
         }
         Ok(())
+    }
+
+    /// Whether thread `slot`'s containers may stream
+    /// ([`Lookup::stream_containers`]): its table is not built, and its
+    /// cells are the index file's.
+    pub(crate) fn streams(&self, slot: usize) -> bool {
+        let thread = &self.threads[slot];
+        thread.built.get().is_none()
+            && thread.rescanned.get().is_none()
+            && matches!(
+                &*thread.source.lock().unwrap_or_else(|e| e.into_inner()),
+                Some(Source::Ranges { .. })
+            )
+    }
+
+    /// Thread `slot`'s containers in start order, last first, given to
+    /// `place` straight from the index's cells when its table is not built
+    /// yet — checked as a build checks them (footers, nesting), but with no
+    /// table on the heap. `None` when a table is needed instead: one was
+    /// built already, the cells were made by a scan or a repair, or the
+    /// check failed (`place` may then have seen part of them; building the
+    /// table finds out why).
+    pub(crate) fn stream_containers(
+        &self,
+        data: &[u8],
+        slot: usize,
+        place: impl FnMut(Placed),
+    ) -> Option<Converted> {
+        let thread = &self.threads[slot];
+        if !self.streams(slot) {
+            return None;
+        }
+        let (ranges, count) = match &*thread.source.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(Source::Ranges { ranges, count }) => (ranges.clone(), *count),
+            _ => return None,
+        };
+        self.check_footers(data, slot, &ranges).ok()?;
+        Containers::stream(&self.file, &ranges, count, self.release_window(), place)
     }
 
     /// Stops trusting thread `slot`'s container cells after a lookup

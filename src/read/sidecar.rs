@@ -82,7 +82,9 @@ use crate::format::offset::{PhysicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::{ContextBuilder, TraceContext};
 use crate::read::block_table::{BlockInfo, BlockTable};
-use crate::read::containers::{ContainerTable, Containers, MappedCells, Words, chunk_count};
+use crate::read::containers::{
+    ContainerTable, Containers, MappedCells, Placed, Words, chunk_count,
+};
 use crate::read::eager::LoadReport;
 use crate::read::index::{IndexProblem, IndexStatus, Lookup};
 use crate::storage::TraceBytes;
@@ -574,6 +576,10 @@ fn load_mapped(
             return stale(format!("no block at offset {} of the data", block.start.0));
         }
         add_block(&mut sum, data, &block);
+        // Each read may have mapped a large folio on either side: release
+        // them now, not when the open ends (a sample of 33 blocks could
+        // otherwise leave ~100 MB mapped for a moment).
+        files.data.release_around(block.start.0..block.end.0 + 1);
     }
     let tail_ok = match data.get(next as usize) {
         None => report.missing_eof && report.dropped_blocks == 0 && report.trailing_bytes == 0,
@@ -759,7 +765,6 @@ pub(crate) fn write(
     context: &TraceContext,
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
-    let data = files.data.as_slice();
     // A directory without write permission is left alone, even by a user
     // (root) whom the system would let write there.
     let dir = path
@@ -772,7 +777,6 @@ pub(crate) fn write(
             format!("{} is read-only", dir.display()),
         ));
     }
-    lookup.build_all(data);
     let mut temp = path.as_os_str().to_owned();
     temp.push(format!(
         ".tmp-{}-{}",
@@ -801,9 +805,8 @@ fn encode_to(
     summary: &Summary<'_>,
 ) -> std::io::Result<std::fs::File> {
     let file = std::fs::File::create_new(path)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    encode(&mut out, files, lookup, context, summary)?;
-    out.into_inner().map_err(|e| e.into_error())
+    encode_file(&file, files, lookup, context, summary)?;
+    Ok(file)
 }
 
 /// Writes the sidecar of `lookup` to a scratch file in the system's
@@ -819,14 +822,11 @@ pub(crate) fn write_scratch(
     context: &TraceContext,
     summary: &Summary<'_>,
 ) -> Result<LoadedSidecar, String> {
-    lookup.build_all(files.data.as_slice());
     let dir = std::env::temp_dir();
     let what = |e: String| format!("scratch file in {}: {e}", dir.display());
     let mapped = (|| {
         let file = tempfile::tempfile_in(&dir)?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        encode(&mut out, files, lookup, context, summary)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
+        encode_file(&file, files, lookup, context, summary)?;
         TraceBytes::map_file(&file)
     })()
     .map_err(|e| what(e.to_string()))?;
@@ -838,7 +838,194 @@ fn pad(out: &mut impl Write, len: usize) -> std::io::Result<()> {
     out.write_all(&[0u8; 8][..pad8(len) - len])
 }
 
-fn encode(
+/// Writes the sidecar of `lookup` to `file` (new and empty). When no
+/// thread's table is built yet and every thread's cells stream
+/// ([`Lookup::stream_containers`]), each thread's arrays are written
+/// straight from the index's cells, threads in parallel, and no table is
+/// ever held on the heap; otherwise (or when a thread's cells fail the
+/// checks on the way) every table is built first and written from memory.
+fn encode_file(
+    file: &std::fs::File,
+    files: &Files<'_>,
+    lookup: &Lookup,
+    context: &TraceContext,
+    summary: &Summary<'_>,
+) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if encode_streamed(file, files, lookup, context, summary)? {
+        return Ok(());
+    }
+    file.set_len(0)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    std::io::Seek::rewind(&mut out)?;
+    lookup.build_all(files.data.as_slice());
+    encode_built(&mut out, files, lookup, context, summary)?;
+    out.flush()
+}
+
+/// Everything of a sidecar but the threads' records and arrays, and where
+/// those go.
+struct Layout {
+    header: Header,
+    references: Vec<ReferenceRecord>,
+    problem: String,
+    /// Where each thread's arrays begin.
+    sections: Vec<u64>,
+}
+
+impl Layout {
+    /// The layout of the sidecar of `lookup` with `counts` containers per
+    /// thread. Reads the framing of every block in the data (releasing it
+    /// behind it every window).
+    fn new(
+        files: &Files<'_>,
+        lookup: &Lookup,
+        context: &TraceContext,
+        summary: &Summary<'_>,
+        counts: &[usize],
+    ) -> Layout {
+        let data = files.data.as_slice();
+        let blocks = lookup.blocks.blocks();
+        let mut data_pass = lookup
+            .release_window()
+            .map(|window| files.data.behind(window));
+        let mut sum = edges(data);
+        for block in blocks {
+            add_block(&mut sum, data, block);
+            if let Some(pass) = &mut data_pass {
+                pass.at(block.end.0);
+            }
+        }
+        let mut references = Vec::new();
+        for kind in ObjectKind::ALL
+            .into_iter()
+            .filter(|kind| kind.is_reference())
+        {
+            for &id in context.ids(kind) {
+                if let Some(offset) = context.offset(kind, id) {
+                    references.push(ReferenceRecord {
+                        offset: U64::new(offset.0),
+                        id: I32::new(id),
+                        kind: kind as u8,
+                        zero: [0; 3],
+                    });
+                }
+            }
+        }
+        let (status, problem) = match summary.status {
+            IndexStatus::Used { complete: true } => (STATUS_USED, String::new()),
+            IndexStatus::Used { complete: false } => (STATUS_NO_FOOTER, String::new()),
+            IndexStatus::Rebuilt(problem) => (STATUS_REBUILT, problem.to_string()),
+        };
+        let mut file_len = HEADER_LEN
+            + (blocks.len() + counts.len()) * 24
+            + references.len() * 16
+            + pad8(problem.len());
+        let mut sections = Vec::with_capacity(counts.len());
+        for &n in counts {
+            sections.push(file_len as u64);
+            file_len += section_len(n);
+        }
+        let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
+        let header = Header {
+            magic: SIDECAR_MAGIC,
+            version: U32::new(SIDECAR_VERSION),
+            status: U32::new(status),
+            file_len: U64::new(file_len as u64),
+            data_len: U64::new(data.len() as u64),
+            data_mtime: U64::new(files.data_stamp.mtime),
+            index_len: U64::new(index_len),
+            index_mtime: U64::new(index_mtime),
+            index_hash: U64::new(index_hash),
+            frame_hash: U64::new(sum.0),
+            blocks: U64::new(blocks.len() as u64),
+            threads: U64::new(counts.len() as u64),
+            references: U64::new(references.len() as u64),
+            reference_cells: U64::new(summary.references as u64),
+            repaired: U64::new(summary.repaired as u64),
+            unfinished: U64::new(summary.data.unfinished_containers as u64),
+            dropped_bytes: U64::new(summary.data.dropped_bytes),
+            dropped_blocks: U64::new(summary.data.dropped_blocks as u64),
+            trailing_bytes: U64::new(summary.data.trailing_bytes),
+            missing_eof: U64::new(summary.data.missing_eof as u64),
+            problem_len: U64::new(problem.len() as u64),
+            data_ctime: U64::new(files.data_stamp.ctime),
+            data_inode: U64::new(files.data_stamp.inode),
+            index_ctime: U64::new(index_ctime),
+            index_inode: U64::new(index_inode),
+            stamped_at: U64::new(files.stamped_at),
+            zero: U64::new(0),
+        };
+        Layout {
+            header,
+            references,
+            problem,
+            sections,
+        }
+    }
+
+    /// Where thread `slot`'s record is.
+    fn thread_record_at(&self, slot: usize) -> u64 {
+        (HEADER_LEN + (self.header.blocks.get() as usize + slot) * 24) as u64
+    }
+
+    /// Writes everything up to the threads' arrays, with `threads`' records.
+    fn write_prefix(
+        &self,
+        out: &mut impl Write,
+        lookup: &Lookup,
+        threads: &[ThreadRecord],
+    ) -> std::io::Result<()> {
+        out.write_all(self.header.as_bytes())?;
+        for block in lookup.blocks.blocks() {
+            let record = BlockRecord {
+                start: U64::new(block.start.0),
+                end: U64::new(block.end.0),
+                thread: I32::new(block.thread.0),
+                zero: U32::new(0),
+            };
+            out.write_all(record.as_bytes())?;
+        }
+        out.write_all(threads.as_bytes())?;
+        out.write_all(self.references.as_bytes())?;
+        out.write_all(self.problem.as_bytes())?;
+        pad(out, self.problem.len())
+    }
+}
+
+/// Bytes of a thread's arrays with `n` containers.
+fn section_len(n: usize) -> usize {
+    16 * n + pad8(4 * n) + 8 * chunk_count(n)
+}
+
+/// Thread `slot`'s record.
+fn thread_record(
+    lookup: &Lookup,
+    slot: usize,
+    containers: usize,
+    events_ascend: bool,
+) -> ThreadRecord {
+    let thread = lookup.blocks.thread(slot).thread;
+    let crossing = lookup
+        .problems()
+        .into_iter()
+        .find_map(|(t, problem)| match problem {
+            IndexProblem::Crossing { cell } if t == thread => Some(cell as u64),
+            _ => None,
+        });
+    ThreadRecord {
+        thread: I32::new(thread.0),
+        flags: U32::new(
+            if events_ascend { EVENTS_ASCEND } else { 0 }
+                | if crossing.is_some() { CROSSING } else { 0 },
+        ),
+        containers: U64::new(containers as u64),
+        crossing_cell: U64::new(crossing.unwrap_or(0)),
+    }
+}
+
+/// The sidecar from every thread's table, built.
+fn encode_built(
     out: &mut impl Write,
     files: &Files<'_>,
     lookup: &Lookup,
@@ -846,20 +1033,24 @@ fn encode(
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
     let data = files.data.as_slice();
-    let blocks = lookup.blocks.blocks();
-    // One-time passes: what they read of the data and the index is
-    // released behind them every window (the framing touches every block).
-    let window = lookup.release_window();
-    let mut data_pass = window.map(|window| files.data.behind(window));
-    let mut sum = edges(data);
-    for block in blocks {
-        add_block(&mut sum, data, block);
-        if let Some(pass) = &mut data_pass {
-            pass.at(block.end.0);
-        }
-    }
+    let threads = lookup.blocks.thread_count();
+    // A thread whose table could not be made (its cells were not trusted
+    // and the scan met corrupt data) has nothing to persist.
+    let tables = (0..threads)
+        .map(|slot| lookup.containers(data, slot))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(std::io::Error::other)?;
+    let counts: Vec<usize> = tables.iter().map(|(table, _)| table.len()).collect();
+    let layout = Layout::new(files, lookup, context, summary, &counts);
+    let records: Vec<ThreadRecord> = tables
+        .iter()
+        .enumerate()
+        .map(|(slot, (table, _))| thread_record(lookup, slot, table.len(), table.events_ascend()))
+        .collect();
+    layout.write_prefix(out, lookup, &records)?;
+    // The tables read the index's cells: released every window's worth.
     let mappings = lookup.mappings();
-    let release_every = window.map_or(usize::MAX, |window| {
+    let release_every = lookup.release_window().map_or(usize::MAX, |window| {
         (window / CELL_LEN as u64).max(1) as usize
     });
     let release_lookups = |k: usize| {
@@ -869,102 +1060,6 @@ fn encode(
             });
         }
     };
-    let mut references = Vec::new();
-    for kind in ObjectKind::ALL
-        .into_iter()
-        .filter(|kind| kind.is_reference())
-    {
-        for &id in context.ids(kind) {
-            if let Some(offset) = context.offset(kind, id) {
-                references.push(ReferenceRecord {
-                    offset: U64::new(offset.0),
-                    id: I32::new(id),
-                    kind: kind as u8,
-                    zero: [0; 3],
-                });
-            }
-        }
-    }
-    let (status, problem) = match summary.status {
-        IndexStatus::Used { complete: true } => (STATUS_USED, String::new()),
-        IndexStatus::Used { complete: false } => (STATUS_NO_FOOTER, String::new()),
-        IndexStatus::Rebuilt(problem) => (STATUS_REBUILT, problem.to_string()),
-    };
-    let threads = lookup.blocks.thread_count();
-    // A thread whose table could not be made (its cells were not trusted
-    // and the scan met corrupt data) has nothing to persist.
-    let tables = (0..threads)
-        .map(|slot| lookup.containers(data, slot))
-        .collect::<crate::Result<Vec<_>>>()
-        .map_err(std::io::Error::other)?;
-    let problems = lookup.problems();
-    let mut file_len =
-        HEADER_LEN + (blocks.len() + threads) * 24 + references.len() * 16 + pad8(problem.len());
-    for (table, _) in &tables {
-        let n = table.len();
-        file_len += 16 * n + pad8(4 * n) + 8 * chunk_count(n);
-    }
-    let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
-    let header = Header {
-        magic: SIDECAR_MAGIC,
-        version: U32::new(SIDECAR_VERSION),
-        status: U32::new(status),
-        file_len: U64::new(file_len as u64),
-        data_len: U64::new(data.len() as u64),
-        data_mtime: U64::new(files.data_stamp.mtime),
-        index_len: U64::new(index_len),
-        index_mtime: U64::new(index_mtime),
-        index_hash: U64::new(index_hash),
-        frame_hash: U64::new(sum.0),
-        blocks: U64::new(blocks.len() as u64),
-        threads: U64::new(threads as u64),
-        references: U64::new(references.len() as u64),
-        reference_cells: U64::new(summary.references as u64),
-        repaired: U64::new(summary.repaired as u64),
-        unfinished: U64::new(summary.data.unfinished_containers as u64),
-        dropped_bytes: U64::new(summary.data.dropped_bytes),
-        dropped_blocks: U64::new(summary.data.dropped_blocks as u64),
-        trailing_bytes: U64::new(summary.data.trailing_bytes),
-        missing_eof: U64::new(summary.data.missing_eof as u64),
-        problem_len: U64::new(problem.len() as u64),
-        data_ctime: U64::new(files.data_stamp.ctime),
-        data_inode: U64::new(files.data_stamp.inode),
-        index_ctime: U64::new(index_ctime),
-        index_inode: U64::new(index_inode),
-        stamped_at: U64::new(files.stamped_at),
-        zero: U64::new(0),
-    };
-    out.write_all(header.as_bytes())?;
-    for block in blocks {
-        let record = BlockRecord {
-            start: U64::new(block.start.0),
-            end: U64::new(block.end.0),
-            thread: I32::new(block.thread.0),
-            zero: U32::new(0),
-        };
-        out.write_all(record.as_bytes())?;
-    }
-    for (slot, (table, _)) in tables.iter().enumerate() {
-        let thread = lookup.blocks.thread(slot).thread;
-        let crossing = problems.iter().find_map(|(t, problem)| match problem {
-            IndexProblem::Crossing { cell } if *t == thread => Some(*cell as u64),
-            _ => None,
-        });
-        let events_ascend = table.events_ascend();
-        let record = ThreadRecord {
-            thread: I32::new(thread.0),
-            flags: U32::new(
-                if events_ascend { EVENTS_ASCEND } else { 0 }
-                    | if crossing.is_some() { CROSSING } else { 0 },
-            ),
-            containers: U64::new(table.len() as u64),
-            crossing_cell: U64::new(crossing.unwrap_or(0)),
-        };
-        out.write_all(record.as_bytes())?;
-    }
-    out.write_all(references.as_bytes())?;
-    out.write_all(problem.as_bytes())?;
-    pad(out, problem.len())?;
     for (table, cells) in &tables {
         let n = table.len();
         let mut buffer: Vec<u8> = Vec::with_capacity(1 << 16);
@@ -996,12 +1091,269 @@ fn encode(
             out.write_all(&max.to_le_bytes())?;
         }
     }
-    out.flush()
+    Ok(())
+}
+
+/// The sidecar with every thread's arrays streamed from the index's cells
+/// (no table built); false, with the file in any state, when a thread
+/// cannot be streamed ([`Lookup::stream_containers`]).
+#[cfg(unix)]
+fn encode_streamed(
+    file: &std::fs::File,
+    files: &Files<'_>,
+    lookup: &Lookup,
+    context: &TraceContext,
+    summary: &Summary<'_>,
+) -> std::io::Result<bool> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let threads = lookup.blocks.thread_count();
+    if !(0..threads).all(|slot| lookup.streams(slot)) {
+        return Ok(false);
+    }
+    let counts: Vec<usize> = (0..threads)
+        .map(|slot| lookup.container_count(slot))
+        .collect();
+    let layout = Layout::new(files, lookup, context, summary, &counts);
+    // The records are written again once each thread's flags are known.
+    let mut records: Vec<ThreadRecord> = (0..threads)
+        .map(|slot| thread_record(lookup, slot, counts[slot], false))
+        .collect();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    layout.write_prefix(&mut out, lookup, &records)?;
+    out.flush()?;
+    drop(out);
+    let data = files.data.as_slice();
+    let streamed = (0..threads)
+        .into_par_iter()
+        .map(|slot| {
+            let mut arrays = SectionWriter::new(file, layout.sections[slot], counts[slot]);
+            let converted = lookup.stream_containers(data, slot, |placed| arrays.place(placed));
+            match converted {
+                Some(converted) if arrays.finish(&converted.chunk_max_end)? => {
+                    Ok(Some(converted.events_ascend))
+                }
+                _ => Ok(None),
+            }
+        })
+        .collect::<std::io::Result<Vec<Option<bool>>>>()?;
+    for (slot, events_ascend) in streamed.into_iter().enumerate() {
+        let Some(events_ascend) = events_ascend else {
+            return Ok(false);
+        };
+        records[slot] = thread_record(lookup, slot, counts[slot], events_ascend);
+    }
+    file.write_all_at(records.as_bytes(), layout.thread_record_at(0))?;
+    file.set_len(layout.header.file_len.get())?;
+    Ok(true)
+}
+
+/// Writes one thread's arrays (content starts, content ends, event ids,
+/// chunk maxima) at their place in the sidecar as containers arrive in
+/// start order, last first: each array is filled from its end, a buffer
+/// of [`SectionWriter::BUFFER`] entries at a time.
+#[cfg(unix)]
+struct SectionWriter<'f> {
+    file: &'f std::fs::File,
+    /// Where the starts, ends, event ids and chunk maxima begin.
+    starts: u64,
+    ends: u64,
+    events: u64,
+    chunks: u64,
+    /// The position the next container must have; the buffers hold
+    /// positions `next + 1 ..`.
+    next: Option<usize>,
+    buffered: (Vec<u8>, Vec<u8>, Vec<u8>),
+    /// A write failed.
+    failed: Option<std::io::Error>,
+    /// A container came out of turn.
+    out_of_turn: bool,
+}
+
+#[cfg(unix)]
+impl<'f> SectionWriter<'f> {
+    const BUFFER: usize = 1 << 13;
+
+    fn new(file: &'f std::fs::File, at: u64, n: usize) -> Self {
+        let starts = at;
+        let ends = starts + 8 * n as u64;
+        let events = ends + 8 * n as u64;
+        let chunks = events + pad8(4 * n) as u64;
+        SectionWriter {
+            file,
+            starts,
+            ends,
+            events,
+            chunks,
+            next: n.checked_sub(1),
+            buffered: (Vec::new(), Vec::new(), Vec::new()),
+            failed: None,
+            out_of_turn: false,
+        }
+    }
+
+    fn place(&mut self, placed: Placed) {
+        if self.failed.is_some() || self.out_of_turn {
+            return;
+        }
+        if self.next != Some(placed.at) {
+            self.out_of_turn = true;
+            return;
+        }
+        self.next = placed.at.checked_sub(1);
+        let (starts, ends, events) = &mut self.buffered;
+        // Buffers fill back to front: each entry's bytes reversed, and the
+        // whole buffer reversed when written.
+        starts.extend(placed.start.to_le_bytes().iter().rev());
+        ends.extend(placed.end.to_le_bytes().iter().rev());
+        events.extend(placed.event.to_le_bytes().iter().rev());
+        if events.len() >= 4 * Self::BUFFER
+            && let Err(error) = self.flush(placed.at)
+        {
+            self.failed = Some(error);
+        }
+    }
+
+    /// Writes the buffered entries, the first of which is at position `at`.
+    fn flush(&mut self, at: usize) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let (starts, ends, events) = &mut self.buffered;
+        for (buffer, base, width) in [
+            (starts, self.starts, 8),
+            (ends, self.ends, 8),
+            (events, self.events, 4),
+        ] {
+            buffer.reverse();
+            self.file.write_all_at(buffer, base + (width * at) as u64)?;
+            buffer.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered and the chunk maxima; false if a container
+    /// came out of turn or not every position was filled.
+    fn finish(mut self, chunk_max_end: &[u64]) -> std::io::Result<bool> {
+        use std::os::unix::fs::FileExt;
+        if let Some(error) = self.failed.take() {
+            return Err(error);
+        }
+        if self.out_of_turn || self.next.is_some() {
+            return Ok(false);
+        }
+        self.flush(0)?;
+        let maxima: Vec<u8> = chunk_max_end
+            .iter()
+            .flat_map(|max| max.to_le_bytes())
+            .collect();
+        self.file.write_all_at(&maxima, self.chunks)?;
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sidecar of `data` and `index` written both ways: streamed from
+    /// the cells (`None` if that was refused) and from built tables.
+    fn both_ways(data: Vec<u8>, index: Vec<u8>) -> (Option<Vec<u8>>, Vec<u8>) {
+        let data = TraceBytes::from_vec(data);
+        let index = TraceBytes::from_vec(index);
+        let files = Files {
+            data: &data,
+            stamped_at: 7,
+            data_stamp: Stamp::default(),
+            index: Some((&index, Stamp::default())),
+        };
+        let status = IndexStatus::Used { complete: true };
+        let write = |built: bool| {
+            let loaded = crate::read::index::load_index(&data, index.clone(), Some(1 << 16))
+                .expect("a valid index");
+            let context = loaded.context.build(data.clone());
+            let summary = Summary {
+                status: &status,
+                references: loaded.references,
+                repaired: 0,
+                data: &loaded.data,
+            };
+            let file = tempfile::tempfile().unwrap();
+            if built {
+                loaded.lookup.build_all(data.as_slice());
+                let mut out = std::io::BufWriter::new(&file);
+                encode_built(&mut out, &files, &loaded.lookup, &context, &summary).unwrap();
+                out.flush().unwrap();
+            } else if !encode_streamed(&file, &files, &loaded.lookup, &context, &summary).unwrap() {
+                return None;
+            }
+            Some(TraceBytes::map_file(&file).unwrap().as_slice().to_vec())
+        };
+        (write(false), write(true).unwrap())
+    }
+
+    #[test]
+    fn streamed_arrays_equal_those_of_built_tables() {
+        use crate::read::synth::{SynthOptions, generate};
+        let mut cases = Vec::new();
+        // The last case has more containers per thread than a section
+        // writer buffers.
+        for (threads, bytes, block_bytes, block_cell_last, seed) in [
+            (1, 1 << 20, 1 << 10, false, 1),
+            (3, 1 << 20, 4 << 10, false, 2),
+            (5, 1 << 20, 512, true, 3),
+            (2, 1 << 20, 64 << 10, true, 4),
+            (1, 6 << 20, 256 << 10, false, 5),
+        ] {
+            cases.push(generate(&SynthOptions {
+                threads,
+                bytes,
+                block_bytes,
+                seed,
+                block_cell_last,
+                crash: None,
+            }));
+        }
+        let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        for name in ["all-types.trace", "multi-thread.trace"] {
+            let path = testdata.join(name);
+            let index = crate::read::index_path(&path);
+            cases.push((std::fs::read(path).unwrap(), std::fs::read(index).unwrap()));
+        }
+        for (case, (data, index)) in cases.into_iter().enumerate() {
+            let (streamed, built) = both_ways(data, index);
+            let streamed = streamed.unwrap_or_else(|| panic!("case {case}: not streamed"));
+            if case == 4 {
+                let header = Header::ref_from_prefix(&built).unwrap().0;
+                let thread = HEADER_LEN + 24 * header.blocks.get() as usize;
+                let record = ThreadRecord::ref_from_prefix(&built[thread..]).unwrap().0;
+                assert!(record.containers.get() as usize > 2 * SectionWriter::BUFFER);
+            }
+            assert_eq!(streamed.len(), built.len(), "case {case}");
+            assert!(streamed == built, "case {case}: the sidecars differ");
+        }
+    }
+
+    #[test]
+    fn cells_that_do_not_nest_are_not_streamed() {
+        use crate::read::synth::{SynthOptions, generate};
+        let (data, mut index) = generate(&SynthOptions {
+            threads: 2,
+            bytes: 256 << 10,
+            block_bytes: 4 << 10,
+            ..SynthOptions::default()
+        });
+        // Swap two neighbouring container cells (one thread's): the cells
+        // are no longer in post-order, which a build sorts out and a stream
+        // cannot.
+        let cells = &mut index[FILE_HEADER_LEN as usize..];
+        let container = |k: usize| cells[CELL_LEN * k] == ObjectKind::Tracepoint as u8;
+        let k = (0..cells.len() / CELL_LEN - 1)
+            .find(|&k| container(k) && container(k + 1))
+            .unwrap();
+        let (first, second) = cells[CELL_LEN * k..CELL_LEN * (k + 2)].split_at_mut(CELL_LEN);
+        first.swap_with_slice(second);
+        let (streamed, _) = both_ways(data, index);
+        assert!(streamed.is_none());
+    }
 
     #[test]
     fn records_reject_lengths_that_do_not_fit() {
