@@ -87,6 +87,10 @@ const CASES: &[(&str, &str)] = &[
     ("open_index", "open, index present"),
     ("open_sidecar", "open, sidecar present"),
     (
+        "open_first",
+        "first open, index present, no sidecar (builds the lookups and writes the sidecar)",
+    ),
+    (
         "open_rebuild",
         "open, index missing (lookups rebuilt in memory)",
     ),
@@ -330,6 +334,39 @@ fn case(id: &str, traces: &Traces) -> Case {
                         .open(&mixed)
                         .unwrap();
                     assert!(reader.report().sidecar_used());
+                    boxed(reader)
+                }),
+            )
+        }
+        "open_first" => {
+            // The trace and its index linked into a directory of their own,
+            // so that the sidecar this writes is not the one `open_sidecar`
+            // reads; removing it (a few ms) is part of the timed run.
+            let dir = trace_dir().join("first-open");
+            std::fs::create_dir_all(&dir).unwrap();
+            let linked = dir.join(mixed.file_name().unwrap());
+            for (from, to) in [
+                (mixed.clone(), linked.clone()),
+                (index_path(&mixed), index_path(&linked)),
+            ] {
+                let _ = std::fs::remove_file(&to);
+                std::os::unix::fs::symlink(from, to).unwrap();
+            }
+            let sidecar = tracetree::read::sidecar_path(&linked);
+            (
+                Which::Mixed,
+                Covers::File,
+                Box::new(move || {
+                    let _ = std::fs::remove_file(&sidecar);
+                    let reader = LazyTraceReader::options()
+                        .sidecar(SidecarPolicy::ReadWrite)
+                        .open(&linked)
+                        .unwrap();
+                    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
+                    assert!(
+                        matches!(outcome, Some(SidecarOutcome::Written)),
+                        "{outcome:?}"
+                    );
                     boxed(reader)
                 }),
             )
