@@ -53,14 +53,16 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
         };
         assert_eq!(sidecar.outcome, expected);
         let grown = peak.saturating_sub(before);
-        // A window per pass for the data and for the index, each widened
-        // by a 2 MiB page-cache folio on either side, and slack for the
-        // writer's buffers, the allocator and the test harness. No tables:
-        // the sidecar's arrays are written straight from the index's cells
-        // (building them on the heap first costs 4 bytes per container,
-        // 9.3 MB here, and fails this).
+        // Per thread (two, checked in parallel), a window for its pass over
+        // the data and one for its pass over the index, each widened by a
+        // 2 MiB page-cache folio on either side, and slack for the writer's
+        // buffers, the allocator and the test harness. No tables: the
+        // sidecar's arrays are written straight from the index's cells
+        // (that they are is the unit test
+        // `streamed_arrays_equal_those_of_built_tables`); measured here
+        // 8–17 MB, and 40–79 MB before the passes released behind them.
         let containers = reader.report().containers as u64;
-        let allowance = 2 * (WINDOW + (4 << 20)) + (8 << 20);
+        let allowance = 2 * 2 * (WINDOW + (4 << 20)) + (8 << 20);
         eprintln!(
             "{policy:?}: {files} bytes of trace and index, {containers} containers; \
              peak resident set grew {grown} bytes (allowed {allowance})"
