@@ -165,11 +165,12 @@ impl TraceBytes {
         self.release(0..self.len())
     }
 
-    /// A [`ReleaseBehind`] over these bytes, releasing every `window` bytes.
-    pub(crate) fn behind(&self, window: u64) -> ReleaseBehind<'_> {
+    /// A [`ReleaseBehind`] over these bytes, releasing every `window` bytes
+    /// (never without a window).
+    pub(crate) fn behind(&self, window: Option<u64>) -> ReleaseBehind<'_> {
         ReleaseBehind {
             bytes: self,
-            window: window.max(1),
+            window: window.map(|window| window.max(1)),
             mark: None,
         }
     }
@@ -187,7 +188,7 @@ impl TraceBytes {
 /// write) reads then does not stay resident.
 pub(crate) struct ReleaseBehind<'a> {
     bytes: &'a TraceBytes,
-    window: u64,
+    window: Option<u64>,
     /// Where the pass was when it last released (or began).
     mark: Option<u64>,
 }
@@ -196,8 +197,11 @@ impl ReleaseBehind<'_> {
     /// The pass has reached byte `at`: releases everything between it and
     /// the mark once that spans the window.
     pub(crate) fn at(&mut self, at: u64) {
+        let Some(window) = self.window else {
+            return;
+        };
         let mark = *self.mark.get_or_insert(at);
-        if mark.abs_diff(at) >= self.window {
+        if mark.abs_diff(at) >= window {
             self.bytes.release_around(mark.min(at)..mark.max(at));
             self.mark = Some(at);
         }

@@ -45,12 +45,7 @@ impl FileCells {
     /// pages it leaves behind every `window` bytes; nothing without a
     /// window or a mapping.
     pub(crate) fn pass(&self, window: Option<u64>) -> CellPass<'_> {
-        CellPass(
-            self.bytes
-                .as_ref()
-                .zip(window)
-                .map(|(bytes, window)| bytes.behind(window)),
-        )
+        CellPass(self.bytes.as_ref().map(|bytes| bytes.behind(window)))
     }
 
     /// The cells.

@@ -474,7 +474,7 @@ impl Lookup {
         place: impl FnMut(Placed),
     ) -> Option<Converted> {
         let thread = &self.threads[slot];
-        if !self.streams(slot) {
+        if thread.built.get().is_some() || thread.rescanned.get().is_some() {
             return None;
         }
         let (ranges, count) = match &*thread.source.lock().unwrap_or_else(|e| e.into_inner()) {
@@ -738,12 +738,8 @@ pub(crate) fn load_index(
         let (start, end) = (raw.start.get(), raw.end.get());
         start > 0 && start <= end && (end as u64) < len
     };
-    let mut data_pass = window.map(|window| data.behind(window));
-    let mut peeked = |offset: u64| {
-        if let Some(pass) = &mut data_pass {
-            pass.at(offset);
-        }
-    };
+    let mut data_pass = data.behind(window);
+    let mut peeked = |offset: u64| data_pass.at(offset);
     for (cell, raw) in cells.iter().enumerate() {
         if cell % release_every == release_every - 1 {
             index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
@@ -871,11 +867,9 @@ pub(crate) fn load_index(
     // followed by another object or the BLOCK_END: a cell that points a
     // few bytes into an object can read as the right kind and id (the
     // high byte of a small thread id is a THREAD_NAME kind byte).
-    let mut data_pass = window.map(|window| data.behind(window));
+    let mut data_pass = data.behind(window);
     for (cell, offset) in placed {
-        if let Some(pass) = &mut data_pass {
-            pass.at(offset);
-        }
+        data_pass.at(offset);
         let raw = &cells[cell];
         let block = blocks
             .partition_point(|block| block.start.0 <= offset)

@@ -886,15 +886,11 @@ impl Layout {
     ) -> Layout {
         let data = files.data.as_slice();
         let blocks = lookup.blocks.blocks();
-        let mut data_pass = lookup
-            .release_window()
-            .map(|window| files.data.behind(window));
+        let mut data_pass = files.data.behind(lookup.release_window());
         let mut sum = edges(data);
         for block in blocks {
             add_block(&mut sum, data, block);
-            if let Some(pass) = &mut data_pass {
-                pass.at(block.end.0);
-            }
+            data_pass.at(block.end.0);
         }
         let mut references = Vec::new();
         for kind in ObjectKind::ALL
