@@ -181,11 +181,7 @@ impl LazyTraceReader {
         } = stretch;
         let mut scan = self.forward_scan(slot)?;
         scan.stream = scan.stream.released_at_end();
-        // Footers are read ahead of the walk, one per open container: the
-        // walk's own stream releases their pages when it passes them, so
-        // they are not counted as random reads (which would release the
-        // blocks around the walk every few footers).
-        let mut footers = self.lookup.stream(self.data.as_slice(), slot);
+        let mut footers = self.stream(slot);
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
         let mut started = false;
