@@ -81,8 +81,12 @@ pub fn cached(dir: &Path, name: &str, options: &SynthOptions) -> io::Result<std:
     let path = dir.join(format!("{name}.trace"));
     if !path.exists() || !index_path(&path).exists() {
         // Written under another name first, so an interrupted run leaves
-        // no half-written trace behind under the final name.
-        let partial = dir.join(format!("{name}.partial"));
+        // no half-written trace behind under the final name; a name of its
+        // own per call, so that tests asking for the same trace at once
+        // each write theirs and the last rename wins (same bytes).
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let partial = dir.join(format!("{name}.partial-{}-{call}", std::process::id()));
         write_files(options, &partial)?;
         std::fs::rename(index_path(&partial), index_path(&path))?;
         std::fs::rename(&partial, &path)?;
