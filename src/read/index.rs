@@ -451,13 +451,20 @@ impl Lookup {
     /// ([`Lookup::stream_containers`]): its table is not built, and its
     /// cells are the index file's.
     pub(crate) fn streams(&self, slot: usize) -> bool {
+        self.unbuilt_ranges(slot).is_some()
+    }
+
+    /// Thread `slot`'s runs of index cells and their container count, while
+    /// its table is not built (none for cells made by a scan or a repair).
+    fn unbuilt_ranges(&self, slot: usize) -> Option<(Vec<(u32, u32)>, usize)> {
         let thread = &self.threads[slot];
-        thread.built.get().is_none()
-            && thread.rescanned.get().is_none()
-            && matches!(
-                &*thread.source.lock().unwrap_or_else(|e| e.into_inner()),
-                Some(Source::Ranges { .. })
-            )
+        if thread.built.get().is_some() || thread.rescanned.get().is_some() {
+            return None;
+        }
+        match &*thread.source.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(Source::Ranges { ranges, count }) => Some((ranges.clone(), *count)),
+            _ => None,
+        }
     }
 
     /// Thread `slot`'s containers in start order, last first, given to
@@ -473,14 +480,7 @@ impl Lookup {
         slot: usize,
         place: impl FnMut(Placed),
     ) -> Option<Converted> {
-        let thread = &self.threads[slot];
-        if thread.built.get().is_some() || thread.rescanned.get().is_some() {
-            return None;
-        }
-        let (ranges, count) = match &*thread.source.lock().unwrap_or_else(|e| e.into_inner()) {
-            Some(Source::Ranges { ranges, count }) => (ranges.clone(), *count),
-            _ => return None,
-        };
+        let (ranges, count) = self.unbuilt_ranges(slot)?;
         self.check_footers(data, slot, &ranges).ok()?;
         Containers::stream(&self.file, &ranges, count, self.release_window(), place)
     }
