@@ -9,6 +9,7 @@ use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
 use crate::format::offset::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
+use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
 use crate::model::{
     AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, FieldDescriptor,
@@ -205,6 +206,21 @@ impl CodeLocation {
             argument_paths.push(optional_path(reader.i32()?));
         }
         let local_count = reader.count("local", 8)?;
+        // The kinds follow the names: checked before anything is built, so
+        // that bytes which are not a code location (a speculative parse,
+        // hostile data) do not fill memory with names first.
+        let mut kinds = reader.clone();
+        kinds.bytes(local_count * 4)?;
+        for _ in 0..local_count {
+            let kind_offset = kinds.offset();
+            let kind = kinds.i32()?;
+            if !(0..=2).contains(&kind) {
+                return Err(DecodeError::new(
+                    kind_offset,
+                    DecodeErrorKind::UnknownLocalKind(kind),
+                ));
+            }
+        }
         let mut names = Vec::with_capacity(preallocation(local_count));
         for _ in 0..local_count {
             names.push(StringId(reader.i32()?));
@@ -260,5 +276,91 @@ impl CodeLocation {
             out.put_i32(local.kind as i32)?;
         }
         Ok(())
+    }
+}
+
+/// Skipping reference objects without building them (see
+/// [`crate::format::skip`]): each accepts exactly what its `decode` accepts
+/// and consumes the same bytes, and allocates nothing, whatever the counts
+/// (the parallel rebuild parses at guessed offsets, where counts are
+/// whatever the bytes hold). `None` means "refused".
+impl Cursor<'_> {
+    /// Skips the reference object of `kind` after its kind byte.
+    pub(crate) fn reference(&mut self, kind: ObjectKind) -> Option<()> {
+        match kind {
+            ObjectKind::ThreadName | ObjectKind::ClassDescriptor | ObjectKind::String => {
+                self.i32()?;
+                self.utf()
+            }
+            ObjectKind::MethodDescriptor => {
+                self.advance(8)?;
+                self.utf()?;
+                self.java_type()?;
+                let count = self.i32()?;
+                for _ in 0..self.count(count as i64, 1)? {
+                    self.java_type()?;
+                }
+                Some(())
+            }
+            ObjectKind::FieldDescriptor => {
+                self.advance(8)?;
+                self.utf()?;
+                self.java_type()?;
+                self.advance(3)
+            }
+            ObjectKind::VariableDescriptor => {
+                self.i32()?;
+                self.utf()?;
+                self.java_type()
+            }
+            ObjectKind::AccessPath => {
+                self.i32()?;
+                let count = self.i32()?;
+                for _ in 0..self.count(count as i64, 5)? {
+                    self.access_location()?;
+                }
+                Some(())
+            }
+            ObjectKind::CodeLocation => {
+                if self.u8()? > 2 {
+                    return None;
+                }
+                self.advance(24)?;
+                let arguments = self.i32()?;
+                let arguments = self.count(arguments as i64, 4)?;
+                self.advance(arguments * 4)?;
+                let locals = self.i32()?;
+                let locals = self.count(locals as i64, 8)?;
+                self.advance(locals * 4)?;
+                for _ in 0..locals {
+                    if !(0..=2).contains(&self.i32()?) {
+                        return None;
+                    }
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// Skips a `Type`, as `Type::decode` reads it.
+    fn java_type(&mut self) -> Option<()> {
+        for _ in 0..=crate::format::MAX_NESTING {
+            match self.u8()? {
+                0 => continue,
+                8 => return self.utf(),
+                1..=10 => return Some(()),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Skips an `AccessLocation`, as `AccessLocation::decode` reads it.
+    fn access_location(&mut self) -> Option<()> {
+        if self.u8()? > 4 {
+            return None;
+        }
+        self.i32().map(drop)
     }
 }

@@ -12,7 +12,10 @@
 //! and consumes the same bytes. The skipper reports no error
 //! itself: whenever it refuses an object, the object is decoded with
 //! [`Object::decode`], which gives the error (so errors come from the one
-//! decoder). Reference objects, rare between tracepoints, are decoded too.
+//! decoder). Reference objects are skipped too (`Cursor::reference`, next to
+//! their codecs), without building their lists: the parallel rebuild parses
+//! at guessed offsets, where a code location's counts can be any number the
+//! bytes hold.
 
 use crate::error::DecodeError;
 use crate::format::bytes::ByteReader;
@@ -167,7 +170,10 @@ impl<'a> Cursor<'a> {
                 None
             }
             ObjectKind::BlockEnd | ObjectKind::Eof => None,
-            _ => return None, // reference objects are decoded
+            kind => {
+                self.reference(kind)?;
+                None
+            }
         };
         Some((Skipped { kind, header }, self.at))
     }
@@ -323,6 +329,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Reference objects are skipped without decoding them (nothing is
+    /// built, whatever their counts), accepting what decoding accepts.
+    #[test]
+    fn code_locations_are_skipped_without_decoding() {
+        let code_location = |arguments: i32, kinds: &[i32]| {
+            let mut bytes = vec![ObjectKind::CodeLocation as u8, 2];
+            bytes.extend_from_slice(&[0; 24]);
+            bytes.extend_from_slice(&arguments.to_be_bytes());
+            bytes.extend(std::iter::repeat_n(0xAB, 4 * arguments.max(0) as usize));
+            bytes.extend_from_slice(&(kinds.len() as i32).to_be_bytes());
+            bytes.extend(kinds.iter().flat_map(|_| 7i32.to_be_bytes()));
+            bytes.extend(kinds.iter().flat_map(|kind| kind.to_be_bytes()));
+            bytes.push(ObjectKind::BlockEnd as u8);
+            bytes
+        };
+        let bytes = code_location(100_000, &[0, 1, 2, 2]);
+        let (skipped, len) = try_skip(&bytes, None).expect("skipped, not decoded");
+        assert_eq!(skipped.kind, ObjectKind::CodeLocation);
+        assert_eq!(len, bytes.len() - 1);
+        assert_eq!(assert_agree(&bytes, None), Some(len));
+        for kinds in [&[3][..], &[0, -1], &[2, 0, 9]] {
+            let bytes = code_location(10, kinds);
+            assert_eq!(try_skip(&bytes, None), None, "{kinds:?}");
+            assert_eq!(assert_agree(&bytes, None), None);
+        }
+        // Counts past the bytes left are refused, by both.
+        let mut bytes = code_location(10, &[0]);
+        bytes[27..31].copy_from_slice(&1_000i32.to_be_bytes());
+        assert_eq!(try_skip(&bytes, None), None);
+        assert_eq!(assert_agree(&bytes, None), None);
     }
 
     #[test]
