@@ -1,5 +1,5 @@
-//! The parallel index rebuild on 1 and 2 threads against a raw scan of the
-//! same mapped bytes, all in the same run.
+//! The parallel index rebuild on 1 and 2 threads, whole and in windows,
+//! against a raw scan of the same mapped bytes, all in the same run.
 //!
 //! ```text
 //! TRACETREE_BENCH_SIZE=1GB cargo bench --bench rebuild
@@ -19,7 +19,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
 use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::rebuild::{
+    DEFAULT_WINDOW, RebuildOptions, rebuild_index, rebuild_index_windowed,
+};
 
 mod support;
 
@@ -48,6 +50,34 @@ fn rebuild(c: &mut Criterion) {
             // The ~160 MB of cells per GB are dropped outside the timing.
             b.iter_with_large_drop(|| rebuild_index(black_box(data.as_slice()), options).unwrap())
         });
+    }
+    // In windows (what `tracetree index` and an open without an index run):
+    // each window's cells are dropped inside the timing, as they are there.
+    for window in [DEFAULT_WINDOW, 16 << 20] {
+        group.bench_function(
+            format!("rebuild 2 threads in {} MiB windows", window >> 20),
+            |b| {
+                let options = RebuildOptions {
+                    threads: 2,
+                    chunk_size: 0,
+                };
+                b.iter(|| {
+                    let mut cells = 0;
+                    rebuild_index_windowed(
+                        black_box(data.as_slice()),
+                        options,
+                        window,
+                        &|_| {},
+                        &mut |window, _| {
+                            cells += window.len();
+                            Ok(())
+                        },
+                    )
+                    .unwrap();
+                    cells
+                })
+            },
+        );
     }
     if data.len() <= 256 << 20 {
         group.bench_function("eager load", |b| {

@@ -9,7 +9,9 @@ use tracetree::TraceBytes;
 use tracetree::format::index::parse_index;
 use tracetree::format::{IndexCell, ObjectKind};
 use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::rebuild::{
+    RebuildOptions, RebuiltIndex, rebuild_index, rebuild_index_windowed,
+};
 
 /// The canonical cells, as a set.
 fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell> {
@@ -67,11 +69,14 @@ fn rebuilt_index_equals_the_written_one() {
             let ours = normalized(rebuilt.cells.iter().copied());
             assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
             assert_eq!(ours, expected, "{name} with {options:?}");
+            assert_windows_agree(name, &data, options, 5_003, &rebuilt);
         }
     }
 }
 
-/// Asserts that every option set rebuilds `index` from `data`, cell for cell.
+/// Asserts that every option set rebuilds `index` from `data`, cell for
+/// cell, and that a rebuild in windows gives the same cells in the same
+/// order.
 fn assert_rebuilds_written(name: &str, data: &[u8], index: &[u8]) {
     let expected = written_cells(index);
     for options in OPTION_SETS {
@@ -79,7 +84,36 @@ fn assert_rebuilds_written(name: &str, data: &[u8], index: &[u8]) {
         let ours = normalized(rebuilt.cells.iter().copied());
         assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
         assert_eq!(ours, expected, "{name} with {options:?}");
+        for window in [1, 3_001, 64 << 10] {
+            assert_windows_agree(name, data, options, window, &rebuilt);
+        }
     }
+}
+
+/// Asserts that rebuilding `data` in windows of `window` bytes gives
+/// `whole`'s cells in its order, its unfinished containers and its report,
+/// the windows' data ranges following one another.
+fn assert_windows_agree(
+    name: &str,
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    whole: &RebuiltIndex,
+) {
+    let mut cells = Vec::new();
+    let mut covered = 16u64;
+    let outcome = rebuild_index_windowed(data, options, window, &|_| {}, &mut |window, range| {
+        assert_eq!(range.start, covered, "{name}: windows follow one another");
+        covered = range.end;
+        cells.extend(window.iter().copied());
+        Ok(())
+    })
+    .unwrap();
+    let what = format!("{name} in windows of {window} with {options:?}");
+    assert!(cells.iter().eq(whole.cells.iter()), "{what}: cells");
+    assert_eq!(outcome.unfinished, whole.unfinished, "{what}");
+    assert_eq!(outcome.blocks, whole.blocks, "{what}");
+    assert_eq!(outcome.report, whole.report, "{what}");
 }
 
 #[test]
@@ -186,5 +220,10 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
             .filter(|c| c.kind == ObjectKind::Tracepoint)
             .count();
         assert_eq!(cells + rebuilt.unfinished.len(), containers, "cut at {len}");
+        let options = RebuildOptions {
+            threads: 2,
+            chunk_size: 128,
+        };
+        assert_windows_agree(&format!("cut at {len}"), cut, options, 700, &rebuilt);
     }
 }

@@ -8,8 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{Error, Result};
 use crate::format::IndexCell;
-use crate::format::index::{encode_index, parse_index};
-use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index_observed};
+use crate::format::index::{encode_index_footer, parse_index};
+use crate::format::{INDEX_MAGIC, file_header};
+use crate::read::rebuild::{
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, rebuild_index_observed, rebuild_index_windowed,
+};
 use crate::storage::TraceBytes;
 
 use crate::cli::info::describe_sidecar;
@@ -26,22 +29,43 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
         threads,
         chunk_size: 0,
     };
-    let rebuilt = rebuild_index_observed(data.as_slice(), options, &|bytes| bar.inc(bytes))?;
-    bar.finish_and_clear();
+    let progress = |bytes| bar.inc(bytes);
     let index = index_path(file);
     if check {
+        let rebuilt = rebuild_index_observed(data.as_slice(), options, &progress)?;
+        bar.finish_and_clear();
         return check_index(&index, rebuilt, out);
     }
-    write_atomically(&index, |out| encode_index(out, rebuilt.cells.iter()))?;
+    // The cells go to the file window by window, and the data's pages are
+    // released behind each window: memory does not grow with the trace.
+    let mut cells = 0;
+    let outcome = write_atomically(&index, |writer| {
+        writer.write_all(&file_header(INDEX_MAGIC))?;
+        let outcome = rebuild_index_windowed(
+            data.as_slice(),
+            options,
+            DEFAULT_WINDOW,
+            &progress,
+            &mut |window, covered| {
+                cells += window.len();
+                window.iter().try_for_each(|cell| cell.encode(writer))?;
+                data.release_around(covered);
+                Ok(())
+            },
+        )?;
+        encode_index_footer(writer, -1, -1)?;
+        Ok(outcome)
+    })?;
+    bar.finish_and_clear();
     let wrote = format!(
         "wrote {} ({} cells, {} blocks{})",
         index.display(),
-        rebuilt.cells.len(),
-        rebuilt.blocks,
-        if rebuilt.unfinished.is_empty() {
+        cells,
+        outcome.blocks,
+        if outcome.unfinished.is_empty() {
             String::new()
         } else {
-            format!(", {} unfinished containers", rebuilt.unfinished.len())
+            format!(", {} unfinished containers", outcome.unfinished.len())
         }
     );
     writeln!(out, "{wrote}")?;
@@ -114,10 +138,11 @@ fn check_index(index: &Path, rebuilt: RebuiltIndex, out: &mut impl Write) -> Res
 
 /// Writes a file through `write` (buffered) to a temporary file beside
 /// `path`, then renames it over `path`, so readers never see half an index.
-fn write_atomically(
+/// I/O errors name `path`.
+fn write_atomically<T>(
     path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
-) -> Result<()> {
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<T>,
+) -> Result<T> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -125,16 +150,24 @@ fn write_atomically(
     let mut temp = path.as_os_str().to_owned();
     temp.push(format!(".tmp-{}", std::process::id()));
     let temp = std::path::PathBuf::from(temp);
-    let result = (|| -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&temp)?);
-        write(&mut out)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        std::fs::File::open(dir)?.sync_all()
+    let io = |e| Error::io(path, e);
+    let result = (|| -> Result<T> {
+        let file = std::fs::File::create(&temp).map_err(io)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let value = write(&mut out).map_err(|e| match e {
+            Error::Stream(e) => io(e),
+            e => e,
+        })?;
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&temp, path).map_err(io)?;
+        std::fs::File::open(dir)
+            .and_then(|dir| dir.sync_all())
+            .map_err(io)?;
+        Ok(value)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
-    result.map_err(|e| Error::io(path, e))
+    result
 }

@@ -52,7 +52,7 @@ fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
         )?,
         IndexStatus::Rebuilt(problem) => writeln!(
             out,
-            "index: {index} not used ({problem}); rebuilt in memory"
+            "index: {index} not used ({problem}); rebuilt from the data"
         )?,
     }
     if let Some(sidecar) = &report.sidecar {

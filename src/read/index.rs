@@ -43,7 +43,9 @@ use crate::read::containers::{
 };
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
-use crate::read::rebuild::{RebuildOptions, RebuiltIndex, rebuild_index};
+use crate::read::rebuild::{
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, rebuild_index, rebuild_index_windowed,
+};
 use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
 
@@ -175,7 +177,7 @@ pub enum IndexStatus {
         complete: bool,
     },
     /// The index was missing or broken (or a rebuild was asked for): the
-    /// lookup structures were rebuilt in memory by scanning the data file.
+    /// lookup structures were rebuilt from the data file (in parallel).
     Rebuilt(IndexProblem),
 }
 
@@ -613,18 +615,32 @@ impl Lookup {
         };
         let len = LogicalOffset(self.blocks.thread(slot).len);
         let unfinished = found.iter().filter(|c| c.end == len).count();
-        let mut cells: Vec<(LogicalOffset, RawIndexCell)> = found
+        let cells = found
             .iter()
-            .map(|c| (c.start, container_cell(c.event, c.start, c.end)))
+            .map(|c| container_cell(c.event, c.start, c.end))
             .collect();
-        cells.sort_by_key(|(start, _)| *start);
-        let repaired = cells.len();
+        let repaired = found.len();
+        self.add_containers(data, slot, cells)?;
+        Ok((repaired, unfinished))
+    }
+
+    /// Adds to thread `slot`'s table (built first, on the heap) containers
+    /// its cells lack: a repair's, or a rebuild's unfinished ones (whose
+    /// content runs to the end of the thread's stream).
+    pub(crate) fn add_containers(
+        &mut self,
+        data: &[u8],
+        slot: usize,
+        mut cells: Vec<RawIndexCell>,
+    ) -> Result<()> {
+        self.containers(data, slot)?;
+        cells.sort_by_key(|cell| cell.start.get());
         let file = self.file.slice();
         let Some(Ok(built)) = self.threads[slot].built.get_mut() else {
-            unreachable!("built above, or the scan's error was returned")
+            unreachable!("built above, or its error was returned")
         };
-        built.add(file, cells.into_iter().map(|(_, cell)| cell).collect());
-        Ok((repaired, unfinished))
+        built.add(file, cells);
+        Ok(())
     }
 }
 
@@ -687,6 +703,18 @@ pub(crate) fn load_index(
     data: &TraceBytes,
     index: TraceBytes,
     window: Option<u64>,
+) -> std::result::Result<LoadedIndex, IndexProblem> {
+    load_index_until(data, index, window, 0)
+}
+
+/// [`load_index`] for an index whose data ends in `dropped_tail` bytes of a
+/// block a crashed recorder did not finish (known to the rebuild that wrote
+/// the index): the blocks must cover the data up to them.
+fn load_index_until(
+    data: &TraceBytes,
+    index: TraceBytes,
+    window: Option<u64>,
+    dropped_tail: u64,
 ) -> std::result::Result<LoadedIndex, IndexProblem> {
     let release_every = window.map_or(usize::MAX, |window| {
         (usize::try_from(window).unwrap_or(usize::MAX) / CELL_LEN).max(1 << 12)
@@ -853,7 +881,11 @@ pub(crate) fn load_index(
         }
         at = block.end + 1;
     }
-    if at.0 == data_len {
+    if dropped_tail > 0 && at.0 == data_len.saturating_sub(dropped_tail) {
+        report.missing_eof = true;
+        report.dropped_blocks = 1;
+        report.dropped_bytes = dropped_tail;
+    } else if at.0 == data_len {
         report.missing_eof = true;
     } else if data_bytes[at.0 as usize] == ObjectKind::Eof as u8 {
         report.trailing_bytes = data_len - at.0 - 1;
@@ -920,11 +952,16 @@ pub(crate) fn load_index(
         .zip(counts)
         .map(|((thread, ranges), count)| (thread, count, Source::Ranges { ranges, count }))
         .collect();
-    let lookup = Lookup::new(
+    let mut lookup = Lookup::new(
         BlockTable::new(blocks),
         FileCells::new(index.clone(), cells.len()),
         sources,
     );
+    // Tables built during the open (a repair's, a rebuild's unfinished
+    // containers) release what their footer checks read, as later ones do.
+    if let Some(window) = window {
+        lookup.release_reads(data.clone(), window);
+    }
     Ok(LoadedIndex {
         lookup,
         context,
@@ -943,6 +980,90 @@ pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffse
         end: end.0 as i64,
     }
     .to_raw()
+}
+
+/// The smallest window of a rebuild at open ([`rebuild_to_scratch`]),
+/// which is the resident window (or [`DEFAULT_WINDOW`] without one): each
+/// is cut into chunks of at least 1 MiB for the workers, and ends with a
+/// sequential stitch.
+pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
+
+/// Rebuilds the index of `data` from the data alone, in windows
+/// ([`rebuild_index_windowed`]), into an unlinked scratch file in the
+/// temporary directory — a v22 index with a footer, in the streaming
+/// writer's order — and loads that like an index file (`load_index`, every
+/// check), so that the cells and tables of a trace opened without its index
+/// are page cache the kernel can drop, not heap: the heap holds one
+/// window's cells at a time. With a `window` the data's pages are released
+/// behind each rebuild window, and `load_index` releases behind its pass.
+/// Containers never finished have no cell: the rebuild's list of them is
+/// added to their threads' tables (built on the heap, ~4 bytes per
+/// container, until the sidecar is written and mapped back), without the
+/// scan a crashed recorder's index needs. `None` when no scratch file could be written or mapped (the caller then
+/// rebuilds on the heap); data errors are errors.
+pub(crate) fn rebuild_to_scratch(
+    data: &TraceBytes,
+    window: Option<u64>,
+) -> Result<Option<LoadedIndex>> {
+    use std::io::Write;
+    let Ok(file) = tempfile::tempfile_in(std::env::temp_dir()) else {
+        return Ok(None);
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
+    let mut failed = out
+        .write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))
+        .err();
+    let outcome = rebuild_index_windowed(
+        data.as_slice(),
+        RebuildOptions::default(),
+        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
+        &|_| {},
+        &mut |cells, covered| {
+            if failed.is_none() {
+                failed = cells
+                    .iter()
+                    .try_for_each(|cell| cell.encode(&mut out))
+                    .err();
+            }
+            if window.is_some() {
+                data.release_around(covered);
+            }
+            Ok(())
+        },
+    )?;
+    let written = match failed {
+        Some(_) => None,
+        None => crate::format::index::encode_index_footer(&mut out, -1, -1)
+            .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+            .ok(),
+    };
+    let Some(Ok(index)) = written.map(TraceBytes::map_file) else {
+        return Ok(None);
+    };
+    // The rebuild's cells pass every check but for a bug: then the heap
+    // rebuild serves.
+    let Ok(mut loaded) = load_index_until(data, index, window, outcome.report.dropped_bytes) else {
+        return Ok(None);
+    };
+    let lookup = &mut loaded.lookup;
+    let mut unfinished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); lookup.blocks.thread_count()];
+    for container in &outcome.unfinished {
+        if let Some(slot) = lookup.blocks.slot(container.thread) {
+            let end = lookup.blocks.logical_len(container.thread);
+            unfinished[slot].push(container_cell(
+                container.event.0,
+                container.content_start,
+                end,
+            ));
+        }
+    }
+    for (slot, cells) in unfinished.into_iter().enumerate() {
+        if !cells.is_empty() {
+            lookup.add_containers(data.as_slice(), slot, cells)?;
+        }
+    }
+    loaded.data = outcome.report;
+    Ok(Some(loaded))
 }
 
 /// Rebuilds the lookup structures from the data file alone, with the

@@ -154,40 +154,101 @@ pub fn rebuild_index_observed(
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<RebuiltIndex> {
+    let mut runs = Vec::new();
+    let outcome = rebuild_index_windowed(data, options, u64::MAX, progress, &mut |cells, _| {
+        runs.extend(cells.runs);
+        Ok(())
+    })?;
+    Ok(RebuiltIndex {
+        cells: RebuiltCells::new(runs),
+        unfinished: outcome.unfinished,
+        blocks: outcome.blocks,
+        report: outcome.report,
+    })
+}
+
+/// A window for [`rebuild_index_windowed`] that bounds its heap without
+/// slowing it: 128 MiB of data, whose cells take ~24 bytes per container or
+/// reference object (about 20 MB for a mixed trace; the windows' chunks
+/// reserve a cell per 64 bytes, touched only as filled).
+pub const DEFAULT_WINDOW: u64 = 128 << 20;
+
+/// What a windowed rebuild returns besides the cells it gave its sink.
+#[derive(Debug, Clone)]
+pub struct RebuildOutcome {
+    /// Containers without footers, which have no cells.
+    pub unfinished: Vec<UnfinishedContainer>,
+    /// Complete blocks.
+    pub blocks: usize,
+    /// What the data file lacked.
+    pub report: LoadReport,
+}
+
+/// Rebuilds the index of `data` one window of about `window` bytes of data
+/// at a time, so that the heap holds one window's cells, not the file's:
+/// each window is discovered in parallel and stitched onto the state the
+/// windows before it left (each thread's logical length and open
+/// containers), then its finished cells go to `sink` (in the streaming
+/// writer's order, each window's after the previous one's) with the range
+/// of data they cover, and are dropped. A window ends at the end of the
+/// block that straddles its nominal end. `window` of `u64::MAX` is one
+/// window: [`rebuild_index_observed`].
+pub fn rebuild_index_windowed(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
+) -> Result<RebuildOutcome> {
     check_file_header(data, DATA_MAGIC)?;
     let threads = if options.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
         options.threads
     };
-    let body = data.len() as u64 - FILE_HEADER_LEN;
-    let chunk_size = if options.chunk_size > 0 {
-        options.chunk_size
-    } else {
-        (body / (threads as u64 * 32)).max(1 << 20)
-    };
-    let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
-        .map(|i| {
-            let start = FILE_HEADER_LEN + i * chunk_size;
-            (start, (start + chunk_size).min(data.len() as u64))
-        })
-        .collect();
-    let parallel = threads > 1 && chunks.len() > 1;
-    let rebuild = || -> Result<RebuiltIndex> {
-        let discover = |(i, &(start, end)): (usize, &(u64, u64))| {
-            discover_chunk(data, start, end, i == 0, progress)
-        };
-        let summaries = if parallel {
-            chunks.par_iter().enumerate().map(discover).collect()
-        } else {
-            chunks.iter().enumerate().map(discover).collect()
-        };
-        stitch(data, summaries, parallel)
+    let len = data.len() as u64;
+    let window = window.max(1);
+    let mut rebuild = || -> Result<RebuildOutcome> {
+        let mut stitch = Stitch::default();
+        loop {
+            let start = stitch.at.0;
+            let end = start.saturating_add(window).min(len);
+            let last = end == len;
+            let body = end - start;
+            let chunk_size = if options.chunk_size > 0 {
+                options.chunk_size
+            } else {
+                (body / (threads as u64 * 32)).max(1 << 20)
+            };
+            let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
+                .map(|i| {
+                    let from = start + i * chunk_size;
+                    (from, (from + chunk_size).min(end))
+                })
+                .collect();
+            let parallel = threads > 1 && chunks.len() > 1;
+            // A window's first chunk starts where the previous window's
+            // last block ended: a known boundary.
+            let discover = |(i, &(from, to)): (usize, &(u64, u64))| {
+                discover_chunk(data, from, to, i == 0, progress)
+            };
+            let summaries = if parallel {
+                chunks.par_iter().enumerate().map(discover).collect()
+            } else {
+                chunks.iter().enumerate().map(discover).collect()
+            };
+            let until = if last { u64::MAX } else { end };
+            let cells = stitch.window(data, summaries, until, parallel)?;
+            sink(cells, start..stitch.at.0.min(len))?;
+            if stitch.done || last {
+                return Ok(stitch.outcome());
+            }
+        }
     };
     // The pool this runs in (rayon's global one, usually) serves when it
     // has the threads asked for: its workers, and the memory their
     // allocator arenas already hold, are reused from call to call.
-    if !parallel || options.threads == 0 || threads == rayon::current_num_threads() {
+    if threads == 1 || options.threads == 0 || threads == rayon::current_num_threads() {
         rebuild()
     } else {
         rayon::ThreadPoolBuilder::new()
@@ -577,131 +638,179 @@ struct Segment {
 /// logical content start.
 type Patch = (u32, EventId, LogicalOffset);
 
-/// Stitches the chunks' summaries (in file order): decides, block by block,
-/// which summary holds and each thread's logical offsets (sequential, but
-/// reading only the blocks' records and crossing containers), then makes
-/// the blocks' cells final where they are, in parallel when `parallel`.
-fn stitch(data: &[u8], mut sources: Vec<Summaries>, parallel: bool) -> Result<RebuiltIndex> {
-    let chunks = sources.len();
-    let mut threads: Vec<ThreadState> = Vec::new();
-    let mut slots: FxHashMap<ThreadId, usize> = FxHashMap::default();
-    let mut report = LoadReport::default();
-    let mut segments: Vec<Segment> = Vec::new();
-    let mut patches: Vec<Patch> = Vec::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
-    // The next speculative summary to look at: chunk, block.
-    let (mut chunk, mut next) = (0usize, 0usize);
-    loop {
-        // Move to the first summary starting at or after `at`.
-        while chunk < chunks {
-            match sources[chunk].blocks.get(next) {
-                Some(block) if block.start < at => next += 1,
-                Some(_) => break,
-                None => (chunk, next) = (chunk + 1, 0),
-            }
+/// What the stitch carries from one window of the data to the next.
+struct Stitch {
+    threads: Vec<ThreadState>,
+    slots: FxHashMap<ThreadId, usize>,
+    report: LoadReport,
+    /// Where the next block starts.
+    at: PhysicalOffset,
+    blocks: usize,
+    /// Whether the data's end (`EOF`, the end of the bytes, or a truncated
+    /// block) was reached.
+    done: bool,
+}
+
+impl Default for Stitch {
+    fn default() -> Self {
+        Stitch {
+            threads: Vec::new(),
+            slots: FxHashMap::default(),
+            report: LoadReport::default(),
+            at: PhysicalOffset(FILE_HEADER_LEN),
+            blocks: 0,
+            done: false,
         }
-        let speculative = sources[..chunks]
-            .get(chunk)
-            .and_then(|summaries| summaries.blocks.get(next))
-            .filter(|block| {
-                if block.start != at {
-                    return false;
-                }
-                let open = slots
-                    .get(&block.thread)
-                    .map_or(&[][..], |&slot| &threads[slot].open[..]);
-                let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
-                sources[chunk].outers[block.outers.clone()]
-                    .iter()
-                    .all(|&(_, ty)| expected.next() == Some(ty))
-            });
-        let (source, index) = match speculative {
-            Some(_) => (chunk, next),
-            None => {
-                let thread = read_block_thread(data, at);
-                let stack: Vec<TracepointType> = thread
-                    .and_then(|thread| slots.get(&thread))
-                    .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
-                    .unwrap_or_default();
-                let mut exact = Summaries::default();
-                match summarize(data, at, Outer::Known(&stack), &mut exact)? {
-                    Step::Block(block) => {
-                        exact.blocks.push(block);
-                        sources.push(exact);
-                        (sources.len() - 1, 0)
-                    }
-                    Step::Eof(offset) => {
-                        report.trailing_bytes = data.len() as u64 - offset.0 - 1;
-                        break;
-                    }
-                    Step::End => {
-                        report.missing_eof = true;
-                        break;
-                    }
-                    Step::Truncated(start) => {
-                        report.missing_eof = true;
-                        report.dropped_blocks = 1;
-                        report.dropped_bytes = data.len() as u64 - start.0;
-                        break;
-                    }
-                }
-            }
-        };
-        let summaries = &sources[source];
-        let block = &summaries.blocks[index];
-        let slot = *slots.entry(block.thread).or_insert_with(|| {
-            threads.push(ThreadState {
-                thread: block.thread,
-                ..ThreadState::default()
-            });
-            threads.len() - 1
-        });
-        let state = &mut threads[slot];
-        let base = state.logical_len;
-        let patches_from = patches.len();
-        for &(cell, _) in &summaries.outers[block.outers.clone()] {
-            // Verified above, or summarized exactly: a container is open.
-            if let Some((event, _, start)) = state.open.pop() {
-                patches.push((cell, event, start));
-            }
-        }
-        state.open.extend(
-            summaries.opens[block.opens.clone()]
-                .iter()
-                .map(|&(event, ty, start)| (event, ty, LogicalOffset(base + start))),
-        );
-        state.logical_len += block.payload_len();
-        segments.push(Segment {
-            source,
-            cells: block.cells.clone(),
-            base,
-            patches: patches_from..patches.len(),
-        });
-        at = PhysicalOffset(block.end.0 + 1);
     }
-    let cells = finish_cells(&mut sources, &segments, &patches, parallel);
-    drop(sources);
-    threads.sort_by_key(|t| t.thread);
-    let unfinished: Vec<UnfinishedContainer> = threads
-        .iter()
-        .flat_map(|t| {
-            t.open.iter().map(
-                move |&(event, tracepoint_type, content_start)| UnfinishedContainer {
-                    thread: t.thread,
-                    event,
-                    tracepoint_type,
-                    content_start,
-                },
-            )
-        })
-        .collect();
-    report.unfinished_containers = unfinished.len();
-    Ok(RebuiltIndex {
-        cells,
-        unfinished,
-        blocks: segments.len(),
-        report,
-    })
+}
+
+impl Stitch {
+    /// Stitches the blocks from `self.at` on that start before `until`,
+    /// using the chunks' summaries (in file order) where they hold: decides,
+    /// block by block, which summary holds and each thread's logical
+    /// offsets (sequential, but reading only the blocks' records and
+    /// crossing containers), then makes the blocks' cells final where they
+    /// are, in parallel when `parallel`.
+    fn window(
+        &mut self,
+        data: &[u8],
+        mut sources: Vec<Summaries>,
+        until: u64,
+        parallel: bool,
+    ) -> Result<RebuiltCells> {
+        let chunks = sources.len();
+        let Stitch {
+            threads,
+            slots,
+            report,
+            at,
+            ..
+        } = self;
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut patches: Vec<Patch> = Vec::new();
+        // The next speculative summary to look at: chunk, block.
+        let (mut chunk, mut next) = (0usize, 0usize);
+        while at.0 < until {
+            // Move to the first summary starting at or after `at`.
+            while chunk < chunks {
+                match sources[chunk].blocks.get(next) {
+                    Some(block) if block.start < *at => next += 1,
+                    Some(_) => break,
+                    None => (chunk, next) = (chunk + 1, 0),
+                }
+            }
+            let speculative = sources[..chunks]
+                .get(chunk)
+                .and_then(|summaries| summaries.blocks.get(next))
+                .filter(|block| {
+                    if block.start != *at {
+                        return false;
+                    }
+                    let open = slots
+                        .get(&block.thread)
+                        .map_or(&[][..], |&slot| &threads[slot].open[..]);
+                    let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
+                    sources[chunk].outers[block.outers.clone()]
+                        .iter()
+                        .all(|&(_, ty)| expected.next() == Some(ty))
+                });
+            let (source, index) = match speculative {
+                Some(_) => (chunk, next),
+                None => {
+                    let thread = read_block_thread(data, *at);
+                    let stack: Vec<TracepointType> = thread
+                        .and_then(|thread| slots.get(&thread))
+                        .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
+                        .unwrap_or_default();
+                    let mut exact = Summaries::default();
+                    match summarize(data, *at, Outer::Known(&stack), &mut exact)? {
+                        Step::Block(block) => {
+                            exact.blocks.push(block);
+                            sources.push(exact);
+                            (sources.len() - 1, 0)
+                        }
+                        Step::Eof(offset) => {
+                            report.trailing_bytes = data.len() as u64 - offset.0 - 1;
+                            self.done = true;
+                            break;
+                        }
+                        Step::End => {
+                            report.missing_eof = true;
+                            self.done = true;
+                            break;
+                        }
+                        Step::Truncated(start) => {
+                            report.missing_eof = true;
+                            report.dropped_blocks = 1;
+                            report.dropped_bytes = data.len() as u64 - start.0;
+                            self.done = true;
+                            break;
+                        }
+                    }
+                }
+            };
+            let summaries = &sources[source];
+            let block = &summaries.blocks[index];
+            let slot = *slots.entry(block.thread).or_insert_with(|| {
+                threads.push(ThreadState {
+                    thread: block.thread,
+                    ..ThreadState::default()
+                });
+                threads.len() - 1
+            });
+            let state = &mut threads[slot];
+            let base = state.logical_len;
+            let patches_from = patches.len();
+            for &(cell, _) in &summaries.outers[block.outers.clone()] {
+                // Verified above, or summarized exactly: a container is open.
+                if let Some((event, _, start)) = state.open.pop() {
+                    patches.push((cell, event, start));
+                }
+            }
+            state.open.extend(
+                summaries.opens[block.opens.clone()]
+                    .iter()
+                    .map(|&(event, ty, start)| (event, ty, LogicalOffset(base + start))),
+            );
+            state.logical_len += block.payload_len();
+            segments.push(Segment {
+                source,
+                cells: block.cells.clone(),
+                base,
+                patches: patches_from..patches.len(),
+            });
+            *at = PhysicalOffset(block.end.0 + 1);
+        }
+        self.blocks += segments.len();
+        Ok(finish_cells(&mut sources, &segments, &patches, parallel))
+    }
+
+    /// The containers left open (never finished), and what the data lacked.
+    fn outcome(mut self) -> RebuildOutcome {
+        self.threads.sort_by_key(|t| t.thread);
+        let unfinished: Vec<UnfinishedContainer> = self
+            .threads
+            .iter()
+            .flat_map(|t| {
+                t.open
+                    .iter()
+                    .map(
+                        move |&(event, tracepoint_type, content_start)| UnfinishedContainer {
+                            thread: t.thread,
+                            event,
+                            tracepoint_type,
+                            content_start,
+                        },
+                    )
+            })
+            .collect();
+        self.report.unfinished_containers = unfinished.len();
+        RebuildOutcome {
+            unfinished,
+            blocks: self.blocks,
+            report: self.report,
+        }
+    }
 }
 
 /// The cells of `segments`, made final: container offsets made logical and

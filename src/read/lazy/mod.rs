@@ -52,7 +52,7 @@ use crate::read::block_table::BlockTable;
 use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
-    rebuild_lookup,
+    rebuild_lookup, rebuild_to_scratch,
 };
 use crate::read::sidecar::{
     self, Files, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, Stamp, Summary,
@@ -287,7 +287,11 @@ impl LazyOptions {
                 if self.index == IndexChoice::Require {
                     return Err(Error::BrokenIndex(problem.to_string()));
                 }
-                (rebuild_lookup(&data)?, IndexStatus::Rebuilt(problem), 0)
+                let loaded = match rebuild_to_scratch(&data, self.resident_window)? {
+                    Some(loaded) => loaded,
+                    None => rebuild_lookup(&data)?,
+                };
+                (loaded, IndexStatus::Rebuilt(problem), 0)
             }
         };
         let LoadedIndex {

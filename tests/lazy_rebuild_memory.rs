@@ -1,0 +1,81 @@
+//! Opening a trace without its index rebuilds the index from the data in
+//! windows, into an unlinked scratch file that is then loaded like the
+//! recorder's index: the heap holds one window's cells at a time, the data
+//! pages of each window are released when it is done, and the sidecar's
+//! arrays are written straight from the scratch index's cells. So the
+//! open's peak resident set grows by a few windows, not by the size of the
+//! trace (it held every rebuilt cell and every table on the heap before:
+//! 431 MB for a 1 GB trace).
+//!
+//! The peak is the kernel's high-water mark (`VmHWM`), reset through
+//! `/proc/self/clear_refs`; without it (not Linux) the test says so and
+//! checks nothing. This file holds one test so that no other test's memory
+//! shares the process's mark.
+
+mod common;
+
+use common::proc_status;
+
+use tracetree::read::{
+    IndexStatus, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path,
+};
+
+#[test]
+fn opening_without_an_index_keeps_a_window_resident() {
+    const WINDOW: u64 = 1 << 20;
+    let trace = common::synth_trace("open-memory-256m", 256 << 20, 11);
+    let size = std::fs::metadata(&trace).unwrap().len();
+    // The same data with no index beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-index.trace");
+    std::os::unix::fs::symlink(&trace, &path).unwrap();
+    assert!(!index_path(&path).exists());
+    for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
+        let _ = std::fs::remove_file(sidecar_path(&path));
+        if std::fs::write("/proc/self/clear_refs", "5").is_err() {
+            eprintln!("/proc/self/clear_refs is not writable here: the peak is not measured");
+            return;
+        }
+        let (Some(before), Some(_)) = (proc_status("VmRSS:"), proc_status("VmHWM:")) else {
+            eprintln!("/proc/self/status has no VmRSS/VmHWM here: the peak is not measured");
+            return;
+        };
+        let reader = LazyTraceReader::options()
+            .sidecar(policy)
+            .resident_window(Some(WINDOW))
+            .open(&path)
+            .unwrap();
+        let peak = proc_status("VmHWM:").unwrap();
+        let report = reader.report();
+        assert!(
+            matches!(report.status, IndexStatus::Rebuilt(_)),
+            "{:?}",
+            report.status
+        );
+        let expected = match policy {
+            SidecarPolicy::ReadWrite => SidecarOutcome::Written,
+            _ => SidecarOutcome::Skipped,
+        };
+        assert_eq!(report.sidecar.as_ref().unwrap().outcome, expected);
+        assert!(report.data.is_complete(), "{:?}", report.data);
+        let grown = peak.saturating_sub(before);
+        // The rebuild's window (4 MiB, the smallest) of data and of cells
+        // (reserved at a cell per 64 bytes), with a 2 MiB page-cache folio
+        // on either side; then what a first open with an index keeps
+        // (`lazy_open_memory`): per thread a window over the data and one
+        // over the index, each widened by 2 MiB on either side; and slack
+        // for the writer's buffers, the allocator and the test harness.
+        let rebuild = (4 << 20) + (4 << 20) / 64 * 24 + (4 << 20);
+        let allowance = rebuild + 2 * 2 * (WINDOW + (4 << 20)) + (8 << 20);
+        eprintln!(
+            "{policy:?}: {size} bytes of data, {} containers; peak resident set grew \
+             {grown} bytes (allowed {allowance})",
+            report.containers
+        );
+        assert!(
+            grown <= allowance,
+            "{policy:?}: the open's peak grew {grown} bytes, allowed {allowance}"
+        );
+        assert!(allowance < size / 4, "the trace is too small to tell");
+    }
+}
