@@ -17,12 +17,14 @@ use crate::storage::{FAULT_AROUND, TraceBytes};
 
 /// How much of the mapped files a forward read may leave resident behind
 /// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
-/// `window` bytes past the blocks it kept, it releases them
+/// `window` bytes of the data file past the blocks it kept (other threads'
+/// blocks between them count), it releases them
 /// ([`TraceBytes::release`]), and with them every page of the lookups'
 /// mappings (they fault back in when used).
 #[derive(Debug)]
 pub(crate) struct Resident {
-    /// Bytes of a thread's stream left resident behind a forward read.
+    /// Bytes of the data file (a thread's blocks and the other threads'
+    /// between them) left resident behind a forward read.
     pub(crate) window: u64,
     /// The data file.
     pub(crate) data: TraceBytes,
@@ -167,7 +169,11 @@ impl<'r> Stream<'r> {
                 return;
             }
         };
-        let behind = self.blocks.block_bounds(next).0 - self.blocks.block_bounds(first).0;
+        // Physical bytes: the pages mapped behind the stream are its blocks
+        // and, in large page-cache folios, the other threads' blocks
+        // between them, so the window is counted in the file, not in the
+        // thread's logical stream.
+        let behind = self.blocks.block_bounds(next).2 - self.blocks.block_bounds(first).2;
         if behind < resident.window {
             return;
         }
