@@ -13,14 +13,7 @@
 
 mod common;
 
-use common::proc_status;
-
-use tracetree::read::{LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
-
-/// Resets the process's peak resident set to its current one.
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
+use tracetree::read::{SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
 
 #[test]
 fn a_first_open_keeps_a_window_of_the_files_resident() {
@@ -32,27 +25,15 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
     // policy): both encode the same sections.
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
         let _ = std::fs::remove_file(sidecar_path(&path));
-        if !reset_peak() {
-            eprintln!("/proc/self/clear_refs is not writable here: the peak is not measured");
-            return;
-        }
-        let (Some(before), Some(_)) = (proc_status("VmRSS:"), proc_status("VmHWM:")) else {
-            eprintln!("/proc/self/status has no VmRSS/VmHWM here: the peak is not measured");
+        let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
             return;
         };
-        let reader = LazyTraceReader::options()
-            .sidecar(policy)
-            .resident_window(Some(WINDOW))
-            .open(&path)
-            .unwrap();
-        let peak = proc_status("VmHWM:").unwrap();
         let sidecar = reader.report().sidecar.as_ref().unwrap();
         let expected = match policy {
             SidecarPolicy::ReadWrite => SidecarOutcome::Written,
             _ => SidecarOutcome::Skipped,
         };
         assert_eq!(sidecar.outcome, expected);
-        let grown = peak.saturating_sub(before);
         // Per thread (two, checked in parallel), a window for its pass over
         // the data and one for its pass over the index, each widened by a
         // 2 MiB page-cache folio on either side, and slack for the writer's

@@ -14,11 +14,7 @@
 
 mod common;
 
-use common::proc_status;
-
-use tracetree::read::{
-    IndexStatus, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path,
-};
+use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
 
 #[test]
 fn opening_without_an_index_keeps_a_window_resident() {
@@ -32,20 +28,9 @@ fn opening_without_an_index_keeps_a_window_resident() {
     assert!(!index_path(&path).exists());
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
         let _ = std::fs::remove_file(sidecar_path(&path));
-        if std::fs::write("/proc/self/clear_refs", "5").is_err() {
-            eprintln!("/proc/self/clear_refs is not writable here: the peak is not measured");
-            return;
-        }
-        let (Some(before), Some(_)) = (proc_status("VmRSS:"), proc_status("VmHWM:")) else {
-            eprintln!("/proc/self/status has no VmRSS/VmHWM here: the peak is not measured");
+        let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
             return;
         };
-        let reader = LazyTraceReader::options()
-            .sidecar(policy)
-            .resident_window(Some(WINDOW))
-            .open(&path)
-            .unwrap();
-        let peak = proc_status("VmHWM:").unwrap();
         let report = reader.report();
         assert!(
             matches!(report.status, IndexStatus::Rebuilt(_)),
@@ -58,7 +43,6 @@ fn opening_without_an_index_keeps_a_window_resident() {
         };
         assert_eq!(report.sidecar.as_ref().unwrap().outcome, expected);
         assert!(report.data.is_complete(), "{:?}", report.data);
-        let grown = peak.saturating_sub(before);
         // The rebuild's window (4 MiB, the smallest) of data and of cells
         // (reserved at a cell per 64 bytes), with a 2 MiB page-cache folio
         // on either side; then what a first open with an index keeps

@@ -296,11 +296,7 @@ impl Cursor<'_> {
                 self.advance(8)?;
                 self.utf()?;
                 self.java_type()?;
-                let count = self.i32()?;
-                for _ in 0..self.count(count as i64, 1)? {
-                    self.java_type()?;
-                }
-                Some(())
+                self.list(1, Self::java_type)
             }
             ObjectKind::FieldDescriptor => {
                 self.advance(8)?;
@@ -315,11 +311,7 @@ impl Cursor<'_> {
             }
             ObjectKind::AccessPath => {
                 self.i32()?;
-                let count = self.i32()?;
-                for _ in 0..self.count(count as i64, 5)? {
-                    self.access_location()?;
-                }
-                Some(())
+                self.list(5, Self::access_location)
             }
             ObjectKind::CodeLocation => {
                 if self.u8()? > 2 {
@@ -341,6 +333,16 @@ impl Cursor<'_> {
             }
             _ => None,
         }
+    }
+
+    /// Skips a count (checked as `ByteReader::count` checks it, against
+    /// `min_element_len` bytes per element) and that many `element`s.
+    fn list(&mut self, min_element_len: usize, element: fn(&mut Self) -> Option<()>) -> Option<()> {
+        let count = self.i32()?;
+        for _ in 0..self.count(count as i64, min_element_len)? {
+            element(self)?;
+        }
+        Some(())
     }
 
     /// Skips a `Type`, as `Type::decode` reads it.

@@ -640,6 +640,14 @@ impl Lookup {
             unreachable!("built above, or its error was returned")
         };
         built.add(file, cells);
+        // Merging rereads every cell of the thread (their ends): release
+        // them at once instead of leaving the thread's share of the index
+        // mapped until the open ends.
+        if self.release_reads.is_some()
+            && let Some(bytes) = self.file.bytes()
+        {
+            bytes.release_all();
+        }
         Ok(())
     }
 }

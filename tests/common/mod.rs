@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The reference traces that the recorder finished (each with an index
@@ -77,6 +77,34 @@ pub fn proc_status(field: &str) -> Option<u64> {
     let line = status.lines().find(|line| line.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Opens `path` with `policy` and a resident `window`, and returns the
+/// reader with how much the process's peak resident set (`VmHWM`, reset
+/// through `/proc/self/clear_refs` first) grew above the resident set
+/// before the open; `None` (said on stderr) where the kernel offers
+/// neither (not Linux). A test using it should be alone in its file: other
+/// tests' memory would share the process's mark.
+pub fn open_peak(
+    path: &Path,
+    policy: tracetree::read::SidecarPolicy,
+    window: u64,
+) -> Option<(tracetree::read::LazyTraceReader, u64)> {
+    let before = std::fs::write("/proc/self/clear_refs", "5")
+        .ok()
+        .and_then(|()| proc_status("VmRSS:"));
+    let reader = tracetree::read::LazyTraceReader::options()
+        .sidecar(policy)
+        .resident_window(Some(window))
+        .open(path)
+        .unwrap();
+    let grown = before.and_then(|before| Some(proc_status("VmHWM:")?.saturating_sub(before)));
+    if grown.is_none() {
+        eprintln!(
+            "/proc/self has no writable clear_refs or no VmHWM here: the peak is not measured"
+        );
+    }
+    Some((reader, grown?))
 }
 
 /// The process's resident anonymous memory (heap) in bytes, or `None`.
