@@ -8,10 +8,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{Error, Result};
 use crate::format::IndexCell;
-use crate::format::index::{encode_index_footer, parse_index};
-use crate::format::{INDEX_MAGIC, file_header};
+use crate::format::index::parse_index;
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, rebuild_index_observed, rebuild_index_windowed,
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, rebuild_index_observed, write_rebuilt_index,
 };
 use crate::storage::TraceBytes;
 
@@ -38,23 +37,17 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     }
     // The cells go to the file window by window, and the data's pages are
     // released behind each window: memory does not grow with the trace.
-    let mut cells = 0;
-    let outcome = write_atomically(&index, |writer| {
-        writer.write_all(&file_header(INDEX_MAGIC))?;
-        let outcome = rebuild_index_windowed(
+    let (outcome, cells) = write_atomically(&index, |writer| {
+        write_rebuilt_index(
             data.as_slice(),
             options,
             DEFAULT_WINDOW,
             &progress,
-            &mut |window, covered| {
-                cells += window.len();
-                window.iter().try_for_each(|cell| cell.encode(writer))?;
+            writer,
+            &|covered| {
                 data.release_around(covered);
-                Ok(())
             },
-        )?;
-        encode_index_footer(writer, -1, -1)?;
-        Ok(outcome)
+        )
     })?;
     bar.finish_and_clear();
     let wrote = format!(

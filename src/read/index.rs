@@ -44,7 +44,8 @@ use crate::read::containers::{
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, rebuild_index, rebuild_index_windowed,
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index,
+    write_rebuilt_index,
 };
 use crate::read::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
@@ -997,7 +998,7 @@ pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffse
 pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 
 /// Rebuilds the index of `data` from the data alone, in windows
-/// ([`rebuild_index_windowed`]), into an unlinked scratch file in the
+/// ([`write_rebuilt_index`]), into an unlinked scratch file in the
 /// temporary directory — a v22 index with a footer, in the streaming
 /// writer's order — and loads that like an index file (`load_index`, every
 /// check), so that the cells and tables of a trace opened without its index
@@ -1007,44 +1008,36 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 /// Containers never finished have no cell: the rebuild's list of them is
 /// added to their threads' tables (built on the heap, ~4 bytes per
 /// container, until the sidecar is written and mapped back), without the
-/// scan a crashed recorder's index needs. `None` when no scratch file could be written or mapped (the caller then
-/// rebuilds on the heap); data errors are errors.
+/// scan a crashed recorder's index needs. `None` when no scratch file
+/// could be written or mapped (the caller then rebuilds on the heap); data
+/// errors are errors.
 pub(crate) fn rebuild_to_scratch(
     data: &TraceBytes,
     window: Option<u64>,
 ) -> Result<Option<LoadedIndex>> {
-    use std::io::Write;
     let Ok(file) = tempfile::tempfile_in(std::env::temp_dir()) else {
         return Ok(None);
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
-    let mut failed = out
-        .write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))
-        .err();
-    let outcome = rebuild_index_windowed(
+    let written = write_rebuilt_index(
         data.as_slice(),
         RebuildOptions::default(),
         window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
         &|_| {},
-        &mut |cells, covered| {
-            if failed.is_none() {
-                failed = cells
-                    .iter()
-                    .try_for_each(|cell| cell.encode(&mut out))
-                    .err();
-            }
+        &mut out,
+        &|covered| {
             if window.is_some() {
                 data.release_around(covered);
             }
-            Ok(())
         },
-    )?;
-    let written = match failed {
-        Some(_) => None,
-        None => crate::format::index::encode_index_footer(&mut out, -1, -1)
-            .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
-            .ok(),
+    );
+    let outcome = match written {
+        Ok((outcome, _)) => outcome,
+        // The scratch file could not be written: the heap serves.
+        Err(Error::Stream(_)) => return Ok(None),
+        Err(error) => return Err(error),
     };
+    let written = out.into_inner().ok();
     let Some(Ok(index)) = written.map(TraceBytes::map_file) else {
         return Ok(None);
     };
@@ -1054,17 +1047,7 @@ pub(crate) fn rebuild_to_scratch(
         return Ok(None);
     };
     let lookup = &mut loaded.lookup;
-    let mut unfinished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); lookup.blocks.thread_count()];
-    for container in &outcome.unfinished {
-        if let Some(slot) = lookup.blocks.slot(container.thread) {
-            let end = lookup.blocks.logical_len(container.thread);
-            unfinished[slot].push(container_cell(
-                container.event.0,
-                container.content_start,
-                end,
-            ));
-        }
-    }
+    let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
     for (slot, cells) in unfinished.into_iter().enumerate() {
         if !cells.is_empty() {
             lookup.add_containers(data.as_slice(), slot, cells)?;
@@ -1080,6 +1063,26 @@ pub(crate) fn rebuild_to_scratch(
 pub(crate) fn rebuild_lookup(data: &TraceBytes) -> Result<LoadedIndex> {
     let rebuilt = rebuild_index(data.as_slice(), RebuildOptions::default())?;
     Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
+}
+
+/// Cells for a rebuild's containers that never got a footer, per thread
+/// slot of `blocks`: each ends at its thread's stream end.
+fn unfinished_cells(
+    blocks: &BlockTable,
+    unfinished: &[UnfinishedContainer],
+) -> Vec<Vec<RawIndexCell>> {
+    let mut cells: Vec<Vec<RawIndexCell>> = vec![Vec::new(); blocks.thread_count()];
+    for container in unfinished {
+        if let Some(slot) = blocks.slot(container.thread) {
+            let end = blocks.logical_len(container.thread);
+            cells[slot].push(container_cell(
+                container.event.0,
+                container.content_start,
+                end,
+            ));
+        }
+    }
+    cells
 }
 
 /// The lookup structures of a rebuilt index: its cells (in the streaming
@@ -1114,17 +1117,7 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
             }
         }
     }
-    let mut unfinished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
-    for container in &rebuilt.unfinished {
-        if let Some(slot) = block_table.slot(container.thread) {
-            let end = block_table.logical_len(container.thread);
-            unfinished[slot].push(container_cell(
-                container.event.0,
-                container.content_start,
-                end,
-            ));
-        }
-    }
+    let unfinished = unfinished_cells(&block_table, &rebuilt.unfinished);
     let sources = finished
         .into_iter()
         .zip(unfinished)

@@ -173,6 +173,33 @@ pub fn rebuild_index_observed(
 /// reserve a cell per 64 bytes, touched only as filled).
 pub const DEFAULT_WINDOW: u64 = 128 << 20;
 
+/// Rebuilds the index of `data` in windows of `window` bytes straight into
+/// an index file's bytes: header, each window's cells as they are made (in
+/// the streaming writer's order), and a footer, written to `out`; calls
+/// `done` with the data each window covered (to release its pages).
+/// Returns what the rebuild found and the number of cells written. The
+/// heap holds one window's cells. I/O errors are [`Error::Stream`].
+pub fn write_rebuilt_index(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    out: &mut (dyn std::io::Write + Send),
+    done: &(dyn Fn(std::ops::Range<u64>) + Sync),
+) -> Result<(RebuildOutcome, usize)> {
+    out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
+    let mut cells = 0;
+    let outcome =
+        rebuild_index_windowed(data, options, window, progress, &mut |window, covered| {
+            cells += window.len();
+            window.iter().try_for_each(|cell| cell.encode(out))?;
+            done(covered);
+            Ok(())
+        })?;
+    crate::format::index::encode_index_footer(out, -1, -1)?;
+    Ok((outcome, cells))
+}
+
 /// What a windowed rebuild returns besides the cells it gave its sink.
 #[derive(Debug, Clone)]
 pub struct RebuildOutcome {
