@@ -55,10 +55,9 @@ pub fn skip_object(
     })
 }
 
-/// Skips the object at the start of `bytes` when it is a well-formed
-/// tracepoint, footer or block marker: what it was and its length. `None`
-/// for anything else (a reference object, or malformed bytes: decode them to
-/// learn why).
+/// Skips the object at the start of `bytes` when it is well formed: what it
+/// was and its length. `None` for malformed bytes (decode them to learn
+/// why) and for a footer when `open_container` is `None`.
 #[inline(always)]
 pub fn try_skip(bytes: &[u8], open_container: Option<TracepointType>) -> Option<(Skipped, usize)> {
     Cursor::new(bytes).object(open_container)

@@ -533,8 +533,8 @@ fn summarize(
         };
         let (object, len) = match try_skip(bytes, open) {
             Some(skipped) => skipped,
-            // Refused (a reference object, or bad bytes): decoded, which
-            // tells which.
+            // Refused (bad bytes, or a footer with no container open):
+            // decoded, which gives the error.
             None => {
                 let mut reader = ByteReader::new(bytes, position as u64);
                 match skip_object(&mut reader, open) {
