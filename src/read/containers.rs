@@ -364,7 +364,8 @@ fn post_backwards<'a>(
 pub(crate) struct Placed {
     /// Its position in start order.
     pub(crate) at: usize,
-    /// Its cell's number.
+    /// Its cell's number ([`NO_CELL`] for a container never finished,
+    /// placed by [`WithUnfinished`]).
     pub(crate) id: u32,
     /// Its content range and event id, as its cell says.
     pub(crate) start: u64,
@@ -478,6 +479,103 @@ fn convert_into(
         events_ascend,
         descending,
     })
+}
+
+/// The cell number of a [`Placed`] container that has no cell.
+pub(crate) const NO_CELL: u32 = u32::MAX;
+
+/// Interleaves a thread's containers that were never finished (`unfinished`,
+/// ascending by start) into its finished ones as [`Containers::stream`]
+/// places them: in start order, last first. An unfinished container ends
+/// at the end of its thread's stream, after every finished one, so its
+/// start alone gives its place. Positions are renumbered in the combined
+/// order, and what [`Converted`] says is found again for it.
+pub(crate) struct WithUnfinished<'a> {
+    unfinished: &'a [RawIndexCell],
+    /// `unfinished[..pending]` are not placed yet.
+    pending: usize,
+    /// Finished and unfinished containers.
+    total: usize,
+    chunk_max_end: Vec<u64>,
+    last: Option<(usize, i32)>,
+    descending: bool,
+    events_ascend: bool,
+}
+
+impl<'a> WithUnfinished<'a> {
+    /// For `finished` finished containers and `unfinished` ones.
+    pub(crate) fn new(unfinished: &'a [RawIndexCell], finished: usize) -> Self {
+        let total = finished + unfinished.len();
+        WithUnfinished {
+            unfinished,
+            pending: unfinished.len(),
+            total,
+            chunk_max_end: vec![0; total.div_ceil(CHUNK)],
+            last: None,
+            descending: true,
+            events_ascend: true,
+        }
+    }
+
+    /// Places finished container `placed` (`at` counts finished ones only)
+    /// after the unfinished ones that start later.
+    pub(crate) fn place(&mut self, placed: Placed, place: &mut impl FnMut(Placed)) {
+        self.place_unfinished(Some(placed.start), placed.at + 1, place);
+        let at = placed.at + self.pending;
+        self.emit(Placed { at, ..placed }, place);
+    }
+
+    /// Places the unfinished containers that start after `after` (all with
+    /// `None`); `finished_before` finished ones start before them.
+    fn place_unfinished(
+        &mut self,
+        after: Option<u64>,
+        finished_before: usize,
+        place: &mut impl FnMut(Placed),
+    ) {
+        while let Some(cell) = self.pending.checked_sub(1).map(|k| &self.unfinished[k]) {
+            let start = cell.start.get() as u64;
+            if after.is_some_and(|after| start < after) {
+                break;
+            }
+            self.pending -= 1;
+            let placed = Placed {
+                at: self.pending + finished_before,
+                id: NO_CELL,
+                start,
+                end: cell.end.get() as u64,
+                event: cell.id.get(),
+            };
+            self.emit(placed, place);
+        }
+    }
+
+    fn emit(&mut self, placed: Placed, place: &mut impl FnMut(Placed)) {
+        match self.last {
+            Some((after, event)) => {
+                self.descending &= placed.at + 1 == after;
+                self.events_ascend &= placed.event < event;
+            }
+            None => self.descending &= placed.at + 1 == self.total,
+        }
+        self.last = Some((placed.at, placed.event));
+        match self.chunk_max_end.get_mut(placed.at / CHUNK) {
+            Some(chunk) => *chunk = (*chunk).max(placed.end),
+            None => self.descending = false,
+        }
+        place(placed);
+    }
+
+    /// Places the unfinished containers that start before every finished
+    /// one, and says what [`convert_into`] says, for the combined order.
+    pub(crate) fn finish(mut self, place: &mut impl FnMut(Placed)) -> Converted {
+        self.place_unfinished(None, 0, place);
+        Converted {
+            descending: self.descending && self.last.is_none_or(|(at, _)| at == 0),
+            chunk_max_end: self.chunk_max_end,
+            events_ascend: self.events_ascend,
+        }
+    }
 }
 
 /// Why a thread's container cells cannot be used.

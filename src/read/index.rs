@@ -40,6 +40,7 @@ use crate::model::ContextBuilder;
 use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
     CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed, Source,
+    WithUnfinished,
 };
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
@@ -248,6 +249,10 @@ struct ThreadContainers {
     /// Container cells known at open.
     count: usize,
     source: Mutex<Option<Source>>,
+    /// Containers a rebuild found never finished, ascending by start (no
+    /// cell of the index has them): added to the table when it is built,
+    /// interleaved when the cells stream.
+    unfinished: Vec<RawIndexCell>,
     built: OnceLock<Table>,
     /// The table found by scanning the thread after a lookup through
     /// `built` contradicted the data (it replaces `built` from then on).
@@ -261,6 +266,7 @@ impl ThreadContainers {
         ThreadContainers {
             count,
             source: Mutex::new(Some(source)),
+            unfinished: Vec::new(),
             built: OnceLock::new(),
             rescanned: OnceLock::new(),
             problem: OnceLock::new(),
@@ -324,6 +330,7 @@ impl Lookup {
             .map(|(containers, problem)| ThreadContainers {
                 count: containers.table.len(),
                 source: Mutex::new(None),
+                unfinished: Vec::new(),
                 built: OnceLock::from(Ok(containers)),
                 rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
@@ -380,8 +387,13 @@ impl Lookup {
             Source::Made { .. } => Vec::new(),
         };
         let problem = match Containers::build(&self.file, source, self.release_window()) {
-            Ok(containers) => match self.check_footers(data, slot, &ranges) {
-                Ok(()) => return Ok(containers),
+            Ok(mut containers) => match self.check_footers(data, slot, &ranges) {
+                Ok(()) => {
+                    if !thread.unfinished.is_empty() {
+                        containers.add(self.file.slice(), thread.unfinished.clone());
+                    }
+                    return Ok(containers);
+                }
                 Err(problem) => problem,
             },
             Err(NestingError::SameEnd { cell } | NestingError::Crossing { cell }) => {
@@ -481,11 +493,33 @@ impl Lookup {
         &self,
         data: &[u8],
         slot: usize,
-        place: impl FnMut(Placed),
+        mut place: impl FnMut(Placed),
     ) -> Option<Converted> {
         let (ranges, count) = self.unbuilt_ranges(slot)?;
         self.check_footers(data, slot, &ranges).ok()?;
-        Containers::stream(&self.file, &ranges, count, self.release_window(), place)
+        let window = self.release_window();
+        let unfinished = &self.threads[slot].unfinished;
+        if unfinished.is_empty() {
+            return Containers::stream(&self.file, &ranges, count, window, place);
+        }
+        let mut with = WithUnfinished::new(unfinished, count);
+        Containers::stream(&self.file, &ranges, count, window, |placed| {
+            with.place(placed, &mut place)
+        })?;
+        Some(with.finish(&mut place))
+    }
+
+    /// Records containers of thread `slot` that a rebuild found never
+    /// finished (their content runs to the end of the thread's stream):
+    /// unlike [`Lookup::add_containers`], no table is built for them, so
+    /// that the thread's cells still stream into a sidecar.
+    pub(crate) fn add_unfinished(&mut self, slot: usize, mut cells: Vec<RawIndexCell>) {
+        cells.sort_by_key(|cell| cell.start.get());
+        let thread = &mut self.threads[slot];
+        match thread.built.get_mut() {
+            Some(Ok(built)) => built.add(self.file.slice(), cells),
+            _ => thread.unfinished = cells,
+        }
     }
 
     /// Stops trusting thread `slot`'s container cells after a lookup
@@ -557,7 +591,7 @@ impl Lookup {
         let thread = &self.threads[slot];
         match thread.rescanned.get().or(thread.built.get()) {
             Some(Ok(built)) => built.table.len(),
-            Some(Err(_)) | None => self.threads[slot].count,
+            Some(Err(_)) | None => thread.count + thread.unfinished.len(),
         }
     }
 
@@ -626,9 +660,8 @@ impl Lookup {
     }
 
     /// Adds to thread `slot`'s table (built first, on the heap) containers
-    /// its cells lack: a repair's, or a rebuild's unfinished ones (whose
-    /// content runs to the end of the thread's stream).
-    pub(crate) fn add_containers(
+    /// a repair found its cells lack.
+    fn add_containers(
         &mut self,
         data: &[u8],
         slot: usize,
@@ -1006,9 +1039,9 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 /// window's cells at a time. With a `window` the data's pages are released
 /// behind each rebuild window, and `load_index` releases behind its pass.
 /// Containers never finished have no cell: the rebuild's list of them is
-/// added to their threads' tables (built on the heap, ~4 bytes per
-/// container, until the sidecar is written and mapped back), without the
-/// scan a crashed recorder's index needs. `None` when no scratch file
+/// kept beside their threads' cells ([`Lookup::add_unfinished`]), without
+/// the scan a crashed recorder's index needs, and without building a table:
+/// the cells still stream into the sidecar. `None` when no scratch file
 /// could be written or mapped (the caller then rebuilds on the heap); data
 /// errors are errors.
 pub(crate) fn rebuild_to_scratch(
@@ -1050,7 +1083,7 @@ pub(crate) fn rebuild_to_scratch(
     let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
     for (slot, cells) in unfinished.into_iter().enumerate() {
         if !cells.is_empty() {
-            lookup.add_containers(data.as_slice(), slot, cells)?;
+            lookup.add_unfinished(slot, cells);
         }
     }
     loaded.data = outcome.report;

@@ -121,13 +121,24 @@ pub fn rss_file() -> Option<u64> {
 /// A generated two-thread trace of about `bytes` with 1 MiB blocks, made
 /// once as `NAME.trace` under `target/test-traces`.
 pub fn synth_trace(name: &str, bytes: u64, seed: u64) -> PathBuf {
+    synth_trace_ending(name, bytes, seed, None)
+}
+
+/// [`synth_trace`], ending as `crash` says.
+pub fn synth_trace_ending(
+    name: &str,
+    bytes: u64,
+    seed: u64,
+    crash: Option<tracetree::read::synth::Crash>,
+) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
     let options = tracetree::read::synth::SynthOptions {
         threads: 2,
         bytes,
         block_bytes: 1 << 20,
         seed,
-        ..tracetree::read::synth::SynthOptions::default()
+        block_cell_last: false,
+        crash,
     };
     tracetree::read::synth::cached(&dir, name, &options).unwrap()
 }
