@@ -364,8 +364,8 @@ fn post_backwards<'a>(
 pub(crate) struct Placed {
     /// Its position in start order.
     pub(crate) at: usize,
-    /// Its cell's number ([`NO_CELL`] for a container never finished,
-    /// placed by [`WithUnfinished`]).
+    /// Its cell's number ([`NO_CELL`] for one of the cells
+    /// [`WithMadeCells`] interleaves).
     pub(crate) id: u32,
     /// Its content range and event id, as its cell says.
     pub(crate) start: u64,
@@ -484,17 +484,19 @@ fn convert_into(
 /// The cell number of a [`Placed`] container that has no cell.
 pub(crate) const NO_CELL: u32 = u32::MAX;
 
-/// Interleaves a thread's containers that were never finished (`unfinished`,
-/// ascending by start) into its finished ones as [`Containers::stream`]
-/// places them: in start order, last first. An unfinished container ends
-/// at the end of its thread's stream, after every finished one, so its
-/// start alone gives its place. Positions are renumbered in the combined
-/// order, and what [`Converted`] says is found again for it.
-pub(crate) struct WithUnfinished<'a> {
-    unfinished: &'a [RawIndexCell],
-    /// `unfinished[..pending]` are not placed yet.
+/// Interleaves cells made for containers the index has no cell for (a
+/// rebuild's calls that never finished, a repair's finds), ascending by
+/// start, into the thread's other containers as [`Containers::stream`]
+/// places them: in start order, last first. A container's place in start
+/// order depends on its start alone, so each made cell goes in before the
+/// first streamed container that starts before it. Positions are
+/// renumbered in the combined order, and what [`Converted`] says is found
+/// again for it.
+pub(crate) struct WithMadeCells<'a> {
+    made: &'a [RawIndexCell],
+    /// `made[..pending]` are not placed yet.
     pending: usize,
-    /// Finished and unfinished containers.
+    /// Streamed and made containers.
     total: usize,
     chunk_max_end: Vec<u64>,
     last: Option<(usize, i32)>,
@@ -502,13 +504,13 @@ pub(crate) struct WithUnfinished<'a> {
     events_ascend: bool,
 }
 
-impl<'a> WithUnfinished<'a> {
-    /// For `finished` finished containers and `unfinished` ones.
-    pub(crate) fn new(unfinished: &'a [RawIndexCell], finished: usize) -> Self {
-        let total = finished + unfinished.len();
-        WithUnfinished {
-            unfinished,
-            pending: unfinished.len(),
+impl<'a> WithMadeCells<'a> {
+    /// For `streamed` containers and `made` cells.
+    pub(crate) fn new(made: &'a [RawIndexCell], streamed: usize) -> Self {
+        let total = streamed + made.len();
+        WithMadeCells {
+            made,
+            pending: made.len(),
             total,
             chunk_max_end: vec![0; total.div_ceil(CHUNK)],
             last: None,
@@ -517,30 +519,30 @@ impl<'a> WithUnfinished<'a> {
         }
     }
 
-    /// Places finished container `placed` (`at` counts finished ones only)
-    /// after the unfinished ones that start later.
+    /// Places streamed container `placed` (`at` counts streamed ones only)
+    /// after the made cells that start later.
     pub(crate) fn place(&mut self, placed: Placed, place: &mut impl FnMut(Placed)) {
-        self.place_unfinished(Some(placed.start), placed.at + 1, place);
+        self.place_made(Some(placed.start), placed.at + 1, place);
         let at = placed.at + self.pending;
         self.emit(Placed { at, ..placed }, place);
     }
 
-    /// Places the unfinished containers that start after `after` (all with
-    /// `None`); `finished_before` finished ones start before them.
-    fn place_unfinished(
+    /// Places the made cells that start after `after` (all with `None`);
+    /// `streamed_before` streamed containers start before them.
+    fn place_made(
         &mut self,
         after: Option<u64>,
-        finished_before: usize,
+        streamed_before: usize,
         place: &mut impl FnMut(Placed),
     ) {
-        while let Some(cell) = self.pending.checked_sub(1).map(|k| &self.unfinished[k]) {
+        while let Some(cell) = self.pending.checked_sub(1).map(|k| &self.made[k]) {
             let start = cell.start.get() as u64;
             if after.is_some_and(|after| start < after) {
                 break;
             }
             self.pending -= 1;
             let placed = Placed {
-                at: self.pending + finished_before,
+                at: self.pending + streamed_before,
                 id: NO_CELL,
                 start,
                 end: cell.end.get() as u64,
@@ -566,10 +568,10 @@ impl<'a> WithUnfinished<'a> {
         place(placed);
     }
 
-    /// Places the unfinished containers that start before every finished
-    /// one, and says what [`convert_into`] says, for the combined order.
+    /// Places the made cells that start before every streamed container,
+    /// and says what [`convert_into`] says, for the combined order.
     pub(crate) fn finish(mut self, place: &mut impl FnMut(Placed)) -> Converted {
-        self.place_unfinished(None, 0, place);
+        self.place_made(None, 0, place);
         Converted {
             descending: self.descending && self.last.is_none_or(|(at, _)| at == 0),
             chunk_max_end: self.chunk_max_end,

@@ -40,10 +40,10 @@ use crate::model::ContextBuilder;
 use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
     CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed, Source,
-    WithUnfinished,
+    WithMadeCells,
 };
 use crate::read::eager::LoadReport;
-use crate::read::lazy::stream::{Stream, Unindexed, scan_unindexed};
+use crate::read::lazy::stream::{Resident, Stream, Unindexed, scan_unindexed};
 use crate::read::rebuild::{
     DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index,
     write_rebuilt_index,
@@ -249,10 +249,11 @@ struct ThreadContainers {
     /// Container cells known at open.
     count: usize,
     source: Mutex<Option<Source>>,
-    /// Containers a rebuild found never finished, ascending by start (no
-    /// cell of the index has them): added to the table when it is built,
-    /// interleaved when the cells stream.
-    unfinished: Vec<RawIndexCell>,
+    /// Cells made for containers the index has no cell for (a rebuild's
+    /// calls that never finished, a repair's finds), ascending by start:
+    /// added to the table when it is built, interleaved when the index's
+    /// cells stream ([`WithMadeCells`]).
+    made: Vec<RawIndexCell>,
     built: OnceLock<Table>,
     /// The table found by scanning the thread after a lookup through
     /// `built` contradicted the data (it replaces `built` from then on).
@@ -266,7 +267,7 @@ impl ThreadContainers {
         ThreadContainers {
             count,
             source: Mutex::new(Some(source)),
-            unfinished: Vec::new(),
+            made: Vec::new(),
             built: OnceLock::new(),
             rescanned: OnceLock::new(),
             problem: OnceLock::new(),
@@ -330,7 +331,7 @@ impl Lookup {
             .map(|(containers, problem)| ThreadContainers {
                 count: containers.table.len(),
                 source: Mutex::new(None),
-                unfinished: Vec::new(),
+                made: Vec::new(),
                 built: OnceLock::from(Ok(containers)),
                 rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
@@ -389,8 +390,8 @@ impl Lookup {
         let problem = match Containers::build(&self.file, source, self.release_window()) {
             Ok(mut containers) => match self.check_footers(data, slot, &ranges) {
                 Ok(()) => {
-                    if !thread.unfinished.is_empty() {
-                        containers.add(self.file.slice(), thread.unfinished.clone());
+                    if !thread.made.is_empty() {
+                        containers.add(self.file.slice(), thread.made.clone());
                     }
                     return Ok(containers);
                 }
@@ -498,27 +499,27 @@ impl Lookup {
         let (ranges, count) = self.unbuilt_ranges(slot)?;
         self.check_footers(data, slot, &ranges).ok()?;
         let window = self.release_window();
-        let unfinished = &self.threads[slot].unfinished;
-        if unfinished.is_empty() {
+        let made = &self.threads[slot].made;
+        if made.is_empty() {
             return Containers::stream(&self.file, &ranges, count, window, place);
         }
-        let mut with = WithUnfinished::new(unfinished, count);
+        let mut with = WithMadeCells::new(made, count);
         Containers::stream(&self.file, &ranges, count, window, |placed| {
             with.place(placed, &mut place)
         })?;
         Some(with.finish(&mut place))
     }
 
-    /// Records containers of thread `slot` that a rebuild found never
-    /// finished (their content runs to the end of the thread's stream):
-    /// unlike [`Lookup::add_containers`], no table is built for them, so
-    /// that the thread's cells still stream into a sidecar.
-    pub(crate) fn add_unfinished(&mut self, slot: usize, mut cells: Vec<RawIndexCell>) {
+    /// Adds cells made for containers of thread `slot` that the index has
+    /// no cell for (a rebuild's calls that never finished, a repair's
+    /// finds): to its table if one is built, otherwise beside its cells,
+    /// with no table built, so that they still stream into a sidecar.
+    pub(crate) fn add_made_cells(&mut self, slot: usize, mut cells: Vec<RawIndexCell>) {
         cells.sort_by_key(|cell| cell.start.get());
         let thread = &mut self.threads[slot];
         match thread.built.get_mut() {
             Some(Ok(built)) => built.add(self.file.slice(), cells),
-            _ => thread.unfinished = cells,
+            _ => thread.made = cells,
         }
     }
 
@@ -591,7 +592,7 @@ impl Lookup {
         let thread = &self.threads[slot];
         match thread.rescanned.get().or(thread.built.get()) {
             Some(Ok(built)) => built.table.len(),
-            Some(Err(_)) | None => thread.count + thread.unfinished.len(),
+            Some(Err(_)) | None => thread.count + thread.made.len(),
         }
     }
 
@@ -639,24 +640,63 @@ impl Lookup {
         .expect("a scan's containers nest"))
     }
 
-    /// Finds the containers thread `slot`'s cells lack (never finished, or
-    /// finished after the index was last written) and adds them. Returns
-    /// how many it found and how many of those were never finished.
-    pub(crate) fn repair(&mut self, data: &[u8], slot: usize) -> Result<(usize, usize)> {
-        let found = {
-            let (table, view) = self.containers(data, slot)?;
-            let mut stream = Stream::new(data, self.blocks.thread(slot));
-            scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)?
-        };
-        let len = LogicalOffset(self.blocks.thread(slot).len);
-        let unfinished = found.iter().filter(|c| c.end == len).count();
-        let cells = found
-            .iter()
-            .map(|c| container_cell(c.event, c.start, c.end))
-            .collect();
-        let repaired = found.len();
-        self.add_containers(data, slot, cells)?;
+    /// Finds the containers each thread's cells lack (never finished, or
+    /// finished after the index was last written) and adds them, the
+    /// threads in parallel. Returns how many it found and how many of those
+    /// were never finished.
+    ///
+    /// The scan needs a thread's table; one built from the index's cells
+    /// for the scan is dropped again and the made cells are kept beside the
+    /// cells ([`Lookup::add_made_cells`]), so that the thread still streams
+    /// into the sidecar with no table on the heap.
+    pub(crate) fn repair_all(&mut self, data: &[u8]) -> Result<(usize, usize)> {
+        let found = (0..self.threads.len())
+            .into_par_iter()
+            .map(|slot| {
+                let unbuilt = self.unbuilt_ranges(slot);
+                Ok((unbuilt, self.missing_containers(data, slot)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let (mut repaired, mut unfinished) = (0, 0);
+        for (slot, (unbuilt, found)) in found.into_iter().enumerate() {
+            let len = LogicalOffset(self.blocks.thread(slot).len);
+            unfinished += found.iter().filter(|c| c.end == len).count();
+            repaired += found.len();
+            let cells = found
+                .iter()
+                .map(|c| container_cell(c.event, c.start, c.end))
+                .collect();
+            let thread = &mut self.threads[slot];
+            let from_cells = thread.rescanned.get().is_none() && thread.problem.get().is_none();
+            match unbuilt {
+                Some((ranges, count)) if from_cells => {
+                    thread.built = OnceLock::new();
+                    *thread.source.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Source::Ranges { ranges, count });
+                    self.add_made_cells(slot, cells);
+                }
+                _ => self.add_containers(data, slot, cells)?,
+            }
+        }
         Ok((repaired, unfinished))
+    }
+
+    /// The containers thread `slot`'s cells lack, found by scanning its top
+    /// level with its table (built first). The scan reads the thread front
+    /// to back (an unfinished root call's content is nearly all of it), so
+    /// it releases behind it as a walk does.
+    fn missing_containers(&self, data: &[u8], slot: usize) -> Result<Vec<Unindexed>> {
+        let (table, view) = self.containers(data, slot)?;
+        let resident = self.release_reads.as_ref().map(|(bytes, window)| Resident {
+            window: *window,
+            data: bytes.clone(),
+            lookups: self.file.bytes().into_iter().cloned().collect(),
+            scattered: Mutex::new(Vec::new()),
+        });
+        let mut stream = Stream::new(data, self.blocks.thread(slot))
+            .releasing(resident.as_ref())
+            .released_at_end();
+        scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)
     }
 
     /// Adds to thread `slot`'s table (built first, on the heap) containers
@@ -1039,7 +1079,7 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 /// window's cells at a time. With a `window` the data's pages are released
 /// behind each rebuild window, and `load_index` releases behind its pass.
 /// Containers never finished have no cell: the rebuild's list of them is
-/// kept beside their threads' cells ([`Lookup::add_unfinished`]), without
+/// kept beside their threads' cells ([`Lookup::add_made_cells`]), without
 /// the scan a crashed recorder's index needs, and without building a table:
 /// the cells still stream into the sidecar. `None` when no scratch file
 /// could be written or mapped (the caller then rebuilds on the heap); data
@@ -1083,7 +1123,7 @@ pub(crate) fn rebuild_to_scratch(
     let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
     for (slot, cells) in unfinished.into_iter().enumerate() {
         if !cells.is_empty() {
-            lookup.add_unfinished(slot, cells);
+            lookup.add_made_cells(slot, cells);
         }
     }
     loaded.data = outcome.report;

@@ -447,14 +447,7 @@ fn repair(data: &TraceBytes, loaded: &mut LoadedIndex) -> Result<usize> {
     if loaded.complete && !loaded.data.missing_eof {
         return Ok(0);
     }
-    let lookup = &mut loaded.lookup;
-    lookup.build_all(data.as_slice());
-    let (mut repaired, mut unfinished) = (0, 0);
-    for slot in 0..lookup.blocks.thread_count() {
-        let (found, open) = lookup.repair(data.as_slice(), slot)?;
-        repaired += found;
-        unfinished += open;
-    }
+    let (repaired, unfinished) = loaded.lookup.repair_all(data.as_slice())?;
     loaded.data.unfinished_containers = unfinished;
     Ok(repaired)
 }

@@ -1,0 +1,63 @@
+//! A crashed recorder's trace opened with its own index, which has no
+//! footer and no cell for the calls that never finished: the open repairs
+//! each thread by scanning its top level (an unfinished root call's
+//! content is nearly all of it), skipping every container with a cell.
+//! That scan releases the pages behind it every resident window, as walks
+//! do, so the open's peak resident set grows by a few windows plus the
+//! threads' container tables (built on the heap for the scan, 4 bytes per
+//! container: the part of this open that still grows with the trace), not
+//! by the size of the data (it mapped all of it before: 975 MB of max RSS
+//! for an 850 MB trace).
+//!
+//! The peak is the kernel's high-water mark (`VmHWM`), reset before each
+//! open through `/proc/self/clear_refs`; without it (not Linux) the test
+//! says so and checks nothing. This file holds one test so that no other
+//! test's memory shares the process's mark.
+
+mod common;
+
+use tracetree::read::synth::Crash;
+use tracetree::read::{IndexStatus, SidecarPolicy, index_path, sidecar_path};
+
+#[test]
+fn repairing_a_crashed_recorders_index_keeps_a_window_of_the_data_resident() {
+    const WINDOW: u64 = 1 << 20;
+    let crash = Crash {
+        half_written_block: false,
+    };
+    let path = common::synth_trace_ending("repair-256m", 256 << 20, 17, Some(crash));
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(index_path(&path).exists());
+    for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
+        let _ = std::fs::remove_file(sidecar_path(&path));
+        let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
+            return;
+        };
+        let report = reader.report();
+        assert_eq!(
+            report.status,
+            IndexStatus::Used { complete: false },
+            "the repair is what this measures"
+        );
+        assert!(report.data.missing_eof, "{:?}", report.data);
+        assert!(report.data.unfinished_containers >= 2, "{:?}", report.data);
+        assert!(report.repaired_containers >= 2, "{report:?}");
+        // What a first open with an index keeps (`lazy_open_memory`): per
+        // thread a window over the data and one over the index, each
+        // widened by a 2 MiB page-cache folio on either side; the tables
+        // (4 bytes per container, and a chunk maximum per 256); and slack
+        // for the writer's buffers, the allocator and the test harness.
+        let containers = report.containers as u64;
+        let tables = 4 * containers + containers / 256 * 8;
+        let allowance = 2 * 2 * (WINDOW + (4 << 20)) + tables + (8 << 20);
+        eprintln!(
+            "{policy:?}: {size} bytes of data, {containers} containers; peak resident set \
+             grew {grown} bytes (allowed {allowance})"
+        );
+        assert!(
+            grown <= allowance,
+            "{policy:?}: the open's peak grew {grown} bytes, allowed {allowance}"
+        );
+        assert!(allowance < size / 4, "the trace is too small to tell");
+    }
+}
