@@ -359,6 +359,159 @@ fn post_backwards<'a>(
         .filter(move |&id| view.get(id).kind == ObjectKind::Tracepoint as u8)
 }
 
+/// A position in a thread's container cells in post-order: the `at`-th
+/// container cell, which is cell `cell` of run `run` (`at == count` past
+/// the last).
+#[derive(Debug, Clone, Copy)]
+struct PostPosition {
+    at: usize,
+    run: usize,
+    cell: u32,
+}
+
+/// A thread's container cells in the index's post-order, read forward to
+/// tell, for the content starts a forward scan meets in ascending order,
+/// whether a cell starts there and where it ends, without a table.
+///
+/// A container with a cell has every container inside it with one too
+/// (cells are written as footers are), and in post-order its subtree's
+/// cells come right before its own. So from the first cell the cursor has
+/// not passed, the first cell that starts at or before the scan's position
+/// is the cell of the container there, if it has one, and the cells before
+/// it are its descendants, which the scan skips with it. The smallest start
+/// of each chunk of [`CHUNK`] cells lets the search jump over subtrees
+/// (32 bytes per chunk); a container without a cell (no such cell) leaves
+/// the cursor where it was. Over a whole scan the search looks at each
+/// cell about once, and at each chunk once per container without a cell
+/// (the few a crash leaves open); an index whose cells break those rules
+/// could make it look again and again, so past a budget of looks, or at a
+/// cell it should have passed, it gives up ([`PostOrderCursor::gave_up`])
+/// and the caller builds the table instead.
+pub(crate) struct PostOrderCursor<'a> {
+    cells: &'a [RawIndexCell],
+    ranges: &'a [(u32, u32)],
+    count: usize,
+    /// Per chunk: its smallest start, and where it begins.
+    chunks: Vec<(u64, PostPosition)>,
+    /// The first cell not passed.
+    next: PostPosition,
+    /// Cells and chunks looked at, and how many may be.
+    looks: usize,
+    budget: usize,
+}
+
+impl<'a> PostOrderCursor<'a> {
+    /// The cursor over the `count` container cells of `ranges` (runs of
+    /// `cells`), built in one pass (releasing behind it through `pass`);
+    /// `None` if their ends do not ascend (not in post-order) or the count
+    /// is wrong.
+    pub(crate) fn new(
+        cells: &'a [RawIndexCell],
+        ranges: &'a [(u32, u32)],
+        count: usize,
+        mut pass: CellPass<'_>,
+    ) -> Option<Self> {
+        let mut cursor = PostOrderCursor {
+            cells,
+            ranges,
+            count,
+            chunks: Vec::with_capacity(count.div_ceil(CHUNK)),
+            next: PostPosition {
+                at: 0,
+                run: 0,
+                cell: ranges.first().map_or(0, |&(from, _)| from),
+            },
+            looks: 0,
+            budget: 4 * count + (1 << 20),
+        };
+        cursor.next = cursor.settle(cursor.next);
+        let mut position = cursor.next;
+        let mut last_end = None;
+        while position.at < count {
+            pass.at(position.cell);
+            let cell = cells.get(position.cell as usize)?;
+            let (start, end) = (cell.start.get() as u64, cell.end.get() as u64);
+            if last_end.is_some_and(|last| end <= last) {
+                return None;
+            }
+            last_end = Some(end);
+            if position.at.is_multiple_of(CHUNK) {
+                cursor.chunks.push((start, position));
+            }
+            let chunk = cursor
+                .chunks
+                .last_mut()
+                .expect("pushed at the chunk's start");
+            chunk.0 = chunk.0.min(start);
+            position = cursor.after(position);
+        }
+        (position.at == count && position.run == ranges.len()).then_some(cursor)
+    }
+
+    /// `position`, or the first container cell after it.
+    fn settle(&self, mut position: PostPosition) -> PostPosition {
+        while let Some(&(_, to)) = self.ranges.get(position.run) {
+            if position.cell >= to {
+                position.run += 1;
+                position.cell = self.ranges.get(position.run).map_or(0, |&(from, _)| from);
+            } else if self.cells[position.cell as usize].kind == ObjectKind::Tracepoint as u8 {
+                return position;
+            } else {
+                position.cell += 1;
+            }
+        }
+        position
+    }
+
+    /// The container cell after the one at `position`.
+    fn after(&self, position: PostPosition) -> PostPosition {
+        self.settle(PostPosition {
+            at: position.at + 1,
+            cell: position.cell + 1,
+            ..position
+        })
+    }
+
+    /// The end of the container whose content starts at `start`, if a cell
+    /// has it; the cursor then passes it and its descendants' cells.
+    pub(crate) fn cell_end(&mut self, start: u64) -> Option<u64> {
+        let mut position = self.next;
+        while position.at < self.count && self.looks < self.budget {
+            self.looks += 1;
+            if position.at.is_multiple_of(CHUNK) {
+                let chunk = position.at / CHUNK;
+                if self.chunks[chunk].0 > start {
+                    position = match self.chunks.get(chunk + 1) {
+                        Some(&(_, next)) => next,
+                        None => return None,
+                    };
+                    continue;
+                }
+            }
+            let cell = &self.cells[position.cell as usize];
+            let cell_start = cell.start.get() as u64;
+            if cell_start <= start {
+                if cell_start < start {
+                    // A cell the scan should have passed: the cells break
+                    // the rules; give up.
+                    self.looks = self.budget;
+                    return None;
+                }
+                self.next = self.after(position);
+                return Some(cell.end.get() as u64);
+            }
+            position = self.after(position);
+        }
+        None
+    }
+
+    /// Whether the search used up its budget or met cells that break the
+    /// rules (its answers then are not to be trusted).
+    pub(crate) fn gave_up(&self) -> bool {
+        self.looks >= self.budget
+    }
+}
+
 /// A container given its position in start order by [`convert_into`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Placed {
@@ -842,6 +995,21 @@ impl ContainerTable {
     /// The container whose content starts at `start`. `hint`, when given, is
     /// a container known to start before `start` (a scan going forward
     /// passes the last one it found): the search gallops from there.
+    /// The end of the container whose content starts at an offset, for
+    /// offsets asked in ascending order ([`scan_unindexed`](crate::read::lazy::stream::scan_unindexed)):
+    /// each search starts from the last container found.
+    pub(crate) fn ends_by_start<'a>(
+        &'a self,
+        cells: CellView<'a>,
+    ) -> impl FnMut(LogicalOffset) -> Option<LogicalOffset> + 'a {
+        let mut hint = None;
+        move |start| {
+            let k = self.find_start(cells, start, hint)?;
+            hint = Some(k);
+            Some(self.end(cells, k))
+        }
+    }
+
     pub(crate) fn find_start(
         &self,
         cells: CellView<'_>,

@@ -39,8 +39,8 @@ use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::model::ContextBuilder;
 use crate::read::block_table::{BlockInfo, BlockSpan, BlockTable};
 use crate::read::containers::{
-    CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed, Source,
-    WithMadeCells,
+    CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed,
+    PostOrderCursor, Source, WithMadeCells,
 };
 use crate::read::eager::LoadReport;
 use crate::read::lazy::stream::{Resident, Stream, Unindexed, scan_unindexed};
@@ -615,10 +615,8 @@ impl Lookup {
     /// Finds thread `slot`'s containers by scanning its stream, as if the
     /// index had no cell for any.
     fn scan_thread(&self, data: &[u8], slot: usize) -> Result<Containers> {
-        let empty = ContainerTable::default();
         let mut stream = Stream::new(data, self.blocks.thread(slot));
-        let view = CellView::new(self.file.slice(), &[]);
-        let found = scan_unindexed(&mut stream, &empty, view, LogicalOffset(0), None)?;
+        let found = scan_unindexed(&mut stream, &mut |_| None, LogicalOffset(0), None)?;
         let len = stream.len();
         let (unfinished, finished): (Vec<_>, Vec<_>) = found
             .into_iter()
@@ -682,21 +680,44 @@ impl Lookup {
     }
 
     /// The containers thread `slot`'s cells lack, found by scanning its top
-    /// level with its table (built first). The scan reads the thread front
-    /// to back (an unfinished root call's content is nearly all of it), so
-    /// it releases behind it as a walk does.
+    /// level. The scan reads the thread front to back (an unfinished root
+    /// call's content is nearly all of it), so it releases behind it as a
+    /// walk does. It skips the containers with a cell by reading the cells
+    /// forward alongside ([`PostOrderCursor`]), with no table; if the cells
+    /// are not as the recorder writes them, or the table is built already,
+    /// through the table.
     fn missing_containers(&self, data: &[u8], slot: usize) -> Result<Vec<Unindexed>> {
-        let (table, view) = self.containers(data, slot)?;
         let resident = self.release_reads.as_ref().map(|(bytes, window)| Resident {
             window: *window,
             data: bytes.clone(),
             lookups: self.file.bytes().into_iter().cloned().collect(),
             scattered: Mutex::new(Vec::new()),
         });
-        let mut stream = Stream::new(data, self.blocks.thread(slot))
-            .releasing(resident.as_ref())
-            .released_at_end();
-        scan_unindexed(&mut stream, table, view, LogicalOffset(0), None)
+        let stream = || {
+            Stream::new(data, self.blocks.thread(slot))
+                .releasing(resident.as_ref())
+                .released_at_end()
+        };
+        if let Some((ranges, count)) = self.unbuilt_ranges(slot) {
+            let pass = self.file.pass(self.release_window());
+            if let Some(mut cursor) = PostOrderCursor::new(self.file.slice(), &ranges, count, pass)
+            {
+                let ends = &mut |start: LogicalOffset| cursor.cell_end(start.0).map(LogicalOffset);
+                let found = scan_unindexed(&mut stream(), ends, LogicalOffset(0), None);
+                if let Ok(found) = found
+                    && !cursor.gave_up()
+                {
+                    return Ok(found);
+                }
+            }
+        }
+        let (table, view) = self.containers(data, slot)?;
+        scan_unindexed(
+            &mut stream(),
+            &mut table.ends_by_start(view),
+            LogicalOffset(0),
+            None,
+        )
     }
 
     /// Adds to thread `slot`'s table (built first, on the heap) containers
@@ -1216,5 +1237,80 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
         references,
         data: rebuilt.report,
         complete: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::synth::{Crash, SynthOptions, generate};
+
+    /// A crashed recorder's trace, and its footer-less index loaded.
+    fn crashed(
+        threads: usize,
+        block_bytes: usize,
+        seed: u64,
+        dump_order: bool,
+    ) -> (Vec<u8>, LoadedIndex) {
+        let (data, index) = generate(&SynthOptions {
+            threads,
+            bytes: 1 << 20,
+            block_bytes,
+            seed,
+            block_cell_last: dump_order,
+            crash: Some(Crash {
+                half_written_block: false,
+            }),
+        });
+        let mapped = TraceBytes::from_vec(data.clone());
+        let loaded = load_index(&mapped, TraceBytes::from_vec(index), None).unwrap();
+        (data, loaded)
+    }
+
+    #[test]
+    fn the_cell_cursor_finds_the_containers_the_table_finds() {
+        for (threads, block_bytes, seed, dump_order) in [
+            (1, 1 << 10, 1, false),
+            (3, 700, 2, false),
+            (4, 16 << 10, 3, false),
+            (2, 300, 4, false),
+            (2, 700, 5, true),
+        ] {
+            let (data, loaded) = crashed(threads, block_bytes, seed, dump_order);
+            let lookup = loaded.lookup;
+            for slot in 0..lookup.blocks.thread_count() {
+                let by_cursor = lookup.missing_containers(&data, slot).unwrap();
+                // The cursor needed no table (the recorder's order).
+                assert!(dump_order || lookup.streams(slot), "seed {seed}");
+                let (table, view) = lookup.containers(&data, slot).unwrap();
+                let mut stream = Stream::new(&data, lookup.blocks.thread(slot));
+                let ends = &mut table.ends_by_start(view);
+                let by_table = scan_unindexed(&mut stream, ends, LogicalOffset(0), None).unwrap();
+                assert!(!by_cursor.is_empty(), "seed {seed}: the root is unfinished");
+                assert_eq!(by_cursor, by_table, "seed {seed}, slot {slot}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_cell_cursor_refuses_cells_out_of_post_order() {
+        let lookup = crashed(2, 700, 6, false).1.lookup;
+        let cells = lookup.file.slice();
+        let (ranges, count) = lookup.unbuilt_ranges(0).unwrap();
+        let pass = || lookup.file.pass(None);
+        assert!(PostOrderCursor::new(cells, &ranges, count, pass()).is_some());
+        // A wrong count, or runs cut short.
+        assert!(PostOrderCursor::new(cells, &ranges, count + 1, pass()).is_none());
+        assert!(PostOrderCursor::new(cells, &ranges, count - 1, pass()).is_none());
+        // Two neighbouring container cells swapped: ends no longer ascend.
+        let mut swapped: Vec<RawIndexCell> = cells.to_vec();
+        let container = |k: usize| swapped[k].kind == ObjectKind::Tracepoint as u8;
+        let k = ranges
+            .iter()
+            .flat_map(|&(from, to)| from as usize..to as usize - 1)
+            .find(|&k| container(k) && container(k + 1))
+            .unwrap();
+        swapped.swap(k, k + 1);
+        assert!(PostOrderCursor::new(&swapped, &ranges, count, pass()).is_none());
     }
 }

@@ -1068,7 +1068,12 @@ impl LazyTraceReader {
         }
         let (table, cells) = self.containers(slot)?;
         let mut stream = self.stream(slot);
-        let found = scan_unindexed(&mut stream, table, cells, start, Some((container, event.0)))?;
+        let found = scan_unindexed(
+            &mut stream,
+            &mut table.ends_by_start(cells),
+            start,
+            Some((container, event.0)),
+        )?;
         let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
         for container in found {
             resolved.insert((slot, container.start), container.end);

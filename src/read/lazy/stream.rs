@@ -11,7 +11,6 @@ use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::block_table::ThreadBlocks;
-use crate::read::containers::{CellView, ContainerTable};
 use crate::read::index::Lookup;
 use crate::storage::{FAULT_AROUND, TraceBytes};
 
@@ -336,11 +335,12 @@ impl Lookup {
     }
 }
 
-/// Finds the ranges of containers without a cell in `table` by scanning
-/// `stream` from `from`: containers with a cell are skipped whole; those
-/// without are entered, and end at their footer or, unfinished, at the end
-/// of the stream. Finished ones are listed in post-order, then unfinished
-/// ones outermost first.
+/// Finds the ranges of containers without a cell by scanning `stream` from
+/// `from`: containers with a cell (`cell_end` gives the end of the one
+/// whose content starts at an offset, asked in ascending order) are
+/// skipped whole; those without are entered, and end at their footer or,
+/// unfinished, at the end of the stream. Finished ones are listed in
+/// post-order, then unfinished ones outermost first.
 ///
 /// With `outer` (the type and event id of a container whose content starts
 /// at `from`) the scan stops at that container's footer; without, `from`
@@ -348,8 +348,7 @@ impl Lookup {
 /// stream.
 pub(crate) fn scan_unindexed(
     stream: &mut Stream<'_>,
-    table: &ContainerTable,
-    cells: CellView<'_>,
+    cell_end: &mut dyn FnMut(LogicalOffset) -> Option<LogicalOffset>,
     from: LogicalOffset,
     outer: Option<(TracepointType, i32)>,
 ) -> Result<Vec<Unindexed>> {
@@ -361,17 +360,14 @@ pub(crate) fn scan_unindexed(
         open.push((container, event, from));
     }
     let mut at = from;
-    let mut hint = None;
     while at < len {
         let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
         match (skipped.kind, skipped.header) {
             (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
                 let start = at + object_len;
                 let container = header.tracepoint_type;
-                match table.find_start(cells, start, hint) {
-                    Some(k) => {
-                        hint = Some(k);
-                        let end = table.end(cells, k);
+                match cell_end(start) {
+                    Some(end) => {
                         at = if end < len {
                             end + stream.footer_len(end, container)?
                         } else {
