@@ -643,10 +643,11 @@ impl Lookup {
     /// threads in parallel. Returns how many it found and how many of those
     /// were never finished.
     ///
-    /// The scan needs a thread's table; one built from the index's cells
-    /// for the scan is dropped again and the made cells are kept beside the
-    /// cells ([`Lookup::add_made_cells`]), so that the thread still streams
-    /// into the sidecar with no table on the heap.
+    /// A thread's scan reads its cells alongside, with no table
+    /// ([`Lookup::missing_containers`]); a table it had to build instead is
+    /// dropped again. The made cells are kept beside the cells
+    /// ([`Lookup::add_made_cells`]), so that the thread still streams into
+    /// the sidecar with no table on the heap.
     pub(crate) fn repair_all(&mut self, data: &[u8]) -> Result<(usize, usize)> {
         let found = (0..self.threads.len())
             .into_par_iter()
