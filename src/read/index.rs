@@ -1294,6 +1294,36 @@ mod tests {
     }
 
     #[test]
+    fn the_reference_recorders_crashed_trace_is_repaired_without_tables() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
+        let (Ok(data), Ok(index)) = (
+            std::fs::read(dir.join("crashed.trace")),
+            std::fs::read(dir.join("crashed.trace.idx")),
+        ) else {
+            eprintln!(
+                "skipped: reference traces folder {} not found",
+                dir.display()
+            );
+            return;
+        };
+        let data = TraceBytes::from_vec(data);
+        let loaded = load_index(&data, TraceBytes::from_vec(index), None).unwrap();
+        assert!(!loaded.complete);
+        let lookup = &loaded.lookup;
+        let mut found = 0;
+        for slot in 0..lookup.blocks.thread_count() {
+            found += lookup
+                .missing_containers(data.as_slice(), slot)
+                .unwrap()
+                .len();
+            // The scan read the recorder's cells alongside: no table built.
+            assert!(lookup.streams(slot), "thread slot {slot}");
+        }
+        // The 15 calls the eager loader reports unfinished.
+        assert_eq!(found, 15);
+    }
+
+    #[test]
     fn the_cell_cursor_refuses_cells_out_of_post_order() {
         let lookup = crashed(2, 700, 6, false).1.lookup;
         let cells = lookup.file.slice();
