@@ -24,7 +24,6 @@ use tracetree::read::{
 };
 use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
-/// A generated trace of about `bytes`, made once under `target/test-traces`.
 /// Held by each test for its whole run: they measure the process's
 /// resident memory, which tests running at once would share (the 1 GB
 /// traversal's heap tables once showed as +38 MB in the heap test beside it).
@@ -35,6 +34,7 @@ fn alone() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A generated trace of about `bytes`, made once under `target/test-traces`.
 fn trace(bytes: u64) -> PathBuf {
     common::synth_trace(&format!("memory-{bytes}"), bytes, 5)
 }

@@ -13,7 +13,7 @@
 
 mod common;
 
-use tracetree::read::{SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
+use tracetree::read::{SidecarOutcome, SidecarPolicy, index_path};
 
 #[test]
 fn a_first_open_keeps_a_window_of_the_files_resident() {
@@ -24,7 +24,6 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
     // The sidecar written next to the trace, then a scratch one (read-only
     // policy): both encode the same sections.
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
-        let _ = std::fs::remove_file(sidecar_path(&path));
         let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
             return;
         };

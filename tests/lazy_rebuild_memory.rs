@@ -17,7 +17,7 @@
 mod common;
 
 use tracetree::read::synth::Crash;
-use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy, index_path, sidecar_path};
+use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy, index_path};
 
 #[test]
 fn opening_without_an_index_keeps_a_window_resident() {
@@ -44,7 +44,6 @@ fn opening_without_an_index_keeps_a_window_resident() {
         std::os::unix::fs::symlink(&trace, &path).unwrap();
         assert!(!index_path(&path).exists());
         for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
-            let _ = std::fs::remove_file(sidecar_path(&path));
             let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
                 return;
             };

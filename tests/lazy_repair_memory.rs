@@ -17,7 +17,7 @@
 mod common;
 
 use tracetree::read::synth::Crash;
-use tracetree::read::{IndexStatus, SidecarPolicy, index_path, sidecar_path};
+use tracetree::read::{IndexStatus, SidecarPolicy, index_path};
 
 #[test]
 fn repairing_a_crashed_recorders_index_keeps_a_window_of_the_data_resident() {
@@ -29,7 +29,6 @@ fn repairing_a_crashed_recorders_index_keeps_a_window_of_the_data_resident() {
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(index_path(&path).exists());
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
-        let _ = std::fs::remove_file(sidecar_path(&path));
         let Some((reader, grown)) = common::open_peak(&path, policy, WINDOW) else {
             return;
         };

@@ -992,9 +992,6 @@ impl ContainerTable {
         self.events_ascend
     }
 
-    /// The container whose content starts at `start`. `hint`, when given, is
-    /// a container known to start before `start` (a scan going forward
-    /// passes the last one it found): the search gallops from there.
     /// The end of the container whose content starts at an offset, for
     /// offsets asked in ascending order ([`scan_unindexed`](crate::read::lazy::stream::scan_unindexed)):
     /// each search starts from the last container found.
@@ -1010,6 +1007,9 @@ impl ContainerTable {
         }
     }
 
+    /// The container whose content starts at `start`. `hint`, when given, is
+    /// a container known to start before `start` (a scan going forward
+    /// passes the last one it found): the search gallops from there.
     pub(crate) fn find_start(
         &self,
         cells: CellView<'_>,

@@ -20,7 +20,7 @@
 //! containers be found by scanning its stream instead (reported by
 //! [`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)). An index without footer (a crashed recorder's) is
 //! repaired when opened: containers it has no cell for are found by
-//! scanning only where they can be (`Lookup::repair`).
+//! scanning only where they can be (`Lookup::repair_all`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -515,10 +515,23 @@ impl Lookup {
     /// finds): to its table if one is built, otherwise beside its cells,
     /// with no table built, so that they still stream into a sidecar.
     pub(crate) fn add_made_cells(&mut self, slot: usize, mut cells: Vec<RawIndexCell>) {
+        if cells.is_empty() {
+            return;
+        }
         cells.sort_by_key(|cell| cell.start.get());
         let thread = &mut self.threads[slot];
         match thread.built.get_mut() {
-            Some(Ok(built)) => built.add(self.file.slice(), cells),
+            Some(Ok(built)) => {
+                built.add(self.file.slice(), cells);
+                // Merging rereads every cell of the thread (their ends):
+                // release them at once instead of leaving the thread's share
+                // of the index mapped until the open ends.
+                if self.release_reads.is_some()
+                    && let Some(bytes) = self.file.bytes()
+                {
+                    bytes.release_all();
+                }
+            }
             _ => thread.made = cells,
         }
     }
@@ -644,20 +657,18 @@ impl Lookup {
     /// were never finished.
     ///
     /// A thread's scan reads its cells alongside, with no table
-    /// ([`Lookup::missing_containers`]); a table it had to build instead is
-    /// dropped again. The made cells are kept beside the cells
-    /// ([`Lookup::add_made_cells`]), so that the thread still streams into
-    /// the sidecar with no table on the heap.
+    /// ([`Lookup::missing_containers`]), and the made cells are kept beside
+    /// the cells ([`Lookup::add_made_cells`]), so that the thread still
+    /// streams into the sidecar with no table on the heap. (A thread whose
+    /// cells are not in the recorder's order is scanned through its table,
+    /// which the made cells then join.)
     pub(crate) fn repair_all(&mut self, data: &[u8]) -> Result<(usize, usize)> {
         let found = (0..self.threads.len())
             .into_par_iter()
-            .map(|slot| {
-                let unbuilt = self.unbuilt_ranges(slot);
-                Ok((unbuilt, self.missing_containers(data, slot)?))
-            })
+            .map(|slot| self.missing_containers(data, slot))
             .collect::<Result<Vec<_>>>()?;
         let (mut repaired, mut unfinished) = (0, 0);
-        for (slot, (unbuilt, found)) in found.into_iter().enumerate() {
+        for (slot, found) in found.into_iter().enumerate() {
             let len = LogicalOffset(self.blocks.thread(slot).len);
             unfinished += found.iter().filter(|c| c.end == len).count();
             repaired += found.len();
@@ -665,17 +676,7 @@ impl Lookup {
                 .iter()
                 .map(|c| container_cell(c.event, c.start, c.end))
                 .collect();
-            let thread = &mut self.threads[slot];
-            let from_cells = thread.rescanned.get().is_none() && thread.problem.get().is_none();
-            match unbuilt {
-                Some((ranges, count)) if from_cells => {
-                    thread.built = OnceLock::new();
-                    *thread.source.get_mut().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Source::Ranges { ranges, count });
-                    self.add_made_cells(slot, cells);
-                }
-                _ => self.add_containers(data, slot, cells)?,
-            }
+            self.add_made_cells(slot, cells);
         }
         Ok((repaired, unfinished))
     }
@@ -719,32 +720,6 @@ impl Lookup {
             LogicalOffset(0),
             None,
         )
-    }
-
-    /// Adds to thread `slot`'s table (built first, on the heap) containers
-    /// a repair found its cells lack.
-    fn add_containers(
-        &mut self,
-        data: &[u8],
-        slot: usize,
-        mut cells: Vec<RawIndexCell>,
-    ) -> Result<()> {
-        self.containers(data, slot)?;
-        cells.sort_by_key(|cell| cell.start.get());
-        let file = self.file.slice();
-        let Some(Ok(built)) = self.threads[slot].built.get_mut() else {
-            unreachable!("built above, or its error was returned")
-        };
-        built.add(file, cells);
-        // Merging rereads every cell of the thread (their ends): release
-        // them at once instead of leaving the thread's share of the index
-        // mapped until the open ends.
-        if self.release_reads.is_some()
-            && let Some(bytes) = self.file.bytes()
-        {
-            bytes.release_all();
-        }
-        Ok(())
     }
 }
 
@@ -1144,9 +1119,7 @@ pub(crate) fn rebuild_to_scratch(
     let lookup = &mut loaded.lookup;
     let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
     for (slot, cells) in unfinished.into_iter().enumerate() {
-        if !cells.is_empty() {
-            lookup.add_made_cells(slot, cells);
-        }
+        lookup.add_made_cells(slot, cells);
     }
     loaded.data = outcome.report;
     Ok(Some(loaded))

@@ -79,17 +79,19 @@ pub fn proc_status(field: &str) -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Opens `path` with `policy` and a resident `window`, and returns the
-/// reader with how much the process's peak resident set (`VmHWM`, reset
-/// through `/proc/self/clear_refs` first) grew above the resident set
-/// before the open; `None` (said on stderr) where the kernel offers
-/// neither (not Linux). A test using it should be alone in its file: other
-/// tests' memory would share the process's mark.
+/// Opens `path` for the first time (its sidecar removed) with `policy` and
+/// a resident `window`, and returns the reader with how much the process's
+/// peak resident set (`VmHWM`, reset through `/proc/self/clear_refs`
+/// first) grew above the resident set before the open; `None` (said on
+/// stderr) where the kernel offers neither (not Linux). A test using it
+/// should be alone in its file: other tests' memory would share the
+/// process's mark.
 pub fn open_peak(
     path: &Path,
     policy: tracetree::read::SidecarPolicy,
     window: u64,
 ) -> Option<(tracetree::read::LazyTraceReader, u64)> {
+    let _ = std::fs::remove_file(tracetree::read::sidecar_path(path));
     let before = std::fs::write("/proc/self/clear_refs", "5")
         .ok()
         .and_then(|()| proc_status("VmRSS:"));
