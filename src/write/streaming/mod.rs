@@ -7,6 +7,8 @@
 mod block;
 mod io;
 mod registry;
+#[cfg(test)]
+mod tests;
 
 use std::fs::File;
 use std::io::Write;
@@ -287,9 +289,30 @@ impl std::fmt::Debug for StreamingWriter {
     }
 }
 
+/// Creates `path` for writing. An existing regular file (or the one a
+/// symbolic link at `path` names) is unlinked first rather than truncated:
+/// truncating a file another process has mapped makes that process die with
+/// `SIGBUS` on its next access, while an unlinked file stays whole for
+/// whoever still maps it. Anything else at `path` (a device, a pipe) is
+/// opened as it is.
+fn create_replacing(path: &Path) -> Result<File> {
+    let io = |e| Error::io(path, e);
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.file_type().is_file() => {
+            let target = std::fs::canonicalize(path).map_err(io)?;
+            std::fs::remove_file(&target).map_err(io)?;
+            File::create_new(&target).map_err(io)
+        }
+        Ok(_) => File::create(path).map_err(io),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::create(path).map_err(io),
+        Err(e) => Err(io(e)),
+    }
+}
+
 impl StreamingWriter {
     /// Starts a trace at `path`, its index at `path` + `.idx`, with
-    /// [`StreamingOptions::default`]. Existing files are replaced.
+    /// [`StreamingOptions::default`]. Existing files are replaced, never
+    /// rewritten in place: a reader that still maps them keeps its snapshot.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Self::create_with_options(path, StreamingOptions::default())
     }
@@ -300,9 +323,8 @@ impl StreamingWriter {
         let mut index_path = data_path.clone().into_os_string();
         index_path.push(".idx");
         let index_path = PathBuf::from(index_path);
-        let open = |path: &Path| File::create(path).map_err(|e| Error::io(path, e));
-        let data = open(&data_path)?;
-        let index = open(&index_path)?;
+        let data = create_replacing(&data_path)?;
+        let index = create_replacing(&index_path)?;
         Self::start(
             Target {
                 out: Box::new(data),
