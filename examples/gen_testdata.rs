@@ -1,4 +1,4 @@
-//! Writes the sample traces of `tracetree::write::samples` into `testdata/`
+//! Writes the sample traces of `tracetree::generate::samples` into `testdata/`
 //! (or the folder given as the first argument): `NAME.trace` and
 //! `NAME.trace.idx` for each. `tests/write_testdata.rs` checks the committed
 //! files are exactly what this writes, so run it after changing a sample:
@@ -15,7 +15,7 @@ fn main() -> Result<(), tracetree::Error> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata"));
     std::fs::create_dir_all(&dir).map_err(|e| tracetree::Error::io(&dir, e))?;
-    for (name, generate) in tracetree::write::samples::all() {
+    for (name, generate) in tracetree::generate::samples::all() {
         let path = dir.join(name);
         let writer = generate()?;
         writer.save(&path)?;

@@ -66,9 +66,9 @@
 
 #![warn(missing_docs)]
 
-pub mod cli;
 pub mod error;
 pub mod format;
+#[cfg(any(test, feature = "generate"))]
 pub mod generate;
 pub mod model;
 pub mod print;

@@ -3,8 +3,9 @@
 
 use std::fmt;
 use std::fs::File;
+use std::io::BufWriter;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
@@ -212,6 +213,42 @@ impl fmt::Debug for TraceBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "TraceBytes({} bytes)", self.len())
     }
+}
+
+/// Writes a file through `write` (buffered) into a temporary file beside
+/// `path`, syncs it, then renames it over `path` and syncs the folder, so
+/// readers never see half a file. On failure the temporary file is removed
+/// and `path` is untouched. I/O errors (including [`Error::Stream`] from
+/// `write`) name `path`.
+pub fn write_file_atomically<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".tmp-{}", std::process::id()));
+    let temp = PathBuf::from(temp);
+    let io = |e| Error::io(path, e);
+    let result = (|| -> Result<T> {
+        let file = File::create(&temp).map_err(io)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let value = write(&mut out).map_err(|e| match e {
+            Error::Stream(e) => io(e),
+            e => e,
+        })?;
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&temp, path).map_err(io)?;
+        File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+        Ok(value)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
 }
 
 #[cfg(test)]

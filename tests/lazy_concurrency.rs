@@ -10,7 +10,7 @@ use std::sync::Arc;
 use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
 use tracetree::format::offset::EventId;
-use tracetree::read::synth::{self, SynthOptions};
+use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{
     EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail, index_path,
 };
@@ -96,7 +96,7 @@ fn check_concurrent(name: &str, reader: &LazyTraceReader, eager: &EagerTrace) {
 
 #[test]
 fn eight_threads_expand_one_reader() {
-    let (data, index) = synth::generate(&SynthOptions {
+    let (data, index) = raw::generate(&SynthOptions {
         threads: 3,
         bytes: 1 << 20,
         block_bytes: 16 << 10,
@@ -158,7 +158,7 @@ fn expansions_and_walks_race_with_page_releases() {
     // window: every forward read releases the pages behind it at each block
     // it enters, and the index's pages with them, while other threads read
     // the same pages.
-    let (data, index) = synth::generate(&SynthOptions {
+    let (data, index) = raw::generate(&SynthOptions {
         threads: 3,
         bytes: 2 << 20,
         block_bytes: 16 << 10,

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use tracetree::TraceBytes;
+use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::model::TracepointType;
-use tracetree::read::synth::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader};
 
 /// Full expansion of `path` equals the eager loader's, with the index used
@@ -143,7 +143,7 @@ fn synthetic_shapes() -> Vec<(String, SynthOptions)> {
 #[test]
 fn lazy_expansion_equals_eager_on_generated_traces() {
     for (name, options) in synthetic_shapes() {
-        let (data, index) = synth::generate(&options);
+        let (data, index) = raw::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 8 << 10] {
             let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();

@@ -6,11 +6,11 @@ mod common;
 mod lazy_support;
 
 use lazy_support::{expand_all, open_in_memory};
-use tracetree::read::synth::{self, Crash, SynthOptions};
+use tracetree::generate::raw::{self, Crash, SynthOptions};
 
 /// A small multi-block, multi-thread trace with calls spanning blocks.
 fn sample(crash: Option<Crash>) -> (Vec<u8>, Vec<u8>) {
-    synth::generate(&SynthOptions {
+    raw::generate(&SynthOptions {
         threads: 2,
         bytes: 6 << 10,
         block_bytes: 512,

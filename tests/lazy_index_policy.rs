@@ -9,7 +9,7 @@ mod lazy_support;
 use lazy_support::assert_same_tree;
 use tracetree::TraceBytes;
 use tracetree::format::ObjectKind;
-use tracetree::read::synth::{self, SynthOptions};
+use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, index_path,
 };
@@ -24,7 +24,7 @@ struct Sample {
 }
 
 fn sample(block_cell_last: bool) -> Sample {
-    let (data, index) = synth::generate(&SynthOptions {
+    let (data, index) = raw::generate(&SynthOptions {
         threads: 2,
         bytes: 96 << 10,
         block_bytes: 4 << 10,
@@ -321,7 +321,7 @@ fn an_index_without_footer_is_used_when_valid() {
 #[test]
 fn another_trace_index_is_not_used() {
     let sample = sample(false);
-    let (_, other) = synth::generate(&SynthOptions {
+    let (_, other) = raw::generate(&SynthOptions {
         threads: 2,
         bytes: 96 << 10,
         block_bytes: 3 << 10,

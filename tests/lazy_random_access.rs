@@ -7,7 +7,7 @@ mod lazy_support;
 
 use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
-use tracetree::read::synth::{self, Crash, SynthOptions};
+use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, LazyTraceReader, NodeId, WalkDetail};
 
 fn check_random_access(
@@ -161,7 +161,7 @@ fn random_access_in_a_wide_call_with_a_tiny_cache() {
         seed: 13,
         ..SynthOptions::default()
     };
-    let (data, index) = synth::generate(&options);
+    let (data, index) = raw::generate(&options);
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     let lazy = open_in_memory(&data, Some(&index), 4 << 10).unwrap();
     let wide = eager.nodes()[eager.threads()[0].roots[0].0 as usize].children[0];
@@ -198,7 +198,7 @@ fn random_access_on_generated_traces() {
             crash,
         };
         let name = format!("{options:?}");
-        let (data, index) = synth::generate(&options);
+        let (data, index) = raw::generate(&options);
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         for cache_bytes in [64 << 20, 16 << 10] {
             let lazy = open_in_memory(&data, Some(&index), cache_bytes).unwrap();

@@ -16,7 +16,7 @@
 
 mod common;
 
-use tracetree::read::synth::Crash;
+use tracetree::generate::raw::Crash;
 use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy, index_path};
 
 #[test]

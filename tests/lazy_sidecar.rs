@@ -10,7 +10,7 @@ use std::fs::{self, File, FileTimes};
 use std::path::{Path, PathBuf};
 
 use lazy_support::{assert_same_tree, expand_all, reference_traces, testdata_traces};
-use tracetree::read::synth::{self, Crash, SynthOptions};
+use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, SidecarOutcome,
     SidecarPolicy, SidecarProblem, index_path, sidecar_path,
@@ -42,7 +42,7 @@ fn synth_trace(dir: &Path, crash: Option<Crash>) -> PathBuf {
 /// A generated trace of about `bytes` bytes in about 32 blocks.
 fn sized_trace(dir: &Path, crash: Option<Crash>, bytes: u64) -> PathBuf {
     let path = dir.join("synth.trace");
-    synth::write_files(
+    raw::write_files(
         &SynthOptions {
             threads: 3,
             bytes,
@@ -303,7 +303,7 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
         block_cell_last: false,
         crash: None,
     };
-    synth::write_files(&options, &path).unwrap();
+    raw::write_files(&options, &path).unwrap();
     let eager = EagerTrace::open(&path).unwrap();
     let blocks = eager.threads().iter().map(|t| t.blocks).sum::<usize>();
     assert!(blocks > 40);
@@ -531,50 +531,4 @@ fn policies_off_and_read_only_write_nothing() {
         .open(&path)
         .unwrap();
     assert!(read_only.report().sidecar_used());
-}
-
-/// Runs the CLI; its success and standard output.
-fn cli(args: &[&str]) -> (bool, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8(output.stdout).unwrap(),
-    )
-}
-
-#[test]
-fn index_writes_the_sidecar_and_info_reports_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = synth_trace(dir.path(), None);
-    fs::remove_file(index_path(&path)).unwrap();
-    let file = path.to_str().unwrap();
-    let (ok, out) = cli(&["info", file]);
-    assert!(ok);
-    assert!(out.contains("rebuilt"), "{out}");
-    assert!(out.contains(".ttlookup (written)"), "{out}");
-    let (ok, out) = cli(&["info", file]);
-    assert!(ok);
-    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
-    assert!(
-        out.contains("lookups from the sidecar of a rebuild"),
-        "{out}"
-    );
-    // `index` writes the index, then a sidecar made from it.
-    let (ok, out) = cli(&["index", file]);
-    assert!(ok);
-    assert!(out.contains("lookup sidecar:"), "{out}");
-    assert!(
-        out.contains("(written; the old one was not used: stale"),
-        "{out}"
-    );
-    let (ok, out) = cli(&["info", file]);
-    assert!(ok);
-    assert!(out.contains("(valid, used)\n"), "{out}");
-    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
-    let reader = LazyTraceReader::open(&path).unwrap();
-    assert!(reader.report().sidecar_used());
-    assert_eq!(reader.report().status, IndexStatus::Used { complete: true });
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use common::rss_file;
 
-use tracetree::read::synth::{self, SynthOptions};
+use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{LazyTraceReader, SidecarPolicy, WalkDetail};
 
 #[test]
@@ -23,7 +23,7 @@ fn a_finished_walk_leaves_no_window_behind() {
         seed: 21,
         ..SynthOptions::default()
     };
-    let path = synth::cached(&dir, "walk-release-1m", &options).unwrap();
+    let path = raw::cached(&dir, "walk-release-1m", &options).unwrap();
     for policy in [SidecarPolicy::Off, SidecarPolicy::ReadWrite] {
         let reader = LazyTraceReader::options()
             .sidecar(policy)

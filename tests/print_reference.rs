@@ -194,42 +194,6 @@ fn printing_corrupted_traces_never_panics() {
     assert!(printed > 0);
 }
 
-#[test]
-fn the_print_command_writes_the_reference_text() {
-    let Some(dir) = common::reference_traces() else {
-        return;
-    };
-    let trace = dir.join("all-types-stream.trace");
-    let tracetree = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
-            .arg("print")
-            .arg(&trace)
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let output = tracetree(&["--verbose"]);
-    assert!(output.status.success());
-    let expected = std::fs::read(dir.join("all-types-stream.trace.txt")).unwrap();
-    assert!(
-        output.stdout == expected,
-        "{}",
-        first_difference(&output.stdout, &expected)
-    );
-
-    let output = tracetree(&["--thread", "1", "--depth", "0"]);
-    assert!(output.status.success());
-    assert_eq!(
-        String::from_utf8(output.stdout).unwrap(),
-        "# Thread 2 (Поток-β 线程 🧵 №1)\nmain()\n  ... <unloaded child>\n"
-    );
-
-    let output = tracetree(&["--thread", "3"]);
-    assert!(!output.status.success());
-    let error = String::from_utf8(output.stderr).unwrap();
-    assert!(error.contains("no thread 3"), "{error}");
-}
-
 // ---- a trace 200,000 calls deep ----
 
 const DEPTH: usize = 200_000;

@@ -22,8 +22,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use lazy_support::{Rng, expand_all, open_in_memory, reference_traces, testdata_traces};
 use tracetree::TraceBytes;
+use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
-use tracetree::read::synth::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, WalkDetail, index_path};
 
 /// The traces mutated: small generated ones of several shapes (crashed
@@ -37,7 +37,7 @@ fn corpus() -> Vec<(String, Vec<u8>, Vec<u8>)> {
         (1, 4 << 10, Some(false), 3),
         (2, 700, Some(true), 4),
     ] {
-        let (data, index) = synth::generate(&SynthOptions {
+        let (data, index) = raw::generate(&SynthOptions {
             threads,
             bytes: 8 << 10,
             block_bytes,

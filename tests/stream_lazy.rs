@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lazy_support::assert_same_tree;
 use stream_support::{CutRule, check_stream_layout, memory_writer};
 use tracetree::TraceBytes;
+use tracetree::generate::samples;
 use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader};
-use tracetree::write::{StreamingOptions, samples};
+use tracetree::write::StreamingOptions;
 
 /// Loads a closed trace eagerly and lazily (with the written index, then
 /// rebuilding), and compares every tree; returns the node count.

@@ -13,9 +13,9 @@ use stream_support::{CutRule, check_stream_layout, memory_writer, stream};
 use tracetree::TraceBytes;
 use tracetree::format::ObjectKind;
 use tracetree::format::offset::{EventId, ThreadId};
+use tracetree::generate::samples;
 use tracetree::model::Type;
 use tracetree::read::EagerTrace;
-use tracetree::write::samples;
 use tracetree::write::{
     CallOutcome, CallSpec, CodeLocationSpec, DumpOptions, DumpWriter, FieldSpec, MethodSpec,
     StreamingOptions, StreamingWriter, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,

@@ -6,7 +6,7 @@ use tracetree::format::object::peek_kind_and_id;
 use tracetree::format::{
     BLOCK_HEADER_LEN, ByteReader, FILE_HEADER_LEN, INDEX_MAGIC, IndexCell, Object, ObjectKind,
 };
-use tracetree::write::samples;
+use tracetree::generate::samples;
 
 /// Each sample's data, index and decoded cells.
 fn samples() -> Vec<(Vec<u8>, Vec<u8>, Vec<IndexCell>)> {

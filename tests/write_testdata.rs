@@ -1,13 +1,13 @@
 //! The committed sample traces in `testdata/` are exactly what
-//! `tracetree::write::samples` writes (regenerate them with
+//! `tracetree::generate::samples` writes (regenerate them with
 //! `cargo run --example gen_testdata`), and they load back complete.
 
 mod common;
 
 use tracetree::TraceBytes;
+use tracetree::generate::samples;
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
-use tracetree::write::samples;
 
 #[test]
 fn committed_samples_are_what_the_generator_writes() {

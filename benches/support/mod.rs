@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::synth::{self, SynthOptions};
 use tracetree::read::{LazyTraceReader, WalkDetail, index_path};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
@@ -74,7 +74,7 @@ pub fn trace(bytes: u64) -> PathBuf {
         seed: 42,
         ..SynthOptions::default()
     };
-    synth::cached(&dir, &format!("lazy-{bytes}"), &options).unwrap()
+    raw::cached(&dir, &format!("lazy-{bytes}"), &options).unwrap()
 }
 
 /// The baseline: every byte of the mapping read once, as u64 words.

@@ -98,6 +98,22 @@ pub struct IndexCells<'a> {
     pub has_footer: bool,
 }
 
+impl IndexCells<'_> {
+    /// The file offset of cell `n`: cells follow the file header back to back.
+    pub fn cell_offset(n: usize) -> u64 {
+        FILE_HEADER_LEN + (n * CELL_LEN) as u64
+    }
+
+    /// Decodes every cell; an error names the offset of the first bad one.
+    pub fn decode_all(&self) -> Result<Vec<IndexCell>, DecodeError> {
+        self.cells
+            .iter()
+            .enumerate()
+            .map(|(n, raw)| raw.decode(Self::cell_offset(n)))
+            .collect()
+    }
+}
+
 /// Splits an index file into its cells. A file without a footer (a crashed
 /// recorder's) yields every complete cell and `has_footer == false`.
 pub fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {

@@ -197,7 +197,7 @@ pub fn skip_footer(
 mod tests {
     use super::*;
     use crate::format::FILE_HEADER_LEN;
-    use crate::read::synth::{self, SynthOptions};
+    use crate::generate::raw::{self, SynthOptions};
 
     /// Skips and decodes the object at the start of `bytes` alike.
     fn assert_agree(bytes: &[u8], open: Option<TracepointType>) -> Option<usize> {
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn skipping_agrees_with_decoding_on_a_synthetic_trace() {
-        let (data, _) = synth::generate(&SynthOptions {
+        let (data, _) = raw::generate(&SynthOptions {
             threads: 1,
             bytes: 64 << 10,
             block_bytes: 4096,
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn skipping_agrees_with_decoding_on_corrupted_objects() {
-        let (data, _) = synth::generate(&SynthOptions {
+        let (data, _) = raw::generate(&SynthOptions {
             threads: 1,
             bytes: 16 << 10,
             block_bytes: 4096,

@@ -1217,7 +1217,7 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::read::synth::{Crash, SynthOptions, generate};
+    use crate::generate::raw::{Crash, SynthOptions, generate};
 
     /// A crashed recorder's trace, and its footer-less index loaded.
     fn crashed(

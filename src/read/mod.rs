@@ -8,8 +8,8 @@ pub mod eager;
 pub mod index;
 pub mod lazy;
 pub mod rebuild;
+pub mod reindex;
 pub mod sidecar;
-pub mod synth;
 
 pub use block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
@@ -18,4 +18,5 @@ pub use lazy::{
     CacheStats, ContentRange, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeData,
     ThreadInfo, WalkDetail, WalkNode,
 };
+pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index};
 pub use sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path};

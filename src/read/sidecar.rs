@@ -1298,7 +1298,7 @@ mod tests {
 
     #[test]
     fn streamed_arrays_equal_those_of_built_tables() {
-        use crate::read::synth::{SynthOptions, generate};
+        use crate::generate::raw::{SynthOptions, generate};
         let mut cases = Vec::new();
         // The last case has more containers per thread than a section
         // writer buffers.
@@ -1340,7 +1340,7 @@ mod tests {
 
     #[test]
     fn a_crashed_recorders_missing_containers_stream_with_the_cells() {
-        use crate::read::synth::{Crash, SynthOptions, generate};
+        use crate::generate::raw::{Crash, SynthOptions, generate};
         for (threads, block_bytes, half_written_block, seed) in [
             (1, 1 << 10, false, 1),
             (3, 700, true, 2),
@@ -1394,7 +1394,7 @@ mod tests {
 
     #[test]
     fn cells_that_do_not_nest_are_not_streamed() {
-        use crate::read::synth::{SynthOptions, generate};
+        use crate::generate::raw::{SynthOptions, generate};
         let (data, mut index) = generate(&SynthOptions {
             threads: 2,
             bytes: 256 << 10,

@@ -18,7 +18,6 @@ mod hash;
 mod pool;
 mod recorder;
 mod resolve;
-pub mod samples;
 mod spec;
 mod streaming;
 

@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The reference traces that the recorder finished (each with an index
 /// and printed output), by name (`NAME.trace` in [`reference_traces`]).
@@ -18,7 +17,7 @@ pub const COMPLETE_REFERENCE_TRACES: [&str; 5] = [
 /// The folder of reference traces written by the reference recorder, or
 /// `None` (with a message saying the tests using it are skipped) when absent.
 pub fn reference_traces() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
+    let dir = repository().join("../shared/reference-traces");
     if dir.is_dir() {
         Some(dir)
     } else {
@@ -30,11 +29,20 @@ pub fn reference_traces() -> Option<PathBuf> {
     }
 }
 
+/// The repository's root: the library's package, or the parent of the
+/// command-line tool's.
+pub fn repository() -> PathBuf {
+    let package = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if package.join("testdata").is_dir() {
+        package
+    } else {
+        package.join("..")
+    }
+}
+
 /// The path of a bundled test trace.
 pub fn testdata(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata")
-        .join(name)
+    repository().join("testdata").join(name)
 }
 
 /// Panics with the offset of the first differing byte, and the bytes around it.
@@ -56,19 +64,6 @@ pub fn assert_same_bytes(what: &str, written: &[u8], expected: &[u8]) {
         around(written),
         around(expected),
     );
-}
-
-/// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
-pub fn tracetree(args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 /// A field of /proc/self/status in bytes (Linux), or `None`.
@@ -131,10 +126,10 @@ pub fn synth_trace_ending(
     name: &str,
     bytes: u64,
     seed: u64,
-    crash: Option<tracetree::read::synth::Crash>,
+    crash: Option<tracetree::generate::raw::Crash>,
 ) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/test-traces");
-    let options = tracetree::read::synth::SynthOptions {
+    let options = tracetree::generate::raw::SynthOptions {
         threads: 2,
         bytes,
         block_bytes: 1 << 20,
@@ -142,5 +137,5 @@ pub fn synth_trace_ending(
         block_cell_last: false,
         crash,
     };
-    tracetree::read::synth::cached(&dir, name, &options).unwrap()
+    tracetree::generate::raw::cached(&dir, name, &options).unwrap()
 }

@@ -20,11 +20,10 @@
 use crate::error::Result;
 use crate::format::offset::ThreadId;
 use crate::model::{JavaStr, LocalKind, Type};
-use crate::write::dump::{DumpOptions, DumpWriter};
-use crate::write::recorder::{ThreadRecorder, TraceRecorder};
-use crate::write::spec::{
-    AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
-    MethodSpec, ValueSpec, VariableSpec, array_type, class_type,
+use crate::write::{
+    AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec,
+    DumpOptions, DumpWriter, FieldSpec, MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec,
+    VariableSpec, array_type, class_type,
 };
 
 /// A function writing one sample trace.

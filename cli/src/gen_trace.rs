@@ -6,8 +6,8 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::error::{Error, Result};
-use crate::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::{Error, Result};
 
 pub fn run(
     path: &Path,

@@ -1,8 +1,25 @@
 //! The `tracetree` binary: commands, `--help`, one-line errors.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
-use common::tracetree;
+use std::path::{Path, PathBuf};
+
+use tracetree::generate::raw::{self, SynthOptions};
+use tracetree::read::{IndexStatus, LazyTraceReader, index_path};
+
+/// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
+fn tracetree(args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
 
 fn bundled() -> String {
     common::testdata("multi-thread.trace").display().to_string()
@@ -144,4 +161,111 @@ fn info_says_when_the_lookups_went_to_a_scratch_file() {
         line.ends_with("; lookups mapped from an unlinked scratch file instead)"),
         "{line}"
     );
+}
+
+#[test]
+fn index_writes_the_sidecar_and_info_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth_trace(dir.path());
+    std::fs::remove_file(index_path(&path)).unwrap();
+    let file = path.to_str().unwrap();
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("rebuilt"), "{out}");
+    assert!(out.contains(".ttlookup (written)"), "{out}");
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    assert!(
+        out.contains("lookups from the sidecar of a rebuild"),
+        "{out}"
+    );
+    // `index` writes the index, then a sidecar made from it.
+    let (ok, out, _) = tracetree(&["index", file]);
+    assert!(ok);
+    assert!(out.contains("lookup sidecar:"), "{out}");
+    assert!(
+        out.contains("(written; the old one was not used: stale"),
+        "{out}"
+    );
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("(valid, used)\n"), "{out}");
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    let reader = LazyTraceReader::open(&path).unwrap();
+    assert!(reader.report().sidecar_used());
+    assert_eq!(reader.report().status, IndexStatus::Used { complete: true });
+}
+
+#[test]
+fn the_print_command_writes_the_reference_text() {
+    let Some(dir) = common::reference_traces() else {
+        return;
+    };
+    let trace = dir.join("all-types-stream.trace");
+    let tracetree = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+            .arg("print")
+            .arg(&trace)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = tracetree(&["--verbose"]);
+    assert!(output.status.success());
+    let expected = std::fs::read(dir.join("all-types-stream.trace.txt")).unwrap();
+    assert!(
+        output.stdout == expected,
+        "{}",
+        first_difference(&output.stdout, &expected)
+    );
+
+    let output = tracetree(&["--thread", "1", "--depth", "0"]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "# Thread 2 (Поток-β 线程 🧵 №1)\nmain()\n  ... <unloaded child>\n"
+    );
+
+    let output = tracetree(&["--thread", "3"]);
+    assert!(!output.status.success());
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(error.contains("no thread 3"), "{error}");
+}
+
+/// A generated multi-block trace on disk.
+fn synth_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("synth.trace");
+    let bytes = 256 << 10;
+    raw::write_files(
+        &SynthOptions {
+            threads: 3,
+            bytes,
+            block_bytes: (bytes / 32).max(1024) as usize,
+            seed: 11,
+            block_cell_last: false,
+            crash: None,
+        },
+        &path,
+    )
+    .unwrap();
+    path
+}
+
+/// The first line where `ours` and `expected` differ.
+fn first_difference(ours: &[u8], expected: &[u8]) -> String {
+    let lines = ours
+        .split(|&b| b == b'\n')
+        .zip(expected.split(|&b| b == b'\n'));
+    for (i, (a, b)) in lines.enumerate() {
+        if a != b {
+            return format!(
+                "line {}:\n  ours:     {}\n  expected: {}",
+                i + 1,
+                String::from_utf8_lossy(a),
+                String::from_utf8_lossy(b)
+            );
+        }
+    }
+    format!("lengths differ: {} vs {} bytes", ours.len(), expected.len())
 }

@@ -4,16 +4,16 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::Result;
-use crate::format::FORMAT_VERSION;
-use crate::format::index::parse_index;
-use crate::format::offset::ThreadId;
-use crate::model::{TraceContext, TracepointType};
-use crate::read::{
+use tracetree::Result;
+use tracetree::format::FORMAT_VERSION;
+use tracetree::format::index::parse_index;
+use tracetree::format::offset::ThreadId;
+use tracetree::model::{TraceContext, TracepointType};
+use tracetree::read::{
     EagerTrace, IndexStatus, LazyTraceReader, LoadReport, SidecarOutcome, SidecarProblem,
     SidecarReport, index_path,
 };
-use crate::storage::TraceBytes;
+use tracetree::storage::TraceBytes;
 
 pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     if eager {

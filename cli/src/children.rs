@@ -3,10 +3,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::format::offset::EventId;
-use crate::print::{Parent, TextFormatter};
-use crate::read::LazyTraceReader;
+use tracetree::format::offset::EventId;
+use tracetree::print::{Parent, TextFormatter};
+use tracetree::read::LazyTraceReader;
+use tracetree::{Error, Result};
 
 pub fn run(
     file: &Path,

@@ -4,15 +4,29 @@
 //! recorder's trace lost; `print` shows unfinished calls; every failure is
 //! a non-zero exit with a one-line error, never a panic.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
+#[path = "../../tests/heldout_support/mod.rs"]
 mod heldout_support;
 
 use std::path::Path;
 
-use common::tracetree;
 use heldout_support::validator;
 use tracetree::generate::Shape;
 use tracetree::read::index_path;
+
+/// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
+fn tracetree(args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
 
 /// Runs a command that may fail: no panic, and a failure is one line.
 fn run_any(args: &[&str], what: &str) -> (bool, String) {

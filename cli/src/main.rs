@@ -1,5 +1,5 @@
-//! The `tracetree` command line: parsing (clap) and one function per
-//! command. Everything a command does is a library call.
+//! The `tracetree` command: parsing (clap), progress bars (indicatif) and
+//! one function per command. Everything a command does is a library call.
 
 mod children;
 mod gen_trace;
@@ -12,10 +12,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::error::{Error, Result};
-use crate::format::offset::{EventId, ThreadId};
-use crate::print::PrintOptions;
-use crate::read::{EagerTrace, LazyTraceReader};
+use tracetree::format::offset::{EventId, ThreadId};
+use tracetree::print::PrintOptions;
+use tracetree::read::{EagerTrace, LazyTraceReader};
+use tracetree::{Error, Result};
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
 /// format, version 22).
@@ -92,7 +92,7 @@ pub enum Command {
         /// The data file to write (its index goes to `OUT.idx`).
         out: PathBuf,
         /// Approximate size of the data file (`100MB`, `10GB`).
-        #[arg(long, value_parser = crate::generate::parse_size)]
+        #[arg(long, value_parser = tracetree::generate::parse_size)]
         size: u64,
         /// Producer threads, each recording one thread of the trace.
         #[arg(long, default_value_t = 2)]
@@ -100,13 +100,13 @@ pub enum Command {
         /// mixed (a realistic mix), wide (one call with a huge number of
         /// children), deep (recursion 200,000 calls deep), threads (many
         /// interleaved threads, small blocks).
-        #[arg(long, default_value_t = crate::generate::Shape::Mixed)]
-        shape: crate::generate::Shape,
+        #[arg(long, default_value_t = tracetree::generate::Shape::Mixed)]
+        shape: tracetree::generate::Shape,
         /// Seed of the pseudo-random choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Payload bytes per block (default 1 MiB; 16 KiB for the threads shape).
-        #[arg(long, value_parser = crate::generate::parse_size)]
+        #[arg(long, value_parser = tracetree::generate::parse_size)]
         block_size: Option<u64>,
     },
     /// Print one page of a call's children, as an IDE expanding one node
@@ -138,7 +138,7 @@ pub enum DumpFormat {
 
 /// Runs the command line; prints a one-line error and returns a failure code
 /// on error.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -170,10 +170,10 @@ pub fn run(cli: Cli) -> Result<()> {
             let threads = thread_filter(&threads);
             if eager {
                 let trace = EagerTrace::open(&file)?;
-                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+                tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             } else {
                 let trace = LazyTraceReader::open(&file)?;
-                crate::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+                tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             }
         }
         Command::Print {
@@ -190,10 +190,10 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             if eager {
                 let trace = EagerTrace::open(&file)?;
-                crate::print::print_trace(&trace, &options, &mut out)?;
+                tracetree::print::print_trace(&trace, &options, &mut out)?;
             } else {
                 let trace = LazyTraceReader::open(&file)?;
-                crate::print::print_trace(&trace, &options, &mut out)?;
+                tracetree::print::print_trace(&trace, &options, &mut out)?;
             }
         }
         Command::Gen {

@@ -1,0 +1,81 @@
+//! `tracetree index`: rebuild a trace's index in parallel and write it
+//! atomically, or check an existing one against the data.
+
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::{
+    IndexCheck, LazyOptions, SidecarPolicy, check_index, index_path, write_index,
+};
+use tracetree::storage::TraceBytes;
+use tracetree::{Error, Result};
+
+use crate::info::describe_sidecar;
+
+pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
+    let size = TraceBytes::map(file)?.len();
+    let bar = ProgressBar::new(size).with_style(
+        ProgressStyle::with_template("{msg} {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
+            .expect("valid template"),
+    );
+    bar.set_message("rebuilding index");
+    let options = RebuildOptions {
+        threads,
+        chunk_size: 0,
+    };
+    let progress = |bytes| bar.inc(bytes);
+    if check {
+        let check = check_index(file, options, &progress);
+        bar.finish_and_clear();
+        return report_check(&index_path(file), check?, out);
+    }
+    let written = write_index(file, options, &progress);
+    bar.finish_and_clear();
+    let written = written?;
+    let unfinished = written.outcome.unfinished.len();
+    writeln!(
+        out,
+        "wrote {} ({} cells, {} blocks{})",
+        written.path.display(),
+        written.cells,
+        written.outcome.blocks,
+        if unfinished == 0 {
+            String::new()
+        } else {
+            format!(", {unfinished} unfinished containers")
+        }
+    )?;
+    // Opening with the new index writes the lookup sidecar.
+    let reader = LazyOptions::default()
+        .sidecar(SidecarPolicy::ReadWrite)
+        .open(file)?;
+    if let Some(sidecar) = &reader.report().sidecar {
+        writeln!(out, "{}", describe_sidecar(sidecar))?;
+    }
+    Ok(())
+}
+
+/// Prints a matching index; a mismatch is the command's error.
+fn report_check(index: &Path, check: IndexCheck, out: &mut impl Write) -> Result<()> {
+    match check {
+        IndexCheck::Matches { cells, has_footer } => {
+            writeln!(
+                out,
+                "{}: ok ({cells} cells match the data{})",
+                index.display(),
+                if has_footer { "" } else { "; no footer" }
+            )?;
+            Ok(())
+        }
+        IndexCheck::Lacks(cell) => Err(Error::BrokenIndex(format!(
+            "{} lacks the cell {cell:?}",
+            index.display()
+        ))),
+        IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex(format!(
+            "{} has a cell the data does not justify: {cell:?}",
+            index.display()
+        ))),
+    }
+}

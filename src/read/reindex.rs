@@ -1,0 +1,123 @@
+//! A trace's index file as a whole: rebuilt from the data and written
+//! atomically, or checked against the data. This is `tracetree index`
+//! (and `index --check`) for any embedder.
+//!
+//! Writing streams the rebuild's cells to a temporary file beside the
+//! index window by window (releasing the data's pages behind each window,
+//! so memory does not grow with the trace), syncs it, then renames it over
+//! the index: a reader never sees half an index. Checking compares the
+//! canonical cells of both sides as sorted arrays (a fraction of the memory
+//! of two ordered sets).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::IndexCell;
+use crate::format::index::parse_index;
+use crate::read::index_path;
+use crate::read::rebuild::{
+    DEFAULT_WINDOW, RebuildOptions, RebuildOutcome, rebuild_index_observed, write_rebuilt_index,
+};
+use crate::storage::{TraceBytes, write_file_atomically};
+
+/// What [`write_index`] wrote.
+#[derive(Debug)]
+pub struct WrittenIndex {
+    /// The index file (`FILE.idx`).
+    pub path: PathBuf,
+    /// The cells written, footer excluded.
+    pub cells: usize,
+    /// What the rebuild found in the data.
+    pub outcome: RebuildOutcome,
+}
+
+/// How an existing index compares with the one the data justifies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexCheck {
+    /// Both hold the same cells.
+    Matches {
+        /// Distinct canonical cells.
+        cells: usize,
+        /// Whether the index file ends with a footer.
+        has_footer: bool,
+    },
+    /// The index lacks this cell the data justifies.
+    Lacks(IndexCell),
+    /// The index has this cell the data does not justify.
+    Unjustified(IndexCell),
+}
+
+/// Rebuilds the index of the data file `data_path` and writes it
+/// atomically to `FILE.idx`. `progress` receives the bytes of data done.
+pub fn write_index(
+    data_path: &Path,
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WrittenIndex> {
+    let data = TraceBytes::map(data_path)?;
+    let path = index_path(data_path);
+    let (outcome, cells) = write_file_atomically(&path, |writer| {
+        write_rebuilt_index(
+            data.as_slice(),
+            options,
+            DEFAULT_WINDOW,
+            progress,
+            writer,
+            &|covered| {
+                data.release_around(covered);
+            },
+        )
+    })?;
+    Ok(WrittenIndex {
+        path,
+        cells,
+        outcome,
+    })
+}
+
+/// Rebuilds the index of the data file `data_path` in memory and compares
+/// it with `FILE.idx`. `progress` receives the bytes of data done.
+pub fn check_index(
+    data_path: &Path,
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<IndexCheck> {
+    let data = TraceBytes::map(data_path)?;
+    let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)?;
+    let index = index_path(data_path);
+    let bytes = TraceBytes::map(&index)?;
+    let broken = |e| Error::BrokenIndex(format!("{}: {e}", index.display()));
+    let parsed = parse_index(bytes.as_slice()).map_err(broken)?;
+    let written = normalized(parsed.decode_all().map_err(broken)?);
+    let expected = normalized(rebuilt.cells.into_vec());
+    Ok(if let Some(cell) = first_missing(&expected, &written) {
+        IndexCheck::Lacks(*cell)
+    } else if let Some(cell) = first_missing(&written, &expected) {
+        IndexCheck::Unjustified(*cell)
+    } else {
+        IndexCheck::Matches {
+            cells: written.len(),
+            has_footer: parsed.has_footer,
+        }
+    })
+}
+
+/// The canonical cells, sorted and without repeats: two indexes describe
+/// the same trace when these are equal.
+fn normalized(mut cells: Vec<IndexCell>) -> Vec<IndexCell> {
+    for cell in &mut cells {
+        *cell = cell.canonical();
+    }
+    cells.sort_unstable();
+    cells.dedup();
+    cells
+}
+
+/// The first cell of `a` that `b` lacks, both sorted.
+fn first_missing<'a>(a: &'a [IndexCell], b: &[IndexCell]) -> Option<&'a IndexCell> {
+    let mut b = b.iter().peekable();
+    a.iter().find(|cell| {
+        while b.next_if(|other| other < cell).is_some() {}
+        b.peek() != Some(cell)
+    })
+}
