@@ -166,6 +166,7 @@ const NO_SITE: CodeLocationId = CodeLocationId(-1);
 /// The classes, methods, fields, variables, strings, access paths and code
 /// locations a generated program uses, with the ids above: a `bench.Worker`
 /// processing `bench.Item`s in `Worker.kt`.
+// Long: one table of reference objects, read top to bottom.
 fn vocabulary() -> Vec<Object<'static>> {
     let text = JavaStr::new;
     let class = |id, name| {
@@ -476,6 +477,8 @@ fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t
     Value::String(JavaStr::from_validated(text.as_bytes()))
 }
 
+// Long: one weighted choice among every kind of tracepoint, kept in one match
+// so the weights read side by side.
 fn mixed(
     out: &mut Emitter<'_, impl PushRecorder>,
     rng: &mut SplitMix64,

@@ -311,6 +311,7 @@ pub(crate) fn exit_loop<T: BuildTarget + ?Sized>(target: &mut T, iterations: i32
 }
 
 /// [`ThreadRecorder::leaf`](crate::write::ThreadRecorder::leaf).
+// Long: one arm per leaf kind, each interning its own references.
 pub(crate) fn leaf<T: BuildTarget + ?Sized>(
     target: &mut T,
     at: Option<&CodeLocationSpec<'_>>,
