@@ -70,6 +70,7 @@ pub mod error;
 pub mod format;
 #[cfg(any(test, feature = "generate"))]
 pub mod generate;
+pub mod import;
 pub mod model;
 pub mod print;
 pub mod read;

@@ -3,6 +3,7 @@
 
 mod children;
 mod gen_trace;
+mod import;
 mod index;
 mod info;
 
@@ -109,6 +110,20 @@ pub enum Command {
         #[arg(long, value_parser = tracetree::generate::parse_size)]
         block_size: Option<u64>,
     },
+    /// Convert a foreign trace (a `.flow` recording) into a v22 trace.
+    Import {
+        /// The source: a `.flow` recording's folder or one `.flow` file.
+        input: PathBuf,
+        /// The data file to write (its index goes to `OUTPUT.idx`).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The source's format (found from its layout when absent).
+        #[arg(long, value_name = "FORMAT")]
+        from: Option<tracetree::import::SourceFormat>,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
     Children {
@@ -204,6 +219,12 @@ pub fn run(cli: Cli) -> Result<()> {
             seed,
             block_size,
         } => gen_trace::run(&path, size, threads, shape, seed, block_size, &mut out)?,
+        Command::Import {
+            input,
+            output,
+            from,
+            force,
+        } => import::run(&input, &output, from, force, &mut out)?,
         Command::Children {
             file,
             node,

@@ -505,10 +505,17 @@ impl StreamingWriter {
     /// first; a call may exit as [`CallOutcome::Unfinished`](crate::write::CallOutcome::Unfinished)) — the files are
     /// complete even then, those containers without footers.
     pub fn close(mut self) -> Result<StreamingSummary> {
-        self.end(true)
+        self.end(true, false)
     }
 
-    fn end(&mut self, end_trace: bool) -> Result<StreamingSummary> {
+    /// Ends the trace as [`close`](Self::close) does, but containers still
+    /// open are expected: they stay without footers, unfinished, as in a
+    /// recording that was cut off (an import of one, say).
+    pub fn close_leaving_open(mut self) -> Result<StreamingSummary> {
+        self.end(true, true)
+    }
+
+    fn end(&mut self, end_trace: bool, leave_open: bool) -> Result<StreamingSummary> {
         let Some(io) = self.io.take() else {
             return Err(closed_error());
         };
@@ -565,7 +572,7 @@ impl StreamingWriter {
         if let Some(error) = shared.failure().or(first_error) {
             return Err(error);
         }
-        if !unfinished.is_empty() {
+        if !unfinished.is_empty() && !leave_open {
             return Err(Error::Usage(format!(
                 "{}; exit them (a call may exit as CallOutcome::Unfinished) before closing \
                  (the trace was written with them unfinished)",
@@ -579,7 +586,7 @@ impl StreamingWriter {
 impl Drop for StreamingWriter {
     fn drop(&mut self) {
         if self.io.is_some() {
-            let _ = self.end(false);
+            let _ = self.end(false, true);
         }
     }
 }

@@ -1,0 +1,54 @@
+//! `tracetree import`: a foreign trace converted into a v22 trace, with a
+//! progress bar and a summary on stderr.
+
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::import::{SourceFormat, import_file};
+use tracetree::read::index_path;
+use tracetree::{Error, Result};
+
+pub fn run(
+    input: &Path,
+    output: &Path,
+    from: Option<SourceFormat>,
+    force: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    if !force && (output.exists() || index_path(output).exists()) {
+        return Err(Error::Usage(format!(
+            "{} exists (give --force to replace it)",
+            output.display()
+        )));
+    }
+    let bar = ProgressBar::new(source_size(input)).with_style(
+        ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
+            .expect("valid template"),
+    );
+    let summary = import_file(input, output, from, &|bytes| bar.inc(bytes));
+    bar.finish_and_clear();
+    let summary = summary?;
+    for damage in &summary.damage {
+        eprintln!("tracetree: damaged: {}: {}", damage.source, damage.what);
+    }
+    for warning in &summary.warnings {
+        eprintln!("tracetree: warning: {warning}");
+    }
+    eprintln!("imported {summary}");
+    writeln!(out, "wrote {}", output.display())?;
+    Ok(())
+}
+
+/// The bytes of the source, for the progress bar: a file's size, or the
+/// sum of a folder's files.
+fn source_size(input: &Path) -> u64 {
+    match std::fs::read_dir(input) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum(),
+        Err(_) => std::fs::metadata(input).map_or(0, |m| m.len()),
+    }
+}

@@ -1,0 +1,169 @@
+//! Foreign traces made into v22 traces: one reader per source format, each
+//! streaming its source once and pushing calls into the streaming writer,
+//! so the result is a plain data + index pair that every reader (and the
+//! reference reader) opens.
+//!
+//! The mapping every importer follows is fixed by `IMPORT-MAPPING.md`
+//! (threads numbered by ascending source id, `package.Class.method`
+//! names, calls left open at the end of a thread kept unfinished, returns
+//! with no open call skipped and counted, a damaged tail stopping its
+//! thread at the last whole record and reported). Memory holds the open
+//! calls and the names, never the source.
+//!
+//! [`import_file`] writes to temporary files beside the output and renames
+//! them into place only when the import succeeded, so a failure leaves
+//! nothing behind and a reader never sees half a trace.
+
+pub mod flow;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+use crate::read::index_path;
+use crate::write::StreamingWriter;
+
+/// The formats tracetree imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceFormat {
+    /// A `.flow` recording: a folder of `thread-<id>.flow` files and
+    /// `ids.properties`, or one `.flow` file.
+    Flow,
+}
+
+impl SourceFormat {
+    /// Every importable format.
+    pub const ALL: [SourceFormat; 1] = [SourceFormat::Flow];
+
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Flow => "flow",
+        }
+    }
+
+    /// The format of `path`, found from its layout or first bytes; `None`
+    /// when it is none of the importable formats (a v22 trace among them).
+    pub fn detect(path: &Path) -> Option<SourceFormat> {
+        flow::looks_like_flow(path).then_some(SourceFormat::Flow)
+    }
+}
+
+impl fmt::Display for SourceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SourceFormat {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        SourceFormat::ALL
+            .into_iter()
+            .find(|format| format.name() == text)
+            .ok_or_else(|| {
+                let names: Vec<_> = SourceFormat::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown format {text:?} (known: {})", names.join(", "))
+            })
+    }
+}
+
+/// A damaged part of the source: where, and what was wrong. Everything
+/// before it was imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The file (or part of one) that is damaged.
+    pub source: String,
+    /// What is wrong, and at which offset.
+    pub what: String,
+}
+
+/// What an import found and wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Threads written.
+    pub threads: usize,
+    /// Calls written.
+    pub calls: u64,
+    /// Calls still open at the end of their thread: written unfinished.
+    pub unfinished_calls: u64,
+    /// Returns with no open call: skipped.
+    pub skipped_exits: u64,
+    /// Damaged tails: each stopped its thread at the last whole record.
+    pub damage: Vec<Damage>,
+    /// Other things skipped in the source, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} threads, {} calls, {} unfinished calls, {} skipped exits, {} damaged tails",
+            self.threads,
+            self.calls,
+            self.unfinished_calls,
+            self.skipped_exits,
+            self.damage.len()
+        )
+    }
+}
+
+/// Imports `input` (of `format`, or the detected one) into the v22 trace
+/// `output` (and `output.idx`), replacing them only on success.
+/// `progress` receives the bytes of source read.
+pub fn import_file(
+    input: &Path,
+    output: &Path,
+    format: Option<SourceFormat>,
+    progress: &dyn Fn(u64),
+) -> Result<ImportSummary> {
+    let format = match format.or_else(|| SourceFormat::detect(input)) {
+        Some(format) => format,
+        None if !input.exists() => {
+            return Err(Error::io(
+                input,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
+        None => {
+            return Err(Error::Usage(format!(
+                "{}: not a format tracetree imports (give --from)",
+                input.display()
+            )));
+        }
+    };
+    let temp = temporary_beside(output);
+    let result = (|| {
+        let writer = StreamingWriter::create(&temp)?;
+        let summary = match format {
+            SourceFormat::Flow => flow::import(input, &writer, progress),
+        };
+        let summary = match summary {
+            Ok(summary) => summary,
+            Err(error) => {
+                drop(writer);
+                return Err(error);
+            }
+        };
+        writer.close_leaving_open()?;
+        let io = |e| Error::io(output, e);
+        std::fs::rename(index_path(&temp), index_path(output)).map_err(io)?;
+        std::fs::rename(&temp, output).map_err(io)?;
+        Ok(summary)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(index_path(&temp));
+    }
+    result
+}
+
+/// A temporary name beside `path`, unique to this process.
+fn temporary_beside(path: &Path) -> PathBuf {
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".import-{}", std::process::id()));
+    PathBuf::from(temp)
+}
