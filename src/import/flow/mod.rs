@@ -452,9 +452,14 @@ fn call(thread: ThreadId, event: EventId, method: MethodId) -> Tracepoint<'stati
     }
 }
 
+/// Source method ids below this are looked up in a table, not a map.
+const DENSE_IDS: u64 = 1 << 16;
+
 /// The trace's method and class ids, handed out on first use.
 struct Names<'m> {
     named: &'m HashMap<u64, FlowMethod>,
+    /// By source id below [`DENSE_IDS`] (the agent numbers from 0).
+    dense: Vec<Option<MethodId>>,
     methods: HashMap<u64, MethodId>,
     classes: HashMap<String, ClassId>,
 }
@@ -463,6 +468,7 @@ impl<'m> Names<'m> {
     fn new(named: &'m HashMap<u64, FlowMethod>) -> Self {
         Names {
             named,
+            dense: Vec::new(),
             methods: HashMap::new(),
             classes: HashMap::new(),
         }
@@ -470,10 +476,20 @@ impl<'m> Names<'m> {
 
     /// The trace's id of source method `id`, adding its descriptors on
     /// first use.
+    #[inline]
     fn method(&mut self, id: u64, writer: &StreamingWriter) -> Result<MethodId> {
-        if let Some(&method) = self.methods.get(&id) {
-            return Ok(method);
+        let known = match self.dense.get(id as usize) {
+            Some(&known) if id < DENSE_IDS => known,
+            _ => self.methods.get(&id).copied(),
+        };
+        match known {
+            Some(method) => Ok(method),
+            None => self.add_method(id, writer),
         }
+    }
+
+    /// Adds the descriptors of source method `id` (and its class).
+    fn add_method(&mut self, id: u64, writer: &StreamingWriter) -> Result<MethodId> {
         let unknown;
         let named = match self.named.get(&id) {
             Some(named) => named,
@@ -512,6 +528,13 @@ impl<'m> Names<'m> {
             parameter_types,
         }))?;
         self.methods.insert(id, method);
+        if id < DENSE_IDS {
+            let slot = id as usize;
+            if self.dense.len() <= slot {
+                self.dense.resize(slot + 1, None);
+            }
+            self.dense[slot] = Some(method);
+        }
         Ok(method)
     }
 }

@@ -1,0 +1,211 @@
+//! `.flow` import, end to end, against two baselines on the same calls:
+//! decoding the recording's events without writing anything (the raw
+//! scan), and the streaming writer taking the same calls pushed straight
+//! from the generator (the writer's own cost).
+//!
+//! The recording is written once, in the agent's real encoding, into
+//! `target/bench-traces/` by the writer below: one thread file of about
+//! `TRACETREE_BENCH_SIZE` bytes (100 MB by default), a program of calls up
+//! to 12 deep among 200 methods (ids ≥ 64 take two bytes), returns
+//! run-length encoded as the agent writes them.
+//!
+//! Run with `cargo bench --bench import`; criterion reports calls per
+//! second. Max RSS of the command: `/usr/bin/time -f %M target/release/tracetree
+//! import target/bench-traces/flow-<bytes> -o /tmp/x.trace --force`.
+
+mod support;
+
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tracetree::format::Object;
+use tracetree::format::offset::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
+use tracetree::import::flow::FlowDecoder;
+use tracetree::import::import_file;
+use tracetree::model::{
+    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
+    TracepointHeader, TracepointType, Type, Value,
+};
+use tracetree::storage::TraceBytes;
+use tracetree::write::StreamingWriter;
+
+/// Methods of the generated program.
+const METHODS: u64 = 200;
+/// The deepest nesting.
+const MAX_DEPTH: u64 = 12;
+
+/// A deterministic call sequence: `Some(id)` enters, `None` returns.
+struct Program {
+    state: u64,
+    depth: u64,
+}
+
+impl Program {
+    fn new() -> Self {
+        Program {
+            state: 0x9E37_79B9_7F4A_7C15,
+            depth: 0,
+        }
+    }
+
+    fn next(&mut self) -> Option<u64> {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        let enter = self.depth == 0 || (self.depth < MAX_DEPTH && self.state % 100 < 52);
+        if enter {
+            self.depth += 1;
+            Some((self.state >> 20) % METHODS)
+        } else {
+            self.depth -= 1;
+            None
+        }
+    }
+}
+
+/// Writes a packed varint: `flag`, then the value's 6 low bits, then
+/// LEB128 groups.
+fn packed(out: &mut impl Write, flag: u8, value: u64) -> std::io::Result<()> {
+    let more = if value >> 6 != 0 { 0x40 } else { 0 };
+    out.write_all(&[flag | more | (value & 0x3F) as u8])?;
+    let mut rest = value >> 6;
+    while rest != 0 {
+        let group = (rest & 0x7F) as u8;
+        rest >>= 7;
+        out.write_all(&[group | if rest != 0 { 0x80 } else { 0 }])?;
+    }
+    Ok(())
+}
+
+/// The recording's folder and its calls, written on first use.
+fn recording(bytes: u64) -> (PathBuf, u64) {
+    let dir = support::trace_dir().join(format!("flow-{bytes}"));
+    let file = dir.join("thread-1.flow");
+    let calls_file = dir.join("calls.txt");
+    if let Ok(calls) = std::fs::read_to_string(&calls_file) {
+        return (dir, calls.trim().parse().unwrap());
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut ids = String::new();
+    for id in 0..METHODS {
+        ids.push_str(&format!("bench.Flow{}#m{id}(I)V={id}\n", id % 7));
+    }
+    std::fs::write(dir.join("ids.properties"), ids).unwrap();
+    eprintln!("writing {} ...", file.display());
+    let mut out = BufWriter::new(std::fs::File::create(&file).unwrap());
+    let (mut program, mut written, mut calls, mut exits) = (Program::new(), 0u64, 0u64, 0u64);
+    while written < bytes || program.depth > 0 {
+        match program.next() {
+            Some(id) => {
+                if exits > 0 {
+                    packed(&mut out, 0, exits - 1).unwrap();
+                    written += 1;
+                    exits = 0;
+                }
+                packed(&mut out, 0x80, id).unwrap();
+                written += 1 + u64::from(id >= 64);
+                calls += 1;
+            }
+            None => exits += 1,
+        }
+    }
+    packed(&mut out, 0, exits - 1).unwrap();
+    out.flush().unwrap();
+    std::fs::write(&calls_file, calls.to_string()).unwrap();
+    (dir, calls)
+}
+
+/// The same calls as the recording, pushed straight into a streaming writer.
+fn write_directly(calls: u64, path: &Path) {
+    let writer = StreamingWriter::create(path).unwrap();
+    let mut thread = writer.new_thread("thread-1").unwrap();
+    let class = ClassDescriptor {
+        id: ClassId(0),
+        name: JavaStr::new("bench.Flow"),
+    };
+    writer
+        .add_reference(&Object::ClassDescriptor(class))
+        .unwrap();
+    for id in 0..METHODS as i32 {
+        let method = MethodDescriptor {
+            id: MethodId(id),
+            class: ClassId(0),
+            name: JavaStr::new(&format!("m{id}")),
+            return_type: Type::Void,
+            parameter_types: vec![Type::Int],
+        };
+        writer
+            .add_reference(&Object::MethodDescriptor(method))
+            .unwrap();
+    }
+    let returned = Footer::MethodCall {
+        result: Value::Void,
+        exception: JavaStr::new(""),
+    };
+    let mut program = Program::new();
+    let mut event = 0;
+    while event < calls as i32 || program.depth > 0 {
+        match program.next() {
+            Some(id) => {
+                let call = Tracepoint {
+                    header: TracepointHeader {
+                        tracepoint_type: TracepointType::MethodCall,
+                        code_location: CodeLocationId(-1),
+                        thread: ThreadId(0),
+                        event: EventId(event),
+                        diff_status: DiffStatus::None,
+                    },
+                    child_diff_statuses: Vec::new(),
+                    body: TracepointBody::MethodCall {
+                        method: MethodId(id as i32),
+                        receiver: Value::Null,
+                        arguments: Vec::new(),
+                        flags: 0,
+                    },
+                };
+                thread.push_tracepoint(&call).unwrap();
+                event += 1;
+            }
+            None => thread.push_footer(&returned).unwrap(),
+        }
+    }
+    thread.finish().unwrap();
+    writer.close().unwrap();
+}
+
+fn import(c: &mut Criterion) {
+    let (dir, calls) = recording(support::bench_size_or("100MB"));
+    let out = support::trace_dir().join("flow-import-out.trace");
+    let mut group = c.benchmark_group("flow import");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(30));
+    group.throughput(Throughput::Elements(calls));
+    group.bench_function("raw scan: decode events", |b| {
+        let bytes = TraceBytes::map(dir.join("thread-1.flow")).unwrap();
+        b.iter(|| {
+            let mut decoder = FlowDecoder::new(bytes.as_slice());
+            let mut enters = 0u64;
+            while let Some(event) = decoder.next_event().unwrap() {
+                enters += u64::from(matches!(
+                    event,
+                    tracetree::import::flow::FlowEvent::Enter(_)
+                ));
+            }
+            black_box(enters)
+        })
+    });
+    group.bench_function("import (decode + write)", |b| {
+        b.iter(|| import_file(&dir, &out, None, &|_| {}).unwrap())
+    });
+    group.bench_function("streaming writer alone", |b| {
+        b.iter(|| write_directly(calls, &out))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, import);
+criterion_main!(benches);
