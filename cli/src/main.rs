@@ -170,7 +170,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
-        Command::Info { file, eager } => info::run(&file, eager, &mut out)?,
+        Command::Info { file, eager } => info::run(&import::trace_path(&file)?, eager, &mut out)?,
         Command::Index {
             file,
             check,
@@ -183,6 +183,7 @@ pub fn run(cli: Cli) -> Result<()> {
             eager,
         } => {
             let threads = thread_filter(&threads);
+            let file = import::trace_path(&file)?;
             if eager {
                 let trace = EagerTrace::open(&file)?;
                 tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
@@ -203,6 +204,7 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: thread_filter(&threads),
                 max_depth: depth,
             };
+            let file = import::trace_path(&file)?;
             if eager {
                 let trace = EagerTrace::open(&file)?;
                 tracetree::print::print_trace(&trace, &options, &mut out)?;
@@ -231,7 +233,14 @@ pub fn run(cli: Cli) -> Result<()> {
             from,
             count,
             verbose,
-        } => children::run(&file, EventId(node), from, count, verbose, &mut out)?,
+        } => children::run(
+            &import::trace_path(&file)?,
+            EventId(node),
+            from,
+            count,
+            verbose,
+            &mut out,
+        )?,
     }
     out.flush()?;
     Ok(())

@@ -269,3 +269,71 @@ fn first_difference(ours: &[u8], expected: &[u8]) -> String {
     }
     format!("lengths differ: {} vs {} bytes", ours.len(), expected.len())
 }
+
+/// Runs the binary with its cache in `cache`: success, stdout, stderr.
+fn tracetree_cached(cache: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .env("TRACETREE_CACHE_DIR", cache)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn import_writes_a_trace_and_any_command_opens_a_recording_directly() {
+    let recording = common::repository().join("../shared/samples/flow/exit-running");
+    if !recording.is_dir() {
+        eprintln!("skipped: {} not found", recording.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let trace = dir.path().join("exit.trace");
+    let (input, output) = (recording.to_str().unwrap(), trace.to_str().unwrap());
+    let (ok, _, err) = tracetree_cached(&cache, &["import", input, "-o", output]);
+    assert!(ok, "{err}");
+    assert!(err.contains("219723 calls, 12 unfinished calls"), "{err}");
+    assert!(
+        err.contains("ends inside the event at offset 202957"),
+        "{err}"
+    );
+    // No overwrite without --force; one line; the trace is untouched.
+    let before = std::fs::read(&trace).unwrap();
+    let (ok, _, err) = tracetree_cached(&cache, &["import", input, "-o", output]);
+    assert!(!ok && err.trim_end().lines().count() == 1, "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    let (ok, _, _) = tracetree_cached(&cache, &["import", input, "-o", output, "--force"]);
+    assert!(ok);
+    // Printing the recording itself imports it into the cache once.
+    let (ok, printed, err) = tracetree_cached(&cache, &["print", output]);
+    assert!(ok && err.is_empty(), "{err}");
+    let (ok, direct, err) = tracetree_cached(&cache, &["print", input]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("imported") && err.contains("later opens reuse it"),
+        "{err}"
+    );
+    assert_eq!(direct, printed);
+    let (ok, again, err) = tracetree_cached(&cache, &["print", input]);
+    assert!(ok && err.is_empty(), "{err}");
+    assert_eq!(again, printed);
+    // Nothing beside the recording changed; the cache holds the import.
+    assert!(std::fs::read_dir(&cache).unwrap().count() >= 2);
+    // A source that is no known format is a one-line error.
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, b"not a trace").unwrap();
+    let (ok, _, err) = tracetree_cached(
+        &cache,
+        &["import", junk.to_str().unwrap(), "-o", output, "--force"],
+    );
+    assert!(
+        !ok && err.starts_with("tracetree: ") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -14,6 +14,7 @@
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
+pub mod cache;
 pub mod flow;
 
 use std::fmt;
@@ -23,6 +24,8 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::read::index_path;
 use crate::write::StreamingWriter;
+
+pub use cache::{TracePath, cache_dir, trace_for};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

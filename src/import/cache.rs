@@ -1,0 +1,154 @@
+//! Foreign traces opened directly: the first open imports the source into
+//! the per-user cache directory, later opens reuse that import while the
+//! source is unchanged.
+//!
+//! An import is keyed by the source's canonical path and its stamp (the
+//! size and modification time of the file, or of every file in a
+//! recording's folder), hashed with a fixed hash, so a changed source is
+//! imported again and an unchanged one never is. Imports are written under
+//! a temporary name and renamed, so two processes opening the same source
+//! at once both end with a whole trace. Nothing is written beside the
+//! source.
+
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use rustc_hash::FxHasher;
+
+use crate::error::{Error, Result};
+use crate::import::{ImportSummary, SourceFormat, import_file};
+use crate::read::index_path;
+
+/// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
+pub fn cache_dir() -> Result<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("TRACETREE_CACHE_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(dir).join("tracetree"));
+    }
+    match var("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
+        None => Err(Error::Usage(
+            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
+        )),
+    }
+}
+
+/// A v22 trace standing for an input.
+#[derive(Debug, Clone)]
+pub struct TracePath {
+    /// The data file to open.
+    pub path: PathBuf,
+    /// The input's format when it was imported (now or earlier).
+    pub imported_from: Option<SourceFormat>,
+    /// What the import found, when it ran now.
+    pub imported_now: Option<ImportSummary>,
+}
+
+/// The v22 trace for `input`: `input` itself unless it is a foreign trace;
+/// then its import in [`cache_dir`], made now when absent or stale.
+/// `progress` receives the bytes of source read by an import.
+pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
+    if SourceFormat::detect(input).is_none() {
+        return trace_in(input, Path::new(""), progress);
+    }
+    trace_in(input, &cache_dir()?, progress)
+}
+
+/// [`trace_for`] with the cache in `dir`.
+pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
+    let Some(format) = SourceFormat::detect(input) else {
+        return Ok(TracePath {
+            path: input.to_path_buf(),
+            imported_from: None,
+            imported_now: None,
+        });
+    };
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let stem = input
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("trace")
+        .replace(
+            |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
+            "_",
+        );
+    let path = dir.join(format!("{stem}-{:016x}.trace", source_key(input)?));
+    let imported_now = if path.is_file() && index_path(&path).is_file() {
+        None
+    } else {
+        Some(import_file(input, &path, Some(format), progress)?)
+    };
+    Ok(TracePath {
+        path,
+        imported_from: Some(format),
+        imported_now,
+    })
+}
+
+/// The hash of the source's canonical path and stamp.
+fn source_key(input: &Path) -> Result<u64> {
+    let io = |e| Error::io(input, e);
+    let canonical = std::fs::canonicalize(input).map_err(io)?;
+    let mut hash = FxHasher::default();
+    hash.write(canonical.as_os_str().as_encoded_bytes());
+    let mut files = Vec::new();
+    if canonical.is_dir() {
+        for entry in std::fs::read_dir(&canonical).map_err(io)? {
+            files.push(entry.map_err(io)?.path());
+        }
+        files.sort();
+    } else {
+        files.push(canonical);
+    }
+    for file in files {
+        let meta = std::fs::metadata(&file).map_err(|e| Error::io(&file, e))?;
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        hash.write(file.as_os_str().as_encoded_bytes());
+        hash.write_u64(meta.len());
+        hash.write_u128(modified);
+    }
+    Ok(hash.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recording_is_imported_once_and_again_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let recording = dir.path().join("rec");
+        std::fs::create_dir(&recording).unwrap();
+        std::fs::write(recording.join("ids.properties"), "demo.A#run()V=0\n").unwrap();
+        // run() { run() }, twice.
+        std::fs::write(recording.join("thread-1.flow"), [0x80, 0x80, 0x01, 0x80]).unwrap();
+        let cache = dir.path().join("cache");
+        let trace = trace_in(&recording, &cache, &|_| {}).unwrap();
+        assert_eq!(trace.imported_from, Some(SourceFormat::Flow));
+        assert_eq!(trace.imported_now.as_ref().unwrap().calls, 3);
+        assert!(trace.path.starts_with(&cache));
+        let again = trace_in(&recording, &cache, &|_| {}).unwrap();
+        assert_eq!(again.path, trace.path);
+        assert!(again.imported_now.is_none());
+        std::fs::write(recording.join("thread-1.flow"), [0x80, 0x80]).unwrap();
+        let changed = trace_in(&recording, &cache, &|_| {}).unwrap();
+        assert_ne!(changed.path, trace.path);
+        assert_eq!(changed.imported_now.unwrap().unfinished_calls, 2);
+        // Nothing was written beside the source.
+        let mut beside: Vec<_> = std::fs::read_dir(&recording)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        beside.sort();
+        assert_eq!(beside, ["ids.properties", "thread-1.flow"]);
+    }
+}
