@@ -11,15 +11,20 @@
 //! through a second stream so that jumping to a container's end does not
 //! move the first one.
 
-use crate::error::Result;
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
 use crate::format::offset::LogicalOffset;
+use crate::format::offset::ThreadId;
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::tree::Visit;
 
-use super::stream::{Stream, unexpected};
 use super::{ContentRange, LazyNode, LazyTraceReader, Scan, Scope, WalkDetail, WalkNode};
+use crate::read::lookup::stream::{Stream, unexpected};
 
 /// What a walk reads and reports.
 #[derive(Debug, Clone, Copy)]
@@ -416,5 +421,120 @@ impl LazyTraceReader {
             })?;
         }
         Ok(())
+    }
+}
+
+/// The public walks.
+impl LazyTraceReader {
+    /// Walks a thread's trees depth-first in pre-order by reading its
+    /// stream once from start to end, each tracepoint in place, caching
+    /// nothing (memory stays O(depth)). `detail` says whether to decode
+    /// tracepoints and footers or only read headers. `f` returns whether to
+    /// go on.
+    pub fn walk_thread(
+        &self,
+        thread: ThreadId,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        if let Some(slot) = self.lookup.blocks.slot(thread) {
+            let scope = self.top_scope(slot);
+            self.walk_range(
+                Stretch::thread(slot, scope.end),
+                Plan::all(detail),
+                &mut |step| match step {
+                    Walked::Node(walked, _) => f(walked),
+                    Walked::Folded { .. } => Ok(true),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Walks a node and its descendants as [`walk_thread`](Self::walk_thread)
+    /// does; the node itself is at depth 0.
+    pub fn walk_subtree(
+        &self,
+        node: LazyNode,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let slot = node.slot as usize;
+        let end = self.top_scope(slot).end;
+        if node.at >= end {
+            return Err(Error::NoSuchNode(format!(
+                "offset {} is past the end of thread {}'s stream ({end} bytes)",
+                node.at,
+                self.lookup.blocks.thread(slot).thread
+            )));
+        }
+        self.walk_range(
+            Stretch {
+                slot,
+                from: node.at,
+                end,
+                depth: 0,
+                one: true,
+            },
+            Plan::all(detail),
+            &mut |step| match step {
+                Walked::Node(walked, _) => f(walked),
+                Walked::Folded { .. } => Ok(true),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Walks every thread as [`walk_thread`](Self::walk_thread) does, the
+    /// threads in parallel (rayon's pool: as many at once as it has
+    /// workers). `init` makes a state for each thread, `f` sees that
+    /// thread's nodes in pre-order with its state and returns whether to go
+    /// on (false ends that thread's walk only); the states come back in
+    /// thread order (ascending id). Each walker releases what it leaves
+    /// behind ([`LazyOptions::resident_window`]), so resident memory is about
+    /// one window per walker.
+    pub fn walk_threads<S: Send>(
+        &self,
+        detail: WalkDetail,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, &WalkNode<'_>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        (0..self.lookup.blocks.thread_count())
+            .into_par_iter()
+            .map(|slot| {
+                let mut state = init(self.lookup.blocks.thread(slot).thread);
+                let scope = self.top_scope(slot);
+                self.walk_range(
+                    Stretch::thread(slot, scope.end),
+                    Plan::all(detail),
+                    &mut |step| match step {
+                        Walked::Node(walked, _) => f(&mut state, walked),
+                        Walked::Folded { .. } => Ok(true),
+                    },
+                )?;
+                Ok(state)
+            })
+            .collect()
+    }
+
+    /// Counts the tracepoints of every thread by type, reading the threads'
+    /// streams in parallel (headers only).
+    pub fn count_tracepoints(&self) -> Result<BTreeMap<TracepointType, u64>> {
+        let per_thread = self.walk_threads(
+            WalkDetail::Headers,
+            |_| [0u64; 12],
+            |counts, walked| {
+                counts[walked.header.tracepoint_type as usize] += 1;
+                Ok(true)
+            },
+        )?;
+        let mut counts = BTreeMap::new();
+        for (index, kind) in TracepointType::ALL.into_iter().enumerate() {
+            let total: u64 = per_thread.iter().map(|c| c[index]).sum();
+            if total > 0 {
+                counts.insert(kind, total);
+            }
+        }
+        Ok(counts)
     }
 }

@@ -10,8 +10,7 @@ use crate::format::offset::LogicalOffset;
 use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
-use crate::read::block_table::ThreadBlocks;
-use crate::read::index::Lookup;
+use crate::read::lookup::block_table::ThreadBlocks;
 use crate::storage::{FAULT_AROUND, TraceBytes};
 
 /// How much of the mapped files a forward read may leave resident behind
@@ -326,13 +325,6 @@ pub(crate) struct Unindexed {
     pub(crate) start: LogicalOffset,
     /// Its footer's offset, or the stream's end when it has none.
     pub(crate) end: LogicalOffset,
-}
-
-impl Lookup {
-    /// The stream of thread `slot`.
-    pub(crate) fn stream<'r>(&'r self, data: &'r [u8], slot: usize) -> Stream<'r> {
-        Stream::new(data, self.blocks.thread(slot))
-    }
 }
 
 /// Finds the ranges of containers without a cell by scanning `stream` from

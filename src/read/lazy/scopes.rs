@@ -1,0 +1,543 @@
+//! Finding things: a node's scope, pages of its children, child indexes,
+//! parents and nodes by event id, through the lookups.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use cache::NodeData;
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::format::offset::{EventId, LogicalOffset};
+use crate::format::{Object, ObjectKind};
+use crate::model::{TracepointHeader, TracepointType};
+use crate::read::lookup::IndexProblem;
+use crate::read::lookup::containers::{CellView, ContainerTable};
+use crate::read::lookup::stream::{Stream, scan_unindexed, unexpected};
+use cache::{ChildIndex, Entry, Key, PAGE};
+
+impl LazyTraceReader {
+    pub(super) fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
+        if !self.lookup.is_built(slot) {
+            // Building reads every cell of the thread, and checks a footer
+            // byte in the data per container (a page of nearly every
+            // block): release them after.
+            let built = self.lookup.containers(self.data.as_slice(), slot);
+            self.release_all();
+            return built;
+        }
+        self.lookup.containers(self.data.as_slice(), slot)
+    }
+
+    /// Releases every page of the data and lookup mappings (with a resident
+    /// window).
+    pub(super) fn release_all(&self) {
+        if let Some(resident) = &self.resident {
+            resident.release_all();
+        }
+    }
+
+    pub(super) fn resolved_is_empty(&self) -> bool {
+        self.resolved
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    pub(super) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
+        let (table, cells) = self.containers(slot)?;
+        Ok(Scan {
+            slot,
+            stream: self.stream(slot),
+            table,
+            cells,
+            hint: None,
+        })
+    }
+
+    /// A scan that goes forward, releasing what it leaves behind.
+    pub(super) fn forward_scan(&self, slot: usize) -> Result<Scan<'_>> {
+        let mut scan = self.scan(slot)?;
+        scan.stream = scan.stream.releasing(self.resident.as_ref());
+        Ok(scan)
+    }
+
+    pub(super) fn stream(&self, slot: usize) -> Stream<'_> {
+        self.lookup
+            .stream(self.data.as_slice(), slot)
+            .counted(self.resident.as_ref())
+    }
+
+    pub(super) fn top_scope(&self, slot: usize) -> Scope {
+        Scope {
+            slot,
+            start: LogicalOffset(0),
+            end: LogicalOffset(self.lookup.blocks.thread(slot).len),
+        }
+    }
+
+    pub(super) fn container_scope(&self, slot: usize, k: usize) -> Result<Scope> {
+        let (table, cells) = self.containers(slot)?;
+        Ok(Scope {
+            slot,
+            start: table.start(cells, k),
+            end: table.end(cells, k),
+        })
+    }
+
+    pub(super) fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
+        Ok(self.node(node)?.content.map(|content| Scope {
+            slot: node.slot as usize,
+            start: content.start,
+            end: content.end,
+        }))
+    }
+
+    /// The end of a container the index has no cell for, by scanning.
+    pub(super) fn resolve(
+        &self,
+        slot: usize,
+        start: LogicalOffset,
+        container: TracepointType,
+        event: EventId,
+    ) -> Result<LogicalOffset> {
+        let known = |resolved: &HashMap<_, _>| resolved.get(&(slot, start)).copied();
+        if let Some(end) = known(&self.resolved.read().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(end);
+        }
+        let (table, cells) = self.containers(slot)?;
+        let mut stream = self.stream(slot);
+        let found = scan_unindexed(
+            &mut stream,
+            &mut table.ends_by_start(cells),
+            start,
+            Some((container, event.0)),
+        )?;
+        let mut resolved = self.resolved.write().unwrap_or_else(|e| e.into_inner());
+        for container in found {
+            resolved.insert((slot, container.start), container.end);
+        }
+        known(&resolved)
+            .ok_or_else(|| Error::NoSuchNode(format!("no end found for the container at {start}")))
+    }
+
+    pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
+        let mut scan = self.scan(node.slot as usize)?;
+        let (object, len) = scan.stream.object(node.at, None)?;
+        let Object::Tracepoint(tracepoint) = object else {
+            return Err(unexpected(
+                &mut scan.stream,
+                node.at,
+                object.kind(),
+                "expected a tracepoint at a node's offset",
+            ));
+        };
+        let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
+        let footer = match content {
+            Some(content) => self
+                .footer_of(&mut scan.stream, content, tracepoint.tracepoint_type())?
+                .map(|(footer, _)| footer.into_owned()),
+            None => None,
+        };
+        Ok(NodeData {
+            tracepoint: tracepoint.into_owned(),
+            footer,
+            content,
+        })
+    }
+
+    /// Calls `f` with each direct child of `scope` from offset `from` on,
+    /// until `f` returns false; returns the offset after the last child seen.
+    /// Children are skipped, not decoded; a child container's subtree is
+    /// jumped over through its content range.
+    pub(super) fn scan_children(
+        &self,
+        scope: Scope,
+        from: LogicalOffset,
+        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+    ) -> Result<LogicalOffset> {
+        let mut scan = self.forward_scan(scope.slot)?;
+        let mut at = from;
+        while at < scope.end {
+            let (skipped, len) = scan.stream.skip(at, None)?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
+                    let child = at;
+                    at = match self.content_of(&mut scan, at + len, &header)? {
+                        None => at + len,
+                        Some(content) if content.finished => {
+                            let footer = scan
+                                .stream
+                                .footer_len(content.end, header.tracepoint_type)?;
+                            content.end + footer
+                        }
+                        Some(content) => content.end,
+                    };
+                    if !f(child, &header) {
+                        break;
+                    }
+                }
+                (kind, _) if kind.is_reference() => at = at + len,
+                (kind, _) => {
+                    return Err(unexpected(
+                        &mut scan.stream,
+                        at,
+                        kind,
+                        "among a container's children",
+                    ));
+                }
+            }
+        }
+        Ok(at)
+    }
+
+    /// How many children a scope has and where its pages start; scans the
+    /// scope once, keeping the pages it passes while they take at most a
+    /// quarter of the cache.
+    pub(super) fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
+        let key = Key::Index {
+            slot: scope.slot as u32,
+            start: scope.start.0,
+        };
+        if let Some(Entry::Index(index)) = self.cache.get(&key) {
+            return Ok(index);
+        }
+        let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
+        let most = (self.cache.index_budget() / 2 / size_of::<(LogicalOffset, EventId)>()).max(16);
+        let mut checkpoints = Vec::new();
+        let mut stride = 1;
+        let mut page: Vec<LogicalOffset> = Vec::with_capacity(PAGE);
+        let mut count = 0;
+        let keep = |number: usize, page: &[LogicalOffset]| {
+            if number < keep_pages {
+                let key = self.page_key(scope, number);
+                if !self.cache.contains(&key) {
+                    self.cache.insert(key, Entry::Page(page.into()));
+                }
+            }
+        };
+        self.scan_children(scope, scope.start, |at, header| {
+            if count % (PAGE * stride) == 0 {
+                checkpoints.push((at, header.event));
+                if checkpoints.len() > most {
+                    // Keep every other checkpoint: twice the stride.
+                    checkpoints = checkpoints.iter().step_by(2).copied().collect();
+                    stride *= 2;
+                }
+            }
+            page.push(at);
+            count += 1;
+            if page.len() == PAGE {
+                keep(count / PAGE - 1, &page);
+                page.clear();
+            }
+            true
+        })?;
+        if !page.is_empty() {
+            keep(count / PAGE, &page);
+        }
+        let index = Arc::new(ChildIndex {
+            count,
+            stride,
+            checkpoints,
+        });
+        self.cache.insert(key, Entry::Index(Arc::clone(&index)));
+        Ok(index)
+    }
+
+    pub(super) fn page_key(&self, scope: Scope, page: usize) -> Key {
+        Key::Page {
+            slot: scope.slot as u32,
+            start: scope.start.0,
+            page: page as u32,
+        }
+    }
+
+    /// Page `page` of a scope's child addresses. A page after the first is
+    /// scanned from the checkpoint before it; the pages passed on the way
+    /// are cached too (walks ask for pages in order).
+    pub(super) fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
+        let key = self.page_key(scope, page);
+        if let Some(Entry::Page(found)) = self.cache.get(&key) {
+            return Ok(found);
+        }
+        let (from, mut number) = if page == 0 {
+            (scope.start, 0)
+        } else {
+            let index = self.child_index(scope)?;
+            if page >= index.pages() {
+                return Ok(Arc::from([]));
+            }
+            let checkpoint = page / index.stride;
+            (index.checkpoints[checkpoint].0, checkpoint * index.stride)
+        };
+        let mut children = Vec::with_capacity(PAGE.min(64));
+        let mut wanted = None;
+        self.scan_children(scope, from, |at, _| {
+            children.push(at);
+            if children.len() < PAGE {
+                return true;
+            }
+            let full: Arc<[LogicalOffset]> = std::mem::take(&mut children).into();
+            if number == page {
+                wanted = Some(full);
+                return false;
+            }
+            self.cache
+                .insert(self.page_key(scope, number), Entry::Page(full));
+            number += 1;
+            true
+        })?;
+        let children = match wanted {
+            Some(full) => full,
+            None if number == page => children.into(),
+            None => Arc::from([]),
+        };
+        self.cache.insert(key, Entry::Page(Arc::clone(&children)));
+        Ok(children)
+    }
+
+    /// How a scope's children are paged: one page, or the child index of
+    /// several. Only scopes with more than one page get a child index.
+    pub(super) fn paging(&self, scope: Scope) -> Result<Paging> {
+        let first = self.page(scope, 0)?;
+        if first.len() < PAGE {
+            Ok(Paging::One(first))
+        } else {
+            Ok(Paging::Many(self.child_index(scope)?))
+        }
+    }
+
+    /// The children `[from, from + count)` of a scope.
+    pub(super) fn scope_children(
+        &self,
+        scope: Scope,
+        from: usize,
+        count: usize,
+    ) -> Result<Vec<LazyNode>> {
+        let mut out = Vec::new();
+        if count == 0 || scope.start >= scope.end {
+            return Ok(out);
+        }
+        let end = from.saturating_add(count);
+        let slot = scope.slot as u32;
+        let mut page = from / PAGE;
+        loop {
+            let children = self.page(scope, page)?;
+            let first = page * PAGE;
+            let (low, high) = (from.max(first) - first, (end - first).min(children.len()));
+            if low < high {
+                out.extend(children[low..high].iter().map(|&at| LazyNode { slot, at }));
+            }
+            if children.len() < PAGE || end <= first + PAGE {
+                return Ok(out);
+            }
+            page += 1;
+        }
+    }
+
+    /// The node of the `k`-th container of thread `slot`: its header is
+    /// found among its parent's children (the index knows only where its
+    /// content starts).
+    pub(super) fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
+        self.container_node_checking(slot, k, true)
+    }
+
+    /// [`container_node`](Self::container_node); with `check_parent`, a
+    /// failed scan of the parent's content checks the parent's cell
+    /// ([`through_cell`](Self::through_cell), one level: no recursion up a
+    /// deep chain of corrupt scopes).
+    pub(super) fn container_node_checking(
+        &self,
+        slot: usize,
+        k: usize,
+        check_parent: bool,
+    ) -> Result<LazyNode> {
+        let (table, cells) = self.containers(slot)?;
+        // The parent's scope comes from its cell until it is left for a
+        // container in between.
+        let parent = table.parent(cells, k);
+        let mut checked = parent.filter(|_| check_parent);
+        let mut scope = match parent {
+            Some(j) => self.container_scope(slot, j)?,
+            None => self.top_scope(slot),
+        };
+        let start = table.start(cells, k);
+        let missing = || {
+            self.contradicted(
+                slot,
+                format!(
+                    "no header for the container whose content starts at {start} in thread {}",
+                    self.lookup.blocks.thread(slot).thread
+                ),
+            )
+        };
+        loop {
+            let found = self.last_child_before(scope, start);
+            let at = self
+                .through_cell(slot, checked.take(), found)?
+                .ok_or_else(missing)?;
+            let node = LazyNode {
+                slot: slot as u32,
+                at,
+            };
+            let (skipped, len) = self.stream(slot).skip(at, None)?;
+            if !skipped
+                .header
+                .is_some_and(|h| h.tracepoint_type.is_container())
+            {
+                return Err(missing());
+            }
+            if at + len == start {
+                return Ok(node);
+            }
+            // A container the index has no cell for lies in between.
+            match self.scope(node)? {
+                // `<=`: an unfinished container's content may end where a
+                // header written last (its child's content) starts.
+                Some(inner) if inner.start < start && start <= inner.end => scope = inner,
+                _ => return Err(missing()),
+            }
+        }
+    }
+
+    /// `result` of scanning the content of thread `slot`'s `k`-th container
+    /// from where its cell says the content starts. On an error, checks
+    /// that start (a header must end there): if it contradicts the data,
+    /// the thread's cells are distrusted and that is the error (the public
+    /// call then retries); otherwise the data is corrupt and the error is
+    /// the scan's. Costs nothing unless the scan failed.
+    pub(super) fn through_cell<T>(
+        &self,
+        slot: usize,
+        k: Option<usize>,
+        result: Result<T>,
+    ) -> Result<T> {
+        match (result, k) {
+            (Err(error), Some(k)) => {
+                self.container_node_checking(slot, k, false)?;
+                Err(error)
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// The error for a lookup whose container cell contradicts the data;
+    /// the thread's cells are distrusted from then on (see
+    /// [`LazyTraceReader::trusting`]).
+    pub(super) fn contradicted(&self, slot: usize, what: String) -> Error {
+        let problem = IndexProblem::Inconsistent(what.clone());
+        self.lookup.distrust(self.data.as_slice(), slot, problem);
+        Error::NoSuchNode(what)
+    }
+
+    /// The last direct child of `scope` that starts before `start`.
+    pub(super) fn last_child_before(
+        &self,
+        scope: Scope,
+        start: LogicalOffset,
+    ) -> Result<Option<LogicalOffset>> {
+        match self.paging(scope)? {
+            Paging::One(page) => Ok(last_before(&page, start)),
+            Paging::Many(index) => {
+                let Some(checkpoint) = index
+                    .checkpoints
+                    .partition_point(|&(at, _)| at < start)
+                    .checked_sub(1)
+                else {
+                    return Ok(None);
+                };
+                let mut found = None;
+                for number in index.pages_from(checkpoint) {
+                    let page = self.page(scope, number)?;
+                    match page.first() {
+                        Some(&first) if first < start => found = last_before(&page, start),
+                        _ => break,
+                    }
+                }
+                Ok(found)
+            }
+        }
+    }
+
+    /// The node with event id `event` among the direct children of `scope`
+    /// (whose event ids must ascend), or among the descendants of a child
+    /// container the index has no cell for.
+    pub(super) fn find_by_event_in(
+        &self,
+        mut scope: Scope,
+        event: EventId,
+    ) -> Result<Option<LazyNode>> {
+        loop {
+            let candidate = match self.search_children_by_event(scope, event)? {
+                Ok(found) => return Ok(Some(found)),
+                Err(None) => return Ok(None),
+                Err(Some(before)) => before,
+            };
+            // The child before `event` may hold it, if the index has no cell
+            // for it (otherwise the search started from inside it).
+            let (table, cells) = self.containers(scope.slot)?;
+            match self.scope(candidate)? {
+                Some(inner) if table.find_start(cells, inner.start, None).is_none() => {
+                    scope = inner
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
+    /// Searches the direct children of `scope` by event id: the child with
+    /// `event`, or else the last child with a smaller one.
+    pub(super) fn search_children_by_event(
+        &self,
+        scope: Scope,
+        event: EventId,
+    ) -> Result<std::result::Result<LazyNode, Option<LazyNode>>> {
+        if scope.start >= scope.end {
+            return Ok(Err(None));
+        }
+        let node = |at| LazyNode {
+            slot: scope.slot as u32,
+            at,
+        };
+        let mut stream = self.stream(scope.slot);
+        let pages = match self.paging(scope)? {
+            Paging::One(_) => 0..1,
+            Paging::Many(index) => {
+                let Some(checkpoint) = index
+                    .checkpoints
+                    .partition_point(|&(_, first)| first <= event)
+                    .checked_sub(1)
+                else {
+                    return Ok(Err(None));
+                };
+                index.pages_from(checkpoint)
+            }
+        };
+        let mut before = None;
+        for number in pages {
+            let children = self.page(scope, number)?;
+            // Binary search by event id, decoding only headers.
+            let (mut low, mut high) = (0, children.len());
+            while low < high {
+                let middle = (low + high) / 2;
+                let found = stream.header(children[middle])?.event;
+                if found == event {
+                    return Ok(Ok(node(children[middle])));
+                }
+                if found < event {
+                    low = middle + 1;
+                } else {
+                    high = middle;
+                }
+            }
+            if low > 0 {
+                before = Some(node(children[low - 1]));
+            }
+            if low < children.len() {
+                break; // a later child has a greater event id
+            }
+        }
+        Ok(Err(before))
+    }
+}

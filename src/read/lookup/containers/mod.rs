@@ -1,0 +1,345 @@
+//! Container lookups without per-cell allocation: every container's content
+//! range, found by (thread, logical start) or by event id.
+//!
+//! The cells stay where they are (the mapped index file, or cells made in
+//! memory by a rebuild or a repair); each thread keeps one `u32` per
+//! container: the cell's number, in start order (pre-order). A streaming
+//! index lists a thread's containers in post-order;
+//! `ContainerTable::from_post_order` turns that into start order in one
+//! backwards pass, checking on the way that the ranges nest.
+
+mod order;
+mod table;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use order::*;
+pub(crate) use table::*;
+
+use zerocopy::FromBytes;
+use zerocopy::little_endian::{I32, U64};
+
+use crate::format::index::{CELL_LEN, RawIndexCell};
+use crate::format::offset::LogicalOffset;
+use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::storage::{ReleaseBehind, TraceBytes};
+
+/// The cells of an index file, read in place.
+#[derive(Debug, Default)]
+pub(crate) struct FileCells {
+    bytes: Option<TraceBytes>,
+    count: usize,
+}
+
+impl FileCells {
+    /// The first `count` cells of index file `bytes`.
+    pub(crate) fn new(bytes: TraceBytes, count: usize) -> Self {
+        debug_assert!(FILE_HEADER_LEN as usize + count * CELL_LEN <= bytes.len() as usize);
+        FileCells {
+            bytes: Some(bytes),
+            count,
+        }
+    }
+
+    /// The index file's mapping, if there is one.
+    pub(crate) fn bytes(&self) -> Option<&TraceBytes> {
+        self.bytes.as_ref()
+    }
+
+    /// A pass over the cells (either direction) that releases the index
+    /// pages it leaves behind every `window` bytes; nothing without a
+    /// window or a mapping.
+    pub(crate) fn pass(&self, window: Option<u64>) -> CellPass<'_> {
+        CellPass(self.bytes.as_ref().map(|bytes| bytes.behind(window)))
+    }
+
+    /// The cells.
+    #[inline]
+    pub(crate) fn slice(&self) -> &[RawIndexCell] {
+        match &self.bytes {
+            Some(bytes) => {
+                let start = FILE_HEADER_LEN as usize;
+                let cells = &bytes.as_slice()[start..start + self.count * CELL_LEN];
+                <[RawIndexCell]>::ref_from_bytes(cells).expect("whole cells")
+            }
+            None => &[],
+        }
+    }
+}
+
+/// See [`FileCells::pass`].
+pub(crate) struct CellPass<'a>(Option<ReleaseBehind<'a>>);
+
+impl CellPass<'_> {
+    /// The pass has reached cell `n`.
+    pub(crate) fn at(&mut self, n: u32) {
+        if let Some(behind) = &mut self.0 {
+            behind.at(FILE_HEADER_LEN + n as u64 * CELL_LEN as u64);
+        }
+    }
+}
+
+/// Index cells by number, borrowed: the index file's, then those one thread
+/// made in memory; or a sidecar's flat arrays (cell `k` is the thread's
+/// `k`-th container in start order).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CellView<'a> {
+    file: &'a [RawIndexCell],
+    made: &'a [RawIndexCell],
+    flat: Option<FlatCells<'a>>,
+}
+
+/// One thread's containers as a sidecar holds them: content starts, content
+/// ends and event ids, little-endian, in start order, all of one length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FlatCells<'a> {
+    pub(crate) starts: &'a [U64],
+    pub(crate) ends: &'a [U64],
+    pub(crate) events: &'a [I32],
+}
+
+impl<'a> CellView<'a> {
+    /// A view of `file` cells, then `made` ones.
+    pub(crate) fn new(file: &'a [RawIndexCell], made: &'a [RawIndexCell]) -> Self {
+        CellView {
+            file,
+            made,
+            flat: None,
+        }
+    }
+
+    /// A view of a sidecar's arrays.
+    pub(crate) fn flat(flat: FlatCells<'a>) -> Self {
+        CellView {
+            file: &[],
+            made: &[],
+            flat: Some(flat),
+        }
+    }
+
+    /// Cell number `id` (index or made cells only).
+    #[inline]
+    pub(crate) fn get(&self, id: u32) -> &'a RawIndexCell {
+        let id = id as usize;
+        match self.file.get(id) {
+            Some(cell) => cell,
+            None => &self.made[id - self.file.len()],
+        }
+    }
+
+    #[inline]
+    fn start(&self, id: u32) -> u64 {
+        match &self.flat {
+            Some(flat) => flat.starts[id as usize].get(),
+            None => self.get(id).start.get() as u64,
+        }
+    }
+
+    #[inline]
+    fn end(&self, id: u32) -> u64 {
+        match &self.flat {
+            Some(flat) => flat.ends[id as usize].get(),
+            None => self.get(id).end.get() as u64,
+        }
+    }
+
+    #[inline]
+    fn event(&self, id: u32) -> i32 {
+        match &self.flat {
+            Some(flat) => flat.events[id as usize].get(),
+            None => self.get(id).id.get(),
+        }
+    }
+}
+
+/// Where a thread's container cells are, before its table is built.
+#[derive(Debug)]
+pub(crate) enum Source {
+    /// Runs of an index file's cells, `[from, to)`, in index order; the
+    /// container cells among them are the thread's, in post-order.
+    Ranges {
+        /// The runs.
+        ranges: Vec<(u32, u32)>,
+        /// How many container cells they hold.
+        count: usize,
+    },
+    /// Cells made by a scan: finished containers in post-order, then those
+    /// never finished (ending at the stream's end) in start order.
+    Made {
+        /// Finished containers.
+        finished: Vec<RawIndexCell>,
+        /// Unfinished containers.
+        unfinished: Vec<RawIndexCell>,
+    },
+}
+
+/// One thread's containers: the cells it made, and its table.
+#[derive(Debug, Default)]
+pub(crate) struct Containers {
+    /// Cells made in memory (numbered after the index file's).
+    pub(crate) made: Vec<RawIndexCell>,
+    /// A sidecar's flat arrays, instead of cells.
+    pub(crate) flat: Option<MappedCells>,
+    /// The table.
+    pub(crate) table: ContainerTable,
+}
+
+/// Where one thread's flat arrays lie in a mapped sidecar: `len` starts and
+/// `len` ends (`u64`), then `len` event ids (`i32`), little-endian.
+#[derive(Debug)]
+pub(crate) struct MappedCells {
+    /// The sidecar.
+    pub(crate) bytes: TraceBytes,
+    /// Byte offset of the starts.
+    pub(crate) starts: usize,
+    /// Byte offset of the ends.
+    pub(crate) ends: usize,
+    /// Byte offset of the event ids.
+    pub(crate) events: usize,
+    /// How many containers.
+    pub(crate) len: usize,
+}
+
+impl MappedCells {
+    /// The arrays (empty if the ranges were not checked to be inside the
+    /// mapping, which the sidecar loader does).
+    pub(crate) fn cells(&self) -> FlatCells<'_> {
+        let bytes = self.bytes.as_slice();
+        let slice = |at: usize, width: usize| bytes.get(at..at.saturating_add(self.len * width));
+        let starts = slice(self.starts, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
+        let ends = slice(self.ends, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
+        let events = slice(self.events, 4).and_then(|b| <[I32]>::ref_from_bytes(b).ok());
+        match (starts, ends, events) {
+            (Some(starts), Some(ends), Some(events)) => FlatCells {
+                starts,
+                ends,
+                events,
+            },
+            _ => FlatCells {
+                starts: &[],
+                ends: &[],
+                events: &[],
+            },
+        }
+    }
+}
+
+impl Containers {
+    /// The cells of this thread, after the index file's `file`.
+    pub(crate) fn view<'a>(&'a self, file: &'a [RawIndexCell]) -> CellView<'a> {
+        match &self.flat {
+            Some(flat) => CellView::flat(flat.cells()),
+            None => CellView::new(file, &self.made),
+        }
+    }
+
+    /// Builds a thread's containers from `source`; the pass over the index
+    /// file's cells releases their pages behind it every `window` bytes.
+    pub(crate) fn build(
+        cells: &FileCells,
+        source: Source,
+        window: Option<u64>,
+    ) -> Result<Self, NestingError> {
+        let file = cells.slice();
+        match source {
+            Source::Ranges { ranges, count } => {
+                let view = CellView::new(file, &[]);
+                let post_backwards = post_backwards(view, &ranges, cells.pass(window));
+                let table = match ContainerTable::convert(view, count, post_backwards) {
+                    Err(Convert::Unsorted) => {
+                        let post: Vec<u32> = ranges
+                            .iter()
+                            .flat_map(|&(from, to)| from..to)
+                            .filter(|&id| view.get(id).kind == ObjectKind::Tracepoint as u8)
+                            .collect();
+                        ContainerTable::from_post_order(view, post)?
+                    }
+                    Err(Convert::Nesting(error)) => return Err(error),
+                    Ok(table) => table,
+                };
+                Ok(Containers {
+                    made: Vec::new(),
+                    flat: None,
+                    table,
+                })
+            }
+            Source::Made {
+                finished,
+                unfinished,
+            } => {
+                let first = file.len() as u32;
+                let finished_count = finished.len() as u32;
+                let made: Vec<RawIndexCell> = finished.into_iter().chain(unfinished).collect();
+                let view = CellView::new(file, &made);
+                let post = (first..first + finished_count).collect();
+                let mut table = ContainerTable::from_post_order(view, post)?;
+                let extra: Vec<u32> = (first + finished_count..first + made.len() as u32).collect();
+                table.merge(view, &extra);
+                Ok(Containers {
+                    made,
+                    flat: None,
+                    table,
+                })
+            }
+        }
+    }
+
+    /// Thread's containers straight from the index file's `cells` (`ranges`
+    /// holding `count` container cells in post-order), given to `place` in
+    /// start order, last first, without a table: what a build checks
+    /// (nesting, post-order) is checked on the way. `None` when it fails:
+    /// `place` has then seen part of them, and the table must be built
+    /// instead ([`Containers::build`] finds out why). The pass over the
+    /// cells releases their pages behind it every `window` bytes.
+    pub(crate) fn stream(
+        cells: &FileCells,
+        ranges: &[(u32, u32)],
+        count: usize,
+        window: Option<u64>,
+        place: impl FnMut(Placed),
+    ) -> Option<Converted> {
+        let view = CellView::new(cells.slice(), &[]);
+        let post_backwards = post_backwards(view, ranges, cells.pass(window));
+        convert_into(view, count, post_backwards, place)
+            .ok()
+            .filter(|converted| converted.descending)
+    }
+
+    /// Adds cells made for containers the table lacks (ascending by start).
+    pub(crate) fn add(&mut self, file: &[RawIndexCell], cells: Vec<RawIndexCell>) {
+        if let Some(flat) = self.flat.take() {
+            // A sidecar's table: copy it into made cells first.
+            let view = CellView::flat(flat.cells());
+            let first = (file.len() + self.made.len()) as u32;
+            self.made.extend((0..self.table.len()).map(|k| {
+                container_cell(
+                    self.table.event(view, k).0,
+                    self.table.start(view, k),
+                    self.table.end(view, k),
+                )
+            }));
+            let ids: Vec<u32> = (first..first + self.table.len() as u32).collect();
+            self.table = ContainerTable::from_pre_order(CellView::new(file, &self.made), ids);
+        }
+        let first = (file.len() + self.made.len()) as u32;
+        let ids: Vec<u32> = (first..first + cells.len() as u32).collect();
+        self.made.extend(cells);
+        self.table.merge(CellView::new(file, &self.made), &ids);
+    }
+
+    /// Bytes of heap.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.made.capacity() * CELL_LEN + self.table.heap_bytes()
+    }
+}
+
+/// A container cell made in memory.
+pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffset) -> RawIndexCell {
+    crate::format::IndexCell {
+        kind: ObjectKind::Tracepoint,
+        id: event,
+        start: start.0 as i64,
+        end: end.0 as i64,
+    }
+    .to_raw()
+}

@@ -1,0 +1,385 @@
+//! `ContainerTable`: one `u32` cell number per container in start order,
+//! with chunk maxima for parent searches, and the lookups over it.
+
+use std::sync::OnceLock;
+
+use super::order::*;
+use super::*;
+use crate::format::offset::{EventId, LogicalOffset};
+use crate::storage::TraceBytes;
+
+/// Why a thread's container cells cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NestingError {
+    /// Two containers end at the same footer.
+    SameEnd { cell: u32 },
+    /// The ranges of two containers overlap without nesting.
+    Crossing { cell: u32 },
+}
+
+/// A table's cell numbers in start order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Order {
+    /// Listed.
+    Ids(Vec<u32>),
+    /// Cell `k` is the `k`-th container (a sidecar's flat arrays).
+    Identity(usize),
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order::Ids(Vec::new())
+    }
+}
+
+/// `u64`s in memory, or little-endian in a mapped sidecar.
+#[derive(Debug)]
+pub(crate) enum Words {
+    /// In memory.
+    Owned(Vec<u64>),
+    /// `len` words at byte `at` of `bytes` (bounds checked when mapped).
+    Mapped {
+        /// The sidecar.
+        bytes: TraceBytes,
+        /// Byte offset of the first word.
+        at: usize,
+        /// How many words.
+        len: usize,
+    },
+}
+
+impl Default for Words {
+    fn default() -> Self {
+        Words::Owned(Vec::new())
+    }
+}
+
+impl Words {
+    /// Word `i`; 0 past the end (never reached: lengths are checked).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> u64 {
+        match self {
+            Words::Owned(words) => words.get(i).copied().unwrap_or(0),
+            Words::Mapped { bytes, at, len } if i < *len => bytes
+                .as_slice()
+                .get(at + i * 8..at + i * 8 + 8)
+                .and_then(|word| <[u8; 8]>::try_from(word).ok())
+                .map_or(0, u64::from_le_bytes),
+            Words::Mapped { .. } => 0,
+        }
+    }
+
+    /// How many.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Words::Owned(words) => words.len(),
+            Words::Mapped { len, .. } => *len,
+        }
+    }
+}
+
+/// One thread's containers in start order.
+#[derive(Debug, Default)]
+pub(crate) struct ContainerTable {
+    /// Cell numbers, ascending by content start (pre-order).
+    pub(super) order: Order,
+    /// The greatest end in each chunk of `CHUNK` containers of `order`.
+    chunk_max_end: Words,
+    /// Whether event ids ascend in pre-order (real recorders: yes).
+    events_ascend: bool,
+    /// Positions in `order` sorted by event id, built on first use when
+    /// event ids do not ascend.
+    by_event: OnceLock<Vec<u32>>,
+}
+
+impl ContainerTable {
+    /// The table of a sidecar's flat arrays: `len` containers already in
+    /// start order, with their chunk maxima (`len.div_ceil(CHUNK)` words).
+    pub(crate) fn mapped(len: usize, chunk_max_end: Words, events_ascend: bool) -> Self {
+        debug_assert_eq!(chunk_max_end.len(), chunk_count(len));
+        ContainerTable {
+            order: Order::Identity(len),
+            chunk_max_end,
+            events_ascend,
+            by_event: OnceLock::new(),
+        }
+    }
+
+    /// The chunk maxima, for a sidecar.
+    pub(crate) fn chunk_max_ends(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.chunk_max_end.len()).map(|c| self.chunk_max_end.get(c))
+    }
+
+    /// Builds the table from a thread's container cells in post-order (the
+    /// order of their ends, as a streaming writer emits them); cells in any
+    /// other order are sorted by end first. Checks that ranges nest.
+    pub(crate) fn from_post_order(
+        cells: CellView<'_>,
+        mut post: Vec<u32>,
+    ) -> Result<Self, NestingError> {
+        match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+            Err(Convert::Unsorted) => {
+                post.sort_by_key(|&id| cells.end(id));
+                match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+                    Ok(table) => Ok(table),
+                    Err(Convert::Nesting(error)) => Err(error),
+                    Err(Convert::Unsorted) => unreachable!("sorted by end"),
+                }
+            }
+            Err(Convert::Nesting(error)) => Err(error),
+            Ok(table) => Ok(table),
+        }
+    }
+
+    /// The table of one backwards pass over the `count` cells of a
+    /// post-order list ([`convert_into`]).
+    pub(super) fn convert(
+        cells: CellView<'_>,
+        count: usize,
+        post_backwards: impl Iterator<Item = u32>,
+    ) -> Result<Self, Convert> {
+        let mut order = vec![0u32; count];
+        let converted = convert_into(cells, count, post_backwards, |placed| {
+            order[placed.at] = placed.id;
+        })?;
+        let events_ascend = if converted.descending {
+            converted.events_ascend
+        } else {
+            order
+                .windows(2)
+                .all(|w| cells.event(w[0]) < cells.event(w[1]))
+        };
+        Ok(ContainerTable {
+            order: Order::Ids(order),
+            chunk_max_end: Words::Owned(converted.chunk_max_end),
+            events_ascend,
+            by_event: OnceLock::new(),
+        })
+    }
+
+    /// The table of cells already in start order.
+    pub(super) fn from_pre_order(cells: CellView<'_>, order: Vec<u32>) -> Self {
+        debug_assert!(
+            order
+                .windows(2)
+                .all(|w| cells.start(w[0]) < cells.start(w[1]))
+        );
+        let chunk_max_end = order
+            .chunks(CHUNK)
+            .map(|chunk| chunk.iter().map(|&id| cells.end(id)).max().unwrap_or(0))
+            .collect();
+        let events_ascend = order
+            .windows(2)
+            .all(|w| cells.event(w[0]) < cells.event(w[1]));
+        ContainerTable {
+            order: Order::Ids(order),
+            chunk_max_end: Words::Owned(chunk_max_end),
+            events_ascend,
+            by_event: OnceLock::new(),
+        }
+    }
+
+    /// Adds `extra` cells (ascending by start, none sharing a start with a
+    /// listed cell) and rebuilds the derived arrays.
+    pub(crate) fn merge(&mut self, cells: CellView<'_>, extra: &[u32]) {
+        if extra.is_empty() {
+            return;
+        }
+        let mut order = Vec::with_capacity(self.len() + extra.len());
+        let current: Vec<u32> = (0..self.len()).map(|k| self.id(k)).collect();
+        let (mut a, mut b) = (current.iter().peekable(), extra.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(&&x), Some(&&y)) => {
+                    if cells.start(x) < cells.start(y) {
+                        a.next()
+                    } else {
+                        b.next()
+                    }
+                }
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            order.push(*next.expect("peeked"));
+        }
+        *self = Self::from_pre_order(cells, order);
+    }
+
+    /// How many containers.
+    pub(crate) fn len(&self) -> usize {
+        match &self.order {
+            Order::Ids(ids) => ids.len(),
+            Order::Identity(len) => *len,
+        }
+    }
+
+    /// The cell number of the `k`-th container.
+    #[inline]
+    fn id(&self, k: usize) -> u32 {
+        match &self.order {
+            Order::Ids(ids) => ids[k],
+            Order::Identity(_) => k as u32,
+        }
+    }
+
+    /// The first position in `low..high` whose cell fails `pred` (cells
+    /// failing it must follow those passing it).
+    #[inline]
+    fn partition(&self, low: usize, high: usize, mut pred: impl FnMut(u32) -> bool) -> usize {
+        match &self.order {
+            Order::Ids(ids) => low + ids[low..high].partition_point(|&id| pred(id)),
+            Order::Identity(_) => {
+                let (mut low, mut high) = (low, high);
+                while low < high {
+                    let mid = low + (high - low) / 2;
+                    if pred(mid as u32) {
+                        low = mid + 1;
+                    } else {
+                        high = mid;
+                    }
+                }
+                low
+            }
+        }
+    }
+
+    /// Content start of the `k`-th container.
+    #[inline]
+    pub(crate) fn start(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
+        LogicalOffset(cells.start(self.id(k)))
+    }
+
+    /// Content end (footer offset, or the stream's end) of the `k`-th container.
+    #[inline]
+    pub(crate) fn end(&self, cells: CellView<'_>, k: usize) -> LogicalOffset {
+        LogicalOffset(cells.end(self.id(k)))
+    }
+
+    /// Event id of the `k`-th container.
+    #[inline]
+    pub(crate) fn event(&self, cells: CellView<'_>, k: usize) -> EventId {
+        EventId(cells.event(self.id(k)))
+    }
+
+    /// Whether event ids ascend in start order.
+    pub(crate) fn events_ascend(&self) -> bool {
+        self.events_ascend
+    }
+
+    /// The end of the container whose content starts at an offset, for
+    /// offsets asked in ascending order ([`scan_unindexed`](crate::read::lookup::stream::scan_unindexed)):
+    /// each search starts from the last container found.
+    pub(crate) fn ends_by_start<'a>(
+        &'a self,
+        cells: CellView<'a>,
+    ) -> impl FnMut(LogicalOffset) -> Option<LogicalOffset> + 'a {
+        let mut hint = None;
+        move |start| {
+            let k = self.find_start(cells, start, hint)?;
+            hint = Some(k);
+            Some(self.end(cells, k))
+        }
+    }
+
+    /// The container whose content starts at `start`. `hint`, when given, is
+    /// a container known to start before `start` (a scan going forward
+    /// passes the last one it found): the search gallops from there.
+    pub(crate) fn find_start(
+        &self,
+        cells: CellView<'_>,
+        start: LogicalOffset,
+        hint: Option<usize>,
+    ) -> Option<usize> {
+        let key = start.0;
+        let (mut low, mut high) = (0, self.len());
+        if let Some(hint) = hint.filter(|&h| h < self.len() && cells.start(self.id(h)) < key) {
+            // Gallop: the target is usually just past the hint's subtree.
+            low = hint + 1;
+            let mut step = 1;
+            loop {
+                let probe = hint + step;
+                if probe >= high {
+                    break;
+                }
+                if cells.start(self.id(probe)) >= key {
+                    high = probe + 1;
+                    break;
+                }
+                low = probe + 1;
+                step *= 2;
+            }
+        }
+        let at = self.partition(low, high, |id| cells.start(id) < key);
+        (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
+    }
+
+    /// The last container whose content starts at or before `at`.
+    pub(crate) fn last_starting_at_or_before(
+        &self,
+        cells: CellView<'_>,
+        at: LogicalOffset,
+    ) -> Option<usize> {
+        self.partition(0, self.len(), |id| cells.start(id) <= at.0)
+            .checked_sub(1)
+    }
+
+    /// The innermost container enclosing the `k`-th one.
+    pub(crate) fn parent(&self, cells: CellView<'_>, k: usize) -> Option<usize> {
+        // Of the containers before `k` in start order, exactly its ancestors
+        // end at or after it starts (a finished one ends at its footer, after
+        // every descendant's header; an unfinished one at the stream's end,
+        // where the content of a header written last starts too); the
+        // nearest one is its parent.
+        let start = cells.start(self.id(k));
+        let chunk = k / CHUNK;
+        let encloses = |j: usize| cells.end(self.id(j)) >= start;
+        if let Some(j) = (chunk * CHUNK..k).rev().find(|&j| encloses(j)) {
+            return Some(j);
+        }
+        let chunk = (0..chunk)
+            .rev()
+            .find(|&c| self.chunk_max_end.get(c) >= start)?;
+        (chunk * CHUNK..(chunk + 1) * CHUNK)
+            .rev()
+            .find(|&j| encloses(j))
+    }
+
+    /// The container with event id `event`.
+    pub(crate) fn find_event(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
+        if self.events_ascend {
+            let at = self.partition(0, self.len(), |id| cells.event(id) < event.0);
+            return (at < self.len() && cells.event(self.id(at)) == event.0).then_some(at);
+        }
+        let by_event = self.by_event.get_or_init(|| {
+            let mut positions: Vec<u32> = (0..self.len() as u32).collect();
+            positions.sort_by_key(|&k| cells.event(self.id(k as usize)));
+            positions
+        });
+        let at = by_event.partition_point(|&k| cells.event(self.id(k as usize)) < event.0);
+        by_event
+            .get(at)
+            .map(|&k| k as usize)
+            .filter(|&k| cells.event(self.id(k)) == event.0)
+    }
+
+    /// The last container (in start order) with an event id below `event`;
+    /// meaningful when event ids ascend.
+    pub(crate) fn last_event_below(&self, cells: CellView<'_>, event: EventId) -> Option<usize> {
+        self.partition(0, self.len(), |id| cells.event(id) < event.0)
+            .checked_sub(1)
+    }
+
+    /// Bytes of heap the table takes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let order = match &self.order {
+            Order::Ids(ids) => ids.capacity() * 4,
+            Order::Identity(_) => 0,
+        };
+        let chunks = match &self.chunk_max_end {
+            Words::Owned(words) => words.capacity() * 8,
+            Words::Mapped { .. } => 0,
+        };
+        order + chunks + self.by_event.get().map_or(0, |v| v.capacity() * 4)
+    }
+}

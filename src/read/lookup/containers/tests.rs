@@ -1,0 +1,155 @@
+//! Tables from post-order cells, nesting errors, lookups by start and event.
+
+use zerocopy::byteorder::{BigEndian, I32, I64};
+
+use super::table::*;
+use super::*;
+use crate::format::offset::EventId;
+
+use crate::format::ObjectKind;
+
+/// Made cells only, and a view of them.
+struct Made(Vec<RawIndexCell>);
+
+impl Made {
+    fn view(&self) -> CellView<'_> {
+        CellView::new(&[], &self.0)
+    }
+}
+
+fn made_cells(cells: Vec<RawIndexCell>) -> Made {
+    Made(cells)
+}
+
+fn cell(event: i32, start: u64, end: u64) -> RawIndexCell {
+    RawIndexCell {
+        kind: ObjectKind::Tracepoint as u8,
+        id: I32::<BigEndian>::new(event),
+        start: I64::<BigEndian>::new(start as i64),
+        end: I64::<BigEndian>::new(end as i64),
+    }
+}
+
+/// A random forest of containers: (event, start, end) in pre-order.
+fn forest(seed: u64, count: usize) -> Vec<(i32, u64, u64)> {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    // Open containers as (event, start); positions advance by 10 per step.
+    let mut out: Vec<(i32, u64, u64)> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut at = 0u64;
+    let mut made = 0;
+    while made < count || !open.is_empty() {
+        at += 10;
+        if made < count && (open.is_empty() || next() % 3 != 0) {
+            out.push((made as i32 * 2, at, 0));
+            open.push(out.len() - 1);
+            made += 1;
+        } else if let Some(index) = open.pop() {
+            out[index].2 = at;
+        }
+    }
+    out
+}
+
+#[test]
+fn post_order_converts_to_start_order() {
+    for seed in 1..40 {
+        let pre = forest(seed, 1 + seed as usize * 7);
+        let mut post: Vec<(i32, u64, u64)> = pre.clone();
+        post.sort_by_key(|c| c.2);
+        let cells = made_cells(post.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
+        let table = ContainerTable::from_post_order(cells.view(), (0..post.len() as u32).collect())
+            .unwrap();
+        let got: Vec<_> = (0..table.len())
+            .map(|k| {
+                (
+                    table.event(cells.view(), k).0,
+                    table.start(cells.view(), k).0,
+                    table.end(cells.view(), k).0,
+                )
+            })
+            .collect();
+        assert_eq!(got, pre, "seed {seed}");
+        assert!(table.events_ascend());
+        // Any input order gives the same table.
+        let shuffled: Vec<u32> = (0..post.len() as u32).rev().collect();
+        let again = ContainerTable::from_post_order(cells.view(), shuffled).unwrap();
+        assert_eq!(again.order, table.order);
+        // Parents, by brute force.
+        for k in 0..pre.len() {
+            let expected = (0..k)
+                .rev()
+                .find(|&j| pre[j].1 < pre[k].1 && pre[k].2 < pre[j].2);
+            assert_eq!(
+                table.parent(cells.view(), k),
+                expected,
+                "seed {seed}, container {k}"
+            );
+            let mut hint = None;
+            assert_eq!(
+                table.find_start(cells.view(), LogicalOffset(pre[k].1), hint),
+                Some(k)
+            );
+            if k > 0 {
+                hint = Some(k - 1);
+            }
+            assert_eq!(
+                table.find_start(cells.view(), LogicalOffset(pre[k].1), hint),
+                Some(k)
+            );
+            assert_eq!(
+                table.find_start(cells.view(), LogicalOffset(pre[k].1 + 1), None),
+                None
+            );
+            assert_eq!(table.find_event(cells.view(), EventId(pre[k].0)), Some(k));
+            assert_eq!(table.find_event(cells.view(), EventId(pre[k].0 + 1)), None);
+        }
+    }
+}
+
+#[test]
+fn parent_search_crosses_chunks() {
+    // One wide container around 1,000 small ones.
+    let mut pre = vec![(0, 1u64, 100_000u64)];
+    for i in 0..1000u64 {
+        pre.push((1 + i as i32, 10 + i * 10, 15 + i * 10));
+    }
+    let cells = made_cells(pre.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
+    let table =
+        ContainerTable::from_post_order(cells.view(), (0..pre.len() as u32).collect()).unwrap();
+    assert_eq!(table.parent(cells.view(), 0), None);
+    for k in 1..pre.len() {
+        assert_eq!(table.parent(cells.view(), k), Some(0));
+    }
+}
+
+#[test]
+fn crossing_and_shared_ends_are_rejected() {
+    let cells = made_cells(vec![cell(0, 10, 50), cell(1, 20, 60)]);
+    assert!(matches!(
+        ContainerTable::from_post_order(cells.view(), vec![0, 1]),
+        Err(NestingError::Crossing { .. })
+    ));
+    let cells = made_cells(vec![cell(0, 10, 50), cell(1, 20, 50)]);
+    assert!(matches!(
+        ContainerTable::from_post_order(cells.view(), vec![0, 1]),
+        Err(NestingError::SameEnd { .. })
+    ));
+}
+
+#[test]
+fn events_out_of_order_are_found_through_a_sorted_copy() {
+    let cells = made_cells(vec![cell(9, 20, 30), cell(5, 40, 50), cell(7, 10, 60)]);
+    let table = ContainerTable::from_post_order(cells.view(), vec![0, 1, 2]).unwrap();
+    assert!(!table.events_ascend());
+    assert_eq!(table.find_event(cells.view(), EventId(7)), Some(0));
+    assert_eq!(table.find_event(cells.view(), EventId(9)), Some(1));
+    assert_eq!(table.find_event(cells.view(), EventId(5)), Some(2));
+    assert_eq!(table.find_event(cells.view(), EventId(6)), None);
+}

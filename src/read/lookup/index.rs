@@ -1,0 +1,390 @@
+//! The lookup structures a random-access reader needs (blocks, reference
+//! objects, container ranges), from an index file checked against the data
+//! file, or rebuilt by scanning the data file when the index is missing or
+//! broken.
+//!
+//! An index is broken (FORMAT-NOTES, "Our policy") when it is missing or
+//! shorter than a header and a footer; its magic or version differ; a cell
+//! points outside the data file; a reference cell's target does not start
+//! with the same kind and id; a block cell does not start with `BLOCK_START`
+//! of its thread; or a container cell's range is not inside its thread's
+//! logical stream. tracetree also rejects what would make the reader lose
+//! data or misplace children: a block cell whose end is not a `BLOCK_END`,
+//! blocks that leave a gap or leave data after the last indexed block
+//! (other than `EOF`), cells of kinds an index never holds, and a container
+//! cell that belongs to no block cell. All of this is checked in one pass
+//! over the cells when the index is opened.
+//!
+//! Each thread's container table is built from its cells when the thread is
+//! first used; cells that overlap without nesting then make that thread's
+//! containers be found by scanning its stream instead (reported by
+//! [`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)). An index without footer (a crashed recorder's) is
+//! repaired when opened: containers it has no cell for are found by
+//! scanning only where they can be (`Lookup::repair_all`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::problem::{IndexProblem, IndexStatus};
+use super::table::Lookup;
+use crate::format::bytes::ByteReader;
+use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
+use crate::format::object::peek_kind_and_id;
+use crate::format::offset::{PhysicalOffset, ThreadId};
+use crate::format::skip::skip_object;
+use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
+use crate::model::ContextBuilder;
+use crate::read::eager::LoadReport;
+use crate::read::lookup::block_table::{BlockInfo, BlockTable};
+use crate::read::lookup::containers::{FileCells, Source};
+use crate::read::lookup::sidecar::SidecarReport;
+use crate::storage::TraceBytes;
+
+/// The index file of a data file: its path plus `.idx`.
+pub fn index_path(data: &Path) -> PathBuf {
+    let mut path = data.as_os_str().to_owned();
+    path.push(".idx");
+    PathBuf::from(path)
+}
+
+/// How a trace's lookup structures were made, and what the data lacked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexReport {
+    /// The index file looked for, if any.
+    pub path: Option<PathBuf>,
+    /// Used or rebuilt, and why.
+    pub status: IndexStatus,
+    /// Blocks in the data file.
+    pub blocks: usize,
+    /// Reference object cells (duplicates included).
+    pub references: usize,
+    /// Containers with a known content range.
+    pub containers: usize,
+    /// Containers the index file had no cell for (the recorder never
+    /// finished them, or closed them after its index was last written),
+    /// found by scanning the data.
+    pub repaired_containers: usize,
+    /// What the data file lacked: `EOF`, a half-written block, footers.
+    pub data: LoadReport,
+    /// What happened to the lookup sidecar (`None`: not looked for, as
+    /// with [`SidecarPolicy::Off`](crate::read::SidecarPolicy::Off) or a
+    /// trace opened from bytes).
+    pub sidecar: Option<SidecarReport>,
+}
+
+impl IndexReport {
+    /// Whether the index file was used (directly, or through a sidecar
+    /// made from it).
+    pub fn index_used(&self) -> bool {
+        matches!(self.status, IndexStatus::Used { .. })
+    }
+
+    /// Whether the lookups came from the sidecar.
+    pub fn sidecar_used(&self) -> bool {
+        self.sidecar.as_ref().is_some_and(SidecarReport::used)
+    }
+}
+
+/// An index file checked against its data file, or a rebuilt one.
+pub(crate) struct LoadedIndex {
+    pub(crate) lookup: Lookup,
+    pub(crate) context: ContextBuilder,
+    pub(crate) references: usize,
+    pub(crate) data: LoadReport,
+    /// Whether the index file had its footer (always true for a rebuild).
+    pub(crate) complete: bool,
+}
+
+/// Groups container cells by thread as the index orders them.
+struct ThreadCells {
+    ids: HashMap<ThreadId, usize>,
+    /// Per thread: runs of cells `[from, to)` holding its container cells.
+    lists: Vec<(ThreadId, Vec<(u32, u32)>)>,
+}
+
+impl ThreadCells {
+    fn list(&mut self, thread: ThreadId) -> usize {
+        *self.ids.entry(thread).or_insert_with(|| {
+            self.lists.push((thread, Vec::new()));
+            self.lists.len() - 1
+        })
+    }
+}
+
+/// Checks index file `index` against `data` (whose header is checked) and
+/// builds the lookup structures from it. With a `window`, the index's
+/// pages are released behind the pass every `window` bytes of cells, and
+/// the data's pages it peeked at (blocks' edges, reference objects: in
+/// file order) every `window` bytes of data, so that opening a large trace
+/// does not leave it resident.
+pub(crate) fn load_index(
+    data: &TraceBytes,
+    index: TraceBytes,
+    window: Option<u64>,
+) -> std::result::Result<LoadedIndex, IndexProblem> {
+    load_index_until(data, index, window, 0)
+}
+
+/// [`load_index`] for an index whose data ends in `dropped_tail` bytes of a
+/// block a crashed recorder did not finish (known to the rebuild that wrote
+/// the index): the blocks must cover the data up to them.
+pub(super) fn load_index_until(
+    data: &TraceBytes,
+    index: TraceBytes,
+    window: Option<u64>,
+    dropped_tail: u64,
+) -> std::result::Result<LoadedIndex, IndexProblem> {
+    let release_every = window.map_or(usize::MAX, |window| {
+        (usize::try_from(window).unwrap_or(usize::MAX) / CELL_LEN).max(1 << 12)
+    });
+    let bytes = index.as_slice();
+    if (bytes.len() as u64) < FILE_HEADER_LEN + INDEX_FOOTER_LEN as u64 {
+        return Err(IndexProblem::TooShort(bytes.len() as u64));
+    }
+    let parsed = parse_index(bytes).map_err(IndexProblem::Header)?;
+    let (cells, complete) = (parsed.cells, parsed.has_footer);
+    let data_bytes = data.as_slice();
+    let data_len = data.len();
+    let in_data = |cell: usize, offset: i64| {
+        if offset >= FILE_HEADER_LEN as i64 && (offset as u64) < data_len {
+            Ok(offset as u64)
+        } else {
+            Err(IndexProblem::OutOfBounds { cell, offset })
+        }
+    };
+    // A streaming writer lists a block's cell before the block's other
+    // cells, the dump writer after them.
+    let block_cell_first = cells
+        .first()
+        .is_none_or(|cell| cell.kind == ObjectKind::BlockStart as u8);
+    let mut blocks = Vec::new();
+    let mut context = ContextBuilder::new();
+    let mut references = 0;
+    let mut placed: Vec<(usize, u64)> = Vec::new();
+    let mut by_thread = ThreadCells {
+        ids: HashMap::new(),
+        lists: Vec::new(),
+    };
+    // Per list: the logical length of the thread's blocks seen so far, and
+    // its runs of cells with the number of container cells in them.
+    let mut seen_len: Vec<u64> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
+    // The run since the last block cell: where it starts, its containers,
+    // and (streaming order) the list it belongs to.
+    let mut run_start = 0u32;
+    let mut run_count = 0usize;
+    let mut current: Option<usize> = None;
+    // The current list's length so far (0 before any block: every container
+    // cell then fails the check and is looked at again).
+    let mut current_len = 0u64;
+    // Container cells whose range is not inside the blocks listed so far;
+    // checked again once every block is known.
+    let mut recheck: Vec<(usize, u32)> = Vec::new();
+    let inside = |raw: &RawIndexCell, len: u64| {
+        let (start, end) = (raw.start.get(), raw.end.get());
+        start > 0 && start <= end && (end as u64) < len
+    };
+    let mut data_pass = data.behind(window);
+    let mut peeked = |offset: u64| data_pass.at(offset);
+    for (cell, raw) in cells.iter().enumerate() {
+        if cell % release_every == release_every - 1 {
+            index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
+        }
+        if raw.kind == ObjectKind::Tracepoint as u8 {
+            // The common case first: a container cell.
+            run_count += 1;
+            if block_cell_first && !inside(raw, current_len) {
+                let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
+                recheck.push((list, cell as u32));
+            }
+            continue;
+        }
+        let kind = ObjectKind::from_byte(raw.kind).ok_or(IndexProblem::UnknownKind {
+            cell,
+            kind: raw.kind,
+        })?;
+        let id = raw.id.get();
+        match kind {
+            ObjectKind::BlockStart => {
+                let start = in_data(cell, raw.start.get())?;
+                let end = in_data(cell, raw.end.get())?;
+                let mismatch = IndexProblem::BlockMismatch {
+                    cell,
+                    thread: id,
+                    start,
+                    end,
+                };
+                if peek_kind_and_id(data_bytes, start) != Some((ObjectKind::BlockStart, id))
+                    || end < start + crate::format::BLOCK_HEADER_LEN
+                    || data_bytes[end as usize] != ObjectKind::BlockEnd as u8
+                {
+                    return Err(mismatch);
+                }
+                peeked(end);
+                let block = BlockInfo {
+                    thread: ThreadId(id),
+                    start: PhysicalOffset(start),
+                    end: PhysicalOffset(end),
+                };
+                blocks.push(block);
+                let list = by_thread.list(ThreadId(id));
+                if list == seen_len.len() {
+                    seen_len.push(0);
+                    counts.push(0);
+                }
+                seen_len[list] += block.payload_len();
+                // The run before this cell ends here: it belongs to the
+                // previous block cell (streaming) or to this one (dump).
+                let owner = if block_cell_first {
+                    current
+                } else {
+                    Some(list)
+                };
+                if let Some(owner) = owner {
+                    by_thread.lists[owner].1.push((run_start, cell as u32));
+                    counts[owner] += run_count;
+                    if !block_cell_first {
+                        for id in run_start..cell as u32 {
+                            let raw = &cells[id as usize];
+                            if raw.kind == ObjectKind::Tracepoint as u8
+                                && !inside(raw, seen_len[list])
+                            {
+                                recheck.push((list, id));
+                            }
+                        }
+                    }
+                }
+                current = Some(list);
+                current_len = seen_len[list];
+                run_start = cell as u32 + 1;
+                run_count = 0;
+            }
+            kind if kind.is_reference() => {
+                let offset = in_data(cell, raw.start.get())?;
+                if peek_kind_and_id(data_bytes, offset) != Some((kind, id)) {
+                    return Err(IndexProblem::ReferenceMismatch {
+                        cell,
+                        kind,
+                        id,
+                        offset,
+                    });
+                }
+                peeked(offset);
+                context.add(kind, id, PhysicalOffset(offset));
+                placed.push((cell, offset));
+                references += 1;
+            }
+            kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
+        }
+    }
+    if block_cell_first {
+        if let Some(owner) = current {
+            by_thread.lists[owner]
+                .1
+                .push((run_start, cells.len() as u32));
+            counts[owner] += run_count;
+        }
+    } else if run_count > 0 {
+        let cell = (run_start as usize..cells.len())
+            .find(|&c| cells[c].kind == ObjectKind::Tracepoint as u8)
+            .unwrap_or(run_start as usize);
+        return Err(IndexProblem::ContainerWithoutBlock { cell });
+    }
+    let mut report = LoadReport::default();
+    blocks.sort_by_key(|block| block.start);
+    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    for block in &blocks {
+        if block.start != at {
+            return Err(IndexProblem::Gap(at));
+        }
+        at = block.end + 1;
+    }
+    if dropped_tail > 0 && at.0 == data_len.saturating_sub(dropped_tail) {
+        report.missing_eof = true;
+        report.dropped_blocks = 1;
+        report.dropped_bytes = dropped_tail;
+    } else if at.0 == data_len {
+        report.missing_eof = true;
+    } else if data_bytes[at.0 as usize] == ObjectKind::Eof as u8 {
+        report.trailing_bytes = data_len - at.0 - 1;
+    } else {
+        return Err(IndexProblem::Uncovered {
+            at,
+            bytes: data_len - at.0,
+        });
+    }
+    // Each reference object lies whole inside a block's payload and is
+    // followed by another object or the BLOCK_END: a cell that points a
+    // few bytes into an object can read as the right kind and id (the
+    // high byte of a small thread id is a THREAD_NAME kind byte).
+    let mut data_pass = data.behind(window);
+    for (cell, offset) in placed {
+        data_pass.at(offset);
+        let raw = &cells[cell];
+        let block = blocks
+            .partition_point(|block| block.start.0 <= offset)
+            .checked_sub(1)
+            .map(|b| &blocks[b]);
+        let whole = block.is_some_and(|block| {
+            let Some(object) = data_bytes.get(offset as usize..block.end.0 as usize) else {
+                return false;
+            };
+            let mut reader = ByteReader::new(object, offset);
+            offset >= block.start.0 + BLOCK_HEADER_LEN
+                && skip_object(&mut reader, None).is_ok()
+                && ObjectKind::from_byte(data_bytes[offset as usize + reader.position()])
+                    .is_some_and(|next| {
+                        next.is_reference()
+                            || matches!(
+                                next,
+                                ObjectKind::Tracepoint
+                                    | ObjectKind::TracepointFooter
+                                    | ObjectKind::BlockEnd
+                            )
+                    })
+        });
+        if !whole {
+            return Err(IndexProblem::ReferenceMismatch {
+                cell,
+                kind: ObjectKind::from_byte(raw.kind).expect("checked above"),
+                id: raw.id.get(),
+                offset,
+            });
+        }
+    }
+    for (list, cell) in recheck {
+        let raw = &cells[cell as usize];
+        if !inside(raw, seen_len[list]) {
+            return Err(IndexProblem::ContainerOutsideThread {
+                cell: cell as usize,
+                thread: by_thread.lists[list].0.0,
+                start: raw.start.get(),
+                end: raw.end.get(),
+                len: seen_len[list],
+            });
+        }
+    }
+    let sources = by_thread
+        .lists
+        .into_iter()
+        .zip(counts)
+        .map(|((thread, ranges), count)| (thread, count, Source::Ranges { ranges, count }))
+        .collect();
+    let mut lookup = Lookup::new(
+        BlockTable::new(blocks),
+        FileCells::new(index.clone(), cells.len()),
+        sources,
+    );
+    // Tables built during the open (a repair's, a rebuild's unfinished
+    // containers) release what their footer checks read, as later ones do.
+    if let Some(window) = window {
+        lookup.release_reads(data.clone(), window);
+    }
+    Ok(LoadedIndex {
+        lookup,
+        context,
+        references,
+        data: report,
+        complete,
+    })
+}

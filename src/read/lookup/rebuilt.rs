@@ -1,0 +1,172 @@
+//! Lookups from the data alone: the parallel rebuild written in windows
+//! into a scratch index and loaded like the recorder's, or kept on the
+//! heap when no scratch file can be written.
+
+use super::containers::container_cell;
+use super::index::{LoadedIndex, load_index_until};
+use super::table::Lookup;
+use crate::error::{Error, Result};
+use crate::format::ObjectKind;
+use crate::format::index::RawIndexCell;
+use crate::format::offset::{PhysicalOffset, ThreadId};
+use crate::model::ContextBuilder;
+use crate::read::lookup::block_table::{BlockInfo, BlockTable};
+use crate::read::lookup::containers::{FileCells, Source};
+use crate::read::rebuild::{
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index,
+    write_rebuilt_index,
+};
+use crate::storage::TraceBytes;
+
+/// The smallest window of a rebuild at open ([`rebuild_to_scratch`]),
+/// which is the resident window (or [`DEFAULT_WINDOW`] without one): each
+/// is cut into chunks of at least 1 MiB for the workers, and ends with a
+/// sequential stitch.
+pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
+
+/// Rebuilds the index of `data` from the data alone, in windows
+/// ([`write_rebuilt_index`]), into an unlinked scratch file in the
+/// temporary directory — a v22 index with a footer, in the streaming
+/// writer's order — and loads that like an index file (`load_index`, every
+/// check), so that the cells and tables of a trace opened without its index
+/// are page cache the kernel can drop, not heap: the heap holds one
+/// window's cells at a time. With a `window` the data's pages are released
+/// behind each rebuild window, and `load_index` releases behind its pass.
+/// Containers never finished have no cell: the rebuild's list of them is
+/// kept beside their threads' cells ([`Lookup::add_made_cells`]), without
+/// the scan a crashed recorder's index needs, and without building a table:
+/// the cells still stream into the sidecar. `None` when no scratch file
+/// could be written or mapped (the caller then rebuilds on the heap); data
+/// errors are errors.
+pub(crate) fn rebuild_to_scratch(
+    data: &TraceBytes,
+    window: Option<u64>,
+) -> Result<Option<LoadedIndex>> {
+    let Ok(file) = tempfile::tempfile_in(std::env::temp_dir()) else {
+        return Ok(None);
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
+    let written = write_rebuilt_index(
+        data.as_slice(),
+        RebuildOptions::default(),
+        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
+        &|_| {},
+        &mut out,
+        &|covered| {
+            if window.is_some() {
+                data.release_around(covered);
+            }
+        },
+    );
+    let outcome = match written {
+        Ok((outcome, _)) => outcome,
+        // The scratch file could not be written: the heap serves.
+        Err(Error::Stream(_)) => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    let written = out.into_inner().ok();
+    let Some(Ok(index)) = written.map(TraceBytes::map_file) else {
+        return Ok(None);
+    };
+    // The rebuild's cells pass every check but for a bug: then the heap
+    // rebuild serves.
+    let Ok(mut loaded) = load_index_until(data, index, window, outcome.report.dropped_bytes) else {
+        return Ok(None);
+    };
+    let lookup = &mut loaded.lookup;
+    let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
+    for (slot, cells) in unfinished.into_iter().enumerate() {
+        lookup.add_made_cells(slot, cells);
+    }
+    loaded.data = outcome.report;
+    Ok(Some(loaded))
+}
+
+/// Rebuilds the lookup structures from the data file alone, with the
+/// parallel rebuild ([`crate::read::rebuild`], the crate's only one).
+/// Containers never finished end at the end of their thread's stream.
+pub(crate) fn rebuild_lookup(data: &TraceBytes) -> Result<LoadedIndex> {
+    let rebuilt = rebuild_index(data.as_slice(), RebuildOptions::default())?;
+    Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
+}
+
+/// Cells for a rebuild's containers that never got a footer, per thread
+/// slot of `blocks`: each ends at its thread's stream end.
+fn unfinished_cells(
+    blocks: &BlockTable,
+    unfinished: &[UnfinishedContainer],
+) -> Vec<Vec<RawIndexCell>> {
+    let mut cells: Vec<Vec<RawIndexCell>> = vec![Vec::new(); blocks.thread_count()];
+    for container in unfinished {
+        if let Some(slot) = blocks.slot(container.thread) {
+            let end = blocks.logical_len(container.thread);
+            cells[slot].push(container_cell(
+                container.event.0,
+                container.content_start,
+                end,
+            ));
+        }
+    }
+    cells
+}
+
+/// The lookup structures of a rebuilt index: its cells (in the streaming
+/// writer's order, so a thread's container cells come in post-order after
+/// their block's cell), plus its unfinished containers.
+pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedIndex {
+    let blocks = rebuilt
+        .cells
+        .iter()
+        .filter(|cell| cell.kind == ObjectKind::BlockStart)
+        .map(|cell| BlockInfo {
+            thread: ThreadId(cell.id),
+            start: PhysicalOffset(cell.start as u64),
+            end: PhysicalOffset(cell.end as u64),
+        });
+    let block_table = BlockTable::new(blocks);
+    let mut finished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
+    let mut context = ContextBuilder::new();
+    let mut references = 0;
+    let mut slot = None;
+    for cell in rebuilt.cells.iter() {
+        match cell.kind {
+            ObjectKind::BlockStart => slot = block_table.slot(ThreadId(cell.id)),
+            ObjectKind::Tracepoint => {
+                if let Some(slot) = slot {
+                    finished[slot].push(cell.to_raw());
+                }
+            }
+            kind => {
+                context.add(kind, cell.id, PhysicalOffset(cell.start as u64));
+                references += 1;
+            }
+        }
+    }
+    let unfinished = unfinished_cells(&block_table, &rebuilt.unfinished);
+    let sources = finished
+        .into_iter()
+        .zip(unfinished)
+        .enumerate()
+        .map(|(slot, (finished, unfinished))| {
+            let count = finished.len() + unfinished.len();
+            let thread = block_table.thread(slot).thread;
+            (
+                thread,
+                count,
+                Source::Made {
+                    finished,
+                    unfinished,
+                },
+            )
+        })
+        .collect();
+    let lookup = Lookup::new(block_table, FileCells::default(), sources);
+    lookup.build_all(data);
+    LoadedIndex {
+        lookup,
+        context,
+        references,
+        data: rebuilt.report,
+        complete: true,
+    }
+}
