@@ -1,0 +1,364 @@
+//! Discovery: each chunk of the data file summarized on its own, from a
+//! guessed first block (steps 1 and 2 of the module above).
+
+use crate::error::{DecodeError, DecodeErrorKind, Result};
+use crate::format::object::peek_kind_and_id;
+use crate::format::offset::{EventId, PhysicalOffset, ThreadId};
+use crate::format::skip::{skip_object, try_skip};
+use crate::format::{BLOCK_HEADER_LEN, ByteReader, IndexCell, Object, ObjectKind};
+use crate::model::TracepointType;
+
+/// What discovery found in one chunk (or the stitch re-read exactly):
+/// its blocks, and their cells and crossing containers in flat arrays that
+/// each block has a range of (no allocation per block).
+#[derive(Debug, Default)]
+pub(super) struct Summaries {
+    pub(super) blocks: Vec<BlockSummary>,
+    /// The blocks' cells, each block's in write order after its
+    /// `BLOCK_START` cell. A container cell's offsets are relative to its
+    /// block's payload (the stitch adds the thread's logical length before
+    /// the block); one closing a container of an earlier block is a
+    /// placeholder whose id and start the stitch fills in.
+    pub(super) cells: Vec<IndexCell>,
+    /// Footers closing containers of earlier blocks: the placeholder cell's
+    /// index within its block's cells, and the type assumed (or known) for
+    /// the container. They come before any of the block's `opens`.
+    pub(super) outers: Vec<(u32, TracepointType)>,
+    /// Containers the block leaves open, outermost first: event, type,
+    /// content start relative to the block's payload.
+    pub(super) opens: Vec<(EventId, TracepointType, u64)>,
+}
+
+impl Summaries {
+    pub(super) fn lengths(&self) -> [usize; 3] {
+        [self.cells.len(), self.outers.len(), self.opens.len()]
+    }
+
+    /// Forgets what a failed summary added.
+    pub(super) fn truncate(&mut self, [cells, outers, opens]: [usize; 3]) {
+        self.cells.truncate(cells);
+        self.outers.truncate(outers);
+        self.opens.truncate(opens);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct BlockSummary {
+    pub(super) thread: ThreadId,
+    pub(super) start: PhysicalOffset,
+    pub(super) end: PhysicalOffset,
+    pub(super) cells: std::ops::Range<usize>,
+    pub(super) outers: std::ops::Range<usize>,
+    pub(super) opens: std::ops::Range<usize>,
+}
+
+impl BlockSummary {
+    pub(super) fn payload_len(&self) -> u64 {
+        self.end.0 - self.start.0 - BLOCK_HEADER_LEN
+    }
+}
+
+/// The outcome of summarizing at a block boundary.
+pub(super) enum Step {
+    Block(BlockSummary),
+    Eof(PhysicalOffset),
+    End,
+    Truncated(PhysicalOffset),
+}
+
+/// Finds and summarizes the blocks that start in `[start, end)`. Where a
+/// block cannot be summarized speculatively, the search resumes at the next
+/// plausible `BLOCK_START` (one right after a `BLOCK_END` byte); the stitch
+/// step parses such gaps exactly.
+pub(super) fn discover_chunk(
+    data: &[u8],
+    start: u64,
+    end: u64,
+    exact_start: bool,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Summaries {
+    // Room for a cell per 64 bytes (a mixed trace has one per ~160): the
+    // cells are not copied again and again as the vector grows (pages the
+    // chunk does not fill are never touched).
+    let mut out = Summaries {
+        cells: Vec::with_capacity(((end - start) / 64) as usize),
+        ..Summaries::default()
+    };
+    let mut at = start;
+    // Whether `at` is known to be a block boundary (the chunk's exact start,
+    // or just after a block of the chain).
+    let mut on_boundary = exact_start;
+    while at < end {
+        if !on_boundary {
+            // Every block but the file's first follows a `BLOCK_END`: a
+            // `BLOCK_START` byte without one before it is inside a block.
+            let Some(found) = memchr::memmem::find(
+                &data[at as usize - 1..end as usize],
+                &[ObjectKind::BlockEnd as u8, ObjectKind::BlockStart as u8],
+            ) else {
+                break;
+            };
+            at += found as u64;
+        }
+        let before = out.lengths();
+        match summarize_speculatively(data, PhysicalOffset(at), &mut out) {
+            Ok(Step::Block(block)) if on_boundary || is_boundary(data, block.end.0 + 1) => {
+                let after = block.end.0 + 1;
+                progress(after - block.start.0);
+                out.blocks.push(block);
+                at = after;
+                on_boundary = true;
+            }
+            _ => {
+                out.truncate(before);
+                at += 1;
+                on_boundary = false;
+            }
+        }
+    }
+    out
+}
+
+/// Whether a block, `EOF` or the end of the data stands at `offset`.
+pub(super) fn is_boundary(data: &[u8], offset: u64) -> bool {
+    match data.get(offset as usize) {
+        None => offset == data.len() as u64,
+        Some(&b) => b == ObjectKind::BlockStart as u8 || b == ObjectKind::Eof as u8,
+    }
+}
+
+/// What is known of the containers a block's thread left open before it.
+pub(super) enum Outer<'s> {
+    /// Their types, innermost last.
+    Known(&'s [TracepointType]),
+    /// Unknown: footers closing them are decoded by assumption. The vector
+    /// holds the types to assume for the first footers (forced guesses) and
+    /// receives every type assumed.
+    Guessed(&'s mut Vec<TracepointType>),
+}
+
+/// Footer types in the order they are tried.
+pub(super) const FOOTER_CANDIDATES: [TracepointType; 3] = [
+    TracepointType::MethodCall,
+    TracepointType::LoopIteration,
+    TracepointType::Loop,
+];
+
+/// Wrong guesses tried per block before leaving it to the exact pass.
+pub(super) const MAX_GUESS_ATTEMPTS: usize = 16;
+
+/// Summarizes the block at `at` without knowing its thread's open
+/// containers, backtracking over footer-type guesses when a guess leads to
+/// bytes that do not decode. On failure `out` may hold a partial summary:
+/// the caller truncates it.
+pub(super) fn summarize_speculatively(
+    data: &[u8],
+    at: PhysicalOffset,
+    out: &mut Summaries,
+) -> Result<Step, DecodeError> {
+    let mut forced: Vec<TracepointType> = Vec::new();
+    let mut attempts = 0;
+    let before = out.lengths();
+    loop {
+        let mut guesses = forced.clone();
+        let error = match summarize(data, at, Outer::Guessed(&mut guesses), out) {
+            Ok(step) => return Ok(step),
+            Err(error) => error,
+        };
+        out.truncate(before);
+        attempts += 1;
+        // Move the last guess that has an untried alternative to that alternative.
+        let retry = (0..guesses.len()).rev().find_map(|i| {
+            let tried = FOOTER_CANDIDATES.iter().position(|&t| t == guesses[i])?;
+            let next = *FOOTER_CANDIDATES.get(tried + 1)?;
+            let mut retry = guesses[..i].to_vec();
+            retry.push(next);
+            Some(retry)
+        });
+        match retry {
+            Some(retry) if attempts < MAX_GUESS_ATTEMPTS => forced = retry,
+            _ => return Err(error),
+        }
+    }
+}
+
+/// Summarizes the block at `at` into `out`, given what is known of the
+/// containers its thread left open.
+pub(super) fn summarize(
+    data: &[u8],
+    at: PhysicalOffset,
+    mut outer: Outer<'_>,
+    out: &mut Summaries,
+) -> std::result::Result<Step, DecodeError> {
+    let from = usize::try_from(at.0).unwrap_or(usize::MAX).min(data.len());
+    let mut reader = ByteReader::new(&data[from..], at.0);
+    if reader.is_empty() {
+        return Ok(Step::End);
+    }
+    let thread = match Object::decode(&mut reader, None) {
+        Ok(Object::BlockStart(thread)) => thread,
+        Ok(Object::Eof) => return Ok(Step::Eof(at)),
+        Ok(other) => {
+            return Err(DecodeError::new(
+                at.0,
+                DecodeErrorKind::UnexpectedObject {
+                    found: other.kind(),
+                    context: "expected BLOCK_START or EOF between blocks",
+                },
+            ));
+        }
+        Err(DecodeError {
+            kind: DecodeErrorKind::UnexpectedEnd { .. },
+            ..
+        }) => return Ok(Step::Truncated(at)),
+        Err(error) => return Err(error),
+    };
+    let [cells_from, outers_from, _] = out.lengths();
+    // The block's own cell; its end is known at its `BLOCK_END`.
+    out.cells.push(IndexCell {
+        kind: ObjectKind::BlockStart,
+        id: thread.0,
+        start: at.0 as i64,
+        end: 0,
+    });
+    let payload = from + BLOCK_HEADER_LEN as usize;
+    // Containers opened in this block and still open: event, type, content
+    // start relative to the payload.
+    let mut local: Vec<(EventId, TracepointType, u64)> = Vec::new();
+    let mut outer_closed = 0usize;
+    let mut position = payload;
+    loop {
+        let bytes = &data[position..];
+        let relative = (position - payload) as u64;
+        let mut outer_type = None;
+        let open = match local.last() {
+            Some(&(_, innermost, _)) => Some(innermost),
+            None if bytes.first() == Some(&(ObjectKind::TracepointFooter as u8)) => {
+                let assumed = match &mut outer {
+                    Outer::Known(stack) => stack
+                        .len()
+                        .checked_sub(outer_closed + 1)
+                        .map(|index| stack[index]),
+                    Outer::Guessed(guesses) => match guesses.get(outer_closed) {
+                        Some(&forced) => Some(forced),
+                        None => {
+                            let guess = assume_footer_type(bytes, position as u64);
+                            guesses.extend(guess);
+                            guess
+                        }
+                    },
+                };
+                outer_type = assumed;
+                assumed
+            }
+            None => None,
+        };
+        let (object, len) = match try_skip(bytes, open) {
+            Some(skipped) => skipped,
+            // Refused (bad bytes, or a footer with no container open):
+            // decoded, which gives the error.
+            None => {
+                let mut reader = ByteReader::new(bytes, position as u64);
+                match skip_object(&mut reader, open) {
+                    Ok(object) => (object, reader.position()),
+                    Err(DecodeError {
+                        kind: DecodeErrorKind::UnexpectedEnd { .. },
+                        ..
+                    }) => return Ok(Step::Truncated(at)),
+                    Err(error) => return Err(error),
+                }
+            }
+        };
+        position += len;
+        match object.kind {
+            ObjectKind::Tracepoint => {
+                if let Some(header) = object.header
+                    && header.tracepoint_type.is_container()
+                {
+                    local.push((
+                        header.event,
+                        header.tracepoint_type,
+                        (position - payload) as u64,
+                    ));
+                }
+            }
+            ObjectKind::TracepointFooter => match local.pop() {
+                Some((event, _, start)) => out.cells.push(IndexCell {
+                    kind: ObjectKind::Tracepoint,
+                    id: event.0,
+                    start: start as i64,
+                    end: relative as i64,
+                }),
+                None => {
+                    outer_closed += 1;
+                    // `open` was the assumed (or known) type: a footer
+                    // without one does not skip.
+                    if let Some(assumed) = outer_type {
+                        out.outers
+                            .push(((out.cells.len() - cells_from) as u32, assumed));
+                    }
+                    out.cells.push(IndexCell {
+                        kind: ObjectKind::Tracepoint,
+                        id: 0,
+                        start: 0,
+                        end: relative as i64,
+                    });
+                }
+            },
+            ObjectKind::BlockEnd => {
+                let end = position as u64 - 1;
+                out.cells[cells_from].end = end as i64;
+                let opens_from = out.opens.len();
+                out.opens.extend_from_slice(&local);
+                return Ok(Step::Block(BlockSummary {
+                    thread,
+                    start: at,
+                    end: PhysicalOffset(end),
+                    cells: cells_from..out.cells.len(),
+                    outers: outers_from..out.outers.len(),
+                    opens: opens_from..out.opens.len(),
+                }));
+            }
+            ObjectKind::BlockStart | ObjectKind::Eof => {
+                return Err(DecodeError::new(
+                    position as u64 - len as u64,
+                    DecodeErrorKind::UnexpectedObject {
+                        found: object.kind,
+                        context: "inside a block",
+                    },
+                ));
+            }
+            kind => {
+                // A reference object: its id follows the kind byte(s).
+                let offset = position as u64 - len as u64;
+                if let Some((_, id)) = peek_kind_and_id(data, offset) {
+                    out.cells.push(IndexCell {
+                        kind,
+                        id,
+                        start: offset as i64,
+                        end: -1,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Guesses the type of the container the footer at the start of `bytes`
+/// (at `offset`) closes: the first type whose footer decodes and is
+/// followed by a valid object (or another footer). The stitch step
+/// verifies every guess.
+pub(super) fn assume_footer_type(bytes: &[u8], offset: u64) -> Option<TracepointType> {
+    FOOTER_CANDIDATES.into_iter().find(|&candidate| {
+        let mut probe = ByteReader::new(bytes, offset);
+        if skip_object(&mut probe, Some(candidate)).is_err() {
+            return false;
+        }
+        match probe.peek_u8() {
+            Some(b) if b == ObjectKind::TracepointFooter as u8 => true,
+            Some(_) => skip_object(&mut probe, None)
+                .is_ok_and(|o| !matches!(o.kind, ObjectKind::BlockStart | ObjectKind::Eof)),
+            None => false,
+        }
+    })
+}

@@ -1,0 +1,287 @@
+//! Rebuilding an index from the data file alone, in parallel.
+//!
+//! The data file has no block lengths, so blocks are found by parsing. The
+//! rebuild runs in three steps:
+//!
+//! 1. **Discover** (parallel, rayon): the file is cut into chunks. The first
+//!    chunk starts at the first block; every other chunk looks for its first
+//!    `BLOCK_START` byte right after a `BLOCK_END` byte (every block but the
+//!    file's first follows one) from which a whole block parses and is
+//!    followed by another block, `EOF` or the end of the data, then follows
+//!    that chain of blocks to the end of its chunk. Each block is *summarized* into its
+//!    chunk's flat arrays: its cells in write order (containers opened and
+//!    closed in the block paired there, with offsets relative to its
+//!    payload), the footers closing containers of earlier blocks, and the
+//!    containers it leaves open. A footer that closes a container opened in
+//!    an earlier block of the thread cannot be decoded without knowing that
+//!    container's type, so the summary *assumes* the type whose footer
+//!    decodes and is followed by a valid object, and records the assumption.
+//! 2. **Stitch** (sequential, over the blocks' records only): starting at
+//!    the first block, each next block must start where the previous one
+//!    ended. A summary is used only if it starts exactly there and every
+//!    assumed footer type equals the type on top of the thread's stack of
+//!    open containers; otherwise the block is summarized again exactly (with
+//!    the known stack). So a wrong guess, or a chunk that started on a false
+//!    `BLOCK_START`, costs time, never correctness. Each thread's logical
+//!    offsets are its running payload length: the stitch records each
+//!    block's base and where the cells of crossing containers land.
+//! 3. **Finish** (parallel, run by run): the cells stay in the chunks'
+//!    arrays. Each run of consecutive blocks of one chunk is finished in
+//!    place — container offsets made logical, the cells of crossing
+//!    containers filled in — and the result is the list of runs
+//!    ([`RebuiltCells`]), so no cell is copied (but for the rare run that is
+//!    not consecutive in its chunk). The cells come in the streaming
+//!    writer's order (a block's `BLOCK_START` cell, then its cells in write
+//!    order, containers at their footers); the containers that never got a
+//!    footer are listed apart.
+
+mod discover;
+mod stitch;
+
+use discover::*;
+use stitch::*;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::format::offset::{EventId, LogicalOffset, ThreadId};
+use crate::format::{DATA_MAGIC, IndexCell, check_file_header};
+use crate::model::TracepointType;
+use crate::read::LoadReport;
+
+/// How to rebuild.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RebuildOptions {
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    /// Bytes per discovery chunk; 0 chooses from the file size and threads.
+    pub chunk_size: u64,
+}
+
+/// A container the recorder opened and never closed (a crashed recorder's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct UnfinishedContainer {
+    /// Its thread (the block thread id).
+    pub thread: ThreadId,
+    /// Its event id.
+    pub event: EventId,
+    /// Its type.
+    pub tracepoint_type: TracepointType,
+    /// Logical offset of the first byte after its header; its content runs
+    /// to the end of the thread's logical stream.
+    pub content_start: LogicalOffset,
+}
+
+/// An index rebuilt from a data file.
+#[derive(Debug, Clone)]
+pub struct RebuiltIndex {
+    /// The cells, in the streaming writer's order.
+    pub cells: RebuiltCells,
+    /// Containers without footers, which have no cells.
+    pub unfinished: Vec<UnfinishedContainer>,
+    /// Complete blocks.
+    pub blocks: usize,
+    /// What the data file lacked.
+    pub report: LoadReport,
+}
+
+/// A rebuilt index's cells: runs that, one after the other, are the cells
+/// in the streaming writer's order. Each run is cells that the rebuild's
+/// workers finished in place (one run per chunk of the data file, as a
+/// rule), so that the rebuild does not copy them into one array.
+#[derive(Debug, Clone, Default)]
+pub struct RebuiltCells {
+    runs: Vec<Run>,
+    len: usize,
+}
+
+/// A run of cells: the `used` range of an array.
+#[derive(Debug, Clone, Default)]
+struct Run {
+    cells: Vec<IndexCell>,
+    used: std::ops::Range<usize>,
+}
+
+impl Run {
+    fn cells(&self) -> &[IndexCell] {
+        &self.cells[self.used.clone()]
+    }
+}
+
+impl RebuiltCells {
+    fn new(runs: Vec<Run>) -> RebuiltCells {
+        let len = runs.iter().map(|run| run.used.len()).sum();
+        RebuiltCells { runs, len }
+    }
+
+    /// The number of cells.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no cells.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The cells in order.
+    pub fn iter(&self) -> impl Iterator<Item = &IndexCell> {
+        self.runs().flatten()
+    }
+
+    /// The runs, whose concatenation is the cells.
+    pub fn runs(&self) -> impl Iterator<Item = &[IndexCell]> {
+        self.runs.iter().map(Run::cells)
+    }
+
+    /// The cells in one array (a copy).
+    pub fn into_vec(self) -> Vec<IndexCell> {
+        let mut cells = Vec::with_capacity(self.len);
+        self.runs().for_each(|run| cells.extend_from_slice(run));
+        cells
+    }
+}
+
+/// Rebuilds the index of the data file `data`.
+pub fn rebuild_index(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
+    rebuild_index_observed(data, options, &|_| {})
+}
+
+/// Rebuilds the index of `data`, calling `progress` with the size of each
+/// block discovered (from any worker thread), for progress bars.
+pub fn rebuild_index_observed(
+    data: &[u8],
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<RebuiltIndex> {
+    let mut runs = Vec::new();
+    let outcome = rebuild_index_windowed(data, options, u64::MAX, progress, &mut |cells, _| {
+        runs.extend(cells.runs);
+        Ok(())
+    })?;
+    Ok(RebuiltIndex {
+        cells: RebuiltCells::new(runs),
+        unfinished: outcome.unfinished,
+        blocks: outcome.blocks,
+        report: outcome.report,
+    })
+}
+
+/// A window for [`rebuild_index_windowed`] that bounds its heap without
+/// slowing it: 128 MiB of data, whose cells take ~24 bytes per container or
+/// reference object (about 20 MB for a mixed trace; the windows' chunks
+/// reserve a cell per 64 bytes, touched only as filled).
+pub const DEFAULT_WINDOW: u64 = 128 << 20;
+
+/// Rebuilds the index of `data` in windows of `window` bytes straight into
+/// an index file's bytes: header, each window's cells as they are made (in
+/// the streaming writer's order), and a footer, written to `out`; calls
+/// `done` with the data each window covered (to release its pages).
+/// Returns what the rebuild found and the number of cells written. The
+/// heap holds one window's cells. I/O errors are [`Error::Stream`].
+pub fn write_rebuilt_index(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    out: &mut (dyn std::io::Write + Send),
+    done: &(dyn Fn(std::ops::Range<u64>) + Sync),
+) -> Result<(RebuildOutcome, usize)> {
+    out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
+    let mut cells = 0;
+    let outcome =
+        rebuild_index_windowed(data, options, window, progress, &mut |window, covered| {
+            cells += window.len();
+            window.iter().try_for_each(|cell| cell.encode(out))?;
+            done(covered);
+            Ok(())
+        })?;
+    crate::format::index::encode_index_footer(out, -1, -1)?;
+    Ok((outcome, cells))
+}
+
+/// What a windowed rebuild returns besides the cells it gave its sink.
+#[derive(Debug, Clone)]
+pub struct RebuildOutcome {
+    /// Containers without footers, which have no cells.
+    pub unfinished: Vec<UnfinishedContainer>,
+    /// Complete blocks.
+    pub blocks: usize,
+    /// What the data file lacked.
+    pub report: LoadReport,
+}
+
+/// Rebuilds the index of `data` one window of about `window` bytes of data
+/// at a time, so that the heap holds one window's cells, not the file's:
+/// each window is discovered in parallel and stitched onto the state the
+/// windows before it left (each thread's logical length and open
+/// containers), then its finished cells go to `sink` (in the streaming
+/// writer's order, each window's after the previous one's) with the range
+/// of data they cover, and are dropped. A window ends at the end of the
+/// block that straddles its nominal end. `window` of `u64::MAX` is one
+/// window: [`rebuild_index_observed`].
+pub fn rebuild_index_windowed(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
+) -> Result<RebuildOutcome> {
+    check_file_header(data, DATA_MAGIC)?;
+    let threads = if options.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        options.threads
+    };
+    let len = data.len() as u64;
+    let window = window.max(1);
+    let mut rebuild = || -> Result<RebuildOutcome> {
+        let mut stitch = Stitch::default();
+        loop {
+            let start = stitch.at.0;
+            let end = start.saturating_add(window).min(len);
+            let last = end == len;
+            let body = end - start;
+            let chunk_size = if options.chunk_size > 0 {
+                options.chunk_size
+            } else {
+                (body / (threads as u64 * 32)).max(1 << 20)
+            };
+            let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
+                .map(|i| {
+                    let from = start + i * chunk_size;
+                    (from, (from + chunk_size).min(end))
+                })
+                .collect();
+            let parallel = threads > 1 && chunks.len() > 1;
+            // A window's first chunk starts where the previous window's
+            // last block ended: a known boundary.
+            let discover = |(i, &(from, to)): (usize, &(u64, u64))| {
+                discover_chunk(data, from, to, i == 0, progress)
+            };
+            let summaries = if parallel {
+                chunks.par_iter().enumerate().map(discover).collect()
+            } else {
+                chunks.iter().enumerate().map(discover).collect()
+            };
+            let until = if last { u64::MAX } else { end };
+            let cells = stitch.window(data, summaries, until, parallel)?;
+            sink(cells, start..stitch.at.0.min(len))?;
+            if stitch.done || last {
+                return Ok(stitch.outcome());
+            }
+        }
+    };
+    // The pool this runs in (rayon's global one, usually) serves when it
+    // has the threads asked for: its workers, and the memory their
+    // allocator arenas already hold, are reused from call to call.
+    if threads == 1 || options.threads == 0 || threads == rayon::current_num_threads() {
+        rebuild()
+    } else {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?
+            .install(rebuild)
+    }
+}
