@@ -8,9 +8,10 @@ use std::sync::{Mutex, RwLock};
 use super::*;
 use crate::error::{Error, Result};
 use crate::format::{DATA_MAGIC, check_file_header};
+use crate::read::LoadReport;
 use crate::read::lookup::sidecar::{
-    self, Files, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, Stamp, Summary,
-    sidecar_path,
+    self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
+    Stamp, Summary, sidecar_path,
 };
 use crate::read::lookup::stream::Resident;
 use crate::read::lookup::{
@@ -136,6 +137,9 @@ impl LazyOptions {
         self.build(data, index, None, None)
     }
 
+    /// The open, step by step: a valid sidecar answers everything; else
+    /// the index is checked and repaired, or the lookups are rebuilt from
+    /// the data; then the lookups are written to a sidecar and mapped back.
     fn build(
         &self,
         data: TraceBytes,
@@ -147,132 +151,154 @@ impl LazyOptions {
         let on_disk = on_disk.filter(|_| self.sidecar != SidecarPolicy::Off);
         let mut rejected = None;
         if let Some(on_disk) = &on_disk {
-            let files = on_disk.files(&data, index.as_ref().ok());
-            let loaded = if self.index == IndexChoice::Rebuild {
-                Err(SidecarProblem::Stale("a rebuild was asked for".into()))
-            } else {
-                sidecar::load(
-                    &on_disk.sidecar,
-                    &files,
-                    self.sidecar == SidecarPolicy::ReadWrite,
-                )
-                .and_then(|loaded| {
-                    let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
-                    if rebuilt && self.index == IndexChoice::Require {
-                        Err(SidecarProblem::Rebuilt)
-                    } else {
-                        Ok(loaded)
-                    }
-                })
-            };
-            match loaded {
-                Ok(loaded) => {
-                    // A rebuild's sidecar with the index still missing: say
-                    // so as a fresh open would.
-                    let status = match (loaded.status, &index) {
-                        (IndexStatus::Rebuilt(_), Err(problem)) => {
-                            IndexStatus::Rebuilt(problem.clone())
-                        }
-                        (status, _) => status,
-                    };
-                    let report = IndexReport {
-                        path,
-                        status,
-                        blocks: loaded.lookup.blocks.blocks().len(),
-                        references: loaded.references,
-                        containers: (0..loaded.lookup.blocks.thread_count())
-                            .map(|slot| loaded.lookup.container_count(slot))
-                            .sum(),
-                        repaired_containers: loaded.repaired,
-                        data: loaded.data,
-                        sidecar: Some(SidecarReport {
-                            path: on_disk.sidecar.clone(),
-                            rejected: None,
-                            outcome: SidecarOutcome::Used,
-                            framing_checked: loaded.framing_checked,
-                            scratch: false,
-                        }),
-                    };
-                    let reader = self.reader(data, loaded.lookup, loaded.context, report);
-                    reader.release_all();
-                    return Ok(reader);
-                }
+            match self.load_sidecar(&data, index.as_ref(), on_disk) {
+                Ok(loaded) => return Ok(self.over_sidecar(data, &index, path, on_disk, loaded)),
                 Err(problem) => rejected = Some(problem),
             }
         }
         let index_bytes = index.as_ref().ok().cloned();
-        let attempt = index.and_then(|index| {
-            let mut loaded = load_index(&data, index, self.resident_window)?;
-            let repaired = repair(&data, &mut loaded)
-                .map_err(|error| IndexProblem::Inconsistent(error.to_string()))?;
-            Ok((loaded, repaired))
-        });
-        let (loaded, status, repaired) = match attempt {
-            Ok((loaded, repaired)) => {
-                let complete = loaded.complete;
-                (loaded, IndexStatus::Used { complete }, repaired)
-            }
-            Err(problem) => {
-                if self.index == IndexChoice::Require {
-                    return Err(Error::BrokenIndex(problem.to_string()));
-                }
-                let loaded = match rebuild_to_scratch(&data, self.resident_window)? {
-                    Some(loaded) => loaded,
-                    None => rebuild_lookup(&data)?,
-                };
-                (loaded, IndexStatus::Rebuilt(problem), 0)
-            }
-        };
-        let LoadedIndex {
-            lookup,
-            context,
-            references,
-            data: data_report,
-            complete: _,
-        } = loaded;
+        let (loaded, status, repaired) = self.load_or_rebuild(&data, index)?;
+        let report = index_report(path, status, &loaded.lookup, loaded.references, repaired);
         let report = IndexReport {
-            path,
-            status,
-            blocks: lookup.blocks.blocks().len(),
-            references,
-            containers: (0..lookup.blocks.thread_count())
-                .map(|slot| lookup.container_count(slot))
-                .sum(),
-            repaired_containers: repaired,
-            data: data_report,
-            sidecar: None,
+            data: loaded.data,
+            ..report
         };
-        let mut reader = self.reader(data, lookup, context, report);
+        let mut reader = self.reader(data, loaded.lookup, loaded.context, report);
         if let Some(on_disk) = on_disk {
-            let write =
-                self.sidecar == SidecarPolicy::ReadWrite && self.index != IndexChoice::Rebuild;
-            let outcome = if write {
-                reader.write_sidecar(&on_disk, index_bytes.as_ref())
-            } else {
-                SidecarOutcome::Skipped
-            };
-            let files = on_disk.files(&reader.data, index_bytes.as_ref());
-            let loaded = if outcome == SidecarOutcome::Written {
-                let restamp = self.sidecar == SidecarPolicy::ReadWrite;
-                sidecar::load(&on_disk.sidecar, &files, restamp).map_err(|e| e.to_string())
-            } else {
-                // None next to the trace: the same bytes in an unlinked
-                // scratch file keep the tables off the heap.
-                sidecar::write_scratch(&files, &reader.lookup, &reader.context, &reader.summary())
-            };
-            let scratch =
-                outcome != SidecarOutcome::Written && loaded.is_ok() && reader.resolved_is_empty();
-            reader = self.mapped_back(reader, loaded);
-            reader.report.sidecar = Some(SidecarReport {
-                path: on_disk.sidecar,
-                rejected,
-                outcome,
-                framing_checked: 0,
-                scratch,
-            });
+            reader = self.persist(reader, on_disk, index_bytes.as_ref(), rejected);
         }
         reader.release_all();
         Ok(reader)
+    }
+
+    /// The sidecar beside the trace, if it is valid for these files and
+    /// for the index choice.
+    fn load_sidecar(
+        &self,
+        data: &TraceBytes,
+        index: std::result::Result<&TraceBytes, &IndexProblem>,
+        on_disk: &OnDisk,
+    ) -> std::result::Result<LoadedSidecar, SidecarProblem> {
+        if self.index == IndexChoice::Rebuild {
+            return Err(SidecarProblem::Stale("a rebuild was asked for".into()));
+        }
+        let files = on_disk.files(data, index.ok());
+        let restamp = self.sidecar == SidecarPolicy::ReadWrite;
+        let loaded = sidecar::load(&on_disk.sidecar, &files, restamp)?;
+        let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
+        if rebuilt && self.index == IndexChoice::Require {
+            return Err(SidecarProblem::Rebuilt);
+        }
+        Ok(loaded)
+    }
+
+    /// The reader over a valid sidecar's lookups.
+    fn over_sidecar(
+        &self,
+        data: TraceBytes,
+        index: &std::result::Result<TraceBytes, IndexProblem>,
+        path: Option<PathBuf>,
+        on_disk: &OnDisk,
+        loaded: LoadedSidecar,
+    ) -> LazyTraceReader {
+        // A rebuild's sidecar with the index still missing: say so as a
+        // fresh open would.
+        let status = match (loaded.status, index) {
+            (IndexStatus::Rebuilt(_), Err(problem)) => IndexStatus::Rebuilt(problem.clone()),
+            (status, _) => status,
+        };
+        let report = index_report(
+            path,
+            status,
+            &loaded.lookup,
+            loaded.references,
+            loaded.repaired,
+        );
+        let report = IndexReport {
+            data: loaded.data,
+            sidecar: Some(SidecarReport {
+                path: on_disk.sidecar.clone(),
+                rejected: None,
+                outcome: SidecarOutcome::Used,
+                framing_checked: loaded.framing_checked,
+                scratch: false,
+            }),
+            ..report
+        };
+        let reader = self.reader(data, loaded.lookup, loaded.context, report);
+        reader.release_all();
+        reader
+    }
+
+    /// The index checked against the data and repaired where a crashed
+    /// recorder left calls without cells; or, when it is broken (and the
+    /// choice allows), the lookups rebuilt from the data: in a scratch
+    /// index when one can be written, else on the heap.
+    fn load_or_rebuild(
+        &self,
+        data: &TraceBytes,
+        index: std::result::Result<TraceBytes, IndexProblem>,
+    ) -> Result<(LoadedIndex, IndexStatus, usize)> {
+        let attempt = index.and_then(|index| {
+            let mut loaded = load_index(data, index, self.resident_window)?;
+            let repaired = repair(data, &mut loaded)
+                .map_err(|error| IndexProblem::Inconsistent(error.to_string()))?;
+            Ok((loaded, repaired))
+        });
+        match attempt {
+            Ok((loaded, repaired)) => {
+                let complete = loaded.complete;
+                Ok((loaded, IndexStatus::Used { complete }, repaired))
+            }
+            Err(problem) if self.index == IndexChoice::Require => {
+                Err(Error::BrokenIndex(problem.to_string()))
+            }
+            Err(problem) => {
+                let loaded = match rebuild_to_scratch(data, self.resident_window)? {
+                    Some(loaded) => loaded,
+                    None => rebuild_lookup(data)?,
+                };
+                Ok((loaded, IndexStatus::Rebuilt(problem), 0))
+            }
+        }
+    }
+
+    /// Writes the reader's lookups to the sidecar beside the trace (or to
+    /// an unlinked scratch file when it may not or cannot be written) and
+    /// returns the reader over them mapped back, its report saying so.
+    fn persist(
+        &self,
+        reader: LazyTraceReader,
+        on_disk: OnDisk,
+        index: Option<&TraceBytes>,
+        rejected: Option<SidecarProblem>,
+    ) -> LazyTraceReader {
+        let write = self.sidecar == SidecarPolicy::ReadWrite && self.index != IndexChoice::Rebuild;
+        let outcome = if write {
+            reader.write_sidecar(&on_disk, index)
+        } else {
+            SidecarOutcome::Skipped
+        };
+        let files = on_disk.files(&reader.data, index);
+        let loaded = if outcome == SidecarOutcome::Written {
+            let restamp = self.sidecar == SidecarPolicy::ReadWrite;
+            sidecar::load(&on_disk.sidecar, &files, restamp).map_err(|e| e.to_string())
+        } else {
+            // None next to the trace: the same bytes in an unlinked
+            // scratch file keep the tables off the heap.
+            sidecar::write_scratch(&files, &reader.lookup, &reader.context, &reader.summary())
+        };
+        let scratch =
+            outcome != SidecarOutcome::Written && loaded.is_ok() && reader.resolved_is_empty();
+        let mut reader = self.mapped_back(reader, loaded);
+        reader.report.sidecar = Some(SidecarReport {
+            path: on_disk.sidecar,
+            rejected,
+            outcome,
+            framing_checked: 0,
+            scratch,
+        });
+        reader
     }
 
     /// The reader over a sidecar just written and `loaded` back (its
@@ -383,4 +409,27 @@ fn repair(data: &TraceBytes, loaded: &mut LoadedIndex) -> Result<usize> {
     let (repaired, unfinished) = loaded.lookup.repair_all(data.as_slice())?;
     loaded.data.unfinished_containers = unfinished;
     Ok(repaired)
+}
+
+/// The report of an open over `lookup` (its data report and sidecar to be
+/// filled in by the caller).
+fn index_report(
+    path: Option<PathBuf>,
+    status: IndexStatus,
+    lookup: &Lookup,
+    references: usize,
+    repaired: usize,
+) -> IndexReport {
+    IndexReport {
+        path,
+        status,
+        blocks: lookup.blocks.blocks().len(),
+        references,
+        containers: (0..lookup.blocks.thread_count())
+            .map(|slot| lookup.container_count(slot))
+            .sum(),
+        repaired_containers: repaired,
+        data: LoadReport::default(),
+        sidecar: None,
+    }
 }
