@@ -167,6 +167,8 @@ impl LazyTraceReader {
     /// [`walk_range`](Self::walk_range)'s loop, compiled once for header
     /// walks and once for full ones (`FULL`), so that a header walk carries
     /// no decoded tracepoint.
+    // Long: the walks' hot loop, kept whole so each visitor compiles to one
+    // specialized loop.
     #[inline]
     fn walk_loop<F, const FULL: bool>(
         &self,

@@ -128,6 +128,8 @@ pub(crate) fn load_index(
 /// [`load_index`] for an index whose data ends in `dropped_tail` bytes of a
 /// block a crashed recorder did not finish (known to the rebuild that wrote
 /// the index): the blocks must cover the data up to them.
+// Long: one pass over the cells; every case updates the pass's running
+// state (the current list, its run, the lengths so far).
 pub(super) fn load_index_until(
     data: &TraceBytes,
     index: TraceBytes,

@@ -184,6 +184,8 @@ pub(super) fn summarize_speculatively(
 
 /// Summarizes the block at `at` into `out`, given what is known of the
 /// containers its thread left open.
+// Long: the per-object loop of the rebuild's hot path, one match over
+// object kinds sharing the block's running state.
 pub(super) fn summarize(
     data: &[u8],
     at: PhysicalOffset,

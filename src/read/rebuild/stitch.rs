@@ -70,6 +70,8 @@ impl Stitch {
     /// offsets (sequential, but reading only the blocks' records and
     /// crossing containers), then makes the blocks' cells final where they
     /// are, in parallel when `parallel`.
+    // Long: the stitch's sequential plan and its parallel finish share the
+    // window's state; split, they would pass it all as arguments.
     pub(super) fn window(
         &mut self,
         data: &[u8],

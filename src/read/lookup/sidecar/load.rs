@@ -37,6 +37,8 @@ pub(crate) fn load(
 
 /// Loads the mapped sidecar `sidecar` (see [`load`]); `restamp` is the
 /// path to re-stamp it at, if it may be.
+// Long: every section is checked in file order against the ones before
+// it; nothing is trusted until the last check passed.
 pub(super) fn load_mapped(
     sidecar: TraceBytes,
     restamp: Option<&Path>,
