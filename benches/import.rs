@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::format::Object;
-use tracetree::format::offset::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::import::flow::FlowDecoder;
 use tracetree::import::import_file;
 use tracetree::model::{

@@ -21,7 +21,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 use tracetree::TraceBytes;
-use tracetree::format::offset::ThreadId;
+use tracetree::common::ThreadId;
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,

@@ -20,10 +20,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
-use tracetree::format::Object;
-use tracetree::format::offset::{
+use tracetree::common::{
     ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
+use tracetree::format::Object;
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, FieldDescriptor, Footer, JavaStr,
     MethodDescriptor, StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType,

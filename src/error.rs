@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::format::ObjectKind;
+use crate::common::ObjectKind;
 
 /// What was wrong with a byte sequence; [`DecodeError`] adds where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,15 +8,25 @@
 //! every call. Each thread's tracepoints form a tree: method calls, loops and
 //! loop iterations contain the tracepoints recorded while they ran.
 //!
-//! - [`format`](mod@format): the bytes: one codec per object kind, typed offsets
-//!   ([`format::offset::LogicalOffset`] vs [`format::offset::PhysicalOffset`]),
-//!   index cells read in place.
-//! - [`model`]: what the bytes mean: tracepoints, values, and the per-trace
-//!   [`model::TraceContext`] of reference objects.
+//! The layers, each importing only the ones above it in this list:
+//!
+//! - [`common`]: the ground types: ids, typed offsets ([`common::LogicalOffset`]
+//!   vs [`common::PhysicalOffset`] never mix), object kinds; and [`mutf8`].
+//! - [`model`]: what the bytes mean: tracepoints, values, reference objects.
+//! - [`format`](mod@format): the bytes: one codec per object kind, index cells
+//!   read in place, and the per-trace [`format::TraceContext`] of reference
+//!   objects decoded on first use.
 //! - [`write`](mod@write): the builder API ([`write::TraceRecorder`],
 //!   [`write::ThreadRecorder`]) and the writers.
-//! - [`read`]: the eager loader, the parallel index rebuild.
-//! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print) renders it.
+//! - [`read`]: the eager loader, the lookups (`read::lookup`: index,
+//!   sidecar, block and container tables) and the lazy reader on top of
+//!   them, the parallel index rebuild.
+//! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print)
+//!   renders it.
+//! - [`import`]: foreign traces (`.flow`) made into v22 traces.
+//! - [`generate`] (feature `generate`): synthetic traces.
+//!
+//! [`storage`] maps files; [`error`] holds the typed errors.
 //!
 //! # Example
 //!
@@ -66,12 +76,14 @@
 
 #![warn(missing_docs)]
 
+pub mod common;
 pub mod error;
 pub mod format;
 #[cfg(any(test, feature = "generate"))]
 pub mod generate;
 pub mod import;
 pub mod model;
+pub mod mutf8;
 pub mod print;
 pub mod read;
 pub mod storage;

@@ -2,9 +2,10 @@
 //! whichever reader produced it. The printer and the JSON dump walk any
 //! `TraceTree`, so the eager loader and the lazy reader print alike.
 
+use crate::common::ThreadId;
 use crate::error::Result;
-use crate::format::offset::ThreadId;
-use crate::model::{Footer, TraceContext, Tracepoint};
+use crate::format::TraceContext;
+use crate::model::{Footer, Tracepoint};
 use crate::read::{EagerTrace, NodeId};
 
 /// A forest of tracepoints, one tree per thread.

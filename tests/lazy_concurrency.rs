@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use lazy_support::{EagerIndex, Rng, open_in_memory, reference_traces};
 use tracetree::TraceBytes;
-use tracetree::format::offset::EventId;
+use tracetree::common::EventId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{
     EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail, index_path,

@@ -486,7 +486,7 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
     // the thread is rescanned, which meets the corrupt byte.
     check(
         "node_by_event",
-        lazy.node_by_event(tracetree::format::offset::EventId(moved))
+        lazy.node_by_event(tracetree::common::EventId(moved))
             .map(drop),
     );
     let problems = lazy.thread_problems();
@@ -519,7 +519,7 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
 fn intact_walk_error(
     data: &[u8],
     index: &[u8],
-    thread: tracetree::format::offset::ThreadId,
+    thread: tracetree::common::ThreadId,
 ) -> tracetree::Error {
     let lazy = lazy_support::open_in_memory(data, Some(index), 1 << 20).unwrap();
     lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |_| Ok(true))

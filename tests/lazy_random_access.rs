@@ -87,7 +87,7 @@ fn check_random_access(
     }
     // Every node not found is reported as such.
     let missing = (0..)
-        .map(tracetree::format::offset::EventId)
+        .map(tracetree::common::EventId)
         .find(|e| !index.by_event.contains_key(e))
         .unwrap();
     assert_eq!(lazy.node_by_event(missing).unwrap(), None, "{name}");

@@ -6,7 +6,7 @@ mod common;
 
 use std::io::{self, Write};
 
-use tracetree::format::offset::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
+use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
 use tracetree::format::{DATA_MAGIC, Object, file_header};
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, Footer, JavaStr, MethodDescriptor,

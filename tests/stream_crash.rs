@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use stream_support::complete_blocks;
 use tracetree::TraceBytes;
+use tracetree::common::PhysicalOffset;
 use tracetree::format::IndexCell;
 use tracetree::format::index::parse_index;
-use tracetree::format::offset::PhysicalOffset;
 use tracetree::model::Type;
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};

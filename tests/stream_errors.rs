@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use stream_support::{Memory, check_stream_layout, memory_writer};
-use tracetree::format::offset::{EventId, ThreadId};
+use tracetree::common::{EventId, ThreadId};
 use tracetree::format::{Object, ObjectKind};
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader,
@@ -95,7 +95,7 @@ fn bad_ids_and_names_are_refused() {
     ));
     let class = |name: &str| {
         Object::ClassDescriptor(ClassDescriptor {
-            id: tracetree::format::offset::ClassId(3),
+            id: tracetree::common::ClassId(3),
             name: JavaStr::new(name),
         })
     };
@@ -107,7 +107,7 @@ fn bad_ids_and_names_are_refused() {
     let mut tracepoint = Tracepoint {
         header: TracepointHeader {
             tracepoint_type: TracepointType::Throw,
-            code_location: tracetree::format::offset::CodeLocationId(-1),
+            code_location: tracetree::common::CodeLocationId(-1),
             thread: ThreadId(5),
             event: EventId(-3),
             diff_status: DiffStatus::None,
@@ -115,7 +115,7 @@ fn bad_ids_and_names_are_refused() {
         child_diff_statuses: Vec::new(),
         body: TracepointBody::Throw {
             exception: Value::Object {
-                class: tracetree::format::offset::ClassId(4),
+                class: tracetree::common::ClassId(4),
                 identity_hash: 1,
                 fields: Vec::new(),
             },

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
-use tracetree::format::offset::{PhysicalOffset, ThreadId};
+use tracetree::common::{PhysicalOffset, ThreadId};
 use tracetree::format::{FILE_HEADER_LEN, Object};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::read::block::{BlockStep, decode_block};

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use stream_support::{CutRule, check_stream_layout, memory_writer, stream};
 use tracetree::TraceBytes;
+use tracetree::common::{EventId, ThreadId};
 use tracetree::format::ObjectKind;
-use tracetree::format::offset::{EventId, ThreadId};
 use tracetree::generate::samples;
 use tracetree::model::Type;
 use tracetree::read::EagerTrace;
@@ -214,7 +214,7 @@ fn concurrent_producers_write_a_valid_trace() {
 /// The reference objects of each block, in order.
 fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> {
     let mut stacks = BTreeMap::new();
-    let mut at = tracetree::format::offset::PhysicalOffset(16);
+    let mut at = tracetree::common::PhysicalOffset(16);
     let mut blocks = Vec::new();
     while let tracetree::read::block::BlockStep::Block(block) =
         tracetree::read::block::decode_block(data, at, |t| stacks.entry(t).or_insert(Vec::new()))
@@ -313,7 +313,7 @@ fn builder_events_continue_after_pushed_ids() {
     let pushed = Tracepoint {
         header: TracepointHeader {
             tracepoint_type: TracepointType::Throw,
-            code_location: tracetree::format::offset::CodeLocationId(-1),
+            code_location: tracetree::common::CodeLocationId(-1),
             thread: id,
             event: EventId(1000),
             diff_status: DiffStatus::None,

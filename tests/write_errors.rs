@@ -4,8 +4,8 @@
 
 mod write_support;
 
+use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::format::ObjectKind;
-use tracetree::format::offset::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, ThreadName, Tracepoint, TracepointBody,
     TracepointHeader, TracepointType, Type, Value,

@@ -8,8 +8,8 @@ mod write_support;
 
 use proptest::prelude::*;
 use tracetree::TraceBytes;
+use tracetree::common::EventId;
 use tracetree::format::ObjectKind;
-use tracetree::format::offset::EventId;
 use tracetree::generate::samples;
 use tracetree::read::EagerTrace;
 use tracetree::write::{DumpOptions, ValueSpec};

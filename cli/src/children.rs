@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use tracetree::format::offset::EventId;
+use tracetree::common::EventId;
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::LazyTraceReader;
 use tracetree::{Error, Result};

@@ -5,10 +5,11 @@ use std::io::Write;
 use std::path::Path;
 
 use tracetree::Result;
+use tracetree::common::ThreadId;
 use tracetree::format::FORMAT_VERSION;
+use tracetree::format::TraceContext;
 use tracetree::format::index::parse_index;
-use tracetree::format::offset::ThreadId;
-use tracetree::model::{TraceContext, TracepointType};
+use tracetree::model::TracepointType;
 use tracetree::read::{
     EagerTrace, IndexStatus, LazyTraceReader, LoadReport, SidecarOutcome, SidecarProblem,
     SidecarReport, index_path,

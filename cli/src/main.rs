@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use tracetree::format::offset::{EventId, ThreadId};
+use tracetree::common::{EventId, ThreadId};
 use tracetree::print::PrintOptions;
 use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::{Error, Result};

@@ -143,7 +143,7 @@ impl<'a> ByteReader<'a> {
         let start = self.offset() + 2;
         let len = self.u16()? as usize;
         let bytes = self.bytes(len)?;
-        crate::format::mutf8::validate(bytes).map_err(|position| {
+        crate::mutf8::validate(bytes).map_err(|position| {
             DecodeError::new(start, DecodeErrorKind::MalformedUtf { position })
         })?;
         Ok(JavaStr::from_validated(bytes))

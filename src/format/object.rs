@@ -3,10 +3,10 @@
 
 use std::io::{self, Write};
 
+use crate::common::ThreadId;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
 use crate::format::bytes::{ByteReader, WriteBigEndian};
-use crate::format::offset::ThreadId;
 use crate::model::{
     AccessPath, ClassDescriptor, CodeLocation, FieldDescriptor, Footer, MethodDescriptor,
     StringObject, ThreadName, Tracepoint, TracepointType, VariableDescriptor,

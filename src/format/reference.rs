@@ -3,12 +3,12 @@
 
 use std::io::{self, Write};
 
+use crate::common::{
+    AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
+};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
 use crate::format::bytes::{ByteReader, WriteBigEndian, preallocation};
-use crate::format::offset::{
-    AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
-};
 use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
 use crate::model::{

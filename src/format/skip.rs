@@ -19,8 +19,9 @@
 
 use crate::error::DecodeError;
 use crate::format::bytes::ByteReader;
-use crate::format::{Object, ObjectKind, mutf8};
+use crate::format::{Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::mutf8;
 
 /// What a skipped object was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 
 use std::io::{self, Write};
 
+use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
 use crate::format::bytes::{ByteReader, SliceWriter, encode_sized_to, preallocation, utf_len};
-use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
 use crate::model::{
@@ -522,9 +522,9 @@ impl Footer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::ClassId;
     use crate::format::MAX_NESTING;
     use crate::format::bytes::Unwritten;
-    use crate::format::offset::ClassId;
 
     fn header(tracepoint_type: TracepointType) -> TracepointHeader {
         TracepointHeader {

@@ -2,9 +2,9 @@
 
 use std::io::{self, Write};
 
+use crate::common::{AccessPathId, FieldId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::bytes::{ByteReader, WriteBigEndian};
-use crate::format::offset::{AccessPathId, FieldId, VariableId};
 use crate::model::{AccessLocation, Type};
 
 /// Deepest nesting of array types or values a decoder follows (the JVM allows

@@ -3,11 +3,11 @@
 
 use std::io::{self, Write};
 
+use crate::common::ClassId;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::bytes::{
     ByteReader, SliceWriter, encode_sized_to, preallocation, unencodable, utf_len,
 };
-use crate::format::offset::ClassId;
 use crate::format::skip::Cursor;
 use crate::format::types::MAX_NESTING;
 use crate::model::Value;

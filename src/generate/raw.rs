@@ -15,10 +15,10 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use crate::format::index::encode_index_footer;
-use crate::format::offset::{
+use crate::common::{
     ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
+use crate::format::index::encode_index_footer;
 use crate::format::{DATA_MAGIC, INDEX_MAGIC, IndexCell, Object, ObjectKind, file_header};
 use crate::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, FieldDescriptor, Footer, JavaStr,

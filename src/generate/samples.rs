@@ -17,8 +17,8 @@
 //! [`record_all_types`] and [`record_multi_thread`] record the same traces
 //! through any [`TraceRecorder`], so other writers can write them too.
 
+use crate::common::ThreadId;
 use crate::error::Result;
-use crate::format::offset::ThreadId;
 use crate::model::{JavaStr, LocalKind, Type};
 use crate::write::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec,

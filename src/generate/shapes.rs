@@ -22,12 +22,12 @@ use std::str::FromStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::error::{Error, Result};
-use crate::format::Object;
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
     VariableId,
 };
+use crate::error::{Error, Result};
+use crate::format::Object;
 use crate::model::{
     AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus,
     FieldDescriptor, Footer, JavaStr, LocalKind, LocalName, MethodDescriptor, StringObject,

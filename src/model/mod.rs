@@ -1,14 +1,12 @@
 //! The model of a trace: reference objects, tracepoints, values, and the
-//! per-trace [`TraceContext`] that resolves ids to objects.
+//! per-trace [`TraceContext`](crate::format::TraceContext) that resolves ids to objects.
 
-mod context;
 mod reference;
 mod string;
 mod tracepoint;
 mod types;
 mod value;
 
-pub use context::{ContextBuilder, TraceContext};
 pub use reference::{
     AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, FieldDescriptor, LocalKind,
     LocalName, MethodDescriptor, StringObject, ThreadName, VariableDescriptor,

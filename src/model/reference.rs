@@ -1,7 +1,7 @@
 //! Reference objects: the thread-neutral, immutable objects tracepoints
 //! refer to by id (kinds 0–7 of the format).
 
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
 use crate::model::{AccessLocation, JavaStr, Type};

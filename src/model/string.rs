@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::format::mutf8;
+use crate::mutf8;
 
 /// A string in modified UTF-8 (`DataOutput.writeUTF`), borrowed from the
 /// trace bytes when decoded, owned when built by a writer.

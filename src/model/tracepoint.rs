@@ -1,6 +1,6 @@
 //! Tracepoints: the recorded events, leaves and containers.
 
-use crate::format::offset::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::model::{JavaStr, Value};
 
 /// The 12 tracepoint types, with their on-disk numbers.

@@ -1,6 +1,6 @@
 //! JVM types and access locations, as reference objects use them.
 
-use crate::format::offset::{AccessPathId, FieldId, VariableId};
+use crate::common::{AccessPathId, FieldId, VariableId};
 use crate::model::JavaStr;
 
 /// A JVM type, as written in method, field and variable descriptors.

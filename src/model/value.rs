@@ -1,6 +1,6 @@
 //! Recorded values (the `V` of the format).
 
-use crate::format::offset::ClassId;
+use crate::common::ClassId;
 use crate::model::JavaStr;
 
 /// A value captured by the recorder: an argument, a result, a read or written value.

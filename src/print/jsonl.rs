@@ -12,9 +12,10 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
+use crate::common::ThreadId;
 use crate::error::{Error, Result};
-use crate::format::offset::ThreadId;
-use crate::model::{TraceContext, Tracepoint, TracepointBody};
+use crate::format::TraceContext;
+use crate::model::{Tracepoint, TracepointBody};
 use crate::tree::{TraceTree, Visit};
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`).

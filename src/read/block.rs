@@ -1,8 +1,8 @@
 //! Decoding one block: the shared step of every reader that walks a data
 //! file from start to end (the eager loader and the index rebuild).
 
+use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::offset::{PhysicalOffset, ThreadId};
 use crate::format::{ByteReader, Object};
 use crate::model::TracepointType;
 

@@ -9,10 +9,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::Result;
-use crate::format::offset::{EventId, PhysicalOffset, ThreadId};
+use crate::format::{ContextBuilder, TraceContext};
 use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, Object, check_file_header};
-use crate::model::{ContextBuilder, Footer, TraceContext, Tracepoint, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::read::block::{BlockStep, decode_block};
 use crate::storage::TraceBytes;
 

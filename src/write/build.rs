@@ -4,8 +4,8 @@
 //! methods themselves — specs interned through the pool into tracepoints and
 //! footers — written once over [`BuildTarget`].
 
+use crate::common::{CodeLocationId, EventId, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::offset::{CodeLocationId, EventId, ThreadId};
 use crate::model::{
     DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
     Value,

@@ -12,10 +12,10 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use crate::error::{Error, Result};
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, VariableId,
 };
+use crate::error::{Error, Result};
 use crate::format::{Object, ObjectKind};
 use crate::model::{AccessLocation, Footer, StringObject, Tracepoint, TracepointBody, Value};
 use crate::write::pool::ReferencePool;

@@ -23,16 +23,16 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
-use crate::format::index::encode_index_footer;
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
     VariableId,
 };
+use crate::error::{Error, Result};
+use crate::format::TraceContext;
+use crate::format::index::encode_index_footer;
 use crate::format::{DATA_MAGIC, INDEX_MAGIC, IndexCell, Object, ObjectKind, file_header};
 use crate::model::{
-    Footer, JavaStr, StringObject, ThreadName, TraceContext, Tracepoint, TracepointBody,
-    TracepointType, Value,
+    Footer, JavaStr, StringObject, ThreadName, Tracepoint, TracepointBody, TracepointType, Value,
 };
 use crate::tree::{TraceTree, WalkStep, walk};
 use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};

@@ -13,10 +13,10 @@ use std::borrow::Borrow;
 use std::hash::Hash;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::error::{Error, Result};
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, VariableId,
 };
+use crate::error::{Error, Result};
 use crate::format::{MAX_NESTING, Object, ObjectKind};
 use crate::model::{
     AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, FieldDescriptor,

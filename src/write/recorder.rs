@@ -3,9 +3,9 @@
 //! traits works with any writer; switching writers changes the line that
 //! constructs one (and the writer's own way to finish).
 
+use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::Object;
-use crate::format::offset::{EventId, ThreadId};
 use crate::model::{Footer, Tracepoint};
 use crate::write::spec::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, IntoJavaStr, LeafSpec,

@@ -2,12 +2,11 @@
 //! for, resolved through its [`TraceContext`]. Recording the resolved specs
 //! again gives a trace equal up to the ids chosen.
 
+use crate::common::{AccessPathId, CodeLocationId, FieldId, MethodId, StringId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
-use crate::format::offset::{
-    AccessPathId, CodeLocationId, FieldId, MethodId, StringId, VariableId,
-};
+use crate::format::TraceContext;
 use crate::format::{MAX_NESTING, ObjectKind};
-use crate::model::{AccessLocation, Footer, JavaStr, TraceContext, Value};
+use crate::model::{AccessLocation, Footer, JavaStr, Value};
 use crate::write::spec::{
     AccessPathSpec, AccessStep, CallOutcome, CodeLocationSpec, FieldSpec, LocalSpec, MethodSpec,
     ValueSpec, VariableSpec,

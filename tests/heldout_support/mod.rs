@@ -8,7 +8,7 @@ pub mod validator;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use tracetree::format::offset::EventId;
+use tracetree::common::EventId;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
 use tracetree::print::write_jsonl;
 use tracetree::read::{IndexChoice, LazyTraceReader, SidecarPolicy};

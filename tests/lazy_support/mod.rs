@@ -215,8 +215,8 @@ impl Rng {
 
 /// Every eager node's event id, parent's event id and children's event ids.
 pub struct EagerIndex {
-    pub events: Vec<tracetree::format::offset::EventId>,
-    pub by_event: std::collections::HashMap<tracetree::format::offset::EventId, usize>,
+    pub events: Vec<tracetree::common::EventId>,
+    pub by_event: std::collections::HashMap<tracetree::common::EventId, usize>,
 }
 
 impl EagerIndex {

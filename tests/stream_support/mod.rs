@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use tracetree::Result;
 use tracetree::TraceBytes;
+use tracetree::common::{EventId, PhysicalOffset, ThreadId};
 use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::offset::{EventId, PhysicalOffset, ThreadId};
 use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;

@@ -8,8 +8,8 @@ pub mod strategies;
 use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
+use tracetree::common::{EventId, PhysicalOffset, ThreadId};
 use tracetree::format::index::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::offset::{EventId, PhysicalOffset, ThreadId};
 use tracetree::format::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
 use tracetree::read::block::{BlockStep, decode_block};

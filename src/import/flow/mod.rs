@@ -28,9 +28,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::Object;
-use crate::format::offset::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use crate::import::{Damage, ImportSummary};
 use crate::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,

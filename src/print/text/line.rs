@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
+use crate::common::{CodeLocationId, FieldId, MethodId, VariableId};
 use crate::error::Result;
 use crate::format::ObjectKind;
-use crate::format::offset::{CodeLocationId, FieldId, MethodId, VariableId};
-use crate::model::{DiffStatus, Footer, TraceContext, Tracepoint, TracepointBody, Value};
+use crate::format::TraceContext;
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
 use crate::print::text::names::{ClassName, LocationInfo, Names};
 use crate::print::text::path::PathShape;
 use crate::print::text::value::{

@@ -37,9 +37,10 @@ mod value;
 use std::fmt::Write as _;
 use std::io::Write;
 
+use crate::common::ThreadId;
 use crate::error::{Error, Result};
-use crate::format::offset::ThreadId;
-use crate::model::{Footer, TraceContext, Tracepoint};
+use crate::format::TraceContext;
+use crate::model::{Footer, Tracepoint};
 use crate::tree::{TraceTree, Visit};
 
 pub use line::{Parent, TextFormatter};

@@ -8,10 +8,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::common::{AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, VariableId};
 use crate::error::Result;
 use crate::format::ObjectKind;
-use crate::format::offset::{AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, VariableId};
-use crate::model::{CodeLocationKind, TraceContext};
+use crate::format::TraceContext;
+use crate::model::CodeLocationKind;
 use crate::print::text::path::PathText;
 use crate::print::text::value::{
     adorned_range, last_dot_suffix, missing, optional, pretty_field_name, pretty_variable_name,

@@ -10,10 +10,11 @@
 
 use std::fmt::Write as _;
 
+use crate::common::AccessPathId;
 use crate::error::Result;
 use crate::format::ObjectKind;
-use crate::format::offset::AccessPathId;
-use crate::model::{AccessLocation, TraceContext};
+use crate::format::TraceContext;
+use crate::model::AccessLocation;
 use crate::print::text::names::Names;
 use crate::print::text::value::{missing, optional, push_int, push_missing};
 

@@ -4,10 +4,11 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use crate::common::StringId;
 use crate::error::{Error, Result};
 use crate::format::ObjectKind;
-use crate::format::offset::StringId;
-use crate::model::{JavaStr, TraceContext, Value};
+use crate::format::TraceContext;
+use crate::model::{JavaStr, Value};
 use crate::print::text::names::Names;
 use crate::print::text::number::{write_java_double, write_java_float};
 
@@ -237,8 +238,8 @@ pub(super) fn optional<T>(lookup: Result<T>) -> Result<Option<T>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::offset::ClassId;
-    use crate::model::ContextBuilder;
+    use crate::common::ClassId;
+    use crate::format::ContextBuilder;
     use crate::storage::TraceBytes;
 
     fn empty_context() -> TraceContext {

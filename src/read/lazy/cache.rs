@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
-use crate::format::offset::{EventId, LogicalOffset};
+use crate::common::{EventId, LogicalOffset};
 use crate::model::{Footer, Tracepoint, TracepointBody, Value};
 
 /// Children per page of child addresses.

@@ -44,9 +44,10 @@ use std::sync::{Arc, RwLock};
 pub use cache::{CacheStats, ContentRange, NodeData};
 pub use open::LazyOptions;
 
+use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::Result;
-use crate::format::offset::{EventId, LogicalOffset, ThreadId};
-use crate::model::{Footer, TraceContext, Tracepoint, TracepointHeader};
+use crate::format::TraceContext;
+use crate::model::{Footer, Tracepoint, TracepointHeader};
 use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::{CellView, ContainerTable};
 use crate::read::lookup::stream::{Resident, Stream};
@@ -78,7 +79,7 @@ pub enum IndexChoice {
     UseOrRebuild,
     /// Ignore it and rebuild.
     Rebuild,
-    /// Use it; fail with [`Error::BrokenIndex`] when it is missing or broken.
+    /// Use it; fail with [`Error::BrokenIndex`](crate::Error::BrokenIndex) when it is missing or broken.
     Require,
 }
 

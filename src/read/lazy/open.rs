@@ -323,7 +323,7 @@ impl LazyOptions {
         &self,
         data: TraceBytes,
         mut lookup: Lookup,
-        context: crate::model::ContextBuilder,
+        context: crate::format::ContextBuilder,
         report: IndexReport,
     ) -> LazyTraceReader {
         if let Some(window) = self.resident_window {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 pub use cache::NodeData;
 
 use super::*;
+use crate::common::{EventId, LogicalOffset};
 use crate::error::{Error, Result};
-use crate::format::offset::{EventId, LogicalOffset};
 use crate::format::{Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::lookup::IndexProblem;

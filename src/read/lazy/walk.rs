@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
+use crate::common::LogicalOffset;
+use crate::common::ThreadId;
 use crate::error::{Error, Result};
-use crate::format::offset::LogicalOffset;
-use crate::format::offset::ThreadId;
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
@@ -493,7 +493,7 @@ impl LazyTraceReader {
     /// thread's nodes in pre-order with its state and returns whether to go
     /// on (false ends that thread's walk only); the states come back in
     /// thread order (ascending id). Each walker releases what it leaves
-    /// behind ([`LazyOptions::resident_window`]), so resident memory is about
+    /// behind ([`LazyOptions::resident_window`](super::LazyOptions::resident_window)), so resident memory is about
     /// one window per walker.
     pub fn walk_threads<S: Send>(
         &self,

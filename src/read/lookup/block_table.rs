@@ -8,8 +8,8 @@
 //! bytes from a position to the end of that position's block
 //! ([`BlockTable::span`]).
 
+use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::BLOCK_HEADER_LEN;
-use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
 
 /// One block as an index cell or a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

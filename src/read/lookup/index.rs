@@ -27,13 +27,13 @@ use std::path::{Path, PathBuf};
 
 use super::problem::{IndexProblem, IndexStatus};
 use super::table::Lookup;
+use crate::common::{PhysicalOffset, ThreadId};
+use crate::format::ContextBuilder;
 use crate::format::bytes::ByteReader;
 use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
-use crate::format::offset::{PhysicalOffset, ThreadId};
 use crate::format::skip::skip_object;
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
-use crate::model::ContextBuilder;
 use crate::read::eager::LoadReport;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};

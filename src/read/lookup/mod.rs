@@ -1,9 +1,9 @@
 //! The lookups: what a random-access reader needs to find things in a data
-//! file without reading it: its blocks ([`block_table`]), its reference
-//! objects and each thread's containers ([`table`], [`containers`]), from
-//! the recorder's index checked against the data ([`index`]), from the
+//! file without reading it: its blocks (`block_table`), its reference
+//! objects and each thread's containers (`table`, `containers`), from
+//! the recorder's index checked against the data (`index`), from the
 //! lookup sidecar ([`sidecar`]), or rebuilt from the data alone
-//! ([`rebuilt`]); and a thread's logical stream of objects ([`stream`]),
+//! (`rebuilt`); and a thread's logical stream of objects (`stream`),
 //! which the scans of unindexed data walk.
 //!
 //! This layer sits below the lazy reader (`read::lazy`) and never imports

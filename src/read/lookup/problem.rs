@@ -1,9 +1,9 @@
 //! What became of an index file: used, or why not (the rules of the index
 //! policy, one variant each; the table of rules is in the `index` module).
 
+use crate::common::PhysicalOffset;
 use crate::error::DecodeError;
 use crate::format::ObjectKind;
-use crate::format::offset::PhysicalOffset;
 
 /// Why an index file was not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

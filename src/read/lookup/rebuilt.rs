@@ -5,11 +5,11 @@
 use super::containers::container_cell;
 use super::index::{LoadedIndex, load_index_until};
 use super::table::Lookup;
+use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
+use crate::format::ContextBuilder;
 use crate::format::ObjectKind;
 use crate::format::index::RawIndexCell;
-use crate::format::offset::{PhysicalOffset, ThreadId};
-use crate::model::ContextBuilder;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::rebuild::{

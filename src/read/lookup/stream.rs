@@ -5,8 +5,8 @@
 use std::ops::Range;
 use std::sync::Mutex;
 
+use crate::common::LogicalOffset;
 use crate::error::{Error, Result};
-use crate::format::offset::LogicalOffset;
 use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};

@@ -8,10 +8,10 @@ use rayon::prelude::*;
 
 use super::containers::container_cell;
 use super::problem::IndexProblem;
+use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::ObjectKind;
 use crate::format::index::RawIndexCell;
-use crate::format::offset::{LogicalOffset, ThreadId};
 use crate::read::lookup::block_table::{BlockSpan, BlockTable};
 use crate::read::lookup::containers::{
     CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed,

@@ -6,9 +6,9 @@ use std::path::Path;
 use super::containers::PostOrderCursor;
 use super::stream::{Stream, scan_unindexed};
 use super::*;
+use crate::common::LogicalOffset;
 use crate::format::ObjectKind;
 use crate::format::index::RawIndexCell;
-use crate::format::offset::LogicalOffset;
 use crate::generate::raw::{Crash, SynthOptions, generate};
 use crate::storage::TraceBytes;
 

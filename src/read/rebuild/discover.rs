@@ -1,9 +1,9 @@
 //! Discovery: each chunk of the data file summarized on its own, from a
 //! guessed first block (steps 1 and 2 of the module above).
 
+use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::object::peek_kind_and_id;
-use crate::format::offset::{EventId, PhysicalOffset, ThreadId};
 use crate::format::skip::{skip_object, try_skip};
 use crate::format::{BLOCK_HEADER_LEN, ByteReader, IndexCell, Object, ObjectKind};
 use crate::model::TracepointType;

@@ -43,8 +43,8 @@ use stitch::*;
 
 use rayon::prelude::*;
 
+use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{DATA_MAGIC, IndexCell, check_file_header};
 use crate::model::TracepointType;
 use crate::read::LoadReport;

@@ -7,8 +7,8 @@ use rustc_hash::FxHashMap;
 
 use super::discover::*;
 use super::*;
+use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::Result;
-use crate::format::offset::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::{FILE_HEADER_LEN, IndexCell, ObjectKind};
 use crate::model::TracepointType;
 use crate::read::LoadReport;

@@ -28,9 +28,9 @@
 
 use std::ops::ControlFlow;
 
+use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::bytes::{SliceWriter, Unwritten};
-use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
 use crate::write::deps::{self, ReferenceSink};

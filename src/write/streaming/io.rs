@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, PoisonError};
 
+use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::Error;
 use crate::format::index::encode_index_footer;
-use crate::format::offset::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, ObjectKind};
 use crate::write::streaming::Shared;
 

@@ -18,8 +18,8 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
+use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::offset::{EventId, LogicalOffset, ThreadId};
 use crate::format::{IndexCell, Object};
 use crate::model::{Footer, JavaStr, ThreadName, Tracepoint, TracepointType};
 use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};

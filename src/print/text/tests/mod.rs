@@ -10,17 +10,17 @@ mod whole_traces;
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result};
-use crate::format::Object;
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, PhysicalOffset, StringId,
     ThreadId, VariableId,
 };
+use crate::error::{Error, Result};
+use crate::format::Object;
+use crate::format::{ContextBuilder, TraceContext};
 use crate::model::{
-    AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, ContextBuilder,
-    DiffStatus, FieldDescriptor, Footer, JavaStr, MethodDescriptor, StringObject, ThreadName,
-    TraceContext, Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value,
-    VariableDescriptor,
+    AccessLocation, AccessPath, ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus,
+    FieldDescriptor, Footer, JavaStr, MethodDescriptor, StringObject, ThreadName, Tracepoint,
+    TracepointBody, TracepointHeader, TracepointType, Type, Value, VariableDescriptor,
 };
 use crate::print::text::{Parent, PrintOptions, TextFormatter, print_trace, tracepoint_text};
 use crate::storage::TraceBytes;

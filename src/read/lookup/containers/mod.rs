@@ -19,8 +19,8 @@ pub(crate) use table::*;
 use zerocopy::FromBytes;
 use zerocopy::little_endian::{I32, U64};
 
+use crate::common::LogicalOffset;
 use crate::format::index::{CELL_LEN, RawIndexCell};
-use crate::format::offset::LogicalOffset;
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::storage::{ReleaseBehind, TraceBytes};
 

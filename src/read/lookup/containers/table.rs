@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use super::order::*;
 use super::*;
-use crate::format::offset::{EventId, LogicalOffset};
+use crate::common::{EventId, LogicalOffset};
 use crate::storage::TraceBytes;
 
 /// Why a thread's container cells cannot be used.

@@ -4,7 +4,7 @@ use zerocopy::byteorder::{BigEndian, I32, I64};
 
 use super::table::*;
 use super::*;
-use crate::format::offset::EventId;
+use crate::common::EventId;
 
 use crate::format::ObjectKind;
 

@@ -10,7 +10,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::*;
 use crate::format::BLOCK_HEADER_LEN;
-use crate::model::ContextBuilder;
+use crate::format::ContextBuilder;
 use crate::read::eager::LoadReport;
 use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::problem::IndexStatus;

@@ -9,10 +9,10 @@ use zerocopy::{FromBytes, IntoBytes};
 
 use super::layout::*;
 use super::*;
+use crate::common::{PhysicalOffset, ThreadId};
+use crate::format::ContextBuilder;
 use crate::format::object::peek_kind_and_id;
-use crate::format::offset::{PhysicalOffset, ThreadId};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
-use crate::model::ContextBuilder;
 use crate::read::eager::LoadReport;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{

@@ -6,11 +6,11 @@
 
 use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
-use crate::format::offset::{
+use crate::common::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, PhysicalOffset, StringId, ThreadId,
     VariableId,
 };
+use crate::error::{Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{
     AccessPath, ClassDescriptor, CodeLocation, FieldDescriptor, JavaStr, MethodDescriptor,
