@@ -168,7 +168,7 @@ impl ObjectKind {
         (self as u8) <= ObjectKind::CodeLocation as u8
     }
 
-    /// The name the format notes use (`CLASS_DESCRIPTOR`).
+    /// The name `docs/FORMAT.md` uses (`CLASS_DESCRIPTOR`).
     pub fn name(self) -> &'static str {
         match self {
             ObjectKind::ThreadName => "THREAD_NAME",

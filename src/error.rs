@@ -1,4 +1,16 @@
 //! Errors. Every failure to read a trace names what was wrong and where.
+//!
+//! # Errors
+//!
+//! Corrupt data gives typed `crate::Error`s with physical offsets
+//! (`DecodeError`), never a panic (tests corrupt every byte of the index and
+//! every third byte of the data, and cut both at many lengths). A corrupt
+//! index is rebuilt per the rules above; corruption the rules cannot see (a
+//! container end moved to another valid-looking offset) gives a decode error
+//! when that container is used. A thread whose cells were distrusted and whose
+//! rescan met corrupt data answers every call that needs its table with that
+//! decode error, never with an empty table (test
+//! `lazy_index_policy::a_failed_rescan_gives_the_data_error_to_every_lookup`).
 
 use std::path::PathBuf;
 

@@ -6,6 +6,20 @@
 //! small, and rebuilding one scans a whole call). One mutex guards both
 //! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
 //! cloned out), never while decoding.
+//!
+//! # The cache
+//!
+//! `NodeCache` holds, as `Arc`s: decoded nodes (`NodeData`: owned tracepoint,
+//! footer, content range), pages of child offsets, and child indexes. Each
+//! entry has a cost in bytes (an estimate of its heap plus the LRU's own
+//! overhead); inserting evicts least-recently-used entries until the total is
+//! within the budget (`LazyOptions::cache_bytes`, default 64 MiB); an entry
+//! larger than its budget is returned but not kept. Child indexes — small,
+//! and a whole-call scan to rebuild — have a quarter of the budget to
+//! themselves, so a stream of decoded nodes cannot evict them.
+//! `forget_children(node)` drops everything cached under a node;
+//! `clear_cache()` everything. `cache_stats()` reports bytes, peak, entries,
+//! hits, misses, evictions.
 
 use rustc_hash::FxBuildHasher;
 use std::mem::size_of;

@@ -30,6 +30,62 @@
 //! }
 //! # Ok::<(), tracetree::Error>(())
 //! ```
+//!
+//! # Concurrency
+//!
+//! `LazyTraceReader: Send + Sync` (static assertion). Shared state: the cache
+//! (one `Mutex`, held only to look up, insert or evict — decoding happens
+//! outside it, values are `Arc`s), the per-thread tables (`OnceLock`: built
+//! once, the other threads wait), the map of on-demand resolved containers
+//! (`RwLock`). Two threads expanding the same node may both decode it; the
+//! results are equal and the second insert replaces the first. Readers of
+//! different traces share nothing.
+//!
+//! # Known limits
+//!
+//! - The sidecar's container arrays are not verified at open (see "The lookup
+//!   sidecar"): a hand-edited sidecar gives wrong lookups, not a panic.
+//! - `child_count` of a call scans its direct content once (then cached): a
+//!   call with millions of children costs about 0.5 s per GB of its content.
+//! - Node-by-node `TraceTree` access (`walk` + `visit`, `children`) decodes
+//!   each node into an owned, cached `NodeData` (~20–40 MB/s for a whole
+//!   trace); whole-trace work uses the streaming walks (`walk_visit`,
+//!   `walk_thread`), whose speed is that of decoding (see BENCHMARKS.md).
+//! - Full decoding builds the model's values (`Vec`s for arguments and object
+//!   fields, one allocation per call with arguments): a full walk is 2.5–4×
+//!   slower than a header walk (callgrind, 64 MB mixed trace: 722 instructions
+//!   per tracepoint, of which `Tracepoint::decode`, `Value::decode_nested` and
+//!   dropping the values ~60%). A single thread's stream is walked by one
+//!   core; only different threads are walked in parallel (`walk_threads`).
+//!   `print` walks threads in turn (its output is in thread order).
+//! - Leaf lookup by event id assumes event ids ascend in each thread's
+//!   pre-order (true for the recorders' output); otherwise it scans.
+//!
+//! # Data flow
+//!
+//! ```text
+//!  NAME.trace (mmap)           NAME.trace.idx (mmap)
+//!       │                            │
+//!       │          read::index::load_index ── one pass over the cells:
+//!       │             │   block cells ──► BlockTable (per thread: blocks, logical ↔ physical)
+//!       │             │   reference cells ──► ContextBuilder ──► TraceContext (decoded on first use)
+//!       │             │   container cells ──► per thread: runs of cell numbers (no copy)
+//!       │             │   (index missing/broken ──► read::index::rebuild_to_scratch: read::rebuild's parallel
+//!       │             │    rebuild, in windows, into an unlinked scratch index, then load_index on it)
+//!       │   (before all this: a valid NAME.trace.ttlookup ──► read::sidecar::load, everything mapped)
+//!       ▼             ▼
+//!  read::lazy::stream::Stream ── a thread's logical stream: bytes from a logical offset to its block's end
+//!       │     format::skip (length + header, no allocation) / Object::decode (whole tracepoint)
+//!       ▼
+//!  read::containers::ContainerTable ── per thread, built on first use: cell numbers in start order
+//!       │
+//!       ▼
+//!  LazyTraceReader: node / child_count / children_range / parent / node_by_event / walks
+//!       │     read::lazy::cache::NodeCache: byte-bounded LRU of decoded nodes, pages of child
+//!       │     offsets, child indexes
+//!       ▼
+//!  tree::TraceTree (printer, JSON dump)
+//! ```
 
 mod cache;
 mod open;

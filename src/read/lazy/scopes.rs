@@ -1,5 +1,52 @@
 //! Finding things: a node's scope, pages of its children, child indexes,
 //! parents and nodes by event id, through the lookups.
+//!
+//! # Finding things
+//!
+//! - **Block table** (`read::block_table::BlockTable`): per thread, the
+//!   logical start and physical payload start of each non-empty block.
+//!   `to_physical(thread, LogicalOffset) -> Option<PhysicalOffset>` and
+//!   `span` (the contiguous bytes to the block's end) binary-search them;
+//!   `to_logical(PhysicalOffset)` searches all blocks by physical start. An
+//!   object never spans blocks, so every decode works on one block's bytes; a
+//!   container header may be its block's last object — its content starts at
+//!   the next block's logical start, which is just another logical offset.
+//! - **Node handle** `LazyNode`: (thread, logical offset of the tracepoint).
+//!   A container's content starts right after its header, so decoding the
+//!   header gives the start; the table gives the end (binary search by start;
+//!   a forward scan passes a hint and the search gallops from the last hit,
+//!   so a scan costs O(1) probes per child call).
+//! - **Children.** A call's direct children are found by scanning its own
+//!   content with `format::skip` (length and header, no allocation): a leaf is
+//!   stepped over, a child call is jumped over to its footer through the table
+//!   (its subtree is never read), reference objects between children are
+//!   skipped. Child offsets are kept in pages of 1,024. `children_range(node,
+//!   from, count)` scans only the pages asked for; pages after the first need
+//!   where pages start: the *child index*, made by one scan of the call's
+//!   content, holds the child count and a checkpoint (offset and event id of
+//!   the first child) every *stride* pages. The stride starts at 1 and doubles
+//!   during the scan whenever the checkpoints would outgrow their share of the
+//!   cache, so a call with tens of millions of children still has a small
+//!   index; a page is then scanned from the checkpoint before it (at most
+//!   `stride` pages), caching the pages it passes. A call whose children fit
+//!   in one page needs no child index: its first page gives the count.
+//! - **Parent.** The containers that start at or before a node's offset and
+//!   end after it are its ancestors; the last one found by start is the
+//!   candidate. Its header (the node handle) is found among its own parent's
+//!   children, which checks its cell's start. Then the headers confirm it: the
+//!   last direct child of the candidate before the node, if it is a container
+//!   holding the node, is a nearer ancestor (a container the index has no
+//!   cell for, or whose cell's start was moved past the node), and so on down.
+//!   This costs one page of the candidate's children (a child index for a call
+//!   with more than one page), cached. "Previous container ending after this
+//!   one starts" is a backwards search helped by per-chunk maximum ends.
+//! - **By event id.** A container: the table (event ids ascend in pre-order in
+//!   what recorders write, so a binary search; otherwise a sorted copy is made
+//!   on first use), then its header among its parent's children. A leaf: in
+//!   each thread, the last container before it in event order is found; the
+//!   leaf is a child of that container or of one of its ancestors, whose
+//!   children are searched by event id (page by page through the child index).
+//!   Threads whose event ids do not ascend are searched by a sequential scan.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! file, or rebuilt by scanning the data file when the index is missing or
 //! broken.
 //!
-//! An index is broken (FORMAT-NOTES, "Our policy") when it is missing or
+//! An index is broken (`docs/FORMAT.md`, "Index policy") when it is missing or
 //! shorter than a header and a footer; its magic or version differ; a cell
 //! points outside the data file; a reference cell's target does not start
 //! with the same kind and id; a block cell does not start with `BLOCK_START`
