@@ -49,7 +49,7 @@ pub fn memory_writer(options: StreamingOptions) -> (StreamingWriter, Memory, Mem
     (writer, data, index)
 }
 
-/// Streams `threads` one after the other (as `write_support::write` dumps
+/// Streams `threads` one after the other (as [`crate::write::write`] dumps
 /// them); returns the files and the event ids in pre-order per thread.
 pub fn stream(
     threads: &[Thread],
