@@ -43,18 +43,23 @@ fn random_traces_stream_as_they_dump() {
             0usize..64,
         )
     };
-    check_property(64, cases, |(threads, block_size, flush_threshold)| {
-        let options = small_blocks(block_size, flush_threshold);
-        let (data, index, events) = stream(&threads, options).unwrap();
-        check_stream_layout(&data, &index, Some(CutRule::from(options)));
-        let (dumped, _, dump_events) = write(&threads, KEEP_NAN).unwrap();
-        let (loaded, loaded_events) = load(data).unwrap();
-        prop_assert_eq!(&loaded, &threads);
-        prop_assert_eq!(&loaded, &load(dumped).unwrap().0);
-        prop_assert_eq!(&loaded_events, &events);
-        prop_assert_eq!(&events, &dump_events);
-        Ok(())
-    });
+    check_property(
+        64,
+        file!(),
+        cases,
+        |(threads, block_size, flush_threshold)| {
+            let options = small_blocks(block_size, flush_threshold);
+            let (data, index, events) = stream(&threads, options).unwrap();
+            check_stream_layout(&data, &index, Some(CutRule::from(options)));
+            let (dumped, _, dump_events) = write(&threads, KEEP_NAN).unwrap();
+            let (loaded, loaded_events) = load(data).unwrap();
+            prop_assert_eq!(&loaded, &threads);
+            prop_assert_eq!(&loaded, &load(dumped).unwrap().0);
+            prop_assert_eq!(&loaded_events, &events);
+            prop_assert_eq!(&events, &dump_events);
+            Ok(())
+        },
+    );
 }
 
 /// Records a sample through any writer.

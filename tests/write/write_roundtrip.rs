@@ -21,7 +21,7 @@ const KEEP_NAN: DumpOptions = DumpOptions {
 
 #[test]
 fn random_traces_load_back_the_same() {
-    check_property(96, threads, |threads| {
+    check_property(96, file!(), threads, |threads| {
         let (data, index, events) = write(&threads, KEEP_NAN).unwrap();
         check_dump_layout(&data, &index);
         let (loaded, loaded_events) = load(data).unwrap();
@@ -43,7 +43,7 @@ fn float_bits() -> impl Strategy<Value = (u32, u64)> {
 
 #[test]
 fn nan_payloads_are_canonicalised_by_default() {
-    check_property(64, float_bits, |(float, double)| {
+    check_property(64, file!(), float_bits, |(float, double)| {
         let thread = Thread {
             name: "main".into(),
             roots: vec![Node::Leaf {

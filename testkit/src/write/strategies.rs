@@ -5,7 +5,7 @@
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
-use proptest::test_runner::{TestCaseError, TestRunner};
+use proptest::test_runner::{FileFailurePersistence, TestCaseError, TestRunner};
 use tracetree::model::{CodeLocationKind, JavaStr, LocalKind, Type};
 use tracetree::write::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CodeLocationSpec, FieldSpec,
@@ -283,8 +283,9 @@ pub fn threads() -> impl Strategy<Value = Vec<Thread>> {
 
 /// Runs a property test on a thread with a large stack: generating deeply
 /// nested strategies recurses deeper than a test thread's 2 MiB allow in a
-/// debug build.
-pub fn check_property<S, F>(cases: u32, strategy: fn() -> S, test: F)
+/// debug build. The failures found are kept in, and replayed first from,
+/// `NAME.proptest-regressions` beside `source_file` (the test's `file!()`).
+pub fn check_property<S, F>(cases: u32, source_file: &'static str, strategy: fn() -> S, test: F)
 where
     S: Strategy + 'static,
     F: Fn(S::Value) -> Result<(), TestCaseError> + Send + 'static,
@@ -292,7 +293,14 @@ where
     let handle = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
-            let mut runner = TestRunner::new(ProptestConfig::with_cases(cases));
+            let mut runner = TestRunner::new(ProptestConfig {
+                cases,
+                source_file: Some(source_file),
+                failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+                    "proptest-regressions",
+                ))),
+                ..ProptestConfig::default()
+            });
             if let Err(failure) = runner.run(&strategy(), test) {
                 panic!("{failure}");
             }
