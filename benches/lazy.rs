@@ -282,7 +282,7 @@ fn lazy(c: &mut Criterion) {
 
     // Resident memory of a full-decode traversal, threads in parallel, with
     // the default resident window and with none (the bounds themselves are
-    // asserted by tests/lazy_memory.rs in a process of its own; here, the
+    // asserted by tests/memory/lazy_memory.rs, one test at a time; here, the
     // mapped file pages a traversal leaves resident).
     for (what, window) in [
         ("default window", Some(LazyOptions::DEFAULT_RESIDENT_WINDOW)),

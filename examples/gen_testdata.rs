@@ -1,6 +1,6 @@
 //! Writes the sample traces of `tracetree::generate::samples` into `testdata/`
 //! (or the folder given as the first argument): `NAME.trace` and
-//! `NAME.trace.idx` for each. `tests/write_testdata.rs` checks the committed
+//! `NAME.trace.idx` for each. `tests/write/write_testdata.rs` checks the committed
 //! files are exactly what this writes, so run it after changing a sample:
 //!
 //! ```text

@@ -1,0 +1,310 @@
+//! The `tracetree` binary: commands, `--help`, one-line errors.
+
+use std::path::{Path, PathBuf};
+
+use tracetree::generate::raw::{self, SynthOptions};
+use tracetree::read::{IndexStatus, LazyTraceReader, index_path};
+
+use tracetree_testkit::compare::first_difference;
+use tracetree_testkit::files;
+
+use crate::tracetree;
+
+fn bundled() -> String {
+    files::testdata("multi-thread.trace").display().to_string()
+}
+
+#[test]
+fn every_command_has_help() {
+    for command in ["info", "print", "dump", "index", "children"] {
+        let (ok, out, _) = tracetree(&[command, "--help"]);
+        assert!(ok && out.contains("Usage:"), "{command} --help");
+    }
+}
+
+#[test]
+fn lazy_and_eager_agree_on_print_dump_and_counts() {
+    let file = bundled();
+    for command in [
+        &["print", "--verbose"][..],
+        &["dump", "--format", "jsonl"][..],
+    ] {
+        let mut lazy = vec![command[0], &file];
+        lazy.extend(&command[1..]);
+        let mut eager = lazy.clone();
+        eager.push("--eager");
+        let (ok_lazy, out_lazy, _) = tracetree(&lazy);
+        let (ok_eager, out_eager, _) = tracetree(&eager);
+        assert!(ok_lazy && ok_eager);
+        assert_eq!(out_lazy, out_eager, "{command:?}");
+    }
+    let (_, lazy, _) = tracetree(&["info", &file]);
+    let (_, eager, _) = tracetree(&["info", &file, "--eager"]);
+    let counts = |s: &str| {
+        s.lines()
+            .skip_while(|l| !l.starts_with("tracepoints:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(counts(&lazy), counts(&eager));
+    assert!(lazy.contains("(valid, used)"), "{lazy}");
+}
+
+#[test]
+fn children_shows_one_page() {
+    let file = bundled();
+    let (_, dump, _) = tracetree(&["dump", &file]);
+    // The first top-level call with children.
+    let root: serde_json::Value = dump
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["depth"] == 0 && v["children"].as_u64().unwrap() >= 2)
+        .unwrap();
+    let event = root["event_id"].to_string();
+    let (ok, out, _) = tracetree(&[
+        "children", &file, "--node", &event, "--from", "1", "--count", "1",
+    ]);
+    assert!(ok);
+    let total = root["children"].as_u64().unwrap();
+    assert!(out.contains(&format!("children 1..2 of {total}:")), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("  [1] #")).count(),
+        1,
+        "{out}"
+    );
+}
+
+#[test]
+fn failures_print_one_line_and_exit_non_zero() {
+    for command in ["print", "dump", "info", "index"] {
+        for eager in [false, true] {
+            let mut args = vec![command, "/no/such/file.trace"];
+            if eager && command != "index" {
+                args.push("--eager");
+            }
+            let (ok, out, err) = tracetree(&args);
+            assert!(!ok, "{args:?}");
+            assert!(out.is_empty(), "{args:?} printed {out}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("tracetree: "), "{args:?}: {err}");
+        }
+    }
+    let (ok, _, err) = tracetree(&["children", &bundled(), "--node", "2147483647"]);
+    assert!(!ok && err.lines().count() == 1, "{err}");
+}
+
+#[test]
+fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in ["mixed", "wide", "deep", "threads"] {
+        let path = dir.path().join(format!("{shape}.trace"));
+        let file = path.display().to_string();
+        let (ok, out, err) = tracetree(&[
+            "gen",
+            &file,
+            "--size",
+            "300KB",
+            "--shape",
+            shape,
+            "--threads",
+            "3",
+            "--block-size",
+            "16KB",
+        ]);
+        assert!(ok, "{shape}: {err}");
+        assert!(out.starts_with("wrote "), "{out}");
+        let (ok, _, err) = tracetree(&["index", &file, "--check"]);
+        assert!(ok, "{shape}: {err}");
+        let (_, lazy, _) = tracetree(&["dump", &file]);
+        let (_, eager, _) = tracetree(&["dump", &file, "--eager"]);
+        assert!(lazy == eager && lazy.lines().count() > 1000, "{shape}");
+    }
+    let (ok, _, err) = tracetree(&["gen", "/tmp/x.trace", "--size", "ten"]);
+    assert!(!ok && err.contains("not a size"), "{err}");
+}
+
+#[test]
+fn info_says_when_the_lookups_went_to_a_scratch_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    std::fs::copy(bundled(), &trace).unwrap();
+    std::fs::copy(
+        tracetree::read::index_path(std::path::Path::new(&bundled())),
+        tracetree::read::index_path(&trace),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(dir.path()).unwrap().permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(dir.path(), permissions.clone()).unwrap();
+    let (ok, out, err) = tracetree(&["info", trace.to_str().unwrap()]);
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(dir.path(), permissions).unwrap();
+    assert!(ok, "{err}");
+    let line = out
+        .lines()
+        .find(|line| line.starts_with("lookup sidecar:"))
+        .unwrap_or_else(|| panic!("no sidecar line in {out}"));
+    assert!(line.contains("not written: "), "{line}");
+    assert!(
+        line.ends_with("; lookups mapped from an unlinked scratch file instead)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn index_writes_the_sidecar_and_info_reports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth_trace(dir.path());
+    std::fs::remove_file(index_path(&path)).unwrap();
+    let file = path.to_str().unwrap();
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("rebuilt"), "{out}");
+    assert!(out.contains(".ttlookup (written)"), "{out}");
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    assert!(
+        out.contains("lookups from the sidecar of a rebuild"),
+        "{out}"
+    );
+    // `index` writes the index, then a sidecar made from it.
+    let (ok, out, _) = tracetree(&["index", file]);
+    assert!(ok);
+    assert!(out.contains("lookup sidecar:"), "{out}");
+    assert!(
+        out.contains("(written; the old one was not used: stale"),
+        "{out}"
+    );
+    let (ok, out, _) = tracetree(&["info", file]);
+    assert!(ok);
+    assert!(out.contains("(valid, used)\n"), "{out}");
+    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
+    let reader = LazyTraceReader::open(&path).unwrap();
+    assert!(reader.report().sidecar_used());
+    assert_eq!(reader.report().status, IndexStatus::Used { complete: true });
+}
+
+#[test]
+fn the_print_command_writes_the_reference_text() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let trace = dir.join("all-types-stream.trace");
+    let tracetree = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+            .arg("print")
+            .arg(&trace)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = tracetree(&["--verbose"]);
+    assert!(output.status.success());
+    let expected = std::fs::read(dir.join("all-types-stream.trace.txt")).unwrap();
+    assert!(
+        output.stdout == expected,
+        "{}",
+        first_difference(&output.stdout, &expected)
+    );
+
+    let output = tracetree(&["--thread", "1", "--depth", "0"]);
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "# Thread 2 (Поток-β 线程 🧵 №1)\nmain()\n  ... <unloaded child>\n"
+    );
+
+    let output = tracetree(&["--thread", "3"]);
+    assert!(!output.status.success());
+    let error = String::from_utf8(output.stderr).unwrap();
+    assert!(error.contains("no thread 3"), "{error}");
+}
+
+/// A generated multi-block trace on disk.
+fn synth_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("synth.trace");
+    let bytes = 256 << 10;
+    raw::write_files(
+        &SynthOptions {
+            threads: 3,
+            bytes,
+            block_bytes: (bytes / 32).max(1024) as usize,
+            seed: 11,
+            block_cell_last: false,
+            crash: None,
+        },
+        &path,
+    )
+    .unwrap();
+    path
+}
+
+/// Runs the binary with its cache in `cache`: success, stdout, stderr.
+fn tracetree_cached(cache: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .env("TRACETREE_CACHE_DIR", cache)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn import_writes_a_trace_and_any_command_opens_a_recording_directly() {
+    let recording = files::repository().join("../shared/samples/flow/exit-running");
+    if !recording.is_dir() {
+        eprintln!("skipped: {} not found", recording.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let trace = dir.path().join("exit.trace");
+    let (input, output) = (recording.to_str().unwrap(), trace.to_str().unwrap());
+    let (ok, _, err) = tracetree_cached(&cache, &["import", input, "-o", output]);
+    assert!(ok, "{err}");
+    assert!(err.contains("219723 calls, 12 unfinished calls"), "{err}");
+    assert!(
+        err.contains("ends inside the event at offset 202957"),
+        "{err}"
+    );
+    // No overwrite without --force; one line; the trace is untouched.
+    let before = std::fs::read(&trace).unwrap();
+    let (ok, _, err) = tracetree_cached(&cache, &["import", input, "-o", output]);
+    assert!(!ok && err.trim_end().lines().count() == 1, "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    let (ok, _, _) = tracetree_cached(&cache, &["import", input, "-o", output, "--force"]);
+    assert!(ok);
+    // Printing the recording itself imports it into the cache once.
+    let (ok, printed, err) = tracetree_cached(&cache, &["print", output]);
+    assert!(ok && err.is_empty(), "{err}");
+    let (ok, direct, err) = tracetree_cached(&cache, &["print", input]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("imported") && err.contains("later opens reuse it"),
+        "{err}"
+    );
+    assert_eq!(direct, printed);
+    let (ok, again, err) = tracetree_cached(&cache, &["print", input]);
+    assert!(ok && err.is_empty(), "{err}");
+    assert_eq!(again, printed);
+    // Nothing beside the recording changed; the cache holds the import.
+    assert!(std::fs::read_dir(&cache).unwrap().count() >= 2);
+    // A source that is no known format is a one-line error.
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, b"not a trace").unwrap();
+    let (ok, _, err) = tracetree_cached(
+        &cache,
+        &["import", junk.to_str().unwrap(), "-o", output, "--force"],
+    );
+    assert!(
+        !ok && err.starts_with("tracetree: ") && err.lines().count() == 1,
+        "{err}"
+    );
+}

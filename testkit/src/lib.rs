@@ -1,0 +1,15 @@
+//! What tracetree's integration tests share: where the input traces are,
+//! comparisons that name the first difference, generated traces, memory
+//! measurement, a small stack, the independent validator, and per-area helpers (the lazy
+//! reader, the dump and streaming writers, the command line).
+
+pub mod cli;
+pub mod compare;
+pub mod files;
+pub mod heldout;
+pub mod lazy;
+pub mod memory;
+pub mod stack;
+pub mod stream;
+pub mod synth;
+pub mod write;

@@ -1,0 +1,14 @@
+//! The readers: the lazy reader against the eager one, the index policy and
+//! its repair, the sidecar, the rebuild, and damaged or hostile input.
+
+mod heldout_lazy;
+mod hostile_input;
+mod lazy_concurrency;
+mod lazy_equivalence;
+mod lazy_hostile;
+mod lazy_index_policy;
+mod lazy_random_access;
+mod lazy_sidecar;
+mod random_mutations;
+mod rebuild;
+mod stream_lazy;

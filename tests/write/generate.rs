@@ -1,0 +1,197 @@
+//! Generated traces have the shape asked for and are the same for a seed;
+//! a generated trace 200,000 calls deep goes through every reader, printer,
+//! dump and rebuild on a small stack.
+
+use std::collections::BTreeSet;
+use std::io::{self, Write};
+
+use tracetree::TraceBytes;
+use tracetree::format::IndexCell;
+use tracetree::format::index::parse_index;
+use tracetree::generate::{DEEP_RECURSION, GenerateOptions, Shape, ThreadGenerator, generate_file};
+use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
+use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
+
+use tracetree_testkit::stack::on_small_stack;
+
+fn generate(shape: Shape, seed: u64, threads: u64, tracepoints: usize) -> (Vec<u8>, Vec<u8>) {
+    let mut writer = DumpWriter::new();
+    for t in 0..threads {
+        let id = writer.add_thread(format!("worker-{t}")).unwrap();
+        let mut generator = ThreadGenerator::new(shape, seed, t, threads);
+        let start = writer.tracepoint_count();
+        let mut emitted = 0usize;
+        generator
+            .run(&mut writer.thread(id).unwrap(), || {
+                emitted += 256;
+                emitted >= tracepoints
+            })
+            .unwrap();
+        assert!(writer.tracepoint_count() > start);
+    }
+    writer.to_bytes().unwrap()
+}
+
+fn max_depth<T: TraceTree>(trace: &T) -> usize {
+    let mut deepest = 0;
+    for thread in trace.thread_ids() {
+        let roots = trace.roots(thread).unwrap();
+        walk(trace, &roots, None, |step| {
+            if let WalkStep::Node { depth, .. } = step {
+                deepest = deepest.max(depth);
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    deepest
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    let a = generate(Shape::Mixed, 7, 2, 5_000);
+    assert_eq!(a, generate(Shape::Mixed, 7, 2, 5_000));
+    assert_ne!(a.0, generate(Shape::Mixed, 8, 2, 5_000).0);
+}
+
+#[test]
+fn mixed_shape_has_every_common_kind_and_moderate_depth() {
+    let (data, _) = generate(Shape::Mixed, 1, 1, 20_000);
+    let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
+    let kinds: std::collections::BTreeSet<_> = trace
+        .nodes()
+        .iter()
+        .map(|n| n.tracepoint.tracepoint_type())
+        .collect();
+    assert!(kinds.len() >= 8, "{kinds:?}");
+    let depth = max_depth(&trace);
+    // Calls nest at most 12 deep under the root; a loop and its iteration add two.
+    assert!((3..=15).contains(&depth), "depth {depth}");
+}
+
+#[test]
+fn wide_shape_is_one_call_with_all_the_children() {
+    let (data, _) = generate(Shape::Wide, 1, 1, 50_000);
+    let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
+    let root = trace.roots(trace.thread_ids()[0]).unwrap()[0];
+    let fill = trace.children(root).unwrap();
+    assert_eq!(fill.len(), 1);
+    assert!(trace.child_count(fill[0]).unwrap() >= 45_000);
+}
+
+#[test]
+fn deep_shape_nests_deeply() {
+    let (data, _) = generate(Shape::Deep, 1, 1, 60_000);
+    let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
+    assert!(max_depth(&trace) >= 25_000);
+}
+
+/// Counts bytes (the deep trace's print is tens of GB of indentation).
+#[derive(Default)]
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn jsonl<T: TraceTree>(trace: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_jsonl(trace, None, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_small_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep.trace");
+    // ~40 bytes per level (a call and a local write): 20 MB is more than
+    // one whole recursion; 64 KiB blocks make each call span many blocks.
+    let options = GenerateOptions {
+        threads: 1,
+        block_size: Some(64 << 10),
+        ..GenerateOptions::new(20 << 20, Shape::Deep)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    let data = std::fs::read(&path).unwrap();
+    let index = std::fs::read(path.with_extension("trace.idx")).unwrap();
+    on_small_stack(|| {
+        let lazy = LazyTraceReader::open(&path).unwrap();
+        let depth = max_depth(&lazy);
+        assert!(depth >= DEEP_RECURSION, "depth {depth}");
+
+        // Print and dump, lazily and eagerly.
+        let mut printed = Count::default();
+        print_trace(&lazy, &PrintOptions::default(), &mut printed).unwrap();
+        let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+        let mut printed_eagerly = Count::default();
+        print_trace(&eager, &PrintOptions::default(), &mut printed_eagerly).unwrap();
+        assert_eq!(printed.0, printed_eagerly.0);
+        // Indentation alone: 2 spaces per level, for every level.
+        let levels = DEEP_RECURSION as u64;
+        assert!(printed.0 > levels * (levels - 1), "{} bytes", printed.0);
+        let dumped = jsonl(&lazy);
+        assert_eq!(dumped, jsonl(&eager));
+        assert!(dumped.len() > 2 * DEEP_RECURSION * 50);
+
+        // Down to the deepest call (`recurse(n)` writes `i`, then calls
+        // `recurse(n + 1)`), then its parent and a lookup by event id.
+        let thread = lazy.thread_ids()[0];
+        let root = lazy.root(thread).unwrap().unwrap();
+        let mut node = lazy.children_range(root, 0, 1).unwrap()[0];
+        for _ in 1..DEEP_RECURSION {
+            node = lazy.children_range(node, 1, 1).unwrap()[0];
+        }
+        let event = lazy.node(node).unwrap().tracepoint().header.event;
+        assert_eq!(lazy.node_by_event(event).unwrap(), Some(node));
+        let parent = lazy.parent(node).unwrap().unwrap();
+        assert_eq!(lazy.children_range(parent, 1, 1).unwrap()[0], node);
+        assert_eq!(lazy.child_count(node).unwrap(), 1);
+
+        // The parallel rebuild gives the writer's cells; the lazy reader's
+        // own rebuild reads the same tree.
+        let written: BTreeSet<IndexCell> = parse_index(&index)
+            .unwrap()
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| raw.decode(16 + 21 * i as u64).unwrap().canonical())
+            .collect();
+        for threads in [1, 2] {
+            let options = RebuildOptions {
+                threads,
+                chunk_size: 1 << 20,
+            };
+            let rebuilt = rebuild_index(&data, options).unwrap();
+            let rebuilt: BTreeSet<IndexCell> = rebuilt
+                .cells
+                .iter()
+                .copied()
+                .map(IndexCell::canonical)
+                .collect();
+            assert!(rebuilt == written, "{threads} thread(s)");
+        }
+        let scanned = LazyTraceReader::options()
+            .index(IndexChoice::Rebuild)
+            .open(&path)
+            .unwrap();
+        assert_eq!(jsonl(&scanned), dumped);
+
+        // The collect-and-dump writer copies it.
+        let (copy, _) = DumpWriter::from_trace(&lazy, DumpOptions::default())
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        let copy = EagerTrace::load(TraceBytes::from_vec(copy)).unwrap();
+        assert_eq!(jsonl(&copy), dumped);
+    });
+}
