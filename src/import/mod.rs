@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::read::index_path;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, trace_for};
+pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -178,7 +178,14 @@ impl fmt::Display for ImportSummary {
             self.unfinished_calls,
             self.skipped_exits,
             self.damage.len()
-        )
+        )?;
+        if self.depth_disagreements > 0 {
+            write!(f, ", {} depth disagreements", self.depth_disagreements)?;
+        }
+        if self.unmatched_tickets > 0 {
+            write!(f, ", {} unmatched tickets", self.unmatched_tickets)?;
+        }
+        Ok(())
     }
 }
 
