@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::import::{ImportSummary, SourceFormat, import_file};
 use crate::read::{LazyTraceReader, SidecarPolicy};
 
 /// Thread, depth, kind, children, method (calls only), unfinished.
@@ -140,5 +141,51 @@ impl Rng {
     /// True with probability `percent` %.
     pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
+    }
+}
+
+/// Writes `bytes` as `name` in `dir`, checks that it is detected as
+/// `format`, imports it and compares its rows with `expected`.
+pub fn import_generated(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    format: SourceFormat,
+    expected: &[Row],
+) -> ImportSummary {
+    let source = dir.join(name);
+    std::fs::write(&source, bytes).unwrap();
+    assert_eq!(SourceFormat::detect(&source), Some(format), "{name}");
+    let trace = dir.join(format!("{name}.trace"));
+    let summary = import_file(&source, &trace, None, &|_| {}).unwrap();
+    assert_rows(&dumped(&trace), expected, name);
+    summary
+}
+
+/// Imports every `step`-th truncation and every `step`-th byte changed by
+/// each of `masks`: each gives a summary whose calls are the trace's, or
+/// a typed error; never a panic.
+pub fn mutation_campaign(original: &[u8], format: SourceFormat, step: usize, masks: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("source");
+    let trace = dir.path().join("out.trace");
+    let check = |bytes: &[u8]| {
+        std::fs::write(&source, bytes).unwrap();
+        if let Ok(summary) = import_file(&source, &trace, Some(format), &|_| {}) {
+            let rows = dumped(&trace);
+            let calls = rows.iter().filter(|r| r.2 == "method_call").count();
+            assert_eq!(calls as u64, summary.calls);
+        }
+    };
+    for len in (0..original.len()).step_by(step) {
+        check(&original[..len]);
+    }
+    let mut changed = original.to_vec();
+    for at in (0..original.len()).step_by(step) {
+        for &mask in masks {
+            changed[at] ^= mask;
+            check(&changed);
+            changed[at] ^= mask;
+        }
     }
 }

@@ -354,7 +354,8 @@ impl Writing<'_> {
             match action {
                 Action::Return => self.summary.skipped_exits += 1,
                 Action::Skip(kind) => self.skipped[kind as usize] += 1,
-                _ => unreachable!("threads that make tracepoints have ranks"),
+                // The first pass ranked every thread that makes tracepoints.
+                Action::Call(_) | Action::Leaf(..) => self.undeclared += 1,
             }
             return Ok(());
         };

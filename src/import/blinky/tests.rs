@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::import::test_rows::{Forest, Rng, Row, assert_rows, dumped};
+use crate::import::test_rows::{Forest, Rng, Row, dumped, import_generated, mutation_campaign};
 use crate::import::{SourceFormat, import_file};
 
 /// The tracepoint an instruction of `kind` with `opcode` makes, if any.
@@ -193,12 +193,9 @@ fn generated_traces_import_as_the_generator_expects() {
     let dir = tempfile::tempdir().unwrap();
     for seed in 0..12 {
         let generated = generate(seed, 300 + seed as usize * 150);
-        let source = dir.path().join(format!("run-{seed}.txt"));
-        std::fs::write(&source, &generated.text).unwrap();
-        assert_eq!(SourceFormat::detect(&source), Some(SourceFormat::Blinky));
-        let trace = dir.path().join(format!("run-{seed}.trace"));
-        let summary = import_file(&source, &trace, None, &|_| {}).unwrap();
-        assert_rows(&dumped(&trace), &generated.rows, &format!("seed {seed}"));
+        let name = format!("run-{seed}.txt");
+        let (text, rows) = (&generated.text, &generated.rows);
+        let summary = import_generated(dir.path(), &name, text, SourceFormat::Blinky, rows);
         assert_eq!(
             summary.skipped_exits, generated.skipped_exits,
             "seed {seed}"
@@ -237,27 +234,10 @@ fn a_depth_that_disagrees_with_the_nesting_is_counted() {
 
 #[test]
 fn every_truncation_and_byte_change_imports_or_fails_typed() {
-    let original = generate(5, 40).text;
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("t.txt");
-    let trace = dir.path().join("t.trace");
-    let check = |bytes: &[u8]| {
-        std::fs::write(&source, bytes).unwrap();
-        if let Ok(summary) = import_file(&source, &trace, Some(SourceFormat::Blinky), &|_| {}) {
-            let rows = dumped(&trace);
-            let calls = rows.iter().filter(|r| r.2 == "method_call").count();
-            assert_eq!(calls as u64, summary.calls);
-        }
-    };
-    for len in (0..original.len()).step_by(7) {
-        check(&original[..len]);
-    }
-    let mut changed = original.clone();
-    for at in (0..original.len()).step_by(5) {
-        for mask in [0xFF, 0x01] {
-            changed[at] ^= mask;
-            check(&changed);
-            changed[at] ^= mask;
-        }
-    }
+    mutation_campaign(
+        &generate(5, 40).text,
+        SourceFormat::Blinky,
+        5,
+        &[0xFF, 0x01],
+    );
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use super::messages::{Attribute, MESSAGES};
 use super::*;
-use crate::import::test_rows::{Forest, Rng, Row, assert_rows, dumped};
-use crate::import::{SourceFormat, import_file};
+use crate::import::SourceFormat;
+use crate::import::test_rows::{Forest, Rng, Row, import_generated, mutation_campaign};
 
 /// An attribute value.
 #[derive(Debug, Clone)]
@@ -280,12 +280,9 @@ fn generated_traces_import_as_the_generator_expects() {
     let dir = tempfile::tempdir().unwrap();
     for seed in 0..12 {
         let generated = generate(seed, 200 + seed as usize * 100);
-        let source = dir.path().join(format!("run-{seed}.trcbin"));
-        std::fs::write(&source, &generated.bytes).unwrap();
-        assert_eq!(SourceFormat::detect(&source), Some(SourceFormat::Tptp));
-        let trace = dir.path().join(format!("run-{seed}.trace"));
-        let summary = import_file(&source, &trace, None, &|_| {}).unwrap();
-        assert_rows(&dumped(&trace), &generated.rows, &format!("seed {seed}"));
+        let name = format!("run-{seed}.trcbin");
+        let (bytes, rows) = (&generated.bytes, &generated.rows);
+        let summary = import_generated(dir.path(), &name, bytes, SourceFormat::Tptp, rows);
         assert_eq!(
             summary.skipped_exits, generated.skipped_exits,
             "seed {seed}"
@@ -306,26 +303,5 @@ fn generated_traces_import_as_the_generator_expects() {
 
 #[test]
 fn every_truncation_and_byte_change_imports_or_fails_typed() {
-    let original = generate(4, 12).bytes;
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("t.trcbin");
-    let trace = dir.path().join("t.trace");
-    let check = |bytes: &[u8]| {
-        std::fs::write(&source, bytes).unwrap();
-        if let Ok(summary) = import_file(&source, &trace, Some(SourceFormat::Tptp), &|_| {}) {
-            let rows = dumped(&trace);
-            assert_eq!(rows.len() as u64, summary.calls);
-        }
-    };
-    for len in 0..original.len() {
-        check(&original[..len]);
-    }
-    let mut changed = original.clone();
-    for at in (0..original.len()).step_by(3) {
-        for mask in [0xFF, 0x80] {
-            changed[at] ^= mask;
-            check(&changed);
-            changed[at] ^= mask;
-        }
-    }
+    mutation_campaign(&generate(4, 12).bytes, SourceFormat::Tptp, 1, &[0xFF, 0x80]);
 }
