@@ -175,8 +175,12 @@ fn declare(writer: &mut TraceWriter, rng: &mut Rng, latin1: bool) {
 
 fn generate(seed: u64, events: usize) -> Generated {
     let mut rng = Rng::new(seed);
-    let big = seed % 2 == 0;
-    let magic = if seed % 3 == 0 { b"OTBF" } else { b"0TBF" };
+    let big = seed.is_multiple_of(2);
+    let magic = if seed.is_multiple_of(3) {
+        b"OTBF"
+    } else {
+        b"0TBF"
+    };
     let mut writer = TraceWriter::new(big, magic, (seed % 4) as usize);
     let latin1 = seed % 4 == 1;
     declare(&mut writer, &mut rng, latin1);
