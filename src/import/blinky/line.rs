@@ -42,6 +42,23 @@ pub const ARRAYLOAD: u16 = 13;
 /// Index of `$arraystore$`.
 pub const ARRAYSTORE: u16 = 14;
 
+/// An instruction declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instruction<'a> {
+    /// `$enter$`, `$field$`, … (or a kind the seed does not list).
+    pub kind: &'a [u8],
+    /// The instruction's id.
+    pub id: u64,
+    /// The declaring method's id.
+    pub host: u64,
+    /// The source line (−1 unknown).
+    pub line: i32,
+    /// The opcode.
+    pub opcode: i32,
+    /// The operands (empty when absent).
+    pub operands: [&'a [u8]; 3],
+}
+
 /// A parsed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line<'a> {
@@ -55,20 +72,7 @@ pub enum Line<'a> {
         owner: &'a [u8],
     },
     /// `KIND,ID,DECL_HOST_ID,LINE,BCI,OPCODE,OP1,OP2,OP3`.
-    Instruction {
-        /// `$enter$`, `$field$`, … (or a kind the seed does not list).
-        kind: &'a [u8],
-        /// The instruction's id.
-        id: u64,
-        /// The declaring method's id.
-        host: u64,
-        /// The source line (−1 unknown).
-        line: i32,
-        /// The opcode.
-        opcode: i32,
-        /// The operands (empty when absent).
-        operands: [&'a [u8]; 3],
-    },
+    Instruction(Instruction<'a>),
     /// `$$$,ID,THREAD,TIME,DEPTH,DYN_HOST,INSN_ID,TYPE,…`.
     Execution {
         /// `Thread.getId()`.
@@ -156,14 +160,14 @@ fn parse_instruction<'a>(kind: &'a [u8], rest: &'a [u8]) -> Option<Line<'a>> {
     for operand in &mut operands {
         *operand = fields.next().unwrap_or(b"");
     }
-    Some(Line::Instruction {
+    Some(Line::Instruction(Instruction {
         kind,
         id,
         host,
         line: i32::try_from(line).unwrap_or(-1),
         opcode: i32::try_from(opcode).unwrap_or(-1),
         operands,
-    })
+    }))
 }
 
 /// A decimal number without sign.

@@ -71,7 +71,7 @@ pub fn looks_like_blinky(path: &Path) -> bool {
     for text in head.split(|&b| b == b'\n') {
         match line::parse(text) {
             Line::Method { .. } | Line::Execution { .. } => shaped += 1,
-            Line::Instruction { kind, .. } if line::known_kind(kind).is_some() => shaped += 1,
+            Line::Instruction(declared) if line::known_kind(declared.kind).is_some() => shaped += 1,
             Line::Malformed => malformed += 1,
             _ => {}
         }
@@ -142,11 +142,17 @@ impl Declarations {
     /// carry no descriptors.
     fn declare_instruction(
         &mut self,
-        declared: (&[u8], u64, u64, i32, i32),
-        operands: [&[u8]; 3],
+        declared: &line::Instruction<'_>,
         names: Option<(&mut Descriptors, &StreamingWriter)>,
     ) -> Result<()> {
-        let (kind, id, host, line, opcode) = declared;
+        let line::Instruction {
+            kind,
+            id,
+            host,
+            line,
+            opcode,
+            operands,
+        } = *declared;
         let kind = self.kind(kind);
         let action = match (kind, opcode) {
             (ENTER, _) => Action::Call(host),
@@ -254,16 +260,7 @@ fn threads_with_tracepoints(bytes: &TraceBytes) -> Result<BTreeSet<u64>> {
     for_each_line(bytes, |text| {
         match line::parse(text) {
             Line::Method { id, name, owner } => declarations.declare_method(id, name, owner),
-            Line::Instruction {
-                kind,
-                id,
-                host,
-                line,
-                opcode,
-                operands,
-            } => {
-                declarations.declare_instruction((kind, id, host, line, opcode), operands, None)?
-            }
+            Line::Instruction(declared) => declarations.declare_instruction(&declared, None)?,
             Line::Execution {
                 thread,
                 instruction,
@@ -322,18 +319,9 @@ impl Writing<'_> {
             Line::Method { id, name, owner } => {
                 self.declarations.declare_method(id, name, owner);
             }
-            Line::Instruction {
-                kind,
-                id,
-                host,
-                line,
-                opcode,
-                operands,
-            } => self.declarations.declare_instruction(
-                (kind, id, host, line, opcode),
-                operands,
-                Some((&mut self.names, self.writer)),
-            )?,
+            Line::Instruction(declared) => self
+                .declarations
+                .declare_instruction(&declared, Some((&mut self.names, self.writer)))?,
             Line::Unlisted(kind) => {
                 let kind = self.declarations.kind(kind);
                 self.unlisted_lines[kind as usize] += 1;
