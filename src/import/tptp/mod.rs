@@ -16,6 +16,12 @@
 //! entry's counted; every other message, unknown ids included, is skipped
 //! by its length and counted by id.
 //!
+//! Where the seed leaves a reading open and the bytes tell the readings
+//! apart, both are accepted: numbers little-endian under a big-endian
+//! header, and lengths that count the message header, are taken when they
+//! walk strictly more known messages from the start than the mapping's
+//! reading does.
+//!
 //! A message whose length runs past the end of the file is a damaged tail:
 //! the import stops there, keeps everything before and reports the offset.
 //! The file is mapped and read twice (threads are numbered by ascending
@@ -73,6 +79,8 @@ pub struct Message<'a> {
 pub struct Messages<'a> {
     bytes: &'a TraceBytes,
     big_endian: bool,
+    /// Whether a message's length counts its own 6-byte header.
+    counts_header: bool,
     at: usize,
     released: usize,
     /// Set when the file ends inside a message.
@@ -88,11 +96,13 @@ impl<'a> Messages<'a> {
                 "not a TPTP binary trace: no 0TBF header".to_string(),
             ));
         }
-        let big_endian = slice[7] == 0;
-        let offset = Attributes::new(&slice[8..12], big_endian).integer() as usize;
+        let header_big = slice[7] == 0;
+        let offset = Attributes::new(&slice[8..12], header_big).integer() as usize;
+        let (big_endian, counts_header) = reading(slice, offset, header_big);
         let mut messages = Messages {
             bytes,
             big_endian,
+            counts_header,
             at: offset,
             released: 0,
             damage: None,
@@ -125,14 +135,13 @@ impl<'a> Messages<'a> {
             ));
             return None;
         };
-        let mut fields = Attributes::new(header, self.big_endian);
-        let id = if self.big_endian {
-            u16::from_be_bytes([header[0], header[1]])
-        } else {
-            u16::from_le_bytes([header[0], header[1]])
+        let (id, length) = message_header(header, self.big_endian);
+        let Some(length) = body_length(length, self.counts_header) else {
+            self.damage = Some(format!(
+                "message {id} at offset {offset} is shorter than its header (length {length})"
+            ));
+            return None;
         };
-        fields.skip(messages::Attribute::Short);
-        let length = fields.integer() as usize;
         let start = offset + MESSAGE_HEADER;
         let Some(body) = start
             .checked_add(length)
@@ -151,6 +160,76 @@ impl<'a> Messages<'a> {
         }
         Some(Message { id, body, offset })
     }
+}
+
+/// A message header's id and length.
+fn message_header(header: &[u8], big: bool) -> (u16, usize) {
+    let mut fields = Attributes::new(header, big);
+    let id = if big {
+        u16::from_be_bytes([header[0], header[1]])
+    } else {
+        u16::from_le_bytes([header[0], header[1]])
+    };
+    fields.skip(messages::Attribute::Short);
+    (id, fields.integer() as usize)
+}
+
+/// The attributes' length of a message of `length`; `None` when a length
+/// that counts the header is shorter than it.
+fn body_length(length: usize, counts_header: bool) -> Option<usize> {
+    if counts_header {
+        length.checked_sub(MESSAGE_HEADER)
+    } else {
+        Some(length)
+    }
+}
+
+/// How the messages from `offset` are read: (big-endian, whether lengths
+/// count the message header). The mapping's reading (the header's byte
+/// order for every number, lengths without the header) holds unless
+/// another reading of the seed's open questions walks strictly more known
+/// messages from the start.
+fn reading(slice: &[u8], offset: usize, header_big: bool) -> (bool, bool) {
+    let candidates = [
+        (header_big, false),
+        (false, false),
+        (header_big, true),
+        (false, true),
+    ];
+    let mut best = (candidates[0], known_messages(slice, offset, candidates[0]));
+    for candidate in &candidates[1..] {
+        let score = known_messages(slice, offset, *candidate);
+        if score > best.1 {
+            best = (*candidate, score);
+        }
+    }
+    best.0
+}
+
+/// How many of the first 64 messages from `offset` have known ids when
+/// read as `(big_endian, counts_header)`; one more when they end exactly
+/// at the end of the file.
+fn known_messages(slice: &[u8], offset: usize, (big, counts_header): (bool, bool)) -> usize {
+    let mut at = offset;
+    let mut known = 0;
+    for _ in 0..64 {
+        if at == slice.len() {
+            return known + 1;
+        }
+        let Some(header) = slice.get(at..at.saturating_add(MESSAGE_HEADER)) else {
+            break;
+        };
+        let (id, length) = message_header(header, big);
+        let Some(length) = body_length(length, counts_header) else {
+            break;
+        };
+        if !messages::MESSAGES.iter().any(|m| m.0 == id) {
+            break;
+        }
+        known += 1;
+        at = at.saturating_add(MESSAGE_HEADER + length);
+    }
+    known
 }
 
 /// Decodes a string in the file's encoding.

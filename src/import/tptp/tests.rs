@@ -20,20 +20,35 @@ enum V {
     Longs(Vec<u64>),
 }
 
+/// The other readings of the seed's open questions a file may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Twist {
+    /// The mapping's reading.
+    None,
+    /// A big-endian header over little-endian messages.
+    LittleUnderBigHeader,
+    /// Lengths that count the message header.
+    LengthsCountHeader,
+}
+
 /// Writes messages in one byte order.
 struct TraceWriter {
     big: bool,
+    counts_header: bool,
     out: Vec<u8>,
 }
 
 impl TraceWriter {
-    fn new(big: bool, magic: &[u8; 4], gap: usize) -> Self {
+    fn new(big: bool, magic: &[u8; 4], gap: usize, twist: Twist) -> Self {
+        let header_big = big || twist == Twist::LittleUnderBigHeader;
         let mut writer = TraceWriter {
-            big,
+            big: header_big,
+            counts_header: twist == Twist::LengthsCountHeader,
             out: magic.to_vec(),
         };
-        writer.out.extend([1, 0, 1, u8::from(!big)]);
+        writer.out.extend([1, 0, 1, u8::from(!header_big)]);
         writer.number((HEADER + gap) as u64, 4);
+        writer.big = big && twist != Twist::LittleUnderBigHeader;
         writer.out.extend(vec![0xEE; gap]);
         writer
     }
@@ -92,7 +107,13 @@ impl TraceWriter {
 
     fn message(&mut self, id: u16, body: &[u8]) {
         self.number(u64::from(id), 2);
-        self.number(body.len() as u64, 4);
+        let length = body.len()
+            + if self.counts_header {
+                MESSAGE_HEADER
+            } else {
+                0
+            };
+        self.number(length as u64, 4);
         self.out.extend(body);
     }
 }
@@ -173,7 +194,7 @@ fn declare(writer: &mut TraceWriter, rng: &mut Rng, latin1: bool) {
     writer.message(METHOD_DEF, &body);
 }
 
-fn generate(seed: u64, events: usize) -> Generated {
+fn generate(seed: u64, events: usize, twist: Twist) -> Generated {
     let mut rng = Rng::new(seed);
     let big = seed.is_multiple_of(2);
     let magic = if seed.is_multiple_of(3) {
@@ -181,7 +202,7 @@ fn generate(seed: u64, events: usize) -> Generated {
     } else {
         b"0TBF"
     };
-    let mut writer = TraceWriter::new(big, magic, (seed % 4) as usize);
+    let mut writer = TraceWriter::new(big, magic, (seed % 4) as usize, twist);
     let latin1 = seed % 4 == 1;
     declare(&mut writer, &mut rng, latin1);
     let threads = [5u64, 2, 9];
@@ -283,7 +304,12 @@ fn the_table_lists_every_message_of_the_seed() {
 fn generated_traces_import_as_the_generator_expects() {
     let dir = tempfile::tempdir().unwrap();
     for seed in 0..12 {
-        let generated = generate(seed, 200 + seed as usize * 100);
+        let twist = [
+            Twist::None,
+            Twist::LittleUnderBigHeader,
+            Twist::LengthsCountHeader,
+        ][(seed / 2 % 3) as usize];
+        let generated = generate(seed, 200 + seed as usize * 100, twist);
         let name = format!("run-{seed}.trcbin");
         let (bytes, rows) = (&generated.bytes, &generated.rows);
         let summary = import_generated(dir.path(), &name, bytes, SourceFormat::Tptp, rows);
@@ -307,5 +333,10 @@ fn generated_traces_import_as_the_generator_expects() {
 
 #[test]
 fn every_truncation_and_byte_change_imports_or_fails_typed() {
-    mutation_campaign(&generate(4, 12).bytes, SourceFormat::Tptp, 1, &[0xFF, 0x80]);
+    mutation_campaign(
+        &generate(4, 12, Twist::None).bytes,
+        SourceFormat::Tptp,
+        1,
+        &[0xFF, 0x80],
+    );
 }
