@@ -9,6 +9,12 @@
 //! to 12 deep among 200 methods (ids ≥ 64 take two bytes), returns
 //! run-length encoded as the agent writes them.
 //!
+//! The Blinky and TPTP groups time their import against a raw scan of
+//! the same file (counting lines; walking message headers), on inputs of
+//! the same program of calls written by [`blinky_source`] and
+//! [`tptp_source`] (four interleaved threads, field reads, local writes
+//! and line events among the calls); criterion reports bytes per second.
+//!
 //! Run with `cargo bench --bench import`; criterion reports calls per
 //! second. Max RSS of the command: `/usr/bin/time -f %M target/release/tracetree
 //! import target/bench-traces/flow-<bytes> -o /tmp/x.trace --force`.
@@ -207,5 +213,221 @@ fn import(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import);
+/// A Blinky trace of about `bytes`, written on first use.
+fn blinky_source(bytes: u64) -> PathBuf {
+    let path = support::trace_dir().join(format!("blinky-{bytes}.log"));
+    if path.is_file() {
+        return path;
+    }
+    std::fs::create_dir_all(support::trace_dir()).unwrap();
+    eprintln!("writing {} ...", path.display());
+    let mut out = BufWriter::new(std::fs::File::create(&path).unwrap());
+    for id in 0..METHODS {
+        let base = 1000 + id * 5;
+        writeln!(out, "$$method$$,{id},m{id},bench/Blinky{},1", id % 7).unwrap();
+        writeln!(out, "$enter$,{base},{id},-1,0,-2,,,").unwrap();
+        writeln!(out, "$exit$,{},{id},-1,9,-4,,,", base + 1).unwrap();
+        writeln!(
+            out,
+            "$field$,{},{id},12,3,180,bench/Blinky,count,I",
+            base + 2
+        )
+        .unwrap();
+        writeln!(out, "$var$,{},{id},13,5,54,2,,", base + 3).unwrap();
+        writeln!(out, "$line$,{},{id},14,7,-1,,,", base + 4).unwrap();
+    }
+    let mut programs: Vec<Program> = (0..4).map(|_| Program::new()).collect();
+    let mut stacks = vec![Vec::new(); 4];
+    let (mut written, mut n) = (0u64, 0u64);
+    while written < bytes || programs.iter().any(|p| p.depth > 0) {
+        let thread = (n / 64 % 4) as usize;
+        n += 1;
+        let (program, stack) = (&mut programs[thread], &mut stacks[thread]);
+        if written >= bytes && program.depth == 0 {
+            continue;
+        }
+        let line = match program.next() {
+            Some(id) => {
+                stack.push(id);
+                let (base, depth) = (1000 + id * 5, stack.len());
+                format!(
+                    "$$$,{n},{thread},{n}7,{depth},5,{base},$enter$,(I)V\n\
+                     $$$,{n},{thread},{n}8,{depth},5,{},$field$,a,b\n\
+                     $$$,{n},{thread},{n}9,{depth},5,{},$var$\n\
+                     $$$,{n},{thread},{n}9,{depth},5,{},$line$\n",
+                    base + 2,
+                    base + 3,
+                    base + 4
+                )
+            }
+            None => {
+                let id = stack.pop().unwrap();
+                let depth = stack.len() + 1;
+                format!(
+                    "$$$,{n},{thread},{n}9,{depth},5,{},$exit$\n",
+                    1000 + id * 5 + 1
+                )
+            }
+        };
+        out.write_all(line.as_bytes()).unwrap();
+        written += line.len() as u64;
+    }
+    out.flush().unwrap();
+    path
+}
+
+/// Writes one little-endian TPTP message.
+fn tptp_message(out: &mut Vec<u8>, id: u16, attributes: &[&[u8]]) {
+    let length: usize = attributes.iter().map(|a| a.len()).sum();
+    out.extend(id.to_le_bytes());
+    out.extend((length as u32).to_le_bytes());
+    for attribute in attributes {
+        out.extend(*attribute);
+    }
+}
+
+/// A TPTP binary trace of about `bytes`, written on first use.
+fn tptp_source(bytes: u64) -> PathBuf {
+    let path = support::trace_dir().join(format!("tptp-{bytes}.trcbin"));
+    if path.is_file() {
+        return path;
+    }
+    std::fs::create_dir_all(support::trace_dir()).unwrap();
+    eprintln!("writing {} ...", path.display());
+    let mut file = BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut out = b"0TBF\x01\x00\x01\x01".to_vec();
+    out.extend(12u32.to_le_bytes());
+    let long = |v: u64| v.to_le_bytes();
+    let zero = long(0);
+    for class in 0..7u64 {
+        let name = format!("bench/Tptp{class}\0");
+        let c = long(class);
+        let attributes: [&[u8]; 19] = [
+            &zero,
+            &zero,
+            &zero,
+            &[0; 4],
+            b"\0",
+            &zero,
+            &c,
+            b"A.java\0",
+            b"\0",
+            b"\0",
+            &zero,
+            &zero,
+            name.as_bytes(),
+            b"\0",
+            &[0; 4],
+            &[0; 4],
+            &[0; 4],
+            b"\0",
+            b"\0",
+        ];
+        tptp_message(&mut out, 1011, &attributes);
+    }
+    for id in 0..METHODS {
+        let name = format!("m{id}\0");
+        let (c, m) = (long(id % 7), long(id));
+        let attributes: [&[u8]; 15] = [
+            name.as_bytes(),
+            b"(I)V\0",
+            &[0],
+            &[0],
+            &[0],
+            &[0],
+            b"\0",
+            &zero,
+            &zero,
+            b"\0",
+            &zero,
+            &c,
+            &m,
+            b"\0",
+            b"\0",
+        ];
+        tptp_message(&mut out, 1012, &attributes);
+    }
+    let mut programs: Vec<Program> = (0..4).map(|_| Program::new()).collect();
+    let mut stacks = vec![Vec::new(); 4];
+    let (mut written, mut n) = (0u64, 0u64);
+    while written < bytes || programs.iter().any(|p| p.depth > 0) {
+        let thread = (n / 64 % 4) as usize;
+        n += 1;
+        let (program, stack) = (&mut programs[thread], &mut stacks[thread]);
+        if written >= bytes && program.depth == 0 {
+            continue;
+        }
+        let t = long(thread as u64 + 1);
+        let time = long(n);
+        match program.next() {
+            Some(id) => {
+                stack.push(n as u32);
+                let (m, ticket) = (long(id), (n as u32).to_le_bytes());
+                let attributes: [&[u8]; 12] = [
+                    &zero, &t, &time, &m, &ticket, &zero, &zero, &zero, &zero, &zero, b"\0", b"\0",
+                ];
+                tptp_message(&mut out, 1015, &attributes);
+            }
+            None => {
+                let ticket = stack.pop().unwrap().to_le_bytes();
+                let attributes: [&[u8]; 13] = [
+                    &zero, &t, &time, &ticket, &zero, &zero, &zero, &zero, &zero, &zero, b"\0",
+                    b"\0", b"\0",
+                ];
+                tptp_message(&mut out, 1016, &attributes);
+            }
+        }
+        if out.len() > 1 << 20 {
+            written += out.len() as u64;
+            file.write_all(&out).unwrap();
+            out.clear();
+        }
+    }
+    file.write_all(&out).unwrap();
+    file.flush().unwrap();
+    path
+}
+
+fn import_foreign(c: &mut Criterion) {
+    let size = support::bench_size_or("100MB");
+    let out = support::trace_dir().join("foreign-import-out.trace");
+    let blinky = blinky_source(size);
+    let mut group = c.benchmark_group("blinky import");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Bytes(std::fs::metadata(&blinky).unwrap().len()));
+    group.bench_function("raw scan: count lines", |b| {
+        let bytes = TraceBytes::map(&blinky).unwrap();
+        b.iter(|| black_box(memchr::memchr_iter(b'\n', bytes.as_slice()).count()))
+    });
+    group.bench_function("import (parse + write)", |b| {
+        b.iter(|| import_file(&blinky, &out, None, &|_| {}).unwrap())
+    });
+    group.finish();
+    let tptp = tptp_source(size);
+    let mut group = c.benchmark_group("tptp import");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    group.throughput(Throughput::Bytes(std::fs::metadata(&tptp).unwrap().len()));
+    group.bench_function("raw scan: walk message headers", |b| {
+        let bytes = TraceBytes::map(&tptp).unwrap();
+        b.iter(|| {
+            let slice = bytes.as_slice();
+            let (mut at, mut messages) = (12, 0u64);
+            while let Some(header) = slice.get(at..at + 6) {
+                at += 6 + u32::from_le_bytes(header[2..6].try_into().unwrap()) as usize;
+                messages += 1;
+            }
+            black_box(messages)
+        })
+    });
+    group.bench_function("import (decode + write)", |b| {
+        b.iter(|| import_file(&tptp, &out, None, &|_| {}).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, import, import_foreign);
 criterion_main!(benches);

@@ -9,6 +9,7 @@ use tracetree::common::ThreadId;
 use tracetree::format::FORMAT_VERSION;
 use tracetree::format::TraceContext;
 use tracetree::format::index::parse_index;
+use tracetree::import::stored_summary;
 use tracetree::model::TracepointType;
 use tracetree::read::{
     EagerTrace, IndexStatus, LazyTraceReader, LoadReport, SidecarOutcome, SidecarProblem,
@@ -18,10 +19,20 @@ use tracetree::storage::TraceBytes;
 
 pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     if eager {
-        run_eager(file, out)
+        run_eager(file, out)?;
     } else {
-        run_lazy(file, out)
+        run_lazy(file, out)?;
     }
+    write_import_summary(file, out)
+}
+
+/// For a foreign trace opened through the cache, what its import mapped,
+/// skipped and found inconsistent.
+fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
+    if let Some(summary) = stored_summary(file) {
+        out.write_all(summary.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The file and its format version, printed once the trace has opened

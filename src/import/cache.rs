@@ -8,9 +8,11 @@
 //! imported again and an unchanged one never is. Imports are written under
 //! a temporary name and renamed, so two processes opening the same source
 //! at once both end with a whole trace. Nothing is written beside the
-//! source.
+//! source. Each import's summary (what was mapped, skipped and
+//! inconsistent) is kept beside the cached trace, for `info`.
 
 use std::hash::Hasher;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -19,6 +21,7 @@ use rustc_hash::FxHasher;
 use crate::error::{Error, Result};
 use crate::import::{ImportSummary, SourceFormat, import_file};
 use crate::read::index_path;
+use crate::storage::write_file_atomically;
 
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
@@ -81,13 +84,32 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
     let imported_now = if path.is_file() && index_path(&path).is_file() {
         None
     } else {
-        Some(import_file(input, &path, Some(format), progress)?)
+        let summary = import_file(input, &path, Some(format), progress)?;
+        let report = summary.report();
+        write_file_atomically(&summary_path(&path), |out| {
+            out.write_all(report.as_bytes())
+                .map_err(|e| Error::io(&path, e))
+        })?;
+        Some(summary)
     };
     Ok(TracePath {
         path,
         imported_from: Some(format),
         imported_now,
     })
+}
+
+/// Where the summary of the import cached as `trace` is kept.
+pub fn summary_path(trace: &Path) -> PathBuf {
+    let mut path = trace.as_os_str().to_owned();
+    path.push(".import-summary");
+    PathBuf::from(path)
+}
+
+/// The summary of the import cached as `trace` ([`ImportSummary::report`]'s
+/// lines), when `trace` is a cached import that kept one.
+pub fn stored_summary(trace: &Path) -> Option<String> {
+    std::fs::read_to_string(summary_path(trace)).ok()
 }
 
 /// The hash of the source's canonical path and stamp.
@@ -136,6 +158,15 @@ mod tests {
         assert_eq!(trace.imported_from, Some(SourceFormat::Flow));
         assert_eq!(trace.imported_now.as_ref().unwrap().calls, 3);
         assert!(trace.path.starts_with(&cache));
+        let stored = stored_summary(&trace.path).unwrap();
+        assert!(
+            stored.starts_with("imported: 1 threads, 3 calls"),
+            "{stored}"
+        );
+        assert!(
+            stored.contains("\ninconsistent: 0 depth disagreements"),
+            "{stored}"
+        );
         let again = trace_in(&recording, &cache, &|_| {}).unwrap();
         assert_eq!(again.path, trace.path);
         assert!(again.imported_now.is_none());

@@ -14,9 +14,15 @@
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
+pub mod blinky;
 pub mod cache;
 pub mod flow;
+mod names;
+#[cfg(test)]
+mod test_rows;
+pub mod tptp;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -25,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::read::index_path;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, trace_for};
+pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,23 +39,39 @@ pub enum SourceFormat {
     /// A `.flow` recording: a folder of `thread-<id>.flow` files and
     /// `ids.properties`, or one `.flow` file.
     Flow,
+    /// Blinky's text trace: declarations and executions, one per line,
+    /// mixed with the program's output.
+    Blinky,
+    /// Eclipse TPTP's binary trace (`.trcbin`, magic `0TBF`).
+    Tptp,
 }
 
 impl SourceFormat {
     /// Every importable format.
-    pub const ALL: [SourceFormat; 1] = [SourceFormat::Flow];
+    pub const ALL: [SourceFormat; 3] =
+        [SourceFormat::Flow, SourceFormat::Blinky, SourceFormat::Tptp];
 
     /// The format's name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             SourceFormat::Flow => "flow",
+            SourceFormat::Blinky => "blinky",
+            SourceFormat::Tptp => "tptp",
         }
     }
 
     /// The format of `path`, found from its layout or first bytes; `None`
     /// when it is none of the importable formats (a v22 trace among them).
     pub fn detect(path: &Path) -> Option<SourceFormat> {
-        flow::looks_like_flow(path).then_some(SourceFormat::Flow)
+        if flow::looks_like_flow(path) {
+            Some(SourceFormat::Flow)
+        } else if tptp::looks_like_tptp(path) {
+            Some(SourceFormat::Tptp)
+        } else if blinky::looks_like_blinky(path) {
+            Some(SourceFormat::Blinky)
+        } else {
+            None
+        }
     }
 }
 
@@ -98,6 +120,52 @@ pub struct ImportSummary {
     pub damage: Vec<Damage>,
     /// Other things skipped in the source, one line each.
     pub warnings: Vec<String>,
+    /// Tracepoints written, by kind (`method_call`, `read_field`, …).
+    pub mapped: BTreeMap<String, u64>,
+    /// Source records that make no tracepoint, by kind or message id.
+    pub skipped: BTreeMap<String, u64>,
+    /// Records whose recorded call depth disagrees with the nesting.
+    pub depth_disagreements: u64,
+    /// Exits whose ticket is not their entry's.
+    pub unmatched_tickets: u64,
+}
+
+impl ImportSummary {
+    /// Adds `count` to the skipped records of `kind` (nothing when 0).
+    pub fn skip(&mut self, kind: &str, count: u64) {
+        if count > 0 {
+            *self.skipped.entry(kind.to_string()).or_default() += count;
+        }
+    }
+
+    /// Adds `count` to the mapped tracepoints of `kind` (nothing when 0).
+    pub fn map(&mut self, kind: &str, count: u64) {
+        if count > 0 {
+            *self.mapped.entry(kind.to_string()).or_default() += count;
+        }
+    }
+
+    /// The counts `info` shows, one `key: value` line each.
+    pub fn report(&self) -> String {
+        let list = |counts: &BTreeMap<String, u64>| {
+            if counts.is_empty() {
+                return "none".to_string();
+            }
+            let items: Vec<_> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            items.join(", ")
+        };
+        let mut text = format!("imported: {self}\n");
+        text += &format!("mapped: {}\n", list(&self.mapped));
+        text += &format!("skipped: {}\n", list(&self.skipped));
+        text += &format!(
+            "inconsistent: {} depth disagreements, {} unmatched tickets, {} exits with no open call\n",
+            self.depth_disagreements, self.unmatched_tickets, self.skipped_exits
+        );
+        for damage in &self.damage {
+            text += &format!("damaged: {}: {}\n", damage.source, damage.what);
+        }
+        text
+    }
 }
 
 impl fmt::Display for ImportSummary {
@@ -110,7 +178,14 @@ impl fmt::Display for ImportSummary {
             self.unfinished_calls,
             self.skipped_exits,
             self.damage.len()
-        )
+        )?;
+        if self.depth_disagreements > 0 {
+            write!(f, ", {} depth disagreements", self.depth_disagreements)?;
+        }
+        if self.unmatched_tickets > 0 {
+            write!(f, ", {} unmatched tickets", self.unmatched_tickets)?;
+        }
+        Ok(())
     }
 }
 
@@ -143,6 +218,8 @@ pub fn import_file(
         let writer = StreamingWriter::create(&temp)?;
         let summary = match format {
             SourceFormat::Flow => flow::import(input, &writer, progress),
+            SourceFormat::Blinky => blinky::import(input, &writer, progress),
+            SourceFormat::Tptp => tptp::import(input, &writer, progress),
         };
         let summary = match summary {
             Ok(summary) => summary,

@@ -1,5 +1,5 @@
 //! The model of a trace: reference objects, tracepoints, values, and the
-//! per-trace [`TraceContext`](crate::format::TraceContext) that resolves ids to objects.
+//! per-trace context that resolves ids to objects (`format::TraceContext`).
 
 mod reference;
 mod string;

@@ -308,3 +308,35 @@ fn import_writes_a_trace_and_any_command_opens_a_recording_directly() {
         "{err}"
     );
 }
+
+#[test]
+fn info_on_a_blinky_trace_shows_what_its_import_mapped_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let source = dir.path().join("run.log");
+    std::fs::write(
+        &source,
+        b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$exit$,11,1,-1,0,-4,,,\n\
+          $field$,12,1,7,3,180,demo/A,n,I;\nprogram says hi \xff\n$line$,13,1,7,0,-1,,,\n\
+          $$$,1,4,0,1,x,10,$enter$,()V\n$$$,2,4,0,1,x,12,$field$,a,b\n\
+          $$$,3,4,0,1,x,13,$line$\n$$$,4,4,0,1,x,11,$exit$\n$$$,5,4,0,0,x,11,$exit$\n",
+    )
+    .unwrap();
+    let (ok, info, err) = tracetree_cached(&cache, &["info", source.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.contains("(blinky)"), "{err}");
+    assert!(
+        info.contains("mapped: method_call 1, read_field 1"),
+        "{info}"
+    );
+    assert!(info.contains("$line$ 1"), "{info}");
+    assert!(info.contains("program output lines 1"), "{info}");
+    assert!(info.contains("1 exits with no open call"), "{info}");
+    let (ok, rows, err) = tracetree_cached(
+        &cache,
+        &["dump", "--format", "jsonl", source.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(rows.contains("\"method\":\"demo.A.run\""), "{rows}");
+}

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::import::{SourceFormat, import_file};
-use crate::read::{LazyTraceReader, SidecarPolicy};
 
 fn events(bytes: &[u8]) -> (Vec<FlowEvent>, Option<FlowDamage>) {
     let mut decoder = FlowDecoder::new(bytes);
@@ -84,25 +83,11 @@ type Row = (u64, u64, u64, String, bool);
 /// The rows of `tracetree dump` of an imported trace (read without
 /// writing a sidecar beside it).
 fn dumped(trace: &Path) -> Vec<Row> {
-    let reader = LazyTraceReader::options()
-        .sidecar(SidecarPolicy::ReadOnly)
-        .open(trace)
-        .unwrap();
-    let mut out = Vec::new();
-    crate::print::write_jsonl(&reader, None, &mut out).unwrap();
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let row: serde_json::Value = serde_json::from_str(line).unwrap();
-            assert_eq!(row["kind"], "method_call");
-            (
-                row["thread"].as_u64().unwrap(),
-                row["depth"].as_u64().unwrap(),
-                row["children"].as_u64().unwrap(),
-                row["method"].as_str().unwrap().to_string(),
-                row.get("unfinished").is_some_and(|u| u == true),
-            )
+    crate::import::test_rows::dumped(trace)
+        .into_iter()
+        .map(|(thread, depth, kind, children, method, unfinished)| {
+            assert_eq!(kind, "method_call");
+            (thread, depth, children, method.unwrap(), unfinished)
         })
         .collect()
 }

@@ -1,0 +1,478 @@
+//! Blinky text traces (seed `003`): one event per line on the program's
+//! standard output, mixed with the program's own output.
+//!
+//! `$$method$$,ID,NAME,OWNER,ACCESS` declares a method,
+//! `$kind$,ID,HOST,LINE,BCI,OPCODE,OP1,OP2,OP3` an instruction, and
+//! `$$$,ID,THREAD,TIME,DEPTH,DYN_HOST,INSN_ID,TYPE,…` executes one. Fields
+//! are split on `,` without escaping; extra trailing fields and a trailing
+//! `;` are accepted; any other line is program output, skipped and counted
+//! (its bytes need not be UTF-8).
+//!
+//! Mapping (`IMPORT-MAPPING.md`): executing `$enter$` calls its declaring
+//! method (`OWNER.NAME`, slashes made dots); `$exit$` returns from the
+//! thread's innermost open call; `$field$` reads (178, 180) or writes (179,
+//! 181) a field, `$var$` reads (21–25) or writes (54–58) a local,
+//! `$arrayload$`/`$arraystore$` read or write an array element, `$athrow$`
+//! throws, each at its instruction's line. Every other kind, including
+//! kinds the seed does not list (`$flow$`, `$$class$$`), makes no
+//! tracepoint and is counted. CALL_DEPTH is informational: its offset from
+//! the nesting is taken at a thread's first execution, and each later
+//! execution whose offset differs is counted as a disagreement.
+//!
+//! The file is mapped and read twice, each time releasing the pages behind
+//! the reader: once to find the threads that make tracepoints (they are
+//! numbered by ascending source id), once to write them. Memory holds the
+//! declarations and the open calls, never the lines. A last line with no
+//! newline is a cut record: dropped and reported.
+
+pub mod line;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use crate::common::{FieldId, MethodId, ThreadId, VariableId};
+use crate::error::Result;
+use crate::import::names::{Descriptors, Leaf, call, leaf, void_return};
+use crate::import::{Damage, ImportSummary};
+use crate::storage::TraceBytes;
+use crate::write::{StreamingThread, StreamingWriter};
+use line::{ARRAYLOAD, ARRAYSTORE, ATHROW, ENTER, EXIT, FIELD, KINDS, Line, VAR};
+
+/// Bytes read between two releases of the pages behind the reader.
+const RELEASE_STRIDE: usize = 32 << 20;
+/// Bytes of the file's start that detection looks at.
+const DETECT_BYTES: usize = 64 << 10;
+
+/// Whether `path` is a file whose first lines have Blinky's shapes: at
+/// least two declarations or executions that parse, and more of them than
+/// malformed `$$$` lines.
+pub fn looks_like_blinky(path: &Path) -> bool {
+    use std::io::Read;
+    if !path.is_file() {
+        return false;
+    }
+    let mut head = Vec::with_capacity(DETECT_BYTES);
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    if file
+        .take(DETECT_BYTES as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    let (mut shaped, mut malformed) = (0, 0);
+    for text in head.split(|&b| b == b'\n') {
+        match line::parse(text) {
+            Line::Method { .. } | Line::Execution { .. } => shaped += 1,
+            Line::Instruction(declared) if line::known_kind(declared.kind).is_some() => shaped += 1,
+            Line::Malformed => malformed += 1,
+            _ => {}
+        }
+    }
+    shaped >= 2 && shaped > malformed
+}
+
+/// What executing an instruction does.
+#[derive(Debug, Clone, Copy)]
+enum Action {
+    /// Calls the method of this source id.
+    Call(u64),
+    /// Returns from the innermost open call.
+    Return,
+    /// Pushes this leaf at this line.
+    Leaf(Leaf, i32),
+    /// Nothing: counted under this kind.
+    Skip(u16),
+}
+
+/// The declarations seen so far: kinds, methods and instructions.
+struct Declarations {
+    /// Kind names by index: [`KINDS`], then the unlisted ones met.
+    kinds: Vec<String>,
+    unlisted: HashMap<Vec<u8>, u16>,
+    /// Source method id → (dotted owner, name, descriptor).
+    methods: FxHashMap<u64, (String, String, Option<String>)>,
+    /// Source method id → trace method id, on first call.
+    method_ids: FxHashMap<u64, MethodId>,
+    instructions: FxHashMap<u64, Action>,
+}
+
+impl Declarations {
+    fn new() -> Self {
+        Declarations {
+            kinds: KINDS.iter().map(|k| k.to_string()).collect(),
+            unlisted: HashMap::new(),
+            methods: FxHashMap::default(),
+            method_ids: FxHashMap::default(),
+            instructions: FxHashMap::default(),
+        }
+    }
+
+    fn kind(&mut self, kind: &[u8]) -> u16 {
+        if let Some(known) = line::known_kind(kind) {
+            return known;
+        }
+        if let Some(&index) = self.unlisted.get(kind) {
+            return index;
+        }
+        let index = self.kinds.len().min(u16::MAX as usize) as u16;
+        self.kinds.push(String::from_utf8_lossy(kind).into_owned());
+        self.unlisted.insert(kind.to_vec(), index);
+        index
+    }
+
+    fn declare_method(&mut self, id: u64, name: &[u8], owner: &[u8]) {
+        let owner = String::from_utf8_lossy(owner).replace('/', ".");
+        let name = String::from_utf8_lossy(name);
+        let (name, descriptor) = match name.find('(') {
+            Some(paren) => (name[..paren].to_string(), Some(name[paren..].to_string())),
+            None => (name.into_owned(), None),
+        };
+        self.methods.insert(id, (owner, name, descriptor));
+    }
+
+    /// Declares an instruction; with no writer (the first pass) leaves
+    /// carry no descriptors.
+    fn declare_instruction(
+        &mut self,
+        declared: &line::Instruction<'_>,
+        names: Option<(&mut Descriptors, &StreamingWriter)>,
+    ) -> Result<()> {
+        let line::Instruction {
+            kind,
+            id,
+            host,
+            line,
+            opcode,
+            operands,
+        } = *declared;
+        let kind = self.kind(kind);
+        let action = match (kind, opcode) {
+            (ENTER, _) => Action::Call(host),
+            (EXIT, _) => Action::Return,
+            (ATHROW, _) => Action::Leaf(Leaf::Throw, line),
+            (ARRAYLOAD, _) => Action::Leaf(Leaf::ReadArray, line),
+            (ARRAYSTORE, _) => Action::Leaf(Leaf::WriteArray, line),
+            (FIELD, 178..=181) => {
+                let field = match names {
+                    Some((names, writer)) => {
+                        let owner = match operands[0] {
+                            b"" => self
+                                .methods
+                                .get(&host)
+                                .map_or("unknown", |m| &m.0)
+                                .to_string(),
+                            owner => String::from_utf8_lossy(owner).replace('/', "."),
+                        };
+                        let name = match operands[1] {
+                            b"" => format!("field#{id}"),
+                            name => String::from_utf8_lossy(name).into_owned(),
+                        };
+                        let descriptor = String::from_utf8_lossy(operands[2]);
+                        let is_static = opcode == 178 || opcode == 179;
+                        names.field(&owner, &name, &descriptor, is_static, writer)?
+                    }
+                    None => FieldId(0),
+                };
+                let leaf = match opcode {
+                    178 | 180 => Leaf::ReadField(field),
+                    _ => Leaf::WriteField(field),
+                };
+                Action::Leaf(leaf, line)
+            }
+            (VAR, 21..=25 | 54..=58) => {
+                let variable = match names {
+                    Some((names, writer)) => {
+                        let letter = b"IJFDA"[((opcode - 21) % 33) as usize];
+                        let slot = String::from_utf8_lossy(operands[0]);
+                        names.variable(&format!("local{}", slot.trim()), letter, writer)?
+                    }
+                    None => VariableId(0),
+                };
+                let leaf = match opcode {
+                    21..=25 => Leaf::ReadLocal(variable),
+                    _ => Leaf::WriteLocal(variable),
+                };
+                Action::Leaf(leaf, line)
+            }
+            _ => Action::Skip(kind),
+        };
+        self.instructions.insert(id, action);
+        Ok(())
+    }
+
+    /// The trace's method for source method `host`, added on first call.
+    fn method(
+        &mut self,
+        host: u64,
+        names: &mut Descriptors,
+        writer: &StreamingWriter,
+    ) -> Result<MethodId> {
+        if let Some(&method) = self.method_ids.get(&host) {
+            return Ok(method);
+        }
+        let method = match self.methods.get(&host) {
+            Some((owner, name, descriptor)) => {
+                names.add_method(owner, name, descriptor.as_deref(), writer)?
+            }
+            None => names.add_method("unknown", &format!("Method#{host}"), None, writer)?,
+        };
+        self.method_ids.insert(host, method);
+        Ok(method)
+    }
+}
+
+/// Calls `each` with every whole line of `bytes` and its end offset,
+/// releasing pages behind; returns the offset of a cut last line.
+fn for_each_line(
+    bytes: &TraceBytes,
+    mut each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Option<usize>> {
+    let slice = bytes.as_slice();
+    let mut at = 0;
+    let mut released = 0;
+    while at < slice.len() {
+        let Some(newline) = memchr::memchr(b'\n', &slice[at..]) else {
+            return Ok(Some(at));
+        };
+        each(&slice[at..at + newline])?;
+        at += newline + 1;
+        if at - released >= RELEASE_STRIDE {
+            bytes.release_around(released as u64..at as u64);
+            released = at;
+        }
+    }
+    Ok(None)
+}
+
+/// The source ids of the threads that make at least one tracepoint.
+fn threads_with_tracepoints(bytes: &TraceBytes) -> Result<BTreeSet<u64>> {
+    let mut declarations = Declarations::new();
+    let mut threads = BTreeSet::new();
+    let mut last = None;
+    for_each_line(bytes, |text| {
+        match line::parse(text) {
+            Line::Method { id, name, owner } => declarations.declare_method(id, name, owner),
+            Line::Instruction(declared) => declarations.declare_instruction(&declared, None)?,
+            Line::Execution {
+                thread,
+                instruction,
+                ..
+            } if last != Some(thread) => {
+                if let Some(Action::Call(_) | Action::Leaf(..)) =
+                    declarations.instructions.get(&instruction)
+                {
+                    threads.insert(thread);
+                    last = Some(thread);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(threads)
+}
+
+/// A thread of the source: its handle once it made a tracepoint, its open
+/// calls, and the offset of its recorded depth from the nesting.
+struct ThreadState {
+    source: u64,
+    handle: Option<StreamingThread>,
+    depth: u64,
+    depth_offset: Option<i64>,
+}
+
+/// The pass that writes: declarations, threads and counts.
+struct Writing<'w> {
+    writer: &'w StreamingWriter,
+    declarations: Declarations,
+    names: Descriptors,
+    ranks: FxHashMap<u64, usize>,
+    threads: Vec<ThreadState>,
+    summary: ImportSummary,
+    /// Counts by kind index: executions that made no tracepoint.
+    skipped: Vec<u64>,
+    /// Counts by tracepoint kind name.
+    mapped: FxHashMap<&'static str, u64>,
+    /// Counts by kind index: declarations the seed does not list.
+    unlisted_lines: Vec<u64>,
+    output_lines: u64,
+    malformed_lines: u64,
+    undeclared: u64,
+}
+
+impl Writing<'_> {
+    fn line(&mut self, text: &[u8]) -> Result<()> {
+        match line::parse(text) {
+            Line::Execution {
+                thread,
+                depth,
+                instruction,
+            } => self.execute(thread, depth, instruction)?,
+            Line::Method { id, name, owner } => {
+                self.declarations.declare_method(id, name, owner);
+            }
+            Line::Instruction(declared) => self
+                .declarations
+                .declare_instruction(&declared, Some((&mut self.names, self.writer)))?,
+            Line::Unlisted(kind) => {
+                let kind = self.declarations.kind(kind);
+                self.unlisted_lines[kind as usize] += 1;
+            }
+            Line::Malformed => self.malformed_lines += 1,
+            Line::Output => self.output_lines += 1,
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn execute(&mut self, thread: u64, depth: i64, instruction: u64) -> Result<()> {
+        let Some(&action) = self.declarations.instructions.get(&instruction) else {
+            self.undeclared += 1;
+            return Ok(());
+        };
+        let Some(&rank) = self.ranks.get(&thread) else {
+            match action {
+                Action::Return => self.summary.skipped_exits += 1,
+                Action::Skip(kind) => self.skipped[kind as usize] += 1,
+                // The first pass ranked every thread that makes tracepoints.
+                Action::Call(_) | Action::Leaf(..) => self.undeclared += 1,
+            }
+            return Ok(());
+        };
+        let state = &mut self.threads[rank];
+        let nesting = match action {
+            Action::Call(_) => state.depth + 1,
+            _ => state.depth,
+        };
+        let offset = depth.wrapping_sub(nesting as i64);
+        match state.depth_offset {
+            None => state.depth_offset = Some(offset),
+            Some(known) if known != offset => self.summary.depth_disagreements += 1,
+            Some(_) => {}
+        }
+        if state.handle.is_none() && !matches!(action, Action::Skip(_) | Action::Return) {
+            let name = format!("thread-{}", state.source);
+            let id = ThreadId(rank as _);
+            state.handle = Some(self.writer.new_thread_with_id(id, name.as_str())?);
+        }
+        let id = ThreadId(rank as _);
+        match action {
+            Action::Call(host) => {
+                let method = self
+                    .declarations
+                    .method(host, &mut self.names, self.writer)?;
+                let event = self.names.next_event()?;
+                let handle = state.handle.as_mut().expect("made above");
+                handle.push_tracepoint(&call(id, event, method))?;
+                state.depth += 1;
+                *self.mapped.entry("method_call").or_default() += 1;
+            }
+            Action::Return if state.depth == 0 => self.summary.skipped_exits += 1,
+            Action::Return => {
+                let handle = state.handle.as_mut().expect("a call is open");
+                handle.push_footer(&void_return())?;
+                state.depth -= 1;
+            }
+            Action::Leaf(kind, line) => {
+                let location = self.names.line(line, self.writer)?;
+                let event = self.names.next_event()?;
+                let tracepoint = leaf(kind, location, id, event);
+                let handle = state.handle.as_mut().expect("made above");
+                handle.push_tracepoint(&tracepoint)?;
+                *self
+                    .mapped
+                    .entry(tracepoint.header.tracepoint_type.name())
+                    .or_default() += 1;
+            }
+            Action::Skip(kind) => self.skipped[kind as usize] += 1,
+        }
+        Ok(())
+    }
+
+    /// Finishes the threads and gathers the counts.
+    fn finish(mut self) -> Result<ImportSummary> {
+        for state in self.threads {
+            if let Some(handle) = state.handle {
+                handle.finish()?;
+                self.summary.threads += 1;
+                self.summary.unfinished_calls += state.depth;
+            }
+        }
+        for (kind, &count) in self.skipped.iter().enumerate() {
+            let name = self
+                .declarations
+                .kinds
+                .get(kind)
+                .map_or("?", |k| k.as_str());
+            self.summary.skip(name, count);
+        }
+        for (kind, &count) in self.unlisted_lines.iter().enumerate() {
+            let name = self
+                .declarations
+                .kinds
+                .get(kind)
+                .map_or("?", |k| k.as_str());
+            self.summary.skip(&format!("{name} lines"), count);
+        }
+        for (kind, &count) in &self.mapped {
+            self.summary.map(kind, count);
+        }
+        self.summary.calls = self.mapped.get("method_call").copied().unwrap_or(0);
+        self.summary.skip("program output lines", self.output_lines);
+        self.summary.skip("malformed lines", self.malformed_lines);
+        self.summary
+            .skip("executions of undeclared instructions", self.undeclared);
+        Ok(self.summary)
+    }
+}
+
+/// Imports a Blinky trace into `writer`.
+pub(crate) fn import(
+    input: &Path,
+    writer: &StreamingWriter,
+    progress: &dyn Fn(u64),
+) -> Result<ImportSummary> {
+    let bytes = TraceBytes::map(input)?;
+    let threads = threads_with_tracepoints(&bytes)?;
+    bytes.release_around(0..bytes.len());
+    let mut writing = Writing {
+        writer,
+        declarations: Declarations::new(),
+        names: Descriptors::default(),
+        ranks: threads.iter().enumerate().map(|(r, &s)| (s, r)).collect(),
+        threads: threads
+            .iter()
+            .map(|&source| ThreadState {
+                source,
+                handle: None,
+                depth: 0,
+                depth_offset: None,
+            })
+            .collect(),
+        summary: ImportSummary::default(),
+        skipped: vec![0; u16::MAX as usize + 1],
+        mapped: FxHashMap::default(),
+        unlisted_lines: vec![0; u16::MAX as usize + 1],
+        output_lines: 0,
+        malformed_lines: 0,
+        undeclared: 0,
+    };
+    let cut = for_each_line(&bytes, |text| writing.line(text))?;
+    let mut summary = writing.finish()?;
+    if let Some(offset) = cut {
+        summary.damage.push(Damage {
+            source: input.display().to_string(),
+            what: format!("the last line (offset {offset}) has no newline: a cut record, dropped"),
+        });
+    }
+    progress(bytes.len());
+    Ok(summary)
+}
