@@ -1,5 +1,5 @@
-//! The model of a trace: reference objects, tracepoints, values, and the
-//! per-trace context that resolves ids to objects (`format::TraceContext`).
+//! The model of a trace: reference objects, tracepoints, values. (The
+//! per-trace table that resolves ids to objects is `format::TraceContext`.)
 
 mod reference;
 mod string;
