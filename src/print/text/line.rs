@@ -8,10 +8,9 @@ use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
 use crate::print::text::names::{ClassName, LocationInfo, Names};
-use crate::print::text::path::PathShape;
-use crate::print::text::value::{
-    READ, WRITE, adorn, is_inline, push_int, push_java_str, push_missing, push_value,
-};
+use crate::print::text::path::{PathShape, Paths};
+use crate::print::text::value::{READ, WRITE, push_value};
+use crate::print::text::words::{adorn, is_inline, push_int, push_java_str, push_missing};
 
 /// What a tracepoint's text needs to know about its direct parent: whether a
 /// static call is made from inside its own class decides whether the class
@@ -53,6 +52,7 @@ impl Parent {
 #[derive(Debug)]
 pub struct TextFormatter<'c> {
     names: Names<'c>,
+    paths: Paths,
     verbose: bool,
 }
 
@@ -61,6 +61,7 @@ impl<'c> TextFormatter<'c> {
     pub fn new(context: &'c TraceContext, verbose: bool) -> Self {
         TextFormatter {
             names: Names::new(context),
+            paths: Paths::default(),
             verbose,
         }
     }
@@ -215,7 +216,7 @@ impl<'c> TextFormatter<'c> {
         }
         // 2. The receiver's access path.
         if let Some(path) = location.access_path {
-            let path = self.names.path(path)?;
+            let path = self.paths.get(&mut self.names, path)?;
             match path.shape {
                 PathShape::OnlyThis => {}
                 PathShape::ObjectInstance => {
@@ -282,7 +283,7 @@ impl<'c> TextFormatter<'c> {
             match names.get(i).copied().flatten().filter(|_| named) {
                 None => push_value(out, &mut self.names, argument)?,
                 Some(name) => {
-                    out.push_str(&self.names.path(name)?.full);
+                    out.push_str(&self.paths.get(&mut self.names, name)?.full);
                     if is_inline(argument) {
                         out.push_str(READ);
                         push_value(out, &mut self.names, argument)?;
@@ -354,7 +355,7 @@ impl<'c> TextFormatter<'c> {
         let lambda_capture = descriptor.as_ref().is_some_and(|f| f.is_lambda_capture);
         let dot = if lambda_capture { "" } else { "." };
         if let Some(path) = location.access_path {
-            let path = self.names.path(path)?;
+            let path = self.paths.get(&mut self.names, path)?;
             if path.shape != PathShape::OnlyThis {
                 out.push_str(&path.filtered);
                 out.push_str(dot);
@@ -387,7 +388,7 @@ impl<'c> TextFormatter<'c> {
         value: &Value<'_>,
     ) -> Result<()> {
         if let Some(path) = location.access_path {
-            let path = self.names.path(path)?;
+            let path = self.paths.get(&mut self.names, path)?;
             if path.shape != PathShape::OnlyThis {
                 out.push_str(&path.filtered);
             }

@@ -33,6 +33,7 @@ mod names;
 mod number;
 mod path;
 mod value;
+mod words;
 
 use std::fmt::Write as _;
 use std::io::Write;

@@ -13,8 +13,7 @@ use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::CodeLocationKind;
-use crate::print::text::path::PathText;
-use crate::print::text::value::{
+use crate::print::text::words::{
     adorned_range, last_dot_suffix, missing, optional, pretty_field_name, pretty_variable_name,
     push_int, push_string_or_unknown,
 };
@@ -102,7 +101,7 @@ impl Hasher for IdHasher {
     }
 }
 
-type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+pub(super) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// The printer's per-trace cache of names. Objects the trace does not hold
 /// are cached as placeholders (or `None`) too.
@@ -114,7 +113,6 @@ pub(super) struct Names<'c> {
     fields: IdMap<FieldId, Option<Arc<FieldName>>>,
     variables: IdMap<VariableId, Arc<str>>,
     locations: IdMap<CodeLocationId, Arc<LocationInfo>>,
-    paths: IdMap<AccessPathId, Arc<PathText>>,
 }
 
 impl<'c> Names<'c> {
@@ -126,7 +124,6 @@ impl<'c> Names<'c> {
             fields: IdMap::default(),
             variables: IdMap::default(),
             locations: IdMap::default(),
-            paths: IdMap::default(),
         }
     }
 
@@ -235,16 +232,6 @@ impl<'c> Names<'c> {
         let info = Arc::new(info);
         self.locations.insert(id, info.clone());
         Ok(info)
-    }
-
-    /// The access path `id`, rendered.
-    pub fn path(&mut self, id: AccessPathId) -> Result<Arc<PathText>> {
-        if let Some(path) = self.paths.get(&id) {
-            return Ok(path.clone());
-        }
-        let path = Arc::new(PathText::new(self, id)?);
-        self.paths.insert(id, path.clone());
-        Ok(path)
     }
 
     /// A snapshot frame, `Class.method` (last-dot suffix of the class, not

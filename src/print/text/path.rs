@@ -15,8 +15,10 @@ use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::AccessLocation;
-use crate::print::text::names::Names;
-use crate::print::text::value::{missing, optional, push_int, push_missing};
+use std::sync::Arc;
+
+use crate::print::text::names::{IdMap, Names};
+use crate::print::text::words::{missing, optional, push_int, push_missing};
 
 /// How deep `[path]` elements may nest inside each other. Real paths nest a
 /// few levels; a malformed trace may make a path contain itself.
@@ -170,4 +172,20 @@ fn render(
         }
     }
     Ok(())
+}
+
+/// The access paths rendered so far, by id.
+#[derive(Debug, Default)]
+pub(super) struct Paths(IdMap<AccessPathId, Arc<PathText>>);
+
+impl Paths {
+    /// The access path `id`, rendered (names resolved through `names`).
+    pub fn get(&mut self, names: &mut Names<'_>, id: AccessPathId) -> Result<Arc<PathText>> {
+        if let Some(path) = self.0.get(&id) {
+            return Ok(path.clone());
+        }
+        let path = Arc::new(PathText::new(names, id)?);
+        self.0.insert(id, path.clone());
+        Ok(path)
+    }
 }
