@@ -10,8 +10,16 @@ use tracetree_testkit::files;
 
 use crate::tracetree;
 
-fn bundled() -> String {
-    files::testdata("multi-thread.trace").display().to_string()
+/// The bundled multi-thread trace (data and index), copied into a
+/// temporary folder: opening it may write a lookup sidecar beside it.
+fn bundled() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("multi-thread.trace");
+    let source = files::testdata("multi-thread.trace");
+    std::fs::copy(&source, &trace).unwrap();
+    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    let trace = trace.display().to_string();
+    (dir, trace)
 }
 
 #[test]
@@ -24,7 +32,7 @@ fn every_command_has_help() {
 
 #[test]
 fn lazy_and_eager_agree_on_print_dump_and_counts() {
-    let file = bundled();
+    let (_dir, file) = bundled();
     for command in [
         &["print", "--verbose"][..],
         &["dump", "--format", "jsonl"][..],
@@ -52,7 +60,7 @@ fn lazy_and_eager_agree_on_print_dump_and_counts() {
 
 #[test]
 fn children_shows_one_page() {
-    let file = bundled();
+    let (_dir, file) = bundled();
     let (_, dump, _) = tracetree(&["dump", &file]);
     // The first top-level call with children.
     let root: serde_json::Value = dump
@@ -89,7 +97,8 @@ fn failures_print_one_line_and_exit_non_zero() {
             assert!(err.starts_with("tracetree: "), "{args:?}: {err}");
         }
     }
-    let (ok, _, err) = tracetree(&["children", &bundled(), "--node", "2147483647"]);
+    let (_dir, file) = bundled();
+    let (ok, _, err) = tracetree(&["children", &file, "--node", "2147483647"]);
     assert!(!ok && err.lines().count() == 1, "{err}");
 }
 
@@ -127,12 +136,9 @@ fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
 fn info_says_when_the_lookups_went_to_a_scratch_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.trace");
-    std::fs::copy(bundled(), &trace).unwrap();
-    std::fs::copy(
-        tracetree::read::index_path(std::path::Path::new(&bundled())),
-        tracetree::read::index_path(&trace),
-    )
-    .unwrap();
+    let source = files::testdata("multi-thread.trace");
+    std::fs::copy(&source, &trace).unwrap();
+    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
     let mut permissions = std::fs::metadata(dir.path()).unwrap().permissions();
     permissions.set_readonly(true);
     std::fs::set_permissions(dir.path(), permissions.clone()).unwrap();
