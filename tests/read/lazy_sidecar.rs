@@ -13,6 +13,7 @@ use tracetree::read::{
 };
 
 use tracetree_testkit::lazy::{assert_same_tree, expand_all, reference_traces, testdata_traces};
+use tracetree_testkit::synth::blocks_trace;
 
 /// Copies `trace` (and its index, if any) into `dir`.
 fn copy_trace(trace: &Path, dir: &Path) -> PathBuf {
@@ -34,25 +35,7 @@ fn rejected(reader: &LazyTraceReader) -> Option<SidecarProblem> {
 
 /// A generated multi-block trace on disk.
 fn synth_trace(dir: &Path, crash: Option<Crash>) -> PathBuf {
-    sized_trace(dir, crash, 256 << 10)
-}
-
-/// A generated trace of about `bytes` bytes in about 32 blocks.
-fn sized_trace(dir: &Path, crash: Option<Crash>, bytes: u64) -> PathBuf {
-    let path = dir.join("synth.trace");
-    raw::write_files(
-        &SynthOptions {
-            threads: 3,
-            bytes,
-            block_bytes: (bytes / 32).max(1024) as usize,
-            seed: 11,
-            block_cell_last: false,
-            crash,
-        },
-        &path,
-    )
-    .unwrap();
-    path
+    blocks_trace(dir, crash, 256 << 10)
 }
 
 /// Opens `path` twice: the first open writes the sidecar, the second uses
@@ -377,7 +360,7 @@ fn rng(seed: u64) -> impl FnMut() -> u64 {
 #[test]
 fn a_corrupt_sidecar_never_panics() {
     let dir = tempfile::tempdir().unwrap();
-    let path = sized_trace(dir.path(), None, 32 << 10);
+    let path = blocks_trace(dir.path(), None, 32 << 10);
     let eager = EagerTrace::open(&path).unwrap();
     assert_eq!(
         outcome(&LazyTraceReader::open(&path).unwrap()),

@@ -1,14 +1,12 @@
 //! The `tracetree` binary: commands, `--help`, one-line errors.
 
-use std::path::{Path, PathBuf};
-
-use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{IndexStatus, LazyTraceReader, index_path};
 
 use tracetree_testkit::compare::first_difference;
 use tracetree_testkit::files;
+use tracetree_testkit::synth::blocks_trace;
 
-use crate::tracetree;
+use crate::{tracetree, tracetree_cached};
 
 /// The bundled multi-thread trace (data and index), copied into a
 /// temporary folder: opening it may write a lookup sidecar beside it.
@@ -161,7 +159,7 @@ fn info_says_when_the_lookups_went_to_a_scratch_file() {
 #[test]
 fn index_writes_the_sidecar_and_info_reports_it() {
     let dir = tempfile::tempdir().unwrap();
-    let path = synth_trace(dir.path());
+    let path = blocks_trace(dir.path(), None, 256 << 10);
     std::fs::remove_file(index_path(&path)).unwrap();
     let file = path.to_str().unwrap();
     let (ok, out, _) = tracetree(&["info", file]);
@@ -226,39 +224,6 @@ fn the_print_command_writes_the_reference_text() {
     assert!(!output.status.success());
     let error = String::from_utf8(output.stderr).unwrap();
     assert!(error.contains("no thread 3"), "{error}");
-}
-
-/// A generated multi-block trace on disk.
-fn synth_trace(dir: &Path) -> PathBuf {
-    let path = dir.join("synth.trace");
-    let bytes = 256 << 10;
-    raw::write_files(
-        &SynthOptions {
-            threads: 3,
-            bytes,
-            block_bytes: (bytes / 32).max(1024) as usize,
-            seed: 11,
-            block_cell_last: false,
-            crash: None,
-        },
-        &path,
-    )
-    .unwrap();
-    path
-}
-
-/// Runs the binary with its cache in `cache`: success, stdout, stderr.
-fn tracetree_cached(cache: &Path, args: &[&str]) -> (bool, String, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .env("TRACETREE_CACHE_DIR", cache)
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]

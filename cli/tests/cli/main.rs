@@ -9,3 +9,9 @@ fn tracetree(args: &[&str]) -> (bool, String, String) {
     let binary = std::path::Path::new(env!("CARGO_BIN_EXE_tracetree"));
     tracetree_testkit::cli::run(binary, args)
 }
+
+/// Runs the `tracetree` binary with its cache in `cache`.
+fn tracetree_cached(cache: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_tracetree"));
+    tracetree_testkit::cli::run_with_env(binary, &[("TRACETREE_CACHE_DIR", cache)], args)
+}
