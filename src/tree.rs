@@ -8,10 +8,11 @@ use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::read::{EagerTrace, NodeId};
 
-/// A forest of tracepoints, one tree per thread.
-pub trait TraceTree {
-    /// A handle to one node; cheap to copy.
-    type Node: Copy;
+/// A forest of tracepoints, one tree per thread. Shared between threads:
+/// the printers format parts of one tree on several.
+pub trait TraceTree: Sync {
+    /// A handle to one node; cheap to copy, and sent to other threads.
+    type Node: Copy + Send + Sync;
 
     /// The trace's reference objects.
     fn context(&self) -> &TraceContext;
@@ -84,6 +85,28 @@ pub trait TraceTree {
             }
             WalkStep::Folded { count, depth } => f(Visit::Folded { count, depth }),
         })
+    }
+
+    /// Walks the trees under `parent`'s children `[from, from + count)` as
+    /// [`walk_visit`](Self::walk_visit) walks them given as roots (depths
+    /// relative to them). What the parallel printers run on a range of a
+    /// wide call's children; readers that can stream a stretch of siblings
+    /// in one pass override it (the default pages the children in and
+    /// walks them as roots).
+    fn walk_visit_children(
+        &self,
+        parent: Self::Node,
+        from: usize,
+        count: usize,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        let children = self.children_range(parent, from, count)?;
+        self.walk_visit(&children, max_depth, child_counts, f)
     }
 }
 

@@ -1,8 +1,14 @@
 //! Output forms of a trace: the reference text form and a JSON-lines dump.
-//! Both walk any [`TraceTree`](crate::tree::TraceTree).
+//! Both walk any [`TraceTree`](crate::tree::TraceTree), on all cores: the
+//! trace is cut into parts formatted in parallel and written in order.
 
 pub mod jsonl;
+pub mod ordered;
+mod plan;
 pub mod text;
 
-pub use jsonl::write_jsonl;
-pub use text::{Parent, PrintOptions, TextFormatter, print_trace, tracepoint_text};
+pub use jsonl::{write_jsonl, write_jsonl_with};
+pub use ordered::{OrderedStats, Parallelism};
+pub use text::{
+    Parent, PrintOptions, TextFormatter, print_trace, print_trace_with, tracepoint_text,
+};

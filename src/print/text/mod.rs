@@ -42,6 +42,8 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
+use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
+use crate::print::plan::{Cut, Part, Source, plan};
 use crate::tree::{TraceTree, Visit};
 
 pub use line::{Parent, TextFormatter};
@@ -71,16 +73,32 @@ pub struct PrintOptions {
     pub max_depth: Option<usize>,
 }
 
-/// Writes the text form of `tree` to `out`.
+/// Writes the text form of `tree` to `out`, on all cores
+/// ([`Parallelism::default`]).
 ///
 /// Walks without recursion, so traces nested hundreds of thousands of calls
 /// deep print in constant stack. Output is buffered here in large chunks;
 /// `out` need not be buffered.
-pub fn print_trace<T: TraceTree>(
+pub fn print_trace<T>(tree: &T, options: &PrintOptions, out: &mut impl Write) -> Result<()>
+where
+    T: TraceTree,
+{
+    print_trace_with(tree, options, &Parallelism::default(), out).map(|_| ())
+}
+
+/// [`print_trace`] with the work shared out as `parallelism` says: threads
+/// and the subtrees near their tops are formatted on its workers into
+/// chunks written in order, so the output is the same byte for byte as one
+/// walk's. One worker walks on the calling thread.
+pub fn print_trace_with<T>(
     tree: &T,
     options: &PrintOptions,
+    parallelism: &Parallelism,
     out: &mut impl Write,
-) -> Result<()> {
+) -> Result<OrderedStats>
+where
+    T: TraceTree,
+{
     let all_threads = tree.thread_ids();
     let threads = match &options.threads {
         None => all_threads.clone(),
@@ -105,24 +123,76 @@ pub fn print_trace<T: TraceTree>(
     for &thread in &all_threads {
         root_count += tree.roots(thread)?.len();
     }
+    let named = root_count > 1;
+    if parallelism.workers <= 1 {
+        print_sequential(tree, options, &threads, named, out)?;
+        return Ok(OrderedStats::default());
+    }
+    let cut = Cut {
+        headers: true,
+        parents: true,
+        max_depth: options.max_depth,
+    };
+    let parts = plan(tree, &threads, cut)?;
+    run_ordered(
+        parts,
+        parallelism,
+        || TextFormatter::new(tree.context(), options.verbose),
+        |formatter, part, sink| {
+            let mut printer = Printer {
+                formatter,
+                buffer: String::with_capacity(FLUSH_AT + 4096),
+                out: sink,
+                parents: part.parents.to_vec(),
+            };
+            print_part(tree, options, named, &part, &mut printer)
+        },
+        out,
+    )
+}
+
+/// The whole text in one walk on the calling thread.
+fn print_sequential<T: TraceTree>(
+    tree: &T,
+    options: &PrintOptions,
+    threads: &[ThreadId],
+    named: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let mut formatter = TextFormatter::new(tree.context(), options.verbose);
     let mut printer = Printer {
-        formatter: TextFormatter::new(tree.context(), options.verbose),
+        formatter: &mut formatter,
         buffer: String::with_capacity(FLUSH_AT + 4096),
         out,
         parents: Vec::new(),
     };
-    for thread in threads {
+    for &thread in threads {
         for root in tree.roots(thread)? {
-            let root_thread = tree.visit(root, |tracepoint, _| tracepoint.header.thread)?;
-            printer.header(tree.context(), thread, root_thread, root_count > 1)?;
-            tree.walk_visit(&[root], options.max_depth, false, |step| match step {
-                Visit::Node {
-                    tracepoint,
-                    footer,
-                    depth,
-                    ..
-                } => printer.tracepoint(tracepoint, footer, depth),
-                Visit::Folded { count, depth } => printer.folded(count, depth),
+            printer.root_header(tree, thread, root, named)?;
+            tree.walk_visit(&[root], options.max_depth, false, |step| {
+                printer.step(step, 0)
+            })?;
+        }
+    }
+    printer.flush()
+}
+
+/// One part of the text, into `printer`'s output.
+fn print_part<T: TraceTree, W: Write>(
+    tree: &T,
+    options: &PrintOptions,
+    named: bool,
+    part: &Part<T::Node>,
+    printer: &mut Printer<'_, '_, W>,
+) -> Result<()> {
+    match &part.source {
+        Source::Header { root } => printer.root_header(tree, part.thread, *root, named)?,
+        Source::Line(node) => tree.visit(*node, |tracepoint, footer| {
+            printer.tracepoint(tracepoint, footer, part.depth)
+        })??,
+        Source::Trees(_) | Source::Children { .. } => {
+            part.walk(tree, options.max_depth, false, |step| {
+                printer.step(step, part.depth)
             })?;
         }
     }
@@ -151,15 +221,43 @@ const FLUSH_AT: usize = 64 * 1024;
 /// Spaces for deep indentation, written straight to the output.
 static SPACES: [u8; 4096] = [b' '; 4096];
 
-struct Printer<'c, W: Write> {
-    formatter: TextFormatter<'c>,
+struct Printer<'c, 'o, W: Write> {
+    formatter: &'o mut TextFormatter<'c>,
     buffer: String,
-    out: &'c mut W,
+    out: &'o mut W,
     /// For each level above the current line, what it tells its children.
     parents: Vec<Parent>,
 }
 
-impl<W: Write> Printer<'_, W> {
+impl<W: Write> Printer<'_, '_, W> {
+    /// The header before the top-level tracepoint `root` of `thread`.
+    fn root_header<T: TraceTree>(
+        &mut self,
+        tree: &T,
+        thread: ThreadId,
+        root: T::Node,
+        named: bool,
+    ) -> Result<()> {
+        let root_thread = tree.visit(root, |tracepoint, _| tracepoint.header.thread)?;
+        self.header(tree.context(), thread, root_thread, named)
+    }
+
+    /// The line of one step of a walk whose depths start at `depth`.
+    fn step<N>(&mut self, step: Visit<'_, N>, depth: usize) -> Result<()> {
+        match step {
+            Visit::Node {
+                tracepoint,
+                footer,
+                depth: below,
+                ..
+            } => self.tracepoint(tracepoint, footer, depth + below),
+            Visit::Folded {
+                count,
+                depth: below,
+            } => self.folded(count, depth + below),
+        }
+    }
+
     fn header(
         &mut self,
         context: &TraceContext,

@@ -600,4 +600,32 @@ impl TraceTree for LazyTraceReader {
     ) -> Result<()> {
         self.walk_visit_roots(roots, max_depth, child_counts, &mut f)
     }
+
+    /// Reads the stretch of the parent's content that holds those children
+    /// in one pass, as [`walk_visit`](TraceTree::walk_visit) reads a root's
+    /// subtree: one walk, not one per child.
+    fn walk_visit_children(
+        &self,
+        parent: LazyNode,
+        from: usize,
+        count: usize,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        let Some(scope) = self.scope(parent)? else {
+            return Ok(());
+        };
+        let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
+            return Ok(());
+        };
+        let end = match self
+            .scope_children(scope, from.saturating_add(count), 1)?
+            .first()
+        {
+            Some(next) => next.at,
+            None => scope.end,
+        };
+        self.walk_visit_stretch(scope.slot, first.at, end, max_depth, child_counts, &mut f)
+    }
 }

@@ -405,6 +405,27 @@ fn object_len(stream: &mut Stream<'_>, at: LogicalOffset) -> Result<u64> {
 }
 
 impl LazyTraceReader {
+    /// [`walk_visit_roots`](Self::walk_visit_roots) over the siblings
+    /// from `from` to `end` of thread `slot`'s stream, read in one pass.
+    pub(super) fn walk_visit_stretch(
+        &self,
+        slot: usize,
+        from: LogicalOffset,
+        end: LogicalOffset,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        let stretch = Stretch {
+            slot,
+            from,
+            end,
+            depth: 0,
+            one: false,
+        };
+        self.visit_stretch(stretch, max_depth, child_counts, f)
+    }
+
     /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit) of the lazy reader: each root's subtree
     /// read once through its thread's stream, decoded in place.
     pub(super) fn walk_visit_roots(
@@ -414,40 +435,37 @@ impl LazyTraceReader {
         child_counts: bool,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
+        for root in roots {
+            let slot = root.slot as usize;
+            let stretch = Stretch {
+                slot,
+                from: root.at,
+                end: self.stream(slot).len(),
+                depth: 0,
+                one: true,
+            };
+            self.visit_stretch(stretch, max_depth, child_counts, f)?;
+        }
+        Ok(())
+    }
+
+    /// A full walk of `stretch`, each step handed to a [`Visit`] visitor.
+    fn visit_stretch(
+        &self,
+        stretch: Stretch,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
         let plan = Plan {
             detail: WalkDetail::Full,
             max_depth,
             child_counts,
         };
-        for root in roots {
-            let slot = root.slot as usize;
-            let end = self.stream(slot).len();
-            let stretch = Stretch {
-                slot,
-                from: root.at,
-                end,
-                depth: 0,
-                one: true,
-            };
-            self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
-                match step {
-                    Walked::Node(walked, children) => {
-                        let tracepoint = walked
-                            .tracepoint
-                            .expect("a full walk decodes every tracepoint");
-                        f(Visit::Node {
-                            node: walked.node,
-                            depth: walked.depth,
-                            tracepoint,
-                            footer: walked.footer,
-                            children,
-                        })?
-                    }
-                    Walked::Folded { count, depth } => f(Visit::Folded { count, depth })?,
-                }
-                Ok(true)
-            })?;
-        }
+        self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
+            visit_walked(step, f)?;
+            Ok(true)
+        })?;
         Ok(())
     }
 }
@@ -564,5 +582,27 @@ impl LazyTraceReader {
             }
         }
         Ok(counts)
+    }
+}
+
+/// Hands one step of a full walk to a [`Visit`] visitor.
+fn visit_walked(
+    step: Walked<'_, '_>,
+    f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+) -> Result<()> {
+    match step {
+        Walked::Node(walked, children) => {
+            let tracepoint = walked
+                .tracepoint
+                .expect("a full walk decodes every tracepoint");
+            f(Visit::Node {
+                node: walked.node,
+                depth: walked.depth,
+                tracepoint,
+                footer: walked.footer,
+                children,
+            })
+        }
+        Walked::Folded { count, depth } => f(Visit::Folded { count, depth }),
     }
 }

@@ -1,0 +1,235 @@
+//! Work units run on several threads, their output written in order.
+//!
+//! [`run_ordered`] hands numbered units to worker threads; each worker
+//! writes its unit's output in chunks through a [`ChunkSink`], and the
+//! calling thread writes the chunks of unit 0, then unit 1, and so on. The
+//! chunks produced but not yet written never exceed a fixed cap: a worker
+//! ahead of the unit being written waits for room, while the worker of the
+//! unit being written always gets one more (so it never waits for units
+//! behind it).
+
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Condvar, Mutex};
+
+use crate::error::{Error, Result};
+
+/// How the printers share out their work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parallelism {
+    /// Worker threads; 1 runs the plain sequential walk on the calling
+    /// thread.
+    pub workers: usize,
+    /// Output chunks (of about [`CHUNK_BYTES`] each) produced but not yet
+    /// written, at most.
+    pub buffers: usize,
+}
+
+impl Default for Parallelism {
+    /// As many workers as rayon's pool has threads (`RAYON_NUM_THREADS`
+    /// sets it), and four buffers per worker.
+    fn default() -> Self {
+        let workers = rayon::current_num_threads().max(1);
+        Parallelism {
+            workers,
+            buffers: 4 * workers,
+        }
+    }
+}
+
+/// What a parallel run observed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrderedStats {
+    /// Work units run.
+    pub units: usize,
+    /// The most chunks produced but not yet written at any one time.
+    pub peak_in_flight: usize,
+}
+
+/// The size a worker gathers before it hands a chunk on.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// One message from a worker about its unit.
+enum Message {
+    Chunk(Vec<u8>),
+    Failed(Error),
+}
+
+/// Chunks in flight and the unit being written.
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+    cap: usize,
+}
+
+struct GateState {
+    /// The unit whose chunks the writer is writing.
+    head: usize,
+    in_flight: usize,
+    peak: usize,
+    /// The writer has stopped; workers give up.
+    stopped: bool,
+}
+
+impl Gate {
+    /// Waits for room for one more chunk of unit `seq`; false once the
+    /// writer has stopped.
+    fn acquire(&self, seq: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // Units behind the head leave one place free for the head.
+        while !state.stopped
+            && ((seq != state.head && state.in_flight + 1 >= self.cap)
+                || (seq == state.head && state.in_flight >= self.cap))
+        {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.stopped {
+            return false;
+        }
+        state.in_flight += 1;
+        state.peak = state.peak.max(state.in_flight);
+        true
+    }
+
+    fn update(&self, f: impl FnOnce(&mut GateState)) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut state);
+        drop(state);
+        self.changed.notify_all();
+    }
+}
+
+/// Where a worker writes its unit's output: gathered into chunks of about
+/// [`CHUNK_BYTES`], each handed to the writer once full (and the last when
+/// the unit ends), so many small writes cost one hand-over per chunk.
+pub struct ChunkSink<'g> {
+    seq: usize,
+    gate: &'g Gate,
+    sender: Sender<Message>,
+    pending: Vec<u8>,
+}
+
+impl ChunkSink<'_> {
+    /// Hands the gathered bytes to the writer as one chunk.
+    fn send_pending(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let stopped = || io::Error::new(io::ErrorKind::BrokenPipe, "the output was abandoned");
+        if !self.gate.acquire(self.seq) {
+            return Err(stopped());
+        }
+        let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK_BYTES));
+        self.sender
+            .send(Message::Chunk(chunk))
+            .map_err(|_| stopped())
+    }
+}
+
+impl Write for ChunkSink<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= CHUNK_BYTES {
+            self.send_pending()?;
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `units` on `parallelism.workers` threads, each through `run` with
+/// its worker's state (made by `init` on that thread) and a sink for its
+/// output, and writes their outputs to `out` in the units' order. Stops at
+/// the first error (of a unit, in order, or of `out`).
+pub fn run_ordered<U: Send, S>(
+    units: Vec<U>,
+    parallelism: &Parallelism,
+    init: impl Fn() -> S + Sync,
+    run: impl Fn(&mut S, U, &mut ChunkSink<'_>) -> Result<()> + Sync,
+    out: &mut impl Write,
+) -> Result<OrderedStats> {
+    let unit_count = units.len();
+    let gate = Gate {
+        state: Mutex::new(GateState {
+            head: 0,
+            in_flight: 0,
+            peak: 0,
+            stopped: false,
+        }),
+        changed: Condvar::new(),
+        cap: parallelism.buffers.max(2),
+    };
+    // Units are taken in order under this lock, and their receivers queued
+    // to the writer under it, so receivers arrive in the units' order.
+    let queue = Mutex::new(units.into_iter().enumerate());
+    let (receivers_in, receivers_out) = mpsc::channel::<Receiver<Message>>();
+    let result = std::thread::scope(|scope| {
+        for _ in 0..parallelism.workers.max(1) {
+            let receivers_in = receivers_in.clone();
+            let (queue, gate, init, run) = (&queue, &gate, &init, &run);
+            scope.spawn(move || {
+                let mut state = init();
+                loop {
+                    let (seq, unit, sender) = {
+                        let mut queue = queue.lock().unwrap_or_else(|e| e.into_inner());
+                        let Some((seq, unit)) = queue.next() else {
+                            return;
+                        };
+                        let (sender, receiver) = mpsc::channel();
+                        if receivers_in.send(receiver).is_err() {
+                            return;
+                        }
+                        (seq, unit, sender)
+                    };
+                    let mut sink = ChunkSink {
+                        seq,
+                        gate,
+                        sender,
+                        pending: Vec::with_capacity(CHUNK_BYTES),
+                    };
+                    let result = run(&mut state, unit, &mut sink)
+                        .and_then(|()| sink.send_pending().map_err(Error::from));
+                    if let Err(error) = result {
+                        let _ = sink.sender.send(Message::Failed(error));
+                        return;
+                    }
+                }
+            });
+        }
+        drop(receivers_in);
+        let written = write_in_order(&receivers_out, &gate, out);
+        gate.update(|state| state.stopped = true);
+        drop(receivers_out);
+        written
+    });
+    result?;
+    let peak = gate.state.lock().unwrap_or_else(|e| e.into_inner()).peak;
+    Ok(OrderedStats {
+        units: unit_count,
+        peak_in_flight: peak,
+    })
+}
+
+/// The writer's side of [`run_ordered`]: every unit's chunks in turn.
+fn write_in_order(
+    receivers: &Receiver<Receiver<Message>>,
+    gate: &Gate,
+    out: &mut impl Write,
+) -> Result<()> {
+    for (seq, receiver) in receivers.iter().enumerate() {
+        gate.update(|state| state.head = seq);
+        for message in receiver.iter() {
+            match message {
+                Message::Chunk(chunk) => {
+                    gate.update(|state| state.in_flight -= 1);
+                    out.write_all(&chunk)?;
+                }
+                Message::Failed(error) => return Err(error),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! How a trace's output is cut into work units for the parallel printers.
+//!
+//! A thread's tree is cut near its top: a top-level call with a few
+//! children becomes its own line and one part per child (cut again, a few
+//! levels down), one with many children its own line and ranges of them.
+//! Each part carries the depth it starts at and, for the text form, what
+//! its ancestors tell their children ([`Parent`]), so the parts print
+//! exactly as one walk of the whole tree does.
+
+use std::sync::Arc;
+
+use crate::common::ThreadId;
+use crate::error::Result;
+use crate::print::text::Parent;
+use crate::tree::{TraceTree, Visit};
+
+/// Levels below a thread's top-level tracepoints where cutting stops.
+const CUT_LEVELS: usize = 6;
+/// A node with at most this many children is cut child by child (each cut
+/// again); one with more is cut into ranges of children.
+const FEW_CHILDREN: usize = 8;
+/// Children per range: enough that a range's walk outweighs setting it up,
+/// few enough that its text (about a [`CHUNK_BYTES`] of typical calls)
+/// fits the buffers a worker may fill ahead of the one being written.
+///
+/// [`CHUNK_BYTES`]: crate::print::ordered::CHUNK_BYTES
+const CHILDREN_PER_RANGE: usize = 1024;
+
+/// Where a part's tracepoints come from.
+#[derive(Debug, Clone)]
+pub enum Source<N> {
+    /// The thread header before a top-level tracepoint (text form only).
+    Header {
+        /// The top-level tracepoint.
+        root: N,
+    },
+    /// One node's own line, without its children.
+    Line(N),
+    /// The whole trees under these nodes (siblings, in order).
+    Trees(Vec<N>),
+    /// The whole trees under `parent`'s children `[from, from + count)`.
+    Children {
+        /// Whose children.
+        parent: N,
+        /// The first child.
+        from: usize,
+        /// How many.
+        count: usize,
+    },
+}
+
+/// One work unit: a part of one thread's output.
+#[derive(Debug, Clone)]
+pub struct Part<N> {
+    /// The thread (as the walk names it, before the header's numbering).
+    pub thread: ThreadId,
+    /// Where its tracepoints come from.
+    pub source: Source<N>,
+    /// The depth of its first tracepoints.
+    pub depth: usize,
+    /// What each ancestor tells its children (empty for the JSON dump).
+    pub parents: Arc<Vec<Parent>>,
+}
+
+/// What the cutting needs to know of the output.
+#[derive(Debug, Clone, Copy)]
+pub struct Cut {
+    /// Headers before each top-level tracepoint (the text form).
+    pub headers: bool,
+    /// Keep the ancestors' [`Parent`]s (the text form).
+    pub parents: bool,
+    /// Depths below which children fold (and are never cut).
+    pub max_depth: Option<usize>,
+}
+
+/// The parts of `threads`' output, in output order.
+pub fn plan<T: TraceTree>(tree: &T, threads: &[ThreadId], cut: Cut) -> Result<Vec<Part<T::Node>>> {
+    let mut parts = Vec::new();
+    for &thread in threads {
+        let roots = tree.roots(thread)?;
+        let empty = Arc::new(Vec::new());
+        for &root in &roots {
+            if cut.headers {
+                parts.push(Part {
+                    thread,
+                    source: Source::Header { root },
+                    depth: 0,
+                    parents: empty.clone(),
+                });
+            }
+            cut_node(tree, thread, root, 0, &empty, cut, &mut parts)?;
+        }
+    }
+    Ok(parts)
+}
+
+/// Cuts the tree under `node` (at `depth`, below `parents`) into parts.
+fn cut_node<T: TraceTree>(
+    tree: &T,
+    thread: ThreadId,
+    node: T::Node,
+    depth: usize,
+    parents: &Arc<Vec<Parent>>,
+    cut: Cut,
+    parts: &mut Vec<Part<T::Node>>,
+) -> Result<()> {
+    let whole = |parts: &mut Vec<Part<T::Node>>| {
+        parts.push(Part {
+            thread,
+            source: Source::Trees(vec![node]),
+            depth,
+            parents: parents.clone(),
+        });
+    };
+    let folds = cut.max_depth.is_some_and(|max| depth >= max);
+    if depth >= CUT_LEVELS || folds {
+        whole(parts);
+        return Ok(());
+    }
+    let count = tree.child_count(node)?;
+    if count == 0 {
+        whole(parts);
+        return Ok(());
+    }
+    parts.push(Part {
+        thread,
+        source: Source::Line(node),
+        depth,
+        parents: parents.clone(),
+    });
+    let below = if cut.parents {
+        let mut below = parents.as_ref().clone();
+        below.push(tree.visit(node, |tracepoint, _| Parent::of(tracepoint))?);
+        Arc::new(below)
+    } else {
+        parents.clone()
+    };
+    if count <= FEW_CHILDREN {
+        for child in tree.children(node)? {
+            cut_node(tree, thread, child, depth + 1, &below, cut, parts)?;
+        }
+        return Ok(());
+    }
+    let per_range = CHILDREN_PER_RANGE;
+    for from in (0..count).step_by(per_range) {
+        parts.push(Part {
+            thread,
+            source: Source::Children {
+                parent: node,
+                from,
+                count: per_range.min(count - from),
+            },
+            depth: depth + 1,
+            parents: below.clone(),
+        });
+    }
+    Ok(())
+}
+
+impl<N: Copy> Part<N> {
+    /// Walks the part's trees as [`TraceTree::walk_visit`] does, depths
+    /// relative to the part's; `max_depth` is the whole print's (headers
+    /// and lines are not walked).
+    pub fn walk<T: TraceTree<Node = N>>(
+        &self,
+        tree: &T,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: impl FnMut(Visit<'_, N>) -> Result<()>,
+    ) -> Result<()> {
+        let max_depth = max_depth.map(|max| max.saturating_sub(self.depth));
+        match &self.source {
+            Source::Header { .. } | Source::Line(_) => Ok(()),
+            Source::Trees(nodes) => tree.walk_visit(nodes, max_depth, child_counts, f),
+            Source::Children {
+                parent,
+                from,
+                count,
+            } => tree.walk_visit_children(*parent, *from, *count, max_depth, child_counts, f),
+        }
+    }
+}

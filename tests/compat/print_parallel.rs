@@ -1,0 +1,170 @@
+//! The parallel print and dump write the same bytes as one sequential walk,
+//! whatever the number of workers and buffers, on the bundled traces and on
+//! generated ones of every shape, read lazily and eagerly; the chunks in
+//! flight never exceed the cap; a failing output ends the run with its
+//! error.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use tracetree::TraceBytes;
+use tracetree::common::ThreadId;
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::print::{Parallelism, PrintOptions, print_trace_with, write_jsonl_with};
+use tracetree::read::{EagerTrace, LazyTraceReader};
+use tracetree::tree::TraceTree;
+
+use tracetree_testkit::files;
+
+const SEQUENTIAL: Parallelism = Parallelism {
+    workers: 1,
+    buffers: 1,
+};
+
+/// Worker and buffer counts that exercise waiting: fewer buffers than
+/// workers, as many, and many more.
+fn parallel_settings() -> [Parallelism; 3] {
+    [
+        Parallelism {
+            workers: 2,
+            buffers: 2,
+        },
+        Parallelism {
+            workers: 3,
+            buffers: 3,
+        },
+        Parallelism {
+            workers: 4,
+            buffers: 32,
+        },
+    ]
+}
+
+fn print_options<T: TraceTree>(trace: &T) -> Vec<PrintOptions> {
+    let first = trace.thread_ids()[0];
+    vec![
+        PrintOptions::default(),
+        PrintOptions {
+            verbose: true,
+            ..PrintOptions::default()
+        },
+        PrintOptions {
+            max_depth: Some(2),
+            ..PrintOptions::default()
+        },
+        PrintOptions {
+            threads: Some(vec![first]),
+            max_depth: Some(7),
+            ..PrintOptions::default()
+        },
+    ]
+}
+
+fn assert_same_output<T: TraceTree>(name: &str, trace: &T) {
+    for options in print_options(trace) {
+        let mut expected = Vec::new();
+        print_trace_with(trace, &options, &SEQUENTIAL, &mut expected).unwrap();
+        assert!(!expected.is_empty(), "{name}: nothing printed");
+        for parallelism in parallel_settings() {
+            let mut ours = Vec::new();
+            let stats = print_trace_with(trace, &options, &parallelism, &mut ours).unwrap();
+            assert!(
+                ours == expected,
+                "{name}: print {options:?} on {parallelism:?} differs"
+            );
+            assert!(stats.peak_in_flight <= parallelism.buffers.max(2));
+        }
+    }
+    let first: Vec<ThreadId> = trace.thread_ids().into_iter().take(1).collect();
+    for threads in [None, Some(first.as_slice())] {
+        let mut expected = Vec::new();
+        write_jsonl_with(trace, threads, &SEQUENTIAL, &mut expected).unwrap();
+        for parallelism in parallel_settings() {
+            let mut ours = Vec::new();
+            let stats = write_jsonl_with(trace, threads, &parallelism, &mut ours).unwrap();
+            assert!(
+                ours == expected,
+                "{name}: dump of {threads:?} on {parallelism:?} differs"
+            );
+            assert!(stats.peak_in_flight <= parallelism.buffers.max(2));
+        }
+    }
+}
+
+fn check_file(name: &str, path: &Path) {
+    let lazy = LazyTraceReader::open(path).unwrap();
+    assert_same_output(name, &lazy);
+    let eager = EagerTrace::load(TraceBytes::from_vec(std::fs::read(path).unwrap())).unwrap();
+    assert_same_output(name, &eager);
+}
+
+#[test]
+fn bundled_traces_print_the_same_in_parallel() {
+    for name in ["all-types", "multi-thread"] {
+        check_file(name, &files::testdata(&format!("{name}.trace")));
+    }
+}
+
+#[test]
+fn generated_traces_of_every_shape_print_the_same_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shape, size) in [
+        (Shape::Mixed, 3 << 20),
+        (Shape::Wide, 3 << 20),
+        (Shape::Threads, 2 << 20),
+        (Shape::Deep, 1 << 20),
+    ] {
+        let path = dir.path().join(format!("{shape}.trace"));
+        let options = GenerateOptions {
+            threads: 2,
+            block_size: Some(64 << 10),
+            ..GenerateOptions::new(size, shape)
+        };
+        generate_file(&path, &options, |_| {}).unwrap();
+        check_file(&shape.to_string(), &path);
+    }
+}
+
+/// Accepts `room` bytes, then fails.
+struct FailingOutput {
+    room: usize,
+}
+
+impl Write for FailingOutput {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if bytes.len() > self.room {
+            return Err(io::Error::other("the disk is full"));
+        }
+        self.room -= bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_output_ends_a_parallel_print_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let options = GenerateOptions {
+        threads: 2,
+        block_size: Some(64 << 10),
+        ..GenerateOptions::new(4 << 20, Shape::Wide)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    for parallelism in parallel_settings() {
+        let mut out = FailingOutput { room: 100_000 };
+        let error = print_trace_with(&lazy, &PrintOptions::default(), &parallelism, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the disk is full"), "{error}");
+        let mut out = FailingOutput { room: 100_000 };
+        let error = write_jsonl_with(&lazy, None, &parallelism, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the disk is full"), "{error}");
+    }
+}
