@@ -19,13 +19,15 @@
 //! the nesting is taken at a thread's first execution, and each later
 //! execution whose offset differs is counted as a disagreement.
 //!
-//! The file is mapped and read twice, each time releasing the pages behind
-//! the reader: once to find the threads that make tracepoints (they are
-//! numbered by ascending source id), once to write them. Memory holds the
+//! The file is mapped and read twice, its lines parsed in parallel
+//! (`ranges`), each time releasing the pages behind the reader: once to
+//! find the threads that make tracepoints (they are numbered by ascending
+//! source id), once to write them. Memory holds the
 //! declarations and the open calls, never the lines. A last line with no
 //! newline is a cut record: dropped and reported.
 
 pub mod line;
+mod ranges;
 
 #[cfg(test)]
 mod tests;
@@ -42,9 +44,8 @@ use crate::import::{Damage, ImportSummary};
 use crate::storage::TraceBytes;
 use crate::write::{StreamingThread, StreamingWriter};
 use line::{ARRAYLOAD, ARRAYSTORE, ATHROW, ENTER, EXIT, FIELD, KINDS, Line, VAR};
+use ranges::for_each_parsed;
 
-/// Bytes read between two releases of the pages behind the reader.
-const RELEASE_STRIDE: usize = 32 << 20;
 /// Bytes of the file's start that detection looks at.
 const DETECT_BYTES: usize = 64 << 10;
 
@@ -229,36 +230,13 @@ impl Declarations {
     }
 }
 
-/// Calls `each` with every whole line of `bytes` and its end offset,
-/// releasing pages behind; returns the offset of a cut last line.
-fn for_each_line(
-    bytes: &TraceBytes,
-    mut each: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<Option<usize>> {
-    let slice = bytes.as_slice();
-    let mut at = 0;
-    let mut released = 0;
-    while at < slice.len() {
-        let Some(newline) = memchr::memchr(b'\n', &slice[at..]) else {
-            return Ok(Some(at));
-        };
-        each(&slice[at..at + newline])?;
-        at += newline + 1;
-        if at - released >= RELEASE_STRIDE {
-            bytes.release_around(released as u64..at as u64);
-            released = at;
-        }
-    }
-    Ok(None)
-}
-
 /// The source ids of the threads that make at least one tracepoint.
 fn threads_with_tracepoints(bytes: &TraceBytes) -> Result<BTreeSet<u64>> {
     let mut declarations = Declarations::new();
     let mut threads = BTreeSet::new();
     let mut last = None;
-    for_each_line(bytes, |text| {
-        match line::parse(text) {
+    for_each_parsed(bytes, &|_| {}, |parsed| {
+        match parsed {
             Line::Method { id, name, owner } => declarations.declare_method(id, name, owner),
             Line::Instruction(declared) => declarations.declare_instruction(&declared, None)?,
             Line::Execution {
@@ -309,8 +287,8 @@ struct Writing<'w> {
 }
 
 impl Writing<'_> {
-    fn line(&mut self, text: &[u8]) -> Result<()> {
-        match line::parse(text) {
+    fn line(&mut self, parsed: Line<'_>) -> Result<()> {
+        match parsed {
             Line::Execution {
                 thread,
                 depth,
@@ -465,7 +443,7 @@ pub(crate) fn import(
         malformed_lines: 0,
         undeclared: 0,
     };
-    let cut = for_each_line(&bytes, |text| writing.line(text))?;
+    let cut = for_each_parsed(&bytes, progress, |parsed| writing.line(parsed))?;
     let mut summary = writing.finish()?;
     if let Some(offset) = cut {
         summary.damage.push(Damage {
@@ -473,6 +451,5 @@ pub(crate) fn import(
             what: format!("the last line (offset {offset}) has no newline: a cut record, dropped"),
         });
     }
-    progress(bytes.len());
     Ok(summary)
 }
