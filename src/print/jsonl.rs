@@ -8,12 +8,10 @@
 
 use std::io::Write;
 
-use std::borrow::Cow;
+use rustc_hash::FxHashMap;
 
-use serde::Serialize;
-
-use crate::common::ThreadId;
-use crate::error::{Error, Result};
+use crate::common::{CodeLocationId, MethodId, ThreadId};
+use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Tracepoint, TracepointBody};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
@@ -45,15 +43,16 @@ where
 {
     let all = tree.thread_ids();
     let threads = threads.unwrap_or(&all);
+    let context = tree.context();
     if parallelism.workers <= 1 {
-        let mut buffer = Vec::with_capacity(GATHER_BYTES + 4096);
+        let mut records = Records::default();
         for &thread in threads {
             let roots = tree.roots(thread)?;
             tree.walk_visit(&roots, None, true, |step| {
-                dump_step(tree.context(), thread, step, 0, &mut buffer, out)
+                records.step(context, thread, step, 0, out)
             })?;
         }
-        out.write_all(&buffer)?;
+        out.write_all(&records.buffer)?;
         return Ok(OrderedStats::default());
     }
     let cut = Cut {
@@ -65,142 +64,179 @@ where
     run_ordered(
         parts,
         parallelism,
-        || Vec::with_capacity(GATHER_BYTES + 4096),
-        |buffer, part, sink| {
+        Records::default,
+        |records, part, sink| {
             match &part.source {
                 Source::Header { .. } => {}
                 Source::Line(node) => {
                     let children = tree.child_count(*node)?;
                     tree.visit(*node, |tracepoint, footer| {
-                        write_record(
-                            tree.context(),
+                        records.record(
+                            context,
                             part.thread,
                             part.depth,
                             children,
                             tracepoint,
                             footer.is_some(),
-                            buffer,
                         )
-                    })??;
+                    })?;
                 }
                 Source::Trees(_) | Source::Children { .. } => {
                     part.walk(tree, None, true, |step| {
-                        dump_step(tree.context(), part.thread, step, part.depth, buffer, sink)
+                        records.step(context, part.thread, step, part.depth, sink)
                     })?;
                 }
             }
-            sink.write_all(buffer)?;
-            buffer.clear();
+            sink.write_all(&records.buffer)?;
+            records.buffer.clear();
             Ok(())
         },
         out,
     )
 }
 
-/// The record of one step of a walk whose depths start at `depth`,
-/// gathered in `buffer` and written to `out` every [`GATHER_BYTES`].
-fn dump_step<N>(
-    context: &TraceContext,
-    thread: ThreadId,
-    step: Visit<'_, N>,
-    depth: usize,
-    buffer: &mut Vec<u8>,
-    out: &mut impl Write,
-) -> Result<()> {
-    let Visit::Node {
-        depth: below,
-        tracepoint,
-        footer,
-        children,
-        ..
-    } = step
-    else {
-        return Ok(());
-    };
-    write_record(
-        context,
-        thread,
-        depth + below,
-        children.unwrap_or_default(),
-        tracepoint,
-        footer.is_some(),
-        buffer,
-    )?;
-    if buffer.len() >= GATHER_BYTES {
-        out.write_all(buffer)?;
-        buffer.clear();
+/// One worker's records, gathered in a buffer, with the name fragments it
+/// has encoded.
+#[derive(Default)]
+struct Records {
+    buffer: Vec<u8>,
+    fragments: Fragments,
+}
+
+impl Records {
+    /// The record of one step of a walk whose depths start at `depth`,
+    /// written to `out` every [`GATHER_BYTES`].
+    fn step<N>(
+        &mut self,
+        context: &TraceContext,
+        thread: ThreadId,
+        step: Visit<'_, N>,
+        depth: usize,
+        out: &mut impl Write,
+    ) -> Result<()> {
+        let Visit::Node {
+            depth: below,
+            tracepoint,
+            footer,
+            children,
+            ..
+        } = step
+        else {
+            return Ok(());
+        };
+        self.record(
+            context,
+            thread,
+            depth + below,
+            children.unwrap_or_default(),
+            tracepoint,
+            footer.is_some(),
+        );
+        if self.buffer.len() >= GATHER_BYTES {
+            out.write_all(&self.buffer)?;
+            self.buffer.clear();
+        }
+        Ok(())
     }
-    Ok(())
-}
 
-/// Appends one record and its line end to `buffer`.
-fn write_record(
-    context: &TraceContext,
-    thread: ThreadId,
-    depth: usize,
-    children: usize,
-    tracepoint: &Tracepoint<'_>,
-    finished: bool,
-    buffer: &mut Vec<u8>,
-) -> Result<()> {
-    let unfinished = tracepoint.is_container() && !finished;
-    let record = record(context, thread, depth, children, tracepoint, unfinished);
-    serde_json::to_writer(&mut *buffer, &record).map_err(|e| Error::Stream(e.into()))?;
-    buffer.push(b'\n');
-    Ok(())
-}
-
-/// One line of the dump.
-#[derive(Serialize)]
-struct Record<'a> {
-    thread: i32,
-    depth: usize,
-    event_id: i32,
-    kind: &'static str,
-    children: usize,
-    line: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    incomplete: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    unfinished: bool,
-}
-
-fn record<'c>(
-    context: &'c TraceContext,
-    thread: ThreadId,
-    depth: usize,
-    children: usize,
-    tracepoint: &Tracepoint<'_>,
-    unfinished: bool,
-) -> Record<'c> {
-    let location = context.code_location(tracepoint.header.code_location).ok();
-    let mut record = Record {
-        thread: thread.0,
-        depth,
-        event_id: tracepoint.event().0,
-        kind: tracepoint.tracepoint_type().name(),
-        children,
-        line: location.map_or(0, |l| l.line),
-        file: location
-            .and_then(|l| context.string(l.file_name).ok())
-            .map(|file| file.decode()),
-        method: None,
-        incomplete: false,
-        unfinished,
-    };
-    if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
-        record.method = context.method(*method).ok().map(|method| {
-            let class = context
-                .class(method.class)
-                .map(|c| c.name.decode().into_owned())
-                .unwrap_or_default();
-            format!("{class}.{}", method.name.decode())
-        });
-        record.incomplete = flags & 1 != 0;
+    /// Appends one record and its line end: the keys, in order, of the
+    /// module documentation; `incomplete` and `unfinished` only when true,
+    /// `file` and `method` only when known.
+    fn record(
+        &mut self,
+        context: &TraceContext,
+        thread: ThreadId,
+        depth: usize,
+        children: usize,
+        tracepoint: &Tracepoint<'_>,
+        finished: bool,
+    ) {
+        let buffer = &mut self.buffer;
+        let mut number = itoa::Buffer::new();
+        let mut key = |key: &[u8], value: &str| {
+            buffer.extend_from_slice(key);
+            buffer.extend_from_slice(value.as_bytes());
+        };
+        key(b"{\"thread\":", number.format(thread.0));
+        key(b",\"depth\":", number.format(depth));
+        key(b",\"event_id\":", number.format(tracepoint.event().0));
+        key(b",\"kind\":\"", tracepoint.tracepoint_type().name());
+        key(b"\",\"children\":", number.format(children));
+        let (line, file) = self
+            .fragments
+            .location(context, tracepoint.header.code_location);
+        key(b",\"line\":", number.format(*line));
+        if let Some(file) = file {
+            buffer.extend_from_slice(b",\"file\":");
+            buffer.extend_from_slice(file);
+        }
+        let mut incomplete = false;
+        if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
+            if let Some(method) = self.fragments.method(context, *method) {
+                buffer.extend_from_slice(b",\"method\":");
+                buffer.extend_from_slice(method);
+            }
+            incomplete = flags & 1 != 0;
+        }
+        if incomplete {
+            buffer.extend_from_slice(b",\"incomplete\":true");
+        }
+        if tracepoint.is_container() && !finished {
+            buffer.extend_from_slice(b",\"unfinished\":true");
+        }
+        buffer.extend_from_slice(b"}\n");
     }
-    record
+}
+
+/// A code location's line, and its file as a JSON string (if known).
+type Location = (i32, Option<Box<[u8]>>);
+
+/// JSON fragments of the names a dump repeats, encoded once per worker:
+/// bounded by the trace's reference objects, not by its tracepoints.
+#[derive(Default)]
+struct Fragments {
+    /// Code location → its line and its file as a JSON string (if known).
+    locations: FxHashMap<CodeLocationId, Location>,
+    /// Method → `"Class.name"` as a JSON string (if known).
+    methods: FxHashMap<MethodId, Option<Box<[u8]>>>,
+}
+
+impl Fragments {
+    fn location(
+        &mut self,
+        context: &TraceContext,
+        id: CodeLocationId,
+    ) -> &(i32, Option<Box<[u8]>>) {
+        self.locations.entry(id).or_insert_with(|| {
+            let Ok(location) = context.code_location(id) else {
+                return (0, None);
+            };
+            let file = context
+                .string(location.file_name)
+                .ok()
+                .map(|file| json_string(&file.decode()));
+            (location.line, file)
+        })
+    }
+
+    fn method(&mut self, context: &TraceContext, id: MethodId) -> Option<&[u8]> {
+        self.methods
+            .entry(id)
+            .or_insert_with(|| {
+                let method = context.method(id).ok()?;
+                let class = context
+                    .class(method.class)
+                    .map(|c| c.name.decode().into_owned())
+                    .unwrap_or_default();
+                Some(json_string(&format!("{class}.{}", method.name.decode())))
+            })
+            .as_deref()
+    }
+}
+
+/// `text` as a JSON string, quoted and escaped as serde_json does.
+fn json_string(text: &str) -> Box<[u8]> {
+    serde_json::to_vec(text)
+        .expect("a string always serializes")
+        .into_boxed_slice()
 }
