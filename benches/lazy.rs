@@ -132,9 +132,9 @@ fn lazy(c: &mut Criterion) {
         b.iter_with_large_drop(|| no_sidecar().open(&path).unwrap())
     });
     // The sidecar: written once (timed here), then used by every open.
-    let _ = std::fs::remove_file(sidecar_path(&path));
+    let _ = std::fs::remove_file(sidecar_path(&support::sidecar_dir(), &path));
     let started = std::time::Instant::now();
-    let first = LazyTraceReader::open(&path).unwrap();
+    let first = support::with_sidecar().open(&path).unwrap();
     let written = started.elapsed();
     assert_eq!(
         first.report().sidecar.as_ref().unwrap().outcome,
@@ -144,16 +144,19 @@ fn lazy(c: &mut Criterion) {
     eprintln!(
         "first open writing the sidecar: {:.0} ms; sidecar {} bytes",
         written.as_secs_f64() * 1e3,
-        std::fs::metadata(sidecar_path(&path)).unwrap().len()
+        std::fs::metadata(sidecar_path(&support::sidecar_dir(), &path))
+            .unwrap()
+            .len()
     );
     assert!(
-        LazyTraceReader::open(&path)
+        support::with_sidecar()
+            .open(&path)
             .unwrap()
             .report()
             .sidecar_used()
     );
     group.bench_function("open (sidecar present)", |b| {
-        b.iter_with_large_drop(|| LazyTraceReader::open(&path).unwrap())
+        b.iter_with_large_drop(|| support::with_sidecar().open(&path).unwrap())
     });
     group.bench_function("open + build every thread's container table", |b| {
         b.iter_with_large_drop(|| {
@@ -260,7 +263,7 @@ fn lazy(c: &mut Criterion) {
     });
     group.bench_function(
         "open + first 1000 children of the wide call (sidecar present)",
-        |b| b.iter_with_large_drop(|| open_and_expand(LazyTraceReader::options())),
+        |b| b.iter_with_large_drop(|| open_and_expand(support::with_sidecar())),
     );
     group.bench_function("wide call: first 1000 children, cold cache", |b| {
         b.iter(|| {

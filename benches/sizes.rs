@@ -301,7 +301,7 @@ fn case(id: &str, traces: &Traces) -> Case {
             // too early), and the timed opens only read it.
             settle(&mixed);
             for _ in 0..2 {
-                let first = LazyTraceReader::options()
+                let first = support::with_sidecar()
                     .sidecar(SidecarPolicy::ReadWrite)
                     .open(&mixed)
                     .unwrap();
@@ -316,7 +316,7 @@ fn case(id: &str, traces: &Traces) -> Case {
                     first.report()
                 );
             }
-            let blocks = LazyTraceReader::options()
+            let blocks = support::with_sidecar()
                 .sidecar(SidecarPolicy::ReadOnly)
                 .open(&mixed)
                 .unwrap()
@@ -329,7 +329,7 @@ fn case(id: &str, traces: &Traces) -> Case {
                 Which::Mixed,
                 Covers::File,
                 Box::new(move || {
-                    let reader = LazyTraceReader::options()
+                    let reader = support::with_sidecar()
                         .sidecar(SidecarPolicy::ReadOnly)
                         .open(&mixed)
                         .unwrap();
@@ -352,13 +352,13 @@ fn case(id: &str, traces: &Traces) -> Case {
                 let _ = std::fs::remove_file(&to);
                 std::os::unix::fs::symlink(from, to).unwrap();
             }
-            let sidecar = tracetree::read::sidecar_path(&linked);
+            let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
             (
                 Which::Mixed,
                 Covers::File,
                 Box::new(move || {
                     let _ = std::fs::remove_file(&sidecar);
-                    let reader = LazyTraceReader::options()
+                    let reader = support::with_sidecar()
                         .sidecar(SidecarPolicy::ReadWrite)
                         .open(&linked)
                         .unwrap();

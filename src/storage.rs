@@ -11,7 +11,7 @@
 //!   right after a first open writes it, so that open's heap tables are
 //!   dropped) the container tables are the sidecar's mapped arrays: the heap
 //!   is per-block and per-reference-object entries only (≈ 0.1 MB at 1 GB).
-//!   Where none can be written next to the trace (a read-only directory,
+//!   Where none can be written (no sidecar directory, a read-only one,
 //!   `SidecarPolicy::ReadOnly`) the tables go to an unlinked scratch sidecar
 //!   (above) and are mapped the same way: page cache the kernel can drop, not
 //!   heap (`tests/lazy_scratch_sidecar.rs`: four readers of a 192 MB trace in
@@ -388,6 +388,24 @@ pub fn write_file_atomically<T>(
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
+pub fn cache_dir() -> Result<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("TRACETREE_CACHE_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(dir).join("tracetree"));
+    }
+    match var("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
+        None => Err(Error::Usage(
+            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -116,3 +116,13 @@ pub fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
         .iter()
         .sum()
 }
+
+/// Where the benchmarks keep their traces' lookup sidecars.
+pub fn sidecar_dir() -> PathBuf {
+    trace_dir().join("lookups")
+}
+
+/// Reader options that keep sidecars in [`sidecar_dir`].
+pub fn with_sidecar() -> tracetree::read::LazyOptions {
+    LazyTraceReader::options().sidecar_dir(Some(sidecar_dir()))
+}

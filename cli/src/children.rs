@@ -5,10 +5,12 @@ use std::path::Path;
 
 use tracetree::common::EventId;
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::read::LazyTraceReader;
 use tracetree::{Error, Result};
 
+use crate::cache::Cache;
+
 pub fn run(
+    cache: &Cache,
     file: &Path,
     event: EventId,
     from: usize,
@@ -16,7 +18,7 @@ pub fn run(
     verbose: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let reader = LazyTraceReader::open(file)?;
+    let reader = cache.open_lazy(file)?;
     let node = reader
         .node_by_event(event)?
         .ok_or_else(|| Error::NoSuchNode(format!("no tracepoint has event id {event}")))?;

@@ -6,15 +6,20 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::read::rebuild::RebuildOptions;
-use tracetree::read::{
-    IndexCheck, LazyOptions, SidecarPolicy, check_index, index_path, write_index,
-};
+use tracetree::read::{IndexCheck, SidecarPolicy, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
 
+use crate::cache::Cache;
 use crate::info::describe_sidecar;
 
-pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
+pub fn run(
+    cache: &Cache,
+    file: &Path,
+    check: bool,
+    threads: usize,
+    out: &mut impl Write,
+) -> Result<()> {
     let size = TraceBytes::map(file)?.len();
     let bar = ProgressBar::new(size).with_style(
         ProgressStyle::with_template("{msg} {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
@@ -48,7 +53,8 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
         }
     )?;
     // Opening with the new index writes the lookup sidecar.
-    let reader = LazyOptions::default()
+    let reader = cache
+        .lazy_options()
         .sidecar(SidecarPolicy::ReadWrite)
         .open(file)?;
     if let Some(sidecar) = &reader.report().sidecar {

@@ -12,16 +12,17 @@ use tracetree::format::index::parse_index;
 use tracetree::import::stored_summary;
 use tracetree::model::TracepointType;
 use tracetree::read::{
-    EagerTrace, IndexStatus, LazyTraceReader, LoadReport, SidecarOutcome, SidecarProblem,
-    SidecarReport, index_path,
+    EagerTrace, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport, index_path,
 };
 use tracetree::storage::TraceBytes;
 
-pub fn run(file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
+use crate::cache::Cache;
+
+pub fn run(cache: &Cache, file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     if eager {
         run_eager(file, out)?;
     } else {
-        run_lazy(file, out)?;
+        run_lazy(cache, file, out)?;
     }
     write_import_summary(file, out)
 }
@@ -43,8 +44,8 @@ fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn run_lazy(file: &Path, out: &mut impl Write) -> Result<()> {
-    let reader = LazyTraceReader::open(file)?;
+fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
+    let reader = cache.open_lazy(file)?;
     write_file_header(file, out)?;
     let report = reader.report();
     writeln!(out, "data size: {} bytes", reader.context().data().len())?;
@@ -122,7 +123,10 @@ fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
 
 /// One line on what became of the lookup sidecar.
 pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
-    let path = sidecar.path.display();
+    let path = match &sidecar.path {
+        Some(path) => path.display().to_string(),
+        None => "none kept (--no-cache)".to_string(),
+    };
     let rejected = match &sidecar.rejected {
         None | Some(SidecarProblem::Missing(_)) => String::new(),
         Some(problem) => format!("; the old one was not used: {problem}"),

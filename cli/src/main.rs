@@ -1,6 +1,7 @@
 //! The `tracetree` command: parsing (clap), progress bars (indicatif) and
 //! one function per command. Everything a command does is a library call.
 
+mod cache;
 mod children;
 mod gen_trace;
 mod import;
@@ -15,7 +16,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use tracetree::common::{EventId, ThreadId};
 use tracetree::print::PrintOptions;
-use tracetree::read::{EagerTrace, LazyTraceReader};
+use tracetree::read::EagerTrace;
+
+use cache::Cache;
 use tracetree::{Error, Result};
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
@@ -26,6 +29,15 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// Keep lookup sidecars and imports of foreign traces in DIR instead
+    /// of the per-user cache directory ($TRACETREE_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/tracetree, else ~/.cache/tracetree).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Keep nothing between runs: lookups go to an unlinked scratch file,
+    /// imports to a temporary directory removed at the end.
+    #[arg(long, global = true, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
 }
 
 /// The commands.
@@ -169,13 +181,16 @@ fn main() -> ExitCode {
 pub fn run(cli: Cli) -> Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    let cache = Cache::new(cli.cache_dir, cli.no_cache)?;
     match cli.command {
-        Command::Info { file, eager } => info::run(&import::trace_path(&file)?, eager, &mut out)?,
+        Command::Info { file, eager } => {
+            info::run(&cache, &cache.trace_path(&file)?, eager, &mut out)?
+        }
         Command::Index {
             file,
             check,
             threads,
-        } => index::run(&file, check, threads, &mut out)?,
+        } => index::run(&cache, &file, check, threads, &mut out)?,
         Command::Dump {
             file,
             format: DumpFormat::Jsonl,
@@ -183,12 +198,12 @@ pub fn run(cli: Cli) -> Result<()> {
             eager,
         } => {
             let threads = thread_filter(&threads);
-            let file = import::trace_path(&file)?;
+            let file = cache.trace_path(&file)?;
             if eager {
                 let trace = EagerTrace::open(&file)?;
                 tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             } else {
-                let trace = LazyTraceReader::open(&file)?;
+                let trace = cache.open_lazy(&file)?;
                 tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             }
         }
@@ -204,12 +219,12 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: thread_filter(&threads),
                 max_depth: depth,
             };
-            let file = import::trace_path(&file)?;
+            let file = cache.trace_path(&file)?;
             if eager {
                 let trace = EagerTrace::open(&file)?;
                 tracetree::print::print_trace(&trace, &options, &mut out)?;
             } else {
-                let trace = LazyTraceReader::open(&file)?;
+                let trace = cache.open_lazy(&file)?;
                 tracetree::print::print_trace(&trace, &options, &mut out)?;
             }
         }
@@ -234,7 +249,8 @@ pub fn run(cli: Cli) -> Result<()> {
             count,
             verbose,
         } => children::run(
-            &import::trace_path(&file)?,
+            &cache,
+            &cache.trace_path(&file)?,
             EventId(node),
             from,
             count,

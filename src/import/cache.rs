@@ -21,25 +21,8 @@ use rustc_hash::FxHasher;
 use crate::error::{Error, Result};
 use crate::import::{ImportSummary, SourceFormat, import_file};
 use crate::read::index_path;
+pub use crate::storage::cache_dir;
 use crate::storage::write_file_atomically;
-
-/// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
-pub fn cache_dir() -> Result<PathBuf> {
-    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("TRACETREE_CACHE_DIR") {
-        return Ok(PathBuf::from(dir));
-    }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return Ok(PathBuf::from(dir).join("tracetree"));
-    }
-    match var("HOME") {
-        Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
-        None => Err(Error::Usage(
-            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
-        )),
-    }
-}
 
 /// A v22 trace standing for an input.
 #[derive(Debug, Clone)]

@@ -10,9 +10,13 @@ pub fn run(binary: &Path, args: &[&str]) -> (bool, String, String) {
     run_with_env(binary, &[], args)
 }
 
-/// [`run`] with these environment variables set.
+/// [`run`] with these environment variables set. Unless they name a
+/// `TRACETREE_CACHE_DIR`, the command's cache is a temporary folder of its
+/// own, removed afterwards: a test never writes into the user's cache.
 pub fn run_with_env(binary: &Path, env: &[(&str, &Path)], args: &[&str]) -> (bool, String, String) {
+    let cache = tempfile::tempdir().expect("a temporary folder");
     let output = Command::new(binary)
+        .env("TRACETREE_CACHE_DIR", cache.path())
         .envs(env.iter().copied())
         .args(args)
         .output()

@@ -1,12 +1,29 @@
 //! Helpers for the lazy reader's tests: tree comparison through `TraceTree`,
 //! where the traces are, opening traces held in memory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use tracetree::model::{Footer, Tracepoint};
+use tracetree::read::{LazyOptions, LazyTraceReader, sidecar_path};
 use tracetree::tree::{TraceTree, Visit};
 
 use crate::files::COMPLETE_REFERENCE_TRACES;
+
+/// The sidecar directory of a trace in a test's own temporary folder: a
+/// `lookups` folder beside it.
+pub fn sidecar_dir(trace: &Path) -> PathBuf {
+    trace.parent().unwrap_or(Path::new(".")).join("lookups")
+}
+
+/// Options that keep `trace`'s sidecar in [`sidecar_dir`].
+pub fn with_sidecar(trace: &Path) -> LazyOptions {
+    LazyTraceReader::options().sidecar_dir(Some(sidecar_dir(trace)))
+}
+
+/// Where [`with_sidecar`] keeps `trace`'s sidecar.
+pub fn sidecar_of(trace: &Path) -> PathBuf {
+    sidecar_path(&sidecar_dir(trace), trace)
+}
 
 /// The reference traces present, by path.
 pub fn reference_traces() -> Vec<PathBuf> {

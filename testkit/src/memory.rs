@@ -33,11 +33,11 @@ pub fn open_peak(
     policy: tracetree::read::SidecarPolicy,
     window: u64,
 ) -> Option<(tracetree::read::LazyTraceReader, u64)> {
-    let _ = std::fs::remove_file(tracetree::read::sidecar_path(path));
+    let _ = std::fs::remove_file(crate::lazy::sidecar_of(path));
     let before = std::fs::write("/proc/self/clear_refs", "5")
         .ok()
         .and_then(|()| proc_status("VmRSS:"));
-    let reader = tracetree::read::LazyTraceReader::options()
+    let reader = crate::lazy::with_sidecar(path)
         .sidecar(policy)
         .resident_window(Some(window))
         .open(path)

@@ -15,11 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::read::{
-    LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path, sidecar_path,
-};
+use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path};
 use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
+use tracetree_testkit::lazy::{sidecar_of, with_sidecar};
 use tracetree_testkit::memory::{alone, proc_status as status, rss_anon, rss_file};
 use tracetree_testkit::synth;
 
@@ -156,7 +155,7 @@ fn traversal_resident(bytes: u64, window: u64) {
     // index), then with it (tables mapped from the sidecar, written by the
     // first open with it if missing).
     for sidecar in [SidecarPolicy::Off, SidecarPolicy::ReadWrite] {
-        let reader = LazyTraceReader::options()
+        let reader = with_sidecar(&path)
             .cache_bytes(BUDGET)
             .sidecar(sidecar)
             .resident_window(Some(window))
@@ -217,7 +216,7 @@ fn traversal_resident(bytes: u64, window: u64) {
         const FAULT_AROUND: u64 = 64 << 10;
         let lookups = match sidecar {
             SidecarPolicy::Off => index_path(&path),
-            _ => sidecar_path(&path),
+            _ => sidecar_of(&path),
         };
         let lookups = std::fs::metadata(lookups).unwrap().len();
         let data = std::fs::metadata(&path).unwrap().len();

@@ -10,10 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::read::{
-    IndexChoice, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path, sidecar_path,
-};
+use tracetree::read::{IndexChoice, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path};
 
+use tracetree_testkit::lazy::sidecar_of;
 use tracetree_testkit::memory::{self, rss_anon};
 use tracetree_testkit::synth;
 
@@ -127,7 +126,7 @@ fn lookup_heap_does_not_grow_with_the_trace_without_a_writable_directory() {
             listed,
             "nothing written next to the trace"
         );
-        assert!(!sidecar_path(&linked).exists());
+        assert!(!sidecar_of(&linked).exists());
         make_writable(dir.path());
     }
     // Tables on the heap cost 4 bytes per container per reader (~7 MB

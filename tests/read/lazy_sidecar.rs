@@ -12,7 +12,10 @@ use tracetree::read::{
     SidecarPolicy, SidecarProblem, index_path, sidecar_path,
 };
 
-use tracetree_testkit::lazy::{assert_same_tree, expand_all, reference_traces, testdata_traces};
+use tracetree_testkit::lazy::{
+    assert_same_tree, expand_all, reference_traces, sidecar_dir, sidecar_of, testdata_traces,
+    with_sidecar,
+};
 use tracetree_testkit::synth::blocks_trace;
 
 /// Copies `trace` (and its index, if any) into `dir`.
@@ -43,15 +46,15 @@ fn synth_trace(dir: &Path, crash: Option<Crash>) -> PathBuf {
 fn written_then_used(path: &Path) {
     let name = path.display().to_string();
     let eager = EagerTrace::open(path).unwrap();
-    let first = LazyTraceReader::open(path).unwrap();
+    let first = with_sidecar(path).open(path).unwrap();
     assert_eq!(outcome(&first), SidecarOutcome::Written, "{name}");
     // None there, or an older one made for other files.
     assert!(matches!(
         rejected(&first),
         Some(SidecarProblem::Missing(_) | SidecarProblem::Stale(_))
     ));
-    assert!(sidecar_path(path).exists());
-    let second = LazyTraceReader::open(path).unwrap();
+    assert!(sidecar_of(path).exists());
+    let second = with_sidecar(path).open(path).unwrap();
     assert_eq!(outcome(&second), SidecarOutcome::Used, "{name}");
     assert!(second.report().sidecar_used());
     assert_eq!(rejected(&second), None);
@@ -95,15 +98,13 @@ fn testdata_and_reference_traces_read_the_same_through_the_sidecar() {
         let path = dir.path().join("alone.trace");
         fs::copy(&trace, &path).unwrap();
         written_then_used(&path);
-        let reopened = LazyTraceReader::open(&path).unwrap();
+        let reopened = with_sidecar(&path).open(&path).unwrap();
         assert!(matches!(
             reopened.report().status,
             IndexStatus::Rebuilt(IndexProblem::Missing(_))
         ));
         // The index is required: a rebuild's sidecar is not enough.
-        let required = LazyTraceReader::options()
-            .index(IndexChoice::Require)
-            .open(&path);
+        let required = with_sidecar(&path).index(IndexChoice::Require).open(&path);
         assert!(matches!(required, Err(tracetree::Error::BrokenIndex(_))));
     }
 }
@@ -132,14 +133,18 @@ fn keep_mtime(path: &Path, stamp: std::time::SystemTime) {
 /// After `change`, the sidecar is not used, and the reader agrees with one
 /// that never looks at a sidecar.
 fn assert_rejected_after(path: &Path, change: impl FnOnce(&Path)) {
-    let first = LazyTraceReader::open(path).unwrap();
+    let first = with_sidecar(path).open(path).unwrap();
     assert_eq!(outcome(&first), SidecarOutcome::Written);
-    assert!(LazyTraceReader::open(path).unwrap().report().sidecar_used());
+    assert!(
+        with_sidecar(path)
+            .open(path)
+            .unwrap()
+            .report()
+            .sidecar_used()
+    );
     change(path);
-    let plain = LazyTraceReader::options()
-        .sidecar(SidecarPolicy::Off)
-        .open(path);
-    let reopened = LazyTraceReader::options()
+    let plain = with_sidecar(path).sidecar(SidecarPolicy::Off).open(path);
+    let reopened = with_sidecar(path)
         .sidecar(SidecarPolicy::ReadOnly)
         .open(path);
     match (plain, reopened) {
@@ -196,7 +201,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
     for at_in_header in [4, 0] {
         let dir = tempfile::tempdir().unwrap();
         let path = synth_trace(dir.path(), None);
-        let reader = LazyTraceReader::options()
+        let reader = with_sidecar(&path)
             .sidecar(SidecarPolicy::Off)
             .open(&path)
             .unwrap();
@@ -214,7 +219,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
     // The byte before a block's end (its last object), mtime put back.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    let reader = LazyTraceReader::options()
+    let reader = with_sidecar(&path)
         .sidecar(SidecarPolicy::Off)
         .open(&path)
         .unwrap();
@@ -269,7 +274,13 @@ fn a_changed_index_makes_the_sidecar_stale() {
     let index = fs::read(index_path(&path)).unwrap();
     fs::remove_file(index_path(&path)).unwrap();
     assert_rejected_after(&path, |path| fs::write(index_path(path), &index).unwrap());
-    assert!(LazyTraceReader::open(&path).unwrap().report().index_used());
+    assert!(
+        with_sidecar(&path)
+            .open(&path)
+            .unwrap()
+            .report()
+            .index_used()
+    );
 }
 
 #[test]
@@ -289,8 +300,8 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     let blocks = eager.threads().iter().map(|t| t.blocks).sum::<usize>();
     assert!(blocks > 40);
     // Just written: every block's framing is read.
-    LazyTraceReader::open(&path).unwrap();
-    let racy = LazyTraceReader::open(&path).unwrap();
+    with_sidecar(&path).open(&path).unwrap();
+    let racy = with_sidecar(&path).open(&path).unwrap();
     let sidecar = racy.report().sidecar.clone().unwrap();
     assert_eq!(sidecar.outcome, SidecarOutcome::Used);
     assert_eq!(sidecar.framing_checked, blocks);
@@ -298,9 +309,9 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     // the data. A read-only open still reads every block (it writes
     // nothing)...
     std::thread::sleep(std::time::Duration::from_millis(2100));
-    let sidecar_bytes = fs::read(sidecar_path(&path)).unwrap();
+    let sidecar_bytes = fs::read(sidecar_of(&path)).unwrap();
     let read_only = || {
-        LazyTraceReader::options()
+        with_sidecar(&path)
             .sidecar(SidecarPolicy::ReadOnly)
             .open(&path)
             .unwrap()
@@ -308,34 +319,34 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     let sidecar = read_only().report().sidecar.clone().unwrap();
     assert_eq!(sidecar.outcome, SidecarOutcome::Used);
     assert_eq!(sidecar.framing_checked, blocks);
-    assert_eq!(fs::read(sidecar_path(&path)).unwrap(), sidecar_bytes);
+    assert_eq!(fs::read(sidecar_of(&path)).unwrap(), sidecar_bytes);
     // ... the first read-write open reads every block once more and
     // re-stamps the sidecar in place (its `stamped_at` only), ...
-    let restamping = LazyTraceReader::open(&path).unwrap();
+    let restamping = with_sidecar(&path).open(&path).unwrap();
     let sidecar = restamping.report().sidecar.clone().unwrap();
     assert_eq!(sidecar.outcome, SidecarOutcome::Used);
     assert_eq!(sidecar.framing_checked, blocks);
-    let restamped = fs::read(sidecar_path(&path)).unwrap();
+    let restamped = fs::read(sidecar_of(&path)).unwrap();
     assert_eq!(restamped.len(), sidecar_bytes.len());
     let differing: Vec<usize> = (0..restamped.len())
         .filter(|&i| restamped[i] != sidecar_bytes[i])
         .collect();
     assert!(!differing.is_empty() && differing.iter().all(|i| (192..200).contains(i)));
     // ... and every later open, read-only too, reads only a sample.
-    for trusted in [LazyTraceReader::open(&path).unwrap(), read_only()] {
+    for trusted in [with_sidecar(&path).open(&path).unwrap(), read_only()] {
         let sidecar = trusted.report().sidecar.clone().unwrap();
         assert_eq!(sidecar.outcome, SidecarOutcome::Used);
         assert!(sidecar.framing_checked <= tracetree::read::lookup::sidecar::SAMPLED_BLOCKS + 1);
         assert_same_tree(&trusted, &eager, "trusted stamps");
     }
-    assert_eq!(fs::read(sidecar_path(&path)).unwrap(), restamped);
+    assert_eq!(fs::read(sidecar_of(&path)).unwrap(), restamped);
     // Any write moves the ctime, even with the mtime put back (here the
     // same bytes are written again).
     let mtime = fs::metadata(&path).unwrap().modified().unwrap();
     let data = fs::read(&path).unwrap();
     fs::write(&path, data).unwrap();
     keep_mtime(&path, mtime);
-    let reopened = LazyTraceReader::options()
+    let reopened = with_sidecar(&path)
         .sidecar(SidecarPolicy::ReadOnly)
         .open(&path)
         .unwrap();
@@ -363,14 +374,14 @@ fn a_corrupt_sidecar_never_panics() {
     let path = blocks_trace(dir.path(), None, 32 << 10);
     let eager = EagerTrace::open(&path).unwrap();
     assert_eq!(
-        outcome(&LazyTraceReader::open(&path).unwrap()),
+        outcome(&with_sidecar(&path).open(&path).unwrap()),
         SidecarOutcome::Written
     );
-    let sidecar = sidecar_path(&path);
+    let sidecar = sidecar_of(&path);
     let good = fs::read(&sidecar).unwrap();
     eprintln!("sidecar of {} bytes", good.len());
     let read_only = || {
-        LazyTraceReader::options()
+        with_sidecar(&path)
             .sidecar(SidecarPolicy::ReadOnly)
             .open(&path)
             .unwrap()
@@ -436,28 +447,30 @@ fn a_corrupt_sidecar_never_panics() {
 
 #[test]
 fn an_unwritable_sidecar_is_reported_not_an_error() {
-    // A read-only directory.
+    // A read-only sidecar directory.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
     let eager = EagerTrace::open(&path).unwrap();
-    let mut permissions = fs::metadata(dir.path()).unwrap().permissions();
+    let lookups = sidecar_dir(&path);
+    fs::create_dir_all(&lookups).unwrap();
+    let mut permissions = fs::metadata(&lookups).unwrap().permissions();
     permissions.set_readonly(true);
-    fs::set_permissions(dir.path(), permissions.clone()).unwrap();
-    let reader = LazyTraceReader::open(&path);
+    fs::set_permissions(&lookups, permissions.clone()).unwrap();
+    let reader = with_sidecar(&path).open(&path);
     #[allow(clippy::permissions_set_readonly_false)]
     permissions.set_readonly(false);
-    fs::set_permissions(dir.path(), permissions).unwrap();
+    fs::set_permissions(&lookups, permissions).unwrap();
     let reader = reader.unwrap();
     assert!(
         matches!(outcome(&reader), SidecarOutcome::NotWritten(_)),
         "{:?}",
         outcome(&reader)
     );
-    assert!(!sidecar_path(&path).exists());
+    assert!(!sidecar_of(&path).exists());
     assert_same_tree(&reader, &eager, "read-only directory");
     // A directory where the sidecar would go.
-    fs::create_dir(sidecar_path(&path)).unwrap();
-    let reader = LazyTraceReader::open(&path).unwrap();
+    fs::create_dir_all(sidecar_of(&path)).unwrap();
+    let reader = with_sidecar(&path).open(&path).unwrap();
     assert!(matches!(outcome(&reader), SidecarOutcome::NotWritten(_)));
     assert!(matches!(
         rejected(&reader),
@@ -476,40 +489,77 @@ fn an_unwritable_sidecar_is_reported_not_an_error() {
 fn policies_off_and_read_only_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    let off = LazyTraceReader::options()
+    let off = with_sidecar(&path)
         .sidecar(SidecarPolicy::Off)
         .open(&path)
         .unwrap();
     assert_eq!(off.report().sidecar, None);
-    let read_only = LazyTraceReader::options()
+    let read_only = with_sidecar(&path)
         .sidecar(SidecarPolicy::ReadOnly)
         .open(&path)
         .unwrap();
     assert_eq!(outcome(&read_only), SidecarOutcome::Skipped);
-    assert!(!sidecar_path(&path).exists());
+    assert!(!sidecar_of(&path).exists());
     // A rebuild asked for neither uses nor writes one.
-    LazyTraceReader::open(&path).unwrap();
-    let modified = fs::metadata(sidecar_path(&path))
-        .unwrap()
-        .modified()
-        .unwrap();
-    let rebuilt = LazyTraceReader::options()
+    with_sidecar(&path).open(&path).unwrap();
+    let modified = fs::metadata(sidecar_of(&path)).unwrap().modified().unwrap();
+    let rebuilt = with_sidecar(&path)
         .index(IndexChoice::Rebuild)
         .open(&path)
         .unwrap();
     assert!(!rebuilt.report().sidecar_used());
     assert_eq!(outcome(&rebuilt), SidecarOutcome::Skipped);
     assert_eq!(
-        fs::metadata(sidecar_path(&path))
-            .unwrap()
-            .modified()
-            .unwrap(),
+        fs::metadata(sidecar_of(&path)).unwrap().modified().unwrap(),
         modified
     );
     // Read-only uses a valid one.
-    let read_only = LazyTraceReader::options()
+    let read_only = with_sidecar(&path)
         .sidecar(SidecarPolicy::ReadOnly)
         .open(&path)
         .unwrap();
     assert!(read_only.report().sidecar_used());
+}
+
+#[test]
+fn a_sidecar_directory_keeps_within_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let lookups = dir.path().join("lookups");
+    let traces: Vec<PathBuf> = (0..3)
+        .map(|i| {
+            let folder = dir.path().join(format!("t{i}"));
+            fs::create_dir(&folder).unwrap();
+            synth_trace(&folder, None)
+        })
+        .collect();
+    let options = || {
+        LazyTraceReader::options()
+            .sidecar_dir(Some(lookups.clone()))
+            .sidecar_budget(1)
+    };
+    let sidecars: Vec<PathBuf> = traces
+        .iter()
+        .map(|trace| sidecar_path(&lookups, trace))
+        .collect();
+    for (i, trace) in traces.iter().enumerate() {
+        let reader = options().open(trace).unwrap();
+        assert_eq!(outcome(&reader), SidecarOutcome::Written);
+        // The one just written stays; the budget evicts every older one.
+        for (j, sidecar) in sidecars.iter().enumerate() {
+            assert_eq!(sidecar.exists(), j == i, "after opening trace {i}");
+        }
+    }
+    // A budget they all fit in keeps them all.
+    for trace in &traces {
+        LazyTraceReader::options()
+            .sidecar_dir(Some(lookups.clone()))
+            .open(trace)
+            .unwrap();
+    }
+    assert!(sidecars.iter().all(|s| s.exists()));
+    // Nothing was written beside the traces.
+    for trace in &traces {
+        let beside = fs::read_dir(trace.parent().unwrap()).unwrap().count();
+        assert_eq!(beside, 2, "{}", trace.display());
+    }
 }

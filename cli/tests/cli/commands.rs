@@ -137,23 +137,74 @@ fn info_says_when_the_lookups_went_to_a_scratch_file() {
     let source = files::testdata("multi-thread.trace");
     std::fs::copy(&source, &trace).unwrap();
     std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
-    let mut permissions = std::fs::metadata(dir.path()).unwrap().permissions();
+    let scratch_line = |out: &str| {
+        let line = out
+            .lines()
+            .find(|line| line.starts_with("lookup sidecar:"))
+            .unwrap_or_else(|| panic!("no sidecar line in {out}"))
+            .to_string();
+        assert!(
+            line.ends_with("; lookups mapped from an unlinked scratch file instead)"),
+            "{line}"
+        );
+        line
+    };
+    // --no-cache keeps none.
+    let (ok, out, err) = tracetree(&["info", "--no-cache", trace.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(scratch_line(&out).contains("none kept"), "{out}");
+    // A sidecar directory that may not be written.
+    let cache = dir.path().join("cache");
+    let lookups = cache.join("lookups");
+    std::fs::create_dir_all(&lookups).unwrap();
+    let mut permissions = std::fs::metadata(&lookups).unwrap().permissions();
     permissions.set_readonly(true);
-    std::fs::set_permissions(dir.path(), permissions.clone()).unwrap();
-    let (ok, out, err) = tracetree(&["info", trace.to_str().unwrap()]);
+    std::fs::set_permissions(&lookups, permissions.clone()).unwrap();
+    let (ok, out, err) = tracetree(&[
+        "info",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]);
     #[allow(clippy::permissions_set_readonly_false)]
     permissions.set_readonly(false);
-    std::fs::set_permissions(dir.path(), permissions).unwrap();
+    std::fs::set_permissions(&lookups, permissions).unwrap();
     assert!(ok, "{err}");
-    let line = out
-        .lines()
-        .find(|line| line.starts_with("lookup sidecar:"))
-        .unwrap_or_else(|| panic!("no sidecar line in {out}"));
-    assert!(line.contains("not written: "), "{line}");
-    assert!(
-        line.ends_with("; lookups mapped from an unlinked scratch file instead)"),
-        "{line}"
-    );
+    assert!(scratch_line(&out).contains("not written: "), "{out}");
+}
+
+#[test]
+fn reads_add_nothing_beside_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.trace");
+    let source = files::testdata("multi-thread.trace");
+    std::fs::copy(&source, &trace).unwrap();
+    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let file = trace.to_str().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    for args in [
+        &["info", file][..],
+        &["print", file],
+        &["dump", file],
+        &["children", file, "--node", "0"],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--cache-dir", cache_dir]);
+        let (_, _, err) = tracetree(&args);
+        assert!(!err.contains("panicked"), "{err}");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["t.trace", "t.trace.idx"], "after {args:?}");
+    }
+    // The sidecar went to the cache.
+    let lookups: Vec<_> = std::fs::read_dir(cache.path().join("lookups"))
+        .unwrap()
+        .collect();
+    assert_eq!(lookups.len(), 1);
 }
 
 #[test]
@@ -161,31 +212,35 @@ fn index_writes_the_sidecar_and_info_reports_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = blocks_trace(dir.path(), None, 256 << 10);
     std::fs::remove_file(index_path(&path)).unwrap();
+    let cache = dir.path().join("cache");
     let file = path.to_str().unwrap();
-    let (ok, out, _) = tracetree(&["info", file]);
-    assert!(ok);
+    let with_cache = |command: &str| {
+        let (ok, out, err) = tracetree(&[command, file, "--cache-dir", cache.to_str().unwrap()]);
+        assert!(ok, "{err}");
+        out
+    };
+    let out = with_cache("info");
     assert!(out.contains("rebuilt"), "{out}");
     assert!(out.contains(".ttlookup (written)"), "{out}");
-    let (ok, out, _) = tracetree(&["info", file]);
-    assert!(ok);
+    let out = with_cache("info");
     assert!(out.contains(".ttlookup (valid, used)"), "{out}");
     assert!(
         out.contains("lookups from the sidecar of a rebuild"),
         "{out}"
     );
     // `index` writes the index, then a sidecar made from it.
-    let (ok, out, _) = tracetree(&["index", file]);
-    assert!(ok);
+    let out = with_cache("index");
     assert!(out.contains("lookup sidecar:"), "{out}");
     assert!(
         out.contains("(written; the old one was not used: stale"),
         "{out}"
     );
-    let (ok, out, _) = tracetree(&["info", file]);
-    assert!(ok);
-    assert!(out.contains("(valid, used)\n"), "{out}");
-    assert!(out.contains(".ttlookup (valid, used)"), "{out}");
-    let reader = LazyTraceReader::open(&path).unwrap();
+    let out = with_cache("info");
+    assert!(out.contains(".ttlookup (valid, used)\n"), "{out}");
+    let reader = LazyTraceReader::options()
+        .sidecar_dir(Some(cache.join("lookups")))
+        .open(&path)
+        .unwrap();
     assert!(reader.report().sidecar_used());
     assert_eq!(reader.report().status, IndexStatus::Used { complete: true });
 }

@@ -72,7 +72,7 @@
 //!       │             │   container cells ──► per thread: runs of cell numbers (no copy)
 //!       │             │   (index missing/broken ──► read::index::rebuild_to_scratch: read::rebuild's parallel
 //!       │             │    rebuild, in windows, into an unlinked scratch index, then load_index on it)
-//!       │   (before all this: a valid NAME.trace.ttlookup ──► read::sidecar::load, everything mapped)
+//!       │   (before all this: a valid NAME-HASH.ttlookup ──► read::sidecar::load, everything mapped)
 //!       ▼             ▼
 //!  read::lazy::stream::Stream ── a thread's logical stream: bytes from a logical offset to its block's end
 //!       │     format::skip (length + header, no allocation) / Object::decode (whole tracepoint)

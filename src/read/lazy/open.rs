@@ -172,6 +172,8 @@ pub struct LazyOptions {
     index: IndexChoice,
     index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
+    sidecar_dir: Option<PathBuf>,
+    sidecar_budget: u64,
     resident_window: Option<u64>,
 }
 
@@ -182,6 +184,8 @@ impl Default for LazyOptions {
             index: IndexChoice::default(),
             index_path: None,
             sidecar: SidecarPolicy::default(),
+            sidecar_dir: None,
+            sidecar_budget: LazyOptions::DEFAULT_SIDECAR_BUDGET,
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
         }
     }
@@ -190,6 +194,9 @@ impl Default for LazyOptions {
 impl LazyOptions {
     /// The default cache budget: 64 MiB.
     pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+    /// The default bound on the sidecars kept in a sidecar directory: 4 GiB.
+    pub const DEFAULT_SIDECAR_BUDGET: u64 = 4 << 30;
 
     /// The default resident window: 16 MiB.
     pub const DEFAULT_RESIDENT_WINDOW: u64 = 16 << 20;
@@ -234,13 +241,37 @@ impl LazyOptions {
 
     /// Whether to use and write the lookup sidecar
     /// ([`sidecar_path`](crate::read::sidecar_path())); default read-write.
-    /// Where none can be written next to the trace (a read-only directory,
-    /// or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
+    /// Where none can be written (no [`sidecar_dir`](Self::sidecar_dir), a
+    /// read-only one, or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
     /// scratch file instead, mapped so that they are not on the heap;
     /// [`SidecarPolicy::Off`] keeps them on the heap. Traces opened from
     /// bytes have none (their lookups are on the heap).
     pub fn sidecar(mut self, policy: SidecarPolicy) -> Self {
         self.sidecar = policy;
+        self
+    }
+
+    /// Where sidecars are kept between opens: `Some(dir)` keeps each
+    /// trace's sidecar in `dir` ([`sidecar_path`](crate::read::sidecar_path())),
+    /// so that later opens of an unchanged trace map it instead of
+    /// building the lookups again; the oldest sidecars there are removed
+    /// once they add up to more than the
+    /// [`sidecar_budget`](Self::sidecar_budget). `None` (the default) keeps
+    /// none: each open writes its lookups to an unlinked scratch file.
+    /// Nothing is ever written beside the trace.
+    /// [`storage::cache_dir`](crate::storage::cache_dir) is the per-user
+    /// cache directory the command line uses.
+    pub fn sidecar_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.sidecar_dir = dir;
+        self
+    }
+
+    /// Bytes the sidecars of the [`sidecar_dir`](Self::sidecar_dir) may
+    /// add up to (default
+    /// [`DEFAULT_SIDECAR_BUDGET`](Self::DEFAULT_SIDECAR_BUDGET)); the least
+    /// recently written are removed past it, never the one just written.
+    pub fn sidecar_budget(mut self, bytes: u64) -> Self {
+        self.sidecar_budget = bytes;
         self
     }
 
@@ -258,7 +289,10 @@ impl LazyOptions {
             TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
         };
         let on_disk = OnDisk {
-            sidecar: sidecar_path(path),
+            sidecar: self
+                .sidecar_dir
+                .as_deref()
+                .map(|dir| sidecar_path(dir, path)),
             stamped_at,
             data_stamp,
             index_stamp: Stamp::of(&index_path),
@@ -294,7 +328,7 @@ impl LazyOptions {
         check_file_header(data.as_slice(), DATA_MAGIC)?;
         let on_disk = on_disk.filter(|_| self.sidecar != SidecarPolicy::Off);
         let mut rejected = None;
-        if let Some(on_disk) = &on_disk {
+        if let Some(on_disk) = on_disk.as_ref().filter(|d| d.sidecar.is_some()) {
             match self.load_sidecar(&data, index.as_ref(), on_disk) {
                 Ok(loaded) => return Ok(self.over_sidecar(data, &index, path, on_disk, loaded)),
                 Err(problem) => rejected = Some(problem),
@@ -315,7 +349,7 @@ impl LazyOptions {
         Ok(reader)
     }
 
-    /// The sidecar beside the trace, if it is valid for these files and
+    /// The trace's sidecar in the sidecar directory, if it is valid for these files and
     /// for the index choice.
     fn load_sidecar(
         &self,
@@ -326,9 +360,12 @@ impl LazyOptions {
         if self.index == IndexChoice::Rebuild {
             return Err(SidecarProblem::Stale("a rebuild was asked for".into()));
         }
+        let Some(path) = &on_disk.sidecar else {
+            return Err(SidecarProblem::Missing("no sidecar directory".into()));
+        };
         let files = on_disk.files(data, index.ok());
         let restamp = self.sidecar == SidecarPolicy::ReadWrite;
-        let loaded = sidecar::load(&on_disk.sidecar, &files, restamp)?;
+        let loaded = sidecar::load(path, &files, restamp)?;
         let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
         if rebuilt && self.index == IndexChoice::Require {
             return Err(SidecarProblem::Rebuilt);
@@ -407,7 +444,7 @@ impl LazyOptions {
         }
     }
 
-    /// Writes the reader's lookups to the sidecar beside the trace (or to
+    /// Writes the reader's lookups to the trace's sidecar (or to
     /// an unlinked scratch file when it may not or cannot be written) and
     /// returns the reader over them mapped back, its report saying so.
     fn persist(
@@ -418,17 +455,22 @@ impl LazyOptions {
         rejected: Option<SidecarProblem>,
     ) -> LazyTraceReader {
         let write = self.sidecar == SidecarPolicy::ReadWrite && self.index != IndexChoice::Rebuild;
-        let outcome = if write {
-            reader.write_sidecar(&on_disk, index)
-        } else {
-            SidecarOutcome::Skipped
+        let outcome = match &on_disk.sidecar {
+            Some(path) if write => {
+                let outcome = reader.write_sidecar(path, &on_disk, index);
+                if outcome == SidecarOutcome::Written {
+                    sidecar::evict_oldest(path, self.sidecar_budget);
+                }
+                outcome
+            }
+            _ => SidecarOutcome::Skipped,
         };
         let files = on_disk.files(&reader.data, index);
-        let loaded = if outcome == SidecarOutcome::Written {
+        let loaded = if let (Some(path), SidecarOutcome::Written) = (&on_disk.sidecar, &outcome) {
             let restamp = self.sidecar == SidecarPolicy::ReadWrite;
-            sidecar::load(&on_disk.sidecar, &files, restamp).map_err(|e| e.to_string())
+            sidecar::load(path, &files, restamp).map_err(|e| e.to_string())
         } else {
-            // None next to the trace: the same bytes in an unlinked
+            // No sidecar written: the same bytes in an unlinked
             // scratch file keep the tables off the heap.
             sidecar::write_scratch(&files, &reader.lookup, &reader.context, &reader.summary())
         };
@@ -494,7 +536,8 @@ impl LazyOptions {
 /// Where a trace opened from a path keeps its sidecar, and the stamps of
 /// its files taken before they were mapped.
 struct OnDisk {
-    sidecar: PathBuf,
+    /// `None` without a sidecar directory.
+    sidecar: Option<PathBuf>,
     stamped_at: u64,
     data_stamp: Stamp,
     index_stamp: Stamp,
@@ -528,15 +571,19 @@ impl LazyTraceReader {
 
     /// Writes the sidecar of this reader's lookups (building every thread's
     /// table first); a failure is reported, not returned.
-    fn write_sidecar(&self, on_disk: &OnDisk, index: Option<&TraceBytes>) -> SidecarOutcome {
+    fn write_sidecar(
+        &self,
+        path: &Path,
+        on_disk: &OnDisk,
+        index: Option<&TraceBytes>,
+    ) -> SidecarOutcome {
+        if let Some(dir) = path.parent()
+            && let Err(error) = std::fs::create_dir_all(dir)
+        {
+            return SidecarOutcome::NotWritten(format!("{}: {error}", dir.display()));
+        }
         let files = on_disk.files(&self.data, index);
-        match sidecar::write(
-            &on_disk.sidecar,
-            &files,
-            &self.lookup,
-            &self.context,
-            &self.summary(),
-        ) {
+        match sidecar::write(path, &files, &self.lookup, &self.context, &self.summary()) {
             Ok(()) => SidecarOutcome::Written,
             Err(error) => SidecarOutcome::NotWritten(error.to_string()),
         }

@@ -1,5 +1,5 @@
 //! The lookup sidecar: a trace's lookup structures persisted next to it
-//! (`TRACE.ttlookup`), so that a second open costs O(1) in the trace size.
+//! (`NAME-HASH.ttlookup` in a sidecar directory), so that a second open costs O(1) in the trace size.
 //!
 //! The sidecar holds flat little-endian arrays read in place from a memory
 //! mapping with `zerocopy`: the block list, each thread's containers in start
@@ -38,8 +38,10 @@
 //! Even with a valid index, the first expansion of a thread builds its
 //! start-order table (~75–125 ms per 0.5 GB thread), and without an index the
 //! open is a rebuild. `read::sidecar` persists the finished lookup structures
-//! in `NAME.trace.ttlookup`, next to the trace (the recorder's `.idx` is never
-//! written), so that a second open costs O(1) in the trace size: map, compare
+//! in `NAME-HASH.ttlookup` in the sidecar directory the caller names
+//! (`LazyOptions::sidecar_dir`; never beside the trace, and the recorder's
+//! `.idx` is never written; past the directory's budget the least recently
+//! written sidecars are removed), so that a second open costs O(1) in the trace size: map, compare
 //! the files' stamps, check the header and section lengths, the block records'
 //! arithmetic (a few µs per thousand blocks) and the framing of a sample of
 //! blocks in the data (below); no container is looked at and no table is built — each thread's
@@ -151,7 +153,7 @@
 //! **Writing.** After building the lookups from the index or a rebuild
 //! (`IndexChoice::Rebuild`, an explicit request, writes none), with
 //! `SidecarPolicy::ReadWrite` (the default; `ReadOnly` only reads, `Off`
-//! neither), the sidecar is written to `NAME.trace.ttlookup.tmp-PID-N`, synced
+//! neither), the sidecar is written to `NAME-HASH.ttlookup.tmp-PID-N`, synced
 //! and renamed over the old one. When no thread's table is built yet and the
 //! cells are the index file's (a first open with a valid index), each thread's
 //! arrays are written straight from its cells, threads in parallel, and no
@@ -173,7 +175,7 @@
 //! sidecar after the index; `tracetree info` prints whether it was used or
 //! written.
 //!
-//! **Scratch sidecar.** When none is written next to the trace (a read-only
+//! **Scratch sidecar.** When none is written (no sidecar directory, a read-only
 //! directory, a failed write, `ReadOnly`, or `IndexChoice::Rebuild`) and the
 //! policy is not `Off`, the same bytes are written to a scratch file in the
 //! temporary directory (`std::env::temp_dir()`, i.e. `TMPDIR`), a file that
@@ -182,7 +184,7 @@
 //! (`TraceBytes::map_file`) and loaded like any sidecar
 //! (`sidecar::write_scratch`; its stamps are this open's, so every block's
 //! framing is read, ~1,000 page faults per GB); its disk blocks are freed
-//! when the reader drops the mapping. Nothing is written next to the trace.
+//! when the reader drops the mapping.
 //! `SidecarReport::scratch` says so, and `tracetree info` prints it (`…;
 //! lookups mapped from an unlinked scratch file instead`). Cost: the same write as a sidecar (~20
 //! bytes per container, ~135 MB per GB of trace) on every such open, since
@@ -217,16 +219,68 @@ pub const SIDECAR_MAGIC: [u8; 8] = *b"TTLOOKUP";
 /// The sidecar layout's version; a sidecar of another version is ignored.
 pub const SIDECAR_VERSION: u32 = 1;
 
-/// The sidecar of a data file: its path plus `.ttlookup`.
-pub fn sidecar_path(data: &Path) -> PathBuf {
-    let mut path = data.as_os_str().to_owned();
-    path.push(".ttlookup");
-    PathBuf::from(path)
+/// The sidecar of the data file `data` in the sidecar directory `dir`:
+/// `NAME-HASH.ttlookup`, where `NAME` is the data file's name (made safe
+/// for a file name) and `HASH` a fixed 64-bit hash of its canonical path,
+/// so that each trace has one place and a moved or replaced trace is told
+/// apart by the sidecar's stamps, not its name.
+pub fn sidecar_path(dir: &Path, data: &Path) -> PathBuf {
+    use std::hash::Hasher;
+    let canonical = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(canonical.as_os_str().as_encoded_bytes());
+    let name: String = data
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .take(64)
+        .collect();
+    dir.join(format!("{name}-{:016x}.ttlookup", hasher.finish()))
+}
+
+/// Removes the least recently written sidecars of `kept`'s directory
+/// until those left add up to at most `budget` bytes; `kept` itself stays.
+/// Failures (a sidecar removed meanwhile by another process) are ignored:
+/// the directory is a cache.
+pub(crate) fn evict_oldest(kept: &Path, budget: u64) {
+    let Some(dir) = kept.parent() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut sidecars: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let path = entry.path();
+            if path.extension()? != "ttlookup" || path == kept {
+                return None;
+            }
+            let metadata = entry.metadata().ok()?;
+            Some((metadata.modified().ok()?, metadata.len(), path))
+        })
+        .collect();
+    let kept_len = std::fs::metadata(kept).map_or(0, |m| m.len());
+    let mut total = kept_len + sidecars.iter().map(|s| s.1).sum::<u64>();
+    sidecars.sort();
+    for (_, len, path) in sidecars {
+        if total <= budget {
+            break;
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            total -= len;
+        }
+    }
 }
 
 /// Whether a reader uses and writes the lookup sidecar.
 ///
-/// Where the lookups are, for memory: a sidecar (next to the trace, or a
+/// Where the lookups are, for memory: a sidecar (in the sidecar directory, or a
 /// scratch one) is mapped, so the container tables are page cache the
 /// kernel can drop; without one they are on the heap, 4 bytes per
 /// container (about 38 MB per GB of trace), for the reader's lifetime.
@@ -234,13 +288,13 @@ pub fn sidecar_path(data: &Path) -> PathBuf {
 pub enum SidecarPolicy {
     /// Use a valid sidecar; write one after building the lookups otherwise
     /// (failures to write are reported, never an error). If it cannot be
-    /// written next to the trace (a read-only directory), the same bytes
+    /// written (no sidecar directory, or a read-only one), the same bytes
     /// go to an unlinked scratch file in the temporary directory
     /// ([`std::env::temp_dir`]), mapped from there: the heap stays bounded
     /// ([`SidecarReport::scratch`]).
     #[default]
     ReadWrite,
-    /// Use a valid sidecar; never write one next to the trace. Without a
+    /// Use a valid sidecar; never write one. Without a
     /// valid one, the lookups go to an unlinked scratch file, as for
     /// [`ReadWrite`](Self::ReadWrite) in a read-only directory.
     ReadOnly,
@@ -292,8 +346,8 @@ pub enum SidecarOutcome {
 /// The sidecar part of an [`IndexReport`](crate::read::IndexReport).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SidecarReport {
-    /// The sidecar's path.
-    pub path: PathBuf,
+    /// The sidecar's path (`None` without a sidecar directory).
+    pub path: Option<PathBuf>,
     /// Why an existing (or missing) sidecar was not used; `None` when used.
     pub rejected: Option<SidecarProblem>,
     /// Used, written or not.
@@ -301,7 +355,7 @@ pub struct SidecarReport {
     /// When used: how many blocks' framing was read from the data file (all
     /// of them, or a sample when the files' stamps vouch for the data).
     pub framing_checked: usize,
-    /// None was written next to the trace (a read-only directory, a failed
+    /// None was written (no sidecar directory, a read-only one, a failed
     /// write, or [`SidecarPolicy::ReadOnly`]), and the lookups were written
     /// to an unlinked scratch file in the temporary directory and mapped
     /// from there instead of staying on the heap (gone when the reader is

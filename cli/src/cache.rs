@@ -1,0 +1,119 @@
+//! Where the command keeps what it caches: each trace's lookup sidecar
+//! (`DIR/lookups/`) and each foreign input's import (`DIR/`), in the
+//! per-user cache directory unless `--cache-dir` or `--no-cache` says
+//! otherwise. Nothing is written beside the user's files.
+
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::import::ImportSummary;
+use tracetree::import::cache::trace_in;
+use tracetree::read::{LazyOptions, LazyTraceReader};
+use tracetree::storage::cache_dir;
+use tracetree::{Error, Result};
+
+/// The cache a command uses.
+pub struct Cache {
+    /// Where sidecars persist; `None` keeps none (each open writes its
+    /// lookups to an unlinked scratch file).
+    lookups: Option<PathBuf>,
+    /// Where imports go.
+    imports: PathBuf,
+    /// With `--no-cache`, or without a cache directory: a temporary
+    /// directory for imports, removed when the command ends.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Cache {
+    /// The cache `--cache-dir DIR` names, none with `--no-cache`, else the
+    /// per-user cache directory (none when there is no home directory).
+    pub fn new(dir: Option<PathBuf>, no_cache: bool) -> Result<Cache> {
+        let dir = match dir {
+            _ if no_cache => None,
+            Some(dir) => Some(dir),
+            None => cache_dir().ok(),
+        };
+        match dir {
+            Some(dir) => Ok(Cache {
+                lookups: Some(dir.join("lookups")),
+                imports: dir,
+                _scratch: None,
+            }),
+            None => {
+                let scratch =
+                    tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+                Ok(Cache {
+                    lookups: None,
+                    imports: scratch.path().to_path_buf(),
+                    _scratch: Some(scratch),
+                })
+            }
+        }
+    }
+
+    /// Options for the lazy reader: sidecars kept in this cache.
+    pub fn lazy_options(&self) -> LazyOptions {
+        LazyOptions::default().sidecar_dir(self.lookups.clone())
+    }
+
+    /// Opens `path` with the lazy reader, its sidecar in this cache.
+    pub fn open_lazy(&self, path: &Path) -> Result<LazyTraceReader> {
+        self.lazy_options().open(path)
+    }
+
+    /// The v22 trace to open for `file`: itself, or for a foreign trace its
+    /// import in this cache (made on first use, said on stderr).
+    pub fn trace_path(&self, file: &Path) -> Result<PathBuf> {
+        let bar = ProgressBar::hidden();
+        let trace = trace_in(file, &self.imports, &|bytes| {
+            if bar.is_hidden() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.set_length(source_size(file));
+                bar.set_style(
+                    ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes}")
+                        .expect("valid template"),
+                );
+            }
+            bar.inc(bytes)
+        });
+        bar.finish_and_clear();
+        let trace = trace?;
+        if let (Some(format), Some(summary)) = (trace.imported_from, &trace.imported_now) {
+            report(summary);
+            let later = if self._scratch.is_some() {
+                "removed when the command ends"
+            } else {
+                "later opens reuse it"
+            };
+            eprintln!(
+                "tracetree: imported {} ({format}) into {}; {later}",
+                file.display(),
+                trace.path.display()
+            );
+        }
+        Ok(trace.path)
+    }
+}
+
+/// The bytes of a source: a file's length, or a folder's files' total.
+pub fn source_size(input: &Path) -> u64 {
+    match std::fs::read_dir(input) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum(),
+        Err(_) => std::fs::metadata(input).map_or(0, |m| m.len()),
+    }
+}
+
+/// The summary's damage and warnings on stderr.
+pub fn report(summary: &ImportSummary) {
+    for damage in &summary.damage {
+        eprintln!("tracetree: damaged: {}: {}", damage.source, damage.what);
+    }
+    for warning in &summary.warnings {
+        eprintln!("tracetree: warning: {warning}");
+    }
+    eprintln!("imported {summary}");
+}
