@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::{ImportSummary, SourceFormat, import_file, trace_for};
+use tracetree::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with, trace_for};
 use tracetree::read::index_path;
 use tracetree::{Error, Result};
 
@@ -14,6 +14,7 @@ pub fn run(
     output: &Path,
     from: Option<SourceFormat>,
     force: bool,
+    samples: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     if !force && (output.exists() || index_path(output).exists()) {
@@ -26,7 +27,8 @@ pub fn run(
         ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
             .expect("valid template"),
     );
-    let summary = import_file(input, output, from, &|bytes| bar.inc(bytes));
+    let options = ImportOptions { samples };
+    let summary = import_file_with(input, output, from, &options, &|bytes| bar.inc(bytes));
     bar.finish_and_clear();
     report(&summary?);
     writeln!(out, "wrote {}", output.display())?;

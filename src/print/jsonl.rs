@@ -4,7 +4,8 @@
 //! Keys: `thread`, `depth` (root = 0), `event_id`, `kind`, `children` (direct
 //! children), `line` (of the code location; 0 when unknown), `file` (when
 //! known), `method` (`Class.name`, calls only), `unfinished` (calls the
-//! recorder never finished), `incomplete` (calls flagged incomplete).
+//! recorder never finished), `incomplete` (calls flagged incomplete),
+//! `samples` (nodes of a merged sample tree: the samples passing through).
 
 use std::io::Write;
 
@@ -15,7 +16,7 @@ use serde::Serialize;
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
-use crate::model::{Tracepoint, TracepointBody};
+use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Value};
 use crate::tree::{TraceTree, Visit};
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`).
@@ -40,7 +41,7 @@ pub fn write_jsonl<T: TraceTree>(
                 return Ok(());
             };
             let unfinished = tracepoint.is_container() && footer.is_none();
-            let record = record(
+            let mut record = record(
                 tree.context(),
                 thread,
                 depth,
@@ -48,6 +49,7 @@ pub fn write_jsonl<T: TraceTree>(
                 tracepoint,
                 unfinished,
             );
+            record.samples = sample_count(tracepoint, footer);
             serde_json::to_writer(&mut *out, &record).map_err(|e| Error::Stream(e.into()))?;
             out.write_all(b"\n")?;
             Ok(())
@@ -73,6 +75,25 @@ struct Record<'a> {
     incomplete: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     unfinished: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    samples: Option<i64>,
+}
+
+/// The sample count of a call flagged [`SAMPLE_COUNT_FLAG`]: its result.
+pub(crate) fn sample_count(
+    tracepoint: &Tracepoint<'_>,
+    footer: Option<&Footer<'_>>,
+) -> Option<i64> {
+    match (&tracepoint.body, footer) {
+        (
+            TracepointBody::MethodCall { flags, .. },
+            Some(Footer::MethodCall {
+                result: Value::Long(count),
+                ..
+            }),
+        ) if flags & SAMPLE_COUNT_FLAG != 0 => Some(*count),
+        _ => None,
+    }
 }
 
 fn record<'c>(
@@ -97,6 +118,7 @@ fn record<'c>(
         method: None,
         incomplete: false,
         unfinished,
+        samples: None,
     };
     if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
         record.method = context.method(*method).ok().map(|method| {
@@ -104,7 +126,11 @@ fn record<'c>(
                 .class(method.class)
                 .map(|c| c.name.decode().into_owned())
                 .unwrap_or_default();
-            format!("{class}.{}", method.name.decode())
+            if class.is_empty() {
+                method.name.decode().into_owned()
+            } else {
+                format!("{class}.{}", method.name.decode())
+            }
         });
         record.incomplete = flags & 1 != 0;
     }

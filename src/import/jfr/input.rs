@@ -1,0 +1,340 @@
+//! The byte cursor every JFR structure is read with: big-endian fixed-width
+//! numbers, the packed integers of a chunk with compressed integers, and the
+//! string encodings.
+//!
+//! A packed integer is little-endian groups of 7 bits, the high bit of each
+//! byte saying another follows; the 9th byte, when reached, holds 8 whole
+//! bits (so 64 bits fit in 9 bytes). A chunk whose header flag 0 is clear
+//! writes its `short`, `int` and `long` values as 2, 4 and 8 big-endian
+//! bytes instead. Every read checks the bytes left first and reports the
+//! offset (in the file) where it failed; nothing is allocated before the
+//! count it is sized by has been checked against the bytes left.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Why a JFR structure could not be read, and where (a file offset).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at offset {offset}: {what}")]
+pub struct JfrError {
+    /// The offset in the file where the read failed.
+    pub offset: u64,
+    /// What was wrong.
+    pub what: String,
+}
+
+impl JfrError {
+    /// An error at `offset`.
+    pub fn new(offset: u64, what: impl fmt::Display) -> Self {
+        JfrError {
+            offset,
+            what: what.to_string(),
+        }
+    }
+}
+
+/// A result of the JFR reader.
+pub type JfrResult<T> = std::result::Result<T, JfrError>;
+
+/// A string as a JFR event or pool holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JfrString<'a> {
+    /// Encoding 0: no string.
+    Null,
+    /// Encoding 2: a key of the `java.lang.String` constant pool.
+    Pooled(i64),
+    /// Encodings 1, 3, 4 and 5: the text.
+    Text(Cow<'a, str>),
+}
+
+/// A cursor over a chunk's bytes.
+#[derive(Debug, Clone)]
+pub struct Input<'a> {
+    bytes: &'a [u8],
+    position: usize,
+    /// The file offset of `bytes[0]`, for error messages.
+    base: u64,
+    compressed: bool,
+}
+
+impl<'a> Input<'a> {
+    /// A cursor at the start of `bytes`, which start at file offset `base`;
+    /// `compressed` is the chunk's compressed-integers flag.
+    pub fn new(bytes: &'a [u8], base: u64, compressed: bool) -> Self {
+        Input {
+            bytes,
+            position: 0,
+            base,
+            compressed,
+        }
+    }
+
+    /// The position in the slice.
+    #[inline]
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Moves to `position` in the slice (checked on the next read).
+    #[inline]
+    pub fn seek(&mut self, position: usize) {
+        self.position = position;
+    }
+
+    /// The bytes left after the position.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.position)
+    }
+
+    /// The file offset of the position.
+    pub fn file_offset(&self) -> u64 {
+        self.base + self.position as u64
+    }
+
+    /// An error at the position.
+    pub fn error(&self, what: impl fmt::Display) -> JfrError {
+        JfrError::new(self.file_offset(), what)
+    }
+
+    fn cut(&self, what: &str) -> JfrError {
+        self.error(format_args!("the data ends inside {what}"))
+    }
+
+    /// `n` raw bytes.
+    #[inline]
+    pub fn bytes(&mut self, n: usize) -> JfrResult<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.cut("a value"));
+        }
+        let slice = &self.bytes[self.position..self.position + n];
+        self.position += n;
+        Ok(slice)
+    }
+
+    /// One byte.
+    #[inline]
+    pub fn u8(&mut self) -> JfrResult<u8> {
+        match self.bytes.get(self.position) {
+            Some(&b) => {
+                self.position += 1;
+                Ok(b)
+            }
+            None => Err(self.cut("a byte")),
+        }
+    }
+
+    /// A big-endian `u32`, whatever the chunk's integer encoding.
+    #[inline]
+    pub fn raw_u32(&mut self) -> JfrResult<u32> {
+        let b = self.bytes(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// A big-endian `u64`, whatever the chunk's integer encoding.
+    #[inline]
+    pub fn raw_u64(&mut self) -> JfrResult<u64> {
+        let b = self.bytes(8)?;
+        let mut a = [0; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+
+    /// A packed integer (up to 9 bytes).
+    #[inline]
+    pub fn varint(&mut self) -> JfrResult<u64> {
+        let bytes = &self.bytes[self.position.min(self.bytes.len())..];
+        let mut value = 0u64;
+        for i in 0..8 {
+            let Some(&b) = bytes.get(i) else {
+                return Err(self.cut("a packed integer"));
+            };
+            value |= u64::from(b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                self.position += i + 1;
+                return Ok(value);
+            }
+        }
+        let Some(&last) = bytes.get(8) else {
+            return Err(self.cut("a packed integer"));
+        };
+        self.position += 9;
+        Ok(value | u64::from(last) << 56)
+    }
+
+    /// A `long` in the chunk's integer encoding.
+    #[inline]
+    pub fn long(&mut self) -> JfrResult<i64> {
+        if self.compressed {
+            Ok(self.varint()? as i64)
+        } else {
+            Ok(self.raw_u64()? as i64)
+        }
+    }
+
+    /// An `int` in the chunk's integer encoding.
+    #[inline]
+    pub fn int(&mut self) -> JfrResult<i32> {
+        if self.compressed {
+            Ok(self.varint()? as i32)
+        } else {
+            Ok(self.raw_u32()? as i32)
+        }
+    }
+
+    /// A `short` in the chunk's integer encoding.
+    #[inline]
+    pub fn short(&mut self) -> JfrResult<i16> {
+        if self.compressed {
+            Ok(self.varint()? as i16)
+        } else {
+            let b = self.bytes(2)?;
+            Ok(i16::from_be_bytes([b[0], b[1]]))
+        }
+    }
+
+    /// A `char` (a UTF-16 code unit) in the chunk's integer encoding.
+    #[inline]
+    pub fn char(&mut self) -> JfrResult<u16> {
+        Ok(self.short()? as u16)
+    }
+
+    /// An `int` count of things each at least `min_size` bytes long, checked
+    /// against the bytes left.
+    #[inline]
+    pub fn count(&mut self, min_size: usize, what: &str) -> JfrResult<usize> {
+        let at = self.file_offset();
+        let count = self.int()?;
+        let fits = usize::try_from(count)
+            .ok()
+            .filter(|&n| n.saturating_mul(min_size.max(1)) <= self.remaining());
+        fits.ok_or_else(|| {
+            JfrError::new(
+                at,
+                format_args!(
+                    "{what} count {count} exceeds the {} bytes left",
+                    self.remaining()
+                ),
+            )
+        })
+    }
+
+    /// A string in any of its encodings.
+    pub fn string(&mut self) -> JfrResult<JfrString<'a>> {
+        let at = self.file_offset();
+        match self.u8()? {
+            0 => Ok(JfrString::Null),
+            1 => Ok(JfrString::Text(Cow::Borrowed(""))),
+            2 => Ok(JfrString::Pooled(self.long()?)),
+            3 => {
+                let n = self.count(1, "string byte")?;
+                let bytes = self.bytes(n)?;
+                Ok(JfrString::Text(String::from_utf8_lossy(bytes)))
+            }
+            4 => {
+                let n = self.count(1, "string char")?;
+                let mut units = Vec::with_capacity(n);
+                for _ in 0..n {
+                    units.push(self.char()?);
+                }
+                Ok(JfrString::Text(Cow::Owned(String::from_utf16_lossy(
+                    &units,
+                ))))
+            }
+            5 => {
+                let n = self.count(1, "string byte")?;
+                let bytes = self.bytes(n)?;
+                Ok(JfrString::Text(latin1(bytes)))
+            }
+            other => Err(JfrError::new(
+                at,
+                format_args!("unknown string encoding {other}"),
+            )),
+        }
+    }
+
+    /// Skips a string in any of its encodings.
+    #[inline]
+    pub fn skip_string(&mut self) -> JfrResult<()> {
+        let at = self.file_offset();
+        match self.u8()? {
+            0 | 1 => Ok(()),
+            2 => self.long().map(drop),
+            3 | 5 => {
+                let n = self.count(1, "string byte")?;
+                self.bytes(n).map(drop)
+            }
+            4 => {
+                let n = self.count(1, "string char")?;
+                for _ in 0..n {
+                    self.char()?;
+                }
+                Ok(())
+            }
+            other => Err(JfrError::new(
+                at,
+                format_args!("unknown string encoding {other}"),
+            )),
+        }
+    }
+}
+
+/// Latin-1 bytes as text (borrowed when they are ASCII).
+fn latin1(bytes: &[u8]) -> Cow<'_, str> {
+    if bytes.is_ascii() {
+        // ASCII is UTF-8.
+        Cow::Borrowed(std::str::from_utf8(bytes).unwrap_or_default())
+    } else {
+        Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_integers_take_up_to_nine_bytes_the_ninth_whole() {
+        let mut input = Input::new(&[0x05, 0x80, 0x01, 0xFF, 0x7F], 0, true);
+        assert_eq!(input.varint().unwrap(), 5);
+        assert_eq!(input.varint().unwrap(), 128);
+        assert_eq!(input.varint().unwrap(), 0x3FFF);
+        let max = [0xFF; 9];
+        assert_eq!(Input::new(&max, 0, true).varint().unwrap(), u64::MAX);
+        let cut = [0xFF; 8];
+        let error = Input::new(&cut, 100, true).varint().unwrap_err();
+        assert_eq!(error.offset, 100);
+    }
+
+    #[test]
+    fn uncompressed_integers_are_big_endian() {
+        let bytes = [0, 0, 0, 7, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0];
+        let mut input = Input::new(&bytes, 0, false);
+        assert_eq!(input.int().unwrap(), 7);
+        assert_eq!(input.short().unwrap(), 3);
+        assert_eq!(input.long().unwrap(), 256);
+    }
+
+    #[test]
+    fn strings_in_every_encoding() {
+        let bytes = [
+            0, 1, 2, 9, 3, 2, b'h', b'i', 4, 2, 0x41, 0xE9, 0x01, 5, 2, b'a', 0xE9, 6,
+        ];
+        let mut input = Input::new(&bytes, 0, true);
+        assert_eq!(input.string().unwrap(), JfrString::Null);
+        assert_eq!(input.string().unwrap(), JfrString::Text("".into()));
+        assert_eq!(input.string().unwrap(), JfrString::Pooled(9));
+        assert_eq!(input.string().unwrap(), JfrString::Text("hi".into()));
+        assert_eq!(input.string().unwrap(), JfrString::Text("Aé".into()));
+        assert_eq!(input.string().unwrap(), JfrString::Text("aé".into()));
+        assert!(input.string().is_err());
+    }
+
+    #[test]
+    fn a_count_larger_than_the_bytes_left_is_refused() {
+        let mut input = Input::new(&[3, 0xFF, 0xFF, 0x03, 1], 10, true);
+        input.u8().unwrap();
+        let error = input.count(1, "array").unwrap_err();
+        assert_eq!(error.offset, 11);
+    }
+}
