@@ -286,5 +286,67 @@ fn build(root: Element<'_>, input: &Input<'_>) -> JfrResult<Metadata> {
         }
         metadata.classes[index].fields = fields;
     }
+    check_expansion(&metadata, input)?;
     Ok(metadata)
+}
+
+/// Decode steps one inline value may take, at most: types beyond it (or
+/// containing themselves inline) are refused, so that hostile metadata
+/// cannot make a few bytes cost unbounded work.
+const MAX_EXPANSION: u64 = 1024;
+
+/// The state of a type in [`check_expansion`]'s walk.
+#[derive(Clone, Copy)]
+enum Walk {
+    New,
+    Open,
+    Done(u64),
+}
+
+/// Refuses types that contain themselves inline or whose inline values
+/// take more than [`MAX_EXPANSION`] decode steps (arrays and pool keys
+/// count one: their elements are paid for by the bytes they take).
+fn check_expansion(metadata: &Metadata, input: &Input<'_>) -> JfrResult<()> {
+    let mut states = vec![Walk::New; metadata.classes.len()];
+    for class in 0..metadata.classes.len() {
+        if !matches!(states[class], Walk::New) {
+            continue;
+        }
+        states[class] = Walk::Open;
+        // Each frame: a type, the next field to look at, the sum so far.
+        let mut stack = vec![(class, 0usize, 1u64)];
+        while let Some(top) = stack.last_mut() {
+            let (at, next, sum) = *top;
+            if let Some(f) = metadata.classes[at].fields.get(next) {
+                top.1 += 1;
+                if f.kind != Kind::Struct || f.pooled || f.array {
+                    top.2 += 1;
+                    continue;
+                }
+                let inner = f.class as usize;
+                match states[inner] {
+                    Walk::Done(n) => top.2 += n,
+                    Walk::Open => {
+                        let name = &metadata.classes[inner].name;
+                        return Err(input.error(format_args!("type {name:?} contains itself")));
+                    }
+                    Walk::New => {
+                        states[inner] = Walk::Open;
+                        stack.push((inner, 0, 1));
+                    }
+                }
+                continue;
+            }
+            if sum > MAX_EXPANSION {
+                let name = &metadata.classes[at].name;
+                return Err(input.error(format_args!("type {name:?} is too large to decode")));
+            }
+            states[at] = Walk::Done(sum);
+            stack.pop();
+            if let Some(parent) = stack.last_mut() {
+                parent.2 += sum;
+            }
+        }
+    }
+    Ok(())
 }

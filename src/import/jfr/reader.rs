@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use super::chunk::{ChunkHeader, HEADER_SIZE};
 use super::input::{Input, JfrError, JfrResult, JfrString};
 use super::metadata::{CHECKPOINT_TYPE, Kind, Metadata};
-use super::value::{Value, read_value, skip_value};
+use super::value::{Value, read_fields, read_value, skip_value};
 
 /// A chunk's constant pools: per type index, per key, the offset of the
 /// value in the chunk.
@@ -206,6 +206,33 @@ impl<'a> Chunk<'a> {
         );
         input.seek(record.body);
         input
+    }
+
+    /// Decodes every event of the type at `class`, in order, calling
+    /// `visit` with its record and fields; returns the error that ended
+    /// the walk early, if one did.
+    pub fn for_each_event(
+        &self,
+        class: u32,
+        mut visit: impl FnMut(&Record, &[Value<'a>]),
+    ) -> Option<JfrError> {
+        let type_id = self.metadata.class(class).id;
+        let mut fields = Vec::new();
+        for record in self.records() {
+            let record = match record {
+                Ok(record) => record,
+                Err(error) => return Some(error),
+            };
+            if record.type_id != type_id {
+                continue;
+            }
+            let mut input = self.body(&record);
+            if let Err(error) = read_fields(&self.metadata, &mut input, class, 0, &mut fields) {
+                return Some(error);
+            }
+            visit(&record, &fields);
+        }
+        None
     }
 
     /// The kind of the type at `class` (for decoding a struct's body).

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use super::input::JfrError;
 use super::reader::Chunk;
 use super::resolve::{MethodName, Resolver, StackTrace, ThreadInfo};
-use super::value::{Value, read_fields};
+use super::value::Value;
 
 /// The event type of a sample.
 pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
@@ -49,25 +49,8 @@ pub fn chunk_samples(chunk: &Chunk<'_>) -> ChunkSamples {
     else {
         return result;
     };
-    let type_id = sample.id;
     let mut keys: FxHashMap<(i64, i64), u64> = FxHashMap::default();
-    let mut fields = Vec::new();
-    for record in chunk.records() {
-        let record = match record {
-            Ok(record) => record,
-            Err(error) => {
-                result.damage = Some(error);
-                break;
-            }
-        };
-        if record.type_id != type_id {
-            continue;
-        }
-        let mut input = chunk.body(&record);
-        if let Err(error) = read_fields(&chunk.metadata, &mut input, class, 0, &mut fields) {
-            result.damage = Some(error);
-            break;
-        }
+    result.damage = chunk.for_each_event(class, |_, fields| {
         let thread = fields.get(thread_field).and_then(Value::as_ref_key);
         let stack = fields.get(stack_field).and_then(Value::as_ref_key);
         match (thread, stack) {
@@ -75,7 +58,7 @@ pub fn chunk_samples(chunk: &Chunk<'_>) -> ChunkSamples {
             (None, _) => result.without_thread += 1,
             (_, None) => result.without_stack += 1,
         }
-    }
+    });
     let mut resolver = Resolver::new(chunk);
     let mut counts: Vec<_> = keys.into_iter().collect();
     counts.sort_unstable();

@@ -3,7 +3,11 @@
 //! (records by type id, over every chunk, each type named by the first
 //! chunk declaring it; types declared but never recorded count 0; a record
 //! whose type no metadata declares is `<id> (missing event metadata)`),
-//! plus the `jdk.DataLoss` events and the damage found.
+//! plus the `jdk.DataLoss` events and the damage found. The checkpoint
+//! records are named as the `jfr` tool of the JDK that made the recording
+//! names them: `jdk.CheckPoint` up to JDK 18, `jdk.Checkpoint` from JDK 19
+//! (the version read from `jdk.JVMInformation`; the newer name without
+//! one).
 //!
 //! Chunks are counted in parallel, one pass over their records each; the
 //! counts merge in file order.
@@ -12,8 +16,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-use super::Recording;
 use super::value::{Value, read_fields};
+use super::{Chunk, Recording};
 use crate::error::Result;
 
 /// The event type of a data-loss report.
@@ -49,6 +53,8 @@ pub struct JfrSummary {
     pub data_loss_bytes: u64,
     /// Damaged or skipped chunks, one line each.
     pub damage: Vec<String>,
+    /// The JVM's version string (`jdk.JVMInformation`), when recorded.
+    pub jvm_version: Option<String>,
 }
 
 /// One chunk's counts.
@@ -58,6 +64,7 @@ struct ChunkCounts {
     counts: HashMap<u64, (u64, u64)>,
     data_loss: (u64, u64),
     damage: Option<String>,
+    jvm_version: Option<String>,
 }
 
 /// Summarizes the recording at `path`.
@@ -78,6 +85,7 @@ pub fn summarize(path: &Path) -> Result<JfrSummary> {
         }
         let loss = chunk.metadata.class_named(DATA_LOSS);
         let amount = loss.and_then(|c| chunk.metadata.class(c).field("amount"));
+        counts.jvm_version = jvm_version(chunk);
         let mut fields = Vec::new();
         for record in chunk.records() {
             let record = match record {
@@ -109,7 +117,17 @@ pub fn summarize(path: &Path) -> Result<JfrSummary> {
         size: 0,
     };
     by_id.insert(0, named("jdk.Metadata"));
-    by_id.insert(1, named("jdk.CheckPoint"));
+    let chunks: Vec<_> = chunks.into_iter().collect();
+    summary.jvm_version = chunks
+        .iter()
+        .flatten()
+        .find_map(|chunk| chunk.jvm_version.clone());
+    let major = summary.jvm_version.as_deref().and_then(java_major);
+    let checkpoint = match major {
+        Some(major) if major < 19 => "jdk.CheckPoint",
+        _ => "jdk.Checkpoint",
+    };
+    by_id.insert(1, named(checkpoint));
     for (header, chunk) in recording.chunks().iter().zip(chunks) {
         let chunk = match chunk {
             Ok(chunk) => chunk,
@@ -149,10 +167,41 @@ pub fn summarize(path: &Path) -> Result<JfrSummary> {
     Ok(summary)
 }
 
+/// The `jvmVersion` of the chunk's first `jdk.JVMInformation` event.
+fn jvm_version(chunk: &Chunk<'_>) -> Option<String> {
+    let class = chunk.metadata.class_named("jdk.JVMInformation")?;
+    let field = chunk.metadata.class(class).field("jvmVersion")?;
+    let mut version = None;
+    chunk.for_each_event(class, |_, fields| {
+        if let (None, Some(Value::String(text))) = (&version, fields.get(field)) {
+            version = chunk.text(text);
+        }
+    });
+    version
+}
+
+/// The Java feature version in a JVM version string such as `OpenJDK
+/// 64-Bit Server VM (17.0.15+6-Debian) for linux-amd64 ...`.
+fn java_major(version: &str) -> Option<u32> {
+    let inside = version.split_once('(')?.1;
+    let digits: String = inside.chars().take_while(char::is_ascii_digit).collect();
+    let major: u32 = digits.parse().ok()?;
+    // Versions before 9 were written `1.8.0_...`.
+    if major == 1 {
+        let rest = inside.strip_prefix("1.")?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        return digits.parse().ok();
+    }
+    Some(major)
+}
+
 impl fmt::Display for JfrSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "jfr version: {}.{}", self.version.0, self.version.1)?;
         writeln!(f, "jfr chunks: {}", self.chunks)?;
+        if let Some(version) = &self.jvm_version {
+            writeln!(f, "jfr jvm: {version}")?;
+        }
         writeln!(f, "jfr start: {} ns since the epoch", self.start_nanos)?;
         writeln!(
             f,

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use super::input::JfrError;
 use super::reader::Chunk;
 use super::resolve::{MethodName, Resolver, ThreadInfo};
-use super::value::read_fields;
 
 /// The event type of a traced call.
 pub const METHOD_TRACE: &str = "jdk.MethodTrace";
@@ -44,19 +43,6 @@ pub struct ChunkCalls {
     pub damage: Option<JfrError>,
 }
 
-/// Whether `chunk` declares the method-trace event type and holds one.
-pub fn chunk_count(chunk: &Chunk<'_>) -> u64 {
-    let Some(class) = chunk.metadata.class_named(METHOD_TRACE) else {
-        return 0;
-    };
-    let id = chunk.metadata.class(class).id;
-    chunk
-        .records()
-        .map_while(Result::ok)
-        .filter(|r| r.type_id == id)
-        .count() as u64
-}
-
 /// Collects the traced calls of `chunk`, the `index`th chunk.
 pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
     let mut result = ChunkCalls::default();
@@ -74,25 +60,10 @@ pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
     else {
         return result;
     };
-    let type_id = event.id;
     let mut resolver = Resolver::new(chunk);
-    let mut fields = Vec::new();
-    for record in chunk.records() {
-        let record = match record {
-            Ok(record) => record,
-            Err(error) => {
-                result.damage = Some(error);
-                break;
-            }
-        };
-        if record.type_id != type_id {
-            continue;
-        }
-        let mut input = chunk.body(&record);
-        if let Err(error) = read_fields(&chunk.metadata, &mut input, class, 0, &mut fields) {
-            result.damage = Some(error);
-            break;
-        }
+    let mut calls = Vec::new();
+    let mut skipped = 0;
+    result.damage = chunk.for_each_event(class, |record, fields| {
         let start = fields[start_at].as_i64().unwrap_or(0);
         let duration = fields[duration_at].as_i64().unwrap_or(0);
         let thread = fields[thread_at]
@@ -102,18 +73,20 @@ pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
             .as_ref_key()
             .and_then(|k| resolver.method(k));
         let (Some(thread), Some(method)) = (thread.filter(|t| t.java_id.is_some()), method) else {
-            result.skipped += 1;
-            continue;
+            skipped += 1;
+            return;
         };
         let start = chunk.header.timestamp_nanos(start);
-        result.calls.push(TracedCall {
+        calls.push(TracedCall {
             thread,
             method,
             start,
             end: start.saturating_add(chunk.header.span_nanos(duration)),
             order: (index, record.offset),
         });
-    }
+    });
+    result.calls = calls;
+    result.skipped = skipped;
     result
 }
 
