@@ -36,15 +36,53 @@ impl JfrError {
 /// A result of the JFR reader.
 pub type JfrResult<T> = std::result::Result<T, JfrError>;
 
-/// A string as a JFR event or pool holds it.
+/// A string as a JFR event or pool holds it, kept as its bytes until its
+/// text is asked for ([`JfrString::to_text`]), so decoding allocates
+/// nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JfrString<'a> {
     /// Encoding 0: no string.
     Null,
+    /// Encoding 1: the empty string.
+    Empty,
     /// Encoding 2: a key of the `java.lang.String` constant pool.
     Pooled(i64),
-    /// Encodings 1, 3, 4 and 5: the text.
-    Text(Cow<'a, str>),
+    /// Encoding 3: UTF-8 bytes.
+    Utf8(&'a [u8]),
+    /// Encoding 4: UTF-16 code units, each an integer of the chunk's
+    /// encoding (`compressed`: packed).
+    Chars {
+        /// The units' bytes.
+        bytes: &'a [u8],
+        /// How many units.
+        count: usize,
+        /// Whether the units are packed integers.
+        compressed: bool,
+    },
+    /// Encoding 5: Latin-1 bytes.
+    Latin1(&'a [u8]),
+}
+
+impl<'a> JfrString<'a> {
+    /// The text; `None` for the null string and a pool key (which only
+    /// its chunk can look up).
+    pub fn to_text(&self) -> Option<Cow<'a, str>> {
+        match *self {
+            JfrString::Null | JfrString::Pooled(_) => None,
+            JfrString::Empty => Some(Cow::Borrowed("")),
+            JfrString::Utf8(bytes) => Some(String::from_utf8_lossy(bytes)),
+            JfrString::Latin1(bytes) => Some(latin1(bytes)),
+            JfrString::Chars {
+                bytes,
+                count,
+                compressed,
+            } => {
+                let mut input = Input::new(bytes, 0, compressed);
+                let units: Vec<u16> = (0..count).map_while(|_| input.char().ok()).collect();
+                Some(Cow::Owned(String::from_utf16_lossy(&units)))
+            }
+        }
+    }
 }
 
 /// A cursor over a chunk's bytes.
@@ -143,6 +181,13 @@ impl<'a> Input<'a> {
     /// A packed integer (up to 9 bytes).
     #[inline]
     pub fn varint(&mut self) -> JfrResult<u64> {
+        // Most values are below 128.
+        if let Some(&b) = self.bytes.get(self.position) {
+            if b < 0x80 {
+                self.position += 1;
+                return Ok(u64::from(b));
+            }
+        }
         let bytes = &self.bytes[self.position.min(self.bytes.len())..];
         let mut value = 0u64;
         for i in 0..8 {
@@ -220,31 +265,32 @@ impl<'a> Input<'a> {
     }
 
     /// A string in any of its encodings.
+    #[inline]
     pub fn string(&mut self) -> JfrResult<JfrString<'a>> {
         let at = self.file_offset();
         match self.u8()? {
             0 => Ok(JfrString::Null),
-            1 => Ok(JfrString::Text(Cow::Borrowed(""))),
+            1 => Ok(JfrString::Empty),
             2 => Ok(JfrString::Pooled(self.long()?)),
             3 => {
                 let n = self.count(1, "string byte")?;
-                let bytes = self.bytes(n)?;
-                Ok(JfrString::Text(String::from_utf8_lossy(bytes)))
+                Ok(JfrString::Utf8(self.bytes(n)?))
             }
             4 => {
-                let n = self.count(1, "string char")?;
-                let mut units = Vec::with_capacity(n);
-                for _ in 0..n {
-                    units.push(self.char()?);
+                let count = self.count(1, "string char")?;
+                let start = self.position;
+                for _ in 0..count {
+                    self.char()?;
                 }
-                Ok(JfrString::Text(Cow::Owned(String::from_utf16_lossy(
-                    &units,
-                ))))
+                Ok(JfrString::Chars {
+                    bytes: &self.bytes[start..self.position],
+                    count,
+                    compressed: self.compressed,
+                })
             }
             5 => {
                 let n = self.count(1, "string byte")?;
-                let bytes = self.bytes(n)?;
-                Ok(JfrString::Text(latin1(bytes)))
+                Ok(JfrString::Latin1(self.bytes(n)?))
             }
             other => Err(JfrError::new(
                 at,
@@ -256,26 +302,7 @@ impl<'a> Input<'a> {
     /// Skips a string in any of its encodings.
     #[inline]
     pub fn skip_string(&mut self) -> JfrResult<()> {
-        let at = self.file_offset();
-        match self.u8()? {
-            0 | 1 => Ok(()),
-            2 => self.long().map(drop),
-            3 | 5 => {
-                let n = self.count(1, "string byte")?;
-                self.bytes(n).map(drop)
-            }
-            4 => {
-                let n = self.count(1, "string char")?;
-                for _ in 0..n {
-                    self.char()?;
-                }
-                Ok(())
-            }
-            other => Err(JfrError::new(
-                at,
-                format_args!("unknown string encoding {other}"),
-            )),
-        }
+        self.string().map(drop)
     }
 }
 
@@ -321,13 +348,16 @@ mod tests {
             0, 1, 2, 9, 3, 2, b'h', b'i', 4, 2, 0x41, 0xE9, 0x01, 5, 2, b'a', 0xE9, 6,
         ];
         let mut input = Input::new(&bytes, 0, true);
-        assert_eq!(input.string().unwrap(), JfrString::Null);
-        assert_eq!(input.string().unwrap(), JfrString::Text("".into()));
-        assert_eq!(input.string().unwrap(), JfrString::Pooled(9));
-        assert_eq!(input.string().unwrap(), JfrString::Text("hi".into()));
-        assert_eq!(input.string().unwrap(), JfrString::Text("Aé".into()));
-        assert_eq!(input.string().unwrap(), JfrString::Text("aé".into()));
+        let mut text = || input.string().unwrap().to_text().map(|t| t.into_owned());
+        assert_eq!(text(), None);
+        assert_eq!(text().as_deref(), Some(""));
+        assert_eq!(text(), None);
+        assert_eq!(text().as_deref(), Some("hi"));
+        assert_eq!(text().as_deref(), Some("Aé"));
+        assert_eq!(text().as_deref(), Some("aé"));
         assert!(input.string().is_err());
+        let mut input = Input::new(&bytes[2..], 0, true);
+        assert_eq!(input.string().unwrap(), JfrString::Pooled(9));
     }
 
     #[test]

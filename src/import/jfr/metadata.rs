@@ -17,7 +17,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::input::{Input, JfrError, JfrResult, JfrString};
+use super::input::{Input, JfrError, JfrResult};
 
 /// The type id of the metadata event.
 pub const METADATA_TYPE: u64 = 0;
@@ -159,10 +159,8 @@ impl Metadata {
         let count = input.count(1, "metadata string")?;
         let mut strings = Vec::with_capacity(count);
         for _ in 0..count {
-            strings.push(match input.string()? {
-                JfrString::Text(text) => text.into_owned(),
-                _ => String::new(),
-            });
+            let text = input.string()?.to_text();
+            strings.push(text.map(|t| t.into_owned()).unwrap_or_default());
         }
         let root = read_elements(input, &strings)?;
         let mut metadata = build(root, input)?;

@@ -163,7 +163,7 @@ pub fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
         let stack = stack_field[class as usize]
             .and_then(|i| fields.get(i))
             .and_then(value::Value::as_ref_key);
-        if let Some(stack) = stack.and_then(|key| resolver.stack(key)) {
+        if let Some(stack) = stack.and_then(|key| resolver.stack_ref(key)) {
             frames += stack.frames.len() as u64;
         }
     }

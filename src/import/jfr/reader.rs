@@ -177,12 +177,13 @@ impl<'a> Chunk<'a> {
     /// the null string or a missing key).
     pub fn text(&self, string: &JfrString<'a>) -> Option<String> {
         match string {
-            JfrString::Null => None,
-            JfrString::Text(text) => Some(text.to_string()),
             JfrString::Pooled(key) => match self.pooled(self.string_class?, *key)? {
-                Ok(Value::String(JfrString::Text(text))) => Some(text.into_owned()),
+                Ok(Value::String(pooled)) if !matches!(pooled, JfrString::Pooled(_)) => {
+                    pooled.to_text().map(|t| t.into_owned())
+                }
                 _ => None,
             },
+            other => other.to_text().map(|t| t.into_owned()),
         }
     }
 

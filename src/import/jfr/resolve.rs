@@ -95,12 +95,18 @@ impl<'c, 'a> Resolver<'c, 'a> {
 
     /// The stack trace of `key`.
     pub fn stack(&mut self, key: i64) -> Option<Arc<StackTrace>> {
-        if let Some(known) = self.stacks.get(&key) {
-            return known.clone();
+        self.stack_ref(key)?;
+        self.stacks.get(&key).cloned().flatten()
+    }
+
+    /// The stack trace of `key`, borrowed (no reference count touched).
+    #[inline]
+    pub fn stack_ref(&mut self, key: i64) -> Option<&StackTrace> {
+        if !self.stacks.contains_key(&key) {
+            let resolved = self.resolve_stack(key).map(Arc::new);
+            self.stacks.insert(key, resolved);
         }
-        let resolved = self.resolve_stack(key).map(Arc::new);
-        self.stacks.insert(key, resolved.clone());
-        resolved
+        self.stacks.get(&key)?.as_deref()
     }
 
     fn resolve_stack(&mut self, key: i64) -> Option<StackTrace> {

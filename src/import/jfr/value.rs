@@ -76,7 +76,7 @@ impl Value<'_> {
 }
 
 /// Reads the value of `field`.
-#[inline]
+#[inline(always)]
 pub fn read_field<'a>(
     metadata: &Metadata,
     input: &mut Input<'a>,
@@ -95,7 +95,7 @@ pub fn read_field<'a>(
     }
 }
 
-#[inline]
+#[inline(always)]
 fn read_one<'a>(
     metadata: &Metadata,
     input: &mut Input<'a>,
@@ -113,7 +113,7 @@ fn read_one<'a>(
 }
 
 /// Reads a value of the type at `class` (of kind `kind`), stored inline.
-#[inline]
+#[inline(always)]
 pub fn read_value<'a>(
     metadata: &Metadata,
     input: &mut Input<'a>,
