@@ -182,11 +182,11 @@ impl<'a> Input<'a> {
     #[inline]
     pub fn varint(&mut self) -> JfrResult<u64> {
         // Most values are below 128.
-        if let Some(&b) = self.bytes.get(self.position) {
-            if b < 0x80 {
-                self.position += 1;
-                return Ok(u64::from(b));
-            }
+        if let Some(&b) = self.bytes.get(self.position)
+            && b < 0x80
+        {
+            self.position += 1;
+            return Ok(u64::from(b));
         }
         let bytes = &self.bytes[self.position.min(self.bytes.len())..];
         let mut value = 0u64;
