@@ -201,7 +201,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("jfr");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
-    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.throughput(Throughput::Bytes(bytes.len()));
     group.bench_function("raw byte scan", |b| {
         b.iter(|| black_box(raw_scan(bytes.as_slice())))
     });
