@@ -141,10 +141,9 @@ impl Metadata {
 
     /// Reads the metadata event at the position of `input`.
     pub fn read(input: &mut Input<'_>) -> JfrResult<Metadata> {
-        let start = input.position();
+        let left = input.remaining();
         let size = input.int()?;
-        let end = start.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
-        if size <= 0 || end > start + input.remaining() {
+        if usize::try_from(size).map_or(true, |size| size == 0 || size > left) {
             return Err(input.error(format_args!("metadata size {size} exceeds the chunk")));
         }
         let type_id = input.long()? as u64;

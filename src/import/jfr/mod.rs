@@ -169,3 +169,6 @@ pub fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
     }
     (events, frames)
 }
+
+#[cfg(test)]
+mod tests;
