@@ -24,7 +24,11 @@
 //! pools cannot be read is skipped and reported; a record that cannot be
 //! decoded ends its chunk there, reported. Every whole chunk is kept.
 //! Memory holds the pools' offset tables and the resolved names of the
-//! chunks being decoded, and the merged trees (or the traced calls).
+//! chunks being decoded, and the merged trees; a method-trace import also
+//! holds every traced call (about 48 bytes each) until it has nested them,
+//! since a v22 trace is written caller first and the JVM commits callers
+//! last. Start times stored as compressed ticks (flag bit 2, a newer JDK
+//! option) are not unpacked; the import warns when a chunk has them.
 
 pub mod chunk;
 pub mod input;

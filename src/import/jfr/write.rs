@@ -41,6 +41,13 @@ pub(crate) fn import(
             what.join("; ")
         )));
     }
+    for header in recording.chunks().iter().filter(|h| h.compressed_ticks()) {
+        summary.warnings.push(format!(
+            "chunk at offset {} stores compressed start ticks, which this reader does not \
+             unpack: method-trace start times of that chunk may be wrong",
+            header.offset
+        ));
+    }
     let mut names = Names::default();
     let traced = if options.samples {
         false
