@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::cache::{report, source_size};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::{SourceFormat, import_file};
+use tracetree::import::{ImportOptions, SourceFormat, import_file_with};
 use tracetree::read::index_path;
 use tracetree::{Error, Result};
 
@@ -16,6 +16,7 @@ pub fn run(
     output: &Path,
     from: Option<SourceFormat>,
     force: bool,
+    samples: bool,
     out: &mut impl Write,
 ) -> Result<()> {
     if !force && (output.exists() || index_path(output).exists()) {
@@ -28,7 +29,8 @@ pub fn run(
         ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
             .expect("valid template"),
     );
-    let summary = import_file(input, output, from, &|bytes| bar.inc(bytes));
+    let options = ImportOptions { samples };
+    let summary = import_file_with(input, output, from, &options, &|bytes| bar.inc(bytes));
     bar.finish_and_clear();
     report(&summary?);
     writeln!(out, "wrote {}", output.display())?;

@@ -36,6 +36,15 @@ fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// For a JFR recording, its own summary: chunks, duration, event counts
+/// by type (as `jfr summary` counts them), data loss and damage.
+pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
+    if tracetree::import::jfr::looks_like_jfr(file) {
+        write!(out, "{}", tracetree::import::jfr::summarize(file)?)?;
+    }
+    Ok(())
+}
+
 /// The file and its format version, printed once the trace has opened
 /// (opening checks that the data file's header names this version).
 fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {

@@ -135,6 +135,10 @@ pub enum Command {
         /// Replace OUTPUT if it exists.
         #[arg(long)]
         force: bool,
+        /// JFR: import the per-thread sample trees even when the recording
+        /// holds method traces (which are imported by default).
+        #[arg(long)]
+        samples: bool,
     },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
@@ -184,7 +188,8 @@ pub fn run(cli: Cli) -> Result<()> {
     let cache = Cache::new(cli.cache_dir, cli.no_cache)?;
     match cli.command {
         Command::Info { file, eager } => {
-            info::run(&cache, &cache.trace_path(&file)?, eager, &mut out)?
+            info::run(&cache, &cache.trace_path(&file)?, eager, &mut out)?;
+            info::write_jfr_summary(&file, &mut out)?;
         }
         Command::Index {
             file,
@@ -241,7 +246,8 @@ pub fn run(cli: Cli) -> Result<()> {
             output,
             from,
             force,
-        } => import::run(&input, &output, from, force, &mut out)?,
+            samples,
+        } => import::run(&input, &output, from, force, samples, &mut out)?,
         Command::Children {
             file,
             node,

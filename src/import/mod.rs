@@ -17,6 +17,7 @@
 pub mod blinky;
 pub mod cache;
 pub mod flow;
+pub mod jfr;
 mod names;
 #[cfg(test)]
 mod test_rows;
@@ -44,12 +45,18 @@ pub enum SourceFormat {
     Blinky,
     /// Eclipse TPTP's binary trace (`.trcbin`, magic `0TBF`).
     Tptp,
+    /// A Java Flight Recorder recording (`.jfr`, magic `FLR\0`).
+    Jfr,
 }
 
 impl SourceFormat {
     /// Every importable format.
-    pub const ALL: [SourceFormat; 3] =
-        [SourceFormat::Flow, SourceFormat::Blinky, SourceFormat::Tptp];
+    pub const ALL: [SourceFormat; 4] = [
+        SourceFormat::Flow,
+        SourceFormat::Blinky,
+        SourceFormat::Tptp,
+        SourceFormat::Jfr,
+    ];
 
     /// The format's name on the command line.
     pub fn name(self) -> &'static str {
@@ -57,6 +64,7 @@ impl SourceFormat {
             SourceFormat::Flow => "flow",
             SourceFormat::Blinky => "blinky",
             SourceFormat::Tptp => "tptp",
+            SourceFormat::Jfr => "jfr",
         }
     }
 
@@ -65,6 +73,8 @@ impl SourceFormat {
     pub fn detect(path: &Path) -> Option<SourceFormat> {
         if flow::looks_like_flow(path) {
             Some(SourceFormat::Flow)
+        } else if jfr::looks_like_jfr(path) {
+            Some(SourceFormat::Jfr)
         } else if tptp::looks_like_tptp(path) {
             Some(SourceFormat::Tptp)
         } else if blinky::looks_like_blinky(path) {
@@ -198,6 +208,25 @@ pub fn import_file(
     format: Option<SourceFormat>,
     progress: &dyn Fn(u64),
 ) -> Result<ImportSummary> {
+    import_file_with(input, output, format, &ImportOptions::default(), progress)
+}
+
+/// Choices of an import that only some formats have.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// JFR: import the sample trees even when the recording holds method
+    /// traces.
+    pub samples: bool,
+}
+
+/// [`import_file`] with `options`.
+pub fn import_file_with(
+    input: &Path,
+    output: &Path,
+    format: Option<SourceFormat>,
+    options: &ImportOptions,
+    progress: &dyn Fn(u64),
+) -> Result<ImportSummary> {
     let format = match format.or_else(|| SourceFormat::detect(input)) {
         Some(format) => format,
         None if !input.exists() => {
@@ -220,6 +249,12 @@ pub fn import_file(
             SourceFormat::Flow => flow::import(input, &writer, progress),
             SourceFormat::Blinky => blinky::import(input, &writer, progress),
             SourceFormat::Tptp => tptp::import(input, &writer, progress),
+            SourceFormat::Jfr => {
+                let jfr_options = jfr::JfrOptions {
+                    samples: options.samples,
+                };
+                jfr::import(input, &writer, jfr_options, progress)
+            }
         };
         let summary = match summary {
             Ok(summary) => summary,

@@ -13,7 +13,8 @@ pub use reference::{
 };
 pub use string::JavaStr;
 pub use tracepoint::{
-    DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
+    DiffStatus, Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, TracepointHeader,
+    TracepointType,
 };
 pub use types::{AccessLocation, Type};
 pub use value::Value;

@@ -141,6 +141,11 @@ pub struct Tracepoint<'a> {
     pub body: TracepointBody<'a>,
 }
 
+/// Call flag bit 1: the call is a node of a merged sample tree (an
+/// imported JFR profile) and its result is the `long` count of samples
+/// passing through it, not a returned value.
+pub const SAMPLE_COUNT_FLAG: i16 = 2;
+
 /// The type-specific fields of a tracepoint.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TracepointBody<'a> {
@@ -152,7 +157,7 @@ pub enum TracepointBody<'a> {
         receiver: Value<'a>,
         /// The arguments.
         arguments: Vec<Value<'a>>,
-        /// Flags; bit 0 = incomplete.
+        /// Flags; bit 0 = incomplete, bit 1 = [`SAMPLE_COUNT_FLAG`].
         flags: i16,
     },
     /// `array[index] ➜ value`.

@@ -4,7 +4,8 @@
 //! Keys: `thread`, `depth` (root = 0), `event_id`, `kind`, `children` (direct
 //! children), `line` (of the code location; 0 when unknown), `file` (when
 //! known), `method` (`Class.name`, calls only), `unfinished` (calls the
-//! recorder never finished), `incomplete` (calls flagged incomplete).
+//! recorder never finished), `incomplete` (calls flagged incomplete),
+//! `samples` (nodes of a merged sample tree: the samples passing through).
 
 use std::io::Write;
 
@@ -13,7 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::common::{CodeLocationId, MethodId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
-use crate::model::{Tracepoint, TracepointBody};
+use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Value};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Source, plan};
 use crate::tree::{TraceTree, Visit};
@@ -77,7 +78,7 @@ where
                             part.depth,
                             children,
                             tracepoint,
-                            footer.is_some(),
+                            footer,
                         )
                     })?;
                 }
@@ -130,7 +131,7 @@ impl Records {
             depth + below,
             children.unwrap_or_default(),
             tracepoint,
-            footer.is_some(),
+            footer,
         );
         if self.buffer.len() >= GATHER_BYTES {
             out.write_all(&self.buffer)?;
@@ -141,7 +142,7 @@ impl Records {
 
     /// Appends one record and its line end: the keys, in order, of the
     /// module documentation; `incomplete` and `unfinished` only when true,
-    /// `file` and `method` only when known.
+    /// `file`, `method` and `samples` only when known.
     fn record(
         &mut self,
         context: &TraceContext,
@@ -149,7 +150,7 @@ impl Records {
         depth: usize,
         children: usize,
         tracepoint: &Tracepoint<'_>,
-        finished: bool,
+        footer: Option<&Footer<'_>>,
     ) {
         let buffer = &mut self.buffer;
         let mut number = itoa::Buffer::new();
@@ -181,10 +182,31 @@ impl Records {
         if incomplete {
             buffer.extend_from_slice(b",\"incomplete\":true");
         }
-        if tracepoint.is_container() && !finished {
+        if tracepoint.is_container() && footer.is_none() {
             buffer.extend_from_slice(b",\"unfinished\":true");
         }
+        if let Some(samples) = sample_count(tracepoint, footer) {
+            buffer.extend_from_slice(b",\"samples\":");
+            buffer.extend_from_slice(number.format(samples).as_bytes());
+        }
         buffer.extend_from_slice(b"}\n");
+    }
+}
+
+/// The sample count of a call flagged [`SAMPLE_COUNT_FLAG`]: its result.
+pub(crate) fn sample_count(
+    tracepoint: &Tracepoint<'_>,
+    footer: Option<&Footer<'_>>,
+) -> Option<i64> {
+    match (&tracepoint.body, footer) {
+        (
+            TracepointBody::MethodCall { flags, .. },
+            Some(Footer::MethodCall {
+                result: Value::Long(count),
+                ..
+            }),
+        ) if flags & SAMPLE_COUNT_FLAG != 0 => Some(*count),
+        _ => None,
     }
 }
 
@@ -228,7 +250,11 @@ impl Fragments {
                     .class(method.class)
                     .map(|c| c.name.decode().into_owned())
                     .unwrap_or_default();
-                Some(json_string(&format!("{class}.{}", method.name.decode())))
+                Some(json_string(&if class.is_empty() {
+                    method.name.decode().into_owned()
+                } else {
+                    format!("{class}.{}", method.name.decode())
+                }))
             })
             .as_deref()
     }

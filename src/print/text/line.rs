@@ -91,7 +91,15 @@ impl<'c> TextFormatter<'c> {
             } => {
                 self.push_call(out, &location, *method, receiver, parent)?;
                 self.push_arguments(out, &location, arguments)?;
-                self.push_result(out, footer)?;
+                match crate::print::jsonl::sample_count(tracepoint, footer) {
+                    // A merged sample tree's node: its count, not a result.
+                    Some(samples) => {
+                        out.push_str(": ");
+                        push_int(out, samples);
+                        out.push_str(" samples");
+                    }
+                    None => self.push_result(out, footer)?,
+                }
             }
             TracepointBody::ReadArray {
                 array,

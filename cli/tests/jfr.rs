@@ -1,0 +1,89 @@
+//! `tracetree` on a JFR recording made here by the default JDK (`java`,
+//! `javac`, `jfr` on `PATH`; the test says SKIPPED without them): `info`
+//! prints the recording's counts as `jfr summary` does, `import --samples`
+//! writes a trace whose `print` and `dump` show the sample counts.
+
+use std::path::Path;
+use std::process::Command;
+
+fn tracetree(cache: &Path, args: &[&str]) -> (bool, String, String) {
+    let binary = Path::new(env!("CARGO_BIN_EXE_tracetree"));
+    tracetree_testkit::cli::run_with_env(binary, &[("TRACETREE_CACHE_DIR", cache)], args)
+}
+
+const WORK: &str = r#"
+public class Spin {
+    static long hot(long x) { for (int i = 0; i < 1000; i++) x = x * 31 + i; return x; }
+    public static void main(String[] args) {
+        long end = System.nanoTime() + 800_000_000L, t = 0;
+        while (System.nanoTime() < end) t += hot(t);
+        System.out.println(t);
+    }
+}
+"#;
+
+#[test]
+fn info_import_print_and_dump_of_a_recording() {
+    let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok();
+    if !have("javac") || !have("java") || !have("jfr") {
+        eprintln!("SKIPPED: no JDK (java, javac, jfr) on PATH");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("Spin.java");
+    std::fs::write(&source, WORK).unwrap();
+    let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
+    assert!(ok(Command::new("javac")
+        .arg("-d")
+        .arg(dir.path())
+        .arg(&source)));
+    let recording = dir.path().join("spin.jfr");
+    assert!(ok(Command::new("java")
+        .arg(format!(
+            "-XX:StartFlightRecording=filename={},settings=profile",
+            recording.display()
+        ))
+        .arg("-cp")
+        .arg(dir.path())
+        .arg("Spin")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())));
+    let file = recording.to_str().unwrap();
+    let cache = dir.path().join("cache");
+
+    let (success, info, stderr) = tracetree(&cache, &["info", file]);
+    assert!(success, "{stderr}");
+    assert!(info.contains("\njfr chunks: 1\n"), "{info}");
+    let summary = Command::new("jfr")
+        .arg("summary")
+        .arg(&recording)
+        .output()
+        .unwrap();
+    let summary = String::from_utf8(summary.stdout).unwrap();
+    let samples = summary
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("jdk.ExecutionSample"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    assert!(
+        info.contains(&format!("\n  jdk.ExecutionSample {samples} ")),
+        "{info}"
+    );
+
+    let out = dir.path().join("spin.trace");
+    let output = out.to_str().unwrap();
+    let (success, _, stderr) = tracetree(&cache, &["import", file, "-o", output, "--samples"]);
+    assert!(success, "{stderr}");
+    let (success, text, stderr) = tracetree(&cache, &["print", output]);
+    assert!(success, "{stderr}");
+    assert!(text.contains("hot(): "), "{text}");
+    assert!(text.contains(" samples\n"), "{text}");
+    let (success, dump, stderr) = tracetree(&cache, &["dump", output]);
+    assert!(success, "{stderr}");
+    let hot = dump
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|row| row["method"] == "Spin.hot")
+        .expect("Spin.hot was sampled");
+    assert!(hot["samples"].as_i64().unwrap() > 0, "{hot}");
+}

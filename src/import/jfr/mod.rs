@@ -1,0 +1,178 @@
+//! Java Flight Recorder recordings (`.jfr`, seed `004`), read by a reader
+//! written for this: the chunks are found from their headers over the
+//! mapped file and decoded in parallel (rayon), each with its own metadata
+//! and constant pools.
+//!
+//! Layers, bottom up: [`input`] (packed and fixed-width integers, strings),
+//! [`chunk`] (headers, the walk over them, damage), [`metadata`] (the types
+//! events and pools are laid out by), [`value`] (decoding and skipping by
+//! those layouts), [`reader`] (a chunk opened: pools as offset tables found
+//! through the checkpoint chain, its records), [`resolve`] (threads,
+//! methods and stack traces memoized per chunk), then the two mappings
+//! ([`samples`], [`trace`]), the summary `info` prints ([`summary`]) and
+//! the import that writes the v22 trace ([`write`]).
+//!
+//! Mapping (`IMPORT-MAPPING.md`): a recording holding `jdk.MethodTrace`
+//! events imports them as exact calls nested by time; otherwise (or with
+//! [`JfrOptions::samples`]) its `jdk.ExecutionSample` events become one
+//! merged call tree per thread with sample counts. Threads are the JFR
+//! threads with a Java thread id, numbered by ascending id and named by
+//! their Java name.
+//!
+//! Damage: a chunk cut short, still marked as being written, or with an
+//! impossible size is skipped and reported; a chunk whose metadata or
+//! pools cannot be read is skipped and reported; a record that cannot be
+//! decoded ends its chunk there, reported. Every whole chunk is kept.
+//! Memory holds the pools' offset tables and the resolved names of the
+//! chunks being decoded, and the merged trees; a method-trace import also
+//! holds every traced call (about 48 bytes each) until it has nested them,
+//! since a v22 trace is written caller first and the JVM commits callers
+//! last. Start times stored as compressed ticks (flag bit 2, a newer JDK
+//! option) are not unpacked; the import warns when a chunk has them.
+
+pub mod chunk;
+pub mod input;
+pub mod metadata;
+pub mod reader;
+pub mod resolve;
+pub mod samples;
+pub mod summary;
+pub mod trace;
+pub mod value;
+mod write;
+
+use std::path::Path;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::storage::TraceBytes;
+
+pub use chunk::{ChunkDamage, ChunkHeader, ChunkScan, find_chunks};
+pub use input::{JfrError, JfrResult};
+pub use reader::Chunk;
+pub use summary::{JfrSummary, summarize};
+pub(crate) use write::import;
+
+/// Choices of a JFR import.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JfrOptions {
+    /// Import the sample trees even when the recording holds method traces.
+    pub samples: bool,
+}
+
+/// Whether `path` is a file starting with the JFR magic `FLR\0`.
+pub fn looks_like_jfr(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == chunk::MAGIC
+}
+
+/// A recording: its mapped bytes and its chunks.
+#[derive(Debug)]
+pub struct Recording {
+    bytes: TraceBytes,
+    scan: ChunkScan,
+}
+
+impl Recording {
+    /// Maps the recording at `path` and walks its chunk headers.
+    pub fn open(path: &Path) -> Result<Recording> {
+        let bytes = TraceBytes::map(path)?;
+        let recording = Recording::from_bytes(bytes);
+        if recording.scan.chunks.is_empty() && recording.scan.damage.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: an empty recording",
+                path.display()
+            )));
+        }
+        Ok(recording)
+    }
+
+    /// A recording over `bytes`.
+    pub fn from_bytes(bytes: TraceBytes) -> Recording {
+        let scan = find_chunks(bytes.as_slice());
+        Recording { bytes, scan }
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
+    /// The whole chunks, in file order.
+    pub fn chunks(&self) -> &[ChunkHeader] {
+        &self.scan.chunks
+    }
+
+    /// Chunks skipped, or what ended the walk over the headers.
+    pub fn damage(&self) -> &[ChunkDamage] {
+        &self.scan.damage
+    }
+
+    /// Opens every chunk and runs `work` on it, in parallel; the results in
+    /// file order, a chunk that could not be opened as its error.
+    pub fn map_chunks<T: Send>(
+        &self,
+        work: impl Fn(usize, &Chunk<'_>) -> T + Sync + Send,
+    ) -> Vec<JfrResult<T>> {
+        let file = self.bytes();
+        self.scan
+            .chunks
+            .par_iter()
+            .enumerate()
+            .map(|(index, header)| Chunk::open(file, header).map(|chunk| work(index, &chunk)))
+            .collect()
+    }
+}
+
+/// Decodes every event of every chunk, in parallel, with the stack trace
+/// of each event that has one resolved to its methods (the decoding the
+/// benchmarks measure); returns the events and the frames resolved.
+pub fn decode_all(recording: &Recording) -> (u64, u64) {
+    let per_chunk = recording.map_chunks(|_, chunk| decode_chunk(chunk));
+    per_chunk
+        .into_iter()
+        .flatten()
+        .fold((0, 0), |(e, f), (ce, cf)| (e + ce, f + cf))
+}
+
+/// [`decode_all`] for one chunk.
+pub fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
+    let mut resolver = resolve::Resolver::new(chunk);
+    let stack_field: Vec<Option<usize>> = chunk
+        .metadata
+        .classes
+        .iter()
+        .map(|c| c.field("stackTrace"))
+        .collect();
+    let (mut events, mut frames) = (0, 0);
+    let mut fields = Vec::new();
+    for record in chunk.records() {
+        let Ok(record) = record else { break };
+        if record.type_id <= metadata::CHECKPOINT_TYPE {
+            continue;
+        }
+        let Some(class) = chunk.metadata.class_index(record.type_id) else {
+            continue;
+        };
+        let mut input = chunk.body(&record);
+        if value::read_fields(&chunk.metadata, &mut input, class, 0, &mut fields).is_err() {
+            break;
+        }
+        events += 1;
+        let stack = stack_field[class as usize]
+            .and_then(|i| fields.get(i))
+            .and_then(value::Value::as_ref_key);
+        if let Some(stack) = stack.and_then(|key| resolver.stack_ref(key)) {
+            frames += stack.frames.len() as u64;
+        }
+    }
+    (events, frames)
+}
+
+#[cfg(test)]
+mod tests;

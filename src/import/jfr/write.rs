@@ -1,0 +1,259 @@
+//! The import: a recording's method traces or sample trees written into
+//! the streaming writer, threads by ascending Java thread id.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::resolve::MethodName;
+use super::samples::{EXECUTION_SAMPLE, SampleTree, TRUNCATED, chunk_samples};
+use super::trace::{METHOD_TRACE, TracedCall, chunk_calls, contains, sort_for_nesting};
+use super::{JfrOptions, JfrResult, Recording};
+use crate::common::{MethodId, ThreadId};
+use crate::error::{Error, Result};
+use crate::import::names::{Descriptors, call, void_return};
+use crate::import::{Damage, ImportSummary};
+use crate::model::{Footer, JavaStr, SAMPLE_COUNT_FLAG, TracepointBody, Value};
+use crate::write::{StreamingThread, StreamingWriter, ThreadRecorder};
+
+/// Imports the recording at `input` into `writer`.
+pub(crate) fn import(
+    input: &Path,
+    writer: &StreamingWriter,
+    options: JfrOptions,
+    progress: &dyn Fn(u64),
+) -> Result<ImportSummary> {
+    let recording = Recording::open(input)?;
+    let source = input.display().to_string();
+    let mut summary = ImportSummary::default();
+    for damage in recording.damage() {
+        summary.damage.push(Damage {
+            source: source.clone(),
+            what: damage.to_string(),
+        });
+    }
+    if recording.chunks().is_empty() {
+        let what: Vec<_> = recording.damage().iter().map(|d| d.to_string()).collect();
+        return Err(Error::Usage(format!(
+            "{source}: no whole chunk of a recording: {}",
+            what.join("; ")
+        )));
+    }
+    for header in recording.chunks().iter().filter(|h| h.compressed_ticks()) {
+        summary.warnings.push(format!(
+            "chunk at offset {} stores compressed start ticks, which this reader does not \
+             unpack: method-trace start times of that chunk may be wrong",
+            header.offset
+        ));
+    }
+    let mut names = Names::default();
+    let traced = if options.samples {
+        false
+    } else {
+        let chunks = recording.map_chunks(chunk_calls_of);
+        let mut threads: BTreeMap<i64, (Option<String>, Vec<TracedCall>)> = BTreeMap::new();
+        for (header, chunk) in recording.chunks().iter().zip(chunks) {
+            let Some(chunk) = keep(chunk, header.offset, &source, &mut summary) else {
+                continue;
+            };
+            summary.skip(
+                &format!("{METHOD_TRACE} without thread or method"),
+                chunk.skipped,
+            );
+            if let Some(error) = chunk.damage {
+                summary
+                    .damage
+                    .push(chunk_damage(&source, header.offset, &error));
+            }
+            for call in chunk.calls {
+                let id = call.thread.java_id.unwrap_or_default();
+                let entry = threads
+                    .entry(id)
+                    .or_insert((call.thread.name.clone(), Vec::new()));
+                entry.1.push(call);
+            }
+        }
+        for (id, (name, mut calls)) in threads {
+            let mut thread = writer.new_thread(thread_name(id, name).as_str())?;
+            write_calls(&mut calls, &mut thread, writer, &mut names, &mut summary)?;
+            thread.finish()?;
+            summary.threads += 1;
+        }
+        summary.threads > 0
+    };
+    if !traced {
+        write_samples(&recording, &source, writer, &mut names, &mut summary)?;
+    }
+    summary.map("method_call", summary.calls);
+    progress(recording.bytes().len() as u64);
+    Ok(summary)
+}
+
+fn chunk_calls_of(index: usize, chunk: &super::Chunk<'_>) -> super::trace::ChunkCalls {
+    chunk_calls(chunk, index)
+}
+
+/// A chunk's result, or its error recorded as damage.
+fn keep<T>(
+    chunk: JfrResult<T>,
+    offset: u64,
+    source: &str,
+    summary: &mut ImportSummary,
+) -> Option<T> {
+    match chunk {
+        Ok(chunk) => Some(chunk),
+        Err(error) => {
+            let mut damage = chunk_damage(source, offset, &error);
+            damage.what += "; chunk skipped";
+            summary.damage.push(damage);
+            None
+        }
+    }
+}
+
+fn chunk_damage(source: &str, offset: u64, error: &super::JfrError) -> Damage {
+    Damage {
+        source: source.to_string(),
+        what: format!("chunk at offset {offset}: {error}"),
+    }
+}
+
+fn thread_name(id: i64, name: Option<String>) -> String {
+    name.unwrap_or_else(|| format!("thread-{id}"))
+}
+
+/// The trace's method ids, by method.
+#[derive(Default)]
+struct Names {
+    descriptors: Descriptors,
+    methods: FxHashMap<Option<Arc<MethodName>>, MethodId>,
+}
+
+impl Names {
+    fn method(
+        &mut self,
+        method: &Option<Arc<MethodName>>,
+        writer: &StreamingWriter,
+    ) -> Result<MethodId> {
+        if let Some(&id) = self.methods.get(method) {
+            return Ok(id);
+        }
+        let id = match method {
+            Some(m) => {
+                let descriptor = Some(m.descriptor.as_str()).filter(|d| !d.is_empty());
+                self.descriptors
+                    .add_method(&m.class, &m.name, descriptor, writer)?
+            }
+            None => self.descriptors.add_method("", TRUNCATED, None, writer)?,
+        };
+        self.methods.insert(method.clone(), id);
+        Ok(id)
+    }
+}
+
+/// Writes one thread's traced calls nested by time.
+fn write_calls(
+    calls: &mut [TracedCall],
+    thread: &mut StreamingThread,
+    writer: &StreamingWriter,
+    names: &mut Names,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    sort_for_nesting(calls);
+    let thread_id = thread.thread_id();
+    let mut open: Vec<&TracedCall> = Vec::new();
+    let returned = void_return();
+    for traced in calls.iter() {
+        while open.last().is_some_and(|top| !contains(top, traced)) {
+            open.pop();
+            thread.push_footer(&returned)?;
+        }
+        let method = names.method(&Some(traced.method.clone()), writer)?;
+        let event = names.descriptors.next_event()?;
+        thread.push_tracepoint(&call(thread_id, event, method))?;
+        summary.calls += 1;
+        open.push(traced);
+    }
+    for _ in open.drain(..) {
+        thread.push_footer(&returned)?;
+    }
+    Ok(())
+}
+
+/// Merges the samples of every chunk into one tree per thread and writes
+/// the trees.
+fn write_samples(
+    recording: &Recording,
+    source: &str,
+    writer: &StreamingWriter,
+    names: &mut Names,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    let chunks = recording.map_chunks(|_, chunk| chunk_samples(chunk));
+    let mut trees: BTreeMap<i64, SampleTree> = BTreeMap::new();
+    for (header, chunk) in recording.chunks().iter().zip(chunks) {
+        let Some(chunk) = keep(chunk, header.offset, source, summary) else {
+            continue;
+        };
+        summary.skip(
+            &format!("{EXECUTION_SAMPLE} without thread"),
+            chunk.without_thread,
+        );
+        summary.skip(
+            &format!("{EXECUTION_SAMPLE} without stack"),
+            chunk.without_stack,
+        );
+        if let Some(error) = chunk.damage {
+            summary
+                .damage
+                .push(chunk_damage(source, header.offset, &error));
+        }
+        for (thread, stack, count) in chunk.counts {
+            let id = thread.java_id.unwrap_or_default();
+            trees
+                .entry(id)
+                .or_insert_with(|| SampleTree::new(thread.name.clone()))
+                .add(&stack, count);
+        }
+    }
+    for (id, tree) in trees {
+        let mut thread = writer.new_thread(thread_name(id, tree.name.clone()).as_str())?;
+        write_tree(&tree, &mut thread, writer, names, summary)?;
+        thread.finish()?;
+        summary.threads += 1;
+    }
+    Ok(())
+}
+
+fn write_tree(
+    tree: &SampleTree,
+    thread: &mut StreamingThread,
+    writer: &StreamingWriter,
+    names: &mut Names,
+    summary: &mut ImportSummary,
+) -> Result<()> {
+    let thread_id: ThreadId = thread.thread_id();
+    // `walk` takes two closures over the same thread: a cell lends it.
+    let thread = std::cell::RefCell::new(thread);
+    tree.walk(
+        |node| {
+            let method = names.method(&node.method, writer)?;
+            let event = names.descriptors.next_event()?;
+            let mut tracepoint = call(thread_id, event, method);
+            if let TracepointBody::MethodCall { flags, .. } = &mut tracepoint.body {
+                *flags |= SAMPLE_COUNT_FLAG;
+            }
+            summary.calls += 1;
+            thread.borrow_mut().push_tracepoint(&tracepoint)
+        },
+        |node| {
+            let samples = i64::try_from(node.samples).unwrap_or(i64::MAX);
+            thread.borrow_mut().push_footer(&Footer::MethodCall {
+                result: Value::Long(samples),
+                exception: JavaStr::new(""),
+            })
+        },
+    )
+}
