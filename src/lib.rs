@@ -78,6 +78,7 @@
 
 pub mod common;
 pub mod error;
+pub mod export;
 pub mod format;
 #[cfg(any(test, feature = "generate"))]
 pub mod generate;

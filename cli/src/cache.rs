@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::ImportSummary;
 use tracetree::import::cache::trace_in;
+use tracetree::import::{ImportSummary, TracePath};
 use tracetree::read::{LazyOptions, LazyTraceReader};
 use tracetree::storage::cache_dir;
 use tracetree::{Error, Result};
@@ -64,6 +64,12 @@ impl Cache {
     /// The v22 trace to open for `file`: itself, or for a foreign trace its
     /// import in this cache (made on first use, said on stderr).
     pub fn trace_path(&self, file: &Path) -> Result<PathBuf> {
+        Ok(self.trace(file)?.path)
+    }
+
+    /// [`trace_path`](Self::trace_path), with the format it was imported
+    /// from.
+    pub fn trace(&self, file: &Path) -> Result<TracePath> {
         let bar = ProgressBar::hidden();
         let trace = trace_in(file, &self.imports, &|bytes| {
             if bar.is_hidden() {
@@ -91,7 +97,7 @@ impl Cache {
                 trace.path.display()
             );
         }
-        Ok(trace.path)
+        Ok(trace)
     }
 }
 

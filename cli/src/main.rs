@@ -3,6 +3,8 @@
 
 mod cache;
 mod children;
+#[cfg(feature = "parquet")]
+mod export;
 mod gen_trace;
 mod import;
 mod index;
@@ -140,6 +142,30 @@ pub enum Command {
         #[arg(long)]
         samples: bool,
     },
+    /// Export a trace for other tools: `--format parquet` writes a
+    /// Hive-partitioned dataset (one row per tracepoint) that DuckDB,
+    /// DataFusion and Spark query; many traces exported into one OUT form
+    /// one dataset.
+    #[cfg(feature = "parquet")]
+    Export {
+        /// The trace (any input the other commands accept).
+        file: PathBuf,
+        /// The output format.
+        #[arg(long, value_enum)]
+        format: export::ExportFormat,
+        /// Where to write (for parquet: the dataset's directory).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Only this thread (repeatable).
+        #[arg(long = "thread", value_name = "ID")]
+        threads: Vec<i32>,
+        /// Rows per Parquet row group.
+        #[arg(long, default_value_t = 262_144)]
+        row_group_rows: usize,
+        /// Replace this trace's partition if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
     Children {
@@ -248,6 +274,26 @@ pub fn run(cli: Cli) -> Result<()> {
             force,
             samples,
         } => import::run(&input, &output, from, force, samples, &mut out)?,
+        #[cfg(feature = "parquet")]
+        Command::Export {
+            file,
+            format,
+            output,
+            threads,
+            row_group_rows,
+            force,
+        } => export::run(
+            &cache,
+            &export::ExportRequest {
+                file: &file,
+                format,
+                output: &output,
+                threads: thread_filter(&threads),
+                row_group_rows,
+                force,
+            },
+            &mut out,
+        )?,
         Command::Children {
             file,
             node,

@@ -22,7 +22,11 @@ fn bundled() -> (tempfile::TempDir, String) {
 
 #[test]
 fn every_command_has_help() {
-    for command in ["info", "print", "dump", "index", "children"] {
+    let mut commands = vec!["info", "print", "dump", "index", "children", "import", "gen"];
+    if cfg!(feature = "parquet") {
+        commands.push("export");
+    }
+    for command in commands {
         let (ok, out, _) = tracetree(&[command, "--help"]);
         assert!(ok && out.contains("Usage:"), "{command} --help");
     }
@@ -365,4 +369,44 @@ fn info_on_a_blinky_trace_shows_what_its_import_mapped_and_skipped() {
     assert!(ok, "{err}");
     assert_eq!(rows.lines().count(), 2, "{rows}");
     assert!(rows.contains("\"method\":\"demo.A.run\""), "{rows}");
+}
+
+#[cfg(feature = "parquet")]
+#[test]
+fn export_writes_a_parquet_dataset_of_any_input() {
+    let recording = files::repository().join("../shared/samples/flow/exit-running");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let dataset = dir.path().join("dataset");
+    let out = dataset.to_str().unwrap();
+    let (_bundled_dir, bundled) = bundled();
+    let mut inputs = vec![bundled];
+    if recording.is_dir() {
+        inputs.push(recording.display().to_string());
+    } else {
+        eprintln!("skipped the .flow input: {} not found", recording.display());
+    }
+    for input in &inputs {
+        let (ok, dump, err) = tracetree_cached(&cache, &["dump", input]);
+        assert!(ok, "{err}");
+        let (ok, said, err) =
+            tracetree_cached(&cache, &["export", input, "--format", "parquet", "-o", out]);
+        assert!(ok, "{err}");
+        let rows = format!("({} rows in ", dump.lines().count());
+        assert!(said.contains(&rows), "{said} vs {rows}");
+        let name = std::path::Path::new(input).file_stem().unwrap();
+        let partition = dataset.join(format!("trace={}", name.to_string_lossy()));
+        assert!(partition.join("threads.parquet").is_file());
+        let threads = std::fs::read_dir(&partition)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().is_dir())
+            .count();
+        assert!(threads >= 1 && said.contains(&format!("rows in {threads} threads")));
+        // Exporting again needs --force; the answer is one line.
+        let (ok, _, err) =
+            tracetree_cached(&cache, &["export", input, "--format", "parquet", "-o", out]);
+        assert!(!ok && err.trim_end().lines().count() == 1 && err.contains("--force"));
+    }
+    // Both traces sit side by side in one dataset.
+    assert_eq!(std::fs::read_dir(&dataset).unwrap().count(), inputs.len());
 }

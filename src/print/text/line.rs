@@ -66,6 +66,12 @@ impl<'c> TextFormatter<'c> {
         }
     }
 
+    /// Appends the text of one value as the printer shows it (`"text"`,
+    /// `Class@3`, `42`, `null`).
+    pub fn write_value(&mut self, out: &mut String, value: &Value<'_>) -> Result<()> {
+        push_value(out, &mut self.names, value)
+    }
+
     /// Appends the text of `tracepoint` to `out`. `footer` is the container's
     /// footer (`None` for leaves, and for containers a crashed recorder never
     /// finished: a call prints `: <unfinished method>`, a loop

@@ -1,0 +1,385 @@
+//! A trace as a Hive-partitioned Parquet dataset, for engines that scale
+//! out (DuckDB, DataFusion, Spark).
+//!
+//! Layout: `DIR/trace=NAME/thread=N/part-K.parquet` (one row per
+//! tracepoint, pre-order, which is event order within a thread) and
+//! `DIR/trace=NAME/threads.parquet` (thread number, name, tracepoint
+//! count), so that traces exported into one `DIR` form one dataset.
+//! Columns, in order:
+//!
+//! | column | type | |
+//! |---|---|---|
+//! | `event_id` | int64 | the tracepoint's event id |
+//! | `parent_id` | int64, null for roots | its parent's event id |
+//! | `depth` | uint32 | 0 for a thread's top level |
+//! | `child_index` | uint32 | its place among its parent's children (or the thread's roots) |
+//! | `subtree_end` | int64 | the last event id under it (itself for a leaf): descendants are `event_id BETWEEN x.event_id + 1 AND x.subtree_end` within the thread |
+//! | `kind` | dictionary string | `method_call`, `read_field`, … as `dump` names them |
+//! | `class`, `method`, `descriptor` | dictionary strings, null but for calls | the called method (`a.b.C`, `name`, `(I)V`) |
+//! | `file`, `line` | dictionary string, int32 | the code location (line 0 when unknown) |
+//! | `result`, `exception` | nullable strings | a call's returned value or thrown exception's class as `print` shows them; the value a read returned |
+//! | `args` | nullable string | a call's arguments, or the value a write stored, as a JSON array of printed values |
+//! | `samples` | nullable int64 | the sample count of an imported sample tree's node |
+//! | `source_format` | dictionary string | `v22`, or the format the trace was imported from |
+//!
+//! Each thread is exported on its own rayon worker by two walks
+//! ([`rows`]), row groups of `row_group_rows` rows compressed with zstd
+//! and streamed to the file; a new part starts every
+//! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
+//! temporary name beside it and renamed into place only when whole.
+
+mod rows;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use rayon::prelude::*;
+
+use crate::common::ThreadId;
+use crate::error::{Error, Result};
+use crate::read::{LazyTraceReader, WalkDetail};
+use rows::{EndReader, Rows, subtree_ends};
+
+/// Row groups written to one part file before the next part starts.
+pub const ROW_GROUPS_PER_PART: usize = 16;
+
+/// How to export.
+#[derive(Debug, Clone)]
+pub struct ParquetOptions {
+    /// The partition's name: `trace=NAME`.
+    pub trace_name: String,
+    /// What the `source_format` column says (`v22`, `flow`, `jfr`, …).
+    pub source_format: String,
+    /// Rows per row group (at least 1).
+    pub row_group_rows: usize,
+    /// Only these threads (all when `None`).
+    pub threads: Option<Vec<ThreadId>>,
+    /// Replace an existing partition of the same name.
+    pub force: bool,
+}
+
+impl ParquetOptions {
+    /// The default rows per row group: 262,144.
+    pub const DEFAULT_ROW_GROUP_ROWS: usize = 1 << 18;
+
+    /// Options for a trace named `trace_name`, read from `source_format`.
+    pub fn new(trace_name: impl Into<String>, source_format: impl Into<String>) -> Self {
+        ParquetOptions {
+            trace_name: trace_name.into(),
+            source_format: source_format.into(),
+            row_group_rows: Self::DEFAULT_ROW_GROUP_ROWS,
+            threads: None,
+            force: false,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParquetSummary {
+    /// The partition `DIR/trace=NAME`.
+    pub partition: PathBuf,
+    /// Rows (tracepoints) by thread.
+    pub rows: Vec<(ThreadId, u64)>,
+    /// Bytes of Parquet written.
+    pub bytes: u64,
+}
+
+/// The columns of a thread's rows.
+pub fn schema() -> SchemaRef {
+    let dictionary = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+    Arc::new(Schema::new(vec![
+        Field::new("event_id", DataType::Int64, false),
+        Field::new("parent_id", DataType::Int64, true),
+        Field::new("depth", DataType::UInt32, false),
+        Field::new("child_index", DataType::UInt32, false),
+        Field::new("subtree_end", DataType::Int64, false),
+        Field::new("kind", dictionary(), false),
+        Field::new("class", dictionary(), true),
+        Field::new("method", dictionary(), true),
+        Field::new("descriptor", dictionary(), true),
+        Field::new("file", dictionary(), true),
+        Field::new("line", DataType::Int32, false),
+        Field::new("result", DataType::Utf8, true),
+        Field::new("exception", DataType::Utf8, true),
+        Field::new("args", DataType::Utf8, true),
+        Field::new("samples", DataType::Int64, true),
+        Field::new("source_format", dictionary(), false),
+    ]))
+}
+
+/// Exports `reader`'s trace into the dataset directory `dir`, threads in
+/// parallel; `progress` receives rows written as they are.
+pub fn export_parquet(
+    reader: &LazyTraceReader,
+    dir: &Path,
+    options: &ParquetOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<ParquetSummary> {
+    if options.row_group_rows == 0 {
+        return Err(Error::Usage("--row-group-rows must be at least 1".into()));
+    }
+    let name = partition_name(&options.trace_name)?;
+    let partition = dir.join(format!("trace={name}"));
+    if partition.exists() && !options.force {
+        return Err(Error::Usage(format!(
+            "{} exists (give --force to replace it)",
+            partition.display()
+        )));
+    }
+    let all = reader.thread_ids();
+    let threads = match &options.threads {
+        None => all,
+        Some(wanted) => {
+            if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
+                return Err(Error::Usage(format!("the trace has no thread {unknown}")));
+            }
+            wanted.clone()
+        }
+    };
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e| Error::io(path, e)
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let temporary = dir.join(format!(".trace={name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&temporary);
+    std::fs::create_dir(&temporary).map_err(io(&temporary))?;
+    let written = (|| {
+        let rows: Vec<(ThreadId, u64, u64)> = threads
+            .par_iter()
+            .map(|&thread| export_thread(reader, thread, &temporary, options, progress))
+            .collect::<Result<_>>()?;
+        let bytes = write_threads(reader, &rows, &temporary.join("threads.parquet"))?
+            + rows.iter().map(|r| r.2).sum::<u64>();
+        Ok((rows, bytes))
+    })();
+    let (rows, bytes) = match written {
+        Ok(written) => written,
+        Err(error) => {
+            let _ = std::fs::remove_dir_all(&temporary);
+            return Err(error);
+        }
+    };
+    if partition.exists() {
+        let old = dir.join(format!(".trace={name}.old-{}", std::process::id()));
+        std::fs::rename(&partition, &old).map_err(io(&partition))?;
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    std::fs::rename(&temporary, &partition).map_err(io(&partition))?;
+    Ok(ParquetSummary {
+        partition,
+        rows: rows.into_iter().map(|(t, r, _)| (t, r)).collect(),
+        bytes,
+    })
+}
+
+/// A trace name usable as a Hive partition value.
+fn partition_name(name: &str) -> Result<String> {
+    let clean: String = name
+        .chars()
+        .map(|c| match c {
+            '/' | '\\' | '=' | '\0' => '_',
+            c => c,
+        })
+        .collect();
+    if clean.is_empty() || clean.starts_with('.') {
+        return Err(Error::Usage(format!(
+            "{name:?} cannot name a trace partition"
+        )));
+    }
+    Ok(clean)
+}
+
+/// Writes one thread's parts into `partition/thread=N/`; returns the
+/// thread, its rows and the bytes written.
+fn export_thread(
+    reader: &LazyTraceReader,
+    thread: ThreadId,
+    partition: &Path,
+    options: &ParquetOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(ThreadId, u64, u64)> {
+    let folder = partition.join(format!("thread={}", thread.0));
+    std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+    let (ends, count) = subtree_ends(reader, thread)?;
+    let mut ends = EndReader::new(ends);
+    let schema = schema();
+    let mut rows = Rows::new(
+        reader.context(),
+        schema.clone(),
+        &options.source_format,
+        options.row_group_rows,
+    );
+    let mut parts = Parts::new(folder, schema, options.row_group_rows);
+    reader.walk_thread(thread, WalkDetail::Full, |walked| {
+        let tracepoint = walked
+            .tracepoint
+            .ok_or_else(|| Error::Usage("a full walk without its tracepoint".into()))?;
+        rows.push(walked.depth, tracepoint, walked.footer, &mut ends)?;
+        if rows.len() >= options.row_group_rows {
+            let batch = rows.batch()?;
+            progress(batch.num_rows() as u64);
+            parts.write(&batch)?;
+        }
+        Ok(true)
+    })?;
+    if rows.len() > 0 || parts.is_empty() {
+        let batch = rows.batch()?;
+        progress(batch.num_rows() as u64);
+        parts.write(&batch)?;
+    }
+    let bytes = parts.finish()?;
+    Ok((thread, count, bytes))
+}
+
+/// The part files of one thread.
+struct Parts {
+    folder: PathBuf,
+    schema: SchemaRef,
+    properties: WriterProperties,
+    writer: Option<ArrowWriter<File>>,
+    next_part: usize,
+    groups_in_part: usize,
+    bytes: u64,
+}
+
+impl Parts {
+    fn new(folder: PathBuf, schema: SchemaRef, row_group_rows: usize) -> Self {
+        Parts {
+            folder,
+            schema,
+            properties: properties(row_group_rows),
+            writer: None,
+            next_part: 0,
+            groups_in_part: 0,
+            bytes: 0,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.writer.is_none() && self.next_part == 0
+    }
+
+    /// Writes one row group, starting a new part when the current is full.
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.groups_in_part >= ROW_GROUPS_PER_PART {
+            self.close_part()?;
+        }
+        if self.writer.is_none() {
+            let path = self.folder.join(format!("part-{}.parquet", self.next_part));
+            let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
+            let writer =
+                ArrowWriter::try_new(file, self.schema.clone(), Some(self.properties.clone()))
+                    .map_err(parquet_error)?;
+            self.writer = Some(writer);
+            self.next_part += 1;
+            self.groups_in_part = 0;
+        }
+        let writer = self.writer.as_mut().expect("opened above");
+        writer.write(batch).map_err(parquet_error)?;
+        writer.flush().map_err(parquet_error)?;
+        self.groups_in_part += 1;
+        Ok(())
+    }
+
+    fn close_part(&mut self) -> Result<()> {
+        if let Some(writer) = self.writer.take() {
+            writer.close().map_err(parquet_error)?;
+            let path = self
+                .folder
+                .join(format!("part-{}.parquet", self.next_part - 1));
+            self.bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        self.close_part()?;
+        Ok(self.bytes)
+    }
+}
+
+/// The string columns.
+const STRING_COLUMNS: [&str; 9] = [
+    "kind",
+    "class",
+    "method",
+    "descriptor",
+    "file",
+    "result",
+    "exception",
+    "args",
+    "source_format",
+];
+
+/// zstd, row groups of `row_group_rows`. Event ids, rising within a
+/// thread and nearly all distinct, are delta-encoded instead of looked up
+/// in a dictionary that would never pay. The free-form text columns
+/// (`result`, `args`) have neither a Parquet dictionary (their values
+/// rarely repeat within a page; zstd finds what does) nor min/max
+/// statistics, which no query prunes them by.
+fn properties(row_group_rows: usize) -> WriterProperties {
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(row_group_rows))
+        .set_write_batch_size(8192);
+    for column in ["result", "args"] {
+        builder = builder.set_column_dictionary_enabled(column.into(), false);
+    }
+    for column in STRING_COLUMNS {
+        builder = builder.set_column_statistics_enabled(column.into(), EnabledStatistics::None);
+    }
+    for column in ["event_id", "parent_id", "subtree_end"] {
+        builder = builder
+            .set_column_dictionary_enabled(column.into(), false)
+            .set_column_encoding(column.into(), Encoding::DELTA_BINARY_PACKED);
+    }
+    builder.build()
+}
+
+/// `threads.parquet`: thread number, name and tracepoint count.
+fn write_threads(
+    reader: &LazyTraceReader,
+    rows: &[(ThreadId, u64, u64)],
+    path: &Path,
+) -> Result<u64> {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("thread", DataType::Int32, false),
+        Field::new("name", DataType::Utf8, true),
+        Field::new("tracepoint_count", DataType::Int64, false),
+    ]));
+    let mut thread = Int32Builder::new();
+    let mut name = StringBuilder::new();
+    let mut count = Int64Builder::new();
+    for &(id, tracepoints, _) in rows {
+        thread.append_value(id.0);
+        name.append_option(reader.thread_name(id));
+        count.append_value(tracepoints as i64);
+    }
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(thread.finish()),
+        Arc::new(name.finish()),
+        Arc::new(count.finish()),
+    ];
+    let batch =
+        RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::Usage(e.to_string()))?;
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let mut writer =
+        ArrowWriter::try_new(file, schema, Some(properties(1 << 20))).map_err(parquet_error)?;
+    writer.write(&batch).map_err(parquet_error)?;
+    writer.close().map_err(parquet_error)?;
+    Ok(std::fs::metadata(path).map_or(0, |m| m.len()))
+}
+
+/// A Parquet writer's failure, as the I/O error it usually is.
+fn parquet_error(error: parquet::errors::ParquetError) -> Error {
+    Error::Stream(std::io::Error::other(error))
+}

@@ -1,0 +1,383 @@
+//! Parquet exports read back with the parquet crate's own reader and
+//! compared row for row with the JSON-lines dump, and queried by DuckDB (a
+//! query engine that is not ours) with answers compared to the trace's own
+//! structure.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt32Type};
+use arrow_array::{Array, RecordBatch};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::Value as Json;
+
+use tracetree::export::parquet::{ParquetOptions, export_parquet};
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::print::write_jsonl;
+use tracetree::read::LazyTraceReader;
+
+use tracetree_testkit::lazy::{reference_traces, testdata_traces};
+
+/// One exported row, in the terms the dump uses.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    thread: i64,
+    event_id: i64,
+    parent_id: Option<i64>,
+    depth: u32,
+    child_index: u32,
+    subtree_end: i64,
+    kind: String,
+    method: Option<String>,
+    file: Option<String>,
+    line: i32,
+    samples: Option<i64>,
+}
+
+fn dictionary(batch: &RecordBatch, column: &str, i: usize) -> Option<String> {
+    let array = batch
+        .column_by_name(column)
+        .unwrap()
+        .as_dictionary::<Int32Type>();
+    if array.is_null(i) {
+        return None;
+    }
+    let values = array.values().as_string::<i32>();
+    Some(values.value(array.keys().value(i) as usize).to_string())
+}
+
+/// Every row of the dataset's partition `trace`, threads ascending, rows in
+/// file order.
+fn read_rows(partition: &Path) -> Vec<Row> {
+    let mut folders: Vec<(i64, PathBuf)> = std::fs::read_dir(partition)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name.strip_prefix("thread=").unwrap().parse().unwrap(), p)
+        })
+        .collect();
+    folders.sort();
+    let mut rows = Vec::new();
+    for (thread, folder) in folders {
+        let mut parts: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        parts.sort_by_key(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name["part-".len()..name.len() - ".parquet".len()]
+                .parse::<usize>()
+                .unwrap()
+        });
+        for part in parts {
+            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(part).unwrap())
+                .unwrap()
+                .build()
+                .unwrap();
+            for batch in reader {
+                let batch = batch.unwrap();
+                let int64 = |name| {
+                    batch
+                        .column_by_name(name)
+                        .unwrap()
+                        .as_primitive::<Int64Type>()
+                        .clone()
+                };
+                let uint32 = |name| {
+                    batch
+                        .column_by_name(name)
+                        .unwrap()
+                        .as_primitive::<UInt32Type>()
+                        .clone()
+                };
+                let (event, parent, end, samples) = (
+                    int64("event_id"),
+                    int64("parent_id"),
+                    int64("subtree_end"),
+                    int64("samples"),
+                );
+                let (depth, index) = (uint32("depth"), uint32("child_index"));
+                let line = batch
+                    .column_by_name("line")
+                    .unwrap()
+                    .as_primitive::<Int32Type>()
+                    .clone();
+                for i in 0..batch.num_rows() {
+                    let class = dictionary(&batch, "class", i);
+                    let method = dictionary(&batch, "method", i).map(|m| match &class {
+                        Some(c) if !c.is_empty() => format!("{c}.{m}"),
+                        _ => m,
+                    });
+                    rows.push(Row {
+                        thread,
+                        event_id: event.value(i),
+                        parent_id: (!parent.is_null(i)).then(|| parent.value(i)),
+                        depth: depth.value(i),
+                        child_index: index.value(i),
+                        subtree_end: end.value(i),
+                        kind: dictionary(&batch, "kind", i).unwrap(),
+                        method,
+                        file: dictionary(&batch, "file", i),
+                        line: line.value(i),
+                        samples: (!samples.is_null(i)).then(|| samples.value(i)),
+                    });
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The rows the dump implies: parents, child indexes and subtree ends from
+/// its depths, in its order (pre-order, threads ascending).
+fn expected_rows(reader: &LazyTraceReader) -> Vec<Row> {
+    let mut dump = Vec::new();
+    write_jsonl(reader, None, &mut dump).unwrap();
+    let records: Vec<Json> = String::from_utf8(dump)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut rows: Vec<Row> = Vec::with_capacity(records.len());
+    // Open rows of the current thread: (row index, depth, children so far).
+    let mut open: Vec<(usize, u32, u32)> = Vec::new();
+    let mut roots = 0;
+    for record in &records {
+        let thread = record["thread"].as_i64().unwrap();
+        let depth = record["depth"].as_u64().unwrap() as u32;
+        if rows.last().is_some_and(|last| last.thread != thread) {
+            open.clear();
+            roots = 0;
+        }
+        while open.last().is_some_and(|&(_, d, _)| d >= depth) {
+            open.pop();
+        }
+        let (parent_id, child_index) = match open.last_mut() {
+            Some((row, _, children)) => {
+                *children += 1;
+                (Some(rows[*row].event_id), *children - 1)
+            }
+            None => {
+                roots += 1;
+                (None, roots - 1)
+            }
+        };
+        let event_id = record["event_id"].as_i64().unwrap();
+        // Every open ancestor's subtree now reaches this row.
+        for &(row, _, _) in &open {
+            rows[row].subtree_end = event_id;
+        }
+        open.push((rows.len(), depth, 0));
+        rows.push(Row {
+            thread,
+            event_id,
+            parent_id,
+            depth,
+            child_index,
+            subtree_end: event_id,
+            kind: record["kind"].as_str().unwrap().to_string(),
+            method: record["method"].as_str().map(str::to_string),
+            file: record["file"].as_str().map(str::to_string),
+            line: record["line"].as_i64().unwrap() as i32,
+            samples: record["samples"].as_i64(),
+        });
+    }
+    rows
+}
+
+fn export(path: &Path, dir: &Path, row_group_rows: usize) -> PathBuf {
+    let reader = LazyTraceReader::open(path).unwrap();
+    let options = ParquetOptions {
+        row_group_rows,
+        ..ParquetOptions::new("t", "v22")
+    };
+    export_parquet(&reader, dir, &options, &|_| {})
+        .unwrap()
+        .partition
+}
+
+fn check_trace(path: &Path, row_group_rows: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = export(path, dir.path(), row_group_rows);
+    let reader = LazyTraceReader::open(path).unwrap();
+    let expected = expected_rows(&reader);
+    let ours = read_rows(&partition);
+    assert_eq!(ours.len(), expected.len(), "{}", path.display());
+    for (ours, expected) in ours.iter().zip(&expected) {
+        assert_eq!(ours, expected, "{}", path.display());
+    }
+}
+
+#[test]
+fn testdata_and_reference_traces_export_row_for_row_as_dumped() {
+    let testdata = testdata_traces();
+    assert!(testdata.len() >= 2);
+    // Row groups of 7 rows: a thread's rows cross many groups and parts.
+    for trace in testdata {
+        check_trace(&trace, 7);
+    }
+    for trace in reference_traces() {
+        check_trace(&trace, 50_000);
+    }
+}
+
+#[test]
+fn generated_traces_of_every_shape_export_row_for_row_in_many_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in [Shape::Mixed, Shape::Wide, Shape::Deep, Shape::Threads] {
+        let path = dir.path().join(format!("{shape}.trace"));
+        let options = GenerateOptions {
+            threads: 2,
+            block_size: Some(64 << 10),
+            ..GenerateOptions::new(1 << 20, shape)
+        };
+        generate_file(&path, &options, |_| {}).unwrap();
+        // Small row groups: many groups and several parts per thread.
+        check_trace(&path, 1000);
+    }
+}
+
+#[test]
+fn an_existing_partition_is_replaced_only_when_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = &testdata_traces()[0];
+    let reader = LazyTraceReader::open(trace).unwrap();
+    let options = ParquetOptions::new("t", "v22");
+    export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
+    let error = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap_err();
+    assert!(error.to_string().contains("--force"), "{error}");
+    let forced = ParquetOptions {
+        force: true,
+        ..options.clone()
+    };
+    export_parquet(&reader, dir.path(), &forced, &|_| {}).unwrap();
+    let zero = ParquetOptions {
+        row_group_rows: 0,
+        force: true,
+        ..options.clone()
+    };
+    assert!(export_parquet(&reader, dir.path(), &zero, &|_| {}).is_err());
+    // Nothing but the partition is left in the dataset directory.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["trace=t"]);
+}
+
+/// Runs `queries` (one SQL statement each, answering one number) with
+/// DuckDB over `dataset`; `None` (said on stderr) where Python has no
+/// duckdb.
+fn duckdb(dataset: &Path, queries: &[String]) -> Option<Vec<i64>> {
+    let script = format!(
+        "import duckdb, sys\n\
+         con = duckdb.connect()\n\
+         con.execute(\"create view rows as select * from read_parquet('{}/*/thread=*/*.parquet', hive_partitioning=true)\")\n\
+         for q in sys.argv[1:]:\n    print(con.execute(q).fetchone()[0])\n",
+        dataset.display()
+    );
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(&script)
+        .args(queries)
+        .output();
+    match output {
+        Ok(output) if output.status.success() => Some(
+            String::from_utf8(output.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.trim().parse().unwrap())
+                .collect(),
+        ),
+        Ok(output) => {
+            let err = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                err.contains("No module named 'duckdb'"),
+                "duckdb failed: {err}"
+            );
+            eprintln!("SKIPPED: the duckdb Python package is not installed (.ci/run installs it)");
+            None
+        }
+        Err(error) => {
+            eprintln!("SKIPPED: python3 not found ({error})");
+            None
+        }
+    }
+}
+
+#[test]
+fn duckdb_answers_as_the_trace_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.trace");
+    let options = GenerateOptions {
+        threads: 3,
+        ..GenerateOptions::new(2 << 20, Shape::Mixed)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    let dataset = dir.path().join("dataset");
+    export(&path, &dataset, 10_000);
+    let reader = LazyTraceReader::open(&path).unwrap();
+    let rows = expected_rows(&reader);
+    let mut per_thread: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut methods: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut kinds: BTreeMap<&str, i64> = BTreeMap::new();
+    for row in &rows {
+        *per_thread.entry(row.thread).or_default() += 1;
+        *kinds.entry(&row.kind).or_default() += 1;
+        if let Some(method) = &row.method {
+            *methods.entry(method).or_default() += 1;
+        }
+    }
+    // A call with children somewhere in the middle, and its descendants.
+    let call = rows
+        .iter()
+        .filter(|r| r.subtree_end > r.event_id)
+        .nth(rows.len() / 50)
+        .unwrap();
+    let descendants = rows
+        .iter()
+        .filter(|r| {
+            r.thread == call.thread && r.event_id > call.event_id && r.event_id <= call.subtree_end
+        })
+        .count() as i64;
+    let (top_method, top_calls) = methods
+        .iter()
+        .max_by_key(|&(name, &count)| (count, std::cmp::Reverse(*name)))
+        .map(|(name, &count)| (name.to_string(), count))
+        .unwrap();
+    let mut queries = vec![
+        "select count(*) from rows".to_string(),
+        format!(
+            "select count(*) from rows where thread = {} and event_id between {} and {}",
+            call.thread,
+            call.event_id + 1,
+            call.subtree_end
+        ),
+        format!(
+            "select count(*) from rows where kind = 'method_call' and class || '.' || method = '{top_method}'"
+        ),
+        format!(
+            "select count(*) from (select class, method, count(*) c from rows where kind = 'method_call' \
+             group by class, method having c > {top_calls})"
+        ),
+    ];
+    for thread in per_thread.keys() {
+        queries.push(format!("select count(*) from rows where thread = {thread}"));
+    }
+    for kind in kinds.keys() {
+        queries.push(format!("select count(*) from rows where kind = '{kind}'"));
+    }
+    let Some(answers) = duckdb(&dataset, &queries) else {
+        return;
+    };
+    let mut expected = vec![rows.len() as i64, descendants, top_calls, 0];
+    expected.extend(per_thread.values());
+    expected.extend(kinds.values());
+    assert!(kinds.len() >= 3, "{kinds:?}");
+    assert_eq!(answers, expected);
+}
