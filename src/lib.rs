@@ -23,7 +23,9 @@
 //!   them, the parallel index rebuild.
 //! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print)
 //!   renders it.
-//! - [`import`]: foreign traces (`.flow`) made into v22 traces.
+//! - [`import`]: foreign traces (`.flow`, Blinky, TPTP, JFR) made into v22
+//!   traces; [`search`] finds tracepoints by name or text; [`export`] writes
+//!   traces in the forms other tools read.
 //! - [`generate`] (feature `generate`): synthetic traces.
 //!
 //! [`storage`] maps files; [`error`] holds the typed errors.
@@ -87,6 +89,7 @@ pub mod model;
 pub mod mutf8;
 pub mod print;
 pub mod read;
+pub mod search;
 pub mod storage;
 pub mod tree;
 pub mod write;

@@ -9,6 +9,7 @@ mod gen_trace;
 mod import;
 mod index;
 mod info;
+mod search;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -166,6 +167,31 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Find tracepoints by name (a call's `Class.method`, a field's
+    /// `Class.field`, a local variable) or, with --text, by their printed
+    /// line; each hit with its event id and the calls above it.
+    Search {
+        /// The trace (any input the other commands accept).
+        file: PathBuf,
+        /// The text to find.
+        pattern: String,
+        /// Only this thread (repeatable).
+        #[arg(long = "thread", value_name = "ID")]
+        threads: Vec<i32>,
+        /// Only this kind of tracepoint: method_call, read_field, … (repeatable).
+        #[arg(long = "kind", value_name = "KIND")]
+        kinds: Vec<String>,
+        /// Show at most this many hits (all are counted).
+        #[arg(long, default_value_t = 1000)]
+        max: usize,
+        /// Ignore case.
+        #[arg(short, long)]
+        ignore_case: bool,
+        /// Also match each tracepoint's printed line (arguments, values,
+        /// results); slower, as every line is rendered.
+        #[arg(long)]
+        text: bool,
+    },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
     Children {
@@ -291,6 +317,27 @@ pub fn run(cli: Cli) -> Result<()> {
                 threads: thread_filter(&threads),
                 row_group_rows,
                 force,
+            },
+            &mut out,
+        )?,
+        Command::Search {
+            file,
+            pattern,
+            threads,
+            kinds,
+            max,
+            ignore_case,
+            text,
+        } => search::run(
+            &cache,
+            search::SearchRequest {
+                file: &file,
+                pattern,
+                threads: thread_filter(&threads),
+                kinds,
+                max,
+                ignore_case,
+                text,
             },
             &mut out,
         )?,

@@ -11,4 +11,5 @@ mod lazy_random_access;
 mod lazy_sidecar;
 mod random_mutations;
 mod rebuild;
+mod search;
 mod stream_lazy;

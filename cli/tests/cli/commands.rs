@@ -22,7 +22,9 @@ fn bundled() -> (tempfile::TempDir, String) {
 
 #[test]
 fn every_command_has_help() {
-    let mut commands = vec!["info", "print", "dump", "index", "children", "import", "gen"];
+    let mut commands = vec![
+        "info", "print", "dump", "index", "children", "import", "gen", "search",
+    ];
     if cfg!(feature = "parquet") {
         commands.push("export");
     }
@@ -409,4 +411,30 @@ fn export_writes_a_parquet_dataset_of_any_input() {
     }
     // Both traces sit side by side in one dataset.
     assert_eq!(std::fs::read_dir(&dataset).unwrap().count(), inputs.len());
+}
+
+#[test]
+fn search_prints_hits_with_paths_and_counts_the_rest() {
+    let (_dir, trace) = bundled();
+    let (ok, all, err) = tracetree(&["search", &trace, "run"]);
+    assert!(ok, "{err}");
+    let hits = all.lines().count();
+    assert!(hits > 1, "{all}");
+    assert!(
+        all.lines()
+            .all(|l| l.starts_with("thread ") && l.contains(", event ")),
+        "{all}"
+    );
+    assert!(err.contains(&format!("{hits} hits in ")), "{err}");
+    let (ok, first, err) = tracetree(&["search", &trace, "run", "--max", "1"]);
+    assert!(ok && first.lines().count() == 1, "{first}");
+    assert_eq!(first.lines().next(), all.lines().next());
+    assert!(err.contains("the first 1 shown"), "{err}");
+    let (ok, calls, _) = tracetree(&["search", &trace, "run", "--kind", "method_call"]);
+    assert!(ok && calls.lines().count() <= hits);
+    let (ok, _, err) = tracetree(&["search", &trace, "run", "--kind", "calls"]);
+    assert!(
+        !ok && err.lines().count() == 1 && err.contains("method_call"),
+        "{err}"
+    );
 }

@@ -1,0 +1,48 @@
+//! `search` against the headers walk of the same reader: by name (a table
+//! lookup a tracepoint, every tracepoint decoded) and by printed line
+//! (every line rendered), on the generated mixed trace of
+//! `TRACETREE_BENCH_SIZE` bytes (64 MB by default, 2 threads walked in
+//! parallel). Criterion reports bytes of trace per second.
+//!
+//! Run with `cargo bench --bench search`.
+
+mod support;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tracetree::generate::Shape;
+use tracetree::read::LazyTraceReader;
+use tracetree::search::{SearchOptions, search};
+
+fn bench(c: &mut Criterion) {
+    let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
+    let bytes = std::fs::metadata(&trace).unwrap().len();
+    let reader = LazyTraceReader::options()
+        .sidecar_dir(Some(support::sidecar_dir()))
+        .open(&trace)
+        .unwrap();
+    let mut group = c.benchmark_group("search");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function("headers_walk_baseline", |b| {
+        b.iter(|| black_box(support::walk_headers_parallel(&reader)))
+    });
+    let names = SearchOptions::new("WorkerKt.compute");
+    group.bench_function("names", |b| {
+        b.iter(|| black_box(search(&reader, &names, &|_| {}).unwrap().total))
+    });
+    let text = SearchOptions {
+        text: true,
+        ..SearchOptions::new("4242")
+    };
+    group.bench_function("text", |b| {
+        b.iter(|| black_box(search(&reader, &text, &|_| {}).unwrap().total))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

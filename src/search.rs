@@ -1,0 +1,341 @@
+//! Finding tracepoints: every tracepoint whose name or printed line holds a
+//! pattern, with the path of calls above it.
+//!
+//! Each thread is walked once in pre-order, the threads in parallel
+//! ([`LazyTraceReader::walk_threads`]), every tracepoint decoded in place.
+//! What a tracepoint is matched against:
+//!
+//! - its **name**: a call's `Class.method`, a field access's `Class.field`,
+//!   a local variable's name. Names are matched once per id and the answer
+//!   kept, so the scan costs a table lookup a tracepoint;
+//! - with [`SearchOptions::text`], also its **line** as `print` shows it
+//!   (arguments, values, results), rendered for every tracepoint.
+//!
+//! The walker keeps the open calls above the current tracepoint (their
+//! names and what they tell their children about printing) so a hit comes
+//! with its path from the thread's top. Each thread keeps its first
+//! [`SearchOptions::max`] hits and counts the rest: memory is bounded by
+//! the nesting, the names and `max`, never by the trace.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustc_hash::FxHashMap;
+
+use crate::common::{EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::error::Result;
+use crate::format::TraceContext;
+use crate::model::{Footer, Tracepoint, TracepointBody, TracepointType};
+use crate::print::{Parent, TextFormatter};
+use crate::read::{LazyNode, LazyTraceReader, WalkDetail};
+
+/// What to look for.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The text to find.
+    pub pattern: String,
+    /// Compare without regard to case (ASCII and Unicode lower case).
+    pub ignore_case: bool,
+    /// Also match the printed line of every tracepoint, not only its name.
+    pub text: bool,
+    /// Only these threads (all when `None`).
+    pub threads: Option<Vec<ThreadId>>,
+    /// Only these kinds of tracepoint (all when `None`).
+    pub kinds: Option<Vec<TracepointType>>,
+    /// Hits kept (the rest are counted).
+    pub max: usize,
+}
+
+impl SearchOptions {
+    /// Options finding `pattern` in names, case-sensitively, in every
+    /// thread and kind, keeping 1,000 hits.
+    pub fn new(pattern: impl Into<String>) -> Self {
+        SearchOptions {
+            pattern: pattern.into(),
+            ignore_case: false,
+            text: false,
+            threads: None,
+            kinds: None,
+            max: 1000,
+        }
+    }
+}
+
+/// One tracepoint found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    /// Its thread.
+    pub thread: ThreadId,
+    /// Its event id.
+    pub event: EventId,
+    /// The node, for the reader that found it.
+    pub node: LazyNode,
+    /// Its depth in the thread's tree (0 at the top).
+    pub depth: usize,
+    /// The names of the calls (or loops) above it, outermost first.
+    pub path: Vec<Arc<str>>,
+    /// Its line as `print` shows it.
+    pub line: String,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchResult {
+    /// The hits kept: threads ascending, each in event order.
+    pub hits: Vec<Hit>,
+    /// Every hit, kept or not.
+    pub total: u64,
+    /// Tracepoints looked at.
+    pub scanned: u64,
+}
+
+/// Finds what `options` asks for in `reader`'s trace. `progress` receives
+/// the tracepoints scanned, in steps.
+pub fn search(
+    reader: &LazyTraceReader,
+    options: &SearchOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<SearchResult> {
+    let pattern = Pattern::new(&options.pattern, options.ignore_case);
+    let wanted_thread =
+        |thread: ThreadId| options.threads.as_ref().is_none_or(|t| t.contains(&thread));
+    let mut wanted_kind = [true; 12];
+    if let Some(kinds) = &options.kinds {
+        wanted_kind = [false; 12];
+        for kind in kinds {
+            wanted_kind[*kind as usize] = true;
+        }
+    }
+    let reported = AtomicU64::new(0);
+    let per_thread = reader.walk_threads(
+        WalkDetail::Full,
+        |thread| ThreadSearch::new(reader.context(), thread, wanted_thread(thread)),
+        |search, walked| {
+            if !search.wanted {
+                return Ok(false);
+            }
+            let tracepoint = walked
+                .tracepoint
+                .expect("a full walk decodes every tracepoint");
+            search.scanned += 1;
+            if search.scanned % PROGRESS_STEP == 0 {
+                reported.fetch_add(PROGRESS_STEP, Ordering::Relaxed);
+                progress(PROGRESS_STEP);
+            }
+            search.step(
+                walked.node,
+                walked.depth,
+                tracepoint,
+                walked.footer,
+                &pattern,
+                options,
+                &wanted_kind,
+            )?;
+            Ok(true)
+        },
+    )?;
+    let mut result = SearchResult::default();
+    for thread in per_thread {
+        result.total += thread.total;
+        result.scanned += thread.scanned;
+        let room = options.max.saturating_sub(result.hits.len());
+        result.hits.extend(thread.hits.into_iter().take(room));
+    }
+    progress(result.scanned - reported.load(Ordering::Relaxed));
+    Ok(result)
+}
+
+/// Tracepoints scanned between progress reports.
+const PROGRESS_STEP: u64 = 1 << 16;
+
+/// The pattern, folded to lower case when the case is ignored.
+struct Pattern {
+    text: String,
+    ignore_case: bool,
+}
+
+impl Pattern {
+    fn new(text: &str, ignore_case: bool) -> Self {
+        Pattern {
+            text: if ignore_case {
+                text.to_lowercase()
+            } else {
+                text.to_string()
+            },
+            ignore_case,
+        }
+    }
+
+    fn is_in(&self, haystack: &str) -> bool {
+        if self.ignore_case {
+            haystack.to_lowercase().contains(&self.text)
+        } else {
+            haystack.contains(&self.text)
+        }
+    }
+}
+
+/// What a tracepoint is named by, as an id of its own kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum NameKey {
+    Method(MethodId),
+    Field(FieldId),
+    Variable(VariableId),
+    /// A container without a name (a loop, an iteration), for paths.
+    Kind(TracepointType),
+}
+
+/// One thread's walk.
+struct ThreadSearch<'c> {
+    context: &'c TraceContext,
+    thread: ThreadId,
+    wanted: bool,
+    formatter: TextFormatter<'c>,
+    /// Names met, with whether each holds the pattern, and their places
+    /// by id.
+    names: Vec<(Arc<str>, bool)>,
+    name_of: FxHashMap<NameKey, u32>,
+    /// The open nodes above the current one: name (a place in `names`),
+    /// what they tell their children.
+    open: Vec<(u32, Parent)>,
+    line: String,
+    hits: Vec<Hit>,
+    total: u64,
+    scanned: u64,
+}
+
+impl<'c> ThreadSearch<'c> {
+    fn new(context: &'c TraceContext, thread: ThreadId, wanted: bool) -> Self {
+        ThreadSearch {
+            context,
+            thread,
+            wanted,
+            formatter: TextFormatter::new(context, false),
+            names: Vec::new(),
+            name_of: FxHashMap::default(),
+            open: Vec::new(),
+            line: String::new(),
+            hits: Vec::new(),
+            total: 0,
+            scanned: 0,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        node: LazyNode,
+        depth: usize,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        pattern: &Pattern,
+        options: &SearchOptions,
+        wanted_kind: &[bool; 12],
+    ) -> Result<()> {
+        self.open.truncate(depth);
+        let parent = self.open.last().map_or(Parent::TopLevel, |(_, p)| *p);
+        let (name, named_match) = self.name(tracepoint, pattern);
+        let kind = tracepoint.tracepoint_type();
+        if wanted_kind[kind as usize] {
+            let mut hit = named_match;
+            if !hit && options.text {
+                self.line.clear();
+                self.formatter
+                    .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
+                hit = pattern.is_in(&self.line);
+            }
+            if hit {
+                self.total += 1;
+                if self.hits.len() < options.max {
+                    self.line.clear();
+                    self.formatter
+                        .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
+                    self.hits.push(Hit {
+                        thread: self.thread,
+                        event: tracepoint.event(),
+                        node,
+                        depth,
+                        path: self
+                            .open
+                            .iter()
+                            .map(|&(name, _)| self.names[name as usize].0.clone())
+                            .collect(),
+                        line: self.line.clone(),
+                    });
+                }
+            }
+        }
+        if kind.is_container() {
+            let name = match name {
+                Some(name) => name,
+                None => self.place(NameKey::Kind(kind), kind.name().to_string(), pattern),
+            };
+            self.open.push((name, Parent::of(tracepoint)));
+        }
+        Ok(())
+    }
+
+    /// The tracepoint's name (calls, field accesses, local variables) and
+    /// whether it holds the pattern.
+    fn name(&mut self, tracepoint: &Tracepoint<'_>, pattern: &Pattern) -> (Option<u32>, bool) {
+        let key = match &tracepoint.body {
+            TracepointBody::MethodCall { method, .. } => NameKey::Method(*method),
+            TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
+                NameKey::Field(*field)
+            }
+            TracepointBody::ReadLocal { variable, .. }
+            | TracepointBody::WriteLocal { variable, .. } => NameKey::Variable(*variable),
+            _ => return (None, false),
+        };
+        let place = match self.name_of.get(&key) {
+            Some(&place) => place,
+            None => self.place(key, name_of(self.context, key), pattern),
+        };
+        (Some(place), self.names[place as usize].1)
+    }
+
+    /// Adds a name met for the first time; returns its place.
+    fn place(&mut self, key: NameKey, name: String, pattern: &Pattern) -> u32 {
+        if let Some(&place) = self.name_of.get(&key) {
+            return place;
+        }
+        let place = self.names.len() as u32;
+        let matched = pattern.is_in(&name);
+        self.names.push((Arc::from(name), matched));
+        self.name_of.insert(key, place);
+        place
+    }
+}
+
+/// `Class.method`, `Class.field` or a variable's name; a placeholder for an
+/// id the trace does not hold.
+fn name_of(context: &TraceContext, key: NameKey) -> String {
+    let class_name = |id| {
+        context
+            .class(id)
+            .map(|c| c.name.decode().into_owned())
+            .unwrap_or_default()
+    };
+    let joined = |class: String, name: &str| {
+        if class.is_empty() {
+            name.to_string()
+        } else {
+            format!("{class}.{name}")
+        }
+    };
+    match key {
+        NameKey::Method(id) => match context.method(id) {
+            Ok(m) => joined(class_name(m.class), &m.name.decode()),
+            Err(_) => format!("<missing method {id}>"),
+        },
+        NameKey::Field(id) => match context.field(id) {
+            Ok(f) => joined(class_name(f.class), &f.name.decode()),
+            Err(_) => format!("<missing field {id}>"),
+        },
+        NameKey::Variable(id) => match context.variable(id) {
+            Ok(v) => v.name.decode().into_owned(),
+            Err(_) => format!("<missing variable {id}>"),
+        },
+        NameKey::Kind(kind) => kind.name().to_string(),
+    }
+}

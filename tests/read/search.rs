@@ -1,0 +1,173 @@
+//! `search` against what `dump` and `print` say of the same traces.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value as Json;
+use tracetree::common::ThreadId;
+use tracetree::model::TracepointType;
+use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::read::LazyTraceReader;
+use tracetree::search::{SearchOptions, search};
+
+use tracetree_testkit::lazy::{reference_traces, testdata_traces};
+
+/// (thread, event, depth, path) of every call whose `Class.method` holds
+/// `pattern`, from the dump: the path is the open ancestors' methods (a
+/// loop's kind for a loop).
+fn calls_from_dump(reader: &LazyTraceReader, pattern: &str) -> Vec<(i64, i64, u64, Vec<String>)> {
+    let mut dump = Vec::new();
+    write_jsonl(reader, None, &mut dump).unwrap();
+    let mut found = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    for line in String::from_utf8(dump).unwrap().lines() {
+        let row: Json = serde_json::from_str(line).unwrap();
+        let depth = row["depth"].as_u64().unwrap();
+        open.truncate(depth as usize);
+        let kind = row["kind"].as_str().unwrap();
+        let method = row["method"].as_str();
+        if kind == "method_call" && method.is_some_and(|m| m.contains(pattern)) {
+            found.push((
+                row["thread"].as_i64().unwrap(),
+                row["event_id"].as_i64().unwrap(),
+                depth,
+                open.clone(),
+            ));
+        }
+        if row["children"].as_u64().unwrap() > 0
+            || kind == "method_call"
+            || kind.starts_with("loop")
+        {
+            open.push(method.unwrap_or(kind).to_string());
+        }
+    }
+    found
+}
+
+fn check_calls(path: &Path, pattern: &str) {
+    let reader = LazyTraceReader::open(path).unwrap();
+    let options = SearchOptions {
+        kinds: Some(vec![TracepointType::MethodCall]),
+        max: usize::MAX,
+        ..SearchOptions::new(pattern)
+    };
+    let found = search(&reader, &options, &|_| {}).unwrap();
+    let ours: Vec<_> = found
+        .hits
+        .iter()
+        .map(|hit| {
+            let path = hit.path.iter().map(|name| name.to_string()).collect();
+            (
+                i64::from(hit.thread.0),
+                i64::from(hit.event.0),
+                hit.depth as u64,
+                path,
+            )
+        })
+        .collect();
+    let expected = calls_from_dump(&reader, pattern);
+    assert_eq!(ours, expected, "{} {pattern:?}", path.display());
+    assert_eq!(found.total, expected.len() as u64);
+    let counts: u64 = reader.count_tracepoints().unwrap().values().sum();
+    assert_eq!(found.scanned, counts);
+}
+
+#[test]
+fn calls_found_by_name_are_the_dumps_calls_of_that_name_with_their_paths() {
+    let mut traces = testdata_traces();
+    traces.extend(reference_traces());
+    let mut hits = 0;
+    for trace in &traces {
+        for pattern in ["run", "Account", "<init>", "e", "no such method"] {
+            check_calls(trace, pattern);
+        }
+        let reader = LazyTraceReader::open(trace).unwrap();
+        hits += search(&reader, &SearchOptions::new("run"), &|_| {})
+            .unwrap()
+            .total;
+    }
+    assert!(hits > 0, "the traces hold calls named run");
+}
+
+/// Lines of `print` (tracepoints only, not thread headers) holding `pattern`.
+fn printed_lines_holding(reader: &LazyTraceReader, pattern: &str) -> u64 {
+    let mut text = Vec::new();
+    print_trace(reader, &PrintOptions::default(), &mut text).unwrap();
+    String::from_utf8(text)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.starts_with('#') && line.contains(pattern))
+        .count() as u64
+}
+
+#[test]
+fn text_search_finds_every_printed_line_that_holds_the_pattern() {
+    let mut checked = 0;
+    let mut traces = testdata_traces();
+    traces.extend(reference_traces());
+    for trace in &traces {
+        let reader = LazyTraceReader::open(trace).unwrap();
+        // Patterns in values, not in names: the text search alone finds them.
+        for pattern in ["42", "\"", "null", "@"] {
+            let names = search(&reader, &SearchOptions::new(pattern), &|_| {}).unwrap();
+            if names.total > 0 {
+                continue;
+            }
+            let options = SearchOptions {
+                text: true,
+                max: usize::MAX,
+                ..SearchOptions::new(pattern)
+            };
+            let found = search(&reader, &options, &|_| {}).unwrap();
+            assert_eq!(
+                found.total,
+                printed_lines_holding(&reader, pattern),
+                "{} {pattern:?}",
+                trace.display()
+            );
+            assert!(found.hits.iter().all(|hit| hit.line.contains(pattern)));
+            checked += found.total;
+        }
+    }
+    assert!(checked > 0, "some value held a pattern");
+}
+
+#[test]
+fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
+    let trace = &testdata_traces()[0];
+    let reader = LazyTraceReader::open(trace).unwrap();
+    let all = search(&reader, &SearchOptions::new("a"), &|_| {}).unwrap();
+    assert!(all.total > 3, "{}", all.total);
+    let one = SearchOptions {
+        max: 1,
+        ..SearchOptions::new("a")
+    };
+    let first = search(&reader, &one, &|_| {}).unwrap();
+    assert_eq!((first.hits.len(), first.total), (1, all.total));
+    assert_eq!(first.hits[0], all.hits[0]);
+    // By thread: the hits of each thread add up to all.
+    let mut per_thread: BTreeMap<ThreadId, u64> = BTreeMap::new();
+    for thread in reader.thread_ids() {
+        let options = SearchOptions {
+            threads: Some(vec![thread]),
+            ..SearchOptions::new("a")
+        };
+        let found = search(&reader, &options, &|_| {}).unwrap();
+        assert!(found.hits.iter().all(|hit| hit.thread == thread));
+        per_thread.insert(thread, found.total);
+    }
+    assert_eq!(per_thread.values().sum::<u64>(), all.total);
+    // Case: an upper-case pattern finds nothing lower-case unless asked.
+    let upper = SearchOptions::new("ACCOUNT");
+    let ignoring = SearchOptions {
+        ignore_case: true,
+        ..upper.clone()
+    };
+    let exact = search(&reader, &SearchOptions::new("Account"), &|_| {}).unwrap();
+    assert!(exact.total > 0, "{} has Account calls", trace.display());
+    assert_eq!(search(&reader, &upper, &|_| {}).unwrap().total, 0);
+    assert_eq!(
+        search(&reader, &ignoring, &|_| {}).unwrap().total,
+        exact.total
+    );
+}
