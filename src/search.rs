@@ -18,7 +18,7 @@
 //! the nesting, the names and `max`, never by the trace.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rustc_hash::FxHashMap;
 
@@ -44,6 +44,9 @@ pub struct SearchOptions {
     pub kinds: Option<Vec<TracepointType>>,
     /// Hits kept (the rest are counted).
     pub max: usize,
+    /// Set by another thread to end the search early (what was found so
+    /// far is returned).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl SearchOptions {
@@ -57,6 +60,7 @@ impl SearchOptions {
             threads: None,
             kinds: None,
             max: 1000,
+            stop: None,
         }
     }
 }
@@ -111,7 +115,12 @@ pub fn search(
         WalkDetail::Full,
         |thread| ThreadSearch::new(reader.context(), thread, wanted_thread(thread)),
         |search, walked| {
-            if !search.wanted {
+            if !search.wanted
+                || options
+                    .stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Relaxed))
+            {
                 return Ok(false);
             }
             let tracepoint = walked

@@ -10,6 +10,7 @@ mod import;
 mod index;
 mod info;
 mod search;
+mod view;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -167,6 +168,13 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Browse a trace in the terminal: threads and calls expanded on
+    /// demand a page at a time, details of the selected tracepoint, search,
+    /// jumps to event ids, bookmarks (`?` lists the keys).
+    View {
+        /// The trace (any input the other commands accept).
+        file: PathBuf,
+    },
     /// Find tracepoints by name (a call's `Class.method`, a field's
     /// `Class.field`, a local variable) or, with --text, by their printed
     /// line; each hit with its event id and the calls above it.
@@ -320,6 +328,7 @@ pub fn run(cli: Cli) -> Result<()> {
             },
             &mut out,
         )?,
+        Command::View { file } => view::run(&cache, &file)?,
         Command::Search {
             file,
             pattern,

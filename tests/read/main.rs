@@ -9,6 +9,7 @@ mod lazy_hostile;
 mod lazy_index_policy;
 mod lazy_random_access;
 mod lazy_sidecar;
+mod navigate;
 mod random_mutations;
 mod rebuild;
 mod search;

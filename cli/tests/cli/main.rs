@@ -3,6 +3,7 @@
 
 mod commands;
 mod heldout;
+mod view;
 
 /// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
 fn tracetree(args: &[&str]) -> (bool, String, String) {

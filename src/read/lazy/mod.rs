@@ -88,6 +88,7 @@
 //! ```
 
 mod cache;
+mod navigate;
 mod open;
 mod scopes;
 mod walk;

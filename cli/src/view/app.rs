@@ -1,0 +1,461 @@
+//! The viewer's state and what each key does to it, apart from the
+//! terminal (so that tests drive it directly).
+//!
+//! Nothing here blocks on the size of the trace: a key expands a page,
+//! reveals a node through its ancestors or starts a search, which runs on
+//! a thread of its own while the screen reports its progress.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use tracetree::Result;
+use tracetree::common::{EventId, ThreadId};
+use tracetree::model::TracepointType;
+use tracetree::read::{LazyNode, LazyTraceReader};
+use tracetree::search::{Hit, SearchOptions, SearchResult, search};
+
+use super::rows::{RowKind, Rows};
+
+/// Hits a search keeps.
+const MAX_HITS: usize = 100_000;
+
+/// What the keyboard is typing into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Keys are commands.
+    None,
+    /// A search pattern after `/`.
+    Search(String),
+    /// An event id after `:`.
+    Jump(String),
+}
+
+/// An overlay over the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// The thread chooser, its cursor.
+    Threads(usize),
+}
+
+/// A search running in the background.
+pub struct Running {
+    pub pattern: String,
+    stop: Arc<AtomicBool>,
+    pub scanned: Arc<AtomicU64>,
+    pub total: u64,
+    done: Receiver<Result<SearchResult>>,
+}
+
+/// The viewer.
+pub struct App {
+    pub reader: Arc<LazyTraceReader>,
+    pub rows: Rows,
+    pub selected: usize,
+    /// The first row on screen.
+    pub top: usize,
+    /// Rows the tree pane showed last.
+    pub height: usize,
+    pub input: Input,
+    pub overlay: Overlay,
+    pub threads: Vec<(ThreadId, bool)>,
+    /// The kind searches keep (`None`: all).
+    pub kind: Option<TracepointType>,
+    pub bookmarks: Vec<LazyNode>,
+    pub running: Option<Running>,
+    pub hits: Vec<Hit>,
+    pub hits_total: u64,
+    pub hit: Option<usize>,
+    pub pattern: String,
+    /// A message for the status line.
+    pub message: String,
+    pub quit: bool,
+}
+
+impl App {
+    /// The viewer of `reader`'s trace, every thread shown and collapsed.
+    pub fn new(reader: Arc<LazyTraceReader>) -> Result<Self> {
+        let ids = reader.thread_ids();
+        Ok(App {
+            rows: Rows::new(Arc::clone(&reader), &ids)?,
+            reader,
+            selected: 0,
+            top: 0,
+            height: 20,
+            input: Input::None,
+            overlay: Overlay::None,
+            threads: ids.into_iter().map(|t| (t, true)).collect(),
+            kind: None,
+            bookmarks: Vec::new(),
+            running: None,
+            hits: Vec::new(),
+            hits_total: 0,
+            hit: None,
+            pattern: String::new(),
+            message: "? for help".into(),
+            quit: false,
+        })
+    }
+
+    /// Handles one key; errors become the status message.
+    pub fn key(&mut self, key: KeyEvent) {
+        if let Err(error) = self.try_key(key) {
+            self.message = error.to_string();
+        }
+        self.scroll_into_view();
+    }
+
+    fn try_key(&mut self, key: KeyEvent) -> Result<()> {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            self.quit = true;
+            return Ok(());
+        }
+        match &mut self.input {
+            Input::Search(text) | Input::Jump(text) => {
+                match key.code {
+                    KeyCode::Char(c) => text.push(c),
+                    KeyCode::Backspace => {
+                        text.pop();
+                    }
+                    KeyCode::Esc => self.input = Input::None,
+                    KeyCode::Enter => {
+                        let input = std::mem::replace(&mut self.input, Input::None);
+                        match input {
+                            Input::Search(pattern) => self.start_search(pattern),
+                            Input::Jump(id) => self.jump(&id)?,
+                            Input::None => {}
+                        }
+                    }
+                    _ => {}
+                }
+                return Ok(());
+            }
+            Input::None => {}
+        }
+        match self.overlay {
+            Overlay::Help => {
+                self.overlay = Overlay::None;
+                return Ok(());
+            }
+            Overlay::Threads(cursor) => return self.thread_key(cursor, key.code),
+            Overlay::None => {}
+        }
+        let last = self.rows.rows.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Char('q') => self.quit = true,
+            KeyCode::Esc => {
+                if let Some(running) = &self.running {
+                    running.stop.store(true, Ordering::Relaxed);
+                    self.message = "search cancelled".into();
+                }
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.selected = (self.selected + 1).min(last),
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(self.page()),
+            KeyCode::PageDown => self.selected = (self.selected + self.page()).min(last),
+            KeyCode::Home | KeyCode::Char('g') => self.selected = 0,
+            KeyCode::End | KeyCode::Char('G') => self.selected = last,
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => self.open()?,
+            KeyCode::Left | KeyCode::Char('h') => self.close(),
+            KeyCode::Char('/') => self.input = Input::Search(String::new()),
+            KeyCode::Char(':') => self.input = Input::Jump(String::new()),
+            KeyCode::Char('n') => self.next_hit(true)?,
+            KeyCode::Char('N') => self.next_hit(false)?,
+            KeyCode::Char('t') => self.overlay = Overlay::Threads(0),
+            KeyCode::Char('f') => self.next_kind(),
+            KeyCode::Char('m') => self.toggle_bookmark(),
+            KeyCode::Char('b') => self.next_bookmark()?,
+            KeyCode::Char('?') => self.overlay = Overlay::Help,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Handles the mouse: the wheel moves, a click selects, a click on the
+    /// selected row opens or closes it. `row` is the tree pane's first
+    /// screen row.
+    pub fn mouse(&mut self, event: MouseEvent, first_row: u16) {
+        let result = match event.kind {
+            MouseEventKind::ScrollUp => {
+                self.selected = self.selected.saturating_sub(3);
+                Ok(())
+            }
+            MouseEventKind::ScrollDown => {
+                self.selected = (self.selected + 3).min(self.rows.rows.len().saturating_sub(1));
+                Ok(())
+            }
+            MouseEventKind::Down(_) if event.row >= first_row => {
+                let row = self.top + usize::from(event.row - first_row);
+                if row >= self.rows.rows.len() {
+                    Ok(())
+                } else if row == self.selected {
+                    if self.rows.rows[row].expanded {
+                        self.close();
+                        Ok(())
+                    } else {
+                        self.open()
+                    }
+                } else {
+                    self.selected = row;
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        };
+        if let Err(error) = result {
+            self.message = error.to_string();
+        }
+        self.scroll_into_view();
+    }
+
+    fn page(&self) -> usize {
+        self.height.max(2) - 1
+    }
+
+    /// Keeps the selected row on screen.
+    pub fn scroll_into_view(&mut self) {
+        self.selected = self.selected.min(self.rows.rows.len().saturating_sub(1));
+        if self.selected < self.top {
+            self.top = self.selected;
+        } else if self.selected >= self.top + self.height.max(1) {
+            self.top = self.selected + 1 - self.height.max(1);
+        }
+    }
+
+    fn open(&mut self) -> Result<()> {
+        let i = self.selected;
+        let Some(row) = self.rows.rows.get(i) else {
+            return Ok(());
+        };
+        match row.kind {
+            RowKind::Gap { .. } => {
+                self.rows.open_gap(i)?;
+            }
+            _ if row.expanded => {
+                if row.children > 0 {
+                    self.selected = i + 1;
+                }
+            }
+            _ => {
+                self.rows.expand(i)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Collapses the selected row, or goes to its parent row.
+    fn close(&mut self) {
+        let i = self.selected;
+        if self.rows.rows.get(i).is_some_and(|r| r.expanded) {
+            self.rows.collapse(i);
+            return;
+        }
+        let depth = self.rows.rows.get(i).map_or(0, |r| r.depth);
+        if let Some(parent) = (0..i).rev().find(|&r| self.rows.rows[r].depth < depth) {
+            self.selected = parent;
+        }
+    }
+
+    fn jump(&mut self, text: &str) -> Result<()> {
+        let Ok(id) = text.trim().parse::<i32>() else {
+            self.message = format!("not an event id: {text:?}");
+            return Ok(());
+        };
+        match self.reader.node_by_event(EventId(id))? {
+            Some(node) => self.go_to(node, &format!("event {id}")),
+            None => {
+                self.message = format!("no tracepoint has event id {id}");
+                Ok(())
+            }
+        }
+    }
+
+    /// Selects `node`, expanding what hides it.
+    fn go_to(&mut self, node: LazyNode, what: &str) -> Result<()> {
+        let thread = self.reader.node_thread(node);
+        if !self.threads.iter().any(|&(t, shown)| t == thread && shown) {
+            self.message = format!("{what} is in a hidden thread (t shows threads)");
+            return Ok(());
+        }
+        if let Some(row) = self.rows.reveal(node)? {
+            self.selected = row;
+            self.message = what.to_string();
+        }
+        Ok(())
+    }
+
+    fn start_search(&mut self, pattern: String) {
+        if pattern.is_empty() {
+            return;
+        }
+        if let Some(running) = self.running.take() {
+            running.stop.store(true, Ordering::Relaxed);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let scanned = Arc::new(AtomicU64::new(0));
+        let options = SearchOptions {
+            ignore_case: pattern.chars().all(|c| !c.is_uppercase()),
+            text: true,
+            threads: Some(self.shown_threads()),
+            kinds: self.kind.map(|k| vec![k]),
+            max: MAX_HITS,
+            stop: Some(stop.clone()),
+            ..SearchOptions::new(pattern.clone())
+        };
+        let total = self
+            .reader
+            .count_tracepoints()
+            .map_or(0, |c| c.values().sum());
+        let (sender, done) = channel();
+        let reader = Arc::clone(&self.reader);
+        let counter = scanned.clone();
+        std::thread::spawn(move || {
+            let result = search(&reader, &options, &|n| {
+                counter.fetch_add(n, Ordering::Relaxed);
+            });
+            let _ = sender.send(result);
+        });
+        self.running = Some(Running {
+            pattern,
+            stop,
+            scanned,
+            total,
+            done,
+        });
+    }
+
+    /// Takes a finished search's hits; true when the screen changed.
+    pub fn poll(&mut self) -> bool {
+        let Some(running) = &self.running else {
+            return false;
+        };
+        let result = match running.done.try_recv() {
+            Ok(result) => result,
+            Err(TryRecvError::Empty) => return true,
+            Err(TryRecvError::Disconnected) => Err(tracetree::Error::Usage(
+                "the search stopped without an answer".into(),
+            )),
+        };
+        let running = self.running.take().expect("checked above");
+        match result {
+            Ok(found) => {
+                self.pattern = running.pattern;
+                self.hits = found.hits;
+                self.hits_total = found.total;
+                self.hit = None;
+                if self.hits.is_empty() {
+                    self.message = format!("no hits for {:?}", self.pattern);
+                } else if let Err(error) = self.next_hit(true) {
+                    self.message = error.to_string();
+                }
+            }
+            Err(error) => self.message = error.to_string(),
+        }
+        self.scroll_into_view();
+        true
+    }
+
+    fn next_hit(&mut self, forward: bool) -> Result<()> {
+        if self.hits.is_empty() {
+            self.message = "no search hits (/ searches)".into();
+            return Ok(());
+        }
+        let n = self.hits.len();
+        let next = match self.hit {
+            None => 0,
+            Some(i) if forward => (i + 1) % n,
+            Some(i) => (i + n - 1) % n,
+        };
+        self.hit = Some(next);
+        let node = self.hits[next].node;
+        let shown = if self.hits_total > n as u64 {
+            format!("{n} kept of {}", self.hits_total)
+        } else {
+            n.to_string()
+        };
+        self.go_to(
+            node,
+            &format!("hit {} of {shown} for {:?}", next + 1, self.pattern),
+        )
+    }
+
+    fn thread_key(&mut self, cursor: usize, code: KeyCode) -> Result<()> {
+        let last = self.threads.len().saturating_sub(1);
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.overlay = Overlay::Threads(cursor.saturating_sub(1))
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.overlay = Overlay::Threads((cursor + 1).min(last))
+            }
+            KeyCode::Char(' ') => {
+                if let Some(entry) = self.threads.get_mut(cursor) {
+                    entry.1 = !entry.1;
+                }
+            }
+            KeyCode::Enter | KeyCode::Esc | KeyCode::Char('t') | KeyCode::Char('q') => {
+                self.overlay = Overlay::None;
+                self.rows = Rows::new(Arc::clone(&self.reader), &self.shown_threads())?;
+                self.selected = 0;
+                self.top = 0;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn shown_threads(&self) -> Vec<ThreadId> {
+        self.threads
+            .iter()
+            .filter(|(_, shown)| *shown)
+            .map(|(t, _)| *t)
+            .collect()
+    }
+
+    fn next_kind(&mut self) {
+        let all = TracepointType::ALL;
+        self.kind = match self.kind {
+            None => Some(all[0]),
+            Some(kind) => all
+                .iter()
+                .position(|&k| k == kind)
+                .and_then(|i| all.get(i + 1).copied()),
+        };
+        self.message = format!(
+            "searches keep {}",
+            self.kind.map_or("every kind", |k| k.name())
+        );
+    }
+
+    fn toggle_bookmark(&mut self) {
+        let Some(node) = self.rows.rows.get(self.selected).and_then(|r| r.node()) else {
+            return;
+        };
+        if let Some(i) = self.bookmarks.iter().position(|&b| b == node) {
+            self.bookmarks.remove(i);
+            self.message = "bookmark removed".into();
+        } else {
+            self.bookmarks.push(node);
+            self.message = format!("bookmark {} set (b goes to the next)", self.bookmarks.len());
+        }
+    }
+
+    fn next_bookmark(&mut self) -> Result<()> {
+        if self.bookmarks.is_empty() {
+            self.message = "no bookmarks (m sets one)".into();
+            return Ok(());
+        }
+        let current = self.rows.rows.get(self.selected).and_then(|r| r.node());
+        let next = current
+            .and_then(|c| self.bookmarks.iter().position(|&b| b == c))
+            .map_or(0, |i| (i + 1) % self.bookmarks.len());
+        let node = self.bookmarks[next];
+        self.go_to(
+            node,
+            &format!("bookmark {} of {}", next + 1, self.bookmarks.len()),
+        )
+    }
+}

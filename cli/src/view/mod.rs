@@ -1,0 +1,62 @@
+//! `tracetree view`: a terminal viewer of a trace of any size, on the lazy
+//! reader (ratatui over crossterm).
+//!
+//! `rows` keeps what is open as a flat list of rows loaded a page at a
+//! time; `app` is the state and what keys and the mouse do to it; `ui`
+//! draws it. The loop here waits for input at most 50 ms at a time, so a
+//! running search's progress is redrawn while the keyboard stays live.
+
+mod app;
+mod rows;
+mod ui;
+
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ratatui::crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind,
+};
+use ratatui::crossterm::execute;
+use tracetree::Result;
+
+use crate::cache::Cache;
+pub use app::App;
+
+/// How long the loop waits for input before redrawing.
+const TICK: Duration = Duration::from_millis(50);
+
+pub fn run(cache: &Cache, file: &Path) -> Result<()> {
+    let reader = Arc::new(cache.open_lazy(&cache.trace_path(file)?)?);
+    let mut app = App::new(reader)?;
+    let mut terminal = ratatui::try_init()?;
+    let _ = execute!(io::stdout(), EnableMouseCapture);
+    let result = event_loop(&mut terminal, &mut app);
+    let _ = execute!(io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    result
+}
+
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<()> {
+    let mut first_row = 1;
+    let mut dirty = true;
+    while !app.quit {
+        if dirty {
+            terminal.draw(|frame| first_row = ui::draw(frame, app))?;
+        }
+        dirty = app.poll();
+        if event::poll(TICK)? {
+            match event::read()? {
+                Event::Key(key) if key.kind != KeyEventKind::Release => app.key(key),
+                Event::Mouse(mouse) => app.mouse(mouse, first_row),
+                _ => {}
+            }
+            dirty = true;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

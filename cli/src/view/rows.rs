@@ -1,0 +1,295 @@
+//! The viewer's tree as the rows on screen: a flat list holding only what
+//! the user opened.
+//!
+//! A thread row or a call row, when expanded, is followed by its children
+//! a page at a time ([`PAGE`] rows, asked of the reader with
+//! `children_range`/`roots_range`); the children not loaded stand as one
+//! gap row ("… 9,999,800 more") that loads the next page when opened. So a
+//! call with ten million children opens as fast as one with ten, and
+//! memory follows what was opened, not the trace. Revealing a node deep
+//! in the tree (a search hit, an event id) expands its ancestors, each at
+//! a window around the child on the way down.
+
+use std::sync::Arc;
+
+use ratatui::text::Line;
+use tracetree::Result;
+use tracetree::common::ThreadId;
+use tracetree::print::{Parent, TextFormatter};
+use tracetree::read::{LazyNode, LazyTraceReader};
+
+/// Children loaded per page.
+pub const PAGE: usize = 200;
+
+/// Whose children a row lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// A thread's top-level tracepoints.
+    Thread(ThreadId),
+    /// A container's children.
+    Node(LazyNode),
+}
+
+/// What a row shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    /// A thread (depth 0).
+    Thread(ThreadId),
+    /// A tracepoint; `index` is its place among its siblings.
+    Node { node: LazyNode, index: usize },
+    /// `owner`'s children `[from, to)`, not loaded.
+    Gap {
+        owner: Owner,
+        from: usize,
+        to: usize,
+    },
+}
+
+/// One row on screen.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub kind: RowKind,
+    pub depth: usize,
+    pub expanded: bool,
+    /// Direct children (0 for leaves and gaps).
+    pub children: usize,
+    /// The row's text, as `print` shows the tracepoint.
+    pub text: String,
+}
+
+impl Row {
+    pub fn owner(&self) -> Option<Owner> {
+        match self.kind {
+            RowKind::Thread(thread) => Some(Owner::Thread(thread)),
+            RowKind::Node { node, .. } => Some(Owner::Node(node)),
+            RowKind::Gap { .. } => None,
+        }
+    }
+
+    pub fn node(&self) -> Option<LazyNode> {
+        match self.kind {
+            RowKind::Node { node, .. } => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The row as a line: indentation, a marker, the text, the count.
+    pub fn line(&self) -> Line<'static> {
+        let indent = "  ".repeat(self.depth);
+        let marker = match self.kind {
+            RowKind::Gap { .. } => "… ",
+            _ if self.children == 0 => "  ",
+            _ if self.expanded => "▾ ",
+            _ => "▸ ",
+        };
+        let count = match self.kind {
+            RowKind::Node { .. } if self.children > 0 => format!("  ({})", self.children),
+            _ => String::new(),
+        };
+        Line::from(format!("{indent}{marker}{}{count}", self.text))
+    }
+}
+
+/// The rows of one reader.
+pub struct Rows {
+    reader: Arc<LazyTraceReader>,
+    pub rows: Vec<Row>,
+}
+
+impl Rows {
+    /// One collapsed row per thread in `threads`.
+    pub fn new(reader: Arc<LazyTraceReader>, threads: &[ThreadId]) -> Result<Self> {
+        let mut rows = Vec::new();
+        for &thread in threads {
+            rows.push(Row {
+                kind: RowKind::Thread(thread),
+                depth: 0,
+                expanded: false,
+                children: reader.root_count(thread)?,
+                text: thread_title(&reader, thread),
+            });
+        }
+        Ok(Rows { reader, rows })
+    }
+
+    /// Expands row `i` at its first page; true when it changed.
+    pub fn expand(&mut self, i: usize) -> Result<bool> {
+        self.expand_at(i, 0)
+    }
+
+    /// Expands row `i` (a thread or a container) with the page of children
+    /// starting at `from`, gaps standing for the rest.
+    pub fn expand_at(&mut self, i: usize, from: usize) -> Result<bool> {
+        let row = &self.rows[i];
+        let Some(owner) = row.owner() else {
+            return Ok(false);
+        };
+        if row.children == 0 {
+            return Ok(false);
+        }
+        let (depth, count) = (row.depth + 1, row.children);
+        self.collapse(i);
+        let from = from.min(count.saturating_sub(1));
+        let mut inserted = Vec::new();
+        if from > 0 {
+            inserted.push(self.gap(owner, depth, 0, from));
+        }
+        inserted.extend(self.page(owner, depth, from)?);
+        let end = from + inserted.iter().filter(|r| r.node().is_some()).count();
+        if end < count {
+            inserted.push(self.gap(owner, depth, end, count));
+        }
+        self.rows[i].expanded = true;
+        self.rows.splice(i + 1..i + 1, inserted);
+        Ok(true)
+    }
+
+    /// Collapses row `i`: its descendants' rows go.
+    pub fn collapse(&mut self, i: usize) -> bool {
+        let end = self.subtree_end(i);
+        let changed = self.rows[i].expanded;
+        self.rows[i].expanded = false;
+        self.rows.drain(i + 1..end);
+        changed
+    }
+
+    /// Loads the next page of the gap at row `i`.
+    pub fn open_gap(&mut self, i: usize) -> Result<bool> {
+        let RowKind::Gap { owner, from, to } = self.rows[i].kind else {
+            return Ok(false);
+        };
+        let depth = self.rows[i].depth;
+        let mut page = self.page(owner, depth, from)?;
+        page.truncate(to - from);
+        let end = from + page.len();
+        if end < to {
+            page.push(self.gap(owner, depth, end, to));
+        }
+        self.rows.splice(i..i + 1, page);
+        Ok(true)
+    }
+
+    /// The row after row `i`'s descendants.
+    pub fn subtree_end(&self, i: usize) -> usize {
+        let depth = self.rows[i].depth;
+        let mut end = i + 1;
+        while end < self.rows.len() && self.rows[end].depth > depth {
+            end += 1;
+        }
+        end
+    }
+
+    /// The row of the thread `thread`.
+    pub fn thread_row(&self, thread: ThreadId) -> Option<usize> {
+        self.rows
+            .iter()
+            .position(|r| r.kind == RowKind::Thread(thread))
+    }
+
+    /// Shows `node`: expands its thread and ancestors so that it has a row;
+    /// returns that row (`None` when its thread is hidden).
+    pub fn reveal(&mut self, node: LazyNode) -> Result<Option<usize>> {
+        let reader = Arc::clone(&self.reader);
+        let Some(mut row) = self.thread_row(reader.node_thread(node)) else {
+            return Ok(None);
+        };
+        let mut chain = reader.ancestors(node)?;
+        chain.push(node);
+        for step in chain {
+            row = match self.child_row(row, step) {
+                Some(found) => found,
+                None => {
+                    let index = reader.position(step)?;
+                    self.expand_at(row, index.saturating_sub(PAGE / 2))?;
+                    self.child_row(row, step).ok_or_else(|| {
+                        tracetree::Error::NoSuchNode(format!(
+                            "child {index} was not found after expanding its parent"
+                        ))
+                    })?
+                }
+            };
+        }
+        Ok(Some(row))
+    }
+
+    /// The row of `node` among row `parent`'s children, if loaded.
+    fn child_row(&self, parent: usize, node: LazyNode) -> Option<usize> {
+        let depth = self.rows[parent].depth + 1;
+        (parent + 1..self.subtree_end(parent))
+            .find(|&r| self.rows[r].depth == depth && self.rows[r].node() == Some(node))
+    }
+
+    fn page(&mut self, owner: Owner, depth: usize, from: usize) -> Result<Vec<Row>> {
+        let reader = &*self.reader;
+        let mut formatter = TextFormatter::new(reader.context(), false);
+        let (nodes, parent) = match owner {
+            Owner::Thread(thread) => (reader.roots_range(thread, from, PAGE)?, Parent::TopLevel),
+            Owner::Node(node) => (
+                reader.children_range(node, from, PAGE)?,
+                Parent::of(reader.node(node)?.tracepoint()),
+            ),
+        };
+        let mut rows = Vec::with_capacity(nodes.len());
+        for (k, node) in nodes.into_iter().enumerate() {
+            let data = reader.node(node)?;
+            let mut text = String::new();
+            formatter.write_tracepoint(&mut text, data.tracepoint(), data.footer(), parent)?;
+            rows.push(Row {
+                kind: RowKind::Node {
+                    node,
+                    index: from + k,
+                },
+                depth,
+                expanded: false,
+                children: reader.child_count(node)?,
+                text,
+            });
+        }
+        Ok(rows)
+    }
+
+    fn gap(&self, owner: Owner, depth: usize, from: usize, to: usize) -> Row {
+        Row {
+            kind: RowKind::Gap { owner, from, to },
+            depth,
+            expanded: false,
+            children: 0,
+            text: format!(
+                "{} more: {}–{} of {} (Enter loads {})",
+                group(to - from),
+                group(from + 1),
+                group(to),
+                group(self.owner_count(owner)),
+                PAGE.min(to - from)
+            ),
+        }
+    }
+
+    fn owner_count(&self, owner: Owner) -> usize {
+        match owner {
+            Owner::Thread(thread) => self.reader.root_count(thread).unwrap_or(0),
+            Owner::Node(node) => self.reader.child_count(node).unwrap_or(0),
+        }
+    }
+}
+
+/// `Thread N (name)`, numbered as `print` numbers threads.
+pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
+    match reader.thread_name(thread) {
+        Some(name) => format!("Thread {} ({name})", thread.0 + 1),
+        None => format!("Thread {}", thread.0 + 1),
+    }
+}
+
+/// `n` with thousands separated by commas.
+pub fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

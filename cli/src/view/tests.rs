@@ -1,0 +1,187 @@
+//! The viewer's screens, drawn with ratatui's test backend on real traces.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::read::LazyTraceReader;
+
+use super::app::App;
+use super::rows::{PAGE, RowKind};
+use super::ui;
+
+fn testdata(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
+}
+
+fn open(path: &std::path::Path) -> App {
+    let reader = LazyTraceReader::options()
+        .sidecar_dir(None)
+        .open(path)
+        .unwrap();
+    App::new(Arc::new(reader)).unwrap()
+}
+
+fn press(app: &mut App, keys: &str) {
+    for c in keys.chars() {
+        let code = match c {
+            '\n' => KeyCode::Enter,
+            '\x1b' => KeyCode::Esc,
+            c => KeyCode::Char(c),
+        };
+        app.key(KeyEvent::new(code, KeyModifiers::NONE));
+    }
+}
+
+/// The screen as text, one string per row.
+fn screen(app: &mut App, width: u16, height: u16) -> Vec<String> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| {
+            ui::draw(frame, app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+fn wait_for_search(app: &mut App) {
+    for _ in 0..2000 {
+        if app.running.is_none() {
+            return;
+        }
+        app.poll();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    panic!("the search did not end");
+}
+
+#[test]
+fn the_first_screen_lists_the_threads_and_expanding_shows_children_and_details() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    let first = screen(&mut app, 100, 20);
+    assert!(first[1].contains("▸ Thread 1 (main)"), "{first:#?}");
+    assert!(first[3].contains("▸ Thread 3 (Поток-β №2)"), "{first:#?}");
+    assert!(first[4].contains("▸ Thread 4"), "{first:#?}");
+    assert!(first[19].contains("? for help"), "{first:#?}");
+    press(&mut app, "\nj\n");
+    let opened = screen(&mut app, 100, 20);
+    assert!(opened[1].contains("▾ Thread 1 (main)"), "{opened:#?}");
+    assert!(opened[2].contains("▾ Thread@100.run()  (8)"), "{opened:#?}");
+    assert!(opened[3].contains("    Thread@101.start()"), "{opened:#?}");
+    let details = opened.join("\n");
+    for expected in [
+        "kind: method_call",
+        "event id: 0",
+        "position: 1 of 1",
+        "children: 8",
+    ] {
+        assert!(details.contains(expected), "{expected}: {details}");
+    }
+    // ← collapses, ← again goes to the thread.
+    press(&mut app, "hh");
+    assert_eq!(app.selected, 0);
+    assert_eq!(app.rows.rows.len(), 5);
+}
+
+#[test]
+fn a_wide_call_opens_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let options = GenerateOptions {
+        threads: 1,
+        ..GenerateOptions::new(4 << 20, Shape::Wide)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    let mut app = open(&path);
+    // The thread, its root, and the root's one call with every write.
+    press(&mut app, "\nj\nj\n");
+    let children = app.rows.rows[2].children;
+    assert!(children > 3 * PAGE, "{children}");
+    // The call's row, a page of children, one gap row for the rest.
+    assert_eq!(app.rows.rows.len(), 3 + PAGE + 1);
+    let gap = app.rows.rows.last().unwrap();
+    assert!(matches!(gap.kind, RowKind::Gap { from, .. } if from == PAGE));
+    let text = format!(
+        "{} more: {}–",
+        super::rows::group(children - PAGE),
+        PAGE + 1
+    );
+    assert!(gap.text.starts_with(&text), "{} vs {text}", gap.text);
+    press(&mut app, "G\n");
+    assert_eq!(app.rows.rows.len(), 3 + 2 * PAGE + 1);
+    // Jumping to the last child's event id loads a window around it.
+    let reader = app.reader.clone();
+    let call = app.rows.rows[2].node().unwrap();
+    let last = reader.children_range(call, children - 1, 1).unwrap()[0];
+    let event = reader.node(last).unwrap().tracepoint().event();
+    press(&mut app, &format!(":{}\n", event.0));
+    assert_eq!(app.rows.rows[app.selected].node(), Some(last));
+    let RowKind::Node { index, .. } = app.rows.rows[app.selected].kind else {
+        panic!("not a node row");
+    };
+    assert_eq!(index, children - 1);
+    let shown = screen(&mut app, 100, 24).join("\n");
+    assert!(
+        shown.contains(&format!(
+            "position: {} of {}",
+            super::rows::group(children),
+            super::rows::group(children)
+        )),
+        "{shown}"
+    );
+}
+
+#[test]
+fn search_lands_on_every_hit_in_turn_and_bookmarks_come_back() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    press(&mut app, "/join\n");
+    wait_for_search(&mut app);
+    let hits = app.hits.len();
+    assert_eq!(hits, 3, "{}", app.message);
+    let mut seen = Vec::new();
+    for _ in 0..hits {
+        let row = &app.rows.rows[app.selected];
+        assert!(row.text.contains("join"), "{}", row.text);
+        seen.push(row.node().unwrap());
+        press(&mut app, "n");
+    }
+    seen.dedup();
+    assert_eq!(seen.len(), hits);
+    assert!(app.message.starts_with("hit 1 of 3"), "{}", app.message);
+    press(&mut app, "m");
+    let marked = app.rows.rows[app.selected].node();
+    press(&mut app, "gb");
+    assert_eq!(app.rows.rows[app.selected].node(), marked);
+    // A pattern found nowhere says so.
+    press(&mut app, "/no such thing\n");
+    wait_for_search(&mut app);
+    assert!(app.message.contains("no hits"), "{}", app.message);
+}
+
+#[test]
+fn hidden_threads_leave_the_tree_and_the_help_lists_the_keys() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    press(&mut app, "tj \n");
+    assert_eq!(app.rows.rows.len(), 3);
+    assert!(app.rows.rows.iter().all(|r| !r.text.contains("worker-1")));
+    press(&mut app, "?");
+    let help = screen(&mut app, 100, 30).join("\n");
+    for key in ["search names", "jump to an event id", "quit", "bookmark"] {
+        assert!(help.contains(key), "{key}: {help}");
+    }
+    press(&mut app, "x");
+    press(&mut app, "q");
+    assert!(app.quit);
+}
