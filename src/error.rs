@@ -157,6 +157,16 @@ pub enum Error {
     /// A node handle or event id that names nothing in this trace.
     #[error("no such node: {0}")]
     NoSuchNode(String),
+    /// A source that is not what it claims to be, or is too damaged to
+    /// read at all: a packed trace whose ZIP is broken or holds entries
+    /// the recorder never writes, a recording with no whole chunk.
+    #[error("{path}: {what}")]
+    BadSource {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where in it.
+        what: String,
+    },
     /// A string given to a writer is longer than `writeUTF` can write.
     #[error("{what}: string of {len} bytes is longer than 65535 bytes of modified UTF-8")]
     StringTooLong {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tracetree::Result;
 use tracetree::common::ThreadId;
@@ -15,6 +15,7 @@ use tracetree::read::{
     EagerTrace, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport, index_path,
 };
 use tracetree::storage::TraceBytes;
+use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
 
 use crate::cache::Cache;
 
@@ -49,6 +50,23 @@ pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
 /// (opening checks that the data file's header names this version).
 fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {
     writeln!(out, "file: {}", file.display())?;
+    if PackedTrace::is_packed(file) {
+        let pack = PackedTrace::open(file)?;
+        let entries: Vec<String> = pack
+            .entries()
+            .iter()
+            .map(|e| {
+                let how = if e.stored { "stored" } else { "deflated" };
+                format!("{} ({} bytes, {how})", e.name, e.size)
+            })
+            .collect();
+        let read = if pack.in_place() {
+            "read in place"
+        } else {
+            "inflated into memory"
+        };
+        writeln!(out, "packed trace: {}; {read}", entries.join(", "))?;
+    }
     writeln!(out, "format version: {FORMAT_VERSION}")?;
     Ok(())
 }
@@ -101,7 +119,20 @@ fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
     write_file_header(file, out)?;
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     let index = index_path(file);
-    match TraceBytes::map(&index) {
+    let packed_index = PackedTrace::is_packed(file)
+        .then(|| PackedTrace::open(file))
+        .transpose()?
+        .map(|pack| pack.index())
+        .transpose()?;
+    let index_bytes = match packed_index {
+        Some(bytes) => bytes.ok_or(()),
+        None => TraceBytes::map(&index).map_err(|_| ()),
+    };
+    let index = match PackedTrace::is_packed(file) {
+        true => PathBuf::from(format!("{}!{INDEX_ENTRY}", file.display())),
+        false => index,
+    };
+    match index_bytes {
         Err(_) => writeln!(out, "index: missing ({})", index.display())?,
         Ok(bytes) => match parse_index(bytes.as_slice()) {
             Ok(cells) => writeln!(

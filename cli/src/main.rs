@@ -9,6 +9,7 @@ mod gen_trace;
 mod import;
 mod index;
 mod info;
+mod pack;
 mod search;
 mod view;
 
@@ -126,9 +127,12 @@ pub enum Command {
         #[arg(long, value_parser = tracetree::generate::parse_size)]
         block_size: Option<u64>,
     },
-    /// Convert a foreign trace (a `.flow` recording) into a v22 trace.
+    /// Convert a foreign trace (`.flow`, JFR, Blinky, TPTP) or a packed
+    /// trace into a v22 trace.
     Import {
-        /// The source: a `.flow` recording's folder or one `.flow` file.
+        /// The source: a `.flow` recording's folder or one `.flow` file, a
+        /// JFR recording, a Blinky text trace, a TPTP binary trace or a
+        /// packed trace (`.packedtrace`, unpacked).
         input: PathBuf,
         /// The data file to write (its index goes to `OUTPUT.idx`).
         #[arg(short, long)]
@@ -143,6 +147,23 @@ pub enum Command {
         /// holds method traces (which are imported by default).
         #[arg(long)]
         samples: bool,
+    },
+    /// Pack a trace into one file, the recorder's `NAME.packedtrace`: a ZIP
+    /// of `info.txt`, `trace.trace` and `trace.idx`, every entry stored, so
+    /// that every command opens it in place (and the recorder unpacks it).
+    Pack {
+        /// The trace (any input the other commands accept).
+        file: PathBuf,
+        /// The packed trace to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The text of `info.txt` (default: the trace's name and tracetree's
+        /// version).
+        #[arg(long)]
+        info: Option<String>,
+        /// Replace OUTPUT if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Export a trace for other tools: `--format parquet` writes a
     /// Hive-partitioned dataset (one row per tracepoint) that DuckDB,
@@ -328,6 +349,12 @@ pub fn run(cli: Cli) -> Result<()> {
             },
             &mut out,
         )?,
+        Command::Pack {
+            file,
+            output,
+            info,
+            force,
+        } => pack::run(&cache, &file, &output, info.as_deref(), force, &mut out)?,
         Command::View { file } => view::run(&cache, &file)?,
         Command::Search {
             file,

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::import::{ImportSummary, SourceFormat, import_file};
 use crate::read::index_path;
 pub use crate::storage::cache_dir;
+use crate::storage::packed::PackedTrace;
 use crate::storage::write_file_atomically;
 
 /// A v22 trace standing for an input.
@@ -39,7 +40,7 @@ pub struct TracePath {
 /// then its import in [`cache_dir`], made now when absent or stale.
 /// `progress` receives the bytes of source read by an import.
 pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
-    if SourceFormat::detect(input).is_none() {
+    if foreign_format(input)?.is_none() {
         return trace_in(input, Path::new(""), progress);
     }
     trace_in(input, &cache_dir()?, progress)
@@ -47,7 +48,7 @@ pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
 
 /// [`trace_for`] with the cache in `dir`.
 pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
-    let Some(format) = SourceFormat::detect(input) else {
+    let Some(format) = foreign_format(input)? else {
         return Ok(TracePath {
             path: input.to_path_buf(),
             imported_from: None,
@@ -80,6 +81,16 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
         imported_from: Some(format),
         imported_now,
     })
+}
+
+/// The format `input` must be imported from before a reader opens it:
+/// `None` for a v22 trace, and for a packed trace whose data and index are
+/// stored (the readers open it in place); a deflated one is unpacked.
+fn foreign_format(input: &Path) -> Result<Option<SourceFormat>> {
+    match SourceFormat::detect(input) {
+        Some(SourceFormat::Packed) if PackedTrace::open(input)?.in_place() => Ok(None),
+        format => Ok(format),
+    }
 }
 
 /// Where the summary of the import cached as `trace` is kept.

@@ -25,11 +25,14 @@ pub mod tptp;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::read::index_path;
+use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
 pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
@@ -47,15 +50,21 @@ pub enum SourceFormat {
     Tptp,
     /// A Java Flight Recorder recording (`.jfr`, magic `FLR\0`).
     Jfr,
+    /// The recorder's packed trace (`.packedtrace`, a ZIP holding
+    /// `trace.trace`): unpacked as it is. Every reader also opens one in
+    /// place (`storage::packed`), so only a deflated one is worth
+    /// unpacking.
+    Packed,
 }
 
 impl SourceFormat {
     /// Every importable format.
-    pub const ALL: [SourceFormat; 4] = [
+    pub const ALL: [SourceFormat; 5] = [
         SourceFormat::Flow,
         SourceFormat::Blinky,
         SourceFormat::Tptp,
         SourceFormat::Jfr,
+        SourceFormat::Packed,
     ];
 
     /// The format's name on the command line.
@@ -65,6 +74,7 @@ impl SourceFormat {
             SourceFormat::Blinky => "blinky",
             SourceFormat::Tptp => "tptp",
             SourceFormat::Jfr => "jfr",
+            SourceFormat::Packed => "packed",
         }
     }
 
@@ -75,6 +85,8 @@ impl SourceFormat {
             Some(SourceFormat::Flow)
         } else if jfr::looks_like_jfr(path) {
             Some(SourceFormat::Jfr)
+        } else if PackedTrace::is_packed(path) {
+            Some(SourceFormat::Packed)
         } else if tptp::looks_like_tptp(path) {
             Some(SourceFormat::Tptp)
         } else if blinky::looks_like_blinky(path) {
@@ -242,13 +254,16 @@ pub fn import_file_with(
             )));
         }
     };
-    let temp = temporary_beside(output);
-    let result = (|| {
-        let writer = StreamingWriter::create(&temp)?;
+    if format == SourceFormat::Packed {
+        return unpack(input, output, progress);
+    }
+    into_place(output, |temp| {
+        let writer = StreamingWriter::create(temp)?;
         let summary = match format {
             SourceFormat::Flow => flow::import(input, &writer, progress),
             SourceFormat::Blinky => blinky::import(input, &writer, progress),
             SourceFormat::Tptp => tptp::import(input, &writer, progress),
+            SourceFormat::Packed => unreachable!("unpacked above"),
             SourceFormat::Jfr => {
                 let jfr_options = jfr::JfrOptions {
                     samples: options.samples,
@@ -264,16 +279,96 @@ pub fn import_file_with(
             }
         };
         writer.close_leaving_open()?;
+        Ok(summary)
+    })
+}
+
+/// Runs `write` on a temporary data file beside `output` (and its index),
+/// then renames both into place; on failure removes them and leaves
+/// nothing at `output`.
+fn into_place<T>(output: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    let temp = temporary_beside(output);
+    let result = write(&temp).and_then(|value| {
         let io = |e| Error::io(output, e);
         std::fs::rename(index_path(&temp), index_path(output)).map_err(io)?;
         std::fs::rename(&temp, output).map_err(io)?;
-        Ok(summary)
-    })();
+        Ok(value)
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
         let _ = std::fs::remove_file(index_path(&temp));
     }
     result
+}
+
+/// Unpacks the packed trace at `input` into the data file `output` and its
+/// index, streaming (the index rebuilt when the pack holds none); the
+/// summary counts its threads and calls.
+fn unpack(input: &Path, output: &Path, progress: &dyn Fn(u64)) -> Result<ImportSummary> {
+    let pack = PackedTrace::open(input)?;
+    into_place(output, |temp| {
+        let create = |path: &Path| -> Result<BufWriter<File>> {
+            let file = File::create(path).map_err(|e| Error::io(path, e))?;
+            Ok(BufWriter::with_capacity(1 << 20, file))
+        };
+        let mut data = Progress::new(create(temp)?, progress);
+        let mut index = create(&index_path(temp))?;
+        let had_index = pack.unpack(&mut data, &mut index)?;
+        for (out, path) in [(data.into_inner(), temp), (index, &index_path(temp))] {
+            let file = out
+                .into_inner()
+                .map_err(|e| Error::io(path, e.into_error()))?;
+            file.sync_all().map_err(|e| Error::io(path, e))?;
+        }
+        let mut summary = ImportSummary::default();
+        if !had_index {
+            crate::read::write_index(temp, Default::default(), &|_| {})?;
+            summary.warnings.push(format!(
+                "{} holds no {}: the index was rebuilt from the data",
+                input.display(),
+                crate::storage::packed::INDEX_ENTRY
+            ));
+        }
+        let reader = crate::read::LazyTraceReader::options()
+            .sidecar(crate::read::SidecarPolicy::Off)
+            .open(temp)?;
+        summary.threads = reader.thread_ids().len();
+        for (kind, count) in reader.count_tracepoints()? {
+            if kind == crate::model::TracepointType::MethodCall {
+                summary.calls = count;
+            }
+            summary.mapped.insert(kind.name().to_string(), count);
+        }
+        Ok(summary)
+    })
+}
+
+/// A writer that tells `progress` how many bytes went through it.
+struct Progress<'a, W> {
+    inner: W,
+    progress: &'a dyn Fn(u64),
+}
+
+impl<'a, W: Write> Progress<'a, W> {
+    fn new(inner: W, progress: &'a dyn Fn(u64)) -> Self {
+        Progress { inner, progress }
+    }
+
+    fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for Progress<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(bytes)?;
+        (self.progress)(written as u64);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// A temporary name beside `path`, unique to this process.

@@ -16,6 +16,7 @@ use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, Object, check_file_header};
 use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::read::block::{BlockStep, decode_block};
 use crate::storage::TraceBytes;
+use crate::storage::packed::PackedTrace;
 
 /// A node of an eagerly loaded tree, by position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,9 +94,15 @@ struct ThreadState {
 }
 
 impl EagerTrace {
-    /// Loads the data file at `path` (its index, if any, is not used).
+    /// Loads the data file at `path` (its index, if any, is not used), or
+    /// the data entry of the packed trace at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::load(TraceBytes::map(path)?)
+        let path = path.as_ref();
+        let bytes = TraceBytes::map(path)?;
+        if PackedTrace::looks_packed(bytes.as_slice()) {
+            return Self::load(PackedTrace::from_bytes(path, bytes)?.data()?);
+        }
+        Self::load(bytes)
     }
 
     /// Loads a data file's bytes.

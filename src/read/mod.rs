@@ -19,4 +19,4 @@ pub use lookup::problem::{IndexProblem, IndexStatus};
 pub use lookup::sidecar::{
     SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
 };
-pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index};
+pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};

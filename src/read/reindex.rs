@@ -54,8 +54,18 @@ pub fn write_index(
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WrittenIndex> {
+    write_index_to(data_path, &index_path(data_path), options, progress)
+}
+
+/// [`write_index`] into the file at `path` instead of `FILE.idx`.
+pub fn write_index_to(
+    data_path: &Path,
+    path: &Path,
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WrittenIndex> {
     let data = TraceBytes::map(data_path)?;
-    let path = index_path(data_path);
+    let path = path.to_path_buf();
     let (outcome, cells) = write_file_atomically(&path, |writer| {
         write_rebuilt_index(
             data.as_slice(),

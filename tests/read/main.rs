@@ -10,6 +10,7 @@ mod lazy_index_policy;
 mod lazy_random_access;
 mod lazy_sidecar;
 mod navigate;
+mod packed;
 mod random_mutations;
 mod rebuild;
 mod search;

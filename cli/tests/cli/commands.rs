@@ -23,7 +23,7 @@ fn bundled() -> (tempfile::TempDir, String) {
 #[test]
 fn every_command_has_help() {
     let mut commands = vec![
-        "info", "print", "dump", "index", "children", "import", "gen", "search",
+        "info", "print", "dump", "index", "children", "import", "gen", "search", "pack", "view",
     ];
     if cfg!(feature = "parquet") {
         commands.push("export");

@@ -3,6 +3,7 @@
 
 mod commands;
 mod heldout;
+mod pack;
 mod view;
 
 /// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.

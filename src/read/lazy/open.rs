@@ -163,6 +163,7 @@ use crate::read::lookup::{
     rebuild_lookup, rebuild_to_scratch,
 };
 use crate::storage::TraceBytes;
+use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use cache::NodeCache;
 
 /// How to open a [`LazyTraceReader`].
@@ -276,9 +277,13 @@ impl LazyOptions {
     }
 
     /// Opens the data file at `path` and its index, or its lookup sidecar
-    /// when that is valid.
+    /// when that is valid. A packed trace (`NAME.packedtrace`, found by its
+    /// ZIP magic) is opened in place ([`open_packed`](Self::open_packed)).
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
+        if PackedTrace::is_packed(path) {
+            return self.open_packed(path);
+        }
         let stamped_at = Stamp::now();
         let data_stamp = Stamp::of(path);
         let data = TraceBytes::map(path)?;
@@ -288,16 +293,45 @@ impl LazyOptions {
         } else {
             TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
         };
-        let on_disk = OnDisk {
+        let on_disk = self.on_disk(path, stamped_at, data_stamp, Stamp::of(&index_path));
+        self.build(data, index, Some(index_path), Some(on_disk))
+    }
+
+    /// Opens the packed trace at `path` (`storage::packed`): its data and
+    /// index entries are read in place when stored, else inflated into
+    /// memory (up to [`PackedTrace::MAX_INFLATED`]). The sidecar is kept
+    /// as for a plain trace, stamped with the packed file.
+    pub fn open_packed(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
+        let path = path.as_ref();
+        let stamped_at = Stamp::now();
+        let stamp = Stamp::of(path);
+        let pack = PackedTrace::open(path)?;
+        let data = pack.data()?;
+        let index_name = PathBuf::from(format!("{}!{INDEX_ENTRY}", path.display()));
+        let index = match pack.index()? {
+            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
+            Some(index) => Ok(index),
+            None => Err(IndexProblem::Missing(format!(
+                "{} holds no {INDEX_ENTRY}",
+                path.display()
+            ))),
+        };
+        let on_disk = self.on_disk(path, stamped_at, stamp, stamp);
+        self.build(data, index, Some(index_name), Some(on_disk))
+    }
+
+    /// Where the sidecar of the trace at `path` goes, and the stamps it
+    /// is checked against.
+    fn on_disk(&self, path: &Path, stamped_at: u64, data: Stamp, index: Stamp) -> OnDisk {
+        OnDisk {
             sidecar: self
                 .sidecar_dir
                 .as_deref()
                 .map(|dir| sidecar_path(dir, path)),
             stamped_at,
-            data_stamp,
-            index_stamp: Stamp::of(&index_path),
-        };
-        self.build(data, index, Some(index_path), Some(on_disk))
+            data_stamp: data,
+            index_stamp: index,
+        }
     }
 
     /// Opens a trace held in memory (or mapped by the caller). No sidecar

@@ -552,6 +552,10 @@ fn replay(error: &Error) -> Error {
         Error::BrokenIndex(what) => Error::BrokenIndex(what.clone()),
         Error::Usage(what) => Error::Usage(what.clone()),
         Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
+        Error::BadSource { path, what } => Error::BadSource {
+            path: path.clone(),
+            what: what.clone(),
+        },
         Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
     }
 }

@@ -140,6 +140,8 @@
 //! its end) — releasing only makes a reread more likely to see a change that
 //! was already visible. The reader never writes through a mapping.
 
+pub mod packed;
+
 use std::fmt;
 use std::fs::File;
 use std::io::BufWriter;
@@ -181,12 +183,43 @@ enum Backing {
 /// errors, not undefined reads), and a read past a truncated end raises
 /// `SIGBUS` on Linux: do not modify traces while tracetree has them open.
 #[derive(Clone)]
-pub struct TraceBytes(Arc<Backing>);
+pub struct TraceBytes {
+    backing: Arc<Backing>,
+    /// Where these bytes start in the backing: a [`slice`](Self::slice)
+    /// of a mapping (a packed trace's stored entry) starts inside it.
+    start: usize,
+    len: usize,
+}
 
 impl TraceBytes {
     /// Bytes held in memory.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
-        TraceBytes(Arc::new(Backing::Memory(bytes)))
+        Self::whole(Backing::Memory(bytes))
+    }
+
+    fn whole(backing: Backing) -> Self {
+        let len = match &backing {
+            Backing::Memory(bytes) => bytes.len(),
+            Backing::Mapped(map) => map.len(),
+        };
+        TraceBytes {
+            backing: Arc::new(backing),
+            start: 0,
+            len,
+        }
+    }
+
+    /// The bytes of `range` (within these), sharing their memory or
+    /// mapping: no copy. `None` when `range` does not lie within them.
+    pub fn slice(&self, range: Range<u64>) -> Option<TraceBytes> {
+        if range.start > range.end || range.end > self.len() {
+            return None;
+        }
+        Some(TraceBytes {
+            backing: Arc::clone(&self.backing),
+            start: self.start + usize::try_from(range.start).ok()?,
+            len: usize::try_from(range.end - range.start).ok()?,
+        })
     }
 
     /// Maps `path` read-only. An empty file is held as an empty vector (an
@@ -212,7 +245,7 @@ impl TraceBytes {
         // reads, and the documented contract above says not to change a
         // trace under a reader.
         let map = unsafe { Mmap::map(file) }?;
-        Ok(TraceBytes(Arc::new(Backing::Mapped(map))))
+        Ok(Self::whole(Backing::Mapped(map)))
     }
 
     /// Reads `path` into memory.
@@ -226,26 +259,27 @@ impl TraceBytes {
     /// The bytes.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
-        match &*self.0 {
+        let all: &[u8] = match &*self.backing {
             Backing::Memory(bytes) => bytes,
             Backing::Mapped(map) => map,
-        }
+        };
+        &all[self.start..self.start + self.len]
     }
 
     /// Their number.
     pub fn len(&self) -> u64 {
-        self.as_slice().len() as u64
+        self.len as u64
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.as_slice().is_empty()
+        self.len == 0
     }
 
     /// Whether the bytes are a file mapping (whose pages [`release`](Self::release)
     /// can drop).
     pub fn is_mapped(&self) -> bool {
-        matches!(&*self.0, Backing::Mapped(_))
+        matches!(&*self.backing, Backing::Mapped(_))
     }
 
     /// Lets the kernel drop this process's mapping of the pages that hold
@@ -258,15 +292,22 @@ impl TraceBytes {
     /// still in use only costs a fault. Bytes held in memory are left
     /// alone. Returns whether pages were released.
     pub fn release(&self, range: Range<u64>) -> bool {
-        let Backing::Mapped(map) = &*self.0 else {
+        let Backing::Mapped(map) = &*self.backing else {
             return false;
         };
         if range.is_empty() {
             return false;
         }
+        // Offsets in the mapping (these bytes may be a slice of it).
         let len = map.len();
-        let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
-        let start = usize::try_from(range.start).unwrap_or(usize::MAX);
+        let end = usize::try_from(range.end)
+            .unwrap_or(usize::MAX)
+            .min(self.len)
+            .saturating_add(self.start)
+            .min(len);
+        let start = usize::try_from(range.start)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.start);
         // Whole pages (the mapping starts on a page boundary).
         let start = start / PAGE * PAGE;
         let end = end.div_ceil(PAGE).saturating_mul(PAGE).min(len);
@@ -317,7 +358,9 @@ impl TraceBytes {
 
     /// Whether `self` and `other` are the same bytes (clones of one value).
     pub fn same(&self, other: &TraceBytes) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.backing, &other.backing)
+            && self.start == other.start
+            && self.len == other.len
     }
 }
 

@@ -1,0 +1,70 @@
+//! Packed traces opened in place against the reference's way of reading
+//! them (copying the data and index entries to temporary files, then
+//! opening those), on the generated mixed trace of `TRACETREE_BENCH_SIZE`
+//! bytes (64 MB by default) packed with every entry stored. Baselines in
+//! the same run: a raw scan of the pack's mapped bytes, and the same open
+//! of the plain trace.
+//!
+//! Run with `cargo bench --bench packed` (`TRACETREE_BENCH_SIZE=1GB` for
+//! the figure in `BENCHMARKS.md`).
+
+mod support;
+
+use std::hint::black_box;
+use std::io::Write;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use tracetree::generate::Shape;
+use tracetree::read::{LazyTraceReader, index_path};
+use tracetree::storage::TraceBytes;
+use tracetree::storage::packed::{PackedTrace, write_packed};
+
+fn bench(c: &mut Criterion) {
+    let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
+    let packed = trace.with_extension("packedtrace");
+    if !packed.exists() {
+        write_packed(&packed, "bench\n", &trace, &index_path(&trace)).unwrap();
+    }
+    let scratch = tempfile::tempdir_in(support::trace_dir()).unwrap();
+    // Warm the page cache with both files.
+    let mapped = TraceBytes::map(&packed).unwrap();
+    black_box(support::raw_scan(mapped.as_slice()));
+    black_box(support::raw_scan(
+        TraceBytes::map(&trace).unwrap().as_slice(),
+    ));
+
+    let mut group = c.benchmark_group("packed");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("raw scan of the pack (baseline)", |b| {
+        b.iter(|| black_box(support::raw_scan(mapped.as_slice())))
+    });
+    // Lookups built at each open (no sidecar directory: an unlinked scratch
+    // sidecar), as a first open does.
+    group.bench_function("open the plain trace, no sidecar", |b| {
+        b.iter(|| black_box(LazyTraceReader::open(&trace).unwrap().thread_ids()))
+    });
+    group.bench_function("open the pack in place, no sidecar", |b| {
+        b.iter(|| black_box(LazyTraceReader::open(&packed).unwrap().thread_ids()))
+    });
+    group.bench_function("copy the entries to temporary files, then open", |b| {
+        b.iter(|| {
+            let pack = PackedTrace::open(&packed).unwrap();
+            let data_path = scratch.path().join("trace.trace");
+            let mut data = std::fs::File::create(&data_path).unwrap();
+            let mut index = std::fs::File::create(index_path(&data_path)).unwrap();
+            pack.unpack(&mut data, &mut index).unwrap();
+            data.flush().unwrap();
+            black_box(LazyTraceReader::open(&data_path).unwrap().thread_ids())
+        })
+    });
+    group.bench_function("open the pack in place, sidecar present", |b| {
+        support::with_sidecar().open(&packed).unwrap();
+        b.iter(|| black_box(support::with_sidecar().open(&packed).unwrap().thread_ids()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

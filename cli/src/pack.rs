@@ -1,0 +1,74 @@
+//! `tracetree pack`: a trace written as one packed file, the recorder's
+//! `NAME.packedtrace`, with every entry stored so that any command reads
+//! it in place.
+
+use std::io::Write;
+use std::path::Path;
+
+use indicatif::ProgressBar;
+use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::{index_path, write_index_to};
+use tracetree::storage::packed::write_packed;
+use tracetree::{Error, Result};
+
+use crate::cache::Cache;
+
+pub fn run(
+    cache: &Cache,
+    file: &Path,
+    output: &Path,
+    info: Option<&str>,
+    force: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    if !force && output.exists() {
+        return Err(Error::Usage(format!(
+            "{} exists (give --force to replace it)",
+            output.display()
+        )));
+    }
+    let trace = cache.trace(file)?;
+    let mut index = index_path(&trace.path);
+    // A trace without its index gets one rebuilt into a temporary folder:
+    // nothing is written beside the user's trace.
+    let scratch;
+    if !index.is_file() {
+        scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        index = scratch.path().join("trace.idx");
+        let bar = ProgressBar::new_spinner().with_message("rebuilding the missing index");
+        let written = write_index_to(&trace.path, &index, RebuildOptions::default(), &|_| {
+            bar.tick()
+        });
+        bar.finish_and_clear();
+        written?;
+        eprintln!(
+            "tracetree: {} has no index: packed one rebuilt from the data",
+            file.display()
+        );
+    }
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let info = match info {
+        Some(info) => info.to_string(),
+        None => format!(
+            "{name}\npacked by tracetree {}\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    };
+    let bar = ProgressBar::new_spinner().with_message(format!("packing {}", output.display()));
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    let summary = write_packed(output, &info, &trace.path, &index);
+    bar.finish_and_clear();
+    let summary = summary?;
+    writeln!(
+        out,
+        "wrote {} ({} bytes: data {}, index {}, stored)",
+        output.display(),
+        summary.bytes,
+        summary.data,
+        summary.index
+    )?;
+    Ok(())
+}

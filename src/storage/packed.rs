@@ -1,0 +1,354 @@
+//! Packed traces: the recorder's ZIP form of a trace (`NAME.packedtrace`),
+//! opened in place and written.
+//!
+//! A packed trace holds `info.txt` (a description, text), `trace.trace`
+//! (the data file) and `trace.idx` (its index); a diff's pack adds `.diff`,
+//! `info.left.txt`, `info.right.txt`, `diff.idmap` and `diff.threadmap`.
+//! Any other entry is an error, as it is for the recorder's unpacker; a
+//! missing index is not (the readers rebuild one, as for a plain trace).
+//!
+//! Opening maps the file and reads the ZIP's central directory with the
+//! `zip` crate (Zip64 included). An entry *stored* without compression is
+//! its own bytes in the file: its [`TraceBytes`] is a slice of the mapping
+//! ([`TraceBytes::slice`]), so a stored pack opens as fast as the plain
+//! pair, with no temporary copy and no extra memory. Its CRC is not
+//! checked, which would read every byte at open; the readers check the
+//! trace's structure as they go, as for a plain trace. A *deflated* entry
+//! (the recorder's `ZipOutputStream` deflates at level 0: its data sits
+//! in stored deflate blocks of at most 64 KiB, each behind a 5-byte
+//! header, so it is not contiguous in the file) is inflated into memory,
+//! its CRC and size checked, up to [`PackedTrace::MAX_INFLATED`] bytes;
+//! [`PackedTrace::unpack`] writes it to files instead, in constant memory
+//! (the command line's import cache does that for deflated packs).
+//!
+//! [`write_packed`] writes the layout with every entry stored (the data
+//! entry aligned to a page, so its pages are the file's), which the
+//! recorder's unpacker (`ZipInputStream`) and any ZIP tool read.
+
+use std::fs::File;
+use std::io::{Cursor, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use zip::result::ZipError;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+use crate::error::{Error, Result};
+use crate::storage::{TraceBytes, write_file_atomically};
+
+/// The data file's entry.
+pub const DATA_ENTRY: &str = "trace.trace";
+/// The index file's entry.
+pub const INDEX_ENTRY: &str = "trace.idx";
+/// The description's entry.
+pub const INFO_ENTRY: &str = "info.txt";
+/// Every entry a packed trace may hold: the three above, then a diff's.
+pub const KNOWN_ENTRIES: [&str; 8] = [
+    INFO_ENTRY,
+    DATA_ENTRY,
+    INDEX_ENTRY,
+    ".diff",
+    "info.left.txt",
+    "info.right.txt",
+    "diff.idmap",
+    "diff.threadmap",
+];
+
+/// The first bytes of a ZIP file (a local file header).
+const ZIP_MAGIC: [u8; 4] = *b"PK\x03\x04";
+
+/// One entry of a packed trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedEntry {
+    /// Its name, one of [`KNOWN_ENTRIES`].
+    pub name: String,
+    /// Whether it is stored without compression (readable in place).
+    pub stored: bool,
+    /// Its bytes once unpacked.
+    pub size: u64,
+    /// Its bytes in the ZIP.
+    pub packed_size: u64,
+    /// Where its bytes start in the ZIP.
+    pub offset: u64,
+}
+
+/// A packed trace, opened: its entries, and the data and index as bytes.
+#[derive(Debug)]
+pub struct PackedTrace {
+    path: PathBuf,
+    file: TraceBytes,
+    entries: Vec<PackedEntry>,
+}
+
+impl PackedTrace {
+    /// The most bytes a deflated entry is inflated into memory
+    /// ([`data`](Self::data), [`index`](Self::index)): 1 GiB. Larger
+    /// ones are [`unpack`](Self::unpack)ed to files.
+    pub const MAX_INFLATED: u64 = 1 << 30;
+
+    /// Whether `bytes` begin as a ZIP file does (a packed trace, or
+    /// another ZIP that [`open`](Self::open) refuses).
+    pub fn looks_packed(bytes: &[u8]) -> bool {
+        bytes.starts_with(&ZIP_MAGIC)
+    }
+
+    /// Whether the file at `path` begins as a ZIP file does.
+    pub fn is_packed(path: &Path) -> bool {
+        let mut magic = [0; 4];
+        File::open(path)
+            .and_then(|mut file| file.read_exact(&mut magic))
+            .is_ok()
+            && Self::looks_packed(&magic)
+    }
+
+    /// Maps the packed trace at `path` and reads its directory.
+    pub fn open(path: &Path) -> Result<PackedTrace> {
+        Self::from_bytes(path, TraceBytes::map(path)?)
+    }
+
+    /// A packed trace over `file`, the bytes of the ZIP at `path` (named
+    /// in errors).
+    pub fn from_bytes(path: &Path, file: TraceBytes) -> Result<PackedTrace> {
+        let bad = |what: String| Error::BadSource {
+            path: path.to_path_buf(),
+            what,
+        };
+        let mut archive = ZipArchive::new(Cursor::new(file.as_slice()))
+            .map_err(|e| bad(format!("not a readable ZIP file: {e}")))?;
+        let mut entries = Vec::with_capacity(archive.len().min(KNOWN_ENTRIES.len()));
+        for i in 0..archive.len() {
+            let entry = archive
+                .by_index_raw(i)
+                .map_err(|e| bad(format!("entry {i} of the ZIP: {e}")))?;
+            let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
+            if !KNOWN_ENTRIES.contains(&name.as_str()) {
+                return Err(bad(format!(
+                    "unknown entry {name:?}: a packed trace holds only {}",
+                    KNOWN_ENTRIES.join(", ")
+                )));
+            }
+            if entries.iter().any(|e: &PackedEntry| e.name == name) {
+                return Err(bad(format!("entry {name:?} appears twice")));
+            }
+            if entry.encrypted() {
+                return Err(bad(format!("entry {name:?} is encrypted")));
+            }
+            let stored = match entry.compression() {
+                CompressionMethod::Stored => true,
+                CompressionMethod::Deflated => false,
+                other => {
+                    return Err(bad(format!(
+                        "entry {name:?} is compressed with {other}, not stored or deflated"
+                    )));
+                }
+            };
+            let offset = entry
+                .data_start()
+                .ok_or_else(|| bad(format!("entry {name:?} has no data offset")))?;
+            let packed_size = entry.compressed_size();
+            let end = offset.checked_add(packed_size);
+            if end.is_none_or(|end| end > file.len()) {
+                return Err(bad(format!(
+                    "entry {name:?} ({packed_size} bytes at offset {offset}) runs past the \
+                     end of the file ({} bytes): a cut packed trace",
+                    file.len()
+                )));
+            }
+            if stored && entry.size() != packed_size {
+                return Err(bad(format!(
+                    "stored entry {name:?} says {} bytes unpacked but holds {packed_size}",
+                    entry.size()
+                )));
+            }
+            entries.push(PackedEntry {
+                name,
+                stored,
+                size: entry.size(),
+                packed_size,
+                offset,
+            });
+        }
+        drop(archive);
+        if !entries.iter().any(|e| e.name == DATA_ENTRY) {
+            return Err(bad(format!("no {DATA_ENTRY} entry: not a packed trace")));
+        }
+        Ok(PackedTrace {
+            path: path.to_path_buf(),
+            file,
+            entries,
+        })
+    }
+
+    /// Its entries, in the ZIP's order.
+    pub fn entries(&self) -> &[PackedEntry] {
+        &self.entries
+    }
+
+    /// The entry called `name`.
+    pub fn entry(&self, name: &str) -> Option<&PackedEntry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// Whether the data and index are read in place (both stored).
+    pub fn in_place(&self) -> bool {
+        self.entries
+            .iter()
+            .filter(|e| e.name == DATA_ENTRY || e.name == INDEX_ENTRY)
+            .all(|e| e.stored)
+    }
+
+    /// Whether it is a diff's pack.
+    pub fn is_diff(&self) -> bool {
+        self.entry(".diff").is_some()
+    }
+
+    /// The data file's bytes: a slice of the mapping when stored, else
+    /// inflated into memory.
+    pub fn data(&self) -> Result<TraceBytes> {
+        let entry = self.entry(DATA_ENTRY).expect("checked at open");
+        self.bytes_of(entry)
+    }
+
+    /// The index file's bytes, `None` when the pack holds no index.
+    pub fn index(&self) -> Result<Option<TraceBytes>> {
+        self.entry(INDEX_ENTRY)
+            .map(|entry| self.bytes_of(entry))
+            .transpose()
+    }
+
+    /// The description (`info.txt`), empty when there is none; bytes that
+    /// are not UTF-8 are replaced.
+    pub fn info(&self) -> Result<String> {
+        let Some(entry) = self.entry(INFO_ENTRY) else {
+            return Ok(String::new());
+        };
+        let bytes = self.bytes_of(entry)?;
+        Ok(String::from_utf8_lossy(bytes.as_slice()).into_owned())
+    }
+
+    /// Writes the data entry to `data` and the index entry (if any) to
+    /// `index`, streaming: constant memory whatever their size. Returns
+    /// whether there was an index.
+    pub fn unpack(&self, data: &mut impl Write, index: &mut impl Write) -> Result<bool> {
+        self.copy_entry(DATA_ENTRY, data)?;
+        if self.entry(INDEX_ENTRY).is_some() {
+            self.copy_entry(INDEX_ENTRY, index)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn copy_entry(&self, name: &str, out: &mut impl Write) -> Result<()> {
+        let mut archive = self.archive()?;
+        let mut entry = archive.by_name(name).map_err(|e| self.zip_error(name, e))?;
+        let mut buffer = vec![0; 1 << 20];
+        loop {
+            let read = entry
+                .read(&mut buffer)
+                .map_err(|e| self.read_error(name, e))?;
+            if read == 0 {
+                return Ok(());
+            }
+            out.write_all(&buffer[..read])?;
+        }
+    }
+
+    fn bytes_of(&self, entry: &PackedEntry) -> Result<TraceBytes> {
+        if entry.stored {
+            let range = entry.offset..entry.offset + entry.packed_size;
+            return Ok(self.file.slice(range).expect("checked at open"));
+        }
+        if entry.size > Self::MAX_INFLATED {
+            return Err(self.bad(format!(
+                "entry {:?} is deflated and {} bytes long, more than the {} this reader \
+                 inflates into memory: unpack it (`tracetree import --from packed`)",
+                entry.name,
+                entry.size,
+                Self::MAX_INFLATED
+            )));
+        }
+        let mut archive = self.archive()?;
+        let reader = archive
+            .by_name(&entry.name)
+            .map_err(|e| self.zip_error(&entry.name, e))?;
+        // The declared size is checked above and by the inflater (which
+        // stops at it); the first allocation is bounded however it lies.
+        let mut bytes = Vec::with_capacity(entry.size.min(64 << 20) as usize);
+        reader
+            .take(Self::MAX_INFLATED)
+            .read_to_end(&mut bytes)
+            .map_err(|e| self.read_error(&entry.name, e))?;
+        Ok(TraceBytes::from_vec(bytes))
+    }
+
+    fn archive(&self) -> Result<ZipArchive<Cursor<&[u8]>>> {
+        ZipArchive::new(Cursor::new(self.file.as_slice()))
+            .map_err(|e| self.bad(format!("not a readable ZIP file: {e}")))
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::BadSource {
+            path: self.path.clone(),
+            what,
+        }
+    }
+
+    fn zip_error(&self, name: &str, error: ZipError) -> Error {
+        self.bad(format!("entry {name:?}: {error}"))
+    }
+
+    fn read_error(&self, name: &str, error: std::io::Error) -> Error {
+        self.bad(format!("entry {name:?} is damaged: {error}"))
+    }
+}
+
+/// What [`write_packed`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackSummary {
+    /// Bytes of the packed trace.
+    pub bytes: u64,
+    /// Bytes of its data entry.
+    pub data: u64,
+    /// Bytes of its index entry.
+    pub index: u64,
+}
+
+/// Writes a packed trace at `out` holding `info` as `info.txt`, the data
+/// file at `data` and the index file at `index`, every entry stored (the
+/// data entry starting on a page boundary), Zip64 where an entry needs it.
+/// Written atomically: a failure leaves nothing at `out`.
+pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+    let zip_error = |e: ZipError| Error::io(out, std::io::Error::other(e));
+    write_file_atomically(out, |file| {
+        let mut zip = ZipWriter::new(&mut *file);
+        let options = |len: u64, align: u16| {
+            SimpleFileOptions::default()
+                .compression_method(CompressionMethod::Stored)
+                .unix_permissions(0o644)
+                .large_file(len >= u64::from(u32::MAX))
+                .with_alignment(align)
+        };
+        zip.start_file(INFO_ENTRY, options(info.len() as u64, 1))
+            .map_err(zip_error)?;
+        zip.write_all(info.as_bytes())?;
+        let mut copy = |name: &str, path: &Path, align: u16| -> Result<u64> {
+            let mut source = File::open(path).map_err(|e| Error::io(path, e))?;
+            let len = source.metadata().map_err(|e| Error::io(path, e))?.len();
+            zip.start_file(name, options(len, align))
+                .map_err(zip_error)?;
+            let copied = std::io::copy(&mut source, &mut zip).map_err(|e| Error::io(path, e))?;
+            if copied != len {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::other("the file changed while it was packed"),
+                ));
+            }
+            Ok(len)
+        };
+        let data = copy(DATA_ENTRY, data, 4096)?;
+        let index = copy(INDEX_ENTRY, index, 1)?;
+        zip.finish().map_err(zip_error)?;
+        let bytes = file.stream_position()?;
+        Ok(PackSummary { bytes, data, index })
+    })
+}

@@ -1,0 +1,279 @@
+//! Packed traces (`NAME.packedtrace`) made by the JDK's own ZIP classes, as
+//! the recorder makes them (`Pack.java`, run by the default `java`): stored
+//! ones open in place and read as their trace; level-0 deflated ones (the
+//! recorder's) and compressed ones are inflated and unpack to the same
+//! bytes; ours unpack with the JDK's `ZipInputStream` to the same bytes;
+//! damaged ones give typed errors, never a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tracetree::Error;
+use tracetree::import::{SourceFormat, import_file};
+use tracetree::print::write_jsonl;
+use tracetree::read::{EagerTrace, LazyTraceReader, index_path};
+use tracetree::storage::packed::{PackedTrace, write_packed};
+use tracetree_testkit::files::testdata;
+use tracetree_testkit::lazy::{assert_same_tree, reference_traces, testdata_traces};
+
+/// The traces every test packs: the bundled ones and the reference
+/// recorder's (when present).
+fn traces() -> Vec<PathBuf> {
+    let mut traces = testdata_traces();
+    traces.extend(reference_traces());
+    traces
+}
+
+/// Whether the default `java` runs, with a message when it does not.
+fn have_java() -> bool {
+    let found = Command::new("java")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIPPED: no `java` on PATH: the packed-trace tests need the JDK's ZIP classes");
+    }
+    found
+}
+
+fn java_pack(args: &[&Path]) {
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/read/Pack.java");
+    let output = Command::new("java")
+        .arg(program)
+        .args(args)
+        .output()
+        .expect("java starts");
+    assert!(
+        output.status.success(),
+        "java Pack.java {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Packs `trace` with the JDK in `mode` (`stored`, `deflate0`, `deflate`)
+/// into `dir`, with `extra` as one more entry's name.
+fn jdk_pack(dir: &Path, trace: &Path, mode: &str, extra: Option<&str>) -> PathBuf {
+    let info = dir.join("info.txt");
+    std::fs::write(&info, "a trace packed by the JDK\n").unwrap();
+    let name = trace.file_stem().unwrap().to_string_lossy();
+    let out = dir.join(format!("{name}-{mode}.packedtrace"));
+    let index = index_path(trace);
+    let index = if index.is_file() {
+        index
+    } else {
+        PathBuf::from("-")
+    };
+    let mut args: Vec<&Path> = vec![Path::new(mode), &out, &info, trace, &index];
+    if let Some(extra) = extra {
+        args.push(Path::new(extra));
+    }
+    java_pack(&args);
+    out
+}
+
+/// The JSON-lines dump of the trace at `path` through the lazy reader.
+fn dump(path: &Path) -> Vec<u8> {
+    let reader = LazyTraceReader::open(path).unwrap();
+    let mut out = Vec::new();
+    write_jsonl(&reader, None, &mut out).unwrap();
+    out
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn jdk_stored_packs_open_in_place_and_read_as_their_trace() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for trace in traces() {
+        let packed = jdk_pack(dir.path(), &trace, "stored", None);
+        let before = files_in(dir.path());
+        let pack = PackedTrace::open(&packed).unwrap();
+        assert!(pack.in_place(), "{}", trace.display());
+        let data = pack.data().unwrap();
+        assert!(data.is_mapped(), "a stored entry is a slice of the mapping");
+        assert_eq!(data.as_slice(), std::fs::read(&trace).unwrap());
+        assert_eq!(pack.info().unwrap(), "a trace packed by the JDK\n");
+        assert_eq!(dump(&packed), dump(&trace), "{}", trace.display());
+        let (eager_pack, eager) = (
+            EagerTrace::open(&packed).unwrap(),
+            EagerTrace::open(&trace).unwrap(),
+        );
+        assert_same_tree(&eager_pack, &eager, &trace.display().to_string());
+        assert_eq!(
+            files_in(dir.path()),
+            before,
+            "opening wrote beside the pack"
+        );
+    }
+}
+
+#[test]
+fn jdk_deflated_packs_inflate_and_unpack_to_the_same_bytes() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for trace in traces() {
+        let index = std::fs::read(index_path(&trace)).ok();
+        for mode in ["deflate0", "deflate"] {
+            let what = format!("{} ({mode})", trace.display());
+            let packed = jdk_pack(dir.path(), &trace, mode, None);
+            let pack = PackedTrace::open(&packed).unwrap();
+            assert!(!pack.in_place(), "{what}");
+            assert_eq!(
+                pack.data().unwrap().as_slice(),
+                std::fs::read(&trace).unwrap()
+            );
+            assert_eq!(dump(&packed), dump(&trace), "{what}");
+
+            let out = dir.path().join(format!("unpacked-{mode}.trace"));
+            let summary = import_file(&packed, &out, None, &|_| {}).unwrap();
+            assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&trace).unwrap());
+            match &index {
+                Some(index) => assert_eq!(&std::fs::read(index_path(&out)).unwrap(), index),
+                None => assert_eq!(summary.warnings.len(), 1, "{what}: {summary:?}"),
+            }
+            assert_eq!(
+                summary.threads,
+                LazyTraceReader::open(&trace).unwrap().thread_ids().len()
+            );
+        }
+    }
+}
+
+#[test]
+fn our_packs_unpack_with_the_jdk_to_the_same_bytes() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for trace in traces().into_iter().filter(|t| index_path(t).is_file()) {
+        let packed = dir.path().join("ours.packedtrace");
+        let summary = write_packed(&packed, "ours\n", &trace, &index_path(&trace)).unwrap();
+        assert_eq!(summary.bytes, std::fs::metadata(&packed).unwrap().len());
+        let pack = PackedTrace::open(&packed).unwrap();
+        assert!(pack.in_place());
+        let data = pack.entry("trace.trace").unwrap();
+        assert_eq!(data.offset % 4096, 0, "the data entry starts on a page");
+
+        let unpacked = dir.path().join("unpacked");
+        std::fs::create_dir_all(&unpacked).unwrap();
+        java_pack(&[Path::new("unpack"), &packed, &unpacked]);
+        assert_eq!(
+            std::fs::read(unpacked.join("trace.trace")).unwrap(),
+            std::fs::read(&trace).unwrap()
+        );
+        assert_eq!(
+            std::fs::read(unpacked.join("trace.idx")).unwrap(),
+            std::fs::read(index_path(&trace)).unwrap()
+        );
+        assert_eq!(std::fs::read(unpacked.join("info.txt")).unwrap(), b"ours\n");
+        assert_eq!(dump(&packed), dump(&trace), "{}", trace.display());
+    }
+}
+
+#[test]
+fn a_pack_without_an_index_opens_by_rebuilding_it() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("no-index.trace");
+    std::fs::copy(testdata("multi-thread.trace"), &trace).unwrap();
+    let packed = jdk_pack(dir.path(), &trace, "stored", None);
+    let reader = LazyTraceReader::open(&packed).unwrap();
+    assert!(
+        format!("{:?}", reader.report().status).contains("Rebuilt"),
+        "{:?}",
+        reader.report().status
+    );
+    assert_eq!(dump(&packed), dump(&testdata("multi-thread.trace")));
+}
+
+#[test]
+fn unknown_entries_and_a_missing_data_entry_are_errors() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let trace = testdata("multi-thread.trace");
+    let packed = jdk_pack(dir.path(), &trace, "deflate0", Some("notes.bin"));
+    let error = LazyTraceReader::open(&packed).unwrap_err();
+    assert!(
+        matches!(&error, Error::BadSource { what, .. } if what.contains("notes.bin")),
+        "{error}"
+    );
+    assert!(
+        SourceFormat::detect(&packed) == Some(SourceFormat::Packed),
+        "found by its magic"
+    );
+    // The data entry renamed (in the local and the central header).
+    let mut bytes = std::fs::read(jdk_pack(dir.path(), &trace, "stored", None)).unwrap();
+    let mut renamed = 0;
+    for at in 0..bytes.len() - 11 {
+        if &bytes[at..at + 11] == b"trace.trace" {
+            bytes[at + 10] = b'x';
+            renamed += 1;
+        }
+    }
+    assert_eq!(renamed, 2);
+    let broken = dir.path().join("renamed.packedtrace");
+    std::fs::write(&broken, &bytes).unwrap();
+    let error = EagerTrace::open(&broken).unwrap_err();
+    assert!(matches!(error, Error::BadSource { .. }), "{error}");
+}
+
+/// Opens `path` both ways and reads all of it when it opens: an error or
+/// a trace, never a panic.
+fn read_everything(path: &Path) -> bool {
+    let Ok(reader) = LazyTraceReader::open(path) else {
+        return false;
+    };
+    let mut out = Vec::new();
+    let lazy = write_jsonl(&reader, None, &mut out).is_ok();
+    let eager = EagerTrace::open(path).is_ok();
+    lazy || eager
+}
+
+#[test]
+fn every_cut_and_flipped_byte_of_a_pack_is_an_error_or_a_trace() {
+    if !have_java() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["stored", "deflate0"] {
+        let packed = jdk_pack(dir.path(), &testdata("multi-thread.trace"), mode, None);
+        let bytes = std::fs::read(&packed).unwrap();
+        let damaged = dir.path().join("damaged.packedtrace");
+        let mut opened = 0;
+        for cut in 0..bytes.len() {
+            std::fs::write(&damaged, &bytes[..cut]).unwrap();
+            opened += usize::from(read_everything(&damaged));
+        }
+        // A ZIP is read from its end: no cut leaves its directory.
+        assert_eq!(opened, 0, "{mode}: a cut pack opened");
+        let mut flipped = bytes.clone();
+        let mut opened = 0;
+        for at in 0..bytes.len() {
+            flipped[at] ^= 0x5A;
+            std::fs::write(&damaged, &flipped).unwrap();
+            opened += usize::from(read_everything(&damaged));
+            flipped[at] = bytes[at];
+        }
+        eprintln!("{mode}: {opened} of {} flips still read", bytes.len());
+        assert!(
+            opened > 0 && opened < bytes.len(),
+            "{mode}: {opened} opened"
+        );
+    }
+}
