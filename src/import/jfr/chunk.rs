@@ -25,8 +25,6 @@ pub const MAGIC: &[u8; 4] = b"FLR\0";
 const FLAG_COMPRESSED_INTS: u8 = 1;
 /// Flag bit: the last chunk of a recording.
 const FLAG_FINAL: u8 = 2;
-/// Flag bit: event start times are stored relative to a base.
-const FLAG_COMPRESSED_TICKS: u8 = 4;
 
 /// A chunk's header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,10 +92,11 @@ impl ChunkHeader {
         self.flags & FLAG_FINAL != 0
     }
 
-    /// Whether event start times are stored relative to a base (not read
-    /// by this reader: start times are then reported as stored).
-    pub fn compressed_ticks(&self) -> bool {
-        self.flags & FLAG_COMPRESSED_TICKS != 0
+    /// The feature flag bits (byte 67) other than the two the JDK's writer
+    /// and reader know (compressed integers, final chunk); 0 for every
+    /// recording a JDK writes.
+    pub fn unknown_flags(&self) -> u8 {
+        self.flags & !(FLAG_COMPRESSED_INTS | FLAG_FINAL)
     }
 
     /// `ticks` as ns since the epoch, as the JDK converts them (the

@@ -36,6 +36,7 @@ pub mod metadata;
 pub mod reader;
 pub mod resolve;
 pub mod samples;
+mod spill;
 pub mod summary;
 pub mod trace;
 pub mod value;
@@ -84,10 +85,10 @@ impl Recording {
         let bytes = TraceBytes::map(path)?;
         let recording = Recording::from_bytes(bytes);
         if recording.scan.chunks.is_empty() && recording.scan.damage.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: an empty recording",
-                path.display()
-            )));
+            return Err(Error::BadSource {
+                path: path.to_path_buf(),
+                what: "an empty recording".into(),
+            });
         }
         Ok(recording)
     }
@@ -119,12 +120,22 @@ impl Recording {
         &self,
         work: impl Fn(usize, &Chunk<'_>) -> T + Sync + Send,
     ) -> Vec<JfrResult<T>> {
+        self.map_chunks_in(0..self.scan.chunks.len(), work)
+    }
+
+    /// [`map_chunks`](Self::map_chunks) over the chunks of `range` (by
+    /// index), so that a caller can bound how many results it holds.
+    pub fn map_chunks_in<T: Send>(
+        &self,
+        range: std::ops::Range<usize>,
+        work: impl Fn(usize, &Chunk<'_>) -> T + Sync + Send,
+    ) -> Vec<JfrResult<T>> {
         let file = self.bytes();
-        self.scan
-            .chunks
+        let range = range.start.min(self.scan.chunks.len())..range.end.min(self.scan.chunks.len());
+        self.scan.chunks[range.clone()]
             .par_iter()
-            .enumerate()
-            .map(|(index, header)| Chunk::open(file, header).map(|chunk| work(index, &chunk)))
+            .zip(range)
+            .map(|(header, index)| Chunk::open(file, header).map(|chunk| work(index, &chunk)))
             .collect()
     }
 }

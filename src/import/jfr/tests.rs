@@ -308,6 +308,15 @@ fn dump(bytes: &[u8]) -> Vec<String> {
     let summary = import_file_with(&input, &output, None, &options, &|_| {}).unwrap();
     assert!(summary.damage.is_empty(), "{:?}", summary.damage);
     let reader = LazyTraceReader::open(&output).unwrap();
+    let mut printed = Vec::new();
+    crate::print::print_trace(&reader, &Default::default(), &mut printed).unwrap();
+    let printed = String::from_utf8(printed).unwrap();
+    if printed.contains("<truncated>") {
+        assert!(
+            printed.contains("<truncated>()") && !printed.contains(".<truncated>"),
+            "the truncated root has no class: {printed}"
+        );
+    }
     let mut text = Vec::new();
     crate::print::write_jsonl(&reader, None, &mut text).unwrap();
     String::from_utf8(text)
@@ -380,4 +389,23 @@ fn metadata_expanding_too_far_is_refused() {
     let scan = find_chunks(&bytes);
     let error = Chunk::open(&bytes, &scan.chunks[0]).unwrap_err();
     assert!(error.what.contains("too large"), "{error}");
+}
+
+#[test]
+fn unknown_feature_flags_are_read_as_unset_with_a_warning() {
+    let mut bytes = recording(true, &classes());
+    bytes[67] |= 0x04;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("flags.jfr");
+    std::fs::write(&input, &bytes).unwrap();
+    let output = dir.path().join("flags.trace");
+    let summary =
+        import_file_with(&input, &output, None, &ImportOptions::default(), &|_| {}).unwrap();
+    assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
+    assert!(
+        summary.warnings[0].contains("feature flags 0x04"),
+        "{:?}",
+        summary.warnings
+    );
+    assert_eq!(dump(&bytes), dump(&recording(true, &classes())));
 }

@@ -5,8 +5,8 @@
 //! their callers in the file; the calls are therefore collected (per chunk,
 //! in parallel), converted to ns as the JDK converts ticks, then sorted per
 //! thread by start, longer first, and for equal intervals the one committed
-//! later (the caller) first; a stack of open calls nests each call under
-//! the innermost open call containing it.
+//! later (the caller) first (in bounded memory: `spill`); a stack of open
+//! calls nests each call under the innermost open call containing it.
 
 use std::sync::Arc;
 
@@ -88,57 +88,4 @@ pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
     result.calls = calls;
     result.skipped = skipped;
     result
-}
-
-/// Sorts one thread's calls so that a stack nests them: by start, the
-/// longer (then the later committed) first.
-pub fn sort_for_nesting(calls: &mut [TracedCall]) {
-    calls.sort_by(|a, b| {
-        a.start
-            .cmp(&b.start)
-            .then(b.end.cmp(&a.end))
-            .then(b.order.cmp(&a.order))
-    });
-}
-
-/// Whether `outer` contains `inner` (both sorted by [`sort_for_nesting`]).
-pub fn contains(outer: &TracedCall, inner: &TracedCall) -> bool {
-    outer.start <= inner.start && inner.end <= outer.end
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn call(name: &str, start: i64, end: i64, offset: usize) -> TracedCall {
-        TracedCall {
-            thread: Arc::new(ThreadInfo {
-                java_id: Some(1),
-                name: None,
-            }),
-            method: Arc::new(MethodName {
-                class: "A".into(),
-                name: name.into(),
-                descriptor: "()V".into(),
-            }),
-            start,
-            end,
-            order: (0, offset),
-        }
-    }
-
-    #[test]
-    fn callers_committed_after_their_callees_sort_first() {
-        let mut calls = vec![
-            call("leaf", 10, 20, 1),
-            call("same", 10, 20, 2),
-            call("outer", 0, 100, 3),
-            call("next", 30, 40, 0),
-        ];
-        sort_for_nesting(&mut calls);
-        let names: Vec<_> = calls.iter().map(|c| c.method.name.as_str()).collect();
-        assert_eq!(names, ["outer", "same", "leaf", "next"]);
-        assert!(contains(&calls[0], &calls[3]));
-        assert!(!contains(&calls[2], &calls[3]));
-    }
 }

@@ -9,7 +9,8 @@ use rustc_hash::FxHashMap;
 
 use super::resolve::MethodName;
 use super::samples::{EXECUTION_SAMPLE, SampleTree, TRUNCATED, chunk_samples};
-use super::trace::{METHOD_TRACE, TracedCall, chunk_calls, contains, sort_for_nesting};
+use super::spill::{CallRecord, CallSorter, RUN_RECORDS};
+use super::trace::{METHOD_TRACE, chunk_calls};
 use super::{JfrOptions, JfrResult, Recording};
 use crate::common::{MethodId, ThreadId};
 use crate::error::{Error, Result};
@@ -36,53 +37,22 @@ pub(crate) fn import(
     }
     if recording.chunks().is_empty() {
         let what: Vec<_> = recording.damage().iter().map(|d| d.to_string()).collect();
-        return Err(Error::Usage(format!(
-            "{source}: no whole chunk of a recording: {}",
-            what.join("; ")
-        )));
+        return Err(Error::BadSource {
+            path: input.to_path_buf(),
+            what: format!("no whole chunk of a recording: {}", what.join("; ")),
+        });
     }
-    for header in recording.chunks().iter().filter(|h| h.compressed_ticks()) {
+    for header in recording.chunks().iter().filter(|h| h.unknown_flags() != 0) {
         summary.warnings.push(format!(
-            "chunk at offset {} stores compressed start ticks, which this reader does not \
-             unpack: method-trace start times of that chunk may be wrong",
-            header.offset
+            "chunk at offset {} sets feature flags {:#04x} that no JDK writes (only \
+             compressed integers and final chunk are known): read as if unset",
+            header.offset,
+            header.unknown_flags()
         ));
     }
     let mut names = Names::default();
-    let traced = if options.samples {
-        false
-    } else {
-        let chunks = recording.map_chunks(chunk_calls_of);
-        let mut threads: BTreeMap<i64, (Option<String>, Vec<TracedCall>)> = BTreeMap::new();
-        for (header, chunk) in recording.chunks().iter().zip(chunks) {
-            let Some(chunk) = keep(chunk, header.offset, &source, &mut summary) else {
-                continue;
-            };
-            summary.skip(
-                &format!("{METHOD_TRACE} without thread or method"),
-                chunk.skipped,
-            );
-            if let Some(error) = chunk.damage {
-                summary
-                    .damage
-                    .push(chunk_damage(&source, header.offset, &error));
-            }
-            for call in chunk.calls {
-                let id = call.thread.java_id.unwrap_or_default();
-                let entry = threads
-                    .entry(id)
-                    .or_insert((call.thread.name.clone(), Vec::new()));
-                entry.1.push(call);
-            }
-        }
-        for (id, (name, mut calls)) in threads {
-            let mut thread = writer.new_thread(thread_name(id, name).as_str())?;
-            write_calls(&mut calls, &mut thread, writer, &mut names, &mut summary)?;
-            thread.finish()?;
-            summary.threads += 1;
-        }
-        summary.threads > 0
-    };
+    let traced = !options.samples
+        && write_traced_calls(&recording, &source, writer, &mut names, &mut summary)?;
     if !traced {
         write_samples(&recording, &source, writer, &mut names, &mut summary)?;
     }
@@ -153,33 +123,90 @@ impl Names {
     }
 }
 
-/// Writes one thread's traced calls nested by time.
-fn write_calls(
-    calls: &mut [TracedCall],
-    thread: &mut StreamingThread,
+/// Writes the `jdk.MethodTrace` calls of every thread nested by time,
+/// sorted in bounded memory (`spill`): chunks are decoded a batch at a
+/// time, one per worker, so memory holds the sort's buffer and the calls
+/// of as many chunks as there are workers (a JDK writes chunks of about
+/// 12 MB by default). Returns whether there were any.
+fn write_traced_calls(
+    recording: &Recording,
+    source: &str,
     writer: &StreamingWriter,
     names: &mut Names,
     summary: &mut ImportSummary,
-) -> Result<()> {
-    sort_for_nesting(calls);
-    let thread_id = thread.thread_id();
-    let mut open: Vec<&TracedCall> = Vec::new();
+) -> Result<bool> {
+    let mut sorter = CallSorter::new(RUN_RECORDS);
+    let mut thread_names: BTreeMap<i64, Option<String>> = BTreeMap::new();
+    let batch = rayon::current_num_threads().max(1);
+    let headers = recording.chunks();
+    for first in (0..headers.len()).step_by(batch) {
+        let range = first..(first + batch).min(headers.len());
+        let chunks = recording.map_chunks_in(range.clone(), chunk_calls_of);
+        for (header, chunk) in headers[range].iter().zip(chunks) {
+            let Some(chunk) = keep(chunk, header.offset, source, summary) else {
+                continue;
+            };
+            summary.skip(
+                &format!("{METHOD_TRACE} without thread or method"),
+                chunk.skipped,
+            );
+            if let Some(error) = chunk.damage {
+                summary
+                    .damage
+                    .push(chunk_damage(source, header.offset, &error));
+            }
+            for traced in chunk.calls {
+                let thread = traced.thread.java_id.unwrap_or_default();
+                thread_names
+                    .entry(thread)
+                    .or_insert_with(|| traced.thread.name.clone());
+                let (chunk_index, offset) = traced.order;
+                sorter.push(CallRecord {
+                    thread,
+                    start: traced.start,
+                    end: traced.end,
+                    order: ((chunk_index as u64) << 40) | (offset as u64).min((1 << 40) - 1),
+                    method: names.method(&Some(traced.method), writer)?,
+                })?;
+            }
+        }
+    }
     let returned = void_return();
-    for traced in calls.iter() {
-        while open.last().is_some_and(|top| !contains(top, traced)) {
+    let mut current: Option<(i64, StreamingThread)> = None;
+    let mut open: Vec<CallRecord> = Vec::new();
+    let close = |thread: &mut StreamingThread, open: &mut Vec<CallRecord>| -> Result<()> {
+        for _ in open.drain(..) {
+            thread.push_footer(&returned)?;
+        }
+        Ok(())
+    };
+    sorter.finish(|record| {
+        if current.as_ref().is_none_or(|(id, _)| *id != record.thread) {
+            if let Some((_, mut thread)) = current.take() {
+                close(&mut thread, &mut open)?;
+                thread.finish()?;
+            }
+            let name = thread_names.get(&record.thread).cloned().flatten();
+            let thread = writer.new_thread(thread_name(record.thread, name).as_str())?;
+            current = Some((record.thread, thread));
+            summary.threads += 1;
+        }
+        let (_, thread) = current.as_mut().expect("set above");
+        while open.last().is_some_and(|top| !top.contains(&record)) {
             open.pop();
             thread.push_footer(&returned)?;
         }
-        let method = names.method(&Some(traced.method.clone()), writer)?;
         let event = names.descriptors.next_event()?;
-        thread.push_tracepoint(&call(thread_id, event, method))?;
+        thread.push_tracepoint(&call(thread.thread_id(), event, record.method))?;
         summary.calls += 1;
-        open.push(traced);
+        open.push(record);
+        Ok(())
+    })?;
+    if let Some((_, mut thread)) = current {
+        close(&mut thread, &mut open)?;
+        thread.finish()?;
     }
-    for _ in open.drain(..) {
-        thread.push_footer(&returned)?;
-    }
-    Ok(())
+    Ok(summary.threads > 0)
 }
 
 /// Merges the samples of every chunk into one tree per thread and writes

@@ -258,8 +258,9 @@ impl<'c> TextFormatter<'c> {
             out.push('.');
             return Ok(());
         }
-        // 4. Top-level Kotlin functions (`RefKt`); 5. other static methods.
-        if !class.full().ends_with("Kt") {
+        // 4. Top-level Kotlin functions (`RefKt`); 5. other static methods;
+        // 6. methods of no class (an import's `<truncated>` root) bare.
+        if !class.full().is_empty() && !class.full().ends_with("Kt") {
             out.push_str(class.adorned());
             out.push('.');
         }
