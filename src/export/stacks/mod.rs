@@ -23,7 +23,8 @@
 //!
 //! Each selected thread is walked once in pre-order
 //! ([`LazyTraceReader::walk_thread`], the threads in parallel on rayon's
-//! workers), every tracepoint decoded in place. The walker keeps only the
+//! workers), containers decoded in place, of the other tracepoints only
+//! the headers read ([`WalkDetail::Containers`]). The walker keeps only the
 //! open frames (for each: its frame id, where it opened, its weight so
 //! far) and turns the depths it meets into frame openings and closings
 //! for a format's writer ([`Sink`]). A thread's output goes to an unlinked
@@ -195,7 +196,9 @@ pub fn export_stacks(
             }
             let mut file = &part.file;
             file.rewind()?;
-            std::io::copy(&mut file, &mut out)?;
+            // File to file: the kernel copies (copy_file_range), no buffer.
+            out.inner.flush()?;
+            out.bytes += std::io::copy(&mut file, out.inner.get_mut())?;
         }
         match options.format {
             StackFormat::Speedscope => speedscope::tail(&mut out, &frames)?,
@@ -483,19 +486,17 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn step(
-        &mut self,
-        depth: usize,
-        tracepoint: &Tracepoint<'_>,
-        footer: Option<&Footer<'_>>,
-    ) -> Result<()> {
-        let depth = depth + self.base;
+    fn step(&mut self, walked: &WalkNode<'_>) -> Result<()> {
+        let depth = walked.depth + self.base;
         while self.open.last().is_some_and(|o| o.depth >= depth) {
             self.close()?;
         }
         self.tracepoints += 1;
-        if tracepoint.is_container() {
-            self.open(depth, tracepoint, footer, true)
+        if walked.header.tracepoint_type.is_container() {
+            let tracepoint = walked
+                .tracepoint
+                .ok_or_else(|| Error::Usage("a container walked without its tracepoint".into()))?;
+            self.open(depth, tracepoint, walked.footer, true)
         } else {
             self.clock += 1;
             match self.open.last_mut() {
@@ -526,10 +527,7 @@ fn run(
         tracepoints: 0,
     };
     let visit = |walker: &mut Walker<'_>, walked: &WalkNode<'_>| -> Result<bool> {
-        let tracepoint = walked
-            .tracepoint
-            .ok_or_else(|| Error::Usage("a full walk without its tracepoint".into()))?;
-        walker.step(walked.depth, tracepoint, walked.footer)?;
+        walker.step(walked)?;
         if walker.tracepoints.is_multiple_of(PROGRESS_STEP) {
             progress(PROGRESS_STEP);
         }
@@ -537,7 +535,7 @@ fn run(
     };
     match walk {
         Walk::Thread(thread) => {
-            reader.walk_thread(*thread, WalkDetail::Full, |w| visit(&mut walker, w))?
+            reader.walk_thread(*thread, WalkDetail::Containers, |w| visit(&mut walker, w))?
         }
         Walk::Subtree {
             node, ancestors, ..
@@ -547,7 +545,7 @@ fn run(
                 walker.open(depth, data.tracepoint(), data.footer(), false)?;
             }
             walker.base = ancestors.len();
-            reader.walk_subtree(*node, WalkDetail::Full, |w| visit(&mut walker, w))?;
+            reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
         }
     }
     while !walker.open.is_empty() {
