@@ -87,12 +87,14 @@ fn stacks(
         force: request.force,
         ..StackOptions::new(format, trace_name(request.file))
     };
-    // The bar's length: the whole trace, or a guess for a subtree.
-    let total: u64 = match request.root {
-        None => reader.count_tracepoints()?.values().sum(),
-        Some(_) => 0,
+    // A subtree's size is known only once walked: a count without a bar.
+    let bar = match request.root {
+        None => progress_bar(reader.count_tracepoints()?.values().sum(), "tracepoints"),
+        Some(_) => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("exporting {spinner} {human_pos} tracepoints ({per_sec})")
+                .expect("valid template"),
+        ),
     };
-    let bar = progress_bar(total, "tracepoints");
     let summary = export_stacks(&reader, request.output, &options, &|n| bar.inc(n));
     bar.finish_and_clear();
     let summary = summary?;

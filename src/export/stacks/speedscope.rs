@@ -12,7 +12,7 @@ use super::{FrameCache, Frames, Sink, Thread, finish_part, json_string, part_fil
 use crate::error::Result;
 
 /// The schema speedscope publishes for its files.
-pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
+const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
 
 /// The file's start, up to its first profile.
 pub(super) fn head(out: &mut impl Write, name: &str) -> Result<()> {
