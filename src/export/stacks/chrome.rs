@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, finish_part, json_string, part_file};
+use super::{FrameCache, Sink, Thread, finish_part, json_string};
 use crate::error::Result;
 
 /// The file's start.
@@ -36,8 +36,7 @@ pub(super) struct Events {
 }
 
 impl Events {
-    pub(super) fn new(thread: &Thread) -> Result<Self> {
-        let mut out = part_file()?;
+    pub(super) fn new(thread: &Thread, mut out: BufWriter<File>) -> Result<Self> {
         let tid = thread.id.0;
         write!(
             out,

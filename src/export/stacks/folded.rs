@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, finish_part, part_file};
+use super::{FrameCache, Sink, Thread, finish_part};
 use crate::error::Result;
 
 /// One thread's stacks.
@@ -27,16 +27,16 @@ pub(super) struct Folded {
 }
 
 impl Folded {
-    pub(super) fn new(thread: &Thread) -> Result<Self> {
-        Ok(Folded {
+    pub(super) fn new(thread: &Thread, out: BufWriter<File>) -> Self {
+        Folded {
             thread: frame_text(&thread.name),
             stacks: vec![(0, u32::MAX)],
             children: FxHashMap::default(),
             weights: vec![0],
             names: FxHashMap::default(),
             path: Vec::new(),
-            out: part_file()?,
-        })
+            out,
+        }
     }
 }
 

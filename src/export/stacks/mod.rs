@@ -27,10 +27,11 @@
 //! the headers read ([`WalkDetail::Containers`]). The walker keeps only the
 //! open frames (for each: its frame id, where it opened, its weight so
 //! far) and turns the depths it meets into frame openings and closings
-//! for a format's writer ([`Sink`]). A thread's output goes to an unlinked
-//! temporary file; when every thread is done, the output file is written
-//! atomically: a format's head, the threads' parts in thread order, its
-//! tail. Frame names are interned once per trace (ids shared by the
+//! for a format's writer (a `Sink`). The output is written atomically (a
+//! temporary file beside it, renamed when whole): the format's head, the
+//! first thread's part written in place as it is walked, the other
+//! threads' parts, which wait in unlinked temporary files, in thread order
+//! (copied file to file by the kernel), the tail. Frame names are interned once per trace (ids shared by the
 //! threads; a thread asks the shared table once per name it meets).
 //! Memory is the nesting and the names, plus for folded stacks one entry
 //! per distinct stack: a trie of (parent stack, frame) → stack id, whose
@@ -156,56 +157,63 @@ pub fn export_stacks(
     }
     let frames = Frames::default();
     let plan = Plan::new(reader, options)?;
-    let parts: Vec<Part> = plan
-        .walks
-        .par_iter()
-        .enumerate()
-        .map(|(sequence, walk)| {
-            let thread = Thread {
-                id: walk.thread(),
-                name: thread_name(reader, walk.thread()),
-                sequence: sequence as u32 + 1,
-            };
-            let run = |sink| run(reader, walk, &frames, progress, sink);
-            match options.format {
-                StackFormat::Folded => run(Box::new(folded::Folded::new(&thread)?)),
-                StackFormat::Speedscope => run(Box::new(speedscope::Profile::new(&thread)?)),
-                StackFormat::Chrome => run(Box::new(chrome::Events::new(&thread)?)),
-                StackFormat::Perfetto => run(Box::new(perfetto::Track::new(&thread)?)),
-            }
-        })
-        .collect::<Result<_>>()?;
-    let bytes = crate::storage::write_file_atomically(path, |out| {
-        let mut out = Counting {
-            inner: out,
-            bytes: 0,
-        };
+    let (parts, bytes) = crate::storage::write_file_atomically(path, |out| {
         match options.format {
-            StackFormat::Folded => {}
-            StackFormat::Speedscope => speedscope::head(&mut out, &options.name)?,
-            StackFormat::Chrome => chrome::head(&mut out)?,
-            StackFormat::Perfetto => {}
+            StackFormat::Folded | StackFormat::Perfetto => {}
+            StackFormat::Speedscope => speedscope::head(out, &options.name)?,
+            StackFormat::Chrome => chrome::head(out)?,
         }
+        out.flush()?;
+        // The first part goes straight after the head, through a second
+        // handle on the output (sharing its offset); the others wait in
+        // temporary files.
+        let first = out.get_ref();
+        let parts: Vec<Part> = plan
+            .walks
+            .par_iter()
+            .enumerate()
+            .map(|(sequence, walk)| {
+                let thread = Thread {
+                    id: walk.thread(),
+                    name: thread_name(reader, walk.thread()),
+                    sequence: sequence as u32 + 1,
+                };
+                let file = match sequence {
+                    0 => first.try_clone()?,
+                    _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
+                };
+                let part = BufWriter::with_capacity(1 << 18, file);
+                let run = |sink| run(reader, walk, &frames, progress, sink);
+                match options.format {
+                    StackFormat::Folded => run(Box::new(folded::Folded::new(&thread, part))),
+                    StackFormat::Speedscope => {
+                        run(Box::new(speedscope::Profile::new(&thread, part)?))
+                    }
+                    StackFormat::Chrome => run(Box::new(chrome::Events::new(&thread, part)?)),
+                    StackFormat::Perfetto => run(Box::new(perfetto::Track::new(&thread, part)?)),
+                }
+            })
+            .collect::<Result<_>>()?;
         let separator: &[u8] = match options.format {
             StackFormat::Speedscope | StackFormat::Chrome => b",",
             StackFormat::Folded | StackFormat::Perfetto => b"",
         };
-        for (i, part) in parts.iter().enumerate() {
-            if i > 0 {
-                out.write_all(separator)?;
-            }
+        for part in parts.iter().skip(1) {
+            out.write_all(separator)?;
+            out.flush()?;
             let mut file = &part.file;
             file.rewind()?;
             // File to file: the kernel copies (copy_file_range), no buffer.
-            out.inner.flush()?;
-            out.bytes += std::io::copy(&mut file, out.inner.get_mut())?;
+            std::io::copy(&mut file, out.get_mut())?;
         }
         match options.format {
-            StackFormat::Speedscope => speedscope::tail(&mut out, &frames)?,
-            StackFormat::Chrome => chrome::tail(&mut out)?,
+            StackFormat::Speedscope => speedscope::tail(out, &frames)?,
+            StackFormat::Chrome => chrome::tail(out)?,
             StackFormat::Folded | StackFormat::Perfetto => {}
         }
-        Ok(out.bytes)
+        out.flush()?;
+        let bytes = out.get_mut().stream_position()?;
+        Ok((parts, bytes))
     })?;
     Ok(StackSummary {
         threads: parts.len(),
@@ -218,24 +226,6 @@ pub fn export_stacks(
 
 /// Tracepoints walked between progress reports.
 const PROGRESS_STEP: u64 = 1 << 16;
-
-/// A writer that counts what goes through it.
-struct Counting<W> {
-    inner: W,
-    bytes: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 /// A thread's name as the outputs show it.
 fn thread_name(reader: &LazyTraceReader, thread: ThreadId) -> String {
@@ -305,17 +295,12 @@ pub(super) struct Thread {
     sequence: u32,
 }
 
-/// One thread's output, waiting in a temporary file.
+/// One thread's output: in a temporary file, or for the first, already in
+/// place.
 struct Part {
     file: File,
     tracepoints: u64,
     events: u64,
-}
-
-/// A temporary file for a thread's part, never named.
-fn part_file() -> Result<BufWriter<File>> {
-    let file = tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    Ok(BufWriter::with_capacity(1 << 18, file))
 }
 
 /// The end of a part: its file, flushed.

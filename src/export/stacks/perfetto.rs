@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Sink, Thread, finish_part, part_file};
+use super::{FrameCache, Sink, Thread, finish_part};
 use crate::error::Result;
 
 /// Field numbers of `perfetto_trace.proto`.
@@ -94,7 +94,7 @@ pub(super) struct Track {
 }
 
 impl Track {
-    pub(super) fn new(thread: &Thread) -> Result<Self> {
+    pub(super) fn new(thread: &Thread, out: BufWriter<File>) -> Result<Self> {
         let mut track = Track {
             sequence: u64::from(thread.sequence),
             // Any id unique in the trace; the thread id's bits, kept off 0.
@@ -104,7 +104,7 @@ impl Track {
             message: Vec::new(),
             inner: Vec::new(),
             packets: 0,
-            out: part_file()?,
+            out,
         };
         let (mut thread_descriptor, mut descriptor) = (Vec::new(), Vec::new());
         uint(&mut thread_descriptor, field::PID, 1);

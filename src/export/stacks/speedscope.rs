@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Frames, Sink, Thread, finish_part, json_string, part_file};
+use super::{FrameCache, Frames, Sink, Thread, finish_part, json_string};
 use crate::error::Result;
 
 /// The schema speedscope publishes for its files.
@@ -50,8 +50,7 @@ pub(super) struct Profile {
 }
 
 impl Profile {
-    pub(super) fn new(thread: &Thread) -> Result<Self> {
-        let mut out = part_file()?;
+    pub(super) fn new(thread: &Thread, mut out: BufWriter<File>) -> Result<Self> {
         out.write_all(b"{\"type\":\"evented\",\"name\":")?;
         json_string(&mut out, &thread.name)?;
         out.write_all(b",\"unit\":\"none\",\"startValue\":0,\"events\":[")?;
