@@ -12,17 +12,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::generate::Shape;
-use tracetree::read::LazyTraceReader;
 use tracetree::search::{SearchOptions, search};
 
 fn bench(c: &mut Criterion) {
-    let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
-    let bytes = std::fs::metadata(&trace).unwrap().len();
-    let reader = LazyTraceReader::options()
-        .sidecar_dir(Some(support::sidecar_dir()))
-        .open(&trace)
-        .unwrap();
+    let (bytes, reader) = support::mixed_reader();
     let mut group = c.benchmark_group("search");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));

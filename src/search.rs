@@ -186,7 +186,7 @@ impl Pattern {
 
 /// What a tracepoint is named by, as an id of its own kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum NameKey {
+pub(crate) enum NameKey {
     Method(MethodId),
     Field(FieldId),
     Variable(VariableId),
@@ -318,7 +318,7 @@ impl<'c> ThreadSearch<'c> {
 
 /// `Class.method`, `Class.field` or a variable's name; a placeholder for an
 /// id the trace does not hold.
-fn name_of(context: &TraceContext, key: NameKey) -> String {
+pub(crate) fn name_of(context: &TraceContext, key: NameKey) -> String {
     let class_name = |id| {
         context
             .class(id)

@@ -103,9 +103,15 @@ pub fn walk_headers(reader: &LazyTraceReader) -> u64 {
 /// Visits every node of every thread with its header, the threads walked in
 /// parallel (`walk_threads`, what `tracetree info` runs); returns how many.
 pub fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
+    walk_parallel(reader, WalkDetail::Headers)
+}
+
+/// Visits every node of every thread at `detail`, the threads walked in
+/// parallel; returns how many.
+pub fn walk_parallel(reader: &LazyTraceReader, detail: WalkDetail) -> u64 {
     reader
         .walk_threads(
-            WalkDetail::Headers,
+            detail,
             |_| 0u64,
             |nodes, _| {
                 *nodes += 1;
@@ -115,6 +121,14 @@ pub fn walk_headers_parallel(reader: &LazyTraceReader) -> u64 {
         .unwrap()
         .iter()
         .sum()
+}
+
+/// The generated mixed trace of [`bench_size`] bytes (2 threads): its size
+/// in bytes and a reader keeping its sidecar in [`sidecar_dir`].
+pub fn mixed_reader() -> (u64, LazyTraceReader) {
+    let (trace, _) = generated(Shape::Mixed, 2, bench_size());
+    let bytes = std::fs::metadata(&trace).unwrap().len();
+    (bytes, with_sidecar().open(&trace).unwrap())
 }
 
 /// Where the benchmarks keep their traces' lookup sidecars.

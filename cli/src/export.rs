@@ -7,15 +7,28 @@ use std::path::Path;
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::Result;
-use tracetree::common::ThreadId;
+use tracetree::common::{EventId, ThreadId};
+use tracetree::export::stacks::{
+    CHROME_EVENTS_FOR_BROWSERS, StackFormat, StackOptions, export_stacks,
+};
 
 use crate::cache::Cache;
 
 /// The formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
+    /// Folded stacks (`thread;outer;inner WEIGHT` lines) for inferno and
+    /// flamegraph.pl, weighted by tracepoints (or JFR samples).
+    Folded,
+    /// speedscope's JSON file format, one evented profile per thread.
+    Speedscope,
+    /// Chrome's Trace Event JSON (chrome://tracing, Perfetto's UI).
+    Chrome,
+    /// Perfetto's protobuf trace, a track per thread.
+    Perfetto,
     /// A Hive-partitioned Parquet dataset (`OUT/trace=NAME/thread=N/part-K.parquet`
     /// and `OUT/trace=NAME/threads.parquet`) for DuckDB, DataFusion and Spark.
+    #[cfg(feature = "parquet")]
     Parquet,
 }
 
@@ -25,38 +38,113 @@ pub struct ExportRequest<'a> {
     pub format: ExportFormat,
     pub output: &'a Path,
     pub threads: Option<Vec<ThreadId>>,
+    pub root: Option<EventId>,
+    #[cfg(feature = "parquet")]
     pub row_group_rows: usize,
     pub force: bool,
 }
 
 pub fn run(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
-    match request.format {
-        ExportFormat::Parquet => parquet(cache, request, out),
-    }
+    let format = match request.format {
+        ExportFormat::Folded => StackFormat::Folded,
+        ExportFormat::Speedscope => StackFormat::Speedscope,
+        ExportFormat::Chrome => StackFormat::Chrome,
+        ExportFormat::Perfetto => StackFormat::Perfetto,
+        #[cfg(feature = "parquet")]
+        ExportFormat::Parquet => return parquet(cache, request, out),
+    };
+    stacks(cache, request, format, out)
 }
 
-fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
-    use tracetree::export::parquet::{ParquetOptions, export_parquet};
+/// The trace's name in what is written: the file's stem.
+fn trace_name(file: &Path) -> String {
+    file.file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".to_string())
+}
 
+/// A progress bar over `total` tracepoints.
+fn progress_bar(total: u64, what: &str) -> ProgressBar {
+    ProgressBar::new(total).with_style(
+        ProgressStyle::with_template(&format!(
+            "exporting {{bar:40}} {{human_pos}}/{{human_len}} {what} ({{per_sec}})"
+        ))
+        .expect("valid template"),
+    )
+}
+
+fn stacks(
+    cache: &Cache,
+    request: &ExportRequest<'_>,
+    format: StackFormat,
+    out: &mut impl Write,
+) -> Result<()> {
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
-    let name = request
-        .file
-        .file_stem()
-        .map(|stem| stem.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".to_string());
+    let options = StackOptions {
+        threads: request.threads.clone(),
+        root: request.root,
+        force: request.force,
+        ..StackOptions::new(format, trace_name(request.file))
+    };
+    // A subtree's size is known only once walked: a count without a bar.
+    let bar = match request.root {
+        None => progress_bar(reader.count_tracepoints()?.values().sum(), "tracepoints"),
+        Some(_) => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("exporting {spinner} {human_pos} tracepoints ({per_sec})")
+                .expect("valid template"),
+        ),
+    };
+    let summary = export_stacks(&reader, request.output, &options, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let summary = summary?;
+    writeln!(
+        out,
+        "wrote {} ({} tracepoints in {} threads, {} frames, {} {}, {} bytes)",
+        request.output.display(),
+        summary.tracepoints,
+        summary.threads,
+        summary.frames,
+        summary.events,
+        match format {
+            StackFormat::Folded => "stacks",
+            StackFormat::Perfetto => "packets",
+            StackFormat::Speedscope | StackFormat::Chrome => "events",
+        },
+        summary.bytes
+    )?;
+    if format == StackFormat::Chrome && summary.events > CHROME_EVENTS_FOR_BROWSERS {
+        eprintln!(
+            "warning: {} events is more than browsers' trace viewers load comfortably \
+             (about {CHROME_EVENTS_FOR_BROWSERS}); export less with --root EVENT_ID or \
+             --thread ID, or use --format perfetto",
+            summary.events
+        );
+    }
+    Ok(())
+}
+
+#[cfg(feature = "parquet")]
+fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
+    use tracetree::Error;
+    use tracetree::export::parquet::{ParquetOptions, export_parquet};
+
+    if request.root.is_some() {
+        return Err(Error::Usage(
+            "--root is for the call-stack formats, not parquet".into(),
+        ));
+    }
+    let trace = cache.trace(request.file)?;
+    let reader = cache.open_lazy(&trace.path)?;
     let source = trace.imported_from.map_or("v22", |format| format.name());
     let options = ParquetOptions {
         row_group_rows: request.row_group_rows,
         threads: request.threads.clone(),
         force: request.force,
-        ..ParquetOptions::new(name, source)
+        ..ParquetOptions::new(trace_name(request.file), source)
     };
     let total: u64 = reader.count_tracepoints()?.values().sum();
-    let bar = ProgressBar::new(total).with_style(
-        ProgressStyle::with_template("exporting {bar:40} {human_pos}/{human_len} rows ({per_sec})")
-            .expect("valid template"),
-    );
+    let bar = progress_bar(total, "rows");
     let summary = export_parquet(&reader, request.output, &options, &|rows| bar.inc(rows));
     bar.finish_and_clear();
     let summary = summary?;

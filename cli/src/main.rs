@@ -3,7 +3,6 @@
 
 mod cache;
 mod children;
-#[cfg(feature = "parquet")]
 mod export;
 mod gen_trace;
 mod import;
@@ -165,27 +164,35 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Export a trace for other tools: `--format parquet` writes a
-    /// Hive-partitioned dataset (one row per tracepoint) that DuckDB,
-    /// DataFusion and Spark query; many traces exported into one OUT form
-    /// one dataset.
-    #[cfg(feature = "parquet")]
+    /// Export a trace for other tools: `--format folded` (inferno,
+    /// flamegraph.pl), `speedscope`, `chrome` (Trace Event JSON) and
+    /// `perfetto` (protobuf) write the call stacks of the trace, with a
+    /// tracepoint's position in its thread as its time; `--format parquet`
+    /// writes a Hive-partitioned dataset (one row per tracepoint) that
+    /// DuckDB, DataFusion and Spark query; many traces exported into one
+    /// OUT form one dataset.
     Export {
         /// The trace (any input the other commands accept).
         file: PathBuf,
         /// The output format.
         #[arg(long, value_enum)]
         format: export::ExportFormat,
-        /// Where to write (for parquet: the dataset's directory).
+        /// Where to write (a file; for parquet: the dataset's directory).
         #[arg(short, long)]
         output: PathBuf,
         /// Only this thread (repeatable).
         #[arg(long = "thread", value_name = "ID")]
         threads: Vec<i32>,
+        /// Only the subtree of the tracepoint with this event id (not for
+        /// parquet).
+        #[arg(long, value_name = "EVENT_ID")]
+        root: Option<i32>,
         /// Rows per Parquet row group.
+        #[cfg(feature = "parquet")]
         #[arg(long, default_value_t = 262_144)]
         row_group_rows: usize,
-        /// Replace this trace's partition if it exists.
+        /// Replace the output (for parquet: this trace's partition) if it
+        /// exists.
         #[arg(long)]
         force: bool,
     },
@@ -329,12 +336,13 @@ pub fn run(cli: Cli) -> Result<()> {
             force,
             samples,
         } => import::run(&input, &output, from, force, samples, &mut out)?,
-        #[cfg(feature = "parquet")]
         Command::Export {
             file,
             format,
             output,
             threads,
+            root,
+            #[cfg(feature = "parquet")]
             row_group_rows,
             force,
         } => export::run(
@@ -344,6 +352,8 @@ pub fn run(cli: Cli) -> Result<()> {
                 format,
                 output: &output,
                 threads: thread_filter(&threads),
+                root: root.map(tracetree::common::EventId),
+                #[cfg(feature = "parquet")]
                 row_group_rows,
                 force,
             },

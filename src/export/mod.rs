@@ -1,8 +1,34 @@
 //! Traces in the forms other tools read, each streamed from walks of the
 //! lazy reader with memory bounded by configuration.
 //!
+//! - [`stacks`]: call stacks for profilers' viewers: folded stacks
+//!   (inferno, `flamegraph.pl`), speedscope, Chrome's Trace Event JSON and
+//!   Perfetto's protobuf trace.
 //! - [`parquet`] (cargo feature `parquet`): a Hive-partitioned Parquet
 //!   dataset, one row per tracepoint, for DuckDB, DataFusion and Spark.
 
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod stacks;
+
+use crate::common::ThreadId;
+use crate::error::{Error, Result};
+use crate::read::LazyTraceReader;
+
+/// The threads `wanted` names, each checked against the trace's (all of
+/// them when `None`).
+pub(crate) fn selected_threads(
+    reader: &LazyTraceReader,
+    wanted: Option<&[ThreadId]>,
+) -> Result<Vec<ThreadId>> {
+    let all = reader.thread_ids();
+    match wanted {
+        None => Ok(all),
+        Some(wanted) => {
+            if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
+                return Err(Error::Usage(format!("the trace has no thread {unknown}")));
+            }
+            Ok(wanted.to_vec())
+        }
+    }
+}

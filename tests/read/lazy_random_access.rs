@@ -111,10 +111,20 @@ fn check_subtree_walk(
             return; // large subtrees are covered by the full walks
         }
     }
-    for detail in [WalkDetail::Headers, WalkDetail::Full] {
+    for detail in [
+        WalkDetail::Headers,
+        WalkDetail::Full,
+        WalkDetail::Containers,
+    ] {
         let mut got = Vec::new();
         lazy.walk_subtree(node, detail, |walked| {
             got.push((walked.header.event, walked.depth));
+            let decoded = match detail {
+                WalkDetail::Headers => false,
+                WalkDetail::Full => true,
+                WalkDetail::Containers => walked.header.tracepoint_type.is_container(),
+            };
+            assert_eq!(walked.tracepoint.is_some(), decoded, "{name} ({detail:?})");
             if let Some(tracepoint) = walked.tracepoint {
                 let id = index.by_event[&walked.header.event];
                 let expected = &eager.nodes()[id];

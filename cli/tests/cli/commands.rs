@@ -22,12 +22,10 @@ fn bundled() -> (tempfile::TempDir, String) {
 
 #[test]
 fn every_command_has_help() {
-    let mut commands = vec![
-        "info", "print", "dump", "index", "children", "import", "gen", "search", "pack", "view",
+    let commands = [
+        "info", "print", "dump", "index", "children", "import", "gen", "search", "export", "pack",
+        "view",
     ];
-    if cfg!(feature = "parquet") {
-        commands.push("export");
-    }
     for command in commands {
         let (ok, out, _) = tracetree(&[command, "--help"]);
         assert!(ok && out.contains("Usage:"), "{command} --help");
@@ -411,6 +409,53 @@ fn export_writes_a_parquet_dataset_of_any_input() {
     }
     // Both traces sit side by side in one dataset.
     assert_eq!(std::fs::read_dir(&dataset).unwrap().count(), inputs.len());
+}
+
+#[test]
+fn export_writes_call_stacks_for_profilers_viewers() {
+    let (dir, trace) = bundled();
+    let (ok, dump, err) = tracetree(&["dump", &trace]);
+    assert!(ok, "{err}");
+    let tracepoints = dump.lines().count();
+    for (format, starts) in [
+        ("folded", &b"main;"[..]),
+        ("speedscope", b"{\"$schema\":\"https://www.speedscope.app/"),
+        ("chrome", b"{\"traceEvents\":["),
+        ("perfetto", b"\x0a"),
+    ] {
+        let out = dir.path().join(format!("out.{format}"));
+        let out = out.to_str().unwrap();
+        let (ok, said, err) = tracetree(&["export", &trace, "--format", format, "-o", out]);
+        assert!(ok, "{format}: {err}");
+        assert!(
+            said.contains(&format!("({tracepoints} tracepoints in 4 threads")),
+            "{said}"
+        );
+        let written = std::fs::read(out).unwrap();
+        assert!(written.starts_with(starts), "{format}");
+        // Not again without --force; the answer is one line.
+        let (ok, _, err) = tracetree(&["export", &trace, "--format", format, "-o", out]);
+        assert!(!ok && err.trim_end().lines().count() == 1 && err.contains("--force"));
+        let (ok, _, err) = tracetree(&["export", &trace, "--format", format, "-o", out, "--force"]);
+        assert!(ok, "{err}");
+    }
+    // One thread; one subtree (event 0 is main's root call).
+    let out = dir.path().join("one.folded");
+    let out = out.to_str().unwrap();
+    let (ok, _, err) = tracetree(&[
+        "export", &trace, "--format", "folded", "-o", out, "--thread", "0",
+    ]);
+    assert!(ok, "{err}");
+    let folded = std::fs::read_to_string(out).unwrap();
+    assert!(folded.lines().all(|l| l.starts_with("main;")), "{folded}");
+    let (ok, said, err) = tracetree(&[
+        "export", &trace, "--format", "folded", "-o", out, "--root", "0", "--force",
+    ]);
+    assert!(ok && said.contains("in 1 threads"), "{said} {err}");
+    let (ok, _, err) = tracetree(&[
+        "export", &trace, "--format", "chrome", "-o", out, "--root", "999999", "--force",
+    ]);
+    assert!(!ok && err.trim_end().lines().count() == 1, "{err}");
 }
 
 #[test]

@@ -134,16 +134,7 @@ pub fn export_parquet(
             partition.display()
         )));
     }
-    let all = reader.thread_ids();
-    let threads = match &options.threads {
-        None => all,
-        Some(wanted) => {
-            if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
-                return Err(Error::Usage(format!("the trace has no thread {unknown}")));
-            }
-            wanted.clone()
-        }
-    };
+    let threads = super::selected_threads(reader, options.threads.as_deref())?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |e| Error::io(path, e)

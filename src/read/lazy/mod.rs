@@ -161,6 +161,9 @@ pub enum WalkDetail {
     Headers,
     /// The whole tracepoint and footer, decoded in place.
     Full,
+    /// Containers (calls, loops, iterations) as with `Full`, the other
+    /// tracepoints as with `Headers`: what a walk of call stacks needs.
+    Containers,
 }
 
 /// One node met by [`LazyTraceReader::walk_thread`] or
@@ -173,9 +176,11 @@ pub struct WalkNode<'a> {
     pub depth: usize,
     /// Its common header.
     pub header: TracepointHeader,
-    /// Its tracepoint, borrowed from the data file ([`WalkDetail::Full`] only).
+    /// Its tracepoint, borrowed from the data file ([`WalkDetail::Full`];
+    /// containers only with [`WalkDetail::Containers`]).
     pub tracepoint: Option<&'a Tracepoint<'a>>,
-    /// Its footer ([`WalkDetail::Full`], finished containers only).
+    /// Its footer ([`WalkDetail::Full`] and [`WalkDetail::Containers`],
+    /// finished containers only).
     pub footer: Option<&'a Footer<'a>>,
 }
 

@@ -17,7 +17,8 @@
 //! stream once from start to end, in place, caching nothing (memory
 //! O(depth)): `Headers` gives each tracepoint's header (type, event id, code
 //! location), `Full` the decoded tracepoint and footer borrowed from the
-//! mapping. `walk_threads(detail, init, f)` walks every thread at once (rayon;
+//! mapping, `Containers` those of containers only (the headers of the
+//! rest: what call-stack exports need). `walk_threads(detail, init, f)` walks every thread at once (rayon;
 //! a state per thread, returned in thread order); `count_tracepoints()` is
 //! one. The reader's `TraceTree::walk_visit` — what `print` and `dump`
 //! run — is the same walk from each root (`Full`), with a depth limit that
@@ -25,8 +26,8 @@
 //! container's direct child count (one skip of its direct children, not
 //! cached). All of them are one loop, `walk_range` in `read/lazy/walk.rs`, generic
 //! over its visitor (each caller's loop is compiled with the visitor inlined,
-//! no `dyn` call per node) and compiled twice, for header and full walks
-//! (`walk_loop::<_, FULL>`), so a header walk carries no decoded tracepoint and
+//! no `dyn` call per node) and compiled once per detail
+//! (`walk_loop::<_, DETAIL>`), so a header walk carries no decoded tracepoint and
 //! a step returns nothing but what it read;
 //! a sequential walk meets containers in start order, so the container table
 //! is probed at the entry after the last one found before any search; the
@@ -51,6 +52,11 @@ use crate::tree::Visit;
 
 use super::{ContentRange, LazyNode, LazyTraceReader, Scan, Scope, WalkDetail, WalkNode};
 use crate::read::lookup::stream::{Stream, unexpected};
+
+/// `walk_loop`'s `DETAIL`: one per [`WalkDetail`].
+const HEADERS: u8 = 0;
+const FULL: u8 = 1;
+const CONTAINERS: u8 = 2;
 
 /// What a walk reads and reports.
 #[derive(Debug, Clone, Copy)]
@@ -185,18 +191,19 @@ impl LazyTraceReader {
         F: FnMut(Walked<'_, '_>) -> Result<bool>,
     {
         match plan.detail {
-            WalkDetail::Headers => self.walk_loop::<F, false>(stretch, plan, f),
-            WalkDetail::Full => self.walk_loop::<F, true>(stretch, plan, f),
+            WalkDetail::Headers => self.walk_loop::<F, HEADERS>(stretch, plan, f),
+            WalkDetail::Full => self.walk_loop::<F, FULL>(stretch, plan, f),
+            WalkDetail::Containers => self.walk_loop::<F, CONTAINERS>(stretch, plan, f),
         }
     }
 
-    /// [`walk_range`](Self::walk_range)'s loop, compiled once for header
-    /// walks and once for full ones (`FULL`), so that a header walk carries
-    /// no decoded tracepoint.
+    /// [`walk_range`](Self::walk_range)'s loop, compiled once per
+    /// [`WalkDetail`] (`DETAIL`), so that a header walk carries no decoded
+    /// tracepoint.
     // Long: the walks' hot loop, kept whole so each visitor compiles to one
     // specialized loop.
     #[inline]
-    fn walk_loop<F, const FULL: bool>(
+    fn walk_loop<F, const DETAIL: u8>(
         &self,
         stretch: Stretch,
         plan: Plan,
@@ -243,7 +250,16 @@ impl LazyTraceReader {
             // Read the object at `at`: its header and length, and for a
             // full walk the tracepoint, then the footer of a container.
             let (bytes, physical) = scan.stream.bytes_at(at)?;
-            let (header, len, tracepoint) = if !FULL {
+            // A container walk decodes where the type byte (after the
+            // kind byte) says container, and skips the rest.
+            let decode = DETAIL == FULL
+                || (DETAIL == CONTAINERS
+                    && bytes.first() == Some(&(ObjectKind::Tracepoint as u8))
+                    && bytes
+                        .get(1)
+                        .and_then(|&b| TracepointType::from_byte(b))
+                        .is_some_and(TracepointType::is_container));
+            let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
                         Skipped {
@@ -284,7 +300,7 @@ impl LazyTraceReader {
             started = true;
             let content = self.content_of(&mut scan, at + len, &header)?;
             let footer = match content {
-                Some(content) if FULL => {
+                Some(content) if DETAIL != HEADERS => {
                     self.footer_of(&mut footers, content, header.tracepoint_type)?
                 }
                 _ => None,

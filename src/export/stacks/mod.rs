@@ -1,0 +1,552 @@
+//! A trace as call stacks for profilers' viewers: folded stacks (inferno,
+//! `flamegraph.pl`), speedscope's JSON file format, Chrome's Trace Event
+//! JSON (`chrome://tracing`, Perfetto's UI) and Perfetto's protobuf trace.
+//!
+//! # Frames, weights and time
+//!
+//! A frame is a container: a call (`Class.method`), a loop or a loop
+//! iteration (named by kind). Every tracepoint weighs 1, on the stack of
+//! the containers around it, itself included when it is one: a frame's
+//! total is the number of tracepoints in its subtree. The calls of a
+//! sample tree imported from JFR (flagged [`SAMPLE_COUNT_FLAG`]) weigh
+//! their sample count instead, which counts the samples passing through
+//! them: their own weight is that count less their children's.
+//!
+//! v22 traces carry no timestamps, so the timelines use a tracepoint's
+//! position in its thread's pre-order sequence as its time (unit "none"
+//! for speedscope, microseconds for Chrome, nanoseconds for Perfetto): a
+//! frame opens at its own position and closes where the next tracepoint
+//! outside it would be, so its duration is its total weight. A sample
+//! tree's frames take as much time as they have samples.
+//!
+//! # The walk
+//!
+//! Each selected thread is walked once in pre-order
+//! ([`LazyTraceReader::walk_thread`], the threads in parallel on rayon's
+//! workers), containers decoded in place, of the other tracepoints only
+//! the headers read ([`WalkDetail::Containers`]). The walker keeps only the
+//! open frames (for each: its frame id, where it opened, its weight so
+//! far) and turns the depths it meets into frame openings and closings
+//! for a format's writer (a `Sink`). The output is written atomically (a
+//! temporary file beside it, renamed when whole): the format's head, the
+//! first thread's part written in place as it is walked, the other
+//! threads' parts, which wait in unlinked temporary files, in thread order
+//! (copied file to file by the kernel), the tail. Frame names are interned once per trace (ids shared by the
+//! threads; a thread asks the shared table once per name it meets).
+//! Memory is the nesting and the names, plus for folded stacks one entry
+//! per distinct stack: a trie of (parent stack, frame) → stack id, whose
+//! weights are written as text only at the thread's end.
+//!
+//! With [`StackOptions::root`], only one node's subtree is walked; the
+//! containers above it open before it (weighing nothing) so that stacks
+//! keep their full path.
+//!
+//! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
+
+mod chrome;
+mod folded;
+mod perfetto;
+mod speedscope;
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::common::{EventId, ThreadId};
+use crate::error::{Error, Result};
+use crate::export::selected_threads;
+use crate::format::TraceContext;
+use crate::model::{Footer, Tracepoint, TracepointBody};
+use crate::print::jsonl::sample_count;
+use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
+use crate::search::{NameKey, name_of};
+
+/// The formats [`export_stacks`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackFormat {
+    /// Folded stacks: a `thread;frame;frame WEIGHT` line per distinct
+    /// stack, what inferno and `flamegraph.pl` read.
+    Folded,
+    /// speedscope's JSON file format: one evented profile per thread.
+    Speedscope,
+    /// Chrome's Trace Event JSON: `B`/`E` events, one `tid` per thread.
+    Chrome,
+    /// Perfetto's protobuf trace: a track per thread, slices with
+    /// interned names.
+    Perfetto,
+}
+
+impl StackFormat {
+    /// The format's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            StackFormat::Folded => "folded",
+            StackFormat::Speedscope => "speedscope",
+            StackFormat::Chrome => "chrome",
+            StackFormat::Perfetto => "perfetto",
+        }
+    }
+}
+
+/// Chrome Trace Event files with more events than this are slow or too
+/// large for browsers' viewers.
+pub const CHROME_EVENTS_FOR_BROWSERS: u64 = 1_000_000;
+
+/// How to export.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    /// What to write.
+    pub format: StackFormat,
+    /// Only these threads (all when `None`).
+    pub threads: Option<Vec<ThreadId>>,
+    /// Only the subtree of the tracepoint with this event id.
+    pub root: Option<EventId>,
+    /// Replace the output file if it exists.
+    pub force: bool,
+    /// The name the output gives the trace (speedscope shows it).
+    pub name: String,
+}
+
+impl StackOptions {
+    /// Every thread of the trace `name` in `format`.
+    pub fn new(format: StackFormat, name: impl Into<String>) -> Self {
+        StackOptions {
+            format,
+            threads: None,
+            root: None,
+            force: false,
+            name: name.into(),
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StackSummary {
+    /// The threads exported.
+    pub threads: usize,
+    /// Tracepoints walked.
+    pub tracepoints: u64,
+    /// Distinct frame names.
+    pub frames: usize,
+    /// Records written: folded lines, speedscope or Chrome events, Perfetto
+    /// packets.
+    pub events: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
+/// Exports `reader`'s trace (or the part `options` selects) to the file
+/// `path`, written atomically; `progress` receives the tracepoints walked,
+/// in steps.
+pub fn export_stacks(
+    reader: &LazyTraceReader,
+    path: &Path,
+    options: &StackOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<StackSummary> {
+    if path.exists() && !options.force {
+        return Err(Error::Usage(format!(
+            "{} exists (give --force to replace it)",
+            path.display()
+        )));
+    }
+    let frames = Frames::default();
+    let plan = Plan::new(reader, options)?;
+    let (parts, bytes) = crate::storage::write_file_atomically(path, |out| {
+        match options.format {
+            StackFormat::Folded | StackFormat::Perfetto => {}
+            StackFormat::Speedscope => speedscope::head(out, &options.name)?,
+            StackFormat::Chrome => chrome::head(out)?,
+        }
+        out.flush()?;
+        // The first part goes straight after the head, through a second
+        // handle on the output (sharing its offset); the others wait in
+        // temporary files.
+        let first = out.get_ref();
+        let parts: Vec<Part> = plan
+            .walks
+            .par_iter()
+            .enumerate()
+            .map(|(sequence, walk)| {
+                let thread = Thread {
+                    id: walk.thread(),
+                    name: thread_name(reader, walk.thread()),
+                    sequence: sequence as u32 + 1,
+                };
+                let file = match sequence {
+                    0 => first.try_clone()?,
+                    _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
+                };
+                let part = BufWriter::with_capacity(1 << 18, file);
+                let run = |sink| run(reader, walk, &frames, progress, sink);
+                match options.format {
+                    StackFormat::Folded => run(Box::new(folded::Folded::new(&thread, part))),
+                    StackFormat::Speedscope => {
+                        run(Box::new(speedscope::Profile::new(&thread, part)?))
+                    }
+                    StackFormat::Chrome => run(Box::new(chrome::Events::new(&thread, part)?)),
+                    StackFormat::Perfetto => run(Box::new(perfetto::Track::new(&thread, part)?)),
+                }
+            })
+            .collect::<Result<_>>()?;
+        let separator: &[u8] = match options.format {
+            StackFormat::Speedscope | StackFormat::Chrome => b",",
+            StackFormat::Folded | StackFormat::Perfetto => b"",
+        };
+        for part in parts.iter().skip(1) {
+            out.write_all(separator)?;
+            out.flush()?;
+            let mut file = &part.file;
+            file.rewind()?;
+            // File to file: the kernel copies (copy_file_range), no buffer.
+            std::io::copy(&mut file, out.get_mut())?;
+        }
+        match options.format {
+            StackFormat::Speedscope => speedscope::tail(out, &frames)?,
+            StackFormat::Chrome => chrome::tail(out)?,
+            StackFormat::Folded | StackFormat::Perfetto => {}
+        }
+        out.flush()?;
+        let bytes = out.get_mut().stream_position()?;
+        Ok((parts, bytes))
+    })?;
+    Ok(StackSummary {
+        threads: parts.len(),
+        tracepoints: parts.iter().map(|p| p.tracepoints).sum(),
+        frames: frames.len(),
+        events: parts.iter().map(|p| p.events).sum(),
+        bytes,
+    })
+}
+
+/// Tracepoints walked between progress reports.
+const PROGRESS_STEP: u64 = 1 << 16;
+
+/// A thread's name as the outputs show it.
+fn thread_name(reader: &LazyTraceReader, thread: ThreadId) -> String {
+    match reader.thread_name(thread) {
+        Some(name) if !name.is_empty() => name,
+        _ => format!("thread {thread}"),
+    }
+}
+
+/// What one walk covers.
+enum Walk {
+    /// A whole thread.
+    Thread(ThreadId),
+    /// One node's subtree, below its ancestors (outermost first).
+    Subtree {
+        thread: ThreadId,
+        node: LazyNode,
+        ancestors: Vec<LazyNode>,
+    },
+}
+
+impl Walk {
+    fn thread(&self) -> ThreadId {
+        match self {
+            Walk::Thread(thread) | Walk::Subtree { thread, .. } => *thread,
+        }
+    }
+}
+
+/// The walks an export runs.
+struct Plan {
+    walks: Vec<Walk>,
+}
+
+impl Plan {
+    fn new(reader: &LazyTraceReader, options: &StackOptions) -> Result<Self> {
+        let threads = selected_threads(reader, options.threads.as_deref())?;
+        let Some(event) = options.root else {
+            return Ok(Plan {
+                walks: threads.into_iter().map(Walk::Thread).collect(),
+            });
+        };
+        let node = reader
+            .node_by_event(event)?
+            .ok_or_else(|| Error::NoSuchNode(format!("no tracepoint has event id {event}")))?;
+        let thread = reader.node_thread(node);
+        if !threads.contains(&thread) {
+            return Err(Error::Usage(format!(
+                "event {event} is in thread {thread}, which --thread leaves out"
+            )));
+        }
+        Ok(Plan {
+            walks: vec![Walk::Subtree {
+                thread,
+                node,
+                ancestors: reader.ancestors(node)?,
+            }],
+        })
+    }
+}
+
+/// The thread a format's writer writes.
+pub(super) struct Thread {
+    id: ThreadId,
+    name: String,
+    /// 1, 2, …: the thread's place among those exported.
+    sequence: u32,
+}
+
+/// One thread's output: in a temporary file, or for the first, already in
+/// place.
+struct Part {
+    file: File,
+    tracepoints: u64,
+    events: u64,
+}
+
+/// The end of a part: its file, flushed.
+fn finish_part(out: BufWriter<File>) -> Result<File> {
+    out.into_inner()
+        .map_err(|e| Error::io(std::env::temp_dir(), e.into_error()))
+}
+
+/// What a format's writer does with one thread's frames.
+trait Sink {
+    /// `frame` (an id of [`Frames`]) opens at `at`.
+    fn open(&mut self, frame: u32, frames: &FrameCache, at: u64) -> Result<()>;
+    /// The innermost open frame closes at `at`, having weighed `own` itself
+    /// (its tracepoint and leaves, or its samples less its children's).
+    fn close(&mut self, at: u64, own: u64) -> Result<()>;
+    /// The thread ends at `end`; `top` weighs the tracepoints outside any
+    /// frame. Returns the part file and the records written.
+    fn finish(self: Box<Self>, end: u64, top: u64) -> Result<(File, u64)>;
+}
+
+/// The frame names met, shared by the threads: a name's id is its place.
+#[derive(Default)]
+pub(super) struct Frames {
+    table: Mutex<FrameTable>,
+}
+
+#[derive(Default)]
+struct FrameTable {
+    ids: FxHashMap<NameKey, u32>,
+    names: Vec<Arc<str>>,
+}
+
+impl Frames {
+    /// The id of the frame `key` names, added on first use.
+    fn id(&self, context: &TraceContext, key: NameKey) -> (u32, Arc<str>) {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&id) = table.ids.get(&key) {
+            return (id, table.names[id as usize].clone());
+        }
+        let id = table.names.len() as u32;
+        let name: Arc<str> = Arc::from(name_of(context, key));
+        table.names.push(name.clone());
+        table.ids.insert(key, id);
+        (id, name)
+    }
+
+    fn len(&self) -> usize {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .names
+            .len()
+    }
+
+    /// Every name, in id order.
+    pub(super) fn names(&self) -> Vec<Arc<str>> {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .names
+            .clone()
+    }
+}
+
+/// A thread's view of [`Frames`]: the names it met, without the lock.
+pub(super) struct FrameCache<'f> {
+    frames: &'f Frames,
+    ids: FxHashMap<NameKey, u32>,
+    names: FxHashMap<u32, Arc<str>>,
+}
+
+impl<'f> FrameCache<'f> {
+    fn new(frames: &'f Frames) -> Self {
+        FrameCache {
+            frames,
+            ids: FxHashMap::default(),
+            names: FxHashMap::default(),
+        }
+    }
+
+    fn id(&mut self, context: &TraceContext, key: NameKey) -> u32 {
+        if let Some(&id) = self.ids.get(&key) {
+            return id;
+        }
+        let (id, name) = self.frames.id(context, key);
+        self.ids.insert(key, id);
+        self.names.insert(id, name);
+        id
+    }
+
+    /// The name of a frame this thread met.
+    pub(super) fn name(&self, frame: u32) -> &str {
+        self.names.get(&frame).map_or("", |name| name)
+    }
+}
+
+/// What names a container's frame.
+fn frame_key(tracepoint: &Tracepoint<'_>) -> NameKey {
+    match &tracepoint.body {
+        TracepointBody::MethodCall { method, .. } => NameKey::Method(*method),
+        _ => NameKey::Kind(tracepoint.tracepoint_type()),
+    }
+}
+
+/// An open frame.
+struct Open {
+    depth: usize,
+    at: u64,
+    /// The sample count, for a sample tree's call.
+    samples: Option<u64>,
+    /// Its own weight so far (itself and its leaves).
+    own: u64,
+    /// Its children frames' totals.
+    children: u64,
+}
+
+/// One thread's walk: depths in, frame openings and closings out.
+struct Walker<'r> {
+    context: &'r TraceContext,
+    frames: FrameCache<'r>,
+    sink: Box<dyn Sink + 'r>,
+    open: Vec<Open>,
+    /// Depth of the walk's first level (the ancestors above it).
+    base: usize,
+    clock: u64,
+    top: u64,
+    tracepoints: u64,
+}
+
+impl Walker<'_> {
+    /// Opens a container: one met by the walk (`weighs`), or an ancestor
+    /// of where it starts.
+    fn open(
+        &mut self,
+        depth: usize,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        weighs: bool,
+    ) -> Result<()> {
+        let frame = self.frames.id(self.context, frame_key(tracepoint));
+        self.sink.open(frame, &self.frames, self.clock)?;
+        let samples = sample_count(tracepoint, footer).filter(|_| weighs);
+        let own = u64::from(weighs && samples.is_none());
+        self.open.push(Open {
+            depth,
+            at: self.clock,
+            samples: samples.map(|s| s.max(0) as u64),
+            own,
+            children: 0,
+        });
+        self.clock += own;
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let Some(frame) = self.open.pop() else {
+            return Ok(());
+        };
+        let mut total = frame.own + frame.children;
+        if let Some(samples) = frame.samples {
+            total = total.max(samples);
+            self.clock = frame.at + total;
+        }
+        self.sink.close(self.clock, total - frame.children)?;
+        if let Some(parent) = self.open.last_mut() {
+            parent.children += total;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, walked: &WalkNode<'_>) -> Result<()> {
+        let depth = walked.depth + self.base;
+        while self.open.last().is_some_and(|o| o.depth >= depth) {
+            self.close()?;
+        }
+        self.tracepoints += 1;
+        if walked.header.tracepoint_type.is_container() {
+            let tracepoint = walked
+                .tracepoint
+                .ok_or_else(|| Error::Usage("a container walked without its tracepoint".into()))?;
+            self.open(depth, tracepoint, walked.footer, true)
+        } else {
+            self.clock += 1;
+            match self.open.last_mut() {
+                Some(parent) => parent.own += 1,
+                None => self.top += 1,
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs one walk into `sink`.
+fn run(
+    reader: &LazyTraceReader,
+    walk: &Walk,
+    frames: &Frames,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: Box<dyn Sink + '_>,
+) -> Result<Part> {
+    let mut walker = Walker {
+        context: reader.context(),
+        frames: FrameCache::new(frames),
+        sink,
+        open: Vec::new(),
+        base: 0,
+        clock: 0,
+        top: 0,
+        tracepoints: 0,
+    };
+    let visit = |walker: &mut Walker<'_>, walked: &WalkNode<'_>| -> Result<bool> {
+        walker.step(walked)?;
+        if walker.tracepoints.is_multiple_of(PROGRESS_STEP) {
+            progress(PROGRESS_STEP);
+        }
+        Ok(true)
+    };
+    match walk {
+        Walk::Thread(thread) => {
+            reader.walk_thread(*thread, WalkDetail::Containers, |w| visit(&mut walker, w))?
+        }
+        Walk::Subtree {
+            node, ancestors, ..
+        } => {
+            for (depth, &ancestor) in ancestors.iter().enumerate() {
+                let data = reader.node(ancestor)?;
+                walker.open(depth, data.tracepoint(), data.footer(), false)?;
+            }
+            walker.base = ancestors.len();
+            reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
+        }
+    }
+    while !walker.open.is_empty() {
+        walker.close()?;
+    }
+    progress(walker.tracepoints % PROGRESS_STEP);
+    let tracepoints = walker.tracepoints;
+    let (file, events) = walker.sink.finish(walker.clock, walker.top)?;
+    Ok(Part {
+        file,
+        tracepoints,
+        events,
+    })
+}
+
+/// Writes `text` as a JSON string.
+pub(super) fn json_string(out: &mut impl Write, text: &str) -> Result<()> {
+    serde_json::to_writer(out, text).map_err(|e| Error::Stream(e.into()))
+}
