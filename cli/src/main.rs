@@ -257,8 +257,16 @@ pub enum DumpFormat {
 
 /// Runs the command line; prints a one-line error and returns a failure code
 /// on error.
+/// Stack of each worker thread: decoding nests up to 255 values or types
+/// deep, which a 2 MiB stack holds in release builds only.
+const WORKER_STACK: usize = 16 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Fails only if a pool already exists, which then serves as it is.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK)
+        .build_global();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Stream(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
