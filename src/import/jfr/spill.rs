@@ -4,26 +4,34 @@
 //! A recording may hold far more `jdk.MethodTrace` events than fit in
 //! memory, and nesting needs them in one order (thread, then start, the
 //! longer first, then the later committed first: a caller returns, and is
-//! committed, after its callees). Each call is kept as a fixed 36-byte record
-//! (thread, start, end, commit order, method id); records gather in a
-//! buffer of at most `run_records`; a full buffer is sorted and written to
-//! an unlinked temporary file as a *run*. At the end, a recording that fit
-//! in one buffer is sorted in place; otherwise the runs are merged through
-//! a binary heap holding one record per run, each run read through a
-//! 64 KiB buffer. Memory is the buffer plus 64 KiB per run, whatever the
-//! recording's size.
+//! committed, after its callees). Each call is kept as a fixed 36-byte
+//! record (thread, start, end, commit order, method). Every chunk's worker
+//! gathers its records in a buffer of at most `run_records`; a full buffer
+//! is sorted and appended as a *run* to one shared, unlinked temporary
+//! file (the [`RunFile`]: one file, however many runs, so no limit on open
+//! files is met). What a chunk leaves in its buffer goes to the main
+//! thread's own buffer, which spills the same way. At the end, a recording
+//! whose calls fit in one buffer is sorted in place; otherwise every run is
+//! read back through a 16 KiB window (positioned reads of the shared file)
+//! and merged through a binary heap holding one record per run. Memory is
+//! one buffer per worker and one for the main thread, plus 16 KiB per run,
+//! whatever the recording's size and however large its chunks.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
 
 use crate::common::MethodId;
 use crate::error::{Error, Result};
 
-/// Records a buffer holds before it is written as a run: 512 Ki (20 MiB
+/// Records a buffer holds before it is written as a run: 256 Ki (10 MiB
 /// in memory).
-pub(super) const RUN_RECORDS: usize = 1 << 19;
+pub(super) const RUN_RECORDS: usize = 1 << 18;
+
+/// Records read back at once from each run (16 KiB).
+const WINDOW_RECORDS: usize = 455;
 
 /// Bytes of one record on disk.
 const RECORD_BYTES: usize = 36;
@@ -97,17 +105,69 @@ impl PartialOrd for Head {
     }
 }
 
-/// The sorter: records pushed in any order, taken back in nesting order.
-pub(super) struct CallSorter {
-    buffer: Vec<CallRecord>,
-    run_records: usize,
-    runs: Vec<File>,
+/// One unlinked temporary file holding every run, appended to by any
+/// thread.
+#[derive(Debug)]
+pub(super) struct RunFile {
+    file: File,
+    /// Bytes appended so far.
+    len: Mutex<u64>,
 }
 
-impl CallSorter {
-    /// A sorter whose buffer holds `run_records` records (at least 1).
-    pub fn new(run_records: usize) -> CallSorter {
+/// A sorted run: `count` records at `offset` of the [`RunFile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    offset: u64,
+    count: u64,
+}
+
+impl RunFile {
+    /// An empty run file in the temporary directory.
+    pub fn new() -> Result<RunFile> {
+        let file = tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        Ok(RunFile {
+            file,
+            len: Mutex::new(0),
+        })
+    }
+
+    /// Sorts `records` and appends them as a run; leaves `records` empty.
+    fn append(&self, records: &mut Vec<CallRecord>) -> Result<Run> {
+        records.sort_unstable_by(CallRecord::nesting_order);
+        let mut bytes = Vec::with_capacity(records.len() * RECORD_BYTES);
+        for record in records.drain(..) {
+            bytes.extend_from_slice(&record.to_bytes());
+        }
+        let offset = {
+            let mut len = self.len.lock().unwrap_or_else(|e| e.into_inner());
+            let offset = *len;
+            *len += bytes.len() as u64;
+            offset
+        };
+        self.file
+            .write_all_at(&bytes, offset)
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        Ok(Run {
+            offset,
+            count: (bytes.len() / RECORD_BYTES) as u64,
+        })
+    }
+}
+
+/// The sorter: records pushed in any order, taken back in nesting order.
+pub(super) struct CallSorter<'f> {
+    file: &'f RunFile,
+    buffer: Vec<CallRecord>,
+    run_records: usize,
+    runs: Vec<Run>,
+}
+
+impl<'f> CallSorter<'f> {
+    /// A sorter whose buffer holds `run_records` records (at least 1),
+    /// writing its runs to `file`.
+    pub fn new(file: &'f RunFile, run_records: usize) -> CallSorter<'f> {
         CallSorter {
+            file,
             buffer: Vec::new(),
             run_records: run_records.max(1),
             runs: Vec::new(),
@@ -118,29 +178,26 @@ impl CallSorter {
     pub fn push(&mut self, record: CallRecord) -> Result<()> {
         self.buffer.push(record);
         if self.buffer.len() >= self.run_records {
-            self.spill()?;
+            let run = self.file.append(&mut self.buffer)?;
+            self.runs.push(run);
         }
         Ok(())
+    }
+
+    /// Takes runs another sorter wrote to the same file.
+    pub fn add_runs(&mut self, runs: impl IntoIterator<Item = Run>) {
+        self.runs.extend(runs);
+    }
+
+    /// The runs written, and the records still in the buffer (unsorted).
+    pub fn into_parts(self) -> (Vec<Run>, Vec<CallRecord>) {
+        (self.runs, self.buffer)
     }
 
     /// How many runs went to disk so far.
     #[cfg(test)]
     pub fn runs(&self) -> usize {
         self.runs.len()
-    }
-
-    fn spill(&mut self) -> Result<()> {
-        self.buffer.sort_unstable_by(CallRecord::nesting_order);
-        let temp = || Error::io(std::env::temp_dir(), std::io::Error::other("a sort run"));
-        let file = tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-        let mut out = BufWriter::with_capacity(1 << 16, file);
-        for record in self.buffer.drain(..) {
-            out.write_all(&record.to_bytes())?;
-        }
-        let mut file = out.into_inner().map_err(|_| temp())?;
-        file.seek(SeekFrom::Start(0))?;
-        self.runs.push(file);
-        Ok(())
     }
 
     /// Calls `each` with every record, in nesting order.
@@ -150,22 +207,23 @@ impl CallSorter {
             return self.buffer.into_iter().try_for_each(each);
         }
         if !self.buffer.is_empty() {
-            self.spill()?;
+            let run = self.file.append(&mut self.buffer)?;
+            self.runs.push(run);
         }
-        let mut readers: Vec<BufReader<File>> = self
+        let mut readers: Vec<RunReader<'_>> = self
             .runs
-            .into_iter()
-            .map(|file| BufReader::with_capacity(1 << 16, file))
+            .iter()
+            .map(|run| RunReader::new(&self.file.file, *run))
             .collect();
         let mut heap = BinaryHeap::with_capacity(readers.len());
         for (run, reader) in readers.iter_mut().enumerate() {
-            if let Some(record) = next_record(reader)? {
+            if let Some(record) = reader.next()? {
                 heap.push(Reverse(Head(record, run)));
             }
         }
         while let Some(Reverse(Head(record, run))) = heap.pop() {
             each(record)?;
-            if let Some(next) = next_record(&mut readers[run])? {
+            if let Some(next) = readers[run].next()? {
                 heap.push(Reverse(Head(next, run)));
             }
         }
@@ -173,13 +231,48 @@ impl CallSorter {
     }
 }
 
-/// The next record of a run, `None` at its end.
-fn next_record(reader: &mut BufReader<File>) -> Result<Option<CallRecord>> {
-    let mut bytes = [0; RECORD_BYTES];
-    match reader.read_exact(&mut bytes) {
-        Ok(()) => Ok(Some(CallRecord::from_bytes(&bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(e.into()),
+/// One run read back through a window of [`WINDOW_RECORDS`].
+struct RunReader<'f> {
+    file: &'f File,
+    /// Where the next window starts in the file.
+    next: u64,
+    /// Bytes of the run not yet read into the window.
+    left: u64,
+    window: Vec<u8>,
+    at: usize,
+}
+
+impl<'f> RunReader<'f> {
+    fn new(file: &'f File, run: Run) -> RunReader<'f> {
+        RunReader {
+            file,
+            next: run.offset,
+            left: run.count * RECORD_BYTES as u64,
+            window: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// The run's next record, `None` at its end.
+    fn next(&mut self) -> Result<Option<CallRecord>> {
+        if self.at == self.window.len() {
+            if self.left == 0 {
+                return Ok(None);
+            }
+            let len = self.left.min((WINDOW_RECORDS * RECORD_BYTES) as u64) as usize;
+            self.window.resize(len, 0);
+            self.file
+                .read_exact_at(&mut self.window, self.next)
+                .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+            self.next += len as u64;
+            self.left -= len as u64;
+            self.at = 0;
+        }
+        let bytes = self.window[self.at..self.at + RECORD_BYTES]
+            .try_into()
+            .expect("windows hold whole records");
+        self.at += RECORD_BYTES;
+        Ok(Some(CallRecord::from_bytes(bytes)))
     }
 }
 
@@ -210,7 +303,8 @@ mod tests {
     }
 
     fn sorted(records: &[CallRecord], run_records: usize) -> (Vec<CallRecord>, usize) {
-        let mut sorter = CallSorter::new(run_records);
+        let file = RunFile::new().unwrap();
+        let mut sorter = CallSorter::new(&file, run_records);
         for record in records {
             sorter.push(*record).unwrap();
         }

@@ -10,41 +10,59 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::input::JfrError;
 use super::reader::Chunk;
 use super::resolve::{MethodName, Resolver, ThreadInfo};
+use super::spill::{CallRecord, CallSorter, Run, RunFile};
+use crate::common::MethodId;
+use crate::error::Error;
 
 /// The event type of a traced call.
 pub const METHOD_TRACE: &str = "jdk.MethodTrace";
 
-/// One traced call.
-#[derive(Debug, Clone)]
-pub struct TracedCall {
-    /// The calling thread.
-    pub thread: Arc<ThreadInfo>,
-    /// The method.
-    pub method: Arc<MethodName>,
-    /// Start, ns since the epoch.
-    pub start: i64,
-    /// End, ns since the epoch.
-    pub end: i64,
-    /// (chunk, offset): the order the JVM committed it in.
-    pub order: (usize, usize),
-}
-
-/// The traced calls of one chunk.
+/// The traced calls of one chunk, as sort records: those that filled the
+/// chunk's sort buffer already written as runs, the rest in memory. A
+/// record's method is an index into [`methods`](Self::methods), its order
+/// the chunk's index (bits 40 and up) and the event's offset.
 #[derive(Debug, Default)]
 pub struct ChunkCalls {
-    /// The calls, in file order.
-    pub calls: Vec<TracedCall>,
+    /// Runs of records written to the shared run file.
+    pub(super) runs: Vec<Run>,
+    /// The records not written yet.
+    pub(super) rest: Vec<CallRecord>,
+    /// The chunk's methods, by the index its records carry.
+    pub methods: Vec<Arc<MethodName>>,
+    /// The chunk's calling threads, one per Java id.
+    pub threads: Vec<Arc<ThreadInfo>>,
     /// Events with no thread (or one without a Java id) or no method.
     pub skipped: u64,
     /// What stopped the chunk's events early.
     pub damage: Option<JfrError>,
+    /// A failure writing a run (the calls are then incomplete).
+    pub spill_error: Option<Error>,
 }
 
-/// Collects the traced calls of `chunk`, the `index`th chunk.
-pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
+/// The sort key of a call committed at `offset` of the `chunk`th chunk.
+pub(super) fn commit_order(chunk: usize, offset: usize) -> u64 {
+    ((chunk as u64) << 40) | (offset as u64).min((1 << 40) - 1)
+}
+
+/// The chunk a [`commit_order`] names.
+pub(super) fn order_chunk(order: u64) -> usize {
+    (order >> 40) as usize
+}
+
+/// Collects the traced calls of `chunk`, the `index`th chunk, as sort
+/// records, writing a run to `runs` each time `run_records` of them
+/// gather.
+pub(super) fn chunk_calls(
+    chunk: &Chunk<'_>,
+    index: usize,
+    runs: &RunFile,
+    run_records: usize,
+) -> ChunkCalls {
     let mut result = ChunkCalls::default();
     let Some(class) = chunk.metadata.class_named(METHOD_TRACE) else {
         return result;
@@ -61,8 +79,11 @@ pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
         return result;
     };
     let mut resolver = Resolver::new(chunk);
-    let mut calls = Vec::new();
+    let mut sorter = CallSorter::new(runs, run_records);
+    let mut method_index: FxHashMap<*const MethodName, u32> = FxHashMap::default();
+    let mut thread_seen: FxHashMap<i64, ()> = FxHashMap::default();
     let mut skipped = 0;
+    let mut spill_error = None;
     result.damage = chunk.for_each_event(class, |record, fields| {
         let start = fields[start_at].as_i64().unwrap_or(0);
         let duration = fields[duration_at].as_i64().unwrap_or(0);
@@ -76,16 +97,31 @@ pub fn chunk_calls(chunk: &Chunk<'_>, index: usize) -> ChunkCalls {
             skipped += 1;
             return;
         };
+        if spill_error.is_some() {
+            return;
+        }
+        let java_id = thread.java_id.unwrap_or_default();
+        if thread_seen.insert(java_id, ()).is_none() {
+            result.threads.push(thread);
+        }
+        let local = *method_index.entry(Arc::as_ptr(&method)).or_insert_with(|| {
+            result.methods.push(method.clone());
+            (result.methods.len() - 1) as u32
+        });
         let start = chunk.header.timestamp_nanos(start);
-        calls.push(TracedCall {
-            thread,
-            method,
+        let pushed = sorter.push(CallRecord {
+            thread: java_id,
             start,
             end: start.saturating_add(chunk.header.span_nanos(duration)),
-            order: (index, record.offset),
+            order: commit_order(index, record.offset),
+            method: MethodId(local as i32),
         });
+        if let Err(error) = pushed {
+            spill_error = Some(error);
+        }
     });
-    result.calls = calls;
+    (result.runs, result.rest) = sorter.into_parts();
     result.skipped = skipped;
+    result.spill_error = spill_error;
     result
 }

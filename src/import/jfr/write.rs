@@ -9,8 +9,8 @@ use rustc_hash::FxHashMap;
 
 use super::resolve::MethodName;
 use super::samples::{EXECUTION_SAMPLE, SampleTree, TRUNCATED, chunk_samples};
-use super::spill::{CallRecord, CallSorter, RUN_RECORDS};
-use super::trace::{METHOD_TRACE, chunk_calls};
+use super::spill::{CallRecord, CallSorter, RUN_RECORDS, RunFile};
+use super::trace::{METHOD_TRACE, chunk_calls, order_chunk};
 use super::{JfrOptions, JfrResult, Recording};
 use crate::common::{MethodId, ThreadId};
 use crate::error::{Error, Result};
@@ -59,10 +59,6 @@ pub(crate) fn import(
     summary.map("method_call", summary.calls);
     progress(recording.bytes().len() as u64);
     Ok(summary)
-}
-
-fn chunk_calls_of(index: usize, chunk: &super::Chunk<'_>) -> super::trace::ChunkCalls {
-    chunk_calls(chunk, index)
 }
 
 /// A chunk's result, or its error recorded as damage.
@@ -125,9 +121,8 @@ impl Names {
 
 /// Writes the `jdk.MethodTrace` calls of every thread nested by time,
 /// sorted in bounded memory (`spill`): chunks are decoded a batch at a
-/// time, one per worker, so memory holds the sort's buffer and the calls
-/// of as many chunks as there are workers (a JDK writes chunks of about
-/// 12 MB by default). Returns whether there were any.
+/// time, one per worker, each worker writing its sort runs as they fill.
+/// Returns whether there were any.
 fn write_traced_calls(
     recording: &Recording,
     source: &str,
@@ -135,17 +130,26 @@ fn write_traced_calls(
     names: &mut Names,
     summary: &mut ImportSummary,
 ) -> Result<bool> {
-    let mut sorter = CallSorter::new(RUN_RECORDS);
+    let runs = RunFile::new()?;
+    let mut sorter = CallSorter::new(&runs, RUN_RECORDS);
     let mut thread_names: BTreeMap<i64, Option<String>> = BTreeMap::new();
+    // Each chunk's methods, by the index its records carry.
+    let mut methods: Vec<Vec<MethodId>> = Vec::new();
     let batch = rayon::current_num_threads().max(1);
     let headers = recording.chunks();
     for first in (0..headers.len()).step_by(batch) {
         let range = first..(first + batch).min(headers.len());
-        let chunks = recording.map_chunks_in(range.clone(), chunk_calls_of);
-        for (header, chunk) in headers[range].iter().zip(chunks) {
+        let chunks = recording.map_chunks_in(range.clone(), |index, chunk| {
+            chunk_calls(chunk, index, &runs, RUN_RECORDS)
+        });
+        for ((index, header), chunk) in range.zip(&headers[first..]).zip(chunks) {
+            methods.resize_with(index + 1, Vec::new);
             let Some(chunk) = keep(chunk, header.offset, source, summary) else {
                 continue;
             };
+            if let Some(error) = chunk.spill_error {
+                return Err(error);
+            }
             summary.skip(
                 &format!("{METHOD_TRACE} without thread or method"),
                 chunk.skipped,
@@ -155,19 +159,19 @@ fn write_traced_calls(
                     .damage
                     .push(chunk_damage(source, header.offset, &error));
             }
-            for traced in chunk.calls {
-                let thread = traced.thread.java_id.unwrap_or_default();
+            for thread in chunk.threads {
                 thread_names
-                    .entry(thread)
-                    .or_insert_with(|| traced.thread.name.clone());
-                let (chunk_index, offset) = traced.order;
-                sorter.push(CallRecord {
-                    thread,
-                    start: traced.start,
-                    end: traced.end,
-                    order: ((chunk_index as u64) << 40) | (offset as u64).min((1 << 40) - 1),
-                    method: names.method(&Some(traced.method), writer)?,
-                })?;
+                    .entry(thread.java_id.unwrap_or_default())
+                    .or_insert_with(|| thread.name.clone());
+            }
+            methods[index] = chunk
+                .methods
+                .into_iter()
+                .map(|method| names.method(&Some(method), writer))
+                .collect::<Result<_>>()?;
+            sorter.add_runs(chunk.runs);
+            for record in chunk.rest {
+                sorter.push(record)?;
             }
         }
     }
@@ -196,8 +200,9 @@ fn write_traced_calls(
             open.pop();
             thread.push_footer(&returned)?;
         }
+        let method = methods[order_chunk(record.order)][record.method.0 as usize];
         let event = names.descriptors.next_event()?;
-        thread.push_tracepoint(&call(thread.thread_id(), event, record.method))?;
+        thread.push_tracepoint(&call(thread.thread_id(), event, method))?;
         summary.calls += 1;
         open.push(record);
         Ok(())
