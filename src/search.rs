@@ -2,8 +2,11 @@
 //! pattern, with the path of calls above it.
 //!
 //! Each thread is walked once in pre-order, the threads in parallel
-//! ([`LazyTraceReader::walk_threads`]), every tracepoint decoded in place.
-//! What a tracepoint is matched against:
+//! ([`LazyTraceReader::walk_threads`]): for names, a names walk (headers,
+//! plus the id each call or access names, read from its first fields; a
+//! tracepoint is decoded only when it is a hit, with the call above it for
+//! its line); for lines, every tracepoint decoded. What a tracepoint is
+//! matched against:
 //!
 //! - its **name**: a call's `Class.method`, a field access's `Class.field`,
 //!   a local variable's name. Names are matched once per id and the answer
@@ -27,7 +30,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointBody, TracepointType};
 use crate::print::{Parent, TextFormatter};
-use crate::read::{LazyNode, LazyTraceReader, WalkDetail};
+use crate::read::{LazyNode, LazyTraceReader, TracepointName, WalkDetail, WalkNode};
 
 /// What to look for.
 #[derive(Debug, Clone)]
@@ -111,9 +114,16 @@ pub fn search(
         }
     }
     let reported = AtomicU64::new(0);
+    // Names alone need only the ids calls and accesses name, which the
+    // names walk reads without decoding the rest.
+    let detail = if options.text {
+        WalkDetail::Full
+    } else {
+        WalkDetail::Names
+    };
     let per_thread = reader.walk_threads(
-        WalkDetail::Full,
-        |thread| ThreadSearch::new(reader.context(), thread, wanted_thread(thread)),
+        detail,
+        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread)),
         |search, walked| {
             if !search.wanted
                 || options
@@ -123,14 +133,16 @@ pub fn search(
             {
                 return Ok(false);
             }
-            let tracepoint = walked
-                .tracepoint
-                .expect("a full walk decodes every tracepoint");
             search.scanned += 1;
             if search.scanned % PROGRESS_STEP == 0 {
                 reported.fetch_add(PROGRESS_STEP, Ordering::Relaxed);
                 progress(PROGRESS_STEP);
             }
+            let Some(tracepoint) = walked.tracepoint else {
+                return search
+                    .step_named(walked, &pattern, options, &wanted_kind)
+                    .map(|()| true);
+            };
             search.step(
                 walked.node,
                 walked.depth,
@@ -153,6 +165,15 @@ pub fn search(
     progress(result.scanned - reported.load(Ordering::Relaxed));
     Ok(result)
 }
+
+/// The tracepoints that name something: a method, a field, a local.
+const NAMED: [TracepointType; 5] = [
+    TracepointType::MethodCall,
+    TracepointType::ReadField,
+    TracepointType::WriteField,
+    TracepointType::ReadLocal,
+    TracepointType::WriteLocal,
+];
 
 /// Tracepoints scanned between progress reports.
 const PROGRESS_STEP: u64 = 1 << 16;
@@ -194,8 +215,17 @@ pub(crate) enum NameKey {
     Kind(TracepointType),
 }
 
+/// What an open container tells its children about printing: known, or
+/// to be read from the container when a hit needs it.
+#[derive(Debug, Clone, Copy)]
+enum ParentOf {
+    Known(Parent),
+    Node(LazyNode),
+}
+
 /// One thread's walk.
 struct ThreadSearch<'c> {
+    reader: &'c LazyTraceReader,
     context: &'c TraceContext,
     thread: ThreadId,
     wanted: bool,
@@ -206,7 +236,7 @@ struct ThreadSearch<'c> {
     name_of: FxHashMap<NameKey, u32>,
     /// The open nodes above the current one: name (a place in `names`),
     /// what they tell their children.
-    open: Vec<(u32, Parent)>,
+    open: Vec<(u32, ParentOf)>,
     line: String,
     hits: Vec<Hit>,
     total: u64,
@@ -214,8 +244,10 @@ struct ThreadSearch<'c> {
 }
 
 impl<'c> ThreadSearch<'c> {
-    fn new(context: &'c TraceContext, thread: ThreadId, wanted: bool) -> Self {
+    fn new(reader: &'c LazyTraceReader, thread: ThreadId, wanted: bool) -> Self {
+        let context = reader.context();
         ThreadSearch {
+            reader,
             context,
             thread,
             wanted,
@@ -242,7 +274,7 @@ impl<'c> ThreadSearch<'c> {
         wanted_kind: &[bool; 12],
     ) -> Result<()> {
         self.open.truncate(depth);
-        let parent = self.open.last().map_or(Parent::TopLevel, |(_, p)| *p);
+        let parent = self.parent()?;
         let (name, named_match) = self.name(tracepoint, pattern);
         let kind = tracepoint.tracepoint_type();
         if wanted_kind[kind as usize] {
@@ -254,24 +286,7 @@ impl<'c> ThreadSearch<'c> {
                 hit = pattern.is_in(&self.line);
             }
             if hit {
-                self.total += 1;
-                if self.hits.len() < options.max {
-                    self.line.clear();
-                    self.formatter
-                        .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
-                    self.hits.push(Hit {
-                        thread: self.thread,
-                        event: tracepoint.event(),
-                        node,
-                        depth,
-                        path: self
-                            .open
-                            .iter()
-                            .map(|&(name, _)| self.names[name as usize].0.clone())
-                            .collect(),
-                        line: self.line.clone(),
-                    });
-                }
+                self.hit(node, depth, tracepoint, footer, options)?;
             }
         }
         if kind.is_container() {
@@ -279,7 +294,104 @@ impl<'c> ThreadSearch<'c> {
                 Some(name) => name,
                 None => self.place(NameKey::Kind(kind), kind.name().to_string(), pattern),
             };
-            self.open.push((name, Parent::of(tracepoint)));
+            self.open
+                .push((name, ParentOf::Known(Parent::of(tracepoint))));
+        }
+        Ok(())
+    }
+
+    /// Counts a hit, and keeps it (with its line and path) while there is
+    /// room.
+    fn hit(
+        &mut self,
+        node: LazyNode,
+        depth: usize,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        options: &SearchOptions,
+    ) -> Result<()> {
+        self.total += 1;
+        if self.hits.len() < options.max {
+            let parent = self.parent()?;
+            self.line.clear();
+            self.formatter
+                .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
+            self.hits.push(Hit {
+                thread: self.thread,
+                event: tracepoint.event(),
+                node,
+                depth,
+                path: self
+                    .open
+                    .iter()
+                    .map(|&(name, _)| self.names[name as usize].0.clone())
+                    .collect(),
+                line: self.line.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// What the innermost open container tells its children (decoding it
+    /// when a names walk left it undecoded).
+    fn parent(&self) -> Result<Parent> {
+        Ok(match self.open.last() {
+            None => Parent::TopLevel,
+            Some((_, ParentOf::Known(parent))) => *parent,
+            Some((_, ParentOf::Node(node))) => Parent::of(self.reader.node(*node)?.tracepoint()),
+        })
+    }
+
+    /// [`step`](Self::step) for a tracepoint a names walk did not decode:
+    /// matched by the id it names, decoded only when it is a hit (or when
+    /// its id was cut by a block end).
+    fn step_named(
+        &mut self,
+        walked: &WalkNode<'_>,
+        pattern: &Pattern,
+        options: &SearchOptions,
+        wanted_kind: &[bool; 12],
+    ) -> Result<()> {
+        let kind = walked.header.tracepoint_type;
+        let (node, depth) = (walked.node, walked.depth);
+        let key = match walked.name {
+            Some(TracepointName::Method(method)) => Some(NameKey::Method(method)),
+            Some(TracepointName::Field(field)) => Some(NameKey::Field(field)),
+            Some(TracepointName::Variable(variable)) => Some(NameKey::Variable(variable)),
+            None if NAMED.contains(&kind) => {
+                let data = self.reader.node(node)?;
+                let footer = data.footer();
+                return self.step(
+                    node,
+                    depth,
+                    data.tracepoint(),
+                    footer,
+                    pattern,
+                    options,
+                    wanted_kind,
+                );
+            }
+            None => None,
+        };
+        self.open.truncate(depth);
+        let place = key.map(|key| match self.name_of.get(&key) {
+            Some(&place) => place,
+            None => self.place(key, name_of(self.context, key), pattern),
+        });
+        if wanted_kind[kind as usize] && place.is_some_and(|place| self.names[place as usize].1) {
+            if self.hits.len() < options.max {
+                let data = self.reader.node(node)?;
+                self.hit(node, depth, data.tracepoint(), data.footer(), options)?;
+            } else {
+                self.total += 1;
+            }
+        }
+        if kind.is_container() {
+            let name = match place {
+                Some(place) => place,
+                None => self.place(NameKey::Kind(kind), kind.name().to_string(), pattern),
+            };
+            self.open.push((name, ParentOf::Node(node)));
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ pub mod reindex;
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ContentRange, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeData,
-    ThreadInfo, WalkDetail, WalkNode,
+    ThreadInfo, TracepointName, WalkDetail, WalkNode,
 };
 pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use lookup::index::{IndexReport, index_path};

@@ -115,15 +115,55 @@ fn check_subtree_walk(
         WalkDetail::Headers,
         WalkDetail::Full,
         WalkDetail::Containers,
+        WalkDetail::Names,
     ] {
         let mut got = Vec::new();
+        // Names read by a names walk (all but those cut by a block end).
+        let (mut named, mut peeked) = (0, 0);
         lazy.walk_subtree(node, detail, |walked| {
             got.push((walked.header.event, walked.depth));
             let decoded = match detail {
                 WalkDetail::Headers => false,
                 WalkDetail::Full => true,
                 WalkDetail::Containers => walked.header.tracepoint_type.is_container(),
+                WalkDetail::Names => false,
             };
+            if let Some(name) = walked.name {
+                use tracetree::model::TracepointBody as Body;
+                use tracetree::read::TracepointName as Name;
+                let id = index.by_event[&walked.header.event];
+                let named = match (&eager.nodes()[id].tracepoint.body, name) {
+                    (Body::MethodCall { method, .. }, Name::Method(m)) => *method == m,
+                    (
+                        Body::ReadField { field, .. } | Body::WriteField { field, .. },
+                        Name::Field(f),
+                    ) => *field == f,
+                    (
+                        Body::ReadLocal { variable, .. } | Body::WriteLocal { variable, .. },
+                        Name::Variable(v),
+                    ) => *variable == v,
+                    _ => false,
+                };
+                assert!(
+                    named,
+                    "{name:?} of event {:?} in {}",
+                    walked.header.event,
+                    eager.nodes()[id].tracepoint.tracepoint_type().name()
+                );
+                peeked += 1;
+            }
+            if detail == WalkDetail::Names {
+                use tracetree::model::TracepointType as Type;
+                let kind = walked.header.tracepoint_type;
+                named += usize::from(matches!(
+                    kind,
+                    Type::MethodCall
+                        | Type::ReadField
+                        | Type::WriteField
+                        | Type::ReadLocal
+                        | Type::WriteLocal
+                ));
+            }
             assert_eq!(walked.tracepoint.is_some(), decoded, "{name} ({detail:?})");
             if let Some(tracepoint) = walked.tracepoint {
                 let id = index.by_event[&walked.header.event];
@@ -135,6 +175,10 @@ fn check_subtree_walk(
         })
         .unwrap();
         assert_eq!(got, expected, "{name}: subtree walk ({detail:?})");
+        assert!(
+            peeked * 10 >= named * 9,
+            "{name}: {peeked} of {named} names read"
+        );
     }
 }
 

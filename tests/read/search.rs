@@ -171,3 +171,81 @@ fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
         exact.total
     );
 }
+
+/// The event ids of every field and local-variable access whose name
+/// (`Class.field`, or the variable's) holds `pattern`, from the eager
+/// loader (a reader that decodes every tracepoint).
+fn accesses_from_eager(path: &Path, pattern: &str) -> Vec<i64> {
+    use tracetree::model::TracepointBody;
+    let trace = tracetree::read::EagerTrace::open(path).unwrap();
+    let context = trace.context();
+    let class = |id| {
+        context
+            .class(id)
+            .map(|c| c.name.decode().into_owned())
+            .unwrap_or_default()
+    };
+    let mut events: Vec<i64> = trace
+        .nodes()
+        .iter()
+        .filter(|node| {
+            let name = match &node.tracepoint.body {
+                TracepointBody::ReadField { field, .. }
+                | TracepointBody::WriteField { field, .. } => {
+                    let Ok(f) = context.field(*field) else {
+                        return false;
+                    };
+                    let class = class(f.class);
+                    if class.is_empty() {
+                        f.name.decode().into_owned()
+                    } else {
+                        format!("{class}.{}", f.name.decode())
+                    }
+                }
+                TracepointBody::ReadLocal { variable, .. }
+                | TracepointBody::WriteLocal { variable, .. } => {
+                    match context.variable(*variable) {
+                        Ok(v) => v.name.decode().into_owned(),
+                        Err(_) => return false,
+                    }
+                }
+                _ => return false,
+            };
+            name.contains(pattern)
+        })
+        .map(|node| i64::from(node.tracepoint.event().0))
+        .collect();
+    events.sort_unstable();
+    events
+}
+
+#[test]
+fn field_and_local_accesses_found_by_name_are_the_decoded_ones() {
+    let kinds = vec![
+        TracepointType::ReadField,
+        TracepointType::WriteField,
+        TracepointType::ReadLocal,
+        TracepointType::WriteLocal,
+    ];
+    let mut checked = 0;
+    for path in testdata_traces().into_iter().chain(reference_traces()) {
+        let reader = LazyTraceReader::open(&path).unwrap();
+        for pattern in ["", "a", "e", "x", "value", "count", "."] {
+            let options = SearchOptions {
+                kinds: Some(kinds.clone()),
+                max: usize::MAX,
+                ..SearchOptions::new(pattern)
+            };
+            let found = search(&reader, &options, &|_| {}).unwrap();
+            let mut ours: Vec<i64> = found.hits.iter().map(|h| i64::from(h.event.0)).collect();
+            ours.sort_unstable();
+            let expected = accesses_from_eager(&path, pattern);
+            assert_eq!(ours, expected, "{} {pattern:?}", path.display());
+            assert_eq!(found.total, expected.len() as u64);
+            checked += expected.len();
+            // The kept hits come with their printed line.
+            assert!(found.hits.iter().all(|h| !h.line.is_empty()));
+        }
+    }
+    assert!(checked > 0, "no access was compared");
+}

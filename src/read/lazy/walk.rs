@@ -50,13 +50,16 @@ use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::tree::Visit;
 
-use super::{ContentRange, LazyNode, LazyTraceReader, Scan, Scope, WalkDetail, WalkNode};
+use super::{
+    ContentRange, LazyNode, LazyTraceReader, Scan, Scope, TracepointName, WalkDetail, WalkNode,
+};
 use crate::read::lookup::stream::{Stream, unexpected};
 
 /// `walk_loop`'s `DETAIL`: one per [`WalkDetail`].
 const HEADERS: u8 = 0;
 const FULL: u8 = 1;
 const CONTAINERS: u8 = 2;
+const NAMES: u8 = 3;
 
 /// What a walk reads and reports.
 #[derive(Debug, Clone, Copy)]
@@ -194,6 +197,7 @@ impl LazyTraceReader {
             WalkDetail::Headers => self.walk_loop::<F, HEADERS>(stretch, plan, f),
             WalkDetail::Full => self.walk_loop::<F, FULL>(stretch, plan, f),
             WalkDetail::Containers => self.walk_loop::<F, CONTAINERS>(stretch, plan, f),
+            WalkDetail::Names => self.walk_loop::<F, NAMES>(stretch, plan, f),
         }
     }
 
@@ -259,6 +263,11 @@ impl LazyTraceReader {
                         .get(1)
                         .and_then(|&b| TracepointType::from_byte(b))
                         .is_some_and(TracepointType::is_container));
+            let name = if DETAIL == NAMES {
+                TracepointName::peek(bytes)
+            } else {
+                None
+            };
             let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
@@ -300,7 +309,7 @@ impl LazyTraceReader {
             started = true;
             let content = self.content_of(&mut scan, at + len, &header)?;
             let footer = match content {
-                Some(content) if DETAIL != HEADERS => {
+                Some(content) if DETAIL == FULL || DETAIL == CONTAINERS => {
                     self.footer_of(&mut footers, content, header.tracepoint_type)?
                 }
                 _ => None,
@@ -319,6 +328,7 @@ impl LazyTraceReader {
                 header,
                 tracepoint: tracepoint.as_ref(),
                 footer: footer.as_ref().map(|(footer, _)| footer),
+                name,
             };
             if !f(Walked::Node(&walked, children))? {
                 return Ok(false);
