@@ -12,9 +12,9 @@
 //! files is met). What a chunk leaves in its buffer goes to the main
 //! thread's own buffer, which spills the same way. At the end, a recording
 //! whose calls fit in one buffer is sorted in place; otherwise every run is
-//! read back through a 16 KiB window (positioned reads of the shared file)
+//! read back through an 8 KiB window (positioned reads of the shared file)
 //! and merged through a binary heap holding one record per run. Memory is
-//! one buffer per worker and one for the main thread, plus 16 KiB per run,
+//! one buffer per worker and one for the main thread, plus 8 KiB per run,
 //! whatever the recording's size and however large its chunks.
 
 use std::cmp::{Ordering, Reverse};
@@ -30,8 +30,8 @@ use crate::error::{Error, Result};
 /// in memory).
 pub(super) const RUN_RECORDS: usize = 1 << 18;
 
-/// Records read back at once from each run (16 KiB).
-const WINDOW_RECORDS: usize = 455;
+/// Records read back at once from each run (8 KiB).
+const WINDOW_RECORDS: usize = 227;
 
 /// Bytes of one record on disk.
 const RECORD_BYTES: usize = 36;
@@ -134,22 +134,30 @@ impl RunFile {
     /// Sorts `records` and appends them as a run; leaves `records` empty.
     fn append(&self, records: &mut Vec<CallRecord>) -> Result<Run> {
         records.sort_unstable_by(CallRecord::nesting_order);
-        let mut bytes = Vec::with_capacity(records.len() * RECORD_BYTES);
-        for record in records.drain(..) {
-            bytes.extend_from_slice(&record.to_bytes());
-        }
+        let run_bytes = (records.len() * RECORD_BYTES) as u64;
         let offset = {
             let mut len = self.len.lock().unwrap_or_else(|e| e.into_inner());
             let offset = *len;
-            *len += bytes.len() as u64;
+            *len += run_bytes;
             offset
         };
-        self.file
-            .write_all_at(&bytes, offset)
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        // Written a window at a time, so a run costs no second copy.
+        let mut bytes = Vec::with_capacity(WINDOW_RECORDS * RECORD_BYTES);
+        let mut at = offset;
+        for window in records.chunks(WINDOW_RECORDS) {
+            bytes.clear();
+            for record in window {
+                bytes.extend_from_slice(&record.to_bytes());
+            }
+            self.file
+                .write_all_at(&bytes, at)
+                .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+            at += bytes.len() as u64;
+        }
+        records.clear();
         Ok(Run {
             offset,
-            count: (bytes.len() / RECORD_BYTES) as u64,
+            count: run_bytes / RECORD_BYTES as u64,
         })
     }
 }
