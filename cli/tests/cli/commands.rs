@@ -483,3 +483,54 @@ fn search_prints_hits_with_paths_and_counts_the_rest() {
         "{err}"
     );
 }
+
+#[test]
+fn chrome_exports_above_what_browsers_load_warn_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("big.trace");
+    let trace = trace.to_str().unwrap();
+    let (ok, _, err) = tracetree(&[
+        "gen",
+        trace,
+        "--size",
+        "96MB",
+        "--threads",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert!(ok, "{err}");
+    let out = dir.path().join("big.json");
+    let (ok, said, err) = tracetree(&[
+        "export",
+        trace,
+        "--format",
+        "chrome",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let events: u64 = said
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" events"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no event count in {said:?}"));
+    assert!(events > 1_000_000, "{said}");
+    assert!(
+        err.contains(&format!("warning: {events} events")) && err.contains("--root"),
+        "{err}"
+    );
+    // A small trace: no warning.
+    let (_bundled_dir, bundled) = bundled();
+    let (ok, said, err) = tracetree(&[
+        "export",
+        &bundled,
+        "--format",
+        "chrome",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("warning"), "{said} {err}");
+}
