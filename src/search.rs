@@ -274,12 +274,12 @@ impl<'c> ThreadSearch<'c> {
         wanted_kind: &[bool; 12],
     ) -> Result<()> {
         self.open.truncate(depth);
-        let parent = self.parent()?;
         let (name, named_match) = self.name(tracepoint, pattern);
         let kind = tracepoint.tracepoint_type();
         if wanted_kind[kind as usize] {
             let mut hit = named_match;
             if !hit && options.text {
+                let parent = self.parent()?;
                 self.line.clear();
                 self.formatter
                     .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
@@ -290,10 +290,7 @@ impl<'c> ThreadSearch<'c> {
             }
         }
         if kind.is_container() {
-            let name = match name {
-                Some(name) => name,
-                None => self.place(NameKey::Kind(kind), kind.name().to_string(), pattern),
-            };
+            let name = name.unwrap_or_else(|| self.place(NameKey::Kind(kind), pattern));
             self.open
                 .push((name, ParentOf::Known(Parent::of(tracepoint))));
         }
@@ -374,10 +371,7 @@ impl<'c> ThreadSearch<'c> {
             None => None,
         };
         self.open.truncate(depth);
-        let place = key.map(|key| match self.name_of.get(&key) {
-            Some(&place) => place,
-            None => self.place(key, name_of(self.context, key), pattern),
-        });
+        let place = key.map(|key| self.place(key, pattern));
         if wanted_kind[kind as usize] && place.is_some_and(|place| self.names[place as usize].1) {
             if self.hits.len() < options.max {
                 let data = self.reader.node(node)?;
@@ -387,10 +381,7 @@ impl<'c> ThreadSearch<'c> {
             }
         }
         if kind.is_container() {
-            let name = match place {
-                Some(place) => place,
-                None => self.place(NameKey::Kind(kind), kind.name().to_string(), pattern),
-            };
+            let name = place.unwrap_or_else(|| self.place(NameKey::Kind(kind), pattern));
             self.open.push((name, ParentOf::Node(node)));
         }
         Ok(())
@@ -408,18 +399,17 @@ impl<'c> ThreadSearch<'c> {
             | TracepointBody::WriteLocal { variable, .. } => NameKey::Variable(*variable),
             _ => return (None, false),
         };
-        let place = match self.name_of.get(&key) {
-            Some(&place) => place,
-            None => self.place(key, name_of(self.context, key), pattern),
-        };
+        let place = self.place(key, pattern);
         (Some(place), self.names[place as usize].1)
     }
 
-    /// Adds a name met for the first time; returns its place.
-    fn place(&mut self, key: NameKey, name: String, pattern: &Pattern) -> u32 {
+    /// The place of `key`'s name, added (and matched against `pattern`)
+    /// the first time it is met.
+    fn place(&mut self, key: NameKey, pattern: &Pattern) -> u32 {
         if let Some(&place) = self.name_of.get(&key) {
             return place;
         }
+        let name = name_of(self.context, key);
         let place = self.names.len() as u32;
         let matched = pattern.is_in(&name);
         self.names.push((Arc::from(name), matched));

@@ -118,23 +118,18 @@ fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
     let trace = EagerTrace::open(file)?;
     write_file_header(file, out)?;
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
-    let index = index_path(file);
-    let packed_index = PackedTrace::is_packed(file)
-        .then(|| PackedTrace::open(file))
-        .transpose()?
-        .map(|pack| pack.index())
-        .transpose()?;
-    let index_bytes = match packed_index {
-        Some(bytes) => bytes.ok_or(()),
-        None => TraceBytes::map(&index).map_err(|_| ()),
-    };
-    let index = match PackedTrace::is_packed(file) {
-        true => PathBuf::from(format!("{}!{INDEX_ENTRY}", file.display())),
-        false => index,
+    // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
+    let (index, index_bytes) = if PackedTrace::is_packed(file) {
+        let index = PathBuf::from(format!("{}!{INDEX_ENTRY}", file.display()));
+        (index, PackedTrace::open(file)?.index()?)
+    } else {
+        let index = index_path(file);
+        let bytes = TraceBytes::map(&index).ok();
+        (index, bytes)
     };
     match index_bytes {
-        Err(_) => writeln!(out, "index: missing ({})", index.display())?,
-        Ok(bytes) => match parse_index(bytes.as_slice()) {
+        None => writeln!(out, "index: missing ({})", index.display())?,
+        Some(bytes) => match parse_index(bytes.as_slice()) {
             Ok(cells) => writeln!(
                 out,
                 "index: {} ({} cells, {}; not used by the eager loader)",
