@@ -262,7 +262,56 @@ impl Fragments {
 
 /// `text` as a JSON string, quoted and escaped as serde_json does.
 fn json_string(text: &str) -> Box<[u8]> {
-    serde_json::to_vec(text)
-        .expect("a string always serializes")
-        .into_boxed_slice()
+    let mut out = String::with_capacity(text.len() + 2);
+    push_json_string(&mut out, text);
+    out.into_bytes().into_boxed_slice()
+}
+
+/// Appends `text` to `out` as a JSON string, quoted and escaped as
+/// serde_json does: `"`, `\` and the control characters, the usual
+/// ones by their short escapes and the others as `\u00xx`.
+pub(crate) fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    let mut plain = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..i]);
+        plain = i + 1;
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 15)]));
+        } else {
+            out.push_str(escape);
+        }
+    }
+    out.push_str(&text[plain..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_json_string;
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        let mut texts: Vec<String> = (0..128u8).map(|b| format!("a{}b", char::from(b))).collect();
+        texts.extend(["", "\"", "\\\\\"\u{1f}", "é€😀\u{7f}\n", "plain text"].map(String::from));
+        for text in texts {
+            let mut ours = String::from("[");
+            push_json_string(&mut ours, &text);
+            assert_eq!(ours[1..], serde_json::to_string(&text).unwrap(), "{text:?}");
+        }
+    }
 }

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Type, Value};
 use crate::print::TextFormatter;
-use crate::print::jsonl::sample_count;
+use crate::print::jsonl::{push_json_string, sample_count};
 use crate::read::{LazyTraceReader, WalkDetail};
 
 /// The most rows the builders are sized for up front (a larger row group
@@ -209,7 +209,7 @@ pub(super) struct Rows<'c> {
     /// Rows the builders are sized for.
     capacity: usize,
     text: String,
-    json: Vec<u8>,
+    json: String,
 }
 
 /// The column builders of one row group.
@@ -282,7 +282,7 @@ impl<'c> Rows<'c> {
             columns: Columns::with_capacity(row_group_rows.min(MAX_PRESIZED_ROWS)),
             capacity: row_group_rows.min(MAX_PRESIZED_ROWS),
             text: String::new(),
-            json: Vec::new(),
+            json: String::new(),
         }
     }
 
@@ -354,7 +354,7 @@ impl<'c> Rows<'c> {
     fn body(&mut self, tracepoint: &Tracepoint<'_>, footer: Option<&Footer<'_>>) -> Result<()> {
         let columns = &mut self.columns;
         let mut keys = None;
-        let (mut result, mut exception, mut args) = (None, None, false);
+        let (mut result, mut exception, mut args) = (false, None, false);
         match &tracepoint.body {
             TracepointBody::MethodCall {
                 method,
@@ -392,7 +392,8 @@ impl<'c> Rows<'c> {
                 {
                     // A sample tree's count is the `samples` column.
                     if !sampled && !matches!(value, Value::Void) && thrown.is_empty() {
-                        result = Some(value_text(&mut self.formatter, &mut self.text, value)?);
+                        value_text(&mut self.formatter, &mut self.text, value)?;
+                        result = true;
                     }
                     if !thrown.is_empty() {
                         exception = Some(thrown.decode().into_owned());
@@ -402,7 +403,8 @@ impl<'c> Rows<'c> {
             TracepointBody::ReadArray { value, .. }
             | TracepointBody::ReadLocal { value, .. }
             | TracepointBody::ReadField { value, .. } => {
-                result = Some(value_text(&mut self.formatter, &mut self.text, value)?);
+                value_text(&mut self.formatter, &mut self.text, value)?;
+                result = true;
             }
             TracepointBody::WriteArray { value, .. }
             | TracepointBody::WriteLocal { value, .. }
@@ -416,15 +418,9 @@ impl<'c> Rows<'c> {
         columns.class.push(keys.map(|k| k[0]));
         columns.method.push(keys.map(|k| k[1]));
         columns.descriptor.push(keys.map(|k| k[2]));
-        columns.result.append_option(result);
+        columns.result.append_option(result.then_some(&self.text));
         columns.exception.append_option(exception);
-        if args {
-            let json = std::str::from_utf8(&self.json)
-                .map_err(|e| Error::Usage(format!("arguments as JSON: {e}")))?;
-            columns.args.append_value(json);
-        } else {
-            columns.args.append_null();
-        }
+        columns.args.append_option(args.then_some(&self.json));
         Ok(())
     }
 
@@ -531,34 +527,33 @@ fn push_descriptor(out: &mut String, ty: &Type<'_>) {
     }
 }
 
-/// A value's text as the printer shows it.
+/// A value's text as the printer shows it, into `text`.
 fn value_text(
     formatter: &mut TextFormatter<'_>,
     text: &mut String,
     value: &Value<'_>,
-) -> Result<String> {
+) -> Result<()> {
     text.clear();
-    formatter.write_value(text, value)?;
-    Ok(text.clone())
+    formatter.write_value(text, value)
 }
 
 /// Values' texts as a JSON array of strings, into `json`.
 fn json_texts(
     formatter: &mut TextFormatter<'_>,
     text: &mut String,
-    json: &mut Vec<u8>,
+    json: &mut String,
     values: &[Value<'_>],
 ) -> Result<()> {
     json.clear();
-    json.push(b'[');
+    json.push('[');
     for (i, value) in values.iter().enumerate() {
         if i > 0 {
-            json.push(b',');
+            json.push(',');
         }
         text.clear();
         formatter.write_value(text, value)?;
-        serde_json::to_writer(&mut *json, text.as_str()).map_err(|e| Error::Stream(e.into()))?;
+        push_json_string(json, text);
     }
-    json.push(b']');
+    json.push(']');
     Ok(())
 }
