@@ -1,7 +1,9 @@
 //! Where the tests' input traces are: the bundled `testdata/` and the
 //! reference recorder's traces beside the repository.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use tracetree::generate::{GenerateOptions, Shape, generate_file};
 
 /// The reference traces that the recorder finished (each with an index
 /// and printed output), by name (`NAME.trace` in [`reference_traces`]).
@@ -37,4 +39,24 @@ pub fn repository() -> PathBuf {
 /// The path of a bundled test trace.
 pub fn testdata(name: &str) -> PathBuf {
     repository().join("testdata").join(name)
+}
+
+/// Generates `dir/SHAPE.trace` and its index: about `size` bytes of `shape`
+/// recorded by `threads` threads, in blocks of `block_size` payload bytes
+/// (`None`: the generator's default); returns the data file's path.
+pub fn generated(
+    dir: &Path,
+    shape: Shape,
+    threads: usize,
+    size: u64,
+    block_size: Option<usize>,
+) -> PathBuf {
+    let path = dir.join(format!("{shape}.trace"));
+    let options = GenerateOptions {
+        threads,
+        block_size,
+        ..GenerateOptions::new(size, shape)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    path
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use tracetree::TraceBytes;
 use tracetree::common::ThreadId;
-use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::generate::Shape;
 use tracetree::print::{Parallelism, PrintOptions, print_trace_with, write_jsonl_with};
 use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::tree::TraceTree;
@@ -114,13 +114,7 @@ fn generated_traces_of_every_shape_print_the_same_in_parallel() {
         (Shape::Threads, 2 << 20),
         (Shape::Deep, 1 << 20),
     ] {
-        let path = dir.path().join(format!("{shape}.trace"));
-        let options = GenerateOptions {
-            threads: 2,
-            block_size: Some(64 << 10),
-            ..GenerateOptions::new(size, shape)
-        };
-        generate_file(&path, &options, |_| {}).unwrap();
+        let path = files::generated(dir.path(), shape, 2, size, Some(64 << 10));
         check_file(&shape.to_string(), &path);
     }
 }
@@ -147,13 +141,7 @@ impl Write for FailingOutput {
 #[test]
 fn a_failing_output_ends_a_parallel_print_with_its_error() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wide.trace");
-    let options = GenerateOptions {
-        threads: 2,
-        block_size: Some(64 << 10),
-        ..GenerateOptions::new(4 << 20, Shape::Wide)
-    };
-    generate_file(&path, &options, |_| {}).unwrap();
+    let path = files::generated(dir.path(), Shape::Wide, 2, 4 << 20, Some(64 << 10));
     let lazy = LazyTraceReader::open(&path).unwrap();
     for parallelism in parallel_settings() {
         let mut out = FailingOutput { room: 100_000 };

@@ -15,10 +15,11 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 
 use tracetree::export::parquet::{ParquetOptions, export_parquet};
-use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
 
+use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
 /// One exported row, in the terms the dump uses.
@@ -230,13 +231,7 @@ fn testdata_and_reference_traces_export_row_for_row_as_dumped() {
 fn generated_traces_of_every_shape_export_row_for_row_in_many_row_groups() {
     let dir = tempfile::tempdir().unwrap();
     for shape in [Shape::Mixed, Shape::Wide, Shape::Deep, Shape::Threads] {
-        let path = dir.path().join(format!("{shape}.trace"));
-        let options = GenerateOptions {
-            threads: 2,
-            block_size: Some(64 << 10),
-            ..GenerateOptions::new(1 << 20, shape)
-        };
-        generate_file(&path, &options, |_| {}).unwrap();
+        let path = generated(dir.path(), shape, 2, 1 << 20, Some(64 << 10));
         // Small row groups: many groups and several parts per thread.
         check_trace(&path, 1000);
     }
@@ -313,12 +308,7 @@ fn duckdb(dataset: &Path, queries: &[String]) -> Option<Vec<i64>> {
 #[test]
 fn duckdb_answers_as_the_trace_does() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mixed.trace");
-    let options = GenerateOptions {
-        threads: 3,
-        ..GenerateOptions::new(2 << 20, Shape::Mixed)
-    };
-    generate_file(&path, &options, |_| {}).unwrap();
+    let path = generated(dir.path(), Shape::Mixed, 3, 2 << 20, None);
     let dataset = dir.path().join("dataset");
     export(&path, &dataset, 10_000);
     let reader = LazyTraceReader::open(&path).unwrap();

@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary, export_stacks};
 use tracetree::format::Object;
-use tracetree::generate::{GenerateOptions, Shape, generate_file};
+use tracetree::generate::Shape;
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, SAMPLE_COUNT_FLAG, Tracepoint,
     TracepointBody, TracepointHeader, TracepointType, Type, Value,
@@ -22,6 +22,7 @@ use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::tree::TraceTree;
 use tracetree::write::{DumpWriter, TraceRecorder};
 
+use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
 const FORMATS: [StackFormat; 4] = [
@@ -214,13 +215,7 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
 fn traces(dir: &Path) -> Vec<PathBuf> {
     let mut traces = testdata_traces();
     traces.extend(reference_traces());
-    let generated = dir.join("mixed.trace");
-    let options = GenerateOptions {
-        threads: 3,
-        block_size: Some(64 << 10),
-        ..GenerateOptions::new(1 << 20, Shape::Mixed)
-    };
-    generate_file(&generated, &options, |_| {}).unwrap();
+    let generated = generated(dir, Shape::Mixed, 3, 1 << 20, Some(64 << 10));
     traces.push(generated);
     traces.push(sample_tree(dir));
     traces
@@ -449,12 +444,7 @@ fn speedscope_and_chrome_events_balance_nest_and_count_containers() {
 #[test]
 fn a_root_exports_its_subtree_below_its_path() {
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("mixed.trace");
-    let options = GenerateOptions {
-        threads: 2,
-        ..GenerateOptions::new(256 << 10, Shape::Mixed)
-    };
-    generate_file(&trace, &options, |_| {}).unwrap();
+    let trace = generated(dir.path(), Shape::Mixed, 2, 256 << 10, None);
     // A container a few levels down in the second thread.
     let reader = LazyTraceReader::open(&trace).unwrap();
     let thread = reader.thread_ids()[1];

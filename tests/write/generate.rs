@@ -8,13 +8,14 @@ use std::io::{self, Write};
 use tracetree::TraceBytes;
 use tracetree::format::IndexCell;
 use tracetree::format::index::parse_index;
-use tracetree::generate::{DEEP_RECURSION, GenerateOptions, Shape, ThreadGenerator, generate_file};
+use tracetree::generate::{DEEP_RECURSION, Shape, ThreadGenerator};
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
 use tracetree::tree::{TraceTree, WalkStep, walk};
 use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
 
+use tracetree_testkit::files::generated;
 use tracetree_testkit::stack::on_small_stack;
 
 fn generate(shape: Shape, seed: u64, threads: u64, tracepoints: usize) -> (Vec<u8>, Vec<u8>) {
@@ -113,15 +114,9 @@ fn jsonl<T: TraceTree>(trace: &T) -> Vec<u8> {
 #[test]
 fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_small_stack() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("deep.trace");
     // ~40 bytes per level (a call and a local write): 20 MB is more than
     // one whole recursion; 64 KiB blocks make each call span many blocks.
-    let options = GenerateOptions {
-        threads: 1,
-        block_size: Some(64 << 10),
-        ..GenerateOptions::new(20 << 20, Shape::Deep)
-    };
-    generate_file(&path, &options, |_| {}).unwrap();
+    let path = generated(dir.path(), Shape::Deep, 1, 20 << 20, Some(64 << 10));
     let data = std::fs::read(&path).unwrap();
     let index = std::fs::read(path.with_extension("trace.idx")).unwrap();
     on_small_stack(|| {
