@@ -1,8 +1,12 @@
-//! `roots_range`, `root_count`, `ancestors` and `position` against what a
-//! walk of the same trace sees.
+//! `roots_range`, `root_count`, `ancestors`, `position` and
+//! `quick_child_count` against what a walk of the same trace sees.
 
-use tracetree::read::{LazyNode, LazyTraceReader, WalkDetail};
+use std::collections::HashMap;
 
+use tracetree::generate::Shape;
+use tracetree::read::{ChildCount, LazyNode, LazyTraceReader, WalkDetail};
+
+use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
 #[test]
@@ -49,4 +53,45 @@ fn every_node_knows_its_ancestors_and_its_place_among_its_siblings() {
         }
     }
     assert!(checked > least, "{checked} nodes checked");
+}
+
+#[test]
+fn a_quick_child_count_is_exact_for_short_containers_and_a_bound_for_wide_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = generated(dir.path(), Shape::Wide, 1, 1 << 20, None);
+    let mut traces = testdata_traces();
+    traces.push(path);
+    let mut bounds = 0;
+    for trace in &traces {
+        let reader = LazyTraceReader::open(trace).unwrap();
+        for thread in reader.thread_ids() {
+            // Each node's children, as the walk counts them.
+            let mut counts: HashMap<LazyNode, usize> = HashMap::new();
+            let mut open: Vec<LazyNode> = Vec::new();
+            reader
+                .walk_thread(thread, WalkDetail::Headers, |walked| {
+                    open.truncate(walked.depth);
+                    if let Some(parent) = open.last() {
+                        *counts.entry(*parent).or_default() += 1;
+                    }
+                    counts.entry(walked.node).or_default();
+                    open.push(walked.node);
+                    Ok(true)
+                })
+                .unwrap();
+            for (&node, &count) in &counts {
+                match reader.quick_child_count(node).unwrap() {
+                    ChildCount::Exact(n) => assert_eq!(n, count),
+                    ChildCount::AtLeast(n) => {
+                        assert!(0 < n && n <= count, "{n} of {count}");
+                        bounds += 1;
+                        assert_eq!(reader.child_count(node).unwrap(), count);
+                        let counted = reader.quick_child_count(node).unwrap();
+                        assert_eq!(counted, ChildCount::Exact(count));
+                    }
+                }
+            }
+        }
+    }
+    assert!(bounds > 0, "no container was wide enough for a bound");
 }

@@ -99,6 +99,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 pub use cache::{CacheStats, ContentRange, NodeData};
+pub use navigate::ChildCount;
 pub use open::LazyOptions;
 
 use crate::common::{EventId, FieldId, LogicalOffset, MethodId, ObjectKind, ThreadId, VariableId};
