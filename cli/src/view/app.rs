@@ -16,6 +16,7 @@ use tracetree::model::TracepointType;
 use tracetree::read::{LazyNode, LazyTraceReader};
 use tracetree::search::{Hit, SearchOptions, SearchResult, search};
 
+use super::counts::Counter;
 use super::rows::{RowKind, Rows};
 
 /// Hits a search keeps.
@@ -66,6 +67,7 @@ pub struct App {
     pub kind: Option<TracepointType>,
     pub bookmarks: Vec<LazyNode>,
     pub running: Option<Running>,
+    counter: Counter,
     pub hits: Vec<Hit>,
     pub hits_total: u64,
     pub hit: Option<usize>,
@@ -79,6 +81,7 @@ impl App {
     /// The viewer of `reader`'s trace, every thread shown and collapsed.
     pub fn new(reader: Arc<LazyTraceReader>) -> Result<Self> {
         let ids = reader.thread_ids();
+        let counter = Counter::new(Arc::clone(&reader));
         Ok(App {
             rows: Rows::new(Arc::clone(&reader), &ids)?,
             reader,
@@ -91,6 +94,7 @@ impl App {
             kind: None,
             bookmarks: Vec::new(),
             running: None,
+            counter,
             hits: Vec::new(),
             hits_total: 0,
             hit: None,
@@ -235,7 +239,7 @@ impl App {
                 self.rows.open_gap(i)?;
             }
             _ if row.expanded => {
-                if row.children > 0 {
+                if row.children.at_least() > 0 {
                     self.selected = i + 1;
                 }
             }
@@ -327,8 +331,27 @@ impl App {
         });
     }
 
-    /// Takes a finished search's hits; true when the screen changed.
+    /// Hands the rows' uncounted calls to the counting thread and takes its
+    /// counts and a finished search's hits; true when the screen changed.
     pub fn poll(&mut self) -> bool {
+        for node in self.rows.take_uncounted() {
+            self.counter.count(node);
+        }
+        let mut changed = false;
+        for (node, count) in self.counter.finished() {
+            match count {
+                Ok(count) => changed |= self.rows.set_count(node, count),
+                Err(error) => {
+                    self.message = error.to_string();
+                    changed = true;
+                }
+            }
+        }
+        changed | self.poll_search()
+    }
+
+    /// Takes a finished search's hits; true when the screen changed.
+    fn poll_search(&mut self) -> bool {
         let Some(running) = &self.running else {
             return false;
         };

@@ -9,6 +9,11 @@
 //! memory follows what was opened, not the trace. Revealing a node deep
 //! in the tree (a search hit, an event id) expands its ancestors, each at
 //! a window around the child on the way down.
+//!
+//! A row's child count is what the reader knows without a scan
+//! (`quick_child_count`): exact for most calls, "1,024+" for a wide one
+//! until the viewer's counting thread (`counts`) has counted it; meanwhile
+//! the wide call opens at its first page with a gap of unknown length.
 
 use std::sync::Arc;
 
@@ -16,7 +21,7 @@ use ratatui::text::Line;
 use tracetree::Result;
 use tracetree::common::ThreadId;
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::read::{LazyNode, LazyTraceReader};
+use tracetree::read::{ChildCount, LazyNode, LazyTraceReader};
 
 /// Children loaded per page.
 pub const PAGE: usize = 200;
@@ -37,11 +42,12 @@ pub enum RowKind {
     Thread(ThreadId),
     /// A tracepoint; `index` is its place among its siblings.
     Node { node: LazyNode, index: usize },
-    /// `owner`'s children `[from, to)`, not loaded.
+    /// `owner`'s children `[from, to)`, not loaded; `to` is `None` while
+    /// the owner's children are being counted (the gap runs to the end).
     Gap {
         owner: Owner,
         from: usize,
-        to: usize,
+        to: Option<usize>,
     },
 }
 
@@ -52,7 +58,7 @@ pub struct Row {
     pub depth: usize,
     pub expanded: bool,
     /// Direct children (0 for leaves and gaps).
-    pub children: usize,
+    pub children: ChildCount,
     /// The row's text, as `print` shows the tracepoint.
     pub text: String,
 }
@@ -78,12 +84,14 @@ impl Row {
         let indent = "  ".repeat(self.depth);
         let marker = match self.kind {
             RowKind::Gap { .. } => "… ",
-            _ if self.children == 0 => "  ",
+            _ if self.children.at_least() == 0 => "  ",
             _ if self.expanded => "▾ ",
             _ => "▸ ",
         };
         let count = match self.kind {
-            RowKind::Node { .. } if self.children > 0 => format!("  ({})", self.children),
+            RowKind::Node { .. } if self.children.at_least() > 0 => {
+                format!("  ({})", count_text(self.children))
+            }
             _ => String::new(),
         };
         Line::from(format!("{indent}{marker}{}{count}", self.text))
@@ -94,6 +102,8 @@ impl Row {
 pub struct Rows {
     reader: Arc<LazyTraceReader>,
     pub rows: Vec<Row>,
+    /// Nodes shown with a lower bound of children, for the counting thread.
+    uncounted: Vec<LazyNode>,
 }
 
 impl Rows {
@@ -105,11 +115,54 @@ impl Rows {
                 kind: RowKind::Thread(thread),
                 depth: 0,
                 expanded: false,
-                children: reader.root_count(thread)?,
+                children: ChildCount::Exact(reader.root_count(thread)?),
                 text: thread_title(&reader, thread),
             });
         }
-        Ok(Rows { reader, rows })
+        Ok(Rows {
+            reader,
+            rows,
+            uncounted: Vec::new(),
+        })
+    }
+
+    /// The nodes shown since the last call whose children are still to be
+    /// counted.
+    pub fn take_uncounted(&mut self) -> Vec<LazyNode> {
+        std::mem::take(&mut self.uncounted)
+    }
+
+    /// Records that `node` has `count` children: its row and the gap that
+    /// ran to the end of its children say so; true when a row changed.
+    pub fn set_count(&mut self, node: LazyNode, count: usize) -> bool {
+        let mut changed = false;
+        let mut i = 0;
+        while i < self.rows.len() {
+            let row = &mut self.rows[i];
+            match row.kind {
+                RowKind::Node { node: n, .. } if n == node => {
+                    row.children = ChildCount::Exact(count);
+                    changed = true;
+                }
+                RowKind::Gap {
+                    owner: Owner::Node(n),
+                    from,
+                    to: None,
+                } if n == node => {
+                    changed = true;
+                    if from >= count {
+                        self.rows.remove(i);
+                        continue;
+                    }
+                    let depth = row.depth;
+                    self.rows[i] =
+                        self.gap(Owner::Node(node), depth, from, Some(count), Some(count));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        changed
     }
 
     /// Expands row `i` at its first page; true when it changed.
@@ -124,20 +177,36 @@ impl Rows {
         let Some(owner) = row.owner() else {
             return Ok(false);
         };
-        if row.children == 0 {
+        if row.children.at_least() == 0 {
             return Ok(false);
         }
-        let (depth, count) = (row.depth + 1, row.children);
+        let depth = row.depth + 1;
+        // The first page needs no count; a window further in does.
+        let count = match (row.children, owner) {
+            (ChildCount::Exact(count), _) => Some(count),
+            (ChildCount::AtLeast(_), Owner::Node(node)) if from > 0 => {
+                let count = self.reader.child_count(node)?;
+                self.set_count(node, count);
+                Some(count)
+            }
+            (ChildCount::AtLeast(_), _) => None,
+        };
         self.collapse(i);
-        let from = from.min(count.saturating_sub(1));
+        let from = count.map_or(0, |count| from.min(count.saturating_sub(1)));
         let mut inserted = Vec::new();
         if from > 0 {
-            inserted.push(self.gap(owner, depth, 0, from));
+            inserted.push(self.gap(owner, depth, 0, Some(from), count));
         }
-        inserted.extend(self.page(owner, depth, from)?);
-        let end = from + inserted.iter().filter(|r| r.node().is_some()).count();
-        if end < count {
-            inserted.push(self.gap(owner, depth, end, count));
+        let page = self.page(owner, depth, from)?;
+        let end = from + page.len();
+        let more = page.len() == PAGE;
+        inserted.extend(page);
+        match count {
+            Some(count) if end < count => {
+                inserted.push(self.gap(owner, depth, end, Some(count), Some(count)))
+            }
+            None if more => inserted.push(self.gap(owner, depth, end, None, None)),
+            _ => {}
         }
         self.rows[i].expanded = true;
         self.rows.splice(i + 1..i + 1, inserted);
@@ -160,10 +229,15 @@ impl Rows {
         };
         let depth = self.rows[i].depth;
         let mut page = self.page(owner, depth, from)?;
-        page.truncate(to - from);
+        page.truncate(to.unwrap_or(usize::MAX) - from);
         let end = from + page.len();
-        if end < to {
-            page.push(self.gap(owner, depth, end, to));
+        match to {
+            Some(to) if end < to => {
+                let total = self.owner_count(owner);
+                page.push(self.gap(owner, depth, end, Some(to), total));
+            }
+            None if page.len() == PAGE => page.push(self.gap(owner, depth, end, None, None)),
+            _ => {}
         }
         self.rows.splice(i..i + 1, page);
         Ok(true)
@@ -234,6 +308,10 @@ impl Rows {
             let data = reader.node(node)?;
             let mut text = String::new();
             formatter.write_tracepoint(&mut text, data.tracepoint(), data.footer(), parent)?;
+            let children = reader.quick_child_count(node)?;
+            if children.exact().is_none() {
+                self.uncounted.push(node);
+            }
             rows.push(Row {
                 kind: RowKind::Node {
                     node,
@@ -241,35 +319,60 @@ impl Rows {
                 },
                 depth,
                 expanded: false,
-                children: reader.child_count(node)?,
+                children,
                 text,
             });
         }
         Ok(rows)
     }
 
-    fn gap(&self, owner: Owner, depth: usize, from: usize, to: usize) -> Row {
+    /// The gap of `owner`'s children `[from, to)` of `total` (`None`: still
+    /// being counted).
+    fn gap(
+        &self,
+        owner: Owner,
+        depth: usize,
+        from: usize,
+        to: Option<usize>,
+        total: Option<usize>,
+    ) -> Row {
+        let text = match to {
+            Some(to) => format!(
+                "{} more: {}–{}{} (Enter loads {})",
+                group(to - from),
+                group(from + 1),
+                group(to),
+                total.map_or(String::new(), |total| format!(" of {}", group(total))),
+                PAGE.min(to - from)
+            ),
+            None => format!(
+                "more from {} (counting children; Enter loads {PAGE})",
+                group(from + 1)
+            ),
+        };
         Row {
             kind: RowKind::Gap { owner, from, to },
             depth,
             expanded: false,
-            children: 0,
-            text: format!(
-                "{} more: {}–{} of {} (Enter loads {})",
-                group(to - from),
-                group(from + 1),
-                group(to),
-                group(self.owner_count(owner)),
-                PAGE.min(to - from)
-            ),
+            children: ChildCount::Exact(0),
+            text,
         }
     }
 
-    fn owner_count(&self, owner: Owner) -> usize {
+    /// How many children `owner` has, when known without a scan.
+    fn owner_count(&self, owner: Owner) -> Option<usize> {
         match owner {
-            Owner::Thread(thread) => self.reader.root_count(thread).unwrap_or(0),
-            Owner::Node(node) => self.reader.child_count(node).unwrap_or(0),
+            Owner::Thread(thread) => self.reader.root_count(thread).ok(),
+            Owner::Node(node) => self.reader.quick_child_count(node).ok()?.exact(),
         }
+    }
+}
+
+/// A child count as rows and details show it: `1,024+` while counting.
+pub fn count_text(count: ChildCount) -> String {
+    match count {
+        ChildCount::Exact(n) => group(n),
+        ChildCount::AtLeast(n) => format!("{}+", group(n)),
     }
 }
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::LazyTraceReader;
+use tracetree::generate::Shape;
+use tracetree::read::{ChildCount, LazyTraceReader};
+use tracetree_testkit::files::generated;
 
 use super::app::App;
 use super::rows::{PAGE, RowKind};
@@ -98,21 +99,37 @@ fn the_first_screen_lists_the_threads_and_expanding_shows_children_and_details()
 #[test]
 fn a_wide_call_opens_a_page_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wide.trace");
-    let options = GenerateOptions {
-        threads: 1,
-        ..GenerateOptions::new(4 << 20, Shape::Wide)
-    };
-    generate_file(&path, &options, |_| {}).unwrap();
+    let path = generated(dir.path(), Shape::Wide, 1, 4 << 20, None);
     let mut app = open(&path);
-    // The thread, its root, and the root's one call with every write.
-    press(&mut app, "\nj\nj\n");
-    let children = app.rows.rows[2].children;
-    assert!(children > 3 * PAGE, "{children}");
-    // The call's row, a page of children, one gap row for the rest.
+    // The thread, its root, and the root's one call with every write,
+    // which opens before its children are counted: the call's row, a
+    // page of children, one gap row for the rest.
+    press(&mut app, "\nj\n");
+    assert!(
+        matches!(app.rows.rows[2].children, ChildCount::AtLeast(n) if n > PAGE),
+        "{:?}",
+        app.rows.rows[2].children
+    );
+    assert!(screen(&mut app, 100, 20)[3].contains("+)"));
+    press(&mut app, "j\n");
     assert_eq!(app.rows.rows.len(), 3 + PAGE + 1);
     let gap = app.rows.rows.last().unwrap();
-    assert!(matches!(gap.kind, RowKind::Gap { from, .. } if from == PAGE));
+    assert!(matches!(gap.kind, RowKind::Gap { from, to: None, .. } if from == PAGE));
+    assert!(gap.text.contains("counting"), "{}", gap.text);
+    // The counting thread's answer fills in the count and the gap.
+    for _ in 0..2000 {
+        app.poll();
+        if app.rows.rows[2].children.exact().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let children = app.rows.rows[2].children.exact().expect("counted");
+    assert!(children > 3 * PAGE, "{children}");
+    let gap = app.rows.rows.last().unwrap();
+    assert!(
+        matches!(gap.kind, RowKind::Gap { from, to: Some(to), .. } if from == PAGE && to == children)
+    );
     let text = format!(
         "{} more: {}–",
         super::rows::group(children - PAGE),

@@ -9,9 +9,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, Paragraph, Wrap};
 use tracetree::print::{Parent, TextFormatter};
+use tracetree::read::ChildCount;
 
 use super::app::{App, Input, Overlay};
-use super::rows::{RowKind, group, thread_title};
+use super::rows::{RowKind, count_text, group, thread_title};
 
 /// The keys, for the help overlay.
 const HELP: &[(&str, &str)] = &[
@@ -100,12 +101,15 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
     match row.kind {
         RowKind::Thread(thread) => {
             lines.push(field("thread", thread_title(&app.reader, thread)));
-            lines.push(field("top-level tracepoints", group(row.children)));
+            lines.push(field("top-level tracepoints", count_text(row.children)));
         }
         RowKind::Gap { from, to, .. } => {
             lines.push(field(
                 "not loaded",
-                format!("children {} to {}", from + 1, to),
+                match to {
+                    Some(to) => format!("children {} to {}", group(from + 1), group(to)),
+                    None => format!("children from {} (still counting)", group(from + 1)),
+                },
             ));
             lines.push(Line::from("Enter loads the next page."));
         }
@@ -134,7 +138,7 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
                 data.footer(),
                 parent,
             )?;
-            let siblings = path.last().map_or(0, |r| r.children);
+            let siblings = path.last().map_or(ChildCount::Exact(0), |r| r.children);
             lines.push(field(
                 "kind",
                 tracepoint.tracepoint_type().name().to_string(),
@@ -147,9 +151,9 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
             lines.push(field("depth", (row.depth - 1).to_string()));
             lines.push(field(
                 "position",
-                format!("{} of {}", group(index + 1), group(siblings)),
+                format!("{} of {}", group(index + 1), count_text(siblings)),
             ));
-            lines.push(field("children", group(row.children)));
+            lines.push(field("children", count_text(row.children)));
             if data.is_unfinished() {
                 lines.push(field("unfinished", "the recording ended inside it".into()));
             }
