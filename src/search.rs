@@ -106,13 +106,7 @@ pub fn search(
     let pattern = Pattern::new(&options.pattern, options.ignore_case);
     let wanted_thread =
         |thread: ThreadId| options.threads.as_ref().is_none_or(|t| t.contains(&thread));
-    let mut wanted_kind = [true; 12];
-    if let Some(kinds) = &options.kinds {
-        wanted_kind = [false; 12];
-        for kind in kinds {
-            wanted_kind[*kind as usize] = true;
-        }
-    }
+    let wanted_kind = wanted_kinds(options);
     let reported = AtomicU64::new(0);
     // Names alone need only the ids calls and accesses name, which the
     // names walk reads without decoding the rest.
@@ -164,6 +158,82 @@ pub fn search(
     }
     progress(result.scanned - reported.load(Ordering::Relaxed));
     Ok(result)
+}
+
+/// Where [`find_next`] starts looking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchFrom {
+    /// At the first tracepoint of a thread.
+    ThreadStart(ThreadId),
+    /// Just after a node (its first child, or what follows its subtree):
+    /// after the last hit, to resume.
+    After(LazyNode),
+}
+
+/// The first tracepoint at or after `from`, in its thread's pre-order,
+/// that `options` asks for (its `threads`, `max` and `stop` aside), or
+/// `None` when the thread holds no more. Only that thread is looked at;
+/// the nodes are visited through [`LazyTraceReader::following`], so a
+/// find-next costs the nodes between two hits, not a scan of the trace.
+pub fn find_next(
+    reader: &LazyTraceReader,
+    from: SearchFrom,
+    options: &SearchOptions,
+) -> Result<Option<Hit>> {
+    let pattern = Pattern::new(&options.pattern, options.ignore_case);
+    let wanted_kind = wanted_kinds(options);
+    let options = SearchOptions {
+        max: 1,
+        ..options.clone()
+    };
+    let (thread, nodes, above) = match from {
+        SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
+        SearchFrom::After(node) => {
+            let mut above = reader.ancestors(node)?;
+            above.push(node);
+            (reader.node_thread(node), reader.following(node)?, above)
+        }
+    };
+    let mut search = ThreadSearch::new(reader, thread, true);
+    // The path down to the start, for the hits' paths and parents, is
+    // stepped through without looking for hits.
+    let above = above
+        .into_iter()
+        .enumerate()
+        .map(|(d, n)| Ok((n, d, false)));
+    let nodes = nodes.map(|step| step.map(|(node, depth)| (node, depth, true)));
+    for step in above.chain(nodes) {
+        let (node, depth, looking) = step?;
+        let data = reader.node(node)?;
+        let kinds = if looking { &wanted_kind } else { &[false; 12] };
+        search.step(
+            node,
+            depth,
+            data.tracepoint(),
+            data.footer(),
+            &pattern,
+            &options,
+            kinds,
+        )?;
+        if let Some(hit) = search.hits.pop() {
+            return Ok(Some(hit));
+        }
+    }
+    Ok(None)
+}
+
+/// Which kinds of tracepoint `options` keeps, by kind number.
+fn wanted_kinds(options: &SearchOptions) -> [bool; 12] {
+    match &options.kinds {
+        None => [true; 12],
+        Some(kinds) => {
+            let mut wanted = [false; 12];
+            for kind in kinds {
+                wanted[*kind as usize] = true;
+            }
+            wanted
+        }
+    }
 }
 
 /// The tracepoints that name something: a method, a field, a local.

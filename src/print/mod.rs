@@ -10,5 +10,5 @@ pub mod text;
 pub use jsonl::{write_jsonl, write_jsonl_with};
 pub use ordered::{OrderedStats, Parallelism};
 pub use text::{
-    Parent, PrintOptions, TextFormatter, print_trace, print_trace_with, tracepoint_text,
+    Parent, PrintOptions, TextFormatter, node_text, print_trace, print_trace_with, tracepoint_text,
 };

@@ -10,8 +10,9 @@ pub mod reindex;
 
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
-    CacheStats, ChildCount, ContentRange, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
-    NodeData, ThreadInfo, TracepointName, WalkDetail, WalkNode,
+    CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
+    LazyTraceReader, NodeData, NodeHandle, PreOrder, ThreadInfo, TracepointName, WalkDetail,
+    WalkNode,
 };
 pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use lookup::index::{IndexReport, index_path};

@@ -3,6 +3,7 @@
 
 mod heldout_lazy;
 mod hostile_input;
+mod iterate;
 mod lazy_concurrency;
 mod lazy_equivalence;
 mod lazy_hostile;

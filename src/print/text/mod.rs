@@ -44,6 +44,7 @@ use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Part, Source, plan};
+use crate::read::{LazyNode, LazyTraceReader};
 use crate::tree::{TraceTree, Visit};
 
 pub use line::{Parent, TextFormatter};
@@ -344,3 +345,21 @@ impl<W: Write> Printer<'_, '_, W> {
 
 #[cfg(test)]
 mod tests;
+
+/// The line `print` shows for `node` of a lazily read trace (`verbose`:
+/// with code locations), its parent decoded for what it tells its
+/// children about printing.
+pub fn node_text(reader: &LazyTraceReader, node: LazyNode, verbose: bool) -> Result<String> {
+    let parent = match reader.parent(node)? {
+        Some(parent) => Parent::of(reader.node(parent)?.tracepoint()),
+        None => Parent::TopLevel,
+    };
+    let data = reader.node(node)?;
+    tracepoint_text(
+        reader.context(),
+        data.tracepoint(),
+        data.footer(),
+        parent,
+        verbose,
+    )
+}

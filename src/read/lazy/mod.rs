@@ -88,6 +88,7 @@
 //! ```
 
 mod cache;
+mod iterate;
 mod navigate;
 mod open;
 mod scopes;
@@ -99,6 +100,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 pub use cache::{CacheStats, ContentRange, NodeData};
+pub use iterate::{Children, NodeHandle, PreOrder};
 pub use navigate::ChildCount;
 pub use open::LazyOptions;
 

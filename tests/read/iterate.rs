@@ -1,0 +1,146 @@
+//! What an embedder keeps and steps through: node handles, the child,
+//! subtree and following iterators, `find_next` and `node_text`, against
+//! a walk of the same traces and `search`.
+
+use tracetree::common::{LogicalOffset, ThreadId};
+use tracetree::generate::Shape;
+use tracetree::print::node_text;
+use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
+use tracetree::search::{SearchFrom, SearchOptions, find_next, search};
+use tracetree_testkit::files::generated;
+use tracetree_testkit::lazy::{reference_traces, testdata_traces};
+
+/// The bundled and reference traces, and a generated wide one (a call
+/// with more children than an iterator's page).
+fn traces(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut traces = testdata_traces();
+    traces.extend(reference_traces());
+    traces.push(generated(dir, Shape::Wide, 1, 256 << 10, None));
+    traces
+}
+
+/// Every node of `thread` with its depth, as the walk meets them.
+fn walked(reader: &LazyTraceReader, thread: ThreadId) -> Vec<(LazyNode, usize)> {
+    let mut nodes = Vec::new();
+    reader
+        .walk_thread(thread, WalkDetail::Headers, |w| {
+            nodes.push((w.node, w.depth));
+            Ok(true)
+        })
+        .unwrap();
+    nodes
+}
+
+#[test]
+fn handles_come_back_to_their_nodes_and_odd_ones_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for trace in traces(dir.path()) {
+        let reader = LazyTraceReader::open(&trace).unwrap();
+        let again = LazyTraceReader::open(&trace).unwrap();
+        for thread in reader.thread_ids() {
+            for (node, _) in walked(&reader, thread).into_iter().take(3000) {
+                let handle = reader.handle(node);
+                assert_eq!(handle.thread, thread);
+                // Another reader of the same trace finds the same node.
+                let found = again.resolve_handle(handle).unwrap();
+                assert_eq!(again.handle(found), handle);
+                assert_eq!(
+                    again.node(found).unwrap().tracepoint().event(),
+                    reader.node(node).unwrap().tracepoint().event()
+                );
+                // One byte in is no tracepoint's start.
+                let inside = NodeHandle {
+                    offset: LogicalOffset(handle.offset.0 + 1),
+                    ..handle
+                };
+                assert!(reader.resolve_handle(inside).is_err(), "{inside:?}");
+                checked += 1;
+            }
+            let far = NodeHandle {
+                thread,
+                offset: LogicalOffset(u64::MAX / 2),
+            };
+            assert!(reader.resolve_handle(far).is_err());
+        }
+        let stranger = NodeHandle {
+            thread: ThreadId(i32::MAX),
+            offset: LogicalOffset(0),
+        };
+        assert!(reader.resolve_handle(stranger).is_err());
+    }
+    assert!(checked > 1000, "{checked} handles checked");
+}
+
+#[test]
+fn iterators_visit_what_the_walk_visits() {
+    let dir = tempfile::tempdir().unwrap();
+    for trace in traces(dir.path()) {
+        let reader = LazyTraceReader::open(&trace).unwrap();
+        for thread in reader.thread_ids() {
+            let all = walked(&reader, thread);
+            let listed: Vec<_> = reader.thread_nodes(thread).map(Result::unwrap).collect();
+            assert_eq!(listed, all, "{}", trace.display());
+            let roots: Vec<_> = reader.roots_iter(thread).map(Result::unwrap).collect();
+            assert_eq!(roots, reader.roots(thread).unwrap());
+            // A few nodes of every depth: children, subtree and what follows.
+            for (i, &(node, depth)) in all.iter().enumerate().step_by(97).take(40) {
+                let children: Vec<_> = reader.children_iter(node).map(Result::unwrap).collect();
+                assert_eq!(children, reader.children(node).unwrap());
+                let subtree: Vec<_> = reader
+                    .subtree(node)
+                    .take(5000)
+                    .map(Result::unwrap)
+                    .collect();
+                let end = all[i + 1..]
+                    .iter()
+                    .position(|&(_, d)| d <= depth)
+                    .map_or(all.len(), |k| i + 1 + k);
+                let end = end.min(i + 5000);
+                let expected: Vec<_> = all[i..end].iter().map(|&(n, d)| (n, d - depth)).collect();
+                assert_eq!(subtree, expected);
+                // What follows, to the thread's end or for 1,000 nodes.
+                let following: Vec<_> = reader
+                    .following(node)
+                    .unwrap()
+                    .take(1000)
+                    .map(Result::unwrap)
+                    .collect();
+                assert_eq!(following, all[i + 1..all.len().min(i + 1001)]);
+            }
+        }
+    }
+}
+
+#[test]
+fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut hits = 0;
+    for trace in traces(dir.path()) {
+        let reader = LazyTraceReader::open(&trace).unwrap();
+        for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
+            let options = SearchOptions {
+                text,
+                ignore_case: text,
+                max: usize::MAX,
+                ..SearchOptions::new(pattern)
+            };
+            let all = search(&reader, &options, &|_| {}).unwrap();
+            for thread in reader.thread_ids() {
+                let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
+                let mut from = SearchFrom::ThreadStart(thread);
+                for hit in expected.into_iter().take(200) {
+                    let found = find_next(&reader, from, &options).unwrap().unwrap();
+                    assert_eq!(&found, hit, "{}", trace.display());
+                    assert_eq!(node_text(&reader, found.node, false).unwrap(), found.line);
+                    from = SearchFrom::After(found.node);
+                    hits += 1;
+                }
+                if all.hits.iter().filter(|h| h.thread == thread).count() <= 200 {
+                    assert_eq!(find_next(&reader, from, &options).unwrap(), None);
+                }
+            }
+        }
+    }
+    assert!(hits > 50, "{hits} hits followed");
+}
