@@ -58,7 +58,15 @@ impl Cache {
 
     /// Opens `path` with the lazy reader, its sidecar in this cache.
     pub fn open_lazy(&self, path: &Path) -> Result<LazyTraceReader> {
-        self.lazy_options().open(path)
+        opened(path, self.lazy_options().open(path)?)
+    }
+
+    /// [`open_lazy`](Self::open_lazy) with a node cache of `cache_bytes`.
+    pub fn open_lazy_caching(&self, path: &Path, cache_bytes: usize) -> Result<LazyTraceReader> {
+        opened(
+            path,
+            self.lazy_options().cache_bytes(cache_bytes).open(path)?,
+        )
     }
 
     /// The v22 trace to open for `file`: itself, or for a foreign trace its
@@ -99,6 +107,19 @@ impl Cache {
         }
         Ok(trace)
     }
+}
+
+/// `reader`, once stderr has heard of a zero-filled tail of its data.
+fn opened(path: &Path, reader: LazyTraceReader) -> Result<LazyTraceReader> {
+    let zeros = reader.report().data.zero_filled_bytes;
+    if zeros > 0 {
+        eprintln!(
+            "tracetree: warning: {}: its last {zeros} bytes are zeros (left by power loss or \
+             written ahead), read as the end of the data",
+            path.display()
+        );
+    }
+    Ok(reader)
 }
 
 /// The bytes of a source: a file's length, or a folder's files' total.

@@ -196,6 +196,13 @@ fn write_status(report: &LoadReport, out: &mut impl Write) -> Result<()> {
             report.unfinished_containers
         )?;
     }
+    if report.zero_filled_bytes > 0 {
+        writeln!(
+            out,
+            "zero-filled tail: the last {} bytes are zeros, read as the end of the data",
+            report.zero_filled_bytes
+        )?;
+    }
     Ok(())
 }
 

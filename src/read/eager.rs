@@ -67,6 +67,10 @@ pub struct LoadReport {
     pub unfinished_containers: usize,
     /// Bytes after the `EOF` object (ignored).
     pub trailing_bytes: u64,
+    /// Zeros at the end of the file, after the last bytes written (power
+    /// loss, a filesystem allocating ahead), read as its end
+    /// ([`TraceBytes::without_zero_tail`]).
+    pub zero_filled_bytes: u64,
 }
 
 impl LoadReport {
@@ -107,13 +111,17 @@ impl EagerTrace {
 
     /// Loads a data file's bytes.
     pub fn load(data: TraceBytes) -> Result<Self> {
+        let (data, zero_filled_bytes) = data.without_zero_tail();
         let bytes = data.as_slice();
         check_file_header(bytes, DATA_MAGIC)?;
         let mut context = ContextBuilder::new();
         let mut nodes: Vec<EagerNode> = Vec::new();
         let mut thread_index: HashMap<ThreadId, usize> = HashMap::new();
         let mut threads: Vec<(ThreadId, ThreadState)> = Vec::new();
-        let mut report = LoadReport::default();
+        let mut report = LoadReport {
+            zero_filled_bytes,
+            ..LoadReport::default()
+        };
         let mut at = PhysicalOffset(FILE_HEADER_LEN);
         loop {
             let mut block_thread = None;

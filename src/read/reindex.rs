@@ -64,7 +64,7 @@ pub fn write_index_to(
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WrittenIndex> {
-    let data = TraceBytes::map(data_path)?;
+    let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
     let path = path.to_path_buf();
     let (outcome, cells) = write_file_atomically(&path, |writer| {
         write_rebuilt_index(
@@ -92,7 +92,7 @@ pub fn check_index(
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<IndexCheck> {
-    let data = TraceBytes::map(data_path)?;
+    let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
     let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)?;
     let index = index_path(data_path);
     let bytes = TraceBytes::map(&index)?;

@@ -174,6 +174,10 @@ enum Backing {
     Mapped(Mmap),
 }
 
+/// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
+/// calls them a zero-filled tail.
+pub const ZERO_SLACK: u64 = 64;
+
 /// The bytes of a data or index file.
 ///
 /// Files are opened read-only and mapped with `memmap2` (a shared mapping:
@@ -246,6 +250,44 @@ impl TraceBytes {
         // trace under a reader.
         let map = unsafe { Mmap::map(file) }?;
         Ok(Self::whole(Backing::Mapped(map)))
+    }
+
+    /// These bytes without a zero-filled tail, and the length of the tail
+    /// cut off (0 when there is none).
+    ///
+    /// Power loss, or a filesystem that allocates ahead, can leave zeros
+    /// after the last byte a recorder wrote; read as objects, each 7 zeros
+    /// are another `THREAD_NAME` of thread 0, so a gigabyte of them is a
+    /// hundred million objects. Every whole block ends with its
+    /// `BLOCK_END` byte and a whole trace with its `EOF` byte, neither
+    /// zero, so only a half-written last block can end in zeros, and
+    /// readers drop that block anyway: when more than [`ZERO_SLACK`] zeros
+    /// end the bytes, they are cut right after the last non-zero byte. The
+    /// scan runs back from the end a window at a time, releasing what it
+    /// read.
+    pub fn without_zero_tail(self) -> (TraceBytes, u64) {
+        const WINDOW: usize = 1 << 20;
+        let bytes = self.as_slice();
+        let mut end = bytes.len();
+        while end > 0 {
+            let start = end.saturating_sub(WINDOW);
+            let found = bytes[start..end].iter().rposition(|&b| b != 0);
+            self.release(start as u64..end as u64);
+            if let Some(last) = found {
+                end = start + last + 1;
+                break;
+            }
+            end = start;
+        }
+        let keep = end as u64;
+        let cut = self.len() - keep;
+        if cut <= ZERO_SLACK {
+            return (self, 0);
+        }
+        match self.slice(0..keep) {
+            Some(kept) => (kept, cut),
+            None => (self, 0),
+        }
     }
 
     /// Reads `path` into memory.

@@ -16,3 +16,4 @@ mod random_mutations;
 mod rebuild;
 mod search;
 mod stream_lazy;
+mod zero_tail;

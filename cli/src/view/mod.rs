@@ -35,7 +35,7 @@ const CACHE_BYTES: usize = 16 << 20;
 
 pub fn run(cache: &Cache, file: &Path) -> Result<()> {
     let trace = cache.trace_path(file)?;
-    let reader = Arc::new(cache.lazy_options().cache_bytes(CACHE_BYTES).open(&trace)?);
+    let reader = Arc::new(cache.open_lazy_caching(&trace, CACHE_BYTES)?);
     let mut app = App::new(reader)?;
     let mut terminal = ratatui::try_init()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);

@@ -534,3 +534,33 @@ fn chrome_exports_above_what_browsers_load_warn_with_a_hint() {
     assert!(ok, "{err}");
     assert!(!err.contains("warning"), "{said} {err}");
 }
+
+#[test]
+fn zeros_after_the_data_are_reported_and_change_nothing() {
+    let (_dir, trace) = bundled();
+    let (ok, before, _) = tracetree(&["print", &trace]);
+    assert!(ok);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&trace)
+        .unwrap();
+    let len = file.metadata().unwrap().len();
+    file.set_len(len + (64 << 20)).unwrap();
+    drop(file);
+    let (ok, after, stderr) = tracetree(&["print", &trace]);
+    assert!(ok, "{stderr}");
+    assert_eq!(after, before);
+    let warning = format!("its last {} bytes are zeros", 64 << 20);
+    assert!(stderr.contains(&warning), "{stderr}");
+    for eager in [false, true] {
+        let args: &[&str] = if eager {
+            &["info", "--eager", &trace]
+        } else {
+            &["info", &trace]
+        };
+        let (ok, info, stderr) = tracetree(args);
+        assert!(ok, "{stderr}");
+        let line = format!("zero-filled tail: the last {} bytes are zeros", 64 << 20);
+        assert!(info.contains(&line), "{info}");
+    }
+}

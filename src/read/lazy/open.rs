@@ -360,11 +360,16 @@ impl LazyOptions {
         on_disk: Option<OnDisk>,
     ) -> Result<LazyTraceReader> {
         check_file_header(data.as_slice(), DATA_MAGIC)?;
+        let (data, zero_filled_bytes) = data.without_zero_tail();
         let on_disk = on_disk.filter(|_| self.sidecar != SidecarPolicy::Off);
         let mut rejected = None;
         if let Some(on_disk) = on_disk.as_ref().filter(|d| d.sidecar.is_some()) {
             match self.load_sidecar(&data, index.as_ref(), on_disk) {
-                Ok(loaded) => return Ok(self.over_sidecar(data, &index, path, on_disk, loaded)),
+                Ok(loaded) => {
+                    let mut reader = self.over_sidecar(data, &index, path, on_disk, loaded);
+                    reader.report.data.zero_filled_bytes = zero_filled_bytes;
+                    return Ok(reader);
+                }
                 Err(problem) => rejected = Some(problem),
             }
         }
@@ -372,7 +377,10 @@ impl LazyOptions {
         let (loaded, status, repaired) = self.load_or_rebuild(&data, index)?;
         let report = index_report(path, status, &loaded.lookup, loaded.references, repaired);
         let report = IndexReport {
-            data: loaded.data,
+            data: LoadReport {
+                zero_filled_bytes,
+                ..loaded.data
+            },
             ..report
         };
         let mut reader = self.reader(data, loaded.lookup, loaded.context, report);
