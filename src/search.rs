@@ -267,12 +267,37 @@ impl Pattern {
     }
 
     fn is_in(&self, haystack: &str) -> bool {
-        if self.ignore_case {
-            haystack.to_lowercase().contains(&self.text)
-        } else {
+        if !self.ignore_case {
             haystack.contains(&self.text)
+        } else if self.text.is_ascii() && haystack.is_ascii() {
+            // Both ASCII: no character lowers to another width, so the
+            // bytes compare in place, without a lowered copy per line.
+            contains_ignoring_ascii_case(haystack.as_bytes(), self.text.as_bytes())
+        } else {
+            haystack.to_lowercase().contains(&self.text)
         }
     }
+}
+
+/// Whether `needle` (lower case) occurs in `haystack`, ASCII letters of
+/// either case matching.
+fn contains_ignoring_ascii_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let (lower, upper) = (first, first.to_ascii_uppercase());
+    let mut from = 0;
+    while let Some(found) = memchr::memchr2(lower, upper, &haystack[from..]) {
+        let start = from + found;
+        let Some(candidate) = haystack.get(start + 1..start + needle.len()) else {
+            return false;
+        };
+        if candidate.eq_ignore_ascii_case(rest) {
+            return true;
+        }
+        from = start + 1;
+    }
+    false
 }
 
 /// What a tracepoint is named by, as an id of its own kind.
@@ -518,5 +543,35 @@ pub(crate) fn name_of(context: &TraceContext, key: NameKey) -> String {
             Err(_) => format!("<missing variable {id}>"),
         },
         NameKey::Kind(kind) => kind.name().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pattern;
+
+    #[test]
+    fn ignoring_case_in_place_agrees_with_lowering_the_text() {
+        let texts = [
+            "",
+            "a",
+            "Thread.run()",
+            "THREAD.RUN",
+            "xx thrEAD",
+            "Kelvin \u{212a} sign",
+            "Straße",
+            "aaab",
+            "abab",
+        ];
+        let patterns = [
+            "", "a", "thread", "read.r", "k", "ab", "aab", "ß", "e ", "sign",
+        ];
+        for text in texts {
+            for pattern in patterns {
+                let lowered = text.to_lowercase().contains(&pattern.to_lowercase());
+                let ours = Pattern::new(pattern, true).is_in(text);
+                assert_eq!(ours, lowered, "{pattern:?} in {text:?}");
+            }
+        }
     }
 }
