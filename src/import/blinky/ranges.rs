@@ -3,10 +3,17 @@
 //! Every line stands alone, so the file is cut into ranges of about
 //! [`RANGE_BYTES`] that end at a newline. While the calling thread applies
 //! the parsed lines of one batch of ranges in file order, rayon's workers
-//! parse the next batch (a range per worker). Memory holds two batches of parsed lines, never
-//! the file; the pages of each applied range are released.
+//! parse the next batch (a range per worker). A range's lines are kept
+//! compact: an execution by its three numbers, any other line (rare) by
+//! its place, parsed again when applied. Memory holds two batches of
+//! parsed lines, never the file; the pages of each applied range are
+//! released.
+
+use std::collections::BTreeSet;
+use std::sync::{PoisonError, RwLock};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::error::Result;
 use crate::storage::TraceBytes;
@@ -16,24 +23,32 @@ use super::line::{self, Line};
 /// Bytes of text per range: large enough that parsing one outweighs
 /// handing it to a worker, small enough that its parsed lines stay a few
 /// MB.
-const RANGE_BYTES: usize = 2 << 20;
+pub(super) const RANGE_BYTES: usize = 2 << 20;
 
-/// Calls `apply` with every whole line of `bytes`, parsed, in file order,
-/// and `progress` with the bytes applied so far after each range; returns
-/// the offset of a cut last line (one with no newline), which is not
-/// applied.
-pub(super) fn for_each_parsed(
-    bytes: &TraceBytes,
-    progress: &dyn Fn(u64),
-    apply: impl FnMut(Line<'_>) -> Result<()>,
-) -> Result<Option<usize>> {
-    for_each_parsed_in(bytes, RANGE_BYTES, progress, apply)
+/// Which executions a pass applies.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Executions<'a> {
+    /// Every one.
+    All,
+    /// None of the threads in the set (those the caller has learnt all it
+    /// needs about: it adds to the set as it applies, and ranges parsed
+    /// later leave them out), and within each range only the first of a
+    /// thread's executions of an instruction since the range's start or its
+    /// last instruction declaration: the instructions' meanings cannot
+    /// change in between, so the others tell nothing new about which
+    /// threads make tracepoints.
+    Distinct(&'a RwLock<BTreeSet<u64>>),
 }
 
-/// [`for_each_parsed`] with ranges of about `range_bytes`.
-fn for_each_parsed_in(
+/// Calls `apply` with every whole line of `bytes` (but the executions
+/// `executions` leaves out), parsed, in file order, reading ranges of
+/// about `range_bytes`, and `progress` with the bytes applied so far after
+/// each range; returns the offset of a cut last line (one with no
+/// newline), which is not applied.
+pub(super) fn for_each_parsed(
     bytes: &TraceBytes,
     range_bytes: usize,
+    executions: Executions<'_>,
     progress: &dyn Fn(u64),
     mut apply: impl FnMut(Line<'_>) -> Result<()>,
 ) -> Result<Option<usize>> {
@@ -51,15 +66,26 @@ fn for_each_parsed_in(
         }
         ranges
     };
-    let mut current = parse_batch(slice, next_batch(&mut next_start));
+    let mut current = parse_batch(slice, next_batch(&mut next_start), executions);
     while !current.is_empty() {
         let upcoming = next_batch(&mut next_start);
         let mut parsed = Vec::new();
         rayon::in_place_scope(|scope| -> Result<()> {
-            scope.spawn(|_| parsed = parse_batch(slice, upcoming));
+            scope.spawn(|_| parsed = parse_batch(slice, upcoming, executions));
             for (range, lines) in std::mem::take(&mut current) {
                 for line in lines {
-                    apply(line)?;
+                    apply(match line {
+                        Parsed::Execution {
+                            thread,
+                            depth,
+                            instruction,
+                        } => Line::Execution {
+                            thread,
+                            depth,
+                            instruction,
+                        },
+                        Parsed::Other { start, end } => line::parse(&slice[start..end]),
+                    })?;
                 }
                 bytes.release_around(range.start as u64..range.end as u64);
                 progress(range.end as u64);
@@ -84,24 +110,99 @@ fn range_end(slice: &[u8], start: usize, range_bytes: usize, whole: usize) -> us
     }
 }
 
+/// A line, parsed compactly.
+#[derive(Debug, Clone, Copy)]
+enum Parsed {
+    /// An execution of the common shape ([`line::plain`]).
+    Execution {
+        thread: u64,
+        depth: i64,
+        instruction: u64,
+    },
+    /// Any other line: its place in the file, without the newline.
+    Other { start: usize, end: usize },
+}
+
 /// A range and its lines, parsed.
-type Parsed<'a> = (std::ops::Range<usize>, Vec<Line<'a>>);
+type ParsedRange = (std::ops::Range<usize>, Vec<Parsed>);
 
 /// The lines of each range, parsed on rayon's workers.
-fn parse_batch(slice: &[u8], ranges: Vec<std::ops::Range<usize>>) -> Vec<Parsed<'_>> {
+fn parse_batch(
+    slice: &[u8],
+    ranges: Vec<std::ops::Range<usize>>,
+    executions: Executions<'_>,
+) -> Vec<ParsedRange> {
     ranges
         .into_par_iter()
         .map(|range| {
-            let text = &slice[range.clone()];
-            let mut lines = Vec::with_capacity(text.len() / 32);
-            let mut start = 0;
-            for newline in memchr::memchr_iter(b'\n', text) {
-                lines.push(line::parse(&text[start..newline]));
-                start = newline + 1;
-            }
+            let lines = match executions {
+                Executions::All => parse_range(slice, range.clone(), |_| false, |_| true),
+                Executions::Distinct(known) => {
+                    let known: FxHashSet<u64> = known
+                        .read()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .iter()
+                        .copied()
+                        .collect();
+                    let mut seen = FxHashSet::default();
+                    // Lines of `$$$` shape are executions or malformed:
+                    // those of known threads need no more reading.
+                    let skip =
+                        |text: &[u8]| line::plain_thread(text).is_some_and(|t| known.contains(&t));
+                    parse_range(slice, range.clone(), skip, |parsed| match *parsed {
+                        Parsed::Execution {
+                            thread,
+                            instruction,
+                            ..
+                        } => seen.insert((thread, instruction)),
+                        Parsed::Other { start, end } => {
+                            if let Line::Instruction(_) = line::parse(&slice[start..end]) {
+                                seen.clear();
+                            }
+                            true
+                        }
+                    })
+                }
+            };
             (range, lines)
         })
         .collect()
+}
+
+/// The lines of `range`, parsed, but those `skip` leaves out unparsed and
+/// those `keep` leaves out parsed.
+#[inline]
+fn parse_range(
+    slice: &[u8],
+    range: std::ops::Range<usize>,
+    skip: impl Fn(&[u8]) -> bool,
+    mut keep: impl FnMut(&Parsed) -> bool,
+) -> Vec<Parsed> {
+    let text = &slice[range.clone()];
+    let mut lines = Vec::with_capacity(text.len() / 48);
+    let mut start = 0;
+    for newline in memchr::memchr_iter(b'\n', text) {
+        if skip(&text[start..newline]) {
+            start = newline + 1;
+            continue;
+        }
+        let parsed = match line::plain(&text[start..newline]) {
+            Some((thread, depth, instruction)) => Parsed::Execution {
+                thread,
+                depth,
+                instruction,
+            },
+            None => Parsed::Other {
+                start: range.start + start,
+                end: range.start + newline,
+            },
+        };
+        if keep(&parsed) {
+            lines.push(parsed);
+        }
+        start = newline + 1;
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -134,11 +235,12 @@ mod tests {
             let trace = TraceBytes::from_vec(bytes.clone());
             for range_bytes in [1, 7, 64, 1000, 1 << 20] {
                 let mut seen = Vec::new();
-                let cut = for_each_parsed_in(&trace, range_bytes, &|_| {}, |parsed| {
-                    seen.push(format!("{parsed:?}"));
-                    Ok(())
-                })
-                .unwrap();
+                let cut =
+                    for_each_parsed(&trace, range_bytes, Executions::All, &|_| {}, |parsed| {
+                        seen.push(format!("{parsed:?}"));
+                        Ok(())
+                    })
+                    .unwrap();
                 let expected: Vec<String> = expected.iter().map(|l| format!("{l:?}")).collect();
                 assert_eq!(seen, expected, "ranges of {range_bytes}");
                 assert_eq!(cut, (!tail.is_empty()).then_some(text.len()));

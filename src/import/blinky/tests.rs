@@ -241,3 +241,53 @@ fn every_truncation_and_byte_change_imports_or_fails_typed() {
         &[0xFF, 0x01],
     );
 }
+
+/// The first pass leaves out executions it has no use for (of threads
+/// already found, or repeated within a range); whatever the ranges, it
+/// finds the threads a line-by-line reading finds, an instruction
+/// redeclared between two executions of one thread included.
+#[test]
+fn threads_are_found_as_a_serial_reading_finds_them() {
+    let mut rng = Rng::new(7);
+    // Thread 11 only runs instruction 99, which makes no tracepoint.
+    let mut text = b"$$method$$,1,run,demo/A,1\n$line$,99,1,5,0,-1,,,\n".to_vec();
+    let kinds = ["$enter$", "$line$", "$field$", "$var$", "$jump$"];
+    for _ in 0..400 {
+        match rng.below(10) {
+            0 => {
+                let kind = kinds[rng.below(kinds.len() as u64) as usize];
+                let id = 10 + rng.below(6);
+                text.extend(format!("{kind},{id},1,5,0,180,,,\n").as_bytes());
+            }
+            1 => text.extend(b"output\n$$$,1,11,0,1,x,99,k\n"),
+            _ => {
+                let (thread, id) = (rng.below(11), 10 + rng.below(6));
+                text.extend(format!("$$$,1,{thread},0,1,x,{id},k\n").as_bytes());
+            }
+        }
+    }
+    let mut making = std::collections::HashMap::new();
+    let mut expected = BTreeSet::new();
+    for text in text.split(|&b| b == b'\n') {
+        match line::parse(text) {
+            Line::Instruction(declared) => {
+                let makes = matches!(declared.kind, b"$enter$" | b"$field$");
+                making.insert(declared.id, makes);
+            }
+            Line::Execution {
+                thread,
+                instruction,
+                ..
+            } if making.get(&instruction) == Some(&true) => {
+                expected.insert(thread);
+            }
+            _ => {}
+        }
+    }
+    assert!(expected.len() > 3 && !expected.contains(&11));
+    let bytes = TraceBytes::from_vec(text);
+    for range_bytes in [1, 30, 100, 1000, 1 << 20] {
+        let found = threads_with_tracepoints(&bytes, range_bytes).unwrap();
+        assert_eq!(found, expected, "ranges of {range_bytes}");
+    }
+}
