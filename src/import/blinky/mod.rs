@@ -25,11 +25,17 @@
 //! source id), once to write them. The first reading parses little: an
 //! execution of a thread already found is skipped at its THREAD field, and
 //! within a range a thread's repeated executions of one instruction are
-//! left out (a declaration in between lets the next one through). Memory
-//! holds the declarations and the open calls, never the lines. A last
-//! line with no newline is a cut record: dropped and reported.
+//! left out (a declaration in between lets the next one through). The
+//! second reading resolves each execution in file order (declarations,
+//! event ids, method and location ids, depths) into a command for its
+//! thread; the threads' commands are pushed into the writer a batch at a
+//! time, a thread per worker (`push`), since threads are independent in
+//! the trace. Memory holds the declarations, the open calls and a batch of
+//! commands, never the lines. A last line with no newline is a cut record:
+//! dropped and reported.
 
 pub mod line;
+mod push;
 mod ranges;
 
 #[cfg(test)]
@@ -41,13 +47,14 @@ use std::sync::{PoisonError, RwLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::common::{CodeLocationId, FieldId, MethodId, ThreadId, VariableId};
+use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::Result;
-use crate::import::names::{Descriptors, Leaf, call, leaf, void_return};
+use crate::import::names::{Descriptors, Leaf, leaf};
 use crate::import::{Damage, ImportSummary};
 use crate::storage::TraceBytes;
-use crate::write::{StreamingThread, StreamingWriter};
+use crate::write::StreamingWriter;
 use line::{ARRAYLOAD, ARRAYSTORE, ATHROW, ENTER, EXIT, FIELD, KINDS, Line, VAR};
+use push::{BATCH_COMMANDS, Command, Pusher};
 use ranges::{Executions, RANGE_BYTES, for_each_parsed};
 
 /// Bytes of the file's start that detection looks at.
@@ -286,11 +293,11 @@ fn leaf_slot(leaf: Leaf) -> usize {
     }
 }
 
-/// A thread of the source: its handle once it made a tracepoint, its open
-/// calls, and the offset of its recorded depth from the nesting.
+/// A thread of the source: whether it made a tracepoint (and has a
+/// handle), its open calls, and the offset of its recorded depth from the nesting.
 struct ThreadState {
     source: u64,
-    handle: Option<StreamingThread>,
+    started: bool,
     depth: u64,
     depth_offset: Option<i64>,
 }
@@ -300,13 +307,14 @@ struct Writing<'w> {
     writer: &'w StreamingWriter,
     declarations: Declarations,
     names: Descriptors,
+    pusher: Pusher,
     ranks: FxHashMap<u64, usize>,
     threads: Vec<ThreadState>,
     summary: ImportSummary,
     /// Counts by kind index: executions that made no tracepoint.
     skipped: Vec<u64>,
-    /// Counts by [`leaf_slot`]: leaves pushed, and their kind's name.
-    leaves: [(&'static str, u64); LEAF_SLOTS],
+    /// Counts by [`leaf_slot`]: leaves pushed, and one of them.
+    leaves: [(Option<Leaf>, u64); LEAF_SLOTS],
     calls: u64,
     /// Counts by kind index: declarations the seed does not list.
     unlisted_lines: Vec<u64>,
@@ -365,27 +373,26 @@ impl Writing<'_> {
             Some(known) if known != offset => self.summary.depth_disagreements += 1,
             Some(_) => {}
         }
-        if state.handle.is_none() && !matches!(action, Action::Skip(_) | Action::Return) {
+        if !state.started && !matches!(action, Action::Skip(_) | Action::Return) {
             let name = format!("thread-{}", state.source);
             let id = ThreadId(rank as _);
-            state.handle = Some(self.writer.new_thread_with_id(id, name.as_str())?);
+            let handle = self.writer.new_thread_with_id(id, name.as_str())?;
+            self.pusher.start(rank, handle);
+            state.started = true;
         }
-        let id = ThreadId(rank as _);
         match action {
             Action::Call(host) => {
                 let method = self
                     .declarations
                     .method(host, &mut self.names, self.writer)?;
                 let event = self.names.next_event()?;
-                let handle = state.handle.as_mut().expect("made above");
-                handle.push_tracepoint(&call(id, event, method))?;
+                self.pusher.push(rank, Command::Call(method, event))?;
                 state.depth += 1;
                 self.calls += 1;
             }
             Action::Return if state.depth == 0 => self.summary.skipped_exits += 1,
             Action::Return => {
-                let handle = state.handle.as_mut().expect("a call is open");
-                handle.push_footer(&void_return())?;
+                self.pusher.push(rank, Command::Return)?;
                 state.depth -= 1;
             }
             Action::Leaf(kind, line, known) => {
@@ -402,11 +409,10 @@ impl Writing<'_> {
                     }
                 };
                 let event = self.names.next_event()?;
-                let tracepoint = leaf(kind, location, id, event);
-                let handle = state.handle.as_mut().expect("made above");
-                handle.push_tracepoint(&tracepoint)?;
+                self.pusher
+                    .push(rank, Command::Leaf(kind, location, event))?;
                 let count = &mut self.leaves[leaf_slot(kind)];
-                *count = (tracepoint.header.tracepoint_type.name(), count.1 + 1);
+                *count = (Some(kind), count.1 + 1);
             }
             Action::Skip(kind) => self.skipped[kind as usize] += 1,
         }
@@ -415,8 +421,9 @@ impl Writing<'_> {
 
     /// Finishes the threads and gathers the counts.
     fn finish(mut self) -> Result<ImportSummary> {
-        for state in self.threads {
-            if let Some(handle) = state.handle {
+        let handles = self.pusher.finish()?;
+        for (state, handle) in self.threads.iter().zip(handles) {
+            if let Some(handle) = handle {
                 handle.finish()?;
                 self.summary.threads += 1;
                 self.summary.unfinished_calls += state.depth;
@@ -440,7 +447,11 @@ impl Writing<'_> {
         }
         self.summary.map("method_call", self.calls);
         for (kind, count) in self.leaves {
-            self.summary.map(kind, count);
+            if let Some(kind) = kind {
+                let example = leaf(kind, CodeLocationId(-1), ThreadId(0), EventId(0));
+                self.summary
+                    .map(example.header.tracepoint_type.name(), count);
+            }
         }
         self.summary.calls = self.calls;
         self.summary.skip("program output lines", self.output_lines);
@@ -457,33 +468,46 @@ pub(crate) fn import(
     writer: &StreamingWriter,
     progress: &dyn Fn(u64),
 ) -> Result<ImportSummary> {
+    import_in(input, writer, progress, RANGE_BYTES, BATCH_COMMANDS)
+}
+
+/// [`import`], reading ranges of about `range_bytes` and pushing batches
+/// of `batch_commands`.
+fn import_in(
+    input: &Path,
+    writer: &StreamingWriter,
+    progress: &dyn Fn(u64),
+    range_bytes: usize,
+    batch_commands: usize,
+) -> Result<ImportSummary> {
     let bytes = TraceBytes::map(input)?;
-    let threads = threads_with_tracepoints(&bytes, RANGE_BYTES)?;
+    let threads = threads_with_tracepoints(&bytes, range_bytes)?;
     bytes.release_around(0..bytes.len());
     let mut writing = Writing {
         writer,
         declarations: Declarations::new(),
         names: Descriptors::default(),
+        pusher: Pusher::new(threads.len(), batch_commands),
         ranks: threads.iter().enumerate().map(|(r, &s)| (s, r)).collect(),
         threads: threads
             .iter()
             .map(|&source| ThreadState {
                 source,
-                handle: None,
+                started: false,
                 depth: 0,
                 depth_offset: None,
             })
             .collect(),
         summary: ImportSummary::default(),
         skipped: vec![0; u16::MAX as usize + 1],
-        leaves: [("", 0); LEAF_SLOTS],
+        leaves: [(None, 0); LEAF_SLOTS],
         calls: 0,
         unlisted_lines: vec![0; u16::MAX as usize + 1],
         output_lines: 0,
         malformed_lines: 0,
         undeclared: 0,
     };
-    let cut = for_each_parsed(&bytes, RANGE_BYTES, Executions::All, progress, |parsed| {
+    let cut = for_each_parsed(&bytes, range_bytes, Executions::All, progress, |parsed| {
         writing.line(parsed)
     })?;
     let mut summary = writing.finish()?;

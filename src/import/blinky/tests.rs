@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::import::test_rows::{Forest, Rng, Row, dumped, import_generated, mutation_campaign};
+use crate::import::test_rows::{
+    Forest, Rng, Row, assert_rows, dumped, import_generated, mutation_campaign,
+};
 use crate::import::{SourceFormat, import_file};
 
 /// The tracepoint an instruction of `kind` with `opcode` makes, if any.
@@ -289,5 +291,30 @@ fn threads_are_found_as_a_serial_reading_finds_them() {
     for range_bytes in [1, 30, 100, 1000, 1 << 20] {
         let found = threads_with_tracepoints(&bytes, range_bytes).unwrap();
         assert_eq!(found, expected, "ranges of {range_bytes}");
+    }
+}
+
+/// However the file is cut into ranges and the commands into batches
+/// (ranges ending inside a thread's run of lines, or mid-line before the
+/// newline is found; a batch a command long), the import gives the rows
+/// the generator expects: damage (garbage lines, a cut last line) stays in
+/// its range.
+#[test]
+fn every_range_and_batch_size_gives_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [2, 3] {
+        let generated = generate(seed, 600);
+        let source = dir.path().join(format!("run-{seed}.txt"));
+        std::fs::write(&source, &generated.text).unwrap();
+        for (range_bytes, batch) in [(1, 1), (37, 5), (500, 64), (4096, 1 << 16)] {
+            let trace = dir.path().join(format!("run-{seed}-{range_bytes}.trace"));
+            let writer = StreamingWriter::create(&trace).unwrap();
+            let summary = import_in(&source, &writer, &|_| {}, range_bytes, batch).unwrap();
+            writer.close_leaving_open().unwrap();
+            let what = format!("seed {seed}, ranges of {range_bytes}, batches of {batch}");
+            assert_rows(&dumped(&trace), &generated.rows, &what);
+            assert_eq!(summary.skipped_exits, generated.skipped_exits, "{what}");
+            assert_eq!(summary.damage.len(), usize::from(generated.cut), "{what}");
+        }
     }
 }
