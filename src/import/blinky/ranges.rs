@@ -4,10 +4,11 @@
 //! [`RANGE_BYTES`] that end at a newline. While the calling thread applies
 //! the parsed lines of one batch of ranges in file order, rayon's workers
 //! parse the next batch (a range per worker). A range's lines are kept
-//! compact: an execution by its three numbers, any other line (rare) by
-//! its place, parsed again when applied. Memory holds two batches of
-//! parsed lines, never the file; the pages of each applied range are
-//! released.
+//! compact: an execution by its three numbers, a run of program output by
+//! its length, any other line (rare) by its place, parsed again when
+//! applied; so a range's parsed lines take at most a few times its bytes
+//! (shortest kept lines: 6 bytes). Memory holds two batches of parsed
+//! lines, never the file; the pages of each applied range are released.
 
 use std::collections::BTreeSet;
 use std::sync::{PoisonError, RwLock};
@@ -23,7 +24,7 @@ use super::line::{self, Line};
 /// Bytes of text per range: large enough that parsing one outweighs
 /// handing it to a worker, small enough that its parsed lines stay a few
 /// MB.
-pub(super) const RANGE_BYTES: usize = 2 << 20;
+pub(super) const RANGE_BYTES: usize = 1 << 20;
 
 /// Which executions a pass applies.
 #[derive(Debug, Clone, Copy)]
@@ -74,18 +75,23 @@ pub(super) fn for_each_parsed(
             scope.spawn(|_| parsed = parse_batch(slice, upcoming, executions));
             for (range, lines) in std::mem::take(&mut current) {
                 for line in lines {
-                    apply(match line {
+                    match line {
                         Parsed::Execution {
                             thread,
                             depth,
                             instruction,
-                        } => Line::Execution {
+                        } => apply(Line::Execution {
                             thread,
                             depth,
                             instruction,
-                        },
-                        Parsed::Other { start, end } => line::parse(&slice[start..end]),
-                    })?;
+                        })?,
+                        Parsed::Output { lines } => {
+                            for _ in 0..lines {
+                                apply(Line::Output)?;
+                            }
+                        }
+                        Parsed::Other { start, end } => apply(line::parse(&slice[start..end]))?,
+                    }
                 }
                 bytes.release_around(range.start as u64..range.end as u64);
                 progress(range.end as u64);
@@ -119,6 +125,8 @@ enum Parsed {
         depth: i64,
         instruction: u64,
     },
+    /// A run of lines that do not start with `$`: program output.
+    Output { lines: usize },
     /// Any other line: its place in the file, without the newline.
     Other { start: usize, end: usize },
 }
@@ -161,6 +169,7 @@ fn parse_batch(
                             }
                             true
                         }
+                        Parsed::Output { .. } => true,
                     })
                 }
             };
@@ -186,12 +195,21 @@ fn parse_range(
             start = newline + 1;
             continue;
         }
-        let parsed = match line::plain(&text[start..newline]) {
+        let bytes = &text[start..newline];
+        let parsed = match line::plain(bytes) {
             Some((thread, depth, instruction)) => Parsed::Execution {
                 thread,
                 depth,
                 instruction,
             },
+            None if bytes.first() != Some(&b'$') => {
+                if let Some(Parsed::Output { lines }) = lines.last_mut() {
+                    *lines += 1;
+                    start = newline + 1;
+                    continue;
+                }
+                Parsed::Output { lines: 1 }
+            }
             None => Parsed::Other {
                 start: range.start + start,
                 end: range.start + newline,
@@ -208,6 +226,23 @@ fn parse_range(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Program output, blank lines included, is kept as runs: a range of
+    /// short lines takes little memory.
+    #[test]
+    fn output_lines_are_kept_as_runs() {
+        let text = b"x\n\n\n$$$,1,2,3,4,5,6,7\n\n\n$\n\n".repeat(1000);
+        let lines = parse_range(&text, 0..text.len(), |_| false, |_| true);
+        assert_eq!(lines.len(), 4001);
+        let outputs: usize = lines
+            .iter()
+            .map(|parsed| match parsed {
+                Parsed::Output { lines } => *lines,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(outputs, 6000);
+    }
 
     /// Every whole line is applied once, in order, whatever the range
     /// size; a last line without newline is reported, not applied.
