@@ -130,7 +130,7 @@ fn trim_end(mut line: &[u8]) -> &[u8] {
 /// line, which [`parse`] reads. Where this gives numbers, [`parse`] gives
 /// an execution of the same numbers.
 #[inline]
-pub fn plain(line: &[u8]) -> Option<(u64, i64, u64)> {
+pub(super) fn plain(line: &[u8]) -> Option<(u64, i64, u64)> {
     plain_execution(line.strip_prefix(b"$$$,")?)
 }
 
@@ -138,7 +138,7 @@ pub fn plain(line: &[u8]) -> Option<(u64, i64, u64)> {
 /// [`plain`] reads it), read without the fields after it; `None` for any
 /// other line.
 #[inline]
-pub fn plain_thread(line: &[u8]) -> Option<u64> {
+pub(super) fn plain_thread(line: &[u8]) -> Option<u64> {
     let rest = line.strip_prefix(b"$$$,")?;
     let at = comma(rest, 0)? + 1;
     plain_number(&rest[at..comma(rest, at)?])
