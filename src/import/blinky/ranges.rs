@@ -4,10 +4,11 @@
 //! [`RANGE_BYTES`] that end at a newline. While the calling thread applies
 //! the parsed lines of one batch of ranges in file order, rayon's workers
 //! parse the next batch (a range per worker). A range's lines are kept
-//! compact: an execution by its three numbers, a run of program output by
-//! its length, any other line (rare) by its place, parsed again when
-//! applied; so a range's parsed lines take at most a few times its bytes
-//! (shortest kept lines: 6 bytes). Memory holds two batches of parsed
+//! compact: an execution by its three numbers, a run of program output or
+//! malformed lines by its length, any other line (a declaration: rare) by
+//! its place, parsed again when applied; so a range's parsed lines take
+//! at most a few times its bytes (the shortest line kept alone, a
+//! `$$x$,` declaration, is 6 bytes). Memory holds two batches of parsed
 //! lines, never the file; the pages of each applied range are released.
 
 use std::collections::BTreeSet;
@@ -85,9 +86,13 @@ pub(super) fn for_each_parsed(
                             depth,
                             instruction,
                         })?,
-                        Parsed::Output { lines } => {
+                        Parsed::Run { malformed, lines } => {
                             for _ in 0..lines {
-                                apply(Line::Output)?;
+                                apply(if malformed {
+                                    Line::Malformed
+                                } else {
+                                    Line::Output
+                                })?;
                             }
                         }
                         Parsed::Other { start, end } => apply(line::parse(&slice[start..end]))?,
@@ -125,8 +130,9 @@ enum Parsed {
         depth: i64,
         instruction: u64,
     },
-    /// A run of lines that do not start with `$`: program output.
-    Output { lines: usize },
+    /// A run of program output lines, or of malformed ones: lines that
+    /// only count.
+    Run { malformed: bool, lines: usize },
     /// Any other line: its place in the file, without the newline.
     Other { start: usize, end: usize },
 }
@@ -169,13 +175,26 @@ fn parse_batch(
                             }
                             true
                         }
-                        Parsed::Output { .. } => true,
+                        Parsed::Run { .. } => true,
                     })
                 }
             };
             (range, lines)
         })
         .collect()
+}
+
+/// For a line [`line::plain`] does not read: whether it only counts, as
+/// malformed (`Some(true)`) or as program output (`Some(false)`).
+fn counted(text: &[u8]) -> Option<bool> {
+    if text.first() != Some(&b'$') {
+        return Some(false);
+    }
+    match line::parse(text) {
+        Line::Output => Some(false),
+        Line::Malformed => Some(true),
+        _ => None,
+    }
 }
 
 /// The lines of `range`, parsed, but those `skip` leaves out unparsed and
@@ -202,17 +221,25 @@ fn parse_range(
                 depth,
                 instruction,
             },
-            None if bytes.first() != Some(&b'$') => {
-                if let Some(Parsed::Output { lines }) = lines.last_mut() {
-                    *lines += 1;
+            None => match counted(bytes) {
+                Some(malformed) => {
+                    match lines.last_mut() {
+                        Some(Parsed::Run {
+                            malformed: m,
+                            lines,
+                        }) if *m == malformed => *lines += 1,
+                        _ => lines.push(Parsed::Run {
+                            malformed,
+                            lines: 1,
+                        }),
+                    }
                     start = newline + 1;
                     continue;
                 }
-                Parsed::Output { lines: 1 }
-            }
-            None => Parsed::Other {
-                start: range.start + start,
-                end: range.start + newline,
+                None => Parsed::Other {
+                    start: range.start + start,
+                    end: range.start + newline,
+                },
             },
         };
         if keep(&parsed) {
@@ -227,21 +254,27 @@ fn parse_range(
 mod tests {
     use super::*;
 
-    /// Program output, blank lines included, is kept as runs: a range of
-    /// short lines takes little memory.
+    /// Program output (blank lines and lone `$` included) and malformed
+    /// lines are kept as runs: a range of short lines takes little memory.
     #[test]
-    fn output_lines_are_kept_as_runs() {
-        let text = b"x\n\n\n$$$,1,2,3,4,5,6,7\n\n\n$\n\n".repeat(1000);
+    fn lines_that_only_count_are_kept_as_runs() {
+        let text = b"x\n\n$\n$$$,1,2,3,4,5,6,7\n$$$,\n$,\n\n$x$,1,2,3\n".repeat(1000);
         let lines = parse_range(&text, 0..text.len(), |_| false, |_| true);
-        assert_eq!(lines.len(), 4001);
-        let outputs: usize = lines
-            .iter()
-            .map(|parsed| match parsed {
-                Parsed::Output { lines } => *lines,
-                _ => 0,
-            })
-            .sum();
-        assert_eq!(outputs, 6000);
+        // Per repeat: output run, execution, malformed run, output run,
+        // instruction.
+        assert_eq!(lines.len(), 5000);
+        let (mut outputs, mut malformed) = (0, 0);
+        for parsed in &lines {
+            match *parsed {
+                Parsed::Run {
+                    malformed: true,
+                    lines,
+                } => malformed += lines,
+                Parsed::Run { lines, .. } => outputs += lines,
+                _ => {}
+            }
+        }
+        assert_eq!((outputs, malformed), (5000, 1000));
     }
 
     /// Every whole line is applied once, in order, whatever the range
