@@ -14,6 +14,7 @@
 //! the same program of calls written by [`blinky_source`] and
 //! [`tptp_source`] (four interleaved threads, field reads, local writes
 //! and line events among the calls); criterion reports bytes per second.
+//! Blinky's import is also timed with one rayon worker: its speed per core.
 //!
 //! Run with `cargo bench --bench import`; criterion reports calls per
 //! second. Max RSS of the command: `/usr/bin/time -f %M target/release/tracetree
@@ -403,6 +404,15 @@ fn import_foreign(c: &mut Criterion) {
     });
     group.bench_function("import (parse + write)", |b| {
         b.iter(|| import_file(&blinky, &out, None, &|_| {}).unwrap())
+    });
+    // Per core: the same import with one rayon worker (the writer's I/O
+    // thread still runs beside it).
+    group.bench_function("import, one worker", |b| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        b.iter(|| pool.install(|| import_file(&blinky, &out, None, &|_| {}).unwrap()))
     });
     group.finish();
     let tptp = tptp_source(size);

@@ -22,11 +22,20 @@
 //! The file is mapped and read twice, its lines parsed in parallel
 //! (`ranges`), each time releasing the pages behind the reader: once to
 //! find the threads that make tracepoints (they are numbered by ascending
-//! source id), once to write them. Memory holds the
-//! declarations and the open calls, never the lines. A last line with no
-//! newline is a cut record: dropped and reported.
+//! source id), once to write them. The first reading parses little: an
+//! execution of a thread already found is skipped at its THREAD field, and
+//! within a range a thread's repeated executions of one instruction are
+//! left out (a declaration in between lets the next one through). The
+//! second reading resolves each execution in file order (declarations,
+//! event ids, method and location ids, depths) into a command for its
+//! thread; the threads' commands are pushed into the writer a batch at a
+//! time, a thread per worker (`push`), since threads are independent in
+//! the trace. Memory holds the declarations, the open calls and a batch of
+//! commands, never the lines. A last line with no newline is a cut record:
+//! dropped and reported.
 
 pub mod line;
+mod push;
 mod ranges;
 
 #[cfg(test)]
@@ -34,17 +43,19 @@ mod tests;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::{PoisonError, RwLock};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::common::{FieldId, MethodId, ThreadId, VariableId};
+use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::Result;
-use crate::import::names::{Descriptors, Leaf, call, leaf, void_return};
+use crate::import::names::{Descriptors, Leaf, leaf};
 use crate::import::{Damage, ImportSummary};
 use crate::storage::TraceBytes;
-use crate::write::{StreamingThread, StreamingWriter};
+use crate::write::StreamingWriter;
 use line::{ARRAYLOAD, ARRAYSTORE, ATHROW, ENTER, EXIT, FIELD, KINDS, Line, VAR};
-use ranges::for_each_parsed;
+use push::{BATCH_COMMANDS, Command, Pusher};
+use ranges::{Executions, RANGE_BYTES, for_each_parsed};
 
 /// Bytes of the file's start that detection looks at.
 const DETECT_BYTES: usize = 64 << 10;
@@ -87,8 +98,9 @@ enum Action {
     Call(u64),
     /// Returns from the innermost open call.
     Return,
-    /// Pushes this leaf at this line.
-    Leaf(Leaf, i32),
+    /// Pushes this leaf at this line, whose code location is looked up on
+    /// the first push and kept.
+    Leaf(Leaf, i32, Option<CodeLocationId>),
     /// Nothing: counted under this kind.
     Skip(u16),
 }
@@ -158,9 +170,9 @@ impl Declarations {
         let action = match (kind, opcode) {
             (ENTER, _) => Action::Call(host),
             (EXIT, _) => Action::Return,
-            (ATHROW, _) => Action::Leaf(Leaf::Throw, line),
-            (ARRAYLOAD, _) => Action::Leaf(Leaf::ReadArray, line),
-            (ARRAYSTORE, _) => Action::Leaf(Leaf::WriteArray, line),
+            (ATHROW, _) => Action::Leaf(Leaf::Throw, line, None),
+            (ARRAYLOAD, _) => Action::Leaf(Leaf::ReadArray, line, None),
+            (ARRAYSTORE, _) => Action::Leaf(Leaf::WriteArray, line, None),
             (FIELD, 178..=181) => {
                 let field = match names {
                     Some((names, writer)) => {
@@ -186,7 +198,7 @@ impl Declarations {
                     178 | 180 => Leaf::ReadField(field),
                     _ => Leaf::WriteField(field),
                 };
-                Action::Leaf(leaf, line)
+                Action::Leaf(leaf, line, None)
             }
             (VAR, 21..=25 | 54..=58) => {
                 let variable = match names {
@@ -201,7 +213,7 @@ impl Declarations {
                     21..=25 => Leaf::ReadLocal(variable),
                     _ => Leaf::WriteLocal(variable),
                 };
-                Action::Leaf(leaf, line)
+                Action::Leaf(leaf, line, None)
             }
             _ => Action::Skip(kind),
         };
@@ -230,12 +242,15 @@ impl Declarations {
     }
 }
 
-/// The source ids of the threads that make at least one tracepoint.
-fn threads_with_tracepoints(bytes: &TraceBytes) -> Result<BTreeSet<u64>> {
+/// The source ids of the threads that make at least one tracepoint,
+/// reading ranges of about `range_bytes`.
+fn threads_with_tracepoints(bytes: &TraceBytes, range_bytes: usize) -> Result<BTreeSet<u64>> {
     let mut declarations = Declarations::new();
-    let mut threads = BTreeSet::new();
-    let mut last = None;
-    for_each_parsed(bytes, &|_| {}, |parsed| {
+    let threads = RwLock::new(BTreeSet::new());
+    // What `threads` holds, read without its lock.
+    let mut found = FxHashSet::default();
+    let distinct = Executions::Distinct(&threads);
+    for_each_parsed(bytes, range_bytes, distinct, &|_| {}, |parsed| {
         match parsed {
             Line::Method { id, name, owner } => declarations.declare_method(id, name, owner),
             Line::Instruction(declared) => declarations.declare_instruction(&declared, None)?,
@@ -243,26 +258,46 @@ fn threads_with_tracepoints(bytes: &TraceBytes) -> Result<BTreeSet<u64>> {
                 thread,
                 instruction,
                 ..
-            } if last != Some(thread) => {
-                if let Some(Action::Call(_) | Action::Leaf(..)) =
-                    declarations.instructions.get(&instruction)
-                {
-                    threads.insert(thread);
-                    last = Some(thread);
+            } => {
+                let makes = matches!(
+                    declarations.instructions.get(&instruction),
+                    Some(Action::Call(_) | Action::Leaf(..))
+                );
+                if makes && found.insert(thread) {
+                    threads
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(thread);
                 }
             }
             _ => {}
         }
         Ok(())
     })?;
-    Ok(threads)
+    Ok(threads.into_inner().unwrap_or_else(PoisonError::into_inner))
 }
 
-/// A thread of the source: its handle once it made a tracepoint, its open
-/// calls, and the offset of its recorded depth from the nesting.
+/// Kinds of leaf: [`leaf_slot`]'s range.
+const LEAF_SLOTS: usize = 7;
+
+/// Where a leaf of this kind is counted.
+fn leaf_slot(leaf: Leaf) -> usize {
+    match leaf {
+        Leaf::ReadField(_) => 0,
+        Leaf::WriteField(_) => 1,
+        Leaf::ReadLocal(_) => 2,
+        Leaf::WriteLocal(_) => 3,
+        Leaf::ReadArray => 4,
+        Leaf::WriteArray => 5,
+        Leaf::Throw => 6,
+    }
+}
+
+/// A thread of the source: whether it made a tracepoint (and has a
+/// handle), its open calls, and the offset of its recorded depth from the nesting.
 struct ThreadState {
     source: u64,
-    handle: Option<StreamingThread>,
+    started: bool,
     depth: u64,
     depth_offset: Option<i64>,
 }
@@ -272,13 +307,15 @@ struct Writing<'w> {
     writer: &'w StreamingWriter,
     declarations: Declarations,
     names: Descriptors,
+    pusher: Pusher,
     ranks: FxHashMap<u64, usize>,
     threads: Vec<ThreadState>,
     summary: ImportSummary,
     /// Counts by kind index: executions that made no tracepoint.
     skipped: Vec<u64>,
-    /// Counts by tracepoint kind name.
-    mapped: FxHashMap<&'static str, u64>,
+    /// Counts by [`leaf_slot`]: leaves pushed, and one of them.
+    leaves: [(Option<Leaf>, u64); LEAF_SLOTS],
+    calls: u64,
     /// Counts by kind index: declarations the seed does not list.
     unlisted_lines: Vec<u64>,
     output_lines: u64,
@@ -336,39 +373,46 @@ impl Writing<'_> {
             Some(known) if known != offset => self.summary.depth_disagreements += 1,
             Some(_) => {}
         }
-        if state.handle.is_none() && !matches!(action, Action::Skip(_) | Action::Return) {
+        if !state.started && !matches!(action, Action::Skip(_) | Action::Return) {
             let name = format!("thread-{}", state.source);
             let id = ThreadId(rank as _);
-            state.handle = Some(self.writer.new_thread_with_id(id, name.as_str())?);
+            let handle = self.writer.new_thread_with_id(id, name.as_str())?;
+            self.pusher.start(rank, handle);
+            state.started = true;
         }
-        let id = ThreadId(rank as _);
         match action {
             Action::Call(host) => {
                 let method = self
                     .declarations
                     .method(host, &mut self.names, self.writer)?;
                 let event = self.names.next_event()?;
-                let handle = state.handle.as_mut().expect("made above");
-                handle.push_tracepoint(&call(id, event, method))?;
+                self.pusher.push(rank, Command::Call(method, event))?;
                 state.depth += 1;
-                *self.mapped.entry("method_call").or_default() += 1;
+                self.calls += 1;
             }
             Action::Return if state.depth == 0 => self.summary.skipped_exits += 1,
             Action::Return => {
-                let handle = state.handle.as_mut().expect("a call is open");
-                handle.push_footer(&void_return())?;
+                self.pusher.push(rank, Command::Return)?;
                 state.depth -= 1;
             }
-            Action::Leaf(kind, line) => {
-                let location = self.names.line(line, self.writer)?;
+            Action::Leaf(kind, line, known) => {
+                let location = match known {
+                    Some(location) => location,
+                    None => {
+                        let location = self.names.line(line, self.writer)?;
+                        if let Some(Action::Leaf(_, _, known)) =
+                            self.declarations.instructions.get_mut(&instruction)
+                        {
+                            *known = Some(location);
+                        }
+                        location
+                    }
+                };
                 let event = self.names.next_event()?;
-                let tracepoint = leaf(kind, location, id, event);
-                let handle = state.handle.as_mut().expect("made above");
-                handle.push_tracepoint(&tracepoint)?;
-                *self
-                    .mapped
-                    .entry(tracepoint.header.tracepoint_type.name())
-                    .or_default() += 1;
+                self.pusher
+                    .push(rank, Command::Leaf(kind, location, event))?;
+                let count = &mut self.leaves[leaf_slot(kind)];
+                *count = (Some(kind), count.1 + 1);
             }
             Action::Skip(kind) => self.skipped[kind as usize] += 1,
         }
@@ -377,8 +421,9 @@ impl Writing<'_> {
 
     /// Finishes the threads and gathers the counts.
     fn finish(mut self) -> Result<ImportSummary> {
-        for state in self.threads {
-            if let Some(handle) = state.handle {
+        let handles = self.pusher.finish()?;
+        for (state, handle) in self.threads.iter().zip(handles) {
+            if let Some(handle) = handle {
                 handle.finish()?;
                 self.summary.threads += 1;
                 self.summary.unfinished_calls += state.depth;
@@ -400,10 +445,15 @@ impl Writing<'_> {
                 .map_or("?", |k| k.as_str());
             self.summary.skip(&format!("{name} lines"), count);
         }
-        for (kind, &count) in &self.mapped {
-            self.summary.map(kind, count);
+        self.summary.map("method_call", self.calls);
+        for (kind, count) in self.leaves {
+            if let Some(kind) = kind {
+                let example = leaf(kind, CodeLocationId(-1), ThreadId(0), EventId(0));
+                self.summary
+                    .map(example.header.tracepoint_type.name(), count);
+            }
         }
-        self.summary.calls = self.mapped.get("method_call").copied().unwrap_or(0);
+        self.summary.calls = self.calls;
         self.summary.skip("program output lines", self.output_lines);
         self.summary.skip("malformed lines", self.malformed_lines);
         self.summary
@@ -418,32 +468,48 @@ pub(crate) fn import(
     writer: &StreamingWriter,
     progress: &dyn Fn(u64),
 ) -> Result<ImportSummary> {
+    import_in(input, writer, progress, RANGE_BYTES, BATCH_COMMANDS)
+}
+
+/// [`import`], reading ranges of about `range_bytes` and pushing batches
+/// of `batch_commands`.
+fn import_in(
+    input: &Path,
+    writer: &StreamingWriter,
+    progress: &dyn Fn(u64),
+    range_bytes: usize,
+    batch_commands: usize,
+) -> Result<ImportSummary> {
     let bytes = TraceBytes::map(input)?;
-    let threads = threads_with_tracepoints(&bytes)?;
+    let threads = threads_with_tracepoints(&bytes, range_bytes)?;
     bytes.release_around(0..bytes.len());
     let mut writing = Writing {
         writer,
         declarations: Declarations::new(),
         names: Descriptors::default(),
+        pusher: Pusher::new(threads.len(), batch_commands),
         ranks: threads.iter().enumerate().map(|(r, &s)| (s, r)).collect(),
         threads: threads
             .iter()
             .map(|&source| ThreadState {
                 source,
-                handle: None,
+                started: false,
                 depth: 0,
                 depth_offset: None,
             })
             .collect(),
         summary: ImportSummary::default(),
         skipped: vec![0; u16::MAX as usize + 1],
-        mapped: FxHashMap::default(),
+        leaves: [(None, 0); LEAF_SLOTS],
+        calls: 0,
         unlisted_lines: vec![0; u16::MAX as usize + 1],
         output_lines: 0,
         malformed_lines: 0,
         undeclared: 0,
     };
-    let cut = for_each_parsed(&bytes, progress, |parsed| writing.line(parsed))?;
+    let cut = for_each_parsed(&bytes, range_bytes, Executions::All, progress, |parsed| {
+        writing.line(parsed)
+    })?;
     let mut summary = writing.finish()?;
     if let Some(offset) = cut {
         summary.damage.push(Damage {

@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::import::test_rows::{Forest, Rng, Row, dumped, import_generated, mutation_campaign};
+use crate::import::test_rows::{
+    Forest, Rng, Row, assert_rows, dumped, import_generated, mutation_campaign,
+};
 use crate::import::{SourceFormat, import_file};
 
 /// The tracepoint an instruction of `kind` with `opcode` makes, if any.
@@ -240,4 +242,79 @@ fn every_truncation_and_byte_change_imports_or_fails_typed() {
         5,
         &[0xFF, 0x01],
     );
+}
+
+/// The first pass leaves out executions it has no use for (of threads
+/// already found, or repeated within a range); whatever the ranges, it
+/// finds the threads a line-by-line reading finds, an instruction
+/// redeclared between two executions of one thread included.
+#[test]
+fn threads_are_found_as_a_serial_reading_finds_them() {
+    let mut rng = Rng::new(7);
+    // Thread 11 only runs instruction 99, which makes no tracepoint.
+    let mut text = b"$$method$$,1,run,demo/A,1\n$line$,99,1,5,0,-1,,,\n".to_vec();
+    let kinds = ["$enter$", "$line$", "$field$", "$var$", "$jump$"];
+    for _ in 0..400 {
+        match rng.below(10) {
+            0 => {
+                let kind = kinds[rng.below(kinds.len() as u64) as usize];
+                let id = 10 + rng.below(6);
+                text.extend(format!("{kind},{id},1,5,0,180,,,\n").as_bytes());
+            }
+            1 => text.extend(b"output\n$$$,1,11,0,1,x,99,k\n"),
+            _ => {
+                let (thread, id) = (rng.below(11), 10 + rng.below(6));
+                text.extend(format!("$$$,1,{thread},0,1,x,{id},k\n").as_bytes());
+            }
+        }
+    }
+    let mut making = std::collections::HashMap::new();
+    let mut expected = BTreeSet::new();
+    for text in text.split(|&b| b == b'\n') {
+        match line::parse(text) {
+            Line::Instruction(declared) => {
+                let makes = matches!(declared.kind, b"$enter$" | b"$field$");
+                making.insert(declared.id, makes);
+            }
+            Line::Execution {
+                thread,
+                instruction,
+                ..
+            } if making.get(&instruction) == Some(&true) => {
+                expected.insert(thread);
+            }
+            _ => {}
+        }
+    }
+    assert!(expected.len() > 3 && !expected.contains(&11));
+    let bytes = TraceBytes::from_vec(text);
+    for range_bytes in [1, 30, 100, 1000, 1 << 20] {
+        let found = threads_with_tracepoints(&bytes, range_bytes).unwrap();
+        assert_eq!(found, expected, "ranges of {range_bytes}");
+    }
+}
+
+/// However the file is cut into ranges and the commands into batches
+/// (ranges ending inside a thread's run of lines, or mid-line before the
+/// newline is found; a batch a command long), the import gives the rows
+/// the generator expects: damage (garbage lines, a cut last line) stays in
+/// its range.
+#[test]
+fn every_range_and_batch_size_gives_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [2, 3] {
+        let generated = generate(seed, 600);
+        let source = dir.path().join(format!("run-{seed}.txt"));
+        std::fs::write(&source, &generated.text).unwrap();
+        for (range_bytes, batch) in [(1, 1), (37, 5), (500, 64), (4096, 1 << 16)] {
+            let trace = dir.path().join(format!("run-{seed}-{range_bytes}.trace"));
+            let writer = StreamingWriter::create(&trace).unwrap();
+            let summary = import_in(&source, &writer, &|_| {}, range_bytes, batch).unwrap();
+            writer.close_leaving_open().unwrap();
+            let what = format!("seed {seed}, ranges of {range_bytes}, batches of {batch}");
+            assert_rows(&dumped(&trace), &generated.rows, &what);
+            assert_eq!(summary.skipped_exits, generated.skipped_exits, "{what}");
+            assert_eq!(summary.damage.len(), usize::from(generated.cut), "{what}");
+        }
+    }
 }
