@@ -144,3 +144,69 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
     }
     assert!(hits > 50, "{hits} hits followed");
 }
+
+#[test]
+fn a_node_of_another_trace_is_an_error_not_a_panic_or_a_wrong_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = traces(dir.path());
+    // The trace with the most threads, so that its nodes' slots are out
+    // of range for some others.
+    let many = traces
+        .iter()
+        .max_by_key(|t| LazyTraceReader::open(t).unwrap().thread_ids().len())
+        .unwrap();
+    let owner = LazyTraceReader::open(many).unwrap();
+    let thread = *owner.thread_ids().last().unwrap();
+    let nodes: Vec<_> = owner
+        .thread_nodes(thread)
+        .take(50)
+        .map(|step| step.unwrap().0)
+        .collect();
+    let others: Vec<_> = traces
+        .iter()
+        .filter(|t| *t != many)
+        .map(|t| LazyTraceReader::open(t).unwrap())
+        .collect();
+    assert!(others.len() > 3);
+    for other in &others {
+        for &node in &nodes {
+            assert!(other.node(node).is_err());
+            assert!(other.parent(node).is_err());
+            assert!(other.child_count(node).is_err());
+            assert!(other.quick_child_count(node).is_err());
+            assert!(other.children_range(node, 0, 10).is_err());
+            assert!(other.ancestors(node).is_err());
+            assert!(other.position(node).is_err());
+            assert!(other.following(node).is_err());
+            assert!(other.subtree(node).any(|step| step.is_err()));
+            assert!(
+                other
+                    .walk_subtree(node, WalkDetail::Headers, |_| Ok(true))
+                    .is_err()
+            );
+            assert!(other.forget_children(node).is_err());
+            assert!(node_text(other, node, false).is_err());
+            // Its handle is plain numbers, which any reader may check.
+            let handle = owner.handle(node);
+            assert_eq!(other.node_thread(node), handle.thread);
+            if other.resolve_handle(handle).is_ok() {
+                assert!(
+                    std::ptr::eq(other, others.last().unwrap())
+                        || other.thread_ids().contains(&handle.thread)
+                );
+            }
+        }
+    }
+    // The owner, and another reader of its trace, answer alike.
+    let again = LazyTraceReader::open(many).unwrap();
+    for &node in &nodes {
+        assert_eq!(
+            again.node(node).unwrap().tracepoint().event(),
+            owner.node(node).unwrap().tracepoint().event()
+        );
+        assert_eq!(
+            again.ancestors(node).unwrap(),
+            owner.ancestors(node).unwrap()
+        );
+    }
+}

@@ -165,10 +165,7 @@ impl LazyTraceReader {
                 handle.offset, handle.thread.0
             )));
         }
-        let node = LazyNode {
-            slot: slot as u32,
-            at: handle.offset,
-        };
+        let node = self.node_at(slot, handle.offset);
         self.position(node)?;
         Ok(node)
     }

@@ -105,7 +105,7 @@ pub use navigate::ChildCount;
 pub use open::LazyOptions;
 
 use crate::common::{EventId, FieldId, LogicalOffset, MethodId, ObjectKind, ThreadId, VariableId};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
@@ -117,11 +117,17 @@ use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
-/// offset. Cheap to copy; meaningful only for the reader that made it.
+/// offset. Cheap to copy; meaningful only for readers of the trace whose
+/// reader made it: a reader of another trace answers it with
+/// [`Error::NoSuchNode`](crate::Error::NoSuchNode). To keep a node beyond
+/// its reader, keep its [`NodeHandle`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LazyNode {
+    /// The trace of the reader that made it ([`LazyTraceReader`]'s `id`).
+    reader: u32,
     slot: u32,
     at: LogicalOffset,
+    thread: ThreadId,
 }
 
 impl LazyNode {
@@ -286,6 +292,8 @@ pub struct LazyTraceReader {
     resolved: RwLock<HashMap<(usize, LogicalOffset), LogicalOffset>>,
     cache: NodeCache,
     report: IndexReport,
+    /// Which trace a node belongs to: its nodes carry it.
+    id: u32,
 }
 
 const _: fn() = || {
@@ -359,7 +367,30 @@ impl LazyTraceReader {
 
     /// The thread a node belongs to.
     pub fn node_thread(&self, node: LazyNode) -> ThreadId {
-        self.lookup.blocks.thread(node.slot as usize).thread
+        node.thread
+    }
+
+    /// The node at logical offset `at` of thread `slot` (a slot of this
+    /// reader's block table).
+    pub(crate) fn node_at(&self, slot: usize, at: LogicalOffset) -> LazyNode {
+        LazyNode {
+            reader: self.id,
+            slot: slot as u32,
+            at,
+            thread: self.lookup.blocks.thread(slot).thread,
+        }
+    }
+
+    /// `node`'s thread slot, when this reader made it.
+    fn own(&self, node: LazyNode) -> Result<usize> {
+        let slot = node.slot as usize;
+        if node.reader != self.id || slot >= self.lookup.blocks.thread_count() {
+            return Err(Error::NoSuchNode(format!(
+                "a node of another trace's reader (thread {}, offset {})",
+                node.thread.0, node.at
+            )));
+        }
+        Ok(slot)
     }
 
     /// A thread's top-level tracepoints (normally its one root call).
@@ -380,6 +411,7 @@ impl LazyTraceReader {
 
     /// A node's tracepoint, footer and content range.
     pub fn node(&self, node: LazyNode) -> Result<Arc<NodeData>> {
+        self.own(node)?;
         let key = Key::Node {
             slot: node.slot,
             at: node.at.0,
@@ -441,7 +473,7 @@ impl LazyTraceReader {
     }
 
     fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
-        let slot = node.slot as usize;
+        let slot = self.own(node)?;
         let (table, cells) = self.containers(slot)?;
         let mut enclosing = table.last_starting_at_or_before(cells, node.at);
         while let Some(k) = enclosing {
@@ -468,10 +500,7 @@ impl LazyTraceReader {
         // holding the node, is a nearer ancestor.
         let mut parent = found;
         while let Some(at) = self.last_child_before(scope, node.at)? {
-            let child = LazyNode {
-                slot: node.slot,
-                at,
-            };
+            let child = self.node_at(slot, at);
             match self.scope(child)? {
                 Some(inner) if inner.start <= node.at && node.at < inner.end => {
                     parent = Some(child);

@@ -563,6 +563,7 @@ impl LazyOptions {
             lookups: lookup.mappings(),
             scattered: Mutex::new(Vec::new()),
         });
+        let id = trace_id(&data, &lookup);
         LazyTraceReader {
             context: context.build(data.clone()),
             data,
@@ -571,8 +572,26 @@ impl LazyOptions {
             resolved: RwLock::new(HashMap::new()),
             cache: NodeCache::new(self.cache_bytes),
             report,
+            id,
         }
     }
+}
+
+/// What a reader's nodes carry to say which trace they belong to: a hash
+/// of the data's length and its threads in slot order, so that readers of
+/// the same trace share nodes and readers of another refuse them.
+fn trace_id(data: &TraceBytes, lookup: &Lookup) -> u32 {
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write_u64(data.len());
+    for slot in 0..lookup.blocks.thread_count() {
+        let thread = lookup.blocks.thread(slot);
+        hasher.write_i32(thread.thread.0);
+        hasher.write_usize(thread.block_count);
+        hasher.write_u64(thread.len);
+    }
+    let hash = hasher.finish();
+    (hash ^ (hash >> 32)) as u32
 }
 
 /// Where a trace opened from a path keeps its sidecar, and the stamps of

@@ -11,7 +11,11 @@
 //!   object never spans blocks, so every decode works on one block's bytes; a
 //!   container header may be its block's last object — its content starts at
 //!   the next block's logical start, which is just another logical offset.
-//! - **Node handle** `LazyNode`: (thread, logical offset of the tracepoint).
+//! - **Node handle** `LazyNode`: (thread, logical offset of the tracepoint),
+//!   tagged with a hash of its trace (data length, threads by slot); a
+//!   reader of another trace refuses it (`NoSuchNode`) instead of reading
+//!   its slot and offset in its own. `NodeHandle` is the untagged pair,
+//!   checked on `resolve_handle`.
 //!   A container's content starts right after its header, so decoding the
 //!   header gives the start; the table gives the end (binary search by start;
 //!   a forward scan passes a hint and the search gallops from the last hit,
@@ -374,7 +378,8 @@ impl LazyTraceReader {
             let first = page * PAGE;
             let (low, high) = (from.max(first) - first, (end - first).min(children.len()));
             if low < high {
-                out.extend(children[low..high].iter().map(|&at| LazyNode { slot, at }));
+                let slot = slot as usize;
+                out.extend(children[low..high].iter().map(|&at| self.node_at(slot, at)));
             }
             if children.len() < PAGE || end <= first + PAGE {
                 return Ok(out);
@@ -424,10 +429,7 @@ impl LazyTraceReader {
             let at = self
                 .through_cell(slot, checked.take(), found)?
                 .ok_or_else(missing)?;
-            let node = LazyNode {
-                slot: slot as u32,
-                at,
-            };
+            let node = self.node_at(slot, at);
             let (skipped, len) = self.stream(slot).skip(at, None)?;
             if !skipped
                 .header
@@ -543,10 +545,7 @@ impl LazyTraceReader {
         if scope.start >= scope.end {
             return Ok(Err(None));
         }
-        let node = |at| LazyNode {
-            slot: scope.slot as u32,
-            at,
-        };
+        let node = |at| self.node_at(scope.slot, at);
         let mut stream = self.stream(scope.slot);
         let pages = match self.paging(scope)? {
             Paging::One(_) => 0..1,

@@ -246,10 +246,7 @@ impl LazyTraceReader {
             if at >= end || (one && started && open.is_empty()) {
                 return Ok(true);
             }
-            let node = LazyNode {
-                slot: slot as u32,
-                at,
-            };
+            let node = self.node_at(slot, at);
             let level = depth + open.len();
             // Read the object at `at`: its header and length, and for a
             // full walk the tracepoint, then the footer of a container.
@@ -531,7 +528,7 @@ impl LazyTraceReader {
         detail: WalkDetail,
         mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
-        let slot = node.slot as usize;
+        let slot = self.own(node)?;
         let end = self.top_scope(slot).end;
         if node.at >= end {
             return Err(Error::NoSuchNode(format!(
