@@ -23,7 +23,7 @@
 //! | `source_format` | dictionary string | `v22`, or the format the trace was imported from |
 //!
 //! Each thread is exported on its own rayon worker by two walks
-//! ([`rows`]), row groups of `row_group_rows` rows compressed with zstd
+//! (`rows`), row groups of `row_group_rows` rows compressed with zstd
 //! and streamed to the file; a new part starts every
 //! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
 //! temporary name beside it and renamed into place only when whole.

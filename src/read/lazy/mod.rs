@@ -119,8 +119,8 @@ use cache::{ChildIndex, Entry, Key, NodeCache};
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for readers of the trace whose
 /// reader made it: a reader of another trace answers it with
-/// [`Error::NoSuchNode`](crate::Error::NoSuchNode). To keep a node beyond
-/// its reader, keep its [`NodeHandle`].
+/// [`Error::NoSuchNode`]. To keep a node beyond its reader, keep its
+/// [`NodeHandle`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LazyNode {
     /// The trace of the reader that made it ([`LazyTraceReader`]'s `id`).
@@ -145,7 +145,7 @@ pub enum IndexChoice {
     UseOrRebuild,
     /// Ignore it and rebuild.
     Rebuild,
-    /// Use it; fail with [`Error::BrokenIndex`](crate::Error::BrokenIndex) when it is missing or broken.
+    /// Use it; fail with [`Error::BrokenIndex`] when it is missing or broken.
     Require,
 }
 
