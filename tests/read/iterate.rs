@@ -167,7 +167,7 @@ fn a_node_of_another_trace_is_an_error_not_a_panic_or_a_wrong_answer() {
         .filter(|t| *t != many)
         .map(|t| LazyTraceReader::open(t).unwrap())
         .collect();
-    assert!(others.len() > 3);
+    assert!(others.len() >= 2, "{} other traces", others.len());
     for other in &others {
         for &node in &nodes {
             assert!(other.node(node).is_err());
