@@ -372,16 +372,13 @@ impl<'c> ThreadSearch<'c> {
         let (name, named_match) = self.name(tracepoint, pattern);
         let kind = tracepoint.tracepoint_type();
         if wanted_kind[kind as usize] {
-            let mut hit = named_match;
-            if !hit && options.text {
-                let parent = self.parent()?;
-                self.line.clear();
-                self.formatter
-                    .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
-                hit = pattern.is_in(&self.line);
+            let mut rendered = false;
+            if !named_match && options.text {
+                self.render(tracepoint, footer)?;
+                rendered = true;
             }
-            if hit {
-                self.hit(node, depth, tracepoint, footer, options)?;
+            if named_match || (rendered && pattern.is_in(&self.line)) {
+                self.hit(node, depth, tracepoint, footer, options, rendered)?;
             }
         }
         if kind.is_container() {
@@ -392,8 +389,16 @@ impl<'c> ThreadSearch<'c> {
         Ok(())
     }
 
+    /// The tracepoint's printed line, into `line`.
+    fn render(&mut self, tracepoint: &Tracepoint<'_>, footer: Option<&Footer<'_>>) -> Result<()> {
+        let parent = self.parent()?;
+        self.line.clear();
+        self.formatter
+            .write_tracepoint(&mut self.line, tracepoint, footer, parent)
+    }
+
     /// Counts a hit, and keeps it (with its line and path) while there is
-    /// room.
+    /// room; `rendered` says `line` already holds its line.
     fn hit(
         &mut self,
         node: LazyNode,
@@ -401,13 +406,13 @@ impl<'c> ThreadSearch<'c> {
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
         options: &SearchOptions,
+        rendered: bool,
     ) -> Result<()> {
         self.total += 1;
         if self.hits.len() < options.max {
-            let parent = self.parent()?;
-            self.line.clear();
-            self.formatter
-                .write_tracepoint(&mut self.line, tracepoint, footer, parent)?;
+            if !rendered {
+                self.render(tracepoint, footer)?;
+            }
             self.hits.push(Hit {
                 thread: self.thread,
                 event: tracepoint.event(),
@@ -470,7 +475,14 @@ impl<'c> ThreadSearch<'c> {
         if wanted_kind[kind as usize] && place.is_some_and(|place| self.names[place as usize].1) {
             if self.hits.len() < options.max {
                 let data = self.reader.node(node)?;
-                self.hit(node, depth, data.tracepoint(), data.footer(), options)?;
+                self.hit(
+                    node,
+                    depth,
+                    data.tracepoint(),
+                    data.footer(),
+                    options,
+                    false,
+                )?;
             } else {
                 self.total += 1;
             }

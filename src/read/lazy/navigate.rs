@@ -13,7 +13,7 @@
 //! log₂(children) lookups in the parent's page index, never a scan of
 //! its siblings.
 
-use super::cache::{Entry, Key, PAGE};
+use super::cache::PAGE;
 use super::{LazyNode, LazyTraceReader, Paging};
 use crate::common::ThreadId;
 use crate::error::Result;
@@ -58,11 +58,7 @@ impl LazyTraceReader {
         if scope.start >= scope.end {
             return Ok(ChildCount::Exact(0));
         }
-        let key = Key::Index {
-            slot: scope.slot as u32,
-            start: scope.start.0,
-        };
-        if let Some(Entry::Index(index)) = self.cache.get(&key) {
+        if let Some(index) = self.cached_child_index(scope) {
             return Ok(ChildCount::Exact(index.count));
         }
         let first = self.page(scope, 0)?.len();

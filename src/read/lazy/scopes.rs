@@ -246,13 +246,10 @@ impl LazyTraceReader {
     /// scope once, keeping the pages it passes while they take at most a
     /// quarter of the cache.
     pub(super) fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
-        let key = Key::Index {
-            slot: scope.slot as u32,
-            start: scope.start.0,
-        };
-        if let Some(Entry::Index(index)) = self.cache.get(&key) {
+        if let Some(index) = self.cached_child_index(scope) {
             return Ok(index);
         }
+        let key = self.index_key(scope);
         let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
         let most = (self.cache.index_budget() / 2 / size_of::<(LogicalOffset, EventId)>()).max(16);
         let mut checkpoints = Vec::new();
@@ -294,6 +291,21 @@ impl LazyTraceReader {
         });
         self.cache.insert(key, Entry::Index(Arc::clone(&index)));
         Ok(index)
+    }
+
+    /// The scope's child index, if the cache still holds it.
+    pub(super) fn cached_child_index(&self, scope: Scope) -> Option<Arc<ChildIndex>> {
+        match self.cache.get(&self.index_key(scope)) {
+            Some(Entry::Index(index)) => Some(index),
+            _ => None,
+        }
+    }
+
+    fn index_key(&self, scope: Scope) -> Key {
+        Key::Index {
+            slot: scope.slot as u32,
+            start: scope.start.0,
+        }
     }
 
     pub(super) fn page_key(&self, scope: Scope, page: usize) -> Key {
