@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::import::cache::trace_in;
 use tracetree::import::{ImportSummary, TracePath};
-use tracetree::read::{LazyOptions, LazyTraceReader};
+use tracetree::read::{EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport};
 use tracetree::storage::cache_dir;
 use tracetree::{Error, Result};
 
@@ -22,12 +22,15 @@ pub struct Cache {
     /// With `--no-cache`, or without a cache directory: a temporary
     /// directory for imports, removed when the command ends.
     _scratch: Option<tempfile::TempDir>,
+    /// With `--strict`: data left out or missing fails the command instead
+    /// of being warned about.
+    strict: bool,
 }
 
 impl Cache {
     /// The cache `--cache-dir DIR` names, none with `--no-cache`, else the
     /// per-user cache directory (none when there is no home directory).
-    pub fn new(dir: Option<PathBuf>, no_cache: bool) -> Result<Cache> {
+    pub fn new(dir: Option<PathBuf>, no_cache: bool, strict: bool) -> Result<Cache> {
         let dir = match dir {
             _ if no_cache => None,
             Some(dir) => Some(dir),
@@ -38,6 +41,7 @@ impl Cache {
                 lookups: Some(dir.join("lookups")),
                 imports: dir,
                 _scratch: None,
+                strict,
             }),
             None => {
                 let scratch =
@@ -46,6 +50,7 @@ impl Cache {
                     lookups: None,
                     imports: scratch.path().to_path_buf(),
                     _scratch: Some(scratch),
+                    strict,
                 })
             }
         }
@@ -58,15 +63,56 @@ impl Cache {
 
     /// Opens `path` with the lazy reader, its sidecar in this cache.
     pub fn open_lazy(&self, path: &Path) -> Result<LazyTraceReader> {
-        opened(path, self.lazy_options().open(path)?)
+        self.opened(path, self.lazy_options().open(path)?)
     }
 
     /// [`open_lazy`](Self::open_lazy) with a node cache of `cache_bytes`.
     pub fn open_lazy_caching(&self, path: &Path, cache_bytes: usize) -> Result<LazyTraceReader> {
-        opened(
+        self.opened(
             path,
             self.lazy_options().cache_bytes(cache_bytes).open(path)?,
         )
+    }
+
+    /// Opens `path` with the lazy reader to read all of it, as `print` and
+    /// `dump` do ([`IndexChoice::Verify`]): the data is read through at the
+    /// open, so that damage anywhere in it is found there (and warned
+    /// about, or fails under `--strict`) and the rows are those the eager
+    /// loader gives; later such opens map the sidecar that scan kept.
+    pub fn open_lazy_whole(&self, path: &Path) -> Result<LazyTraceReader> {
+        let options = self.lazy_options().index(IndexChoice::Verify);
+        self.opened(path, options.open(path)?)
+    }
+
+    /// Opens `path` with the eager loader.
+    pub fn open_eager(&self, path: &Path) -> Result<EagerTrace> {
+        let trace = EagerTrace::open(path)?;
+        self.check_data(path, trace.report(), trace.context().data().len())?;
+        Ok(trace)
+    }
+
+    /// `reader`, once what its open left out or found missing was said on
+    /// stderr (or, under `--strict`, failed the command).
+    fn opened(&self, path: &Path, reader: LazyTraceReader) -> Result<LazyTraceReader> {
+        let report = &reader.report().data;
+        self.check_data(path, report, reader.context().data().len())?;
+        Ok(reader)
+    }
+
+    /// One warning line on stderr saying what a read of `path` left out or
+    /// found missing, and where; an error instead under `--strict`.
+    pub fn check_data(&self, path: &Path, report: &LoadReport, data_len: u64) -> Result<()> {
+        let Some(summary) = report.summary(data_len) else {
+            return Ok(());
+        };
+        if self.strict {
+            return Err(Error::BadSource {
+                path: path.to_path_buf(),
+                what: format!("{summary} (and --strict was given)"),
+            });
+        }
+        eprintln!("tracetree: warning: {}: {summary}", path.display());
+        Ok(())
     }
 
     /// The v22 trace to open for `file`: itself, or for a foreign trace its
@@ -107,19 +153,6 @@ impl Cache {
         }
         Ok(trace)
     }
-}
-
-/// `reader`, once stderr has heard of a zero-filled tail of its data.
-fn opened(path: &Path, reader: LazyTraceReader) -> Result<LazyTraceReader> {
-    let zeros = reader.report().data.zero_filled_bytes;
-    if zeros > 0 {
-        eprintln!(
-            "tracetree: warning: {}: its last {zeros} bytes are zeros (left by power loss or \
-             written ahead), read as the end of the data",
-            path.display()
-        );
-    }
-    Ok(reader)
 }
 
 /// The bytes of a source: a file's length, or a folder's files' total.

@@ -12,7 +12,7 @@ use tracetree::format::index::parse_index;
 use tracetree::import::stored_summary;
 use tracetree::model::TracepointType;
 use tracetree::read::{
-    EagerTrace, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport, index_path,
+    IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport, index_path,
 };
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
@@ -21,7 +21,7 @@ use crate::cache::Cache;
 
 pub fn run(cache: &Cache, file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
     if eager {
-        run_eager(file, out)?;
+        run_eager(cache, file, out)?;
     } else {
         run_lazy(cache, file, out)?;
     }
@@ -105,7 +105,7 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
             report.repaired_containers
         )?;
     }
-    write_status(&report.data, out)?;
+    write_status(&report.data, reader.context().data().len(), out)?;
     let threads = reader.threads();
     writeln!(out, "threads: {}", threads.len())?;
     for thread in &threads {
@@ -114,8 +114,8 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
     write_counts(&reader.count_tracepoints()?, out)
 }
 
-fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
-    let trace = EagerTrace::open(file)?;
+fn run_eager(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
+    let trace = cache.open_eager(file)?;
     write_file_header(file, out)?;
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
@@ -144,7 +144,7 @@ fn run_eager(file: &Path, out: &mut impl Write) -> Result<()> {
             Err(error) => writeln!(out, "index: {} unreadable ({error})", index.display())?,
         },
     }
-    write_status(trace.report(), out)?;
+    write_status(trace.report(), trace.context().data().len(), out)?;
     writeln!(out, "threads: {}", trace.threads().len())?;
     for thread in trace.threads() {
         write_thread(trace.context(), thread.thread, thread.blocks, out)?;
@@ -183,25 +183,15 @@ pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
     }
 }
 
-fn write_status(report: &LoadReport, out: &mut impl Write) -> Result<()> {
-    if report.is_complete() {
-        writeln!(out, "status: complete")?;
+fn write_status(report: &LoadReport, data_len: u64, out: &mut impl Write) -> Result<()> {
+    let whole = if report.missing_eof || report.dropped_blocks > 0 {
+        "incomplete"
     } else {
-        writeln!(
-            out,
-            "status: incomplete (a crashed recorder's?): {}EOF, {} half-written block(s) ({} bytes) dropped, {} unfinished container(s)",
-            if report.missing_eof { "no " } else { "" },
-            report.dropped_blocks,
-            report.dropped_bytes,
-            report.unfinished_containers
-        )?;
-    }
-    if report.zero_filled_bytes > 0 {
-        writeln!(
-            out,
-            "zero-filled tail: the last {} bytes are zeros, read as the end of the data",
-            report.zero_filled_bytes
-        )?;
+        "complete"
+    };
+    match report.summary(data_len) {
+        None => writeln!(out, "status: {whole}")?,
+        Some(summary) => writeln!(out, "status: {whole}: {summary}")?,
     }
     Ok(())
 }

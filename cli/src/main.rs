@@ -20,7 +20,6 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use tracetree::common::{EventId, ThreadId};
 use tracetree::print::PrintOptions;
-use tracetree::read::EagerTrace;
 
 use cache::Cache;
 use tracetree::{Error, Result};
@@ -42,6 +41,11 @@ pub struct Cli {
     /// imports to a temporary directory removed at the end.
     #[arg(long, global = true, conflicts_with = "cache_dir")]
     pub no_cache: bool,
+    /// Fail when a trace is incomplete or damaged (no end marker, a block
+    /// cut short, unfinished calls, bytes ignored) instead of reading what
+    /// is whole and warning on stderr.
+    #[arg(long, global = true)]
+    pub strict: bool,
 }
 
 /// The commands.
@@ -281,7 +285,7 @@ fn main() -> ExitCode {
 pub fn run(cli: Cli) -> Result<()> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let cache = Cache::new(cli.cache_dir, cli.no_cache)?;
+    let cache = Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?;
     match cli.command {
         Command::Info { file, eager } => {
             info::run(&cache, &cache.trace_path(&file)?, eager, &mut out)?;
@@ -301,10 +305,10 @@ pub fn run(cli: Cli) -> Result<()> {
             let threads = thread_filter(&threads);
             let file = cache.trace_path(&file)?;
             if eager {
-                let trace = EagerTrace::open(&file)?;
+                let trace = cache.open_eager(&file)?;
                 tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             } else {
-                let trace = cache.open_lazy(&file)?;
+                let trace = cache.open_lazy_whole(&file)?;
                 tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
             }
         }
@@ -322,10 +326,10 @@ pub fn run(cli: Cli) -> Result<()> {
             };
             let file = cache.trace_path(&file)?;
             if eager {
-                let trace = EagerTrace::open(&file)?;
+                let trace = cache.open_eager(&file)?;
                 tracetree::print::print_trace(&trace, &options, &mut out)?;
             } else {
-                let trace = cache.open_lazy(&file)?;
+                let trace = cache.open_lazy_whole(&file)?;
                 tracetree::print::print_trace(&trace, &options, &mut out)?;
             }
         }

@@ -560,7 +560,51 @@ fn zeros_after_the_data_are_reported_and_change_nothing() {
         };
         let (ok, info, stderr) = tracetree(args);
         assert!(ok, "{stderr}");
-        let line = format!("zero-filled tail: the last {} bytes are zeros", 64 << 20);
+        let line = format!("status: complete: its last {} bytes are zeros", 64 << 20);
         assert!(info.contains(&line), "{info}");
+    }
+}
+
+#[test]
+fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
+    let (dir, trace) = bundled();
+    let data = std::fs::read(&trace).unwrap();
+    let damaged = dir.path().join("damaged.trace");
+    // A half-written last block, then an unknown object kind where the
+    // middle block starts.
+    let reader = tracetree::read::LazyOptions::default()
+        .open(&trace)
+        .unwrap();
+    let blocks = reader.block_table().blocks();
+    let middle = blocks[blocks.len() / 2].start;
+    drop(reader);
+    let mut flipped = data.clone();
+    flipped[middle.0 as usize] = 0xEE;
+    let cases = [
+        (&data[..data.len() - data.len() / 5], "is cut short"),
+        (
+            &flipped[..],
+            &format!("the block at offset {middle} is damaged (unknown object kind")[..],
+        ),
+    ];
+    for (bytes, said) in cases {
+        std::fs::write(&damaged, bytes).unwrap();
+        let path = damaged.to_str().unwrap();
+        for command in ["print", "dump"] {
+            let (ok, lazy, lazy_err) = tracetree(&[command, path]);
+            let (eager_ok, eager, eager_err) = tracetree(&[command, "--eager", path]);
+            assert!(ok && eager_ok, "{lazy_err} {eager_err}");
+            assert_eq!(lazy, eager, "{command} {said}");
+            assert_eq!(lazy_err, eager_err, "{command} {said}");
+            let warning = lazy_err.trim_end();
+            assert!(
+                warning.starts_with("tracetree: warning: ") && warning.contains(said),
+                "{warning}"
+            );
+            assert_eq!(warning.lines().count(), 1, "{warning}");
+            let (ok, out, err) = tracetree(&["--strict", command, path]);
+            assert!(!ok && out.is_empty(), "{out}");
+            assert!(err.contains(said) && err.contains("--strict"), "{err}");
+        }
     }
 }

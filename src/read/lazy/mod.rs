@@ -145,6 +145,15 @@ pub enum IndexChoice {
     UseOrRebuild,
     /// Ignore it and rebuild.
     Rebuild,
+    /// Read the data through first, as a rebuild does, so that a block that
+    /// cannot be read is found at the open and reported
+    /// ([`LoadReport`](crate::read::LoadReport)) rather than met halfway
+    /// through a walk, and the reader gives exactly the eager loader's
+    /// rows: for callers about to read the whole trace (`print`, `dump`).
+    /// The lookups come from that scan, or from the sidecar such a scan
+    /// kept for the same files (none is kept of a damaged trace, so that
+    /// every open says why).
+    Verify,
     /// Use it; fail with [`Error::BrokenIndex`] when it is missing or broken.
     Require,
 }

@@ -25,7 +25,8 @@
 //! "tracetree's index policy").
 //!
 //! `IndexChoice::Require` turns a broken index into `Error::BrokenIndex`;
-//! `IndexChoice::Rebuild` skips the index.
+//! `IndexChoice::Rebuild` skips the index; `IndexChoice::Verify` skips it
+//! too, but reuses and keeps the sidecar of such a rebuild.
 //!
 //! **Which thread a container cell belongs to.** A container cell holds
 //! logical offsets, meaningful only in one thread. A streaming writer lists a
@@ -288,7 +289,7 @@ impl LazyOptions {
         let data_stamp = Stamp::of(path);
         let data = TraceBytes::map(path)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
-        let index = if self.index == IndexChoice::Rebuild {
+        let index = if self.rebuilds() {
             Err(IndexProblem::Requested)
         } else {
             TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
@@ -309,7 +310,7 @@ impl LazyOptions {
         let data = pack.data()?;
         let index_name = PathBuf::from(format!("{}!{INDEX_ENTRY}", path.display()));
         let index = match pack.index()? {
-            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
+            _ if self.rebuilds() => Err(IndexProblem::Requested),
             Some(index) => Ok(index),
             None => Err(IndexProblem::Missing(format!(
                 "{} holds no {INDEX_ENTRY}",
@@ -342,11 +343,16 @@ impl LazyOptions {
         index: Option<TraceBytes>,
     ) -> Result<LazyTraceReader> {
         let index = match index {
-            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
+            _ if self.rebuilds() => Err(IndexProblem::Requested),
             Some(index) => Ok(index),
             None => Err(IndexProblem::Missing("no index given".into())),
         };
         self.build(data, index, None, None)
+    }
+
+    /// Whether the index is skipped and the lookups rebuilt from the data.
+    fn rebuilds(&self) -> bool {
+        matches!(self.index, IndexChoice::Rebuild | IndexChoice::Verify)
     }
 
     /// The open, step by step: a valid sidecar answers everything; else
@@ -411,6 +417,11 @@ impl LazyOptions {
         let rebuilt = matches!(loaded.status, IndexStatus::Rebuilt(_));
         if rebuilt && self.index == IndexChoice::Require {
             return Err(SidecarProblem::Rebuilt);
+        }
+        if !rebuilt && self.index == IndexChoice::Verify {
+            return Err(SidecarProblem::Stale(
+                "made from the index, and the data is to be read through".into(),
+            ));
         }
         Ok(loaded)
     }
@@ -496,7 +507,10 @@ impl LazyOptions {
         index: Option<&TraceBytes>,
         rejected: Option<SidecarProblem>,
     ) -> LazyTraceReader {
-        let write = self.sidecar == SidecarPolicy::ReadWrite && self.index != IndexChoice::Rebuild;
+        // A damaged trace's sidecar would not say how it is damaged.
+        let write = self.sidecar == SidecarPolicy::ReadWrite
+            && self.index != IndexChoice::Rebuild
+            && reader.report.data.damage.is_none();
         let outcome = match &on_disk.sidecar {
             Some(path) if write => {
                 let outcome = reader.write_sidecar(path, &on_disk, index);

@@ -124,7 +124,15 @@ impl Stitch {
                         .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
                         .unwrap_or_default();
                     let mut exact = Summaries::default();
-                    match summarize(data, *at, Outer::Known(&stack), &mut exact)? {
+                    let step = match summarize(data, *at, Outer::Known(&stack), &mut exact) {
+                        Ok(step) => step,
+                        Err(error) => {
+                            report.drop_damaged(*at, data.len() as u64, error);
+                            self.done = true;
+                            break;
+                        }
+                    };
+                    match step {
                         Step::Block(block) => {
                             exact.blocks.push(block);
                             sources.push(exact);
@@ -141,9 +149,7 @@ impl Stitch {
                             break;
                         }
                         Step::Truncated(start) => {
-                            report.missing_eof = true;
-                            report.dropped_blocks = 1;
-                            report.dropped_bytes = data.len() as u64 - start.0;
+                            report.drop_truncated(start, data.len() as u64);
                             self.done = true;
                             break;
                         }

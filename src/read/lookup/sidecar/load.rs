@@ -122,6 +122,7 @@ pub(super) fn load_mapped(
         dropped_blocks: header.dropped_blocks.get() as usize,
         unfinished_containers: header.unfinished.get() as usize,
         trailing_bytes: header.trailing_bytes.get(),
+        damage: None,
         // Measured again at every open (the bytes are cut before this).
         zero_filled_bytes: 0,
     };
