@@ -12,7 +12,8 @@ use tracetree::format::index::parse_index;
 use tracetree::import::stored_summary;
 use tracetree::model::TracepointType;
 use tracetree::read::{
-    IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport, index_path,
+    IndexProblem, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport,
+    index_path,
 };
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
@@ -85,6 +86,11 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
         IndexStatus::Used { complete: false } => writeln!(
             out,
             "index: {index} (valid, used; no footer: the recorder did not finish)"
+        )?,
+        IndexStatus::Rebuilt(IndexProblem::Requested) => writeln!(
+            out,
+            "index: {index} not needed: the lookups were made by reading the data through \
+             (as `print` and `dump` do)"
         )?,
         IndexStatus::Rebuilt(problem) if report.sidecar_used() => writeln!(
             out,

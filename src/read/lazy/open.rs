@@ -25,8 +25,9 @@
 //! "tracetree's index policy").
 //!
 //! `IndexChoice::Require` turns a broken index into `Error::BrokenIndex`;
-//! `IndexChoice::Rebuild` skips the index; `IndexChoice::Verify` skips it
-//! too, but reuses and keeps the sidecar of such a rebuild.
+//! `IndexChoice::Rebuild` skips the index; `IndexChoice::Verify` rebuilds
+//! too, but keeps its sidecar (keyed with the index, as any open's, so
+//! that later opens of either choice map it) and reuses a rebuild's.
 //!
 //! **Which thread a container cell belongs to.** A container cell holds
 //! logical offsets, meaningful only in one thread. A streaming writer lists a
@@ -289,7 +290,7 @@ impl LazyOptions {
         let data_stamp = Stamp::of(path);
         let data = TraceBytes::map(path)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
-        let index = if self.rebuilds() {
+        let index = if self.index == IndexChoice::Rebuild {
             Err(IndexProblem::Requested)
         } else {
             TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
@@ -310,7 +311,7 @@ impl LazyOptions {
         let data = pack.data()?;
         let index_name = PathBuf::from(format!("{}!{INDEX_ENTRY}", path.display()));
         let index = match pack.index()? {
-            _ if self.rebuilds() => Err(IndexProblem::Requested),
+            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
             Some(index) => Ok(index),
             None => Err(IndexProblem::Missing(format!(
                 "{} holds no {INDEX_ENTRY}",
@@ -343,16 +344,11 @@ impl LazyOptions {
         index: Option<TraceBytes>,
     ) -> Result<LazyTraceReader> {
         let index = match index {
-            _ if self.rebuilds() => Err(IndexProblem::Requested),
+            _ if self.index == IndexChoice::Rebuild => Err(IndexProblem::Requested),
             Some(index) => Ok(index),
             None => Err(IndexProblem::Missing("no index given".into())),
         };
         self.build(data, index, None, None)
-    }
-
-    /// Whether the index is skipped and the lookups rebuilt from the data.
-    fn rebuilds(&self) -> bool {
-        matches!(self.index, IndexChoice::Rebuild | IndexChoice::Verify)
     }
 
     /// The open, step by step: a valid sidecar answers everything; else
@@ -380,6 +376,12 @@ impl LazyOptions {
             }
         }
         let index_bytes = index.as_ref().ok().cloned();
+        // Verifying reads the data through, as a rebuild does; the index
+        // still keys the sidecar, so that later opens use this one.
+        let index = match index {
+            Ok(_) if self.index == IndexChoice::Verify => Err(IndexProblem::Requested),
+            index => index,
+        };
         let (loaded, status, repaired) = self.load_or_rebuild(&data, index)?;
         let report = index_report(path, status, &loaded.lookup, loaded.references, repaired);
         let report = IndexReport {

@@ -108,8 +108,9 @@ pub enum IndexProblem {
     /// A scan of the data contradicted the index.
     #[error("the data contradicts the index: {0}")]
     Inconsistent(String),
-    /// The caller asked for a rebuild.
-    #[error("rebuild requested")]
+    /// The caller asked for a rebuild (or to read the data through, as
+    /// `print` does).
+    #[error("the data was read through instead")]
     Requested,
     /// The lookups come from a sidecar written after a rebuild; this was
     /// the problem then.

@@ -277,6 +277,10 @@ pub(super) fn load_mapped(
     let status = match status {
         STATUS_USED => IndexStatus::Used { complete: true },
         STATUS_NO_FOOTER => IndexStatus::Used { complete: false },
+        // A rebuild asked for is no problem of the index: say so again.
+        _ if problem == IndexProblem::Requested.to_string() => {
+            IndexStatus::Rebuilt(IndexProblem::Requested)
+        }
         _ => IndexStatus::Rebuilt(IndexProblem::Recorded(problem)),
     };
     Ok(LoadedSidecar {
