@@ -5,8 +5,9 @@
 //! - **Size.** Each thread gets an equal share of the data file (less the
 //!   file header, `EOF`, the thread-name blocks and each block's framing)
 //!   and records until its projected length — payload written plus the
-//!   footers its open containers still need — reaches the share
-//!   ([`ThreadGenerator::run_until`], asked every 16 tracepoints). A thread
+//!   footers its open containers still need — reaches the share, less
+//!   half what it writes between two checks ([`ThreadGenerator::run_until`],
+//!   asked every 16 tracepoints), so threads end around it. A thread
 //!   always writes its root call and the reference objects it uses (about
 //!   1.5 KB), so a size below that per thread gives that much instead.
 //! - **Determinism.** A thread's tracepoints depend only on the seed, the
@@ -48,6 +49,11 @@ const QUEUE_CAPACITY: usize = 4;
 
 /// Progress is reported each time a thread has written this much more.
 const PROGRESS_STEP: u64 = 256 << 10;
+
+/// About half the bytes a thread writes between two checks of its length
+/// (16 tracepoints of ~40 bytes): a thread stops this much before its
+/// share, so that threads end around their share rather than all past it.
+const STOP_MARGIN: u64 = 320;
 
 /// What [`generate_file`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,7 +197,7 @@ pub fn generate_file(
                                 progress(total + length - reported);
                                 reported = length;
                             }
-                            length >= share || failed.load(Ordering::Relaxed)
+                            length + STOP_MARGIN >= share || failed.load(Ordering::Relaxed)
                         };
                         let mut generator =
                             ThreadGenerator::new(options.shape, options.seed, t as u64, threads);
