@@ -108,11 +108,15 @@ pub enum Command {
         eager: bool,
     },
     /// Generate a synthetic trace of a given size and shape with the
-    /// streaming writer (deterministic for a seed), for benchmarks.
+    /// streaming writer, for benchmarks: the same bytes for the same seed
+    /// and options, whatever the threads' timing.
     Gen {
-        /// The data file to write (its index goes to `OUT.idx`).
+        /// The data file to write (its index goes to `OUT.idx`), under a
+        /// temporary name renamed when complete: a failure leaves nothing.
         out: PathBuf,
-        /// Approximate size of the data file (`100MB`, `10GB`).
+        /// Size of the data file (`100MB`, `10GB`; units are powers of
+        /// 1024), reached within a few hundred bytes per thread; each thread
+        /// writes at least about 1.5 KB.
         #[arg(long, value_parser = tracetree::generate::parse_size)]
         size: u64,
         /// Producer threads, each recording one thread of the trace.
@@ -126,9 +130,13 @@ pub enum Command {
         /// Seed of the pseudo-random choices.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Payload bytes per block (default 1 MiB; 16 KiB for the threads shape).
+        /// Payload bytes per block (default 1 MiB; 16 KiB for the threads
+        /// shape), lowered so that all threads' buffers fit 256 MiB.
         #[arg(long, value_parser = tracetree::generate::parse_size)]
         block_size: Option<u64>,
+        /// Replace OUT (and OUT.idx) if it exists.
+        #[arg(long)]
+        force: bool,
     },
     /// Convert a foreign trace (`.flow`, JFR, Blinky, TPTP) or a packed
     /// trace into a v22 trace.
@@ -340,7 +348,19 @@ pub fn run(cli: Cli) -> Result<()> {
             shape,
             seed,
             block_size,
-        } => gen_trace::run(&path, size, threads, shape, seed, block_size, &mut out)?,
+            force,
+        } => gen_trace::run(
+            &gen_trace::GenRequest {
+                path: &path,
+                size,
+                threads,
+                shape,
+                seed,
+                block_size,
+                force,
+            },
+            &mut out,
+        )?,
         Command::Import {
             input,
             output,

@@ -1,19 +1,20 @@
 //! Synthetic traces, in one place (cargo feature `generate`, on by
 //! default):
 //!
-//! - [`shapes`]: traces of a chosen shape and size, deterministic for a
-//!   seed, recorded through the streaming writer: the benchmarks' multi-GB
-//!   traces and `tracetree gen` (re-exported here).
+//! - [`shapes`]: traces of a chosen shape, deterministic for a seed,
+//!   recorded through any writer; [`generate_file`] writes one of a given
+//!   size through the streaming writer, the same bytes for the same
+//!   options: the benchmarks' multi-GB traces and `tracetree gen`.
 //! - [`samples`]: the small sample traces kept in `testdata/`, recorded
 //!   through the builder API.
 //! - [`raw`]: a byte-level writer that imitates the recorder itself
 //!   (interleaved blocks, rewritten reference objects, crashes), for the
 //!   readers' tests of what a real recorder leaves behind.
 
+mod file;
 pub mod raw;
 pub mod samples;
 pub mod shapes;
 
-pub use shapes::{
-    DEEP_RECURSION, GenerateOptions, Shape, ThreadGenerator, generate_file, parse_size,
-};
+pub use file::{BUFFER_BUDGET, GenerateOptions, MIN_BLOCK_SIZE, generate_file};
+pub use shapes::{DEEP_RECURSION, Shape, ThreadGenerator, parse_size};

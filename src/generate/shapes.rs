@@ -1,6 +1,6 @@
 //! Synthetic traces of a chosen shape, deterministic for a seed, recorded
 //! through any [`PushRecorder`]: the source of the benchmarks' multi-GB
-//! traces and of `tracetree gen`.
+//! traces and of `tracetree gen` (through [`generate_file`](super::generate_file)).
 //!
 //! The generator interns its vocabulary (classes, methods, fields,
 //! variables, code locations) once, as reference objects with fixed ids,
@@ -10,17 +10,16 @@
 //!
 //! Shapes:
 //! - [`Shape::Mixed`]: like a recorded program: calls with arguments and
-//!   results, field and local reads and writes, array writes, loops with
-//!   iterations, objects and strings; moderate depth and fan-out.
+//!   results of their methods' types, field and local reads and writes,
+//!   array writes, loops of one to three iterations (the recorder makes a
+//!   loop's tracepoint at its first iteration, so never writes an empty
+//!   one), objects and strings; moderate depth and fan-out.
 //! - [`Shape::Wide`]: one call with as many direct children as the size allows.
 //! - [`Shape::Deep`]: recursion [`DEEP_RECURSION`] calls deep, repeated.
 //! - [`Shape::Threads`]: the mixed shape, meant for many threads and small blocks.
 
 use std::fmt;
 use std::str::FromStr;
-
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::common::{
     AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
@@ -33,7 +32,7 @@ use crate::model::{
     FieldDescriptor, Footer, JavaStr, LocalKind, LocalName, MethodDescriptor, StringObject,
     Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value, VariableDescriptor,
 };
-use crate::write::{PushRecorder, StreamingOptions, StreamingSummary, StreamingWriter};
+use crate::write::{PushRecorder, StreamingThread};
 
 /// How deep [`Shape::Deep`] recurses before unwinding.
 pub const DEEP_RECURSION: usize = 200_000;
@@ -144,6 +143,8 @@ const PROCESS: MethodId = MethodId(1);
 const COMPUTE: MethodId = MethodId(2);
 const FILL: MethodId = MethodId(3);
 const RECURSE: MethodId = MethodId(4);
+const NAME_OF: MethodId = MethodId(5);
+const ITEM_AT: MethodId = MethodId(6);
 
 const VALUE_FIELD: FieldId = FieldId(0);
 const COUNT_FIELD: FieldId = FieldId(1);
@@ -266,6 +267,14 @@ fn vocabulary() -> Vec<Object<'static>> {
         method(COMPUTE, WORKER_KT, "compute", vec![Type::Int], Type::Int),
         method(FILL, WORKER, "fill", vec![], Type::Void),
         method(RECURSE, WORKER_KT, "recurse", vec![Type::Int], Type::Int),
+        method(
+            NAME_OF,
+            WORKER_KT,
+            "nameOf",
+            vec![Type::Int],
+            Type::Object(text("java.lang.String")),
+        ),
+        method(ITEM_AT, WORKER, "itemAt", vec![Type::Int], item()),
         field(VALUE_FIELD, ITEM, "value", Type::Int, false),
         field(COUNT_FIELD, WORKER, "count", Type::Long, true),
         field(
@@ -331,6 +340,8 @@ struct Emitter<'r, R> {
     event_stride: i64,
     /// Containers open.
     depth: usize,
+    /// An open container's footer's bytes, about.
+    footer_len: u64,
 }
 
 impl<R: PushRecorder> Emitter<'_, R> {
@@ -359,6 +370,11 @@ impl<R: PushRecorder> Emitter<'_, R> {
             self.depth += 1;
         }
         Ok(())
+    }
+
+    /// Asks `stop` with the bytes the open containers' footers will take.
+    fn stopped(&self, stop: &mut impl FnMut(&R, u64) -> bool) -> bool {
+        stop(self.out, self.depth as u64 * self.footer_len)
     }
 
     fn exit(&mut self, footer: &Footer<'_>) -> Result<()> {
@@ -400,8 +416,13 @@ pub struct ThreadGenerator {
     text: String,
 }
 
-/// Steps between two checks of the caller's stop condition.
+/// Steps between two checks of [`ThreadGenerator::run`]'s stop condition.
 const STOP_CHECK_INTERVAL: u64 = 256;
+
+/// Steps between two checks of [`ThreadGenerator::run_until`]'s: the
+/// thread's length is one uncontended lock away, and a check every 16
+/// tracepoints (~500 bytes) ends a thread within that of its share.
+const SIZE_CHECK_INTERVAL: u64 = 16;
 
 impl ThreadGenerator {
     /// A generator for thread number `thread` (0-based) of `threads` of a
@@ -434,6 +455,33 @@ impl ThreadGenerator {
         recorder: &mut impl PushRecorder,
         mut stop: impl FnMut() -> bool,
     ) -> Result<()> {
+        self.record(recorder, STOP_CHECK_INTERVAL, |_, _| stop())
+    }
+
+    /// [`run`](Self::run) into a streaming writer's thread, until `stop`
+    /// says enough when given the thread's projected length: the payload
+    /// bytes it recorded ([`StreamingThread::recorded_bytes`]) plus those
+    /// the footers of its open containers will take. `stop` is asked every
+    /// 16 tracepoints, so a thread told to stop at a length ends within a
+    /// few hundred bytes of it (and of the deep shape's unwinding).
+    pub fn run_until(
+        &mut self,
+        recorder: &mut StreamingThread,
+        mut stop: impl FnMut(u64) -> bool,
+    ) -> Result<()> {
+        self.record(recorder, SIZE_CHECK_INTERVAL, |thread, closing| {
+            stop(thread.recorded_bytes() + closing)
+        })
+    }
+
+    /// Records the thread, asking `stop` every `interval` steps with the
+    /// recorder and the bytes needed to close the open containers.
+    fn record<R: PushRecorder>(
+        &mut self,
+        recorder: &mut R,
+        interval: u64,
+        mut stop: impl FnMut(&R, u64) -> bool,
+    ) -> Result<()> {
         for object in vocabulary() {
             recorder.add_reference(&object)?;
         }
@@ -445,13 +493,21 @@ impl ThreadGenerator {
             event_stride: i64::try_from(self.threads)
                 .map_err(|_| Error::Usage("too many threads".to_string()))?,
             depth: 0,
+            // The deep shape's many calls return ints; the others' few
+            // containers are counted at the largest footer.
+            footer_len: returned(match self.shape {
+                Shape::Deep => Value::Int(1),
+                _ => Value::Long(0),
+            })
+            .encoded_len()
+            .unwrap_or(16) as u64,
         };
         let thread_object = object(THREAD_CLASS, (self.rng.next() >> 33) as i32);
         out.enter_call(NO_SITE, RUN, thread_object, Vec::new())?;
         let steps = &mut self.steps;
-        let mut stopped = || {
+        let mut stopped = |recorder: &R, closing: u64| {
             *steps += 1;
-            steps.is_multiple_of(STOP_CHECK_INTERVAL) && stop()
+            steps.is_multiple_of(interval) && stop(recorder, closing)
         };
         let (rng, text) = (&mut self.rng, &mut self.text);
         match self.shape {
@@ -479,32 +535,39 @@ fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t
 
 // Long: one weighted choice among every kind of tracepoint, kept in one match
 // so the weights read side by side.
-fn mixed(
-    out: &mut Emitter<'_, impl PushRecorder>,
+fn mixed<R: PushRecorder>(
+    out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
     text: &mut String,
-    stopped: &mut impl FnMut() -> bool,
+    stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
     const MAX_DEPTH: usize = 12;
-    let base = out.depth;
-    while !stopped() {
-        let depth = out.depth - base;
+    // The methods of the open calls, innermost last.
+    let mut calls: Vec<MethodId> = Vec::with_capacity(MAX_DEPTH);
+    while !out.stopped(stopped) {
         match rng.below(100) {
-            0..=17 if depth < MAX_DEPTH => {
+            0..=17 if calls.len() < MAX_DEPTH => {
                 let n = Value::Int(rng.below(1000) as i32);
-                if rng.chance(50) {
-                    let receiver = object(WORKER, 7);
-                    let arguments = vec![item(rng), n];
-                    out.enter_call(CALL_SITE, PROCESS, receiver, arguments)?;
-                } else {
-                    out.enter_call(CALL_SITE, COMPUTE, Value::Null, vec![n])?;
-                }
+                let method = match rng.below(10) {
+                    0 => NAME_OF,
+                    1 => ITEM_AT,
+                    2..=5 => PROCESS,
+                    _ => COMPUTE,
+                };
+                let (receiver, arguments) = match method {
+                    PROCESS => (object(WORKER, 7), vec![item(rng), n]),
+                    ITEM_AT => (object(WORKER, 7), vec![n]),
+                    _ => (Value::Null, vec![n]),
+                };
+                out.enter_call(CALL_SITE, method, receiver, arguments)?;
+                calls.push(method);
             }
-            18..=35 if depth > 0 => {
-                let result = match rng.below(10) {
-                    0 => string_value(text, "item-", rng.below(10_000)),
-                    1 => item(rng),
-                    _ => Value::Long(rng.below(1 << 40) as i64),
+            18..=35 if !calls.is_empty() => {
+                let result = match calls.pop() {
+                    Some(NAME_OF) => string_value(text, "item-", rng.below(10_000)),
+                    Some(ITEM_AT) => item(rng),
+                    Some(PROCESS) => Value::Long(rng.below(1 << 40) as i64),
+                    _ => Value::Int(rng.below(1 << 20) as i32),
                 };
                 out.exit(&returned(result))?;
             }
@@ -515,7 +578,7 @@ fn mixed(
                     LOOP_SITE,
                     TracepointBody::Loop { loop_id },
                 )?;
-                let iterations = rng.below(4) as i32;
+                let iterations = 1 + rng.below(3) as i32;
                 for iteration in 0..iterations {
                     let body = TracepointBody::LoopIteration { loop_id, iteration };
                     out.push(TracepointType::LoopIteration, LOOP_SITE, body)?;
@@ -588,20 +651,26 @@ fn mixed(
             }
         }
     }
-    while out.depth > base {
-        out.exit(&returned(Value::Int(0)))?;
+    while let Some(method) = calls.pop() {
+        let result = match method {
+            NAME_OF => string_value(text, "item-", 0),
+            ITEM_AT => item(rng),
+            PROCESS => Value::Long(0),
+            _ => Value::Int(0),
+        };
+        out.exit(&returned(result))?;
     }
     Ok(())
 }
 
-fn wide(
-    out: &mut Emitter<'_, impl PushRecorder>,
+fn wide<R: PushRecorder>(
+    out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
-    stopped: &mut impl FnMut() -> bool,
+    stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
     out.enter_call(CALL_SITE, FILL, object(WORKER, 7), Vec::new())?;
     let mut i = 0i32;
-    while !stopped() {
+    while !out.stopped(stopped) {
         out.write_local(I, Value::Int(i))?;
         if rng.chance(10) {
             let body = TracepointBody::WriteField {
@@ -616,16 +685,16 @@ fn wide(
     out.exit(&returned(Value::Void))
 }
 
-fn deep(
-    out: &mut Emitter<'_, impl PushRecorder>,
-    stopped: &mut impl FnMut() -> bool,
+fn deep<R: PushRecorder>(
+    out: &mut Emitter<'_, R>,
+    stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
     let base = out.depth;
     'outer: loop {
         for n in 0..DEEP_RECURSION as i32 {
             out.enter_call(CALL_SITE, RECURSE, Value::Null, vec![Value::Int(n)])?;
             out.write_local(I, Value::Int(n))?;
-            if stopped() {
+            if out.stopped(stopped) {
                 break 'outer;
             }
         }
@@ -637,102 +706,4 @@ fn deep(
         out.exit(&returned(Value::Int(1)))?;
     }
     Ok(())
-}
-
-/// What [`generate_file`] writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GenerateOptions {
-    /// The data file's size to reach, in bytes (it ends a little past it).
-    pub size: u64,
-    /// Recorded threads, one producer thread each.
-    pub threads: usize,
-    /// The shape of every thread's tree.
-    pub shape: Shape,
-    /// The seed of the pseudo-random choices.
-    pub seed: u64,
-    /// Payload bytes per block; `None`: 1 MiB, 16 KiB for [`Shape::Threads`].
-    pub block_size: Option<usize>,
-}
-
-impl GenerateOptions {
-    /// `size` bytes of `shape` in 2 threads, seed 1, default blocks.
-    pub fn new(size: u64, shape: Shape) -> Self {
-        GenerateOptions {
-            size,
-            threads: 2,
-            shape,
-            seed: 1,
-            block_size: None,
-        }
-    }
-}
-
-/// Generates a trace of about `options.size` bytes at `path` (index at
-/// `path.idx`) with the [`StreamingWriter`], one producer thread per
-/// recorded thread (named `worker-N`); `progress` is told the data file's
-/// length now and then. Each thread's tracepoints are a prefix of its
-/// seed's sequence ([`ThreadGenerator::run`]); where each ends, and how the
-/// threads' blocks interleave, depends on timing.
-pub fn generate_file(
-    path: &Path,
-    options: &GenerateOptions,
-    progress: impl Fn(u64) + Sync,
-) -> Result<StreamingSummary> {
-    if options.threads == 0 {
-        return Err(Error::Usage("at least 1 thread".into()));
-    }
-    let default_block = if options.shape == Shape::Threads {
-        16 << 10
-    } else {
-        1 << 20
-    };
-    let streaming = StreamingOptions {
-        block_size: options.block_size.unwrap_or(default_block),
-        // The stop condition sees only what reached the file: a short queue
-        // keeps the overshoot small.
-        queue_capacity: 4,
-        ..StreamingOptions::default()
-    };
-    let writer = StreamingWriter::create_with_options(path, streaming)?;
-    let done = AtomicBool::new(false);
-    // The data file's length is what the I/O thread has written.
-    let reached = || {
-        if done.load(Ordering::Relaxed) {
-            return true;
-        }
-        let written = std::fs::metadata(path).map_or(0, |m| m.len());
-        progress(written.min(options.size));
-        let reached = written >= options.size;
-        if reached {
-            done.store(true, Ordering::Relaxed);
-        }
-        reached
-    };
-    std::thread::scope(|scope| -> Result<()> {
-        let mut producers = Vec::with_capacity(options.threads);
-        for t in 0..options.threads {
-            let mut handle = writer.new_thread(format!("worker-{t}"))?;
-            let reached = &reached;
-            producers.push(scope.spawn(move || -> Result<()> {
-                // The file's length, every 8th time asked (every ~2,000
-                // tracepoints): a `stat` per check would cost more.
-                let mut asked = 0u32;
-                let stop = || {
-                    asked = asked.wrapping_add(1);
-                    asked.is_multiple_of(8) && reached()
-                };
-                let threads = options.threads as u64;
-                ThreadGenerator::new(options.shape, options.seed, t as u64, threads)
-                    .run(&mut handle, stop)?;
-                handle.finish()
-            }));
-        }
-        for producer in producers {
-            producer
-                .join()
-                .map_err(|_| Error::Usage("a producer thread panicked".into()))??;
-        }
-        Ok(())
-    })?;
-    writer.close()
 }

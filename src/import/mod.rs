@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
@@ -257,7 +257,7 @@ pub fn import_file_with(
     if format == SourceFormat::Packed {
         return unpack(input, output, progress);
     }
-    into_place(output, |temp| {
+    crate::storage::write_trace_atomically(output, |temp| {
         let writer = StreamingWriter::create(temp)?;
         let summary = match format {
             SourceFormat::Flow => flow::import(input, &writer, progress),
@@ -283,30 +283,12 @@ pub fn import_file_with(
     })
 }
 
-/// Runs `write` on a temporary data file beside `output` (and its index),
-/// then renames both into place; on failure removes them and leaves
-/// nothing at `output`.
-fn into_place<T>(output: &Path, write: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    let temp = temporary_beside(output);
-    let result = write(&temp).and_then(|value| {
-        let io = |e| Error::io(output, e);
-        std::fs::rename(index_path(&temp), index_path(output)).map_err(io)?;
-        std::fs::rename(&temp, output).map_err(io)?;
-        Ok(value)
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-        let _ = std::fs::remove_file(index_path(&temp));
-    }
-    result
-}
-
 /// Unpacks the packed trace at `input` into the data file `output` and its
 /// index, streaming (the index rebuilt when the pack holds none); the
 /// summary counts its threads and calls.
 fn unpack(input: &Path, output: &Path, progress: &dyn Fn(u64)) -> Result<ImportSummary> {
     let pack = PackedTrace::open(input)?;
-    into_place(output, |temp| {
+    crate::storage::write_trace_atomically(output, |temp| {
         let create = |path: &Path| -> Result<BufWriter<File>> {
             let file = File::create(path).map_err(|e| Error::io(path, e))?;
             Ok(BufWriter::with_capacity(1 << 20, file))
@@ -369,11 +351,4 @@ impl<W: Write> Write for Progress<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
-}
-
-/// A temporary name beside `path`, unique to this process.
-fn temporary_beside(path: &Path) -> PathBuf {
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".import-{}", std::process::id()));
-    PathBuf::from(temp)
 }

@@ -475,6 +475,36 @@ pub fn write_file_atomically<T>(
     result
 }
 
+/// Runs `write` on a temporary data file beside `output` (its index beside
+/// it, `TEMP.idx`), then renames the index and the data file into place
+/// (`output.idx`, `output`); on failure removes both temporary files and
+/// leaves `output` as it was. An existing trace is replaced, never
+/// rewritten in place: a reader that maps it keeps its snapshot.
+pub fn write_trace_atomically<T>(
+    output: &Path,
+    write: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    let with_index = |path: &Path| {
+        let mut index = path.as_os_str().to_owned();
+        index.push(".idx");
+        PathBuf::from(index)
+    };
+    let mut temp = output.as_os_str().to_owned();
+    temp.push(format!(".tmp-{}", std::process::id()));
+    let temp = PathBuf::from(temp);
+    let result = write(&temp).and_then(|value| {
+        let io = |e| Error::io(output, e);
+        std::fs::rename(with_index(&temp), with_index(output)).map_err(io)?;
+        std::fs::rename(&temp, output).map_err(io)?;
+        Ok(value)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(with_index(&temp));
+    }
+    result
+}
+
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
 pub fn cache_dir() -> Result<PathBuf> {

@@ -27,4 +27,6 @@ pub use spec::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
     IntoJavaStr, LeafSpec, LocalSpec, MethodSpec, ValueSpec, VariableSpec, array_type, class_type,
 };
-pub use streaming::{StreamingOptions, StreamingSummary, StreamingThread, StreamingWriter};
+pub use streaming::{
+    BlockOrder, StreamingOptions, StreamingSummary, StreamingThread, StreamingWriter,
+};

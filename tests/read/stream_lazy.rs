@@ -61,6 +61,7 @@ fn streamed_samples_load_the_same_lazily() {
             block_size: 64,
             flush_threshold: 16,
             queue_capacity: 2,
+            ..StreamingOptions::default()
         },
     ] {
         let (mut writer, data, index) = memory_writer(options);
@@ -83,6 +84,7 @@ fn concurrently_streamed_traces_load_the_same_lazily() {
         block_size: 4096,
         flush_threshold: 1024,
         queue_capacity: 4,
+        ..StreamingOptions::default()
     };
     let (writer, data, index) = memory_writer(options);
     let shapes = [Shape::Mixed, Shape::Deep, Shape::Threads, Shape::Wide];

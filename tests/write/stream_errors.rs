@@ -239,6 +239,7 @@ fn a_disk_filling_mid_stream_fails_every_producer() {
         block_size: 4096,
         flush_threshold: 64,
         queue_capacity: 1,
+        ..StreamingOptions::default()
     };
     let writer = StreamingWriter::from_writers(disk.clone(), Memory::default(), options).unwrap();
     let m = method();

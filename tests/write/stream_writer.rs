@@ -31,6 +31,7 @@ fn small_blocks(block_size: usize, flush_threshold: usize) -> StreamingOptions {
         block_size,
         flush_threshold,
         queue_capacity: 2,
+        ..StreamingOptions::default()
     }
 }
 

@@ -135,6 +135,48 @@ fn gen_writes_traces_that_check_and_read_alike_lazily_and_eagerly() {
 }
 
 #[test]
+fn gen_replaces_only_with_force_the_same_bytes_and_leaves_nothing_on_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    let file = path.to_str().unwrap();
+    let files = || std::fs::read_dir(dir.path()).unwrap().count();
+    let read = || {
+        let index = dir.path().join("t.trace.idx");
+        (std::fs::read(&path).unwrap(), std::fs::read(index).unwrap())
+    };
+    let (ok, _, err) = tracetree(&["gen", file, "--size", "1MB", "--block-size", "0"]);
+    assert!(!ok && err.trim_end().lines().count() == 1, "{err}");
+    assert_eq!(files(), 0, "a failed gen left files");
+
+    let gen_args = |seed, force: bool| {
+        let mut args = vec!["gen", file, "--size", "1MB", "--threads", "3"];
+        args.extend(["--block-size", "64KB", "--seed", seed]);
+        if force {
+            args.push("--force");
+        }
+        tracetree(&args)
+    };
+    let (ok, _, err) = gen_args("7", false);
+    assert!(ok, "{err}");
+    let first = read();
+    let off = (first.0.len() as f64 / (1 << 20) as f64 - 1.0).abs();
+    assert!(off < 0.02, "{} bytes for 1MB", first.0.len());
+
+    // Not again without --force: one line, and the trace as it was.
+    let (ok, _, err) = gen_args("7", false);
+    assert!(!ok && err.trim_end().lines().count() == 1 && err.contains("--force"));
+    assert!(read() == first);
+    // With --force, the same seed gives the same bytes, another seed others.
+    let (ok, _, err) = gen_args("7", true);
+    assert!(ok, "{err}");
+    assert!(read() == first);
+    let (ok, _, err) = gen_args("8", true);
+    assert!(ok, "{err}");
+    assert!(read().0 != first.0);
+    assert_eq!(files(), 2);
+}
+
+#[test]
 fn info_says_when_the_lookups_went_to_a_scratch_file() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("t.trace");

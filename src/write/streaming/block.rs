@@ -60,11 +60,23 @@ pub(crate) trait BlockSink {
     ) -> Result<Vec<u8>>;
 }
 
+impl<S: BlockSink> BlockSink for &S {
+    fn cut(
+        &self,
+        thread: ThreadId,
+        logical_start: LogicalOffset,
+        bytes: Vec<u8>,
+        cells: Vec<IndexCell>,
+    ) -> Result<Vec<u8>> {
+        (**self).cut(thread, logical_start, bytes, cells)
+    }
+}
+
 /// What a block builder needs of its writer off its fast paths.
 pub(crate) struct Context<'a, S> {
     pub(crate) pool: &'a ReferencePool,
     pub(crate) on_disk: &'a OnDisk,
-    pub(crate) sink: &'a S,
+    pub(crate) sink: S,
 }
 
 /// Ids below this get a stamp per thread ([`BlockBuilder::ensured`]):
@@ -111,6 +123,10 @@ pub(crate) struct BlockBuilder {
     may_cut: bool,
     /// While writing a group: it did not fit and was rolled back.
     overflowed: bool,
+    /// Whether only this thread's own blocks count as on disk (the shared
+    /// registry is not asked): what the thread writes then depends on
+    /// nothing but what it records.
+    own_registry: bool,
 }
 
 impl BlockBuilder {
@@ -146,6 +162,7 @@ impl BlockBuilder {
             open: Vec::new(),
             may_cut: false,
             overflowed: false,
+            own_registry: false,
         };
         builder.start_block();
         builder
@@ -224,6 +241,19 @@ impl BlockBuilder {
         true
     }
 
+    /// Makes only this thread's own blocks count as on disk: each reference
+    /// object is written in the first block of this thread that needs it,
+    /// whatever other threads wrote (its later blocks follow it in the file).
+    pub(crate) fn keep_own_registry(&mut self) {
+        self.own_registry = true;
+    }
+
+    /// The thread's logical length: payload bytes in blocks cut and in this
+    /// one.
+    pub(crate) fn logical_len(&self) -> LogicalOffset {
+        self.logical_position()
+    }
+
     fn payload_len(&self) -> usize {
         self.end - HEADER
     }
@@ -242,6 +272,16 @@ impl BlockBuilder {
     pub(crate) fn flush<S: BlockSink>(&mut self, context: &Context<'_, S>) -> Result<()> {
         if self.is_empty() {
             return Ok(());
+        }
+        if self.own_registry {
+            // Ids out of the stamps' range are written again in each block
+            // that needs them.
+            for index in 0..self.cells.len() {
+                let IndexCell { kind, id, .. } = self.cells[index];
+                if kind != ObjectKind::Tracepoint {
+                    self.stamp(kind, id, ON_DISK);
+                }
+            }
         }
         let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
@@ -471,7 +511,7 @@ impl GroupSink<'_, '_> {
         if self.block.overflowed {
             return false;
         }
-        if self.on_disk.contains(kind, id) {
+        if !self.block.own_registry && self.on_disk.contains(kind, id) {
             self.block.stamp(kind, id, ON_DISK);
             return false;
         }

@@ -228,6 +228,7 @@ impl Shared {
         }
         self.failed
             .store(true, std::sync::atomic::Ordering::Release);
+        self.rotation.end();
     }
 
     /// The recorded failure, as an error.

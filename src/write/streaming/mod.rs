@@ -2,35 +2,41 @@
 //! of producer threads, as the reference recorder's streaming writer lays it
 //! out, in memory bounded by the buffers and the queue. `block.rs` builds a
 //! thread's blocks, `io.rs` is the I/O thread, `registry.rs` knows which
-//! reference objects are on disk.
+//! reference objects are on disk, `turns.rs` orders the blocks of a
+//! [`BlockOrder::RoundRobin`] writer.
 
 mod block;
 mod io;
 mod registry;
 #[cfg(test)]
 mod tests;
+mod thread;
+mod turns;
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::common::{EventId, LogicalOffset, ThreadId};
+use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::{IndexCell, Object};
-use crate::model::{Footer, JavaStr, ThreadName, Tracepoint, TracepointType};
-use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
-use crate::write::check::{check_footer, check_str, check_tracepoint};
+use crate::model::{JavaStr, ThreadName};
+use crate::write::build::ContainerStack;
+use crate::write::check::check_str;
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::{PushRecorder, TraceRecorder};
+use crate::write::recorder::TraceRecorder;
 use crate::write::spec::IntoJavaStr;
 
 use self::block::{BlockBuilder, BlockSink, Context};
 use self::io::{BlockJob, Failure, Job, Output, Target, Written};
 use self::registry::OnDisk;
+use self::turns::Rotation;
+
+pub use self::thread::StreamingThread;
 
 /// How a [`StreamingWriter`] cuts and queues blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,17 +52,45 @@ pub struct StreamingOptions {
     /// while the queue is full waits. Memory is bounded by about
     /// `(producers + queue_capacity + 2) × block_size`.
     pub queue_capacity: usize,
+    /// The order the threads' blocks go to the files in.
+    pub order: BlockOrder,
 }
 
 impl Default for StreamingOptions {
-    /// The reference recorder's block size and threshold; 16 queued blocks.
+    /// The reference recorder's block size and threshold; 16 queued blocks,
+    /// in the order they are cut.
     fn default() -> Self {
         StreamingOptions {
             block_size: 1 << 20,
             flush_threshold: 1024,
             queue_capacity: 16,
+            order: BlockOrder::Arrival,
         }
     }
+}
+
+/// The order in which a [`StreamingWriter`] writes the threads' blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlockOrder {
+    /// As they are cut, whichever thread cut them: the recorder's order,
+    /// which depends on the threads' timing. Reference objects one thread
+    /// wrote are not written again by another once they are on disk.
+    #[default]
+    Arrival,
+    /// The threads take turns, in the order they were added: each hands over
+    /// its next block (or finishes) in its turn, and a thread that cut a
+    /// block out of turn waits for its turn. Each thread writes the reference
+    /// objects it uses itself (once), whatever the others wrote. So the
+    /// files depend only on what each thread records, never on timing.
+    ///
+    /// Each thread must be recorded through the one handle
+    /// [`StreamingWriter::new_thread`] returns (no
+    /// [`thread_handle`](StreamingWriter::thread_handle)), and must
+    /// [`finish`](StreamingThread::finish) it: a thread that neither cuts a
+    /// block nor finishes keeps the others waiting. A handle dropped
+    /// unfinished leaves the turns at once (its remaining buffer is written by
+    /// `close`, in no fixed place).
+    RoundRobin,
 }
 
 /// What a closed [`StreamingWriter`] wrote.
@@ -90,6 +124,8 @@ pub(crate) struct Shared {
     spare: Mutex<Vec<Vec<u8>>>,
     failure: Mutex<Option<Failure>>,
     failed: AtomicBool,
+    /// The turns of [`BlockOrder::RoundRobin`] (unused otherwise).
+    rotation: Rotation,
     /// Set by `close` (or drop) before it flushes the threads.
     closed: AtomicBool,
 }
@@ -106,8 +142,12 @@ struct Threads {
 /// producer takes — and `close`, once.
 struct ThreadSlot {
     thread: ThreadId,
+    /// The thread's number: how many threads were added before it.
+    order: usize,
     name: JavaStr<'static>,
     state: Mutex<ThreadState>,
+    /// Wakes the thread when its turn comes ([`BlockOrder::RoundRobin`]).
+    turn: Condvar,
 }
 
 struct ThreadState {
@@ -119,24 +159,8 @@ struct ThreadState {
 }
 
 #[cold]
-fn negative_event(event: i32) -> Error {
-    Error::Usage(format!("negative event id {event}"))
-}
-
-#[cold]
 fn closed_error() -> Error {
     Error::Usage("the streaming writer is closed".to_string())
-}
-
-/// The error for a tracepoint or footer that cannot be encoded: the
-/// writer's own check's, which names what is wrong, or else the encoder's.
-#[cold]
-fn rejected(check: Result<()>, size: std::io::Result<usize>) -> Error {
-    match (check, size) {
-        (Err(error), _) => error,
-        (Ok(()), Err(error)) => error.into(),
-        (Ok(()), Ok(_)) => Error::Usage("an object the encoder rejected".to_string()),
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -144,7 +168,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn context(&self) -> Context<'_, Shared> {
+    fn context(&self) -> Context<'_, &Shared> {
         Context {
             pool: &self.pool,
             on_disk: &self.on_disk,
@@ -232,6 +256,10 @@ impl BlockSink for Shared {
 ///   (a registry the I/O thread updates after each block). Two threads
 ///   needing one new object at once both write it: duplicates, which the
 ///   format allows.
+/// - **Order**: blocks go to the files as they are cut
+///   ([`BlockOrder::Arrival`]), or in turns, thread by thread
+///   ([`BlockOrder::RoundRobin`]: the same files for the same recording,
+///   whatever the timing).
 /// - **Thread names** are written by [`close`](Self::close), in
 ///   one last block per thread, as the reference writer does; **event ids**
 ///   come from one trace-wide counter.
@@ -377,6 +405,7 @@ impl StreamingWriter {
             spare: Mutex::new(Vec::new()),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
+            rotation: Rotation::default(),
             closed: AtomicBool::new(false),
         });
         let io_shared = Arc::clone(&shared);
@@ -412,8 +441,16 @@ impl StreamingWriter {
     }
 
     /// Another producer handle for thread `thread`, which must have been
-    /// added. Handles of one thread share its buffer and its tree.
+    /// added. Handles of one thread share its buffer and its tree. Refused
+    /// by a [`BlockOrder::RoundRobin`] writer.
     pub fn thread_handle(&self, thread: ThreadId) -> Result<StreamingThread> {
+        if self.shared.options.order == BlockOrder::RoundRobin {
+            return Err(Error::Usage(
+                "a round-robin streaming writer records each thread through the handle \
+                 new_thread returned"
+                    .to_string(),
+            ));
+        }
         let threads = lock(&self.shared.threads);
         let slot = threads
             .slots
@@ -446,22 +483,33 @@ impl StreamingWriter {
             ),
         };
         threads.next_id = threads.next_id.max(i64::from(thread.0) + 1);
+        let options = &self.shared.options;
+        let round_robin = options.order == BlockOrder::RoundRobin;
+        let mut block = BlockBuilder::new(
+            thread,
+            self.shared.buffer(),
+            options.block_size,
+            options.flush_threshold,
+        );
+        if round_robin {
+            block.keep_own_registry();
+        }
         let slot = Arc::new(ThreadSlot {
             thread,
+            order: threads.slots.len(),
             name: name.into_owned(),
             state: Mutex::new(ThreadState {
-                block: BlockBuilder::new(
-                    thread,
-                    self.shared.buffer(),
-                    self.shared.options.block_size,
-                    self.shared.options.flush_threshold,
-                ),
+                block,
                 open: ContainerStack::default(),
                 tracepoints: 0,
                 pushed_events: 0,
             }),
+            turn: Condvar::new(),
         });
         threads.slots.push(Arc::clone(&slot));
+        if round_robin {
+            self.shared.rotation.add(Arc::clone(&slot));
+        }
         Ok(StreamingThread {
             shared: Arc::clone(&self.shared),
             slot,
@@ -521,6 +569,7 @@ impl StreamingWriter {
         };
         let shared = &*self.shared;
         shared.closed.store(true, Ordering::SeqCst);
+        shared.rotation.end();
         let slots = lock(&shared.threads).slots.clone();
         let context = shared.context();
         let mut first_error = None;
@@ -600,178 +649,5 @@ impl TraceRecorder for StreamingWriter {
 
     fn thread(&mut self, thread: ThreadId) -> Result<StreamingThread> {
         self.thread_handle(thread)
-    }
-}
-
-/// A producer handle: records one thread of a [`StreamingWriter`]'s trace
-/// into that thread's buffer, cutting a block whenever the buffer fills.
-///
-/// Handles are owned and `Send`: move each to the thread that records
-/// through it. Handles of different threads never wait for each other,
-/// except for a full queue. Record by name through [`ThreadRecorder`](crate::write::ThreadRecorder), or
-/// push tracepoints that already carry their ids with
-/// [`push_tracepoint`](Self::push_tracepoint) and
-/// [`push_footer`](Self::push_footer).
-pub struct StreamingThread {
-    shared: Arc<Shared>,
-    slot: Arc<ThreadSlot>,
-}
-
-impl std::fmt::Debug for StreamingThread {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamingThread")
-            .field("thread", &self.slot.thread)
-            .finish_non_exhaustive()
-    }
-}
-
-impl StreamingThread {
-    /// The thread's state, unless the writer is closed.
-    fn state(&self) -> Result<MutexGuard<'_, ThreadState>> {
-        let state = lock(&self.slot.state);
-        // Read under the lock: `close` sets the flag before it takes the
-        // lock to flush, so a write seen here as open is flushed by it.
-        if self.shared.closed.load(Ordering::SeqCst) {
-            return Err(closed_error());
-        }
-        Ok(state)
-    }
-
-    /// Adds a tracepoint that keeps its ids (event, code location, thread,
-    /// …): a leaf, or a container's header which
-    /// [`push_footer`](Self::push_footer) closes. The reference objects it
-    /// names must have been added ([`StreamingWriter::add_reference`]) or
-    /// interned. Event ids are not checked for uniqueness (that would take
-    /// memory growing with the trace); the builder methods go on after the
-    /// largest pushed id, except for ids pushed by another thread at the very
-    /// same time.
-    pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
-        let event = tracepoint.event().0;
-        if event < 0 {
-            return Err(negative_event(event));
-        }
-        if !self.shared.pushed_ids.load(Ordering::Relaxed) {
-            self.shared.pushed_ids.store(true, Ordering::Relaxed);
-        }
-        self.write_tracepoint(tracepoint, i64::from(event) + 1)
-    }
-
-    /// Writes a tracepoint; `pushed_events` is greater than its event id if
-    /// the caller chose that id.
-    #[inline]
-    fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        if !state.block.try_tracepoint(tracepoint) {
-            // Reference objects to write first, a block to cut, or an error.
-            // Encoding checks the tracepoint: the detailed check runs only to
-            // name what is wrong.
-            state
-                .block
-                .tracepoint(&self.shared.context(), tracepoint, || {
-                    rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
-                })?;
-        }
-        state.open.push(tracepoint);
-        state.tracepoints += 1;
-        state.pushed_events = state.pushed_events.max(pushed_events);
-        if !tracepoint.is_container() && state.block.is_full() {
-            state.block.flush(&self.shared.context())?;
-        }
-        Ok(())
-    }
-
-    /// Closes the innermost open container with `footer`, which must be of
-    /// its type.
-    pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        let thread = self.slot.thread;
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        state.open.check_footer(footer, thread)?;
-        if !state.block.try_footer(footer) {
-            state.block.footer(&self.shared.context(), footer, || {
-                rejected(check_footer(footer), footer.encoded_len())
-            })?;
-        }
-        state.open.pop(footer, thread)?;
-        if state.block.is_full() {
-            state.block.flush(&self.shared.context())?;
-        }
-        Ok(())
-    }
-
-    /// Cuts the thread's block now (if it holds anything) and queues it.
-    pub fn flush(&mut self) -> Result<()> {
-        let context = self.shared.context();
-        self.state()?.block.flush(&context)
-    }
-
-    /// Cuts the thread's last block and gives the handle up. A thread that
-    /// is done should finish, so its data reaches the files before the trace
-    /// ends (the thread's name is written by
-    /// [`StreamingWriter::close`]). Dropping a handle keeps its buffer for
-    /// `close`.
-    pub fn finish(mut self) -> Result<()> {
-        self.flush()
-    }
-}
-
-impl BuildTarget for StreamingThread {
-    fn thread(&self) -> ThreadId {
-        self.slot.thread
-    }
-
-    fn open_depth(&self) -> usize {
-        lock(&self.slot.state).open.depth()
-    }
-
-    fn pool(&self) -> &ReferencePool {
-        &self.shared.pool
-    }
-
-    fn expect_open(&self, expected: TracepointType, action: &str) -> Result<OpenContainer> {
-        lock(&self.slot.state)
-            .open
-            .expect(expected, action, self.slot.thread)
-    }
-
-    fn next_event(&mut self) -> Result<EventId> {
-        if self.shared.pushed_ids.load(Ordering::Relaxed) {
-            // Rare: ids pushed and built in one trace. Each thread keeps the
-            // largest id it pushed, so pushing costs no shared write.
-            let slots = lock(&self.shared.threads).slots.clone();
-            let pushed = slots
-                .iter()
-                .map(|slot| lock(&slot.state).pushed_events)
-                .max()
-                .unwrap_or(0);
-            self.shared.next_event.fetch_max(pushed, Ordering::Relaxed);
-        }
-        let event = self.shared.next_event.fetch_add(1, Ordering::Relaxed);
-        i32::try_from(event)
-            .map(EventId)
-            .map_err(|_| Error::Usage("event ids exhausted".to_string()))
-    }
-
-    fn add_tracepoint(&mut self, tracepoint: Tracepoint<'static>) -> Result<()> {
-        self.write_tracepoint(&tracepoint, 0)
-    }
-
-    fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {
-        self.push_footer(&footer)
-    }
-}
-
-impl PushRecorder for StreamingThread {
-    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
-        self.shared.pool.insert(object)
-    }
-
-    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
-        StreamingThread::push_tracepoint(self, tracepoint)
-    }
-
-    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        StreamingThread::push_footer(self, footer)
     }
 }

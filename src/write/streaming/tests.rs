@@ -66,3 +66,67 @@ fn rerecording_through_a_link_replaces_its_target() {
     assert_eq!(std::fs::read(&link).unwrap(), std::fs::read(&path).unwrap());
     assert!(std::fs::read(&path).unwrap().len() < old_data.len());
 }
+
+/// The thread ids of the blocks of the trace at `path`, in file order.
+fn block_threads(path: &Path) -> Vec<i32> {
+    let mut index = path.as_os_str().to_owned();
+    index.push(".idx");
+    let index = std::fs::read(index).unwrap();
+    let cells = crate::format::index::parse_index(&index).unwrap().cells;
+    cells
+        .iter()
+        .enumerate()
+        .map(|(i, raw)| raw.decode(16 + 21 * i as u64).unwrap())
+        .filter(|cell| cell.kind == crate::format::ObjectKind::BlockStart)
+        .map(|cell| cell.id)
+        .collect()
+}
+
+/// Round-robin blocks go in turns whatever the producers' speed: thread 0's
+/// first block, thread 1's, thread 0's second, … until thread 1 finishes;
+/// then the thread names.
+#[test]
+fn round_robin_blocks_take_turns() {
+    use crate::write::{BlockOrder, StreamingOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    let options = StreamingOptions {
+        block_size: 256,
+        flush_threshold: 64,
+        queue_capacity: 1,
+        order: BlockOrder::RoundRobin,
+    };
+    let writer = StreamingWriter::create_with_options(&path, options).unwrap();
+    let method = MethodSpec::new("demo.MainKt", "main", vec![], Type::Void);
+    let threads: Vec<_> = (0..2)
+        .map(|t| writer.new_thread(format!("t{t}")).unwrap())
+        .collect();
+    assert!(writer.thread_handle(crate::common::ThreadId(0)).is_err());
+    std::thread::scope(|scope| {
+        for (t, mut thread) in threads.into_iter().enumerate() {
+            let method = &method;
+            scope.spawn(move || {
+                // Thread 1, the slow one, records less.
+                for _ in 0..[400, 100][t] {
+                    if t == 1 {
+                        std::thread::yield_now();
+                    }
+                    thread.enter_call(None, CallSpec::new(method)).unwrap();
+                    thread.exit_call(CallOutcome::VOID).unwrap();
+                }
+                thread.finish().unwrap();
+            });
+        }
+    });
+    writer.close().unwrap();
+    let blocks = block_threads(&path);
+    let ones = blocks.iter().filter(|&&t| t == 1).count() - 1;
+    let turns = 2 * ones;
+    assert!(ones > 3 && blocks.len() > turns + 5, "{blocks:?}");
+    let expected: Vec<i32> = (0..turns as i32)
+        .map(|i| i % 2)
+        .chain(std::iter::repeat_n(0, blocks.len() - turns - 2))
+        .chain([0, 1])
+        .collect();
+    assert_eq!(blocks, expected);
+}

@@ -260,6 +260,7 @@ pub fn streaming_writer(path: &Path, block_size: usize) -> StreamingWriter {
         block_size,
         flush_threshold: 0,
         queue_capacity: 2,
+        ..StreamingOptions::default()
     };
     StreamingWriter::create_with_options(path, options).unwrap()
 }

@@ -1,0 +1,263 @@
+//! [`StreamingThread`]: a producer's handle, recording one thread into its
+//! buffer, and the sink that hands its cut blocks to the queue (in its turn,
+//! for a round-robin writer).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
+
+use crate::common::{EventId, LogicalOffset, ThreadId};
+use crate::error::{Error, Result};
+use crate::format::{IndexCell, Object};
+use crate::model::{Footer, Tracepoint, TracepointType};
+use crate::write::build::{BuildTarget, OpenContainer};
+use crate::write::check::{check_footer, check_tracepoint};
+use crate::write::pool::ReferencePool;
+use crate::write::recorder::PushRecorder;
+
+use super::block::{BlockSink, Context};
+use super::{BlockOrder, Shared, ThreadSlot, ThreadState, closed_error, lock};
+
+/// A producer's sink: its blocks go to the queue in its turn, if the writer
+/// takes turns.
+struct Producer<'a> {
+    shared: &'a Shared,
+    slot: &'a ThreadSlot,
+}
+
+impl BlockSink for Producer<'_> {
+    fn cut(
+        &self,
+        thread: ThreadId,
+        logical_start: LogicalOffset,
+        bytes: Vec<u8>,
+        cells: Vec<IndexCell>,
+    ) -> Result<Vec<u8>> {
+        let shared = self.shared;
+        match shared.options.order {
+            BlockOrder::Arrival => shared.cut(thread, logical_start, bytes, cells),
+            BlockOrder::RoundRobin => shared.rotation.in_turn(self.slot, false, || {
+                shared.cut(thread, logical_start, bytes, cells)
+            }),
+        }
+    }
+}
+
+/// A producer handle: records one thread of a [`StreamingWriter`](super::StreamingWriter)'s trace
+/// into that thread's buffer, cutting a block whenever the buffer fills.
+///
+/// Handles are owned and `Send`: move each to the thread that records
+/// through it. Handles of different threads never wait for each other,
+/// except for a full queue and, in a
+/// [`BlockOrder::RoundRobin`] writer, for their turn. Record by name through [`ThreadRecorder`](crate::write::ThreadRecorder), or
+/// push tracepoints that already carry their ids with
+/// [`push_tracepoint`](Self::push_tracepoint) and
+/// [`push_footer`](Self::push_footer).
+pub struct StreamingThread {
+    pub(super) shared: Arc<Shared>,
+    pub(super) slot: Arc<ThreadSlot>,
+}
+
+impl std::fmt::Debug for StreamingThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamingThread")
+            .field("thread", &self.slot.thread)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for StreamingThread {
+    fn drop(&mut self) {
+        if self.shared.options.order == BlockOrder::RoundRobin {
+            self.shared.rotation.leave_now(&self.slot);
+        }
+    }
+}
+
+impl StreamingThread {
+    /// The sink of the thread's blocks.
+    fn context(&self) -> Context<'_, Producer<'_>> {
+        Context {
+            pool: &self.shared.pool,
+            on_disk: &self.shared.on_disk,
+            sink: Producer {
+                shared: &self.shared,
+                slot: &self.slot,
+            },
+        }
+    }
+
+    /// Payload bytes the thread has recorded so far: the length of its
+    /// logical stream (reference objects included, block framing not), in
+    /// blocks handed over and in its buffer.
+    pub fn recorded_bytes(&self) -> u64 {
+        lock(&self.slot.state).block.logical_len().0
+    }
+
+    /// The thread's state, unless the writer is closed.
+    fn state(&self) -> Result<MutexGuard<'_, ThreadState>> {
+        let state = lock(&self.slot.state);
+        // Read under the lock: `close` sets the flag before it takes the
+        // lock to flush, so a write seen here as open is flushed by it.
+        if self.shared.closed.load(Ordering::SeqCst) {
+            return Err(closed_error());
+        }
+        Ok(state)
+    }
+
+    /// Adds a tracepoint that keeps its ids (event, code location, thread,
+    /// …): a leaf, or a container's header which
+    /// [`push_footer`](Self::push_footer) closes. The reference objects it
+    /// names must have been added ([`StreamingWriter::add_reference`](super::StreamingWriter::add_reference)) or
+    /// interned. Event ids are not checked for uniqueness (that would take
+    /// memory growing with the trace); the builder methods go on after the
+    /// largest pushed id, except for ids pushed by another thread at the very
+    /// same time.
+    pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        let event = tracepoint.event().0;
+        if event < 0 {
+            return Err(negative_event(event));
+        }
+        if !self.shared.pushed_ids.load(Ordering::Relaxed) {
+            self.shared.pushed_ids.store(true, Ordering::Relaxed);
+        }
+        self.write_tracepoint(tracepoint, i64::from(event) + 1)
+    }
+
+    /// Writes a tracepoint; `pushed_events` is greater than its event id if
+    /// the caller chose that id.
+    #[inline]
+    fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        if !state.block.try_tracepoint(tracepoint) {
+            // Reference objects to write first, a block to cut, or an error.
+            // Encoding checks the tracepoint: the detailed check runs only to
+            // name what is wrong.
+            state.block.tracepoint(&self.context(), tracepoint, || {
+                rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
+            })?;
+        }
+        state.open.push(tracepoint);
+        state.tracepoints += 1;
+        state.pushed_events = state.pushed_events.max(pushed_events);
+        if !tracepoint.is_container() && state.block.is_full() {
+            state.block.flush(&self.context())?;
+        }
+        Ok(())
+    }
+
+    /// Closes the innermost open container with `footer`, which must be of
+    /// its type.
+    pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        let thread = self.slot.thread;
+        let mut guard = self.state()?;
+        let state = &mut *guard;
+        state.open.check_footer(footer, thread)?;
+        if !state.block.try_footer(footer) {
+            state.block.footer(&self.context(), footer, || {
+                rejected(check_footer(footer), footer.encoded_len())
+            })?;
+        }
+        state.open.pop(footer, thread)?;
+        if state.block.is_full() {
+            state.block.flush(&self.context())?;
+        }
+        Ok(())
+    }
+
+    /// Cuts the thread's block now (if it holds anything) and queues it.
+    pub fn flush(&mut self) -> Result<()> {
+        let context = self.context();
+        self.state()?.block.flush(&context)
+    }
+
+    /// Cuts the thread's last block and gives the handle up. A thread that
+    /// is done should finish, so its data reaches the files before the trace
+    /// ends (the thread's name is written by
+    /// [`StreamingWriter::close`](super::StreamingWriter::close)). Dropping a handle keeps its buffer for
+    /// `close`. In a [`BlockOrder::RoundRobin`] writer the thread then
+    /// leaves the turns (in its turn).
+    pub fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        if self.shared.options.order == BlockOrder::RoundRobin {
+            self.shared.rotation.in_turn(&self.slot, true, || ());
+        }
+        Ok(())
+    }
+}
+
+impl BuildTarget for StreamingThread {
+    fn thread(&self) -> ThreadId {
+        self.slot.thread
+    }
+
+    fn open_depth(&self) -> usize {
+        lock(&self.slot.state).open.depth()
+    }
+
+    fn pool(&self) -> &ReferencePool {
+        &self.shared.pool
+    }
+
+    fn expect_open(&self, expected: TracepointType, action: &str) -> Result<OpenContainer> {
+        lock(&self.slot.state)
+            .open
+            .expect(expected, action, self.slot.thread)
+    }
+
+    fn next_event(&mut self) -> Result<EventId> {
+        if self.shared.pushed_ids.load(Ordering::Relaxed) {
+            // Rare: ids pushed and built in one trace. Each thread keeps the
+            // largest id it pushed, so pushing costs no shared write.
+            let slots = lock(&self.shared.threads).slots.clone();
+            let pushed = slots
+                .iter()
+                .map(|slot| lock(&slot.state).pushed_events)
+                .max()
+                .unwrap_or(0);
+            self.shared.next_event.fetch_max(pushed, Ordering::Relaxed);
+        }
+        let event = self.shared.next_event.fetch_add(1, Ordering::Relaxed);
+        i32::try_from(event)
+            .map(EventId)
+            .map_err(|_| Error::Usage("event ids exhausted".to_string()))
+    }
+
+    fn add_tracepoint(&mut self, tracepoint: Tracepoint<'static>) -> Result<()> {
+        self.write_tracepoint(&tracepoint, 0)
+    }
+
+    fn add_footer(&mut self, footer: Footer<'static>) -> Result<()> {
+        self.push_footer(&footer)
+    }
+}
+
+impl PushRecorder for StreamingThread {
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        self.shared.pool.insert(object)
+    }
+
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        StreamingThread::push_tracepoint(self, tracepoint)
+    }
+
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        StreamingThread::push_footer(self, footer)
+    }
+}
+
+#[cold]
+fn negative_event(event: i32) -> Error {
+    Error::Usage(format!("negative event id {event}"))
+}
+
+/// The error for a tracepoint or footer that cannot be encoded: the
+/// writer's own check's, which names what is wrong, or else the encoder's.
+#[cold]
+fn rejected(check: Result<()>, size: std::io::Result<usize>) -> Error {
+    match (check, size) {
+        (Err(error), _) => error,
+        (Ok(()), Err(error)) => error.into(),
+        (Ok(()), Ok(_)) => Error::Usage("an object the encoder rejected".to_string()),
+    }
+}
