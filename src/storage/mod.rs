@@ -147,7 +147,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use memmap2::{Mmap, UncheckedAdvice};
 
@@ -231,6 +231,9 @@ impl TraceBytes {
     pub fn map(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(Error::io(path, is_a_directory()));
+        }
         Self::map_file(&file).map_err(|e| Error::io(path, e))
     }
 
@@ -293,6 +296,9 @@ impl TraceBytes {
     /// Reads `path` into memory.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
+        if path.is_dir() {
+            return Err(Error::io(path, is_a_directory()));
+        }
         std::fs::read(path)
             .map(Self::from_vec)
             .map_err(|e| Error::io(path, e))
@@ -441,9 +447,11 @@ impl fmt::Debug for TraceBytes {
 
 /// Writes a file through `write` (buffered) into a temporary file beside
 /// `path`, syncs it, then renames it over `path` and syncs the folder, so
-/// readers never see half a file. On failure the temporary file is removed
-/// and `path` is untouched. I/O errors (including [`Error::Stream`] from
-/// `write`) name `path`.
+/// readers never see half a file. On failure (or a panic) the temporary
+/// file is removed and `path` is untouched; while it exists it is listed
+/// for [`remove_temporaries`], which a program's signal handler calls so
+/// that an interrupted write leaves nothing behind either. I/O errors
+/// (including [`Error::Stream`] from `write`) name `path`.
 pub fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
@@ -452,27 +460,101 @@ pub fn write_file_atomically<T>(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}", std::process::id()));
-    let temp = PathBuf::from(temp);
     let io = |e| Error::io(path, e);
-    let result = (|| -> Result<T> {
-        let file = File::create(&temp).map_err(io)?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        let value = write(&mut out).map_err(|e| match e {
-            Error::Stream(e) => io(e),
-            e => e,
-        })?;
-        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-        std::fs::rename(&temp, path).map_err(io)?;
-        File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
-        Ok(value)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The mode a plain `File::create` gives (less the umask), not the
+    // owner-only mode of a temporary file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    // Removed when dropped: on an error or a panic below.
+    let temp = builder.tempfile_in(dir).map_err(io)?;
+    let _listed = TemporaryName::new(temp.path());
+    let file = temp.as_file().try_clone().map_err(io)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let value = write(&mut out).map_err(|e| match e {
+        Error::Stream(e) => io(e),
+        e => e,
+    })?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    file.sync_all().map_err(io)?;
+    temp.persist(path).map_err(|e| io(e.error))?;
+    File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+    Ok(value)
+}
+
+/// The temporary files and folders this process's writers are filling
+/// and have not yet renamed into place.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A temporary file or folder listed for [`remove_temporaries`] while
+/// this guard lives (the writer removes or renames it before dropping the
+/// guard).
+pub(crate) struct TemporaryName(PathBuf);
+
+impl TemporaryName {
+    /// Lists `path` until the guard is dropped.
+    pub(crate) fn new(path: &Path) -> TemporaryName {
+        temporaries().push(path.to_path_buf());
+        TemporaryName(path.to_path_buf())
     }
-    result
+}
+
+impl Drop for TemporaryName {
+    fn drop(&mut self) {
+        let mut list = temporaries();
+        if let Some(at) = list.iter().rposition(|p| *p == self.0) {
+            list.swap_remove(at);
+        }
+    }
+}
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary files and folders that this process's writers
+/// ([`write_file_atomically`], the lookup sidecar's writer, the Parquet
+/// export) have created and not yet renamed into place, and returns how
+/// many it removed. For a program's handler of SIGINT or SIGTERM, just
+/// before it exits: the interrupted writes then leave nothing beside their
+/// outputs (the outputs themselves are untouched). Writers still running
+/// fail afterwards.
+pub fn remove_temporaries() -> usize {
+    remove_listed(|_| true)
+}
+
+/// Removes the listed temporaries that `which` picks; the others stay
+/// listed.
+fn remove_listed(which: impl Fn(&Path) -> bool) -> usize {
+    let picked: Vec<PathBuf> = {
+        let mut list = temporaries();
+        let (picked, kept) = std::mem::take(&mut *list)
+            .into_iter()
+            .partition(|path| which(path));
+        *list = kept;
+        picked
+    };
+    picked
+        .iter()
+        .filter(|path| {
+            std::fs::remove_file(path)
+                .or_else(|_| std::fs::remove_dir_all(path))
+                .is_ok()
+        })
+        .count()
+}
+
+/// The error for a folder given where a file is read: said plainly,
+/// instead of what mapping one reports ("No such device").
+fn is_a_directory() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::IsADirectory,
+        "is a directory, not a trace file",
+    )
 }
 
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
@@ -517,5 +599,57 @@ mod tests {
         assert!(!memory.is_mapped());
         assert!(!memory.release_all());
         assert_eq!(memory.as_slice(), &bytes[..]);
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_nothing_and_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.idx");
+        std::fs::write(&path, b"old").unwrap();
+        let failed: Result<()> = write_file_atomically(&path, |out| {
+            std::io::Write::write_all(out, b"half")?;
+            let listed = temporaries()
+                .iter()
+                .filter(|p| p.starts_with(dir.path()))
+                .count();
+            assert_eq!(listed, 1, "listed while written");
+            Err(Error::Usage("stopped".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        write_file_atomically(&path, |out| Ok(std::io::Write::write_all(out, b"new")?)).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(mode & 0o044, 0, "readable as a created file is: {mode:o}");
+        }
+    }
+
+    #[test]
+    fn remove_temporaries_removes_a_write_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.idx");
+        let written: Result<()> = write_file_atomically(&path, |out| {
+            std::io::Write::write_all(out, b"half")?;
+            // A signal handler's call in the middle of the write (of the
+            // temporaries of this test alone: others run beside it).
+            assert_eq!(remove_listed(|p| p.starts_with(dir.path())), 1);
+            Ok(())
+        });
+        assert!(written.is_err(), "the rename of a removed file fails");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_folder_is_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        for error in [TraceBytes::map(dir.path()), TraceBytes::read(dir.path())] {
+            let error = error.unwrap_err().to_string();
+            assert!(error.contains("is a directory"), "{error}");
+        }
     }
 }
