@@ -92,6 +92,11 @@ fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wri
         || index_path(file).display().to_string(),
         |p| p.display().to_string(),
     );
+    // A spooled input's index (a packed trace's entry) under the name given.
+    let index = match shown {
+        Some(name) => index.replacen(&file.display().to_string(), &name.display().to_string(), 1),
+        None => index,
+    };
     match &report.status {
         IndexStatus::Rebuilt(_) if shown.is_some() => writeln!(
             out,
