@@ -289,7 +289,9 @@ fn an_interrupted_index_leaves_no_temporary_file() {
     let trace_name = trace.to_str().unwrap();
     let (ok, _, err) = tracetree(&["gen", trace_name, "--size", "64MB"]);
     assert!(ok, "{err}");
-    for signal in ["INT", "TERM"] {
+    std::fs::remove_file(index_path(&trace)).unwrap();
+    // SIGKILL too: the index has no name until it is whole.
+    for signal in ["INT", "TERM", "KILL"] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
             .env("TRACETREE_CACHE_DIR", dir.path().join("cache"))
             .args(["index", trace_name])
@@ -297,8 +299,11 @@ fn an_interrupted_index_leaves_no_temporary_file() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // Signalled once its temporary file exists (or after it ended).
+        // Signalled once a temporary file shows, or some way into the
+        // rebuild (or after it ended: then nothing is left either).
+        let started = std::time::Instant::now();
         while child.try_wait().unwrap().is_none()
+            && started.elapsed() < std::time::Duration::from_millis(150)
             && !listing(dir.path()).iter().any(|n| n.ends_with(".tmp"))
         {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -312,6 +317,7 @@ fn an_interrupted_index_leaves_no_temporary_file() {
             .filter(|n| n.contains("tmp"))
             .collect();
         assert!(left.is_empty(), "SIG{signal} left {left:?}");
+        let _ = std::fs::remove_file(index_path(&trace));
     }
 }
 
