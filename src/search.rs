@@ -103,6 +103,9 @@ pub fn search(
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SearchResult> {
+    if let Some(threads) = &options.threads {
+        crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
+    }
     let pattern = Pattern::new(&options.pattern, options.ignore_case);
     let wanted_thread =
         |thread: ThreadId| options.threads.as_ref().is_none_or(|t| t.contains(&thread));

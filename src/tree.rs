@@ -3,7 +3,7 @@
 //! `TraceTree`, so the eager loader and the lazy reader print alike.
 
 use crate::common::ThreadId;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::read::{EagerTrace, NodeId};
@@ -155,6 +155,29 @@ pub enum WalkStep<N> {
         /// The depth they would have had.
         depth: usize,
     },
+}
+
+/// The threads `wanted` names, ascending and without repeats, each checked
+/// against `all` (a trace's threads); all of them when `wanted` is `None`.
+/// An id the trace does not have is an [`Error::Usage`] naming the
+/// trace's threads, the same for every reader and command. Ids are the
+/// recorded ones: the printed header `# Thread N` is thread N − 1.
+pub fn select_threads(all: &[ThreadId], wanted: Option<&[ThreadId]>) -> Result<Vec<ThreadId>> {
+    let Some(wanted) = wanted else {
+        return Ok(all.to_vec());
+    };
+    if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
+        let known: Vec<String> = all.iter().map(ToString::to_string).collect();
+        return Err(Error::Usage(format!(
+            "the trace has no thread {unknown} (its threads: {}; `# Thread N` in the \
+             printed text is thread N-1)",
+            known.join(", ")
+        )));
+    }
+    let mut wanted = wanted.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    Ok(wanted)
 }
 
 /// Children fetched at once while walking, so a call with millions of

@@ -63,15 +63,12 @@ impl Cache {
 
     /// Opens `path` with the lazy reader, its sidecar in this cache.
     pub fn open_lazy(&self, path: &Path) -> Result<LazyTraceReader> {
-        self.opened(path, self.lazy_options().open(path)?)
+        self.open_showing_rebuild(path, self.lazy_options())
     }
 
     /// [`open_lazy`](Self::open_lazy) with a node cache of `cache_bytes`.
     pub fn open_lazy_caching(&self, path: &Path, cache_bytes: usize) -> Result<LazyTraceReader> {
-        self.opened(
-            path,
-            self.lazy_options().cache_bytes(cache_bytes).open(path)?,
-        )
+        self.open_showing_rebuild(path, self.lazy_options().cache_bytes(cache_bytes))
     }
 
     /// Opens `path` with the lazy reader to read all of it, as `print` and
@@ -80,8 +77,7 @@ impl Cache {
     /// about, or fails under `--strict`) and the rows are those the eager
     /// loader gives; later such opens map the sidecar that scan kept.
     pub fn open_lazy_whole(&self, path: &Path) -> Result<LazyTraceReader> {
-        let options = self.lazy_options().index(IndexChoice::Verify);
-        self.opened(path, options.open(path)?)
+        self.open_showing_rebuild(path, self.lazy_options().index(IndexChoice::Verify))
     }
 
     /// Opens `path` with the eager loader.
@@ -89,6 +85,32 @@ impl Cache {
         let trace = EagerTrace::open(path)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
         Ok(trace)
+    }
+
+    /// Opens `path` with `options`, with a progress bar on stderr (when it
+    /// is a terminal) while the open rebuilds lookups from the data, as it
+    /// does for a trace without a usable index or to read it through.
+    fn open_showing_rebuild(&self, path: &Path, options: LazyOptions) -> Result<LazyTraceReader> {
+        let bar = ProgressBar::hidden();
+        let shown = bar.clone();
+        let total = std::fs::metadata(path).map_or(0, |m| m.len());
+        let started = std::sync::Once::new();
+        let options = options.rebuild_progress(move |bytes| {
+            started.call_once(|| {
+                shown.set_length(total);
+                shown.set_style(
+                    ProgressStyle::with_template(
+                        "reading the trace {bar:40} {bytes}/{total_bytes}",
+                    )
+                    .expect("valid template"),
+                );
+                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            });
+            shown.inc(bytes);
+        });
+        let reader = options.open(path);
+        bar.finish_and_clear();
+        self.opened(path, reader?)
     }
 
     /// `reader`, once what its open left out or found missing was said on
@@ -176,4 +198,80 @@ pub fn report(summary: &ImportSummary) {
         eprintln!("tracetree: warning: {warning}");
     }
     eprintln!("imported {summary}");
+}
+
+/// An input read from stdin (`-`), a pipe or a FIFO: copied once into an
+/// unnamed temporary file in the temporary directory (never beside the
+/// input), then read as a regular file through [`path`](Self::path). It
+/// has no index (the readers rebuild one) and keeps no sidecar.
+pub struct Spooled {
+    /// The file, open for as long as the command runs.
+    _file: std::fs::File,
+    /// Where files cannot be read through their descriptor: the named
+    /// temporary file, removed when dropped.
+    #[cfg(not(target_os = "linux"))]
+    _named: tempfile::TempPath,
+    /// A path that reads the file.
+    pub path: PathBuf,
+}
+
+/// Whether `input` must be spooled before it is read: `-`, or anything
+/// that is neither a file nor a folder (a pipe, a FIFO, `<(command)`).
+pub fn needs_spooling(input: &Path) -> bool {
+    input == Path::new("-") || std::fs::metadata(input).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Copies `input` (`-` for stdin) into a [`Spooled`] file, with a progress
+/// line on stderr if it takes more than a second.
+pub fn spool(input: &Path) -> Result<Spooled> {
+    use std::io::{Read, Write};
+    let temp_dir = std::env::temp_dir();
+    let spool_error = |e| Error::io(&temp_dir, e);
+    #[cfg(target_os = "linux")]
+    let mut file = tempfile::tempfile().map_err(spool_error)?;
+    #[cfg(not(target_os = "linux"))]
+    let (mut file, named) = tempfile::NamedTempFile::new()
+        .map_err(spool_error)?
+        .into_parts();
+    let mut source: Box<dyn Read> = if input == Path::new("-") {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(std::fs::File::open(input).map_err(|e| Error::io(input, e))?)
+    };
+    let bar = ProgressBar::hidden();
+    let started = std::time::Instant::now();
+    let mut buffer = vec![0; 1 << 20];
+    loop {
+        let read = match source.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(input, e)),
+        };
+        file.write_all(&buffer[..read]).map_err(spool_error)?;
+        if bar.is_hidden() && started.elapsed().as_secs() >= 1 {
+            bar.set_style(
+                ProgressStyle::with_template("reading {msg}: {bytes} ({bytes_per_sec})")
+                    .expect("valid template"),
+            );
+            bar.set_message(input.display().to_string());
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.inc(read as u64);
+    }
+    bar.finish_and_clear();
+    file.flush().map_err(spool_error)?;
+    #[cfg(target_os = "linux")]
+    let path = {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let path = named.to_path_buf();
+    Ok(Spooled {
+        _file: file,
+        #[cfg(not(target_os = "linux"))]
+        _named: named,
+        path,
+    })
 }

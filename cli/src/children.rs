@@ -34,12 +34,9 @@ pub fn run(
     )?;
     writeln!(out, "{line}")?;
     let children = reader.children_range(node, from, count)?;
-    writeln!(
-        out,
-        "children {}..{} of {total}:",
-        from.min(total),
-        from.min(total) + children.len()
-    )?;
+    let shown_from = from.min(total);
+    let shown_to = shown_from + children.len();
+    writeln!(out, "children {shown_from}..{shown_to} of {total}:")?;
     let as_parent = Parent::of(parent.tracepoint());
     for (i, child) in children.into_iter().enumerate() {
         let data = reader.node(child)?;
@@ -48,9 +45,21 @@ pub fn run(
         formatter.write_tracepoint(&mut line, data.tracepoint(), data.footer(), as_parent)?;
         writeln!(
             out,
-            "  [{}] #{} ({grandchildren} children) {line}",
+            "  [{}] #{} ({grandchildren} {}) {line}",
             from + i,
-            data.tracepoint().event()
+            data.tracepoint().event(),
+            if grandchildren == 1 {
+                "child"
+            } else {
+                "children"
+            }
+        )?;
+    }
+    if shown_to < total {
+        writeln!(
+            out,
+            "... {} more: --from {shown_to}",
+            crate::group(total - shown_to)
         )?;
     }
     Ok(())

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::rebuild::{MAX_WORKERS_PER_CORE, RebuildOptions};
 use tracetree::read::{IndexCheck, SidecarPolicy, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
@@ -20,16 +20,27 @@ pub fn run(
     threads: usize,
     out: &mut impl Write,
 ) -> Result<()> {
-    let size = TraceBytes::map(file)?.len();
+    // The rebuild reads the data without a zero-filled tail, and its
+    // progress adds up to exactly that.
+    let size = TraceBytes::map(file)?.without_zero_tail().0.len();
+    let options = RebuildOptions {
+        threads,
+        chunk_size: 0,
+    };
+    let workers = options.workers(size);
+    if threads > workers {
+        eprintln!(
+            "tracetree: using {workers} worker thread{} instead of {threads} (at most {} per \
+             core, and one per MiB of data)",
+            if workers == 1 { "" } else { "s" },
+            MAX_WORKERS_PER_CORE
+        );
+    }
     let bar = ProgressBar::new(size).with_style(
         ProgressStyle::with_template("{msg} {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
             .expect("valid template"),
     );
     bar.set_message("rebuilding index");
-    let options = RebuildOptions {
-        threads,
-        chunk_size: 0,
-    };
     let progress = |bytes| bar.inc(bytes);
     if check {
         let check = check_index(file, options, &progress);
@@ -76,11 +87,13 @@ fn report_check(index: &Path, check: IndexCheck, out: &mut impl Write) -> Result
             Ok(())
         }
         IndexCheck::Lacks(cell) => Err(Error::BrokenIndex(format!(
-            "{} lacks the cell {cell:?}",
+            "{} does not match the data: it does not list {cell} \
+             (`tracetree index` rewrites it)",
             index.display()
         ))),
         IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex(format!(
-            "{} has a cell the data does not justify: {cell:?}",
+            "{} does not match the data: it lists {cell}, which the data does not hold \
+             (`tracetree index` rewrites it)",
             index.display()
         ))),
     }

@@ -20,11 +20,19 @@ use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
 
 use crate::cache::Cache;
 
-pub fn run(cache: &Cache, file: &Path, eager: bool, out: &mut impl Write) -> Result<()> {
+/// `info` of the trace at `file`; `shown` is the name the user gave when
+/// it is not `file` (stdin or a pipe, read through a temporary file).
+pub fn run(
+    cache: &Cache,
+    file: &Path,
+    shown: Option<&Path>,
+    eager: bool,
+    out: &mut impl Write,
+) -> Result<()> {
     if eager {
-        run_eager(cache, file, out)?;
+        run_eager(cache, file, shown, out)?;
     } else {
-        run_lazy(cache, file, out)?;
+        run_lazy(cache, file, shown, out)?;
     }
     write_import_summary(file, out)
 }
@@ -49,8 +57,12 @@ pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
 
 /// The file and its format version, printed once the trace has opened
 /// (opening checks that the data file's header names this version).
-fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "file: {}", file.display())?;
+fn write_file_header(file: &Path, shown: Option<&Path>, out: &mut impl Write) -> Result<()> {
+    match shown {
+        Some(name) if name == Path::new("-") => writeln!(out, "file: - (stdin)")?,
+        Some(name) => writeln!(out, "file: {} (a pipe)", name.display())?,
+        None => writeln!(out, "file: {}", file.display())?,
+    }
     if PackedTrace::is_packed(file) {
         let pack = PackedTrace::open(file)?;
         let entries: Vec<String> = pack
@@ -72,16 +84,25 @@ fn write_file_header(file: &Path, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
+fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Write) -> Result<()> {
     let reader = cache.open_lazy(file)?;
-    write_file_header(file, out)?;
+    write_file_header(file, shown, out)?;
     let report = reader.report();
     writeln!(out, "data size: {} bytes", reader.context().data().len())?;
     let index = report.path.as_ref().map_or_else(
         || index_path(file).display().to_string(),
         |p| p.display().to_string(),
     );
+    // A spooled input's index (a packed trace's entry) under the name given.
+    let index = match shown {
+        Some(name) => index.replacen(&file.display().to_string(), &name.display().to_string(), 1),
+        None => index,
+    };
     match &report.status {
+        IndexStatus::Rebuilt(_) if shown.is_some() => writeln!(
+            out,
+            "index: none (the trace was read from a pipe); rebuilt from the data"
+        )?,
         IndexStatus::Used { complete: true } => writeln!(out, "index: {index} (valid, used)")?,
         IndexStatus::Used { complete: false } => writeln!(
             out,
@@ -94,7 +115,8 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
         )?,
         IndexStatus::Rebuilt(problem) if report.sidecar_used() => writeln!(
             out,
-            "index: {index} not used ({problem}); lookups from the sidecar of a rebuild"
+            "index: {index} not used ({problem}); an earlier run rebuilt it from the data \
+             and kept the result in the cache, which this run used"
         )?,
         IndexStatus::Rebuilt(problem) => writeln!(
             out,
@@ -105,10 +127,13 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
         writeln!(out, "{}", describe_sidecar(sidecar))?;
     }
     if report.repaired_containers > 0 {
+        let count = report.repaired_containers as u64;
         writeln!(
             out,
-            "index repair: {} container(s) without cells found by scanning",
-            report.repaired_containers
+            "index incomplete: it does not list {count} call{} or loop{} (a recorder \
+             that stopped early leaves them out); found by reading the data",
+            plural(count),
+            plural(count)
         )?;
     }
     write_status(&report.data, reader.context().data().len(), out)?;
@@ -120,9 +145,9 @@ fn run_lazy(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
     write_counts(&reader.count_tracepoints()?, out)
 }
 
-fn run_eager(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
+fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Write) -> Result<()> {
     let trace = cache.open_eager(file)?;
-    write_file_header(file, out)?;
+    write_file_header(file, shown, out)?;
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
     let (index, index_bytes) = if PackedTrace::is_packed(file) {
@@ -166,7 +191,7 @@ fn run_eager(cache: &Cache, file: &Path, out: &mut impl Write) -> Result<()> {
 pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
     let path = match &sidecar.path {
         Some(path) => path.display().to_string(),
-        None => "none kept (--no-cache)".to_string(),
+        None => "none kept (--no-cache, or the trace came from a pipe)".to_string(),
     };
     let rejected = match &sidecar.rejected {
         None | Some(SidecarProblem::Missing(_)) => String::new(),
@@ -212,8 +237,20 @@ fn write_thread(
         .thread_name(thread)
         .map(|n| format!(" ({})", n.decode()))
         .unwrap_or_default();
-    writeln!(out, "  thread {thread}{name}: {blocks} block(s)")?;
+    // `print` heads a thread with `# Thread N`, N being its id plus one
+    // (Java `int` arithmetic, as the printer does).
+    writeln!(
+        out,
+        "  thread {thread}{name}: {blocks} block{}; printed as `# Thread {}`",
+        plural(blocks as u64),
+        thread.0.wrapping_add(1)
+    )?;
     Ok(())
+}
+
+/// The plural ending for `count` things.
+pub(crate) fn plural(count: u64) -> &'static str {
+    if count == 1 { "" } else { "s" }
 }
 
 fn write_counts(counts: &BTreeMap<TracepointType, u64>, out: &mut impl Write) -> Result<()> {

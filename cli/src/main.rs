@@ -54,7 +54,9 @@ pub enum Command {
     /// Show a trace's format version, sizes, threads, blocks, tracepoint
     /// counts by type and index status.
     Info {
-        /// The data file (its index is `FILE.idx`).
+        /// The data file (its index is `FILE.idx`); `-` reads stdin. Each
+        /// thread is listed by its id, which `--thread` takes; `print`
+        /// heads thread N with `# Thread N+1`.
         file: PathBuf,
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
@@ -62,13 +64,14 @@ pub enum Command {
     },
     /// Dump every tracepoint as one JSON object per line.
     Dump {
-        /// The data file.
+        /// The data file; `-` reads stdin.
         file: PathBuf,
         /// The output format.
         #[arg(long, value_enum, default_value_t = DumpFormat::Jsonl)]
         format: DumpFormat,
-        /// Only this thread (repeatable).
-        #[arg(long = "thread", value_name = "ID")]
+        /// Only this thread, by its id as `info` lists it; the header
+        /// `# Thread N` that `print` writes is id N-1 (repeatable).
+        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
         threads: Vec<i32>,
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
@@ -77,32 +80,40 @@ pub enum Command {
     /// Rebuild a trace's index from its data file (in parallel) and write
     /// `FILE.idx` atomically, or check the existing one.
     Index {
-        /// The data file.
+        /// The data file (a file: not `-` or a pipe, as `FILE.idx` is
+        /// written beside it).
         file: PathBuf,
         /// Verify the existing `FILE.idx` against the data and report the
         /// first discrepancy, without writing.
         #[arg(long)]
         check: bool,
-        /// Worker threads (0 = all cores).
+        /// Worker threads (0 = all cores; at most 4 per core, and one per
+        /// MiB of data).
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
     /// Print a trace as text, one line per tracepoint, byte for byte as the
     /// reference (Lincheck) printer does.
     Print {
-        /// The data file.
+        /// The data file; `-` reads stdin.
         file: PathBuf,
         /// End each line with its code location (` at File.kt:LINE`).
         #[arg(long)]
         verbose: bool,
-        /// Only this thread, by recorded id: `# Thread N` is id N-1
-        /// (repeatable).
-        #[arg(long = "thread", value_name = "ID")]
+        /// Only this thread, by its id as `info` lists it; the header
+        /// `# Thread N` that `print` writes is id N-1 (repeatable).
+        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
         threads: Vec<i32>,
         /// Print down to this depth (top-level tracepoints are depth 0);
         /// deeper children fold into `... <N unloaded children>`.
         #[arg(long = "depth", value_name = "N")]
         depth: Option<usize>,
+        /// Begin each tracepoint's line with its event id, `#ID` and a tab
+        /// (what `children --node ID` and `export --root ID` take); folded
+        /// lines begin with a tab, thread headers are unchanged. Without
+        /// it the text is the reference printer's, byte for byte.
+        #[arg(long)]
+        ids: bool,
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
         eager: bool,
@@ -192,12 +203,13 @@ pub enum Command {
         /// Where to write (a file; for parquet: the dataset's directory).
         #[arg(short, long)]
         output: PathBuf,
-        /// Only this thread (repeatable).
-        #[arg(long = "thread", value_name = "ID")]
+        /// Only this thread, by its id as `info` lists it; the header
+        /// `# Thread N` that `print` writes is id N-1 (repeatable).
+        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
         threads: Vec<i32>,
         /// Only the subtree of the tracepoint with this event id (not for
-        /// parquet).
-        #[arg(long, value_name = "EVENT_ID")]
+        /// parquet); `print --ids` shows event ids.
+        #[arg(long, value_name = "EVENT_ID", allow_negative_numbers = true)]
         root: Option<i32>,
         /// Rows per Parquet row group.
         #[cfg(feature = "parquet")]
@@ -223,8 +235,9 @@ pub enum Command {
         file: PathBuf,
         /// The text to find.
         pattern: String,
-        /// Only this thread (repeatable).
-        #[arg(long = "thread", value_name = "ID")]
+        /// Only this thread, by its id as `info` lists it; the header
+        /// `# Thread N` that `print` writes is id N-1 (repeatable).
+        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
         threads: Vec<i32>,
         /// Only this kind of tracepoint: method_call, read_field, … (repeatable).
         #[arg(long = "kind", value_name = "KIND")]
@@ -243,10 +256,12 @@ pub enum Command {
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
     Children {
-        /// The data file.
+        /// The data file; `-` reads stdin.
         file: PathBuf,
-        /// The event id of the call (or loop) to expand.
-        #[arg(long, value_name = "EVENT_ID")]
+        /// The event id of the call (or loop) to expand (negative ids
+        /// too); `print --ids` shows event ids, and each child's is after
+        /// its `#`.
+        #[arg(long, value_name = "EVENT_ID", allow_negative_numbers = true)]
         node: i32,
         /// The first child to show (0-based).
         #[arg(long, default_value_t = 0)]
@@ -258,6 +273,25 @@ pub enum Command {
         #[arg(long)]
         verbose: bool,
     },
+}
+
+impl Command {
+    /// The trace or source the command reads, if it reads one.
+    fn input_mut(&mut self) -> Option<&mut PathBuf> {
+        match self {
+            Command::Info { file, .. }
+            | Command::Dump { file, .. }
+            | Command::Index { file, .. }
+            | Command::Print { file, .. }
+            | Command::Pack { file, .. }
+            | Command::Export { file, .. }
+            | Command::View { file }
+            | Command::Search { file, .. }
+            | Command::Children { file, .. } => Some(file),
+            Command::Import { input, .. } => Some(input),
+            Command::Gen { .. } => None,
+        }
+    }
 }
 
 /// Output formats of `dump`.
@@ -275,6 +309,7 @@ const WORKER_STACK: usize = 16 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    clean_up_on_signals();
     // Fails only if a pool already exists, which then serves as it is.
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(WORKER_STACK)
@@ -289,14 +324,56 @@ fn main() -> ExitCode {
     }
 }
 
+/// On SIGINT, SIGTERM or SIGHUP, removes the temporary files of the writes
+/// in progress (`FILE.idx`'s, a sidecar's, an export's), then ends as the
+/// signal would have: an interrupted command leaves nothing behind.
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            tracetree::storage::remove_temporaries();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 /// Runs one parsed command.
-pub fn run(cli: Cli) -> Result<()> {
+pub fn run(mut cli: Cli) -> Result<()> {
+    // Stdin, a pipe or a FIFO is read once into an unnamed temporary file,
+    // kept open (`_spooled`) while the command reads it, as `--no-cache`
+    // reads: there is nothing to key a cache entry by.
+    let is_index = matches!(cli.command, Command::Index { .. });
+    let mut _spooled = None;
+    let mut shown = None;
+    if let Some(input) = cli.command.input_mut()
+        && cache::needs_spooling(input)
+    {
+        if is_index {
+            return Err(Error::Usage(format!(
+                "{}: index needs a trace file, not stdin or a pipe: it writes FILE.idx \
+                 beside the file",
+                input.display()
+            )));
+        }
+        let spooled = cache::spool(input)?;
+        shown = Some(std::mem::replace(input, spooled.path.clone()));
+        _spooled = Some(spooled);
+    }
+    let cache = if shown.is_some() {
+        Cache::new(None, true, cli.strict)?
+    } else {
+        Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?
+    };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let cache = Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?;
     match cli.command {
         Command::Info { file, eager } => {
-            info::run(&cache, &cache.trace_path(&file)?, eager, &mut out)?;
+            let shown = shown.as_deref();
+            info::run(&cache, &cache.trace_path(&file)?, shown, eager, &mut out)?;
             info::write_jfr_summary(&file, &mut out)?;
         }
         Command::Index {
@@ -325,12 +402,14 @@ pub fn run(cli: Cli) -> Result<()> {
             verbose,
             threads,
             depth,
+            ids,
             eager,
         } => {
             let options = PrintOptions {
                 verbose,
                 threads: thread_filter(&threads),
                 max_depth: depth,
+                event_ids: ids,
             };
             let file = cache.trace_path(&file)?;
             if eager {
@@ -437,6 +516,19 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// `n` with thousands separated by commas.
+pub fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn thread_filter(ids: &[i32]) -> Option<Vec<ThreadId>> {

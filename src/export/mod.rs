@@ -12,7 +12,7 @@ pub mod parquet;
 pub mod stacks;
 
 use crate::common::ThreadId;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::read::LazyTraceReader;
 
 /// The threads `wanted` names, each checked against the trace's (all of
@@ -21,14 +21,5 @@ pub(crate) fn selected_threads(
     reader: &LazyTraceReader,
     wanted: Option<&[ThreadId]>,
 ) -> Result<Vec<ThreadId>> {
-    let all = reader.thread_ids();
-    match wanted {
-        None => Ok(all),
-        Some(wanted) => {
-            if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
-                return Err(Error::Usage(format!("the trace has no thread {unknown}")));
-            }
-            Ok(wanted.to_vec())
-        }
-    }
+    crate::tree::select_threads(&reader.thread_ids(), wanted)
 }

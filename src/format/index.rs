@@ -89,6 +89,37 @@ impl RawIndexCell {
     }
 }
 
+/// In words, for users: what the cell says is where (`the block of thread
+/// 2 at bytes 10..2,700 of the data file`, `the call or loop with event id
+/// 7, bytes 12..340 of its thread's stream`, `thread name 3 at byte 120
+/// of the data file`).
+impl std::fmt::Display for IndexCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let IndexCell {
+            kind,
+            id,
+            start,
+            end,
+        } = *self;
+        match kind {
+            ObjectKind::BlockStart => write!(
+                f,
+                "the block of thread {id} at bytes {start}..{} of the data file",
+                end.saturating_add(1)
+            ),
+            ObjectKind::Tracepoint => write!(
+                f,
+                "the call or loop with event id {id}, bytes {start}..{end} of its thread's stream"
+            ),
+            kind if kind.is_reference() => {
+                let name = kind.name().to_ascii_lowercase().replace('_', " ");
+                write!(f, "{name} {id} at byte {start} of the data file")
+            }
+            kind => write!(f, "a {kind} cell (id {id}, {start}..{end})"),
+        }
+    }
+}
+
 /// The cells of an index file, read in place.
 #[derive(Debug, Clone, Copy)]
 pub struct IndexCells<'a> {

@@ -42,8 +42,7 @@ pub fn write_jsonl_with<T>(
 where
     T: TraceTree,
 {
-    let all = tree.thread_ids();
-    let threads = threads.unwrap_or(&all);
+    let threads = &crate::tree::select_threads(&tree.thread_ids(), threads)?;
     let context = tree.context();
     if parallelism.workers <= 1 {
         let mut records = Records::default();

@@ -140,11 +140,14 @@
 //! its end) — releasing only makes a reread more likely to see a change that
 //! was already visible. The reader never writes through a mapping.
 
+mod atomic;
 pub mod packed;
+
+pub(crate) use atomic::TemporaryName;
+pub use atomic::{remove_temporaries, write_file_atomically};
 
 use std::fmt;
 use std::fs::File;
-use std::io::BufWriter;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -231,6 +234,9 @@ impl TraceBytes {
     pub fn map(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(Error::io(path, is_a_directory()));
+        }
         Self::map_file(&file).map_err(|e| Error::io(path, e))
     }
 
@@ -293,6 +299,9 @@ impl TraceBytes {
     /// Reads `path` into memory.
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
+        if path.is_dir() {
+            return Err(Error::io(path, is_a_directory()));
+        }
         std::fs::read(path)
             .map(Self::from_vec)
             .map_err(|e| Error::io(path, e))
@@ -439,40 +448,13 @@ impl fmt::Debug for TraceBytes {
     }
 }
 
-/// Writes a file through `write` (buffered) into a temporary file beside
-/// `path`, syncs it, then renames it over `path` and syncs the folder, so
-/// readers never see half a file. On failure the temporary file is removed
-/// and `path` is untouched. I/O errors (including [`Error::Stream`] from
-/// `write`) name `path`.
-pub fn write_file_atomically<T>(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
-) -> Result<T> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp-{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    let io = |e| Error::io(path, e);
-    let result = (|| -> Result<T> {
-        let file = File::create(&temp).map_err(io)?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        let value = write(&mut out).map_err(|e| match e {
-            Error::Stream(e) => io(e),
-            e => e,
-        })?;
-        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-        std::fs::rename(&temp, path).map_err(io)?;
-        File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
-        Ok(value)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
+/// The error for a folder given where a file is read: said plainly,
+/// instead of what mapping one reports ("No such device").
+fn is_a_directory() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::IsADirectory,
+        "is a directory, not a trace file",
+    )
 }
 
 /// Runs `write` on a temporary data file beside `output` (its index beside
@@ -547,5 +529,14 @@ mod tests {
         assert!(!memory.is_mapped());
         assert!(!memory.release_all());
         assert_eq!(memory.as_slice(), &bytes[..]);
+    }
+
+    #[test]
+    fn a_folder_is_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        for error in [TraceBytes::map(dir.path()), TraceBytes::read(dir.path())] {
+            let error = error.unwrap_err().to_string();
+            assert!(error.contains("is a directory"), "{error}");
+        }
     }
 }

@@ -523,3 +523,34 @@ fn intact_walk_error(
     lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |_| Ok(true))
         .unwrap_err()
 }
+
+/// A rebuild at open reports its progress, adding up to the data's length
+/// (a progress bar of that length ends full); an open by the index reports
+/// none.
+#[test]
+fn a_rebuild_at_open_reports_progress() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let sample = sample(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    std::fs::write(&path, &sample.data).unwrap();
+    let done = Arc::new(AtomicU64::new(0));
+    let open = |done: &Arc<AtomicU64>| {
+        let done = Arc::clone(done);
+        LazyTraceReader::options()
+            .rebuild_progress(move |bytes| {
+                done.fetch_add(bytes, Ordering::Relaxed);
+            })
+            .open(&path)
+            .unwrap()
+    };
+    let reader = open(&done);
+    assert!(matches!(reader.report().status, IndexStatus::Rebuilt(_)));
+    assert_eq!(done.load(Ordering::Relaxed), sample.data.len() as u64);
+    std::fs::write(index_path(&path), &sample.index).unwrap();
+    let quiet = Arc::new(AtomicU64::new(0));
+    let reader = open(&quiet);
+    assert!(matches!(reader.report().status, IndexStatus::Used { .. }));
+    assert_eq!(quiet.load(Ordering::Relaxed), 0);
+}

@@ -2,13 +2,15 @@
 //! cells; reference cells' unused end field aside), whatever the chunking.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracetree::TraceBytes;
 use tracetree::format::index::parse_index;
 use tracetree::format::{IndexCell, ObjectKind};
 use tracetree::read::EagerTrace;
 use tracetree::read::rebuild::{
-    RebuildOptions, RebuiltIndex, rebuild_index, rebuild_index_windowed,
+    MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuildOptions, RebuiltIndex, rebuild_index,
+    rebuild_index_windowed,
 };
 
 use tracetree_testkit::files;
@@ -102,7 +104,11 @@ fn assert_windows_agree(
 ) {
     let mut cells = Vec::new();
     let mut covered = 16u64;
-    let outcome = rebuild_index_windowed(data, options, window, &|_| {}, &mut |window, range| {
+    let done = AtomicU64::new(0);
+    let progress = |bytes| {
+        done.fetch_add(bytes, Ordering::Relaxed);
+    };
+    let outcome = rebuild_index_windowed(data, options, window, &progress, &mut |window, range| {
         assert_eq!(range.start, covered, "{name}: windows follow one another");
         covered = range.end;
         cells.extend(window.iter().copied());
@@ -114,6 +120,32 @@ fn assert_windows_agree(
     assert_eq!(outcome.unfinished, whole.unfinished, "{what}");
     assert_eq!(outcome.blocks, whole.blocks, "{what}");
     assert_eq!(outcome.report, whole.report, "{what}");
+    // A progress bar of the data's length ends full, not past it.
+    assert_eq!(done.into_inner(), data.len() as u64, "{what}: progress");
+}
+
+#[test]
+fn workers_are_capped_by_cores_and_by_the_data() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let asked = |threads| RebuildOptions {
+        threads,
+        chunk_size: 0,
+    };
+    assert_eq!(asked(5000).workers(2_700), 1, "one chunk of work");
+    assert_eq!(asked(0).workers(0), 1, "never 0");
+    assert_eq!(
+        asked(100_000).workers(1 << 40),
+        cores * MAX_WORKERS_PER_CORE,
+        "a few per core"
+    );
+    assert_eq!(
+        asked(2).workers(1 << 40),
+        2.min(cores * MAX_WORKERS_PER_CORE)
+    );
+    assert_eq!(
+        asked(3).workers(2 * MIN_CHUNK + 1),
+        3.min(cores * MAX_WORKERS_PER_CORE)
+    );
 }
 
 #[test]

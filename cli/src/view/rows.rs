@@ -384,15 +384,4 @@ pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
     }
 }
 
-/// `n` with thousands separated by commas.
-pub fn group(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::group;

@@ -142,6 +142,7 @@ pub fn export_parquet(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let temporary = dir.join(format!(".trace={name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&temporary);
+    let _listed = crate::storage::TemporaryName::new(&temporary);
     std::fs::create_dir(&temporary).map_err(io(&temporary))?;
     let written = (|| {
         let rows: Vec<(ThreadId, u64, u64)> = threads

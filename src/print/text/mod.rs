@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::common::ThreadId;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
@@ -65,13 +65,19 @@ pub struct PrintOptions {
     pub verbose: bool,
     /// Only these threads (ids as recorded: `# Thread N` is id N − 1), still
     /// in ascending order; `None` prints all. An id the trace does not have
-    /// is an [`Error::Usage`]. Headers name their threads as in the full
+    /// is an [`Error::Usage`](crate::Error::Usage). Headers name their threads as in the full
     /// print, so a filtered print is a part of the full one.
     pub threads: Option<Vec<ThreadId>>,
     /// The deepest level printed (top-level tracepoints are level 0). The
     /// children of a container at that level fold into one line,
     /// `... <N unloaded children>`.
     pub max_depth: Option<usize>,
+    /// Begin each tracepoint's line with its event id, `#ID` and a tab
+    /// (`#7\tThread@101.start()`), and each folded line with a tab; thread
+    /// headers stay as they are. Off (the default), the text is the
+    /// reference printer's byte for byte; on, it is that text with these
+    /// prefixes (`cut -f2-` gives the tracepoint lines back).
+    pub event_ids: bool,
 }
 
 /// Writes the text form of `tree` to `out`, on all cores
@@ -101,25 +107,7 @@ where
     T: TraceTree,
 {
     let all_threads = tree.thread_ids();
-    let threads = match &options.threads {
-        None => all_threads.clone(),
-        Some(wanted) => {
-            if let Some(unknown) = wanted.iter().find(|t| !all_threads.contains(t)) {
-                return Err(Error::Usage(format!(
-                    "the trace has no thread {unknown} (its threads: {})",
-                    all_threads
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-            let mut wanted = wanted.clone();
-            wanted.sort_unstable();
-            wanted.dedup();
-            wanted
-        }
-    };
+    let threads = crate::tree::select_threads(&all_threads, options.threads.as_deref())?;
     let mut root_count = 0;
     for &thread in &all_threads {
         root_count += tree.roots(thread)?.len();
@@ -145,6 +133,7 @@ where
                 buffer: String::with_capacity(FLUSH_AT + 4096),
                 out: sink,
                 parents: part.parents.to_vec(),
+                event_ids: options.event_ids,
             };
             print_part(tree, options, named, &part, &mut printer)
         },
@@ -166,6 +155,7 @@ fn print_sequential<T: TraceTree>(
         buffer: String::with_capacity(FLUSH_AT + 4096),
         out,
         parents: Vec::new(),
+        event_ids: options.event_ids,
     };
     for &thread in threads {
         for root in tree.roots(thread)? {
@@ -228,6 +218,8 @@ struct Printer<'c, 'o, W: Write> {
     out: &'o mut W,
     /// For each level above the current line, what it tells its children.
     parents: Vec<Parent>,
+    /// [`PrintOptions::event_ids`].
+    event_ids: bool,
 }
 
 impl<W: Write> Printer<'_, '_, W> {
@@ -288,6 +280,9 @@ impl<W: Write> Printer<'_, '_, W> {
     ) -> Result<()> {
         self.parents.truncate(depth);
         let parent = self.parents.last().copied().unwrap_or_default();
+        if self.event_ids {
+            let _ = write!(self.buffer, "#{}\t", tracepoint.event());
+        }
         self.indent(depth)?;
         self.formatter
             .write_tracepoint(&mut self.buffer, tracepoint, footer, parent)?;
@@ -296,6 +291,9 @@ impl<W: Write> Printer<'_, '_, W> {
     }
 
     fn folded(&mut self, count: usize, depth: usize) -> Result<()> {
+        if count > 0 && self.event_ids {
+            self.buffer.push('\t');
+        }
         match count {
             0 => return Ok(()),
             1 => {

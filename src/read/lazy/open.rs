@@ -149,7 +149,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::*;
 use crate::error::{Error, Result};
@@ -178,6 +178,18 @@ pub struct LazyOptions {
     sidecar_dir: Option<PathBuf>,
     sidecar_budget: u64,
     resident_window: Option<u64>,
+    rebuild_progress: Option<RebuildProgress>,
+}
+
+/// The caller's observer of a rebuild at open
+/// ([`LazyOptions::rebuild_progress`]).
+#[derive(Clone)]
+struct RebuildProgress(Arc<dyn Fn(u64) + Send + Sync>);
+
+impl std::fmt::Debug for RebuildProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RebuildProgress")
+    }
 }
 
 impl Default for LazyOptions {
@@ -190,6 +202,7 @@ impl Default for LazyOptions {
             sidecar_dir: None,
             sidecar_budget: LazyOptions::DEFAULT_SIDECAR_BUDGET,
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
+            rebuild_progress: None,
         }
     }
 }
@@ -275,6 +288,18 @@ impl LazyOptions {
     /// recently written are removed past it, never the one just written.
     pub fn sidecar_budget(mut self, bytes: u64) -> Self {
         self.sidecar_budget = bytes;
+        self
+    }
+
+    /// Calls `progress` with the bytes of data done (from any thread) while
+    /// an open rebuilds the lookups from the data alone, because the index
+    /// is missing, broken or refused ([`IndexChoice::Rebuild`]); the calls
+    /// of one rebuild add up to the data's length, so a progress bar of
+    /// that length ends full. Not called when a sidecar or the index
+    /// serves. For a user's progress bar: a rebuild of a multi-GB trace
+    /// takes seconds.
+    pub fn rebuild_progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.rebuild_progress = Some(RebuildProgress(Arc::new(progress)));
         self
     }
 
@@ -490,9 +515,13 @@ impl LazyOptions {
                 Err(Error::BrokenIndex(problem.to_string()))
             }
             Err(problem) => {
-                let loaded = match rebuild_to_scratch(data, self.resident_window)? {
+                let progress: &(dyn Fn(u64) + Sync) = match &self.rebuild_progress {
+                    Some(RebuildProgress(progress)) => progress.as_ref(),
+                    None => &|_| {},
+                };
+                let loaded = match rebuild_to_scratch(data, self.resident_window, progress)? {
                     Some(loaded) => loaded,
-                    None => rebuild_lookup(data)?,
+                    None => rebuild_lookup(data, progress)?,
                 };
                 Ok((loaded, IndexStatus::Rebuilt(problem), 0))
             }

@@ -13,7 +13,7 @@ use crate::format::index::RawIndexCell;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index,
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index_observed,
     write_rebuilt_index,
 };
 use crate::storage::TraceBytes;
@@ -41,6 +41,7 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 pub(crate) fn rebuild_to_scratch(
     data: &TraceBytes,
     window: Option<u64>,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<LoadedIndex>> {
     let Ok(file) = tempfile::tempfile_in(std::env::temp_dir()) else {
         return Ok(None);
@@ -50,7 +51,7 @@ pub(crate) fn rebuild_to_scratch(
         data.as_slice(),
         RebuildOptions::default(),
         window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
-        &|_| {},
+        progress,
         &mut out,
         &|covered| {
             if window.is_some() {
@@ -85,8 +86,12 @@ pub(crate) fn rebuild_to_scratch(
 /// Rebuilds the lookup structures from the data file alone, with the
 /// parallel rebuild ([`crate::read::rebuild`], the crate's only one).
 /// Containers never finished end at the end of their thread's stream.
-pub(crate) fn rebuild_lookup(data: &TraceBytes) -> Result<LoadedIndex> {
-    let rebuilt = rebuild_index(data.as_slice(), RebuildOptions::default())?;
+/// `progress` receives the bytes of data done.
+pub(crate) fn rebuild_lookup(
+    data: &TraceBytes,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<LoadedIndex> {
+    let rebuilt = rebuild_index_observed(data.as_slice(), RebuildOptions::default(), progress)?;
     Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
 }
 

@@ -88,6 +88,17 @@ pub(super) fn discover_chunk(
     // Whether `at` is known to be a block boundary (the chunk's exact start,
     // or just after a block of the chain).
     let mut on_boundary = exact_start;
+    // Progress counts the chunk's own bytes once each, whatever blocks
+    // straddle its ends or start falsely in it: the chunks of a rebuild
+    // add up to the data's length.
+    let mut reported = start;
+    let mut report = |upto: u64| {
+        let upto = upto.min(end);
+        if upto > reported {
+            progress(upto - reported);
+            reported = upto;
+        }
+    };
     while at < end {
         if !on_boundary {
             // Every block but the file's first follows a `BLOCK_END`: a
@@ -104,7 +115,7 @@ pub(super) fn discover_chunk(
         match summarize_speculatively(data, PhysicalOffset(at), &mut out) {
             Ok(Step::Block(block)) if on_boundary || is_boundary(data, block.end.0 + 1) => {
                 let after = block.end.0 + 1;
-                progress(after - block.start.0);
+                report(after);
                 out.blocks.push(block);
                 at = after;
                 on_boundary = true;
@@ -116,6 +127,7 @@ pub(super) fn discover_chunk(
             }
         }
     }
+    report(end);
     out
 }
 

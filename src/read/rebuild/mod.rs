@@ -137,10 +137,46 @@ use crate::read::LoadReport;
 /// How to rebuild.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RebuildOptions {
-    /// Worker threads; 0 uses every core.
+    /// Worker threads; 0 uses every core. Capped by
+    /// [`workers`](Self::workers).
     pub threads: usize,
     /// Bytes per discovery chunk; 0 chooses from the file size and threads.
     pub chunk_size: u64,
+}
+
+/// The smallest discovery chunk chosen when [`RebuildOptions::chunk_size`]
+/// is 0: a worker's unit of work.
+pub const MIN_CHUNK: u64 = 1 << 20;
+
+/// Workers per core a rebuild starts at most: more only add threads
+/// (each with its stack and allocator arena) that wait for a core.
+pub const MAX_WORKERS_PER_CORE: usize = 4;
+
+impl RebuildOptions {
+    /// The workers a rebuild of `data_len` bytes runs on: the threads
+    /// asked for (every core for 0), but at most [`MAX_WORKERS_PER_CORE`]
+    /// per core and at most one per discovery chunk (a chunk is at least
+    /// [`MIN_CHUNK`] bytes, or [`chunk_size`](Self::chunk_size)), never 0.
+    /// Asking for thousands of threads would otherwise start them all, for
+    /// a trace of a few kilobytes too.
+    pub fn workers(&self, data_len: u64) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let asked = if self.threads == 0 {
+            cores
+        } else {
+            self.threads
+        };
+        let chunk = if self.chunk_size > 0 {
+            self.chunk_size
+        } else {
+            MIN_CHUNK
+        };
+        let units = usize::try_from(data_len.div_ceil(chunk)).unwrap_or(usize::MAX);
+        asked
+            .min(cores.saturating_mul(MAX_WORKERS_PER_CORE))
+            .min(units)
+            .max(1)
+    }
 }
 
 /// A container the recorder opened and never closed (a crashed recorder's).
@@ -313,15 +349,13 @@ pub fn rebuild_index_windowed(
     sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
 ) -> Result<RebuildOutcome> {
     check_file_header(data, DATA_MAGIC)?;
-    let threads = if options.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        options.threads
-    };
     let len = data.len() as u64;
+    let threads = options.workers(len);
     let window = window.max(1);
     let mut rebuild = || -> Result<RebuildOutcome> {
         let mut stitch = Stitch::default();
+        // The file header, which no chunk covers.
+        progress(stitch.at.0.min(len));
         loop {
             let start = stitch.at.0;
             let end = start.saturating_add(window).min(len);
@@ -330,7 +364,7 @@ pub fn rebuild_index_windowed(
             let chunk_size = if options.chunk_size > 0 {
                 options.chunk_size
             } else {
-                (body / (threads as u64 * 32)).max(1 << 20)
+                (body / (threads as u64 * 32)).max(MIN_CHUNK)
             };
             let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
                 .map(|i| {
@@ -351,10 +385,16 @@ pub fn rebuild_index_windowed(
             };
             let until = if last { u64::MAX } else { end };
             let cells = stitch.window(data, summaries, until, parallel)?;
-            sink(cells, start..stitch.at.0.min(len))?;
+            let covered = stitch.at.0.min(len);
+            sink(cells, start..covered)?;
             if stitch.done || last {
+                // Progress adds up to the data's length exactly.
+                progress(len.saturating_sub(end.max(covered)));
                 return Ok(stitch.outcome());
             }
+            // The block straddling the window's end, past what its chunks
+            // reported.
+            progress(covered.saturating_sub(end));
         }
     };
     // The pool this runs in (rayon's global one, usually) serves when it

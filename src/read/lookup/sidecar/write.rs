@@ -59,6 +59,7 @@ pub(crate) fn write(
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
     let temp = PathBuf::from(temp);
+    let _listed = crate::storage::TemporaryName::new(&temp);
     let result = (|| {
         let file = encode_to(&temp, files, lookup, context, summary)?;
         file.sync_all()?;

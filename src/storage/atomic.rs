@@ -1,0 +1,258 @@
+//! Files written whole or not at all: [`write_file_atomically`], and the
+//! list of named temporary files in progress that [`remove_temporaries`]
+//! removes for a signal handler.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+
+/// Writes a file through `write` (buffered) into a temporary file beside
+/// `path`, syncs it, then puts it in place of `path` and syncs the folder,
+/// so readers never see half a file. On failure `path` is untouched and
+/// the temporary file is gone.
+///
+/// On Linux the temporary file has no name while it is written
+/// (`O_TMPFILE`), so that even a killed process leaves nothing behind; it
+/// is linked under a temporary name and renamed over `path` once whole.
+/// Elsewhere, or on a filesystem without unnamed files, it is a named
+/// temporary file, removed when an error or a panic drops it and listed
+/// while it exists for [`remove_temporaries`], which a program's signal
+/// handler calls. I/O errors (including [`Error::Stream`] from `write`)
+/// name `path`.
+pub fn write_file_atomically<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let io = |e| Error::io(path, e);
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_default());
+    prefix.push(".");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The mode a plain `File::create` gives (less the umask), not the
+    // owner-only mode of a temporary file.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let fill = |file: File| -> Result<(T, File)> {
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        let value = write(&mut out).map_err(|e| match e {
+            Error::Stream(e) => io(e),
+            e => e,
+        })?;
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        Ok((value, file))
+    };
+    #[cfg(target_os = "linux")]
+    let value = match unnamed::create_in(dir) {
+        Ok(file) => {
+            let (value, file) = fill(file)?;
+            unnamed::put_in_place(&file, &builder, dir, path).map_err(io)?;
+            value
+        }
+        Err(_) => fill_named(&builder, dir, path, fill)?,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let value = fill_named(&builder, dir, path, fill)?;
+    File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+    Ok(value)
+}
+
+/// [`write_file_atomically`] through a named temporary file in `dir`.
+fn fill_named<T>(
+    builder: &tempfile::Builder<'_, '_>,
+    dir: &Path,
+    path: &Path,
+    fill: impl FnOnce(File) -> Result<(T, File)>,
+) -> Result<T> {
+    let io = |e| Error::io(path, e);
+    // Removed when dropped: on an error or a panic below.
+    let temp = builder.tempfile_in(dir).map_err(io)?;
+    let _listed = TemporaryName::new(temp.path());
+    let (value, _) = fill(temp.as_file().try_clone().map_err(io)?)?;
+    temp.persist(path).map_err(|e| io(e.error))?;
+    Ok(value)
+}
+
+/// Files without a name until they are whole (Linux's `O_TMPFILE`).
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::fs::File;
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+
+    use super::TemporaryName;
+
+    /// A file in `dir` that has no name, and is gone with the process
+    /// unless it is linked.
+    pub(super) fn create_in(dir: &Path) -> std::io::Result<File> {
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        let fd = rustix::fs::openat(CWD, dir, flags, Mode::from_raw_mode(0o666))?;
+        Ok(File::from(fd))
+    }
+
+    /// Links the whole `file` under a temporary name in `dir` and renames
+    /// that over `path`. Where the file cannot be linked (no `/proc`), its
+    /// bytes are copied into a named temporary file instead.
+    pub(super) fn put_in_place(
+        file: &File,
+        builder: &tempfile::Builder<'_, '_>,
+        dir: &Path,
+        path: &Path,
+    ) -> std::io::Result<()> {
+        let by_descriptor = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let linked = builder.make_in(dir, |name| {
+            rustix::fs::linkat(CWD, &by_descriptor, CWD, name, AtFlags::SYMLINK_FOLLOW)
+                .map_err(std::io::Error::from)
+        });
+        match linked {
+            Ok(linked) => {
+                let _listed = TemporaryName::new(linked.path());
+                linked.persist(path).map_err(|e| e.error)?;
+            }
+            Err(_) => {
+                let mut temp = builder.tempfile_in(dir)?;
+                let _listed = TemporaryName::new(temp.path());
+                let mut source = file;
+                source.seek(SeekFrom::Start(0))?;
+                std::io::copy(&mut source, temp.as_file_mut())?;
+                temp.as_file().sync_all()?;
+                temp.persist(path).map_err(|e| e.error)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The temporary files and folders this process's writers are filling
+/// and have not yet renamed into place.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A temporary file or folder listed for [`remove_temporaries`] while
+/// this guard lives (the writer removes or renames it before dropping the
+/// guard).
+pub(crate) struct TemporaryName(PathBuf);
+
+impl TemporaryName {
+    /// Lists `path` until the guard is dropped.
+    pub(crate) fn new(path: &Path) -> TemporaryName {
+        temporaries().push(path.to_path_buf());
+        TemporaryName(path.to_path_buf())
+    }
+}
+
+impl Drop for TemporaryName {
+    fn drop(&mut self) {
+        let mut list = temporaries();
+        if let Some(at) = list.iter().rposition(|p| *p == self.0) {
+            list.swap_remove(at);
+        }
+    }
+}
+
+fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the temporary files and folders that this process's writers
+/// ([`write_file_atomically`], the lookup sidecar's writer, the Parquet
+/// export) have created and not yet renamed into place, and returns how
+/// many it removed. For a program's handler of SIGINT or SIGTERM, just
+/// before it exits: the interrupted writes then leave nothing beside their
+/// outputs (the outputs themselves are untouched). Writers still running
+/// fail afterwards.
+pub fn remove_temporaries() -> usize {
+    remove_listed(|_| true)
+}
+
+/// Removes the listed temporaries that `which` picks; the others stay
+/// listed.
+fn remove_listed(which: impl Fn(&Path) -> bool) -> usize {
+    let picked: Vec<PathBuf> = {
+        let mut list = temporaries();
+        let (picked, kept) = std::mem::take(&mut *list)
+            .into_iter()
+            .partition(|path| which(path));
+        *list = kept;
+        picked
+    };
+    picked
+        .iter()
+        .filter(|path| {
+            std::fs::remove_file(path)
+                .or_else(|_| std::fs::remove_dir_all(path))
+                .is_ok()
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names in `dir` that are listed as temporaries, and the others.
+    fn entries(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let listed = temporaries().clone();
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .partition(|p| listed.contains(p))
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_nothing_and_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.idx");
+        std::fs::write(&path, b"old").unwrap();
+        let failed: Result<()> = write_file_atomically(&path, |out| {
+            std::io::Write::write_all(out, b"half")?;
+            // Beside the old file, only a listed temporary file (none at
+            // all where the file has no name while written).
+            let (listed, others) = entries(dir.path());
+            assert_eq!(others, std::slice::from_ref(&path));
+            #[cfg(target_os = "linux")]
+            if unnamed::create_in(dir.path()).is_ok() {
+                assert_eq!(listed, Vec::<PathBuf>::new(), "no name while written");
+            }
+            assert!(listed.len() <= 1, "{listed:?}");
+            Err(Error::Usage("stopped".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(entries(dir.path()), (vec![], vec![path.clone()]));
+        write_file_atomically(&path, |out| Ok(std::io::Write::write_all(out, b"new")?)).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(entries(dir.path()), (vec![], vec![path.clone()]));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(mode & 0o044, 0, "readable as a created file is: {mode:o}");
+        }
+    }
+
+    #[test]
+    fn a_named_temporary_is_removed_by_remove_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.idx");
+        let builder = tempfile::Builder::new();
+        let written = fill_named(&builder, dir.path(), &path, |file| {
+            // A signal handler's call in the middle of the write (of the
+            // temporaries of this test alone: others run beside it).
+            assert_eq!(remove_listed(|p| p.starts_with(dir.path())), 1);
+            Ok(((), file))
+        });
+        assert!(written.is_err(), "the rename of a removed file fails");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
