@@ -460,7 +460,8 @@ fn is_a_directory() -> std::io::Error {
 /// Runs `write` on a temporary data file beside `output` (its index beside
 /// it, `TEMP.idx`), then renames the index and the data file into place
 /// (`output.idx`, `output`); on failure removes both temporary files and
-/// leaves `output` as it was. An existing trace is replaced, never
+/// leaves `output` as it was; both are listed for
+/// [`remove_temporaries`] meanwhile. An existing trace is replaced, never
 /// rewritten in place: a reader that maps it keeps its snapshot.
 pub fn write_trace_atomically<T>(
     output: &Path,
@@ -474,6 +475,12 @@ pub fn write_trace_atomically<T>(
     let mut temp = output.as_os_str().to_owned();
     temp.push(format!(".tmp-{}", std::process::id()));
     let temp = PathBuf::from(temp);
+    // Listed for `remove_temporaries` (an interrupted `gen` or import)
+    // until renamed or removed.
+    let _listed = (
+        TemporaryName::new(&temp),
+        TemporaryName::new(&with_index(&temp)),
+    );
     let result = write(&temp).and_then(|value| {
         let io = |e| Error::io(output, e);
         std::fs::rename(with_index(&temp), with_index(output)).map_err(io)?;
