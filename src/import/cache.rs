@@ -66,6 +66,12 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
         );
     let path = dir.join(format!("{stem}-{:016x}.trace", source_key(input)?));
     let imported_now = if path.is_file() && index_path(&path).is_file() {
+        // Dates the import's last use, for the eviction below (the trace's
+        // own times key its lookup sidecar, so they stay).
+        let _ = std::fs::File::options()
+            .write(true)
+            .open(summary_path(&path))
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
         None
     } else {
         let summary = import_file(input, &path, Some(format), progress)?;
@@ -74,6 +80,7 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
             out.write_all(report.as_bytes())
                 .map_err(|e| Error::io(&path, e))
         })?;
+        evict_imports(dir, &path, IMPORT_BUDGET);
         Some(summary)
     };
     Ok(TracePath {
@@ -81,6 +88,24 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
         imported_from: Some(format),
         imported_now,
     })
+}
+
+/// The bytes the imports kept in a cache directory may add up to: 16 GiB.
+/// Past it, the least recently used are removed after each new import,
+/// never the one just made. An import another process has open stays
+/// readable by it (the files are unlinked, not truncated).
+pub const IMPORT_BUDGET: u64 = 16 << 30;
+
+/// Removes the least recently used imports of `dir` (each a trace, its
+/// index and its summary) until they add up to at most `budget` bytes;
+/// `kept` stays.
+fn evict_imports(dir: &Path, kept: &Path, budget: u64) {
+    crate::storage::evict_oldest(dir, kept, budget, |path| {
+        (path.extension()? == "trace").then(|| crate::storage::CacheEntry {
+            files: vec![path.to_path_buf(), index_path(path), summary_path(path)],
+            dated: summary_path(path),
+        })
+    });
 }
 
 /// The format `input` must be imported from before a reader opens it:
@@ -167,7 +192,14 @@ mod tests {
         std::fs::write(recording.join("thread-1.flow"), [0x80, 0x80]).unwrap();
         let changed = trace_in(&recording, &cache, &|_| {}).unwrap();
         assert_ne!(changed.path, trace.path);
-        assert_eq!(changed.imported_now.unwrap().unfinished_calls, 2);
+        assert_eq!(changed.imported_now.as_ref().unwrap().unfinished_calls, 2);
+        // Past the budget, the least recently used import goes, never
+        // the one just made; the imports are a trace, index and summary.
+        let files = |trace: &Path| [trace.to_path_buf(), index_path(trace), summary_path(trace)];
+        assert!(files(&trace.path).iter().all(|f| f.is_file()));
+        evict_imports(&cache, &changed.path, 0);
+        assert!(files(&trace.path).iter().all(|f| !f.exists()));
+        assert!(files(&changed.path).iter().all(|f| f.is_file()));
         // Nothing was written beside the source.
         let mut beside: Vec<_> = std::fs::read_dir(&recording)
             .unwrap()

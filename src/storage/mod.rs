@@ -494,6 +494,64 @@ pub fn write_trace_atomically<T>(
     result
 }
 
+/// Removes the least recently used entries of a cache directory `dir`
+/// until those left add up to at most `budget` bytes. `entry` names the
+/// files of the entry a file of `dir` stands for (`None`: not an entry)
+/// and which of them dates it; the entry of `kept` always stays. Failures
+/// (an entry removed meanwhile by another process) are ignored: the
+/// directory is a cache.
+pub(crate) fn evict_oldest(
+    dir: &Path,
+    kept: &Path,
+    budget: u64,
+    entry: impl Fn(&Path) -> Option<CacheEntry>,
+) {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let size = |files: &[PathBuf]| -> u64 {
+        files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum()
+    };
+    let mut total = entry(kept).map_or(0, |e| size(&e.files));
+    let mut entries: Vec<(std::time::SystemTime, u64, Vec<PathBuf>)> = listing
+        .filter_map(|found| {
+            let path = found.ok()?.path();
+            let entry = entry(&path).filter(|_| path != kept)?;
+            let dated = std::fs::metadata(&entry.dated).or_else(|_| std::fs::metadata(&path));
+            let used = dated.ok()?.modified().ok()?;
+            let len = size(&entry.files);
+            total += len;
+            Some((used, len, entry.files))
+        })
+        .collect();
+    entries.sort();
+    for (_, len, files) in entries {
+        if total <= budget {
+            break;
+        }
+        // The entry is gone once its first file is; the others may be
+        // missing already.
+        let removed = files.iter().map(|f| std::fs::remove_file(f).is_ok());
+        if removed.collect::<Vec<_>>().first() == Some(&true) {
+            total -= len;
+        }
+    }
+}
+
+/// The files of one entry of a cache directory, for [`evict_oldest`].
+pub(crate) struct CacheEntry {
+    /// Its files, removed together; the first is the file of the listing
+    /// that stands for the entry.
+    pub(crate) files: Vec<PathBuf>,
+    /// The file whose modification time says when it was last used (the
+    /// first file's, when it is missing).
+    pub(crate) dated: PathBuf,
+}
+
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
 pub fn cache_dir() -> Result<PathBuf> {

@@ -245,37 +245,16 @@ pub fn sidecar_path(dir: &Path, data: &Path) -> PathBuf {
 
 /// Removes the least recently written sidecars of `kept`'s directory
 /// until those left add up to at most `budget` bytes; `kept` itself stays.
-/// Failures (a sidecar removed meanwhile by another process) are ignored:
-/// the directory is a cache.
 pub(crate) fn evict_oldest(kept: &Path, budget: u64) {
     let Some(dir) = kept.parent() else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut sidecars: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let path = entry.path();
-            if path.extension()? != "ttlookup" || path == kept {
-                return None;
-            }
-            let metadata = entry.metadata().ok()?;
-            Some((metadata.modified().ok()?, metadata.len(), path))
+    crate::storage::evict_oldest(dir, kept, budget, |path| {
+        (path.extension()? == "ttlookup").then(|| crate::storage::CacheEntry {
+            files: vec![path.to_path_buf()],
+            dated: path.to_path_buf(),
         })
-        .collect();
-    let kept_len = std::fs::metadata(kept).map_or(0, |m| m.len());
-    let mut total = kept_len + sidecars.iter().map(|s| s.1).sum::<u64>();
-    sidecars.sort();
-    for (_, len, path) in sidecars {
-        if total <= budget {
-            break;
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
-        }
-    }
+    });
 }
 
 /// Whether a reader uses and writes the lookup sidecar.
