@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::ObjectKind;
+use crate::common::{EventId, LogicalOffset, ObjectKind, PhysicalOffset, ThreadId};
 
 /// What was wrong with a byte sequence; [`DecodeError`] adds where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -154,9 +154,9 @@ pub enum Error {
     /// A caller used an API wrongly (for example exited more calls than it entered).
     #[error("invalid use: {0}")]
     Usage(String),
-    /// A node handle or event id that names nothing in this trace.
+    /// A node, node handle or event id that names nothing in this trace.
     #[error("no such node: {0}")]
-    NoSuchNode(String),
+    NoSuchNode(NodeProblem),
     /// A source that is not what it claims to be, or is too damaged to
     /// read at all: a packed trace whose ZIP is broken or holds entries
     /// the recorder never writes, a recording with no whole chunk.
@@ -185,6 +185,62 @@ impl Error {
             source,
         }
     }
+}
+
+/// Why a node, node handle or event id names nothing in a trace
+/// ([`Error::NoSuchNode`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeProblem {
+    /// No tracepoint has this event id.
+    #[error("no tracepoint has event id {0}")]
+    NoEvent(EventId),
+    /// The trace has no such thread.
+    #[error("the trace has no thread {0}")]
+    NoThread(ThreadId),
+    /// A node made by the reader of another trace.
+    #[error("a node of another trace's reader (thread {thread}, offset {at})")]
+    OtherTrace {
+        /// The node's thread.
+        thread: ThreadId,
+        /// Its offset in that thread's stream.
+        at: LogicalOffset,
+    },
+    /// An offset at or past the end of its thread's stream.
+    #[error("offset {at} is past the end of thread {thread}'s stream ({end} bytes)")]
+    PastStreamEnd {
+        /// The thread.
+        thread: ThreadId,
+        /// The offset.
+        at: LogicalOffset,
+        /// The stream's length.
+        end: LogicalOffset,
+    },
+    /// An offset where no tracepoint starts.
+    #[error("no tracepoint at offset {at} of thread {thread} (physical offset {physical})")]
+    NoTracepointAt {
+        /// The thread.
+        thread: ThreadId,
+        /// The offset in its stream.
+        at: LogicalOffset,
+        /// The same place in the data file.
+        physical: PhysicalOffset,
+    },
+    /// A node its parent does not list among its children.
+    #[error("no child of its parent starts at offset {0}")]
+    NotAChild(LogicalOffset),
+    /// A child index past its parent's children.
+    #[error("child {0} was not found after expanding its parent")]
+    NoChild(usize),
+    /// A container whose end neither the index nor a scan finds.
+    #[error("no end found for the container at {0}")]
+    NoContainerEnd(LogicalOffset),
+    /// A block the lookups place outside the data file.
+    #[error("block at {0} is outside the data")]
+    BlockOutsideData(PhysicalOffset),
+    /// The index's cell for a container contradicts the data (the
+    /// thread's cells are distrusted from then on).
+    #[error("{0}")]
+    Contradicted(String),
 }
 
 /// A `Result` with tracetree's [`Error`].

@@ -21,7 +21,7 @@ pub fn run(
     let reader = cache.open_lazy(file)?;
     let node = reader
         .node_by_event(event)?
-        .ok_or_else(|| Error::NoSuchNode(format!("no tracepoint has event id {event}")))?;
+        .ok_or(Error::NoSuchNode(tracetree::NodeProblem::NoEvent(event)))?;
     let parent = reader.node(node)?;
     let total = reader.child_count(node)?;
     let mut formatter = TextFormatter::new(reader.context(), verbose);

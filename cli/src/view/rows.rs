@@ -275,11 +275,10 @@ impl Rows {
                 None => {
                     let index = reader.position(step)?;
                     self.expand_at(row, index.saturating_sub(PAGE / 2))?;
-                    self.child_row(row, step).ok_or_else(|| {
-                        tracetree::Error::NoSuchNode(format!(
-                            "child {index} was not found after expanding its parent"
-                        ))
-                    })?
+                    self.child_row(row, step)
+                        .ok_or(tracetree::Error::NoSuchNode(
+                            tracetree::NodeProblem::NoChild(index),
+                        ))?
                 }
             };
         }

@@ -48,6 +48,7 @@ mod folded;
 mod perfetto;
 mod speedscope;
 
+use crate::error::NodeProblem;
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
@@ -270,7 +271,7 @@ impl Plan {
         };
         let node = reader
             .node_by_event(event)?
-            .ok_or_else(|| Error::NoSuchNode(format!("no tracepoint has event id {event}")))?;
+            .ok_or(Error::NoSuchNode(NodeProblem::NoEvent(event)))?;
         let thread = reader.node_thread(node);
         if !threads.contains(&thread) {
             return Err(Error::Usage(format!(

@@ -20,6 +20,7 @@
 
 use super::{LazyNode, LazyTraceReader};
 use crate::common::{LogicalOffset, ThreadId};
+use crate::error::NodeProblem;
 use crate::error::{Error, Result};
 
 /// Children asked of the reader at a time.
@@ -153,17 +154,15 @@ impl LazyTraceReader {
     /// [`Error::NoSuchNode`]. Costs what [`position`](Self::position) costs.
     pub fn resolve_handle(&self, handle: NodeHandle) -> Result<LazyNode> {
         let Some(slot) = self.lookup.blocks.slot(handle.thread) else {
-            return Err(Error::NoSuchNode(format!(
-                "the trace has no thread {}",
-                handle.thread.0
-            )));
+            return Err(Error::NoSuchNode(NodeProblem::NoThread(handle.thread)));
         };
         let end = self.top_scope(slot).end;
         if handle.offset >= end {
-            return Err(Error::NoSuchNode(format!(
-                "offset {} is past the end of thread {}'s stream ({end} bytes)",
-                handle.offset, handle.thread.0
-            )));
+            return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
+                thread: handle.thread,
+                at: handle.offset,
+                end,
+            }));
         }
         let node = self.node_at(slot, handle.offset);
         self.position(node)?;

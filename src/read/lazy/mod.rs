@@ -94,6 +94,7 @@ mod open;
 mod scopes;
 mod walk;
 
+use crate::error::NodeProblem;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
@@ -394,10 +395,10 @@ impl LazyTraceReader {
     fn own(&self, node: LazyNode) -> Result<usize> {
         let slot = node.slot as usize;
         if node.reader != self.id || slot >= self.lookup.blocks.thread_count() {
-            return Err(Error::NoSuchNode(format!(
-                "a node of another trace's reader (thread {}, offset {})",
-                node.thread.0, node.at
-            )));
+            return Err(Error::NoSuchNode(NodeProblem::OtherTrace {
+                thread: node.thread,
+                at: node.at,
+            }));
         }
         Ok(slot)
     }

@@ -141,10 +141,9 @@ impl LazyTraceReader {
         }
         match nth(low)? {
             Some(child) if child == node => Ok(low),
-            _ => Err(crate::error::Error::NoSuchNode(format!(
-                "no child of its parent starts at offset {}",
-                node.at
-            ))),
+            _ => Err(crate::error::Error::NoSuchNode(
+                crate::error::NodeProblem::NotAChild(node.at),
+            )),
         }
     }
 }

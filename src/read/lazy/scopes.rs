@@ -52,6 +52,7 @@
 //!   children are searched by event id (page by page through the child index).
 //!   Threads whose event ids do not ascend are searched by a sequential scan.
 
+use crate::error::NodeProblem;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -168,8 +169,7 @@ impl LazyTraceReader {
         for container in found {
             resolved.insert((slot, container.start), container.end);
         }
-        known(&resolved)
-            .ok_or_else(|| Error::NoSuchNode(format!("no end found for the container at {start}")))
+        known(&resolved).ok_or(Error::NoSuchNode(NodeProblem::NoContainerEnd(start)))
     }
 
     pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
@@ -489,7 +489,7 @@ impl LazyTraceReader {
     pub(super) fn contradicted(&self, slot: usize, what: String) -> Error {
         let problem = IndexProblem::Inconsistent(what.clone());
         self.lookup.distrust(self.data.as_slice(), slot, problem);
-        Error::NoSuchNode(what)
+        Error::NoSuchNode(NodeProblem::Contradicted(what))
     }
 
     /// The last direct child of `scope` that starts before `start`.

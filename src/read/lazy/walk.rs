@@ -38,6 +38,7 @@
 //! and the `TraceTree` methods `visit`/`children` serve random access (an
 //! IDE expanding nodes); a whole-trace walk never goes through them.
 
+use crate::error::NodeProblem;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
@@ -531,11 +532,11 @@ impl LazyTraceReader {
         let slot = self.own(node)?;
         let end = self.top_scope(slot).end;
         if node.at >= end {
-            return Err(Error::NoSuchNode(format!(
-                "offset {} is past the end of thread {}'s stream ({end} bytes)",
-                node.at,
-                self.lookup.blocks.thread(slot).thread
-            )));
+            return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
+                thread: self.lookup.blocks.thread(slot).thread,
+                at: node.at,
+                end,
+            }));
         }
         self.walk_range(
             Stretch {

@@ -2,6 +2,8 @@
 //! decoded from the contiguous bytes of its block, and the scan that finds
 //! the content ranges of containers the index has no cell for.
 
+use crate::common::PhysicalOffset;
+use crate::error::NodeProblem;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -191,12 +193,13 @@ impl<'r> Stream<'r> {
     pub(crate) fn bytes_at(&mut self, at: LogicalOffset) -> Result<(&'r [u8], u64)> {
         let (mut start, mut end, mut physical) = self.block;
         if !(start <= at.0 && at.0 < end) {
-            let block = self.blocks.block_of(at).ok_or_else(|| {
-                Error::NoSuchNode(format!(
-                    "offset {at} is past the end of thread {}'s stream ({} bytes)",
-                    self.blocks.thread, self.blocks.len
-                ))
-            })?;
+            let Some(block) = self.blocks.block_of(at) else {
+                return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
+                    thread: self.blocks.thread,
+                    at,
+                    end: LogicalOffset(self.blocks.len),
+                }));
+            };
             if self.resident.is_some() {
                 self.moved_to(block);
             }
@@ -211,9 +214,13 @@ impl<'r> Stream<'r> {
         let bytes = usize::try_from(from)
             .ok()
             .zip(usize::try_from(to).ok())
-            .and_then(|(from, to)| self.data.get(from..to))
-            .ok_or_else(|| Error::NoSuchNode(format!("block at {physical} is outside the data")))?;
-        Ok((bytes, from))
+            .and_then(|(from, to)| self.data.get(from..to));
+        match bytes {
+            Some(bytes) => Ok((bytes, from)),
+            None => Err(Error::NoSuchNode(NodeProblem::BlockOutsideData(
+                PhysicalOffset(physical),
+            ))),
+        }
     }
 
     /// A reader from `at` to the end of its block.
@@ -242,10 +249,11 @@ impl<'r> Stream<'r> {
         let offset = reader.offset();
         let kind = reader.u8()?;
         if kind != ObjectKind::Tracepoint as u8 {
-            return Err(Error::NoSuchNode(format!(
-                "no tracepoint at offset {at} of thread {} (physical offset {offset})",
-                self.blocks.thread
-            )));
+            return Err(Error::NoSuchNode(NodeProblem::NoTracepointAt {
+                thread: self.blocks.thread,
+                at,
+                physical: PhysicalOffset(offset),
+            }));
         }
         Ok(TracepointHeader::decode(&mut reader)?)
     }
