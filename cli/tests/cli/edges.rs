@@ -105,8 +105,10 @@ fn a_fifo_reads_like_the_file() {
         std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
     };
     let (ok, out, err) = tracetree(&["print", fifo.to_str().unwrap()]);
-    writer.join().unwrap();
+    // The writer blocks until a reader opens the FIFO: joined only when
+    // the command read it, so that a failure fails rather than hangs.
     assert!(ok, "{err}");
+    writer.join().unwrap();
     assert_eq!(out, expected);
 }
 
