@@ -48,7 +48,6 @@ mod folded;
 mod perfetto;
 mod speedscope;
 
-use crate::error::NodeProblem;
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
@@ -58,7 +57,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::common::{EventId, ThreadId};
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 use crate::export::selected_threads;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointBody};

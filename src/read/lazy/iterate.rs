@@ -20,8 +20,7 @@
 
 use super::{LazyNode, LazyTraceReader};
 use crate::common::{LogicalOffset, ThreadId};
-use crate::error::NodeProblem;
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 
 /// Children asked of the reader at a time.
 const ITERATOR_PAGE: usize = 256;

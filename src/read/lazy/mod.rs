@@ -94,7 +94,6 @@ mod open;
 mod scopes;
 mod walk;
 
-use crate::error::NodeProblem;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
@@ -106,7 +105,7 @@ pub use navigate::ChildCount;
 pub use open::LazyOptions;
 
 use crate::common::{EventId, FieldId, LogicalOffset, MethodId, ObjectKind, ThreadId, VariableId};
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::BlockTable;

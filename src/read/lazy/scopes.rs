@@ -52,7 +52,6 @@
 //!   children are searched by event id (page by page through the child index).
 //!   Threads whose event ids do not ascend are searched by a sequential scan.
 
-use crate::error::NodeProblem;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -60,7 +59,7 @@ pub use cache::NodeData;
 
 use super::*;
 use crate::common::{EventId, LogicalOffset};
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 use crate::format::{Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
 use crate::read::lookup::IndexProblem;

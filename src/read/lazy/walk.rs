@@ -38,14 +38,13 @@
 //! and the `TraceTree` methods `visit`/`children` serve random access (an
 //! IDE expanding nodes); a whole-trace walk never goes through them.
 
-use crate::error::NodeProblem;
 use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
 use crate::common::LogicalOffset;
 use crate::common::ThreadId;
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};

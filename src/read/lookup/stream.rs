@@ -2,13 +2,11 @@
 //! decoded from the contiguous bytes of its block, and the scan that finds
 //! the content ranges of containers the index has no cell for.
 
-use crate::common::PhysicalOffset;
-use crate::error::NodeProblem;
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::common::LogicalOffset;
-use crate::error::{Error, Result};
+use crate::common::{LogicalOffset, PhysicalOffset};
+use crate::error::{Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
