@@ -84,6 +84,7 @@ pub(super) const CROSSING: u32 = 2;
 pub(super) const STATUS_USED: u32 = 0;
 pub(super) const STATUS_NO_FOOTER: u32 = 1;
 pub(super) const STATUS_REBUILT: u32 = 2;
+pub(super) const STATUS_READ_THROUGH: u32 = 3;
 
 /// Bytes of a file's head and tail that go into its checksum.
 pub(super) const EDGE: usize = 4096;

@@ -102,7 +102,7 @@ pub(super) fn load_mapped(
     };
     let trusted = vouch(header.stamped_at.get());
     let status = header.status.get();
-    if status > STATUS_REBUILT {
+    if status > STATUS_READ_THROUGH {
         return Err(malformed(12, format!("status {status}")));
     }
     let mut at = HEADER_LEN;
@@ -277,10 +277,7 @@ pub(super) fn load_mapped(
     let status = match status {
         STATUS_USED => IndexStatus::Used { complete: true },
         STATUS_NO_FOOTER => IndexStatus::Used { complete: false },
-        // A rebuild asked for is no problem of the index: say so again.
-        _ if problem == IndexProblem::Requested.to_string() => {
-            IndexStatus::Rebuilt(IndexProblem::Requested)
-        }
+        STATUS_READ_THROUGH => IndexStatus::Rebuilt(IndexProblem::Requested),
         _ => IndexStatus::Rebuilt(IndexProblem::Recorded(problem)),
     };
     Ok(LoadedSidecar {

@@ -58,7 +58,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `TTLOOKUP` |
 //! | 8 | 4 | sidecar version (1) |
-//! | 12 | 4 | status: 0 index used, 1 index used without footer, 2 rebuilt |
+//! | 12 | 4 | status: 0 index used, 1 index used without footer, 2 rebuilt, 3 rebuilt as asked (`IndexProblem::Requested`) |
 //! | 16 | 8 | sidecar length |
 //! | 24 | 8 | data file length |
 //! | 32 | 8 | data file mtime, ns (0 unknown) |
@@ -250,10 +250,7 @@ pub(crate) fn evict_oldest(kept: &Path, budget: u64) {
         return;
     };
     crate::storage::evict_oldest(dir, kept, budget, |path| {
-        (path.extension()? == "ttlookup").then(|| crate::storage::CacheEntry {
-            files: vec![path.to_path_buf()],
-            dated: path.to_path_buf(),
-        })
+        (path.extension()? == "ttlookup").then(Vec::new)
     });
 }
 

@@ -187,6 +187,7 @@ impl Layout {
         let (status, problem) = match summary.status {
             IndexStatus::Used { complete: true } => (STATUS_USED, String::new()),
             IndexStatus::Used { complete: false } => (STATUS_NO_FOOTER, String::new()),
+            IndexStatus::Rebuilt(IndexProblem::Requested) => (STATUS_READ_THROUGH, String::new()),
             IndexStatus::Rebuilt(problem) => (STATUS_REBUILT, problem.to_string()),
         };
         let mut file_len = HEADER_LEN
