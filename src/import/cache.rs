@@ -66,8 +66,7 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
         );
     let path = dir.join(format!("{stem}-{:016x}.trace", source_key(input)?));
     let imported_now = if path.is_file() && index_path(&path).is_file() {
-        // Dates the import's last use, for the eviction below (the trace's
-        // own times key its lookup sidecar, so they stay).
+        // Dates the import's last use, for `evict_imports`.
         let _ = std::fs::File::options()
             .write(true)
             .open(summary_path(&path))
@@ -96,15 +95,16 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
 /// readable by it (the files are unlinked, not truncated).
 pub const IMPORT_BUDGET: u64 = 16 << 30;
 
-/// Removes the least recently used imports of `dir` (each a trace, its
-/// index and its summary) until they add up to at most `budget` bytes;
-/// `kept` stays.
+/// Removes the least recently used imports of `dir` until they add up to
+/// at most `budget` bytes; the import cached as `kept` stays. An import is
+/// its summary file (dated at each use: the trace's own times key its
+/// lookup sidecar, so they stay), its trace and the trace's index.
 fn evict_imports(dir: &Path, kept: &Path, budget: u64) {
-    crate::storage::evict_oldest(dir, kept, budget, |path| {
-        (path.extension()? == "trace").then(|| crate::storage::CacheEntry {
-            files: vec![path.to_path_buf(), index_path(path), summary_path(path)],
-            dated: summary_path(path),
-        })
+    let kept = summary_path(kept);
+    crate::storage::evict_oldest(dir, &kept, budget, |path| {
+        let name = path.to_str()?.strip_suffix(SUMMARY_SUFFIX)?;
+        let trace = PathBuf::from(name);
+        Some(vec![index_path(&trace), trace])
     });
 }
 
@@ -121,9 +121,12 @@ fn foreign_format(input: &Path) -> Result<Option<SourceFormat>> {
 /// Where the summary of the import cached as `trace` is kept.
 pub fn summary_path(trace: &Path) -> PathBuf {
     let mut path = trace.as_os_str().to_owned();
-    path.push(".import-summary");
+    path.push(SUMMARY_SUFFIX);
     PathBuf::from(path)
 }
+
+/// What [`summary_path`] adds to a cached trace's name.
+const SUMMARY_SUFFIX: &str = ".import-summary";
 
 /// The summary of the import cached as `trace` ([`ImportSummary::report`]'s
 /// lines), when `trace` is a cached import that kept one.

@@ -494,62 +494,51 @@ pub fn write_trace_atomically<T>(
     result
 }
 
-/// Removes the least recently used entries of a cache directory `dir`
-/// until those left add up to at most `budget` bytes. `entry` names the
-/// files of the entry a file of `dir` stands for (`None`: not an entry)
-/// and which of them dates it; the entry of `kept` always stays. Failures
-/// (an entry removed meanwhile by another process) are ignored: the
-/// directory is a cache.
+/// Removes the least recently used entries of the cache directory `dir`
+/// until they add up to at most `budget` bytes. An entry is a file of
+/// `dir` that `companions` accepts, with the files it names (removed with
+/// it and counted in its size); the file's modification time dates its
+/// last use. `kept`'s entry stays. Failures (an entry removed meanwhile by
+/// another process) are ignored: the directory is a cache.
 pub(crate) fn evict_oldest(
     dir: &Path,
     kept: &Path,
     budget: u64,
-    entry: impl Fn(&Path) -> Option<CacheEntry>,
+    companions: impl Fn(&Path) -> Option<Vec<PathBuf>>,
 ) {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return;
     };
-    let size = |files: &[PathBuf]| -> u64 {
-        files
-            .iter()
-            .filter_map(|f| std::fs::metadata(f).ok())
+    let size = |path: &Path, with: &[PathBuf]| -> u64 {
+        std::iter::once(path)
+            .chain(with.iter().map(PathBuf::as_path))
+            .filter_map(|file| std::fs::metadata(file).ok())
             .map(|m| m.len())
             .sum()
     };
-    let mut total = entry(kept).map_or(0, |e| size(&e.files));
-    let mut entries: Vec<(std::time::SystemTime, u64, Vec<PathBuf>)> = listing
+    let mut total = companions(kept).map_or(0, |with| size(kept, &with));
+    let mut entries: Vec<_> = listing
         .filter_map(|found| {
             let path = found.ok()?.path();
-            let entry = entry(&path).filter(|_| path != kept)?;
-            let dated = std::fs::metadata(&entry.dated).or_else(|_| std::fs::metadata(&path));
-            let used = dated.ok()?.modified().ok()?;
-            let len = size(&entry.files);
+            let with = companions(&path).filter(|_| path != kept)?;
+            let used = std::fs::metadata(&path).ok()?.modified().ok()?;
+            let len = size(&path, &with);
             total += len;
-            Some((used, len, entry.files))
+            Some((used, len, path, with))
         })
         .collect();
     entries.sort();
-    for (_, len, files) in entries {
+    for (_, len, path, with) in entries {
         if total <= budget {
             break;
         }
-        // The entry is gone once its first file is; the others may be
-        // missing already.
-        let removed = files.iter().map(|f| std::fs::remove_file(f).is_ok());
-        if removed.collect::<Vec<_>>().first() == Some(&true) {
+        if std::fs::remove_file(&path).is_ok() {
             total -= len;
         }
+        for file in with {
+            let _ = std::fs::remove_file(file);
+        }
     }
-}
-
-/// The files of one entry of a cache directory, for [`evict_oldest`].
-pub(crate) struct CacheEntry {
-    /// Its files, removed together; the first is the file of the listing
-    /// that stands for the entry.
-    pub(crate) files: Vec<PathBuf>,
-    /// The file whose modification time says when it was last used (the
-    /// first file's, when it is missing).
-    pub(crate) dated: PathBuf,
 }
 
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
