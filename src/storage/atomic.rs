@@ -1,6 +1,7 @@
-//! Files written whole or not at all: [`write_file_atomically`], and the
-//! list of named temporary files in progress that [`remove_temporaries`]
-//! removes for a signal handler.
+//! Files written whole or not at all: [`write_file_atomically`],
+//! [`write_trace_atomically`] (a data file and its index), and the list of
+//! named temporary files in progress that [`remove_temporaries`] removes
+//! for a signal handler.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -63,6 +64,43 @@ pub fn write_file_atomically<T>(
     let value = fill_named(&builder, dir, path, fill)?;
     File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
     Ok(value)
+}
+
+/// Runs `write` on a temporary data file beside `output` (its index beside
+/// it, `TEMP.idx`), then renames the index and the data file into place
+/// (`output.idx`, `output`); on failure removes both temporary files and
+/// leaves `output` as it was; both are listed for
+/// [`remove_temporaries`] meanwhile. An existing trace is replaced, never
+/// rewritten in place: a reader that maps it keeps its snapshot.
+pub fn write_trace_atomically<T>(
+    output: &Path,
+    write: impl FnOnce(&Path) -> Result<T>,
+) -> Result<T> {
+    let with_index = |path: &Path| {
+        let mut index = path.as_os_str().to_owned();
+        index.push(".idx");
+        PathBuf::from(index)
+    };
+    let mut temp = output.as_os_str().to_owned();
+    temp.push(format!(".tmp-{}", std::process::id()));
+    let temp = PathBuf::from(temp);
+    // Listed for `remove_temporaries` (an interrupted `gen` or import)
+    // until renamed or removed.
+    let _listed = (
+        TemporaryName::new(&temp),
+        TemporaryName::new(&with_index(&temp)),
+    );
+    let result = write(&temp).and_then(|value| {
+        let io = |e| Error::io(output, e);
+        std::fs::rename(with_index(&temp), with_index(output)).map_err(io)?;
+        std::fs::rename(&temp, output).map_err(io)?;
+        Ok(value)
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(with_index(&temp));
+    }
+    result
 }
 
 /// [`write_file_atomically`] through a named temporary file in `dir`.
