@@ -98,13 +98,7 @@ impl Cache {
         let options = options.rebuild_progress(move |bytes| {
             started.call_once(|| {
                 shown.set_length(total);
-                shown.set_style(
-                    ProgressStyle::with_template(
-                        "reading the trace {bar:40} {bytes}/{total_bytes}",
-                    )
-                    .expect("valid template"),
-                );
-                shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                reveal(&shown, "reading the trace {bar:40} {bytes}/{total_bytes}");
             });
             shown.inc(bytes);
         });
@@ -149,12 +143,8 @@ impl Cache {
         let bar = ProgressBar::hidden();
         let trace = trace_in(file, &self.imports, &|bytes| {
             if bar.is_hidden() {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                 bar.set_length(source_size(file));
-                bar.set_style(
-                    ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes}")
-                        .expect("valid template"),
-                );
+                reveal(&bar, "importing {bar:40} {bytes}/{total_bytes}");
             }
             bar.inc(bytes)
         });
@@ -175,6 +165,13 @@ impl Cache {
         }
         Ok(trace)
     }
+}
+
+/// Shows `bar`, made hidden until its work turned out to be under way, on
+/// stderr (when it is a terminal) in `template`'s style.
+fn reveal(bar: &ProgressBar, template: &str) {
+    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
 }
 
 /// The bytes of a source: a file's length, or a folder's files' total.
@@ -250,12 +247,8 @@ pub fn spool(input: &Path) -> Result<Spooled> {
         };
         file.write_all(&buffer[..read]).map_err(spool_error)?;
         if bar.is_hidden() && started.elapsed().as_secs() >= 1 {
-            bar.set_style(
-                ProgressStyle::with_template("reading {msg}: {bytes} ({bytes_per_sec})")
-                    .expect("valid template"),
-            );
             bar.set_message(input.display().to_string());
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            reveal(&bar, "reading {msg}: {bytes} ({bytes_per_sec})");
         }
         bar.inc(read as u64);
     }

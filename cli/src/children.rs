@@ -59,7 +59,7 @@ pub fn run(
         writeln!(
             out,
             "... {} more: --from {shown_to}",
-            crate::group(total - shown_to)
+            crate::words::group(total - shown_to)
         )?;
     }
     Ok(())

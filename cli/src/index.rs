@@ -32,7 +32,7 @@ pub fn run(
         eprintln!(
             "tracetree: using {workers} worker thread{} instead of {threads} (at most {} per \
              core, and one per MiB of data)",
-            if workers == 1 { "" } else { "s" },
+            crate::words::plural(workers as u64),
             MAX_WORKERS_PER_CORE
         );
     }

@@ -19,6 +19,7 @@ use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
 
 use crate::cache::Cache;
+use crate::words::plural;
 
 /// `info` of the trace at `file`; `shown` is the name the user gave when
 /// it is not `file` (stdin or a pipe, read through a temporary file).
@@ -246,11 +247,6 @@ fn write_thread(
         thread.0.wrapping_add(1)
     )?;
     Ok(())
-}
-
-/// The plural ending for `count` things.
-pub(crate) fn plural(count: u64) -> &'static str {
-    if count == 1 { "" } else { "s" }
 }
 
 fn write_counts(counts: &BTreeMap<TracepointType, u64>, out: &mut impl Write) -> Result<()> {

@@ -11,6 +11,7 @@ mod info;
 mod pack;
 mod search;
 mod view;
+mod words;
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
@@ -516,19 +517,6 @@ pub fn run(mut cli: Cli) -> Result<()> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// `n` with thousands separated by commas.
-pub fn group(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn thread_filter(ids: &[i32]) -> Option<Vec<ThreadId>> {

@@ -383,4 +383,4 @@ pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
     }
 }
 
-pub use crate::group;
+pub use crate::words::group;
