@@ -248,18 +248,13 @@ impl BlockBuilder {
         self.own_registry = true;
     }
 
-    /// The thread's logical length: payload bytes in blocks cut and in this
-    /// one.
-    pub(crate) fn logical_len(&self) -> LogicalOffset {
-        self.logical_position()
-    }
-
     fn payload_len(&self) -> usize {
         self.end - HEADER
     }
 
-    /// The thread's logical offset of the next byte.
-    fn logical_position(&self) -> LogicalOffset {
+    /// The thread's logical offset of the next byte: its logical length,
+    /// payload bytes in blocks cut and in this one.
+    pub(crate) fn logical_position(&self) -> LogicalOffset {
         self.logical_start + self.payload_len() as u64
     }
 

@@ -90,7 +90,7 @@ impl StreamingThread {
     /// logical stream (reference objects included, block framing not), in
     /// blocks handed over and in its buffer.
     pub fn recorded_bytes(&self) -> u64 {
-        lock(&self.slot.state).block.logical_len().0
+        lock(&self.slot.state).block.logical_position().0
     }
 
     /// The thread's state, unless the writer is closed.
