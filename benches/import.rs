@@ -130,7 +130,7 @@ fn write_directly(calls: u64, path: &Path) {
     let writer = StreamingWriter::create(path).unwrap();
     let mut thread = writer.new_thread("thread-1").unwrap();
     let class = ClassDescriptor {
-        id: ClassId(0),
+        id: ClassId::new(0),
         name: JavaStr::new("bench.Flow"),
     };
     writer
@@ -138,8 +138,8 @@ fn write_directly(calls: u64, path: &Path) {
         .unwrap();
     for id in 0..METHODS as i32 {
         let method = MethodDescriptor {
-            id: MethodId(id),
-            class: ClassId(0),
+            id: MethodId::new(id),
+            class: ClassId::new(0),
             name: JavaStr::new(&format!("m{id}")),
             return_type: Type::Void,
             parameter_types: vec![Type::Int],
@@ -160,14 +160,14 @@ fn write_directly(calls: u64, path: &Path) {
                 let call = Tracepoint {
                     header: TracepointHeader {
                         tracepoint_type: TracepointType::MethodCall,
-                        code_location: CodeLocationId(-1),
-                        thread: ThreadId(0),
-                        event: EventId(event),
+                        code_location: CodeLocationId::new(-1),
+                        thread: ThreadId::new(0),
+                        event: EventId::new(event),
                         diff_status: DiffStatus::None,
                     },
                     child_diff_statuses: Vec::new(),
                     body: TracepointBody::MethodCall {
-                        method: MethodId(id as i32),
+                        method: MethodId::new(id as i32),
                         receiver: Value::Null,
                         arguments: Vec::new(),
                         flags: 0,

@@ -79,7 +79,7 @@ fn tree_walk(reader: &LazyTraceReader, threads: &[ThreadId], child_counts: bool)
                     ..
                 } = step
                 {
-                    nodes += (tracepoint.event().0 as u64 & 1) + children.unwrap_or(0) as u64;
+                    nodes += (tracepoint.event().get() as u64 & 1) + children.unwrap_or(0) as u64;
                 }
                 Ok(())
             })
@@ -104,7 +104,7 @@ fn lazy(c: &mut Criterion) {
     let root = reader.root(thread).unwrap().unwrap();
     let wide = reader.children_range(root, 0, 1).unwrap()[0];
     let wide_content = reader.node(wide).unwrap().content().unwrap();
-    let wide_bytes = wide_content.end.0 - wide_content.start.0;
+    let wide_bytes = wide_content.end.get() - wide_content.start.get();
     let wide_children = reader.child_count(wide).unwrap();
     let nodes = walk_headers(&reader);
     eprintln!(
@@ -223,7 +223,7 @@ fn lazy(c: &mut Criterion) {
                         let roots = small.roots(thread).unwrap();
                         walk(&small, &roots, None, |step| {
                             if let WalkStep::Node { node, .. } = step {
-                                nodes += small.visit(node, |t, _| t.event().0 as u64 & 1)?;
+                                nodes += small.visit(node, |t, _| t.event().get() as u64 & 1)?;
                             }
                             Ok(())
                         })

@@ -184,7 +184,7 @@ fn wide_call(reader: &LazyTraceReader) -> LazyNode {
 
 fn wide_call_bytes(reader: &LazyTraceReader) -> u64 {
     let content = reader.node(wide_call(reader)).unwrap().content().unwrap();
-    content.end.0 - content.start.0
+    content.end.get() - content.start.get()
 }
 
 /// SplitMix64, for the random sample of containers.
@@ -241,7 +241,7 @@ fn walk_tracetree(reader: &LazyTraceReader) -> u64 {
         reader
             .walk_visit(&roots, None, false, |step| {
                 if let Visit::Node { tracepoint, .. } = step {
-                    nodes += tracepoint.event().0 as u64 & 1;
+                    nodes += tracepoint.event().get() as u64 & 1;
                 }
                 Ok(())
             })

@@ -49,17 +49,17 @@ fn bench_dir() -> PathBuf {
 fn references() -> Vec<Object<'static>> {
     let string = |id, text: &str| {
         Object::String(StringObject {
-            id: StringId(id),
+            id: StringId::new(id),
             value: JavaStr::new(text),
         })
     };
     let location = |id, line| {
         Object::CodeLocation(CodeLocation {
             kind: CodeLocationKind::Access,
-            id: CodeLocationId(id),
-            file_name: StringId(0),
-            class_name: StringId(1),
-            method_name: StringId(2),
+            id: CodeLocationId::new(id),
+            file_name: StringId::new(0),
+            class_name: StringId::new(1),
+            method_name: StringId::new(2),
             line,
             access_path: None,
             argument_paths: Vec::new(),
@@ -68,19 +68,19 @@ fn references() -> Vec<Object<'static>> {
     };
     vec![
         Object::ClassDescriptor(ClassDescriptor {
-            id: ClassId(0),
+            id: ClassId::new(0),
             name: JavaStr::new("app.Worker"),
         }),
         Object::MethodDescriptor(MethodDescriptor {
-            id: MethodId(0),
-            class: ClassId(0),
+            id: MethodId::new(0),
+            class: ClassId::new(0),
             name: JavaStr::new("step"),
             return_type: Type::Int,
             parameter_types: vec![Type::Int],
         }),
         Object::FieldDescriptor(FieldDescriptor {
-            id: FieldId(0),
-            class: ClassId(0),
+            id: FieldId::new(0),
+            class: ClassId::new(0),
             name: JavaStr::new("total"),
             field_type: Type::Long,
             is_static: false,
@@ -88,7 +88,7 @@ fn references() -> Vec<Object<'static>> {
             is_volatile: false,
         }),
         Object::VariableDescriptor(VariableDescriptor {
-            id: VariableId(0),
+            id: VariableId::new(0),
             name: JavaStr::new("i"),
             variable_type: Type::Int,
         }),
@@ -110,9 +110,9 @@ fn tracepoint(
     Tracepoint {
         header: TracepointHeader {
             tracepoint_type,
-            code_location: CodeLocationId(location),
+            code_location: CodeLocationId::new(location),
             thread,
-            event: EventId(0),
+            event: EventId::new(0),
             diff_status: DiffStatus::None,
         },
         child_diff_statuses: Vec::new(),
@@ -127,8 +127,8 @@ fn tracepoint(
 fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
     let id = thread.thread_id();
     let worker = Value::Object {
-        class: ClassId(0),
-        identity_hash: 7 + id.0,
+        class: ClassId::new(0),
+        identity_hash: 7 + id.get(),
         fields: Vec::new(),
     };
     let mut call = tracepoint(
@@ -136,7 +136,7 @@ fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
         TracepointType::MethodCall,
         0,
         TracepointBody::MethodCall {
-            method: MethodId(0),
+            method: MethodId::new(0),
             receiver: worker.clone(),
             arguments: vec![Value::Int(0)],
             flags: 0,
@@ -147,7 +147,7 @@ fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
         TracepointType::WriteField,
         1,
         TracepointBody::WriteField {
-            field: FieldId(0),
+            field: FieldId::new(0),
             receiver: worker.clone(),
             value: Value::Long(0),
         },
@@ -157,7 +157,7 @@ fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
         TracepointType::ReadField,
         1,
         TracepointBody::ReadField {
-            field: FieldId(0),
+            field: FieldId::new(0),
             receiver: worker,
             value: Value::Long(0),
         },
@@ -167,7 +167,7 @@ fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
         TracepointType::WriteLocal,
         2,
         TracepointBody::WriteLocal {
-            variable: VariableId(0),
+            variable: VariableId::new(0),
             value: Value::Int(0),
         },
     );
@@ -178,7 +178,7 @@ fn record_with_ids(thread: &mut StreamingThread, first_event: i32) {
     let mut event = first_event;
     let mut next_event = || {
         event += 1;
-        EventId(event - 1)
+        EventId::new(event - 1)
     };
     for i in 0..CALLS as i32 {
         call.header.event = next_event();
@@ -213,7 +213,7 @@ fn record_by_name(thread: &mut StreamingThread) {
     let i_var = VariableSpec::new("i", Type::Int);
     let at = |line| CodeLocationSpec::access("Worker.kt", "app.Worker", "step", line);
     let (at_call, at_field, at_local) = (at(10), at(11), at(12));
-    let worker = ValueSpec::object("app.Worker", 7 + thread.thread_id().0);
+    let worker = ValueSpec::object("app.Worker", 7 + thread.thread_id().get());
     for i in 0..CALLS as i32 {
         let call = CallSpec::new(&step).on(worker.clone()).with_argument(i);
         thread.enter_call(Some(&at_call), call).unwrap();

@@ -1,12 +1,14 @@
 //! The ground types every layer shares: typed offsets, identifiers and
 //! object kinds. This module imports nothing of the crate.
 //!
-//! Typed offsets and identifiers://!
 //! A [`LogicalOffset`] counts bytes in one thread's logical stream (the
 //! concatenated payloads of that thread's blocks); a [`PhysicalOffset`] counts
 //! bytes in the data file. They never mix: converting one into the other goes
 //! through a block table. Identifiers of different object kinds are distinct
 //! types too, so a class id cannot be passed where a method id is expected.
+//! Their fields are private to the crate: other crates make and read them
+//! through `new` and `get` (or `From`). An [`IndexCell`] says where one
+//! object is, in the offset space of its kind.
 
 use std::fmt;
 
@@ -14,9 +16,21 @@ macro_rules! offset_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        pub struct $name(pub u64);
+        pub struct $name(pub(crate) u64);
 
         impl $name {
+            /// The offset `offset` bytes from the start.
+            #[inline]
+            pub const fn new(offset: u64) -> Self {
+                $name(offset)
+            }
+
+            /// The number of bytes from the start.
+            #[inline]
+            pub const fn get(self) -> u64 {
+                self.0
+            }
+
             /// The offset `delta` bytes further on (also `offset + delta`).
             #[inline]
             #[allow(clippy::should_implement_trait)] // `Add<u64>` is implemented too
@@ -45,6 +59,18 @@ macro_rules! offset_type {
                 self.0.fmt(f)
             }
         }
+
+        impl From<u64> for $name {
+            fn from(offset: u64) -> Self {
+                $name(offset)
+            }
+        }
+
+        impl From<$name> for u64 {
+            fn from(offset: $name) -> u64 {
+                offset.0
+            }
+        }
     };
 }
 
@@ -62,11 +88,37 @@ macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        pub struct $name(pub i32);
+        pub struct $name(pub(crate) i32);
+
+        impl $name {
+            /// The id written as `id`.
+            #[inline]
+            pub const fn new(id: i32) -> Self {
+                $name(id)
+            }
+
+            /// The id as written.
+            #[inline]
+            pub const fn get(self) -> i32 {
+                self.0
+            }
+        }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 self.0.fmt(f)
+            }
+        }
+
+        impl From<i32> for $name {
+            fn from(id: i32) -> Self {
+                $name(id)
+            }
+        }
+
+        impl From<$name> for i32 {
+            fn from(id: $name) -> i32 {
+                id.0
             }
         }
     };
@@ -191,5 +243,93 @@ impl ObjectKind {
 impl fmt::Display for ObjectKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A decoded index cell: where one object of the data file is, in the
+/// offset space of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IndexCell {
+    /// A reference object (kinds 0–7) starting at `at` in the data file.
+    Reference {
+        /// Its kind.
+        kind: ObjectKind,
+        /// Its id.
+        id: i32,
+        /// Where it starts.
+        at: PhysicalOffset,
+        /// The cell's end field as written: unused (writers store various
+        /// values there; [`IndexCell::canonical`] sets it to −1).
+        end: i64,
+    },
+    /// A block of `thread`.
+    Block {
+        /// The block's thread.
+        thread: ThreadId,
+        /// Its `BLOCK_START`.
+        start: PhysicalOffset,
+        /// Its `BLOCK_END`.
+        end: PhysicalOffset,
+    },
+    /// A container (a call, loop or iteration) and its content.
+    Container {
+        /// The container's event id.
+        event: EventId,
+        /// Its content's first byte (just after its header) in its
+        /// thread's logical stream.
+        start: LogicalOffset,
+        /// Its `TRACEPOINT_FOOTER` in the same stream.
+        end: LogicalOffset,
+    },
+}
+
+impl IndexCell {
+    /// The kind of object the cell locates (`BLOCK_START` for a block,
+    /// `TRACEPOINT` for a container).
+    pub fn kind(&self) -> ObjectKind {
+        match *self {
+            IndexCell::Reference { kind, .. } => kind,
+            IndexCell::Block { .. } => ObjectKind::BlockStart,
+            IndexCell::Container { .. } => ObjectKind::Tracepoint,
+        }
+    }
+
+    /// The cell with only the fields that carry meaning: a reference
+    /// cell's unused `end` becomes −1. Two indexes describe the same trace
+    /// when their canonical cells are the same set.
+    pub fn canonical(self) -> IndexCell {
+        match self {
+            IndexCell::Reference { kind, id, at, .. } => IndexCell::Reference {
+                kind,
+                id,
+                at,
+                end: -1,
+            },
+            other => other,
+        }
+    }
+}
+
+/// In words, for users: what the cell says is where (`the block of thread
+/// 2 at bytes 10..2,700 of the data file`, `the call or loop with event id
+/// 7, bytes 12..340 of its thread's stream`, `thread name 3 at byte 120
+/// of the data file`).
+impl fmt::Display for IndexCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            IndexCell::Block { thread, start, end } => write!(
+                f,
+                "the block of thread {thread} at bytes {start}..{} of the data file",
+                end.0.saturating_add(1)
+            ),
+            IndexCell::Container { event, start, end } => write!(
+                f,
+                "the call or loop with event id {event}, bytes {start}..{end} of its thread's stream"
+            ),
+            IndexCell::Reference { kind, id, at, .. } => {
+                let name = kind.name().to_ascii_lowercase().replace('_', " ");
+                write!(f, "{name} {id} at byte {at} of the data file")
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{EventId, LogicalOffset, ObjectKind, PhysicalOffset, ThreadId};
+use crate::common::{EventId, IndexCell, LogicalOffset, ObjectKind, PhysicalOffset, ThreadId};
 
 /// What was wrong with a byte sequence; [`DecodeError`] adds where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,23 +103,59 @@ pub enum DecodeErrorKind {
     StringTooLong(usize),
 }
 
-/// A malformed byte sequence at a known offset.
-///
-/// `offset` is a physical offset in the data file for data-file objects, and a
-/// byte offset in the index file for index cells.
+/// Where a malformed byte sequence is: in which file, at which offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Position {
+    /// In the data file (or bytes decoded as a data file's).
+    Data(PhysicalOffset),
+    /// In the index file, `n` bytes from its start.
+    Index(u64),
+}
+
+impl Position {
+    /// The offset in its file, whichever file that is.
+    pub fn offset(self) -> u64 {
+        match self {
+            Position::Data(offset) => offset.0,
+            Position::Index(offset) => offset,
+        }
+    }
+}
+
+impl std::fmt::Display for Position {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Position::Data(offset) => write!(f, "offset {offset}"),
+            Position::Index(offset) => write!(f, "offset {offset} of the index file"),
+        }
+    }
+}
+
+/// A malformed byte sequence at a known [`Position`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{kind} at offset {offset}")]
+#[error("{kind} at {at}")]
 pub struct DecodeError {
     /// Where the faulty object or field starts.
-    pub offset: u64,
+    pub at: Position,
     /// What was wrong.
     pub kind: DecodeErrorKind,
 }
 
 impl DecodeError {
-    /// A new error of `kind` at `offset`.
-    pub fn new(offset: u64, kind: DecodeErrorKind) -> Self {
-        DecodeError { offset, kind }
+    /// A new error of `kind` at `offset` of the data file.
+    pub fn new(offset: PhysicalOffset, kind: DecodeErrorKind) -> Self {
+        DecodeError {
+            at: Position::Data(offset),
+            kind,
+        }
+    }
+
+    /// A new error of `kind` at `offset` of the index file.
+    pub fn in_index(offset: u64, kind: DecodeErrorKind) -> Self {
+        DecodeError {
+            at: Position::Index(offset),
+            kind,
+        }
     }
 }
 
@@ -148,9 +184,15 @@ pub enum Error {
         /// Its id.
         id: i32,
     },
-    /// The index file is unusable; readers rebuild instead of failing.
-    #[error("broken index: {0}")]
-    BrokenIndex(String),
+    /// The index file is unusable (readers rebuild instead of failing,
+    /// unless told to require it), or does not match its data file.
+    #[error("{}broken index: {problem}", path_prefix(.index))]
+    BrokenIndex {
+        /// The index file, when the trace was opened from a path.
+        index: Option<PathBuf>,
+        /// What is wrong with it.
+        problem: IndexProblem,
+    },
     /// A caller used an API wrongly (for example exited more calls than it entered).
     #[error("invalid use: {0}")]
     Usage(String),
@@ -175,6 +217,13 @@ pub enum Error {
         /// Its length in bytes of modified UTF-8.
         len: usize,
     },
+}
+
+/// `PATH: `, or nothing without a path.
+fn path_prefix(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|path| format!("{}: ", path.display()))
+        .unwrap_or_default()
 }
 
 impl Error {
@@ -241,6 +290,128 @@ pub enum NodeProblem {
     /// thread's cells are distrusted from then on).
     #[error("{0}")]
     Contradicted(String),
+}
+
+/// Why an index file was not used, or does not match its data file
+/// ([`Error::BrokenIndex`]; the rules are listed in `docs/FORMAT.md`,
+/// "tracetree's index policy").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IndexProblem {
+    /// The file could not be opened.
+    #[error("missing ({0})")]
+    Missing(String),
+    /// Shorter than a header and a footer.
+    #[error("{0} bytes, shorter than a header and a footer")]
+    TooShort(u64),
+    /// Bad magic or version.
+    #[error("bad header: {0}")]
+    Header(DecodeError),
+    /// A cell's kind byte is no object kind.
+    #[error("cell {cell}: unknown kind byte {kind}")]
+    UnknownKind {
+        /// The cell's number (0 = the first cell after the header).
+        cell: usize,
+        /// The kind byte.
+        kind: u8,
+    },
+    /// A cell of a kind an index never lists (a footer, `BLOCK_END`, `EOF`).
+    #[error("cell {cell}: an index holds no {kind} cells")]
+    UnexpectedKind {
+        /// The cell's number.
+        cell: usize,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// A cell points outside the data file.
+    #[error("cell {cell}: offset {offset} is outside the data file")]
+    OutOfBounds {
+        /// The cell's number.
+        cell: usize,
+        /// The offset.
+        offset: i64,
+    },
+    /// A reference cell's target has another kind or id.
+    #[error("cell {cell}: no {kind} with id {id} at offset {offset}")]
+    ReferenceMismatch {
+        /// The cell's number.
+        cell: usize,
+        /// The cell's kind.
+        kind: ObjectKind,
+        /// The cell's id.
+        id: i32,
+        /// Where it points.
+        offset: u64,
+    },
+    /// A block cell does not frame a block of its thread.
+    #[error("cell {cell}: no block of thread {thread} from offset {start} to {end}")]
+    BlockMismatch {
+        /// The cell's number.
+        cell: usize,
+        /// The cell's thread.
+        thread: i32,
+        /// Where it says the `BLOCK_START` is.
+        start: u64,
+        /// Where it says the `BLOCK_END` is.
+        end: u64,
+    },
+    /// A container cell comes before any block cell (streaming order) or
+    /// after the last (dump order), so its thread is unknown.
+    #[error("cell {cell}: container cell belongs to no block cell")]
+    ContainerWithoutBlock {
+        /// The cell's number.
+        cell: usize,
+    },
+    /// A container cell's range is not inside its thread's logical stream.
+    #[error(
+        "cell {cell}: range {start}..{end} is not inside thread {thread}'s logical stream of {len} bytes"
+    )]
+    ContainerOutsideThread {
+        /// The cell's number.
+        cell: usize,
+        /// The thread of the block the cell belongs to.
+        thread: i32,
+        /// The cell's start.
+        start: i64,
+        /// The cell's end.
+        end: i64,
+        /// The stream's length.
+        len: u64,
+    },
+    /// Two container ranges overlap without nesting, or share a footer.
+    #[error("cell {cell}: container range overlaps another without nesting")]
+    Crossing {
+        /// The cell's number.
+        cell: usize,
+    },
+    /// The block cells leave a gap: no block starts where the previous ends.
+    #[error("no block cell for the block at offset {0}")]
+    Gap(PhysicalOffset),
+    /// After the last indexed block the data holds more than `EOF`.
+    #[error("{bytes} bytes after the last indexed block (offset {at}) are not EOF")]
+    Uncovered {
+        /// Offset just after the last indexed block.
+        at: PhysicalOffset,
+        /// Bytes from there to the end of the file.
+        bytes: u64,
+    },
+    /// A scan of the data contradicted the index.
+    #[error("the data contradicts the index: {0}")]
+    Inconsistent(String),
+    /// The index lacks a cell the data justifies (`tracetree index
+    /// --check`).
+    #[error("it does not list {0}, which the data holds")]
+    Lacks(IndexCell),
+    /// The index has a cell the data does not justify.
+    #[error("it lists {0}, which the data does not hold")]
+    Unjustified(IndexCell),
+    /// The caller asked for a rebuild (or to read the data through, as
+    /// `print` does).
+    #[error("the data was read through instead")]
+    Requested,
+    /// The lookups come from a sidecar written after a rebuild; this was
+    /// the problem then.
+    #[error("{0} (when the lookup sidecar was written)")]
+    Recorded(String),
 }
 
 /// A `Result` with tracetree's [`Error`].

@@ -94,7 +94,7 @@ pub mod storage;
 pub mod tree;
 pub mod write;
 
-pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Result};
+pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 
 /// The README's examples, compiled as doctests so they stay true.
 #[cfg(doctest)]

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::read::rebuild::{MAX_WORKERS_PER_CORE, RebuildOptions};
-use tracetree::read::{IndexCheck, SidecarPolicy, check_index, index_path, write_index};
+use tracetree::read::{
+    IndexCheck, IndexProblem, SidecarPolicy, check_index, index_path, write_index,
+};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
 
@@ -86,15 +88,13 @@ fn report_check(index: &Path, check: IndexCheck, out: &mut impl Write) -> Result
             )?;
             Ok(())
         }
-        IndexCheck::Lacks(cell) => Err(Error::BrokenIndex(format!(
-            "{} does not match the data: it does not list {cell} \
-             (`tracetree index` rewrites it)",
-            index.display()
-        ))),
-        IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex(format!(
-            "{} does not match the data: it lists {cell}, which the data does not hold \
-             (`tracetree index` rewrites it)",
-            index.display()
-        ))),
+        IndexCheck::Lacks(cell) => Err(Error::BrokenIndex {
+            index: Some(index.to_path_buf()),
+            problem: IndexProblem::Lacks(cell),
+        }),
+        IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex {
+            index: Some(index.to_path_buf()),
+            problem: IndexProblem::Unjustified(cell),
+        }),
     }
 }

@@ -244,7 +244,7 @@ fn write_thread(
         out,
         "  thread {thread}{name}: {blocks} block{}; printed as `# Thread {}`",
         plural(blocks as u64),
-        thread.0.wrapping_add(1)
+        thread.get().wrapping_add(1)
     )?;
     Ok(())
 }

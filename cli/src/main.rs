@@ -464,7 +464,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
                 format,
                 output: &output,
                 threads: thread_filter(&threads),
-                root: root.map(tracetree::common::EventId),
+                root: root.map(tracetree::common::EventId::new),
                 #[cfg(feature = "parquet")]
                 row_group_rows,
                 force,
@@ -508,7 +508,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         } => children::run(
             &cache,
             &cache.trace_path(&file)?,
-            EventId(node),
+            EventId::new(node),
             from,
             count,
             verbose,
@@ -520,5 +520,5 @@ pub fn run(mut cli: Cli) -> Result<()> {
 }
 
 fn thread_filter(ids: &[i32]) -> Option<Vec<ThreadId>> {
-    (!ids.is_empty()).then(|| ids.iter().copied().map(ThreadId).collect())
+    (!ids.is_empty()).then(|| ids.iter().copied().map(ThreadId::new).collect())
 }

@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 
+use crate::common::PhysicalOffset;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::model::JavaStr;
 
@@ -61,12 +62,12 @@ impl<'a> ByteReader<'a> {
 
     /// An error of `kind` at the current offset.
     pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
-        DecodeError::new(self.offset(), kind)
+        DecodeError::new(PhysicalOffset(self.offset()), kind)
     }
 
     /// An error of `kind` at absolute offset `offset`.
     pub fn error_at(&self, offset: u64, kind: DecodeErrorKind) -> DecodeError {
-        DecodeError::new(offset, kind)
+        DecodeError::new(PhysicalOffset(offset), kind)
     }
 
     /// The next `len` bytes.
@@ -144,7 +145,10 @@ impl<'a> ByteReader<'a> {
         let len = self.u16()? as usize;
         let bytes = self.bytes(len)?;
         crate::mutf8::validate(bytes).map_err(|position| {
-            DecodeError::new(start, DecodeErrorKind::MalformedUtf { position })
+            DecodeError::new(
+                PhysicalOffset(start),
+                DecodeErrorKind::MalformedUtf { position },
+            )
         })?;
         Ok(JavaStr::from_validated(bytes))
     }
@@ -170,7 +174,7 @@ impl<'a> ByteReader<'a> {
     ) -> DecodeResult<usize> {
         if count < 0 {
             return Err(DecodeError::new(
-                offset,
+                PhysicalOffset(offset),
                 DecodeErrorKind::InvalidCount { what, count },
             ));
         }

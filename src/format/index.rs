@@ -7,8 +7,10 @@ use std::io::{self, Write};
 use zerocopy::byteorder::{BigEndian, I32, I64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::{FILE_HEADER_LEN, INDEX_MAGIC, ObjectKind};
+pub use crate::common::IndexCell;
+use crate::common::{EventId, LogicalOffset, ObjectKind, PhysicalOffset, ThreadId};
+use crate::error::{DecodeError, IndexProblem};
+use crate::format::{FILE_HEADER_LEN, INDEX_MAGIC};
 
 /// One index cell exactly as stored: kind, id, start, end.
 #[derive(
@@ -33,39 +35,25 @@ const _: () = assert!(CELL_LEN == 21);
 /// Bytes after the last cell: the `EOF` cell and the magic.
 pub const INDEX_FOOTER_LEN: usize = CELL_LEN + 8;
 
-/// A decoded index cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct IndexCell {
-    /// The object kind.
-    pub kind: ObjectKind,
-    /// The id.
-    pub id: i32,
-    /// The start offset.
-    pub start: i64,
-    /// The end offset.
-    pub end: i64,
-}
-
 impl IndexCell {
-    /// The cell with only the fields that carry meaning: a reference cell's
-    /// `end` is unused (writers store various values there), so it becomes −1.
-    /// Two indexes describe the same trace when their canonical cells are
-    /// the same set.
-    pub fn canonical(mut self) -> IndexCell {
-        if self.kind.is_reference() {
-            self.end = -1;
-        }
-        self
-    }
-
     /// The on-disk form.
     pub fn to_raw(self) -> RawIndexCell {
-        RawIndexCell {
-            kind: self.kind as u8,
-            id: I32::new(self.id),
-            start: I64::new(self.start),
-            end: I64::new(self.end),
-        }
+        let (kind, id, start, end) = match self {
+            IndexCell::Reference { kind, id, at, end } => (kind, id, at.get() as i64, end),
+            IndexCell::Block { thread, start, end } => (
+                ObjectKind::BlockStart,
+                thread.get(),
+                start.get() as i64,
+                end.get() as i64,
+            ),
+            IndexCell::Container { event, start, end } => (
+                ObjectKind::Tracepoint,
+                event.get(),
+                start.get() as i64,
+                end.get() as i64,
+            ),
+        };
+        RawIndexCell::new(kind, id, start, end)
     }
 
     /// Encodes the cell.
@@ -75,48 +63,49 @@ impl IndexCell {
 }
 
 impl RawIndexCell {
-    /// Decodes the kind; `offset` is the cell's offset in the index file.
-    pub fn decode(&self, offset: u64) -> Result<IndexCell, DecodeError> {
-        let kind = ObjectKind::from_byte(self.kind).ok_or_else(|| {
-            DecodeError::new(offset, DecodeErrorKind::UnknownObjectKind(self.kind))
-        })?;
-        Ok(IndexCell {
-            kind,
-            id: self.id.get(),
-            start: self.start.get(),
-            end: self.end.get(),
-        })
-    }
-}
-
-/// In words, for users: what the cell says is where (`the block of thread
-/// 2 at bytes 10..2,700 of the data file`, `the call or loop with event id
-/// 7, bytes 12..340 of its thread's stream`, `thread name 3 at byte 120
-/// of the data file`).
-impl std::fmt::Display for IndexCell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let IndexCell {
-            kind,
-            id,
-            start,
-            end,
-        } = *self;
-        match kind {
-            ObjectKind::BlockStart => write!(
-                f,
-                "the block of thread {id} at bytes {start}..{} of the data file",
-                end.saturating_add(1)
-            ),
-            ObjectKind::Tracepoint => write!(
-                f,
-                "the call or loop with event id {id}, bytes {start}..{end} of its thread's stream"
-            ),
-            kind if kind.is_reference() => {
-                let name = kind.name().to_ascii_lowercase().replace('_', " ");
-                write!(f, "{name} {id} at byte {start} of the data file")
-            }
-            kind => write!(f, "a {kind} cell (id {id}, {start}..{end})"),
+    /// A cell of `kind` with these fields as stored.
+    pub fn new(kind: ObjectKind, id: i32, start: i64, end: i64) -> Self {
+        RawIndexCell {
+            kind: kind as u8,
+            id: I32::new(id),
+            start: I64::new(start),
+            end: I64::new(end),
         }
+    }
+
+    /// Decodes cell number `cell` (0 = the first after the header): its
+    /// kind must be one an index lists, its offsets not negative.
+    pub fn decode(&self, cell: usize) -> Result<IndexCell, IndexProblem> {
+        let kind = ObjectKind::from_byte(self.kind).ok_or(IndexProblem::UnknownKind {
+            cell,
+            kind: self.kind,
+        })?;
+        let (id, start, end) = (self.id.get(), self.start.get(), self.end.get());
+        let offset = |value: i64| {
+            u64::try_from(value).map_err(|_| IndexProblem::OutOfBounds {
+                cell,
+                offset: value,
+            })
+        };
+        Ok(match kind {
+            ObjectKind::BlockStart => IndexCell::Block {
+                thread: ThreadId::new(id),
+                start: PhysicalOffset::new(offset(start)?),
+                end: PhysicalOffset::new(offset(end)?),
+            },
+            ObjectKind::Tracepoint => IndexCell::Container {
+                event: EventId::new(id),
+                start: LogicalOffset::new(offset(start)?),
+                end: LogicalOffset::new(offset(end)?),
+            },
+            kind if kind.is_reference() => IndexCell::Reference {
+                kind,
+                id,
+                at: PhysicalOffset::new(offset(start)?),
+                end,
+            },
+            kind => return Err(IndexProblem::UnexpectedKind { cell, kind }),
+        })
     }
 }
 
@@ -135,12 +124,12 @@ impl IndexCells<'_> {
         FILE_HEADER_LEN + (n * CELL_LEN) as u64
     }
 
-    /// Decodes every cell; an error names the offset of the first bad one.
-    pub fn decode_all(&self) -> Result<Vec<IndexCell>, DecodeError> {
+    /// Decodes every cell; an error names the first bad one.
+    pub fn decode_all(&self) -> Result<Vec<IndexCell>, IndexProblem> {
         self.cells
             .iter()
             .enumerate()
-            .map(|(n, raw)| raw.decode(Self::cell_offset(n)))
+            .map(|(n, raw)| raw.decode(n))
             .collect()
     }
 }
@@ -167,13 +156,7 @@ pub fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
 /// Writes an index footer: the `EOF` cell with `start`/`end` (the streaming
 /// writer uses −1/−1) and the magic.
 pub fn encode_index_footer<W: Write + ?Sized>(out: &mut W, start: i64, end: i64) -> io::Result<()> {
-    IndexCell {
-        kind: ObjectKind::Eof,
-        id: -1,
-        start,
-        end,
-    }
-    .encode(out)?;
+    out.write_all(RawIndexCell::new(ObjectKind::Eof, -1, start, end).as_bytes())?;
     out.write_all(&INDEX_MAGIC.to_be_bytes())
 }
 

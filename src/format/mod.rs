@@ -31,12 +31,20 @@ pub const FILE_HEADER_LEN: u64 = 16;
 /// Bytes of a `BLOCK_START` object: kind and thread id.
 pub const BLOCK_HEADER_LEN: u64 = 5;
 
-/// Checks a data or index file header (`magic`, version 22).
+/// Checks a data or index file header (`magic`, version 22); an error
+/// is placed in the index file when `magic` is [`INDEX_MAGIC`].
 pub fn check_file_header(bytes: &[u8], magic: u64) -> Result<(), crate::DecodeError> {
+    let error = |offset: u64, kind| {
+        if magic == INDEX_MAGIC {
+            crate::DecodeError::in_index(offset, kind)
+        } else {
+            crate::DecodeError::new(crate::common::PhysicalOffset(offset), kind)
+        }
+    };
     let mut reader = ByteReader::new(bytes, 0);
-    let found = reader.i64()? as u64;
+    let found = reader.i64().map_err(|e| error(0, e.kind))? as u64;
     if found != magic {
-        return Err(crate::DecodeError::new(
+        return Err(error(
             0,
             crate::DecodeErrorKind::BadMagic {
                 found,
@@ -44,9 +52,9 @@ pub fn check_file_header(bytes: &[u8], magic: u64) -> Result<(), crate::DecodeEr
             },
         ));
     }
-    let version = reader.i64()?;
+    let version = reader.i64().map_err(|e| error(8, e.kind))?;
     if version != FORMAT_VERSION {
-        return Err(crate::DecodeError::new(
+        return Err(error(
             8,
             crate::DecodeErrorKind::UnsupportedVersion(version),
         ));

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use crate::common::PhysicalOffset;
 use crate::common::ThreadId;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
@@ -53,7 +54,10 @@ impl<'a> Object<'a> {
         let kind_offset = reader.offset();
         let kind_byte = reader.u8()?;
         let kind = ObjectKind::from_byte(kind_byte).ok_or_else(|| {
-            DecodeError::new(kind_offset, DecodeErrorKind::UnknownObjectKind(kind_byte))
+            DecodeError::new(
+                PhysicalOffset(kind_offset),
+                DecodeErrorKind::UnknownObjectKind(kind_byte),
+            )
         })?;
         Ok(match kind {
             ObjectKind::ThreadName => Object::ThreadName(ThreadName::decode(reader)?),
@@ -77,7 +81,7 @@ impl<'a> Object<'a> {
                 Some(container) => Object::Footer(Footer::decode(reader, container)?),
                 None => {
                     return Err(DecodeError::new(
-                        kind_offset,
+                        PhysicalOffset(kind_offset),
                         DecodeErrorKind::UnmatchedFooter,
                     ));
                 }

@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 
+use crate::common::PhysicalOffset;
 use crate::common::{
     AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
@@ -189,7 +190,7 @@ impl CodeLocation {
             2 => CodeLocationKind::MethodCall,
             other => {
                 return Err(DecodeError::new(
-                    kind_offset,
+                    PhysicalOffset(kind_offset),
                     DecodeErrorKind::UnknownCodeLocationKind(other),
                 ));
             }
@@ -216,7 +217,7 @@ impl CodeLocation {
             let kind = kinds.i32()?;
             if !(0..=2).contains(&kind) {
                 return Err(DecodeError::new(
-                    kind_offset,
+                    PhysicalOffset(kind_offset),
                     DecodeErrorKind::UnknownLocalKind(kind),
                 ));
             }
@@ -234,7 +235,7 @@ impl CodeLocation {
                 2 => LocalKind::Variable,
                 other => {
                     return Err(DecodeError::new(
-                        kind_offset,
+                        PhysicalOffset(kind_offset),
                         DecodeErrorKind::UnknownLocalKind(other),
                     ));
                 }

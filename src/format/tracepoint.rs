@@ -6,6 +6,7 @@
 
 use std::io::{self, Write};
 
+use crate::common::PhysicalOffset;
 use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::ObjectKind;
@@ -22,8 +23,12 @@ type DecodeResult<T> = Result<T, DecodeError>;
 fn diff_status(reader: &mut ByteReader<'_>) -> DecodeResult<DiffStatus> {
     let offset = reader.offset();
     let raw = reader.i8()?;
-    DiffStatus::from_i8(raw)
-        .ok_or_else(|| DecodeError::new(offset, DecodeErrorKind::InvalidDiffStatus(raw)))
+    DiffStatus::from_i8(raw).ok_or_else(|| {
+        DecodeError::new(
+            PhysicalOffset(offset),
+            DecodeErrorKind::InvalidDiffStatus(raw),
+        )
+    })
 }
 
 impl TracepointHeader {
@@ -72,7 +77,7 @@ impl TracepointHeader {
         let type_byte = reader.u8()?;
         let tracepoint_type = TracepointType::from_byte(type_byte).ok_or_else(|| {
             DecodeError::new(
-                type_offset,
+                PhysicalOffset(type_offset),
                 DecodeErrorKind::UnknownTracepointType(type_byte),
             )
         })?;

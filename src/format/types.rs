@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 
+use crate::common::PhysicalOffset;
 use crate::common::{AccessPathId, FieldId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::bytes::{ByteReader, WriteBigEndian};
@@ -24,7 +25,7 @@ impl<'a> Type<'a> {
                     dimensions += 1;
                     if dimensions > MAX_NESTING {
                         return Err(DecodeError::new(
-                            start,
+                            PhysicalOffset(start),
                             DecodeErrorKind::TooDeep(MAX_NESTING),
                         ));
                     }
@@ -42,7 +43,7 @@ impl<'a> Type<'a> {
                 10 => Type::Void,
                 other => {
                     return Err(DecodeError::new(
-                        reader.offset() - 1,
+                        PhysicalOffset(reader.offset() - 1),
                         DecodeErrorKind::UnknownTypeTag(other),
                     ));
                 }
@@ -92,7 +93,7 @@ impl AccessLocation {
             4 => AccessLocation::ArrayElementByName(AccessPathId(value)),
             other => {
                 return Err(DecodeError::new(
-                    tag_offset,
+                    PhysicalOffset(tag_offset),
                     DecodeErrorKind::UnknownAccessLocationTag(other),
                 ));
             }

@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use crate::common::ClassId;
+use crate::common::PhysicalOffset;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::format::bytes::{
     ByteReader, SliceWriter, encode_sized_to, preallocation, unencodable, utf_len,
@@ -75,7 +76,7 @@ impl<'a> Value<'a> {
         let start = reader.offset();
         if depth > MAX_NESTING {
             return Err(DecodeError::new(
-                start,
+                PhysicalOffset(start),
                 DecodeErrorKind::TooDeep(MAX_NESTING),
             ));
         }
@@ -136,7 +137,7 @@ impl<'a> Value<'a> {
             }
             unknown => {
                 return Err(DecodeError::new(
-                    start,
+                    PhysicalOffset(start),
                     DecodeErrorKind::UnknownValueCode(unknown),
                 ));
             }

@@ -16,7 +16,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use crate::common::{
-    ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId, VariableId,
+    ClassId, CodeLocationId, EventId, FieldId, LogicalOffset, MethodId, PhysicalOffset, StringId,
+    ThreadId, VariableId,
 };
 use crate::format::index::encode_index_footer;
 use crate::format::{DATA_MAGIC, INDEX_MAGIC, IndexCell, Object, ObjectKind, file_header};
@@ -549,11 +550,10 @@ impl<'o, D: Write, I: Write> Writer<'o, D, I> {
     fn exit(&mut self, t: usize, footer: Footer<'_>) -> io::Result<()> {
         let thread = &mut self.threads[t];
         let (_, event, start) = thread.open.pop().expect("exit matches an enter");
-        let cell = IndexCell {
-            kind: ObjectKind::Tracepoint,
-            id: event,
-            start: start as i64,
-            end: thread.logical() as i64,
+        let cell = IndexCell::Container {
+            event: EventId(event),
+            start: LogicalOffset(start),
+            end: LogicalOffset(thread.logical()),
         };
         thread.cells.push(PendingCell::Container(cell));
         self.object(t, &Object::Footer(footer))
@@ -582,21 +582,20 @@ impl<'o, D: Write, I: Write> Writer<'o, D, I> {
         self.data.put_block_start(thread.id)?;
         self.data.write_all(&thread.payload)?;
         self.data.write_all(&[ObjectKind::BlockEnd as u8])?;
-        let block_cell = IndexCell {
-            kind: ObjectKind::BlockStart,
-            id: thread.id.0,
-            start: start as i64,
-            end: end as i64,
+        let block_cell = IndexCell::Block {
+            thread: thread.id,
+            start: PhysicalOffset(start),
+            end: PhysicalOffset(end),
         };
         if !self.options.block_cell_last {
             block_cell.encode(&mut self.index)?;
         }
         for cell in thread.cells.drain(..) {
             let cell = match cell {
-                PendingCell::Reference(kind, id, at) => IndexCell {
+                PendingCell::Reference(kind, id, at) => IndexCell::Reference {
                     kind,
                     id,
-                    start: (payload_start + at as u64) as i64,
+                    at: PhysicalOffset(payload_start + at as u64),
                     end: -1,
                 },
                 PendingCell::Container(cell) => cell,

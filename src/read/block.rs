@@ -70,7 +70,7 @@ pub fn decode_block<'a, 's>(
         }
         Ok(Object::Eof) => Ok(BlockStep::Eof(at)),
         Ok(other) => Err(DecodeError::new(
-            at.0,
+            PhysicalOffset(at.0),
             DecodeErrorKind::UnexpectedObject {
                 found: other.kind(),
                 context: "expected BLOCK_START or EOF between blocks",
@@ -123,7 +123,7 @@ fn decode_block_body<'a>(
             }
             Object::BlockStart(_) | Object::Eof => {
                 return Err(DecodeError::new(
-                    offset.0,
+                    PhysicalOffset(offset.0),
                     DecodeErrorKind::UnexpectedObject {
                         found: object.kind(),
                         context: "inside a block",

@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IndexProblem, Result};
 use crate::format::IndexCell;
 use crate::format::index::parse_index;
 use crate::read::index_path;
@@ -96,8 +96,11 @@ pub fn check_index(
     let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)?;
     let index = index_path(data_path);
     let bytes = TraceBytes::map(&index)?;
-    let broken = |e| Error::BrokenIndex(format!("{}: {e}", index.display()));
-    let parsed = parse_index(bytes.as_slice()).map_err(broken)?;
+    let broken = |problem| Error::BrokenIndex {
+        index: Some(index.clone()),
+        problem,
+    };
+    let parsed = parse_index(bytes.as_slice()).map_err(|e| broken(IndexProblem::Header(e)))?;
     let written = normalized(parsed.decode_all().map_err(broken)?);
     let expected = normalized(rebuilt.cells.into_vec());
     Ok(if let Some(cell) = first_missing(&expected, &written) {

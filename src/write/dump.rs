@@ -24,8 +24,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::common::{
-    AccessPathId, ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId,
-    VariableId,
+    AccessPathId, ClassId, CodeLocationId, EventId, FieldId, LogicalOffset, MethodId,
+    PhysicalOffset, StringId, ThreadId, VariableId,
 };
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
@@ -523,11 +523,16 @@ impl<D: Write, I: Write> ReferenceSink for Emitter<'_, D, I> {
 
     /// Writes a reference object and its cell.
     fn reference(&mut self, object: &Object<'_>) -> Result<()> {
-        let start = self.data.position as i64;
+        let at = PhysicalOffset(self.data.position);
         object.encode(&mut self.data)?;
         let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
         // The reference writer stores −1 relative to the block's payload.
-        self.cell(kind, id, start, self.data_start as i64 - 1)
+        self.cell(IndexCell::Reference {
+            kind,
+            id,
+            at,
+            end: self.data_start as i64 - 1,
+        })
     }
 }
 
@@ -545,14 +550,8 @@ struct Emitter<'a, D: Write, I: Write> {
 }
 
 impl<D: Write, I: Write> Emitter<'_, D, I> {
-    fn cell(&mut self, kind: ObjectKind, id: i32, start: i64, end: i64) -> Result<()> {
-        IndexCell {
-            kind,
-            id,
-            start,
-            end,
-        }
-        .encode(self.index)?;
+    fn cell(&mut self, cell: IndexCell) -> Result<()> {
+        cell.encode(self.index)?;
         Ok(())
     }
 
@@ -576,12 +575,11 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
         }
         let block_end = self.data.position;
         Object::BlockEnd.encode(&mut self.data)?;
-        self.cell(
-            ObjectKind::BlockStart,
-            thread.0,
-            block_start as i64,
-            block_end as i64,
-        )
+        self.cell(IndexCell::Block {
+            thread,
+            start: PhysicalOffset(block_start),
+            end: PhysicalOffset(block_end),
+        })
     }
 
     fn tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
@@ -602,12 +600,11 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
             .open
             .pop()
             .ok_or_else(|| Error::Usage("footer without an open container".to_string()))?;
-        self.cell(
-            ObjectKind::Tracepoint,
-            event.0,
-            start as i64,
-            footer_position as i64,
-        )
+        self.cell(IndexCell::Container {
+            event,
+            start: LogicalOffset(start),
+            end: LogicalOffset(footer_position),
+        })
     }
 }
 

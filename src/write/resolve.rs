@@ -2,6 +2,7 @@
 //! for, resolved through its [`TraceContext`]. Recording the resolved specs
 //! again gives a trace equal up to the ids chosen.
 
+use crate::common::PhysicalOffset;
 use crate::common::{AccessPathId, CodeLocationId, FieldId, MethodId, StringId, VariableId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::TraceContext;
@@ -125,7 +126,7 @@ impl AccessPathSpec<'static> {
                 .offset(ObjectKind::AccessPath, id.0)
                 .map_or(0, |offset| offset.0);
             return Err(Error::Decode(DecodeError::new(
-                offset,
+                PhysicalOffset(offset),
                 DecodeErrorKind::TooDeep(MAX_NESTING),
             )));
         }

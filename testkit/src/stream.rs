@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use tracetree::Result;
 use tracetree::TraceBytes;
-use tracetree::common::{EventId, PhysicalOffset, ThreadId};
+use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
 use tracetree::model::TracepointType;
@@ -134,11 +134,8 @@ fn group_bound(
 
 /// A cell with the fields that carry meaning (a reference cell's end is
 /// unused).
-fn normalized(mut cell: IndexCell) -> IndexCell {
-    if cell.kind.is_reference() {
-        cell.end = -1;
-    }
-    cell
+fn normalized(cell: IndexCell) -> IndexCell {
+    cell.canonical()
 }
 
 /// Checks every streaming layout rule of a closed trace and returns what it
@@ -189,13 +186,17 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     // last data block.
     let mut objects: Objects = HashMap::new();
     let mut previous: HashMap<ThreadId, BlockShape> = HashMap::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     loop {
         let step = decode_block(data, at, |thread| stacks.entry(thread).or_default()).unwrap();
         let block = match step {
             BlockStep::Block(block) => block,
             BlockStep::Eof(offset) => {
-                assert_eq!(offset.0 as usize, data.len() - 1, "EOF is the last byte");
+                assert_eq!(
+                    offset.get() as usize,
+                    data.len() - 1,
+                    "EOF is the last byte"
+                );
                 break;
             }
             other => panic!("unexpected {other:?} at {at}"),
@@ -209,13 +210,12 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
             "block at {} after thread {thread}'s name block",
             block.start
         );
-        expected.push(IndexCell {
-            kind: ObjectKind::BlockStart,
-            id: thread.0,
-            start: block.start.0 as i64,
-            end: block.end.0 as i64,
+        expected.push(IndexCell::Block {
+            thread,
+            start: block.start,
+            end: block.end,
         });
-        let payload_start = block.payload_start().0;
+        let payload_start = block.payload_start().get();
         let logical_start = *logical.get(&thread).unwrap_or(&0);
         let to_logical = |offset: u64| offset - payload_start + logical_start;
         let shift_end = payload_start as i64 - logical_start as i64 - 1;
@@ -235,30 +235,29 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
             match object {
                 Object::Tracepoint(tp) => {
                     if tp.is_container() {
-                        open.push((tp.event(), to_logical(next.0)));
+                        open.push((tp.event(), to_logical(next.get())));
                     }
-                    first_object.get_or_insert(((offset.0, next.0), references(object)));
+                    first_object.get_or_insert(((offset.get(), next.get()), references(object)));
                     last_kind = Some(if tp.is_container() { "header" } else { "leaf" });
                 }
                 Object::Footer(_) => {
                     let (event, start) = open.pop().expect("footer of an open container");
-                    expected.push(IndexCell {
-                        kind: ObjectKind::Tracepoint,
-                        id: event.0,
-                        start: start as i64,
-                        end: to_logical(offset.0) as i64,
+                    expected.push(IndexCell::Container {
+                        event,
+                        start: LogicalOffset::new(start),
+                        end: LogicalOffset::new(to_logical(offset.get())),
                     });
-                    first_object.get_or_insert(((offset.0, next.0), references(object)));
+                    first_object.get_or_insert(((offset.get(), next.get()), references(object)));
                     last_kind = Some("footer");
                 }
                 Object::ThreadName(name) => {
                     assert_eq!(name.thread, thread, "a thread's own name");
                     assert_eq!(block.objects.len(), 1, "a name block holds the name alone");
                     named.insert(thread);
-                    expected.push(IndexCell {
+                    expected.push(IndexCell::Reference {
                         kind: ObjectKind::ThreadName,
-                        id: thread.0,
-                        start: offset.0 as i64,
+                        id: thread.get(),
+                        at: *offset,
                         end: shift_end,
                     });
                     last_kind = Some("name");
@@ -271,21 +270,21 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
                         block.start
                     );
                     if written.insert(key) {
-                        objects.insert(key, (next.0 - offset.0, references(reference)));
+                        objects.insert(key, (next.get() - offset.get(), references(reference)));
                     } else {
                         layout.duplicates += 1;
                     }
-                    expected.push(IndexCell {
+                    expected.push(IndexCell::Reference {
                         kind: key.0,
                         id: key.1,
-                        start: offset.0 as i64,
+                        at: *offset,
                         end: shift_end,
                     });
                     last_kind = Some("reference");
                 }
             }
         }
-        let payload = (block.end.0 - payload_start) as usize;
+        let payload = (block.end.get() - payload_start) as usize;
         *logical.entry(thread).or_default() += payload as u64;
         if last_kind != Some("name") {
             *layout.data_blocks.entry(thread).or_default() += 1;
@@ -337,12 +336,12 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
 /// reader of a killed writer's files must find.
 pub fn complete_blocks(data: &[u8]) -> Vec<(ThreadId, u64)> {
     let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     let mut blocks = Vec::new();
     while let Ok(BlockStep::Block(block)) =
         decode_block(data, at, |thread| stacks.entry(thread).or_default())
     {
-        blocks.push((block.thread, block.start.0));
+        blocks.push((block.thread, block.start.get()));
         at = block.next();
     }
     blocks

@@ -187,28 +187,28 @@ const DEPTH: usize = 200_000;
 fn deep_trace() -> EagerTrace {
     let mut bytes = file_header(DATA_MAGIC).to_vec();
     let mut put = |object: Object<'_>| object.encode(&mut bytes).unwrap();
-    put(Object::BlockStart(ThreadId(0)));
+    put(Object::BlockStart(ThreadId::new(0)));
     put(Object::ClassDescriptor(ClassDescriptor {
-        id: ClassId(0),
+        id: ClassId::new(0),
         name: JavaStr::new("deep.Deep"),
     }));
     put(Object::MethodDescriptor(MethodDescriptor {
-        id: MethodId(0),
-        class: ClassId(0),
+        id: MethodId::new(0),
+        class: ClassId::new(0),
         name: JavaStr::new("m"),
         return_type: Type::Void,
         parameter_types: Vec::new(),
     }));
     put(Object::String(StringObject {
-        id: StringId(0),
+        id: StringId::new(0),
         value: JavaStr::new("Deep.kt"),
     }));
     put(Object::CodeLocation(CodeLocation {
         kind: CodeLocationKind::MethodCall,
-        id: CodeLocationId(0),
-        file_name: StringId(0),
-        class_name: StringId(-1),
-        method_name: StringId(-1),
+        id: CodeLocationId::new(0),
+        file_name: StringId::new(0),
+        class_name: StringId::new(-1),
+        method_name: StringId::new(-1),
         line: 7,
         access_path: None,
         argument_paths: Vec::new(),
@@ -218,14 +218,14 @@ fn deep_trace() -> EagerTrace {
         put(Object::Tracepoint(Tracepoint {
             header: TracepointHeader {
                 tracepoint_type: TracepointType::MethodCall,
-                code_location: CodeLocationId(0),
-                thread: ThreadId(0),
-                event: EventId(event as i32),
+                code_location: CodeLocationId::new(0),
+                thread: ThreadId::new(0),
+                event: EventId::new(event as i32),
                 diff_status: DiffStatus::None,
             },
             child_diff_statuses: Vec::new(),
             body: TracepointBody::MethodCall {
-                method: MethodId(0),
+                method: MethodId::new(0),
                 receiver: Value::Null,
                 arguments: Vec::new(),
                 flags: 0,

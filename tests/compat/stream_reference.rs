@@ -79,7 +79,7 @@ fn replay(name: &str) {
     let mut seen = HashSet::new();
     let mut names = Vec::new();
     let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     while let BlockStep::Block(block) =
         decode_block(&data, at, |thread| stacks.entry(thread).or_default()).unwrap()
     {

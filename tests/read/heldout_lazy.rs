@@ -291,11 +291,11 @@ fn damaged_indexes_read_as_the_data() {
                     let event = i32::from_be_bytes(index[at + 1..at + 5].try_into().unwrap());
                     for event in [event, event.wrapping_add(delta as i32)] {
                         if let Some(node) = lazy
-                            .node_by_event(tracetree::common::EventId(event))
+                            .node_by_event(tracetree::common::EventId::new(event))
                             .unwrap()
                         {
                             assert_eq!(
-                                lazy.node(node).unwrap().tracepoint().event().0,
+                                lazy.node(node).unwrap().tracepoint().event().get(),
                                 event,
                                 "{what}"
                             );

@@ -51,7 +51,7 @@ fn handles_come_back_to_their_nodes_and_odd_ones_are_refused() {
                 );
                 // One byte in is no tracepoint's start.
                 let inside = NodeHandle {
-                    offset: LogicalOffset(handle.offset.0 + 1),
+                    offset: LogicalOffset::new(handle.offset.get() + 1),
                     ..handle
                 };
                 assert!(reader.resolve_handle(inside).is_err(), "{inside:?}");
@@ -59,13 +59,13 @@ fn handles_come_back_to_their_nodes_and_odd_ones_are_refused() {
             }
             let far = NodeHandle {
                 thread,
-                offset: LogicalOffset(u64::MAX / 2),
+                offset: LogicalOffset::new(u64::MAX / 2),
             };
             assert!(reader.resolve_handle(far).is_err());
         }
         let stranger = NodeHandle {
-            thread: ThreadId(i32::MAX),
-            offset: LogicalOffset(0),
+            thread: ThreadId::new(i32::MAX),
+            offset: LogicalOffset::new(0),
         };
         assert!(reader.resolve_handle(stranger).is_err());
     }

@@ -91,7 +91,10 @@ impl Sample {
                 TraceBytes::from_vec(self.data.clone()),
                 index.map(TraceBytes::from_vec),
             );
-        assert!(matches!(required, Err(tracetree::Error::BrokenIndex(_))));
+        assert!(matches!(
+            required,
+            Err(tracetree::Error::BrokenIndex { .. })
+        ));
     }
 }
 
@@ -403,7 +406,7 @@ fn handles(sample: &Sample) -> std::collections::HashMap<i32, tracetree::read::L
     let mut handles = std::collections::HashMap::new();
     for thread in lazy.thread_ids() {
         lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |walked| {
-            handles.insert(walked.header.event.0, walked.node);
+            handles.insert(walked.header.event.get(), walked.node);
             Ok(true)
         })
         .unwrap();
@@ -428,7 +431,7 @@ fn a_moved_container_start_gives_every_node_its_eager_parent() {
                 let event = node.tracepoint.event();
                 // A fresh reader: nothing looked any container up before.
                 let lazy = lazy::open_in_memory(&sample.data, Some(&index), 1 << 20).unwrap();
-                let parent = lazy.parent(handles[&event.0]).unwrap();
+                let parent = lazy.parent(handles[&event.get()]).unwrap();
                 let found = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
                 let expected = node.parent.map(|p| sample.eager.node(p).tracepoint.event());
                 assert_eq!(
@@ -456,7 +459,7 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
     // The data corrupted far from it: the kind byte of the first object
     // of the thread's last block that starts with a tracepoint.
     let at = (0..sample.cells())
-        .filter(|&c| sample.kind(c) == ObjectKind::BlockStart as u8 && event(c) == thread.0)
+        .filter(|&c| sample.kind(c) == ObjectKind::BlockStart as u8 && event(c) == thread.get())
         .map(|c| sample.get_i64(c, 5) as usize + 5)
         .rfind(|&at| sample.data[at] == ObjectKind::Tracepoint as u8)
         .unwrap();
@@ -466,7 +469,11 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
         tracetree::Error::Decode(error) => error,
         other => panic!("walk: {other}"),
     };
-    assert_eq!(expected.offset, at as u64, "{expected}");
+    assert_eq!(
+        expected.at,
+        tracetree::Position::Data(tracetree::common::PhysicalOffset::new(at as u64)),
+        "{expected}"
+    );
 
     let mut index = sample.index.clone();
     Sample::set_i64(&mut index, cell, 5, sample.get_i64(cell, 5) + 1);
@@ -484,7 +491,7 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
     // the thread is rescanned, which meets the corrupt byte.
     check(
         "node_by_event",
-        lazy.node_by_event(tracetree::common::EventId(moved))
+        lazy.node_by_event(tracetree::common::EventId::new(moved))
             .map(drop),
     );
     let problems = lazy.thread_problems();
@@ -507,7 +514,7 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
     );
     for other in sample.eager.nodes().iter().step_by(97) {
         let event = other.tracepoint.event();
-        if intact.node_thread(handles[&event.0]) == thread {
+        if intact.node_thread(handles[&event.get()]) == thread {
             check("node_by_event", lazy.node_by_event(event).map(drop));
         }
     }

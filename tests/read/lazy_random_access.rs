@@ -85,7 +85,7 @@ fn check_random_access(
     }
     // Every node not found is reported as such.
     let missing = (0..)
-        .map(tracetree::common::EventId)
+        .map(tracetree::common::EventId::new)
         .find(|e| !index.by_event.contains_key(e))
         .unwrap();
     assert_eq!(lazy.node_by_event(missing).unwrap(), None, "{name}");

@@ -105,7 +105,10 @@ fn testdata_and_reference_traces_read_the_same_through_the_sidecar() {
         ));
         // The index is required: a rebuild's sidecar is not enough.
         let required = with_sidecar(&path).index(IndexChoice::Require).open(&path);
-        assert!(matches!(required, Err(tracetree::Error::BrokenIndex(_))));
+        assert!(matches!(
+            required,
+            Err(tracetree::Error::BrokenIndex { .. })
+        ));
     }
 }
 
@@ -211,7 +214,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
         assert_rejected_after(&path, |path| {
             let mtime = fs::metadata(path).unwrap().modified().unwrap();
             let mut data = fs::read(path).unwrap();
-            data[block.start.0 as usize + at_in_header] ^= 1;
+            data[block.start.get() as usize + at_in_header] ^= 1;
             fs::write(path, data).unwrap();
             keep_mtime(path, mtime);
         });
@@ -228,7 +231,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
     assert_rejected_after(&path, |path| {
         let mtime = fs::metadata(path).unwrap().modified().unwrap();
         let mut data = fs::read(path).unwrap();
-        data[block.end.0 as usize - 1] ^= 0x40;
+        data[block.end.get() as usize - 1] ^= 0x40;
         fs::write(path, data).unwrap();
         keep_mtime(path, mtime);
     });

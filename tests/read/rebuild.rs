@@ -27,7 +27,7 @@ fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {
             .cells
             .iter()
             .enumerate()
-            .map(|(i, raw)| raw.decode(16 + 21 * i as u64).unwrap()),
+            .map(|(i, raw)| raw.decode(i).unwrap()),
     )
 }
 
@@ -218,7 +218,7 @@ fn rebuild_reports_what_a_crashed_recorder_left() {
     let block_cells = rebuilt
         .cells
         .iter()
-        .filter(|c| c.kind == ObjectKind::BlockStart)
+        .filter(|c| c.kind() == ObjectKind::BlockStart)
         .count();
     assert_eq!(block_cells, 15);
 }
@@ -249,7 +249,7 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
         let cells = rebuilt
             .cells
             .iter()
-            .filter(|c| c.kind == ObjectKind::Tracepoint)
+            .filter(|c| c.kind() == ObjectKind::Tracepoint)
             .count();
         assert_eq!(cells + rebuilt.unfinished.len(), containers, "cut at {len}");
         let options = RebuildOptions {

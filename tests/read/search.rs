@@ -58,8 +58,8 @@ fn check_calls(path: &Path, pattern: &str) {
         .map(|hit| {
             let path = hit.path.iter().map(|name| name.to_string()).collect();
             (
-                i64::from(hit.thread.0),
-                i64::from(hit.event.0),
+                i64::from(hit.thread.get()),
+                i64::from(hit.event.get()),
                 hit.depth as u64,
                 path,
             )
@@ -213,7 +213,7 @@ fn accesses_from_eager(path: &Path, pattern: &str) -> Vec<i64> {
             };
             name.contains(pattern)
         })
-        .map(|node| i64::from(node.tracepoint.event().0))
+        .map(|node| i64::from(node.tracepoint.event().get()))
         .collect();
     events.sort_unstable();
     events
@@ -237,7 +237,11 @@ fn field_and_local_accesses_found_by_name_are_the_decoded_ones() {
                 ..SearchOptions::new(pattern)
             };
             let found = search(&reader, &options, &|_| {}).unwrap();
-            let mut ours: Vec<i64> = found.hits.iter().map(|h| i64::from(h.event.0)).collect();
+            let mut ours: Vec<i64> = found
+                .hits
+                .iter()
+                .map(|h| i64::from(h.event.get()))
+                .collect();
             ours.sort_unstable();
             let expected = accesses_from_eager(&path, pattern);
             assert_eq!(ours, expected, "{} {pattern:?}", path.display());

@@ -204,8 +204,8 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
         if top > 0 {
             *expected.folded.entry(name.clone()).or_default() += top;
         }
-        expected.containers.insert(thread.0, containers);
-        expected.ends.insert(thread.0, end);
+        expected.containers.insert(thread.get(), containers);
+        expected.ends.insert(thread.get(), end);
     }
     expected
 }
@@ -229,14 +229,14 @@ fn sample_tree(dir: &Path) -> PathBuf {
     let call = |event: i32, method: i32, thread: ThreadId| Tracepoint {
         header: TracepointHeader {
             tracepoint_type: TracepointType::MethodCall,
-            code_location: CodeLocationId(-1),
+            code_location: CodeLocationId::new(-1),
             thread,
-            event: EventId(event),
+            event: EventId::new(event),
             diff_status: DiffStatus::None,
         },
         child_diff_statuses: Vec::new(),
         body: TracepointBody::MethodCall {
-            method: MethodId(method),
+            method: MethodId::new(method),
             receiver: Value::Null,
             arguments: Vec::new(),
             flags: SAMPLE_COUNT_FLAG,
@@ -248,15 +248,15 @@ fn sample_tree(dir: &Path) -> PathBuf {
     };
     writer
         .add_reference(&Object::ClassDescriptor(ClassDescriptor {
-            id: ClassId(0),
+            id: ClassId::new(0),
             name: JavaStr::new("S"),
         }))
         .unwrap();
     for (id, name) in ["a", "b", "c", "d"].into_iter().enumerate() {
         writer
             .add_reference(&Object::MethodDescriptor(MethodDescriptor {
-                id: MethodId(id as i32),
-                class: ClassId(0),
+                id: MethodId::new(id as i32),
+                class: ClassId::new(0),
                 name: JavaStr::new(name),
                 return_type: Type::Long,
                 parameter_types: Vec::new(),
@@ -413,7 +413,7 @@ fn speedscope_and_chrome_events_balance_nest_and_count_containers() {
             if let Some(last) = list.last() {
                 assert_eq!(profile["endValue"].as_u64(), Some(last.2));
             }
-            events.insert(thread.0, list);
+            events.insert(thread.get(), list);
         }
         check_timeline(&format!("speedscope {trace:?}"), &events, &expected);
 
@@ -478,7 +478,7 @@ fn a_root_exports_its_subtree_below_its_path() {
         .iter()
         .filter(|e| e["ph"] == "B")
         .count() as u64;
-    assert_eq!(begins, expected.containers[&thread.0] + 3);
+    assert_eq!(begins, expected.containers[&thread.get()] + 3);
     // A root outside the threads asked for, or no such event, is refused.
     let reader = LazyTraceReader::open(&trace).unwrap();
     let mut options = StackOptions::new(StackFormat::Folded, "t");
@@ -488,7 +488,7 @@ fn a_root_exports_its_subtree_below_its_path() {
     let out = dir.path().join("refused");
     assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
     options.threads = None;
-    options.root = Some(EventId(i32::MAX));
+    options.root = Some(EventId::new(i32::MAX));
     assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
     assert!(!out.exists());
 }
@@ -516,7 +516,7 @@ fn threads_are_chosen_and_outputs_replaced_only_when_forced() {
     export_stacks(&reader, &out, &options, &|_| {}).unwrap();
     assert_ne!(std::fs::read_to_string(&out).unwrap(), text);
     // An unknown thread is refused.
-    options.threads = Some(vec![ThreadId(12345)]);
+    options.threads = Some(vec![ThreadId::new(12345)]);
     assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
     // Progress adds up to the tracepoints walked.
     let walked = std::sync::atomic::AtomicU64::new(0);

@@ -159,7 +159,7 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
             .cells
             .iter()
             .enumerate()
-            .map(|(i, raw)| raw.decode(16 + 21 * i as u64).unwrap().canonical())
+            .map(|(i, raw)| raw.decode(i).unwrap().canonical())
             .collect();
         for threads in [1, 2] {
             let options = RebuildOptions {

@@ -74,18 +74,21 @@ fn bad_ids_and_names_are_refused() {
         StreamingOptions::default(),
     )
     .unwrap();
-    writer.new_thread_with_id(ThreadId(5), "five").unwrap();
+    writer.new_thread_with_id(ThreadId::new(5), "five").unwrap();
     usage(
-        writer.new_thread_with_id(ThreadId(5), "again"),
+        writer.new_thread_with_id(ThreadId::new(5), "again"),
         "used twice",
     );
     usage(
-        writer.new_thread_with_id(ThreadId(-1), "negative"),
+        writer.new_thread_with_id(ThreadId::new(-1), "negative"),
         "negative",
     );
-    usage(writer.thread_handle(ThreadId(9)), "no thread 9");
+    usage(writer.thread_handle(ThreadId::new(9)), "no thread 9");
     // Ids go on after the largest taken.
-    assert_eq!(writer.new_thread("six").unwrap().thread_id(), ThreadId(6));
+    assert_eq!(
+        writer.new_thread("six").unwrap().thread_id(),
+        ThreadId::new(6)
+    );
     let long = "x".repeat(70_000);
     assert!(matches!(
         writer.new_thread(long.as_str()),
@@ -93,7 +96,7 @@ fn bad_ids_and_names_are_refused() {
     ));
     let class = |name: &str| {
         Object::ClassDescriptor(ClassDescriptor {
-            id: tracetree::common::ClassId(3),
+            id: tracetree::common::ClassId::new(3),
             name: JavaStr::new(name),
         })
     };
@@ -101,26 +104,26 @@ fn bad_ids_and_names_are_refused() {
     writer.add_reference(&class("A")).unwrap();
     usage(writer.add_reference(&class("B")), "two different");
 
-    let mut t = writer.thread_handle(ThreadId(5)).unwrap();
+    let mut t = writer.thread_handle(ThreadId::new(5)).unwrap();
     let mut tracepoint = Tracepoint {
         header: TracepointHeader {
             tracepoint_type: TracepointType::Throw,
-            code_location: tracetree::common::CodeLocationId(-1),
-            thread: ThreadId(5),
-            event: EventId(-3),
+            code_location: tracetree::common::CodeLocationId::new(-1),
+            thread: ThreadId::new(5),
+            event: EventId::new(-3),
             diff_status: DiffStatus::None,
         },
         child_diff_statuses: Vec::new(),
         body: TracepointBody::Throw {
             exception: Value::Object {
-                class: tracetree::common::ClassId(4),
+                class: tracetree::common::ClassId::new(4),
                 identity_hash: 1,
                 fields: Vec::new(),
             },
         },
     };
     usage(t.push_tracepoint(&tracepoint), "negative event id");
-    tracepoint.header.event = EventId(0);
+    tracepoint.header.event = EventId::new(0);
     // Class 4 was never added.
     assert!(matches!(
         t.push_tracepoint(&tracepoint),

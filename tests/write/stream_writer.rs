@@ -199,7 +199,7 @@ fn concurrent_producers_write_a_valid_trace() {
     let mut ids: Vec<i32> = trace
         .nodes()
         .iter()
-        .map(|n| n.tracepoint.event().0)
+        .map(|n| n.tracepoint.event().get())
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..total as i32).collect::<Vec<_>>(), "one counter");
@@ -218,7 +218,7 @@ fn concurrent_producers_write_a_valid_trace() {
 /// The reference objects of each block, in order.
 fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> {
     let mut stacks = BTreeMap::new();
-    let mut at = tracetree::common::PhysicalOffset(16);
+    let mut at = tracetree::common::PhysicalOffset::new(16);
     let mut blocks = Vec::new();
     while let tracetree::read::block::BlockStep::Block(block) =
         tracetree::read::block::decode_block(data, at, |t| stacks.entry(t).or_insert(Vec::new()))
@@ -299,7 +299,7 @@ fn blocks_may_end_in_a_header_and_oversized_objects_fit() {
     let layout = check_stream_layout(&data, &index, Some(CutRule::from(options)));
     assert!(layout.blocks_ending_in_a_header >= 1, "{layout:?}");
     assert!(
-        data.len() > 1000 && layout.data_blocks[&ThreadId(0)] >= 3,
+        data.len() > 1000 && layout.data_blocks[&ThreadId::new(0)] >= 3,
         "{layout:?}"
     );
 }
@@ -317,9 +317,9 @@ fn builder_events_continue_after_pushed_ids() {
     let pushed = Tracepoint {
         header: TracepointHeader {
             tracepoint_type: TracepointType::Throw,
-            code_location: tracetree::common::CodeLocationId(-1),
+            code_location: tracetree::common::CodeLocationId::new(-1),
             thread: id,
-            event: EventId(1000),
+            event: EventId::new(1000),
             diff_status: DiffStatus::None,
         },
         child_diff_statuses: Vec::new(),
@@ -329,7 +329,7 @@ fn builder_events_continue_after_pushed_ids() {
     };
     t.push_tracepoint(&pushed).unwrap();
     let next = t.throw(None, ValueSpec::Null).unwrap();
-    assert_eq!(next, EventId(1001));
+    assert_eq!(next, EventId::new(1001));
     drop(t);
     writer.close().unwrap();
     check_stream_layout(&data.bytes(), &index.bytes(), None);

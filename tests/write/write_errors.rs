@@ -99,10 +99,10 @@ fn a_trace_with_open_containers_is_not_saved() {
 #[test]
 fn unknown_threads_are_a_usage_error() {
     let mut writer = DumpWriter::new();
-    assert!(is_usage(writer.thread(ThreadId(0))));
+    assert!(is_usage(writer.thread(ThreadId::new(0))));
     writer.add_thread("main").unwrap();
-    assert!(is_usage(writer.thread(ThreadId(1))));
-    assert!(is_usage(writer.thread(ThreadId(-1))));
+    assert!(is_usage(writer.thread(ThreadId::new(1))));
+    assert!(is_usage(writer.thread(ThreadId::new(-1))));
 }
 
 #[test]
@@ -150,11 +150,11 @@ fn strings_longer_than_write_utf_allows_are_rejected() {
     write::check_dump_layout(&data, &index);
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     assert_eq!(trace.nodes().len(), 1);
-    assert_eq!(trace.nodes()[0].tracepoint.event(), EventId(0));
+    assert_eq!(trace.nodes()[0].tracepoint.event(), EventId::new(0));
     let mut t = writer.thread(main).unwrap();
     assert_eq!(
         t.write_local(None, &x, ValueSpec::Null).unwrap(),
-        EventId(1)
+        EventId::new(1)
     );
 }
 
@@ -184,9 +184,9 @@ fn tracepoint(
     Tracepoint {
         header: TracepointHeader {
             tracepoint_type,
-            code_location: CodeLocationId(-1),
-            thread: ThreadId(0),
-            event: EventId(event),
+            code_location: CodeLocationId::new(-1),
+            thread: ThreadId::new(0),
+            event: EventId::new(event),
             diff_status: DiffStatus::None,
         },
         child_diff_statuses: Vec::new(),
@@ -218,7 +218,7 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
         "negative event id"
     );
     assert!(is_usage(
-        writer.push_tracepoint(ThreadId(9), &throw(50, Value::Null))
+        writer.push_tracepoint(ThreadId::new(9), &throw(50, Value::Null))
     ));
     // The counter continues after the largest id given.
     let x = VariableSpec::new("x", Type::Int);
@@ -227,11 +227,11 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
         .unwrap()
         .write_local(None, &x, ValueSpec::Int(0))
         .unwrap();
-    assert_eq!(next, EventId(42));
+    assert_eq!(next, EventId::new(42));
 
     // An object of class 7, which the trace does not hold.
     let object = Value::Object {
-        class: ClassId(7),
+        class: ClassId::new(7),
         identity_hash: 1,
         fields: Vec::new(),
     };
@@ -245,7 +245,7 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
     ));
     let class = |name: &str| {
         tracetree::format::Object::ClassDescriptor(ClassDescriptor {
-            id: ClassId(7),
+            id: ClassId::new(7),
             name: JavaStr::new(name),
         })
     };
@@ -256,7 +256,7 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
         "two classes with id 7"
     );
     let name = tracetree::format::Object::ThreadName(ThreadName {
-        thread: ThreadId(0),
+        thread: ThreadId::new(0),
         name: JavaStr::new("main"),
     });
     assert!(
@@ -284,7 +284,7 @@ fn raw_footers_close_a_container_of_their_kind() {
     let call = tracepoint(
         0,
         TracepointBody::MethodCall {
-            method: MethodId(0),
+            method: MethodId::new(0),
             receiver: Value::Null,
             arguments: Vec::new(),
             flags: 0,

@@ -28,7 +28,7 @@ fn random_traces_load_back_the_same() {
         prop_assert_eq!(&loaded, &threads);
         prop_assert_eq!(&loaded_events, &events);
         // One trace-wide counter, in recording order.
-        let expected: Vec<EventId> = (0..events.len() as i32).map(EventId).collect();
+        let expected: Vec<EventId> = (0..events.len() as i32).map(EventId::new).collect();
         prop_assert_eq!(events, expected);
         Ok(())
     });
@@ -119,14 +119,14 @@ fn event_ids_interleave_across_threads() {
     let mut ids: Vec<i32> = trace
         .nodes()
         .iter()
-        .map(|n| n.tracepoint.event().0)
+        .map(|n| n.tracepoint.event().get())
         .collect();
     let per_thread_sorted = trace.threads().iter().all(|thread| {
         let mut previous = -1;
         let mut ok = true;
         tracetree::tree::walk(&trace, &thread.roots, None, |step| {
             if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                let id = trace.node(node).tracepoint.event().0;
+                let id = trace.node(node).tracepoint.event().get();
                 ok &= id > previous;
                 previous = id;
             }

@@ -268,7 +268,7 @@ impl App {
             self.message = format!("not an event id: {text:?}");
             return Ok(());
         };
-        match self.reader.node_by_event(EventId(id))? {
+        match self.reader.node_by_event(EventId::new(id))? {
             Some(node) => self.go_to(node, &format!("event {id}")),
             None => {
                 self.message = format!("no tracepoint has event id {id}");

@@ -378,8 +378,8 @@ pub fn count_text(count: ChildCount) -> String {
 /// `Thread N (name)`, numbered as `print` numbers threads.
 pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
     match reader.thread_name(thread) {
-        Some(name) => format!("Thread {} ({name})", thread.0 + 1),
-        None => format!("Thread {}", thread.0 + 1),
+        Some(name) => format!("Thread {} ({name})", thread.get() + 1),
+        None => format!("Thread {}", thread.get() + 1),
     }
 }
 

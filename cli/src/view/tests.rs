@@ -143,7 +143,7 @@ fn a_wide_call_opens_a_page_at_a_time() {
     let call = app.rows.rows[2].node().unwrap();
     let last = reader.children_range(call, children - 1, 1).unwrap()[0];
     let event = reader.node(last).unwrap().tracepoint().event();
-    press(&mut app, &format!(":{}\n", event.0));
+    press(&mut app, &format!(":{}\n", event.get()));
     assert_eq!(app.rows.rows[app.selected].node(), Some(last));
     let RowKind::Node { index, .. } = app.rows.rows[app.selected].kind else {
         panic!("not a node row");

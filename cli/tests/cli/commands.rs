@@ -621,7 +621,7 @@ fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
     let middle = blocks[blocks.len() / 2].start;
     drop(reader);
     let mut flipped = data.clone();
-    flipped[middle.0 as usize] = 0xEE;
+    flipped[middle.get() as usize] = 0xEE;
     let cases = [
         (&data[..data.len() - data.len() / 5], "is cut short"),
         (

@@ -407,7 +407,7 @@ impl LazyOptions {
             Ok(_) if self.index == IndexChoice::Verify => Err(IndexProblem::Requested),
             index => index,
         };
-        let (loaded, status, repaired) = self.load_or_rebuild(&data, index)?;
+        let (loaded, status, repaired) = self.load_or_rebuild(&data, index, path.as_deref())?;
         let report = index_report(path, status, &loaded.lookup, loaded.references, repaired);
         let report = IndexReport {
             data: LoadReport {
@@ -494,11 +494,13 @@ impl LazyOptions {
     /// The index checked against the data and repaired where a crashed
     /// recorder left calls without cells; or, when it is broken (and the
     /// choice allows), the lookups rebuilt from the data: in a scratch
-    /// index when one can be written, else on the heap.
+    /// index when one can be written, else on the heap. `index_path` names
+    /// the index in errors.
     fn load_or_rebuild(
         &self,
         data: &TraceBytes,
         index: std::result::Result<TraceBytes, IndexProblem>,
+        index_path: Option<&Path>,
     ) -> Result<(LoadedIndex, IndexStatus, usize)> {
         let attempt = index.and_then(|index| {
             let mut loaded = load_index(data, index, self.resident_window)?;
@@ -511,9 +513,10 @@ impl LazyOptions {
                 let complete = loaded.complete;
                 Ok((loaded, IndexStatus::Used { complete }, repaired))
             }
-            Err(problem) if self.index == IndexChoice::Require => {
-                Err(Error::BrokenIndex(problem.to_string()))
-            }
+            Err(problem) if self.index == IndexChoice::Require => Err(Error::BrokenIndex {
+                index: index_path.map(Path::to_path_buf),
+                problem,
+            }),
             Err(problem) => {
                 let progress: &(dyn Fn(u64) + Sync) = match &self.rebuild_progress {
                     Some(RebuildProgress(progress)) => progress.as_ref(),

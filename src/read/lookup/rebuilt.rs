@@ -5,10 +5,9 @@
 use super::containers::container_cell;
 use super::index::{LoadedIndex, load_index_until};
 use super::table::Lookup;
-use crate::common::{PhysicalOffset, ThreadId};
+use crate::common::IndexCell;
 use crate::error::{Error, Result};
 use crate::format::ContextBuilder;
-use crate::format::ObjectKind;
 use crate::format::index::RawIndexCell;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
@@ -119,30 +118,25 @@ fn unfinished_cells(
 /// writer's order, so a thread's container cells come in post-order after
 /// their block's cell), plus its unfinished containers.
 pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedIndex {
-    let blocks = rebuilt
-        .cells
-        .iter()
-        .filter(|cell| cell.kind == ObjectKind::BlockStart)
-        .map(|cell| BlockInfo {
-            thread: ThreadId(cell.id),
-            start: PhysicalOffset(cell.start as u64),
-            end: PhysicalOffset(cell.end as u64),
-        });
+    let blocks = rebuilt.cells.iter().filter_map(|cell| match *cell {
+        IndexCell::Block { thread, start, end } => Some(BlockInfo { thread, start, end }),
+        _ => None,
+    });
     let block_table = BlockTable::new(blocks);
     let mut finished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
     let mut context = ContextBuilder::new();
     let mut references = 0;
     let mut slot = None;
     for cell in rebuilt.cells.iter() {
-        match cell.kind {
-            ObjectKind::BlockStart => slot = block_table.slot(ThreadId(cell.id)),
-            ObjectKind::Tracepoint => {
+        match *cell {
+            IndexCell::Block { thread, .. } => slot = block_table.slot(thread),
+            IndexCell::Container { .. } => {
                 if let Some(slot) = slot {
                     finished[slot].push(cell.to_raw());
                 }
             }
-            kind => {
-                context.add(kind, cell.id, PhysicalOffset(cell.start as u64));
+            IndexCell::Reference { kind, id, at, .. } => {
+                context.add(kind, id, at);
                 references += 1;
             }
         }

@@ -288,7 +288,7 @@ impl<'r> Stream<'r> {
         let kind = reader.u8()?;
         if kind != ObjectKind::TracepointFooter as u8 {
             return Err(crate::DecodeError::new(
-                offset,
+                PhysicalOffset(offset),
                 match ObjectKind::from_byte(kind) {
                     Some(found) => crate::DecodeErrorKind::UnexpectedObject {
                         found,
@@ -313,7 +313,7 @@ pub(crate) fn unexpected(
 ) -> Error {
     let offset = stream.reader_at(at).map_or(0, |reader| reader.offset());
     crate::DecodeError::new(
-        offset,
+        PhysicalOffset(offset),
         crate::DecodeErrorKind::UnexpectedObject {
             found: kind,
             context,

@@ -549,7 +549,10 @@ fn replay(error: &Error) -> Error {
             kind: *kind,
             id: *id,
         },
-        Error::BrokenIndex(what) => Error::BrokenIndex(what.clone()),
+        Error::BrokenIndex { index, problem } => Error::BrokenIndex {
+            index: index.clone(),
+            problem: problem.clone(),
+        },
         Error::Usage(what) => Error::Usage(what.clone()),
         Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
         Error::BadSource { path, what } => Error::BadSource {

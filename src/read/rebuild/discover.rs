@@ -1,7 +1,7 @@
 //! Discovery: each chunk of the data file summarized on its own, from a
 //! guessed first block (steps 1 and 2 of the module above).
 
-use crate::common::{EventId, PhysicalOffset, ThreadId};
+use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::object::peek_kind_and_id;
 use crate::format::skip::{skip_object, try_skip};
@@ -214,7 +214,7 @@ pub(super) fn summarize(
         Ok(Object::Eof) => return Ok(Step::Eof(at)),
         Ok(other) => {
             return Err(DecodeError::new(
-                at.0,
+                PhysicalOffset(at.0),
                 DecodeErrorKind::UnexpectedObject {
                     found: other.kind(),
                     context: "expected BLOCK_START or EOF between blocks",
@@ -229,11 +229,10 @@ pub(super) fn summarize(
     };
     let [cells_from, outers_from, _] = out.lengths();
     // The block's own cell; its end is known at its `BLOCK_END`.
-    out.cells.push(IndexCell {
-        kind: ObjectKind::BlockStart,
-        id: thread.0,
-        start: at.0 as i64,
-        end: 0,
+    out.cells.push(IndexCell::Block {
+        thread,
+        start: at,
+        end: PhysicalOffset(0),
     });
     let payload = from + BLOCK_HEADER_LEN as usize;
     // Containers opened in this block and still open: event, type, content
@@ -297,11 +296,12 @@ pub(super) fn summarize(
                 }
             }
             ObjectKind::TracepointFooter => match local.pop() {
-                Some((event, _, start)) => out.cells.push(IndexCell {
-                    kind: ObjectKind::Tracepoint,
-                    id: event.0,
-                    start: start as i64,
-                    end: relative as i64,
+                // Offsets relative to the block's payload until the stitch
+                // makes them logical.
+                Some((event, _, start)) => out.cells.push(IndexCell::Container {
+                    event,
+                    start: LogicalOffset(start),
+                    end: LogicalOffset(relative),
                 }),
                 None => {
                     outer_closed += 1;
@@ -311,17 +311,18 @@ pub(super) fn summarize(
                         out.outers
                             .push(((out.cells.len() - cells_from) as u32, assumed));
                     }
-                    out.cells.push(IndexCell {
-                        kind: ObjectKind::Tracepoint,
-                        id: 0,
-                        start: 0,
-                        end: relative as i64,
+                    out.cells.push(IndexCell::Container {
+                        event: EventId(0),
+                        start: LogicalOffset(0),
+                        end: LogicalOffset(relative),
                     });
                 }
             },
             ObjectKind::BlockEnd => {
                 let end = position as u64 - 1;
-                out.cells[cells_from].end = end as i64;
+                if let IndexCell::Block { end: cell_end, .. } = &mut out.cells[cells_from] {
+                    *cell_end = PhysicalOffset(end);
+                }
                 let opens_from = out.opens.len();
                 out.opens.extend_from_slice(&local);
                 return Ok(Step::Block(BlockSummary {
@@ -335,7 +336,7 @@ pub(super) fn summarize(
             }
             ObjectKind::BlockStart | ObjectKind::Eof => {
                 return Err(DecodeError::new(
-                    position as u64 - len as u64,
+                    PhysicalOffset(position as u64 - len as u64),
                     DecodeErrorKind::UnexpectedObject {
                         found: object.kind,
                         context: "inside a block",
@@ -346,10 +347,10 @@ pub(super) fn summarize(
                 // A reference object: its id follows the kind byte(s).
                 let offset = position as u64 - len as u64;
                 if let Some((_, id)) = peek_kind_and_id(data, offset) {
-                    out.cells.push(IndexCell {
+                    out.cells.push(IndexCell::Reference {
                         kind,
                         id,
-                        start: offset as i64,
+                        at: PhysicalOffset(offset),
                         end: -1,
                     });
                 }

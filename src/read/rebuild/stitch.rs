@@ -268,17 +268,23 @@ pub(super) fn finish_cells(
         for segment in group {
             let cells = &mut run.cells[at..at + segment.cells.len()];
             at += segment.cells.len();
-            let base = segment.base as i64;
+            let base = segment.base;
             for cell in cells.iter_mut() {
-                if cell.kind == ObjectKind::Tracepoint {
-                    cell.start += base;
-                    cell.end += base;
+                if let IndexCell::Container { start, end, .. } = cell {
+                    *start = *start + base;
+                    *end = *end + base;
                 }
             }
             for &(index, event, start) in &patches[segment.patches.clone()] {
-                let cell = &mut cells[index as usize];
-                cell.id = event.0;
-                cell.start = start.0 as i64;
+                if let IndexCell::Container {
+                    event: cell_event,
+                    start: cell_start,
+                    ..
+                } = &mut cells[index as usize]
+                {
+                    *cell_event = event;
+                    *cell_start = start;
+                }
             }
         }
         run

@@ -28,7 +28,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::common::{EventId, LogicalOffset, ThreadId};
+use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::bytes::{SliceWriter, Unwritten};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
@@ -272,8 +272,7 @@ impl BlockBuilder {
             // Ids out of the stamps' range are written again in each block
             // that needs them.
             for index in 0..self.cells.len() {
-                let IndexCell { kind, id, .. } = self.cells[index];
-                if kind != ObjectKind::Tracepoint {
+                if let IndexCell::Reference { kind, id, .. } = self.cells[index] {
                     self.stamp(kind, id, ON_DISK);
                 }
             }
@@ -357,11 +356,10 @@ impl BlockBuilder {
     #[inline(always)]
     fn close_container(&mut self, at: usize) {
         if let Some((event, content_start)) = self.open.pop() {
-            self.cells.push(IndexCell {
-                kind: ObjectKind::Tracepoint,
-                id: event.0,
-                start: content_start.0 as i64,
-                end: (self.logical_start + at as u64).0 as i64,
+            self.cells.push(IndexCell::Container {
+                event,
+                start: content_start,
+                end: self.logical_start + at as u64,
             });
         }
     }
@@ -549,10 +547,11 @@ impl ReferenceSink for GroupSink<'_, '_> {
         if !block.stamp(kind, id, number) {
             block.written.insert(key(kind, id));
         }
-        block.cells.push(IndexCell {
+        // At its offset in the payload until the block is placed.
+        block.cells.push(IndexCell::Reference {
             kind,
             id,
-            start: (start - HEADER) as i64,
+            at: PhysicalOffset((start - HEADER) as u64),
             end: 0,
         });
         Ok(())

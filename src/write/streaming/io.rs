@@ -175,19 +175,19 @@ impl Output {
         // shifted as their start is.
         let shift = payload.0 as i64 - block.logical_start.0 as i64;
         self.cell_bytes.clear();
-        let cells = std::iter::once(IndexCell {
-            kind: ObjectKind::BlockStart,
-            id: block.thread.0,
-            start: start.0 as i64,
-            end: end.0 as i64,
+        let cells = std::iter::once(IndexCell::Block {
+            thread: block.thread,
+            start,
+            end,
         })
-        .chain(block.cells.iter().map(|cell| match cell.kind {
-            ObjectKind::Tracepoint => *cell,
-            _ => IndexCell {
-                start: payload.0 as i64 + cell.start,
+        .chain(block.cells.iter().map(|cell| match *cell {
+            IndexCell::Reference { kind, id, at, .. } => IndexCell::Reference {
+                kind,
+                id,
+                at: payload + at.0,
                 end: shift - 1,
-                ..*cell
             },
+            other => other,
         }));
         for cell in cells {
             // Encoding into a vector cannot fail.
@@ -197,7 +197,9 @@ impl Output {
         self.written.index_bytes += self.cell_bytes.len() as u64;
 
         for cell in &block.cells {
-            shared.on_disk.insert(cell.kind, cell.id);
+            if let IndexCell::Reference { kind, id, .. } = *cell {
+                shared.on_disk.insert(kind, id);
+            }
         }
         Ok(())
     }

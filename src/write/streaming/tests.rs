@@ -76,9 +76,10 @@ fn block_threads(path: &Path) -> Vec<i32> {
     cells
         .iter()
         .enumerate()
-        .map(|(i, raw)| raw.decode(16 + 21 * i as u64).unwrap())
-        .filter(|cell| cell.kind == crate::format::ObjectKind::BlockStart)
-        .map(|cell| cell.id)
+        .filter_map(|(i, raw)| match raw.decode(i).unwrap() {
+            crate::common::IndexCell::Block { thread, .. } => Some(thread.0),
+            _ => None,
+        })
         .collect()
 }
 

@@ -119,11 +119,11 @@ pub fn check_pages(
     let mut rng = seed | 1;
     for (event, children) in containers.into_iter().step_by(step) {
         let node = reader
-            .node_by_event(EventId(*event))
+            .node_by_event(EventId::new(*event))
             .unwrap_or_else(|e| panic!("{what}: node_by_event({event}): {e}"))
             .unwrap_or_else(|| panic!("{what}: no node with event {event}"));
         assert_eq!(
-            reader.node(node).unwrap().tracepoint().event().0,
+            reader.node(node).unwrap().tracepoint().event().get(),
             *event,
             "{what}"
         );
@@ -141,7 +141,7 @@ pub fn check_pages(
             let page = reader.children_range(node, from, count).unwrap();
             let got: Vec<i32> = page
                 .iter()
-                .map(|&n| reader.node(n).unwrap().tracepoint().event().0)
+                .map(|&n| reader.node(n).unwrap().tracepoint().event().get())
                 .collect();
             let low = from.min(children.len());
             let high = from.saturating_add(count).min(children.len());

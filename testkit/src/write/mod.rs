@@ -7,8 +7,8 @@ pub mod strategies;
 use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
-use tracetree::common::{EventId, PhysicalOffset, ThreadId};
-use tracetree::format::index::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
+use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
+use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::format::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
 use tracetree::read::block::{BlockStep, decode_block};
@@ -372,13 +372,13 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
     fn value(v: &Value<'_>, out: &mut Vec<(ObjectKind, i32)>) {
         match v {
             Value::Object { class, fields, .. } => {
-                out.push((ObjectKind::ClassDescriptor, class.0));
+                out.push((ObjectKind::ClassDescriptor, class.get()));
                 fields.iter().for_each(|(_, f)| value(f, out));
             }
             Value::Array {
                 class, elements, ..
             } => {
-                out.push((ObjectKind::ClassDescriptor, class.0));
+                out.push((ObjectKind::ClassDescriptor, class.get()));
                 elements.iter().for_each(|e| value(e, out));
             }
             _ => {}
@@ -391,16 +391,16 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
         }
     };
     match object {
-        Object::MethodDescriptor(m) => out.push((ObjectKind::ClassDescriptor, m.class.0)),
-        Object::FieldDescriptor(f) => out.push((ObjectKind::ClassDescriptor, f.class.0)),
+        Object::MethodDescriptor(m) => out.push((ObjectKind::ClassDescriptor, m.class.get())),
+        Object::FieldDescriptor(f) => out.push((ObjectKind::ClassDescriptor, f.class.get())),
         Object::AccessPath(p) => {
             for location in &p.locations {
                 out.push(match *location {
-                    AccessLocation::Local(v) => (ObjectKind::VariableDescriptor, v.0),
+                    AccessLocation::Local(v) => (ObjectKind::VariableDescriptor, v.get()),
                     AccessLocation::StaticField(f) | AccessLocation::ObjectField(f) => {
-                        (ObjectKind::FieldDescriptor, f.0)
+                        (ObjectKind::FieldDescriptor, f.get())
                     }
-                    AccessLocation::ArrayElementByName(p) => (ObjectKind::AccessPath, p.0),
+                    AccessLocation::ArrayElementByName(p) => (ObjectKind::AccessPath, p.get()),
                     AccessLocation::ArrayIndex(_) => continue,
                 });
             }
@@ -410,8 +410,8 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
                 .into_iter()
                 .chain(l.locals.iter().map(|local| local.name));
             for s in strings {
-                if s.0 != -1 {
-                    out.push((ObjectKind::String, s.0));
+                if s.get() != -1 {
+                    out.push((ObjectKind::String, s.get()));
                 }
             }
             for path in l
@@ -419,11 +419,11 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
                 .iter()
                 .chain(l.argument_paths.iter().flatten())
             {
-                out.push((ObjectKind::AccessPath, path.0));
+                out.push((ObjectKind::AccessPath, path.get()));
             }
         }
         Object::Tracepoint(tp) => {
-            code_location(tp.header.code_location.0, &mut out);
+            code_location(tp.header.code_location.get(), &mut out);
             match &tp.body {
                 TracepointBody::MethodCall {
                     method,
@@ -431,7 +431,7 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
                     arguments,
                     ..
                 } => {
-                    out.push((ObjectKind::MethodDescriptor, method.0));
+                    out.push((ObjectKind::MethodDescriptor, method.get()));
                     value(receiver, &mut out);
                     arguments.iter().for_each(|a| value(a, &mut out));
                 }
@@ -446,7 +446,7 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
                 }
                 TracepointBody::ReadLocal { variable, value: v }
                 | TracepointBody::WriteLocal { variable, value: v } => {
-                    out.push((ObjectKind::VariableDescriptor, variable.0));
+                    out.push((ObjectKind::VariableDescriptor, variable.get()));
                     value(v, &mut out);
                 }
                 TracepointBody::ReadField {
@@ -459,12 +459,12 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
                     receiver,
                     value: v,
                 } => {
-                    out.push((ObjectKind::FieldDescriptor, field.0));
+                    out.push((ObjectKind::FieldDescriptor, field.get()));
                     value(receiver, &mut out);
                     value(v, &mut out);
                 }
                 TracepointBody::SnapshotBreakpoint { stack, values, .. } => {
-                    stack.iter().for_each(|l| code_location(l.0, &mut out));
+                    stack.iter().for_each(|l| code_location(l.get(), &mut out));
                     values.iter().for_each(|v| value(v, &mut out));
                 }
                 TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
@@ -495,10 +495,7 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
         .cells
         .iter()
         .enumerate()
-        .map(|(i, cell)| {
-            cell.decode((FILE_HEADER_LEN as usize + i * CELL_LEN) as u64)
-                .unwrap()
-        })
+        .map(|(i, cell)| cell.decode(i).unwrap())
         .collect();
     let footer_at = index.len() - INDEX_FOOTER_LEN;
     let footer_cell = cell_at(&index[footer_at..]);
@@ -506,14 +503,18 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
     let mut expected = Vec::new();
     let mut written: HashSet<(ObjectKind, i32)> = HashSet::new();
     let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     let mut position = 0;
     let mut last_data_start: i64 = 0;
     loop {
         match decode_block(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
             BlockStep::Block(block) => {
-                assert_eq!(block.thread.0, position, "block ids are thread positions");
-                let data_start = block.payload_start().0;
+                assert_eq!(
+                    block.thread.get(),
+                    position,
+                    "block ids are thread positions"
+                );
+                let data_start = block.payload_start().get();
                 last_data_start = data_start as i64;
                 match block.objects.first() {
                     Some((_, Object::ThreadName(name))) => assert_eq!(name.thread, block.thread),
@@ -531,25 +532,24 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
                     let next = block.objects.get(i + 1).map_or(block.end, |o| o.0);
                     match object {
                         Object::Tracepoint(tp) if tp.is_container() => {
-                            open.push((tp.event(), next.0 - data_start))
+                            open.push((tp.event(), next.get() - data_start))
                         }
                         Object::Tracepoint(_) => {}
                         Object::Footer(_) => {
                             let (event, start) = open.pop().expect("footer of an open container");
-                            expected.push(IndexCell {
-                                kind: ObjectKind::Tracepoint,
-                                id: event.0,
-                                start: start as i64,
-                                end: (offset.0 - data_start) as i64,
+                            expected.push(IndexCell::Container {
+                                event,
+                                start: LogicalOffset::new(start),
+                                end: LogicalOffset::new(offset.get() - data_start),
                             });
                         }
                         reference => {
                             let (kind, id) = (reference.kind(), reference.reference_id().unwrap());
                             assert!(written.insert((kind, id)), "{kind} {id} written twice");
-                            expected.push(IndexCell {
+                            expected.push(IndexCell::Reference {
                                 kind,
                                 id,
-                                start: offset.0 as i64,
+                                at: *offset,
                                 end: data_start as i64 - 1,
                             });
                         }
@@ -559,19 +559,22 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
                     open.is_empty(),
                     "a dump block closes every container it opens"
                 );
-                expected.push(IndexCell {
-                    kind: ObjectKind::BlockStart,
-                    id: block.thread.0,
-                    start: block.start.0 as i64,
-                    end: block.end.0 as i64,
+                expected.push(IndexCell::Block {
+                    thread: block.thread,
+                    start: block.start,
+                    end: block.end,
                 });
                 // The thread name is not shared: the next block writes its own.
-                written.remove(&(ObjectKind::ThreadName, block.thread.0));
+                written.remove(&(ObjectKind::ThreadName, block.thread.get()));
                 at = block.next();
                 position += 1;
             }
             BlockStep::Eof(offset) => {
-                assert_eq!(offset.0 as usize, data.len() - 1, "EOF is the last byte");
+                assert_eq!(
+                    offset.get() as usize,
+                    data.len() - 1,
+                    "EOF is the last byte"
+                );
                 break;
             }
             other => panic!("unexpected {other:?}"),
@@ -583,23 +586,15 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
     } else {
         last_data_start - 1
     };
-    assert_eq!(
-        footer_cell,
-        IndexCell {
-            kind: ObjectKind::Eof,
-            id: -1,
-            start: eof,
-            end: eof
-        }
-    );
+    assert_eq!(footer_cell, (ObjectKind::Eof, -1, eof, eof));
 }
 
-/// Decodes the cell at the start of `bytes`.
-fn cell_at(bytes: &[u8]) -> IndexCell {
-    IndexCell {
-        kind: ObjectKind::from_byte(bytes[0]).expect("cell kind"),
-        id: i32::from_be_bytes(bytes[1..5].try_into().unwrap()),
-        start: i64::from_be_bytes(bytes[5..13].try_into().unwrap()),
-        end: i64::from_be_bytes(bytes[13..21].try_into().unwrap()),
-    }
+/// Decodes the cell at the start of `bytes`: kind, id, start, end.
+fn cell_at(bytes: &[u8]) -> (ObjectKind, i32, i64, i64) {
+    (
+        ObjectKind::from_byte(bytes[0]).expect("cell kind"),
+        i32::from_be_bytes(bytes[1..5].try_into().unwrap()),
+        i64::from_be_bytes(bytes[5..13].try_into().unwrap()),
+        i64::from_be_bytes(bytes[13..21].try_into().unwrap()),
+    )
 }

@@ -335,11 +335,5 @@ impl Containers {
 
 /// A container cell made in memory.
 pub(crate) fn container_cell(event: i32, start: LogicalOffset, end: LogicalOffset) -> RawIndexCell {
-    crate::format::IndexCell {
-        kind: ObjectKind::Tracepoint,
-        id: event,
-        start: start.0 as i64,
-        end: end.0 as i64,
-    }
-    .to_raw()
+    RawIndexCell::new(ObjectKind::Tracepoint, event, start.0 as i64, end.0 as i64)
 }
