@@ -28,7 +28,8 @@
 //!   traces in the forms other tools read.
 //! - [`generate`] (feature `generate`): synthetic traces.
 //!
-//! [`storage`] maps files; [`error`] holds the typed errors.
+//! [`storage`] maps files; [`error`] holds the typed errors;
+//! [`lowlevel`] gathers the byte-level parts the readers are built from.
 //!
 //! # Example
 //!
@@ -85,6 +86,7 @@ pub mod format;
 #[cfg(any(test, feature = "generate"))]
 pub mod generate;
 pub mod import;
+pub mod lowlevel;
 pub mod model;
 pub mod mutf8;
 pub mod print;

@@ -3,18 +3,18 @@
 //! encode to any `Write`). The codecs are `decode`/`encode` methods on the
 //! [`model`](crate::model) types, defined in this module's files.
 
-pub mod bytes;
+pub(crate) mod bytes;
 mod context;
 pub mod index;
-pub mod object;
+pub(crate) mod object;
 mod reference;
-pub mod skip;
+pub(crate) mod skip;
 mod tracepoint;
 mod types;
 mod value;
 
 pub use crate::common::ObjectKind;
-pub use bytes::ByteReader;
+pub(crate) use bytes::ByteReader;
 pub use context::{ContextBuilder, TraceContext};
 pub use index::{IndexCell, RawIndexCell};
 pub use object::Object;

@@ -1,12 +1,12 @@
 //! Readers: the eager loader, and the shared block decoder readers walk a
 //! data file with.
 
-pub mod block;
+pub(crate) mod block;
 pub mod eager;
 pub mod lazy;
-pub mod lookup;
+pub(crate) mod lookup;
 pub mod rebuild;
-pub mod reindex;
+mod reindex;
 
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{

@@ -12,9 +12,9 @@ use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::block::{BlockStep, decode_block};
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
-use tracetree::read::block::{BlockStep, decode_block};
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 

@@ -22,8 +22,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use tracetree::common::{PhysicalOffset, ThreadId};
 use tracetree::format::{FILE_HEADER_LEN, Object};
+use tracetree::lowlevel::block::{BlockStep, decode_block};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
-use tracetree::read::block::{BlockStep, decode_block};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 
 use tracetree_testkit::stream::Memory;

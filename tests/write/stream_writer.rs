@@ -220,9 +220,11 @@ fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> 
     let mut stacks = BTreeMap::new();
     let mut at = tracetree::common::PhysicalOffset::new(16);
     let mut blocks = Vec::new();
-    while let tracetree::read::block::BlockStep::Block(block) =
-        tracetree::read::block::decode_block(data, at, |t| stacks.entry(t).or_insert(Vec::new()))
-            .unwrap()
+    while let tracetree::lowlevel::block::BlockStep::Block(block) =
+        tracetree::lowlevel::block::decode_block(data, at, |t| {
+            stacks.entry(t).or_insert(Vec::new())
+        })
+        .unwrap()
     {
         at = block.next();
         let references = block

@@ -2,11 +2,10 @@
 //! per test, on the sample traces.
 
 use tracetree::format::index::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::object::peek_kind_and_id;
-use tracetree::format::{
-    BLOCK_HEADER_LEN, ByteReader, FILE_HEADER_LEN, INDEX_MAGIC, Object, ObjectKind,
-};
+use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_MAGIC, Object, ObjectKind};
 use tracetree::generate::samples;
+use tracetree::lowlevel::bytes::ByteReader;
+use tracetree::lowlevel::object::peek_kind_and_id;
 
 /// A cell's fields as stored: these tests check the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::format::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::block::{BlockStep, decode_block};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
-use tracetree::read::block::{BlockStep, decode_block};
 use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpOptions, DumpWriter, FieldSpec,
