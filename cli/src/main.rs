@@ -343,6 +343,7 @@ fn clean_up_on_signals() {
 }
 
 /// Runs one parsed command.
+// Long: one arm per command, each handing its options to its module.
 pub fn run(mut cli: Cli) -> Result<()> {
     // Stdin, a pipe or a FIFO is read once into an unnamed temporary file,
     // kept open (`_spooled`) while the command reads it, as `--no-cache`

@@ -77,6 +77,8 @@ impl<'c> TextFormatter<'c> {
     /// finished: a call prints `: <unfinished method>`, a loop
     /// `loop(0 iterations)`); `parent` describes its direct parent. On error,
     /// `out` may hold part of the line.
+    // Long: one arm per tracepoint body, each in the reference printer's
+    // words, read side by side.
     pub fn write_tracepoint(
         &mut self,
         out: &mut String,
