@@ -269,6 +269,21 @@ pub enum Footer<'a> {
 }
 
 impl<'a> Tracepoint<'a> {
+    /// The sample count of a call flagged [`SAMPLE_COUNT_FLAG`]: the `long`
+    /// result in its `footer`; `None` for any other tracepoint.
+    pub fn sample_count(&self, footer: Option<&Footer<'_>>) -> Option<i64> {
+        match (&self.body, footer) {
+            (
+                TracepointBody::MethodCall { flags, .. },
+                Some(Footer::MethodCall {
+                    result: Value::Long(count),
+                    ..
+                }),
+            ) if flags & SAMPLE_COUNT_FLAG != 0 => Some(*count),
+            _ => None,
+        }
+    }
+
     /// The tracepoint type.
     pub fn tracepoint_type(&self) -> TracepointType {
         self.header.tracepoint_type

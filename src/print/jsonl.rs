@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::common::{CodeLocationId, MethodId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
-use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Value};
+use crate::model::{Footer, Tracepoint, TracepointBody};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Source, plan};
 use crate::tree::{TraceTree, Visit};
@@ -184,28 +184,11 @@ impl Records {
         if tracepoint.is_container() && footer.is_none() {
             buffer.extend_from_slice(b",\"unfinished\":true");
         }
-        if let Some(samples) = sample_count(tracepoint, footer) {
+        if let Some(samples) = tracepoint.sample_count(footer) {
             buffer.extend_from_slice(b",\"samples\":");
             buffer.extend_from_slice(number.format(samples).as_bytes());
         }
         buffer.extend_from_slice(b"}\n");
-    }
-}
-
-/// The sample count of a call flagged [`SAMPLE_COUNT_FLAG`]: its result.
-pub(crate) fn sample_count(
-    tracepoint: &Tracepoint<'_>,
-    footer: Option<&Footer<'_>>,
-) -> Option<i64> {
-    match (&tracepoint.body, footer) {
-        (
-            TracepointBody::MethodCall { flags, .. },
-            Some(Footer::MethodCall {
-                result: Value::Long(count),
-                ..
-            }),
-        ) if flags & SAMPLE_COUNT_FLAG != 0 => Some(*count),
-        _ => None,
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod jsonl;
 pub mod ordered;
+mod parent;
 mod plan;
 pub mod text;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::common::ThreadId;
 use crate::error::Result;
-use crate::print::text::Parent;
+use crate::print::parent::Parent;
 use crate::tree::{TraceTree, Visit};
 
 /// Levels below a thread's top-level tracepoints where cutting stops.

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Type, Value};
 use crate::print::TextFormatter;
-use crate::print::jsonl::{push_json_string, sample_count};
+use crate::print::jsonl::push_json_string;
 use crate::read::{LazyTraceReader, WalkDetail};
 
 /// The most rows the builders are sized for up front (a larger row group
@@ -344,7 +344,7 @@ impl<'c> Rows<'c> {
         columns.source_format.push(Some(0));
         columns
             .samples
-            .append_option(sample_count(tracepoint, footer));
+            .append_option(tracepoint.sample_count(footer));
         self.body(tracepoint, footer)
     }
 

@@ -61,7 +61,6 @@ use crate::error::{Error, NodeProblem, Result};
 use crate::export::selected_threads;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointBody};
-use crate::print::jsonl::sample_count;
 use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 use crate::search::{NameKey, name_of};
 
@@ -442,7 +441,7 @@ impl Walker<'_> {
     ) -> Result<()> {
         let frame = self.frames.id(self.context, frame_key(tracepoint));
         self.sink.open(frame, &self.frames, self.clock)?;
-        let samples = sample_count(tracepoint, footer).filter(|_| weighs);
+        let samples = tracepoint.sample_count(footer).filter(|_| weighs);
         let own = u64::from(weighs && samples.is_none());
         self.open.push(Open {
             depth,

@@ -7,37 +7,11 @@ use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
+use crate::print::parent::Parent;
 use crate::print::text::names::{ClassName, LocationInfo, Names};
 use crate::print::text::path::{PathShape, Paths};
 use crate::print::text::value::{READ, WRITE, push_value};
 use crate::print::text::words::{adorn, is_inline, push_int, push_java_str, push_missing};
-
-/// What a tracepoint's text needs to know about its direct parent: whether a
-/// static call is made from inside its own class decides whether the class
-/// prints (`check(i ➜ 3)` inside `Account.values`, but `Account.values(…)`
-/// inside `RefKt.run`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Parent {
-    /// None: a thread's top-level tracepoint.
-    #[default]
-    TopLevel,
-    /// A call of this method.
-    Call(MethodId),
-    /// A loop or a loop iteration (or, for [`Parent::of`], any tracepoint
-    /// but a call). A call directly inside one is not "called from its
-    /// defining class", whatever the enclosing method.
-    Other,
-}
-
-impl Parent {
-    /// The parent information `tracepoint` gives its children.
-    pub fn of(tracepoint: &Tracepoint<'_>) -> Parent {
-        match tracepoint.body {
-            TracepointBody::MethodCall { method, .. } => Parent::Call(method),
-            _ => Parent::Other,
-        }
-    }
-}
 
 /// Renders tracepoints as the reference printer's lines, without
 /// indentation or line end.
@@ -99,7 +73,7 @@ impl<'c> TextFormatter<'c> {
             } => {
                 self.push_call(out, &location, *method, receiver, parent)?;
                 self.push_arguments(out, &location, arguments)?;
-                match crate::print::jsonl::sample_count(tracepoint, footer) {
+                match tracepoint.sample_count(footer) {
                     // A merged sample tree's node: its count, not a result.
                     Some(samples) => {
                         out.push_str(": ");

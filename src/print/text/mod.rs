@@ -47,7 +47,8 @@ use crate::print::plan::{Cut, Part, Source, plan};
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::tree::{TraceTree, Visit};
 
-pub use line::{Parent, TextFormatter};
+pub use crate::print::parent::Parent;
+pub use line::TextFormatter;
 pub use number::{write_java_double, write_java_float};
 
 /// What [`print_trace`] prints. The default is the brief form (no
