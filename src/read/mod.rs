@@ -7,6 +7,7 @@ pub mod lazy;
 pub(crate) mod lookup;
 pub mod rebuild;
 mod reindex;
+mod visit;
 
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
@@ -21,3 +22,4 @@ pub use lookup::sidecar::{
     SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
 };
 pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};
+pub use visit::Visit;

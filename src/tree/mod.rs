@@ -6,7 +6,11 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
+pub use crate::read::Visit;
 use crate::read::{EagerTrace, NodeId};
+
+mod copy;
+mod lazy;
 
 /// A forest of tracepoints, one tree per thread. Shared between threads:
 /// the printers format parts of one tree on several.
@@ -108,33 +112,6 @@ pub trait TraceTree: Sync {
         let children = self.children_range(parent, from, count)?;
         self.walk_visit(&children, max_depth, child_counts, f)
     }
-}
-
-/// One step of [`TraceTree::walk_visit`]: a node with what it holds, or the
-/// children a depth limit folds.
-#[derive(Debug, Clone, Copy)]
-pub enum Visit<'a, N> {
-    /// A node at `depth` (a thread's top-level tracepoints are at depth 0).
-    Node {
-        /// The node.
-        node: N,
-        /// Its depth.
-        depth: usize,
-        /// Its tracepoint.
-        tracepoint: &'a Tracepoint<'a>,
-        /// Its footer (`None` for leaves and unfinished containers).
-        footer: Option<&'a Footer<'a>>,
-        /// How many direct children it has, when asked for.
-        children: Option<usize>,
-    },
-    /// `count` children of a node at `depth - 1` that the walk does not
-    /// enter because of its depth limit.
-    Folded {
-        /// How many children were not entered.
-        count: usize,
-        /// The depth they would have had.
-        depth: usize,
-    },
 }
 
 /// One step of a depth-first, pre-order [`walk`].

@@ -113,7 +113,6 @@ use crate::read::lookup::containers::{CellView, ContainerTable};
 use crate::read::lookup::stream::{Resident, Stream};
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
 use crate::storage::TraceBytes;
-use crate::tree::{TraceTree, Visit};
 use cache::{ChildIndex, Entry, Key, NodeCache};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
@@ -649,83 +648,5 @@ impl LazyTraceReader {
     /// cache is bounded separately.
     pub fn lookup_heap_bytes(&self) -> usize {
         self.lookup.heap_bytes() + self.report.blocks * 40
-    }
-}
-
-impl TraceTree for LazyTraceReader {
-    type Node = LazyNode;
-
-    fn context(&self) -> &TraceContext {
-        &self.context
-    }
-
-    fn thread_ids(&self) -> Vec<ThreadId> {
-        LazyTraceReader::thread_ids(self)
-    }
-
-    fn roots(&self, thread: ThreadId) -> Result<Vec<LazyNode>> {
-        LazyTraceReader::roots(self, thread)
-    }
-
-    fn visit<R>(
-        &self,
-        node: LazyNode,
-        f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> R,
-    ) -> Result<R> {
-        let data = self.node(node)?;
-        Ok(f(&data.tracepoint, data.footer.as_ref()))
-    }
-
-    fn child_count(&self, node: LazyNode) -> Result<usize> {
-        LazyTraceReader::child_count(self, node)
-    }
-
-    fn children(&self, node: LazyNode) -> Result<Vec<LazyNode>> {
-        LazyTraceReader::children(self, node)
-    }
-
-    fn children_range(&self, node: LazyNode, from: usize, count: usize) -> Result<Vec<LazyNode>> {
-        LazyTraceReader::children_range(self, node, from, count)
-    }
-
-    /// Reads each root's subtree once through its thread's stream, decoding
-    /// in place and caching nothing, instead of loading every node and
-    /// child list through the cache.
-    fn walk_visit(
-        &self,
-        roots: &[LazyNode],
-        max_depth: Option<usize>,
-        child_counts: bool,
-        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
-    ) -> Result<()> {
-        self.walk_visit_roots(roots, max_depth, child_counts, &mut f)
-    }
-
-    /// Reads the stretch of the parent's content that holds those children
-    /// in one pass, as [`walk_visit`](TraceTree::walk_visit) reads a root's
-    /// subtree: one walk, not one per child.
-    fn walk_visit_children(
-        &self,
-        parent: LazyNode,
-        from: usize,
-        count: usize,
-        max_depth: Option<usize>,
-        child_counts: bool,
-        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
-    ) -> Result<()> {
-        let Some(scope) = self.scope(parent)? else {
-            return Ok(());
-        };
-        let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
-            return Ok(());
-        };
-        let end = match self
-            .scope_children(scope, from.saturating_add(count), 1)?
-            .first()
-        {
-            Some(next) => next.at,
-            None => scope.end,
-        };
-        self.walk_visit_stretch(scope.slot, first.at, end, max_depth, child_counts, &mut f)
     }
 }

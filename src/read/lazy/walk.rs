@@ -48,7 +48,7 @@ use crate::error::{Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
-use crate::tree::Visit;
+use crate::read::Visit;
 
 use super::{
     ContentRange, LazyNode, LazyTraceReader, Scan, Scope, TracepointName, WalkDetail, WalkNode,
@@ -428,20 +428,35 @@ fn object_len(stream: &mut Stream<'_>, at: LogicalOffset) -> Result<u64> {
 }
 
 impl LazyTraceReader {
-    /// [`walk_visit_roots`](Self::walk_visit_roots) over the siblings
-    /// from `from` to `end` of thread `slot`'s stream, read in one pass.
-    pub(super) fn walk_visit_stretch(
+    /// The [`TraceTree::walk_visit_children`](crate::tree::TraceTree::walk_visit_children)
+    /// of the lazy reader: the stretch of `parent`'s content that holds
+    /// children `from..from + count`, read in one pass as
+    /// [`walk_visit_roots`](Self::walk_visit_roots) reads a root's subtree.
+    pub(crate) fn walk_visit_children_of(
         &self,
-        slot: usize,
-        from: LogicalOffset,
-        end: LogicalOffset,
+        parent: LazyNode,
+        from: usize,
+        count: usize,
         max_depth: Option<usize>,
         child_counts: bool,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
+        let Some(scope) = self.scope(parent)? else {
+            return Ok(());
+        };
+        let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
+            return Ok(());
+        };
+        let end = match self
+            .scope_children(scope, from.saturating_add(count), 1)?
+            .first()
+        {
+            Some(next) => next.at,
+            None => scope.end,
+        };
         let stretch = Stretch {
-            slot,
-            from,
+            slot: scope.slot,
+            from: first.at,
             end,
             depth: 0,
             one: false,
@@ -451,7 +466,7 @@ impl LazyTraceReader {
 
     /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit) of the lazy reader: each root's subtree
     /// read once through its thread's stream, decoded in place.
-    pub(super) fn walk_visit_roots(
+    pub(crate) fn walk_visit_roots(
         &self,
         roots: &[LazyNode],
         max_depth: Option<usize>,
