@@ -209,3 +209,64 @@ fn expansions_and_walks_race_with_page_releases() {
         );
     }
 }
+
+/// Threads that miss the same entries at once build each of them once:
+/// eight threads asking for a wide call's child count right after the
+/// cache was cleared build what one thread alone builds (the first page of
+/// its children and its child index), not eight times that.
+#[test]
+fn concurrent_misses_build_each_entry_once() {
+    use std::sync::Barrier;
+    use tracetree::generate::Shape;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = tracetree_testkit::files::generated(dir.path(), Shape::Wide, 1, 4 << 20, None);
+    let reader = LazyTraceReader::options()
+        .sidecar(SidecarPolicy::Off)
+        .open(&path)
+        .unwrap();
+    let root = reader.roots(reader.thread_ids()[0]).unwrap()[0];
+    let wide = std::iter::once(root)
+        .chain(reader.children_range(root, 0, 16).unwrap())
+        .max_by_key(|&node| reader.child_count(node).unwrap())
+        .unwrap();
+    reader.clear_cache();
+    let builds = || reader.cache_stats().builds;
+    let before = builds();
+    let count = reader.child_count(wide).unwrap();
+    let alone = builds() - before;
+    assert!(
+        count > 10_000 && alone >= 2,
+        "{count} children, {alone} builds"
+    );
+
+    reader.clear_cache();
+    let before = builds();
+    let barrier = Barrier::new(8);
+    std::thread::scope(|scope| {
+        for _ in 0..8 {
+            scope.spawn(|| {
+                barrier.wait();
+                assert_eq!(reader.child_count(wide).unwrap(), count);
+            });
+        }
+    });
+    assert_eq!(builds() - before, alone, "{:?}", reader.cache_stats());
+}
+
+/// A cache budget below the floor is raised to it, and still reads right.
+#[test]
+fn a_tiny_cache_budget_is_raised_to_the_floor() {
+    use tracetree::read::LazyOptions;
+
+    for path in tracetree_testkit::lazy::testdata_traces() {
+        let reader = LazyTraceReader::options()
+            .sidecar(SidecarPolicy::Off)
+            .cache_bytes(0)
+            .open(&path)
+            .unwrap();
+        assert_eq!(reader.cache_stats().budget, LazyOptions::MIN_CACHE_BYTES);
+        let eager = EagerTrace::open(&path).unwrap();
+        tracetree_testkit::lazy::assert_same_tree(&eager, &reader, "0-byte cache");
+    }
+}

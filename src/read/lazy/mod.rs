@@ -424,12 +424,13 @@ impl LazyTraceReader {
             slot: node.slot,
             at: node.at.0,
         };
-        if let Some(Entry::Node(data)) = self.cache.get(&key) {
-            return Ok(data);
-        }
-        let data = Arc::new(self.decode_node(node)?);
-        self.cache.insert(key, Entry::Node(Arc::clone(&data)));
-        Ok(data)
+        let entry = self
+            .cache
+            .get_or_build(key, || Ok(Entry::Node(Arc::new(self.decode_node(node)?))))?;
+        // Node keys hold nodes; the fallback only keeps this total.
+        entry
+            .into_node()
+            .map_or_else(|| self.decode_node(node).map(Arc::new), Ok)
     }
 
     /// How many direct children a node has. The first call on a container

@@ -211,6 +211,11 @@ impl LazyOptions {
     /// The default cache budget: 64 MiB.
     pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
+    /// The smallest cache budget: 32 KiB, enough for a few pages of child
+    /// addresses and the child indexes of the calls in use. Smaller
+    /// budgets are raised to it.
+    pub const MIN_CACHE_BYTES: usize = 32 << 10;
+
     /// The default bound on the sidecars kept in a sidecar directory: 4 GiB.
     pub const DEFAULT_SIDECAR_BUDGET: u64 = 4 << 30;
 
@@ -237,9 +242,13 @@ impl LazyOptions {
         self
     }
 
-    /// Bytes the cache of decoded nodes and child lists may hold.
+    /// Bytes the cache of decoded nodes and child lists may hold (default
+    /// [`DEFAULT_CACHE_BYTES`](Self::DEFAULT_CACHE_BYTES)), at least
+    /// [`MIN_CACHE_BYTES`](Self::MIN_CACHE_BYTES): a smaller budget is
+    /// raised to it, as [`LazyTraceReader::cache_stats`]'s `budget` shows
+    /// (with nothing kept, each child count would rescan its call).
     pub fn cache_bytes(mut self, bytes: usize) -> Self {
-        self.cache_bytes = bytes;
+        self.cache_bytes = bytes.max(Self::MIN_CACHE_BYTES);
         self
     }
 

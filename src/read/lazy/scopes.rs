@@ -245,10 +245,17 @@ impl LazyTraceReader {
     /// scope once, keeping the pages it passes while they take at most a
     /// quarter of the cache.
     pub(super) fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
-        if let Some(index) = self.cached_child_index(scope) {
-            return Ok(index);
-        }
-        let key = self.index_key(scope);
+        let entry = self.cache.get_or_build(self.index_key(scope), || {
+            Ok(Entry::Index(Arc::new(self.scan_child_index(scope)?)))
+        })?;
+        // Index keys hold child indexes; the fallback only keeps this total.
+        entry
+            .into_index()
+            .map_or_else(|| self.scan_child_index(scope).map(Arc::new), Ok)
+    }
+
+    /// Scans a scope for its child index (see [`child_index`](Self::child_index)).
+    fn scan_child_index(&self, scope: Scope) -> Result<ChildIndex> {
         let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
         let most = (self.cache.index_budget() / 2 / size_of::<(LogicalOffset, EventId)>()).max(16);
         let mut checkpoints = Vec::new();
@@ -283,13 +290,11 @@ impl LazyTraceReader {
         if !page.is_empty() {
             keep(count / PAGE, &page);
         }
-        let index = Arc::new(ChildIndex {
+        Ok(ChildIndex {
             count,
             stride,
             checkpoints,
-        });
-        self.cache.insert(key, Entry::Index(Arc::clone(&index)));
-        Ok(index)
+        })
     }
 
     /// The scope's child index, if the cache still holds it.
@@ -319,10 +324,18 @@ impl LazyTraceReader {
     /// scanned from the checkpoint before it; the pages passed on the way
     /// are cached too (walks ask for pages in order).
     pub(super) fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
-        let key = self.page_key(scope, page);
-        if let Some(Entry::Page(found)) = self.cache.get(&key) {
-            return Ok(found);
-        }
+        let entry = self.cache.get_or_build(self.page_key(scope, page), || {
+            Ok(Entry::Page(self.scan_page(scope, page)?))
+        })?;
+        // Page keys hold pages; the fallback only keeps this total.
+        entry
+            .into_page()
+            .map_or_else(|| self.scan_page(scope, page), Ok)
+    }
+
+    /// Scans a scope for its page `page` (see [`page`](Self::page)),
+    /// caching the pages it passes on the way.
+    fn scan_page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
         let (from, mut number) = if page == 0 {
             (scope.start, 0)
         } else {
@@ -350,13 +363,11 @@ impl LazyTraceReader {
             number += 1;
             true
         })?;
-        let children = match wanted {
+        Ok(match wanted {
             Some(full) => full,
             None if number == page => children.into(),
             None => Arc::from([]),
-        };
-        self.cache.insert(key, Entry::Page(Arc::clone(&children)));
-        Ok(children)
+        })
     }
 
     /// How a scope's children are paged: one page, or the child index of
