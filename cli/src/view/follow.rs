@@ -1,7 +1,7 @@
 //! The viewer's follower (`view --follow`): a thread that polls the trace
 //! every [`POLL`] and refreshes the reader when the files grew
-//! (`LazyTraceReader::refresh`: only what was appended is read), so that
-//! no key waits for a refresh. Refreshed readers come back through a
+//! (`LazyTraceReader::refresh`: only what was appended is read) and builds
+//! the new reader's container tables, so that no key waits for a refresh. Refreshed readers come back through a
 //! channel, which the event loop drains every tick; the app then moves its
 //! rows onto the new reader (`App::follow_to`).
 
@@ -41,6 +41,9 @@ impl Follower {
                 let sent = match reader.refresh() {
                     Ok(None) => Ok(()),
                     Ok(Some(refreshed)) => {
+                        // The tables are built here, not on the first
+                        // key that needs them.
+                        refreshed.reader.build_lookups();
                         let next = Arc::new(refreshed.reader);
                         reader = Arc::clone(&next);
                         answer.send(Ok((next, refreshed.report)))
