@@ -422,6 +422,13 @@ impl App {
         }
         let selected = self.rows.rows.get(self.selected).map(|row| row.kind);
         let offset = self.selected.saturating_sub(self.top);
+        // Threads that started writing since are shown.
+        for thread in reader.thread_ids() {
+            if !self.threads.iter().any(|&(t, _)| t == thread) {
+                self.threads.push((thread, true));
+            }
+        }
+        self.threads.sort_by_key(|&(t, _)| t);
         self.counter = Counter::new(Arc::clone(&reader));
         self.rows = Rows::new(Arc::clone(&reader), &self.shown_threads())?;
         for thread in threads {

@@ -5,7 +5,7 @@
 //! index lists).
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -299,6 +299,8 @@ impl Lookup {
         );
         made.sort_by_key(|cell| cell.start.get());
         let mut extended = ThreadContainers::new(count, Source::Ranges { ranges, count });
+        let checked = old.map_or(0, |t| t.footers_checked.load(Ordering::Relaxed));
+        extended.footers_checked = AtomicU32::new(checked);
         extended.made = made;
         extended.open = Some(open);
         Ok(extended)

@@ -1,7 +1,7 @@
 //! `Lookup`: blocks, reference cells and container tables, what finding
 //! things needs; the tables built on first use, distrusted, repaired.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -53,6 +53,11 @@ pub(super) struct ThreadContainers {
     /// (`Lookup::extended`).
     pub(super) ranges: Vec<(u32, u32)>,
     pub(super) source: Mutex<Option<Source>>,
+    /// The cells numbered below this one (in `ranges`) were found to end
+    /// at footers: a refresh carries it over, and a table build checks only
+    /// the cells after it (the data before a growing trace's old end does
+    /// not change).
+    pub(super) footers_checked: AtomicU32,
     /// Cells made for containers the index has no cell for (a rebuild's
     /// calls that never finished, a repair's finds), ascending by start:
     /// added to the table when it is built, interleaved when the index's
@@ -87,6 +92,7 @@ impl ThreadContainers {
             count,
             ranges,
             source: Mutex::new(Some(source)),
+            footers_checked: AtomicU32::new(0),
             made: Vec::new(),
             open: None,
             built: OnceLock::new(),
@@ -164,6 +170,7 @@ impl Lookup {
                 count: containers.table.len(),
                 ranges: Vec::new(),
                 source: Mutex::new(None),
+                footers_checked: AtomicU32::new(0),
                 made: Vec::new(),
                 open: None,
                 built: OnceLock::from(Ok(containers)),
@@ -247,6 +254,27 @@ impl Lookup {
     /// Cells come in the index's order, post-order, where ends ascend: this
     /// reads the thread's stream front to back, one byte per container.
     fn check_footers(
+        &self,
+        data: &[u8],
+        slot: usize,
+        ranges: &[(u32, u32)],
+    ) -> std::result::Result<(), IndexProblem> {
+        let checked = &self.threads[slot].footers_checked;
+        let from = checked.load(Ordering::Relaxed);
+        let ranges: Vec<(u32, u32)> = ranges
+            .iter()
+            .filter(|&&(_, to)| to > from)
+            .map(|&(start, to)| (start.max(from), to))
+            .collect();
+        self.check_footers_of(data, slot, &ranges)?;
+        if let Some(&(_, to)) = ranges.last() {
+            checked.fetch_max(to, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// [`Lookup::check_footers`] of the cells of `ranges`.
+    fn check_footers_of(
         &self,
         data: &[u8],
         slot: usize,
