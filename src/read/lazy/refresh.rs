@@ -36,7 +36,8 @@
 //! - a thread's container cells are its old runs of index cells with the
 //!   new runs appended: cells come in write order, so the concatenation is
 //!   still post-order, and the cells stay in the mapped index (nothing is
-//!   copied; tables are built on first use, as after an open);
+//!   copied; tables are built on first use, from all the cells, as after
+//!   an open, but only the new cells' footers are checked again);
 //! - the calls without a cell: those closed late (a footer before the old
 //!   end, its cell not written then) are kept unless a new cell lists them
 //!   now; each thread's calls still open at its old end (kept by the repair
