@@ -227,6 +227,12 @@ pub enum Command {
     View {
         /// The trace (any input the other commands accept).
         file: PathBuf,
+        /// Follow a trace still being written: the file is looked at every
+        /// 300 ms and new blocks appear as they land (what is open and
+        /// selected stays; calls not finished yet grow their children).
+        /// Only what was appended is read; no lookup sidecar is written.
+        #[arg(long)]
+        follow: bool,
     },
     /// Find tracepoints by name (a call's `Class.method`, a field's
     /// `Class.field`, a local variable) or, with --text, by their printed
@@ -286,7 +292,7 @@ impl Command {
             | Command::Print { file, .. }
             | Command::Pack { file, .. }
             | Command::Export { file, .. }
-            | Command::View { file }
+            | Command::View { file, .. }
             | Command::Search { file, .. }
             | Command::Children { file, .. } => Some(file),
             Command::Import { input, .. } => Some(input),
@@ -478,7 +484,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             info,
             force,
         } => pack::run(&cache, &file, &output, info.as_deref(), force, &mut out)?,
-        Command::View { file } => view::run(&cache, &file)?,
+        Command::View { file, follow } => view::run(&cache, &file, follow)?,
         Command::Search {
             file,
             pattern,

@@ -121,6 +121,22 @@ pub struct TraceContext {
 }
 
 impl TraceContext {
+    /// A builder of this context (of a trace that grew) with the objects
+    /// of `added` (kind, id, offset; found after this context's) recorded:
+    /// an id known already keeps its first copy. Decoded objects are not
+    /// carried over (they decode again on first use).
+    pub(crate) fn extended(&self, added: &[(ObjectKind, i32, PhysicalOffset)]) -> ContextBuilder {
+        let mut builder = ContextBuilder::new();
+        for (kind, table) in self.tables.iter().enumerate() {
+            builder.entries[kind]
+                .extend(table.ids.iter().copied().zip(table.offsets.iter().copied()));
+        }
+        for &(kind, id, offset) in added {
+            builder.add(kind, id, offset);
+        }
+        builder
+    }
+
     /// The data file's bytes.
     pub fn data(&self) -> &TraceBytes {
         &self.data

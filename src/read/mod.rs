@@ -12,8 +12,8 @@ mod visit;
 pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
-    LazyTraceReader, NodeData, NodeHandle, PreOrder, ThreadInfo, TracepointName, WalkDetail,
-    WalkNode,
+    LazyTraceReader, NodeData, NodeHandle, PreOrder, RefreshReport, Refreshed, ThreadInfo,
+    TracepointName, WalkDetail, WalkNode,
 };
 pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use lookup::index::{IndexReport, index_path};

@@ -15,6 +15,7 @@ mod navigate;
 mod packed;
 mod random_mutations;
 mod rebuild;
+mod refresh;
 mod search;
 mod stream_lazy;
 mod zero_tail;

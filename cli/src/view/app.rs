@@ -3,7 +3,9 @@
 //!
 //! Nothing here blocks on the size of the trace: a key expands a page,
 //! reveals a node through its ancestors or starts a search, which runs on
-//! a thread of its own while the screen reports its progress.
+//! a thread of its own while the screen reports its progress. Following a
+//! growing trace, each refreshed reader takes the rows over, what was open
+//! and selected kept through node handles (`App::follow_to`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,10 +19,15 @@ use tracetree::read::{LazyNode, LazyTraceReader};
 use tracetree::search::{Hit, SearchOptions, SearchResult, search};
 
 use super::counts::Counter;
+use super::follow::Follower;
 use super::rows::{RowKind, Rows};
 
 /// Hits a search keeps.
 const MAX_HITS: usize = 100_000;
+
+/// Hits moved onto a refreshed reader; more are dropped (a search again
+/// finds them).
+const MOVED_HITS: usize = 2_000;
 
 /// What the keyboard is typing into.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +56,8 @@ pub struct Running {
     pub scanned: Arc<AtomicU64>,
     pub total: u64,
     done: Receiver<Result<SearchResult>>,
+    /// The reader searched (its hits' nodes are its own).
+    reader: Arc<LazyTraceReader>,
 }
 
 /// The viewer.
@@ -68,6 +77,10 @@ pub struct App {
     pub bookmarks: Vec<LazyNode>,
     pub running: Option<Running>,
     counter: Counter,
+    /// With `--follow`: the thread refreshing the reader.
+    follower: Option<Follower>,
+    /// With `--follow`: blocks that arrived since the viewer opened.
+    pub following: Option<usize>,
     pub hits: Vec<Hit>,
     pub hits_total: u64,
     pub hit: Option<usize>,
@@ -95,6 +108,8 @@ impl App {
             bookmarks: Vec::new(),
             running: None,
             counter,
+            follower: None,
+            following: None,
             hits: Vec::new(),
             hits_total: 0,
             hit: None,
@@ -328,6 +343,7 @@ impl App {
             scanned,
             total,
             done,
+            reader: Arc::clone(&self.reader),
         });
     }
 
@@ -347,7 +363,115 @@ impl App {
                 }
             }
         }
-        changed | self.poll_search()
+        changed | self.poll_search() | self.poll_follow()
+    }
+
+    /// Follows the trace with `follower`: its refreshed readers replace
+    /// this one as the trace grows.
+    pub fn follow(&mut self, follower: Follower) {
+        self.follower = Some(follower);
+        self.following = Some(0);
+        self.message = "? for help".into();
+    }
+
+    /// Takes the follower's refreshed readers (the latest replaces the
+    /// reader); true when the screen changed.
+    fn poll_follow(&mut self) -> bool {
+        let Some(follower) = &self.follower else {
+            return false;
+        };
+        let mut latest = None;
+        let mut changed = false;
+        for refresh in follower.finished() {
+            changed = true;
+            match refresh {
+                Ok((reader, report)) => {
+                    *self.following.get_or_insert(0) += report.new_blocks;
+                    if let Some(why) = report.reopened {
+                        self.message = format!("trace opened again: {why}");
+                    }
+                    latest = Some(reader);
+                }
+                Err(error) => self.message = error.to_string(),
+            }
+        }
+        if let Some(reader) = latest
+            && let Err(error) = self.follow_to(reader)
+        {
+            self.message = error.to_string();
+        }
+        changed
+    }
+
+    /// Moves the viewer onto `reader`, a refresh of its reader: the rows
+    /// are made again, the threads and calls that were expanded expanded
+    /// again and the selected row selected again (nodes carried over by
+    /// their handles); bookmarks and hits carried over too. Child counts
+    /// are the new reader's: calls not finished before show their new
+    /// children.
+    fn follow_to(&mut self, reader: Arc<LazyTraceReader>) -> Result<()> {
+        let old = std::mem::replace(&mut self.reader, Arc::clone(&reader));
+        let moved = |node: LazyNode| reader.resolve_handle(old.handle(node)).ok();
+        let (mut threads, mut nodes) = (Vec::new(), Vec::new());
+        for row in self.rows.rows.iter().filter(|row| row.expanded) {
+            match row.kind {
+                RowKind::Thread(thread) => threads.push(thread),
+                RowKind::Node { node, .. } => nodes.push(node),
+                RowKind::Gap { .. } => {}
+            }
+        }
+        let selected = self.rows.rows.get(self.selected).map(|row| row.kind);
+        let offset = self.selected.saturating_sub(self.top);
+        // Threads that started writing since are shown.
+        for thread in reader.thread_ids() {
+            if !self.threads.iter().any(|&(t, _)| t == thread) {
+                self.threads.push((thread, true));
+            }
+        }
+        self.threads.sort_by_key(|&(t, _)| t);
+        self.counter = Counter::new(Arc::clone(&reader));
+        self.rows = Rows::new(Arc::clone(&reader), &self.shown_threads())?;
+        for thread in threads {
+            if let Some(row) = self.rows.thread_row(thread) {
+                self.rows.expand(row)?;
+            }
+        }
+        for node in nodes.into_iter().filter_map(moved) {
+            // A node that cannot be shown again stays closed.
+            if let Ok(Some(row)) = self.rows.reveal(node)
+                && !self.rows.rows[row].expanded
+            {
+                self.rows.expand(row)?;
+            }
+        }
+        self.selected = match selected {
+            Some(RowKind::Thread(thread)) => self.rows.thread_row(thread).unwrap_or(0),
+            Some(RowKind::Node { node, .. }) => moved(node)
+                .and_then(|node| self.rows.reveal(node).ok().flatten())
+                .unwrap_or(0),
+            _ => self.selected,
+        };
+        self.top = self.selected.saturating_sub(offset);
+        self.bookmarks = self.bookmarks.iter().filter_map(|&b| moved(b)).collect();
+        let hits = std::mem::take(&mut self.hits);
+        self.hits = self.moved_hits(&old, hits);
+        self.scroll_into_view();
+        Ok(())
+    }
+
+    /// `hits`, found by `from`, as the current reader's (dropped when
+    /// there are more than [`MOVED_HITS`]).
+    fn moved_hits(&mut self, from: &LazyTraceReader, mut hits: Vec<Hit>) -> Vec<Hit> {
+        if hits.len() > MOVED_HITS {
+            self.message = "search hits dropped as the trace grew (/ searches again)".into();
+            self.hit = None;
+            return Vec::new();
+        }
+        hits.retain_mut(|hit| {
+            let moved = self.reader.resolve_handle(from.handle(hit.node));
+            moved.map(|node| hit.node = node).is_ok()
+        });
+        hits
     }
 
     /// Takes a finished search's hits; true when the screen changed.
@@ -366,7 +490,11 @@ impl App {
         match result {
             Ok(found) => {
                 self.pattern = running.pattern;
-                self.hits = found.hits;
+                self.hits = if Arc::ptr_eq(&running.reader, &self.reader) {
+                    found.hits
+                } else {
+                    self.moved_hits(&running.reader, found.hits)
+                };
                 self.hits_total = found.total;
                 self.hit = None;
                 if self.hits.is_empty() {

@@ -5,9 +5,12 @@
 //! time; `app` is the state and what keys and the mouse do to it; `ui`
 //! draws it; `counts` counts wide calls' children on a thread of its own. The loop here waits for input at most 50 ms at a time, so a
 //! running search's progress is redrawn while the keyboard stays live.
+//! With `--follow`, `follow` refreshes the reader on a thread of its own
+//! as the trace grows.
 
 mod app;
 mod counts;
+mod follow;
 mod rows;
 mod ui;
 
@@ -33,10 +36,19 @@ const TICK: Duration = Duration::from_millis(50);
 /// library's default keeps a session of any length under 100 MB.
 const CACHE_BYTES: usize = 16 << 20;
 
-pub fn run(cache: &Cache, file: &Path) -> Result<()> {
+/// Runs the viewer on `file`; with `follow`, as a growing view that takes
+/// in new blocks as they land.
+pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
     let trace = cache.trace_path(file)?;
-    let reader = Arc::new(cache.open_lazy_caching(&trace, CACHE_BYTES)?);
-    let mut app = App::new(reader)?;
+    let mut app = if follow {
+        let options = cache.lazy_options().cache_bytes(CACHE_BYTES);
+        let reader = Arc::new(options.open_growing(&trace)?);
+        let mut app = App::new(Arc::clone(&reader))?;
+        app.follow(follow::Follower::new(reader));
+        app
+    } else {
+        App::new(Arc::new(cache.open_lazy_caching(&trace, CACHE_BYTES)?))?
+    };
     let mut terminal = ratatui::try_init()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
     let result = event_loop(&mut terminal, &mut app);

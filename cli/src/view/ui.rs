@@ -189,7 +189,10 @@ fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
                 let kind = app
                     .kind
                     .map_or(String::new(), |k| format!(" [{}]", k.name()));
-                format!("{}{kind}", app.message)
+                let following = app.following.map_or(String::new(), |blocks| {
+                    format!("following: {} blocks arrived · ", group(blocks))
+                });
+                format!("{following}{}{kind}", app.message)
             }
         },
     };

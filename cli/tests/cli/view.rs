@@ -14,7 +14,9 @@ struct Session {
 
 impl Session {
     fn start(command: &str) -> Option<Session> {
-        let name = format!("tracetree-view-{}", std::process::id());
+        static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("tracetree-view-{}-{n}", std::process::id());
         let started = Command::new("tmux")
             .args([
                 "new-session",
@@ -154,4 +156,92 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The index bytes a recorder has written once `data_len` bytes of data
+/// are on disk: the cells of every block whose `BLOCK_END` is in them.
+fn index_written(index: &[u8], data_len: usize) -> usize {
+    use tracetree::format::index::CELL_LEN;
+    let cells = &index[16..index.len() - CELL_LEN - 8];
+    let mut written = 16;
+    for (n, cell) in cells.chunks_exact(CELL_LEN).enumerate() {
+        if cell[0] == tracetree::common::ObjectKind::BlockStart as u8 {
+            let end = i64::from_be_bytes(cell[13..21].try_into().unwrap());
+            if end as usize >= data_len {
+                break;
+            }
+        }
+        written = 16 + (n + 1) * CELL_LEN;
+    }
+    written
+}
+
+#[test]
+fn view_follows_a_growing_trace_in_a_terminal() {
+    use tracetree::generate::samples;
+    use tracetree::read::LazyOptions;
+    use tracetree::write::StreamingOptions;
+    use tracetree_testkit::stream::memory_writer;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut writer, data, index) = memory_writer(StreamingOptions {
+        block_size: 64,
+        flush_threshold: 16,
+        queue_capacity: 2,
+        ..StreamingOptions::default()
+    });
+    samples::record_multi_thread(&mut writer).unwrap();
+    writer.close().unwrap();
+    let (data, index) = (data.bytes(), index.bytes());
+    let trace = dir.path().join("growing.trace");
+    let idx = tracetree::read::index_path(&trace);
+    // The first cut whose view shows the first thread's root call with some
+    // of its 8 children: the call is not finished yet.
+    let (cut, shown) = (1..20)
+        .find_map(|step| {
+            let cut = data.len() * step / 20;
+            std::fs::write(&trace, &data[..cut]).unwrap();
+            std::fs::write(&idx, &index[..index_written(&index, cut)]).unwrap();
+            let reader = LazyOptions::default().open_growing(&trace).ok()?;
+            let thread = *reader.thread_ids().first()?;
+            let root = *reader.roots(thread).ok()?.first()?;
+            let count = reader.child_count(root).ok()?;
+            (count > 0 && count < 8).then_some((cut, count))
+        })
+        .expect("a cut inside the first thread's root call");
+    let command = format!(
+        "TRACETREE_CACHE_DIR={} {} view --follow {}",
+        quoted(&dir.path().join("cache")),
+        quoted(Path::new(env!("CARGO_BIN_EXE_tracetree"))),
+        quoted(&trace)
+    );
+    let Some(session) = Session::start(&command) else {
+        return;
+    };
+    let first = session.wait_for("following: 0 blocks arrived");
+    assert!(first.contains("▸ Thread 1"), "{first}");
+    session.keys(&["Enter", "j", "Enter"]);
+    session.wait_for(&format!(
+        "▾ Thread@100.run(): <unfinished method>  ({shown})"
+    ));
+    // The recorder goes on: everything but the end of the trace lands.
+    let end = index_written(&index, data.len() - 1);
+    let last_block = index[16..end]
+        .chunks_exact(tracetree::format::index::CELL_LEN)
+        .rev()
+        .find(|cell| cell[0] == tracetree::common::ObjectKind::BlockStart as u8)
+        .map(|cell| i64::from_be_bytes(cell[13..21].try_into().unwrap()) as usize)
+        .unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&trace)
+        .unwrap();
+    std::io::Write::write_all(&mut file, &data[cut..=last_block]).unwrap();
+    let written = index_written(&index, cut);
+    let mut file = std::fs::OpenOptions::new().append(true).open(&idx).unwrap();
+    std::io::Write::write_all(&mut file, &index[written..end]).unwrap();
+    let grown = session.wait_for("▾ Thread@100.run()  (8)");
+    assert!(grown.contains("Thread@103.join()"), "{grown}");
+    assert!(!grown.contains("following: 0 blocks"), "{grown}");
+    session.keys(&["q"]);
 }

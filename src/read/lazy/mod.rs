@@ -91,6 +91,7 @@ mod cache;
 mod iterate;
 mod navigate;
 mod open;
+mod refresh;
 mod scopes;
 mod walk;
 
@@ -103,6 +104,7 @@ pub use cache::{CacheStats, ContentRange, NodeData};
 pub use iterate::{Children, NodeHandle, PreOrder};
 pub use navigate::ChildCount;
 pub use open::LazyOptions;
+pub use refresh::{RefreshReport, Refreshed};
 
 use crate::common::{EventId, FieldId, LogicalOffset, MethodId, ObjectKind, ThreadId, VariableId};
 use crate::error::{Error, NodeProblem, Result};
@@ -302,6 +304,8 @@ pub struct LazyTraceReader {
     report: IndexReport,
     /// Which trace a node belongs to: its nodes carry it.
     id: u32,
+    /// What a growing view keeps to refresh (`None` for other opens).
+    growing: Option<Box<refresh::Growing>>,
 }
 
 const _: fn() = || {

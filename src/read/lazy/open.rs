@@ -173,7 +173,7 @@ use cache::NodeCache;
 pub struct LazyOptions {
     cache_bytes: usize,
     index: IndexChoice,
-    index_path: Option<PathBuf>,
+    pub(super) index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
     sidecar_dir: Option<PathBuf>,
     sidecar_budget: u64,
@@ -388,7 +388,7 @@ impl LazyOptions {
     /// The open, step by step: a valid sidecar answers everything; else
     /// the index is checked and repaired, or the lookups are rebuilt from
     /// the data; then the lookups are written to a sidecar and mapped back.
-    fn build(
+    pub(super) fn build(
         &self,
         data: TraceBytes,
         index: std::result::Result<TraceBytes, IndexProblem>,
@@ -630,6 +630,7 @@ impl LazyOptions {
             cache: NodeCache::new(self.cache_bytes),
             report,
             id,
+            growing: None,
         }
     }
 }
@@ -653,7 +654,7 @@ fn trace_id(data: &TraceBytes, lookup: &Lookup) -> u32 {
 
 /// Where a trace opened from a path keeps its sidecar, and the stamps of
 /// its files taken before they were mapped.
-struct OnDisk {
+pub(super) struct OnDisk {
     /// `None` without a sidecar directory.
     sidecar: Option<PathBuf>,
     stamped_at: u64,

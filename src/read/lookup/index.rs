@@ -182,10 +182,7 @@ pub(super) fn load_index_until(
     // Container cells whose range is not inside the blocks listed so far;
     // checked again once every block is known.
     let mut recheck: Vec<(usize, u32)> = Vec::new();
-    let inside = |raw: &RawIndexCell, len: u64| {
-        let (start, end) = (raw.start.get(), raw.end.get());
-        start > 0 && start <= end && (end as u64) < len
-    };
+    let inside = cell_inside;
     let mut data_pass = data.behind(window);
     let mut peeked = |offset: u64| data_pass.at(offset);
     for (cell, raw) in cells.iter().enumerate() {
@@ -315,37 +312,12 @@ pub(super) fn load_index_until(
             bytes: data_len - at.0,
         });
     }
-    // Each reference object lies whole inside a block's payload and is
-    // followed by another object or the BLOCK_END: a cell that points a
-    // few bytes into an object can read as the right kind and id (the
-    // high byte of a small thread id is a THREAD_NAME kind byte).
+    // Each reference object lies whole in a block (`reference_is_whole`).
     let mut data_pass = data.behind(window);
     for (cell, offset) in placed {
         data_pass.at(offset);
         let raw = &cells[cell];
-        let block = blocks
-            .partition_point(|block| block.start.0 <= offset)
-            .checked_sub(1)
-            .map(|b| &blocks[b]);
-        let whole = block.is_some_and(|block| {
-            let Some(object) = data_bytes.get(offset as usize..block.end.0 as usize) else {
-                return false;
-            };
-            let mut reader = ByteReader::new(object, offset);
-            offset >= block.start.0 + BLOCK_HEADER_LEN
-                && skip_object(&mut reader, None).is_ok()
-                && ObjectKind::from_byte(data_bytes[offset as usize + reader.position()])
-                    .is_some_and(|next| {
-                        next.is_reference()
-                            || matches!(
-                                next,
-                                ObjectKind::Tracepoint
-                                    | ObjectKind::TracepointFooter
-                                    | ObjectKind::BlockEnd
-                            )
-                    })
-        });
-        if !whole {
+        if !reference_is_whole(data_bytes, &blocks, offset) {
             return Err(IndexProblem::ReferenceMismatch {
                 cell,
                 kind: ObjectKind::from_byte(raw.kind).expect("checked above"),
@@ -389,4 +361,41 @@ pub(super) fn load_index_until(
         data: report,
         complete,
     })
+}
+
+/// Whether the reference object at `offset` lies whole inside a block's
+/// payload (`blocks` in file order) and is followed by another object or
+/// the `BLOCK_END`: a cell that points a few bytes into an object can read
+/// as the right kind and id (the high byte of a small thread id is a
+/// `THREAD_NAME` kind byte).
+pub(super) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64) -> bool {
+    let block = blocks
+        .partition_point(|block| block.start.0 <= offset)
+        .checked_sub(1)
+        .map(|b| &blocks[b]);
+    block.is_some_and(|block| {
+        let Some(object) = data.get(offset as usize..block.end.0 as usize) else {
+            return false;
+        };
+        let mut reader = ByteReader::new(object, offset);
+        offset >= block.start.0 + BLOCK_HEADER_LEN
+            && skip_object(&mut reader, None).is_ok()
+            && ObjectKind::from_byte(data[offset as usize + reader.position()]).is_some_and(
+                |next| {
+                    next.is_reference()
+                        || matches!(
+                            next,
+                            ObjectKind::Tracepoint
+                                | ObjectKind::TracepointFooter
+                                | ObjectKind::BlockEnd
+                        )
+                },
+            )
+    })
+}
+
+/// Whether container cell `raw`'s range lies inside a stream of `len` bytes.
+pub(super) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
+    let (start, end) = (raw.start.get(), raw.end.get());
+    start > 0 && start <= end && (end as u64) < len
 }

@@ -11,6 +11,7 @@
 
 pub(crate) mod block_table;
 pub(crate) mod containers;
+pub(crate) mod extend;
 pub(crate) mod index;
 pub(crate) mod problem;
 pub(crate) mod rebuilt;

@@ -325,6 +325,8 @@ pub(crate) fn unexpected(
 /// A container whose range the index lacked, found by scanning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Unindexed {
+    /// Its type (a footer's layout depends on it).
+    pub(crate) container: TracepointType,
     /// Its event id.
     pub(crate) event: i32,
     /// Its content start.
@@ -350,16 +352,37 @@ pub(crate) fn scan_unindexed(
     from: LogicalOffset,
     outer: Option<(TracepointType, i32)>,
 ) -> Result<Vec<Unindexed>> {
+    let open = outer.map(|(container, event)| Unindexed {
+        container,
+        event,
+        start: from,
+        end: from,
+    });
+    scan_open(
+        stream,
+        cell_end,
+        from,
+        open.into_iter().collect(),
+        outer.is_some(),
+    )
+}
+
+/// [`scan_unindexed`] from `from` with the containers of `open` (outermost
+/// first; their `end` is not read) still open there: a scan resumed where
+/// an earlier one ended, over data appended since. With `stop`, the scan
+/// ends when the last of them is closed.
+pub(crate) fn scan_open(
+    stream: &mut Stream<'_>,
+    cell_end: &mut dyn FnMut(LogicalOffset) -> Option<LogicalOffset>,
+    from: LogicalOffset,
+    mut open: Vec<Unindexed>,
+    stop: bool,
+) -> Result<Vec<Unindexed>> {
     let len = stream.len();
     let mut found = Vec::new();
-    // Open containers without a cell: type, event id, content start.
-    let mut open: Vec<(TracepointType, i32, LogicalOffset)> = Vec::new();
-    if let Some((container, event)) = outer {
-        open.push((container, event, from));
-    }
     let mut at = from;
     while at < len {
-        let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.0))?;
+        let (skipped, object_len) = stream.skip(at, open.last().map(|o| o.container))?;
         match (skipped.kind, skipped.header) {
             (ObjectKind::Tracepoint, Some(header)) if header.tracepoint_type.is_container() => {
                 let start = at + object_len;
@@ -373,20 +396,21 @@ pub(crate) fn scan_unindexed(
                         };
                     }
                     None => {
-                        open.push((container, header.event.0, start));
+                        open.push(Unindexed {
+                            container,
+                            event: header.event.0,
+                            start,
+                            end: start,
+                        });
                         at = start;
                     }
                 }
             }
             (ObjectKind::TracepointFooter, _) => {
-                let (_, event, start) = open.pop().expect("a footer decodes only when open");
-                found.push(Unindexed {
-                    event,
-                    start,
-                    end: at,
-                });
+                let closed = open.pop().expect("a footer decodes only when open");
+                found.push(Unindexed { end: at, ..closed });
                 at = at + object_len;
-                if open.is_empty() && outer.is_some() {
+                if open.is_empty() && stop {
                     return Ok(found);
                 }
             }
@@ -402,10 +426,6 @@ pub(crate) fn scan_unindexed(
         }
     }
     // Containers still open at the end were never finished.
-    found.extend(open.into_iter().map(|(_, event, start)| Unindexed {
-        event,
-        start,
-        end: len,
-    }));
+    found.extend(open.into_iter().map(|open| Unindexed { end: len, ..open }));
     Ok(found)
 }

@@ -1,7 +1,7 @@
 //! `Lookup`: blocks, reference cells and container tables, what finding
 //! things needs; the tables built on first use, distrusted, repaired.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
@@ -27,13 +27,13 @@ pub(crate) struct Lookup {
     /// The index file's cells (none after a rebuild).
     pub(crate) file: FileCells,
     /// One per thread, in the block table's thread order.
-    threads: Vec<ThreadContainers>,
+    pub(super) threads: Vec<ThreadContainers>,
     /// Calls of [`Lookup::distrust`] that replaced a table.
-    distrusted: AtomicUsize,
+    pub(super) distrusted: AtomicUsize,
     /// With a resident window: the data file, whose pages a table build's
     /// footer checks release behind them every that many bytes of a
     /// thread's stream ([`Lookup::release_reads`]).
-    release_reads: Option<(TraceBytes, u64)>,
+    pub(super) release_reads: Option<(TraceBytes, u64)>,
 }
 
 /// A thread's table, or the error of the scan that should have made it
@@ -44,15 +44,28 @@ type Table = std::result::Result<Containers, Error>;
 /// One thread's containers: where their cells are until first use, then
 /// the table built from them.
 #[derive(Debug)]
-struct ThreadContainers {
+pub(super) struct ThreadContainers {
     /// Container cells known at open.
-    count: usize,
-    source: Mutex<Option<Source>>,
+    pub(super) count: usize,
+    /// The index's runs of cells holding the thread's container cells
+    /// (empty for cells made by a scan or a sidecar's): kept after the
+    /// table is built, so that a refresh appends to them
+    /// (`Lookup::extended`).
+    pub(super) ranges: Vec<(u32, u32)>,
+    pub(super) source: Mutex<Option<Source>>,
+    /// The cells numbered below this one (in `ranges`) were found to end
+    /// at footers: a refresh carries it over, and a table build checks only
+    /// the cells after it (the data before a growing trace's old end does
+    /// not change).
+    pub(super) footers_checked: AtomicU32,
     /// Cells made for containers the index has no cell for (a rebuild's
     /// calls that never finished, a repair's finds), ascending by start:
     /// added to the table when it is built, interleaved when the index's
     /// cells stream ([`WithMadeCells`]).
-    made: Vec<RawIndexCell>,
+    pub(super) made: Vec<RawIndexCell>,
+    /// The containers without a cell still open at the stream's end,
+    /// outermost first, once a repair has looked (`None` before).
+    pub(super) open: Option<Vec<Unindexed>>,
     built: OnceLock<Table>,
     /// The table found by scanning the thread after a lookup through
     /// `built` contradicted the data (it replaces `built` from then on).
@@ -62,11 +75,26 @@ struct ThreadContainers {
 }
 
 impl ThreadContainers {
-    fn new(count: usize, source: Source) -> Self {
+    /// Whether its cells were trusted so far: no problem found, no scan
+    /// replaced them, no table build failed.
+    pub(super) fn trusted(&self) -> bool {
+        self.problem.get().is_none()
+            && self.rescanned.get().is_none()
+            && !matches!(self.built.get(), Some(Err(_)))
+    }
+
+    pub(super) fn new(count: usize, source: Source) -> Self {
+        let ranges = match &source {
+            Source::Ranges { ranges, .. } => ranges.clone(),
+            Source::Made { .. } => Vec::new(),
+        };
         ThreadContainers {
             count,
+            ranges,
             source: Mutex::new(Some(source)),
+            footers_checked: AtomicU32::new(0),
             made: Vec::new(),
+            open: None,
             built: OnceLock::new(),
             rescanned: OnceLock::new(),
             problem: OnceLock::new(),
@@ -140,8 +168,11 @@ impl Lookup {
             .into_iter()
             .map(|(containers, problem)| ThreadContainers {
                 count: containers.table.len(),
+                ranges: Vec::new(),
                 source: Mutex::new(None),
+                footers_checked: AtomicU32::new(0),
                 made: Vec::new(),
+                open: None,
                 built: OnceLock::from(Ok(containers)),
                 rescanned: OnceLock::new(),
                 problem: problem.map(OnceLock::from).unwrap_or_default(),
@@ -223,6 +254,27 @@ impl Lookup {
     /// Cells come in the index's order, post-order, where ends ascend: this
     /// reads the thread's stream front to back, one byte per container.
     fn check_footers(
+        &self,
+        data: &[u8],
+        slot: usize,
+        ranges: &[(u32, u32)],
+    ) -> std::result::Result<(), IndexProblem> {
+        let checked = &self.threads[slot].footers_checked;
+        let from = checked.load(Ordering::Relaxed);
+        let ranges: Vec<(u32, u32)> = ranges
+            .iter()
+            .filter(|&&(_, to)| to > from)
+            .map(|&(start, to)| (start.max(from), to))
+            .collect();
+        self.check_footers_of(data, slot, &ranges)?;
+        if let Some(&(_, to)) = ranges.last() {
+            checked.fetch_max(to, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// [`Lookup::check_footers`] of the cells of `ranges`.
+    fn check_footers_of(
         &self,
         data: &[u8],
         slot: usize,
@@ -332,6 +384,8 @@ impl Lookup {
         let thread = &mut self.threads[slot];
         match thread.built.get_mut() {
             Some(Ok(built)) => {
+                // Kept for a refresh too (`Lookup::extended`).
+                thread.made = cells.clone();
                 built.add(self.file.slice(), cells);
                 // Merging rereads every cell of the thread (their ends):
                 // release them at once instead of leaving the thread's share
@@ -480,7 +534,10 @@ impl Lookup {
         let (mut repaired, mut unfinished) = (0, 0);
         for (slot, found) in found.into_iter().enumerate() {
             let len = LogicalOffset(self.blocks.thread(slot).len);
-            unfinished += found.iter().filter(|c| c.end == len).count();
+            let mut open: Vec<Unindexed> = found.iter().filter(|c| c.end == len).copied().collect();
+            open.sort_by_key(|c| c.start);
+            unfinished += open.len();
+            self.threads[slot].open = Some(open);
             repaired += found.len();
             let cells = found
                 .iter()

@@ -41,6 +41,11 @@ impl FileCells {
         }
     }
 
+    /// How many cells there are.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
     /// The index file's mapping, if there is one.
     pub(crate) fn bytes(&self) -> Option<&TraceBytes> {
         self.bytes.as_ref()

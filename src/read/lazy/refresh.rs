@@ -1,0 +1,307 @@
+//! Following a trace that is still being written: its *growing view*
+//! ([`LazyOptions::open_growing`]) and the refresh that extends it as the
+//! recorder appends ([`LazyTraceReader::refresh`]).
+//!
+//! # The growing view
+//!
+//! A streaming recorder appends blocks to the data file and, after each,
+//! the block's cells to `NAME.idx`; a trace being written therefore opens
+//! like a crashed recorder's (no `EOF`, an index without footer, calls not
+//! finished yet), and its data often runs ahead of its index (a block
+//! whose cells are not written yet, half a block). The growing view is the
+//! data up to the end of the last block the index lists whose `BLOCK_END`
+//! is written, and the index up to the cell of the first block not in the
+//! data yet (`lookup::extend::growing_view`, a look at the index's last
+//! cells): whole blocks only, each with its cells. It opens as that prefix
+//! of the files would (the footer-less-index repair makes the cells of the
+//! calls not finished yet, whose content runs to their thread's end), with
+//! no sidecar read or written. An index with its footer means the trace is
+//! complete: the view is then the whole files.
+//!
+//! # Refresh
+//!
+//! Both files are append-only while written: everything up to the view's
+//! last block is unchanged, the index's first cells too. A refresh maps
+//! both files again and checks that (header, last block's bytes and last
+//! cell's bytes against hashes kept from the view; the lengths did not
+//! shrink), takes the grown files' growing view, and builds the new
+//! lookups from the old ones (`Lookup::extended`), reading only the new
+//! cells and the new blocks:
+//!
+//! - the block table is the old blocks plus the new ones, which must follow
+//!   the old last block without a gap, each checked as an open checks it
+//!   (`BLOCK_START` of its thread at its start, `BLOCK_END` at its end);
+//! - reference cells are checked as an open checks them and added to the
+//!   reference table (an id already known keeps its first copy);
+//! - a thread's container cells are its old runs of index cells with the
+//!   new runs appended: cells come in write order, so the concatenation is
+//!   still post-order, and the cells stay in the mapped index (nothing is
+//!   copied; tables are built on first use, from all the cells, as after
+//!   an open, but only the new cells' footers are checked again);
+//! - the calls without a cell: those closed late (a footer before the old
+//!   end, its cell not written then) are kept unless a new cell lists them
+//!   now; each thread's calls still open at its old end (kept by the repair
+//!   with their types, outermost first) are followed by scanning only the
+//!   thread's new data from that open chain (`stream::scan_open`): new
+//!   calls with a new cell are skipped whole, new calls without one are
+//!   entered, footers close the innermost open call (its cell is made
+//!   unless the index now has one), and what is still open at the end is
+//!   the new open chain. The result is what the repair of a fresh open of
+//!   the grown view finds.
+//!
+//! Nothing else is read: not the old data, not the old cells, no sidecar
+//! is written. When the files shrank, their kept bytes changed, the index
+//! got its footer (the trace is complete), or the view's lookups cannot be
+//! extended (the view was rebuilt from the data, a thread's cells were
+//! distrusted), the refresh opens the growing view afresh and says why
+//! ([`RefreshReport::reopened`]). Nodes of the older reader are refused by
+//! the new one (its trace id differs); [`NodeHandle`](super::NodeHandle)s
+//! carry over.
+//!
+//! A file truncated while a reader maps it makes reads of the lost pages
+//! fault (`SIGBUS`), as with any mapped file: a refresh itself reads only
+//! the new mappings, but the old reader must not be used after a
+//! truncation.
+
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHasher;
+
+use super::*;
+use crate::format::index::CELL_LEN;
+use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, check_file_header};
+use crate::read::lookup::extend::growing_view;
+use crate::read::lookup::{IndexStatus, index_path};
+use crate::read::{BlockInfo, LoadReport};
+
+/// What a [`LazyTraceReader::refresh`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RefreshReport {
+    /// Blocks the new view has that the old one had not.
+    pub new_blocks: usize,
+    /// Index cells the new view has that the old one had not.
+    pub new_cells: usize,
+    /// Bytes of data the new view has that the old one had not.
+    pub new_data_bytes: u64,
+    /// Bytes of the data and index files the refresh read: the new blocks
+    /// and cells, the old view's last block and cell (to check that they
+    /// did not change), and the index's tail; the whole files when it
+    /// opened the view again.
+    pub bytes_read: u64,
+    /// Why the trace was opened again instead of extended, if it was.
+    pub reopened: Option<String>,
+}
+
+/// A reader refreshed over a grown trace, and what the refresh did.
+#[derive(Debug)]
+pub struct Refreshed {
+    /// The reader of the new view.
+    pub reader: LazyTraceReader,
+    /// What the refresh did.
+    pub report: RefreshReport,
+}
+
+/// What a reader of a growing view keeps to refresh.
+#[derive(Debug, Clone)]
+pub(super) struct Growing {
+    options: LazyOptions,
+    path: PathBuf,
+    index_path: PathBuf,
+    /// The files' lengths when the view was taken.
+    file_lens: (u64, u64),
+    /// The view's lengths.
+    view_lens: (u64, u64),
+    /// Hashes of the bytes a refresh checks: the data's header and last
+    /// block, the index's header and last cell.
+    kept: u64,
+    /// Whether the lookups are the index's, repaired (else a refresh opens
+    /// the view again).
+    extendable: bool,
+}
+
+impl LazyOptions {
+    /// Opens the trace at `path`, which may still be written, as its
+    /// growing view: the data up to the last block its index lists whole
+    /// (each block with its index cells; calls not finished yet end at
+    /// their thread's end), no sidecar read or written; the whole files
+    /// once the index has its footer. [`LazyTraceReader::refresh`]
+    /// follows it as it grows.
+    pub fn open_growing(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
+        let path = path.as_ref();
+        let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
+        let data = TraceBytes::map(path)?;
+        let index = TraceBytes::map(&index_path).ok();
+        let file_lens = (data.len(), index.as_ref().map_or(0, TraceBytes::len));
+        let cut = |bytes: TraceBytes, len| bytes.slice(0..len).unwrap_or(bytes);
+        let (data, index, viewed) = match index {
+            Some(index) => match growing_view(data.as_slice(), index.as_slice()) {
+                Some((data_len, index_len)) => {
+                    (cut(data, data_len), Some(cut(index, index_len)), true)
+                }
+                None => (data, Some(index), false),
+            },
+            None => (data, None, false),
+        };
+        let view_lens = (data.len(), index.as_ref().map_or(0, TraceBytes::len));
+        let kept_index = index
+            .clone()
+            .unwrap_or_else(|| TraceBytes::from_vec(Vec::new()));
+        let index = index.ok_or_else(|| IndexProblem::Missing("no index".into()));
+        let mut reader = self.build(data, index, Some(index_path.clone()), None)?;
+        let extendable = viewed
+            && matches!(reader.report.status, IndexStatus::Used { complete: false })
+            && reader.report.data.dropped_blocks == 0;
+        let kept = kept_hash(
+            reader.data.as_slice(),
+            reader.lookup.blocks.blocks().last(),
+            kept_index.as_slice(),
+            view_lens.1,
+        );
+        reader.growing = Some(Box::new(Growing {
+            options: self.clone(),
+            path: path.to_path_buf(),
+            index_path,
+            file_lens,
+            view_lens,
+            kept,
+            extendable,
+        }));
+        Ok(reader)
+    }
+}
+
+/// The hash of what a refresh checks is unchanged: the header of `data`
+/// and its `last` block, the header of `index` and the last cell of its
+/// first `index_len` bytes.
+fn kept_hash(data: &[u8], last: Option<&BlockInfo>, index: &[u8], index_len: u64) -> u64 {
+    use std::hash::Hasher;
+    let mut hasher = FxHasher::default();
+    hasher.write(data.get(..FILE_HEADER_LEN as usize).unwrap_or_default());
+    if let Some(last) = last {
+        hasher.write(
+            data.get(last.start.0 as usize..=last.end.0 as usize)
+                .unwrap_or_default(),
+        );
+    }
+    hasher.write(index.get(..FILE_HEADER_LEN as usize).unwrap_or_default());
+    let last_cell = (index_len as usize)
+        .saturating_sub(CELL_LEN)
+        .max(FILE_HEADER_LEN as usize);
+    hasher.write(index.get(last_cell..index_len as usize).unwrap_or_default());
+    hasher.finish()
+}
+
+impl LazyTraceReader {
+    /// The reader of the trace's grown view, built from this one's lookups
+    /// by reading only what was appended: the new blocks and index cells
+    /// are checked and added, each thread's calls not finished before are
+    /// followed through its new data only; no sidecar is written. `None`
+    /// when the view did not change (no new whole block). When the files
+    /// shrank or their kept bytes changed (header, the view's last block
+    /// and cell), or the index got its footer, the view is opened afresh
+    /// instead ([`RefreshReport::reopened`] says why). Nodes of this
+    /// reader are refused by the new one; their [`NodeHandle`]s carry
+    /// over. Only for readers opened with [`LazyOptions::open_growing`]
+    /// (or refreshed): others give [`Error::Usage`].
+    pub fn refresh(&self) -> Result<Option<Refreshed>> {
+        let Some(growing) = &self.growing else {
+            return Err(Error::Usage("only a growing view refreshes".into()));
+        };
+        let lens = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
+        if (lens(&growing.path), lens(&growing.index_path)) == growing.file_lens {
+            return Ok(None);
+        }
+        let data = TraceBytes::map(&growing.path)?;
+        let index = TraceBytes::map(&growing.index_path).ok();
+        let reopen = |why: &str| self.reopen(growing, why);
+        let Some(index) = index else {
+            return reopen("the index cannot be read").map(Some);
+        };
+        if data.len() < growing.view_lens.0 || index.len() < growing.view_lens.1 {
+            return reopen("the files shrank").map(Some);
+        }
+        if check_file_header(data.as_slice(), DATA_MAGIC).is_err() {
+            return reopen("the data's header changed").map(Some);
+        }
+        let Some((data_len, index_len)) = growing_view(data.as_slice(), index.as_slice()) else {
+            return reopen("the index is complete or unreadable").map(Some);
+        };
+        let (Some(data), Some(index)) = (data.slice(0..data_len), index.slice(0..index_len)) else {
+            return reopen("the view lies outside the files").map(Some);
+        };
+        let last_block = self
+            .lookup
+            .blocks
+            .blocks()
+            .last()
+            .map_or(0, |b| b.end.0 - b.start.0 + 1);
+        let checked = FILE_HEADER_LEN * 2 + last_block + CELL_LEN as u64;
+        // The kept bytes, read in the new mappings.
+        let last = self.lookup.blocks.blocks().last();
+        let kept = kept_hash(data.as_slice(), last, index.as_slice(), growing.view_lens.1);
+        if kept != growing.kept {
+            return reopen("the bytes of the last block or cell changed").map(Some);
+        }
+        if (data_len, index_len) == growing.view_lens {
+            return Ok(None);
+        }
+        if !growing.extendable {
+            return reopen("the view's lookups were not made from its index").map(Some);
+        }
+        let extended = match self.lookup.extended(&data, &index) {
+            Ok(extended) => extended,
+            Err(why) => return reopen(&why).map(Some),
+        };
+        let report = RefreshReport {
+            new_blocks: extended.new_blocks,
+            new_cells: extended.new_cells,
+            new_data_bytes: extended.new_bytes,
+            bytes_read: checked + extended.new_bytes + (extended.new_cells * CELL_LEN) as u64,
+            reopened: None,
+        };
+        let context = self.context.extended(&extended.references);
+        let lookup = extended.lookup;
+        let containers = (0..lookup.blocks.thread_count())
+            .map(|slot| lookup.container_count(slot))
+            .sum();
+        let index_report = IndexReport {
+            blocks: lookup.blocks.blocks().len(),
+            references: self.report.references + extended.references.len(),
+            containers,
+            repaired_containers: extended.repaired,
+            data: LoadReport {
+                missing_eof: true,
+                unfinished_containers: extended.unfinished,
+                ..LoadReport::default()
+            },
+            ..self.report.clone()
+        };
+        let mut reader = growing.options.reader(data, lookup, context, index_report);
+        reader.growing = Some(Box::new(Growing {
+            file_lens: (lens(&growing.path), lens(&growing.index_path)),
+            view_lens: (data_len, index_len),
+            kept: kept_hash(
+                reader.data.as_slice(),
+                reader.lookup.blocks.blocks().last(),
+                index.as_slice(),
+                index_len,
+            ),
+            ..(**growing).clone()
+        }));
+        Ok(Some(Refreshed { reader, report }))
+    }
+
+    /// The view opened afresh, the report saying why.
+    fn reopen(&self, growing: &Growing, why: &str) -> Result<Refreshed> {
+        let reader = growing.options.open_growing(&growing.path)?;
+        let lens = reader.growing.as_ref().map_or((0, 0), |g| g.view_lens);
+        let report = RefreshReport {
+            new_blocks: reader.report.blocks.saturating_sub(self.report.blocks),
+            new_cells: ((lens.1.saturating_sub(growing.view_lens.1)) as usize) / CELL_LEN,
+            new_data_bytes: lens.0.saturating_sub(growing.view_lens.0),
+            bytes_read: lens.0 + lens.1,
+            reopened: Some(why.to_string()),
+        };
+        Ok(Refreshed { reader, report })
+    }
+}
