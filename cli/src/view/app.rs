@@ -2,8 +2,8 @@
 //! terminal (so that tests drive it directly).
 //!
 //! Nothing here blocks on the size of the trace: a key expands a page,
-//! reveals a node through its ancestors or starts a search, which runs on
-//! a thread of its own while the screen reports its progress. Following a
+//! starts finding a node to reveal (`locate`) or starts a search; both run
+//! on threads of their own while the screen reports their progress. Following a
 //! growing trace, each refreshed reader takes the rows over, what was open
 //! and selected kept through node handles (`App::follow_to`).
 
@@ -20,6 +20,7 @@ use tracetree::search::{Hit, SearchOptions, SearchResult, search};
 
 use super::counts::Counter;
 use super::follow::Follower;
+use super::locate::Locating;
 use super::rows::{RowKind, Rows};
 
 /// Hits a search keeps.
@@ -76,6 +77,8 @@ pub struct App {
     pub kind: Option<TracepointType>,
     pub bookmarks: Vec<LazyNode>,
     pub running: Option<Running>,
+    /// A node being found, to be revealed.
+    pub locating: Option<Locating>,
     counter: Counter,
     /// With `--follow`: the thread refreshing the reader.
     follower: Option<Follower>,
@@ -107,6 +110,7 @@ impl App {
             kind: None,
             bookmarks: Vec::new(),
             running: None,
+            locating: None,
             counter,
             follower: None,
             following: None,
@@ -166,7 +170,9 @@ impl App {
         match key.code {
             KeyCode::Char('q') => self.quit = true,
             KeyCode::Esc => {
-                if let Some(running) = &self.running {
+                if let Some(locating) = self.locating.take() {
+                    self.message = format!("stopped finding {}", locating.what);
+                } else if let Some(running) = &self.running {
                     running.stop.store(true, Ordering::Relaxed);
                     self.message = "search cancelled".into();
                 }
@@ -283,17 +289,63 @@ impl App {
             self.message = format!("not an event id: {text:?}");
             return Ok(());
         };
-        match self.reader.node_by_event(EventId::new(id))? {
-            Some(node) => self.go_to(node, &format!("event {id}")),
+        self.locate(format!("event id {id}"), move |reader| {
+            reader.node_by_event(EventId::new(id))
+        });
+        Ok(())
+    }
+
+    /// Selects `node`, expanding what hides it (found in the background).
+    fn go_to(&mut self, node: LazyNode, what: &str) -> Result<()> {
+        self.locate(what.to_string(), move |_| Ok(Some(node)));
+        Ok(())
+    }
+
+    /// Finds the node `find` names on a thread of its own; [`poll`](Self::poll)
+    /// reveals it when found.
+    fn locate(
+        &mut self,
+        what: String,
+        find: impl FnOnce(&LazyTraceReader) -> Result<Option<LazyNode>> + Send + 'static,
+    ) {
+        // Not `what`: the status line shows that once the node is found.
+        self.message = "finding it… (Esc stops)".into();
+        self.locating = Some(Locating::start(what, Arc::clone(&self.reader), find));
+    }
+
+    /// Reveals the node being found, once it is; true when the screen
+    /// changed.
+    fn poll_locating(&mut self) -> bool {
+        let Some(found) = self.locating.as_ref().and_then(Locating::finished) else {
+            return false;
+        };
+        let Some(locating) = self.locating.take() else {
+            return false;
+        };
+        let what = locating.what;
+        let found = found.and_then(|node| match node {
+            // Found in a reader a refresh has replaced: carried over.
+            Some(node) if !Arc::ptr_eq(&locating.reader, &self.reader) => self
+                .reader
+                .resolve_handle(locating.reader.handle(node))
+                .map(Some),
+            node => Ok(node),
+        });
+        if let Err(error) = found.and_then(|node| match node {
+            Some(node) => self.reveal(node, &what),
             None => {
-                self.message = format!("no tracepoint has event id {id}");
+                self.message = format!("no tracepoint has {what}");
                 Ok(())
             }
+        }) {
+            self.message = error.to_string();
         }
+        self.scroll_into_view();
+        true
     }
 
     /// Selects `node`, expanding what hides it.
-    fn go_to(&mut self, node: LazyNode, what: &str) -> Result<()> {
+    fn reveal(&mut self, node: LazyNode, what: &str) -> Result<()> {
         let thread = self.reader.node_thread(node);
         if !self.threads.iter().any(|&(t, shown)| t == thread && shown) {
             self.message = format!("{what} is in a hidden thread (t shows threads)");
@@ -363,7 +415,7 @@ impl App {
                 }
             }
         }
-        changed | self.poll_search() | self.poll_follow()
+        changed | self.poll_search() | self.poll_follow() | self.poll_locating()
     }
 
     /// Follows the trace with `follower`: its refreshed readers replace

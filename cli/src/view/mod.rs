@@ -3,7 +3,8 @@
 //!
 //! `rows` keeps what is open as a flat list of rows loaded a page at a
 //! time; `app` is the state and what keys and the mouse do to it; `ui`
-//! draws it; `counts` counts wide calls' children on a thread of its own. The loop here waits for input at most 50 ms at a time, so a
+//! draws it; `counts` counts wide calls' children on a thread of its own,
+//! `locate` finds the node a jump goes to on another. The loop here waits for input at most 50 ms at a time, so a
 //! running search's progress is redrawn while the keyboard stays live.
 //! With `--follow`, `follow` refreshes the reader on a thread of its own
 //! as the trace grows.
@@ -11,6 +12,7 @@
 mod app;
 mod counts;
 mod follow;
+mod locate;
 mod rows;
 mod ui;
 

@@ -36,6 +36,15 @@ fn press(app: &mut App, keys: &str) {
             c => KeyCode::Char(c),
         };
         app.key(KeyEvent::new(code, KeyModifiers::NONE));
+        // A jump finds its node in the background.
+        for _ in 0..2000 {
+            if app.locating.is_none() {
+                break;
+            }
+            app.poll();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(app.locating.is_none(), "a jump did not end");
     }
 }
 
@@ -59,7 +68,8 @@ fn screen(app: &mut App, width: u16, height: u16) -> Vec<String> {
 
 fn wait_for_search(app: &mut App) {
     for _ in 0..2000 {
-        if app.running.is_none() {
+        // The first hit is then found in the background.
+        if app.running.is_none() && app.locating.is_none() {
             return;
         }
         app.poll();
