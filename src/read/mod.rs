@@ -8,7 +8,7 @@ pub mod lookup;
 pub mod rebuild;
 pub mod reindex;
 
-pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
+pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
     LazyTraceReader, NodeData, NodeHandle, PreOrder, ThreadInfo, TracepointName, WalkDetail,

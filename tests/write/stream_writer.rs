@@ -196,11 +196,7 @@ fn concurrent_producers_write_a_valid_trace() {
     assert_eq!(summary.index_bytes as usize, index.len());
 
     let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    let mut ids: Vec<i32> = trace
-        .nodes()
-        .iter()
-        .map(|n| n.tracepoint.event().0)
-        .collect();
+    let mut ids: Vec<i32> = trace.nodes().map(|n| n.tracepoint().event().0).collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..total as i32).collect::<Vec<_>>(), "one counter");
     let (loaded, _) = load(data).unwrap();
@@ -221,8 +217,10 @@ fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> 
     let mut at = tracetree::common::PhysicalOffset(16);
     let mut blocks = Vec::new();
     while let tracetree::read::block::BlockStep::Block(block) =
-        tracetree::read::block::decode_block(data, at, |t| stacks.entry(t).or_insert(Vec::new()))
-            .unwrap()
+        tracetree::read::block::decode_block::<tracetree::format::Object>(data, at, |t| {
+            stacks.entry(t).or_insert(Vec::new())
+        })
+        .unwrap()
     {
         at = block.next();
         let references = block

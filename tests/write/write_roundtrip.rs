@@ -116,17 +116,13 @@ fn equal_specs_are_interned_once() {
 fn event_ids_interleave_across_threads() {
     let (data, _) = samples::multi_thread().unwrap().to_bytes().unwrap();
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
-    let mut ids: Vec<i32> = trace
-        .nodes()
-        .iter()
-        .map(|n| n.tracepoint.event().0)
-        .collect();
+    let mut ids: Vec<i32> = trace.nodes().map(|n| n.tracepoint().event().0).collect();
     let per_thread_sorted = trace.threads().iter().all(|thread| {
         let mut previous = -1;
         let mut ok = true;
         tracetree::tree::walk(&trace, &thread.roots, None, |step| {
             if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                let id = trace.node(node).tracepoint.event().0;
+                let id = trace.node(node).tracepoint().event().0;
                 ok &= id > previous;
                 previous = id;
             }
