@@ -148,11 +148,21 @@ pub struct EagerOptions {
 
 /// A tracepoint of a loaded trace, with its footer and children: a view
 /// into the trace, decoded on demand.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct EagerNode<'a> {
     trace: &'a EagerTrace,
     id: NodeId,
     slot: Slot,
+}
+
+/// The node's own record, not the whole trace it views.
+impl std::fmt::Debug for EagerNode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EagerNode")
+            .field("id", &self.id)
+            .field("slot", &self.slot)
+            .finish()
+    }
 }
 
 impl<'a> EagerNode<'a> {

@@ -125,4 +125,11 @@ fn a_trace_of_more_nodes_than_estimated_is_stopped_during_the_load() {
 fn records_stay_small() {
     assert_eq!(std::mem::size_of::<Slot>(), 24);
     assert_eq!(BYTES_PER_NODE, 28);
+    let trace = EagerTrace::load(TraceBytes::from_vec(sample())).unwrap();
+    let printed = format!("{:?}", trace.node(NodeId(1)));
+    assert!(
+        printed.starts_with("EagerNode { id: NodeId(1), slot: Slot {"),
+        "{printed}"
+    );
+    assert!(printed.len() < 200, "{printed}");
 }
