@@ -196,6 +196,21 @@ pub enum Error {
     /// A caller used an API wrongly (for example exited more calls than it entered).
     #[error("invalid use: {0}")]
     Usage(String),
+    /// Loading a whole trace eagerly would take more memory than its budget
+    /// ([`EagerOptions::memory_budget`](crate::read::EagerOptions::memory_budget)):
+    /// the lazy reader reads it in little memory.
+    #[error(
+        "loading the whole trace would need about {} MB of memory, over the budget of {} MB: \
+         read it with the lazy reader (`LazyTraceReader`; on the command line, without `--eager`)",
+        .needed.div_ceil(1_000_000),
+        .budget / 1_000_000
+    )]
+    OverMemoryBudget {
+        /// The memory estimated to be needed (at least), in bytes.
+        needed: u64,
+        /// The budget, in bytes.
+        budget: u64,
+    },
     /// A node, node handle or event id that names nothing in this trace.
     #[error("no such node: {0}")]
     NoSuchNode(NodeProblem),

@@ -70,10 +70,10 @@
 //! let root = lazy.root(main)?.expect("thread main has a root call");
 //! let first_page = lazy.children_range(root, 0, 1_000)?;
 //! assert_eq!(first_page.len(), 1);
-//! // The same node as the eager loader's, decoded on first use:
+//! // The same node as the eager loader's, both decoded from the data on demand:
 //! let eager_first = trace.node(trace.children(roots[0])?[0]);
 //! let lazy_first = lazy.node(first_page[0])?;
-//! assert_eq!(lazy_first.tracepoint(), &eager_first.tracepoint);
+//! assert_eq!(lazy_first.tracepoint(), &eager_first.tracepoint());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::import::cache::trace_in;
 use tracetree::import::{ImportSummary, TracePath};
-use tracetree::read::{EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport};
+use tracetree::read::{
+    EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
+};
 use tracetree::storage::cache_dir;
 use tracetree::{Error, Result};
 
@@ -25,6 +27,9 @@ pub struct Cache {
     /// With `--strict`: data left out or missing fails the command instead
     /// of being warned about.
     strict: bool,
+    /// The eager loader's memory budget (`--memory-budget`); `None`: the
+    /// memory available when a load starts.
+    memory_budget: Option<u64>,
 }
 
 impl Cache {
@@ -42,6 +47,7 @@ impl Cache {
                 imports: dir,
                 _scratch: None,
                 strict,
+                memory_budget: None,
             }),
             None => {
                 let scratch =
@@ -51,8 +57,18 @@ impl Cache {
                     imports: scratch.path().to_path_buf(),
                     _scratch: Some(scratch),
                     strict,
+                    memory_budget: None,
                 })
             }
+        }
+    }
+
+    /// This cache with the eager loader's memory budget `budget` (`None`:
+    /// the memory available when a load starts).
+    pub fn memory_budget(self, budget: Option<u64>) -> Cache {
+        Cache {
+            memory_budget: budget,
+            ..self
         }
     }
 
@@ -80,9 +96,12 @@ impl Cache {
         self.open_showing_rebuild(path, self.lazy_options().index(IndexChoice::Verify))
     }
 
-    /// Opens `path` with the eager loader.
+    /// Opens `path` with the eager loader, within the memory budget.
     pub fn open_eager(&self, path: &Path) -> Result<EagerTrace> {
-        let trace = EagerTrace::open(path)?;
+        let options = EagerOptions {
+            memory_budget: self.memory_budget.or_else(available_memory),
+        };
+        let trace = EagerTrace::open_with(path, options)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
         Ok(trace)
     }
@@ -267,4 +286,13 @@ pub fn spool(input: &Path) -> Result<Spooled> {
         _named: named,
         path,
     })
+}
+
+/// The memory available to a new process (`MemAvailable` of
+/// `/proc/meminfo`); `None` where that cannot be read.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }

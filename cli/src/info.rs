@@ -181,10 +181,15 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     for thread in trace.threads() {
         write_thread(trace.context(), thread.thread, thread.blocks, out)?;
     }
-    let mut counts: BTreeMap<TracepointType, u64> = BTreeMap::new();
+    let mut by_type = [0u64; TracepointType::ALL.len()];
     for node in trace.nodes() {
-        *counts.entry(node.tracepoint.tracepoint_type()).or_default() += 1;
+        by_type[node.tracepoint_type() as usize] += 1;
     }
+    let counts: BTreeMap<TracepointType, u64> = TracepointType::ALL
+        .into_iter()
+        .zip(by_type)
+        .filter(|&(_, count)| count > 0)
+        .collect();
     write_counts(&counts, out)
 }
 

@@ -47,6 +47,13 @@ pub struct Cli {
     /// is whole and warning on stderr.
     #[arg(long, global = true)]
     pub strict: bool,
+    /// With `--eager`: the most memory the load may take (`2GB`; units are
+    /// powers of 1024). It needs the data plus 28 bytes per tracepoint
+    /// (estimated as 1.9x the data before loading); over the budget it
+    /// fails before reading and names the lazy reader (drop `--eager`).
+    /// Default: the memory available when the command starts.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = tracetree::generate::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// The commands.
@@ -375,7 +382,8 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Cache::new(None, true, cli.strict)?
     } else {
         Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?
-    };
+    }
+    .memory_budget(cli.memory_budget);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {

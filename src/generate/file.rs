@@ -313,17 +313,16 @@ mod tests {
         let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
         let loops: Vec<_> = trace
             .nodes()
-            .iter()
-            .filter(|node| node.tracepoint.tracepoint_type() == TracepointType::Loop)
+            .filter(|node| node.tracepoint().tracepoint_type() == TracepointType::Loop)
             .collect();
         assert!(loops.len() > 1000, "{} loops", loops.len());
         for node in loops {
-            let iterations = match node.footer {
+            let iterations = match node.footer() {
                 Some(crate::model::Footer::Loop { iterations }) => iterations,
                 ref other => panic!("a loop's footer: {other:?}"),
             };
             assert!(iterations >= 1);
-            assert_eq!(node.children.len(), iterations as usize);
+            assert_eq!(node.children().len(), iterations as usize);
         }
     }
 

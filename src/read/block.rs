@@ -3,13 +3,73 @@
 
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::format::{ByteReader, Object};
+use crate::format::skip::{Skipped, skip_object};
+use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::TracepointType;
 
+/// How a block's objects are read: decoded ([`Object`]) or only skipped
+/// ([`Skipped`]: kind and tracepoint header, nothing built). Both accept
+/// and refuse the same bytes, with the same errors.
+pub trait BlockObject<'a>: Sized {
+    /// Reads the object at the reader's position; `open_container` is the
+    /// type of the innermost open container, which a footer needs.
+    fn read(
+        reader: &mut ByteReader<'a>,
+        open_container: Option<TracepointType>,
+    ) -> Result<Self, DecodeError>;
+    /// The object's kind.
+    fn object_kind(&self) -> ObjectKind;
+    /// The type of a container tracepoint (`None` for anything else).
+    fn container_type(&self) -> Option<TracepointType>;
+}
+
+impl<'a> BlockObject<'a> for Object<'a> {
+    fn read(
+        reader: &mut ByteReader<'a>,
+        open_container: Option<TracepointType>,
+    ) -> Result<Self, DecodeError> {
+        Object::decode(reader, open_container)
+    }
+
+    fn object_kind(&self) -> ObjectKind {
+        self.kind()
+    }
+
+    fn container_type(&self) -> Option<TracepointType> {
+        match self {
+            Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
+                Some(tracepoint.tracepoint_type())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl<'a> BlockObject<'a> for Skipped {
+    #[inline]
+    fn read(
+        reader: &mut ByteReader<'a>,
+        open_container: Option<TracepointType>,
+    ) -> Result<Self, DecodeError> {
+        skip_object(reader, open_container)
+    }
+
+    fn object_kind(&self) -> ObjectKind {
+        self.kind
+    }
+
+    fn container_type(&self) -> Option<TracepointType> {
+        self.header
+            .map(|header| header.tracepoint_type)
+            .filter(|kind| kind.is_container())
+    }
+}
+
 /// A complete block and its objects, between (not including) its
-/// `BLOCK_START` and `BLOCK_END`.
+/// `BLOCK_START` and `BLOCK_END`: decoded ([`Object`], the default) or
+/// skipped ([`Skipped`]).
 #[derive(Debug)]
-pub struct DecodedBlock<'a> {
+pub struct DecodedBlock<O> {
     /// The block's thread.
     pub thread: ThreadId,
     /// Offset of the `BLOCK_START` kind byte.
@@ -17,10 +77,10 @@ pub struct DecodedBlock<'a> {
     /// Offset of the `BLOCK_END` byte.
     pub end: PhysicalOffset,
     /// The objects, each with the offset of its kind byte.
-    pub objects: Vec<(PhysicalOffset, Object<'a>)>,
+    pub objects: Vec<(PhysicalOffset, O)>,
 }
 
-impl DecodedBlock<'_> {
+impl<O> DecodedBlock<O> {
     /// Offset of the first payload byte (after the block header).
     pub fn payload_start(&self) -> PhysicalOffset {
         self.start.add(crate::format::BLOCK_HEADER_LEN)
@@ -34,9 +94,9 @@ impl DecodedBlock<'_> {
 
 /// What stands at a block boundary.
 #[derive(Debug)]
-pub enum BlockStep<'a> {
+pub enum BlockStep<O> {
     /// A complete block.
-    Block(DecodedBlock<'a>),
+    Block(DecodedBlock<O>),
     /// The `EOF` object, at this offset.
     Eof(PhysicalOffset),
     /// The data ended at a block boundary without `EOF`.
@@ -52,12 +112,13 @@ pub enum BlockStep<'a> {
 /// the block's thread's open containers, innermost last, as the previous
 /// blocks left it; it is updated only when the block is complete, so a
 /// half-written block leaves no trace. `open_stacks` gives that stack for a
-/// thread once the block's thread is known.
-pub fn decode_block<'a, 's>(
+/// thread once the block's thread is known. `O` says whether the objects
+/// are decoded ([`Object`]) or skipped ([`Skipped`]).
+pub fn decode_block<'a, 's, O: BlockObject<'a>>(
     data: &'a [u8],
     at: PhysicalOffset,
     open_stacks: impl FnOnce(ThreadId) -> &'s mut Vec<TracepointType>,
-) -> Result<BlockStep<'a>, DecodeError> {
+) -> Result<BlockStep<O>, DecodeError> {
     let start = usize::try_from(at.0).unwrap_or(usize::MAX).min(data.len());
     let mut reader = ByteReader::new(&data[start..], at.0);
     if reader.is_empty() {
@@ -84,12 +145,12 @@ pub fn decode_block<'a, 's>(
     }
 }
 
-fn decode_block_body<'a>(
+fn decode_block_body<'a, O: BlockObject<'a>>(
     reader: &mut ByteReader<'a>,
     start: PhysicalOffset,
     thread: ThreadId,
     open: &mut Vec<TracepointType>,
-) -> Result<BlockStep<'a>, DecodeError> {
+) -> Result<BlockStep<O>, DecodeError> {
     // Containers opened in this block, and how many of the thread's
     // previously open containers this block closed.
     let mut opened: Vec<TracepointType> = Vec::new();
@@ -102,7 +163,7 @@ fn decode_block_body<'a>(
                 .checked_sub(closed_before + 1)
                 .map(|index| open[index])
         });
-        let object = match Object::decode(reader, innermost) {
+        let object = match O::read(reader, innermost) {
             Ok(object) => object,
             Err(DecodeError {
                 kind: DecodeErrorKind::UnexpectedEnd { .. },
@@ -110,8 +171,8 @@ fn decode_block_body<'a>(
             }) => return Ok(BlockStep::Truncated { start }),
             Err(error) => return Err(error),
         };
-        match &object {
-            Object::BlockEnd => {
+        match object.object_kind() {
+            ObjectKind::BlockEnd => {
                 open.truncate(open.len() - closed_before);
                 open.extend(opened);
                 return Ok(BlockStep::Block(DecodedBlock {
@@ -121,24 +182,25 @@ fn decode_block_body<'a>(
                     objects,
                 }));
             }
-            Object::BlockStart(_) | Object::Eof => {
+            kind @ (ObjectKind::BlockStart | ObjectKind::Eof) => {
                 return Err(DecodeError::new(
                     PhysicalOffset(offset.0),
                     DecodeErrorKind::UnexpectedObject {
-                        found: object.kind(),
+                        found: kind,
                         context: "inside a block",
                     },
                 ));
             }
-            Object::Tracepoint(tracepoint) if tracepoint.is_container() => {
-                opened.push(tracepoint.tracepoint_type());
-            }
-            Object::Footer(_) => {
+            ObjectKind::TracepointFooter => {
                 // A footer closes a container of this block, or else one the
                 // thread's earlier blocks left open.
                 closed_before += usize::from(opened.pop().is_none());
             }
-            _ => {}
+            _ => {
+                if let Some(container) = object.container_type() {
+                    opened.push(container);
+                }
+            }
         }
         objects.push((offset, object));
     }

@@ -9,7 +9,7 @@ pub mod rebuild;
 mod reindex;
 mod visit;
 
-pub use eager::{EagerNode, EagerThread, EagerTrace, LoadReport, NodeId};
+pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
     LazyTraceReader, NodeData, NodeHandle, PreOrder, RefreshReport, Refreshed, ThreadInfo,

@@ -249,14 +249,23 @@ impl TraceTree for EagerTrace {
         f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> R,
     ) -> Result<R> {
         let node = self.node(node);
-        Ok(f(&node.tracepoint, node.footer.as_ref()))
+        let tracepoint = node.try_tracepoint()?;
+        let footer = node.try_footer()?;
+        Ok(f(&tracepoint, footer.as_ref()))
     }
 
     fn child_count(&self, node: NodeId) -> Result<usize> {
-        Ok(self.node(node).children.len())
+        Ok(self.children_of(node).len())
     }
 
     fn children(&self, node: NodeId) -> Result<Vec<NodeId>> {
-        Ok(self.node(node).children.clone())
+        Ok(self.children_of(node).to_vec())
+    }
+
+    fn children_range(&self, node: NodeId, from: usize, count: usize) -> Result<Vec<NodeId>> {
+        let children = self.children_of(node);
+        let from = from.min(children.len());
+        let end = from.saturating_add(count).min(children.len());
+        Ok(children[from..end].to_vec())
     }
 }

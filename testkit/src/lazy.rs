@@ -232,7 +232,7 @@ pub struct EagerIndex {
 
 impl EagerIndex {
     pub fn new(trace: &tracetree::read::EagerTrace) -> Self {
-        let events: Vec<_> = trace.nodes().iter().map(|n| n.tracepoint.event()).collect();
+        let events: Vec<_> = trace.nodes().map(|n| n.header().event).collect();
         let by_event = events.iter().enumerate().map(|(i, &e)| (e, i)).collect();
         EagerIndex { events, by_event }
     }

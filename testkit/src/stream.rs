@@ -339,7 +339,7 @@ pub fn complete_blocks(data: &[u8]) -> Vec<(ThreadId, u64)> {
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     let mut blocks = Vec::new();
     while let Ok(BlockStep::Block(block)) =
-        decode_block(data, at, |thread| stacks.entry(thread).or_default())
+        decode_block::<Object>(data, at, |thread| stacks.entry(thread).or_default())
     {
         blocks.push((block.thread, block.start.get()));
         at = block.next();

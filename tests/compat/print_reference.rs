@@ -71,10 +71,9 @@ fn crashed_trace_prints_unfinished_calls_as_such() {
     // Calls whose result really is the `<unfinished method>` marker.
     let recorded = trace
         .nodes()
-        .iter()
         .filter(|node| {
             matches!(
-                &node.footer,
+                &node.footer(),
                 Some(Footer::MethodCall { result: Value::String(s), exception })
                     if exception.is_empty() && s.as_bytes() == b"<unfinished method>"
             )
@@ -82,9 +81,8 @@ fn crashed_trace_prints_unfinished_calls_as_such() {
         .count();
     let unfinished_calls = trace
         .nodes()
-        .iter()
         .filter(|n| {
-            n.is_unfinished() && n.tracepoint.tracepoint_type() == TracepointType::MethodCall
+            n.is_unfinished() && n.tracepoint().tracepoint_type() == TracepointType::MethodCall
         })
         .count();
     assert_eq!(unfinished_calls, trace.report().unfinished_containers);

@@ -50,7 +50,9 @@ fn eager_structure_matches_reference_model() {
 fn counts(trace: &EagerTrace) -> BTreeMap<TracepointType, usize> {
     let mut counts = BTreeMap::new();
     for node in trace.nodes() {
-        *counts.entry(node.tracepoint.tracepoint_type()).or_default() += 1;
+        *counts
+            .entry(node.tracepoint().tracepoint_type())
+            .or_default() += 1;
     }
     counts
 }
@@ -95,7 +97,7 @@ fn crashed_trace_keeps_every_complete_block() {
     assert_eq!(trace.nodes().len(), 362_158);
     assert_eq!(trace.threads().iter().map(|t| t.blocks).sum::<usize>(), 15);
     assert!(trace.threads().iter().all(|t| t.roots.len() == 1));
-    let unfinished = trace.nodes().iter().filter(|n| n.is_unfinished()).count();
+    let unfinished = trace.nodes().filter(|n| n.is_unfinished()).count();
     assert_eq!(unfinished, 15);
     // No names: the streaming writer writes them only when the trace ends.
     for thread in trace.threads() {

@@ -3,7 +3,7 @@
 //! back the very same data and index files, byte for byte.
 
 use tracetree::TraceBytes;
-use tracetree::read::EagerTrace;
+use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{DumpOptions, DumpWriter};
 
 use tracetree_testkit::{compare, files, write};
@@ -90,26 +90,25 @@ fn converting_a_crashed_trace_closes_its_unfinished_containers() {
     assert_eq!(copy.nodes().len(), original.nodes().len());
     let by_event: HashMap<_, _> = copy
         .nodes()
-        .iter()
         .enumerate()
-        .map(|(i, node)| (node.tracepoint.event(), i))
+        .map(|(i, node)| (node.tracepoint().event(), i))
         .collect();
     let mut closed = 0;
     for node in original.nodes() {
-        let copied = &copy.nodes()[by_event[&node.tracepoint.event()]];
-        assert_eq!(copied.tracepoint, node.tracepoint);
-        assert_eq!(copied.children.len(), node.children.len());
-        let expected = match (&node.footer, node.tracepoint.tracepoint_type()) {
+        let copied = copy.node(NodeId(by_event[&node.tracepoint().event()] as u32));
+        assert_eq!(copied.tracepoint(), node.tracepoint());
+        assert_eq!(copied.children().len(), node.children().len());
+        let expected = match (&node.footer(), node.tracepoint().tracepoint_type()) {
             (Some(footer), _) => Some(footer.clone()),
             (None, TracepointType::MethodCall) => Some(Footer::unfinished_method()),
             (None, TracepointType::Loop) => Some(Footer::Loop {
-                iterations: node.children.len() as i32,
+                iterations: node.children().len() as i32,
             }),
             (None, TracepointType::LoopIteration) => Some(Footer::LoopIteration),
             (None, _) => None,
         };
         closed += usize::from(node.is_unfinished());
-        assert_eq!(copied.footer, expected);
+        assert_eq!(copied.footer(), expected);
     }
     assert_eq!(closed, original.report().unfinished_containers);
 }

@@ -20,8 +20,8 @@ fn eager_digest(trace: &EagerTrace) -> Vec<(EventId, usize)> {
         let mut stack: Vec<_> = thread.roots.iter().rev().copied().collect();
         while let Some(id) = stack.pop() {
             let node = trace.node(id);
-            out.push((node.tracepoint.event(), node.children.len()));
-            stack.extend(node.children.iter().rev().copied());
+            out.push((node.tracepoint().event(), node.children().len()));
+            stack.extend(node.children().iter().rev().copied());
         }
     }
     out
@@ -75,11 +75,21 @@ fn check_concurrent(name: &str, reader: &LazyTraceReader, eager: &EagerTrace) {
                         let id = rng.below(index.events.len());
                         let node = reader.node_by_event(index.events[id]).unwrap().unwrap();
                         let count = reader.child_count(node).unwrap();
-                        assert_eq!(count, eager.nodes()[id].children.len(), "{name}");
+                        assert_eq!(
+                            count,
+                            eager
+                                .node(tracetree::read::NodeId(id as u32))
+                                .children()
+                                .len(),
+                            "{name}"
+                        );
                         let parent = reader.parent(node).unwrap();
                         assert_eq!(
                             parent.is_some(),
-                            eager.nodes()[id].parent.is_some(),
+                            eager
+                                .node(tracetree::read::NodeId(id as u32))
+                                .parent()
+                                .is_some(),
                             "{name}"
                         );
                     }

@@ -62,7 +62,7 @@ fn check_threads_and_counts(name: &str, lazy: &LazyTraceReader, eager: &EagerTra
         assert_eq!(lazy.thread_name(info.id), expected_name, "{name}");
         let root = lazy.root(info.id).unwrap().unwrap();
         assert_eq!(lazy.node_thread(root), info.id);
-        let expected_root = &eager.node(thread.roots[0]).tracepoint;
+        let expected_root = &eager.node(thread.roots[0]).tracepoint();
         assert_eq!(
             lazy.node(root).unwrap().tracepoint(),
             expected_root,
@@ -72,7 +72,7 @@ fn check_threads_and_counts(name: &str, lazy: &LazyTraceReader, eager: &EagerTra
     let mut expected: BTreeMap<TracepointType, u64> = BTreeMap::new();
     for node in eager.nodes() {
         *expected
-            .entry(node.tracepoint.tracepoint_type())
+            .entry(node.tracepoint().tracepoint_type())
             .or_default() += 1;
     }
     assert_eq!(

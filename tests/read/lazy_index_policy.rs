@@ -376,18 +376,20 @@ fn a_container_cell_missing_from_a_complete_index_is_found_by_scanning() {
     assert_same_tree(&lazy, &sample.eager, "missing cell");
     for node in sample.eager.nodes() {
         let found = lazy
-            .node_by_event(node.tracepoint.event())
+            .node_by_event(node.tracepoint().event())
             .unwrap()
             .unwrap();
-        assert_eq!(lazy.node(found).unwrap().tracepoint(), &node.tracepoint);
+        assert_eq!(lazy.node(found).unwrap().tracepoint(), &node.tracepoint());
         let parent = lazy.parent(found).unwrap();
         let parent_event = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
-        let expected = node.parent.map(|p| sample.eager.node(p).tracepoint.event());
+        let expected = node
+            .parent()
+            .map(|p| sample.eager.node(p).tracepoint().event());
         assert_eq!(
             parent_event,
             expected,
             "parent of {}",
-            node.tracepoint.event()
+            node.tracepoint().event()
         );
     }
 }
@@ -428,12 +430,14 @@ fn a_moved_container_start_gives_every_node_its_eager_parent() {
             let mut index = sample.index.clone();
             Sample::set_i64(&mut index, cell, 5, sample.get_i64(cell, 5) + delta);
             for node in sample.eager.nodes() {
-                let event = node.tracepoint.event();
+                let event = node.tracepoint().event();
                 // A fresh reader: nothing looked any container up before.
                 let lazy = lazy::open_in_memory(&sample.data, Some(&index), 1 << 20).unwrap();
                 let parent = lazy.parent(handles[&event.get()]).unwrap();
                 let found = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
-                let expected = node.parent.map(|p| sample.eager.node(p).tracepoint.event());
+                let expected = node
+                    .parent()
+                    .map(|p| sample.eager.node(p).tracepoint().event());
                 assert_eq!(
                     found, expected,
                     "cell {cell} start {delta:+}: parent of {event}"
@@ -512,8 +516,8 @@ fn a_failed_rescan_gives_the_data_error_to_every_lookup() {
         "walk_thread",
         lazy.walk_thread(thread, tracetree::read::WalkDetail::Headers, |_| Ok(true)),
     );
-    for other in sample.eager.nodes().iter().step_by(97) {
-        let event = other.tracepoint.event();
+    for other in sample.eager.nodes().step_by(97) {
+        let event = other.tracepoint().event();
         if intact.node_thread(handles[&event.get()]) == thread {
             check("node_by_event", lazy.node_by_event(event).map(drop));
         }

@@ -17,10 +17,9 @@ fn check_random_access(
 ) {
     let index = EagerIndex::new(eager);
     let mut rng = Rng(seed | 1);
-    let nodes = eager.nodes();
     for probe in 0..probes {
-        let id = rng.below(nodes.len());
-        let expected = &nodes[id];
+        let id = rng.below(eager.node_count());
+        let expected = eager.node(tracetree::read::NodeId(id as u32));
         let event = index.events[id];
         let node = lazy
             .node_by_event(event)
@@ -29,22 +28,22 @@ fn check_random_access(
         let data = lazy.node(node).unwrap();
         assert_eq!(
             data.tracepoint(),
-            &expected.tracepoint,
+            &expected.tracepoint(),
             "{name}: event {event}"
         );
         assert_eq!(
             data.footer(),
-            expected.footer.as_ref(),
+            expected.footer().as_ref(),
             "{name}: footer of {event}"
         );
         assert_eq!(data.is_unfinished(), expected.is_unfinished());
         // Parent.
         let parent = lazy.parent(node).unwrap();
         let parent_event = parent.map(|p| lazy.node(p).unwrap().tracepoint().event());
-        let expected_parent = expected.parent.map(|p| index.events[p.0 as usize]);
+        let expected_parent = expected.parent().map(|p| index.events[p.0 as usize]);
         assert_eq!(parent_event, expected_parent, "{name}: parent of {event}");
         // A random range of children.
-        let count = expected.children.len();
+        let count = expected.children().len();
         assert_eq!(
             lazy.child_count(node).unwrap(),
             count,
@@ -54,7 +53,7 @@ fn check_random_access(
         let len = rng.below(3000);
         let range = lazy.children_range(node, from, len).unwrap();
         let expected_range: Vec<_> = expected
-            .children
+            .children()
             .iter()
             .skip(from)
             .take(len)
@@ -105,7 +104,7 @@ fn check_subtree_walk(
     let mut stack = vec![(id, 0usize)];
     while let Some((id, depth)) = stack.pop() {
         expected.push((index.events[id], depth));
-        let children = &eager.nodes()[id].children;
+        let children = eager.node(tracetree::read::NodeId(id as u32)).children();
         stack.extend(children.iter().rev().map(|c| (c.0 as usize, depth + 1)));
         if expected.len() > 20_000 {
             return; // large subtrees are covered by the full walks
@@ -132,7 +131,13 @@ fn check_subtree_walk(
                 use tracetree::model::TracepointBody as Body;
                 use tracetree::read::TracepointName as Name;
                 let id = index.by_event[&walked.header.event];
-                let named = match (&eager.nodes()[id].tracepoint.body, name) {
+                let named = match (
+                    &eager
+                        .node(tracetree::read::NodeId(id as u32))
+                        .tracepoint()
+                        .body,
+                    name,
+                ) {
                     (Body::MethodCall { method, .. }, Name::Method(m)) => *method == m,
                     (
                         Body::ReadField { field, .. } | Body::WriteField { field, .. },
@@ -148,7 +153,11 @@ fn check_subtree_walk(
                     named,
                     "{name:?} of event {:?} in {}",
                     walked.header.event,
-                    eager.nodes()[id].tracepoint.tracepoint_type().name()
+                    eager
+                        .node(tracetree::read::NodeId(id as u32))
+                        .tracepoint()
+                        .tracepoint_type()
+                        .name()
                 );
                 peeked += 1;
             }
@@ -167,9 +176,9 @@ fn check_subtree_walk(
             assert_eq!(walked.tracepoint.is_some(), decoded, "{name} ({detail:?})");
             if let Some(tracepoint) = walked.tracepoint {
                 let id = index.by_event[&walked.header.event];
-                let expected = &eager.nodes()[id];
-                assert_eq!(tracepoint, &expected.tracepoint, "{name}");
-                assert_eq!(walked.footer, expected.footer.as_ref(), "{name}");
+                let expected = eager.node(tracetree::read::NodeId(id as u32));
+                assert_eq!(tracepoint, &expected.tracepoint(), "{name}");
+                assert_eq!(walked.footer, expected.footer().as_ref(), "{name}");
             }
             Ok(true)
         })
@@ -216,8 +225,8 @@ fn random_access_in_a_wide_call_with_a_tiny_cache() {
     let (data, index) = raw::generate(&options);
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     let lazy = open_in_memory(&data, Some(&index), 4 << 10).unwrap();
-    let wide = eager.nodes()[eager.threads()[0].roots[0].0 as usize].children[0];
-    assert!(eager.node(wide).children.len() > 80 * 1024, "a wide call");
+    let wide = eager.node(eager.threads()[0].roots[0]).children()[0];
+    assert!(eager.node(wide).children().len() > 80 * 1024, "a wide call");
     check_random_access("wide", &eager, &lazy, 200, 5);
 }
 

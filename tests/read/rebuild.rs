@@ -243,8 +243,7 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
         assert_eq!(rebuilt.report, *eager.report(), "cut at {len}");
         let containers = eager
             .nodes()
-            .iter()
-            .filter(|n| n.tracepoint.is_container())
+            .filter(|n| n.tracepoint().is_container())
             .count();
         let cells = rebuilt
             .cells

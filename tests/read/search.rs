@@ -187,9 +187,8 @@ fn accesses_from_eager(path: &Path, pattern: &str) -> Vec<i64> {
     };
     let mut events: Vec<i64> = trace
         .nodes()
-        .iter()
         .filter(|node| {
-            let name = match &node.tracepoint.body {
+            let name = match &node.tracepoint().body {
                 TracepointBody::ReadField { field, .. }
                 | TracepointBody::WriteField { field, .. } => {
                     let Ok(f) = context.field(*field) else {
@@ -213,7 +212,7 @@ fn accesses_from_eager(path: &Path, pattern: &str) -> Vec<i64> {
             };
             name.contains(pattern)
         })
-        .map(|node| i64::from(node.tracepoint.event().get()))
+        .map(|node| i64::from(node.tracepoint().event().get()))
         .collect();
     events.sort_unstable();
     events

@@ -122,10 +122,10 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
             let root = trace.find_event(event).unwrap();
             // The path above the root, from the parents' chain.
             let mut above = Vec::new();
-            let mut at = trace.node(root).parent;
+            let mut at = trace.node(root).parent();
             while let Some(parent) = at {
-                above.push(frame_name(&trace, &trace.node(parent).tracepoint));
-                at = trace.node(parent).parent;
+                above.push(frame_name(&trace, &trace.node(parent).tracepoint()));
+                at = trace.node(parent).parent();
             }
             for frame in above.iter().rev() {
                 prefix = format!("{prefix};{frame}");
@@ -160,10 +160,11 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
             }
             expected.tracepoints += 1;
             let data = trace.node(node);
-            let tracepoint = &data.tracepoint;
+            let tracepoint = &data.tracepoint();
+            let footer = data.footer();
             if tracepoint.is_container() {
                 containers += 1;
-                let samples = match (&tracepoint.body, data.footer.as_ref()) {
+                let samples = match (&tracepoint.body, footer.as_ref()) {
                     (
                         TracepointBody::MethodCall { flags, .. },
                         Some(Footer::MethodCall {

@@ -64,8 +64,7 @@ fn mixed_shape_has_every_common_kind_and_moderate_depth() {
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     let kinds: std::collections::BTreeSet<_> = trace
         .nodes()
-        .iter()
-        .map(|n| n.tracepoint.tracepoint_type())
+        .map(|n| n.tracepoint().tracepoint_type())
         .collect();
     assert!(kinds.len() >= 8, "{kinds:?}");
     let depth = max_depth(&trace);

@@ -198,8 +198,7 @@ fn concurrent_producers_write_a_valid_trace() {
     let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     let mut ids: Vec<i32> = trace
         .nodes()
-        .iter()
-        .map(|n| n.tracepoint.event().get())
+        .map(|n| n.tracepoint().event().get())
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..total as i32).collect::<Vec<_>>(), "one counter");
@@ -221,7 +220,7 @@ fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> 
     let mut at = tracetree::common::PhysicalOffset::new(16);
     let mut blocks = Vec::new();
     while let tracetree::lowlevel::block::BlockStep::Block(block) =
-        tracetree::lowlevel::block::decode_block(data, at, |t| {
+        tracetree::lowlevel::block::decode_block::<tracetree::format::Object>(data, at, |t| {
             stacks.entry(t).or_insert(Vec::new())
         })
         .unwrap()

@@ -150,7 +150,10 @@ fn strings_longer_than_write_utf_allows_are_rejected() {
     write::check_dump_layout(&data, &index);
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     assert_eq!(trace.nodes().len(), 1);
-    assert_eq!(trace.nodes()[0].tracepoint.event(), EventId::new(0));
+    assert_eq!(
+        trace.node(tracetree::read::NodeId(0)).tracepoint().event(),
+        EventId::new(0)
+    );
     let mut t = writer.thread(main).unwrap();
     assert_eq!(
         t.write_local(None, &x, ValueSpec::Null).unwrap(),

@@ -152,9 +152,8 @@ fn containers_have_one_cell_each_and_leaves_none() {
             tracetree::read::EagerTrace::load(tracetree::TraceBytes::from_vec(data)).unwrap();
         let mut containers: Vec<i32> = trace
             .nodes()
-            .iter()
-            .filter(|n| n.tracepoint.is_container())
-            .map(|n| n.tracepoint.event().get())
+            .filter(|n| n.tracepoint().is_container())
+            .map(|n| n.tracepoint().event().get())
             .collect();
         let mut container_cells: Vec<i32> = cells
             .iter()

@@ -118,15 +118,14 @@ fn event_ids_interleave_across_threads() {
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     let mut ids: Vec<i32> = trace
         .nodes()
-        .iter()
-        .map(|n| n.tracepoint.event().get())
+        .map(|n| n.tracepoint().event().get())
         .collect();
     let per_thread_sorted = trace.threads().iter().all(|thread| {
         let mut previous = -1;
         let mut ok = true;
         tracetree::tree::walk(&trace, &thread.roots, None, |step| {
             if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                let id = trace.node(node).tracepoint.event().get();
+                let id = trace.node(node).tracepoint().event().get();
                 ok &= id > previous;
                 previous = id;
             }

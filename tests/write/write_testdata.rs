@@ -32,8 +32,7 @@ fn all_types_sample_has_every_tracepoint_type() {
         assert!(
             trace
                 .nodes()
-                .iter()
-                .any(|node| node.tracepoint.tracepoint_type() == tracepoint_type),
+                .any(|node| node.tracepoint().tracepoint_type() == tracepoint_type),
             "no {} tracepoint",
             tracepoint_type.name()
         );

@@ -617,5 +617,6 @@ fn replay(error: &Error) -> Error {
             what: what.clone(),
         },
         Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
+        &Error::OverMemoryBudget { needed, budget } => Error::OverMemoryBudget { needed, budget },
     }
 }

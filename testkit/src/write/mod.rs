@@ -199,12 +199,14 @@ pub fn write(threads: &[Thread], options: DumpOptions) -> Result<(Vec<u8>, Vec<u
 pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
     let context = trace.context();
     let eager = trace.node(node);
-    let header = &eager.tracepoint.header;
+    let tracepoint = eager.tracepoint();
+    let footer = eager.footer();
+    let header = &tracepoint.header;
     let at = CodeLocationSpec::from_id(header.code_location, context)?;
     let value = |v: &Value<'_>| ValueSpec::from_value(v, context);
     let children = || {
         eager
-            .children
+            .children()
             .iter()
             .map(|&child| resolve(trace, child))
             .collect::<Result<Vec<_>>>()
@@ -215,15 +217,14 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
             leaf,
         })
     };
-    match &eager.tracepoint.body {
+    match &tracepoint.body {
         TracepointBody::MethodCall {
             method,
             receiver,
             arguments,
             flags,
         } => {
-            let footer = eager
-                .footer
+            let footer = footer
                 .as_ref()
                 .ok_or_else(|| Error::Usage("call without footer".into()))?;
             Ok(Node::Call {
@@ -239,30 +240,31 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
         }
         TracepointBody::Loop { loop_id } => {
             let mut iterations = Vec::new();
-            for (index, &child) in eager.children.iter().enumerate() {
+            for (index, &child) in eager.children().iter().enumerate() {
                 let iteration = trace.node(child);
+                let iteration_tracepoint = iteration.tracepoint();
                 let TracepointBody::LoopIteration {
                     loop_id: id,
                     iteration: number,
-                } = iteration.tracepoint.body
+                } = iteration_tracepoint.body
                 else {
                     return Err(Error::Usage("a loop child that is no iteration".into()));
                 };
                 assert_eq!(id, *loop_id, "iteration of another loop");
                 assert_eq!(number as usize, index, "iterations numbered from 0");
                 assert_eq!(
-                    iteration.tracepoint.header.code_location, header.code_location,
+                    iteration_tracepoint.header.code_location, header.code_location,
                     "an iteration takes its loop's code location"
                 );
                 iterations.push(
                     iteration
-                        .children
+                        .children()
                         .iter()
                         .map(|&c| resolve(trace, c))
                         .collect::<Result<Vec<_>>>()?,
                 );
             }
-            let count = match &eager.footer {
+            let count = match &footer {
                 Some(tracetree::model::Footer::Loop { iterations }) => *iterations,
                 other => return Err(Error::Usage(format!("loop footer {other:?}"))),
             };
@@ -360,8 +362,8 @@ pub fn load(data: Vec<u8>) -> Result<(Vec<Thread>, Vec<EventId>)> {
         let mut stack: Vec<NodeId> = thread.roots.iter().rev().copied().collect();
         while let Some(node) = stack.pop() {
             let node = trace.node(node);
-            events.push(node.tracepoint.event());
-            stack.extend(node.children.iter().rev());
+            events.push(node.tracepoint().event());
+            stack.extend(node.children().iter().rev());
         }
     }
     Ok((threads, events))

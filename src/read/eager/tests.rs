@@ -1,0 +1,135 @@
+//! The node layout against a plain decode, and the memory budget.
+
+use super::*;
+use crate::format::FILE_HEADER_LEN;
+use crate::generate::raw::{self, SynthOptions};
+use crate::read::block::{BlockStep, decode_block};
+use crate::tree::TraceTree;
+
+fn sample() -> Vec<u8> {
+    raw::generate(&SynthOptions {
+        threads: 3,
+        bytes: 256 << 10,
+        block_bytes: 4096,
+        ..SynthOptions::default()
+    })
+    .0
+}
+
+/// Every tracepoint decoded with its parent's event, in file order.
+fn decoded(data: &[u8]) -> Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> {
+    let mut stacks: std::collections::HashMap<ThreadId, Vec<TracepointType>> = Default::default();
+    let mut open: std::collections::HashMap<ThreadId, Vec<usize>> = Default::default();
+    let mut out: Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> = Vec::new();
+    let mut at = PhysicalOffset(FILE_HEADER_LEN);
+    while let Ok(BlockStep::Block(block)) =
+        decode_block::<Object>(data, at, |thread| stacks.entry(thread).or_default())
+    {
+        at = block.next();
+        let open = open.entry(block.thread).or_default();
+        for (_, object) in block.objects {
+            match object {
+                Object::Tracepoint(tracepoint) => {
+                    let parent = open.last().map(|&index| out[index].0.event());
+                    if tracepoint.is_container() {
+                        open.push(out.len());
+                    }
+                    out.push((tracepoint, parent, None));
+                }
+                Object::Footer(footer) => {
+                    let closed = open.pop().expect("an open container");
+                    out[closed].2 = Some(footer);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn nodes_decode_as_the_block_decoder_reads_them() {
+    let data = sample();
+    let expected = decoded(&data);
+    let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    assert!(trace.report().is_complete());
+    assert_eq!(trace.node_count(), expected.len());
+    let mut child_counts = vec![0usize; expected.len()];
+    for (node, (tracepoint, parent, footer)) in trace.nodes().zip(&expected) {
+        assert_eq!(&node.tracepoint(), tracepoint);
+        assert_eq!(node.tracepoint_type(), tracepoint.tracepoint_type());
+        assert_eq!(node.header(), tracepoint.header);
+        assert_eq!(&node.footer(), footer);
+        let parent_event = node.parent().map(|p| trace.node(p).tracepoint().event());
+        assert_eq!(parent_event, *parent);
+        if let Some(parent) = node.parent() {
+            assert!(trace.node(parent).children().contains(&node.id()));
+            child_counts[parent.0 as usize] += 1;
+        }
+    }
+    for node in trace.nodes() {
+        let children = node.children();
+        assert_eq!(children.len(), child_counts[node.id().0 as usize]);
+        assert!(
+            children.windows(2).all(|pair| pair[0] < pair[1]),
+            "in order"
+        );
+        assert_eq!(trace.child_count(node.id()).unwrap(), children.len());
+        for from in [0, 1, children.len() / 2, children.len() + 1] {
+            let range = trace.children_range(node.id(), from, 3).unwrap();
+            let end = (from + 3).min(children.len());
+            assert_eq!(range, children[from.min(end)..end]);
+        }
+    }
+    let roots: usize = trace.threads().iter().map(|t| t.roots.len()).sum();
+    assert_eq!(roots, expected.iter().filter(|e| e.1.is_none()).count());
+}
+
+#[test]
+fn a_trace_over_the_budget_is_refused_before_loading() {
+    let data = sample();
+    let len = data.len() as u64;
+    let needed = EagerTrace::estimated_memory(len);
+    let options = EagerOptions {
+        memory_budget: Some(needed - 1),
+    };
+    let error = EagerTrace::load_with(TraceBytes::from_vec(data.clone()), options).unwrap_err();
+    assert!(
+        matches!(error, Error::OverMemoryBudget { needed: n, budget } if n == needed && budget == needed - 1)
+    );
+    assert!(error.to_string().contains("lazy reader"), "{error}");
+    let options = EagerOptions {
+        memory_budget: Some(needed),
+    };
+    assert!(EagerTrace::load_with(TraceBytes::from_vec(data), options).is_ok());
+}
+
+#[test]
+fn a_trace_of_more_nodes_than_estimated_is_stopped_during_the_load() {
+    let data = sample();
+    let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    let actual = data.len() as u64 + trace.node_count() as u64 * BYTES_PER_NODE;
+    let load = |budget| {
+        let options = EagerOptions {
+            memory_budget: Some(budget),
+        };
+        load::load_estimating(TraceBytes::from_vec(data.clone()), options, false)
+    };
+    let error = load(actual - 1).unwrap_err();
+    assert!(matches!(error, Error::OverMemoryBudget { needed, .. } if needed == actual));
+    let loaded = load(actual).unwrap();
+    assert_eq!(loaded.node_count(), trace.node_count());
+}
+
+#[test]
+fn records_stay_small() {
+    assert_eq!(std::mem::size_of::<Slot>(), 24);
+    assert_eq!(BYTES_PER_NODE, 28);
+    let trace = EagerTrace::load(TraceBytes::from_vec(sample())).unwrap();
+    let printed = format!("{:?}", trace.node(NodeId(1)));
+    assert!(
+        printed.starts_with("EagerNode { id: NodeId(1), slot: Slot {"),
+        "{printed}"
+    );
+    assert!(printed.len() < 200, "{printed}");
+}
