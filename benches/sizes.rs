@@ -38,8 +38,9 @@
 //!    stderr and `target/bench-traces/sizes-SIZE.md`, with the load average
 //!    before and after.
 //!
-//! The eager loader needs about 8× the file in memory; it is skipped when
-//! `MemAvailable` is under 10× the trace size.
+//! The eager loader needs about 1.7× the file in memory
+//! ([`EagerTrace::estimated_memory`]); it is skipped when `MemAvailable` is
+//! under that.
 
 use std::any::Any;
 use std::hint::black_box;
@@ -693,12 +694,13 @@ fn sizes(c: &mut Criterion) {
     let selected: Vec<&str> = wanted
         .into_iter()
         .filter(|&id| {
-            if id == "eager_load" && available < 10 * mixed_len {
+            let needed = EagerTrace::estimated_memory(mixed_len);
+            if id == "eager_load" && available < needed {
                 notes.push((
                     id.into(),
                     format!(
-                        "skipped: needs ~8× the file ({:.0} GB), MemAvailable {:.0} GB",
-                        8.0 * mixed_len as f64 / 1e9,
+                        "skipped: needs ~{:.1} GB, MemAvailable {:.1} GB",
+                        needed as f64 / 1e9,
                         available as f64 / 1e9
                     ),
                 ));
