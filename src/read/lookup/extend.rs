@@ -10,14 +10,15 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::containers::{FileCells, Source, container_cell};
-use super::index::{cell_inside as inside, reference_is_whole};
+use super::index::{
+    cell_inside as inside, checked_block_cell, checked_reference_cell, reference_is_whole,
+};
 use super::stream::{Stream, Unindexed, scan_open};
 use super::table::{Lookup, ThreadContainers};
 use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::index::{CELL_LEN, RawIndexCell, parse_index};
-use crate::format::object::peek_kind_and_id;
-use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
-use crate::read::lookup::block_table::{BlockInfo, BlockTable};
+use crate::format::{FILE_HEADER_LEN, ObjectKind};
+use crate::read::lookup::block_table::BlockTable;
 use crate::storage::TraceBytes;
 
 /// The part of a trace still being written that its index describes: the
@@ -131,7 +132,6 @@ impl Lookup {
         for (n, raw) in cells.iter().enumerate().skip(old_count) {
             let cell = n as u32;
             let kind = ObjectKind::from_byte(raw.kind);
-            let in_data = |offset: i64| u64::try_from(offset).ok().filter(|&o| o < data.len());
             match kind {
                 Some(ObjectKind::Tracepoint) => {
                     let inside = inside(raw, lens.get(&current).copied().unwrap_or(0));
@@ -141,24 +141,10 @@ impl Lookup {
                     }
                 }
                 Some(ObjectKind::BlockStart) => {
-                    let id = raw.id.get();
-                    let (Some(start), Some(end)) =
-                        (in_data(raw.start.get()), in_data(raw.end.get()))
-                    else {
-                        return Err(format!("block cell {n} points outside the data"));
-                    };
-                    if start != at
-                        || end < start + BLOCK_HEADER_LEN
-                        || peek_kind_and_id(bytes, start) != Some((ObjectKind::BlockStart, id))
-                        || bytes[end as usize] != ObjectKind::BlockEnd as u8
-                    {
-                        return Err(format!("block cell {n} does not match the data"));
+                    let block = checked_block_cell(bytes, n, raw).map_err(|e| e.to_string())?;
+                    if block.start.0 != at {
+                        return Err(format!("block cell {n} leaves a gap at offset {at}"));
                     }
-                    let block = BlockInfo {
-                        thread: ThreadId(id),
-                        start: PhysicalOffset(start),
-                        end: PhysicalOffset(end),
-                    };
                     added
                         .entry(current)
                         .or_default()
@@ -168,14 +154,12 @@ impl Lookup {
                     new_blocks.push(block);
                     current = block.thread;
                     run_start = cell + 1;
-                    at = end + 1;
+                    at = block.end.0 + 1;
                 }
                 Some(kind) if kind.is_reference() => {
-                    let id = raw.id.get();
-                    let offset = in_data(raw.start.get())
-                        .filter(|&offset| peek_kind_and_id(bytes, offset) == Some((kind, id)))
-                        .ok_or_else(|| format!("reference cell {n} does not match the data"))?;
-                    references.push((kind, id, PhysicalOffset(offset)));
+                    let offset =
+                        checked_reference_cell(bytes, n, kind, raw).map_err(|e| e.to_string())?;
+                    references.push((kind, raw.id.get(), offset));
                 }
                 _ => return Err(format!("cell {n} is of a kind an index does not hold")),
             }

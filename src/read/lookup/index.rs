@@ -147,13 +147,6 @@ pub(super) fn load_index_until(
     let (cells, complete) = (parsed.cells, parsed.has_footer);
     let data_bytes = data.as_slice();
     let data_len = data.len();
-    let in_data = |cell: usize, offset: i64| {
-        if offset >= FILE_HEADER_LEN as i64 && (offset as u64) < data_len {
-            Ok(offset as u64)
-        } else {
-            Err(IndexProblem::OutOfBounds { cell, offset })
-        }
-    };
     // A streaming writer lists a block's cell before the block's other
     // cells, the dump writer after them.
     let block_cell_first = cells
@@ -205,26 +198,8 @@ pub(super) fn load_index_until(
         let id = raw.id.get();
         match kind {
             ObjectKind::BlockStart => {
-                let start = in_data(cell, raw.start.get())?;
-                let end = in_data(cell, raw.end.get())?;
-                let mismatch = IndexProblem::BlockMismatch {
-                    cell,
-                    thread: id,
-                    start,
-                    end,
-                };
-                if peek_kind_and_id(data_bytes, start) != Some((ObjectKind::BlockStart, id))
-                    || end < start + crate::format::BLOCK_HEADER_LEN
-                    || data_bytes[end as usize] != ObjectKind::BlockEnd as u8
-                {
-                    return Err(mismatch);
-                }
-                peeked(end);
-                let block = BlockInfo {
-                    thread: ThreadId(id),
-                    start: PhysicalOffset(start),
-                    end: PhysicalOffset(end),
-                };
+                let block = checked_block_cell(data_bytes, cell, raw)?;
+                peeked(block.end.0);
                 blocks.push(block);
                 let list = by_thread.list(ThreadId(id));
                 if list == seen_len.len() {
@@ -259,15 +234,7 @@ pub(super) fn load_index_until(
                 run_count = 0;
             }
             kind if kind.is_reference() => {
-                let offset = in_data(cell, raw.start.get())?;
-                if peek_kind_and_id(data_bytes, offset) != Some((kind, id)) {
-                    return Err(IndexProblem::ReferenceMismatch {
-                        cell,
-                        kind,
-                        id,
-                        offset,
-                    });
-                }
+                let offset = checked_reference_cell(data_bytes, cell, kind, raw)?.0;
                 peeked(offset);
                 context.add(kind, id, PhysicalOffset(offset));
                 placed.push((cell, offset));
@@ -398,4 +365,63 @@ pub(super) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64)
 pub(super) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
     let (start, end) = (raw.start.get(), raw.end.get());
     start > 0 && start <= end && (end as u64) < len
+}
+
+/// `offset` of cell `cell` when it lies in the data after the file header.
+fn in_data(data: &[u8], cell: usize, offset: i64) -> Result<u64, IndexProblem> {
+    u64::try_from(offset)
+        .ok()
+        .filter(|&at| at >= FILE_HEADER_LEN && at < data.len() as u64)
+        .ok_or(IndexProblem::OutOfBounds { cell, offset })
+}
+
+/// The block that block cell `cell` lists, when the data holds one there:
+/// `BLOCK_START` of its thread at its start, `BLOCK_END` at its end. An
+/// open and a refresh check every block cell this way.
+pub(crate) fn checked_block_cell(
+    data: &[u8],
+    cell: usize,
+    raw: &RawIndexCell,
+) -> Result<BlockInfo, IndexProblem> {
+    let id = raw.id.get();
+    let start = in_data(data, cell, raw.start.get())?;
+    let end = in_data(data, cell, raw.end.get())?;
+    if peek_kind_and_id(data, start) != Some((ObjectKind::BlockStart, id))
+        || end < start + BLOCK_HEADER_LEN
+        || data[end as usize] != ObjectKind::BlockEnd as u8
+    {
+        return Err(IndexProblem::BlockMismatch {
+            cell,
+            thread: id,
+            start,
+            end,
+        });
+    }
+    Ok(BlockInfo {
+        thread: ThreadId(id),
+        start: PhysicalOffset(start),
+        end: PhysicalOffset(end),
+    })
+}
+
+/// Where reference cell `cell` of `kind` points, when an object of its
+/// kind and id starts there. An open and a refresh check every reference
+/// cell this way.
+pub(crate) fn checked_reference_cell(
+    data: &[u8],
+    cell: usize,
+    kind: ObjectKind,
+    raw: &RawIndexCell,
+) -> Result<PhysicalOffset, IndexProblem> {
+    let id = raw.id.get();
+    let offset = in_data(data, cell, raw.start.get())?;
+    if peek_kind_and_id(data, offset) != Some((kind, id)) {
+        return Err(IndexProblem::ReferenceMismatch {
+            cell,
+            kind,
+            id,
+            offset,
+        });
+    }
+    Ok(PhysicalOffset(offset))
 }
