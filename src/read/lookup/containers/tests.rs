@@ -153,3 +153,38 @@ fn events_out_of_order_are_found_through_a_sorted_copy() {
     assert_eq!(table.find_event(cells.view(), EventId(5)), Some(2));
     assert_eq!(table.find_event(cells.view(), EventId(6)), None);
 }
+
+#[test]
+fn searches_through_the_fence_agree_with_a_linear_scan() {
+    // Sizes around multiples of the fence's spacing (64), and a large one.
+    for (seed, count) in [(3, 1), (5, 63), (7, 64), (9, 65), (11, 129), (13, 1000)] {
+        let pre = forest(seed, count);
+        let mut post = pre.clone();
+        post.sort_by_key(|c| c.2);
+        let cells = made_cells(post.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
+        let table = ContainerTable::from_post_order(cells.view(), (0..post.len() as u32).collect())
+            .unwrap();
+        let last = pre.last().map_or(0, |c| c.2);
+        for at in (0..last + 20).step_by(5) {
+            let expected = pre.iter().rposition(|c| c.1 <= at);
+            assert_eq!(
+                table.last_starting_at_or_before(cells.view(), LogicalOffset(at)),
+                expected,
+                "seed {seed}, offset {at}"
+            );
+            let exact = pre.iter().position(|c| c.1 == at);
+            assert_eq!(
+                table.find_start(cells.view(), LogicalOffset(at), None),
+                exact
+            );
+        }
+        for event in -2..count as i32 * 2 + 2 {
+            let expected = pre.iter().rposition(|c| c.0 < event);
+            assert_eq!(
+                table.last_event_below(cells.view(), EventId(event)),
+                expected,
+                "seed {seed}, event {event}"
+            );
+        }
+    }
+}
