@@ -233,8 +233,8 @@ impl LazyOptions {
     /// blocks they entered once those may have mapped a window's worth
     /// (each block counts with 2 MiB on either side, what the kernel may map
     /// around it). Releasing costs faults when pages are read again (1,000
-    /// random expansions of a 1 GB trace: ~30 ms instead of ~2 ms, with
-    /// ~80–140 MB instead of ~900 MB mapped). `None` keeps every page read
+    /// random expansions of a 1 GB trace: 17–20 ms instead of 3–7 ms, with
+    /// ~45 MB instead of ~900 MB mapped). `None` keeps every page read
     /// mapped until the reader is dropped (the kernel may still reclaim
     /// them). A trace opened from bytes in memory has nothing to release.
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {

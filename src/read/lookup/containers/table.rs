@@ -91,14 +91,15 @@ pub(crate) struct ContainerTable {
     /// Positions in `order` sorted by event id, built on first use when
     /// event ids do not ascend.
     by_event: OnceLock<Vec<u32>>,
-    /// Every [`FENCE`]-th container's start and event id, built after
-    /// [`FENCE_AFTER`] searches ([`Fence`]).
+    /// Every [`FENCE`]-th container's start and event id ([`Fence`]).
     fence: OnceLock<Fence>,
-    /// Searches made without the fence.
+    /// Searches made without the fence (a sidecar's table, until it
+    /// builds one).
     searches: AtomicU32,
 }
 
-/// How many searches a table serves before it builds its [`Fence`].
+/// How many searches a sidecar's table serves before it builds its
+/// [`Fence`].
 const FENCE_AFTER: u32 = 64;
 
 /// How many containers apart the [`Fence`]'s entries are.
@@ -112,11 +113,13 @@ const FENCE: usize = 64;
 /// mapped (the index file, a sidecar) and random access releases their
 /// pages every window (`stream::Resident`): each page a search touches
 /// faults in again. Costs 12 bytes per `FENCE` containers (0.19 bytes a
-/// container, against the 4 of `order`). Building it reads every page of
-/// a thread's cells once (a few ms per million containers), which pays
-/// off after some dozens of searches: a table builds it after
-/// [`FENCE_AFTER`] searches, so a one-off lookup (a command that expands
-/// one call) never pays for it.
+/// container, against the 4 of `order`). A table built from cells takes
+/// its fence from the pass that builds it. A sidecar's table, mapped and
+/// built by nobody, reads every page of its starts for one (a few ms per
+/// million containers), which pays off after some dozens of searches: it
+/// does so at its [`FENCE_AFTER`]-th search, so a one-off lookup (a
+/// command that expands one call) never pays for it, and then releases
+/// the sidecar's pages it mapped.
 #[derive(Debug, Default)]
 struct Fence {
     starts: Vec<u64>,
@@ -186,8 +189,16 @@ impl ContainerTable {
         post_backwards: impl Iterator<Item = u32>,
     ) -> Result<Self, Convert> {
         let mut order = vec![0u32; count];
+        let mut fence = Fence {
+            starts: vec![0; count.div_ceil(FENCE)],
+            events: vec![0; count.div_ceil(FENCE)],
+        };
         let converted = convert_into(cells, count, post_backwards, |placed| {
             order[placed.at] = placed.id;
+            if placed.at.is_multiple_of(FENCE) {
+                fence.starts[placed.at / FENCE] = placed.start;
+                fence.events[placed.at / FENCE] = placed.event;
+            }
         })?;
         let events_ascend = if converted.descending {
             converted.events_ascend
@@ -201,7 +212,7 @@ impl ContainerTable {
             chunk_max_end: Words::Owned(converted.chunk_max_end),
             events_ascend,
             by_event: OnceLock::new(),
-            fence: OnceLock::new(),
+            fence: OnceLock::from(fence),
             searches: AtomicU32::new(0),
         })
     }
@@ -220,12 +231,17 @@ impl ContainerTable {
         let events_ascend = order
             .windows(2)
             .all(|w| cells.event(w[0]) < cells.event(w[1]));
+        let fenced = order.iter().step_by(FENCE);
+        let fence = Fence {
+            starts: fenced.clone().map(|&id| cells.start(id)).collect(),
+            events: fenced.map(|&id| cells.event(id)).collect(),
+        };
         ContainerTable {
             order: Order::Ids(order),
             chunk_max_end: Words::Owned(chunk_max_end),
             events_ascend,
             by_event: OnceLock::new(),
-            fence: OnceLock::new(),
+            fence: OnceLock::from(fence),
             searches: AtomicU32::new(0),
         }
     }
@@ -425,7 +441,8 @@ impl ContainerTable {
             .checked_sub(1)
     }
 
-    /// The fence, once this table has served [`FENCE_AFTER`] searches.
+    /// The fence: built with the table, or for a sidecar's table once it
+    /// has served [`FENCE_AFTER`] searches.
     fn fence(&self, cells: CellView<'_>) -> Option<&Fence> {
         if let Some(fence) = self.fence.get() {
             return Some(fence);
@@ -435,10 +452,14 @@ impl ContainerTable {
         }
         Some(self.fence.get_or_init(|| {
             let ids = (0..self.len()).step_by(FENCE).map(|k| self.id(k));
-            Fence {
+            let fence = Fence {
                 starts: ids.clone().map(|id| cells.start(id)).collect(),
                 events: ids.map(|id| cells.event(id)).collect(),
+            };
+            if let Words::Mapped { bytes, .. } = &self.chunk_max_end {
+                bytes.release_all();
             }
+            fence
         }))
     }
 

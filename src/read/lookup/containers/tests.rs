@@ -1,6 +1,7 @@
 //! Tables from post-order cells, nesting errors, lookups by start and event.
 
 use zerocopy::byteorder::{BigEndian, I32, I64};
+use zerocopy::little_endian::{I32 as I32le, U64};
 
 use super::table::*;
 use super::*;
@@ -164,27 +165,54 @@ fn searches_through_the_fence_agree_with_a_linear_scan() {
         let cells = made_cells(post.iter().map(|&(e, s, n)| cell(e, s, n)).collect());
         let table = ContainerTable::from_post_order(cells.view(), (0..post.len() as u32).collect())
             .unwrap();
-        let last = pre.last().map_or(0, |c| c.2);
-        for at in (0..last + 20).step_by(5) {
-            let expected = pre.iter().rposition(|c| c.1 <= at);
-            assert_eq!(
-                table.last_starting_at_or_before(cells.view(), LogicalOffset(at)),
-                expected,
-                "seed {seed}, offset {at}"
-            );
-            let exact = pre.iter().position(|c| c.1 == at);
-            assert_eq!(
-                table.find_start(cells.view(), LogicalOffset(at), None),
-                exact
-            );
-        }
-        for event in -2..count as i32 * 2 + 2 {
-            let expected = pre.iter().rposition(|c| c.0 < event);
-            assert_eq!(
-                table.last_event_below(cells.view(), EventId(event)),
-                expected,
-                "seed {seed}, event {event}"
-            );
-        }
+        check_searches(&pre, &table, cells.view(), seed);
+        // The same containers as a sidecar maps them: a table that builds
+        // its fence after some searches.
+        let starts: Vec<U64> = pre.iter().map(|c| U64::new(c.1)).collect();
+        let ends: Vec<U64> = pre.iter().map(|c| U64::new(c.2)).collect();
+        let events: Vec<I32le> = pre.iter().map(|c| I32le::new(c.0)).collect();
+        let flat = CellView::flat(FlatCells {
+            starts: &starts,
+            ends: &ends,
+            events: &events,
+        });
+        let maxima = (0..chunk_count(pre.len()))
+            .map(|c| {
+                pre[c * 256..pre.len().min(c * 256 + 256)]
+                    .iter()
+                    .map(|c| c.2)
+                    .max()
+                    .unwrap()
+            })
+            .collect();
+        let mapped = ContainerTable::mapped(pre.len(), Words::Owned(maxima), true);
+        check_searches(&pre, &mapped, flat, seed);
+        check_searches(&pre, &mapped, flat, seed);
+    }
+}
+
+/// Every search of `table` by start and by event id against a linear scan
+/// of `pre` (event, start, end in start order).
+fn check_searches(pre: &[(i32, u64, u64)], table: &ContainerTable, cells: CellView<'_>, seed: u64) {
+    let last = pre.last().map_or(0, |c| c.2);
+    for at in (0..last + 20).step_by(5) {
+        let expected = pre.iter().rposition(|c| c.1 <= at);
+        assert_eq!(
+            table.last_starting_at_or_before(cells, LogicalOffset(at)),
+            expected,
+            "seed {seed}, offset {at}"
+        );
+        let exact = pre.iter().position(|c| c.1 == at);
+        assert_eq!(table.find_start(cells, LogicalOffset(at), None), exact);
+    }
+    for event in -2..pre.len() as i32 * 2 + 2 {
+        let expected = pre.iter().rposition(|c| c.0 < event);
+        assert_eq!(
+            table.last_event_below(cells, EventId(event)),
+            expected,
+            "seed {seed}, event {event}"
+        );
+        let exact = pre.iter().position(|c| c.0 == event);
+        assert_eq!(table.find_event(cells, EventId(event)), exact);
     }
 }
