@@ -86,9 +86,10 @@
 //!   started (a baseline of ~1.2 GB: on this machine that variant then
 //!   reported +0 for the index path).
 //!   Random access (node decoding, lookups, children of calls here and there,
-//!   backwards moves: streams not made `releasing`) records the blocks it
-//!   enters (`Resident::entered_at_random`); once they may have mapped a
-//!   window's worth (each block plus 2 MiB on either side), it releases them
+//!   backwards moves: streams not made `releasing`) records the 2 MiB-aligned
+//!   regions of the blocks it enters (`Resident::entered_at_random`: what
+//!   reading a block can map, since a fault maps at most an aligned folio);
+//!   once the distinct regions add up to a window, it releases them
 //!   and every page of the lookups' mappings (`tests/lazy_random_release.rs`:
 //!   2,000 expansions over a 32 MB trace leave 2.6 MB mapped with a 1 MiB
 //!   window, 35.9 MB without). The price is refaults: 1,000 random expansions
@@ -390,6 +391,30 @@ impl TraceBytes {
     pub(crate) fn release_around(&self, range: Range<u64>) -> bool {
         self.release(
             range.start.saturating_sub(FAULT_AROUND)..range.end.saturating_add(FAULT_AROUND),
+        )
+    }
+
+    /// The [`FAULT_AROUND`]-aligned regions of the mapped file that hold
+    /// the bytes of `range` (of these bytes, which may start inside the
+    /// file), as region numbers: reading a byte maps pages of its region
+    /// only (a fault maps at most the folio holding it, and a folio is
+    /// aligned to its size, at most `FAULT_AROUND`).
+    pub(crate) fn folio_regions(&self, range: Range<u64>) -> Range<u64> {
+        let start = range.start.saturating_add(self.start as u64);
+        let end = range
+            .end
+            .max(range.start.saturating_add(1))
+            .saturating_add(self.start as u64);
+        start / FAULT_AROUND..(end - 1) / FAULT_AROUND + 1
+    }
+
+    /// [`release`](Self::release)s the pages of region `region` of
+    /// [`folio_regions`](Self::folio_regions) that hold these bytes.
+    pub(crate) fn release_folio_region(&self, region: u64) -> bool {
+        let start = region.saturating_mul(FAULT_AROUND);
+        let offset = self.start as u64;
+        self.release(
+            start.saturating_sub(offset)..start.saturating_add(FAULT_AROUND).saturating_sub(offset),
         )
     }
 

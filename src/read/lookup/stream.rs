@@ -28,32 +28,35 @@ pub(crate) struct Resident {
     pub(crate) data: TraceBytes,
     /// The index file's and the sidecar's mappings.
     pub(crate) lookups: Vec<TraceBytes>,
-    /// The blocks (physical ranges) random reads entered since the last
-    /// release: streams not made `releasing` (node decoding, lookups,
-    /// backward moves). See [`Resident::entered_at_random`].
-    pub(crate) scattered: Mutex<Vec<Range<u64>>>,
+    /// The folio regions ([`TraceBytes::folio_regions`]) of the blocks
+    /// random reads entered since the last release, each once: streams not
+    /// made `releasing` (node decoding, lookups, backward moves). See
+    /// [`Resident::entered_at_random`].
+    pub(crate) scattered: Mutex<Vec<u64>>,
 }
 
 impl Resident {
-    /// A random read entered the block at `physical`: once the blocks such
-    /// reads entered may have mapped a window's worth of pages (each with
-    /// [`FAULT_AROUND`] on either side), releases them and every page of
-    /// the lookups' mappings (reads in progress fault theirs back in), so
-    /// that random access too keeps resident memory bounded by the window,
-    /// not by the trace.
+    /// A random read entered the block at `physical`. What reading it can
+    /// map lies in the [`FAULT_AROUND`]-aligned regions of the file that
+    /// hold the block (the kernel maps a whole folio at most, and folios
+    /// are aligned to their size); once the distinct regions entered since
+    /// the last release add up to a window, releases them and every page
+    /// of the lookups' mappings (reads in progress fault theirs back in),
+    /// so that random access too keeps resident memory bounded by the
+    /// window, not by the trace. Entering a region again costs nothing.
     #[cold]
     pub(crate) fn entered_at_random(&self, physical: Range<u64>) {
         let mut entered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-        entered.push(physical);
-        let mapped: u64 = entered
-            .iter()
-            .map(|block| block.end - block.start + 2 * FAULT_AROUND)
-            .sum();
-        if mapped < self.window {
+        for region in self.data.folio_regions(physical) {
+            if !entered.contains(&region) {
+                entered.push(region);
+            }
+        }
+        if (entered.len() as u64).saturating_mul(FAULT_AROUND) < self.window {
             return;
         }
-        for block in entered.drain(..) {
-            self.data.release_around(block);
+        for region in entered.drain(..) {
+            self.data.release_folio_region(region);
         }
         for mapping in &self.lookups {
             mapping.release_all();
