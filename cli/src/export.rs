@@ -127,7 +127,7 @@ fn stacks(
 #[cfg(feature = "parquet")]
 fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
     use tracetree::Error;
-    use tracetree::export::parquet::{ParquetOptions, export_parquet};
+    use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
 
     if request.root.is_some() {
         return Err(Error::Usage(
@@ -143,9 +143,14 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
         force: request.force,
         ..ParquetOptions::new(trace_name(request.file), source)
     };
-    let total: u64 = reader.count_tracepoints()?.values().sum();
-    let bar = progress_bar(total, "rows");
-    let summary = export_parquet(&reader, request.output, &options, &|rows| bar.inc(rows));
+    // The export counts each thread's rows before writing them: the bar's
+    // length grows as threads are counted (at once for up to one thread
+    // per worker), with no walk of its own.
+    let bar = progress_bar(0, "rows");
+    let summary = export_parquet(&reader, request.output, &options, &|step| match step {
+        ParquetProgress::Counted(rows) => bar.inc_length(rows),
+        ParquetProgress::Written(rows) => bar.inc(rows),
+    });
     bar.finish_and_clear();
     let summary = summary?;
     let rows: u64 = summary.rows.iter().map(|(_, rows)| rows).sum();

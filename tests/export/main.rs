@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type};
@@ -14,7 +15,7 @@ use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 
-use tracetree::export::parquet::{ParquetOptions, export_parquet};
+use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
 use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
@@ -235,6 +236,35 @@ fn generated_traces_of_every_shape_export_row_for_row_in_many_row_groups() {
         // Small row groups: many groups and several parts per thread.
         check_trace(&path, 1000);
     }
+}
+
+#[test]
+fn progress_counts_each_threads_rows_before_writing_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = generated(dir.path(), Shape::Threads, 3, 1 << 20, Some(64 << 10));
+    let reader = LazyTraceReader::open(&path).unwrap();
+    let options = ParquetOptions {
+        row_group_rows: 500,
+        ..ParquetOptions::new("t", "v22")
+    };
+    // (rows counted, rows written) as reported, and whether a write ever
+    // went past what had been counted.
+    let seen = Mutex::new((0u64, 0u64, false));
+    let out = dir.path().join("out");
+    let summary = export_parquet(&reader, &out, &options, &|step| {
+        let mut seen = seen.lock().unwrap();
+        match step {
+            ParquetProgress::Counted(rows) => seen.0 += rows,
+            ParquetProgress::Written(rows) => seen.1 += rows,
+        }
+        seen.2 |= seen.1 > seen.0;
+    })
+    .unwrap();
+    let rows: u64 = summary.rows.iter().map(|(_, rows)| rows).sum();
+    let expected: u64 = reader.count_tracepoints().unwrap().values().sum();
+    assert_eq!(rows, expected);
+    assert!(summary.rows.len() >= 3, "{:?}", summary.rows);
+    assert_eq!(*seen.lock().unwrap(), (expected, expected, false));
 }
 
 #[test]

@@ -24,7 +24,9 @@
 //!
 //! Each thread is exported on its own rayon worker by two walks
 //! (`rows`), row groups of `row_group_rows` rows compressed with zstd
-//! and streamed to the file; a new part starts every
+//! and streamed to the file; the first walk also counts the thread's
+//! rows, reported before any is written (a progress bar's length needs
+//! no walk of its own). A new part starts every
 //! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
 //! temporary name beside it and renamed into place only when whole.
 
@@ -81,6 +83,17 @@ impl ParquetOptions {
     }
 }
 
+/// What an export reports as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParquetProgress {
+    /// A thread's rows, counted (by the first of its two walks) before
+    /// any of them is written: the totals of the threads sum to the rows
+    /// of the export.
+    Counted(u64),
+    /// Rows just written.
+    Written(u64),
+}
+
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParquetSummary {
@@ -116,12 +129,13 @@ pub fn schema() -> SchemaRef {
 }
 
 /// Exports `reader`'s trace into the dataset directory `dir`, threads in
-/// parallel; `progress` receives rows written as they are.
+/// parallel; `progress` receives each thread's row count once it is
+/// known, and rows written as they are.
 pub fn export_parquet(
     reader: &LazyTraceReader,
     dir: &Path,
     options: &ParquetOptions,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(ParquetProgress) + Sync),
 ) -> Result<ParquetSummary> {
     if options.row_group_rows == 0 {
         return Err(Error::Usage("--row-group-rows must be at least 1".into()));
@@ -197,11 +211,12 @@ fn export_thread(
     thread: ThreadId,
     partition: &Path,
     options: &ParquetOptions,
-    progress: &(dyn Fn(u64) + Sync),
+    progress: &(dyn Fn(ParquetProgress) + Sync),
 ) -> Result<(ThreadId, u64, u64)> {
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
     let (ends, count) = subtree_ends(reader, thread)?;
+    progress(ParquetProgress::Counted(count));
     let mut ends = EndReader::new(ends);
     let schema = schema();
     let mut rows = Rows::new(
@@ -218,14 +233,14 @@ fn export_thread(
         rows.push(walked.depth, tracepoint, walked.footer, &mut ends)?;
         if rows.len() >= options.row_group_rows {
             let batch = rows.batch()?;
-            progress(batch.num_rows() as u64);
+            progress(ParquetProgress::Written(batch.num_rows() as u64));
             parts.write(&batch)?;
         }
         Ok(true)
     })?;
     if rows.len() > 0 || parts.is_empty() {
         let batch = rows.batch()?;
-        progress(batch.num_rows() as u64);
+        progress(ParquetProgress::Written(batch.num_rows() as u64));
         parts.write(&batch)?;
     }
     let bytes = parts.finish()?;

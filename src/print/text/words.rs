@@ -136,26 +136,10 @@ pub(super) fn push_missing(out: &mut String, kind: ObjectKind, id: i32) {
     let _ = write!(out, "<missing {kind} {id}>");
 }
 
-/// Appends `value` in decimal (no `fmt` machinery: this runs for most lines).
+/// Appends `value` in decimal (`itoa`, two digits a step, no `fmt`
+/// machinery: this runs for most lines and most exported values).
 pub(super) fn push_int(out: &mut String, value: i64) {
-    let mut digits = [0u8; 20];
-    // 19 digits and a sign at most.
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        at -= 1;
-        digits[at] = b'-';
-    }
-    // Only ASCII digits and a sign were written.
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    out.push_str(itoa::Buffer::new().format(value));
 }
 
 /// `Ok(None)` when the trace does not hold the object looked up (the printer
