@@ -28,5 +28,5 @@ pub use spec::{
     IntoJavaStr, LeafSpec, LocalSpec, MethodSpec, ValueSpec, VariableSpec, array_type, class_type,
 };
 pub use streaming::{
-    BlockOrder, StreamingOptions, StreamingSummary, StreamingThread, StreamingWriter,
+    BlockOrder, StreamingOptions, StreamingSummary, StreamingThread, StreamingWriter, ThreadBatch,
 };

@@ -125,29 +125,47 @@ fn trim_end(mut line: &[u8]) -> &[u8] {
     line
 }
 
-/// The thread, depth and instruction of an execution line of the common
-/// shape ([`plain_execution`]), read in one scan; `None` for any other
-/// line, which [`parse`] reads. Where this gives numbers, [`parse`] gives
-/// an execution of the same numbers.
-#[inline]
+/// [`plain_start`] for a line alone (without its newline).
+#[cfg(test)]
 pub(super) fn plain(line: &[u8]) -> Option<(u64, i64, u64)> {
-    plain_execution(line.strip_prefix(b"$$$,")?)
+    plain_start(line).map(|(numbers, _)| numbers)
 }
 
-/// The thread of an execution line whose THREAD is a plain decimal (as
-/// [`plain`] reads it), read without the fields after it; `None` for any
-/// other line.
+/// The thread, depth and instruction of the execution line at the start
+/// of `text` (which may go on past the line's newline), if it has the
+/// common shape ([`plain_fields`]), read in one scan, and the offset just
+/// past INSN_ID's `,` (the line's newline is at or after it); `None` for
+/// any other line, which [`parse`] reads. Where this gives numbers,
+/// [`parse`] gives an execution of the same numbers.
 #[inline]
+pub(super) fn plain_start(text: &[u8]) -> Option<((u64, i64, u64), usize)> {
+    let (numbers, end) = plain_fields(text.strip_prefix(b"$$$,")?)?;
+    Some((numbers, end + 4))
+}
+
+/// [`thread_start`] for a line alone (without its newline).
+#[cfg(test)]
 pub(super) fn plain_thread(line: &[u8]) -> Option<u64> {
-    let rest = line.strip_prefix(b"$$$,")?;
-    let at = comma(rest, 0)? + 1;
-    plain_number(&rest[at..comma(rest, at)?])
+    thread_start(line).map(|(thread, _)| thread)
+}
+
+/// The thread of the execution line at the start of `text` (which may go
+/// on past the line's newline), if its THREAD is a plain decimal (as
+/// [`plain_start`] reads it), read without the fields after it, and the
+/// offset just past THREAD's `,`; `None` for any other line.
+#[inline]
+pub(super) fn thread_start(text: &[u8]) -> Option<(u64, usize)> {
+    let rest = text.strip_prefix(b"$$$,")?;
+    let (thread, end) = plain_field(rest, skip_field(rest, 0)?)?;
+    Some((thread, end + 4))
 }
 
 /// `ID,THREAD,TIME,DEPTH,DYN_HOST,INSN_ID,TYPE,…`: the fields up to TYPE.
 #[inline]
 fn parse_execution(rest: &[u8]) -> Option<Line<'_>> {
-    let (thread, depth, instruction) = plain_execution(rest).or_else(|| any_execution(rest))?;
+    let (thread, depth, instruction) = plain_fields(rest)
+        .map(|(numbers, _)| numbers)
+        .or_else(|| any_execution(rest))?;
     Some(Line::Execution {
         thread,
         depth,
@@ -155,37 +173,70 @@ fn parse_execution(rest: &[u8]) -> Option<Line<'_>> {
     })
 }
 
-/// The common shape of an execution, read in one scan: THREAD, DEPTH and
-/// INSN_ID plain decimals of 1 to 18 digits (DEPTH maybe negative).
-/// `None` for anything else, which [`any_execution`] reads: both give the
-/// same numbers wherever this one gives any.
+/// The common shape of an execution, read in one scan that parses each
+/// number as it looks for its `,`: THREAD, DEPTH and INSN_ID plain
+/// decimals of 1 to 18 digits (DEPTH maybe negative), and the offset just
+/// past INSN_ID's `,`. A newline ends the scan: `rest` may go on past the
+/// line. `None` for anything else, which [`any_execution`] reads: both give
+/// the same numbers wherever this one gives any.
 #[inline]
-fn plain_execution(rest: &[u8]) -> Option<(u64, i64, u64)> {
-    let at = comma(rest, 0)? + 1;
-    let end = comma(rest, at)?;
-    let thread = plain_number(&rest[at..end])?;
-    let at = comma(rest, end + 1)? + 1;
-    let end = comma(rest, at)?;
-    let depth = match &rest[at..end] {
-        [b'-', digits @ ..] => -(plain_number(digits)? as i64),
-        digits => plain_number(digits)? as i64,
+fn plain_fields(rest: &[u8]) -> Option<((u64, i64, u64), usize)> {
+    let at = skip_field(rest, 0)?;
+    let (thread, at) = plain_field(rest, at)?;
+    let at = skip_field(rest, at)?;
+    let (depth, at) = match rest.get(at) {
+        Some(b'-') => plain_field(rest, at + 1).map(|(n, at)| (-(n as i64), at))?,
+        _ => plain_field(rest, at).map(|(n, at)| (n as i64, at))?,
     };
-    let at = comma(rest, end + 1)? + 1;
-    let end = comma(rest, at)?;
-    let instruction = plain_number(&rest[at..end])?;
-    Some((thread, depth, instruction))
+    let at = skip_field(rest, at)?;
+    let (instruction, at) = plain_field(rest, at)?;
+    Some(((thread, depth, instruction), at))
 }
 
-/// The offset of the first `,` at or after `at`. Fields are a few bytes
-/// long: eight bytes at a time in a word beats a vectorized search.
-#[inline]
-fn comma(bytes: &[u8], mut at: usize) -> Option<usize> {
+/// The offset just past the first `,` at or after `at`, unless a newline
+/// or the end comes first.
+#[inline(always)]
+fn skip_field(bytes: &[u8], mut at: usize) -> Option<usize> {
+    loop {
+        match *bytes.get(at)? {
+            b',' => return Some(at + 1),
+            b'\n' => return None,
+            _ => at += 1,
+        }
+    }
+}
+
+/// A decimal of 1 to 18 digits at `at` followed by `,` (one that fits an
+/// `i64`), and the offset just past the `,`.
+#[inline(always)]
+fn plain_field(bytes: &[u8], at: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    let mut end = at;
+    loop {
+        let byte = *bytes.get(end)?;
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return (byte == b',' && end > at).then_some((value, end + 1));
+        }
+        if end - at == 18 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+        end += 1;
+    }
+}
+
+/// The offset of the first `byte` at or after `at`. Fields and the ends of
+/// lines are a few bytes long: eight bytes at a time in a word beats a
+/// vectorized search.
+#[inline(always)]
+pub(super) fn find(bytes: &[u8], mut at: usize, byte: u8) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const COMMAS: u64 = u64::from_ne_bytes([b','; 8]);
+    let splat = u64::from_ne_bytes([byte; 8]);
     while let Some(word) = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        // The lowest byte of `word` equal to `,` sets the lowest high bit.
-        let x = u64::from_le_bytes(*word) ^ COMMAS;
+        // The lowest byte of `word` equal to `byte` sets the lowest high bit.
+        let x = u64::from_le_bytes(*word) ^ splat;
         let found = x.wrapping_sub(ONES) & !x & HIGHS;
         if found != 0 {
             return Some(at + (found.trailing_zeros() / 8) as usize);
@@ -193,13 +244,7 @@ fn comma(bytes: &[u8], mut at: usize) -> Option<usize> {
         at += 8;
     }
     let tail = bytes.get(at..)?;
-    tail.iter().position(|&b| b == b',').map(|i| at + i)
-}
-
-/// A decimal of 1 to 18 digits, nothing else: one that fits an `i64`.
-#[inline]
-fn plain_number(field: &[u8]) -> Option<u64> {
-    digits(field, 18)
+    tail.iter().position(|&b| b == byte).map(|i| at + i)
 }
 
 /// Any execution: fields split on `,`, numbers with blanks around them.
@@ -358,25 +403,61 @@ mod tests {
         assert_eq!(plain(b"$$$,1,22,3,-4,x,66,$var$"), Some((22, -4, 66)));
     }
 
-    /// The word-at-a-time search finds the first `,` at every alignment.
+    /// The word-at-a-time search finds the first byte sought at every
+    /// alignment.
     #[test]
-    fn comma_is_found_at_every_offset() {
-        for len in 0..40 {
-            for at in 0..=len {
-                let mut bytes = vec![b'a'; len];
-                for comma_at in [Some(at), None] {
-                    if let Some(i) = comma_at.filter(|&i| i < len) {
-                        bytes[i] = b',';
-                    }
-                    for from in 0..=len + 1 {
-                        let expected = bytes
-                            .get(from..)
-                            .and_then(|tail| tail.iter().position(|&b| b == b','))
-                            .map(|i| from + i);
-                        assert_eq!(comma(&bytes, from), expected, "{len} {at} {from}");
+    fn a_byte_is_found_at_every_offset() {
+        for byte in [b',', b'\n'] {
+            for len in 0..40 {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    for found_at in [Some(at), None] {
+                        if let Some(i) = found_at.filter(|&i| i < len) {
+                            bytes[i] = byte;
+                        }
+                        for from in 0..=len + 1 {
+                            let expected = bytes
+                                .get(from..)
+                                .and_then(|tail| tail.iter().position(|&b| b == byte))
+                                .map(|i| from + i);
+                            assert_eq!(find(&bytes, from, byte), expected, "{len} {at} {from}");
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// Reading a line at the start of the text that follows it gives what
+    /// reading the line alone gives, and stops within the line.
+    #[test]
+    fn readers_at_a_line_start_stop_at_its_newline() {
+        let follow: &[&[u8]] = &[
+            b"",
+            b"\n",
+            b"\n$$$,1,2,3,4,5,6,7\n",
+            b"\n,5,6,7,8\n",
+            b"\n7,8\n",
+        ];
+        let mut checked = 0;
+        for (n, line) in lines().into_iter().enumerate() {
+            if line.contains(&b'\n') {
+                continue;
+            }
+            let mut text = line.clone();
+            text.extend_from_slice(follow[n % follow.len()]);
+            let started = plain_start(&text);
+            assert_eq!(started.map(|(numbers, _)| numbers), plain(&line));
+            if let Some((_, end)) = started {
+                assert!(end <= line.len() && line[end - 1] == b',');
+                checked += 1;
+            }
+            let thread = thread_start(&text);
+            assert_eq!(thread.map(|(t, _)| t), plain_thread(&line));
+            if let Some((_, end)) = thread {
+                assert!(end <= line.len() && line[end - 1] == b',');
+            }
+        }
+        assert!(checked > 100);
     }
 }

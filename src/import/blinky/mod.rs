@@ -27,7 +27,8 @@
 //! within a range a thread's repeated executions of one instruction are
 //! left out (a declaration in between lets the next one through). The
 //! second reading resolves each execution in file order (declarations,
-//! event ids, method and location ids, depths) into a command for its
+//! event ids, method and location ids, depths; instructions and threads
+//! looked up by id in a vector, [`IdMap`]) into a command for its
 //! thread; the threads' commands are pushed into the writer a batch at a
 //! time, a thread per worker (`push`), since threads are independent in
 //! the trace. Memory holds the declarations, the open calls and a batch of
@@ -91,11 +92,74 @@ pub fn looks_like_blinky(path: &Path) -> bool {
     shaped >= 2 && shaped > malformed
 }
 
+/// Ids below this are kept in a vector indexed by id ([`IdMap`]): every id
+/// Blinky numbers from 0 in practice, at a few MB at most.
+const DENSE_IDS: u64 = 1 << 18;
+
+/// Values by source id: a vector indexed by id below [`DENSE_IDS`] (a
+/// lookup per execution costs no hashing), a hash map above.
+struct IdMap<T> {
+    dense: Vec<Option<T>>,
+    sparse: FxHashMap<u64, T>,
+}
+
+impl<T> Default for IdMap<T> {
+    fn default() -> Self {
+        IdMap {
+            dense: Vec::new(),
+            sparse: FxHashMap::default(),
+        }
+    }
+}
+
+impl<T> IdMap<T> {
+    #[inline]
+    fn get(&self, id: u64) -> Option<&T> {
+        if id < DENSE_IDS {
+            self.dense.get(id as usize)?.as_ref()
+        } else {
+            self.sparse.get(&id)
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        if id < DENSE_IDS {
+            self.dense.get_mut(id as usize)?.as_mut()
+        } else {
+            self.sparse.get_mut(&id)
+        }
+    }
+
+    fn insert(&mut self, id: u64, value: T) {
+        if id < DENSE_IDS {
+            let index = id as usize;
+            if self.dense.len() <= index {
+                self.dense.resize_with(index + 1, || None);
+            }
+            self.dense[index] = Some(value);
+        } else {
+            self.sparse.insert(id, value);
+        }
+    }
+}
+
+impl<T> FromIterator<(u64, T)> for IdMap<T> {
+    fn from_iter<I: IntoIterator<Item = (u64, T)>>(pairs: I) -> Self {
+        let mut map = IdMap::default();
+        for (id, value) in pairs {
+            map.insert(id, value);
+        }
+        map
+    }
+}
+
 /// What executing an instruction does.
 #[derive(Debug, Clone, Copy)]
 enum Action {
-    /// Calls the method of this source id.
-    Call(u64),
+    /// Calls the method of this source id, whose trace method is looked
+    /// up on the first call and kept.
+    Call(u64, Option<MethodId>),
     /// Returns from the innermost open call.
     Return,
     /// Pushes this leaf at this line, whose code location is looked up on
@@ -114,7 +178,7 @@ struct Declarations {
     methods: FxHashMap<u64, (String, String, Option<String>)>,
     /// Source method id → trace method id, on first call.
     method_ids: FxHashMap<u64, MethodId>,
-    instructions: FxHashMap<u64, Action>,
+    instructions: IdMap<Action>,
 }
 
 impl Declarations {
@@ -124,7 +188,7 @@ impl Declarations {
             unlisted: HashMap::new(),
             methods: FxHashMap::default(),
             method_ids: FxHashMap::default(),
-            instructions: FxHashMap::default(),
+            instructions: IdMap::default(),
         }
     }
 
@@ -168,7 +232,7 @@ impl Declarations {
         } = *declared;
         let kind = self.kind(kind);
         let action = match (kind, opcode) {
-            (ENTER, _) => Action::Call(host),
+            (ENTER, _) => Action::Call(host, None),
             (EXIT, _) => Action::Return,
             (ATHROW, _) => Action::Leaf(Leaf::Throw, line, None),
             (ARRAYLOAD, _) => Action::Leaf(Leaf::ReadArray, line, None),
@@ -260,8 +324,8 @@ fn threads_with_tracepoints(bytes: &TraceBytes, range_bytes: usize) -> Result<BT
                 ..
             } => {
                 let makes = matches!(
-                    declarations.instructions.get(&instruction),
-                    Some(Action::Call(_) | Action::Leaf(..))
+                    declarations.instructions.get(instruction),
+                    Some(Action::Call(..) | Action::Leaf(..))
                 );
                 if makes && found.insert(thread) {
                     threads
@@ -308,7 +372,7 @@ struct Writing<'w> {
     declarations: Declarations,
     names: Descriptors,
     pusher: Pusher,
-    ranks: FxHashMap<u64, usize>,
+    ranks: IdMap<usize>,
     threads: Vec<ThreadState>,
     summary: ImportSummary,
     /// Counts by kind index: executions that made no tracepoint.
@@ -349,22 +413,22 @@ impl Writing<'_> {
 
     #[inline]
     fn execute(&mut self, thread: u64, depth: i64, instruction: u64) -> Result<()> {
-        let Some(&action) = self.declarations.instructions.get(&instruction) else {
+        let Some(&action) = self.declarations.instructions.get(instruction) else {
             self.undeclared += 1;
             return Ok(());
         };
-        let Some(&rank) = self.ranks.get(&thread) else {
+        let Some(&rank) = self.ranks.get(thread) else {
             match action {
                 Action::Return => self.summary.skipped_exits += 1,
                 Action::Skip(kind) => self.skipped[kind as usize] += 1,
                 // The first pass ranked every thread that makes tracepoints.
-                Action::Call(_) | Action::Leaf(..) => self.undeclared += 1,
+                Action::Call(..) | Action::Leaf(..) => self.undeclared += 1,
             }
             return Ok(());
         };
         let state = &mut self.threads[rank];
         let nesting = match action {
-            Action::Call(_) => state.depth + 1,
+            Action::Call(..) => state.depth + 1,
             _ => state.depth,
         };
         let offset = depth.wrapping_sub(nesting as i64);
@@ -381,10 +445,21 @@ impl Writing<'_> {
             state.started = true;
         }
         match action {
-            Action::Call(host) => {
-                let method = self
-                    .declarations
-                    .method(host, &mut self.names, self.writer)?;
+            Action::Call(host, known) => {
+                let method = match known {
+                    Some(method) => method,
+                    None => {
+                        let method =
+                            self.declarations
+                                .method(host, &mut self.names, self.writer)?;
+                        if let Some(Action::Call(_, known)) =
+                            self.declarations.instructions.get_mut(instruction)
+                        {
+                            *known = Some(method);
+                        }
+                        method
+                    }
+                };
                 let event = self.names.next_event()?;
                 self.pusher.push(rank, Command::Call(method, event))?;
                 state.depth += 1;
@@ -401,7 +476,7 @@ impl Writing<'_> {
                     None => {
                         let location = self.names.line(line, self.writer)?;
                         if let Some(Action::Leaf(_, _, known)) =
-                            self.declarations.instructions.get_mut(&instruction)
+                            self.declarations.instructions.get_mut(instruction)
                         {
                             *known = Some(location);
                         }

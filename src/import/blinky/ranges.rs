@@ -3,7 +3,12 @@
 //! Every line stands alone, so the file is cut into ranges of about
 //! [`RANGE_BYTES`] that end at a newline. While the calling thread applies
 //! the parsed lines of one batch of ranges in file order, rayon's workers
-//! parse the next batch (a range per worker). A range's lines are kept
+//! parse the next batch (a range per worker). An execution of the common
+//! shape is read from its line's start in one scan, each number parsed as
+//! its `,` is looked for, and only the rest of the line is searched for the
+//! newline (eight bytes at a time); any other line is cut at its newline
+//! first. The first reading's executions of known threads are read up to
+//! THREAD only. A range's lines are kept
 //! compact: an execution by its three numbers, a run of program output or
 //! malformed lines by its length, any other line (a declaration: rare) by
 //! its place, parsed again when applied; so a range's parsed lines take
@@ -11,6 +16,7 @@
 //! `$$x$,` declaration, is 6 bytes). Memory holds two batches of parsed
 //! lines, never the file; the pages of each applied range are released.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::sync::{PoisonError, RwLock};
 
@@ -124,7 +130,7 @@ fn range_end(slice: &[u8], start: usize, range_bytes: usize, whole: usize) -> us
 /// A line, parsed compactly.
 #[derive(Debug, Clone, Copy)]
 enum Parsed {
-    /// An execution of the common shape ([`line::plain`]).
+    /// An execution of the common shape ([`line::plain_start`]).
     Execution {
         thread: u64,
         depth: i64,
@@ -150,7 +156,7 @@ fn parse_batch(
         .into_par_iter()
         .map(|range| {
             let lines = match executions {
-                Executions::All => parse_range(slice, range.clone(), |_| false, |_| true),
+                Executions::All => parse_range(slice, range.clone(), |_| None, |_| true),
                 Executions::Distinct(known) => {
                     let known: FxHashSet<u64> = known
                         .read()
@@ -161,8 +167,19 @@ fn parse_batch(
                     let mut seen = FxHashSet::default();
                     // Lines of `$$$` shape are executions or malformed:
                     // those of known threads need no more reading.
-                    let skip =
-                        |text: &[u8]| line::plain_thread(text).is_some_and(|t| known.contains(&t));
+                    // The last known thread met: runs of one thread's
+                    // lines take no lookup.
+                    let last = Cell::new(None);
+                    let skip = |text: &[u8]| {
+                        let (thread, at) = line::thread_start(text)?;
+                        if last.get() != Some(thread) {
+                            if !known.contains(&thread) {
+                                return None;
+                            }
+                            last.set(Some(thread));
+                        }
+                        Some(at)
+                    };
                     parse_range(slice, range.clone(), skip, |parsed| match *parsed {
                         Parsed::Execution {
                             thread,
@@ -184,7 +201,7 @@ fn parse_batch(
         .collect()
 }
 
-/// For a line [`line::plain`] does not read: whether it only counts, as
+/// For a line [`line::plain_start`] does not read: whether it only counts, as
 /// malformed (`Some(true)`) or as program output (`Some(false)`).
 fn counted(text: &[u8]) -> Option<bool> {
     if text.first() != Some(&b'$') {
@@ -198,54 +215,72 @@ fn counted(text: &[u8]) -> Option<bool> {
 }
 
 /// The lines of `range`, parsed, but those `skip` leaves out unparsed and
-/// those `keep` leaves out parsed.
+/// those `keep` leaves out parsed. `skip` is given the text from a line's
+/// start on (past its newline) and returns, for a line it leaves out, an
+/// offset at or before the newline.
 #[inline]
 fn parse_range(
     slice: &[u8],
     range: std::ops::Range<usize>,
-    skip: impl Fn(&[u8]) -> bool,
+    skip: impl Fn(&[u8]) -> Option<usize>,
     mut keep: impl FnMut(&Parsed) -> bool,
 ) -> Vec<Parsed> {
     let text = &slice[range.clone()];
     let mut lines = Vec::with_capacity(text.len() / 48);
     let mut start = 0;
-    for newline in memchr::memchr_iter(b'\n', text) {
-        if skip(&text[start..newline]) {
-            start = newline + 1;
+    while let Some(rest) = text.get(start..).filter(|rest| !rest.is_empty()) {
+        if let Some(at) = skip(rest) {
+            let Some(newline) = line::find(rest, at, b'\n') else {
+                break;
+            };
+            start += newline + 1;
             continue;
         }
-        let bytes = &text[start..newline];
-        let parsed = match line::plain(bytes) {
-            Some((thread, depth, instruction)) => Parsed::Execution {
-                thread,
-                depth,
-                instruction,
-            },
-            None => match counted(bytes) {
-                Some(malformed) => {
-                    match lines.last_mut() {
-                        Some(Parsed::Run {
-                            malformed: m,
-                            lines,
-                        }) if *m == malformed => *lines += 1,
-                        _ => lines.push(Parsed::Run {
-                            malformed,
-                            lines: 1,
-                        }),
+        let (parsed, newline) = match line::plain_start(rest) {
+            Some(((thread, depth, instruction), at)) => {
+                let Some(newline) = line::find(rest, at, b'\n') else {
+                    break;
+                };
+                let execution = Parsed::Execution {
+                    thread,
+                    depth,
+                    instruction,
+                };
+                (execution, newline)
+            }
+            None => {
+                let Some(newline) = memchr::memchr(b'\n', rest) else {
+                    break;
+                };
+                match counted(&rest[..newline]) {
+                    Some(malformed) => {
+                        match lines.last_mut() {
+                            Some(Parsed::Run {
+                                malformed: m,
+                                lines,
+                            }) if *m == malformed => *lines += 1,
+                            _ => lines.push(Parsed::Run {
+                                malformed,
+                                lines: 1,
+                            }),
+                        }
+                        start += newline + 1;
+                        continue;
                     }
-                    start = newline + 1;
-                    continue;
+                    None => {
+                        let other = Parsed::Other {
+                            start: range.start + start,
+                            end: range.start + start + newline,
+                        };
+                        (other, newline)
+                    }
                 }
-                None => Parsed::Other {
-                    start: range.start + start,
-                    end: range.start + newline,
-                },
-            },
+            }
         };
         if keep(&parsed) {
             lines.push(parsed);
         }
-        start = newline + 1;
+        start += newline + 1;
     }
     lines
 }
@@ -259,7 +294,7 @@ mod tests {
     #[test]
     fn lines_that_only_count_are_kept_as_runs() {
         let text = b"x\n\n$\n$$$,1,2,3,4,5,6,7\n$$$,\n$,\n\n$x$,1,2,3\n".repeat(1000);
-        let lines = parse_range(&text, 0..text.len(), |_| false, |_| true);
+        let lines = parse_range(&text, 0..text.len(), |_| None, |_| true);
         // Per repeat: output run, execution, malformed run, output run,
         // instruction.
         assert_eq!(lines.len(), 5000);

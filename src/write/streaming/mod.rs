@@ -36,7 +36,7 @@ use self::io::{BlockJob, Failure, Job, Output, Target, Written};
 use self::registry::OnDisk;
 use self::turns::Rotation;
 
-pub use self::thread::StreamingThread;
+pub use self::thread::{StreamingThread, ThreadBatch};
 
 /// How a [`StreamingWriter`] cuts and queues blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

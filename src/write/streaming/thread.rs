@@ -1,6 +1,7 @@
 //! [`StreamingThread`]: a producer's handle, recording one thread into its
 //! buffer, and the sink that hands its cut blocks to the queue (in its turn,
-//! for a round-robin writer).
+//! for a round-robin writer). A [`ThreadBatch`] holds the buffer's lock
+//! for a run of pushes, which write what the handle's pushes write.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
@@ -113,56 +114,37 @@ impl StreamingThread {
     /// largest pushed id, except for ids pushed by another thread at the very
     /// same time.
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
-        let event = tracepoint.event().0;
-        if event < 0 {
-            return Err(negative_event(event));
-        }
-        if !self.shared.pushed_ids.load(Ordering::Relaxed) {
-            self.shared.pushed_ids.store(true, Ordering::Relaxed);
-        }
-        self.write_tracepoint(tracepoint, i64::from(event) + 1)
+        let pushed_events = pushed_events(&self.shared, tracepoint)?;
+        self.write_tracepoint(tracepoint, pushed_events)
     }
 
     /// Writes a tracepoint; `pushed_events` is greater than its event id if
     /// the caller chose that id.
     #[inline]
     fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        if !state.block.try_tracepoint(tracepoint) {
-            // Reference objects to write first, a block to cut, or an error.
-            // Encoding checks the tracepoint: the detailed check runs only to
-            // name what is wrong.
-            state.block.tracepoint(&self.context(), tracepoint, || {
-                rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
-            })?;
-        }
-        state.open.push(tracepoint);
-        state.tracepoints += 1;
-        state.pushed_events = state.pushed_events.max(pushed_events);
-        if !tracepoint.is_container() && state.block.is_full() {
-            state.block.flush(&self.context())?;
-        }
-        Ok(())
+        let mut state = self.state()?;
+        write_tracepoint(&self.context(), &mut state, tracepoint, pushed_events)
     }
 
     /// Closes the innermost open container with `footer`, which must be of
     /// its type.
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        let thread = self.slot.thread;
-        let mut guard = self.state()?;
-        let state = &mut *guard;
-        state.open.check_footer(footer, thread)?;
-        if !state.block.try_footer(footer) {
-            state.block.footer(&self.context(), footer, || {
-                rejected(check_footer(footer), footer.encoded_len())
-            })?;
-        }
-        state.open.pop(footer, thread)?;
-        if state.block.is_full() {
-            state.block.flush(&self.context())?;
-        }
-        Ok(())
+        let mut state = self.state()?;
+        write_footer(&self.context(), self.slot.thread, &mut state, footer)
+    }
+
+    /// Takes the thread's buffer for a run of
+    /// [`push_tracepoint`](ThreadBatch::push_tracepoint) and
+    /// [`push_footer`](ThreadBatch::push_footer) calls, which then write
+    /// the same bytes as the handle's own without taking the buffer's lock
+    /// each time. The buffer is given back when the batch is dropped; until
+    /// then [`close`](super::StreamingWriter::close) waits for it.
+    pub fn batch(&mut self) -> Result<ThreadBatch<'_>> {
+        let state = self.state()?;
+        Ok(ThreadBatch {
+            handle: self,
+            state,
+        })
     }
 
     /// Cuts the thread's block now (if it holds anything) and queues it.
@@ -184,6 +166,104 @@ impl StreamingThread {
         }
         Ok(())
     }
+}
+
+/// A run of pushes into one thread, holding its buffer:
+/// [`StreamingThread::batch`].
+pub struct ThreadBatch<'a> {
+    handle: &'a StreamingThread,
+    state: MutexGuard<'a, ThreadState>,
+}
+
+impl std::fmt::Debug for ThreadBatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadBatch")
+            .field("thread", &self.handle.slot.thread)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThreadBatch<'_> {
+    /// [`StreamingThread::push_tracepoint`], in the batch.
+    #[inline]
+    pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        let pushed_events = pushed_events(&self.handle.shared, tracepoint)?;
+        write_tracepoint(
+            &self.handle.context(),
+            &mut self.state,
+            tracepoint,
+            pushed_events,
+        )
+    }
+
+    /// [`StreamingThread::push_footer`], in the batch.
+    #[inline]
+    pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        let thread = self.handle.slot.thread;
+        write_footer(&self.handle.context(), thread, &mut self.state, footer)
+    }
+}
+
+/// For a tracepoint pushed with its own event id: one more than that id,
+/// having noted that ids are pushed; an error for a negative id.
+#[inline(always)]
+fn pushed_events(shared: &Shared, tracepoint: &Tracepoint<'_>) -> Result<i64> {
+    let event = tracepoint.event().0;
+    if event < 0 {
+        return Err(negative_event(event));
+    }
+    if !shared.pushed_ids.load(Ordering::Relaxed) {
+        shared.pushed_ids.store(true, Ordering::Relaxed);
+    }
+    Ok(i64::from(event) + 1)
+}
+
+/// Writes a tracepoint into a thread's buffer; `pushed_events` is greater
+/// than its event id if the caller chose that id.
+#[inline(always)]
+fn write_tracepoint(
+    context: &Context<'_, Producer<'_>>,
+    state: &mut ThreadState,
+    tracepoint: &Tracepoint<'_>,
+    pushed_events: i64,
+) -> Result<()> {
+    if !state.block.try_tracepoint(tracepoint) {
+        // Reference objects to write first, a block to cut, or an error.
+        // Encoding checks the tracepoint: the detailed check runs only to
+        // name what is wrong.
+        state.block.tracepoint(context, tracepoint, || {
+            rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
+        })?;
+    }
+    state.open.push(tracepoint);
+    state.tracepoints += 1;
+    state.pushed_events = state.pushed_events.max(pushed_events);
+    if !tracepoint.is_container() && state.block.is_full() {
+        state.block.flush(context)?;
+    }
+    Ok(())
+}
+
+/// Closes the innermost open container of a thread's buffer with
+/// `footer`, which must be of its type.
+#[inline(always)]
+fn write_footer(
+    context: &Context<'_, Producer<'_>>,
+    thread: ThreadId,
+    state: &mut ThreadState,
+    footer: &Footer<'_>,
+) -> Result<()> {
+    state.open.check_footer(footer, thread)?;
+    if !state.block.try_footer(footer) {
+        state.block.footer(context, footer, || {
+            rejected(check_footer(footer), footer.encoded_len())
+        })?;
+    }
+    state.open.pop(footer, thread)?;
+    if state.block.is_full() {
+        state.block.flush(context)?;
+    }
+    Ok(())
 }
 
 impl BuildTarget for StreamingThread {
