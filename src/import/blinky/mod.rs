@@ -28,7 +28,7 @@
 //! left out (a declaration in between lets the next one through). The
 //! second reading resolves each execution in file order (declarations,
 //! event ids, method and location ids, depths; instructions and threads
-//! looked up by id in a vector, [`IdMap`]) into a command for its
+//! looked up by id in a vector, `IdMap`) into a command for its
 //! thread; the threads' commands are pushed into the writer a batch at a
 //! time, a thread per worker (`push`), since threads are independent in
 //! the trace. Memory holds the declarations, the open calls and a batch of
