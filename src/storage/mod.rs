@@ -93,7 +93,7 @@
 //!   and every page of the lookups' mappings (`tests/lazy_random_release.rs`:
 //!   2,000 expansions over a 32 MB trace leave 2.6 MB mapped with a 1 MiB
 //!   window, 35.9 MB without). The price is refaults: 1,000 random expansions
-//!   of a 1 GB trace take 17–20 ms instead of 3–7 ms (peak RSS ~45 MB instead
+//!   of a 1 GB trace take 20–22 ms instead of ~2 ms (peak RSS ~45 MB instead
 //!   of ~900 MB; searches keep to a page or two of the lookups through their
 //!   fence, `containers::table`); `resident_window(None)` opts out.
 //! - **Cost.** A released page faults in again when read (a minor fault from

@@ -233,7 +233,7 @@ impl LazyOptions {
     /// blocks they entered once those may have mapped a window's worth
     /// (the distinct 2 MiB-aligned regions of the file holding them: the
     /// kernel maps at most the aligned folio around a read). Releasing costs faults when pages are read again (1,000
-    /// random expansions of a 1 GB trace: 17–20 ms instead of 3–7 ms, with
+    /// random expansions of a 1 GB trace: 20–22 ms instead of ~2 ms, with
     /// ~45 MB instead of ~900 MB mapped). `None` keeps every page read
     /// mapped until the reader is dropped (the kernel may still reclaim
     /// them). A trace opened from bytes in memory has nothing to release.
