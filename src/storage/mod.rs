@@ -575,6 +575,31 @@ mod tests {
     }
 
     #[test]
+    fn folio_regions_are_counted_in_the_file_not_in_a_slice() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        let len = FAULT_AROUND as usize + 5 * PAGE;
+        let bytes: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+        std::io::Write::write_all(&mut file, &bytes).unwrap();
+        let mapped = TraceBytes::map(file.path()).unwrap();
+        // A slice starting 3 pages into the file (a packed trace's entry).
+        let offset = 3 * PAGE as u64;
+        let slice = mapped.slice(offset..len as u64).unwrap();
+        let edge = FAULT_AROUND - offset;
+        assert_eq!(slice.folio_regions(0..1), 0..1);
+        assert_eq!(slice.folio_regions(5..5), 0..1, "an empty range");
+        assert_eq!(slice.folio_regions(edge - 1..edge), 0..1);
+        assert_eq!(slice.folio_regions(edge..edge + 1), 1..2);
+        assert_eq!(slice.folio_regions(edge - 1..edge + 1), 0..2);
+        assert_eq!(mapped.folio_regions(edge..edge + 1), 0..1);
+        // Region 0 begins before the slice, region 1 ends after the file,
+        // region 9 lies past it: released as far as they overlap, bytes kept.
+        assert!(slice.release_folio_region(0));
+        assert!(slice.release_folio_region(1));
+        assert!(!slice.release_folio_region(9));
+        assert_eq!(slice.as_slice(), &bytes[offset as usize..]);
+    }
+
+    #[test]
     fn a_folder_is_not_mapped() {
         let dir = tempfile::tempdir().unwrap();
         for error in [TraceBytes::map(dir.path()), TraceBytes::read(dir.path())] {
