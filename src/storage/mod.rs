@@ -35,12 +35,13 @@
 //!   in between count: large folios map them with the thread's own, so a
 //!   window counted in the thread's logical stream left about twice its size
 //!   mapped for two interleaved threads), it releases the blocks in between
-//!   (`TraceBytes::release` per block, widened by 2 MiB on each side because
-//!   the kernel maps that much of the neighbouring blocks, another thread's
-//!   included: fault-around maps 64 KiB, and with large page-cache folios —
-//!   ext4 reads evicted files back in folios of up to 2 MiB on our Linux 6.18
-//!   machines — a fault maps the whole folio; those edges would otherwise add
-//!   up over the file), and with them every page of the index and sidecar mappings
+//!   (`TraceBytes::release_around` per block: the 2 MiB-aligned regions of
+//!   the file holding it, because the kernel maps that much of the
+//!   neighbouring blocks, another thread's included: fault-around maps 64
+//!   KiB, and with large page-cache folios — ext4 reads evicted files back in
+//!   folios of up to 2 MiB on our Linux 6.18 machines — a fault maps the
+//!   whole folio, aligned to its size; those edges would otherwise add up
+//!   over the file), and with them every page of the index and sidecar mappings
 //!   (they fault back in when used). Footers read ahead of the walk (one per
 //!   open container) are released when the walk passes them. A walk's stream
 //!   also releases the blocks it kept (its last window) when the walk ends
@@ -169,8 +170,9 @@ const PAGE: usize = 4096;
 /// default) or, with large page-cache folios (ext4 reads files back in
 /// folios of up to 2 MiB), the whole folio holding the address — seen on
 /// this project's Linux 6.18 machines once a trace's pages had been evicted
-/// and read back. [`TraceBytes::release_around`] covers this much on either
-/// side.
+/// and read back. Folios are aligned to their size, so a read maps pages
+/// of the `FAULT_AROUND`-aligned region of the file that holds it only:
+/// [`TraceBytes::release_around`] releases such regions whole.
 pub(crate) const FAULT_AROUND: u64 = 2 << 20;
 
 /// What holds the bytes.
@@ -383,15 +385,13 @@ impl TraceBytes {
         }
     }
 
-    /// [`release`](Self::release)s `range` and [`FAULT_AROUND`] on either
-    /// side: reading a page maps its neighbours too (the edges of the
-    /// blocks on either side of a block included, which may be another
-    /// thread's; they fault back in if read); else those edges would add
-    /// up over the file.
+    /// [`release`](Self::release)s the [`folio_regions`](Self::folio_regions)
+    /// that hold `range`: reading a page maps its neighbours in its region
+    /// too (the edges of the blocks on either side of a block included,
+    /// which may be another thread's; they fault back in if read); else
+    /// those edges would add up over the file.
     pub(crate) fn release_around(&self, range: Range<u64>) -> bool {
-        self.release(
-            range.start.saturating_sub(FAULT_AROUND)..range.end.saturating_add(FAULT_AROUND),
-        )
+        self.release_folio_regions(self.folio_regions(range))
     }
 
     /// The [`FAULT_AROUND`]-aligned regions of the mapped file that hold
@@ -408,14 +408,14 @@ impl TraceBytes {
         start / FAULT_AROUND..(end - 1) / FAULT_AROUND + 1
     }
 
-    /// [`release`](Self::release)s the pages of region `region` of
-    /// [`folio_regions`](Self::folio_regions) that hold these bytes.
-    pub(crate) fn release_folio_region(&self, region: u64) -> bool {
-        let start = region.saturating_mul(FAULT_AROUND);
+    /// [`release`](Self::release)s the pages of `regions` (numbered as
+    /// [`folio_regions`](Self::folio_regions) numbers them) that hold these
+    /// bytes.
+    pub(crate) fn release_folio_regions(&self, regions: Range<u64>) -> bool {
         let offset = self.start as u64;
-        self.release(
-            start.saturating_sub(offset)..start.saturating_add(FAULT_AROUND).saturating_sub(offset),
-        )
+        let start = regions.start.saturating_mul(FAULT_AROUND);
+        let end = regions.end.saturating_mul(FAULT_AROUND);
+        self.release(start.saturating_sub(offset)..end.saturating_sub(offset))
     }
 
     /// [`release`](Self::release)s every page of the mapping.
@@ -593,9 +593,9 @@ mod tests {
         assert_eq!(mapped.folio_regions(edge..edge + 1), 0..1);
         // Region 0 begins before the slice, region 1 ends after the file,
         // region 9 lies past it: released as far as they overlap, bytes kept.
-        assert!(slice.release_folio_region(0));
-        assert!(slice.release_folio_region(1));
-        assert!(!slice.release_folio_region(9));
+        assert!(slice.release_folio_regions(0..1));
+        assert!(slice.release_folio_regions(1..2));
+        assert!(!slice.release_folio_regions(9..10));
         assert_eq!(slice.as_slice(), &bytes[offset as usize..]);
     }
 

@@ -56,7 +56,7 @@ impl Resident {
             return;
         }
         for region in entered.drain(..) {
-            self.data.release_folio_region(region);
+            self.data.release_folio_regions(region..region + 1);
         }
         for mapping in &self.lookups {
             mapping.release_all();
