@@ -222,14 +222,20 @@ impl Lookup {
         let Some(source) = source else {
             return self.scan_thread(data, slot);
         };
-        // The index's runs of cells, to check their footers once they
-        // are known to nest.
+        // The index's runs of cells, to check their footers.
         let ranges = match &source {
             Source::Ranges { ranges, .. } => ranges.clone(),
             Source::Made { .. } => Vec::new(),
         };
-        let problem = match Containers::build(&self.file, source, self.release_window()) {
-            Ok(mut containers) => match self.check_footers(data, slot, &ranges) {
+        // The footers are read from the data while the cells are ordered
+        // (independent passes, on two cores); a nesting problem is the one
+        // reported, as if the footers had been checked after.
+        let (built, footers) = rayon::join(
+            || Containers::build(&self.file, source, self.release_window()),
+            || self.check_footers(data, slot, &ranges),
+        );
+        let problem = match built {
+            Ok(mut containers) => match footers {
                 Ok(()) => {
                     if !thread.made.is_empty() {
                         containers.add(self.file.slice(), thread.made.clone());
