@@ -92,6 +92,10 @@ const CASES: &[(&str, &str)] = &[
         "first open, index present, no sidecar (builds the lookups and writes the sidecar)",
     ),
     (
+        "first_children",
+        "first open, sidecar deferred, then a root's first 100 children with their counts (`children`)",
+    ),
+    (
         "open_rebuild",
         "open, index missing (lookups rebuilt in memory)",
     ),
@@ -257,6 +261,40 @@ fn index_path_options() -> LazyOptions {
     LazyTraceReader::options().sidecar(SidecarPolicy::Off)
 }
 
+/// The mixed trace and its index linked into a directory of their own, so
+/// that the sidecar a first open writes is not the one `open_sidecar`
+/// reads; and that sidecar's path (removing it, a few ms, is part of the
+/// timed runs).
+fn first_open_link(mixed: &Path) -> (PathBuf, PathBuf) {
+    let dir = trace_dir().join("first-open");
+    std::fs::create_dir_all(&dir).unwrap();
+    let linked = dir.join(mixed.file_name().unwrap());
+    for (from, to) in [
+        (mixed.to_path_buf(), linked.clone()),
+        (index_path(mixed), index_path(&linked)),
+    ] {
+        let _ = std::fs::remove_file(&to);
+        std::os::unix::fs::symlink(from, to).unwrap();
+    }
+    let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
+    (linked, sidecar)
+}
+
+/// Opens `linked` with `options` after removing its `sidecar`, as a first
+/// open, which must have the `expected` outcome.
+fn first_open(
+    options: LazyOptions,
+    linked: &Path,
+    sidecar: &Path,
+    expected: SidecarOutcome,
+) -> LazyTraceReader {
+    let _ = std::fs::remove_file(sidecar);
+    let reader = options.open(linked).unwrap();
+    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
+    assert_eq!(outcome, Some(&expected));
+    reader
+}
+
 /// Removes a written trace when dropped (outside the timed part).
 struct Scratch(PathBuf);
 
@@ -340,35 +378,42 @@ fn case(id: &str, traces: &Traces) -> Case {
             )
         }
         "open_first" => {
-            // The trace and its index linked into a directory of their own,
-            // so that the sidecar this writes is not the one `open_sidecar`
-            // reads; removing it (a few ms) is part of the timed run.
-            let dir = trace_dir().join("first-open");
-            std::fs::create_dir_all(&dir).unwrap();
-            let linked = dir.join(mixed.file_name().unwrap());
-            for (from, to) in [
-                (mixed.clone(), linked.clone()),
-                (index_path(&mixed), index_path(&linked)),
-            ] {
-                let _ = std::fs::remove_file(&to);
-                std::os::unix::fs::symlink(from, to).unwrap();
-            }
-            let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
+            let (linked, sidecar) = first_open_link(&mixed);
             (
                 Which::Mixed,
                 Covers::File,
                 Box::new(move || {
-                    let _ = std::fs::remove_file(&sidecar);
-                    let reader = support::with_sidecar()
-                        .sidecar(SidecarPolicy::ReadWrite)
-                        .open(&linked)
-                        .unwrap();
-                    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
-                    assert!(
-                        matches!(outcome, Some(SidecarOutcome::Written)),
-                        "{outcome:?}"
-                    );
-                    boxed(reader)
+                    let options = support::with_sidecar().sidecar(SidecarPolicy::ReadWrite);
+                    boxed(first_open(
+                        options,
+                        &linked,
+                        &sidecar,
+                        SidecarOutcome::Written,
+                    ))
+                }),
+            )
+        }
+        "first_children" => {
+            // What `tracetree children --node ID` does on a trace opened for
+            // the first time: the default deferral, then one page.
+            let (linked, sidecar) = first_open_link(&mixed);
+            (
+                Which::Mixed,
+                Covers::File,
+                Box::new(move || {
+                    let options = support::with_sidecar()
+                        .defer_sidecar(Some(LazyOptions::DEFAULT_DEFERRED_TABLES));
+                    let reader = first_open(options, &linked, &sidecar, SidecarOutcome::Deferred);
+                    let thread = reader.thread_ids()[0];
+                    let root = reader.root(thread).unwrap().unwrap();
+                    let total = reader.child_count(root).unwrap();
+                    let counts: usize = reader
+                        .children_range(root, 0, 100)
+                        .unwrap()
+                        .into_iter()
+                        .map(|child| reader.child_count(child).unwrap())
+                        .sum();
+                    boxed((reader, total, counts))
                 }),
             )
         }

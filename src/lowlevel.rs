@@ -27,5 +27,7 @@ pub mod block {
 
 /// The lookup sidecar's layout constants.
 pub mod sidecar {
-    pub use crate::read::lookup::sidecar::{SAMPLED_BLOCKS, SIDECAR_MAGIC, SIDECAR_VERSION};
+    pub use crate::read::lookup::sidecar::{
+        OPENED_MAGIC, SAMPLED_BLOCKS, SIDECAR_MAGIC, SIDECAR_VERSION,
+    };
 }

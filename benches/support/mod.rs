@@ -136,7 +136,10 @@ pub fn sidecar_dir() -> PathBuf {
     trace_dir().join("lookups")
 }
 
-/// Reader options that keep sidecars in [`sidecar_dir`].
+/// Reader options that keep sidecars in [`sidecar_dir`], written at the
+/// first open (not deferred to the second).
 pub fn with_sidecar() -> tracetree::read::LazyOptions {
-    LazyTraceReader::options().sidecar_dir(Some(sidecar_dir()))
+    LazyTraceReader::options()
+        .sidecar_dir(Some(sidecar_dir()))
+        .defer_sidecar(None)
 }

@@ -6,22 +6,11 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::read::rebuild::{MAX_WORKERS_PER_CORE, RebuildOptions};
-use tracetree::read::{
-    IndexCheck, IndexProblem, SidecarPolicy, check_index, index_path, write_index,
-};
+use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
 
-use crate::cache::Cache;
-use crate::info::describe_sidecar;
-
-pub fn run(
-    cache: &Cache,
-    file: &Path,
-    check: bool,
-    threads: usize,
-    out: &mut impl Write,
-) -> Result<()> {
+pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     // The rebuild reads the data without a zero-filled tail, and its
     // progress adds up to exactly that.
     let size = TraceBytes::map(file)?.without_zero_tail().0.len();
@@ -65,14 +54,6 @@ pub fn run(
             format!(", {unfinished} unfinished containers")
         }
     )?;
-    // Opening with the new index writes the lookup sidecar.
-    let reader = cache
-        .lazy_options()
-        .sidecar(SidecarPolicy::ReadWrite)
-        .open(file)?;
-    if let Some(sidecar) = &reader.report().sidecar {
-        writeln!(out, "{}", describe_sidecar(sidecar))?;
-    }
     Ok(())
 }
 

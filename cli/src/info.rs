@@ -217,6 +217,10 @@ pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
         SidecarOutcome::Skipped => {
             format!("lookup sidecar: {path} (not written{rejected}{scratch})")
         }
+        SidecarOutcome::Deferred => format!(
+            "lookup sidecar: {path} (not written yet: a first open builds lookups on demand; \
+             the next open writes it{rejected})"
+        ),
     }
 }
 

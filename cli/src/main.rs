@@ -396,7 +396,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             file,
             check,
             threads,
-        } => index::run(&cache, &file, check, threads, &mut out)?,
+        } => index::run(&file, check, threads, &mut out)?,
         Command::Dump {
             file,
             format: DumpFormat::Jsonl,

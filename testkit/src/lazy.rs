@@ -15,9 +15,13 @@ pub fn sidecar_dir(trace: &Path) -> PathBuf {
     trace.parent().unwrap_or(Path::new(".")).join("lookups")
 }
 
-/// Options that keep `trace`'s sidecar in [`sidecar_dir`].
+/// Options that keep `trace`'s sidecar in [`sidecar_dir`], written at the
+/// first open (not deferred to the second: `tests/read/lazy_sidecar.rs`
+/// tests the deferral on its own).
 pub fn with_sidecar(trace: &Path) -> LazyOptions {
-    LazyTraceReader::options().sidecar_dir(Some(sidecar_dir(trace)))
+    LazyTraceReader::options()
+        .sidecar_dir(Some(sidecar_dir(trace)))
+        .defer_sidecar(None)
 }
 
 /// Where [`with_sidecar`] keeps `trace`'s sidecar.

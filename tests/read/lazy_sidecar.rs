@@ -538,6 +538,7 @@ fn a_sidecar_directory_keeps_within_its_budget() {
     let options = || {
         LazyTraceReader::options()
             .sidecar_dir(Some(lookups.clone()))
+            .defer_sidecar(None)
             .sidecar_budget(1)
     };
     let sidecars: Vec<PathBuf> = traces
@@ -556,6 +557,7 @@ fn a_sidecar_directory_keeps_within_its_budget() {
     for trace in &traces {
         LazyTraceReader::options()
             .sidecar_dir(Some(lookups.clone()))
+            .defer_sidecar(None)
             .open(trace)
             .unwrap();
     }

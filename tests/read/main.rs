@@ -6,6 +6,7 @@ mod heldout_lazy;
 mod hostile_input;
 mod iterate;
 mod lazy_concurrency;
+mod lazy_deferred_sidecar;
 mod lazy_equivalence;
 mod lazy_hostile;
 mod lazy_index_policy;

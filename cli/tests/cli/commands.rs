@@ -254,7 +254,7 @@ fn reads_add_nothing_beside_the_trace() {
 }
 
 #[test]
-fn index_writes_the_sidecar_and_info_reports_it() {
+fn info_reports_the_sidecar_through_index_and_deferral() {
     let dir = tempfile::tempdir().unwrap();
     let path = blocks_trace(dir.path(), None, 256 << 10);
     std::fs::remove_file(index_path(&path)).unwrap();
@@ -265,6 +265,8 @@ fn index_writes_the_sidecar_and_info_reports_it() {
         assert!(ok, "{err}");
         out
     };
+    // Without an index the lookups are rebuilt, and the sidecar is written
+    // at once.
     let out = with_cache("info");
     assert!(out.contains("rebuilt"), "{out}");
     assert!(out.contains(".ttlookup (written)"), "{out}");
@@ -274,11 +276,17 @@ fn index_writes_the_sidecar_and_info_reports_it() {
         out.contains("an earlier run rebuilt it from the data"),
         "{out}"
     );
-    // `index` writes the index, then a sidecar made from it.
+    // `index` writes the index only.
     let out = with_cache("index");
-    assert!(out.contains("lookup sidecar:"), "{out}");
+    assert!(out.starts_with("wrote "), "{out}");
+    assert!(!out.contains("sidecar"), "{out}");
+    // The first open with it leaves the sidecar to the next one.
+    let out = with_cache("info");
+    assert!(out.contains(".ttlookup (not written yet: "), "{out}");
+    assert!(out.contains("the old one was not used: stale"), "{out}");
+    let out = with_cache("info");
     assert!(
-        out.contains("(written; the old one was not used: stale"),
+        out.contains(".ttlookup (written; the old one was not used: none yet"),
         "{out}"
     );
     let out = with_cache("info");

@@ -177,6 +177,7 @@ pub struct LazyOptions {
     sidecar: SidecarPolicy,
     sidecar_dir: Option<PathBuf>,
     sidecar_budget: u64,
+    defer_sidecar: Option<u64>,
     resident_window: Option<u64>,
     rebuild_progress: Option<RebuildProgress>,
 }
@@ -201,6 +202,7 @@ impl Default for LazyOptions {
             sidecar: SidecarPolicy::default(),
             sidecar_dir: None,
             sidecar_budget: LazyOptions::DEFAULT_SIDECAR_BUDGET,
+            defer_sidecar: Some(LazyOptions::DEFAULT_DEFERRED_TABLES),
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
             rebuild_progress: None,
         }
@@ -218,6 +220,11 @@ impl LazyOptions {
 
     /// The default bound on the sidecars kept in a sidecar directory: 4 GiB.
     pub const DEFAULT_SIDECAR_BUDGET: u64 = 4 << 30;
+
+    /// The default bound on the tables a first open keeps on the heap
+    /// instead of writing the sidecar ([`defer_sidecar`](Self::defer_sidecar)):
+    /// 64 MiB, the tables of a trace of about 1.7 GB.
+    pub const DEFAULT_DEFERRED_TABLES: u64 = 64 << 20;
 
     /// The default resident window: 16 MiB.
     pub const DEFAULT_RESIDENT_WINDOW: u64 = 16 << 20;
@@ -297,6 +304,25 @@ impl LazyOptions {
     /// recently written are removed past it, never the one just written.
     pub fn sidecar_budget(mut self, bytes: u64) -> Self {
         self.sidecar_budget = bytes;
+        self
+    }
+
+    /// Whether the first open of a trace waits for a second before writing
+    /// its sidecar. With `Some(bytes)` (default
+    /// [`DEFAULT_DEFERRED_TABLES`](Self::DEFAULT_DEFERRED_TABLES)), an open
+    /// that finds no sidecar, uses the index, and would keep at most
+    /// `bytes` of container tables on the heap (4 bytes a container) builds
+    /// no lookups up front: each thread's table is built when first needed,
+    /// so a one-off look at a trace (its first page of children) costs
+    /// reading the index, not building and writing every lookup. It leaves
+    /// a note of the files' stamps where the sidecar goes
+    /// ([`SidecarOutcome::Deferred`](crate::read::SidecarOutcome::Deferred)); the next open of the
+    /// same files finds it and writes the sidecar, and later ones map it.
+    /// `None` writes the sidecar at the first open (what `tracetree index`
+    /// does). Only with a [`sidecar_dir`](Self::sidecar_dir) and
+    /// [`SidecarPolicy::ReadWrite`].
+    pub fn defer_sidecar(mut self, bytes: Option<u64>) -> Self {
+        self.defer_sidecar = bytes;
         self
     }
 
@@ -555,15 +581,27 @@ impl LazyOptions {
             && self.index != IndexChoice::Rebuild
             && reader.report.data.damage.is_none();
         let outcome = match &on_disk.sidecar {
-            Some(path) if write => {
-                let outcome = reader.write_sidecar(path, &on_disk, index);
-                if outcome == SidecarOutcome::Written {
-                    sidecar::evict_oldest(path, self.sidecar_budget);
+            Some(path) if write && self.defers(&reader, rejected.as_ref()) => {
+                let files = on_disk.files(&reader.data, index);
+                if sidecar::write_opened(path, &files).is_ok() {
+                    let mut reader = reader;
+                    reader.report.sidecar = Some(SidecarReport {
+                        path: on_disk.sidecar,
+                        rejected,
+                        outcome: SidecarOutcome::Deferred,
+                        framing_checked: 0,
+                        scratch: false,
+                    });
+                    return reader;
                 }
-                outcome
+                reader.write_sidecar(path, &on_disk, index)
             }
+            Some(path) if write => reader.write_sidecar(path, &on_disk, index),
             _ => SidecarOutcome::Skipped,
         };
+        if let (Some(path), SidecarOutcome::Written) = (&on_disk.sidecar, &outcome) {
+            sidecar::evict_oldest(path, self.sidecar_budget);
+        }
         let files = on_disk.files(&reader.data, index);
         let loaded = if let (Some(path), SidecarOutcome::Written) = (&on_disk.sidecar, &outcome) {
             let restamp = self.sidecar == SidecarPolicy::ReadWrite;
@@ -584,6 +622,16 @@ impl LazyOptions {
             scratch,
         });
         reader
+    }
+
+    /// Whether this open leaves the sidecar to the next one
+    /// ([`defer_sidecar`](LazyOptions::defer_sidecar)): the index is used,
+    /// the tables fit the bound, and no earlier open deferred it already.
+    fn defers(&self, reader: &LazyTraceReader, rejected: Option<&SidecarProblem>) -> bool {
+        let tables = reader.report.containers as u64 * 4;
+        matches!(reader.report.status, IndexStatus::Used { .. })
+            && rejected != Some(&SidecarProblem::Deferred)
+            && self.defer_sidecar.is_some_and(|bound| tables <= bound)
     }
 
     /// The reader over a sidecar just written and `loaded` back (its
@@ -696,11 +744,6 @@ impl LazyTraceReader {
         on_disk: &OnDisk,
         index: Option<&TraceBytes>,
     ) -> SidecarOutcome {
-        if let Some(dir) = path.parent()
-            && let Err(error) = std::fs::create_dir_all(dir)
-        {
-            return SidecarOutcome::NotWritten(format!("{}: {error}", dir.display()));
-        }
         let files = on_disk.files(&self.data, index);
         match sidecar::write(path, &files, &self.lookup, &self.context, &self.summary()) {
             Ok(()) => SidecarOutcome::Written,

@@ -47,6 +47,14 @@ pub(super) fn load_mapped(
     let bytes = sidecar.as_slice();
     let (header, _) = Header::read_from_prefix(bytes)
         .map_err(|_| malformed(0, format!("{} bytes, shorter than a header", bytes.len())))?;
+    if header.magic == OPENED_MAGIC {
+        // An earlier open's note: the same files mean a second open.
+        if header.file_len.get() != bytes.len() as u64 {
+            return Err(malformed(16, "a note with sections"));
+        }
+        check_stamps(&header, files)?;
+        return Err(SidecarProblem::Deferred);
+    }
     if header.magic != SIDECAR_MAGIC {
         return Err(malformed(0, "bad magic"));
     }
@@ -63,35 +71,10 @@ pub(super) fn load_mapped(
             ),
         ));
     }
-    // Staleness, cheapest checks first.
+    check_stamps(&header, files)?;
     let data = files.data.as_slice();
     let stale = |what: String| Err(SidecarProblem::Stale(what));
-    if header.data_len.get() != data.len() as u64 {
-        return stale(format!(
-            "data file length {} differs from the recorded {}",
-            data.len(),
-            header.data_len.get()
-        ));
-    }
     let stamp = files.data_stamp;
-    if [
-        header.data_mtime.get(),
-        header.data_ctime.get(),
-        header.data_inode.get(),
-    ] != [stamp.mtime, stamp.ctime, stamp.inode]
-    {
-        return stale("data file modified or replaced since (mtime, ctime or inode)".into());
-    }
-    let recorded_index = [
-        header.index_len.get(),
-        header.index_mtime.get(),
-        header.index_hash.get(),
-        header.index_ctime.get(),
-        header.index_inode.get(),
-    ];
-    if recorded_index != files.index_fields() {
-        return stale("index file changed (length, mtime, ctime, inode or checksum)".into());
-    }
     // Whether the stamps vouch for the data: a change after they were taken
     // moves the ctime, unless it came in the same clock tick as the change
     // the recorded ctime shows.
@@ -289,6 +272,40 @@ pub(super) fn load_mapped(
         status,
         framing_checked,
     })
+}
+
+/// Whether `header` records the files as they are: the data file's length
+/// and stamps, and the index's (cheapest checks first); `Stale` says which
+/// differ.
+fn check_stamps(header: &Header, files: &Files<'_>) -> Result<(), SidecarProblem> {
+    let stale = |what: String| Err(SidecarProblem::Stale(what));
+    let data_len = files.data.len();
+    if header.data_len.get() != data_len {
+        return stale(format!(
+            "data file length {data_len} differs from the recorded {}",
+            header.data_len.get()
+        ));
+    }
+    let stamp = files.data_stamp;
+    if [
+        header.data_mtime.get(),
+        header.data_ctime.get(),
+        header.data_inode.get(),
+    ] != [stamp.mtime, stamp.ctime, stamp.inode]
+    {
+        return stale("data file modified or replaced since (mtime, ctime or inode)".into());
+    }
+    let recorded_index = [
+        header.index_len.get(),
+        header.index_mtime.get(),
+        header.index_hash.get(),
+        header.index_ctime.get(),
+        header.index_inode.get(),
+    ];
+    if recorded_index != files.index_fields() {
+        return stale("index file changed (length, mtime, ctime, inode or checksum)".into());
+    }
+    Ok(())
 }
 
 /// Re-stamps the sidecar at `path`, whose header was `header` when it was

@@ -150,6 +150,22 @@
 //! failed lookups as typed errors, never a panic — `tests/lazy_sidecar.rs`
 //! overwrites the arrays with garbage and expands every node.
 //!
+//! **Deferred to the second open.** A sidecar pays off when a trace is
+//! opened again; building it costs a first open most of its time (on a
+//! 1 GB trace, the footer checks and the start-order pass over every
+//! thread, and the write). So by default (`LazyOptions::defer_sidecar`) a
+//! first open that uses the index, and whose container tables would take
+//! at most `DEFAULT_DEFERRED_TABLES` on the heap (4 bytes a container),
+//! builds nothing up front: each thread's table is built (and checked) on
+//! the heap when first needed, as under `SidecarPolicy::Off`. In the
+//! sidecar's place it leaves a *note* (`write_opened`): a header alone,
+//! magic [`OPENED_MAGIC`], with the files' lengths and stamps, not synced
+//! (lost in a crash, the next open is a first one again). An open that
+//! finds a note matching its files (`SidecarProblem::Deferred`) writes the
+//! sidecar as below; a note for other files is stale, and deferred again.
+//! A rebuild (no index, or a broken one) writes the sidecar at once: its
+//! cells are already in a scratch file, and the rebuild was the cost.
+//!
 //! **Writing.** After building the lookups from the index or a rebuild
 //! (`IndexChoice::Rebuild`, an explicit request, writes none), with
 //! `SidecarPolicy::ReadWrite` (the default; `ReadOnly` only reads, `Off`
@@ -171,9 +187,8 @@
 //! `streamed_arrays_equal_those_of_built_tables`). A
 //! directory whose permissions are read-only is left alone (even for root); a
 //! failed write is `SidecarOutcome::NotWritten(reason)` in the report, never an
-//! error. `open_bytes` has no path and no sidecar. `tracetree index` writes the
-//! sidecar after the index; `tracetree info` prints whether it was used or
-//! written.
+//! error. `open_bytes` has no path and no sidecar. `tracetree info` prints
+//! whether it was used, written or deferred.
 //!
 //! **Scratch sidecar.** When none is written (no sidecar directory, a read-only
 //! directory, a failed write, `ReadOnly`, or `IndexChoice::Rebuild`) and the
@@ -209,12 +224,17 @@ mod write;
 pub use layout::SAMPLED_BLOCKS;
 pub(crate) use layout::{Files, LoadedSidecar, Stamp};
 pub(crate) use load::load;
-pub(crate) use write::{Summary, write, write_scratch};
+pub(crate) use write::{Summary, write, write_opened, write_scratch};
 
 use std::path::{Path, PathBuf};
 
 /// The sidecar's magic bytes.
 pub const SIDECAR_MAGIC: [u8; 8] = *b"TTLOOKUP";
+
+/// The magic bytes of the note a deferring first open leaves in the
+/// sidecar's place ([`SidecarOutcome::Deferred`]): a sidecar header with the
+/// files' stamps and no sections.
+pub const OPENED_MAGIC: [u8; 8] = *b"TTOPENED";
 
 /// The sidecar layout's version; a sidecar of another version is ignored.
 pub const SIDECAR_VERSION: u32 = 1;
@@ -302,6 +322,11 @@ pub enum SidecarProblem {
     /// It describes a rebuild, and the caller requires the index file.
     #[error("made by a rebuild, and the index is required")]
     Rebuilt,
+    /// In its place is the note of an earlier open of the same files
+    /// ([`SidecarOutcome::Deferred`]): the trace is being opened again, so
+    /// the sidecar is written now.
+    #[error("none yet: an earlier open deferred it")]
+    Deferred,
 }
 
 /// What happened to the sidecar when a trace was opened.
@@ -317,6 +342,12 @@ pub enum SidecarOutcome {
     /// None was written: the policy is read-only, or a rebuild was asked
     /// for.
     Skipped,
+    /// None was written yet: this is the first open of the trace (its
+    /// index is used), so the lookups are built on demand, on the heap, as
+    /// they are needed; a note of the files' stamps was left in the
+    /// sidecar's place, and the next open of the same files writes the
+    /// sidecar ([`LazyOptions::defer_sidecar`](crate::read::LazyOptions::defer_sidecar)).
+    Deferred,
 }
 
 /// The sidecar part of an [`IndexReport`](crate::read::IndexReport).

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use zerocopy::IntoBytes;
 use zerocopy::little_endian::{I32, U32, U64};
+use zerocopy::{FromZeros, IntoBytes};
 
 use super::layout::*;
 use super::load::load_mapped;
@@ -40,12 +40,60 @@ pub(crate) fn write(
     context: &TraceContext,
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
-    // A directory without write permission is left alone, even by a user
-    // (root) whom the system would let write there.
+    let temp = temporary_beside(path)?;
+    let _listed = crate::storage::TemporaryName::new(&temp);
+    let result = (|| {
+        let file = encode_to(&temp, files, lookup, context, summary)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Leaves at `path` the note that the files were opened once: a sidecar
+/// header with their stamps, magic [`OPENED_MAGIC`], and no sections. It
+/// is not synced: lost in a crash, it only makes the next open a first one
+/// again.
+pub(crate) fn write_opened(path: &Path, files: &Files<'_>) -> std::io::Result<()> {
+    let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
+    let note = Header {
+        magic: OPENED_MAGIC,
+        version: U32::new(SIDECAR_VERSION),
+        file_len: U64::new(HEADER_LEN as u64),
+        data_len: U64::new(files.data.len()),
+        data_mtime: U64::new(files.data_stamp.mtime),
+        data_ctime: U64::new(files.data_stamp.ctime),
+        data_inode: U64::new(files.data_stamp.inode),
+        index_len: U64::new(index_len),
+        index_mtime: U64::new(index_mtime),
+        index_hash: U64::new(index_hash),
+        index_ctime: U64::new(index_ctime),
+        index_inode: U64::new(index_inode),
+        stamped_at: U64::new(files.stamped_at),
+        ..Header::new_zeroed()
+    };
+    let temp = temporary_beside(path)?;
+    let _listed = crate::storage::TemporaryName::new(&temp);
+    let result = std::fs::write(&temp, note.as_bytes()).and_then(|()| std::fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// A new temporary name beside `path`, whose directory is created if
+/// missing and must be writable: one without write permission is left
+/// alone, even by a user (root) whom the system would let write there.
+fn temporary_beside(path: &Path) -> std::io::Result<PathBuf> {
     let dir = path
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
     if std::fs::metadata(dir)?.permissions().readonly() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -58,17 +106,7 @@ pub(crate) fn write(
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let temp = PathBuf::from(temp);
-    let _listed = crate::storage::TemporaryName::new(&temp);
-    let result = (|| {
-        let file = encode_to(&temp, files, lookup, context, summary)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
+    Ok(PathBuf::from(temp))
 }
 
 /// Creates `path` (which must not exist) and writes the sidecar of
