@@ -113,6 +113,7 @@ fn refresh(c: &mut Criterion) {
             |()| {
                 LazyOptions::default()
                     .sidecar_dir(Some(sidecars.clone()))
+                    .defer_sidecar(None)
                     .open(&path)
                     .unwrap()
             },
