@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::common::LogicalOffset;
 use crate::common::ThreadId;
-use crate::error::{Error, NodeProblem, Result};
+use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
@@ -272,6 +272,9 @@ impl LazyTraceReader {
             } else {
                 None
             };
+            // A decoded tracepoint stays where the decoder wrote it and is
+            // lent from there: moving it costs more than reading it.
+            let decoded: std::result::Result<Tracepoint<'_>, DecodeError>;
             let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
@@ -302,7 +305,11 @@ impl LazyTraceReader {
                         continue;
                     }
                     let mut reader = ByteReader::new(&bytes[1..], physical + 1);
-                    let tracepoint = Tracepoint::decode(&mut reader)?;
+                    decoded = Tracepoint::decode(&mut reader);
+                    let tracepoint = match &decoded {
+                        Ok(tracepoint) => tracepoint,
+                        Err(error) => return Err(error.clone().into()),
+                    };
                     (
                         tracepoint.header,
                         reader.position() as u64 + 1,
@@ -330,7 +337,7 @@ impl LazyTraceReader {
                 node,
                 depth: level,
                 header,
-                tracepoint: tracepoint.as_ref(),
+                tracepoint,
                 footer: footer.as_ref().map(|(footer, _)| footer),
                 name,
             };
