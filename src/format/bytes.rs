@@ -91,6 +91,13 @@ impl<'a> ByteReader<'a> {
         Ok(out)
     }
 
+    /// The bytes left, without consuming them (with [`seek`](Self::seek),
+    /// for decoders that read several fields at once).
+    #[inline(always)]
+    pub fn rest(&self) -> &'a [u8] {
+        self.data.get(self.position..).unwrap_or_default()
+    }
+
     /// The next byte, without consuming it.
     #[inline]
     pub fn peek_u8(&self) -> Option<u8> {

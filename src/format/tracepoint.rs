@@ -133,7 +133,34 @@ fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
 impl<'a> Tracepoint<'a> {
     /// Decodes a tracepoint after its kind byte.
     pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
-        let header = TracepointHeader::decode(reader)?;
+        // The header's 14 bytes at once; where they do not make a header,
+        // the cold path reads it field by field to name the error. Kept
+        // apart so the header stays in registers on the hot path.
+        let header = reader
+            .rest()
+            .first_chunk::<{ TracepointHeader::LEN }>()
+            .and_then(TracepointHeader::from_bytes);
+        match header {
+            Some(header) => {
+                reader.seek(reader.position() + TracepointHeader::LEN);
+                Self::decode_body(reader, header)
+            }
+            None => Self::decode_checked(reader),
+        }
+    }
+
+    /// [`decode`](Self::decode) where the header's bytes are short or
+    /// invalid.
+    #[cold]
+    #[inline(never)]
+    fn decode_checked(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        let header = TracepointHeader::decode_fields(reader)?;
+        Self::decode_body(reader, header)
+    }
+
+    /// The rest of a tracepoint after its `header`.
+    #[inline(always)]
+    fn decode_body(reader: &mut ByteReader<'a>, header: TracepointHeader) -> DecodeResult<Self> {
         let mut child_diff_statuses = Vec::new();
         if header.tracepoint_type.is_container() {
             let count = reader.u8()? as usize;

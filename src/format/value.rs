@@ -68,8 +68,55 @@ macro_rules! coded {
 
 impl<'a> Value<'a> {
     /// Decodes one value.
+    ///
+    /// The common values (a fixed-size payload, an object without fields)
+    /// take an inlined fast path; everything else, and every value cut
+    /// short, the general one, which names the error.
+    #[inline(always)]
     pub fn decode(reader: &mut ByteReader<'a>) -> Result<Self, DecodeError> {
-        Self::decode_nested(reader, 0)
+        match Self::decode_common(reader) {
+            Some(value) => Ok(value),
+            None => Self::decode_nested(reader, 0),
+        }
+    }
+
+    /// A value with a fixed-size payload, or an object without fields, read
+    /// at once as `decode_nested` reads it; `None`, having read nothing, for
+    /// other values and for values the bytes left cannot hold.
+    #[inline(always)]
+    fn decode_common(reader: &mut ByteReader<'a>) -> Option<Self> {
+        let rest = reader.rest();
+        let (&code, payload) = rest.split_first_chunk::<4>()?;
+        let (value, len) = match i32::from_be_bytes(code) {
+            code::NULL => (Value::Null, 4),
+            code::VOID => (Value::Void, 4),
+            code::KOTLIN_UNIT => (Value::KotlinUnit, 4),
+            code::BYTE => (Value::Byte(*payload.first()? as i8), 5),
+            code::BOOLEAN => (Value::Boolean(*payload.first()? != 0), 5),
+            code::SHORT => (Value::Short(i16::from_be_bytes(*payload.first_chunk()?)), 6),
+            code::CHAR => (Value::Char(u16::from_be_bytes(*payload.first_chunk()?)), 6),
+            code::INT => (Value::Int(i32::from_be_bytes(*payload.first_chunk()?)), 8),
+            code::FLOAT => (Value::Float(u32::from_be_bytes(*payload.first_chunk()?)), 8),
+            code::LONG => (Value::Long(i64::from_be_bytes(*payload.first_chunk()?)), 12),
+            code::DOUBLE => (
+                Value::Double(u64::from_be_bytes(*payload.first_chunk()?)),
+                12,
+            ),
+            class if class >= 0 => {
+                let &[h0, h1, h2, h3, 0, 0, 0, 0] = payload.first_chunk::<8>()? else {
+                    return None;
+                };
+                let value = Value::Object {
+                    class: ClassId(class),
+                    identity_hash: i32::from_be_bytes([h0, h1, h2, h3]),
+                    fields: Vec::new(),
+                };
+                (value, 12)
+            }
+            _ => return None,
+        };
+        reader.seek(reader.position() + len);
+        Some(value)
     }
 
     fn decode_nested(reader: &mut ByteReader<'a>, depth: usize) -> Result<Self, DecodeError> {

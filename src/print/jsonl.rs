@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use crate::common::{CodeLocationId, MethodId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointBody};
+use crate::model::{Footer, Tracepoint, TracepointBody, TracepointType};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Source, plan};
 use crate::tree::{TraceTree, Visit};
@@ -153,27 +153,19 @@ impl Records {
     ) {
         let buffer = &mut self.buffer;
         let mut number = itoa::Buffer::new();
-        let mut key = |key: &[u8], value: &str| {
-            buffer.extend_from_slice(key);
-            buffer.extend_from_slice(value.as_bytes());
-        };
-        key(b"{\"thread\":", number.format(thread.0));
-        key(b",\"depth\":", number.format(depth));
-        key(b",\"event_id\":", number.format(tracepoint.event().0));
-        key(b",\"kind\":\"", tracepoint.tracepoint_type().name());
-        key(b"\",\"children\":", number.format(children));
-        let (line, file) = self
-            .fragments
-            .location(context, tracepoint.header.code_location);
-        key(b",\"line\":", number.format(*line));
-        if let Some(file) = file {
-            buffer.extend_from_slice(b",\"file\":");
-            buffer.extend_from_slice(file);
-        }
+        buffer.extend_from_slice(self.fragments.thread(thread));
+        buffer.extend_from_slice(number.format(depth).as_bytes());
+        buffer.extend_from_slice(b",\"event_id\":");
+        buffer.extend_from_slice(number.format(tracepoint.event().0).as_bytes());
+        buffer.extend_from_slice(self.fragments.kind(tracepoint.tracepoint_type()));
+        buffer.extend_from_slice(number.format(children).as_bytes());
+        buffer.extend_from_slice(
+            self.fragments
+                .location(context, tracepoint.header.code_location),
+        );
         let mut incomplete = false;
         if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
             if let Some(method) = self.fragments.method(context, *method) {
-                buffer.extend_from_slice(b",\"method\":");
                 buffer.extend_from_slice(method);
             }
             incomplete = flags & 1 != 0;
@@ -192,34 +184,61 @@ impl Records {
     }
 }
 
-/// A code location's line, and its file as a JSON string (if known).
-type Location = (i32, Option<Box<[u8]>>);
-
-/// JSON fragments of the names a dump repeats, encoded once per worker:
-/// bounded by the trace's reference objects, not by its tracepoints.
+/// JSON fragments a dump repeats, each encoded once per worker (those of
+/// names bounded by the trace's reference objects, not by its
+/// tracepoints) and copied whole into every record that has it.
 #[derive(Default)]
 struct Fragments {
-    /// Code location → its line and its file as a JSON string (if known).
-    locations: FxHashMap<CodeLocationId, Location>,
-    /// Method → `"Class.name"` as a JSON string (if known).
+    /// The thread of the last record and its record's start,
+    /// `{"thread":N,"depth":`.
+    thread: Option<(ThreadId, Box<[u8]>)>,
+    /// Tracepoint type → `,"kind":"name","children":`.
+    kinds: Vec<Box<[u8]>>,
+    /// Code location → `,"line":N` and, if the file is known, `,"file":"…"`.
+    locations: FxHashMap<CodeLocationId, Box<[u8]>>,
+    /// Method → `,"method":"Class.name"` (if known).
     methods: FxHashMap<MethodId, Option<Box<[u8]>>>,
 }
 
 impl Fragments {
-    fn location(
-        &mut self,
-        context: &TraceContext,
-        id: CodeLocationId,
-    ) -> &(i32, Option<Box<[u8]>>) {
+    /// `{"thread":N,"depth":` for `thread`.
+    fn thread(&mut self, thread: ThreadId) -> &[u8] {
+        if self.thread.as_ref().is_none_or(|(last, _)| *last != thread) {
+            let start = format!("{{\"thread\":{},\"depth\":", thread.0);
+            self.thread = Some((thread, start.into_bytes().into()));
+        }
+        self.thread.as_ref().map_or(&[], |(_, start)| start)
+    }
+
+    /// `,"kind":"name","children":`, after the event id.
+    fn kind(&mut self, kind: TracepointType) -> &[u8] {
+        if self.kinds.is_empty() {
+            self.kinds = vec![Box::default(); TracepointType::ALL.len()];
+            for each in TracepointType::ALL {
+                if let Some(fragment) = self.kinds.get_mut(each as usize) {
+                    let text = format!(",\"kind\":\"{}\",\"children\":", each.name());
+                    *fragment = text.into_bytes().into();
+                }
+            }
+        }
+        self.kinds
+            .get(kind as usize)
+            .map_or(&[], |fragment| fragment)
+    }
+
+    fn location(&mut self, context: &TraceContext, id: CodeLocationId) -> &[u8] {
         self.locations.entry(id).or_insert_with(|| {
+            let mut fragment = String::from(",\"line\":");
             let Ok(location) = context.code_location(id) else {
-                return (0, None);
+                fragment.push('0');
+                return fragment.into_bytes().into();
             };
-            let file = context
-                .string(location.file_name)
-                .ok()
-                .map(|file| json_string(&file.decode()));
-            (location.line, file)
+            fragment.push_str(itoa::Buffer::new().format(location.line));
+            if let Ok(file) = context.string(location.file_name) {
+                fragment.push_str(",\"file\":");
+                push_json_string(&mut fragment, &file.decode());
+            }
+            fragment.into_bytes().into()
         })
     }
 
@@ -232,21 +251,19 @@ impl Fragments {
                     .class(method.class)
                     .map(|c| c.name.decode().into_owned())
                     .unwrap_or_default();
-                Some(json_string(&if class.is_empty() {
-                    method.name.decode().into_owned()
-                } else {
-                    format!("{class}.{}", method.name.decode())
-                }))
+                let mut fragment = String::from(",\"method\":");
+                push_json_string(
+                    &mut fragment,
+                    &if class.is_empty() {
+                        method.name.decode().into_owned()
+                    } else {
+                        format!("{class}.{}", method.name.decode())
+                    },
+                );
+                Some(fragment.into_bytes().into())
             })
             .as_deref()
     }
-}
-
-/// `text` as a JSON string, quoted and escaped as serde_json does.
-fn json_string(text: &str) -> Box<[u8]> {
-    let mut out = String::with_capacity(text.len() + 2);
-    push_json_string(&mut out, text);
-    out.into_bytes().into_boxed_slice()
 }
 
 /// Appends `text` to `out` as a JSON string, quoted and escaped as

@@ -2,13 +2,14 @@
 
 use std::fmt::Write as _;
 
+use crate::common::AccessPathId;
 use crate::common::{CodeLocationId, FieldId, MethodId, VariableId};
 use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
 use crate::print::parent::Parent;
-use crate::print::text::names::{ClassName, LocationInfo, Names};
+use crate::print::text::names::{ClassSlot, Locations, Names};
 use crate::print::text::path::{PathShape, Paths};
 use crate::print::text::value::{READ, WRITE, push_value};
 use crate::print::text::words::{adorn, is_inline, push_int, push_java_str, push_missing};
@@ -25,17 +26,27 @@ use crate::print::text::words::{adorn, is_inline, push_int, push_java_str, push_
 /// object that is there (a malformed lazily decoded object) are errors.
 #[derive(Debug)]
 pub struct TextFormatter<'c> {
+    owners: Owners<'c>,
+    locations: Locations,
+    verbose: bool,
+}
+
+/// The names and rendered paths the parts of a line are written from.
+#[derive(Debug)]
+struct Owners<'c> {
     names: Names<'c>,
     paths: Paths,
-    verbose: bool,
 }
 
 impl<'c> TextFormatter<'c> {
     /// A formatter over `context`; `verbose` adds each line's ` at File:LINE`.
     pub fn new(context: &'c TraceContext, verbose: bool) -> Self {
         TextFormatter {
-            names: Names::new(context),
-            paths: Paths::default(),
+            owners: Owners {
+                names: Names::new(context),
+                paths: Paths::default(),
+            },
+            locations: Locations::default(),
             verbose,
         }
     }
@@ -43,7 +54,7 @@ impl<'c> TextFormatter<'c> {
     /// Appends the text of one value as the printer shows it (`"text"`,
     /// `Class@3`, `42`, `null`).
     pub fn write_value(&mut self, out: &mut String, value: &Value<'_>) -> Result<()> {
-        push_value(out, &mut self.names, value)
+        push_value(out, &mut self.owners.names, value)
     }
 
     /// Appends the text of `tracepoint` to `out`. `footer` is the container's
@@ -60,7 +71,12 @@ impl<'c> TextFormatter<'c> {
         footer: Option<&Footer<'_>>,
         parent: Parent,
     ) -> Result<()> {
-        let location = self.names.location(tracepoint.header.code_location)?;
+        let context = self.owners.names.context();
+        let location = self
+            .locations
+            .get(context, tracepoint.header.code_location)?;
+        let access_path = location.access_path;
+        let owners = &mut self.owners;
         if !matches!(tracepoint.body, TracepointBody::SnapshotBreakpoint { .. }) {
             push_diff_prefix(out, tracepoint.header.diff_status);
         }
@@ -71,8 +87,8 @@ impl<'c> TextFormatter<'c> {
                 arguments,
                 ..
             } => {
-                self.push_call(out, &location, *method, receiver, parent)?;
-                self.push_arguments(out, &location, arguments)?;
+                owners.push_call(out, access_path, *method, receiver, parent)?;
+                owners.push_arguments(out, &location.argument_paths, arguments)?;
                 match tracepoint.sample_count(footer) {
                     // A merged sample tree's node: its count, not a result.
                     Some(samples) => {
@@ -80,35 +96,35 @@ impl<'c> TextFormatter<'c> {
                         push_int(out, samples);
                         out.push_str(" samples");
                     }
-                    None => self.push_result(out, footer)?,
+                    None => owners.push_result(out, footer)?,
                 }
             }
             TracepointBody::ReadArray {
                 array,
                 index,
                 value,
-            } => self.push_array_access(out, &location, array, *index, READ, value)?,
+            } => owners.push_array_access(out, access_path, array, *index, READ, value)?,
             TracepointBody::WriteArray {
                 array,
                 index,
                 value,
-            } => self.push_array_access(out, &location, array, *index, WRITE, value)?,
+            } => owners.push_array_access(out, access_path, array, *index, WRITE, value)?,
             TracepointBody::ReadLocal { variable, value } => {
-                self.push_local_access(out, *variable, READ, value)?
+                owners.push_local_access(out, *variable, READ, value)?
             }
             TracepointBody::WriteLocal { variable, value } => {
-                self.push_local_access(out, *variable, WRITE, value)?
+                owners.push_local_access(out, *variable, WRITE, value)?
             }
             TracepointBody::ReadField {
                 field,
                 receiver,
                 value,
-            } => self.push_field_access(out, &location, *field, receiver, READ, value)?,
+            } => owners.push_field_access(out, access_path, *field, receiver, READ, value)?,
             TracepointBody::WriteField {
                 field,
                 receiver,
                 value,
-            } => self.push_field_access(out, &location, *field, receiver, WRITE, value)?,
+            } => owners.push_field_access(out, access_path, *field, receiver, WRITE, value)?,
             TracepointBody::Loop { .. } => {
                 // The count comes from the footer, not from the children.
                 let iterations = match footer {
@@ -142,51 +158,53 @@ impl<'c> TextFormatter<'c> {
                     low & 0xFFFF_FFFF_FFFF
                 );
                 // The only type whose location sits mid-line.
-                self.push_suffix(out, &location);
-                return self.push_stack(out, stack);
+                if self.verbose {
+                    out.push_str(&location.suffix);
+                }
+                return owners.push_stack(out, stack);
             }
             TracepointBody::Throw { exception } => {
                 out.push_str("throw ");
-                push_value(out, &mut self.names, exception)?;
+                push_value(out, &mut owners.names, exception)?;
             }
             TracepointBody::Catch { exception } => {
                 out.push_str("catch(");
-                push_value(out, &mut self.names, exception)?;
+                push_value(out, &mut owners.names, exception)?;
                 out.push(')');
             }
         }
-        self.push_suffix(out, &location);
-        Ok(())
-    }
-
-    /// ` at File:LINE` in verbose mode.
-    fn push_suffix(&self, out: &mut String, location: &LocationInfo) {
+        // ` at File:LINE` in verbose mode.
         if self.verbose {
             out.push_str(&location.suffix);
         }
+        Ok(())
     }
+}
 
+impl Owners<'_> {
     /// `owner.method`, or `new Class`, of a call.
     fn push_call(
         &mut self,
         out: &mut String,
-        location: &LocationInfo,
+        access_path: Option<AccessPathId>,
         method: MethodId,
         receiver: &Value<'_>,
         parent: Parent,
     ) -> Result<()> {
-        let Some(method) = self.names.method(method)? else {
+        let Some(slot) = self.names.method(method)? else {
             push_missing(out, ObjectKind::MethodDescriptor, method.0);
             return Ok(());
         };
+        let method = self.names.method_at(slot);
+        let class = method.class;
         if method.is_constructor {
             // Constructors are recorded with a null receiver; no owner rules.
             out.push_str("new ");
-            out.push_str(method.class.adorned());
+            out.push_str(self.names.class_at(class).adorned());
             return Ok(());
         }
-        self.push_call_owner(out, location, &method.class, receiver, parent)?;
-        out.push_str(&method.name);
+        self.push_call_owner(out, access_path, class, receiver, parent)?;
+        out.push_str(&self.names.method_at(slot).name);
         Ok(())
     }
 
@@ -194,8 +212,8 @@ impl<'c> TextFormatter<'c> {
     fn push_call_owner(
         &mut self,
         out: &mut String,
-        location: &LocationInfo,
-        class: &ClassName,
+        access_path: Option<AccessPathId>,
+        class: ClassSlot,
         receiver: &Value<'_>,
         parent: Parent,
     ) -> Result<()> {
@@ -205,17 +223,17 @@ impl<'c> TextFormatter<'c> {
             return Ok(());
         }
         // 2. The receiver's access path.
-        if let Some(path) = location.access_path {
+        if let Some(path) = access_path {
             let path = self.paths.get(&mut self.names, path)?;
             match path.shape {
                 PathShape::OnlyThis => {}
                 PathShape::ObjectInstance => {
-                    out.push_str(class.adorned());
+                    out.push_str(self.names.class_at(class).adorned());
                     out.push('.');
                 }
                 PathShape::Companion => {
                     if !self.called_from_defining_class(class, parent)? {
-                        let full = class.full();
+                        let full = self.names.class_at(class).full();
                         let outer = full.rfind("$Companion").map_or(full, |at| &full[..at]);
                         out.push_str(adorn(outer));
                         out.push('.');
@@ -236,6 +254,7 @@ impl<'c> TextFormatter<'c> {
         }
         // 4. Top-level Kotlin functions (`RefKt`); 5. other static methods;
         // 6. methods of no class (an import's `<truncated>` root) bare.
+        let class = self.names.class_at(class);
         if !class.full().is_empty() && !class.full().ends_with("Kt") {
             out.push_str(class.adorned());
             out.push('.');
@@ -245,14 +264,18 @@ impl<'c> TextFormatter<'c> {
 
     /// Whether the direct parent is a call of a method of `class`, or of the
     /// class whose companion `class` is.
-    fn called_from_defining_class(&mut self, class: &ClassName, parent: Parent) -> Result<bool> {
+    fn called_from_defining_class(&mut self, class: ClassSlot, parent: Parent) -> Result<bool> {
         let Parent::Call(parent) = parent else {
             return Ok(false);
         };
         let Some(parent) = self.names.method(parent)? else {
             return Ok(false);
         };
-        let (class, parent_class) = (class.full(), parent.class.full());
+        let parent_class = self.names.method_at(parent).class;
+        let (class, parent_class) = (
+            self.names.class_at(class).full(),
+            self.names.class_at(parent_class).full(),
+        );
         Ok(class == parent_class || class.strip_suffix("$Companion") == Some(parent_class))
     }
 
@@ -261,10 +284,9 @@ impl<'c> TextFormatter<'c> {
     fn push_arguments(
         &mut self,
         out: &mut String,
-        location: &LocationInfo,
+        names: &[Option<AccessPathId>],
         arguments: &[Value<'_>],
     ) -> Result<()> {
-        let names = &location.argument_paths;
         let named = names.len() == arguments.len();
         out.push('(');
         for (i, argument) in arguments.iter().enumerate() {
@@ -326,7 +348,7 @@ impl<'c> TextFormatter<'c> {
         operator: &str,
         value: &Value<'_>,
     ) -> Result<()> {
-        out.push_str(&self.names.variable(variable)?);
+        out.push_str(self.names.variable(variable)?);
         out.push_str(operator);
         push_value(out, &mut self.names, value)
     }
@@ -335,7 +357,7 @@ impl<'c> TextFormatter<'c> {
     fn push_field_access(
         &mut self,
         out: &mut String,
-        location: &LocationInfo,
+        access_path: Option<AccessPathId>,
         field: FieldId,
         receiver: &Value<'_>,
         operator: &str,
@@ -343,9 +365,9 @@ impl<'c> TextFormatter<'c> {
     ) -> Result<()> {
         let descriptor = self.names.field(field)?;
         // A captured Kotlin local (`Ref$IntRef.element`) shows as its owner alone.
-        let lambda_capture = descriptor.as_ref().is_some_and(|f| f.is_lambda_capture);
+        let lambda_capture = descriptor.is_some_and(|f| self.names.field_at(f).is_lambda_capture);
         let dot = if lambda_capture { "" } else { "." };
-        if let Some(path) = location.access_path {
+        if let Some(path) = access_path {
             let path = self.paths.get(&mut self.names, path)?;
             if path.shape != PathShape::OnlyThis {
                 out.push_str(&path.filtered);
@@ -354,13 +376,13 @@ impl<'c> TextFormatter<'c> {
         } else if !matches!(receiver, Value::Null) {
             push_value(out, &mut self.names, receiver)?;
             out.push_str(dot);
-        } else if let Some(f) = &descriptor {
-            out.push_str(f.class.adorned());
+        } else if let Some(f) = descriptor {
+            out.push_str(self.names.class_at(self.names.field_at(f).class).adorned());
             out.push_str(dot);
         }
-        match &descriptor {
+        match descriptor {
             Some(_) if lambda_capture => {}
-            Some(f) => out.push_str(&f.name),
+            Some(f) => out.push_str(&self.names.field_at(f).name),
             None => push_missing(out, ObjectKind::FieldDescriptor, field.0),
         }
         out.push_str(operator);
@@ -372,13 +394,13 @@ impl<'c> TextFormatter<'c> {
     fn push_array_access(
         &mut self,
         out: &mut String,
-        location: &LocationInfo,
+        access_path: Option<AccessPathId>,
         array: &Value<'_>,
         index: i32,
         operator: &str,
         value: &Value<'_>,
     ) -> Result<()> {
-        if let Some(path) = location.access_path {
+        if let Some(path) = access_path {
             let path = self.paths.get(&mut self.names, path)?;
             if path.shape != PathShape::OnlyThis {
                 out.push_str(&path.filtered);

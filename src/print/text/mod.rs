@@ -213,6 +213,12 @@ const FLUSH_AT: usize = 64 * 1024;
 /// Spaces for deep indentation, written straight to the output.
 static SPACES: [u8; 4096] = [b' '; 4096];
 
+/// Spaces for the usual indentation, gathered with the line.
+const INDENT: &str = match std::str::from_utf8(&[b' '; 256]) {
+    Ok(spaces) => spaces,
+    Err(_) => panic!("spaces are UTF-8"),
+};
+
 struct Printer<'c, 'o, W: Write> {
     formatter: &'o mut TextFormatter<'c>,
     buffer: String,
@@ -311,9 +317,7 @@ impl<W: Write> Printer<'_, '_, W> {
 
     fn indent(&mut self, depth: usize) -> Result<()> {
         let mut width = depth.saturating_mul(2);
-        if width <= 256 {
-            // Only spaces: always UTF-8.
-            let spaces = std::str::from_utf8(&SPACES[..width]).unwrap_or_default();
+        if let Some(spaces) = INDENT.get(..width) {
             self.buffer.push_str(spaces);
             return Ok(());
         }

@@ -2,11 +2,16 @@
 //! names, pretty method, field and variable names, location suffixes,
 //! rendered access paths), computed once per object and kept for every line
 //! that uses it. A trace has far fewer reference objects than tracepoints.
+//!
+//! Each cache is a map from id to a slot of a list that only grows: a
+//! lookup is one hash probe, and what it finds is borrowed or named by its
+//! slot, never shared through a counted pointer (a line takes several of
+//! them, and counting each costs more than the probe).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::common::{AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, VariableId};
 use crate::error::Result;
@@ -44,11 +49,23 @@ impl ClassName {
     }
 }
 
+/// A class's slot in [`Names`]: [`Names::class_at`] gives its name.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ClassSlot(u32);
+
+/// A method's slot in [`Names`]: [`Names::method_at`] gives its name.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MethodSlot(u32);
+
+/// A field's slot in [`Names`]: [`Names::field_at`] gives its name.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FieldSlot(u32);
+
 /// A method, as call lines need it.
 #[derive(Debug)]
 pub(super) struct MethodName {
     /// Its class.
-    pub class: Arc<ClassName>,
+    pub class: ClassSlot,
     /// The name without a `$kotlinx_coroutines_core` suffix.
     pub name: Box<str>,
     /// Whether it is a constructor (`<init>`).
@@ -59,7 +76,7 @@ pub(super) struct MethodName {
 #[derive(Debug)]
 pub(super) struct FieldName {
     /// Its class.
-    pub class: Arc<ClassName>,
+    pub class: ClassSlot,
     /// The name without an atomicfu suffix.
     pub name: Box<str>,
     /// A Kotlin `Ref$…` box's `element`: a captured local, shown as its owner.
@@ -75,6 +92,49 @@ pub(super) struct LocationInfo {
     pub access_path: Option<AccessPathId>,
     /// The argument names, which only call locations (kind 2) keep.
     pub argument_paths: Box<[Option<AccessPathId>]>,
+}
+
+/// What code locations give lines, by id: kept apart from [`Names`] so
+/// that a line can hold its location while it looks names up.
+#[derive(Debug, Default)]
+pub(super) struct Locations(IdMap<CodeLocationId, LocationInfo>);
+
+impl Locations {
+    /// What the code location `id` gives a line. Id −1 (no location) gives
+    /// the suffix ` at :0`; an id the trace does not hold, a placeholder.
+    pub fn get(&mut self, context: &TraceContext, id: CodeLocationId) -> Result<&LocationInfo> {
+        match self.0.entry(id) {
+            Entry::Occupied(info) => Ok(info.into_mut()),
+            Entry::Vacant(slot) => Ok(slot.insert(LocationInfo::new(context, id)?)),
+        }
+    }
+}
+
+impl LocationInfo {
+    fn new(context: &TraceContext, id: CodeLocationId) -> Result<Self> {
+        let mut suffix = String::from(" at ");
+        let mut info = LocationInfo::default();
+        if id.0 == -1 {
+            suffix.push_str(":0");
+        } else {
+            match optional(context.code_location(id))? {
+                None => suffix.push_str(&missing(ObjectKind::CodeLocation, id.0)),
+                Some(location) => {
+                    push_string_or_unknown(&mut suffix, context, location.file_name)?;
+                    suffix.push(':');
+                    push_int(&mut suffix, location.line.into());
+                    if location.kind != CodeLocationKind::Line {
+                        info.access_path = location.access_path;
+                    }
+                    if location.kind == CodeLocationKind::MethodCall {
+                        info.argument_paths = location.argument_paths.as_slice().into();
+                    }
+                }
+            }
+        }
+        info.suffix = suffix.into_boxed_str();
+        Ok(info)
+    }
 }
 
 /// A fast hasher for the small integer ids of reference objects.
@@ -108,22 +168,47 @@ pub(super) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 #[derive(Debug)]
 pub(super) struct Names<'c> {
     context: &'c TraceContext,
-    classes: IdMap<ClassId, Arc<ClassName>>,
-    methods: IdMap<MethodId, Option<Arc<MethodName>>>,
-    fields: IdMap<FieldId, Option<Arc<FieldName>>>,
-    variables: IdMap<VariableId, Arc<str>>,
-    locations: IdMap<CodeLocationId, Arc<LocationInfo>>,
+    classes: Slots<ClassId, ClassName>,
+    methods: IdMap<MethodId, Option<MethodSlot>>,
+    method_names: Vec<MethodName>,
+    fields: IdMap<FieldId, Option<FieldSlot>>,
+    field_names: Vec<FieldName>,
+    variables: IdMap<VariableId, Box<str>>,
+}
+
+/// Values cached by id in a list that only grows, each found by its slot.
+#[derive(Debug)]
+struct Slots<K, V> {
+    slots: IdMap<K, u32>,
+    values: Vec<V>,
+}
+
+impl<K, V> Default for Slots<K, V> {
+    fn default() -> Self {
+        Slots {
+            slots: IdMap::default(),
+            values: Vec::new(),
+        }
+    }
+}
+
+/// The slot the next value pushed onto `values` takes.
+fn next_slot<V>(values: &[V]) -> u32 {
+    // More reference objects than `u32` slots cannot fit in a trace's
+    // index; saturating keeps this total all the same.
+    u32::try_from(values.len()).unwrap_or(u32::MAX)
 }
 
 impl<'c> Names<'c> {
     pub fn new(context: &'c TraceContext) -> Self {
         Names {
             context,
-            classes: IdMap::default(),
+            classes: Slots::default(),
             methods: IdMap::default(),
+            method_names: Vec::new(),
             fields: IdMap::default(),
+            field_names: Vec::new(),
             variables: IdMap::default(),
-            locations: IdMap::default(),
         }
     }
 
@@ -131,107 +216,109 @@ impl<'c> Names<'c> {
         self.context
     }
 
-    pub fn class(&mut self, id: ClassId) -> Result<Arc<ClassName>> {
-        if let Some(class) = self.classes.get(&id) {
-            return Ok(class.clone());
+    /// The class `id`'s slot.
+    pub fn class_slot(&mut self, id: ClassId) -> Result<ClassSlot> {
+        if let Some(&slot) = self.classes.slots.get(&id) {
+            return Ok(ClassSlot(slot));
         }
         let full = match optional(self.context.class(id))? {
             Some(class) => class.name.decode().into_owned(),
             None => missing(ObjectKind::ClassDescriptor, id.0),
         };
-        let class = Arc::new(ClassName::new(full));
-        self.classes.insert(id, class.clone());
-        Ok(class)
+        let slot = next_slot(&self.classes.values);
+        self.classes.values.push(ClassName::new(full));
+        self.classes.slots.insert(id, slot);
+        Ok(ClassSlot(slot))
+    }
+
+    /// The class `id`'s name, or a placeholder.
+    pub fn class(&mut self, id: ClassId) -> Result<&ClassName> {
+        let slot = self.class_slot(id)?;
+        Ok(self.class_at(slot))
+    }
+
+    /// The class in `slot`.
+    pub fn class_at(&self, slot: ClassSlot) -> &ClassName {
+        &self.classes.values[slot.0 as usize]
     }
 
     /// The method, or `None` when the trace does not hold it.
-    pub fn method(&mut self, id: MethodId) -> Result<Option<Arc<MethodName>>> {
-        if let Some(method) = self.methods.get(&id) {
-            return Ok(method.clone());
+    pub fn method(&mut self, id: MethodId) -> Result<Option<MethodSlot>> {
+        if let Some(&method) = self.methods.get(&id) {
+            return Ok(method);
         }
         let method = match optional(self.context.method(id))? {
             Some(descriptor) => {
                 let name = descriptor.name.decode();
-                Some(Arc::new(MethodName {
-                    class: self.class(descriptor.class)?,
+                let method = MethodName {
+                    class: self.class_slot(descriptor.class)?,
                     is_constructor: name == "<init>",
                     name: name
                         .strip_suffix("$kotlinx_coroutines_core")
                         .unwrap_or(&name)
                         .into(),
-                }))
+                };
+                let slot = next_slot(&self.method_names);
+                self.method_names.push(method);
+                Some(MethodSlot(slot))
             }
             None => None,
         };
-        self.methods.insert(id, method.clone());
+        self.methods.insert(id, method);
         Ok(method)
     }
 
+    /// The method in `slot`.
+    pub fn method_at(&self, slot: MethodSlot) -> &MethodName {
+        &self.method_names[slot.0 as usize]
+    }
+
     /// The field, or `None` when the trace does not hold it.
-    pub fn field(&mut self, id: FieldId) -> Result<Option<Arc<FieldName>>> {
-        if let Some(field) = self.fields.get(&id) {
-            return Ok(field.clone());
+    pub fn field(&mut self, id: FieldId) -> Result<Option<FieldSlot>> {
+        if let Some(&field) = self.fields.get(&id) {
+            return Ok(field);
         }
         let field = match optional(self.context.field(id))? {
             Some(descriptor) => {
-                let class = self.class(descriptor.class)?;
+                let class = self.class_slot(descriptor.class)?;
                 let name = descriptor.name.decode();
-                Some(Arc::new(FieldName {
+                let field = FieldName {
                     is_lambda_capture: name == "element"
-                        && class.full().starts_with("kotlin.jvm.internal.Ref$"),
+                        && self
+                            .class_at(class)
+                            .full()
+                            .starts_with("kotlin.jvm.internal.Ref$"),
                     name: pretty_field_name(&name).into(),
                     class,
-                }))
+                };
+                let slot = next_slot(&self.field_names);
+                self.field_names.push(field);
+                Some(FieldSlot(slot))
             }
             None => None,
         };
-        self.fields.insert(id, field.clone());
+        self.fields.insert(id, field);
         Ok(field)
     }
 
-    /// The variable's pretty name, or a placeholder.
-    pub fn variable(&mut self, id: VariableId) -> Result<Arc<str>> {
-        if let Some(name) = self.variables.get(&id) {
-            return Ok(name.clone());
-        }
-        let name: Arc<str> = match optional(self.context.variable(id))? {
-            Some(variable) => pretty_variable_name(&variable.name.decode()).into(),
-            None => missing(ObjectKind::VariableDescriptor, id.0).into(),
-        };
-        self.variables.insert(id, name.clone());
-        Ok(name)
+    /// The field in `slot`.
+    pub fn field_at(&self, slot: FieldSlot) -> &FieldName {
+        &self.field_names[slot.0 as usize]
     }
 
-    /// What the code location `id` gives a line. Id −1 (no location) gives
-    /// the suffix ` at :0`; an id the trace does not hold, a placeholder.
-    pub fn location(&mut self, id: CodeLocationId) -> Result<Arc<LocationInfo>> {
-        if let Some(location) = self.locations.get(&id) {
-            return Ok(location.clone());
-        }
-        let mut suffix = String::from(" at ");
-        let mut info = LocationInfo::default();
-        if id.0 == -1 {
-            suffix.push_str(":0");
-        } else {
-            match optional(self.context.code_location(id))? {
-                None => suffix.push_str(&missing(ObjectKind::CodeLocation, id.0)),
-                Some(location) => {
-                    push_string_or_unknown(&mut suffix, self.context, location.file_name)?;
-                    suffix.push(':');
-                    push_int(&mut suffix, location.line.into());
-                    if location.kind != CodeLocationKind::Line {
-                        info.access_path = location.access_path;
-                    }
-                    if location.kind == CodeLocationKind::MethodCall {
-                        info.argument_paths = location.argument_paths.as_slice().into();
-                    }
-                }
+    /// The variable's pretty name, or a placeholder.
+    pub fn variable(&mut self, id: VariableId) -> Result<&str> {
+        let context = self.context;
+        match self.variables.entry(id) {
+            Entry::Occupied(name) => Ok(name.into_mut()),
+            Entry::Vacant(slot) => {
+                let name: Box<str> = match optional(context.variable(id))? {
+                    Some(variable) => pretty_variable_name(&variable.name.decode()).into(),
+                    None => missing(ObjectKind::VariableDescriptor, id.0).into(),
+                };
+                Ok(slot.insert(name))
             }
         }
-        info.suffix = suffix.into_boxed_str();
-        let info = Arc::new(info);
-        self.locations.insert(id, info.clone());
-        Ok(info)
     }
 
     /// A snapshot frame, `Class.method` (last-dot suffix of the class, not

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::AccessLocation;
-use std::sync::Arc;
+use std::collections::hash_map::Entry;
 
 use crate::print::text::names::{IdMap, Names};
 use crate::print::text::words::{missing, optional, push_int, push_missing};
@@ -127,13 +127,14 @@ fn render(
         let dot = if field_follows { "." } else { "" };
         match location {
             AccessLocation::Local(variable) => {
-                out.push_str(&names.variable(variable)?);
+                out.push_str(names.variable(variable)?);
                 out.push_str(dot);
             }
             AccessLocation::StaticField(field) => {
                 match names.field(field)? {
                     Some(f) => {
-                        out.push_str(f.class.adorned());
+                        let f = names.field_at(f);
+                        out.push_str(names.class_at(f.class).adorned());
                         out.push('.');
                         out.push_str(&f.name);
                     }
@@ -143,7 +144,7 @@ fn render(
             }
             AccessLocation::ObjectField(field) => {
                 match names.field(field)? {
-                    Some(f) => out.push_str(&f.name),
+                    Some(f) => out.push_str(&names.field_at(f).name),
                     None => push_missing(out, ObjectKind::FieldDescriptor, field.0),
                 }
                 out.push_str(dot);
@@ -176,16 +177,14 @@ fn render(
 
 /// The access paths rendered so far, by id.
 #[derive(Debug, Default)]
-pub(super) struct Paths(IdMap<AccessPathId, Arc<PathText>>);
+pub(super) struct Paths(IdMap<AccessPathId, PathText>);
 
 impl Paths {
     /// The access path `id`, rendered (names resolved through `names`).
-    pub fn get(&mut self, names: &mut Names<'_>, id: AccessPathId) -> Result<Arc<PathText>> {
-        if let Some(path) = self.0.get(&id) {
-            return Ok(path.clone());
+    pub fn get(&mut self, names: &mut Names<'_>, id: AccessPathId) -> Result<&PathText> {
+        match self.0.entry(id) {
+            Entry::Occupied(path) => Ok(path.into_mut()),
+            Entry::Vacant(slot) => Ok(slot.insert(PathText::new(names, id)?)),
         }
-        let path = Arc::new(PathText::new(names, id)?);
-        self.0.insert(id, path.clone());
-        Ok(path)
     }
 }

@@ -204,9 +204,23 @@ impl LazyTraceReader {
         &self,
         scope: Scope,
         from: LogicalOffset,
+        f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+    ) -> Result<LogicalOffset> {
+        self.scan_children_after(scope, from, None, f)
+    }
+
+    /// [`scan_children`](Self::scan_children), the containers met looked
+    /// up in the container table from entry `hint` on (a container known
+    /// to start before `from`, such as the scope's own).
+    pub(super) fn scan_children_after(
+        &self,
+        scope: Scope,
+        from: LogicalOffset,
+        hint: Option<usize>,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
         let mut scan = self.forward_scan(scope.slot)?;
+        scan.hint = hint;
         let mut at = from;
         while at < scope.end {
             let (skipped, len) = scan.stream.skip(at, None)?;

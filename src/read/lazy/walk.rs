@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::common::LogicalOffset;
 use crate::common::ThreadId;
-use crate::error::{Error, NodeProblem, Result};
+use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
@@ -169,14 +169,21 @@ impl LazyTraceReader {
 
     /// How many direct children the container with `content` has, by
     /// skipping them (their subtrees are jumped over); caches nothing.
-    fn count_children(&self, slot: usize, content: ContentRange) -> Result<usize> {
+    /// `container` is the container's entry in the container table when the
+    /// walk found it there: its first child container is the next entry.
+    fn count_children(
+        &self,
+        slot: usize,
+        content: ContentRange,
+        container: Option<usize>,
+    ) -> Result<usize> {
         let mut count = 0;
         let scope = Scope {
             slot,
             start: content.start,
             end: content.end,
         };
-        self.scan_children(scope, scope.start, |_, _| {
+        self.scan_children_after(scope, scope.start, container, |_, _| {
             count += 1;
             true
         })?;
@@ -265,6 +272,9 @@ impl LazyTraceReader {
             } else {
                 None
             };
+            // A decoded tracepoint stays where the decoder wrote it and is
+            // lent from there: moving it costs more than reading it.
+            let decoded: std::result::Result<Tracepoint<'_>, DecodeError>;
             let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
@@ -295,7 +305,11 @@ impl LazyTraceReader {
                         continue;
                     }
                     let mut reader = ByteReader::new(&bytes[1..], physical + 1);
-                    let tracepoint = Tracepoint::decode(&mut reader)?;
+                    decoded = Tracepoint::decode(&mut reader);
+                    let tracepoint = match &decoded {
+                        Ok(tracepoint) => tracepoint,
+                        Err(error) => return Err(error.clone().into()),
+                    };
                     (
                         tracepoint.header,
                         reader.position() as u64 + 1,
@@ -313,7 +327,7 @@ impl LazyTraceReader {
             };
             let children = if plan.child_counts {
                 Some(match content {
-                    Some(content) => self.count_children(slot, content)?,
+                    Some(content) => self.count_children(slot, content, scan.hint)?,
                     None => 0,
                 })
             } else {
@@ -323,7 +337,7 @@ impl LazyTraceReader {
                 node,
                 depth: level,
                 header,
-                tracepoint: tracepoint.as_ref(),
+                tracepoint,
                 footer: footer.as_ref().map(|(footer, _)| footer),
                 name,
             };
@@ -335,7 +349,7 @@ impl LazyTraceReader {
                 continue;
             };
             if plan.max_depth.is_some_and(|max| level >= max) {
-                let count = self.count_children(slot, content)?;
+                let count = self.count_children(slot, content, scan.hint)?;
                 if count > 0
                     && !f(Walked::Folded {
                         count,
@@ -365,6 +379,14 @@ impl LazyTraceReader {
     ) -> Result<Option<(Footer<'r>, u64)>> {
         if !content.finished {
             return Ok(None);
+        }
+        // The footer the index points at, decoded as itself; anything else
+        // goes through the general decoder, which says what it is.
+        let mut reader = stream.reader_at(content.end)?;
+        if reader.peek_u8() == Some(ObjectKind::TracepointFooter as u8) {
+            reader.u8()?;
+            let footer = Footer::decode(&mut reader, container)?;
+            return Ok(Some((footer, reader.position() as u64)));
         }
         match stream.object(content.end, Some(container))? {
             (Object::Footer(footer), len) => Ok(Some((footer, len))),
