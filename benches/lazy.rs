@@ -30,20 +30,9 @@ use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
 
 mod support;
 
-use support::{bench_size, raw_scan, trace, walk_headers, walk_headers_parallel};
+use support::{bench_size, raw_scan, status_bytes, trace, walk_headers, walk_headers_parallel};
 
 const MB: u64 = 1 << 20;
-
-/// A field of /proc/self/status in bytes (Linux).
-fn status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            let line = status.lines().find(|line| line.starts_with(field))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
 
 /// Options that neither read nor write the lookup sidecar, so the other
 /// benchmarks measure the index path.

@@ -45,7 +45,6 @@
 use std::any::Any;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -54,16 +53,21 @@ use tracetree::TraceBytes;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
 use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
 use tracetree::read::{
-    EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
-    WalkDetail, index_path,
+    EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
 };
-use tracetree::tree::{TraceTree, Visit};
 
+#[path = "sizes/measure.rs"]
+mod measure;
+#[path = "sizes/setup.rs"]
+mod setup;
 mod support;
 
+use measure::*;
+use setup::*;
+
 use support::{
-    bench_size_or, generated, generated_path, raw_scan, trace_dir, walk_headers,
-    walk_headers_parallel,
+    bench_size_or, generated, generated_path, meminfo_bytes, raw_scan, status_bytes, trace_dir,
+    walk_headers, walk_headers_parallel,
 };
 
 /// A case taking longer than this in its own process is timed by runs in
@@ -178,135 +182,6 @@ impl Traces {
             Which::Wide => &self.wide,
         }
     }
-}
-
-/// The wide call: the root's only child in the first thread.
-fn wide_call(reader: &LazyTraceReader) -> LazyNode {
-    let thread = reader.thread_ids()[0];
-    let root = reader.root(thread).unwrap().unwrap();
-    reader.children_range(root, 0, 1).unwrap()[0]
-}
-
-fn wide_call_bytes(reader: &LazyTraceReader) -> u64 {
-    let content = reader.node(wide_call(reader)).unwrap().content().unwrap();
-    content.end.get() - content.start.get()
-}
-
-/// SplitMix64, for the random sample of containers.
-fn next_random(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// `EXPANSIONS` containers chosen uniformly (reservoir sampling over a
-/// headers walk), the same for a trace every run.
-fn random_containers(reader: &LazyTraceReader) -> Vec<LazyNode> {
-    let mut sample = Vec::with_capacity(EXPANSIONS);
-    let (mut seen, mut state) = (0u64, 42u64);
-    for thread in reader.thread_ids() {
-        reader
-            .walk_thread(thread, WalkDetail::Headers, |walked| {
-                if walked.header.tracepoint_type.is_container() {
-                    seen += 1;
-                    if sample.len() < EXPANSIONS {
-                        sample.push(walked.node);
-                    } else {
-                        let slot = next_random(&mut state) % seen;
-                        if (slot as usize) < EXPANSIONS {
-                            sample[slot as usize] = walked.node;
-                        }
-                    }
-                }
-                Ok(true)
-            })
-            .unwrap();
-    }
-    sample
-}
-
-/// Waits until `path` last changed over 2 s ago, so that the files' stamps
-/// can vouch for its data (see `read::sidecar`).
-fn settle(path: &Path) {
-    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
-    let age = SystemTime::now()
-        .duration_since(modified)
-        .unwrap_or_default();
-    if let Some(wait) = Duration::from_millis(2500).checked_sub(age) {
-        std::thread::sleep(wait);
-    }
-}
-
-fn walk_tracetree(reader: &LazyTraceReader) -> u64 {
-    let mut nodes = 0u64;
-    for thread in reader.thread_ids() {
-        let roots = reader.roots(thread).unwrap();
-        reader
-            .walk_visit(&roots, None, false, |step| {
-                if let Visit::Node { tracepoint, .. } = step {
-                    nodes += tracepoint.event().get() as u64 & 1;
-                }
-                Ok(())
-            })
-            .unwrap();
-    }
-    nodes
-}
-
-/// Options for the cases on the index path: the lookup sidecar is neither
-/// read nor written (`open_sidecar` measures it).
-fn index_path_options() -> LazyOptions {
-    LazyTraceReader::options().sidecar(SidecarPolicy::Off)
-}
-
-/// The mixed trace and its index linked into a directory of their own, so
-/// that the sidecar a first open writes is not the one `open_sidecar`
-/// reads; and that sidecar's path (removing it, a few ms, is part of the
-/// timed runs).
-fn first_open_link(mixed: &Path) -> (PathBuf, PathBuf) {
-    let dir = trace_dir().join("first-open");
-    std::fs::create_dir_all(&dir).unwrap();
-    let linked = dir.join(mixed.file_name().unwrap());
-    for (from, to) in [
-        (mixed.to_path_buf(), linked.clone()),
-        (index_path(mixed), index_path(&linked)),
-    ] {
-        let _ = std::fs::remove_file(&to);
-        std::os::unix::fs::symlink(from, to).unwrap();
-    }
-    let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
-    (linked, sidecar)
-}
-
-/// Opens `linked` with `options` after removing its `sidecar`, as a first
-/// open, which must have the `expected` outcome.
-fn first_open(
-    options: LazyOptions,
-    linked: &Path,
-    sidecar: &Path,
-    expected: SidecarOutcome,
-) -> LazyTraceReader {
-    let _ = std::fs::remove_file(sidecar);
-    let reader = options.open(linked).unwrap();
-    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
-    assert_eq!(outcome, Some(&expected));
-    reader
-}
-
-/// Removes a written trace when dropped (outside the timed part).
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(index_path(&self.0));
-    }
-}
-
-fn boxed<T: 'static>(value: T) -> Box<dyn Any> {
-    Box::new(value)
 }
 
 /// Sets case `id` up.
@@ -535,33 +410,6 @@ fn case(id: &str, traces: &Traces) -> Case {
     Case { which, covers, run }
 }
 
-/// A field of /proc/self/status, in bytes.
-fn status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            let line = status.lines().find(|line| line.starts_with(field))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
-fn meminfo_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| {
-            let line = info.lines().find(|line| line.starts_with(field))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
 /// In a child process: set up, reset the peak, run once, report.
 fn run_child(id: &str) {
     let traces = traces_from_env();
@@ -599,39 +447,6 @@ fn run_child(id: &str) {
     );
 }
 
-/// What one run in its own process measured.
-#[derive(Clone, Copy, Default)]
-struct ChildRun {
-    seconds: f64,
-    peak_rss: u64,
-    peak_anon: u64,
-    reset: bool,
-    written: u64,
-}
-
-fn child(id: &str) -> ChildRun {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .env(CHILD, id)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let Some(line) = stdout.lines().find(|l| l.starts_with("SIZES ")) else {
-        panic!(
-            "case {id} failed: {}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    };
-    let fields: Vec<&str> = line.split_whitespace().collect();
-    ChildRun {
-        seconds: fields[2].parse().unwrap(),
-        peak_rss: fields[3].parse().unwrap(),
-        peak_anon: fields[4].parse().unwrap(),
-        reset: fields[5] == "true",
-        written: fields[6].parse().unwrap(),
-    }
-}
-
 /// The traces' paths (the parent process generated them).
 fn traces_from_env() -> Traces {
     let size = bench_size_or("100MB");
@@ -639,57 +454,6 @@ fn traces_from_env() -> Traces {
         size,
         mixed: generated_path(Shape::Mixed, 2, size),
         wide: generated_path(Shape::Wide, 2, size),
-    }
-}
-
-fn size_label(size: u64) -> String {
-    if size >= 1 << 30 && size.is_multiple_of(1 << 30) {
-        format!("{}GB", size >> 30)
-    } else {
-        format!("{}MB", size >> 20)
-    }
-}
-
-fn list_env(name: &str) -> Option<Vec<String>> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
-}
-
-/// Criterion's median for `group`/`id`, written by this run.
-fn criterion_median(group: &str, id: &str, since: SystemTime) -> Option<f64> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    let file = target
-        .join("criterion")
-        .join(group)
-        .join(id)
-        .join("new/estimates.json");
-    if std::fs::metadata(&file).ok()?.modified().ok()? < since {
-        return None;
-    }
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
-    Some(json["median"]["point_estimate"].as_f64()? / 1e9)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
-fn duration(seconds: f64) -> String {
-    if seconds >= 1.0 {
-        format!("{seconds:.2} s")
-    } else if seconds >= 1e-3 {
-        format!("{:.2} ms", seconds * 1e3)
-    } else {
-        format!("{:.2} µs", seconds * 1e6)
     }
 }
 

@@ -143,3 +143,26 @@ pub fn with_sidecar() -> tracetree::read::LazyOptions {
         .sidecar_dir(Some(sidecar_dir()))
         .defer_sidecar(None)
 }
+
+/// A field of `/proc/self/status` (`VmHWM:`, `RssAnon:`, …) in bytes; 0
+/// where there is none (not Linux).
+pub fn status_bytes(field: &str) -> u64 {
+    proc_field_bytes("/proc/self/status", field)
+}
+
+/// A field of `/proc/meminfo` (`MemAvailable:`, …) in bytes; 0 where there
+/// is none.
+pub fn meminfo_bytes(field: &str) -> u64 {
+    proc_field_bytes("/proc/meminfo", field)
+}
+
+/// The value in kB of the line of `file` that starts with `field`, in bytes.
+fn proc_field_bytes(file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|line| line.starts_with(field))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}

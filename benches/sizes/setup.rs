@@ -1,0 +1,143 @@
+//! The `sizes` benchmark's setup: the nodes its cases visit, the files
+//! they open, and the readers they open them with.
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use tracetree::read::{
+    LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail, index_path,
+};
+use tracetree::tree::{TraceTree, Visit};
+
+use super::EXPANSIONS;
+use super::support::{self, trace_dir};
+
+/// The wide call: the root's only child in the first thread.
+pub fn wide_call(reader: &LazyTraceReader) -> LazyNode {
+    let thread = reader.thread_ids()[0];
+    let root = reader.root(thread).unwrap().unwrap();
+    reader.children_range(root, 0, 1).unwrap()[0]
+}
+
+pub fn wide_call_bytes(reader: &LazyTraceReader) -> u64 {
+    let content = reader.node(wide_call(reader)).unwrap().content().unwrap();
+    content.end.get() - content.start.get()
+}
+
+/// SplitMix64, for the random sample of containers.
+pub fn next_random(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `EXPANSIONS` containers chosen uniformly (reservoir sampling over a
+/// headers walk), the same for a trace every run.
+pub fn random_containers(reader: &LazyTraceReader) -> Vec<LazyNode> {
+    let mut sample = Vec::with_capacity(EXPANSIONS);
+    let (mut seen, mut state) = (0u64, 42u64);
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Headers, |walked| {
+                if walked.header.tracepoint_type.is_container() {
+                    seen += 1;
+                    if sample.len() < EXPANSIONS {
+                        sample.push(walked.node);
+                    } else {
+                        let slot = next_random(&mut state) % seen;
+                        if (slot as usize) < EXPANSIONS {
+                            sample[slot as usize] = walked.node;
+                        }
+                    }
+                }
+                Ok(true)
+            })
+            .unwrap();
+    }
+    sample
+}
+
+/// Waits until `path` last changed over 2 s ago, so that the files' stamps
+/// can vouch for its data (see `read::sidecar`).
+pub fn settle(path: &Path) {
+    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+    let age = SystemTime::now()
+        .duration_since(modified)
+        .unwrap_or_default();
+    if let Some(wait) = Duration::from_millis(2500).checked_sub(age) {
+        std::thread::sleep(wait);
+    }
+}
+
+pub fn walk_tracetree(reader: &LazyTraceReader) -> u64 {
+    let mut nodes = 0u64;
+    for thread in reader.thread_ids() {
+        let roots = reader.roots(thread).unwrap();
+        reader
+            .walk_visit(&roots, None, false, |step| {
+                if let Visit::Node { tracepoint, .. } = step {
+                    nodes += tracepoint.event().get() as u64 & 1;
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+    nodes
+}
+
+/// Options for the cases on the index path: the lookup sidecar is neither
+/// read nor written (`open_sidecar` measures it).
+pub fn index_path_options() -> LazyOptions {
+    LazyTraceReader::options().sidecar(SidecarPolicy::Off)
+}
+
+/// The mixed trace and its index linked into a directory of their own, so
+/// that the sidecar a first open writes is not the one `open_sidecar`
+/// reads; and that sidecar's path (removing it, a few ms, is part of the
+/// timed runs).
+pub fn first_open_link(mixed: &Path) -> (PathBuf, PathBuf) {
+    let dir = trace_dir().join("first-open");
+    std::fs::create_dir_all(&dir).unwrap();
+    let linked = dir.join(mixed.file_name().unwrap());
+    for (from, to) in [
+        (mixed.to_path_buf(), linked.clone()),
+        (index_path(mixed), index_path(&linked)),
+    ] {
+        let _ = std::fs::remove_file(&to);
+        std::os::unix::fs::symlink(from, to).unwrap();
+    }
+    let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
+    (linked, sidecar)
+}
+
+/// Opens `linked` with `options` after removing its `sidecar`, as a first
+/// open, which must have the `expected` outcome.
+pub fn first_open(
+    options: LazyOptions,
+    linked: &Path,
+    sidecar: &Path,
+    expected: SidecarOutcome,
+) -> LazyTraceReader {
+    let _ = std::fs::remove_file(sidecar);
+    let reader = options.open(linked).unwrap();
+    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
+    assert_eq!(outcome, Some(&expected));
+    reader
+}
+
+/// Removes a written trace when dropped (outside the timed part).
+pub struct Scratch(pub PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(index_path(&self.0));
+    }
+}
+
+pub fn boxed<T: 'static>(value: T) -> Box<dyn Any> {
+    Box::new(value)
+}
