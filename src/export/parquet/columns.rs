@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use arrow_array::types::{ArrowPrimitiveType, Int32Type};
 use arrow_array::{Array, ArrayRef, DictionaryArray, PrimitiveArray, StringArray};
-use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer,
+};
 use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
@@ -43,20 +45,10 @@ impl<T: ArrowPrimitiveType> Numbers<T> {
         }
     }
 
-    /// Adds `rows` rows of `value`.
-    pub(super) fn push_n(&mut self, value: T::Native, rows: usize) {
-        self.values.resize(self.values.len() + rows, value);
-        self.nulls.append_n_non_nulls(rows);
-    }
-
     /// The row group's column; the column starts again, empty.
     pub(super) fn finish(&mut self) -> ArrayRef {
-        Arc::new(self.array())
-    }
-
-    fn array(&mut self) -> PrimitiveArray<T> {
         let values = std::mem::take(&mut self.values);
-        PrimitiveArray::<T>::new(values.into(), self.nulls.finish())
+        Arc::new(PrimitiveArray::<T>::new(values.into(), self.nulls.finish()))
     }
 
     /// Takes back the values of `array`, the column [`finish`](Self::finish)
@@ -162,15 +154,22 @@ fn refill<T: ArrowNativeType>(vector: &mut Vec<T>, buffer: Option<Buffer>, capac
 /// distinct value is added once per row group, so a row costs a key, not
 /// a string hashed and compared.
 pub(super) struct KeyedColumn {
-    keys: Numbers<Int32Type>,
+    /// The rows' keys, [`NO_KEY`] for a null.
+    keys: Vec<i32>,
+    nulls: usize,
     values: Texts,
     known: FxHashMap<Arc<str>, i32>,
 }
 
+/// A null row's key: its place in the null bitmap is found from it when
+/// the row group ends, not kept row by row.
+const NO_KEY: i32 = -1;
+
 impl KeyedColumn {
     pub(super) fn with_capacity(rows: usize) -> Self {
         KeyedColumn {
-            keys: Numbers::with_capacity(rows),
+            keys: Vec::with_capacity(rows),
+            nulls: 0,
             values: Texts::with_capacity(0, 0),
             known: FxHashMap::default(),
         }
@@ -191,18 +190,26 @@ impl KeyedColumn {
 
     #[inline]
     pub(super) fn push(&mut self, key: Option<i32>) {
-        self.keys.push_option(key);
+        self.nulls += usize::from(key.is_none());
+        self.keys.push(key.unwrap_or(NO_KEY));
     }
 
     /// Adds `rows` rows of `key`.
     pub(super) fn push_n(&mut self, key: i32, rows: usize) {
-        self.keys.push_n(key, rows);
+        self.keys.resize(self.keys.len() + rows, key);
     }
 
     /// The row group's column; the dictionary starts again.
     pub(super) fn finish(&mut self) -> Result<ArrayRef> {
         self.known.clear();
-        let array = DictionaryArray::<Int32Type>::try_new(self.keys.array(), self.values.finish()?)
+        let keys = std::mem::take(&mut self.keys);
+        let nulls = (std::mem::take(&mut self.nulls) > 0).then(|| {
+            NullBuffer::new(BooleanBuffer::collect_bool(keys.len(), |i| {
+                keys.get(i).is_some_and(|&key| key != NO_KEY)
+            }))
+        });
+        let keys = PrimitiveArray::<Int32Type>::new(keys.into(), nulls);
+        let array = DictionaryArray::<Int32Type>::try_new(keys, self.values.finish()?)
             .map_err(|e| Error::Usage(format!("building a Parquet dictionary column: {e}")))?;
         Ok(Arc::new(array))
     }
@@ -213,11 +220,8 @@ impl KeyedColumn {
         let keys = array
             .as_any()
             .downcast_ref::<DictionaryArray<Int32Type>>()
-            .map(|a| Arc::new(a.keys().clone()) as ArrayRef);
+            .map(|a| a.keys().values().inner().clone());
         drop(array);
-        match keys {
-            Some(keys) => self.keys.reclaim(keys, rows),
-            None => self.keys = Numbers::with_capacity(rows),
-        }
+        refill(&mut self.keys, keys, rows);
     }
 }
