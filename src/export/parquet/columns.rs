@@ -202,11 +202,17 @@ impl KeyedColumn {
     /// The row group's column; the dictionary starts again.
     pub(super) fn finish(&mut self) -> Result<ArrayRef> {
         self.known.clear();
-        let keys = std::mem::take(&mut self.keys);
+        let mut keys = std::mem::take(&mut self.keys);
         let nulls = (std::mem::take(&mut self.nulls) > 0).then(|| {
-            NullBuffer::new(BooleanBuffer::collect_bool(keys.len(), |i| {
+            let valid = BooleanBuffer::collect_bool(keys.len(), |i| {
                 keys.get(i).is_some_and(|&key| key != NO_KEY)
-            }))
+            });
+            // A key in range under each null spares Arrow's check of the
+            // keys a look at the bitmap for each.
+            for key in &mut keys {
+                *key = (*key).max(0);
+            }
+            NullBuffer::new(valid)
         });
         let keys = PrimitiveArray::<Int32Type>::new(keys.into(), nulls);
         let array = DictionaryArray::<Int32Type>::try_new(keys, self.values.finish()?)
