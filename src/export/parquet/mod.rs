@@ -30,6 +30,7 @@
 //! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
 //! temporary name beside it and renamed into place only when whole.
 
+mod columns;
 mod rows;
 
 use std::fs::File;
@@ -235,6 +236,7 @@ fn export_thread(
             let batch = rows.batch()?;
             progress(ParquetProgress::Written(batch.num_rows() as u64));
             parts.write(&batch)?;
+            rows.recycle(batch);
         }
         Ok(true)
     })?;

@@ -6,19 +6,19 @@
 //! subtree's end from the depths of the nodes that follow it (a node's
 //! subtree ends just before the next node no deeper than it) and writes
 //! it at the row's ordinal into an unlinked temporary file, 4 bytes a row,
-//! through a window of the latest rows. The second walk decodes every tracepoint in
-//! pre-order, reads the ends back in order, and fills the column builders
-//! a row group at a time. Memory: the open nesting, the names met, and
-//! one row group.
+//! through a window of the latest rows. The second walk decodes every
+//! tracepoint in pre-order, reads the ends back a window at a time, and
+//! fills the columns (`columns`) a row group at a time, writing each
+//! value's text straight into its column. Memory: the open nesting, the
+//! names met, and one row group, whose buffers the next row group reuses.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder, UInt32Builder};
-use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, DictionaryArray, RecordBatch};
+use arrow_array::types::{Int32Type, Int64Type, UInt32Type};
+use arrow_array::{ArrayRef, Int32Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use rustc_hash::FxHashMap;
 
@@ -30,7 +30,9 @@ use crate::print::TextFormatter;
 use crate::print::jsonl::push_json_string;
 use crate::read::{LazyTraceReader, WalkDetail};
 
-/// The most rows the builders are sized for up front (a larger row group
+use super::columns::{KeyedColumn, Numbers, Texts};
+
+/// The most rows the columns are sized for up front (a larger row group
 /// grows them as it fills).
 const MAX_PRESIZED_ROWS: usize = 1 << 20;
 
@@ -116,74 +118,59 @@ impl Ends<'_> {
     }
 }
 
-/// Reads back, in row order, what [`subtree_ends`] wrote.
+/// Reads back, in row order, what [`subtree_ends`] wrote, a window of
+/// rows at a time.
 pub(super) struct EndReader {
-    input: BufReader<File>,
+    file: File,
+    bytes: Vec<u8>,
+    window: Vec<i32>,
+    next: usize,
 }
 
 impl EndReader {
     pub(super) fn new(file: File) -> Self {
         EndReader {
-            input: BufReader::with_capacity(1 << 16, file),
+            file,
+            bytes: vec![0; ENDS_WINDOW * 4],
+            window: Vec::with_capacity(ENDS_WINDOW),
+            next: 0,
         }
     }
 
+    #[inline]
     fn next(&mut self) -> Result<i32> {
-        let mut bytes = [0; 4];
-        self.input
-            .read_exact(&mut bytes)
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-        Ok(i32::from_le_bytes(bytes))
+        if self.next == self.window.len() {
+            self.refill()?;
+        }
+        let end = self.window.get(self.next).copied();
+        self.next += 1;
+        end.ok_or_else(|| Error::Usage("fewer subtree ends than rows".into()))
+    }
+
+    /// Reads the next window (at least one row unless the file ends).
+    fn refill(&mut self) -> Result<()> {
+        let mut filled = 0;
+        while filled < self.bytes.len() {
+            match self.file.read(&mut self.bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(std::env::temp_dir(), e)),
+            }
+        }
+        self.window.clear();
+        self.window.extend(
+            self.bytes[..filled]
+                .chunks_exact(4)
+                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        self.next = 0;
+        Ok(())
     }
 }
 
 /// A method's class, name and JVM descriptor.
 type MethodNames = (Arc<str>, Arc<str>, Arc<str>);
-
-/// A dictionary-encoded string column whose keys the rows give: each
-/// distinct value is added once per row group, so a row costs a key, not
-/// a string hashed and compared.
-struct KeyedColumn {
-    keys: Int32Builder,
-    values: StringBuilder,
-    known: FxHashMap<Arc<str>, i32>,
-}
-
-impl KeyedColumn {
-    fn with_capacity(rows: usize) -> Self {
-        KeyedColumn {
-            keys: Int32Builder::with_capacity(rows),
-            values: StringBuilder::new(),
-            known: FxHashMap::default(),
-        }
-    }
-
-    /// The key of `value` in this row group's dictionary.
-    fn key(&mut self, value: &Arc<str>) -> i32 {
-        if let Some(&key) = self.known.get(value) {
-            return key;
-        }
-        let key = self.known.len() as i32;
-        self.values.append_value(value);
-        self.known.insert(value.clone(), key);
-        key
-    }
-
-    fn push(&mut self, key: Option<i32>) {
-        self.keys.append_option(key);
-    }
-
-    /// The row group's column; the dictionary starts again.
-    fn finish(&mut self) -> Result<ArrayRef> {
-        self.known.clear();
-        let array = DictionaryArray::<Int32Type>::try_new(
-            self.keys.finish(),
-            Arc::new(self.values.finish()),
-        )
-        .map_err(|e| Error::Usage(format!("building a Parquet dictionary column: {e}")))?;
-        Ok(Arc::new(array))
-    }
-}
 
 /// A method's keys in the row group's class, method and descriptor
 /// dictionaries.
@@ -206,55 +193,59 @@ pub(super) struct Rows<'c> {
     open: Vec<(i32, usize, u32)>,
     roots: u32,
     columns: Columns,
-    /// Rows the builders are sized for.
+    /// Rows the columns are sized for.
     capacity: usize,
     text: String,
-    json: String,
 }
 
-/// The column builders of one row group.
+/// The columns of one row group.
 struct Columns {
     rows: usize,
-    event_id: Int64Builder,
-    parent_id: Int64Builder,
-    depth: UInt32Builder,
-    child_index: UInt32Builder,
-    subtree_end: Int64Builder,
+    event_id: Numbers<Int64Type>,
+    parent_id: Numbers<Int64Type>,
+    depth: Numbers<UInt32Type>,
+    child_index: Numbers<UInt32Type>,
+    subtree_end: Numbers<Int64Type>,
     kind: KeyedColumn,
     class: KeyedColumn,
     method: KeyedColumn,
     descriptor: KeyedColumn,
     file: KeyedColumn,
-    line: Int32Builder,
-    result: StringBuilder,
-    exception: StringBuilder,
-    args: StringBuilder,
-    samples: Int64Builder,
+    line: Numbers<Int32Type>,
+    result: Texts,
+    exception: Texts,
+    args: Texts,
+    samples: Numbers<Int64Type>,
+    /// Filled when the row group ends: every row has the same value.
     source_format: KeyedColumn,
 }
 
+/// Bytes of text a row is expected to have in the `result` and `args`
+/// columns, to size them.
+const TEXT_BYTES_PER_ROW: usize = 8;
+
 impl Columns {
-    /// Builders sized for a row group of `rows`, so that filling them
-    /// never grows and copies a buffer.
+    /// Columns sized for a row group of `rows`, so that filling them
+    /// seldom grows and copies a buffer.
     fn with_capacity(rows: usize) -> Self {
-        let text = || StringBuilder::with_capacity(rows, rows * 8);
+        let text = || Texts::with_capacity(rows, rows * TEXT_BYTES_PER_ROW);
         Columns {
             rows: 0,
-            event_id: Int64Builder::with_capacity(rows),
-            parent_id: Int64Builder::with_capacity(rows),
-            depth: UInt32Builder::with_capacity(rows),
-            child_index: UInt32Builder::with_capacity(rows),
-            subtree_end: Int64Builder::with_capacity(rows),
+            event_id: Numbers::with_capacity(rows),
+            parent_id: Numbers::with_capacity(rows),
+            depth: Numbers::with_capacity(rows),
+            child_index: Numbers::with_capacity(rows),
+            subtree_end: Numbers::with_capacity(rows),
             kind: KeyedColumn::with_capacity(rows),
             class: KeyedColumn::with_capacity(rows),
             method: KeyedColumn::with_capacity(rows),
             descriptor: KeyedColumn::with_capacity(rows),
             file: KeyedColumn::with_capacity(rows),
-            line: Int32Builder::with_capacity(rows),
+            line: Numbers::with_capacity(rows),
             result: text(),
-            exception: StringBuilder::with_capacity(rows, 0),
+            exception: Texts::with_capacity(rows, 0),
             args: text(),
-            samples: Int64Builder::with_capacity(rows),
+            samples: Numbers::with_capacity(rows),
             source_format: KeyedColumn::with_capacity(rows),
         }
     }
@@ -282,7 +273,6 @@ impl<'c> Rows<'c> {
             columns: Columns::with_capacity(row_group_rows.min(MAX_PRESIZED_ROWS)),
             capacity: row_group_rows.min(MAX_PRESIZED_ROWS),
             text: String::new(),
-            json: String::new(),
         }
     }
 
@@ -317,34 +307,35 @@ impl<'c> Rows<'c> {
         self.open.push((event, depth, 0));
         let columns = &mut self.columns;
         columns.rows += 1;
-        columns.event_id.append_value(i64::from(event));
-        columns.parent_id.append_option(parent);
-        columns.depth.append_value(depth as u32);
-        columns.child_index.append_value(index);
-        columns.subtree_end.append_value(i64::from(ends.next()?));
+        columns.event_id.push(i64::from(event));
+        columns.parent_id.push_option(parent);
+        columns.depth.push(depth as u32);
+        columns.child_index.push(index);
+        columns.subtree_end.push(i64::from(ends.next()?));
         let kind = tracepoint.tracepoint_type();
-        let kind_key = *self.kind_keys[kind as usize]
-            .get_or_insert_with(|| columns.kind.key(&Arc::from(kind.name())));
+        let kind_key = match self.kind_keys[kind as usize] {
+            Some(key) => key,
+            None => {
+                let key = columns.kind.key(&Arc::from(kind.name()))?;
+                self.kind_keys[kind as usize] = Some(key);
+                key
+            }
+        };
         columns.kind.push(Some(kind_key));
         let code_location = tracepoint.header.code_location;
         let (line, file) = match self.location_keys.get(&code_location) {
             Some(&keys) => keys,
             None => {
                 let (line, file) = location(self.context, &mut self.locations, code_location);
-                let keys = (line, file.map(|file| columns.file.key(&file)));
+                let file = file.map(|file| columns.file.key(&file)).transpose()?;
+                let keys = (line, file);
                 self.location_keys.insert(code_location, keys);
                 keys
             }
         };
-        columns.line.append_value(line);
+        columns.line.push(line);
         columns.file.push(file);
-        if columns.rows == 1 {
-            columns.source_format.key(&Arc::from(self.source_format));
-        }
-        columns.source_format.push(Some(0));
-        columns
-            .samples
-            .append_option(tracepoint.sample_count(footer));
+        columns.samples.push_option(tracepoint.sample_count(footer));
         self.body(tracepoint, footer)
     }
 
@@ -354,7 +345,7 @@ impl<'c> Rows<'c> {
     fn body(&mut self, tracepoint: &Tracepoint<'_>, footer: Option<&Footer<'_>>) -> Result<()> {
         let columns = &mut self.columns;
         let mut keys = None;
-        let (mut result, mut exception, mut args) = (false, None, false);
+        let (mut result, mut exception, mut args) = (false, false, false);
         match &tracepoint.body {
             TracepointBody::MethodCall {
                 method,
@@ -367,13 +358,14 @@ impl<'c> Rows<'c> {
                     Some(&keys) => keys,
                     None => {
                         let names = method_names(self.context, &mut self.methods, *method);
-                        let keys = names.map(|(class, name, descriptor)| {
-                            [
-                                columns.class.key(&class),
-                                columns.method.key(&name),
-                                columns.descriptor.key(&descriptor),
-                            ]
-                        });
+                        let keys = match names {
+                            Some((class, name, descriptor)) => Some([
+                                columns.class.key(&class)?,
+                                columns.method.key(&name)?,
+                                columns.descriptor.key(&descriptor)?,
+                            ]),
+                            None => None,
+                        };
                         self.method_keys.insert(*method, keys);
                         keys
                     }
@@ -381,7 +373,7 @@ impl<'c> Rows<'c> {
                 json_texts(
                     &mut self.formatter,
                     &mut self.text,
-                    &mut self.json,
+                    columns.args.text(),
                     arguments,
                 )?;
                 args = true;
@@ -392,25 +384,31 @@ impl<'c> Rows<'c> {
                 {
                     // A sample tree's count is the `samples` column.
                     if !sampled && !matches!(value, Value::Void) && thrown.is_empty() {
-                        value_text(&mut self.formatter, &mut self.text, value)?;
+                        self.formatter.write_value(columns.result.text(), value)?;
                         result = true;
                     }
                     if !thrown.is_empty() {
-                        exception = Some(thrown.decode().into_owned());
+                        columns.exception.text().push_str(&thrown.decode());
+                        exception = true;
                     }
                 }
             }
             TracepointBody::ReadArray { value, .. }
             | TracepointBody::ReadLocal { value, .. }
             | TracepointBody::ReadField { value, .. } => {
-                value_text(&mut self.formatter, &mut self.text, value)?;
+                self.formatter.write_value(columns.result.text(), value)?;
                 result = true;
             }
             TracepointBody::WriteArray { value, .. }
             | TracepointBody::WriteLocal { value, .. }
             | TracepointBody::WriteField { value, .. } => {
                 let values = std::slice::from_ref(value);
-                json_texts(&mut self.formatter, &mut self.text, &mut self.json, values)?;
+                json_texts(
+                    &mut self.formatter,
+                    &mut self.text,
+                    columns.args.text(),
+                    values,
+                )?;
                 args = true;
             }
             _ => {}
@@ -418,31 +416,45 @@ impl<'c> Rows<'c> {
         columns.class.push(keys.map(|k| k[0]));
         columns.method.push(keys.map(|k| k[1]));
         columns.descriptor.push(keys.map(|k| k[2]));
-        columns.result.append_option(result.then_some(&self.text));
-        columns.exception.append_option(exception);
-        columns.args.append_option(args.then_some(&self.json));
+        for (column, written) in [
+            (&mut columns.result, result),
+            (&mut columns.exception, exception),
+            (&mut columns.args, args),
+        ] {
+            if written {
+                column.end()?;
+            } else {
+                column.push_null();
+            }
+        }
         Ok(())
     }
 
-    /// The rows gathered as one batch; the builders start again.
+    /// The rows gathered as one batch; the columns start again, empty
+    /// until [`recycle`](Self::recycle) gives them back their memory.
     pub(super) fn batch(&mut self) -> Result<RecordBatch> {
-        let mut c = std::mem::replace(&mut self.columns, Columns::with_capacity(self.capacity));
+        let c = &mut self.columns;
+        if c.rows > 0 {
+            let key = c.source_format.key(&Arc::from(self.source_format))?;
+            c.source_format.push_n(key, c.rows);
+        }
+        c.rows = 0;
         let arrays: Vec<ArrayRef> = vec![
-            Arc::new(c.event_id.finish()),
-            Arc::new(c.parent_id.finish()),
-            Arc::new(c.depth.finish()),
-            Arc::new(c.child_index.finish()),
-            Arc::new(c.subtree_end.finish()),
+            c.event_id.finish(),
+            c.parent_id.finish(),
+            c.depth.finish(),
+            c.child_index.finish(),
+            c.subtree_end.finish(),
             c.kind.finish()?,
             c.class.finish()?,
             c.method.finish()?,
             c.descriptor.finish()?,
             c.file.finish()?,
-            Arc::new(c.line.finish()),
-            Arc::new(c.result.finish()),
-            Arc::new(c.exception.finish()),
-            Arc::new(c.args.finish()),
-            Arc::new(c.samples.finish()),
+            c.line.finish(),
+            c.result.finish()?,
+            c.exception.finish()?,
+            c.args.finish()?,
+            c.samples.finish(),
             c.source_format.finish()?,
         ];
         self.method_keys.clear();
@@ -450,6 +462,37 @@ impl<'c> Rows<'c> {
         self.kind_keys = [None; 16];
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::Usage(format!("building a Parquet row group: {e}")))
+    }
+
+    /// Gives the columns back the memory of `batch`, written and no longer
+    /// needed, for the next row group.
+    pub(super) fn recycle(&mut self, batch: RecordBatch) {
+        let rows = self.capacity;
+        let bytes = rows * TEXT_BYTES_PER_ROW;
+        let c = &mut self.columns;
+        let mut arrays = batch.columns().to_vec().into_iter();
+        drop(batch);
+        let mut next = || {
+            arrays
+                .next()
+                .unwrap_or_else(|| Arc::new(Int32Array::from(Vec::<i32>::new())))
+        };
+        c.event_id.reclaim(next(), rows);
+        c.parent_id.reclaim(next(), rows);
+        c.depth.reclaim(next(), rows);
+        c.child_index.reclaim(next(), rows);
+        c.subtree_end.reclaim(next(), rows);
+        c.kind.reclaim(next(), rows);
+        c.class.reclaim(next(), rows);
+        c.method.reclaim(next(), rows);
+        c.descriptor.reclaim(next(), rows);
+        c.file.reclaim(next(), rows);
+        c.line.reclaim(next(), rows);
+        c.result.reclaim(next(), rows, bytes);
+        c.exception.reclaim(next(), rows, 0);
+        c.args.reclaim(next(), rows, bytes);
+        c.samples.reclaim(next(), rows);
+        c.source_format.reclaim(next(), rows);
     }
 }
 
@@ -527,24 +570,13 @@ fn push_descriptor(out: &mut String, ty: &Type<'_>) {
     }
 }
 
-/// A value's text as the printer shows it, into `text`.
-fn value_text(
-    formatter: &mut TextFormatter<'_>,
-    text: &mut String,
-    value: &Value<'_>,
-) -> Result<()> {
-    text.clear();
-    formatter.write_value(text, value)
-}
-
-/// Values' texts as a JSON array of strings, into `json`.
+/// Values' texts as a JSON array of strings, appended to `json`.
 fn json_texts(
     formatter: &mut TextFormatter<'_>,
     text: &mut String,
     json: &mut String,
     values: &[Value<'_>],
 ) -> Result<()> {
-    json.clear();
     json.push('[');
     for (i, value) in values.iter().enumerate() {
         if i > 0 {
