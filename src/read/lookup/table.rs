@@ -229,11 +229,22 @@ impl Lookup {
         };
         // The footers are read from the data while the cells are ordered
         // (independent passes, on two cores); a nesting problem is the one
-        // reported, as if the footers had been checked after.
-        let (built, footers) = rayon::join(
-            || Containers::build(&self.file, source, self.release_window()),
-            || self.check_footers(data, slot, &ranges),
-        );
+        // reported, as if the footers had been checked after. A thread of
+        // its own, not the rayon pool: this runs inside the table's
+        // `OnceLock`, which pool workers may be waiting on.
+        let check = || self.check_footers(data, slot, &ranges);
+        let (built, footers) = std::thread::scope(|scope| {
+            let footers = std::thread::Builder::new().spawn_scoped(scope, check);
+            let built = Containers::build(&self.file, source, self.release_window());
+            let footers = match footers {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                // No thread to be had: one pass after the other.
+                Err(_) => check(),
+            };
+            (built, footers)
+        });
         let problem = match built {
             Ok(mut containers) => match footers {
                 Ok(()) => {
