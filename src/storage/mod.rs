@@ -16,10 +16,12 @@
 //!   (above) and are mapped the same way: page cache the kernel can drop, not
 //!   heap (`tests/lazy_scratch_sidecar.rs`: four readers of a 192 MB trace in
 //!   a read-only directory grow `RssAnon` by 0–6 MB, against 28 MB with
-//!   `Off`). Only `SidecarPolicy::Off`, `open_bytes` and a failed scratch
-//!   write keep each thread's table on the heap: 4 bytes per container
-//!   (27 MB at 1 GB, ~270 MB at 10 GB). A first open with a valid index
-//!   writes the sidecar's arrays straight from the index's cells, with no
+//!   `Off`). Only `SidecarPolicy::Off`, `open_bytes`, a failed scratch
+//!   write and a first open that defers the sidecar (up to
+//!   `LazyOptions::defer_sidecar`'s bound, 64 MiB by default) keep each
+//!   thread's table on the heap: 4 bytes per container (27 MB at 1 GB,
+//!   ~270 MB at 10 GB). An open that writes the sidecar from a valid index
+//!   writes its arrays straight from the index's cells, with no
 //!   table on the heap (above), and so does one that rebuilds a missing
 //!   index (it rebuilds into a scratch index first, above; a crashed
 //!   recorder's unfinished calls included), and so does one that repairs a
@@ -62,10 +64,11 @@
 //!   its framing checksum touches (two spots per block) and the index every
 //!   window's worth of cells it reads; loading a sidecar releases each block
 //!   whose framing it checked at once (a sample of 33 blocks, read in 2 MiB
-//!   folios, mapped ~50–100 MB for a moment). The first open of a 1.08 GB
-//!   trace (`tracetree info`, which writes the sidecar, then walks every
-//!   thread) peaks at 60–81 MB max RSS (was 0.27–1.1 GB, depending on the
-//!   folios the page cache held), later opens at 44–45 MB; at 10.7 GB the
+//!   folios, mapped ~50–100 MB for a moment). An open of a 1.08 GB trace
+//!   that writes the sidecar (`tracetree info`'s second, which then walks
+//!   every thread) peaks at 64–65 MB max RSS (was 0.27–1.1 GB, depending on
+//!   the folios the page cache held; the first, its tables on the heap, at
+//!   81–88 MB), later opens at 31–35 MB; at 10.7 GB the
 //!   first open peaks at 135 MB (was 666 MB). `tests/lazy_open_memory.rs`
 //!   checks an open's peak (`VmHWM`) against its window. A walker
 //!   therefore keeps about one window plus the block it is in and the one it

@@ -318,8 +318,8 @@ impl LazyOptions {
     /// a note of the files' stamps where the sidecar goes
     /// ([`SidecarOutcome::Deferred`](crate::read::SidecarOutcome::Deferred)); the next open of the
     /// same files finds it and writes the sidecar, and later ones map it.
-    /// `None` writes the sidecar at the first open (what `tracetree index`
-    /// does). Only with a [`sidecar_dir`](Self::sidecar_dir) and
+    /// `None` writes the sidecar at the first open, keeping no table on the
+    /// heap. Only with a [`sidecar_dir`](Self::sidecar_dir) and
     /// [`SidecarPolicy::ReadWrite`].
     pub fn defer_sidecar(mut self, bytes: Option<u64>) -> Self {
         self.defer_sidecar = bytes;
