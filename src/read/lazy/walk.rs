@@ -46,7 +46,7 @@ use crate::common::LogicalOffset;
 use crate::common::ThreadId;
 use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
-use crate::format::{ByteReader, Object, ObjectKind};
+use crate::format::{ByteReader, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::Visit;
 
@@ -380,23 +380,7 @@ impl LazyTraceReader {
         if !content.finished {
             return Ok(None);
         }
-        // The footer the index points at, decoded as itself; anything else
-        // goes through the general decoder, which says what it is.
-        let mut reader = stream.reader_at(content.end)?;
-        if reader.peek_u8() == Some(ObjectKind::TracepointFooter as u8) {
-            reader.u8()?;
-            let footer = Footer::decode(&mut reader, container)?;
-            return Ok(Some((footer, reader.position() as u64)));
-        }
-        match stream.object(content.end, Some(container))? {
-            (Object::Footer(footer), len) => Ok(Some((footer, len))),
-            (other, _) => Err(unexpected(
-                stream,
-                content.end,
-                other.kind(),
-                "expected the footer the index points at",
-            )),
-        }
+        stream.footer(content.end, container).map(Some)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::common::{LogicalOffset, PhysicalOffset};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_footer};
 use crate::format::{ByteReader, Object, ObjectKind};
-use crate::model::{TracepointHeader, TracepointType};
+use crate::model::{Footer, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::ThreadBlocks;
 use crate::storage::{FAULT_AROUND, TraceBytes};
 
@@ -286,6 +286,26 @@ impl<'r> Stream<'r> {
         if let Some(len) = try_skip_footer(bytes, container) {
             return Ok(len as u64);
         }
+        let mut reader = self.past_footer_kind(at)?;
+        skip_footer(&mut reader, container)?;
+        Ok(reader.position() as u64)
+    }
+
+    /// The footer at `at`, where the index says a container of type
+    /// `container` ends, and its length in bytes.
+    pub(crate) fn footer(
+        &mut self,
+        at: LogicalOffset,
+        container: TracepointType,
+    ) -> Result<(Footer<'r>, u64)> {
+        let mut reader = self.past_footer_kind(at)?;
+        let footer = Footer::decode(&mut reader, container)?;
+        Ok((footer, reader.position() as u64))
+    }
+
+    /// A reader after the `TRACEPOINT_FOOTER` byte at `at`; an error naming
+    /// what stands there instead.
+    fn past_footer_kind(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
         let mut reader = self.reader_at(at)?;
         let offset = reader.offset();
         let kind = reader.u8()?;
@@ -302,8 +322,7 @@ impl<'r> Stream<'r> {
             )
             .into());
         }
-        skip_footer(&mut reader, container)?;
-        Ok(reader.position() as u64)
+        Ok(reader)
     }
 }
 
