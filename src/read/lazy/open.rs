@@ -580,30 +580,28 @@ impl LazyOptions {
         let write = self.sidecar == SidecarPolicy::ReadWrite
             && self.index != IndexChoice::Rebuild
             && reader.report.data.damage.is_none();
+        if let Some(path) = &on_disk.sidecar
+            && write
+            && self.defers(&reader, rejected.as_ref())
+            && sidecar::write_opened(path, &on_disk.files(&reader.data, index)).is_ok()
+        {
+            let mut reader = reader;
+            reader.report.sidecar = Some(SidecarReport {
+                path: on_disk.sidecar,
+                rejected,
+                outcome: SidecarOutcome::Deferred,
+                framing_checked: 0,
+                scratch: false,
+            });
+            return reader;
+        }
         let outcome = match &on_disk.sidecar {
-            Some(path) if write && self.defers(&reader, rejected.as_ref()) => {
-                let files = on_disk.files(&reader.data, index);
-                if sidecar::write_opened(path, &files).is_ok() {
-                    let mut reader = reader;
-                    reader.report.sidecar = Some(SidecarReport {
-                        path: on_disk.sidecar,
-                        rejected,
-                        outcome: SidecarOutcome::Deferred,
-                        framing_checked: 0,
-                        scratch: false,
-                    });
-                    return reader;
-                }
-                reader.write_sidecar(path, &on_disk, index)
-            }
             Some(path) if write => reader.write_sidecar(path, &on_disk, index),
             _ => SidecarOutcome::Skipped,
         };
-        if let (Some(path), SidecarOutcome::Written) = (&on_disk.sidecar, &outcome) {
-            sidecar::evict_oldest(path, self.sidecar_budget);
-        }
         let files = on_disk.files(&reader.data, index);
         let loaded = if let (Some(path), SidecarOutcome::Written) = (&on_disk.sidecar, &outcome) {
+            sidecar::evict_oldest(path, self.sidecar_budget);
             let restamp = self.sidecar == SidecarPolicy::ReadWrite;
             sidecar::load(path, &files, restamp).map_err(|e| e.to_string())
         } else {

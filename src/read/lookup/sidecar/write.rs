@@ -40,17 +40,9 @@ pub(crate) fn write(
     context: &TraceContext,
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
-    let temp = temporary_beside(path)?;
-    let _listed = crate::storage::TemporaryName::new(&temp);
-    let result = (|| {
-        let file = encode_to(&temp, files, lookup, context, summary)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
+    rename_into_place(path, |temp| {
+        encode_to(temp, files, lookup, context, summary)?.sync_all()
+    })
 }
 
 /// Leaves at `path` the note that the files were opened once: a sidecar
@@ -75,9 +67,18 @@ pub(crate) fn write_opened(path: &Path, files: &Files<'_>) -> std::io::Result<()
         stamped_at: U64::new(files.stamped_at),
         ..Header::new_zeroed()
     };
+    rename_into_place(path, |temp| std::fs::write(temp, note.as_bytes()))
+}
+
+/// Writes a new file beside `path` with `write`, then renames it over
+/// `path`; a failure leaves nothing behind.
+fn rename_into_place(
+    path: &Path,
+    write: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let temp = temporary_beside(path)?;
     let _listed = crate::storage::TemporaryName::new(&temp);
-    let result = std::fs::write(&temp, note.as_bytes()).and_then(|()| std::fs::rename(&temp, path));
+    let result = write(&temp).and_then(|()| std::fs::rename(&temp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
