@@ -8,6 +8,7 @@
 //! exactly as one walk of the whole tree does.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::ThreadId;
 use crate::error::Result;
@@ -73,23 +74,72 @@ pub struct Cut {
     pub max_depth: Option<usize>,
 }
 
-/// The parts of `threads`' output, in output order.
-pub fn plan<T: TraceTree>(tree: &T, threads: &[ThreadId], cut: Cut) -> Result<Vec<Part<T::Node>>> {
-    let mut parts = Vec::new();
-    for &thread in threads {
-        let roots = tree.roots(thread)?;
-        let empty = Arc::new(Vec::new());
-        for &root in &roots {
-            if cut.headers {
-                parts.push(Part {
-                    thread,
-                    source: Source::Header { root },
-                    depth: 0,
-                    parents: empty.clone(),
-                });
-            }
-            cut_node(tree, thread, root, 0, &empty, cut, &mut parts)?;
+/// The parts of `threads`' output, in output order. With more than one
+/// worker, threads are cut on up to `workers` threads at once: cutting a
+/// thread counts its top calls' children, a scan of each, which would
+/// otherwise leave every core but one idle until the printing starts.
+pub fn plan<T: TraceTree>(
+    tree: &T,
+    threads: &[ThreadId],
+    cut: Cut,
+    workers: usize,
+) -> Result<Vec<Part<T::Node>>> {
+    let workers = workers.min(threads.len());
+    if workers <= 1 {
+        let mut parts = Vec::new();
+        for &thread in threads {
+            parts.extend(plan_thread(tree, thread, cut)?);
         }
+        return Ok(parts);
+    }
+    let next = AtomicUsize::new(0);
+    let mut cuts = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut cuts = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&thread) = threads.get(i) else {
+                            return cuts;
+                        };
+                        cuts.push((i, plan_thread(tree, thread, cut)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            })
+            .collect::<Vec<_>>()
+    });
+    cuts.sort_unstable_by_key(|(i, _)| *i);
+    let mut parts = Vec::new();
+    for (_, cut) in cuts {
+        parts.extend(cut?);
+    }
+    Ok(parts)
+}
+
+/// The parts of one thread's output, in output order.
+fn plan_thread<T: TraceTree>(tree: &T, thread: ThreadId, cut: Cut) -> Result<Vec<Part<T::Node>>> {
+    let mut parts = Vec::new();
+    let roots = tree.roots(thread)?;
+    let empty = Arc::new(Vec::new());
+    for &root in &roots {
+        if cut.headers {
+            parts.push(Part {
+                thread,
+                source: Source::Header { root },
+                depth: 0,
+                parents: empty.clone(),
+            });
+        }
+        cut_node(tree, thread, root, 0, &empty, cut, &mut parts)?;
     }
     Ok(parts)
 }

@@ -123,7 +123,7 @@ where
         parents: true,
         max_depth: options.max_depth,
     };
-    let parts = plan(tree, &threads, cut)?;
+    let parts = plan(tree, &threads, cut, parallelism.workers)?;
     run_ordered(
         parts,
         parallelism,
