@@ -7,6 +7,7 @@
 //! recorder never finished), `incomplete` (calls flagged incomplete),
 //! `samples` (nodes of a merged sample tree: the samples passing through).
 
+use std::collections::VecDeque;
 use std::io::Write;
 
 use rustc_hash::FxHashMap;
@@ -21,6 +22,9 @@ use crate::tree::{TraceTree, Visit};
 
 /// Bytes a walk gathers before it writes them out.
 const GATHER_BYTES: usize = 64 * 1024;
+/// The most text a worker holds back behind calls whose children it is
+/// still counting; past it, the outermost such call is counted ahead.
+const PENDING_BYTES: usize = 1 << 20;
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`), on
 /// all cores ([`Parallelism::default`]).
@@ -43,16 +47,15 @@ where
     T: TraceTree,
 {
     let threads = &crate::tree::select_threads(&tree.thread_ids(), threads)?;
-    let context = tree.context();
     if parallelism.workers <= 1 {
-        let mut records = Records::default();
+        let mut records = Records::new(tree);
         for &thread in threads {
             let roots = tree.roots(thread)?;
-            tree.walk_visit(&roots, None, true, |step| {
-                records.step(context, thread, step, 0, out)
+            tree.walk_visit(&roots, None, false, |step| {
+                records.step(thread, step, 0, out)
             })?;
+            records.finish(out)?;
         }
-        out.write_all(&records.buffer)?;
         return Ok(OrderedStats::default());
     }
     let cut = Cut {
@@ -60,36 +63,29 @@ where
         parents: false,
         max_depth: None,
     };
-    let parts = plan(tree, threads, cut)?;
+    let parts = plan(tree, threads, cut, parallelism.workers)?;
     run_ordered(
         parts,
         parallelism,
-        Records::default,
+        || Records::new(tree),
         |records, part, sink| {
             match &part.source {
                 Source::Header { .. } => {}
                 Source::Line(node) => {
                     let children = tree.child_count(*node)?;
                     tree.visit(*node, |tracepoint, footer| {
-                        records.record(
-                            context,
-                            part.thread,
-                            part.depth,
-                            children,
-                            tracepoint,
-                            footer,
-                        )
+                        records.head(part.thread, part.depth, tracepoint);
+                        records.counted(children);
+                        records.tail(tracepoint, footer);
                     })?;
                 }
                 Source::Trees(_) | Source::Children { .. } => {
-                    part.walk(tree, None, true, |step| {
-                        records.step(context, part.thread, step, part.depth, sink)
+                    part.walk(tree, None, false, |step| {
+                        records.step(part.thread, step, part.depth, sink)
                     })?;
                 }
             }
-            sink.write_all(&records.buffer)?;
-            records.buffer.clear();
-            Ok(())
+            records.finish(sink)
         },
         out,
     )
@@ -97,60 +93,181 @@ where
 
 /// One worker's records, gathered in a buffer, with the name fragments it
 /// has encoded.
-#[derive(Default)]
-struct Records {
+///
+/// # Counting children behind the walk
+///
+/// A record gives its node's direct children, yet counting them ahead (a
+/// scan of the node's content that skips each child) reads every child
+/// twice, once for the count and once for its own record. So the walk
+/// counts nothing: a call's record is written up to its `"children":`
+/// key, where a [`Hole`] marks the missing number, and the following
+/// records are counted into it by their depths (a record one level deeper
+/// than the innermost open call is its child; one at its depth or above
+/// closes it). The text goes out up to the first hole still open, the
+/// holes filled as it goes. A call whose held-back text passes
+/// [`PENDING_BYTES`] (a large subtree) is counted ahead after all, so a
+/// worker holds at most that much, whatever the trace.
+struct Records<'t, T: TraceTree> {
+    tree: &'t T,
     buffer: Vec<u8>,
+    /// The holes in `buffer`, in order; those before the first open one
+    /// are filled.
+    holes: VecDeque<Hole>,
+    /// Holes taken off the front of `holes` since the start.
+    holes_passed: usize,
+    /// The calls whose children are being counted, outermost first.
+    open: Vec<OpenCall<T::Node>>,
+    /// The buffer's length at which the next step writes out.
+    write_at: usize,
+    /// The bytes at the buffer's start already written out.
+    written: usize,
     fragments: Fragments,
 }
 
-impl Records {
+/// Where a record's child count goes, and the count once known.
+struct Hole {
+    at: usize,
+    count: Option<usize>,
+}
+
+/// A call whose record waits for its child count.
+struct OpenCall<N> {
+    node: N,
+    depth: usize,
+    /// Its hole, numbered from the start of the walk.
+    hole: usize,
+    children: usize,
+}
+
+impl<'t, T: TraceTree> Records<'t, T> {
+    fn new(tree: &'t T) -> Self {
+        Records {
+            tree,
+            buffer: Vec::new(),
+            holes: VecDeque::new(),
+            holes_passed: 0,
+            open: Vec::new(),
+            write_at: GATHER_BYTES,
+            written: 0,
+            fragments: Fragments::default(),
+        }
+    }
+
     /// The record of one step of a walk whose depths start at `depth`,
     /// written to `out` every [`GATHER_BYTES`].
-    fn step<N>(
+    fn step(
         &mut self,
-        context: &TraceContext,
         thread: ThreadId,
-        step: Visit<'_, N>,
+        step: Visit<'_, T::Node>,
         depth: usize,
         out: &mut impl Write,
     ) -> Result<()> {
         let Visit::Node {
+            node,
             depth: below,
             tracepoint,
             footer,
-            children,
             ..
         } = step
         else {
             return Ok(());
         };
-        self.record(
-            context,
-            thread,
-            depth + below,
-            children.unwrap_or_default(),
-            tracepoint,
-            footer,
-        );
-        if self.buffer.len() >= GATHER_BYTES {
-            out.write_all(&self.buffer)?;
-            self.buffer.clear();
+        let depth = depth + below;
+        self.close_from(depth);
+        if let Some(parent) = self.open.last_mut() {
+            parent.children += 1;
+        }
+        self.head(thread, depth, tracepoint);
+        if tracepoint.is_container() {
+            self.holes.push_back(Hole {
+                at: self.buffer.len(),
+                count: None,
+            });
+            self.open.push(OpenCall {
+                node,
+                depth,
+                hole: self.holes_passed + self.holes.len() - 1,
+                children: 0,
+            });
+        } else {
+            self.counted(0);
+        }
+        self.tail(tracepoint, footer);
+        if self.buffer.len() >= self.write_at {
+            self.write_out(out)?;
+            self.write_at = self.buffer.len() + GATHER_BYTES;
         }
         Ok(())
     }
 
-    /// Appends one record and its line end: the keys, in order, of the
-    /// module documentation; `incomplete` and `unfinished` only when true,
-    /// `file`, `method` and `samples` only when known.
-    fn record(
-        &mut self,
-        context: &TraceContext,
-        thread: ThreadId,
-        depth: usize,
-        children: usize,
-        tracepoint: &Tracepoint<'_>,
-        footer: Option<&Footer<'_>>,
-    ) {
+    /// Closes the open calls at `depth` or deeper: their counts are known.
+    fn close_from(&mut self, depth: usize) {
+        while let Some(call) = self.open.pop_if(|call| call.depth >= depth) {
+            // A call counted ahead may have its hole written out already.
+            let hole = call
+                .hole
+                .checked_sub(self.holes_passed)
+                .and_then(|i| self.holes.get_mut(i));
+            if let Some(hole) = hole {
+                hole.count.get_or_insert(call.children);
+            }
+        }
+    }
+
+    /// Writes out what precedes the first open hole, filling the holes
+    /// before it; first counts ahead the outermost open calls while the
+    /// text held back behind them passes [`PENDING_BYTES`].
+    fn write_out(&mut self, out: &mut impl Write) -> Result<()> {
+        while let Some(first_open) = self.holes.iter().position(|hole| hole.count.is_none()) {
+            let hole = first_open + self.holes_passed;
+            if self.buffer.len() - self.holes[first_open].at < PENDING_BYTES {
+                break;
+            }
+            let Some(call) = self.open.iter().find(|call| call.hole == hole) else {
+                break;
+            };
+            self.holes[first_open].count = Some(self.tree.child_count(call.node)?);
+        }
+        let mut number = itoa::Buffer::new();
+        while let Some(&Hole {
+            at,
+            count: Some(count),
+        }) = self.holes.front()
+        {
+            out.write_all(&self.buffer[self.written..at])?;
+            out.write_all(number.format(count).as_bytes())?;
+            self.written = at;
+            self.holes.pop_front();
+            self.holes_passed += 1;
+        }
+        let end = self.holes.front().map_or(self.buffer.len(), |hole| hole.at);
+        out.write_all(&self.buffer[self.written..end])?;
+        self.written = end;
+        // What is written goes once it is most of the buffer, so that text
+        // held back is moved about once, not at every write.
+        if self.written == self.buffer.len() {
+            self.buffer.clear();
+            self.written = 0;
+        } else if self.written >= self.buffer.len() / 2 {
+            self.buffer.drain(..self.written);
+            for hole in &mut self.holes {
+                hole.at -= self.written;
+            }
+            self.written = 0;
+        }
+        Ok(())
+    }
+
+    /// Closes every open call (the walk is over) and writes out the rest.
+    fn finish(&mut self, out: &mut impl Write) -> Result<()> {
+        self.close_from(0);
+        self.write_out(out)
+    }
+
+    /// Appends a record up to its child count: the keys, in order, of the
+    /// module documentation; a count or a hole follows, then
+    /// [`tail`](Self::tail).
+    fn head(&mut self, thread: ThreadId, depth: usize, tracepoint: &Tracepoint<'_>) {
         let buffer = &mut self.buffer;
         let mut number = itoa::Buffer::new();
         buffer.extend_from_slice(self.fragments.thread(thread));
@@ -158,7 +275,20 @@ impl Records {
         buffer.extend_from_slice(b",\"event_id\":");
         buffer.extend_from_slice(number.format(tracepoint.event().0).as_bytes());
         buffer.extend_from_slice(self.fragments.kind(tracepoint.tracepoint_type()));
-        buffer.extend_from_slice(number.format(children).as_bytes());
+    }
+
+    /// Appends a record's child count, known ahead.
+    fn counted(&mut self, children: usize) {
+        self.buffer
+            .extend_from_slice(itoa::Buffer::new().format(children).as_bytes());
+    }
+
+    /// Appends the rest of a record after its child count, and its line
+    /// end: `incomplete` and `unfinished` only when true, `file`,
+    /// `method` and `samples` only when known.
+    fn tail(&mut self, tracepoint: &Tracepoint<'_>, footer: Option<&Footer<'_>>) {
+        let context = self.tree.context();
+        let buffer = &mut self.buffer;
         buffer.extend_from_slice(
             self.fragments
                 .location(context, tracepoint.header.code_location),
@@ -178,7 +308,7 @@ impl Records {
         }
         if let Some(samples) = tracepoint.sample_count(footer) {
             buffer.extend_from_slice(b",\"samples\":");
-            buffer.extend_from_slice(number.format(samples).as_bytes());
+            buffer.extend_from_slice(itoa::Buffer::new().format(samples).as_bytes());
         }
         buffer.extend_from_slice(b"}\n");
     }

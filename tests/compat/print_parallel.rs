@@ -156,3 +156,51 @@ fn a_failing_output_ends_a_parallel_print_with_its_error() {
         assert!(error.contains("the disk is full"), "{error}");
     }
 }
+
+/// The `children` of each record of a dump, in order.
+fn dumped_child_counts(dump: &[u8]) -> Vec<u64> {
+    dump.split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_slice(line).unwrap();
+            record["children"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+/// The dump counts a record's children behind the walk, by depth, and
+/// counts ahead the calls whose subtrees are too long to hold back; either
+/// way each count must be the tree's own.
+#[test]
+fn dumped_child_counts_are_the_trees_own() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shape, size) in [(Shape::Mixed, 3 << 20), (Shape::Deep, 2 << 20)] {
+        let path = files::generated(dir.path(), shape, 2, size, Some(64 << 10));
+        let eager = EagerTrace::load(TraceBytes::from_vec(std::fs::read(&path).unwrap())).unwrap();
+        let mut expected = Vec::new();
+        for thread in eager.thread_ids() {
+            let roots = eager.roots(thread).unwrap();
+            eager
+                .walk_visit(&roots, None, true, |step| {
+                    if let tracetree::tree::Visit::Node { node, .. } = step {
+                        expected.push(eager.child_count(node).unwrap() as u64);
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let lazy = LazyTraceReader::open(&path).unwrap();
+        for parallelism in [SEQUENTIAL, parallel_settings()[0].clone()] {
+            let mut dump = Vec::new();
+            write_jsonl_with(&lazy, None, &parallelism, &mut dump).unwrap();
+            // Long subtrees, counted ahead, are there (the text is longer
+            // than what a worker holds back).
+            assert!(dump.len() > 2 << 20, "{shape}: {} bytes", dump.len());
+            assert_eq!(
+                dumped_child_counts(&dump),
+                expected,
+                "{shape} on {parallelism:?}"
+            );
+        }
+    }
+}
