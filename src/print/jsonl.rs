@@ -62,6 +62,7 @@ where
         headers: false,
         parents: false,
         max_depth: None,
+        line_counts: true,
     };
     let parts = plan(tree, threads, cut, parallelism.workers)?;
     run_ordered(
@@ -79,7 +80,7 @@ where
                         records.tail(tracepoint, footer);
                     })?;
                 }
-                Source::Trees(_) | Source::Children { .. } => {
+                Source::Trees(_) | Source::Siblings { .. } | Source::Children { .. } => {
                     part.walk(tree, None, false, |step| {
                         records.step(part.thread, step, part.depth, sink)
                     })?;

@@ -71,4 +71,31 @@ impl TraceTree for LazyTraceReader {
     ) -> Result<()> {
         self.walk_visit_children_of(parent, from, count, max_depth, child_counts, &mut f)
     }
+
+    /// Cuts after child containers found through the container table
+    /// ([`LazyTraceReader::sibling_cuts`]), without counting the children.
+    fn sibling_cuts(&self, node: LazyNode, bytes: u64) -> Result<Option<Vec<LazyNode>>> {
+        LazyTraceReader::sibling_cuts(self, node, bytes)
+    }
+
+    /// Reads the run's stretch of the parent's content in one pass.
+    fn walk_visit_siblings(
+        &self,
+        parent: LazyNode,
+        first: Option<LazyNode>,
+        next: Option<LazyNode>,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        LazyTraceReader::walk_visit_siblings(
+            self,
+            parent,
+            first,
+            next,
+            max_depth,
+            child_counts,
+            &mut f,
+        )
+    }
 }

@@ -16,7 +16,7 @@ mod lazy;
 /// the printers format parts of one tree on several.
 pub trait TraceTree: Sync {
     /// A handle to one node; cheap to copy, and sent to other threads.
-    type Node: Copy + Send + Sync;
+    type Node: Copy + Send + Sync + PartialEq;
 
     /// The trace's reference objects.
     fn context(&self) -> &TraceContext;
@@ -111,6 +111,48 @@ pub trait TraceTree: Sync {
     {
         let children = self.children_range(parent, from, count)?;
         self.walk_visit(&children, max_depth, child_counts, f)
+    }
+
+    /// The children of `node` that begin runs of its children of about
+    /// `bytes` of trace each (the first run begins with its first child),
+    /// for readers that find them without counting the children (the
+    /// printers cut a large call's children into such runs); `None` where
+    /// the reader does not (the default), and the printers cut by child
+    /// number ([`child_count`](Self::child_count),
+    /// [`walk_visit_children`](Self::walk_visit_children)).
+    fn sibling_cuts(&self, node: Self::Node, bytes: u64) -> Result<Option<Vec<Self::Node>>> {
+        let _ = (node, bytes);
+        Ok(None)
+    }
+
+    /// Walks the trees of `parent`'s children from `first` (its first
+    /// child when `None`) up to, not including, `next` (to its last when
+    /// `None`), as [`walk_visit`](Self::walk_visit) does: `first` and
+    /// `next` are children, or cuts [`sibling_cuts`](Self::sibling_cuts)
+    /// gave.
+    fn walk_visit_siblings(
+        &self,
+        parent: Self::Node,
+        first: Option<Self::Node>,
+        next: Option<Self::Node>,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        let children = self.children(parent)?;
+        let place = |node: Option<Self::Node>, or: usize| match node {
+            Some(node) => children
+                .iter()
+                .position(|&child| child == node)
+                .ok_or(Error::NoSuchNode(crate::error::NodeProblem::NoChild(or))),
+            None => Ok(or),
+        };
+        let from = place(first, 0)?;
+        let to = place(next, children.len())?.max(from);
+        self.walk_visit(&children[from..to], max_depth, child_counts, f)
     }
 }
 

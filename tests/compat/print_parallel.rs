@@ -204,3 +204,21 @@ fn dumped_child_counts_are_the_trees_own() {
         }
     }
 }
+
+/// Calls whose content holds several runs' worth of bytes are cut into
+/// runs of siblings through the container table instead of by counting
+/// their children: the print is the same.
+#[test]
+fn calls_cut_into_runs_of_siblings_print_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    for shape in [Shape::Mixed, Shape::Threads] {
+        let path = files::generated(dir.path(), shape, 2, 12 << 20, None);
+        let lazy = LazyTraceReader::open(&path).unwrap();
+        let root = lazy.roots(lazy.thread_ids()[0]).unwrap()[0];
+        assert!(
+            lazy.sibling_cuts(root, 1 << 20).unwrap().is_some(),
+            "{shape}: the root is not cut into runs"
+        );
+        assert_same_output(&shape.to_string(), &lazy);
+    }
+}

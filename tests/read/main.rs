@@ -18,5 +18,6 @@ mod random_mutations;
 mod rebuild;
 mod refresh;
 mod search;
+mod sibling_cuts;
 mod stream_lazy;
 mod zero_tail;

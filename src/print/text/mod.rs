@@ -122,6 +122,7 @@ where
         headers: true,
         parents: true,
         max_depth: options.max_depth,
+        line_counts: false,
     };
     let parts = plan(tree, &threads, cut, parallelism.workers)?;
     run_ordered(
@@ -182,7 +183,7 @@ fn print_part<T: TraceTree, W: Write>(
         Source::Line(node) => tree.visit(*node, |tracepoint, footer| {
             printer.tracepoint(tracepoint, footer, part.depth)
         })??,
-        Source::Trees(_) | Source::Children { .. } => {
+        Source::Trees(_) | Source::Siblings { .. } | Source::Children { .. } => {
             part.walk(tree, options.max_depth, false, |step| {
                 printer.step(step, part.depth)
             })?;

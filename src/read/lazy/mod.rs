@@ -88,6 +88,7 @@
 //! ```
 
 mod cache;
+mod cuts;
 mod iterate;
 mod navigate;
 mod open;

@@ -250,7 +250,17 @@ impl LazyTraceReader {
                 };
                 open.pop();
             }
-            if at >= end || (one && started && open.is_empty()) {
+            if at >= end {
+                // A stretch ends between the nodes of its first level.
+                if at > end || !open.is_empty() {
+                    return Err(self.contradicted(
+                        slot,
+                        format!("a walk of offsets {from}..{end} ends inside a tracepoint at {at}"),
+                    ));
+                }
+                return Ok(true);
+            }
+            if one && started && open.is_empty() {
                 return Ok(true);
             }
             let node = self.node_at(slot, at);
@@ -464,6 +474,43 @@ impl LazyTraceReader {
             slot: scope.slot,
             from: first.at,
             end,
+            depth: 0,
+            one: false,
+        };
+        self.visit_stretch(stretch, max_depth, child_counts, f)
+    }
+
+    /// Walks the trees of `parent`'s children from `first` (its first
+    /// child when `None`) up to, not including, `next` (to its last child
+    /// when `None`), in one pass, as [`TraceTree::walk_visit`
+    /// ](crate::tree::TraceTree::walk_visit) walks a root's tree: `first` and
+    /// `next` are children, or cuts [`sibling_cuts`](Self::sibling_cuts)
+    /// gave for `parent`.
+    pub fn walk_visit_siblings(
+        &self,
+        parent: LazyNode,
+        first: Option<LazyNode>,
+        next: Option<LazyNode>,
+        max_depth: Option<usize>,
+        child_counts: bool,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+    ) -> Result<()> {
+        let Some(scope) = self.scope(parent)? else {
+            return Ok(());
+        };
+        let within = |node: Option<LazyNode>, or: LogicalOffset| match node {
+            Some(node)
+                if node.slot != parent.slot || node.at < scope.start || node.at > scope.end =>
+            {
+                Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)))
+            }
+            Some(node) => Ok(node.at),
+            None => Ok(or),
+        };
+        let stretch = Stretch {
+            slot: scope.slot,
+            from: within(first, scope.start)?,
+            end: within(next, scope.end)?,
             depth: 0,
             one: false,
         };

@@ -224,6 +224,26 @@ impl<'r> Stream<'r> {
         }
     }
 
+    /// The bytes of the block holding the byte before `at`, from the
+    /// block's start up to `at` (where an object ending at `at` lies
+    /// whole, since objects never span blocks); empty at the stream's
+    /// start.
+    pub(crate) fn bytes_before(&mut self, at: LogicalOffset) -> Result<&'r [u8]> {
+        let Some(last) = at.0.checked_sub(1) else {
+            return Ok(&[]);
+        };
+        self.bytes_at(LogicalOffset(last))?;
+        let (start, _, physical) = self.block;
+        let to = physical + (at.0 - start);
+        usize::try_from(physical)
+            .ok()
+            .zip(usize::try_from(to).ok())
+            .and_then(|(from, to)| self.data.get(from..to))
+            .ok_or(Error::NoSuchNode(NodeProblem::BlockOutsideData(
+                PhysicalOffset(physical),
+            )))
+    }
+
     /// A reader from `at` to the end of its block.
     #[inline(always)]
     pub(crate) fn reader_at(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {

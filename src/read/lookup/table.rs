@@ -103,6 +103,14 @@ impl ThreadContainers {
 }
 
 impl Lookup {
+    /// Whether thread `slot`'s cells were trusted so far: nothing
+    /// contradicted them and no scan replaced them.
+    pub(crate) fn trusted(&self, slot: usize) -> bool {
+        self.threads
+            .get(slot)
+            .is_some_and(ThreadContainers::trusted)
+    }
+
     /// The stream of thread `slot`.
     pub(crate) fn stream<'r>(&'r self, data: &'r [u8], slot: usize) -> Stream<'r> {
         Stream::new(data, self.blocks.thread(slot))

@@ -385,6 +385,16 @@ impl ContainerTable {
         (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
     }
 
+    /// The first container whose content starts at or after `at` (the
+    /// table's length when none does).
+    pub(crate) fn first_starting_at_or_after(
+        &self,
+        cells: CellView<'_>,
+        at: LogicalOffset,
+    ) -> usize {
+        self.partition_by_start(cells, |start| start < at.0)
+    }
+
     /// The last container whose content starts at or before `at`.
     pub(crate) fn last_starting_at_or_before(
         &self,
