@@ -105,8 +105,31 @@ impl Gate {
 pub struct ChunkSink<'g> {
     seq: usize,
     gate: &'g Gate,
+    spare: &'g Spare,
     sender: Sender<Message>,
     pending: Vec<u8>,
+}
+
+/// Chunks the writer has written, emptied for workers to fill again: the
+/// chunks in flight are capped, so a few buffers serve a whole run, and
+/// their pages are not faulted in afresh for every chunk.
+struct Spare(Mutex<Vec<Vec<u8>>>);
+
+impl Spare {
+    /// An empty chunk, one written before if there is one.
+    fn take(&self) -> Vec<u8> {
+        let spare = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        spare.unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES))
+    }
+
+    /// Keeps `chunk`, once written, for [`take`](Self::take), up to `most`.
+    fn give(&self, mut chunk: Vec<u8>, most: usize) {
+        chunk.clear();
+        let mut spare = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < most {
+            spare.push(chunk);
+        }
+    }
 }
 
 impl ChunkSink<'_> {
@@ -119,10 +142,20 @@ impl ChunkSink<'_> {
         if !self.gate.acquire(self.seq) {
             return Err(stopped());
         }
-        let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK_BYTES));
+        let chunk = std::mem::replace(&mut self.pending, self.spare.take());
         self.sender
             .send(Message::Chunk(chunk))
             .map_err(|_| stopped())
+    }
+}
+
+impl Drop for ChunkSink<'_> {
+    /// Gives the buffer it took for more output back.
+    fn drop(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.capacity() > 0 {
+            self.spare.give(pending, self.gate.cap);
+        }
     }
 }
 
@@ -165,11 +198,12 @@ pub fn run_ordered<U: Send, S>(
     // Units are taken in order under this lock, and their receivers queued
     // to the writer under it, so receivers arrive in the units' order.
     let queue = Mutex::new(units.into_iter().enumerate());
+    let spare = Spare(Mutex::new(Vec::new()));
     let (receivers_in, receivers_out) = mpsc::channel::<Receiver<Message>>();
     let result = std::thread::scope(|scope| {
         for _ in 0..parallelism.workers.max(1) {
             let receivers_in = receivers_in.clone();
-            let (queue, gate, init, run) = (&queue, &gate, &init, &run);
+            let (queue, gate, spare, init, run) = (&queue, &gate, &spare, &init, &run);
             scope.spawn(move || {
                 let mut state = init();
                 loop {
@@ -187,8 +221,9 @@ pub fn run_ordered<U: Send, S>(
                     let mut sink = ChunkSink {
                         seq,
                         gate,
+                        spare,
                         sender,
-                        pending: Vec::with_capacity(CHUNK_BYTES),
+                        pending: spare.take(),
                     };
                     let result = run(&mut state, unit, &mut sink)
                         .and_then(|()| sink.send_pending().map_err(Error::from));
@@ -200,7 +235,7 @@ pub fn run_ordered<U: Send, S>(
             });
         }
         drop(receivers_in);
-        let written = write_in_order(&receivers_out, &gate, out);
+        let written = write_in_order(&receivers_out, &gate, &spare, out);
         gate.update(|state| state.stopped = true);
         drop(receivers_out);
         written
@@ -217,6 +252,7 @@ pub fn run_ordered<U: Send, S>(
 fn write_in_order(
     receivers: &Receiver<Receiver<Message>>,
     gate: &Gate,
+    spare: &Spare,
     out: &mut impl Write,
 ) -> Result<()> {
     for (seq, receiver) in receivers.iter().enumerate() {
@@ -226,6 +262,7 @@ fn write_in_order(
                 Message::Chunk(chunk) => {
                     gate.update(|state| state.in_flight -= 1);
                     out.write_all(&chunk)?;
+                    spare.give(chunk, gate.cap);
                 }
                 Message::Failed(error) => return Err(error),
             }
