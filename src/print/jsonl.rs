@@ -72,8 +72,11 @@ where
         |records, part, sink| {
             match &part.source {
                 Source::Header { .. } => {}
-                Source::Line(node) => {
-                    let children = tree.child_count(*node)?;
+                Source::Line(node, counted) => {
+                    let children = match counted {
+                        Some(children) => *children,
+                        None => tree.child_count(*node)?,
+                    };
                     tree.visit(*node, |tracepoint, footer| {
                         records.head(part.thread, part.depth, tracepoint);
                         records.counted(children);

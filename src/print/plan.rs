@@ -6,9 +6,9 @@
 //! Ranges by child number need the children counted, a scan of the call's
 //! content; where the reader can cut a call's children into runs of about
 //! [`RUN_BYTES`] without counting them ([`TraceTree::sibling_cuts`]: the
-//! lazy reader cuts after child containers), the text form takes those
-//! runs instead (the dump's line for the call needs the count anyway).
-//! Threads are cut on several threads at once.
+//! lazy reader cuts after child containers), the parts are those runs
+//! instead, and only the dump (whose line for the call gives its count)
+//! counts the children. Threads are cut on several threads at once.
 //! Each part carries the depth it starts at and, for the text form, what
 //! its ancestors tell their children ([`Parent`]), so the parts print
 //! exactly as one walk of the whole tree does.
@@ -48,8 +48,9 @@ pub enum Source<N> {
         /// The top-level tracepoint.
         root: N,
     },
-    /// One node's own line, without its children.
-    Line(N),
+    /// One node's own line, without its children, and its child count
+    /// when the cutting counted them.
+    Line(N, Option<usize>),
     /// The whole trees under these nodes (siblings, in order).
     Trees(Vec<N>),
     /// The whole trees under `parent`'s children from `first` (its first
@@ -96,9 +97,8 @@ pub struct Cut {
     pub parents: bool,
     /// Depths below which children fold (and are never cut).
     pub max_depth: Option<usize>,
-    /// A cut node's line needs its child count (the JSON dump): its
-    /// children are then cut by child number, which counts them anyway,
-    /// not into runs of siblings.
+    /// A cut node's line needs its child count (the JSON dump): it is
+    /// counted while cutting, on the threads that cut.
     pub line_counts: bool,
 }
 
@@ -195,13 +195,12 @@ fn cut_node<T: TraceTree>(
         whole(parts);
         return Ok(());
     }
-    let runs = match cut.line_counts {
-        true => None,
-        false => tree.sibling_cuts(node, RUN_BYTES)?,
-    };
-    let count = match runs {
-        Some(_) => None,
-        None => Some(tree.child_count(node)?),
+    let runs = tree.sibling_cuts(node, RUN_BYTES)?;
+    // Counted here, on the threads cutting the tree, when the children are
+    // cut by number or the node's line needs the count (the dump's).
+    let count = match (&runs, cut.line_counts) {
+        (Some(_), false) => None,
+        _ => Some(tree.child_count(node)?),
     };
     if count == Some(0) {
         whole(parts);
@@ -209,27 +208,31 @@ fn cut_node<T: TraceTree>(
     }
     parts.push(Part {
         thread,
-        source: Source::Line(node),
+        source: Source::Line(node, count),
         depth,
         parents: parents.clone(),
     });
     let below = below(tree, node, parents, cut)?;
-    let Some(count) = count else {
-        let mut first = None;
-        for next in runs.into_iter().flatten().map(Some).chain([None]) {
-            parts.push(Part {
-                thread,
-                source: Source::Siblings {
-                    parent: node,
-                    first,
-                    next,
-                },
-                depth: depth + 1,
-                parents: below.clone(),
-            });
-            first = next;
+    let count = match (runs, count) {
+        (Some(runs), _) => {
+            let mut first = None;
+            for next in runs.into_iter().map(Some).chain([None]) {
+                parts.push(Part {
+                    thread,
+                    source: Source::Siblings {
+                        parent: node,
+                        first,
+                        next,
+                    },
+                    depth: depth + 1,
+                    parents: below.clone(),
+                });
+                first = next;
+            }
+            return Ok(());
         }
-        return Ok(());
+        (None, Some(count)) => count,
+        (None, None) => return Ok(()),
     };
     if count <= FEW_CHILDREN {
         for child in tree.children(node)? {
@@ -282,7 +285,7 @@ impl<N: Copy> Part<N> {
     ) -> Result<()> {
         let max_depth = max_depth.map(|max| max.saturating_sub(self.depth));
         match &self.source {
-            Source::Header { .. } | Source::Line(_) => Ok(()),
+            Source::Header { .. } | Source::Line(..) => Ok(()),
             Source::Trees(nodes) => tree.walk_visit(nodes, max_depth, child_counts, f),
             Source::Siblings {
                 parent,

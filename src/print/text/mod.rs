@@ -180,7 +180,7 @@ fn print_part<T: TraceTree, W: Write>(
 ) -> Result<()> {
     match &part.source {
         Source::Header { root } => printer.root_header(tree, part.thread, *root, named)?,
-        Source::Line(node) => tree.visit(*node, |tracepoint, footer| {
+        Source::Line(node, _) => tree.visit(*node, |tracepoint, footer| {
             printer.tracepoint(tracepoint, footer, part.depth)
         })??,
         Source::Trees(_) | Source::Siblings { .. } | Source::Children { .. } => {
