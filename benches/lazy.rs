@@ -22,6 +22,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 use tracetree::TraceBytes;
 use tracetree::common::ThreadId;
+use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,
@@ -54,21 +55,16 @@ fn full_decode(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
     nodes
 }
 
-/// Walks every root of `threads` through `TraceTree::walk_visit`, as the
-/// printer (without child counts) and the JSON dump (with) do.
-fn tree_walk(reader: &LazyTraceReader, threads: &[ThreadId], child_counts: bool) -> u64 {
+/// Walks every root of `threads` through `TraceTree::walk_visit`, as each
+/// of the printers' parts does.
+fn tree_walk(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
     let mut nodes = 0u64;
     for &thread in threads {
         let roots = reader.roots(thread).unwrap();
         reader
-            .walk_visit(&roots, None, child_counts, |step| {
-                if let Visit::Node {
-                    tracepoint,
-                    children,
-                    ..
-                } = step
-                {
-                    nodes += (tracepoint.event().get() as u64 & 1) + children.unwrap_or(0) as u64;
+            .walk_visit(&roots, None, false, |step| {
+                if let Visit::Node { tracepoint, .. } = step {
+                    nodes += tracepoint.event().get() as u64 & 1;
                 }
                 Ok(())
             })
@@ -184,12 +180,19 @@ fn lazy(c: &mut Criterion) {
     // with a small cache (the walk streams; the cache serves random access).
     let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
     group.bench_function("traversal: TraceTree walk_visit, 1 MiB cache", |b| {
-        b.iter(|| tree_walk(&small, &small.thread_ids(), false))
+        b.iter(|| tree_walk(&small, &small.thread_ids()))
     });
-    group.bench_function(
-        "traversal: TraceTree walk_visit with child counts (dump), 1 MiB cache",
-        |b| b.iter(|| tree_walk(&small, &small.thread_ids(), true)),
-    );
+    // The printers themselves, on every core, into a sink.
+    group.bench_function("print --verbose to a sink, 1 MiB cache", |b| {
+        let options = PrintOptions {
+            verbose: true,
+            ..PrintOptions::default()
+        };
+        b.iter(|| print_trace(&small, &options, &mut std::io::sink()).unwrap())
+    });
+    group.bench_function("dump --format jsonl to a sink, 1 MiB cache", |b| {
+        b.iter(|| write_jsonl(&small, None, &mut std::io::sink()).unwrap())
+    });
     group.bench_function(
         "traversal: TraceTree walk_visit, threads in parallel, 1 MiB cache",
         |b| {
@@ -197,7 +200,7 @@ fn lazy(c: &mut Criterion) {
                 small
                     .thread_ids()
                     .par_iter()
-                    .map(|&thread| tree_walk(&small, &[thread], false))
+                    .map(|&thread| tree_walk(&small, &[thread]))
                     .sum::<u64>()
             })
         },
