@@ -27,11 +27,13 @@ use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,
 };
-use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
+use tracetree::tree::{TraceTree, WalkStep, walk};
 
 mod support;
 
-use support::{bench_size, raw_scan, status_bytes, trace, walk_headers, walk_headers_parallel};
+use support::{
+    bench_size, raw_scan, status_bytes, trace, walk_headers, walk_headers_parallel, walk_tracetree,
+};
 
 const MB: u64 = 1 << 20;
 
@@ -49,24 +51,6 @@ fn full_decode(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
             .walk_thread(thread, WalkDetail::Full, |walked| {
                 nodes += walked.tracepoint.is_some() as u64;
                 Ok(true)
-            })
-            .unwrap();
-    }
-    nodes
-}
-
-/// Walks every root of `threads` through `TraceTree::walk_visit`, as each
-/// of the printers' parts does.
-fn tree_walk(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
-    let mut nodes = 0u64;
-    for &thread in threads {
-        let roots = reader.roots(thread).unwrap();
-        reader
-            .walk_visit(&roots, None, false, |step| {
-                if let Visit::Node { tracepoint, .. } = step {
-                    nodes += tracepoint.event().get() as u64 & 1;
-                }
-                Ok(())
             })
             .unwrap();
     }
@@ -180,7 +164,7 @@ fn lazy(c: &mut Criterion) {
     // with a small cache (the walk streams; the cache serves random access).
     let small = no_sidecar().cache_bytes(1 << 20).open(&path).unwrap();
     group.bench_function("traversal: TraceTree walk_visit, 1 MiB cache", |b| {
-        b.iter(|| tree_walk(&small, &small.thread_ids()))
+        b.iter(|| walk_tracetree(&small, &small.thread_ids()))
     });
     // The printers themselves, on every core, into a sink.
     group.bench_function("print --verbose to a sink, 1 MiB cache", |b| {
@@ -200,7 +184,7 @@ fn lazy(c: &mut Criterion) {
                 small
                     .thread_ids()
                     .par_iter()
-                    .map(|&thread| tree_walk(&small, &[thread]))
+                    .map(|&thread| walk_tracetree(&small, &[thread]))
                     .sum::<u64>()
             })
         },

@@ -67,7 +67,7 @@ use setup::*;
 
 use support::{
     bench_size_or, generated, generated_path, meminfo_bytes, raw_scan, status_bytes, trace_dir,
-    walk_headers, walk_headers_parallel,
+    walk_headers, walk_headers_parallel, walk_tracetree,
 };
 
 /// A case taking longer than this in its own process is timed by runs in
@@ -355,7 +355,7 @@ fn case(id: &str, traces: &Traces) -> Case {
             (
                 Which::Mixed,
                 Covers::File,
-                Box::new(move || boxed(walk_tracetree(&reader))),
+                Box::new(move || boxed(walk_tracetree(&reader, &reader.thread_ids()))),
             )
         }
         "eager_load" => {

@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime};
 use tracetree::read::{
     LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail, index_path,
 };
-use tracetree::tree::{TraceTree, Visit};
 
 use super::EXPANSIONS;
 use super::support::{self, trace_dir};
@@ -70,22 +69,6 @@ pub fn settle(path: &Path) {
     if let Some(wait) = Duration::from_millis(2500).checked_sub(age) {
         std::thread::sleep(wait);
     }
-}
-
-pub fn walk_tracetree(reader: &LazyTraceReader) -> u64 {
-    let mut nodes = 0u64;
-    for thread in reader.thread_ids() {
-        let roots = reader.roots(thread).unwrap();
-        reader
-            .walk_visit(&roots, None, false, |step| {
-                if let Visit::Node { tracepoint, .. } = step {
-                    nodes += tracepoint.event().get() as u64 & 1;
-                }
-                Ok(())
-            })
-            .unwrap();
-    }
-    nodes
 }
 
 /// Options for the cases on the index path: the lookup sidecar is neither

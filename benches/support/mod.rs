@@ -5,9 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use tracetree::common::ThreadId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::{LazyTraceReader, WalkDetail, index_path};
+use tracetree::read::{LazyTraceReader, Visit, WalkDetail, index_path};
+use tracetree::tree::TraceTree;
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
 /// `10GB`), 64 MiB by default.
@@ -94,6 +96,25 @@ pub fn walk_headers(reader: &LazyTraceReader) -> u64 {
             .walk_thread(thread, WalkDetail::Headers, |_| {
                 nodes += 1;
                 Ok(true)
+            })
+            .unwrap();
+    }
+    nodes
+}
+
+/// Walks every root of `threads` through `TraceTree::walk_visit` (what each
+/// of the printers' parts runs), every tracepoint decoded; returns a sum
+/// over them, so the walk is not optimized away.
+pub fn walk_tracetree(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
+    let mut nodes = 0u64;
+    for &thread in threads {
+        let roots = reader.roots(thread).unwrap();
+        reader
+            .walk_visit(&roots, None, false, |step| {
+                if let Visit::Node { tracepoint, .. } = step {
+                    nodes += tracepoint.event().get() as u64 & 1;
+                }
+                Ok(())
             })
             .unwrap();
     }

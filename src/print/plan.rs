@@ -212,7 +212,13 @@ fn cut_node<T: TraceTree>(
         depth,
         parents: parents.clone(),
     });
-    let below = below(tree, node, parents, cut)?;
+    let below = if cut.parents {
+        let mut below = parents.as_ref().clone();
+        below.push(tree.visit(node, |tracepoint, _| Parent::of(tracepoint))?);
+        Arc::new(below)
+    } else {
+        parents.clone()
+    };
     let count = match (runs, count) {
         (Some(runs), _) => {
             let mut first = None;
@@ -254,22 +260,6 @@ fn cut_node<T: TraceTree>(
         });
     }
     Ok(())
-}
-
-/// What `node`'s children are told by their ancestors: `parents` and
-/// `node` itself (the text form; the dump needs none).
-fn below<T: TraceTree>(
-    tree: &T,
-    node: T::Node,
-    parents: &Arc<Vec<Parent>>,
-    cut: Cut,
-) -> Result<Arc<Vec<Parent>>> {
-    if !cut.parents {
-        return Ok(parents.clone());
-    }
-    let mut below = parents.as_ref().clone();
-    below.push(tree.visit(node, |tracepoint, _| Parent::of(tracepoint))?);
-    Ok(Arc::new(below))
 }
 
 impl<N: Copy> Part<N> {

@@ -463,21 +463,11 @@ impl LazyTraceReader {
         let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
             return Ok(());
         };
-        let end = match self
+        let next = self
             .scope_children(scope, from.saturating_add(count), 1)?
             .first()
-        {
-            Some(next) => next.at,
-            None => scope.end,
-        };
-        let stretch = Stretch {
-            slot: scope.slot,
-            from: first.at,
-            end,
-            depth: 0,
-            one: false,
-        };
-        self.visit_stretch(stretch, max_depth, child_counts, f)
+            .copied();
+        self.walk_visit_siblings(parent, Some(first), next, max_depth, child_counts, f)
     }
 
     /// Walks the trees of `parent`'s children from `first` (its first
