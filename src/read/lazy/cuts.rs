@@ -10,28 +10,18 @@
 //! starting there or after, climbed up the table to the call's direct child
 //! that holds it; the run ends after that child's footer. A footer's length
 //! depends on its container's type, which the index does not hold, so the
-//! child's header is found by searching back from its content start: a
-//! tracepoint of a container type carrying the cell's thread and event ids
-//! whose encoding ends exactly there.
+//! child's header is found by searching back from its content start
+//! (`headers`); a child whose header is not found so leaves its parent to
+//! be cut by child number.
 //!
 //! Cuts are taken from cells nothing has contradicted, and the walk of
 //! each run checks that it ends between siblings (`walk_range`), so a cell
 //! that lies makes an error, never a misplaced line.
 
+use super::headers::container_header;
 use super::{LazyNode, LazyTraceReader};
-use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::Result;
-use crate::format::{ByteReader, ObjectKind};
-use crate::model::{Tracepoint, TracepointType};
-use crate::read::lookup::stream::Stream;
 
-/// The longest container header searched for behind its content (a call's
-/// receiver and arguments included); a child with a longer one leaves its
-/// parent to be cut by child number.
-const MAX_HEADER: usize = 64 * 1024;
-/// Bytes of a container's header at least: the kind byte, the common
-/// header, the child-status count and a 4-byte field.
-const MIN_HEADER: usize = 20;
 /// A run more than this many times the length asked for (around a child
 /// too large to cut inside) leaves the call to be cut by child number,
 /// which cuts into such a child.
@@ -92,7 +82,7 @@ impl LazyTraceReader {
             }
             let start = table.start(cells, child);
             let event = table.event(cells, child);
-            let Some(container) = container_type(&mut stream, start, thread, event)? else {
+            let Some((_, container)) = container_header(&mut stream, start, thread, event)? else {
                 return Ok(None);
             };
             let cut = end + stream.footer_len(end, container)?;
@@ -107,41 +97,4 @@ impl LazyTraceReader {
         }
         Ok((scope.end.0 - last.0 <= longest).then_some(cuts))
     }
-}
-
-/// The type of `thread`'s container with event id `event` whose content
-/// starts at `start`, read from its header, found by searching back from
-/// `start` (shortest first); `None` when no such header within
-/// [`MAX_HEADER`] bytes ends there.
-fn container_type(
-    stream: &mut Stream<'_>,
-    start: LogicalOffset,
-    thread: ThreadId,
-    event: EventId,
-) -> Result<Option<TracepointType>> {
-    let before = stream.bytes_before(start)?;
-    let Some(latest) = before.len().checked_sub(MIN_HEADER) else {
-        return Ok(None);
-    };
-    let earliest = before.len().saturating_sub(MAX_HEADER);
-    let (thread_bytes, event_bytes) = (thread.0.to_be_bytes(), event.0.to_be_bytes());
-    for at in (earliest..=latest).rev() {
-        // Kind, type, code location, thread, event, diff status.
-        let header = &before[at..];
-        if header[0] != ObjectKind::Tracepoint as u8
-            || header[6..10] != thread_bytes
-            || header[10..14] != event_bytes
-        {
-            continue;
-        }
-        let Some(container) = TracepointType::from_byte(header[1]).filter(|t| t.is_container())
-        else {
-            continue;
-        };
-        let mut reader = ByteReader::new(&header[1..], 0);
-        if Tracepoint::decode(&mut reader).is_ok() && reader.position() == header.len() - 1 {
-            return Ok(Some(container));
-        }
-    }
-    Ok(None)
 }

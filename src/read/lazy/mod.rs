@@ -89,6 +89,7 @@
 
 mod cache;
 mod cuts;
+mod headers;
 mod iterate;
 mod navigate;
 mod open;
@@ -513,7 +514,7 @@ impl LazyTraceReader {
         // the last direct child before the node, if it is a container
         // holding the node, is a nearer ancestor.
         let mut parent = found;
-        while let Some(at) = self.last_child_before(scope, node.at)? {
+        while let Some(at) = self.last_child_before_near(scope, node.at)? {
             let child = self.node_at(slot, at);
             match self.scope(child)? {
                 Some(inner) if inner.start <= node.at && node.at < inner.end => {

@@ -36,13 +36,16 @@
 //!   in one page needs no child index: its first page gives the count.
 //! - **Parent.** The containers that start at or before a node's offset and
 //!   end after it are its ancestors; the last one found by start is the
-//!   candidate. Its header (the node handle) is found among its own parent's
-//!   children, which checks its cell's start. Then the headers confirm it: the
-//!   last direct child of the candidate before the node, if it is a container
-//!   holding the node, is a nearer ancestor (a container the index has no
-//!   cell for, or whose cell's start was moved past the node), and so on down.
-//!   This costs one page of the candidate's children (a child index for a call
-//!   with more than one page), cached. "Previous container ending after this
+//!   candidate. Its header (the node handle) is searched back from its
+//!   content start, or else found among its own parent's children; either
+//!   checks its cell's start. Then the headers confirm it: the last direct
+//!   child of the candidate before the node, if it is a container holding
+//!   the node, is a nearer ancestor (a container the index has no cell for,
+//!   or whose cell's start was moved past the node), and so on down. That
+//!   child is scanned for from the footer of the candidate's last child
+//!   container before the node (`headers`), or else found in the candidate's
+//!   pages (a child index for a call with more than one page), cached.
+//!   "Previous container ending after this
 //!   one starts" is a backwards search helped by per-chunk maximum ends.
 //! - **By event id.** A container: the table (event ids ascend in pre-order in
 //!   what recorders write, so a binary search; otherwise a sorted copy is made
@@ -425,8 +428,8 @@ impl LazyTraceReader {
     }
 
     /// The node of the `k`-th container of thread `slot`: its header is
-    /// found among its parent's children (the index knows only where its
-    /// content starts).
+    /// searched back from its content (`headers`), or else found among its
+    /// parent's children (the index knows only where its content starts).
     pub(super) fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
         self.container_node_checking(slot, k, true)
     }
@@ -441,6 +444,9 @@ impl LazyTraceReader {
         k: usize,
         check_parent: bool,
     ) -> Result<LazyNode> {
+        if let Some(at) = self.header_of_cell(slot, k) {
+            return Ok(self.node_at(slot, at));
+        }
         let (table, cells) = self.containers(slot)?;
         // The parent's scope comes from its cell until it is left for a
         // container in between.
