@@ -130,3 +130,59 @@ fn small_calls_and_leaves_are_not_cut() {
         .unwrap();
     assert_eq!(reader.sibling_cuts(leaf, 16).unwrap(), None);
 }
+
+/// A call of more than 8 MiB gets its child index from runs of siblings
+/// counted on several threads; every page of it, read through that index,
+/// is the eager tree's (one trace with blocks of 4 KiB: headers at blocks'
+/// edges). A crashed recorder's calls are not cut (its repaired cells are
+/// not trusted), so they are scanned whole.
+#[test]
+fn child_indexes_counted_in_runs_page_like_the_eager_tree() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let generated = files::generated(one.path(), Shape::Mixed, 1, 24 << 20, Some(4096));
+    let two_threads = files::generated(two.path(), Shape::Mixed, 2, 40 << 20, None);
+    for path in [generated, two_threads] {
+        let reader = LazyTraceReader::open(&path).unwrap();
+        let eager = tracetree::read::EagerTrace::open(&path).unwrap();
+        let what = path.display().to_string();
+        let (mut lazy_roots, mut eager_roots) = (Vec::new(), Vec::new());
+        for thread in reader.thread_ids() {
+            lazy_roots.extend(TraceTree::roots(&reader, thread).unwrap());
+            eager_roots.extend(TraceTree::roots(&eager, thread).unwrap());
+        }
+        let mut large = 0;
+        for (&node, &same) in lazy_roots.iter().zip(&eager_roots) {
+            let cuts = reader.sibling_cuts(node, 1 << 20).unwrap();
+            large += usize::from(cuts.is_some_and(|cuts| cuts.len() >= 8));
+            let count = reader.child_count(node).unwrap();
+            assert_eq!(count, eager.child_count(same).unwrap(), "{what}");
+            let events = |tree: &dyn Fn(usize, usize) -> Vec<i32>, from| tree(from, 3);
+            let lazy = |from, n| {
+                reader
+                    .children_range(node, from, n)
+                    .unwrap()
+                    .into_iter()
+                    .map(|child| reader.node(child).unwrap().tracepoint().event().get())
+                    .collect::<Vec<_>>()
+            };
+            let eager_events = |from, n| {
+                TraceTree::children_range(&eager, same, from, n)
+                    .unwrap()
+                    .into_iter()
+                    .map(|child| eager.node(child).tracepoint().event().get())
+                    .collect::<Vec<_>>()
+            };
+            for from in (0..count)
+                .step_by(1021)
+                .chain([count.saturating_sub(1), count])
+            {
+                assert_eq!(
+                    events(&lazy, from),
+                    events(&eager_events, from),
+                    "{what}: children from {from}"
+                );
+            }
+        }
+        assert!(large > 0, "{what}: no call large enough to count in runs");
+    }
+}

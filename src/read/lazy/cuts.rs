@@ -17,9 +17,19 @@
 //! Cuts are taken from cells nothing has contradicted, and the walk of
 //! each run checks that it ends between siblings (`walk_range`), so a cell
 //! that lies makes an error, never a misplaced line.
+//!
+//! The same runs let a large call's child index (`scopes`) be built on
+//! several threads: each thread counts the children of consecutive runs
+//! (one forward scan, releasing behind it), keeping every 64th child's
+//! offset and event id; once the counts are added up, each checkpoint (the
+//! first child of every `stride`-th page) is at most 63 children after a
+//! kept one, and is stepped to from it. A run whose children do not end
+//! exactly at the next run's start leaves the call to one scan.
 
+use super::cache::{ChildIndex, PAGE};
 use super::headers::container_header;
-use super::{LazyNode, LazyTraceReader};
+use super::{LazyNode, LazyTraceReader, Scan, Scope};
+use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
 
 /// A run more than this many times the length asked for (around a child
@@ -40,10 +50,19 @@ impl LazyTraceReader {
     /// from it skips it. The walk of each run is [`walk_visit_siblings`
     /// ](Self::walk_visit_siblings).
     pub fn sibling_cuts(&self, node: LazyNode, bytes: u64) -> Result<Option<Vec<LazyNode>>> {
-        let bytes = bytes.max(1);
         let Some(scope) = self.scope(node)? else {
             return Ok(None);
         };
+        let cuts = self.scope_cuts(scope, bytes)?;
+        Ok(cuts.map(|cuts| {
+            let slot = scope.slot;
+            cuts.into_iter().map(|at| self.node_at(slot, at)).collect()
+        }))
+    }
+
+    /// [`sibling_cuts`](Self::sibling_cuts) of a scope, as offsets.
+    fn scope_cuts(&self, scope: Scope, bytes: u64) -> Result<Option<Vec<LogicalOffset>>> {
+        let bytes = bytes.max(1);
         let slot = scope.slot;
         let longest = bytes.saturating_mul(LONGEST_RUN);
         if scope.end.0.saturating_sub(scope.start.0) < bytes.saturating_mul(4)
@@ -92,9 +111,157 @@ impl LazyTraceReader {
             if cut.0 - last.0 > longest {
                 return Ok(None);
             }
-            cuts.push(self.node_at(slot, cut));
+            cuts.push(cut);
             last = cut;
         }
         Ok((scope.end.0 - last.0 <= longest).then_some(cuts))
     }
+
+    /// The child index of a large call (`scan_child_index`), built in runs
+    /// of siblings counted on several threads at once: each run's scan
+    /// keeps every [`SAMPLE`]-th child; once the runs' counts are added
+    /// up, each checkpoint is stepped to from the sample before it. `None`
+    /// on one core, for a call of less than [`PARALLEL_INDEX_BYTES`], where
+    /// the call is not cut into runs, or where a run does not end exactly at
+    /// the next one's start: scanned whole then.
+    pub(super) fn child_index_in_runs(
+        &self,
+        scope: Scope,
+        most: usize,
+    ) -> Result<Option<ChildIndex>> {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if workers < 2 || scope.end.0.saturating_sub(scope.start.0) < PARALLEL_INDEX_BYTES {
+            return Ok(None);
+        }
+        let Some(cuts) = self.scope_cuts(scope, INDEX_RUN_BYTES)? else {
+            return Ok(None);
+        };
+        let starts = std::iter::once(scope.start).chain(cuts.iter().copied());
+        let ends = cuts.iter().copied().chain(std::iter::once(scope.end));
+        let runs: Vec<Scope> = starts
+            .zip(ends)
+            .map(|(start, end)| Scope {
+                start,
+                end,
+                ..scope
+            })
+            .collect();
+        let per_worker = runs.len().div_ceil(workers);
+        let counted: Vec<Option<RunCount>> = std::thread::scope(|threads| {
+            let workers: Vec<_> = runs
+                .chunks(per_worker)
+                .map(|chunk| {
+                    threads.spawn(move || {
+                        let mut scan = self.forward_scan(scope.slot)?;
+                        scan.stream = scan.stream.released_at_end();
+                        chunk
+                            .iter()
+                            .map(|&run| self.count_run(&mut scan, run))
+                            .collect::<Result<Vec<_>>>()
+                    })
+                })
+                .collect();
+            let mut counted = Vec::with_capacity(runs.len());
+            for worker in workers {
+                let runs = worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                counted.extend(runs);
+            }
+            Ok::<_, crate::error::Error>(counted)
+        })?;
+        let Some(counted) = counted.into_iter().collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        let count: usize = counted.iter().map(|run| run.count).sum();
+        let mut stride = 1;
+        while count.div_ceil(PAGE * stride) > most.max(1) {
+            stride *= 2;
+        }
+        let step = PAGE * stride;
+        let mut checkpoints = Vec::with_capacity(count.div_ceil(step));
+        let mut scan = self.forward_scan(scope.slot)?;
+        scan.stream = scan.stream.released_at_end();
+        let mut base = 0usize;
+        for (&run, counted) in runs.iter().zip(&counted) {
+            let mut wanted = base.div_ceil(step) * step;
+            while wanted < base + counted.count {
+                let local = wanted - base;
+                let Some(&(at, event)) = counted.samples.get(local / SAMPLE) else {
+                    return Ok(None);
+                };
+                let checkpoint = match local % SAMPLE {
+                    0 => Some((at, event)),
+                    later => self.nth_child(&mut scan, run, at, later)?,
+                };
+                let Some(checkpoint) = checkpoint else {
+                    return Ok(None);
+                };
+                checkpoints.push(checkpoint);
+                wanted += step;
+            }
+            base += counted.count;
+        }
+        Ok(
+            (checkpoints.len() == count.div_ceil(step)).then_some(ChildIndex {
+                count,
+                stride,
+                checkpoints,
+            }),
+        )
+    }
+
+    /// The children of one run: their count and every [`SAMPLE`]-th one;
+    /// `None` when the last one does not end exactly at the run's end.
+    fn count_run(&self, scan: &mut Scan<'_>, run: Scope) -> Result<Option<RunCount>> {
+        let mut counted = RunCount {
+            count: 0,
+            samples: Vec::new(),
+        };
+        let end = self.scan_children_in(scan, run, run.start, |at, header| {
+            if counted.count.is_multiple_of(SAMPLE) {
+                counted.samples.push((at, header.event));
+            }
+            counted.count += 1;
+            true
+        })?;
+        Ok((end == run.end).then_some(counted))
+    }
+
+    /// The `n`-th direct child of `run` counted from the child at `from`
+    /// (its 0th), with its event id.
+    fn nth_child(
+        &self,
+        scan: &mut Scan<'_>,
+        run: Scope,
+        from: LogicalOffset,
+        n: usize,
+    ) -> Result<Option<(LogicalOffset, EventId)>> {
+        let (mut seen, mut found) = (0, None);
+        self.scan_children_in(scan, run, from, |at, header| {
+            if seen == n {
+                found = Some((at, header.event));
+                return false;
+            }
+            seen += 1;
+            true
+        })?;
+        Ok(found)
+    }
+}
+
+/// Content a call needs for its child index to be built in runs.
+const PARALLEL_INDEX_BYTES: u64 = 8 << 20;
+/// Bytes of content in each run a child index is built from.
+const INDEX_RUN_BYTES: u64 = 1 << 20;
+/// One child in this many of each run is kept while its children are
+/// counted (16 bytes each: a quarter of a byte a child, for the time of
+/// the build), so a checkpoint is at most this many children from one.
+const SAMPLE: usize = 64;
+
+/// One run's children, counted.
+struct RunCount {
+    count: usize,
+    /// The offset and event id of its children `0, SAMPLE, 2·SAMPLE, …`.
+    samples: Vec<(LogicalOffset, EventId)>,
 }

@@ -28,7 +28,8 @@
 //!   from, count)` scans only the pages asked for; pages after the first need
 //!   where pages start: the *child index*, made by one scan of the call's
 //!   content, holds the child count and a checkpoint (offset and event id of
-//!   the first child) every *stride* pages. The stride starts at 1 and doubles
+//!   the first child) every *stride* pages (a call of over 8 MiB: counted
+//!   in runs of siblings on several threads, `cuts`). The stride starts at 1 and doubles
 //!   during the scan whenever the checkpoints would outgrow their share of the
 //!   cache, so a call with tens of millions of children still has a small
 //!   index; a page is then scanned from the checkpoint before it (at most
@@ -220,17 +221,29 @@ impl LazyTraceReader {
         scope: Scope,
         from: LogicalOffset,
         hint: Option<usize>,
-        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+        f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
         let mut scan = self.forward_scan(scope.slot)?;
         scan.hint = hint;
+        self.scan_children_in(&mut scan, scope, from, f)
+    }
+
+    /// [`scan_children`](Self::scan_children) through `scan`, a scan of
+    /// the scope's thread that may go on to later scopes.
+    pub(super) fn scan_children_in(
+        &self,
+        scan: &mut Scan<'_>,
+        scope: Scope,
+        from: LogicalOffset,
+        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+    ) -> Result<LogicalOffset> {
         let mut at = from;
         while at < scope.end {
             let (skipped, len) = scan.stream.skip(at, None)?;
             match (skipped.kind, skipped.header) {
                 (ObjectKind::Tracepoint, Some(header)) => {
                     let child = at;
-                    at = match self.content_of(&mut scan, at + len, &header)? {
+                    at = match self.content_of(scan, at + len, &header)? {
                         None => at + len,
                         Some(content) if content.finished => {
                             let footer = scan
@@ -273,8 +286,11 @@ impl LazyTraceReader {
 
     /// Scans a scope for its child index (see [`child_index`](Self::child_index)).
     fn scan_child_index(&self, scope: Scope) -> Result<ChildIndex> {
-        let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
         let most = (self.cache.index_budget() / 2 / size_of::<(LogicalOffset, EventId)>()).max(16);
+        if let Some(index) = self.child_index_in_runs(scope, most)? {
+            return Ok(index);
+        }
+        let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
         let mut checkpoints = Vec::new();
         let mut stride = 1;
         let mut page: Vec<LogicalOffset> = Vec::with_capacity(PAGE);
