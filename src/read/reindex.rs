@@ -18,7 +18,7 @@ use crate::read::index_path;
 use crate::read::rebuild::{
     DEFAULT_WINDOW, RebuildOptions, RebuildOutcome, rebuild_index_observed, write_rebuilt_index,
 };
-use crate::storage::{TraceBytes, write_file_atomically};
+use crate::storage::{TraceBytes, write_derived_file_atomically};
 
 /// What [`write_index`] wrote.
 #[derive(Debug)]
@@ -48,7 +48,9 @@ pub enum IndexCheck {
 }
 
 /// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `FILE.idx`. `progress` receives the bytes of data done.
+/// atomically to `FILE.idx`, unsynced ([`write_derived_file_atomically`]:
+/// readers check an index and rebuild a damaged one). `progress` receives
+/// the bytes of data done.
 pub fn write_index(
     data_path: &Path,
     options: RebuildOptions,
@@ -66,7 +68,7 @@ pub fn write_index_to(
 ) -> Result<WrittenIndex> {
     let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
     let path = path.to_path_buf();
-    let (outcome, cells) = write_file_atomically(&path, |writer| {
+    let (outcome, cells) = write_derived_file_atomically(&path, |writer| {
         write_rebuilt_index(
             data.as_slice(),
             options,

@@ -1,5 +1,5 @@
-//! Files written whole or not at all: [`write_file_atomically`],
-//! [`write_trace_atomically`] (a data file and its index), and the list of
+//! Files written whole or not at all: [`write_file_atomically`] (and
+//! [`write_derived_file_atomically`], unsynced), [`write_trace_atomically`] (a data file and its index), and the list of
 //! named temporary files in progress that [`remove_temporaries`] removes
 //! for a signal handler.
 
@@ -27,6 +27,28 @@ pub fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
+    write_atomically(path, true, write)
+}
+
+/// [`write_file_atomically`] without syncing the file and its folder to
+/// the disk, for a file made from others that every reader checks and can
+/// make again (an index beside its data file). Readers still see the old
+/// file or the new one whole; only a power loss soon after may leave it
+/// missing, empty or damaged, which a reader finds and rebuilds. Syncing a
+/// 1 GB trace's 142 MB index took ~70 ms of `tracetree index`'s 0.55 s.
+pub fn write_derived_file_atomically<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    write_atomically(path, false, write)
+}
+
+/// [`write_file_atomically`], syncing or not.
+fn write_atomically<T>(
+    path: &Path,
+    synced: bool,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -48,7 +70,9 @@ pub fn write_file_atomically<T>(
             e => e,
         })?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
+        if synced {
+            file.sync_all().map_err(io)?;
+        }
         Ok((value, file))
     };
     #[cfg(target_os = "linux")]
@@ -62,7 +86,9 @@ pub fn write_file_atomically<T>(
     };
     #[cfg(not(target_os = "linux"))]
     let value = fill_named(&builder, dir, path, fill)?;
-    File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+    if synced {
+        File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
+    }
     Ok(value)
 }
 

@@ -150,7 +150,10 @@ mod atomic;
 pub mod packed;
 
 pub(crate) use atomic::TemporaryName;
-pub use atomic::{remove_temporaries, write_file_atomically, write_trace_atomically};
+pub use atomic::{
+    remove_temporaries, write_derived_file_atomically, write_file_atomically,
+    write_trace_atomically,
+};
 
 use std::fmt;
 use std::fs::File;
