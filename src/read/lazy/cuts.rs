@@ -27,7 +27,6 @@
 //! exactly at the next run's start leaves the call to one scan.
 
 use super::cache::{ChildIndex, PAGE};
-use super::headers::container_header;
 use super::{LazyNode, LazyTraceReader, Scan, Scope};
 use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
@@ -74,7 +73,6 @@ impl LazyTraceReader {
         let Some(parent) = table.find_start(cells, scope.start, None) else {
             return Ok(None);
         };
-        let thread = self.lookup.blocks.thread(slot).thread;
         let mut stream = self.stream(slot);
         let mut cuts = Vec::new();
         let mut last = scope.start;
@@ -87,24 +85,15 @@ impl LazyTraceReader {
             if k >= table.len() || table.start(cells, k) >= scope.end {
                 break;
             }
-            let mut child = k;
-            loop {
-                match table.parent(cells, child) {
-                    Some(up) if up == parent => break,
-                    Some(up) => child = up,
-                    None => return Ok(None),
-                }
-            }
-            let end = table.end(cells, child);
-            if end >= scope.end {
-                break;
-            }
-            let start = table.start(cells, child);
-            let event = table.event(cells, child);
-            let Some((_, container)) = container_header(&mut stream, start, thread, event)? else {
+            let Some(child) = table.child_holding(cells, k, Some(parent)) else {
                 return Ok(None);
             };
-            let cut = end + stream.footer_len(end, container)?;
+            if table.end(cells, child) >= scope.end {
+                break;
+            }
+            let Some((_, cut)) = self.container_span(&mut stream, slot, child)? else {
+                return Ok(None);
+            };
             if cut >= scope.end {
                 break;
             }

@@ -41,7 +41,7 @@ const NEAR_CHILDREN: usize = 4096;
 /// starts at `start`: its offset and type, found by searching back from
 /// `start` (shortest first); `None` when no such header within
 /// [`MAX_HEADER`] bytes ends there.
-pub(super) fn container_header(
+fn container_header(
     stream: &mut Stream<'_>,
     start: LogicalOffset,
     thread: ThreadId,
@@ -83,15 +83,38 @@ impl LazyTraceReader {
         if !self.lookup.trusted(slot) {
             return None;
         }
-        let (table, cells) = self.containers(slot).ok()?;
-        let thread = self.lookup.blocks.thread(slot).thread;
-        let found = container_header(
-            &mut self.stream(slot),
-            table.start(cells, k),
-            thread,
-            table.event(cells, k),
-        );
+        let found = self.cell_header(&mut self.stream(slot), slot, k);
         found.ok().flatten().map(|(at, _)| at)
+    }
+
+    /// [`container_header`] of thread `slot`'s `k`-th container.
+    fn cell_header(
+        &self,
+        stream: &mut Stream<'_>,
+        slot: usize,
+        k: usize,
+    ) -> Result<Option<(LogicalOffset, TracepointType)>> {
+        let (table, cells) = self.containers(slot)?;
+        let thread = self.lookup.blocks.thread(slot).thread;
+        container_header(stream, table.start(cells, k), thread, table.event(cells, k))
+    }
+
+    /// Where thread `slot`'s `k`-th container begins (its header, found
+    /// from its cell) and where it ends (after its footer, whose length
+    /// the header's type gives): a point between its siblings on either
+    /// side. `None` when its header is not found so.
+    pub(super) fn container_span(
+        &self,
+        stream: &mut Stream<'_>,
+        slot: usize,
+        k: usize,
+    ) -> Result<Option<(LogicalOffset, LogicalOffset)>> {
+        let Some((header, container)) = self.cell_header(stream, slot, k)? else {
+            return Ok(None);
+        };
+        let (table, cells) = self.containers(slot)?;
+        let end = table.end(cells, k);
+        Ok(Some((header, end + stream.footer_len(end, container)?)))
     }
 
     /// The last direct child of `scope` that starts before `start`
@@ -143,33 +166,19 @@ impl LazyTraceReader {
             0 => None,
             _ => Some(table.find_start(cells, scope.start, None)?),
         };
-        let Some(mut child) = table.last_starting_at_or_before(cells, start) else {
+        let Some(last) = table.last_starting_at_or_before(cells, start) else {
             return Some((scope.start, None));
         };
-        loop {
-            if Some(child) == parent {
-                return Some((scope.start, None));
-            }
-            let up = table.parent(cells, child);
-            if up == parent {
-                break;
-            }
-            child = up?;
+        if Some(last) == parent {
+            return Some((scope.start, None));
         }
-        let end = table.end(cells, child);
-        if end >= start {
+        let child = table.child_holding(cells, last, parent)?;
+        if table.end(cells, child) >= start {
             return None;
         }
-        let thread = self.lookup.blocks.thread(slot).thread;
-        let mut stream = self.stream(slot);
-        let (header, container) = container_header(
-            &mut stream,
-            table.start(cells, child),
-            thread,
-            table.event(cells, child),
-        )
-        .ok()??;
-        let from = end + stream.footer_len(end, container).ok()?;
+        let (header, from) = self
+            .container_span(&mut self.stream(slot), slot, child)
+            .ok()??;
         (from <= start).then_some((from, Some(header)))
     }
 }

@@ -405,6 +405,25 @@ impl ContainerTable {
             .checked_sub(1)
     }
 
+    /// The container that is a direct child of the `parent`-th one (of the
+    /// top level for `None`) and holds the `k`-th one or is it; `None` when
+    /// no such container holds it.
+    pub(crate) fn child_holding(
+        &self,
+        cells: CellView<'_>,
+        k: usize,
+        parent: Option<usize>,
+    ) -> Option<usize> {
+        let mut child = k;
+        loop {
+            let up = self.parent(cells, child);
+            if up == parent {
+                return Some(child);
+            }
+            child = up?;
+        }
+    }
+
     /// The innermost container enclosing the `k`-th one.
     pub(crate) fn parent(&self, cells: CellView<'_>, k: usize) -> Option<usize> {
         // Of the containers before `k` in start order, exactly its ancestors
