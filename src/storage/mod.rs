@@ -89,17 +89,22 @@
 //!   `build_lookups` left nearly every data page mapped before the walks
 //!   started (a baseline of ~1.2 GB: on this machine that variant then
 //!   reported +0 for the index path).
-//!   Random access (node decoding, lookups, children of calls here and there,
-//!   backwards moves: streams not made `releasing`) records the 2 MiB-aligned
-//!   regions of the blocks it enters (`Resident::entered_at_random`: what
-//!   reading a block can map, since a fault maps at most an aligned folio);
-//!   once the distinct regions add up to a window, it releases them
-//!   and every page of the lookups' mappings (`tests/lazy_random_release.rs`:
-//!   2,000 expansions over a 32 MB trace leave 2.6 MB mapped with a 1 MiB
-//!   window, 35.9 MB without). The price is refaults: 1,000 random expansions
-//!   of a 1 GB trace take 20–22 ms instead of ~2 ms (peak RSS ~45 MB instead
-//!   of ~900 MB; searches keep to a page or two of the lookups through their
-//!   fence, `containers::table`); `resident_window(None)` opts out.
+//!   Random access (lookups, children of calls here and there, backwards
+//!   moves: streams not made `releasing`, and the blocks a releasing stream
+//!   still kept when dropped, such as a scan of one call's children)
+//!   records the 2 MiB-aligned regions of the blocks it enters
+//!   (`Resident::entered_at_random`: what reading a block can map, since a
+//!   fault maps at most an aligned folio); a node decoded on its own is
+//!   copied from the file instead (`TraceBytes::copy_at`, `pread`: no fault,
+//!   nothing to release) and counts as one region, for the lookups that
+//!   found it. Once the regions and copies add up to a window, it releases
+//!   the regions and every page of the lookups' mappings
+//!   (`tests/lazy_random_release.rs`: 2,000 expansions over a 32 MB trace
+//!   leave 0.4 MB mapped with a 1 MiB window, 35.8 MB without). The price is
+//!   refaults and copies: 1,000 random expansions of a 1 GB trace take
+//!   about 10× the time without a window (BENCHMARKS.md; searches keep to a
+//!   page or two of the lookups through their fence, `containers::table`);
+//!   `resident_window(None)` opts out, and then nothing is copied.
 //! - **Cost.** A released page faults in again when read (a minor fault from
 //!   the page cache, mapping 64 KiB or a large folio at a time): every walk of a trace pays
 //!   those faults, about 16,000 per GB, where without releasing only the
@@ -158,6 +163,7 @@ pub use atomic::{
 use std::fmt;
 use std::fs::File;
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -184,7 +190,8 @@ pub(crate) const FAULT_AROUND: u64 = 2 << 20;
 /// What holds the bytes.
 enum Backing {
     Memory(Vec<u8>),
-    Mapped(Mmap),
+    /// A mapping, and the file it maps, for [`TraceBytes::copy_at`].
+    Mapped(Mmap, File),
 }
 
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
@@ -217,7 +224,7 @@ impl TraceBytes {
     fn whole(backing: Backing) -> Self {
         let len = match &backing {
             Backing::Memory(bytes) => bytes.len(),
-            Backing::Mapped(map) => map.len(),
+            Backing::Mapped(map, _) => map.len(),
         };
         TraceBytes {
             backing: Arc::new(backing),
@@ -265,7 +272,7 @@ impl TraceBytes {
         // reads, and the documented contract above says not to change a
         // trace under a reader.
         let map = unsafe { Mmap::map(file) }?;
-        Ok(Self::whole(Backing::Mapped(map)))
+        Ok(Self::whole(Backing::Mapped(map, file.try_clone()?)))
     }
 
     /// These bytes without a zero-filled tail, and the length of the tail
@@ -322,9 +329,47 @@ impl TraceBytes {
     pub fn as_slice(&self) -> &[u8] {
         let all: &[u8] = match &*self.backing {
             Backing::Memory(bytes) => bytes,
-            Backing::Mapped(map) => map,
+            Backing::Mapped(map, _) => map,
         };
         &all[self.start..self.start + self.len]
+    }
+
+    /// Copies the bytes from `offset` on into `buffer`, as many as fit and
+    /// there are; returns how many. A mapping's are read from its file
+    /// (`pread`), not through the mapping: a read that lands anywhere in
+    /// a large file costs a system call and a copy instead of faulting
+    /// pages in that must later be released (see the module's *Memory*),
+    /// and maps nothing. Should the file fail to read, the mapping's bytes
+    /// are copied instead (they are the same bytes); a file cut short
+    /// meanwhile gives fewer bytes, where the mapping would fault.
+    pub fn copy_at(&self, offset: u64, buffer: &mut [u8]) -> usize {
+        let Some(left) = self.len().checked_sub(offset) else {
+            return 0;
+        };
+        let wanted = buffer
+            .len()
+            .min(usize::try_from(left).unwrap_or(usize::MAX));
+        let buffer = &mut buffer[..wanted];
+        if let Backing::Mapped(_, file) = &*self.backing {
+            let at = self.start as u64 + offset;
+            let mut filled = 0;
+            loop {
+                match file.read_at(&mut buffer[filled..], at + filled as u64) {
+                    Ok(0) => return filled,
+                    Ok(read) => {
+                        filled += read;
+                        if filled == wanted {
+                            return filled;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        let from = offset as usize;
+        buffer.copy_from_slice(&self.as_slice()[from..from + wanted]);
+        wanted
     }
 
     /// Their number.
@@ -340,7 +385,7 @@ impl TraceBytes {
     /// Whether the bytes are a file mapping (whose pages [`release`](Self::release)
     /// can drop).
     pub fn is_mapped(&self) -> bool {
-        matches!(&*self.backing, Backing::Mapped(_))
+        matches!(&*self.backing, Backing::Mapped(..))
     }
 
     /// Lets the kernel drop this process's mapping of the pages that hold
@@ -353,7 +398,7 @@ impl TraceBytes {
     /// still in use only costs a fault. Bytes held in memory are left
     /// alone. Returns whether pages were released.
     pub fn release(&self, range: Range<u64>) -> bool {
-        let Backing::Mapped(map) = &*self.backing else {
+        let Backing::Mapped(map, _) = &*self.backing else {
             return false;
         };
         if range.is_empty() {

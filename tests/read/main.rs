@@ -1,6 +1,7 @@
 //! The readers: the lazy reader against the eager one, the index policy and
 //! its repair, the sidecar, the rebuild, and damaged or hostile input.
 
+mod copied_reads;
 mod damaged_agreement;
 mod heldout_lazy;
 mod hostile_input;

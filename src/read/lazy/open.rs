@@ -664,7 +664,7 @@ impl LazyOptions {
             window,
             data: data.clone(),
             lookups: lookup.mappings(),
-            scattered: Mutex::new(Vec::new()),
+            scattered: Mutex::default(),
         });
         let id = trace_id(&data, &lookup);
         LazyTraceReader {

@@ -177,24 +177,42 @@ impl LazyTraceReader {
 
     pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
         let mut scan = self.scan(node.slot as usize)?;
-        let (object, len) = scan.stream.object(node.at, None)?;
+        // A node asked for on its own may lie anywhere in the file: its
+        // bytes are copied, not faulted in (`Stream::object_copied`).
+        let mut buffer = Vec::new();
+        if let Some(resident) = &self.resident {
+            resident.copied_at_random();
+        }
+        let (object, len) = scan
+            .stream
+            .object_copied(node.at, None, &self.data, &mut buffer)?;
         let Object::Tracepoint(tracepoint) = object else {
+            let kind = object.kind();
             return Err(unexpected(
                 &mut scan.stream,
                 node.at,
-                object.kind(),
+                kind,
                 "expected a tracepoint at a node's offset",
             ));
         };
+        let tracepoint = tracepoint.into_owned();
         let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
-        let footer = match content {
-            Some(content) => self
-                .footer_of(&mut scan.stream, content, tracepoint.tracepoint_type())?
-                .map(|(footer, _)| footer.into_owned()),
+        let footer = match content.filter(|content| content.finished) {
+            Some(content) => Some(
+                scan.stream
+                    .footer_copied(
+                        content.end,
+                        tracepoint.tracepoint_type(),
+                        &self.data,
+                        &mut buffer,
+                    )?
+                    .0
+                    .into_owned(),
+            ),
             None => None,
         };
         Ok(NodeData {
-            tracepoint: tracepoint.into_owned(),
+            tracepoint,
             footer,
             content,
         })

@@ -32,7 +32,16 @@ pub(crate) struct Resident {
     /// random reads entered since the last release, each once: streams not
     /// made `releasing` (node decoding, lookups, backward moves). See
     /// [`Resident::entered_at_random`].
-    pub(crate) scattered: Mutex<Vec<u64>>,
+    pub(crate) scattered: Mutex<Scattered>,
+}
+
+/// What random reads used since the last release: the folio regions of
+/// the data file they entered (each once), and how many nodes they
+/// decoded from copies instead ([`Stream::object_copied`]).
+#[derive(Debug, Default)]
+pub(crate) struct Scattered {
+    regions: Vec<u64>,
+    copied: u64,
 }
 
 impl Resident {
@@ -40,24 +49,40 @@ impl Resident {
     /// map lies in the [`FAULT_AROUND`]-aligned regions of the file that
     /// hold the block (the kernel maps a whole folio at most, and folios
     /// are aligned to their size); once the distinct regions entered since
-    /// the last release add up to a window, releases them and every page
-    /// of the lookups' mappings (reads in progress fault theirs back in),
-    /// so that random access too keeps resident memory bounded by the
-    /// window, not by the trace. Entering a region again costs nothing.
+    /// the last release, and the nodes copied, add up to a window
+    /// (a node counts as a region: its copy maps no data, but the lookups
+    /// that found it map their pages), releases the regions and every page of
+    /// the lookups' mappings (reads in progress fault theirs back in), so
+    /// that random access too keeps resident memory bounded by the window,
+    /// not by the trace. Entering a region again costs nothing.
     #[cold]
     pub(crate) fn entered_at_random(&self, physical: Range<u64>) {
-        let mut entered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
+        let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
         for region in self.data.folio_regions(physical) {
-            if !entered.contains(&region) {
-                entered.push(region);
+            if !scattered.regions.contains(&region) {
+                scattered.regions.push(region);
             }
         }
-        if (entered.len() as u64).saturating_mul(FAULT_AROUND) < self.window {
+        self.release_if_full(&mut scattered);
+    }
+
+    /// A node was decoded on its own from copied bytes
+    /// ([`Stream::object_copied`]).
+    pub(crate) fn copied_at_random(&self) {
+        let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
+        scattered.copied += 1;
+        self.release_if_full(&mut scattered);
+    }
+
+    fn release_if_full(&self, scattered: &mut Scattered) {
+        let used = scattered.regions.len() as u64 + scattered.copied;
+        if used.saturating_mul(FAULT_AROUND) < self.window {
             return;
         }
-        for region in entered.drain(..) {
+        for region in scattered.regions.drain(..) {
             self.data.release_folio_regions(region..region + 1);
         }
+        scattered.copied = 0;
         for mapping in &self.lookups {
             mapping.release_all();
         }
@@ -71,6 +96,14 @@ impl Resident {
         }
     }
 }
+
+/// The bytes [`Stream::object_copied`] copies first: most objects are
+/// shorter.
+const FIRST_COPY: u64 = 4 << 10;
+
+/// The most bytes [`Stream::object_copied`] copies; a longer object is
+/// read through the mapping.
+const MAX_COPIED: u64 = 1 << 20;
 
 /// A thread's logical stream over the data file's bytes; remembers the last
 /// block it read from, so consecutive reads skip the block search.
@@ -88,19 +121,35 @@ pub(crate) struct Stream<'r> {
     /// Whether a releasing stream also releases the blocks it kept when it
     /// is dropped (a walk's: the walk is over).
     release_at_end: bool,
+    /// The physical offsets of a releasing stream's first read in the
+    /// blocks it kept (`u64::MAX` before any) and of its last read: what
+    /// it counts as entered at random when dropped.
+    first_read: u64,
+    last_read: u64,
 }
 
 impl Drop for Stream<'_> {
+    /// A releasing stream's kept blocks (its last window) are released now
+    /// when it was made [`released_at_end`](Stream::released_at_end), else
+    /// what it read of them is counted as entered at random
+    /// ([`Resident::entered_at_random`]): a scan of a call's children,
+    /// asked for anywhere in the file, is released with the other random
+    /// reads.
     fn drop(&mut self) {
-        if !self.release_at_end {
-            return;
-        }
         let Some((resident, Some(first))) = self.resident else {
             return;
         };
-        if let Some(last) = self.blocks.block_of(LogicalOffset(self.block.0)) {
+        let Some(last) = self.blocks.block_of(LogicalOffset(self.block.0)) else {
+            return;
+        };
+        if self.release_at_end {
             release_blocks(resident, self.blocks, first..last + 1);
+            return;
         }
+        // What it read: from its first read in the kept blocks to its last,
+        // and the 64 KiB after that read (an object rarely runs further).
+        let (from, to) = (self.first_read, self.last_read);
+        resident.entered_at_random(from.min(to)..from.max(to) + (64 << 10));
     }
 }
 
@@ -127,6 +176,8 @@ impl<'r> Stream<'r> {
             resident: None,
             counted: None,
             release_at_end: false,
+            first_read: u64::MAX,
+            last_read: 0,
         }
     }
 
@@ -180,6 +231,7 @@ impl<'r> Stream<'r> {
         }
         release_blocks(resident, self.blocks, first..next);
         *kept = Some(next);
+        self.first_read = self.blocks.block_bounds(next).2;
     }
 
     /// The stream's length.
@@ -209,8 +261,12 @@ impl<'r> Stream<'r> {
             if let Some(resident) = self.counted {
                 resident.entered_at_random(physical..physical + (end - start));
             }
+            if self.first_read == u64::MAX {
+                self.first_read = physical + (at.0 - start);
+            }
         }
         let from = physical + (at.0 - start);
+        self.last_read = from;
         let to = from + (end - at.0);
         let bytes = usize::try_from(from)
             .ok()
@@ -221,6 +277,128 @@ impl<'r> Stream<'r> {
             None => Err(Error::NoSuchNode(NodeProblem::BlockOutsideData(
                 PhysicalOffset(physical),
             ))),
+        }
+    }
+
+    /// Where the bytes from `at` to the end of its block lie in the data
+    /// file, without entering the block (nothing is counted or released).
+    fn physical_span(&self, at: LogicalOffset) -> Result<Range<u64>> {
+        let Some(block) = self.blocks.block_of(at) else {
+            return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
+                thread: self.blocks.thread,
+                at,
+                end: LogicalOffset(self.blocks.len),
+            }));
+        };
+        let (start, end, physical) = self.blocks.block_bounds(block);
+        let from = physical + (at.0 - start);
+        let to = from + (end - at.0);
+        if to > self.data.len() as u64 {
+            return Err(Error::NoSuchNode(NodeProblem::BlockOutsideData(
+                PhysicalOffset(physical),
+            )));
+        }
+        Ok(from..to)
+    }
+
+    /// Copies the object at `at` from `source` (the data file's bytes)
+    /// into `buffer`, enough of its block for `measure` (its length, given
+    /// bytes from its start and their physical offset) to succeed: 4 KiB
+    /// first, then 16 times more until the block's end, where `measure`'s
+    /// error is the object's. `None` for an object longer than
+    /// [`MAX_COPIED`] bytes, for bytes in memory, or when the stream is not
+    /// counted against a resident window: to be read as they are. Returns the
+    /// object's physical offset.
+    fn copy_object(
+        &mut self,
+        at: LogicalOffset,
+        source: &TraceBytes,
+        buffer: &mut Vec<u8>,
+        measure: impl Fn(&[u8], u64) -> Result<u64>,
+    ) -> Result<Option<u64>> {
+        // Without a resident window pages stay mapped, and a page read
+        // again costs nothing: the mapping is faster.
+        if self.counted.is_none() || !source.is_mapped() {
+            return Ok(None);
+        }
+        let span = self.physical_span(at)?;
+        let left = span.end - span.start;
+        let mut wanted = left.min(FIRST_COPY);
+        loop {
+            // At most `MAX_COPIED` bytes, within the data file (checked).
+            buffer.resize(wanted as usize, 0);
+            let copied = source.copy_at(span.start, buffer);
+            buffer.truncate(copied);
+            match measure(buffer, span.start) {
+                Ok(_) => return Ok(Some(span.start)),
+                // The whole rest of the block, or of a file cut short.
+                Err(error) if wanted == left || (copied as u64) < wanted => return Err(error),
+                Err(_) if wanted == MAX_COPIED => return Ok(None),
+                Err(_) => wanted = left.min(wanted * 16).min(MAX_COPIED),
+            }
+        }
+    }
+
+    /// [`object`](Self::object), its bytes copied into `buffer` instead
+    /// of read through the mapping ([`TraceBytes::copy_at`]): for reads
+    /// that land anywhere in the file (a node decoded on its own), which
+    /// then fault in no page that must later be released (the caller
+    /// counts it: [`Resident::copied_at_random`]).
+    pub(crate) fn object_copied<'b>(
+        &mut self,
+        at: LogicalOffset,
+        open: Option<TracepointType>,
+        source: &TraceBytes,
+        buffer: &'b mut Vec<u8>,
+    ) -> Result<(Object<'b>, u64)>
+    where
+        'r: 'b,
+    {
+        let measure = |bytes: &[u8], physical: u64| {
+            if let Some((_, len)) = try_skip(bytes, open) {
+                return Ok(len as u64);
+            }
+            let mut reader = ByteReader::new(bytes, physical);
+            skip_object(&mut reader, open)?;
+            Ok(reader.position() as u64)
+        };
+        match self.copy_object(at, source, buffer, measure)? {
+            Some(physical) => {
+                let mut reader = ByteReader::new(buffer, physical);
+                let object = Object::decode(&mut reader, open)?;
+                Ok((object, reader.position() as u64))
+            }
+            None => self.object(at, open),
+        }
+    }
+
+    /// [`footer`](Self::footer), its bytes copied into `buffer` as
+    /// [`object_copied`](Self::object_copied) copies an object's.
+    pub(crate) fn footer_copied<'b>(
+        &mut self,
+        at: LogicalOffset,
+        container: TracepointType,
+        source: &TraceBytes,
+        buffer: &'b mut Vec<u8>,
+    ) -> Result<(Footer<'b>, u64)>
+    where
+        'r: 'b,
+    {
+        let measure = |bytes: &[u8], physical: u64| {
+            if let Some(len) = try_skip_footer(bytes, container) {
+                return Ok(len as u64);
+            }
+            let mut reader = past_footer_kind(ByteReader::new(bytes, physical))?;
+            skip_footer(&mut reader, container)?;
+            Ok(reader.position() as u64)
+        };
+        match self.copy_object(at, source, buffer, measure)? {
+            Some(physical) => {
+                let mut reader = past_footer_kind(ByteReader::new(buffer, physical))?;
+                let footer = Footer::decode(&mut reader, container)?;
+                Ok((footer, reader.position() as u64))
+            }
+            None => self.footer(at, container),
         }
     }
 
@@ -326,24 +504,29 @@ impl<'r> Stream<'r> {
     /// A reader after the `TRACEPOINT_FOOTER` byte at `at`; an error naming
     /// what stands there instead.
     fn past_footer_kind(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
-        let mut reader = self.reader_at(at)?;
-        let offset = reader.offset();
-        let kind = reader.u8()?;
-        if kind != ObjectKind::TracepointFooter as u8 {
-            return Err(crate::DecodeError::new(
-                PhysicalOffset(offset),
-                match ObjectKind::from_byte(kind) {
-                    Some(found) => crate::DecodeErrorKind::UnexpectedObject {
-                        found,
-                        context: "expected the footer the index points at",
-                    },
-                    None => crate::DecodeErrorKind::UnknownObjectKind(kind),
-                },
-            )
-            .into());
-        }
-        Ok(reader)
+        past_footer_kind(self.reader_at(at)?)
     }
+}
+
+/// `reader` after the `TRACEPOINT_FOOTER` byte it starts at; an error
+/// naming what stands there instead.
+fn past_footer_kind(mut reader: ByteReader<'_>) -> Result<ByteReader<'_>> {
+    let offset = reader.offset();
+    let kind = reader.u8()?;
+    if kind != ObjectKind::TracepointFooter as u8 {
+        return Err(crate::DecodeError::new(
+            PhysicalOffset(offset),
+            match ObjectKind::from_byte(kind) {
+                Some(found) => crate::DecodeErrorKind::UnexpectedObject {
+                    found,
+                    context: "expected the footer the index points at",
+                },
+                None => crate::DecodeErrorKind::UnknownObjectKind(kind),
+            },
+        )
+        .into());
+    }
+    Ok(reader)
 }
 
 /// An error for an object of `kind` where it may not stand.

@@ -585,7 +585,7 @@ impl Lookup {
             window: *window,
             data: bytes.clone(),
             lookups: self.file.bytes().into_iter().cloned().collect(),
-            scattered: Mutex::new(Vec::new()),
+            scattered: Mutex::default(),
         });
         let stream = || {
             Stream::new(data, self.blocks.thread(slot))
