@@ -123,7 +123,8 @@ pub(crate) struct Stream<'r> {
     release_at_end: bool,
     /// The physical offsets of a releasing stream's first read in the
     /// blocks it kept (`u64::MAX` before any) and of its last read: what
-    /// it counts as entered at random when dropped.
+    /// it counts as entered at random when dropped (its kept blocks whole
+    /// would count regions a short scan never reached).
     first_read: u64,
     last_read: u64,
 }
@@ -246,13 +247,7 @@ impl<'r> Stream<'r> {
     pub(crate) fn bytes_at(&mut self, at: LogicalOffset) -> Result<(&'r [u8], u64)> {
         let (mut start, mut end, mut physical) = self.block;
         if !(start <= at.0 && at.0 < end) {
-            let Some(block) = self.blocks.block_of(at) else {
-                return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
-                    thread: self.blocks.thread,
-                    at,
-                    end: LogicalOffset(self.blocks.len),
-                }));
-            };
+            let block = self.block_of(at)?;
             if self.resident.is_some() {
                 self.moved_to(block);
             }
@@ -280,17 +275,21 @@ impl<'r> Stream<'r> {
         }
     }
 
-    /// Where the bytes from `at` to the end of its block lie in the data
-    /// file, without entering the block (nothing is counted or released).
-    fn physical_span(&self, at: LogicalOffset) -> Result<Range<u64>> {
-        let Some(block) = self.blocks.block_of(at) else {
-            return Err(Error::NoSuchNode(NodeProblem::PastStreamEnd {
+    /// The block holding `at`; an error past the stream's end.
+    fn block_of(&self, at: LogicalOffset) -> Result<usize> {
+        self.blocks
+            .block_of(at)
+            .ok_or(Error::NoSuchNode(NodeProblem::PastStreamEnd {
                 thread: self.blocks.thread,
                 at,
                 end: LogicalOffset(self.blocks.len),
-            }));
-        };
-        let (start, end, physical) = self.blocks.block_bounds(block);
+            }))
+    }
+
+    /// Where the bytes from `at` to the end of its block lie in the data
+    /// file, without entering the block (nothing is counted or released).
+    fn physical_span(&self, at: LogicalOffset) -> Result<Range<u64>> {
+        let (start, end, physical) = self.blocks.block_bounds(self.block_of(at)?);
         let from = physical + (at.0 - start);
         let to = from + (end - at.0);
         if to > self.data.len() as u64 {
