@@ -96,9 +96,15 @@
 //!   (`Resident::entered_at_random`: what reading a block can map, since a
 //!   fault maps at most an aligned folio); a node decoded on its own is
 //!   copied from the file instead (`TraceBytes::copy_at`, `pread`: no fault,
-//!   nothing to release) and counts as one region, for the lookups that
-//!   found it. Once the regions and copies add up to a window, it releases
-//!   the regions and every page of the lookups' mappings
+//!   nothing to release), and so are the cells that find its container
+//!   (`ContainerTable::find_start_copied`), so it counts nothing; found
+//!   through the mapped cells instead (a sidecar's table before its fence
+//!   is built), it counts as one region, for the lookups' pages. Once the
+//!   regions and copies add up to a window, it releases the regions (one
+//!   `madvise` over the span from the first to the last: each call makes
+//!   the other cores flush their TLBs, so with two threads, ten calls a
+//!   release cost more than the reads; made outside the lock, so other
+//!   threads go on meanwhile) and every page of the lookups' mappings
 //!   (`tests/lazy_random_release.rs`: 2,000 expansions over a 32 MB trace
 //!   leave 0.4 MB mapped with a 1 MiB window, 35.8 MB without). The price is
 //!   refaults and copies: 1,000 random expansions of a 1 GB trace take

@@ -95,3 +95,59 @@ fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
         }
     }
 }
+
+/// Under a resident window, the container of a node decoded on its own is
+/// looked up with the cells read by `pread` (index cells one by one, a
+/// sidecar's starts in one read) instead of through their mappings. Every
+/// container's node and children must come out as they do without a
+/// window (every lookup through the mappings), on the index and on a
+/// sidecar; the sidecar's table reads by `pread` only once its fence is
+/// built (after some dozens of searches), so the first containers take
+/// the other path.
+#[test]
+fn containers_looked_up_by_pread_are_those_the_mappings_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tracetree_testkit::synth::synth_trace(dir.path(), "copied-lookups", 4 << 20, 11);
+    let open = |sidecar: bool, window: Option<u64>| {
+        let options = LazyTraceReader::options().resident_window(window);
+        let options = if sidecar {
+            let sidecars = dir.path().join("sidecars");
+            options.sidecar_dir(Some(sidecars)).defer_sidecar(None)
+        } else {
+            options.sidecar(SidecarPolicy::Off)
+        };
+        options.open(&path).unwrap()
+    };
+    let containers = |reader: &LazyTraceReader| -> Vec<LazyNode> {
+        let mut found = Vec::new();
+        for thread in reader.thread_ids() {
+            reader
+                .walk_thread(thread, WalkDetail::Headers, |walked| {
+                    if walked.header.tracepoint_type.is_container() {
+                        found.push(walked.node);
+                    }
+                    Ok(true)
+                })
+                .unwrap();
+        }
+        found
+    };
+    for sidecar in [false, true] {
+        let mapped = open(sidecar, None);
+        let copied = open(sidecar, Some(1 << 20));
+        let nodes = containers(&mapped);
+        assert!(nodes.len() > 1_000, "{} containers", nodes.len());
+        assert_eq!(containers(&copied), nodes);
+        for &node in nodes.iter().step_by(3) {
+            copied.clear_cache();
+            let (want, got) = (mapped.node(node).unwrap(), copied.node(node).unwrap());
+            assert_eq!(got.tracepoint(), want.tracepoint(), "sidecar {sidecar}");
+            assert_eq!(got.footer(), want.footer(), "sidecar {sidecar}");
+            assert_eq!(
+                copied.children(node).unwrap(),
+                mapped.children(node).unwrap(),
+                "sidecar {sidecar}, {node:?}"
+            );
+        }
+    }
+}

@@ -178,11 +178,9 @@ impl LazyTraceReader {
     pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
         let mut scan = self.scan(node.slot as usize)?;
         // A node asked for on its own may lie anywhere in the file: its
-        // bytes are copied, not faulted in (`Stream::object_copied`).
+        // bytes are copied, not faulted in (`Stream::object_copied`), and
+        // so is what its container's lookup reads, where it can be.
         let mut buffer = Vec::new();
-        if let Some(resident) = &self.resident {
-            resident.copied_at_random();
-        }
         let (object, len) = scan
             .stream
             .object_copied(node.at, None, &self.data, &mut buffer)?;
@@ -196,7 +194,17 @@ impl LazyTraceReader {
             ));
         };
         let tracepoint = tracepoint.into_owned();
-        let content = self.content_of(&mut scan, node.at + len, &tracepoint.header)?;
+        let start = node.at + len;
+        let content = match self.content_copied(&scan, start, &tracepoint.header) {
+            Some(content) => content,
+            None => {
+                // The lookup reads the mapped cells: count them.
+                if let Some(resident) = &self.resident {
+                    resident.copied_at_random();
+                }
+                self.content_of(&mut scan, start, &tracepoint.header)?
+            }
+        };
         let footer = match content.filter(|content| content.finished) {
             Some(content) => Some(
                 scan.stream
@@ -216,6 +224,30 @@ impl LazyTraceReader {
             footer,
             content,
         })
+    }
+
+    /// [`content_of`](Self::content_of) for a node decoded on its own, with
+    /// a resident window: its container is found with reads that map
+    /// nothing (`ContainerTable::find_start_copied`).
+    /// `None` when it cannot be found so.
+    fn content_copied(
+        &self,
+        scan: &Scan<'_>,
+        start: LogicalOffset,
+        header: &TracepointHeader,
+    ) -> Option<Option<ContentRange>> {
+        if !header.tracepoint_type.is_container() {
+            return Some(None);
+        }
+        self.resident.as_ref()?;
+        let cells = self.lookup.copied_cells(scan.slot)?;
+        let k = scan.table.find_start_copied(cells, start)??;
+        let end = LogicalOffset(cells.end(scan.table.id(k))?);
+        Some(Some(ContentRange {
+            start,
+            end,
+            finished: end < scan.stream.len(),
+        }))
     }
 
     /// Calls `f` with each direct child of `scope` from offset `from` on,

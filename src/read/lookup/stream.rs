@@ -44,45 +44,67 @@ pub(crate) struct Scattered {
     copied: u64,
 }
 
+impl Scattered {
+    /// Once the regions and copies add up to `window`, the regions, with
+    /// the count started again.
+    fn take_if_full(&mut self, window: u64) -> Option<Vec<u64>> {
+        let used = self.regions.len() as u64 + self.copied;
+        if used.saturating_mul(FAULT_AROUND) < window {
+            return None;
+        }
+        self.copied = 0;
+        Some(std::mem::take(&mut self.regions))
+    }
+}
+
 impl Resident {
     /// A random read entered the block at `physical`. What reading it can
     /// map lies in the [`FAULT_AROUND`]-aligned regions of the file that
     /// hold the block (the kernel maps a whole folio at most, and folios
     /// are aligned to their size); once the distinct regions entered since
     /// the last release, and the nodes copied, add up to a window
-    /// (a node counts as a region: its copy maps no data, but the lookups
-    /// that found it map their pages), releases the regions and every page of
-    /// the lookups' mappings (reads in progress fault theirs back in), so
+    /// (a node found through the mapped cells counts as a region: its copy
+    /// maps no data, but that lookup maps pages), releases the regions and
+    /// every page of the lookups' mappings (reads in progress fault theirs
+    /// back in), so
     /// that random access too keeps resident memory bounded by the window,
     /// not by the trace. Entering a region again costs nothing.
     #[cold]
     pub(crate) fn entered_at_random(&self, physical: Range<u64>) {
-        let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-        for region in self.data.folio_regions(physical) {
-            if !scattered.regions.contains(&region) {
-                scattered.regions.push(region);
+        let full = {
+            let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
+            for region in self.data.folio_regions(physical) {
+                if !scattered.regions.contains(&region) {
+                    scattered.regions.push(region);
+                }
             }
-        }
-        self.release_if_full(&mut scattered);
+            scattered.take_if_full(self.window)
+        };
+        self.release_scattered(full);
     }
 
     /// A node was decoded on its own from copied bytes
-    /// ([`Stream::object_copied`]).
+    /// ([`Stream::object_copied`]), its container found through the
+    /// mapped cells.
     pub(crate) fn copied_at_random(&self) {
-        let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-        scattered.copied += 1;
-        self.release_if_full(&mut scattered);
+        let full = {
+            let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
+            scattered.copied += 1;
+            scattered.take_if_full(self.window)
+        };
+        self.release_scattered(full);
     }
 
-    fn release_if_full(&self, scattered: &mut Scattered) {
-        let used = scattered.regions.len() as u64 + scattered.copied;
-        if used.saturating_mul(FAULT_AROUND) < self.window {
+    /// Releases the regions a full [`Scattered`] took, and every page of
+    /// the lookups' mappings, outside the lock: other threads go on
+    /// counting meanwhile.
+    fn release_scattered(&self, regions: Option<Vec<u64>>) {
+        let Some(regions) = regions else {
             return;
+        };
+        if let (Some(&first), Some(&last)) = (regions.iter().min(), regions.iter().max()) {
+            self.data.release_folio_regions(first..last + 1);
         }
-        for region in scattered.regions.drain(..) {
-            self.data.release_folio_regions(region..region + 1);
-        }
-        scattered.copied = 0;
         for mapping in &self.lookups {
             mapping.release_all();
         }

@@ -6,7 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::containers::container_cell;
+use super::containers::{CopiedCells, container_cell};
 use super::problem::IndexProblem;
 use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
@@ -459,6 +459,25 @@ impl Lookup {
     /// Whether thread `slot`'s table is built.
     pub(crate) fn is_built(&self, slot: usize) -> bool {
         self.threads[slot].built.get().is_some()
+    }
+
+    /// Thread `slot`'s container cells as read by `pread`, once its table
+    /// is built (the cells of the table [`containers`](Self::containers)
+    /// gives).
+    pub(crate) fn copied_cells(&self, slot: usize) -> Option<CopiedCells<'_>> {
+        let thread = self.threads.get(slot)?;
+        let built = match thread.rescanned.get() {
+            Some(rescanned) => rescanned,
+            None => thread.built.get()?,
+        };
+        let built = built.as_ref().ok()?;
+        Some(match &built.flat {
+            Some(flat) => CopiedCells::Flat(flat),
+            None => CopiedCells::Cells {
+                file: &self.file,
+                made: &built.made,
+            },
+        })
     }
 
     /// The mapped files the lookups read in place: the index file, and the

@@ -51,6 +51,18 @@ impl FileCells {
         self.bytes.as_ref()
     }
 
+    /// Cell number `id`, read from the index file ([`TraceBytes::copy_at`]:
+    /// a `pread`, which maps no page); `None` past the cells or when the
+    /// read falls short.
+    pub(crate) fn copy_cell(&self, id: usize) -> Option<RawIndexCell> {
+        let bytes = self.bytes.as_ref().filter(|_| id < self.count)?;
+        let mut cell = [0u8; CELL_LEN];
+        let at = FILE_HEADER_LEN + (id * CELL_LEN) as u64;
+        (bytes.copy_at(at, &mut cell) == CELL_LEN)
+            .then(|| RawIndexCell::read_from_bytes(&cell).ok())
+            .flatten()
+    }
+
     /// A pass over the cells (either direction) that releases the index
     /// pages it leaves behind every `window` bytes; nothing without a
     /// window or a mapping.
@@ -92,6 +104,49 @@ pub(crate) struct CellView<'a> {
     file: &'a [RawIndexCell],
     made: &'a [RawIndexCell],
     flat: Option<FlatCells<'a>>,
+}
+
+/// A thread's container cells read by `pread` rather than through their
+/// mapping, for lookups made at random under a resident window
+/// (`ContainerTable::find_start_copied`): a sidecar's flat arrays, or the
+/// index file's cells and the cells made in memory after them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CopiedCells<'a> {
+    /// A sidecar's arrays.
+    Flat(&'a MappedCells),
+    /// The index file's cells, then `made`.
+    Cells {
+        /// The index file's cells.
+        file: &'a FileCells,
+        /// Cells made in memory, numbered after the file's.
+        made: &'a [RawIndexCell],
+    },
+}
+
+impl CopiedCells<'_> {
+    /// The content start and end of cell `id`.
+    fn range(&self, id: u32) -> Option<(u64, u64)> {
+        let id = id as usize;
+        let cell = match self {
+            CopiedCells::Flat(flat) => {
+                let (mut start, end) = ([0], flat.copy_end(id)?);
+                return flat.copy_starts(id, &mut start).then_some((start[0], end));
+            }
+            CopiedCells::Cells { file, made } => match id.checked_sub(file.len()) {
+                None => file.copy_cell(id)?,
+                Some(made_id) => *made.get(made_id)?,
+            },
+        };
+        Some((cell.start.get() as u64, cell.end.get() as u64))
+    }
+
+    /// The content end of cell `id`.
+    pub(crate) fn end(&self, id: u32) -> Option<u64> {
+        match self {
+            CopiedCells::Flat(flat) => flat.copy_end(id as usize),
+            CopiedCells::Cells { .. } => self.range(id).map(|(_, end)| end),
+        }
+    }
 }
 
 /// One thread's containers as a sidecar holds them: content starts, content
@@ -206,6 +261,37 @@ pub(crate) struct MappedCells {
 }
 
 impl MappedCells {
+    /// Reads `out.len()` content starts from position `from` on from the
+    /// sidecar's file ([`TraceBytes::copy_at`]: a `pread`, which maps no
+    /// page); false when they are not all there.
+    pub(crate) fn copy_starts(&self, from: usize, out: &mut [u64]) -> bool {
+        from.checked_add(out.len())
+            .is_some_and(|end| end <= self.len)
+            && self.copy_words(self.starts + from * 8, out)
+    }
+
+    /// The content end of the `k`-th container, read as
+    /// [`copy_starts`](Self::copy_starts) reads.
+    pub(crate) fn copy_end(&self, k: usize) -> Option<u64> {
+        let mut end = [0];
+        (k < self.len && self.copy_words(self.ends + k * 8, &mut end)).then_some(end[0])
+    }
+
+    fn copy_words(&self, at: usize, out: &mut [u64]) -> bool {
+        const WORDS: usize = 64;
+        let mut bytes = [0u8; WORDS * 8];
+        for (i, words) in out.chunks_mut(WORDS).enumerate() {
+            let bytes = &mut bytes[..words.len() * 8];
+            if self.bytes.copy_at((at + i * WORDS * 8) as u64, bytes) != bytes.len() {
+                return false;
+            }
+            for (word, le) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+                *word = u64::from_le_bytes(<[u8; 8]>::try_from(le).unwrap_or_default());
+            }
+        }
+        true
+    }
+
     /// The arrays (empty if the ranges were not checked to be inside the
     /// mapping, which the sidecar loader does).
     pub(crate) fn cells(&self) -> FlatCells<'_> {

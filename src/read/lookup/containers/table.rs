@@ -283,7 +283,7 @@ impl ContainerTable {
 
     /// The cell number of the `k`-th container.
     #[inline]
-    fn id(&self, k: usize) -> u32 {
+    pub(crate) fn id(&self, k: usize) -> u32 {
         match &self.order {
             Order::Ids(ids) => ids[k],
             Order::Identity(_) => k as u32,
@@ -383,6 +383,59 @@ impl ContainerTable {
             self.partition_by_start(cells, |start| start < key)
         };
         (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
+    }
+
+    /// [`find_start`](Self::find_start) without a hint, once the table's
+    /// [`Fence`] is built: the fence's entries narrow the search to fewer
+    /// than [`FENCE`] containers, whose starts are read by `pread`
+    /// ([`CopiedCells`]: a sidecar's in one read, index cells one per step
+    /// of the binary search) instead of through the mappings, so the
+    /// search maps no page of the lookups. `None` when it cannot search so
+    /// (no fence yet, a short read).
+    pub(crate) fn find_start_copied(
+        &self,
+        cells: CopiedCells<'_>,
+        start: LogicalOffset,
+    ) -> Option<Option<usize>> {
+        let fence = self.fence.get()?;
+        let key = start.0;
+        let len = self.len();
+        let failing = fence.starts.partition_point(|&s| s < key);
+        let (low, high) = Fence::narrow(failing, len);
+        let passing = match (&self.order, cells) {
+            (Order::Identity(_), CopiedCells::Flat(flat)) => {
+                let mut buffer = [0u64; FENCE];
+                let starts = buffer.get_mut(..high - low)?;
+                if !flat.copy_starts(low, starts) {
+                    return None;
+                }
+                low + starts.partition_point(|&s| s < key)
+            }
+            (Order::Ids(ids), cells) => {
+                let (mut low, mut high) = (low, high);
+                while low < high {
+                    let mid = low + (high - low) / 2;
+                    if cells.range(*ids.get(mid)?)?.0 < key {
+                        low = mid + 1;
+                    } else {
+                        high = mid;
+                    }
+                }
+                low
+            }
+            _ => return None,
+        };
+        // The first start at or past `key`: in the copies, else the fence
+        // entry at `high` (none when `high` is the table's end).
+        if passing == len {
+            return Some(None);
+        }
+        let first = if passing < high {
+            cells.range(self.id(passing))?.0
+        } else {
+            *fence.starts.get(failing)?
+        };
+        Some((first == key).then_some(passing))
     }
 
     /// The first container whose content starts at or after `at` (the
