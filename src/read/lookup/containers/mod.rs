@@ -63,6 +63,41 @@ impl FileCells {
             .flatten()
     }
 
+    /// The content starts of cells `ids` into `out`, read from the index
+    /// file in one `pread` of the span from the least to the greatest; false
+    /// when that span passes [`COPIED_SPAN`](Self::COPIED_SPAN) bytes or
+    /// holds cells past the file's (made in memory), or the read falls short.
+    pub(crate) fn copy_starts_of(&self, ids: &[u32], out: &mut [u64]) -> bool {
+        let (Some(&min), Some(&max)) = (ids.iter().min(), ids.iter().max()) else {
+            return ids.is_empty();
+        };
+        let (min, max) = (min as usize, max as usize);
+        let len = (max - min + 1) * CELL_LEN;
+        let Some(bytes) = self.bytes.as_ref() else {
+            return false;
+        };
+        if max >= self.count || len > Self::COPIED_SPAN || out.len() < ids.len() {
+            return false;
+        }
+        let mut span = [0u8; Self::COPIED_SPAN];
+        let span = &mut span[..len];
+        if bytes.copy_at(FILE_HEADER_LEN + (min * CELL_LEN) as u64, span) != len {
+            return false;
+        }
+        for (start, &id) in out.iter_mut().zip(ids) {
+            let at = (id as usize - min) * CELL_LEN;
+            match RawIndexCell::read_from_bytes(&span[at..at + CELL_LEN]) {
+                Ok(cell) => *start = cell.start.get() as u64,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// The most bytes of cells [`copy_starts_of`](Self::copy_starts_of)
+    /// reads at once.
+    pub(crate) const COPIED_SPAN: usize = 8 << 10;
+
     /// A pass over the cells (either direction) that releases the index
     /// pages it leaves behind every `window` bytes; nothing without a
     /// window or a mapping.
@@ -124,27 +159,47 @@ pub(crate) enum CopiedCells<'a> {
 }
 
 impl CopiedCells<'_> {
-    /// The content start and end of cell `id`.
-    fn range(&self, id: u32) -> Option<(u64, u64)> {
-        let id = id as usize;
-        let cell = match self {
+    /// The content starts of the cells `ids` into `out` (of cells
+    /// `first..first + out.len()` when `ids` is `None`: a sidecar's, whose
+    /// table is in cell order), in one read; false when they cannot be
+    /// read so (index cells more than [`FileCells::copy_starts_of`]'s span
+    /// apart, or made in memory).
+    pub(crate) fn starts(&self, first: usize, ids: Option<&[u32]>, out: &mut [u64]) -> bool {
+        match (self, ids) {
+            (CopiedCells::Flat(flat), None) => flat.copy_starts(first, out),
+            (CopiedCells::Cells { file, .. }, Some(ids)) => file.copy_starts_of(ids, out),
+            _ => false,
+        }
+    }
+
+    /// The content start of cell `id`.
+    pub(crate) fn start(&self, id: u32) -> Option<u64> {
+        match self {
             CopiedCells::Flat(flat) => {
-                let (mut start, end) = ([0], flat.copy_end(id)?);
-                return flat.copy_starts(id, &mut start).then_some((start[0], end));
+                let mut start = [0];
+                flat.copy_starts(id as usize, &mut start)
+                    .then_some(start[0])
             }
-            CopiedCells::Cells { file, made } => match id.checked_sub(file.len()) {
-                None => file.copy_cell(id)?,
-                Some(made_id) => *made.get(made_id)?,
-            },
-        };
-        Some((cell.start.get() as u64, cell.end.get() as u64))
+            CopiedCells::Cells { .. } => self.cell(id).map(|cell| cell.start.get() as u64),
+        }
     }
 
     /// The content end of cell `id`.
     pub(crate) fn end(&self, id: u32) -> Option<u64> {
         match self {
             CopiedCells::Flat(flat) => flat.copy_end(id as usize),
-            CopiedCells::Cells { .. } => self.range(id).map(|(_, end)| end),
+            CopiedCells::Cells { .. } => self.cell(id).map(|cell| cell.end.get() as u64),
+        }
+    }
+
+    /// Index or made cell `id` (never a sidecar's).
+    fn cell(&self, id: u32) -> Option<RawIndexCell> {
+        let CopiedCells::Cells { file, made } = self else {
+            return None;
+        };
+        match (id as usize).checked_sub(file.len()) {
+            None => file.copy_cell(id as usize),
+            Some(made_id) => made.get(made_id).copied(),
         }
     }
 }

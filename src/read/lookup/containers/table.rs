@@ -388,8 +388,9 @@ impl ContainerTable {
     /// [`find_start`](Self::find_start) without a hint, once the table's
     /// [`Fence`] is built: the fence's entries narrow the search to fewer
     /// than [`FENCE`] containers, whose starts are read by `pread`
-    /// ([`CopiedCells`]: a sidecar's in one read, index cells one per step
-    /// of the binary search) instead of through the mappings, so the
+    /// ([`CopiedCells::starts`]: in one read, or, index cells too far
+    /// apart for that, one per step of the binary search) instead of
+    /// through the mappings, so the
     /// search maps no page of the lookups. `None` when it cannot search so
     /// (no fence yet, a short read).
     pub(crate) fn find_start_copied(
@@ -402,38 +403,39 @@ impl ContainerTable {
         let len = self.len();
         let failing = fence.starts.partition_point(|&s| s < key);
         let (low, high) = Fence::narrow(failing, len);
-        let passing = match (&self.order, cells) {
-            (Order::Identity(_), CopiedCells::Flat(flat)) => {
-                let mut buffer = [0u64; FENCE];
-                let starts = buffer.get_mut(..high - low)?;
-                if !flat.copy_starts(low, starts) {
-                    return None;
-                }
-                low + starts.partition_point(|&s| s < key)
-            }
-            (Order::Ids(ids), cells) => {
-                let (mut low, mut high) = (low, high);
-                while low < high {
-                    let mid = low + (high - low) / 2;
-                    if cells.range(*ids.get(mid)?)?.0 < key {
-                        low = mid + 1;
-                    } else {
-                        high = mid;
-                    }
-                }
-                low
-            }
-            _ => return None,
+        let ids = match &self.order {
+            Order::Ids(ids) => Some(ids.get(low..high)?),
+            Order::Identity(_) => None,
         };
-        // The first start at or past `key`: in the copies, else the fence
-        // entry at `high` (none when `high` is the table's end).
-        if passing == len {
-            return Some(None);
-        }
-        let first = if passing < high {
-            cells.range(self.id(passing))?.0
+        let mut buffer = [0u64; FENCE];
+        let starts = buffer.get_mut(..high - low)?;
+        let (passing, first) = if cells.starts(low, ids, starts) {
+            let passing = starts.partition_point(|&s| s < key);
+            (low + passing, starts.get(passing).copied())
         } else {
-            *fence.starts.get(failing)?
+            // Index cells too far apart for one read: one per step.
+            let ids = ids?;
+            let (mut from, mut to) = (0, ids.len());
+            while from < to {
+                let mid = from + (to - from) / 2;
+                if cells.start(ids[mid])? < key {
+                    from = mid + 1;
+                } else {
+                    to = mid;
+                }
+            }
+            let first = match ids.get(from) {
+                Some(&id) => Some(cells.start(id)?),
+                None => None,
+            };
+            (low + from, first)
+        };
+        // The first start at or past `key`: read above, else the fence
+        // entry at `high` (none when `high` is the table's end).
+        let first = match first {
+            Some(first) => first,
+            None if passing < len => *fence.starts.get(failing)?,
+            None => return Some(None),
         };
         Some((first == key).then_some(passing))
     }
