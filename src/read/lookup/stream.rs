@@ -121,7 +121,7 @@ impl Resident {
 
 /// The bytes [`Stream::object_copied`] copies first: most objects are
 /// shorter.
-const FIRST_COPY: u64 = 4 << 10;
+const FIRST_COPY: u64 = 1 << 10;
 
 /// The most bytes [`Stream::object_copied`] copies; a longer object is
 /// read through the mapping.
