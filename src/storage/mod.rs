@@ -99,7 +99,9 @@
 //!   nothing to release), and so are the cells that find its container
 //!   (`ContainerTable::find_start_copied`), so it counts nothing; found
 //!   through the mapped cells instead (a sidecar's table before its fence
-//!   is built), it counts as one region, for the lookups' pages. Once the
+//!   is built), it counts as one region, for the lookups' pages. A scan of
+//!   a short call's children (≤ 64 KiB) reads copies too (`lazy/copied.rs`:
+//!   the content, and its containers' cells) and counts nothing. Once the
 //!   regions and copies add up to a window, it releases the regions (one
 //!   `madvise` over the span from the first to the last: each call makes
 //!   the other cores flush their TLBs, so with two threads, ten calls a
@@ -108,7 +110,7 @@
 //!   (`tests/lazy_random_release.rs`: 2,000 expansions over a 32 MB trace
 //!   leave 0.4 MB mapped with a 1 MiB window, 35.8 MB without). The price is
 //!   refaults and copies: 1,000 random expansions of a 1 GB trace take
-//!   about 10× the time without a window (BENCHMARKS.md; searches keep to a
+//!   several times the time without a window (BENCHMARKS.md; searches keep to a
 //!   page or two of the lookups through their fence, `containers::table`);
 //!   `resident_window(None)` opts out, and then nothing is copied.
 //! - **Cost.** A released page faults in again when read (a minor fault from

@@ -88,6 +88,7 @@
 //! ```
 
 mod cache;
+mod copied;
 mod cuts;
 mod headers;
 mod iterate;
@@ -113,7 +114,7 @@ use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
-use crate::read::lookup::containers::{CellView, ContainerTable};
+use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
 use crate::read::lookup::stream::{Resident, Stream};
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
 use crate::storage::TraceBytes;
@@ -290,6 +291,9 @@ struct Scan<'r> {
     table: &'r ContainerTable,
     cells: CellView<'r>,
     hint: Option<usize>,
+    /// The containers of a short call's content, copied: a scan of a copy
+    /// of that content looks its containers up there (`copied.rs`).
+    run: Option<CopiedRun>,
 }
 
 /// A trace opened for random access. See the [module documentation](self).

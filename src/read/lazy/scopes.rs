@@ -107,6 +107,7 @@ impl LazyTraceReader {
             table,
             cells,
             hint: None,
+            run: None,
         })
     }
 
@@ -241,8 +242,7 @@ impl LazyTraceReader {
         }
         self.resident.as_ref()?;
         let cells = self.lookup.copied_cells(scan.slot)?;
-        let k = scan.table.find_start_copied(cells, start)??;
-        let end = LogicalOffset(cells.end(scan.table.id(k))?);
+        let (_, end) = scan.table.find_start_copied(cells, start)??;
         Some(Some(ContentRange {
             start,
             end,
@@ -271,11 +271,28 @@ impl LazyTraceReader {
         scope: Scope,
         from: LogicalOffset,
         hint: Option<usize>,
-        f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
+        mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
+        // A short call's children are scanned from copies where they can
+        // be; should that fail part way, the scan through the mappings
+        // goes on from the children already given.
+        let mut given = 0;
+        let copied = self.scan_children_copied(scope, from, &mut |at, header| {
+            given += 1;
+            f(at, header)
+        });
+        if let Some(end) = copied {
+            return Ok(end);
+        }
         let mut scan = self.forward_scan(scope.slot)?;
         scan.hint = hint;
-        self.scan_children_in(&mut scan, scope, from, f)
+        self.scan_children_in(&mut scan, scope, from, |at, header| {
+            if given > 0 {
+                given -= 1;
+                return true;
+            }
+            f(at, header)
+        })
     }
 
     /// [`scan_children`](Self::scan_children) through `scan`, a scan of

@@ -131,6 +131,9 @@ impl Scan<'_> {
     /// the last found first (a sequential walk meets them in that order).
     #[inline(always)]
     fn container_at(&mut self, start: LogicalOffset) -> Option<usize> {
+        if let Some(run) = &self.run {
+            return run.position_of(start);
+        }
         let next = self.hint.map_or(0, |hint| hint + 1);
         let k = if next < self.table.len() && self.table.start(self.cells, next) == start {
             next
@@ -157,13 +160,20 @@ impl LazyTraceReader {
             return Ok(None);
         }
         let end = match scan.container_at(start) {
-            Some(k) => scan.table.end(scan.cells, k),
+            Some(k) => match &scan.run {
+                Some(run) => run.end(k).unwrap_or_else(|| scan.table.end(scan.cells, k)),
+                None => scan.table.end(scan.cells, k),
+            },
             None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
         };
         Ok(Some(ContentRange {
             start,
             end,
-            finished: end < scan.stream.len(),
+            finished: match scan.run {
+                // A scan of a copy: the copy ends with the call.
+                Some(_) => end.0 < self.lookup.blocks.thread(scan.slot).len,
+                None => end < scan.stream.len(),
+            },
         }))
     }
 

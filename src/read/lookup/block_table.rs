@@ -10,6 +10,7 @@
 
 use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::BLOCK_HEADER_LEN;
+use crate::storage::TraceBytes;
 
 /// One block as an index cell or a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +82,46 @@ impl ThreadBlocks {
             .copied()
             .unwrap_or(self.len);
         (start, end, self.payload_starts[block])
+    }
+
+    /// A copy of the bytes of `range` of this stream, read from `data` by
+    /// `pread` ([`TraceBytes::copy_at`]: nothing is mapped), with blocks
+    /// that find the same logical offsets in the copy; offsets before
+    /// `range` lie past the copy's end and those after it past the stream's
+    /// (reading either is an error). `None` when `range` is empty or not in
+    /// the stream, or a read falls short.
+    pub(crate) fn copy_range(
+        &self,
+        data: &TraceBytes,
+        range: std::ops::Range<LogicalOffset>,
+    ) -> Option<(Vec<u8>, ThreadBlocks)> {
+        let (from, to) = (range.start.0, range.end.0);
+        if from >= to || to > self.len {
+            return None;
+        }
+        let len = usize::try_from(to - from).ok()?;
+        let mut bytes = vec![0; len];
+        let mut copy = ThreadBlocks {
+            thread: self.thread,
+            block_count: 0,
+            logical_starts: vec![0],
+            payload_starts: vec![len as u64],
+            len: to,
+        };
+        let (mut block, mut at) = (self.block_of(range.start)?, from);
+        while at < to {
+            let (start, end, physical) = self.block_bounds(block);
+            let filled = (at - from) as usize;
+            let piece = &mut bytes[filled..(end.min(to) - from) as usize];
+            if data.copy_at(physical + (at - start), piece) != piece.len() {
+                return None;
+            }
+            copy.logical_starts.push(at);
+            copy.payload_starts.push(filled as u64);
+            (block, at) = (block + 1, end.min(to));
+        }
+        copy.block_count = copy.logical_starts.len();
+        Some((bytes, copy))
     }
 
     /// The contiguous span at `at`.

@@ -63,38 +63,43 @@ impl FileCells {
             .flatten()
     }
 
-    /// The content starts of cells `ids` into `out`, read from the index
-    /// file in one `pread` of the span from the least to the greatest; false
-    /// when that span passes [`COPIED_SPAN`](Self::COPIED_SPAN) bytes or
-    /// holds cells past the file's (made in memory), or the read falls short.
-    pub(crate) fn copy_starts_of(&self, ids: &[u32], out: &mut [u64]) -> bool {
+    /// Cells `ids`, read from the index file in one `pread` of the span
+    /// from the least to the greatest, given to `each` with their place in
+    /// `ids`; false when that span passes
+    /// [`COPIED_SPAN`](Self::COPIED_SPAN) bytes or holds cells past the
+    /// file's (made in memory), or the read falls short.
+    pub(crate) fn copy_cells_of(
+        &self,
+        ids: &[u32],
+        mut each: impl FnMut(usize, RawIndexCell),
+    ) -> bool {
         let (Some(&min), Some(&max)) = (ids.iter().min(), ids.iter().max()) else {
-            return ids.is_empty();
+            return true;
         };
         let (min, max) = (min as usize, max as usize);
         let len = (max - min + 1) * CELL_LEN;
         let Some(bytes) = self.bytes.as_ref() else {
             return false;
         };
-        if max >= self.count || len > Self::COPIED_SPAN || out.len() < ids.len() {
+        if max >= self.count || len > Self::COPIED_SPAN {
             return false;
         }
-        let mut span = [0u8; Self::COPIED_SPAN];
-        let span = &mut span[..len];
-        if bytes.copy_at(FILE_HEADER_LEN + (min * CELL_LEN) as u64, span) != len {
+        // Only `len` bytes zeroed (most spans are a few KiB).
+        let mut span = vec![0u8; len];
+        if bytes.copy_at(FILE_HEADER_LEN + (min * CELL_LEN) as u64, &mut span) != len {
             return false;
         }
-        for (start, &id) in out.iter_mut().zip(ids) {
+        for (i, &id) in ids.iter().enumerate() {
             let at = (id as usize - min) * CELL_LEN;
             match RawIndexCell::read_from_bytes(&span[at..at + CELL_LEN]) {
-                Ok(cell) => *start = cell.start.get() as u64,
+                Ok(cell) => each(i, cell),
                 Err(_) => return false,
             }
         }
         true
     }
 
-    /// The most bytes of cells [`copy_starts_of`](Self::copy_starts_of)
+    /// The most bytes of cells [`copy_cells_of`](Self::copy_cells_of)
     /// reads at once.
     pub(crate) const COPIED_SPAN: usize = 8 << 10;
 
@@ -159,15 +164,32 @@ pub(crate) enum CopiedCells<'a> {
 }
 
 impl CopiedCells<'_> {
-    /// The content starts of the cells `ids` into `out` (of cells
-    /// `first..first + out.len()` when `ids` is `None`: a sidecar's, whose
-    /// table is in cell order), in one read; false when they cannot be
-    /// read so (index cells more than [`FileCells::copy_starts_of`]'s span
-    /// apart, or made in memory).
-    pub(crate) fn starts(&self, first: usize, ids: Option<&[u32]>, out: &mut [u64]) -> bool {
+    /// The content starts of the cells `ids` into `starts`, and their ends
+    /// into `ends` when given (of cells `first..first + starts.len()` when
+    /// `ids` is `None`: a sidecar's, whose table is in cell order), in one
+    /// read per array; false when they cannot be read so (index cells more
+    /// than [`FileCells::COPIED_SPAN`] apart, or made in memory).
+    pub(crate) fn ranges(
+        &self,
+        first: usize,
+        ids: Option<&[u32]>,
+        starts: &mut [u64],
+        ends: Option<&mut [u64]>,
+    ) -> bool {
         match (self, ids) {
-            (CopiedCells::Flat(flat), None) => flat.copy_starts(first, out),
-            (CopiedCells::Cells { file, .. }, Some(ids)) => file.copy_starts_of(ids, out),
+            (CopiedCells::Flat(flat), None) => {
+                flat.copy_starts(first, starts)
+                    && ends.is_none_or(|ends| flat.copy_ends(first, ends))
+            }
+            (CopiedCells::Cells { file, .. }, Some(ids)) if starts.len() == ids.len() => {
+                let mut ends = ends.filter(|ends| ends.len() == ids.len());
+                file.copy_cells_of(ids, |i, cell| {
+                    starts[i] = cell.start.get() as u64;
+                    if let Some(ends) = ends.as_mut() {
+                        ends[i] = cell.end.get() as u64;
+                    }
+                })
+            }
             _ => false,
         }
     }
@@ -201,6 +223,43 @@ impl CopiedCells<'_> {
             None => file.copy_cell(id as usize),
             Some(made_id) => made.get(made_id).copied(),
         }
+    }
+}
+
+/// The content starts and ends of a run of consecutive containers of a
+/// table (in start order), copied ([`ContainerTable::copy_run`]): what a
+/// scan of a short call's children looks its containers up in.
+#[derive(Debug)]
+pub(crate) struct CopiedRun {
+    /// The table position of the first.
+    first: usize,
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    /// Whether the run reaches the table's end.
+    to_the_end: bool,
+}
+
+impl CopiedRun {
+    /// Whether every container of the table starting at or after the
+    /// run's first and before `end` is in the run.
+    pub(crate) fn covers(&self, end: LogicalOffset) -> bool {
+        self.to_the_end || self.starts.last().is_some_and(|&start| start >= end.0)
+    }
+
+    /// The table position of the container whose content starts at
+    /// `start`, if the run holds it.
+    pub(crate) fn position_of(&self, start: LogicalOffset) -> Option<usize> {
+        let i = self.starts.partition_point(|&s| s < start.0);
+        (self.starts.get(i) == Some(&start.0)).then_some(self.first + i)
+    }
+
+    /// The content end of the container at table position `k`, if the run
+    /// holds it.
+    pub(crate) fn end(&self, k: usize) -> Option<LogicalOffset> {
+        self.ends
+            .get(k.checked_sub(self.first)?)
+            .copied()
+            .map(LogicalOffset)
     }
 }
 
@@ -325,11 +384,18 @@ impl MappedCells {
             && self.copy_words(self.starts + from * 8, out)
     }
 
-    /// The content end of the `k`-th container, read as
-    /// [`copy_starts`](Self::copy_starts) reads.
+    /// The content ends of `out.len()` containers from position `from`
+    /// on, read as [`copy_starts`](Self::copy_starts) reads.
+    pub(crate) fn copy_ends(&self, from: usize, out: &mut [u64]) -> bool {
+        from.checked_add(out.len())
+            .is_some_and(|end| end <= self.len)
+            && self.copy_words(self.ends + from * 8, out)
+    }
+
+    /// The content end of the `k`-th container.
     pub(crate) fn copy_end(&self, k: usize) -> Option<u64> {
         let mut end = [0];
-        (k < self.len && self.copy_words(self.ends + k * 8, &mut end)).then_some(end[0])
+        self.copy_ends(k, &mut end).then_some(end[0])
     }
 
     fn copy_words(&self, at: usize, out: &mut [u64]) -> bool {

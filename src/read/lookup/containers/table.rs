@@ -140,6 +140,9 @@ impl Fence {
     }
 }
 
+/// A container's content start, and its end when it was read with it.
+type StartAndEnd = (u64, Option<u64>);
+
 impl ContainerTable {
     /// The table of a sidecar's flat arrays: `len` containers already in
     /// start order, with their chunk maxima (`len.div_ceil(CHUNK)` words).
@@ -385,21 +388,46 @@ impl ContainerTable {
         (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
     }
 
-    /// [`find_start`](Self::find_start) without a hint, once the table's
-    /// [`Fence`] is built: the fence's entries narrow the search to fewer
-    /// than [`FENCE`] containers, whose starts are read by `pread`
-    /// ([`CopiedCells::starts`]: in one read, or, index cells too far
-    /// apart for that, one per step of the binary search) instead of
-    /// through the mappings, so the
-    /// search maps no page of the lookups. `None` when it cannot search so
-    /// (no fence yet, a short read).
+    /// [`find_start`](Self::find_start) without a hint, with the cells read
+    /// by `pread` ([`partition_copied`](Self::partition_copied)): the
+    /// container's position and content end.
     pub(crate) fn find_start_copied(
         &self,
         cells: CopiedCells<'_>,
         start: LogicalOffset,
-    ) -> Option<Option<usize>> {
+    ) -> Option<Option<(usize, LogicalOffset)>> {
+        let (at, first) = self.partition_copied(cells, start.0, true)?;
+        Some(match first {
+            Some((found, end)) if found == start.0 => Some((at, LogicalOffset(end?))),
+            _ => None,
+        })
+    }
+
+    /// [`first_starting_at_or_after`](Self::first_starting_at_or_after),
+    /// with the cells read by `pread`.
+    pub(crate) fn first_starting_at_or_after_copied(
+        &self,
+        cells: CopiedCells<'_>,
+        at: LogicalOffset,
+    ) -> Option<usize> {
+        self.partition_copied(cells, at.0, false).map(|(at, _)| at)
+    }
+
+    /// The first container whose content starts at or after `key`, with
+    /// its start and (`with_end`) its end (`None` past the last), once the
+    /// table's [`Fence`] is built: the fence's entries narrow the search
+    /// to fewer than [`FENCE`] containers, whose cells are read by `pread`
+    /// ([`CopiedCells::ranges`]: in one read, or, index cells too far
+    /// apart for that, one per step of the binary search) instead of
+    /// through the mappings, so the search maps no page of the lookups.
+    /// `None` when it cannot search so (no fence yet, a short read).
+    fn partition_copied(
+        &self,
+        cells: CopiedCells<'_>,
+        key: u64,
+        with_end: bool,
+    ) -> Option<(usize, Option<StartAndEnd>)> {
         let fence = self.fence.get()?;
-        let key = start.0;
         let len = self.len();
         let failing = fence.starts.partition_point(|&s| s < key);
         let (low, high) = Fence::narrow(failing, len);
@@ -407,11 +435,15 @@ impl ContainerTable {
             Order::Ids(ids) => Some(ids.get(low..high)?),
             Order::Identity(_) => None,
         };
-        let mut buffer = [0u64; FENCE];
-        let starts = buffer.get_mut(..high - low)?;
-        let (passing, first) = if cells.starts(low, ids, starts) {
+        let (mut starts, mut ends) = ([0u64; FENCE], [0u64; FENCE]);
+        let (starts, ends) = (starts.get_mut(..high - low)?, ends.get_mut(..high - low)?);
+        let read_ends = with_end && ids.is_some();
+        let (passing, first) = if cells.ranges(low, ids, starts, read_ends.then_some(&mut *ends)) {
             let passing = starts.partition_point(|&s| s < key);
-            (low + passing, starts.get(passing).copied())
+            let first = starts
+                .get(passing)
+                .map(|&start| (start, read_ends.then(|| ends[passing])));
+            (low + passing, first)
         } else {
             // Index cells too far apart for one read: one per step.
             let ids = ids?;
@@ -425,7 +457,7 @@ impl ContainerTable {
                 }
             }
             let first = match ids.get(from) {
-                Some(&id) => Some(cells.start(id)?),
+                Some(&id) => Some((cells.start(id)?, None)),
                 None => None,
             };
             (low + from, first)
@@ -433,11 +465,42 @@ impl ContainerTable {
         // The first start at or past `key`: read above, else the fence
         // entry at `high` (none when `high` is the table's end).
         let first = match first {
-            Some(first) => first,
-            None if passing < len => *fence.starts.get(failing)?,
-            None => return Some(None),
+            Some(first) => Some(first),
+            None if passing < len => Some((*fence.starts.get(failing)?, None)),
+            None => None,
         };
-        Some((first == key).then_some(passing))
+        Some(match first {
+            Some((start, None)) if with_end => {
+                (passing, Some((start, cells.end(self.id(passing)))))
+            }
+            first => (passing, first),
+        })
+    }
+
+    /// The starts and ends of up to `count` containers from table position
+    /// `first` on, read by `pread` ([`CopiedCells::ranges`]); `None` when
+    /// they cannot be read so.
+    pub(crate) fn copy_run(
+        &self,
+        cells: CopiedCells<'_>,
+        first: usize,
+        count: usize,
+    ) -> Option<CopiedRun> {
+        let end = first.checked_add(count)?.min(self.len());
+        let n = end.checked_sub(first)?;
+        let ids = match &self.order {
+            Order::Ids(ids) => Some(ids.get(first..end)?),
+            Order::Identity(_) => None,
+        };
+        let (mut starts, mut ends) = (vec![0; n], vec![0; n]);
+        cells
+            .ranges(first, ids, &mut starts, Some(&mut ends))
+            .then_some(CopiedRun {
+                first,
+                starts,
+                ends,
+                to_the_end: end == self.len(),
+            })
     }
 
     /// The first container whose content starts at or after `at` (the
