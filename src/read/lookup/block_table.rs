@@ -110,7 +110,13 @@ impl ThreadBlocks {
         };
         let (mut block, mut at) = (self.block_of(range.start)?, from);
         while at < to {
+            if block >= self.logical_starts.len() {
+                return None;
+            }
             let (start, end, physical) = self.block_bounds(block);
+            if end <= at || start > at {
+                return None;
+            }
             let filled = (at - from) as usize;
             let piece = &mut bytes[filled..(end.min(to) - from) as usize];
             if data.copy_at(physical + (at - start), piece) != piece.len() {
@@ -312,6 +318,44 @@ mod tests {
         let span = table.span(t0, LogicalOffset(1)).unwrap();
         assert_eq!((span.physical, span.len), (PhysicalOffset(38), 3));
         assert_eq!(table.to_physical(ThreadId(7), LogicalOffset(0)), None);
+    }
+
+    #[test]
+    fn a_copied_range_reads_the_same_logical_bytes() {
+        let table = table();
+        // Byte `i` of the file is `i`.
+        let data = TraceBytes::from_vec((0..80u8).collect());
+        let t1 = table.thread(table.slot(ThreadId(1)).unwrap());
+        // Logical 6..14 of thread 1: the end of its first block, the
+        // start of its second, with thread 0's blocks between them.
+        let (bytes, copy) = t1
+            .copy_range(&data, LogicalOffset(6)..LogicalOffset(14))
+            .unwrap();
+        assert_eq!(bytes, [27, 28, 29, 30, 53, 54, 55, 56]);
+        for at in 6..14 {
+            let (start, _, physical) = copy.block_bounds(copy.block_of(LogicalOffset(at)).unwrap());
+            let original = table.to_physical(ThreadId(1), LogicalOffset(at)).unwrap();
+            assert_eq!(bytes[(physical + at - start) as usize] as u64, original.0);
+        }
+        // Before the range: past the copy's end; after it: past the stream's.
+        let (start, _, physical) = copy.block_bounds(copy.block_of(LogicalOffset(5)).unwrap());
+        assert!(physical + 5 - start >= bytes.len() as u64);
+        assert_eq!(copy.block_of(LogicalOffset(14)), None);
+        // Empty or outside the stream: no copy.
+        assert!(
+            t1.copy_range(&data, LogicalOffset(3)..LogicalOffset(3))
+                .is_none()
+        );
+        assert!(
+            t1.copy_range(&data, LogicalOffset(3)..LogicalOffset(18))
+                .is_none()
+        );
+        // A file shorter than the blocks say: no copy.
+        let short = TraceBytes::from_vec((0..40u8).collect());
+        assert!(
+            t1.copy_range(&short, LogicalOffset(6)..LogicalOffset(14))
+                .is_none()
+        );
     }
 
     #[test]
