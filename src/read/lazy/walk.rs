@@ -127,12 +127,14 @@ struct Open {
 }
 
 impl Scan<'_> {
-    /// The container whose content starts at `start`, trying the one after
-    /// the last found first (a sequential walk meets them in that order).
+    /// The content end of the container whose content starts at `start`,
+    /// from the copied run of a scan of a copy, else from the table, trying
+    /// the container after the last found first (a sequential walk meets
+    /// them in that order).
     #[inline(always)]
-    fn container_at(&mut self, start: LogicalOffset) -> Option<usize> {
+    fn container_end(&mut self, start: LogicalOffset) -> Option<LogicalOffset> {
         if let Some(run) = &self.run {
-            return run.position_of(start);
+            return run.end_of(start);
         }
         let next = self.hint.map_or(0, |hint| hint + 1);
         let k = if next < self.table.len() && self.table.start(self.cells, next) == start {
@@ -141,7 +143,7 @@ impl Scan<'_> {
             self.table.find_start(self.cells, start, self.hint)?
         };
         self.hint = Some(k);
-        Some(k)
+        Some(self.table.end(self.cells, k))
     }
 }
 
@@ -159,21 +161,14 @@ impl LazyTraceReader {
         if !header.tracepoint_type.is_container() {
             return Ok(None);
         }
-        let end = match scan.container_at(start) {
-            Some(k) => match &scan.run {
-                Some(run) => run.end(k).unwrap_or_else(|| scan.table.end(scan.cells, k)),
-                None => scan.table.end(scan.cells, k),
-            },
+        let end = match scan.container_end(start) {
+            Some(end) => end,
             None => self.resolve(scan.slot, start, header.tracepoint_type, header.event)?,
         };
         Ok(Some(ContentRange {
             start,
             end,
-            finished: match scan.run {
-                // A scan of a copy: the copy ends with the call.
-                Some(_) => end.0 < self.lookup.blocks.thread(scan.slot).len,
-                None => end < scan.stream.len(),
-            },
+            finished: end < scan.stream.len(),
         }))
     }
 

@@ -86,9 +86,9 @@ impl ThreadBlocks {
 
     /// A copy of the bytes of `range` of this stream, read from `data` by
     /// `pread` ([`TraceBytes::copy_at`]: nothing is mapped), with blocks
-    /// that find the same logical offsets in the copy; offsets before
-    /// `range` lie past the copy's end and those after it past the stream's
-    /// (reading either is an error). `None` when `range` is empty or not in
+    /// that find the same logical offsets in the copy, and the stream's
+    /// length; offsets outside `range` lie past the copy's end (reading
+    /// them is an error). `None` when `range` is empty or not in
     /// the stream, or a read falls short.
     pub(crate) fn copy_range(
         &self,
@@ -106,7 +106,7 @@ impl ThreadBlocks {
             block_count: 0,
             logical_starts: vec![0],
             payload_starts: vec![len as u64],
-            len: to,
+            len: self.len,
         };
         let (mut block, mut at) = (self.block_of(range.start)?, from);
         while at < to {
@@ -125,6 +125,10 @@ impl ThreadBlocks {
             copy.logical_starts.push(at);
             copy.payload_starts.push(filled as u64);
             (block, at) = (block + 1, end.min(to));
+        }
+        if to < self.len {
+            copy.logical_starts.push(to);
+            copy.payload_starts.push(len as u64);
         }
         copy.block_count = copy.logical_starts.len();
         Some((bytes, copy))
@@ -337,10 +341,13 @@ mod tests {
             let original = table.to_physical(ThreadId(1), LogicalOffset(at)).unwrap();
             assert_eq!(bytes[(physical + at - start) as usize] as u64, original.0);
         }
-        // Before the range: past the copy's end; after it: past the stream's.
-        let (start, _, physical) = copy.block_bounds(copy.block_of(LogicalOffset(5)).unwrap());
-        assert!(physical + 5 - start >= bytes.len() as u64);
-        assert_eq!(copy.block_of(LogicalOffset(14)), None);
+        // Outside the range: past the copy's end; the stream keeps its length.
+        for at in [5, 14, 16] {
+            let (start, _, physical) = copy.block_bounds(copy.block_of(LogicalOffset(at)).unwrap());
+            assert!(physical + at - start >= bytes.len() as u64, "{at}");
+        }
+        assert_eq!(copy.len, 17);
+        assert_eq!(copy.block_of(LogicalOffset(17)), None);
         // Empty or outside the stream: no copy.
         assert!(
             t1.copy_range(&data, LogicalOffset(3)..LogicalOffset(3))

@@ -231,8 +231,6 @@ impl CopiedCells<'_> {
 /// scan of a short call's children looks its containers up in.
 #[derive(Debug)]
 pub(crate) struct CopiedRun {
-    /// The table position of the first.
-    first: usize,
     starts: Vec<u64>,
     ends: Vec<u64>,
     /// Whether the run reaches the table's end.
@@ -246,20 +244,11 @@ impl CopiedRun {
         self.to_the_end || self.starts.last().is_some_and(|&start| start >= end.0)
     }
 
-    /// The table position of the container whose content starts at
-    /// `start`, if the run holds it.
-    pub(crate) fn position_of(&self, start: LogicalOffset) -> Option<usize> {
-        let i = self.starts.partition_point(|&s| s < start.0);
-        (self.starts.get(i) == Some(&start.0)).then_some(self.first + i)
-    }
-
-    /// The content end of the container at table position `k`, if the run
-    /// holds it.
-    pub(crate) fn end(&self, k: usize) -> Option<LogicalOffset> {
-        self.ends
-            .get(k.checked_sub(self.first)?)
-            .copied()
-            .map(LogicalOffset)
+    /// The content end of the container whose content starts at `start`,
+    /// if the run holds it.
+    pub(crate) fn end_of(&self, start: LogicalOffset) -> Option<LogicalOffset> {
+        let i = self.starts.binary_search(&start.0).ok()?;
+        self.ends.get(i).copied().map(LogicalOffset)
     }
 }
 

@@ -396,11 +396,15 @@ impl ContainerTable {
         cells: CopiedCells<'_>,
         start: LogicalOffset,
     ) -> Option<Option<(usize, LogicalOffset)>> {
-        let (at, first) = self.partition_copied(cells, start.0, true)?;
-        Some(match first {
-            Some((found, end)) if found == start.0 => Some((at, LogicalOffset(end?))),
-            _ => None,
-        })
+        let (at, first) = self.partition_copied(cells, start.0)?;
+        let Some((_, end)) = first.filter(|&(found, _)| found == start.0) else {
+            return Some(None);
+        };
+        let end = match end {
+            Some(end) => end,
+            None => cells.end(self.id(at))?,
+        };
+        Some(Some((at, LogicalOffset(end))))
     }
 
     /// [`first_starting_at_or_after`](Self::first_starting_at_or_after),
@@ -410,13 +414,14 @@ impl ContainerTable {
         cells: CopiedCells<'_>,
         at: LogicalOffset,
     ) -> Option<usize> {
-        self.partition_copied(cells, at.0, false).map(|(at, _)| at)
+        self.partition_copied(cells, at.0).map(|(at, _)| at)
     }
 
     /// The first container whose content starts at or after `key`, with
-    /// its start and (`with_end`) its end (`None` past the last), once the
-    /// table's [`Fence`] is built: the fence's entries narrow the search
-    /// to fewer than [`FENCE`] containers, whose cells are read by `pread`
+    /// its start and, when the same read gave it (index cells), its end
+    /// (`None` past the last), once the table's [`Fence`] is built: the
+    /// fence's entries narrow the search to fewer than [`FENCE`]
+    /// containers, whose cells are read by `pread`
     /// ([`CopiedCells::ranges`]: in one read, or, index cells too far
     /// apart for that, one per step of the binary search) instead of
     /// through the mappings, so the search maps no page of the lookups.
@@ -425,7 +430,6 @@ impl ContainerTable {
         &self,
         cells: CopiedCells<'_>,
         key: u64,
-        with_end: bool,
     ) -> Option<(usize, Option<StartAndEnd>)> {
         let fence = self.fence.get()?;
         let len = self.len();
@@ -437,12 +441,14 @@ impl ContainerTable {
         };
         let (mut starts, mut ends) = ([0u64; FENCE], [0u64; FENCE]);
         let (starts, ends) = (starts.get_mut(..high - low)?, ends.get_mut(..high - low)?);
-        let read_ends = with_end && ids.is_some();
-        let (passing, first) = if cells.ranges(low, ids, starts, read_ends.then_some(&mut *ends)) {
+        // Index cells hold their ends: read with the starts, for nothing.
+        let mut ends = ids.is_some().then_some(ends);
+        let (passing, first) = if cells.ranges(low, ids, starts, ends.as_deref_mut()) {
             let passing = starts.partition_point(|&s| s < key);
+            let end = |ends: &[u64]| ends[passing];
             let first = starts
                 .get(passing)
-                .map(|&start| (start, read_ends.then(|| ends[passing])));
+                .map(|&start| (start, ends.as_deref().map(end)));
             (low + passing, first)
         } else {
             // Index cells too far apart for one read: one per step.
@@ -469,12 +475,7 @@ impl ContainerTable {
             None if passing < len => Some((*fence.starts.get(failing)?, None)),
             None => None,
         };
-        Some(match first {
-            Some((start, None)) if with_end => {
-                (passing, Some((start, cells.end(self.id(passing)))))
-            }
-            first => (passing, first),
-        })
+        Some((passing, first))
     }
 
     /// The starts and ends of up to `count` containers from table position
@@ -496,7 +497,6 @@ impl ContainerTable {
         cells
             .ranges(first, ids, &mut starts, Some(&mut ends))
             .then_some(CopiedRun {
-                first,
                 starts,
                 ends,
                 to_the_end: end == self.len(),
