@@ -1,5 +1,6 @@
-//! Parquet export against the headers walk of the same reader (the walk
-//! every export starts from), and a query over the exported dataset:
+//! Parquet export against the headers walk of the same reader (the
+//! cheapest walk of the rows the export reads), and a query over the
+//! exported dataset:
 //! DuckDB's top 10 methods by call count beside the same answer from
 //! tracetree's own walk of the trace.
 //!

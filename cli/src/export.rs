@@ -143,13 +143,12 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
         force: request.force,
         ..ParquetOptions::new(trace_name(request.file), source)
     };
-    // The export counts each thread's rows before writing them: the bar's
-    // length grows as threads are counted (at once for up to one thread
-    // per worker), with no walk of its own.
-    let bar = progress_bar(0, "rows");
+    // The bar's length grows by each thread's stream as its export starts
+    // (at once for up to one thread per worker).
+    let bar = progress_bar(0, "bytes");
     let summary = export_parquet(&reader, request.output, &options, &|step| match step {
-        ParquetProgress::Counted(rows) => bar.inc_length(rows),
-        ParquetProgress::Written(rows) => bar.inc(rows),
+        ParquetProgress::Started(bytes) => bar.inc_length(bytes),
+        ParquetProgress::Read(bytes) => bar.inc(bytes),
     });
     bar.finish_and_clear();
     let summary = summary?;

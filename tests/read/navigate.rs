@@ -1,5 +1,5 @@
-//! `roots_range`, `root_count`, `ancestors`, `position` and
-//! `quick_child_count` against what a walk of the same trace sees.
+//! `last_child`, `last_descendant`, `roots_range`, `root_count`, `ancestors`, `position`
+//! and `quick_child_count` against what a walk of the same trace sees.
 
 use std::collections::HashMap;
 
@@ -94,4 +94,58 @@ fn a_quick_child_count_is_exact_for_short_containers_and_a_bound_for_wide_ones()
         }
     }
     assert!(bounds > 0, "no container was wide enough for a bound");
+}
+
+#[test]
+fn every_subtree_ends_at_its_last_descendant_under_its_last_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = testdata_traces();
+    traces.extend(reference_traces());
+    for shape in [Shape::Mixed, Shape::Wide, Shape::Deep] {
+        traces.push(generated(dir.path(), shape, 2, 1 << 17, Some(16 << 10)));
+    }
+    // Nodes checked in each thread: the first ones the walk leaves (the
+    // subtrees still open when it stops are not checked).
+    const PER_THREAD: usize = 20_000;
+    let mut checked = 0;
+    for trace in &traces {
+        let reader = LazyTraceReader::open(trace).unwrap();
+        for thread in reader.thread_ids() {
+            let mut in_thread = 0;
+            // The open nodes of the walk: each one's last descendant is the
+            // node met last before the walk leaves its subtree.
+            let mut open: Vec<LazyNode> = Vec::new();
+            let mut last: Option<LazyNode> = None;
+            let check = |node: LazyNode, last: LazyNode| {
+                let children = reader.children(node).unwrap();
+                assert_eq!(reader.last_child(node).unwrap().as_ref(), children.last());
+                assert_eq!(
+                    reader.last_descendant(node).unwrap(),
+                    last,
+                    "{} in {}",
+                    node.offset(),
+                    trace.display()
+                );
+            };
+            reader
+                .walk_thread(thread, WalkDetail::Headers, |walked| {
+                    while open.len() > walked.depth {
+                        let node = open.pop().unwrap();
+                        check(node, last.unwrap());
+                        in_thread += 1;
+                    }
+                    open.push(walked.node);
+                    last = Some(walked.node);
+                    Ok(in_thread < PER_THREAD)
+                })
+                .unwrap();
+            let whole = in_thread < PER_THREAD;
+            while let Some(node) = open.pop().filter(|_| whole) {
+                check(node, last.unwrap());
+                in_thread += 1;
+            }
+            checked += in_thread;
+        }
+    }
+    assert!(checked > 10_000, "{checked} nodes checked");
 }

@@ -45,6 +45,14 @@ impl<T: ArrowPrimitiveType> Numbers<T> {
         }
     }
 
+    /// Replaces the value of row `row` (pushed before).
+    #[inline]
+    pub(super) fn set(&mut self, row: usize, value: T::Native) {
+        if let Some(slot) = self.values.get_mut(row) {
+            *slot = value;
+        }
+    }
+
     /// The row group's column; the column starts again, empty.
     pub(super) fn finish(&mut self) -> ArrayRef {
         let values = std::mem::take(&mut self.values);

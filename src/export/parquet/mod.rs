@@ -22,11 +22,11 @@
 //! | `samples` | nullable int64 | the sample count of an imported sample tree's node |
 //! | `source_format` | dictionary string | `v22`, or the format the trace was imported from |
 //!
-//! Each thread is exported on its own rayon worker by two walks
-//! (`rows`), row groups of `row_group_rows` rows compressed with zstd
-//! and streamed to the file; the first walk also counts the thread's
-//! rows, reported before any is written (a progress bar's length needs
-//! no walk of its own). A new part starts every
+//! Each thread is exported on its own rayon worker by one walk (`rows`),
+//! row groups of `row_group_rows` rows compressed with zstd and streamed
+//! to the file; progress is reported in bytes of the thread's stream
+//! (its length known before the walk, its rows only after). A new part
+//! starts every
 //! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
 //! temporary name beside it and renamed into place only when whole.
 
@@ -48,7 +48,7 @@ use rayon::prelude::*;
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::read::{LazyTraceReader, WalkDetail};
-use rows::{EndReader, Rows, subtree_ends};
+use rows::Rows;
 
 /// Row groups written to one part file before the next part starts.
 pub const ROW_GROUPS_PER_PART: usize = 16;
@@ -84,15 +84,16 @@ impl ParquetOptions {
     }
 }
 
-/// What an export reports as it goes.
+/// What an export reports as it goes, in bytes of the threads' streams
+/// (a thread's rows are counted only as they are written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParquetProgress {
-    /// A thread's rows, counted (by the first of its two walks) before
-    /// any of them is written: the totals of the threads sum to the rows
-    /// of the export.
-    Counted(u64),
-    /// Rows just written.
-    Written(u64),
+    /// A thread's export starts: its stream's length. The lengths of the
+    /// threads sum to the bytes the export reads.
+    Started(u64),
+    /// Bytes of a thread's stream read since its last report, their rows
+    /// written.
+    Read(u64),
 }
 
 /// What an export wrote.
@@ -130,8 +131,8 @@ pub fn schema() -> SchemaRef {
 }
 
 /// Exports `reader`'s trace into the dataset directory `dir`, threads in
-/// parallel; `progress` receives each thread's row count once it is
-/// known, and rows written as they are.
+/// parallel; `progress` receives each thread's length when it starts,
+/// and the bytes read as their rows are written.
 pub fn export_parquet(
     reader: &LazyTraceReader,
     dir: &Path,
@@ -216,9 +217,12 @@ fn export_thread(
 ) -> Result<(ThreadId, u64, u64)> {
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
-    let (ends, count) = subtree_ends(reader, thread)?;
-    progress(ParquetProgress::Counted(count));
-    let mut ends = EndReader::new(ends);
+    let length = reader
+        .threads()
+        .iter()
+        .find(|info| info.id == thread)
+        .map_or(0, |info| info.bytes);
+    progress(ParquetProgress::Started(length));
     let schema = schema();
     let mut rows = Rows::new(
         reader.context(),
@@ -227,24 +231,28 @@ fn export_thread(
         options.row_group_rows,
     );
     let mut parts = Parts::new(folder, schema, options.row_group_rows);
+    let mut count = 0u64;
+    let mut reported = 0u64;
     reader.walk_thread(thread, WalkDetail::Full, |walked| {
         let tracepoint = walked
             .tracepoint
             .ok_or_else(|| Error::Usage("a full walk without its tracepoint".into()))?;
-        rows.push(walked.depth, tracepoint, walked.footer, &mut ends)?;
+        // Subtrees the node closes end here, not in the reader.
+        rows.close_deeper(walked.depth);
         if rows.len() >= options.row_group_rows {
-            let batch = rows.batch()?;
-            progress(ParquetProgress::Written(batch.num_rows() as u64));
-            parts.write(&batch)?;
-            rows.recycle(batch);
+            count += parts.write_rows(&mut rows, reader)?;
+            let at = walked.node.offset().0;
+            progress(ParquetProgress::Read(at.saturating_sub(reported)));
+            reported = at;
         }
+        rows.push(walked.node, walked.depth, tracepoint, walked.footer)?;
         Ok(true)
     })?;
+    rows.end_walk();
     if rows.len() > 0 || parts.is_empty() {
-        let batch = rows.batch()?;
-        progress(ParquetProgress::Written(batch.num_rows() as u64));
-        parts.write(&batch)?;
+        count += parts.write_rows(&mut rows, reader)?;
     }
+    progress(ParquetProgress::Read(length.saturating_sub(reported)));
     let bytes = parts.finish()?;
     Ok((thread, count, bytes))
 }
@@ -275,6 +283,16 @@ impl Parts {
 
     fn is_empty(&self) -> bool {
         self.writer.is_none() && self.next_part == 0
+    }
+
+    /// Writes the rows gathered as one row group and gives their memory
+    /// back; returns how many there were.
+    fn write_rows(&mut self, rows: &mut Rows<'_>, reader: &LazyTraceReader) -> Result<u64> {
+        let batch = rows.batch(reader)?;
+        let written = batch.num_rows() as u64;
+        self.write(&batch)?;
+        rows.recycle(batch);
+        Ok(written)
     }
 
     /// Writes one row group, starting a new part when the current is full.
@@ -331,7 +349,10 @@ const STRING_COLUMNS: [&str; 9] = [
 
 /// zstd, row groups of `row_group_rows`. Event ids, rising within a
 /// thread and nearly all distinct, are delta-encoded instead of looked up
-/// in a dictionary that would never pay. The free-form text columns
+/// in a dictionary that would never pay; so are depths and child indexes,
+/// which change by little from one row to the next in pre-order (bit
+/// packing their differences costs less than a dictionary's lookup per
+/// row, for about the same size). The free-form text columns
 /// (`result`, `args`) have neither a Parquet dictionary (their values
 /// rarely repeat within a page; zstd finds what does) nor min/max
 /// statistics, which no query prunes them by.
@@ -346,7 +367,13 @@ fn properties(row_group_rows: usize) -> WriterProperties {
     for column in STRING_COLUMNS {
         builder = builder.set_column_statistics_enabled(column.into(), EnabledStatistics::None);
     }
-    for column in ["event_id", "parent_id", "subtree_end"] {
+    for column in [
+        "event_id",
+        "parent_id",
+        "subtree_end",
+        "depth",
+        "child_index",
+    ] {
         builder = builder
             .set_column_dictionary_enabled(column.into(), false)
             .set_column_encoding(column.into(), Encoding::DELTA_BINARY_PACKED);

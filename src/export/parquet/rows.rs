@@ -1,20 +1,17 @@
-//! One thread's rows: two walks of its stream.
+//! One thread's rows, filled by one walk of its stream.
 //!
-//! A row's `subtree_end` (the last event id under it) is known only when
-//! its subtree closes, long after the row itself in pre-order (a thread's
-//! root closes last). So a first walk, of headers only, finds every
-//! subtree's end from the depths of the nodes that follow it (a node's
-//! subtree ends just before the next node no deeper than it) and writes
-//! it at the row's ordinal into an unlinked temporary file, 4 bytes a row,
-//! through a window of the latest rows. The second walk decodes every
-//! tracepoint in pre-order, reads the ends back a window at a time, and
-//! fills the columns (`columns`) a row group at a time, writing each
-//! value's text straight into its column. Memory: the open nesting, the
-//! names met, and one row group, whose buffers the next row group reuses.
+//! The walk decodes every tracepoint in pre-order and fills the columns
+//! (`columns`) a row group at a time, writing each value's text straight
+//! into its column. A row's `subtree_end` (the last event id under it) is
+//! known when its subtree closes: when the walk meets the next node no
+//! deeper than it, the end is the event id of the row before. The rows
+//! whose subtrees are still open when their row group is written (the
+//! nesting at that point: a few) ask the reader for their subtree's last
+//! node ([`LazyTraceReader::last_descendant`]: a child count and a page of
+//! children per level, cached; a node whose last child is the open row
+//! below it ends where that one does). Memory: the open nesting, the names met,
+//! and one row group, whose buffers the next row group reuses.
 
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type};
@@ -22,13 +19,13 @@ use arrow_array::{ArrayRef, Int32Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use rustc_hash::FxHashMap;
 
-use crate::common::{CodeLocationId, MethodId, ThreadId};
+use crate::common::{CodeLocationId, MethodId};
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Type, Value};
 use crate::print::TextFormatter;
 use crate::print::jsonl::push_json_string;
-use crate::read::{LazyTraceReader, WalkDetail};
+use crate::read::{LazyNode, LazyTraceReader};
 
 use super::columns::{KeyedColumn, Numbers, Texts};
 
@@ -36,145 +33,23 @@ use super::columns::{KeyedColumn, Numbers, Texts};
 /// grows them as it fills).
 const MAX_PRESIZED_ROWS: usize = 1 << 20;
 
-/// Rows whose subtree ends are gathered in memory before being written.
-const ENDS_WINDOW: usize = 1 << 16;
-
-/// Finds the subtree end of every row of `thread` into an unlinked
-/// temporary file (row `i`'s end at byte `4 i`); returns the file and the
-/// row count.
-pub(super) fn subtree_ends(reader: &LazyTraceReader, thread: ThreadId) -> Result<(File, u64)> {
-    let file = tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let mut ends = Ends {
-        file: &file,
-        base: 0,
-        window: Vec::with_capacity(ENDS_WINDOW),
-    };
-    // Open nodes: (ordinal, depth).
-    let mut open: Vec<(u64, usize)> = Vec::new();
-    let mut ordinal = 0u64;
-    let mut last_event = 0i32;
-    reader.walk_thread(thread, WalkDetail::Headers, |walked| {
-        while let Some(&(row, depth)) = open.last() {
-            if depth < walked.depth {
-                break;
-            }
-            ends.close(row, last_event)?;
-            open.pop();
-        }
-        ends.open()?;
-        open.push((ordinal, walked.depth));
-        last_event = walked.header.event.0;
-        ordinal += 1;
-        Ok(true)
-    })?;
-    while let Some((row, _)) = open.pop() {
-        ends.close(row, last_event)?;
-    }
-    ends.flush()?;
-    Ok((file, ordinal))
-}
-
-/// Subtree ends on their way to the file: a window of the latest rows in
-/// memory, written whole when full. A row still open then (one of the
-/// nodes enclosing the window's end: a few) is written alone when it
-/// closes.
-struct Ends<'f> {
-    file: &'f File,
-    /// The first row of the window.
-    base: u64,
-    window: Vec<i32>,
-}
-
-impl Ends<'_> {
-    /// Makes room for the next row.
-    fn open(&mut self) -> Result<()> {
-        if self.window.len() == ENDS_WINDOW {
-            self.flush()?;
-        }
-        self.window.push(0);
-        Ok(())
-    }
-
-    fn close(&mut self, row: u64, end: i32) -> Result<()> {
-        match row.checked_sub(self.base) {
-            Some(i) => self.window[i as usize] = end,
-            None => self.write_at(row, &end.to_le_bytes())?,
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        let bytes: Vec<u8> = self.window.iter().flat_map(|e| e.to_le_bytes()).collect();
-        self.write_at(self.base, &bytes)?;
-        self.base += self.window.len() as u64;
-        self.window.clear();
-        Ok(())
-    }
-
-    fn write_at(&self, row: u64, bytes: &[u8]) -> Result<()> {
-        self.file
-            .write_all_at(bytes, row * 4)
-            .map_err(|e| Error::io(std::env::temp_dir(), e))
-    }
-}
-
-/// Reads back, in row order, what [`subtree_ends`] wrote, a window of
-/// rows at a time.
-pub(super) struct EndReader {
-    file: File,
-    bytes: Vec<u8>,
-    window: Vec<i32>,
-    next: usize,
-}
-
-impl EndReader {
-    pub(super) fn new(file: File) -> Self {
-        EndReader {
-            file,
-            bytes: vec![0; ENDS_WINDOW * 4],
-            window: Vec::with_capacity(ENDS_WINDOW),
-            next: 0,
-        }
-    }
-
-    #[inline]
-    fn next(&mut self) -> Result<i32> {
-        if self.next == self.window.len() {
-            self.refill()?;
-        }
-        let end = self.window.get(self.next).copied();
-        self.next += 1;
-        end.ok_or_else(|| Error::Usage("fewer subtree ends than rows".into()))
-    }
-
-    /// Reads the next window (at least one row unless the file ends).
-    fn refill(&mut self) -> Result<()> {
-        let mut filled = 0;
-        while filled < self.bytes.len() {
-            match self.file.read(&mut self.bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(std::env::temp_dir(), e)),
-            }
-        }
-        self.window.clear();
-        self.window.extend(
-            self.bytes[..filled]
-                .chunks_exact(4)
-                .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-        self.next = 0;
-        Ok(())
-    }
-}
-
 /// A method's class, name and JVM descriptor.
 type MethodNames = (Arc<str>, Arc<str>, Arc<str>);
 
 /// A method's keys in the row group's class, method and descriptor
 /// dictionaries.
 type MethodKeys = [i32; 3];
+
+/// A row whose subtree the walk has not left yet.
+struct OpenRow {
+    node: LazyNode,
+    event: i32,
+    depth: usize,
+    /// Children met so far.
+    children: u32,
+    /// Its place in the row group being gathered; `None` once written.
+    row: Option<usize>,
+}
 
 /// One thread's rows, a row group at a time.
 pub(super) struct Rows<'c> {
@@ -189,9 +64,11 @@ pub(super) struct Rows<'c> {
     method_keys: FxHashMap<MethodId, Option<MethodKeys>>,
     location_keys: FxHashMap<CodeLocationId, (i32, Option<i32>)>,
     kind_keys: [Option<i32>; 16],
-    /// The open nesting: (event id, depth, children met so far).
-    open: Vec<(i32, usize, u32)>,
+    /// The open nesting, outermost first.
+    open: Vec<OpenRow>,
     roots: u32,
+    /// The event id of the row pushed last.
+    last_event: i32,
     columns: Columns,
     /// Rows the columns are sized for.
     capacity: usize,
@@ -270,6 +147,7 @@ impl<'c> Rows<'c> {
             kind_keys: [None; 16],
             open: Vec::new(),
             roots: 0,
+            last_event: 0,
             columns: Columns::with_capacity(row_group_rows.min(MAX_PRESIZED_ROWS)),
             capacity: row_group_rows.min(MAX_PRESIZED_ROWS),
             text: String::new(),
@@ -281,37 +159,43 @@ impl<'c> Rows<'c> {
         self.columns.rows
     }
 
-    /// Adds the row of one tracepoint at `depth` in its thread's tree
-    /// (pre-order), its subtree's end read from `ends`.
+    /// Adds the row of `node`, a tracepoint at `depth` in its thread's tree
+    /// (pre-order).
     pub(super) fn push(
         &mut self,
+        node: LazyNode,
         depth: usize,
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
-        ends: &mut EndReader,
     ) -> Result<()> {
-        while self.open.last().is_some_and(|&(_, d, _)| d >= depth) {
-            self.open.pop();
-        }
+        self.close_deeper(depth);
         let event = tracepoint.event().0;
         let (parent, index) = match self.open.last_mut() {
-            Some((parent, _, children)) => {
-                *children += 1;
-                (Some(i64::from(*parent)), *children - 1)
+            Some(open) => {
+                open.children += 1;
+                (Some(i64::from(open.event)), open.children - 1)
             }
             None => {
                 self.roots += 1;
                 (None, self.roots - 1)
             }
         };
-        self.open.push((event, depth, 0));
         let columns = &mut self.columns;
+        self.open.push(OpenRow {
+            node,
+            event,
+            depth,
+            children: 0,
+            row: Some(columns.rows),
+        });
+        self.last_event = event;
         columns.rows += 1;
         columns.event_id.push(i64::from(event));
         columns.parent_id.push_option(parent);
         columns.depth.push(depth as u32);
         columns.child_index.push(index);
-        columns.subtree_end.push(i64::from(ends.next()?));
+        // Set when the subtree closes, or when the row group is written.
+        columns.subtree_end.push(i64::from(event));
         let kind = tracepoint.tracepoint_type();
         let kind_key = match self.kind_keys[kind as usize] {
             Some(key) => key,
@@ -430,9 +314,44 @@ impl<'c> Rows<'c> {
         Ok(())
     }
 
+    /// Closes the subtrees of the open rows at `depth` or deeper: each
+    /// ends at the row pushed last.
+    pub(super) fn close_deeper(&mut self, depth: usize) {
+        while let Some(open) = self.open.pop_if(|open| open.depth >= depth) {
+            if let Some(row) = open.row {
+                self.columns
+                    .subtree_end
+                    .set(row, i64::from(self.last_event));
+            }
+        }
+    }
+
+    /// Closes every open subtree: the walk has ended.
+    pub(super) fn end_walk(&mut self) {
+        self.close_deeper(0);
+    }
+
     /// The rows gathered as one batch; the columns start again, empty
-    /// until [`recycle`](Self::recycle) gives them back their memory.
-    pub(super) fn batch(&mut self) -> Result<RecordBatch> {
+    /// until [`recycle`](Self::recycle) gives them back their memory. The
+    /// rows of this group whose subtrees are still open find their ends
+    /// in `reader`.
+    pub(super) fn batch(&mut self, reader: &LazyTraceReader) -> Result<RecordBatch> {
+        // Innermost first: a node whose last child is the open node below
+        // it ends where that one does (one step, however deep the nesting).
+        let mut deeper: Option<(LazyNode, i32)> = None;
+        for open in self.open.iter_mut().rev() {
+            // The rows of earlier groups (outer ones) are written already.
+            let Some(row) = open.row.take() else { break };
+            let end = match deeper {
+                Some((node, end)) if reader.last_child(open.node)? == Some(node) => end,
+                _ => {
+                    let last = reader.last_descendant(open.node)?;
+                    reader.node(last)?.tracepoint().event().0
+                }
+            };
+            self.columns.subtree_end.set(row, i64::from(end));
+            deeper = Some((open.node, end));
+        }
         let c = &mut self.columns;
         if c.rows > 0 {
             let key = c.source_format.key(&Arc::from(self.source_format))?;

@@ -113,6 +113,37 @@ impl LazyTraceReader {
         Ok(ancestors)
     }
 
+    /// The last direct child of `node`; `None` for a leaf or a container
+    /// without children. Costs a [`child_count`](Self::child_count) and
+    /// the last page of children, both cached.
+    pub fn last_child(&self, node: LazyNode) -> Result<Option<LazyNode>> {
+        let Some(last) = self.child_count(node)?.checked_sub(1) else {
+            return Ok(None);
+        };
+        match self.children_range(node, last, 1)?.pop() {
+            Some(child) => Ok(Some(child)),
+            None => Err(self.contradicted(
+                node.slot as usize,
+                format!(
+                    "the container at {} counts {} children but has no child {last}",
+                    node.at,
+                    last + 1
+                ),
+            )),
+        }
+    }
+
+    /// The last node of `node`'s subtree in pre-order (the one with the
+    /// greatest event id under it): `node` itself when it has no children,
+    /// else the last descendant of its [`last_child`](Self::last_child).
+    pub fn last_descendant(&self, node: LazyNode) -> Result<LazyNode> {
+        let mut at = node;
+        while let Some(child) = self.last_child(at)? {
+            at = child;
+        }
+        Ok(at)
+    }
+
     /// The place of `node` among its parent's children, or among its
     /// thread's top-level tracepoints: the `i` for which
     /// `children_range(parent, i, 1)` (or `roots_range`) gives `node`.
