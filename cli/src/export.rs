@@ -145,7 +145,12 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     };
     // The bar's length grows by each thread's stream as its export starts
     // (at once for up to one thread per worker).
-    let bar = progress_bar(0, "bytes");
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template(
+            "exporting {bar:40} {bytes}/{total_bytes} of trace ({bytes_per_sec})",
+        )
+        .expect("valid template"),
+    );
     let summary = export_parquet(&reader, request.output, &options, &|step| match step {
         ParquetProgress::Started(bytes) => bar.inc_length(bytes),
         ParquetProgress::Read(bytes) => bar.inc(bytes),

@@ -117,20 +117,22 @@ impl LazyTraceReader {
     /// without children. Costs a [`child_count`](Self::child_count) and
     /// the last page of children, both cached.
     pub fn last_child(&self, node: LazyNode) -> Result<Option<LazyNode>> {
-        let Some(last) = self.child_count(node)?.checked_sub(1) else {
-            return Ok(None);
-        };
-        match self.children_range(node, last, 1)?.pop() {
-            Some(child) => Ok(Some(child)),
-            None => Err(self.contradicted(
-                node.slot as usize,
-                format!(
-                    "the container at {} counts {} children but has no child {last}",
-                    node.at,
-                    last + 1
-                ),
-            )),
-        }
+        self.trusting(|| {
+            let Some(last) = self.child_count(node)?.checked_sub(1) else {
+                return Ok(None);
+            };
+            match self.children_range(node, last, 1)?.pop() {
+                Some(child) => Ok(Some(child)),
+                None => Err(self.contradicted(
+                    node.slot as usize,
+                    format!(
+                        "the container at {} counts {} children but has no child {last}",
+                        node.at,
+                        last + 1
+                    ),
+                )),
+            }
+        })
     }
 
     /// The last node of `node`'s subtree in pre-order (the one with the
