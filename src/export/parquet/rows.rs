@@ -9,8 +9,8 @@
 //! nesting at that point: a few) ask the reader for their subtree's last
 //! node ([`LazyTraceReader::last_descendant`]: a child count and a page of
 //! children per level, cached; a node whose last child is the open row
-//! below it ends where that one does). Memory: the open nesting, the names met,
-//! and one row group, whose buffers the next row group reuses.
+//! below it ends where that one does). Memory: the open nesting, the
+//! names met, and one row group, whose buffers the next row group reuses.
 
 use std::sync::Arc;
 
