@@ -240,7 +240,34 @@ fn generated_traces_of_every_shape_export_row_for_row_in_many_row_groups() {
         let path = generated(dir.path(), shape, 2, 1 << 20, Some(64 << 10));
         // Small row groups: many groups and several parts per thread.
         check_trace(&path, 1000);
+        check_one_thread(&path, 1000);
     }
+}
+
+/// [`check_trace`] of one thread's export: fewer threads than workers,
+/// so its row groups are written on a thread of their own while the walk
+/// fills the next.
+fn check_one_thread(path: &Path, row_group_rows: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = LazyTraceReader::open(path).unwrap();
+    let thread = *reader.thread_ids().last().unwrap();
+    let options = ParquetOptions {
+        row_group_rows,
+        threads: Some(vec![thread]),
+        ..ParquetOptions::new("t", "v22")
+    };
+    let summary = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
+    let expected: Vec<Row> = expected_rows(&reader)
+        .into_iter()
+        .filter(|row| row.thread == i64::from(thread.get()))
+        .collect();
+    assert!(expected.len() > 2 * row_group_rows, "{}", expected.len());
+    assert_eq!(
+        read_rows(&summary.partition),
+        expected,
+        "{}",
+        path.display()
+    );
 }
 
 #[test]

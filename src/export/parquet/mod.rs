@@ -24,11 +24,14 @@
 //!
 //! Each thread is exported on its own rayon worker by one walk (`rows`),
 //! row groups of `row_group_rows` rows compressed with zstd and streamed
-//! to the file; progress is reported in bytes of the thread's stream
-//! (its length known before the walk, its rows only after). A new part
-//! starts every
-//! [`ROW_GROUPS_PER_PART`] row groups. The partition is written under a
-//! temporary name beside it and renamed into place only when whole.
+//! to the file. With fewer threads than workers, each thread's row groups
+//! are encoded and written on a thread of their own while the walk fills
+//! the next (two row groups in memory; the walk and the encoding each get
+//! a core). Progress is reported in bytes of the thread's stream (its
+//! length known before the walk, its rows only after). A new part starts
+//! every [`ROW_GROUPS_PER_PART`] row groups. The partition is written
+//! under a temporary name beside it and renamed into place only when
+//! whole.
 
 mod columns;
 mod rows;
@@ -36,6 +39,7 @@ mod rows;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -160,10 +164,12 @@ pub fn export_parquet(
     let _ = std::fs::remove_dir_all(&temporary);
     let _listed = crate::storage::TemporaryName::new(&temporary);
     std::fs::create_dir(&temporary).map_err(io(&temporary))?;
+    // Fewer threads than workers: each also gets a writer thread.
+    let pipelined = threads.len() < rayon::current_num_threads();
     let written = (|| {
         let rows: Vec<(ThreadId, u64, u64)> = threads
             .par_iter()
-            .map(|&thread| export_thread(reader, thread, &temporary, options, progress))
+            .map(|&thread| export_thread(reader, thread, &temporary, options, pipelined, progress))
             .collect::<Result<_>>()?;
         let bytes = write_threads(reader, &rows, &temporary.join("threads.parquet"))?
             + rows.iter().map(|r| r.2).sum::<u64>();
@@ -207,32 +213,121 @@ fn partition_name(name: &str) -> Result<String> {
 }
 
 /// Writes one thread's parts into `partition/thread=N/`; returns the
-/// thread, its rows and the bytes written.
+/// thread, its rows and the bytes written. `pipelined`: the row groups
+/// are encoded and written on a thread of their own while the walk fills
+/// the next (for when cores would otherwise be idle).
 fn export_thread(
     reader: &LazyTraceReader,
     thread: ThreadId,
     partition: &Path,
     options: &ParquetOptions,
+    pipelined: bool,
     progress: &(dyn Fn(ParquetProgress) + Sync),
 ) -> Result<(ThreadId, u64, u64)> {
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+    let parts = Parts::new(folder, schema(), options.row_group_rows);
+    if !pipelined {
+        let mut sink = Sink::Here(Box::new(parts));
+        let count = fill(reader, thread, options, progress, &mut sink)?;
+        let Sink::Here(parts) = sink else {
+            unreachable!("the sink made above")
+        };
+        return Ok((thread, count, parts.finish()?));
+    }
+    std::thread::scope(|scope| {
+        let (send, batches) = sync_channel::<RecordBatch>(1);
+        let (give_back, back) = channel::<RecordBatch>();
+        let writer = scope.spawn(move || {
+            let mut parts = parts;
+            for batch in batches {
+                parts.write(&batch)?;
+                // The walk may have stopped: then nothing takes it back.
+                let _ = give_back.send(batch);
+            }
+            parts.finish()
+        });
+        let mut sink = Sink::Writer {
+            send,
+            back,
+            in_flight: 0,
+        };
+        let filled = fill(reader, thread, options, progress, &mut sink);
+        // The writer ends when its channel closes.
+        drop(sink);
+        let written = writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // A writer's error is why the walk could not hand it more.
+        Ok((thread, filled?, written?))
+    })
+}
+
+/// Where a thread's row groups go.
+enum Sink {
+    /// Written as they come, by the walk's thread.
+    Here(Box<Parts>),
+    /// Handed to a writer thread; its batches come back, written, to be
+    /// filled again.
+    Writer {
+        send: SyncSender<RecordBatch>,
+        back: Receiver<RecordBatch>,
+        in_flight: usize,
+    },
+}
+
+impl Sink {
+    /// Hands over the rows gathered as one row group; returns how many.
+    fn take(&mut self, rows: &mut Rows<'_>, reader: &LazyTraceReader) -> Result<u64> {
+        let batch = rows.batch(reader)?;
+        let count = batch.num_rows() as u64;
+        match self {
+            Sink::Here(parts) => {
+                parts.write(&batch)?;
+                rows.recycle(batch);
+            }
+            Sink::Writer {
+                send,
+                back,
+                in_flight,
+            } => {
+                let stopped = || Error::Usage("the Parquet writer stopped".into());
+                send.send(batch).map_err(|_| stopped())?;
+                *in_flight += 1;
+                // One row group written while the next fills: the one
+                // before comes back first.
+                if *in_flight > 1 {
+                    rows.recycle(back.recv().map_err(|_| stopped())?);
+                    *in_flight -= 1;
+                }
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// Walks `thread` into rows and hands each row group to `sink`; returns
+/// the thread's row count.
+fn fill(
+    reader: &LazyTraceReader,
+    thread: ThreadId,
+    options: &ParquetOptions,
+    progress: &(dyn Fn(ParquetProgress) + Sync),
+    sink: &mut Sink,
+) -> Result<u64> {
     let length = reader
         .threads()
         .iter()
         .find(|info| info.id == thread)
         .map_or(0, |info| info.bytes);
     progress(ParquetProgress::Started(length));
-    let schema = schema();
     let mut rows = Rows::new(
         reader.context(),
-        schema.clone(),
+        schema(),
         &options.source_format,
         options.row_group_rows,
     );
-    let mut parts = Parts::new(folder, schema, options.row_group_rows);
-    let mut count = 0u64;
-    let mut reported = 0u64;
+    let (mut count, mut groups, mut reported) = (0u64, 0u64, 0u64);
     reader.walk_thread(thread, WalkDetail::Full, |walked| {
         let tracepoint = walked
             .tracepoint
@@ -240,7 +335,8 @@ fn export_thread(
         // Subtrees the node closes end here, not in the reader.
         rows.close_deeper(walked.depth);
         if rows.len() >= options.row_group_rows {
-            count += parts.write_rows(&mut rows, reader)?;
+            count += sink.take(&mut rows, reader)?;
+            groups += 1;
             let at = walked.node.offset().0;
             progress(ParquetProgress::Read(at.saturating_sub(reported)));
             reported = at;
@@ -249,12 +345,12 @@ fn export_thread(
         Ok(true)
     })?;
     rows.end_walk();
-    if rows.len() > 0 || parts.is_empty() {
-        count += parts.write_rows(&mut rows, reader)?;
+    // A thread without rows still has a part: an empty one.
+    if rows.len() > 0 || groups == 0 {
+        count += sink.take(&mut rows, reader)?;
     }
     progress(ParquetProgress::Read(length.saturating_sub(reported)));
-    let bytes = parts.finish()?;
-    Ok((thread, count, bytes))
+    Ok(count)
 }
 
 /// The part files of one thread.
@@ -279,20 +375,6 @@ impl Parts {
             groups_in_part: 0,
             bytes: 0,
         }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.writer.is_none() && self.next_part == 0
-    }
-
-    /// Writes the rows gathered as one row group and gives their memory
-    /// back; returns how many there were.
-    fn write_rows(&mut self, rows: &mut Rows<'_>, reader: &LazyTraceReader) -> Result<u64> {
-        let batch = rows.batch(reader)?;
-        let written = batch.num_rows() as u64;
-        self.write(&batch)?;
-        rows.recycle(batch);
-        Ok(written)
     }
 
     /// Writes one row group, starting a new part when the current is full.
