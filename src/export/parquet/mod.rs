@@ -258,8 +258,10 @@ fn export_thread(
         let written = writer
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        // A writer's error is why the walk could not hand it more.
-        Ok((thread, filled?, written?))
+        // A writer's error is why the walk could not hand it more: it is
+        // the one to report.
+        let bytes = written?;
+        Ok((thread, filled?, bytes))
     })
 }
 
