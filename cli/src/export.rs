@@ -63,13 +63,12 @@ fn trace_name(file: &Path) -> String {
         .unwrap_or_else(|| "trace".to_string())
 }
 
-/// A progress bar over `total` tracepoints.
-fn progress_bar(total: u64, what: &str) -> ProgressBar {
+/// A progress bar over `total`, its counter drawn by `counter` (an
+/// indicatif template: `{human_pos}`, `{bytes}`, …).
+fn progress_bar(total: u64, counter: &str) -> ProgressBar {
     ProgressBar::new(total).with_style(
-        ProgressStyle::with_template(&format!(
-            "exporting {{bar:40}} {{human_pos}}/{{human_len}} {what} ({{per_sec}})"
-        ))
-        .expect("valid template"),
+        ProgressStyle::with_template(&format!("exporting {{bar:40}} {counter}"))
+            .expect("valid template"),
     )
 }
 
@@ -89,7 +88,10 @@ fn stacks(
     };
     // A subtree's size is known only once walked: a count without a bar.
     let bar = match request.root {
-        None => progress_bar(reader.count_tracepoints()?.values().sum(), "tracepoints"),
+        None => progress_bar(
+            reader.count_tracepoints()?.values().sum(),
+            "{human_pos}/{human_len} tracepoints ({per_sec})",
+        ),
         Some(_) => ProgressBar::new_spinner().with_style(
             ProgressStyle::with_template("exporting {spinner} {human_pos} tracepoints ({per_sec})")
                 .expect("valid template"),
@@ -145,12 +147,7 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     };
     // The bar's length grows by each thread's stream as its export starts
     // (at once for up to one thread per worker).
-    let bar = ProgressBar::new(0).with_style(
-        ProgressStyle::with_template(
-            "exporting {bar:40} {bytes}/{total_bytes} of trace ({bytes_per_sec})",
-        )
-        .expect("valid template"),
-    );
+    let bar = progress_bar(0, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");
     let summary = export_parquet(&reader, request.output, &options, &|step| match step {
         ParquetProgress::Started(bytes) => bar.inc_length(bytes),
         ParquetProgress::Read(bytes) => bar.inc(bytes),

@@ -39,7 +39,7 @@ mod rows;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{channel, sync_channel};
 
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -226,20 +226,19 @@ fn export_thread(
 ) -> Result<(ThreadId, u64, u64)> {
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
-    let parts = Parts::new(folder, schema(), options.row_group_rows);
+    let mut parts = Parts::new(folder, schema(), options.row_group_rows);
     if !pipelined {
-        let mut sink = Sink::Here(Box::new(parts));
-        let count = fill(reader, thread, options, progress, &mut sink)?;
-        let Sink::Here(parts) = sink else {
-            unreachable!("the sink made above")
-        };
+        let count = fill(reader, thread, options, progress, |batch, rows| {
+            parts.write(&batch)?;
+            rows.recycle(batch);
+            Ok(())
+        })?;
         return Ok((thread, count, parts.finish()?));
     }
     std::thread::scope(|scope| {
         let (send, batches) = sync_channel::<RecordBatch>(1);
         let (give_back, back) = channel::<RecordBatch>();
         let writer = scope.spawn(move || {
-            let mut parts = parts;
             for batch in batches {
                 parts.write(&batch)?;
                 // The walk may have stopped: then nothing takes it back.
@@ -247,14 +246,21 @@ fn export_thread(
             }
             parts.finish()
         });
-        let mut sink = Sink::Writer {
-            send,
-            back,
-            in_flight: 0,
-        };
-        let filled = fill(reader, thread, options, progress, &mut sink);
+        let stopped = || Error::Usage("the Parquet writer stopped".into());
+        let mut in_flight = 0;
+        let filled = fill(reader, thread, options, progress, |batch, rows| {
+            send.send(batch).map_err(|_| stopped())?;
+            in_flight += 1;
+            // One row group written while the next fills: the one before
+            // comes back first.
+            if in_flight > 1 {
+                rows.recycle(back.recv().map_err(|_| stopped())?);
+                in_flight -= 1;
+            }
+            Ok(())
+        });
         // The writer ends when its channel closes.
-        drop(sink);
+        drop(send);
         let written = writer
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -265,57 +271,14 @@ fn export_thread(
     })
 }
 
-/// Where a thread's row groups go.
-enum Sink {
-    /// Written as they come, by the walk's thread.
-    Here(Box<Parts>),
-    /// Handed to a writer thread; its batches come back, written, to be
-    /// filled again.
-    Writer {
-        send: SyncSender<RecordBatch>,
-        back: Receiver<RecordBatch>,
-        in_flight: usize,
-    },
-}
-
-impl Sink {
-    /// Hands over the rows gathered as one row group; returns how many.
-    fn take(&mut self, rows: &mut Rows<'_>, reader: &LazyTraceReader) -> Result<u64> {
-        let batch = rows.batch(reader)?;
-        let count = batch.num_rows() as u64;
-        match self {
-            Sink::Here(parts) => {
-                parts.write(&batch)?;
-                rows.recycle(batch);
-            }
-            Sink::Writer {
-                send,
-                back,
-                in_flight,
-            } => {
-                let stopped = || Error::Usage("the Parquet writer stopped".into());
-                send.send(batch).map_err(|_| stopped())?;
-                *in_flight += 1;
-                // One row group written while the next fills: the one
-                // before comes back first.
-                if *in_flight > 1 {
-                    rows.recycle(back.recv().map_err(|_| stopped())?);
-                    *in_flight -= 1;
-                }
-            }
-        }
-        Ok(count)
-    }
-}
-
-/// Walks `thread` into rows and hands each row group to `sink`; returns
-/// the thread's row count.
+/// Walks `thread` into rows and hands each row group to `hand` with the
+/// rows, to be given their memory back; returns the thread's row count.
 fn fill(
     reader: &LazyTraceReader,
     thread: ThreadId,
     options: &ParquetOptions,
     progress: &(dyn Fn(ParquetProgress) + Sync),
-    sink: &mut Sink,
+    mut hand: impl FnMut(RecordBatch, &mut Rows<'_>) -> Result<()>,
 ) -> Result<u64> {
     let length = reader
         .threads()
@@ -329,7 +292,13 @@ fn fill(
         &options.source_format,
         options.row_group_rows,
     );
-    let (mut count, mut groups, mut reported) = (0u64, 0u64, 0u64);
+    let mut take = |rows: &mut Rows<'_>| -> Result<u64> {
+        let batch = rows.batch(reader)?;
+        let count = batch.num_rows() as u64;
+        hand(batch, rows)?;
+        Ok(count)
+    };
+    let (mut count, mut reported) = (0u64, 0u64);
     reader.walk_thread(thread, WalkDetail::Full, |walked| {
         let tracepoint = walked
             .tracepoint
@@ -337,8 +306,7 @@ fn fill(
         // Subtrees the node closes end here, not in the reader.
         rows.close_deeper(walked.depth);
         if rows.len() >= options.row_group_rows {
-            count += sink.take(&mut rows, reader)?;
-            groups += 1;
+            count += take(&mut rows)?;
             let at = walked.node.offset().0;
             progress(ParquetProgress::Read(at.saturating_sub(reported)));
             reported = at;
@@ -348,8 +316,8 @@ fn fill(
     })?;
     rows.end_walk();
     // A thread without rows still has a part: an empty one.
-    if rows.len() > 0 || groups == 0 {
-        count += sink.take(&mut rows, reader)?;
+    if rows.len() > 0 || count == 0 {
+        count += take(&mut rows)?;
     }
     progress(ParquetProgress::Read(length.saturating_sub(reported)));
     Ok(count)

@@ -342,12 +342,13 @@ impl<'c> Rows<'c> {
         for open in self.open.iter_mut().rev() {
             // The rows of earlier groups (outer ones) are written already.
             let Some(row) = open.row.take() else { break };
-            let end = match deeper {
-                Some((node, end)) if reader.last_child(open.node)? == Some(node) => end,
-                _ => {
-                    let last = reader.last_descendant(open.node)?;
+            let end = match (reader.last_child(open.node)?, deeper) {
+                (Some(child), Some((node, end))) if child == node => end,
+                (Some(child), _) => {
+                    let last = reader.last_descendant(child)?;
                     reader.node(last)?.tracepoint().event().0
                 }
+                (None, _) => open.event,
             };
             self.columns.subtree_end.set(row, i64::from(end));
             deeper = Some((open.node, end));
