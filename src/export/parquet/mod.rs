@@ -24,7 +24,9 @@
 //!
 //! Each thread is exported on its own rayon worker by one walk (`rows`),
 //! row groups of `row_group_rows` rows compressed with zstd and streamed
-//! to the file. With fewer threads than workers, each thread's row groups
+//! to the file: the dictionary columns from the keys the rows carry
+//! (`dictionary`), the others through the `parquet` crate's Arrow column
+//! writers. With fewer threads than workers, each thread's row groups
 //! are encoded and written on a thread of their own while the walk fills
 //! the next (two row groups in memory; the walk and the encoding each get
 //! a core). Progress is reported in bytes of the thread's stream (its
@@ -34,6 +36,7 @@
 //! whole.
 
 mod columns;
+mod dictionary;
 mod rows;
 
 use std::fs::File;
@@ -41,18 +44,29 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{channel, sync_channel};
 
+use arrow_array::DictionaryArray;
 use arrow_array::builder::{Int32Builder, Int64Builder, StringBuilder};
+use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter, add_encoded_arrow_schema_to_metadata};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::SchemaDescriptor;
 use rayon::prelude::*;
 
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::read::{LazyTraceReader, WalkDetail};
+use dictionary::DictionaryWriter;
 use rows::Rows;
+
+/// The zstd level of every page: the `parquet` crate's default (1).
+fn zstd_level() -> ZstdLevel {
+    ZstdLevel::default()
+}
 
 /// Row groups written to one part file before the next part starts.
 pub const ROW_GROUPS_PER_PART: usize = 16;
@@ -226,7 +240,7 @@ fn export_thread(
 ) -> Result<(ThreadId, u64, u64)> {
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
-    let mut parts = Parts::new(folder, schema(), options.row_group_rows);
+    let mut parts = Parts::new(folder, schema(), options.row_group_rows)?;
     if !pipelined {
         let count = fill(reader, thread, options, progress, |batch, rows| {
             parts.write(&batch)?;
@@ -327,27 +341,41 @@ fn fill(
 struct Parts {
     folder: PathBuf,
     schema: SchemaRef,
-    properties: WriterProperties,
-    writer: Option<ArrowWriter<File>>,
+    /// The Parquet schema `schema` maps to.
+    parquet_schema: SchemaDescriptor,
+    /// The writer's properties, the Arrow schema in the file's metadata.
+    properties: Arc<WriterProperties>,
+    dictionaries: DictionaryWriter,
+    writer: Option<(SerializedFileWriter<File>, ArrowRowGroupWriterFactory)>,
     next_part: usize,
     groups_in_part: usize,
     bytes: u64,
 }
 
 impl Parts {
-    fn new(folder: PathBuf, schema: SchemaRef, row_group_rows: usize) -> Self {
-        Parts {
+    fn new(folder: PathBuf, schema: SchemaRef, row_group_rows: usize) -> Result<Self> {
+        let mut properties = properties(row_group_rows);
+        let parquet_schema = ArrowSchemaConverter::new()
+            .with_coerce_types(properties.coerce_types())
+            .convert(&schema)
+            .map_err(parquet_error)?;
+        add_encoded_arrow_schema_to_metadata(&schema, &mut properties);
+        Ok(Parts {
             folder,
             schema,
-            properties: properties(row_group_rows),
+            parquet_schema,
+            properties: Arc::new(properties),
+            dictionaries: DictionaryWriter::new(zstd_level()).map_err(parquet_error)?,
             writer: None,
             next_part: 0,
             groups_in_part: 0,
             bytes: 0,
-        }
+        })
     }
 
-    /// Writes one row group, starting a new part when the current is full.
+    /// Writes one row group, starting a new part when the current is full:
+    /// the dictionary columns from their keys (`dictionary`), the others
+    /// through the `parquet` crate's Arrow column writers.
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.groups_in_part >= ROW_GROUPS_PER_PART {
             self.close_part()?;
@@ -355,22 +383,47 @@ impl Parts {
         if self.writer.is_none() {
             let path = self.folder.join(format!("part-{}.parquet", self.next_part));
             let file = File::create(&path).map_err(|e| Error::io(&path, e))?;
-            let writer =
-                ArrowWriter::try_new(file, self.schema.clone(), Some(self.properties.clone()))
-                    .map_err(parquet_error)?;
-            self.writer = Some(writer);
+            let writer = SerializedFileWriter::new(
+                file,
+                self.parquet_schema.root_schema_ptr(),
+                self.properties.clone(),
+            )
+            .map_err(parquet_error)?;
+            let factory = ArrowRowGroupWriterFactory::new(&writer, self.schema.clone());
+            self.writer = Some((writer, factory));
             self.next_part += 1;
             self.groups_in_part = 0;
         }
-        let writer = self.writer.as_mut().expect("opened above");
-        writer.write(batch).map_err(parquet_error)?;
-        writer.flush().map_err(parquet_error)?;
+        let (writer, factory) = self.writer.as_mut().expect("opened above");
+        let column_writers = factory
+            .create_column_writers(self.groups_in_part)
+            .map_err(parquet_error)?;
+        let mut row_group = writer.next_row_group().map_err(parquet_error)?;
+        let columns = self.schema.fields().iter().zip(batch.columns());
+        for ((index, (field, array)), mut column_writer) in columns.enumerate().zip(column_writers)
+        {
+            if let Some(keyed) = array.as_any().downcast_ref::<DictionaryArray<Int32Type>>() {
+                let descr = self.parquet_schema.column(index);
+                self.dictionaries
+                    .write(keyed, descr, &mut row_group)
+                    .map_err(parquet_error)?;
+                continue;
+            }
+            for leaf in compute_leaves(field, array).map_err(parquet_error)? {
+                column_writer.write(&leaf).map_err(parquet_error)?;
+            }
+            let chunk = column_writer.close().map_err(parquet_error)?;
+            chunk
+                .append_to_row_group(&mut row_group)
+                .map_err(parquet_error)?;
+        }
+        row_group.close().map_err(parquet_error)?;
         self.groups_in_part += 1;
         Ok(())
     }
 
     fn close_part(&mut self) -> Result<()> {
-        if let Some(writer) = self.writer.take() {
+        if let Some((writer, _)) = self.writer.take() {
             writer.close().map_err(parquet_error)?;
             let path = self
                 .folder
@@ -410,7 +463,7 @@ const STRING_COLUMNS: [&str; 9] = [
 /// statistics, which no query prunes them by.
 fn properties(row_group_rows: usize) -> WriterProperties {
     let mut builder = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_compression(Compression::ZSTD(zstd_level()))
         .set_max_row_group_row_count(Some(row_group_rows))
         .set_write_batch_size(8192);
     for column in ["result", "args"] {
