@@ -14,35 +14,21 @@ use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 
-/// A column of numbers, each row a value or null.
+/// A column of numbers, every row a value.
 pub(super) struct Numbers<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
-    nulls: NullBufferBuilder,
 }
 
 impl<T: ArrowPrimitiveType> Numbers<T> {
     pub(super) fn with_capacity(rows: usize) -> Self {
         Numbers {
             values: Vec::with_capacity(rows),
-            nulls: NullBufferBuilder::new(rows),
         }
     }
 
     #[inline]
     pub(super) fn push(&mut self, value: T::Native) {
         self.values.push(value);
-        self.nulls.append_non_null();
-    }
-
-    #[inline]
-    pub(super) fn push_option(&mut self, value: Option<T::Native>) {
-        match value {
-            Some(value) => self.push(value),
-            None => {
-                self.values.push(T::Native::default());
-                self.nulls.append_null();
-            }
-        }
     }
 
     /// Replaces the value of row `row` (pushed before).
@@ -55,8 +41,12 @@ impl<T: ArrowPrimitiveType> Numbers<T> {
 
     /// The row group's column; the column starts again, empty.
     pub(super) fn finish(&mut self) -> ArrayRef {
+        self.finish_with(None)
+    }
+
+    fn finish_with(&mut self, nulls: Option<NullBuffer>) -> ArrayRef {
         let values = std::mem::take(&mut self.values);
-        Arc::new(PrimitiveArray::<T>::new(values.into(), self.nulls.finish()))
+        Arc::new(PrimitiveArray::<T>::new(values.into(), nulls))
     }
 
     /// Takes back the values of `array`, the column [`finish`](Self::finish)
@@ -68,6 +58,37 @@ impl<T: ArrowPrimitiveType> Numbers<T> {
             .map(|a| a.values().inner().clone());
         drop(array);
         refill(&mut self.values, buffer, rows);
+    }
+}
+
+/// A column of numbers, each row a value or null.
+pub(super) struct OptionalNumbers<T: ArrowPrimitiveType> {
+    numbers: Numbers<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: ArrowPrimitiveType> OptionalNumbers<T> {
+    pub(super) fn with_capacity(rows: usize) -> Self {
+        OptionalNumbers {
+            numbers: Numbers::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+        }
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, value: Option<T::Native>) {
+        self.numbers.push(value.unwrap_or_default());
+        self.nulls.append(value.is_some());
+    }
+
+    /// The row group's column; the column starts again, empty.
+    pub(super) fn finish(&mut self) -> ArrayRef {
+        self.numbers.finish_with(self.nulls.finish())
+    }
+
+    /// As [`Numbers::reclaim`].
+    pub(super) fn reclaim(&mut self, array: ArrayRef, rows: usize) {
+        self.numbers.reclaim(array, rows);
     }
 }
 

@@ -27,7 +27,7 @@ use crate::print::TextFormatter;
 use crate::print::jsonl::push_json_string;
 use crate::read::{LazyNode, LazyTraceReader};
 
-use super::columns::{KeyedColumn, Numbers, Texts};
+use super::columns::{KeyedColumn, Numbers, OptionalNumbers, Texts};
 
 /// The most rows the columns are sized for up front (a larger row group
 /// grows them as it fills).
@@ -79,7 +79,7 @@ pub(super) struct Rows<'c> {
 struct Columns {
     rows: usize,
     event_id: Numbers<Int64Type>,
-    parent_id: Numbers<Int64Type>,
+    parent_id: OptionalNumbers<Int64Type>,
     depth: Numbers<UInt32Type>,
     child_index: Numbers<UInt32Type>,
     subtree_end: Numbers<Int64Type>,
@@ -92,7 +92,7 @@ struct Columns {
     result: Texts,
     exception: Texts,
     args: Texts,
-    samples: Numbers<Int64Type>,
+    samples: OptionalNumbers<Int64Type>,
     /// Filled when the row group ends: every row has the same value.
     source_format: KeyedColumn,
 }
@@ -109,7 +109,7 @@ impl Columns {
         Columns {
             rows: 0,
             event_id: Numbers::with_capacity(rows),
-            parent_id: Numbers::with_capacity(rows),
+            parent_id: OptionalNumbers::with_capacity(rows),
             depth: Numbers::with_capacity(rows),
             child_index: Numbers::with_capacity(rows),
             subtree_end: Numbers::with_capacity(rows),
@@ -122,7 +122,7 @@ impl Columns {
             result: text(),
             exception: Texts::with_capacity(rows, 0),
             args: text(),
-            samples: Numbers::with_capacity(rows),
+            samples: OptionalNumbers::with_capacity(rows),
             source_format: KeyedColumn::with_capacity(rows),
         }
     }
@@ -191,7 +191,7 @@ impl<'c> Rows<'c> {
         self.last_event = event;
         columns.rows += 1;
         columns.event_id.push(i64::from(event));
-        columns.parent_id.push_option(parent);
+        columns.parent_id.push(parent);
         columns.depth.push(depth as u32);
         columns.child_index.push(index);
         // Set when the subtree closes, or when the row group is written.
@@ -219,7 +219,7 @@ impl<'c> Rows<'c> {
         };
         columns.line.push(line);
         columns.file.push(file);
-        columns.samples.push_option(tracepoint.sample_count(footer));
+        columns.samples.push(tracepoint.sample_count(footer));
         self.body(tracepoint, footer)
     }
 
