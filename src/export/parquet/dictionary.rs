@@ -378,6 +378,11 @@ mod tests {
                 );
             }
         }
+        // A row group without rows (a thread without tracepoints): a
+        // dictionary page and no data page.
+        for (values, nullable) in [(0, true), (1, false), (3, true)] {
+            assert!(round_trip(&[], values, nullable).is_empty());
+        }
     }
 
     #[test]
