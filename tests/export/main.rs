@@ -495,3 +495,64 @@ fn duckdb_answers_as_the_trace_does() {
     assert!(kinds.len() >= 3, "{kinds:?}");
     assert_eq!(answers, expected);
 }
+
+/// A call with `CALLS` children, each calling a method of its own (in a
+/// file of its own, at its own line), every seventh child a local write
+/// instead (a null class, method and file): dictionaries of up to 77,144
+/// values in one row group, their keys 17 bits wide.
+#[test]
+fn duckdb_reads_dictionaries_of_every_width() {
+    use tracetree::model::Type;
+    use tracetree::write::{
+        CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
+        TraceRecorder, ValueSpec, VariableSpec,
+    };
+    const CALLS: usize = 90_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("names.trace");
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    {
+        let mut thread = writer.thread(main).unwrap();
+        let run = MethodSpec::new("demo.Main", "run", vec![], Type::Void);
+        thread.enter_call(None, CallSpec::new(&run)).unwrap();
+        let local = VariableSpec::new("x", Type::Int);
+        for i in 0..CALLS {
+            if i % 7 == 3 {
+                thread.write_local(None, &local, ValueSpec::Int(1)).unwrap();
+                continue;
+            }
+            let class = format!("demo.C{}", i % 300);
+            let name = format!("m{i}");
+            let method = MethodSpec::new(class.as_str(), name.as_str(), vec![], Type::Void);
+            let file = format!("F{i}.kt");
+            let at = CodeLocationSpec::line(file.as_str(), class.as_str(), name.as_str(), i as i32);
+            thread
+                .enter_call(Some(&at), CallSpec::new(&method))
+                .unwrap();
+            thread.exit_call(CallOutcome::VOID).unwrap();
+        }
+        thread.exit_call(CallOutcome::VOID).unwrap();
+    }
+    writer.save(&path).unwrap();
+    let dataset = dir.path().join("dataset");
+    export(&path, &dataset, 100_000);
+    let calls = (0..CALLS).filter(|i| i % 7 != 3).count() as i64;
+    let queries = [
+        "select count(*) from rows".to_string(),
+        // Every call's names and line agree with its place.
+        "select count(*) from rows where depth = 1 and kind = 'method_call' \
+         and method = 'm' || child_index and class = 'demo.C' || (child_index % 300) \
+         and file = 'F' || child_index || '.kt' and line = child_index"
+            .to_string(),
+        "select count(*) from rows where depth = 1 and class is null and method is null \
+         and file is null and kind = 'write_local' and child_index % 7 = 3"
+            .to_string(),
+        "select count(distinct method) from rows".to_string(),
+    ];
+    let Some(answers) = duckdb(&dataset, &queries) else {
+        return;
+    };
+    let locals = CALLS as i64 - calls;
+    assert_eq!(answers, [CALLS as i64 + 1, calls, locals, calls + 1]);
+}
