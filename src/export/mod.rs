@@ -23,3 +23,14 @@ pub(crate) fn selected_threads(
 ) -> Result<Vec<ThreadId>> {
     crate::tree::select_threads(&reader.thread_ids(), wanted)
 }
+
+/// Appends `value` as a base-128 varint (ULEB128): the least significant
+/// seven bits first, the high bit set on every byte but the last.
+/// Protobuf's varints (Perfetto) and the headers of Parquet's RLE runs.
+pub(crate) fn push_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}

@@ -12,8 +12,9 @@
 //!   before each);
 //! - data pages (format v1) of [`PAGE_ROWS`] rows each: for a nullable
 //!   column, the definition levels (1 for a value, 0 for a null) behind
-//!   their 4-byte length, then the bit width of the keys in one byte and
-//!   the keys of the rows with a value;
+//!   their 4-byte length (the validity bitmap as one bit-packed run, or
+//!   one RLE run of 1s when the column has no null), then the bit width of
+//!   the keys in one byte and the keys of the rows with a value;
 //! - each page compressed with zstd at the level the other columns use.
 //!
 //! Levels and keys are in Parquet's RLE/bit-packed hybrid encoding: a run
@@ -28,7 +29,6 @@ use std::io::Write;
 
 use arrow_array::types::Int32Type;
 use arrow_array::{Array, DictionaryArray, StringArray};
-use arrow_buffer::BooleanBuffer;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, PageType, ZstdLevel};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
@@ -37,6 +37,8 @@ use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ColumnChunkMetaData, PageEncodingStats};
 use parquet::file::writer::{SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+
+use crate::export::push_varint;
 
 /// Rows in each data page (the `parquet` crate's default limit).
 pub(super) const PAGE_ROWS: usize = 20_000;
@@ -48,8 +50,6 @@ pub(super) struct DictionaryWriter {
     compressor: zstd::bulk::Compressor<'static>,
     /// The page being encoded, before compression.
     page: Vec<u8>,
-    /// The page's definition levels, encoded.
-    levels: Vec<u8>,
     /// The page's keys of the rows with a value.
     keys: Vec<i32>,
 }
@@ -63,7 +63,6 @@ impl DictionaryWriter {
             level,
             compressor,
             page: Vec::new(),
-            levels: Vec::new(),
             keys: Vec::new(),
         })
     }
@@ -118,26 +117,31 @@ impl DictionaryWriter {
             self.page.clear();
             let mut page_keys = &keys.values()[start..end];
             if nullable {
-                // Levels of bit width 1 bit-packed are the validity bitmap
-                // (pages start at multiples of 8 rows).
-                let validity = match keys.nulls() {
-                    Some(nulls) => nulls.inner().slice(start, end - start).sliced(),
-                    None => BooleanBuffer::new_set(end - start).into_inner(),
-                };
-                self.levels.clear();
-                let groups = (end - start).div_ceil(8);
-                uleb128((groups as u64) << 1 | 1, &mut self.levels);
-                self.levels.extend_from_slice(&validity[..groups]);
-                self.page
-                    .extend_from_slice(&length(self.levels.len())?.to_le_bytes());
-                self.page.extend_from_slice(&self.levels);
-                if let Some(nulls) = keys.nulls() {
-                    self.keys.clear();
-                    let page_nulls = nulls.slice(start, end - start);
-                    self.keys
-                        .extend(page_nulls.valid_indices().map(|row| page_keys[row]));
-                    page_keys = &self.keys;
+                // The levels behind their length, set once they are written.
+                let length_at = self.page.len();
+                self.page.extend_from_slice(&[0; 4]);
+                match keys.nulls() {
+                    // Levels of bit width 1 bit-packed are the validity
+                    // bitmap (pages start at multiples of 8 rows).
+                    Some(nulls) => {
+                        let groups = (end - start).div_ceil(8);
+                        push_varint(&mut self.page, (groups as u64) << 1 | 1);
+                        let validity = nulls.inner().slice(start, end - start).sliced();
+                        self.page.extend_from_slice(&validity[..groups]);
+                        self.keys.clear();
+                        let page_nulls = nulls.slice(start, end - start);
+                        self.keys
+                            .extend(page_nulls.valid_indices().map(|row| page_keys[row]));
+                        page_keys = &self.keys;
+                    }
+                    // No null: one run of 1s.
+                    None => {
+                        push_varint(&mut self.page, ((end - start) as u64) << 1);
+                        self.page.push(1);
+                    }
                 }
+                let levels = length(self.page.len() - length_at - 4)?;
+                self.page[length_at..length_at + 4].copy_from_slice(&levels.to_le_bytes());
             }
             self.page.push(bit_width);
             // Keys are in range: the dictionary array checked them.
@@ -227,7 +231,7 @@ pub(super) fn encode_hybrid(values: &[i32], bit_width: u8, out: &mut Vec<u8>) {
         let fill = (8 - (at - literal) % 8) % 8;
         if run >= 8 && run > fill {
             bit_pack(&values[literal..at + fill], bit_width, out);
-            uleb128(((run - fill) as u64) << 1, out);
+            push_varint(out, ((run - fill) as u64) << 1);
             let bytes = usize::from(bit_width).div_ceil(8);
             out.extend_from_slice(&value.to_le_bytes()[..bytes]);
             literal = at + run;
@@ -243,7 +247,7 @@ fn bit_pack(values: &[i32], bit_width: u8, out: &mut Vec<u8>) {
         return;
     }
     let groups = values.len().div_ceil(8);
-    uleb128((groups as u64) << 1 | 1, out);
+    push_varint(out, (groups as u64) << 1 | 1);
     let width = u32::from(bit_width);
     out.reserve(groups * usize::from(bit_width));
     let (mut bits, mut filled) = (0u64, 0u32);
@@ -262,14 +266,6 @@ fn bit_pack(values: &[i32], bit_width: u8, out: &mut Vec<u8>) {
         out.push(bits as u8);
         bits >>= 8;
     }
-}
-
-fn uleb128(mut value: u64, out: &mut Vec<u8>) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }
 
 #[cfg(test)]
@@ -360,11 +356,12 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            for nullable in [false, true] {
-                if values == 0 && !nullable {
+            // Required; nullable without a null (levels: one run); with nulls.
+            for (nullable, nulls) in [(false, false), (true, false), (true, true)] {
+                if values == 0 && !nulls {
                     continue;
                 }
-                let keys = keys(rows, values, nullable, seed as u64);
+                let keys = keys(rows, values, nulls, seed as u64);
                 let expected: Vec<Option<String>> = keys
                     .iter()
                     .map(|key| key.map(|k| format!("value-{k}")))
@@ -374,7 +371,7 @@ mod tests {
                 let first_difference = read.iter().zip(&expected).position(|(r, e)| r != e);
                 assert_eq!(
                     first_difference, None,
-                    "{values} values, nullable {nullable}"
+                    "{values} values, nullable {nullable}, nulls {nulls}"
                 );
             }
         }

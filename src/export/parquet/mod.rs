@@ -439,28 +439,17 @@ impl Parts {
     }
 }
 
-/// The string columns.
-const STRING_COLUMNS: [&str; 9] = [
-    "kind",
-    "class",
-    "method",
-    "descriptor",
-    "file",
-    "result",
-    "exception",
-    "args",
-    "source_format",
-];
-
-/// zstd, row groups of `row_group_rows`. Event ids, rising within a
+/// zstd, row groups of `row_group_rows`, for the columns the `parquet`
+/// crate writes (the dictionary columns' pages are `dictionary`'s, with
+/// neither statistics nor a second dictionary). Event ids, rising within a
 /// thread and nearly all distinct, are delta-encoded instead of looked up
 /// in a dictionary that would never pay; so are depths and child indexes,
 /// which change by little from one row to the next in pre-order (bit
 /// packing their differences costs less than a dictionary's lookup per
 /// row, for about the same size). The free-form text columns
-/// (`result`, `args`) have neither a Parquet dictionary (their values
-/// rarely repeat within a page; zstd finds what does) nor min/max
-/// statistics, which no query prunes them by.
+/// (`result`, `exception`, `args`) have no min/max statistics, which no
+/// query prunes them by, and `result` and `args` no Parquet dictionary
+/// (their values rarely repeat within a page; zstd finds what does).
 fn properties(row_group_rows: usize) -> WriterProperties {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(zstd_level()))
@@ -469,7 +458,7 @@ fn properties(row_group_rows: usize) -> WriterProperties {
     for column in ["result", "args"] {
         builder = builder.set_column_dictionary_enabled(column.into(), false);
     }
-    for column in STRING_COLUMNS {
+    for column in ["result", "exception", "args"] {
         builder = builder.set_column_statistics_enabled(column.into(), EnabledStatistics::None);
     }
     for column in [

@@ -20,6 +20,7 @@ use std::io::{BufWriter, Write};
 
 use super::{FrameCache, Sink, Thread, finish_part};
 use crate::error::Result;
+use crate::export::push_varint;
 
 /// Field numbers of `perfetto_trace.proto`.
 mod field {
@@ -58,25 +59,16 @@ const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
 
-/// Appends `value` as a base-128 varint.
-fn varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
 /// A varint field.
 fn uint(out: &mut Vec<u8>, field: u32, value: u64) {
-    varint(out, u64::from(field) << 3);
-    varint(out, value);
+    push_varint(out, u64::from(field) << 3);
+    push_varint(out, value);
 }
 
 /// A length-delimited field (bytes, string or message).
 fn bytes(out: &mut Vec<u8>, field: u32, value: &[u8]) {
-    varint(out, (u64::from(field) << 3) | 2);
-    varint(out, value.len() as u64);
+    push_varint(out, (u64::from(field) << 3) | 2);
+    push_varint(out, value.len() as u64);
     out.extend_from_slice(value);
 }
 
@@ -211,7 +203,7 @@ mod tests {
     #[test]
     fn fields_encode_as_protobuf_does() {
         let mut out = Vec::new();
-        varint(&mut out, 300);
+        push_varint(&mut out, 300);
         assert_eq!(out, [0xac, 0x02]);
         out.clear();
         uint(&mut out, 60, 1);
