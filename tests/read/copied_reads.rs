@@ -77,8 +77,14 @@ fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
             (node.tracepoint(), node.footer())
         })
         .collect();
+    let expected_children: Vec<usize> = (0..eager.node_count())
+        .map(|id| eager.children_of(tracetree::read::NodeId(id as u32)).len())
+        .collect();
     // The default resident window copies nodes; without a window they are
-    // read through the mapping.
+    // read through the mapping. A node is decoded on its own, or with its
+    // children when they are asked for first (a short call: from one copy
+    // of it, its footer copied on its own when longer than the room left
+    // for it).
     for window in [Some(1 << 20), None] {
         let reader = LazyTraceReader::options()
             .sidecar(SidecarPolicy::Off)
@@ -87,18 +93,25 @@ fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
             .unwrap();
         let nodes = nodes(&reader);
         assert_eq!(nodes.len(), expected.len());
-        for (node, (tracepoint, footer)) in nodes.iter().zip(&expected) {
-            reader.clear_cache();
-            let data = reader.node(*node).unwrap();
-            assert_eq!(data.tracepoint(), tracepoint, "window {window:?}");
-            assert_eq!(data.footer(), footer.as_ref(), "window {window:?}");
+        for (i, (node, (tracepoint, footer))) in nodes.iter().zip(&expected).enumerate() {
+            for children_first in [false, true] {
+                reader.clear_cache();
+                let children = children_first.then(|| reader.children(*node).unwrap().len());
+                let data = reader.node(*node).unwrap();
+                let children = children.unwrap_or_else(|| reader.child_count(*node).unwrap());
+                let case = format!("window {window:?}, node {i}, children first {children_first}");
+                assert_eq!(data.tracepoint(), tracepoint, "{case}");
+                assert_eq!(data.footer(), footer.as_ref(), "{case}");
+                assert_eq!(children, expected_children[i], "{case}");
+            }
         }
     }
 }
 
 /// Under a resident window, the container of a node decoded on its own is
-/// looked up with the cells read by `pread` (index cells one by one, a
-/// sidecar's starts in one read) instead of through their mappings. Every
+/// looked up with the cells read by `pread` (index cells one by one or in
+/// one span, a sidecar's starts in one read) instead of through their
+/// mappings. Every
 /// container's node and children must come out as they do without a
 /// window (every lookup through the mappings), on the index and on a
 /// sidecar; the sidecar's table reads by `pread` only once its fence is
@@ -118,13 +131,21 @@ fn containers_looked_up_by_pread_are_those_the_mappings_give() {
         };
         options.open(&path).unwrap()
     };
+    // Every container, and every 16th leaf (whose children asked for
+    // first are none, from the same copy).
     let containers = |reader: &LazyTraceReader| -> Vec<LazyNode> {
         let mut found = Vec::new();
+        let mut leaves = 0;
         for thread in reader.thread_ids() {
             reader
                 .walk_thread(thread, WalkDetail::Headers, |walked| {
                     if walked.header.tracepoint_type.is_container() {
                         found.push(walked.node);
+                    } else {
+                        leaves += 1;
+                        if leaves % 16 == 0 {
+                            found.push(walked.node);
+                        }
                     }
                     Ok(true)
                 })
@@ -138,13 +159,17 @@ fn containers_looked_up_by_pread_are_those_the_mappings_give() {
         let nodes = containers(&mapped);
         assert!(nodes.len() > 1_000, "{} containers", nodes.len());
         assert_eq!(containers(&copied), nodes);
-        for &node in nodes.iter().step_by(3) {
+        for (i, &node) in nodes.iter().step_by(3).enumerate() {
             copied.clear_cache();
+            // Every other node's children are asked for first: the node is
+            // then decoded with them, from one copy of a short call.
+            let children = (i % 2 == 1).then(|| copied.children(node).unwrap());
             let (want, got) = (mapped.node(node).unwrap(), copied.node(node).unwrap());
             assert_eq!(got.tracepoint(), want.tracepoint(), "sidecar {sidecar}");
             assert_eq!(got.footer(), want.footer(), "sidecar {sidecar}");
+            let children = children.unwrap_or_else(|| copied.children(node).unwrap());
             assert_eq!(
-                copied.children(node).unwrap(),
+                children,
                 mapped.children(node).unwrap(),
                 "sidecar {sidecar}, {node:?}"
             );

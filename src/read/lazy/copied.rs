@@ -1,5 +1,5 @@
-//! A short call's children scanned from copies: random reads that map
-//! nothing.
+//! A short call's node and children read from copies: random reads that
+//! map nothing.
 //!
 //! With a resident window, every page a random read maps must be counted
 //! and later released (`lookup::stream::Resident`), and each release costs
@@ -11,28 +11,51 @@
 //! content (at most [`MAX_CONTENT`] bytes) is copied block piece by block
 //! piece (`ThreadBlocks::copy_range`, whose blocks find the thread's
 //! logical offsets in the copy), and so are the starts and ends of the
-//! containers from the first one starting in the content on, up to
-//! [`MAX_CONTAINERS`] (`ContainerTable::copy_run`): enough when the run
-//! reaches a container starting past the content, or the table's end.
-//! The scan itself is the one every reader runs (`scan_children_in`), its
+//! containers from the first one starting in the content on
+//! (`ContainerTable::copy_run`, [`FIRST_CONTAINERS`] first, then runs
+//! after it up to [`MAX_CONTAINERS`] in all): enough when the run reaches
+//! a container starting past the content, or the table's end. The scan
+//! itself is the one every reader runs (`scan_children_in`), its
 //! containers looked up in the run. Nothing is mapped, so nothing counts
 //! towards the window.
+//!
+//! **A call expanded before it was decoded** (`children`, `child_count`
+//! on a node not in the cache: an IDE's click, a random expansion) takes
+//! two copies instead of six: its cells come first — the first container
+//! starting after the node's offset is its own, if it is a container
+//! with a cell, and the search for it and the run after it are one read
+//! where the cells lie close enough (`ContainerTable::copy_run_from`) —
+//! then the call, header to footer, in one copy, from which its node and
+//! its first page of children are decoded and cached together
+//! (`node_expanding`): a `pread` costs more than decoding what it reads.
 //!
 //! Whatever stops it (no window, a long call, more containers than the
 //! run holds, index cells too far apart to read at once, a container
 //! without a cell, a read past the copy, bad bytes) gives `None`, and the
-//! caller scans through the mappings, skipping the children the copy
-//! already gave: the bytes are the file's either way, so the answers are
-//! the same, and errors are reported from the mappings, with their
-//! offsets in the file.
+//! caller decodes the node on its own, or scans through the mappings,
+//! skipping the children the copy already gave: the bytes are the file's
+//! either way, so the answers are the same, and errors are reported from
+//! the mappings, with their offsets in the file.
+
+use std::sync::Arc;
 
 use super::*;
+use crate::format::Object;
 
 /// The longest content scanned from a copy.
 const MAX_CONTENT: u64 = 64 << 10;
 
-/// The most containers whose cells a scan copies.
-const MAX_CONTAINERS: usize = 128;
+/// The containers whose cells a scan copies first.
+const FIRST_CONTAINERS: usize = 128;
+
+/// The most containers whose cells a scan copies: enough for any call of
+/// [`MAX_CONTENT`] bytes but one of tiny calls.
+const MAX_CONTAINERS: usize = 2048;
+
+/// The bytes after a short call's content copied with it for its footer
+/// ([`LazyTraceReader::expand_copied`]); a longer footer is copied on its
+/// own.
+const FOOTER_ROOM: u64 = 512;
 
 impl LazyTraceReader {
     /// [`scan_children`](Self::scan_children) of a short call from copies
@@ -52,8 +75,8 @@ impl LazyTraceReader {
         let cells = self.lookup.copied_cells(scope.slot)?;
         let (table, view) = self.containers(scope.slot).ok()?;
         let first = table.first_starting_at_or_after_copied(cells, from)?;
-        let run = table.copy_run(cells, first, MAX_CONTAINERS)?;
-        if !run.covers(scope.end) {
+        let mut run = table.copy_run(cells, first, FIRST_CONTAINERS)?;
+        if !table.extend_run(cells, &mut run, scope.end, MAX_CONTAINERS) {
             return None;
         }
         let blocks = self.lookup.blocks.thread(scope.slot);
@@ -67,5 +90,132 @@ impl LazyTraceReader {
             run: Some(run),
         };
         self.scan_children_in(&mut scan, scope, from, f).ok()
+    }
+
+    /// A node's data for a caller about to scan its children (`children`,
+    /// `child_count`): [`node`](Self::node), except that a miss under a
+    /// resident window decodes a short call from one copy
+    /// ([`expand_copied`](Self::expand_copied)) and caches its first page
+    /// of children with it.
+    pub(super) fn node_expanding(&self, node: LazyNode) -> Result<Arc<NodeData>> {
+        self.own(node)?;
+        if self.resident.is_none() {
+            return self.node(node);
+        }
+        let key = Key::Node {
+            slot: node.slot,
+            at: node.at.0,
+        };
+        let mut first_page = None;
+        let entry = self.cache.get_or_build(key, || {
+            let data = match self.expand_copied(node) {
+                Some((data, page)) => {
+                    first_page = page;
+                    data
+                }
+                None => self.decode_node(node)?,
+            };
+            Ok(Entry::Node(Arc::new(data)))
+        })?;
+        let data = match entry.into_node() {
+            Some(data) => data,
+            // Node keys hold nodes; the fallback only keeps this total.
+            None => return self.decode_node(node).map(Arc::new),
+        };
+        if let (Some(page), Some(scope)) = (first_page, Self::scope_of(node, &data)) {
+            let key = self.page_key(scope, 0);
+            if !self.cache.contains(&key) {
+                self.cache.insert(key, Entry::Page(page));
+            }
+        }
+        Ok(data)
+    }
+
+    /// A call's node and its first page of children (`None` when the scan
+    /// of its children did not finish from the copy), from one copy of the
+    /// call (see the module); `None` when it cannot be decoded so. A leaf
+    /// is decoded from the copy too (no page).
+    fn expand_copied(&self, node: LazyNode) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
+        let slot = node.slot as usize;
+        let cells = self.lookup.copied_cells(slot)?;
+        let (table, view) = self.containers(slot).ok()?;
+        // The first container starting after the node's offset is its own
+        // when it is a container with a cell (no other container's content
+        // can start inside its header): checked against the header below.
+        let mut run = table.copy_run_from(cells, node.at + 1, FIRST_CONTAINERS + 1)?;
+        let (start, end) = run.first()?;
+        let blocks = self.lookup.blocks.thread(slot);
+        let content_len = end.0.checked_sub(node.at.0)?;
+        if content_len > MAX_CONTENT {
+            return None;
+        }
+        let to = LogicalOffset(end.0.saturating_add(FOOTER_ROOM).min(blocks.len));
+        let (bytes, copy) = blocks.copy_range(&self.data, node.at..to)?;
+        let mut stream = Stream::new(&bytes, &copy);
+        let (object, len) = stream.object(node.at, None).ok()?;
+        let Object::Tracepoint(tracepoint) = object else {
+            return None;
+        };
+        let tracepoint = tracepoint.into_owned();
+        let container = tracepoint.header.tracepoint_type;
+        if !container.is_container() {
+            let leaf = NodeData {
+                tracepoint,
+                footer: None,
+                content: None,
+            };
+            return Some((leaf, None));
+        }
+        if node.at + len != start {
+            return None;
+        }
+        let content = ContentRange {
+            start,
+            end,
+            finished: end < stream.len(),
+        };
+        let footer = if content.finished {
+            let footer = match stream.footer(end, container) {
+                Ok((footer, _)) => footer.into_owned(),
+                // Longer than the room left for it: copied on its own.
+                Err(_) if to.0 < blocks.len => {
+                    let mut buffer = Vec::new();
+                    self.stream(slot)
+                        .footer_copied(end, container, &self.data, &mut buffer)
+                        .ok()?
+                        .0
+                        .into_owned()
+                }
+                Err(_) => return None,
+            };
+            Some(footer)
+        } else {
+            None
+        };
+        let scope = Scope { slot, start, end };
+        let covered = table.extend_run(cells, &mut run, end, MAX_CONTAINERS + 1);
+        let page = covered.then(|| {
+            let mut scan = Scan {
+                slot,
+                stream,
+                table,
+                cells: view,
+                hint: None,
+                run: Some(run),
+            };
+            let mut children = Vec::new();
+            self.scan_children_in(&mut scan, scope, start, |at, _| {
+                children.push(at);
+                children.len() < PAGE
+            })
+            .ok()
+            .map(|_| Arc::from(children))
+        });
+        let data = NodeData {
+            tracepoint,
+            footer,
+            content: Some(content),
+        };
+        Some((data, page.flatten()))
     }
 }

@@ -118,7 +118,7 @@ use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
 use crate::read::lookup::stream::{Resident, Stream};
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
 use crate::storage::TraceBytes;
-use cache::{ChildIndex, Entry, Key, NodeCache};
+use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
 /// offset. Cheap to copy; meaningful only for readers of the trace whose
@@ -446,7 +446,7 @@ impl LazyTraceReader {
     /// How many direct children a node has. The first call on a container
     /// scans its content once (skipping the children's own subtrees).
     pub fn child_count(&self, node: LazyNode) -> Result<usize> {
-        match self.scope(node)? {
+        match Self::scope_of(node, &*self.node_expanding(node)?) {
             Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
                 Paging::One(page) => page.len(),
                 Paging::Many(index) => index.count,
@@ -469,7 +469,12 @@ impl LazyTraceReader {
         from: usize,
         count: usize,
     ) -> Result<Vec<LazyNode>> {
-        match self.scope(node)? {
+        let data = if from < PAGE {
+            self.node_expanding(node)?
+        } else {
+            self.node(node)?
+        };
+        match Self::scope_of(node, &data) {
             Some(scope) => self.scope_children(scope, from, count),
             None => Ok(Vec::new()),
         }

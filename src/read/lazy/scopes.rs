@@ -142,11 +142,16 @@ impl LazyTraceReader {
     }
 
     pub(super) fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
-        Ok(self.node(node)?.content.map(|content| Scope {
+        Ok(Self::scope_of(node, &*self.node(node)?))
+    }
+
+    /// The scope of `node`'s children, given its data; `None` for a leaf.
+    pub(super) fn scope_of(node: LazyNode, data: &NodeData) -> Option<Scope> {
+        data.content.map(|content| Scope {
             slot: node.slot as usize,
             start: content.start,
             end: content.end,
-        }))
+        })
     }
 
     /// The end of a container the index has no cell for, by scanning.

@@ -24,6 +24,12 @@ use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::storage::{ReleaseBehind, TraceBytes};
 
+/// Where a cell's content start lies in it (after the kind byte and the id).
+const START_AT: usize = 5;
+/// Where a cell's content end lies in it.
+const END_AT: usize = 13;
+const _: () = assert!(END_AT + 8 == CELL_LEN);
+
 /// The cells of an index file, read in place.
 #[derive(Debug, Default)]
 pub(crate) struct FileCells {
@@ -63,43 +69,62 @@ impl FileCells {
             .flatten()
     }
 
-    /// Cells `ids`, read from the index file in one `pread` of the span
-    /// from the least to the greatest, given to `each` with their place in
-    /// `ids`; false when that span passes
-    /// [`COPIED_SPAN`](Self::COPIED_SPAN) bytes or holds cells past the
-    /// file's (made in memory), or the read falls short.
-    pub(crate) fn copy_cells_of(
+    /// The content starts of cells `ids` into `starts`, and their ends
+    /// into `ends` when given, read from the index file in one `pread` of
+    /// the span from the least to the greatest: of as many of the first
+    /// ids as lie within [`COPIED_SPAN`](Self::COPIED_SPAN) bytes of each
+    /// other; returns how many (0 when the first lies past the file's
+    /// cells, made in memory, or the read falls short).
+    pub(crate) fn copy_ranges_of(
         &self,
         ids: &[u32],
-        mut each: impl FnMut(usize, RawIndexCell),
-    ) -> bool {
-        let (Some(&min), Some(&max)) = (ids.iter().min(), ids.iter().max()) else {
-            return true;
-        };
-        let (min, max) = (min as usize, max as usize);
-        let len = (max - min + 1) * CELL_LEN;
+        starts: &mut [u64],
+        mut ends: Option<&mut [u64]>,
+    ) -> usize {
         let Some(bytes) = self.bytes.as_ref() else {
-            return false;
+            return 0;
         };
-        if max >= self.count || len > Self::COPIED_SPAN {
-            return false;
+        let most = Self::COPIED_SPAN / CELL_LEN;
+        let (mut min, mut max, mut n) = (u32::MAX, 0, 0);
+        for &id in ids.iter().take(starts.len()) {
+            let (low, high) = (min.min(id), max.max(id));
+            if (high - low) as usize >= most || high as usize >= self.count {
+                break;
+            }
+            (min, max, n) = (low, high, n + 1);
         }
+        if n == 0 {
+            return 0;
+        }
+        let (min, len) = (min as usize, (max - min + 1) as usize * CELL_LEN);
         // Only `len` bytes zeroed (most spans are a few KiB).
         let mut span = vec![0u8; len];
         if bytes.copy_at(FILE_HEADER_LEN + (min * CELL_LEN) as u64, &mut span) != len {
-            return false;
+            return 0;
         }
-        for (i, &id) in ids.iter().enumerate() {
+        // A cell's start and end, read where they lie in it (big-endian
+        // `i64`s after the kind byte and the id) rather than through a
+        // `RawIndexCell` copied out of the span.
+        let word = |at: usize| {
+            let bytes = span
+                .get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok());
+            bytes.map(|b| i64::from_be_bytes(b) as u64)
+        };
+        for (i, &id) in ids[..n].iter().enumerate() {
             let at = (id as usize - min) * CELL_LEN;
-            match RawIndexCell::read_from_bytes(&span[at..at + CELL_LEN]) {
-                Ok(cell) => each(i, cell),
-                Err(_) => return false,
+            let (Some(start), Some(end)) = (word(at + START_AT), word(at + END_AT)) else {
+                return 0;
+            };
+            starts[i] = start;
+            if let Some(ends) = ends.as_deref_mut().and_then(|ends| ends.get_mut(i)) {
+                *ends = end;
             }
         }
-        true
+        n
     }
 
-    /// The most bytes of cells [`copy_cells_of`](Self::copy_cells_of)
+    /// The most bytes of cells [`copy_ranges_of`](Self::copy_ranges_of)
     /// reads at once.
     pub(crate) const COPIED_SPAN: usize = 8 << 10;
 
@@ -167,30 +192,28 @@ impl CopiedCells<'_> {
     /// The content starts of the cells `ids` into `starts`, and their ends
     /// into `ends` when given (of cells `first..first + starts.len()` when
     /// `ids` is `None`: a sidecar's, whose table is in cell order), in one
-    /// read per array; false when they cannot be read so (index cells more
-    /// than [`FileCells::COPIED_SPAN`] apart, or made in memory).
+    /// read per array; returns of how many, from the first: all of a
+    /// sidecar's, or as many index cells as lie within
+    /// [`FileCells::COPIED_SPAN`] bytes ([`FileCells::copy_ranges_of`]); 0
+    /// when they cannot be read so (cells made in memory, a short read).
     pub(crate) fn ranges(
         &self,
         first: usize,
         ids: Option<&[u32]>,
         starts: &mut [u64],
         ends: Option<&mut [u64]>,
-    ) -> bool {
+    ) -> usize {
         match (self, ids) {
             (CopiedCells::Flat(flat), None) => {
-                flat.copy_starts(first, starts)
-                    && ends.is_none_or(|ends| flat.copy_ends(first, ends))
+                let copied = flat.copy_starts(first, starts)
+                    && ends.is_none_or(|ends| flat.copy_ends(first, ends));
+                if copied { starts.len() } else { 0 }
             }
             (CopiedCells::Cells { file, .. }, Some(ids)) if starts.len() == ids.len() => {
-                let mut ends = ends.filter(|ends| ends.len() == ids.len());
-                file.copy_cells_of(ids, |i, cell| {
-                    starts[i] = cell.start.get() as u64;
-                    if let Some(ends) = ends.as_mut() {
-                        ends[i] = cell.end.get() as u64;
-                    }
-                })
+                let ends = ends.filter(|ends| ends.len() == ids.len());
+                file.copy_ranges_of(ids, starts, ends)
             }
-            _ => false,
+            _ => 0,
         }
     }
 
@@ -231,13 +254,61 @@ impl CopiedCells<'_> {
 /// scan of a short call's children looks its containers up in.
 #[derive(Debug)]
 pub(crate) struct CopiedRun {
+    /// The table position of the container after the run's last.
+    next: usize,
     starts: Vec<u64>,
     ends: Vec<u64>,
     /// Whether the run reaches the table's end.
-    to_the_end: bool,
+    pub(crate) to_the_end: bool,
 }
 
 impl CopiedRun {
+    /// The run from its first container starting at or after `key` on, at
+    /// most `count` long.
+    fn starting_at(mut self, key: LogicalOffset, count: usize) -> CopiedRun {
+        let first = self.starts.partition_point(|&start| start < key.0);
+        let end = first.saturating_add(count).min(self.starts.len());
+        self.to_the_end &= end == self.starts.len();
+        self.next -= self.starts.len() - end;
+        self.starts.truncate(end);
+        self.ends.truncate(end);
+        self.starts.drain(..first);
+        self.ends.drain(..first);
+        self
+    }
+
+    /// How many containers the run holds.
+    pub(crate) fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The table position of the container after the run's last.
+    pub(crate) fn next(&self) -> usize {
+        self.next
+    }
+
+    /// Appends `more`, the run of containers right after this one's.
+    pub(crate) fn append(&mut self, more: CopiedRun) {
+        debug_assert_eq!(more.next - more.starts.len(), self.next);
+        self.starts.extend_from_slice(&more.starts);
+        self.ends.extend_from_slice(&more.ends);
+        self.next = more.next;
+        self.to_the_end = more.to_the_end;
+    }
+
+    /// Whether the run holds no container.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The content start and end of the run's first container.
+    pub(crate) fn first(&self) -> Option<(LogicalOffset, LogicalOffset)> {
+        Some((
+            LogicalOffset(*self.starts.first()?),
+            LogicalOffset(*self.ends.first()?),
+        ))
+    }
+
     /// Whether every container of the table starting at or after the
     /// run's first and before `end` is in the run.
     pub(crate) fn covers(&self, end: LogicalOffset) -> bool {
@@ -387,17 +458,14 @@ impl MappedCells {
         self.copy_ends(k, &mut end).then_some(end[0])
     }
 
+    /// Words from byte `at` of the sidecar on into `out`, in one read.
     fn copy_words(&self, at: usize, out: &mut [u64]) -> bool {
-        const WORDS: usize = 64;
-        let mut bytes = [0u8; WORDS * 8];
-        for (i, words) in out.chunks_mut(WORDS).enumerate() {
-            let bytes = &mut bytes[..words.len() * 8];
-            if self.bytes.copy_at((at + i * WORDS * 8) as u64, bytes) != bytes.len() {
-                return false;
-            }
-            for (word, le) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-                *word = u64::from_le_bytes(<[u8; 8]>::try_from(le).unwrap_or_default());
-            }
+        let mut bytes = vec![0u8; out.len() * 8];
+        if self.bytes.copy_at(at as u64, &mut bytes) != bytes.len() {
+            return false;
+        }
+        for (word, le) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(<[u8; 8]>::try_from(le).unwrap_or_default());
         }
         true
     }

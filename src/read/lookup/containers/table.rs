@@ -443,31 +443,32 @@ impl ContainerTable {
         let (starts, ends) = (starts.get_mut(..high - low)?, ends.get_mut(..high - low)?);
         // Index cells hold their ends: read with the starts, for nothing.
         let mut ends = ids.is_some().then_some(ends);
-        let (passing, first) = if cells.ranges(low, ids, starts, ends.as_deref_mut()) {
-            let passing = starts.partition_point(|&s| s < key);
-            let end = |ends: &[u64]| ends[passing];
-            let first = starts
-                .get(passing)
-                .map(|&start| (start, ends.as_deref().map(end)));
-            (low + passing, first)
-        } else {
-            // Index cells too far apart for one read: one per step.
-            let ids = ids?;
-            let (mut from, mut to) = (0, ids.len());
-            while from < to {
-                let mid = from + (to - from) / 2;
-                if cells.start(ids[mid])? < key {
-                    from = mid + 1;
-                } else {
-                    to = mid;
+        let (passing, first) =
+            if cells.ranges(low, ids, starts, ends.as_deref_mut()) == starts.len() {
+                let passing = starts.partition_point(|&s| s < key);
+                let end = |ends: &[u64]| ends[passing];
+                let first = starts
+                    .get(passing)
+                    .map(|&start| (start, ends.as_deref().map(end)));
+                (low + passing, first)
+            } else {
+                // Index cells too far apart for one read: one per step.
+                let ids = ids?;
+                let (mut from, mut to) = (0, ids.len());
+                while from < to {
+                    let mid = from + (to - from) / 2;
+                    if cells.start(ids[mid])? < key {
+                        from = mid + 1;
+                    } else {
+                        to = mid;
+                    }
                 }
-            }
-            let first = match ids.get(from) {
-                Some(&id) => Some((cells.start(id)?, None)),
-                None => None,
+                let first = match ids.get(from) {
+                    Some(&id) => Some((cells.start(id)?, None)),
+                    None => None,
+                };
+                (low + from, first)
             };
-            (low + from, first)
-        };
         // The first start at or past `key`: read above, else the fence
         // entry at `high` (none when `high` is the table's end).
         let first = match first {
@@ -479,8 +480,9 @@ impl ContainerTable {
     }
 
     /// The starts and ends of up to `count` containers from table position
-    /// `first` on, read by `pread` ([`CopiedCells::ranges`]); `None` when
-    /// they cannot be read so.
+    /// `first` on, read by `pread` ([`CopiedCells::ranges`]: fewer when
+    /// their index cells lie too far apart); `None` when they cannot be
+    /// read so.
     pub(crate) fn copy_run(
         &self,
         cells: CopiedCells<'_>,
@@ -494,13 +496,63 @@ impl ContainerTable {
             Order::Identity(_) => None,
         };
         let (mut starts, mut ends) = (vec![0; n], vec![0; n]);
-        cells
-            .ranges(first, ids, &mut starts, Some(&mut ends))
-            .then_some(CopiedRun {
-                starts,
-                ends,
-                to_the_end: end == self.len(),
-            })
+        let copied = cells.ranges(first, ids, &mut starts, Some(&mut ends));
+        if copied == 0 && n > 0 {
+            return None;
+        }
+        starts.truncate(copied);
+        ends.truncate(copied);
+        Some(CopiedRun {
+            next: first + copied,
+            starts,
+            ends,
+            to_the_end: first + copied == self.len(),
+        })
+    }
+
+    /// The first container whose content starts at or after `key` and up
+    /// to `count - 1` after it, as [`copy_run`](Self::copy_run) gives them:
+    /// the cells that search would read and the run after them in one
+    /// read where they lie close enough, else one read each.
+    pub(crate) fn copy_run_from(
+        &self,
+        cells: CopiedCells<'_>,
+        key: LogicalOffset,
+        count: usize,
+    ) -> Option<CopiedRun> {
+        let fence = self.fence.get()?;
+        let failing = fence.starts.partition_point(|&s| s < key.0);
+        let (low, high) = Fence::narrow(failing, self.len());
+        let run = self.copy_run(cells, low, (high - low).saturating_add(count));
+        match run.map(|run| run.starting_at(key, count)) {
+            // Unless the cells read stopped short of that container.
+            Some(run) if !run.is_empty() || run.to_the_end => Some(run),
+            _ => {
+                let first = self.first_starting_at_or_after_copied(cells, key)?;
+                self.copy_run(cells, first, count)
+            }
+        }
+    }
+
+    /// Extends `run` with the containers after it until it
+    /// [`covers`](CopiedRun::covers) `end`, or holds `most`, each read
+    /// ([`copy_run`](Self::copy_run)) doubling it at most; whether it
+    /// covers `end`.
+    pub(crate) fn extend_run(
+        &self,
+        cells: CopiedCells<'_>,
+        run: &mut CopiedRun,
+        end: LogicalOffset,
+        most: usize,
+    ) -> bool {
+        while !run.covers(end) {
+            let wanted = most.saturating_sub(run.len()).min(run.len().max(1));
+            match self.copy_run(cells, run.next(), wanted) {
+                Some(more) if !more.is_empty() => run.append(more),
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// The first container whose content starts at or after `at` (the
