@@ -46,7 +46,7 @@ use crate::format::Object;
 const MAX_CONTENT: u64 = 64 << 10;
 
 /// The containers whose cells a scan copies first.
-const FIRST_CONTAINERS: usize = 128;
+const FIRST_CONTAINERS: usize = 16;
 
 /// The most containers whose cells a scan copies: enough for any call of
 /// [`MAX_CONTENT`] bytes but one of tiny calls.

@@ -124,9 +124,34 @@ const FENCE: usize = 64;
 struct Fence {
     starts: Vec<u64>,
     events: Vec<i32>,
+    /// Every [`FENCE`]-th of `starts`: a search by start looks here first
+    /// (a few KiB that stay cached), then at the `FENCE` starts between
+    /// two of these, instead of missing the cache at every late step of
+    /// a binary search over all of `starts`.
+    top: Vec<u64>,
 }
 
 impl Fence {
+    fn new(starts: Vec<u64>, events: Vec<i32>) -> Self {
+        let top = starts.iter().step_by(FENCE).copied().collect();
+        Fence {
+            starts,
+            events,
+            top,
+        }
+    }
+
+    /// The first of `starts` that fails `pred` (those failing it follow
+    /// those passing it; the entry count when none does), found through
+    /// `top`.
+    fn failing_start(&self, pred: impl Fn(u64) -> bool) -> usize {
+        let failing = self.top.partition_point(|&s| pred(s));
+        // `top[failing - 1]`, i.e. `starts[(failing - 1) * FENCE]`, passes;
+        // `top[failing]`, i.e. `starts[failing * FENCE]`, fails.
+        let (low, high) = Self::narrow(failing, self.starts.len());
+        low + self.starts[low..high].partition_point(|&s| pred(s))
+    }
+
     /// The positions in which the first container failing a predicate
     /// lies, given where it fails among the fence's entries (`failing`:
     /// the first entry that fails, or the entry count), for a table of
@@ -192,17 +217,16 @@ impl ContainerTable {
         post_backwards: impl Iterator<Item = u32>,
     ) -> Result<Self, Convert> {
         let mut order = vec![0u32; count];
-        let mut fence = Fence {
-            starts: vec![0; count.div_ceil(FENCE)],
-            events: vec![0; count.div_ceil(FENCE)],
-        };
+        let mut fence_starts = vec![0; count.div_ceil(FENCE)];
+        let mut fence_events = vec![0; count.div_ceil(FENCE)];
         let converted = convert_into(cells, count, post_backwards, |placed| {
             order[placed.at] = placed.id;
             if placed.at.is_multiple_of(FENCE) {
-                fence.starts[placed.at / FENCE] = placed.start;
-                fence.events[placed.at / FENCE] = placed.event;
+                fence_starts[placed.at / FENCE] = placed.start;
+                fence_events[placed.at / FENCE] = placed.event;
             }
         })?;
+        let fence = Fence::new(fence_starts, fence_events);
         let events_ascend = if converted.descending {
             converted.events_ascend
         } else {
@@ -235,10 +259,10 @@ impl ContainerTable {
             .windows(2)
             .all(|w| cells.event(w[0]) < cells.event(w[1]));
         let fenced = order.iter().step_by(FENCE);
-        let fence = Fence {
-            starts: fenced.clone().map(|&id| cells.start(id)).collect(),
-            events: fenced.map(|&id| cells.event(id)).collect(),
-        };
+        let fence = Fence::new(
+            fenced.clone().map(|&id| cells.start(id)).collect(),
+            fenced.map(|&id| cells.event(id)).collect(),
+        );
         ContainerTable {
             order: Order::Ids(order),
             chunk_max_end: Words::Owned(chunk_max_end),
@@ -433,7 +457,7 @@ impl ContainerTable {
     ) -> Option<(usize, Option<StartAndEnd>)> {
         let fence = self.fence.get()?;
         let len = self.len();
-        let failing = fence.starts.partition_point(|&s| s < key);
+        let failing = fence.failing_start(|s| s < key);
         let (low, high) = Fence::narrow(failing, len);
         let ids = match &self.order {
             Order::Ids(ids) => Some(ids.get(low..high)?),
@@ -521,7 +545,7 @@ impl ContainerTable {
         count: usize,
     ) -> Option<CopiedRun> {
         let fence = self.fence.get()?;
-        let failing = fence.starts.partition_point(|&s| s < key.0);
+        let failing = fence.failing_start(|s| s < key.0);
         let (low, high) = Fence::narrow(failing, self.len());
         let run = self.copy_run(cells, low, (high - low).saturating_add(count));
         match run.map(|run| run.starting_at(key, count)) {
@@ -651,10 +675,10 @@ impl ContainerTable {
         }
         Some(self.fence.get_or_init(|| {
             let ids = (0..self.len()).step_by(FENCE).map(|k| self.id(k));
-            let fence = Fence {
-                starts: ids.clone().map(|id| cells.start(id)).collect(),
-                events: ids.map(|id| cells.event(id)).collect(),
-            };
+            let fence = Fence::new(
+                ids.clone().map(|id| cells.start(id)).collect(),
+                ids.map(|id| cells.event(id)).collect(),
+            );
             if let Words::Mapped { bytes, .. } = &self.chunk_max_end {
                 bytes.release_all();
             }
@@ -666,7 +690,7 @@ impl ContainerTable {
     /// it follow those passing it), searched through the [`Fence`].
     fn partition_by_start(&self, cells: CellView<'_>, pred: impl Fn(u64) -> bool) -> usize {
         let (low, high) = match self.fence(cells) {
-            Some(fence) => Fence::narrow(fence.starts.partition_point(|&s| pred(s)), self.len()),
+            Some(fence) => Fence::narrow(fence.failing_start(&pred), self.len()),
             None => (0, self.len()),
         };
         self.partition(low, high, |id| pred(cells.start(id)))
@@ -692,10 +716,28 @@ impl ContainerTable {
             Words::Owned(words) => words.capacity() * 8,
             Words::Mapped { .. } => 0,
         };
-        let fence = self
-            .fence
-            .get()
-            .map_or(0, |f| f.starts.capacity() * 8 + f.events.capacity() * 4);
+        let fence = self.fence.get().map_or(0, |f| {
+            f.starts.capacity() * 8 + f.events.capacity() * 4 + f.top.capacity() * 8
+        });
         order + chunks + fence + self.by_event.get().map_or(0, |v| v.capacity() * 4)
+    }
+}
+
+#[cfg(test)]
+mod fence_tests {
+    use super::*;
+
+    /// The search through the fence's top finds what a binary search over
+    /// all of its starts finds, at every length around the top's strides.
+    #[test]
+    fn failing_start_agrees_with_a_plain_search() {
+        for len in [0, 1, 2, 63, 64, 65, 127, 4095, 4096, 4097, 8193, 10_000] {
+            let starts: Vec<u64> = (0..len as u64).map(|i| 10 + 3 * i).collect();
+            let fence = Fence::new(starts.clone(), vec![0; len]);
+            for key in (0..=(10 + 3 * len as u64 + 1)).step_by(1 + len / 97) {
+                let expected = starts.partition_point(|&s| s < key);
+                assert_eq!(fence.failing_start(|s| s < key), expected, "{len} {key}");
+            }
+        }
     }
 }
