@@ -239,9 +239,11 @@ impl LazyOptions {
     /// children of calls here and there, as an IDE's clicks) release the
     /// blocks they entered once those may have mapped a window's worth
     /// (the distinct 2 MiB-aligned regions of the file holding them: the
-    /// kernel maps at most the aligned folio around a read). Releasing costs faults when pages are read again (1,000
-    /// random expansions of a 1 GB trace: 20–22 ms instead of ~2 ms, with
-    /// ~45 MB instead of ~900 MB mapped). `None` keeps every page read
+    /// kernel maps at most the aligned folio around a read); a node
+    /// decoded on its own and a short call's children are copied by
+    /// `pread` instead, which maps nothing. Releasing and copying cost
+    /// time (1,000 random expansions of a 1 GB trace: about 6 ms instead
+    /// of about 2 ms, with 36 MB instead of ~900 MB mapped). `None` keeps every page read
     /// mapped until the reader is dropped (the kernel may still reclaim
     /// them). A trace opened from bytes in memory has nothing to release.
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
