@@ -110,6 +110,10 @@ const CASES: &[(&str, &str)] = &[
         "1,000 random expansions (all children of a random container), cold cache",
     ),
     (
+        "random_expansions_unbounded",
+        "the same without a resident window (`resident_window(None)`: pages stay mapped)",
+    ),
+    (
         "walk_headers",
         "full traversal, headers walk (`walk_thread`, threads in turn)",
     ),
@@ -315,8 +319,15 @@ fn case(id: &str, traces: &Traces) -> Case {
                 }),
             )
         }
-        "random_expansions" => {
-            let reader = open(Which::Mixed);
+        "random_expansions" | "random_expansions_unbounded" => {
+            let reader = if id == "random_expansions" {
+                open(Which::Mixed)
+            } else {
+                index_path_options()
+                    .resident_window(None)
+                    .open(traces.path(Which::Mixed))
+                    .unwrap()
+            };
             let nodes = random_containers(&reader);
             (
                 Which::Mixed,
