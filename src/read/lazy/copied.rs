@@ -74,21 +74,13 @@ impl LazyTraceReader {
         }
         let cells = self.lookup.copied_cells(scope.slot)?;
         let (table, view) = self.containers(scope.slot).ok()?;
-        let first = table.first_starting_at_or_after_copied(cells, from)?;
-        let mut run = table.copy_run(cells, first, FIRST_CONTAINERS)?;
+        let mut run = table.copy_run_from(cells, from, FIRST_CONTAINERS)?;
         if !table.extend_run(cells, &mut run, scope.end, MAX_CONTAINERS) {
             return None;
         }
         let blocks = self.lookup.blocks.thread(scope.slot);
         let (bytes, copy) = blocks.copy_range(&self.data, from..scope.end)?;
-        let mut scan = Scan {
-            slot: scope.slot,
-            stream: Stream::new(&bytes, &copy),
-            table,
-            cells: view,
-            hint: None,
-            run: Some(run),
-        };
+        let mut scan = Scan::of_copy(scope.slot, Stream::new(&bytes, &copy), table, view, run);
         self.scan_children_in(&mut scan, scope, from, f).ok()
     }
 
@@ -195,14 +187,7 @@ impl LazyTraceReader {
         let scope = Scope { slot, start, end };
         let covered = table.extend_run(cells, &mut run, end, MAX_CONTAINERS + 1);
         let page = covered.then(|| {
-            let mut scan = Scan {
-                slot,
-                stream,
-                table,
-                cells: view,
-                hint: None,
-                run: Some(run),
-            };
+            let mut scan = Scan::of_copy(slot, stream, table, view, run);
             let mut children = Vec::new();
             self.scan_children_in(&mut scan, scope, start, |at, _| {
                 children.push(at);
@@ -217,5 +202,26 @@ impl LazyTraceReader {
             content: Some(content),
         };
         Some((data, page.flatten()))
+    }
+}
+
+impl<'r> Scan<'r> {
+    /// A scan of a copy of a short call's content (`stream`), its
+    /// containers looked up in `run`.
+    fn of_copy(
+        slot: usize,
+        stream: Stream<'r>,
+        table: &'r ContainerTable,
+        cells: CellView<'r>,
+        run: CopiedRun,
+    ) -> Self {
+        Scan {
+            slot,
+            stream,
+            table,
+            cells,
+            hint: None,
+            run: Some(run),
+        }
     }
 }

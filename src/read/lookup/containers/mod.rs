@@ -24,11 +24,10 @@ use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::storage::{ReleaseBehind, TraceBytes};
 
-/// Where a cell's content start lies in it (after the kind byte and the id).
-const START_AT: usize = 5;
+/// Where a cell's content start lies in it.
+const START_AT: usize = std::mem::offset_of!(RawIndexCell, start);
 /// Where a cell's content end lies in it.
-const END_AT: usize = 13;
-const _: () = assert!(END_AT + 8 == CELL_LEN);
+const END_AT: usize = std::mem::offset_of!(RawIndexCell, end);
 
 /// The cells of an index file, read in place.
 #[derive(Debug, Default)]
@@ -259,7 +258,7 @@ pub(crate) struct CopiedRun {
     starts: Vec<u64>,
     ends: Vec<u64>,
     /// Whether the run reaches the table's end.
-    pub(crate) to_the_end: bool,
+    to_the_end: bool,
 }
 
 impl CopiedRun {
@@ -278,17 +277,17 @@ impl CopiedRun {
     }
 
     /// How many containers the run holds.
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.starts.len()
     }
 
     /// The table position of the container after the run's last.
-    pub(crate) fn next(&self) -> usize {
+    fn next(&self) -> usize {
         self.next
     }
 
     /// Appends `more`, the run of containers right after this one's.
-    pub(crate) fn append(&mut self, more: CopiedRun) {
+    fn append(&mut self, more: CopiedRun) {
         debug_assert_eq!(more.next - more.starts.len(), self.next);
         self.starts.extend_from_slice(&more.starts);
         self.ends.extend_from_slice(&more.ends);
@@ -297,7 +296,7 @@ impl CopiedRun {
     }
 
     /// Whether the run holds no container.
-    pub(crate) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.starts.is_empty()
     }
 
