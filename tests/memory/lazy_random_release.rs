@@ -82,3 +82,50 @@ fn random_expansions_keep_a_window_of_mapped_pages() {
         "without a window only {unbounded} bytes were mapped (with: {bounded})"
     );
 }
+
+/// A node's parent under a resident window is found from copies (its cells,
+/// its parent's header and the children before it, read by `pread`), so
+/// parents asked for all over a trace map no page of the data or the
+/// index, even with a window large enough to keep every page mapping
+/// would touch.
+#[test]
+fn parents_found_at_random_map_nothing() {
+    let _alone = memory::alone();
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth::synth_trace(dir.path(), "random-parents", 32 << 20, 7);
+    let mut nodes: Vec<LazyNode> = Vec::new();
+    {
+        let finder = LazyTraceReader::open(&path).unwrap();
+        for thread in finder.thread_ids() {
+            finder
+                .walk_thread(thread, WalkDetail::Headers, |walked| {
+                    nodes.push(walked.node);
+                    Ok(true)
+                })
+                .unwrap();
+        }
+    }
+    let reader = LazyTraceReader::options()
+        .resident_window(Some(1 << 30))
+        .open(&path)
+        .unwrap();
+    assert!(reader.build_lookups().is_empty());
+    let stride = nodes.len() / 2000;
+    // The first few map the code they run.
+    for &node in nodes.iter().step_by(stride).take(20) {
+        reader.parent(node).unwrap();
+    }
+    let Some(before) = rss_file() else {
+        eprintln!("no /proc/self/status: skipped");
+        return;
+    };
+    for &node in nodes.iter().step_by(stride) {
+        reader.parent(node).unwrap();
+    }
+    let grown = rss_file().unwrap().saturating_sub(before);
+    eprintln!("2,000 parents grew the mapped pages by {grown} bytes");
+    // Through the mappings they grow by over 30 MB (each lookup maps 64 KiB
+    // of data around what it reads, and pages of the index); from copies
+    // by some hundred KB (the rare parent found through the mappings).
+    assert!(grown <= 4 << 20, "2,000 parents mapped {grown} bytes");
+}

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use tracetree::generate::Shape;
 use tracetree::model::{JavaStr, Type};
 use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail};
 use tracetree::write::{
@@ -173,6 +174,51 @@ fn containers_looked_up_by_pread_are_those_the_mappings_give() {
                 mapped.children(node).unwrap(),
                 "sidecar {sidecar}, {node:?}"
             );
+        }
+    }
+}
+
+/// Under a resident window a node's parent is found from copies: the cells
+/// of the containers before it (and, past those, of the chunks the chunk
+/// maxima point to), then the parent's header and the stretch of its
+/// children before the node. Every node's parent must be the one a walk
+/// sees, on the index and on a sidecar, in traces with parents far behind
+/// their children (a wide call's millions of children, deep nesting).
+#[test]
+fn parents_found_from_copies_are_those_a_walk_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = [
+        tracetree_testkit::synth::synth_trace(dir.path(), "parents", 4 << 20, 5),
+        tracetree_testkit::files::generated(dir.path(), Shape::Wide, 1, 2 << 20, None),
+        tracetree_testkit::files::generated(dir.path(), Shape::Mixed, 2, 4 << 20, None),
+    ];
+    for trace in &traces {
+        for sidecar in [false, true] {
+            let options = LazyTraceReader::options().resident_window(Some(1 << 20));
+            let options = match sidecar {
+                true => options
+                    .sidecar_dir(Some(dir.path().join("sidecars")))
+                    .defer_sidecar(None),
+                false => options.sidecar(SidecarPolicy::Off),
+            };
+            let reader = options.open(trace).unwrap();
+            let mut expected = Vec::new();
+            for thread in reader.thread_ids() {
+                let mut open: Vec<LazyNode> = Vec::new();
+                reader
+                    .walk_thread(thread, WalkDetail::Headers, |walked| {
+                        open.truncate(walked.depth);
+                        expected.push((walked.node, open.last().copied()));
+                        open.push(walked.node);
+                        Ok(true)
+                    })
+                    .unwrap();
+            }
+            assert!(expected.len() > 10_000, "{} nodes", expected.len());
+            for (node, parent) in expected.iter().step_by(5) {
+                let case = format!("{}, sidecar {sidecar}, {node:?}", trace.display());
+                assert_eq!(reader.parent(*node).unwrap(), *parent, "{case}");
+            }
         }
     }
 }

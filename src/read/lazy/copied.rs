@@ -29,6 +29,24 @@
 //! its first page of children are decoded and cached together
 //! (`node_expanding`): a `pread` costs more than decoding what it reads.
 //!
+//! **A node's parent** (`parent_copied`) takes the cells of up to
+//! [`BEHIND`] containers up to the last one starting before the node, with
+//! the search for it, in one read (`ContainerTable::copy_run_before`): of
+//! those, the last one ending after the node is the innermost holding it;
+//! when none does, the chunk maxima point to it
+//! (`ContainerTable::holding_before_copied`). The widest container between
+//! that one and the node is its last child container before the node (the
+//! others lie inside it). The node is a direct child if stepping over the
+//! children from a point between them ends exactly at the node: from the
+//! content's start, in one copy with the parent's header, when that is
+//! near and the run holds the containers between; else from the end of
+//! that last child's footer (whose type its header, found back from its
+//! content, gives). Headers are searched for back from their content
+//! ([`container_header`]) in [`HEADER_ROOM`] bytes. A child container
+//! without a cell holding the node, or any other surprise, makes the
+//! steps miss the node: the search then goes through the mappings, which
+//! finds such containers.
+//!
 //! Whatever stops it (no window, a long call, more containers than the
 //! run holds, index cells too far apart to read at once, a container
 //! without a cell, a read past the copy, bad bytes) gives `None`, and the
@@ -39,6 +57,7 @@
 
 use std::sync::Arc;
 
+use super::headers::container_header;
 use super::*;
 use crate::format::Object;
 
@@ -51,6 +70,19 @@ const FIRST_CONTAINERS: usize = 16;
 /// The most containers whose cells a scan copies: enough for any call of
 /// [`MAX_CONTENT`] bytes but one of tiny calls.
 const MAX_CONTAINERS: usize = 2048;
+
+/// The containers before a node whose cells a parent search copies (its
+/// parent among them, else the search goes through the mappings).
+const BEHIND: usize = 64;
+
+/// The bytes before a container's content copied to find its header in (a
+/// longer header is found through the mappings).
+const HEADER_ROOM: u64 = 512;
+
+/// The longest stretch of a parent's content before a node stepped over
+/// from the content's start; further, from the end of its last child
+/// container before the node.
+const SHORT_SCAN: u64 = 4 << 10;
 
 /// The bytes after a short call's content copied with it for its footer
 /// ([`LazyTraceReader::expand_copied`]); a longer footer is copied on its
@@ -202,6 +234,118 @@ impl LazyTraceReader {
             content: Some(content),
         };
         Some((data, page.flatten()))
+    }
+}
+
+impl LazyTraceReader {
+    /// The container `node` is a direct child of (`Some(None)` at the top
+    /// level), found from copies (see the module); `None` when it cannot
+    /// be found so.
+    pub(super) fn parent_copied(&self, node: LazyNode) -> Option<Option<LazyNode>> {
+        self.resident.as_ref()?;
+        let slot = node.slot as usize;
+        if !self.lookup.trusted(slot) {
+            return None;
+        }
+        let cells = self.lookup.copied_cells(slot)?;
+        let (table, view) = self.containers(slot).ok()?;
+        let run = table.copy_run_before(cells, node.at, BEHIND)?;
+        // Of the containers starting at or before the node, those holding
+        // it end after it: the last of them is the innermost. Of those
+        // after it, the widest is its last child container before the
+        // node (the others lie inside that one).
+        let (parent, last_child, in_run) = match run.ranges().rposition(|(_, end)| end > node.at) {
+            Some(i) => (
+                Some((run.position() + i, run.range(i)?.0)),
+                run.widest_from(i + 1),
+                true,
+            ),
+            None => {
+                let before = table.holding_before_copied(cells, run.position(), node.at)?;
+                let widest = [before.widest, run.widest_from(0)].into_iter().flatten();
+                (
+                    before.holding,
+                    widest.max_by_key(|&(_, (_, end))| end),
+                    false,
+                )
+            }
+        };
+        let scope = Scope {
+            slot,
+            start: parent.map_or(LogicalOffset(0), |(_, start)| start),
+            end: node.at,
+        };
+        let distance = node.at.0.checked_sub(scope.start.0)?;
+        let blocks = self.lookup.blocks.thread(slot);
+        let header = match last_child {
+            // Far from the parent's content start (or with containers
+            // between the two that the run does not hold): stepped over
+            // from the end of that child's footer.
+            Some((j, (start, end))) if !in_run || distance > SHORT_SCAN => {
+                let (_, container) = self.header_copied(slot, j, start)?;
+                let (bytes, copy) = blocks.copy_range(&self.data, end..node.at)?;
+                let mut stream = Stream::new(&bytes, &copy);
+                let from = end + stream.footer_len(end, container).ok()?;
+                self.reaches(Scan::of_copy(slot, stream, table, view, run), scope, from)?;
+                match parent {
+                    Some((k, start)) => Some(self.header_copied(slot, k, start)?.0),
+                    None => None,
+                }
+            }
+            // From the parent's content start, in one copy with its header.
+            _ if distance > MAX_CONTENT => return None,
+            _ => {
+                let from = LogicalOffset(scope.start.0.saturating_sub(HEADER_ROOM));
+                if from == node.at {
+                    return Some(None);
+                }
+                let (bytes, copy) = blocks.copy_range(&self.data, from..node.at)?;
+                let mut stream = Stream::new(&bytes, &copy);
+                let header = match parent {
+                    Some((k, start)) => {
+                        let event = table.event_copied(cells, k)?;
+                        let found = container_header(&mut stream, start, blocks.thread, event);
+                        Some(found.ok()??.0)
+                    }
+                    None => None,
+                };
+                self.reaches(
+                    Scan::of_copy(slot, stream, table, view, run),
+                    scope,
+                    scope.start,
+                )?;
+                header
+            }
+        };
+        Some(header.map(|at| self.node_at(slot, at)))
+    }
+
+    /// The header of thread `slot`'s `k`-th container, whose content
+    /// starts at `start`, and its type: searched for in a copy of the
+    /// [`HEADER_ROOM`] bytes before its content.
+    fn header_copied(
+        &self,
+        slot: usize,
+        k: usize,
+        start: LogicalOffset,
+    ) -> Option<(LogicalOffset, TracepointType)> {
+        let cells = self.lookup.copied_cells(slot)?;
+        let (table, _) = self.containers(slot).ok()?;
+        let event = table.event_copied(cells, k)?;
+        let blocks = self.lookup.blocks.thread(slot);
+        let from = LogicalOffset(start.0.saturating_sub(HEADER_ROOM));
+        let (bytes, copy) = blocks.copy_range(&self.data, from..start)?;
+        let mut stream = Stream::new(&bytes, &copy);
+        container_header(&mut stream, start, blocks.thread, event)
+            .ok()
+            .flatten()
+    }
+
+    /// Whether stepping over `scope`'s children from `from` (a point
+    /// between them) ends exactly at the scope's end.
+    fn reaches(&self, mut scan: Scan<'_>, scope: Scope, from: LogicalOffset) -> Option<()> {
+        let end = self.scan_children_in(&mut scan, scope, from, |_, _| true);
+        (end.ok()? == scope.end).then_some(())
     }
 }
 

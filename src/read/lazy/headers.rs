@@ -41,7 +41,7 @@ const NEAR_CHILDREN: usize = 4096;
 /// starts at `start`: its offset and type, found by searching back from
 /// `start` (shortest first); `None` when no such header within
 /// [`MAX_HEADER`] bytes ends there.
-fn container_header(
+pub(super) fn container_header(
     stream: &mut Stream<'_>,
     start: LogicalOffset,
     thread: ThreadId,

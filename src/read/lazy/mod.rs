@@ -498,6 +498,10 @@ impl LazyTraceReader {
 
     fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = self.own(node)?;
+        // From copies where it can (`copied.rs`), else through the mappings.
+        if let Some(parent) = self.parent_copied(node) {
+            return Ok(parent);
+        }
         let (table, cells) = self.containers(slot)?;
         let mut enclosing = table.last_starting_at_or_before(cells, node.at);
         while let Some(k) = enclosing {

@@ -8,11 +8,13 @@
 //! `ContainerTable::from_post_order` turns that into start order in one
 //! backwards pass, checking on the way that the ranges nest.
 
+mod copied;
 mod order;
 mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use copied::*;
 pub(crate) use order::*;
 pub(crate) use table::*;
 
@@ -170,158 +172,6 @@ pub(crate) struct CellView<'a> {
     flat: Option<FlatCells<'a>>,
 }
 
-/// A thread's container cells read by `pread` rather than through their
-/// mapping, for lookups made at random under a resident window
-/// (`ContainerTable::find_start_copied`): a sidecar's flat arrays, or the
-/// index file's cells and the cells made in memory after them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum CopiedCells<'a> {
-    /// A sidecar's arrays.
-    Flat(&'a MappedCells),
-    /// The index file's cells, then `made`.
-    Cells {
-        /// The index file's cells.
-        file: &'a FileCells,
-        /// Cells made in memory, numbered after the file's.
-        made: &'a [RawIndexCell],
-    },
-}
-
-impl CopiedCells<'_> {
-    /// The content starts of the cells `ids` into `starts`, and their ends
-    /// into `ends` when given (of cells `first..first + starts.len()` when
-    /// `ids` is `None`: a sidecar's, whose table is in cell order), in one
-    /// read per array; returns of how many, from the first: all of a
-    /// sidecar's, or as many index cells as lie within
-    /// [`FileCells::COPIED_SPAN`] bytes ([`FileCells::copy_ranges_of`]); 0
-    /// when they cannot be read so (cells made in memory, a short read).
-    pub(crate) fn ranges(
-        &self,
-        first: usize,
-        ids: Option<&[u32]>,
-        starts: &mut [u64],
-        ends: Option<&mut [u64]>,
-    ) -> usize {
-        match (self, ids) {
-            (CopiedCells::Flat(flat), None) => {
-                let copied = flat.copy_starts(first, starts)
-                    && ends.is_none_or(|ends| flat.copy_ends(first, ends));
-                if copied { starts.len() } else { 0 }
-            }
-            (CopiedCells::Cells { file, .. }, Some(ids)) if starts.len() == ids.len() => {
-                let ends = ends.filter(|ends| ends.len() == ids.len());
-                file.copy_ranges_of(ids, starts, ends)
-            }
-            _ => 0,
-        }
-    }
-
-    /// The content start of cell `id`.
-    pub(crate) fn start(&self, id: u32) -> Option<u64> {
-        match self {
-            CopiedCells::Flat(flat) => {
-                let mut start = [0];
-                flat.copy_starts(id as usize, &mut start)
-                    .then_some(start[0])
-            }
-            CopiedCells::Cells { .. } => self.cell(id).map(|cell| cell.start.get() as u64),
-        }
-    }
-
-    /// The content end of cell `id`.
-    pub(crate) fn end(&self, id: u32) -> Option<u64> {
-        match self {
-            CopiedCells::Flat(flat) => flat.copy_end(id as usize),
-            CopiedCells::Cells { .. } => self.cell(id).map(|cell| cell.end.get() as u64),
-        }
-    }
-
-    /// Index or made cell `id` (never a sidecar's).
-    fn cell(&self, id: u32) -> Option<RawIndexCell> {
-        let CopiedCells::Cells { file, made } = self else {
-            return None;
-        };
-        match (id as usize).checked_sub(file.len()) {
-            None => file.copy_cell(id as usize),
-            Some(made_id) => made.get(made_id).copied(),
-        }
-    }
-}
-
-/// The content starts and ends of a run of consecutive containers of a
-/// table (in start order), copied ([`ContainerTable::copy_run`]): what a
-/// scan of a short call's children looks its containers up in.
-#[derive(Debug)]
-pub(crate) struct CopiedRun {
-    /// The table position of the container after the run's last.
-    next: usize,
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    /// Whether the run reaches the table's end.
-    to_the_end: bool,
-}
-
-impl CopiedRun {
-    /// The run from its first container starting at or after `key` on, at
-    /// most `count` long.
-    fn starting_at(mut self, key: LogicalOffset, count: usize) -> CopiedRun {
-        let first = self.starts.partition_point(|&start| start < key.0);
-        let end = first.saturating_add(count).min(self.starts.len());
-        self.to_the_end &= end == self.starts.len();
-        self.next -= self.starts.len() - end;
-        self.starts.truncate(end);
-        self.ends.truncate(end);
-        self.starts.drain(..first);
-        self.ends.drain(..first);
-        self
-    }
-
-    /// How many containers the run holds.
-    fn len(&self) -> usize {
-        self.starts.len()
-    }
-
-    /// The table position of the container after the run's last.
-    fn next(&self) -> usize {
-        self.next
-    }
-
-    /// Appends `more`, the run of containers right after this one's.
-    fn append(&mut self, more: CopiedRun) {
-        debug_assert_eq!(more.next - more.starts.len(), self.next);
-        self.starts.extend_from_slice(&more.starts);
-        self.ends.extend_from_slice(&more.ends);
-        self.next = more.next;
-        self.to_the_end = more.to_the_end;
-    }
-
-    /// Whether the run holds no container.
-    fn is_empty(&self) -> bool {
-        self.starts.is_empty()
-    }
-
-    /// The content start and end of the run's first container.
-    pub(crate) fn first(&self) -> Option<(LogicalOffset, LogicalOffset)> {
-        Some((
-            LogicalOffset(*self.starts.first()?),
-            LogicalOffset(*self.ends.first()?),
-        ))
-    }
-
-    /// Whether every container of the table starting at or after the
-    /// run's first and before `end` is in the run.
-    pub(crate) fn covers(&self, end: LogicalOffset) -> bool {
-        self.to_the_end || self.starts.last().is_some_and(|&start| start >= end.0)
-    }
-
-    /// The content end of the container whose content starts at `start`,
-    /// if the run holds it.
-    pub(crate) fn end_of(&self, start: LogicalOffset) -> Option<LogicalOffset> {
-        let i = self.starts.binary_search(&start.0).ok()?;
-        self.ends.get(i).copied().map(LogicalOffset)
-    }
-}
-
 /// One thread's containers as a sidecar holds them: content starts, content
 /// ends and event ids, little-endian, in start order, all of one length.
 #[derive(Debug, Clone, Copy)]
@@ -455,6 +305,14 @@ impl MappedCells {
     pub(crate) fn copy_end(&self, k: usize) -> Option<u64> {
         let mut end = [0];
         self.copy_ends(k, &mut end).then_some(end[0])
+    }
+
+    /// The event id of the `k`-th container, read by `pread`.
+    pub(crate) fn copy_event(&self, k: usize) -> Option<i32> {
+        let mut event = [0u8; 4];
+        let at = k.checked_mul(4)?.checked_add(self.events)?;
+        (k < self.len && self.bytes.copy_at(at as u64, &mut event) == 4)
+            .then(|| i32::from_le_bytes(event))
     }
 
     /// Words from byte `at` of the sidecar on into `out`, in one read.

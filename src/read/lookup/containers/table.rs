@@ -85,14 +85,14 @@ pub(crate) struct ContainerTable {
     /// Cell numbers, ascending by content start (pre-order).
     pub(super) order: Order,
     /// The greatest end in each chunk of `CHUNK` containers of `order`.
-    chunk_max_end: Words,
+    pub(super) chunk_max_end: Words,
     /// Whether event ids ascend in pre-order (real recorders: yes).
     events_ascend: bool,
     /// Positions in `order` sorted by event id, built on first use when
     /// event ids do not ascend.
     by_event: OnceLock<Vec<u32>>,
     /// Every [`FENCE`]-th container's start and event id ([`Fence`]).
-    fence: OnceLock<Fence>,
+    pub(super) fence: OnceLock<Fence>,
     /// Searches made without the fence (a sidecar's table, until it
     /// builds one).
     searches: AtomicU32,
@@ -103,7 +103,7 @@ pub(crate) struct ContainerTable {
 const FENCE_AFTER: u32 = 64;
 
 /// How many containers apart the [`Fence`]'s entries are.
-const FENCE: usize = 64;
+pub(super) const FENCE: usize = 64;
 
 /// The content start and event id of every [`FENCE`]-th container, on the
 /// heap: a search by start (or by event id, when they ascend) looks here
@@ -121,8 +121,8 @@ const FENCE: usize = 64;
 /// command that expands one call) never pays for it, and then releases
 /// the sidecar's pages it mapped.
 #[derive(Debug, Default)]
-struct Fence {
-    starts: Vec<u64>,
+pub(super) struct Fence {
+    pub(super) starts: Vec<u64>,
     events: Vec<i32>,
     /// Every [`FENCE`]-th of `starts`: a search by start looks here first
     /// (a few KiB that stay cached), then at the `FENCE` starts between
@@ -144,7 +144,7 @@ impl Fence {
     /// The first of `starts` that fails `pred` (those failing it follow
     /// those passing it; the entry count when none does), found through
     /// `top`.
-    fn failing_start(&self, pred: impl Fn(u64) -> bool) -> usize {
+    pub(super) fn failing_start(&self, pred: impl Fn(u64) -> bool) -> usize {
         let failing = self.top.partition_point(|&s| pred(s));
         // `top[failing - 1]`, i.e. `starts[(failing - 1) * FENCE]`, passes;
         // `top[failing]`, i.e. `starts[failing * FENCE]`, fails.
@@ -156,7 +156,7 @@ impl Fence {
     /// lies, given where it fails among the fence's entries (`failing`:
     /// the first entry that fails, or the entry count), for a table of
     /// `len` containers.
-    fn narrow(failing: usize, len: usize) -> (usize, usize) {
+    pub(super) fn narrow(failing: usize, len: usize) -> (usize, usize) {
         let low = match failing {
             0 => 0,
             i => (i - 1) * FENCE + 1,
@@ -164,9 +164,6 @@ impl Fence {
         (low, (failing * FENCE).min(len))
     }
 }
-
-/// A container's content start, and its end when it was read with it.
-type StartAndEnd = (u64, Option<u64>);
 
 impl ContainerTable {
     /// The table of a sidecar's flat arrays: `len` containers already in
@@ -410,173 +407,6 @@ impl ContainerTable {
             self.partition_by_start(cells, |start| start < key)
         };
         (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
-    }
-
-    /// [`find_start`](Self::find_start) without a hint, with the cells read
-    /// by `pread` ([`partition_copied`](Self::partition_copied)): the
-    /// container's position and content end.
-    pub(crate) fn find_start_copied(
-        &self,
-        cells: CopiedCells<'_>,
-        start: LogicalOffset,
-    ) -> Option<Option<(usize, LogicalOffset)>> {
-        let (at, first) = self.partition_copied(cells, start.0)?;
-        let Some((_, end)) = first.filter(|&(found, _)| found == start.0) else {
-            return Some(None);
-        };
-        let end = match end {
-            Some(end) => end,
-            None => cells.end(self.id(at))?,
-        };
-        Some(Some((at, LogicalOffset(end))))
-    }
-
-    /// [`first_starting_at_or_after`](Self::first_starting_at_or_after),
-    /// with the cells read by `pread`.
-    pub(crate) fn first_starting_at_or_after_copied(
-        &self,
-        cells: CopiedCells<'_>,
-        at: LogicalOffset,
-    ) -> Option<usize> {
-        self.partition_copied(cells, at.0).map(|(at, _)| at)
-    }
-
-    /// The first container whose content starts at or after `key`, with
-    /// its start and, when the same read gave it (index cells), its end
-    /// (`None` past the last), once the table's [`Fence`] is built: the
-    /// fence's entries narrow the search to fewer than [`FENCE`]
-    /// containers, whose cells are read by `pread`
-    /// ([`CopiedCells::ranges`]: in one read, or, index cells too far
-    /// apart for that, one per step of the binary search) instead of
-    /// through the mappings, so the search maps no page of the lookups.
-    /// `None` when it cannot search so (no fence yet, a short read).
-    fn partition_copied(
-        &self,
-        cells: CopiedCells<'_>,
-        key: u64,
-    ) -> Option<(usize, Option<StartAndEnd>)> {
-        let fence = self.fence.get()?;
-        let len = self.len();
-        let failing = fence.failing_start(|s| s < key);
-        let (low, high) = Fence::narrow(failing, len);
-        let ids = match &self.order {
-            Order::Ids(ids) => Some(ids.get(low..high)?),
-            Order::Identity(_) => None,
-        };
-        let (mut starts, mut ends) = ([0u64; FENCE], [0u64; FENCE]);
-        let (starts, ends) = (starts.get_mut(..high - low)?, ends.get_mut(..high - low)?);
-        // Index cells hold their ends: read with the starts, for nothing.
-        let mut ends = ids.is_some().then_some(ends);
-        let (passing, first) =
-            if cells.ranges(low, ids, starts, ends.as_deref_mut()) == starts.len() {
-                let passing = starts.partition_point(|&s| s < key);
-                let end = |ends: &[u64]| ends[passing];
-                let first = starts
-                    .get(passing)
-                    .map(|&start| (start, ends.as_deref().map(end)));
-                (low + passing, first)
-            } else {
-                // Index cells too far apart for one read: one per step.
-                let ids = ids?;
-                let (mut from, mut to) = (0, ids.len());
-                while from < to {
-                    let mid = from + (to - from) / 2;
-                    if cells.start(ids[mid])? < key {
-                        from = mid + 1;
-                    } else {
-                        to = mid;
-                    }
-                }
-                let first = match ids.get(from) {
-                    Some(&id) => Some((cells.start(id)?, None)),
-                    None => None,
-                };
-                (low + from, first)
-            };
-        // The first start at or past `key`: read above, else the fence
-        // entry at `high` (none when `high` is the table's end).
-        let first = match first {
-            Some(first) => Some(first),
-            None if passing < len => Some((*fence.starts.get(failing)?, None)),
-            None => None,
-        };
-        Some((passing, first))
-    }
-
-    /// The starts and ends of up to `count` containers from table position
-    /// `first` on, read by `pread` ([`CopiedCells::ranges`]: fewer when
-    /// their index cells lie too far apart); `None` when they cannot be
-    /// read so.
-    pub(crate) fn copy_run(
-        &self,
-        cells: CopiedCells<'_>,
-        first: usize,
-        count: usize,
-    ) -> Option<CopiedRun> {
-        let end = first.checked_add(count)?.min(self.len());
-        let n = end.checked_sub(first)?;
-        let ids = match &self.order {
-            Order::Ids(ids) => Some(ids.get(first..end)?),
-            Order::Identity(_) => None,
-        };
-        let (mut starts, mut ends) = (vec![0; n], vec![0; n]);
-        let copied = cells.ranges(first, ids, &mut starts, Some(&mut ends));
-        if copied == 0 && n > 0 {
-            return None;
-        }
-        starts.truncate(copied);
-        ends.truncate(copied);
-        Some(CopiedRun {
-            next: first + copied,
-            starts,
-            ends,
-            to_the_end: first + copied == self.len(),
-        })
-    }
-
-    /// The first container whose content starts at or after `key` and up
-    /// to `count - 1` after it, as [`copy_run`](Self::copy_run) gives them:
-    /// the cells that search would read and the run after them in one
-    /// read where they lie close enough, else one read each.
-    pub(crate) fn copy_run_from(
-        &self,
-        cells: CopiedCells<'_>,
-        key: LogicalOffset,
-        count: usize,
-    ) -> Option<CopiedRun> {
-        let fence = self.fence.get()?;
-        let failing = fence.failing_start(|s| s < key.0);
-        let (low, high) = Fence::narrow(failing, self.len());
-        let run = self.copy_run(cells, low, (high - low).saturating_add(count));
-        match run.map(|run| run.starting_at(key, count)) {
-            // Unless the cells read stopped short of that container.
-            Some(run) if !run.is_empty() || run.to_the_end => Some(run),
-            _ => {
-                let first = self.first_starting_at_or_after_copied(cells, key)?;
-                self.copy_run(cells, first, count)
-            }
-        }
-    }
-
-    /// Extends `run` with the containers after it until it
-    /// [`covers`](CopiedRun::covers) `end`, or holds `most`, each read
-    /// ([`copy_run`](Self::copy_run)) doubling it at most; whether it
-    /// covers `end`.
-    pub(crate) fn extend_run(
-        &self,
-        cells: CopiedCells<'_>,
-        run: &mut CopiedRun,
-        end: LogicalOffset,
-        most: usize,
-    ) -> bool {
-        while !run.covers(end) {
-            let wanted = most.saturating_sub(run.len()).min(run.len().max(1));
-            match self.copy_run(cells, run.next(), wanted) {
-                Some(more) if !more.is_empty() => run.append(more),
-                _ => return false,
-            }
-        }
-        true
     }
 
     /// The first container whose content starts at or after `at` (the
