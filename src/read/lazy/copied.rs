@@ -282,6 +282,9 @@ impl LazyTraceReader {
             // between the two that the run does not hold): stepped over
             // from the end of that child's footer.
             Some((j, (start, end))) if !in_run || distance > SHORT_SCAN => {
+                if node.at.0.checked_sub(end.0)? > MAX_CONTENT {
+                    return None;
+                }
                 let (_, container) = self.header_copied(slot, j, start)?;
                 let (bytes, copy) = blocks.copy_range(&self.data, end..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
