@@ -235,9 +235,7 @@ impl LazyTraceReader {
         };
         Some((data, page.flatten()))
     }
-}
 
-impl LazyTraceReader {
     /// The container `node` is a direct child of (`Some(None)` at the top
     /// level), found from copies (see the module); `None` when it cannot
     /// be found so.
@@ -305,11 +303,7 @@ impl LazyTraceReader {
                 let (bytes, copy) = blocks.copy_range(&self.data, from..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
                 let header = match parent {
-                    Some((k, start)) => {
-                        let event = table.event_copied(cells, k)?;
-                        let found = container_header(&mut stream, start, blocks.thread, event);
-                        Some(found.ok()??.0)
-                    }
+                    Some((k, start)) => Some(self.header_in(&mut stream, slot, k, start)?.0),
                     None => None,
                 };
                 self.reaches(
@@ -332,14 +326,30 @@ impl LazyTraceReader {
         k: usize,
         start: LogicalOffset,
     ) -> Option<(LogicalOffset, TracepointType)> {
+        let from = LogicalOffset(start.0.saturating_sub(HEADER_ROOM));
+        let (bytes, copy) = self
+            .lookup
+            .blocks
+            .thread(slot)
+            .copy_range(&self.data, from..start)?;
+        self.header_in(&mut Stream::new(&bytes, &copy), slot, k, start)
+    }
+
+    /// The header of thread `slot`'s `k`-th container, whose content
+    /// starts at `start`, and its type, searched for in `stream` (a copy
+    /// of bytes before the content) with the event id of its cell.
+    fn header_in(
+        &self,
+        stream: &mut Stream<'_>,
+        slot: usize,
+        k: usize,
+        start: LogicalOffset,
+    ) -> Option<(LogicalOffset, TracepointType)> {
         let cells = self.lookup.copied_cells(slot)?;
         let (table, _) = self.containers(slot).ok()?;
         let event = table.event_copied(cells, k)?;
-        let blocks = self.lookup.blocks.thread(slot);
-        let from = LogicalOffset(start.0.saturating_sub(HEADER_ROOM));
-        let (bytes, copy) = blocks.copy_range(&self.data, from..start)?;
-        let mut stream = Stream::new(&bytes, &copy);
-        container_header(&mut stream, start, blocks.thread, event)
+        let thread = self.lookup.blocks.thread(slot).thread;
+        container_header(stream, start, thread, event)
             .ok()
             .flatten()
     }
