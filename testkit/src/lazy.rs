@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::model::{Footer, Tracepoint};
-use tracetree::read::{LazyOptions, LazyTraceReader, sidecar_path};
+use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader, WalkDetail, sidecar_path};
 use tracetree::tree::{TraceTree, Visit};
 
 use crate::files::COMPLETE_REFERENCE_TRACES;
@@ -240,6 +240,21 @@ impl EagerIndex {
         let by_event = events.iter().enumerate().map(|(i, &e)| (e, i)).collect();
         EagerIndex { events, by_event }
     }
+}
+
+/// Every node of a lazy reader, thread by thread in pre-order (a headers
+/// walk).
+pub fn all_nodes(reader: &LazyTraceReader) -> Vec<LazyNode> {
+    let mut nodes = Vec::new();
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Headers, |walked| {
+                nodes.push(walked.node);
+                Ok(true)
+            })
+            .unwrap();
+    }
+    nodes
 }
 
 /// Expands every node of a lazy reader, returning the first error instead

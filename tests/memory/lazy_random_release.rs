@@ -93,18 +93,8 @@ fn parents_found_at_random_map_nothing() {
     let _alone = memory::alone();
     let dir = tempfile::tempdir().unwrap();
     let path = synth::synth_trace(dir.path(), "random-parents", 32 << 20, 7);
-    let mut nodes: Vec<LazyNode> = Vec::new();
-    {
-        let finder = LazyTraceReader::open(&path).unwrap();
-        for thread in finder.thread_ids() {
-            finder
-                .walk_thread(thread, WalkDetail::Headers, |walked| {
-                    nodes.push(walked.node);
-                    Ok(true)
-                })
-                .unwrap();
-        }
-    }
+    // Found by a reader of their own: dropping it unmaps what its walk read.
+    let nodes = tracetree_testkit::lazy::all_nodes(&LazyTraceReader::open(&path).unwrap());
     let reader = LazyTraceReader::options()
         .resident_window(Some(1 << 30))
         .open(&path)

@@ -53,19 +53,6 @@ fn write_trace(path: &Path) {
     writer.save(path).unwrap();
 }
 
-fn nodes(reader: &LazyTraceReader) -> Vec<LazyNode> {
-    let mut nodes = Vec::new();
-    for thread in reader.thread_ids() {
-        reader
-            .walk_thread(thread, WalkDetail::Headers, |walked| {
-                nodes.push(walked.node);
-                Ok(true)
-            })
-            .unwrap();
-    }
-    nodes
-}
-
 #[test]
 fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
     let dir = tempfile::tempdir().unwrap();
@@ -92,7 +79,7 @@ fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
             .resident_window(window)
             .open(&path)
             .unwrap();
-        let nodes = nodes(&reader);
+        let nodes = tracetree_testkit::lazy::all_nodes(&reader);
         assert_eq!(nodes.len(), expected.len());
         for (i, (node, (tracepoint, footer))) in nodes.iter().zip(&expected).enumerate() {
             for children_first in [false, true] {

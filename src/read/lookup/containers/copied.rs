@@ -297,6 +297,15 @@ impl ContainerTable {
         Some(Some((at, LogicalOffset(end))))
     }
 
+    /// The positions `low..high` in which the first container whose start
+    /// fails `pred` lies (those failing it follow those passing it; `high`
+    /// when none in between fails), narrowed by the [`Fence`]; `None`
+    /// before the fence is built.
+    fn fenced(&self, pred: impl Fn(u64) -> bool) -> Option<(usize, usize)> {
+        let failing = self.fence.get()?.failing_start(pred);
+        Some(Fence::narrow(failing, self.len()))
+    }
+
     /// [`first_starting_at_or_after`](Self::first_starting_at_or_after),
     /// with the cells read by `pread`.
     pub(crate) fn first_starting_at_or_after_copied(
@@ -410,9 +419,7 @@ impl ContainerTable {
         key: LogicalOffset,
         count: usize,
     ) -> Option<CopiedRun> {
-        let fence = self.fence.get()?;
-        let failing = fence.failing_start(|s| s < key.0);
-        let (low, high) = Fence::narrow(failing, self.len());
+        let (low, high) = self.fenced(|s| s < key.0)?;
         let run = self.copy_run(cells, low, (high - low).saturating_add(count));
         match run.map(|run| run.starting_at(key, count)) {
             // Unless the cells read stopped short of that container.
@@ -436,8 +443,7 @@ impl ContainerTable {
         key: LogicalOffset,
         count: usize,
     ) -> Option<CopiedRun> {
-        let fence = self.fence.get()?;
-        let (low, high) = Fence::narrow(fence.failing_start(|s| s <= key.0), self.len());
+        let (low, high) = self.fenced(|s| s <= key.0)?;
         let first = low.saturating_sub(count);
         let run = self.copy_run(cells, first, high - first)?;
         (run.next() == high).then(|| run.ending_at(key, count))
