@@ -134,7 +134,7 @@ fn small_calls_and_leaves_are_not_cut() {
 /// A call of more than 8 MiB gets its child index from runs of siblings
 /// counted on several threads; every page of it, read through that index,
 /// is the eager tree's (one trace with blocks of 4 KiB: headers at blocks'
-/// edges). A crashed recorder's calls are not cut (its repaired cells are
+/// edges), and its children are found again by event id, parent and place. A crashed recorder's calls are not cut (its repaired cells are
 /// not trusted), so they are scanned whole.
 #[test]
 fn child_indexes_counted_in_runs_page_like_the_eager_tree() {
@@ -181,6 +181,15 @@ fn child_indexes_counted_in_runs_page_like_the_eager_tree() {
                     events(&eager_events, from),
                     "{what}: children from {from}"
                 );
+                // Found again through the same index: by event id (its
+                // checkpoints' events), as a parent's child and by place.
+                let Some(child) = reader.children_range(node, from, 1).unwrap().pop() else {
+                    continue;
+                };
+                let event = reader.node(child).unwrap().tracepoint().event();
+                assert_eq!(reader.node_by_event(event).unwrap(), Some(child), "{what}");
+                assert_eq!(reader.parent(child).unwrap(), Some(node), "{what}");
+                assert_eq!(reader.position(child).unwrap(), from, "{what}");
             }
         }
         assert!(large > 0, "{what}: no call large enough to count in runs");

@@ -106,20 +106,28 @@ pub struct ContentRange {
     pub finished: bool,
 }
 
-/// How many children a scope has, and where every `stride`-th page of them
-/// starts. The stride is a power of two that grows while the scope is
-/// scanned, so that the checkpoints fit their share of the cache however
-/// many children the scope has; a page between two checkpoints is found by
-/// scanning at most `stride` pages.
+/// How many children a scope has, and where some of them are: the
+/// checkpoints, in child order, at most a page's worth of children or a
+/// power of two of pages apart (however many children, the checkpoints fit
+/// their share of the cache). A page is found by scanning from the last
+/// checkpoint at or before its first child.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChildIndex {
     /// Direct children.
     pub(crate) count: usize,
-    /// Pages from one checkpoint to the next.
-    pub(crate) stride: usize,
-    /// For pages `0, stride, 2·stride, …`: the offset and event id of the
-    /// page's first child.
-    pub(crate) checkpoints: Vec<(LogicalOffset, EventId)>,
+    /// The first child and others after it, ascending.
+    pub(crate) checkpoints: Vec<Checkpoint>,
+}
+
+/// A child whose place the [`ChildIndex`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Checkpoint {
+    /// Its number among its parent's children.
+    pub(crate) child: usize,
+    /// Where it starts.
+    pub(crate) at: LogicalOffset,
+    /// Its event id.
+    pub(crate) event: EventId,
 }
 
 impl ChildIndex {
@@ -128,10 +136,17 @@ impl ChildIndex {
         self.count.div_ceil(PAGE)
     }
 
-    /// The pages from checkpoint `checkpoint` to the next one.
-    pub(crate) fn pages_from(&self, checkpoint: usize) -> std::ops::Range<usize> {
-        let first = checkpoint * self.stride;
-        first..(first + self.stride).min(self.pages())
+    /// The last checkpoint at or before child `child`.
+    pub(crate) fn checkpoint_before(&self, child: usize) -> Option<&Checkpoint> {
+        let after = self.checkpoints.partition_point(|c| c.child <= child);
+        after.checked_sub(1).map(|k| &self.checkpoints[k])
+    }
+
+    /// The pages holding the children from checkpoint `k` to the next one.
+    pub(crate) fn pages_from(&self, k: usize) -> std::ops::Range<usize> {
+        let first = self.checkpoints[k].child / PAGE;
+        let next = self.checkpoints.get(k + 1).map_or(self.count, |c| c.child);
+        first..next.div_ceil(PAGE).min(self.pages())
     }
 }
 
@@ -179,8 +194,7 @@ impl Entry {
             + match self {
                 Entry::Node(node) => size_of::<NodeData>() + node_heap(node),
                 Entry::Index(index) => {
-                    size_of::<ChildIndex>()
-                        + index.checkpoints.capacity() * size_of::<(LogicalOffset, EventId)>()
+                    size_of::<ChildIndex>() + index.checkpoints.capacity() * size_of::<Checkpoint>()
                 }
                 Entry::Page(page) => page.len() * size_of::<LogicalOffset>(),
             }

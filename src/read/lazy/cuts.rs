@@ -21,12 +21,13 @@
 //! The same runs let a large call's child index (`scopes`) be built on
 //! several threads: each thread counts the children of consecutive runs
 //! (one forward scan, releasing behind it), keeping every 64th child's
-//! offset and event id; once the counts are added up, each checkpoint (the
-//! first child of every `stride`-th page) is at most 63 children after a
-//! kept one, and is stepped to from it. A run whose children do not end
-//! exactly at the next run's start leaves the call to one scan.
+//! offset and event id; once the counts are added up, the checkpoints are
+//! the kept children at or just before children `0, step, 2·step, …` (at
+//! most 63 before), so nothing is read again to find them. A run whose
+//! children do not end exactly at the next run's start leaves the call to
+//! one scan.
 
-use super::cache::{ChildIndex, PAGE};
+use super::cache::{Checkpoint, ChildIndex, PAGE};
 use super::{LazyNode, LazyTraceReader, Scan, Scope};
 use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
@@ -109,7 +110,7 @@ impl LazyTraceReader {
     /// The child index of a large call (`scan_child_index`), built in runs
     /// of siblings counted on several threads at once: each run's scan
     /// keeps every [`SAMPLE`]-th child; once the runs' counts are added
-    /// up, each checkpoint is stepped to from the sample before it. `None`
+    /// up, the checkpoints are chosen among those. `None`
     /// on one core, for a call of less than [`PARALLEL_INDEX_BYTES`], where
     /// the call is not cut into runs, or where a run does not end exactly at
     /// the next one's start: scanned whole then.
@@ -163,41 +164,29 @@ impl LazyTraceReader {
             return Ok(None);
         };
         let count: usize = counted.iter().map(|run| run.count).sum();
-        let mut stride = 1;
-        while count.div_ceil(PAGE * stride) > most.max(1) {
-            stride *= 2;
+        let mut step = PAGE;
+        while count.div_ceil(step) > most.max(1) {
+            step *= 2;
         }
-        let step = PAGE * stride;
+        // For children 0, step, 2·step, …: the last sample at or before
+        // each (one of the same run: every run starts with one).
         let mut checkpoints = Vec::with_capacity(count.div_ceil(step));
-        let mut scan = self.forward_scan(scope.slot)?;
-        scan.stream = scan.stream.released_at_end();
         let mut base = 0usize;
-        for (&run, counted) in runs.iter().zip(&counted) {
+        for run in &counted {
             let mut wanted = base.div_ceil(step) * step;
-            while wanted < base + counted.count {
-                let local = wanted - base;
-                let Some(&(at, event)) = counted.samples.get(local / SAMPLE) else {
-                    return Ok(None);
-                };
-                let checkpoint = match local % SAMPLE {
-                    0 => Some((at, event)),
-                    later => self.nth_child(&mut scan, run, at, later)?,
-                };
-                let Some(checkpoint) = checkpoint else {
-                    return Ok(None);
-                };
-                checkpoints.push(checkpoint);
+            while wanted < base + run.count {
+                let sample = (wanted - base) / SAMPLE;
+                let (at, event) = run.samples[sample];
+                checkpoints.push(Checkpoint {
+                    child: base + sample * SAMPLE,
+                    at,
+                    event,
+                });
                 wanted += step;
             }
-            base += counted.count;
+            base += run.count;
         }
-        Ok(
-            (checkpoints.len() == count.div_ceil(step)).then_some(ChildIndex {
-                count,
-                stride,
-                checkpoints,
-            }),
-        )
+        Ok(Some(ChildIndex { count, checkpoints }))
     }
 
     /// The children of one run: their count and every [`SAMPLE`]-th one;
@@ -216,27 +205,6 @@ impl LazyTraceReader {
         })?;
         Ok((end == run.end).then_some(counted))
     }
-
-    /// The `n`-th direct child of `run` counted from the child at `from`
-    /// (its 0th), with its event id.
-    fn nth_child(
-        &self,
-        scan: &mut Scan<'_>,
-        run: Scope,
-        from: LogicalOffset,
-        n: usize,
-    ) -> Result<Option<(LogicalOffset, EventId)>> {
-        let (mut seen, mut found) = (0, None);
-        self.scan_children_in(scan, run, from, |at, header| {
-            if seen == n {
-                found = Some((at, header.event));
-                return false;
-            }
-            seen += 1;
-            true
-        })?;
-        Ok(found)
-    }
 }
 
 /// Content a call needs for its child index to be built in runs.
@@ -245,7 +213,7 @@ const PARALLEL_INDEX_BYTES: u64 = 8 << 20;
 const INDEX_RUN_BYTES: u64 = 1 << 20;
 /// One child in this many of each run is kept while its children are
 /// counted (16 bytes each: a quarter of a byte a child, for the time of
-/// the build), so a checkpoint is at most this many children from one.
+/// the build); the checkpoints are chosen among them.
 const SAMPLE: usize = 64;
 
 /// One run's children, counted.

@@ -27,13 +27,16 @@
 //!   skipped. Child offsets are kept in pages of 1,024. `children_range(node,
 //!   from, count)` scans only the pages asked for; pages after the first need
 //!   where pages start: the *child index*, made by one scan of the call's
-//!   content, holds the child count and a checkpoint (offset and event id of
-//!   the first child) every *stride* pages (a call of over 8 MiB: counted
-//!   in runs of siblings on several threads, `cuts`). The stride starts at 1 and doubles
+//!   content, holds the child count and checkpoints (number, offset and
+//!   event id of a child): the first child of every *stride*-th page (a call
+//!   of over 8 MiB is counted in runs of siblings on several threads instead,
+//!   `cuts`, and its checkpoints are children up to 63 before those). The
+//!   stride starts at 1 and doubles
 //!   during the scan whenever the checkpoints would outgrow their share of the
 //!   cache, so a call with tens of millions of children still has a small
-//!   index; a page is then scanned from the checkpoint before it (at most
-//!   `stride` pages), caching the pages it passes. A call whose children fit
+//!   index; a page is then scanned from the last checkpoint at or before its
+//!   first child (at most `stride` pages and 63 children), caching the whole
+//!   pages it passes. A call whose children fit
 //!   in one page needs no child index: its first page gives the count.
 //! - **Parent.** The containers that start at or before a node's offset and
 //!   end after it are its ancestors; the last one found by start is the
@@ -69,7 +72,7 @@ use crate::model::{TracepointHeader, TracepointType};
 use crate::read::lookup::IndexProblem;
 use crate::read::lookup::containers::{CellView, ContainerTable};
 use crate::read::lookup::stream::{Stream, scan_unindexed, unexpected};
-use cache::{ChildIndex, Entry, Key, PAGE};
+use cache::{Checkpoint, ChildIndex, Entry, Key, PAGE};
 
 impl LazyTraceReader {
     pub(super) fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
@@ -363,7 +366,7 @@ impl LazyTraceReader {
             return Ok(index);
         }
         let keep_pages = self.cache.budget() / 4 / (PAGE * size_of::<LogicalOffset>());
-        let mut checkpoints = Vec::new();
+        let mut checkpoints: Vec<Checkpoint> = Vec::new();
         let mut stride = 1;
         let mut page: Vec<LogicalOffset> = Vec::with_capacity(PAGE);
         let mut count = 0;
@@ -377,7 +380,11 @@ impl LazyTraceReader {
         };
         self.scan_children(scope, scope.start, |at, header| {
             if count % (PAGE * stride) == 0 {
-                checkpoints.push((at, header.event));
+                checkpoints.push(Checkpoint {
+                    child: count,
+                    at,
+                    event: header.event,
+                });
                 if checkpoints.len() > most {
                     // Keep every other checkpoint: twice the stride.
                     checkpoints = checkpoints.iter().step_by(2).copied().collect();
@@ -395,11 +402,7 @@ impl LazyTraceReader {
         if !page.is_empty() {
             keep(count / PAGE, &page);
         }
-        Ok(ChildIndex {
-            count,
-            stride,
-            checkpoints,
-        })
+        Ok(ChildIndex { count, checkpoints })
     }
 
     /// The scope's child index, if the cache still holds it.
@@ -441,19 +444,26 @@ impl LazyTraceReader {
     /// Scans a scope for its page `page` (see [`page`](Self::page)),
     /// caching the pages it passes on the way.
     fn scan_page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
-        let (from, mut number) = if page == 0 {
-            (scope.start, 0)
+        // Where the scan starts, the first page it fills, and how many
+        // children it passes before that page.
+        let (from, mut number, mut skip) = if page == 0 {
+            (scope.start, 0, 0)
         } else {
             let index = self.child_index(scope)?;
-            if page >= index.pages() {
-                return Ok(Arc::from([]));
-            }
-            let checkpoint = page / index.stride;
-            (index.checkpoints[checkpoint].0, checkpoint * index.stride)
+            let checkpoint = match index.checkpoint_before(page * PAGE) {
+                Some(checkpoint) if page < index.pages() => *checkpoint,
+                _ => return Ok(Arc::from([])),
+            };
+            let first = checkpoint.child.div_ceil(PAGE);
+            (checkpoint.at, first, first * PAGE - checkpoint.child)
         };
         let mut children = Vec::with_capacity(PAGE.min(64));
         let mut wanted = None;
         self.scan_children(scope, from, |at, _| {
+            if skip > 0 {
+                skip -= 1;
+                return true;
+            }
             children.push(at);
             if children.len() < PAGE {
                 return true;
@@ -621,7 +631,7 @@ impl LazyTraceReader {
             Paging::Many(index) => {
                 let Some(checkpoint) = index
                     .checkpoints
-                    .partition_point(|&(at, _)| at < start)
+                    .partition_point(|c| c.at < start)
                     .checked_sub(1)
                 else {
                     return Ok(None);
@@ -682,7 +692,7 @@ impl LazyTraceReader {
             Paging::Many(index) => {
                 let Some(checkpoint) = index
                     .checkpoints
-                    .partition_point(|&(_, first)| first <= event)
+                    .partition_point(|c| c.event <= event)
                     .checked_sub(1)
                 else {
                     return Ok(Err(None));
