@@ -565,3 +565,61 @@ fn a_rebuild_at_open_reports_progress() {
     assert!(matches!(reader.report().status, IndexStatus::Used { .. }));
     assert_eq!(quiet.load(Ordering::Relaxed), 0);
 }
+
+/// A thread's footers are checked in pieces of 2^18 cells taken in turn by
+/// two threads: a cell that does not end at a footer, in the last piece
+/// and in a middle one, is still found, the first one named, and the
+/// thread's containers found by scanning read as the eager loader's.
+#[test]
+fn a_cell_without_footer_is_found_in_any_piece() {
+    let (data, index) = raw::generate(&SynthOptions {
+        threads: 1,
+        bytes: 64 << 20,
+        block_bytes: 64 << 10,
+        seed: 11,
+        block_cell_last: false,
+        crash: None,
+    });
+    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    let sample = Sample { data, index, eager };
+    // Containers whose end may move a byte on and still nest: the next
+    // container cell (its parent, when it is the last child) ends further.
+    let ends: Vec<(usize, i64)> = (0..sample.cells())
+        .filter(|&c| sample.kind(c) == ObjectKind::Tracepoint as u8)
+        .map(|c| (c, sample.get_i64(c, 13)))
+        .collect();
+    let containers: Vec<usize> = ends
+        .windows(2)
+        .filter(|pair| pair[1].1 > pair[0].1 + 1)
+        .map(|pair| pair[0].0)
+        .collect();
+    assert!(
+        sample.cells() > 2 << 18,
+        "{} cells: too few for several pieces",
+        sample.cells()
+    );
+    let event = |cell: usize| {
+        let at = HEADER + cell * CELL + 1;
+        i32::from_be_bytes(sample.index[at..at + 4].try_into().unwrap())
+    };
+    let late = containers[containers.len() - 10];
+    let middle = containers[containers.len() / 2];
+    for moved in [vec![late], vec![late, middle]] {
+        let mut index = sample.index.clone();
+        for &cell in &moved {
+            // One byte into its footer: still nested, no footer there.
+            Sample::set_i64(&mut index, cell, 13, sample.get_i64(cell, 13) + 1);
+        }
+        let lazy = lazy::open_in_memory(&sample.data, Some(&index), 1 << 20).unwrap();
+        let problems = lazy.build_lookups();
+        let first = *moved.iter().min().unwrap();
+        let named = format!("event id {} has no footer", event(first));
+        assert!(
+            matches!(&problems[..], [(_, IndexProblem::Inconsistent(what))] if what.contains(&named)),
+            "{problems:?}"
+        );
+        if moved.len() == 2 {
+            assert_same_tree(&lazy, &sample.eager, "footers");
+        }
+    }
+}

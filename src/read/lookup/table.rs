@@ -236,23 +236,26 @@ impl Lookup {
             Source::Made { .. } => Vec::new(),
         };
         // The footers are read from the data while the cells are ordered
-        // (independent passes, on two cores); a nesting problem is the one
-        // reported, as if the footers had been checked after. A thread of
-        // its own, not the rayon pool: this runs inside the table's
-        // `OnceLock`, which pool workers may be waiting on.
-        let check = || self.check_footers(data, slot, &ranges);
-        let (built, footers) = std::thread::scope(|scope| {
-            let footers = std::thread::Builder::new().spawn_scoped(scope, check);
+        // (independent passes, on two cores), in pieces taken in turn: the
+        // thread that orders the cells takes the pieces left when it is
+        // done. A nesting problem is the one reported, as if the footers
+        // had been checked after. A thread of its own, not the rayon pool:
+        // this runs inside the table's `OnceLock`, which pool workers may
+        // be waiting on.
+        let footers = FooterPieces::new(self.unchecked(slot, &ranges));
+        let check = || footers.check(|piece| self.check_footers_of(data, slot, piece));
+        let (built, checked) = std::thread::scope(|scope| {
+            let helper = std::thread::Builder::new().spawn_scoped(scope, check);
             let built = Containers::build(&self.file, source, self.release_window());
-            let footers = match footers {
-                Ok(handle) => handle
+            check();
+            if let Ok(helper) = helper {
+                helper
                     .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-                // No thread to be had: one pass after the other.
-                Err(_) => check(),
-            };
-            (built, footers)
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            }
+            (built, footers.outcome())
         });
+        let footers = checked.map(|()| self.footers_checked_to(slot, &ranges));
         let problem = match built {
             Ok(mut containers) => match footers {
                 Ok(()) => {
@@ -284,18 +287,29 @@ impl Lookup {
         slot: usize,
         ranges: &[(u32, u32)],
     ) -> std::result::Result<(), IndexProblem> {
-        let checked = &self.threads[slot].footers_checked;
-        let from = checked.load(Ordering::Relaxed);
-        let ranges: Vec<(u32, u32)> = ranges
+        self.check_footers_of(data, slot, &self.unchecked(slot, ranges))?;
+        self.footers_checked_to(slot, ranges);
+        Ok(())
+    }
+
+    /// The part of `ranges` (thread `slot`'s runs of cells) whose footers
+    /// are not known to have been checked.
+    fn unchecked(&self, slot: usize, ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        let from = self.threads[slot].footers_checked.load(Ordering::Relaxed);
+        ranges
             .iter()
             .filter(|&&(_, to)| to > from)
             .map(|&(start, to)| (start.max(from), to))
-            .collect();
-        self.check_footers_of(data, slot, &ranges)?;
+            .collect()
+    }
+
+    /// Records that the footers of `ranges` were checked.
+    fn footers_checked_to(&self, slot: usize, ranges: &[(u32, u32)]) {
         if let Some(&(_, to)) = ranges.last() {
-            checked.fetch_max(to, Ordering::Relaxed);
+            self.threads[slot]
+                .footers_checked
+                .fetch_max(to, Ordering::Relaxed);
         }
-        Ok(())
     }
 
     /// [`Lookup::check_footers`] of the cells of `ranges`.
@@ -346,6 +360,12 @@ impl Lookup {
                     blocks.thread
                 )));
             }
+        }
+        if let (Some(left), Some((bytes, _))) = (&span, &self.release_reads) {
+            // What lies behind the last footer read: the next pass may be
+            // another piece's, far from here.
+            let (_, physical) = unreleased.unwrap_or((left.logical.0, left.physical.0));
+            bytes.release_around(physical..left.physical.0 + left.len);
         }
         Ok(())
     }
@@ -662,5 +682,63 @@ fn replay(error: &Error) -> Error {
         },
         Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
         &Error::OverMemoryBudget { needed, budget } => Error::OverMemoryBudget { needed, budget },
+    }
+}
+
+/// Index cells per piece of a table build's footer checks.
+const FOOTER_PIECE_CELLS: u32 = 1 << 18;
+
+/// A thread's runs of index cells cut into pieces whose footers several
+/// threads check, taking the pieces in turn; the problem of the first
+/// piece that fails is the one kept.
+struct FooterPieces {
+    pieces: Vec<Vec<(u32, u32)>>,
+    next: AtomicUsize,
+    failed: Mutex<Option<(usize, IndexProblem)>>,
+}
+
+impl FooterPieces {
+    fn new(ranges: Vec<(u32, u32)>) -> Self {
+        let mut pieces = vec![Vec::new()];
+        let mut cells = 0;
+        for (mut from, to) in ranges {
+            while from < to {
+                if cells == FOOTER_PIECE_CELLS {
+                    pieces.push(Vec::new());
+                    cells = 0;
+                }
+                let end = to.min(from + (FOOTER_PIECE_CELLS - cells));
+                pieces.last_mut().expect("one at least").push((from, end));
+                cells += end - from;
+                from = end;
+            }
+        }
+        FooterPieces {
+            pieces,
+            next: AtomicUsize::new(0),
+            failed: Mutex::new(None),
+        }
+    }
+
+    /// Checks the pieces left with `check`, one after the other.
+    fn check(&self, check: impl Fn(&[(u32, u32)]) -> std::result::Result<(), IndexProblem>) {
+        loop {
+            let k = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(piece) = self.pieces.get(k) else {
+                return;
+            };
+            if let Err(problem) = check(piece) {
+                let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+                if failed.as_ref().is_none_or(|&(first, _)| k < first) {
+                    *failed = Some((k, problem));
+                }
+            }
+        }
+    }
+
+    /// The first failing piece's problem, once every piece is checked.
+    fn outcome(&self) -> std::result::Result<(), IndexProblem> {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        failed.map_or(Ok(()), |(_, problem)| Err(problem))
     }
 }
