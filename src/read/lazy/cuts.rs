@@ -18,19 +18,43 @@
 //! each run checks that it ends between siblings (`walk_range`), so a cell
 //! that lies makes an error, never a misplaced line.
 //!
-//! The same runs let a large call's child index (`scopes`) be built on
-//! several threads: each thread counts the children of consecutive runs
-//! (one forward scan, releasing behind it), keeping every 64th child's
-//! offset and event id; once the counts are added up, the checkpoints are
-//! the kept children at or just before children `0, step, 2·step, …` (at
-//! most 63 before), so nothing is read again to find them. A run whose
-//! children do not end exactly at the next run's start leaves the call to
-//! one scan.
+//! Runs of the same kind let a large call's child index (`scopes`) be
+//! built on several threads. The content is divided into pieces of 1 MiB;
+//! a run goes from the cut after one piece's start to the next piece's
+//! (each cut depends only on its piece, so the workers find the cuts as
+//! they need them, each once), and the workers take the runs in turn, each
+//! with its own forward scan releasing behind it. A run's scan counts its
+//! children, keeping every 64th child's offset and event id; once the
+//! counts are added up, the checkpoints are the kept children at or just
+//! before children `0, step, 2·step, …` (at most 63 before), so nothing is
+//! read again to find them. A run whose children do not end exactly at the
+//! next run's start leaves the call to one scan.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::cache::{Checkpoint, ChildIndex, PAGE};
 use super::{LazyNode, LazyTraceReader, Scan, Scope};
 use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
+use crate::read::lookup::stream::Stream;
+
+/// What [`LazyTraceReader::cut_after`] found.
+enum Cut {
+    /// A point between two children.
+    At(LogicalOffset),
+    /// No container starts there before the scope's last child: no cut.
+    End,
+    /// The table does not tell: cut by child number instead.
+    Unknown,
+}
+
+/// A scope to cut, and its container in the table.
+#[derive(Clone, Copy)]
+struct Cutter {
+    scope: Scope,
+    parent: usize,
+}
 
 /// A run more than this many times the length asked for (around a child
 /// too large to cut inside) leaves the call to be cut by child number,
@@ -63,18 +87,14 @@ impl LazyTraceReader {
     /// [`sibling_cuts`](Self::sibling_cuts) of a scope, as offsets.
     fn scope_cuts(&self, scope: Scope, bytes: u64) -> Result<Option<Vec<LogicalOffset>>> {
         let bytes = bytes.max(1);
-        let slot = scope.slot;
         let longest = bytes.saturating_mul(LONGEST_RUN);
-        if scope.end.0.saturating_sub(scope.start.0) < bytes.saturating_mul(4)
-            || !self.lookup.trusted(slot)
-        {
+        if scope.end.0.saturating_sub(scope.start.0) < bytes.saturating_mul(4) {
             return Ok(None);
         }
-        let (table, cells) = self.containers(slot)?;
-        let Some(parent) = table.find_start(cells, scope.start, None) else {
+        let Some(cutter) = self.cutter(scope)? else {
             return Ok(None);
         };
-        let mut stream = self.stream(slot);
+        let mut stream = self.stream(scope.slot);
         let mut cuts = Vec::new();
         let mut last = scope.start;
         loop {
@@ -82,22 +102,11 @@ impl LazyTraceReader {
             if target >= scope.end {
                 break;
             }
-            let k = table.first_starting_at_or_after(cells, target);
-            if k >= table.len() || table.start(cells, k) >= scope.end {
-                break;
-            }
-            let Some(child) = table.child_holding(cells, k, Some(parent)) else {
-                return Ok(None);
+            let cut = match self.cut_after(cutter, &mut stream, target)? {
+                Cut::At(cut) => cut,
+                Cut::End => break,
+                Cut::Unknown => return Ok(None),
             };
-            if table.end(cells, child) >= scope.end {
-                break;
-            }
-            let Some((_, cut)) = self.container_span(&mut stream, slot, child)? else {
-                return Ok(None);
-            };
-            if cut >= scope.end {
-                break;
-            }
             if cut.0 - last.0 > longest {
                 return Ok(None);
             }
@@ -107,60 +116,113 @@ impl LazyTraceReader {
         Ok((scope.end.0 - last.0 <= longest).then_some(cuts))
     }
 
-    /// The child index of a large call (`scan_child_index`), built in runs
-    /// of siblings counted on several threads at once: each run's scan
-    /// keeps every [`SAMPLE`]-th child; once the runs' counts are added
-    /// up, the checkpoints are chosen among those. `None`
+    /// What cutting `scope` needs: its container in the table. `None` for
+    /// a thread whose cells were contradicted, or a scope the table does
+    /// not hold.
+    fn cutter(&self, scope: Scope) -> Result<Option<Cutter>> {
+        if !self.lookup.trusted(scope.slot) {
+            return Ok(None);
+        }
+        let (table, cells) = self.containers(scope.slot)?;
+        Ok(table
+            .find_start(cells, scope.start, None)
+            .map(|parent| Cutter { scope, parent }))
+    }
+
+    /// The point between two of the scope's children right after the
+    /// direct child holding the first container that starts at `target`
+    /// or after it.
+    fn cut_after(
+        &self,
+        cutter: Cutter,
+        stream: &mut Stream<'_>,
+        target: LogicalOffset,
+    ) -> Result<Cut> {
+        let Cutter { scope, parent } = cutter;
+        let (table, cells) = self.containers(scope.slot)?;
+        let k = table.first_starting_at_or_after(cells, target);
+        if k >= table.len() || table.start(cells, k) >= scope.end {
+            return Ok(Cut::End);
+        }
+        let Some(child) = table.child_holding(cells, k, Some(parent)) else {
+            return Ok(Cut::Unknown);
+        };
+        if table.end(cells, child) >= scope.end {
+            return Ok(Cut::End);
+        }
+        Ok(match self.container_span(stream, scope.slot, child)? {
+            None => Cut::Unknown,
+            Some((_, cut)) if cut >= scope.end => Cut::End,
+            Some((_, cut)) => Cut::At(cut),
+        })
+    }
+
+    /// The child index of a large call (`scan_child_index`), counted in
+    /// runs of siblings on several threads at once. The call's content is
+    /// divided into pieces of [`INDEX_RUN_BYTES`]; run `k` goes from the
+    /// cut after piece `k`'s start ([`cut_after`](Self::cut_after)) to the
+    /// next piece's, so the workers find the cuts themselves, each once,
+    /// and take the runs in turn (a run around a large child takes
+    /// longer). Each run's scan keeps every [`SAMPLE`]-th child; once the
+    /// counts are added up, the checkpoints are chosen among those. `None`
     /// on one core, for a call of less than [`PARALLEL_INDEX_BYTES`], where
-    /// the call is not cut into runs, or where a run does not end exactly at
-    /// the next one's start: scanned whole then.
+    /// a cut is not found, or where a run does not end exactly at the next
+    /// one's start: scanned whole then.
     pub(super) fn child_index_in_runs(
         &self,
         scope: Scope,
         most: usize,
     ) -> Result<Option<ChildIndex>> {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if workers < 2 || scope.end.0.saturating_sub(scope.start.0) < PARALLEL_INDEX_BYTES {
+        let len = scope.end.0.saturating_sub(scope.start.0);
+        if workers < 2 || len < PARALLEL_INDEX_BYTES {
             return Ok(None);
         }
-        let Some(cuts) = self.scope_cuts(scope, INDEX_RUN_BYTES)? else {
+        let Some(cutter) = self.cutter(scope)? else {
             return Ok(None);
         };
-        let starts = std::iter::once(scope.start).chain(cuts.iter().copied());
-        let ends = cuts.iter().copied().chain(std::iter::once(scope.end));
-        let runs: Vec<Scope> = starts
-            .zip(ends)
-            .map(|(start, end)| Scope {
-                start,
-                end,
-                ..scope
+        let pieces = len.div_ceil(INDEX_RUN_BYTES) as usize;
+        let cuts: Vec<OnceLock<Option<LogicalOffset>>> =
+            (0..=pieces).map(|_| OnceLock::new()).collect();
+        let cut = |stream: &mut Stream<'_>, piece: usize| -> Option<LogicalOffset> {
+            *cuts[piece].get_or_init(|| {
+                if piece == 0 {
+                    return Some(scope.start);
+                }
+                let target = scope.start + piece as u64 * INDEX_RUN_BYTES;
+                if piece == pieces || target >= scope.end {
+                    return Some(scope.end);
+                }
+                // An error leaves the call to the whole scan, which meets
+                // it again and reports it.
+                match self.cut_after(cutter, stream, target) {
+                    Ok(Cut::At(cut)) => Some(cut),
+                    Ok(Cut::End) => Some(scope.end),
+                    Ok(Cut::Unknown) | Err(_) => None,
+                }
             })
-            .collect();
-        let per_worker = runs.len().div_ceil(workers);
-        let counted: Vec<Option<RunCount>> = std::thread::scope(|threads| {
-            let workers: Vec<_> = runs
-                .chunks(per_worker)
-                .map(|chunk| {
-                    threads.spawn(move || {
-                        let mut scan = self.forward_scan(scope.slot)?;
-                        scan.stream = scan.stream.released_at_end();
-                        chunk
-                            .iter()
-                            .map(|&run| self.count_run(&mut scan, run))
-                            .collect::<Result<Vec<_>>>()
-                    })
-                })
-                .collect();
-            let mut counted = Vec::with_capacity(runs.len());
-            for worker in workers {
-                let runs = worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-                counted.extend(runs);
+        };
+        let counted = self.in_turns(scope.slot, workers, pieces, |scan, piece| {
+            let start = cut(&mut scan.stream, piece);
+            let end = cut(&mut scan.stream, piece + 1);
+            let (Some(start), Some(end)) = (start, end) else {
+                return Ok(None);
+            };
+            if start >= end {
+                // A child spanning several pieces is counted in the run
+                // that starts before it; this one is empty.
+                return Ok((start == end).then(RunCount::default));
             }
-            Ok::<_, crate::error::Error>(counted)
+            self.count_run(
+                scan,
+                Scope {
+                    start,
+                    end,
+                    ..scope
+                },
+            )
         })?;
-        let Some(counted) = counted.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(counted) = counted else {
             return Ok(None);
         };
         let count: usize = counted.iter().map(|run| run.count).sum();
@@ -187,6 +249,55 @@ impl LazyTraceReader {
             base += run.count;
         }
         Ok(Some(ChildIndex { count, checkpoints }))
+    }
+
+    /// `f` of `0..turns`, taken in turn by up to `workers` threads, each
+    /// with a forward scan of thread `slot` of its own: the results in
+    /// order, or `None` once one is `None` (the others stop then).
+    fn in_turns<T: Send + Sync>(
+        &self,
+        slot: usize,
+        workers: usize,
+        turns: usize,
+        f: impl Fn(&mut Scan<'_>, usize) -> Result<Option<T>> + Sync,
+    ) -> Result<Option<Vec<T>>> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let done: Vec<OnceLock<T>> = (0..turns).map(|_| OnceLock::new()).collect();
+        std::thread::scope(|threads| {
+            let workers: Vec<_> = (0..workers.min(turns))
+                .map(|_| {
+                    threads.spawn(|| {
+                        let mut scan = self.forward_scan(slot)?;
+                        scan.stream = scan.stream.released_at_end();
+                        while !failed.load(Ordering::Relaxed) {
+                            let turn = next.fetch_add(1, Ordering::Relaxed);
+                            if turn >= turns {
+                                break;
+                            }
+                            let result = f(&mut scan, turn);
+                            if !matches!(result, Ok(Some(_))) {
+                                failed.store(true, Ordering::Relaxed);
+                            }
+                            if let Some(value) = result? {
+                                let _ = done[turn].set(value);
+                            }
+                        }
+                        Ok::<_, crate::error::Error>(())
+                    })
+                })
+                .collect();
+            for worker in workers {
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            }
+            Ok::<_, crate::error::Error>(())
+        })?;
+        if failed.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        Ok(done.into_iter().map(OnceLock::into_inner).collect())
     }
 
     /// The children of one run: their count and every [`SAMPLE`]-th one;
@@ -217,6 +328,7 @@ const INDEX_RUN_BYTES: u64 = 1 << 20;
 const SAMPLE: usize = 64;
 
 /// One run's children, counted.
+#[derive(Default)]
 struct RunCount {
     count: usize,
     /// The offset and event id of its children `0, SAMPLE, 2·SAMPLE, …`.
