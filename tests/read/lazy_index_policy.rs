@@ -23,19 +23,29 @@ struct Sample {
 }
 
 fn sample(block_cell_last: bool) -> Sample {
-    let (data, index) = raw::generate(&SynthOptions {
-        threads: 2,
-        bytes: 96 << 10,
-        block_bytes: 4 << 10,
-        seed: 3,
-        block_cell_last,
-        crash: None,
-    });
-    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    Sample { data, index, eager }
+    Sample::generated(2, 96 << 10, 4 << 10, 3, block_cell_last)
 }
 
 impl Sample {
+    fn generated(
+        threads: usize,
+        bytes: u64,
+        block_bytes: usize,
+        seed: u64,
+        block_cell_last: bool,
+    ) -> Sample {
+        let (data, index) = raw::generate(&SynthOptions {
+            threads,
+            bytes,
+            block_bytes,
+            seed,
+            block_cell_last,
+            crash: None,
+        });
+        let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+        Sample { data, index, eager }
+    }
+
     fn cells(&self) -> usize {
         (self.index.len() - HEADER - CELL - 8) / CELL
     }
@@ -569,19 +579,12 @@ fn a_rebuild_at_open_reports_progress() {
 /// A thread's footers are checked in pieces of 2^18 cells taken in turn by
 /// two threads: a cell that does not end at a footer, in the last piece
 /// and in a middle one, is still found, the first one named, and the
-/// thread's containers found by scanning read as the eager loader's.
+/// thread's containers found by scanning read as the eager loader's. And
+/// the open, which sums cells up in pieces, still finds a late cell out of
+/// its thread.
 #[test]
 fn a_cell_without_footer_is_found_in_any_piece() {
-    let (data, index) = raw::generate(&SynthOptions {
-        threads: 1,
-        bytes: 64 << 20,
-        block_bytes: 64 << 10,
-        seed: 11,
-        block_cell_last: false,
-        crash: None,
-    });
-    let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    let sample = Sample { data, index, eager };
+    let sample = large_sample(false);
     // Containers whose end may move a byte on and still nest: the next
     // container cell (its parent, when it is the last child) ends further.
     let ends: Vec<(usize, i64)> = (0..sample.cells())
@@ -622,4 +625,31 @@ fn a_cell_without_footer_is_found_in_any_piece() {
             assert_same_tree(&lazy, &sample.eager, "footers");
         }
     }
+    // The open checks cells in pieces too (their sums, then the cells of a
+    // piece whose sum fails): a range outside the thread in a late piece,
+    // each way it can be, is found, and names its cell, in either order of
+    // block cells.
+    for sample in [sample, large_sample(true)] {
+        let late = (0..sample.cells())
+            .rev()
+            .filter(|&c| sample.kind(c) == ObjectKind::Tracepoint as u8)
+            .nth(10)
+            .unwrap();
+        for (field, value) in [(13, 1 << 40), (5, -1), (5, 0), (13, 0)] {
+            let mut index = sample.index.clone();
+            Sample::set_i64(&mut index, late, field, value);
+            let lazy = lazy::open_in_memory(&sample.data, Some(&index), 1 << 20).unwrap();
+            match &lazy.report().status {
+                IndexStatus::Rebuilt(IndexProblem::ContainerOutsideThread { cell, .. }) => {
+                    assert_eq!(*cell, late, "field {field}")
+                }
+                status => panic!("field {field}: {status:?}"),
+            }
+        }
+    }
+}
+
+/// A one-thread trace of 64 MB: more than 2^18 index cells.
+fn large_sample(block_cell_last: bool) -> Sample {
+    Sample::generated(1, 64 << 20, 64 << 10, 11, block_cell_last)
 }

@@ -13,7 +13,15 @@
 //! blocks that leave a gap or leave data after the last indexed block
 //! (other than `EOF`), cells of kinds an index never holds, and a container
 //! cell that belongs to no block cell. All of this is checked in one pass
-//! over the cells when the index is opened.
+//! over the cells when the index is opened. Nearly every cell is a
+//! container's, so the pass is cut in two: on every core, pieces of the
+//! cells are summed up into stretches of consecutive container cells
+//! (their smallest start, greatest end, and whether every start is at most
+//! its end) with the other cells between; then one pass in cell order
+//! handles the other cells and checks each stretch by its sums against its
+//! thread's length so far, reading its cells again only when the sums fail
+//! (to name the cell, or to keep it for the check once every block is
+//! known, as a dump writer's order needs).
 //!
 //! Each thread's container table is built from its cells when the thread is
 //! first used; cells that overlap without nesting then make that thread's
@@ -136,9 +144,6 @@ pub(super) fn load_index_until(
     window: Option<u64>,
     dropped_tail: u64,
 ) -> std::result::Result<LoadedIndex, IndexProblem> {
-    let release_every = window.map_or(usize::MAX, |window| {
-        (usize::try_from(window).unwrap_or(usize::MAX) / CELL_LEN).max(1 << 12)
-    });
     let bytes = index.as_slice();
     if (bytes.len() as u64) < FILE_HEADER_LEN + INDEX_FOOTER_LEN as u64 {
         return Err(IndexProblem::TooShort(bytes.len() as u64));
@@ -178,19 +183,29 @@ pub(super) fn load_index_until(
     let inside = cell_inside;
     let mut data_pass = data.behind(window);
     let mut peeked = |offset: u64| data_pass.at(offset);
-    for (cell, raw) in cells.iter().enumerate() {
-        if cell % release_every == release_every - 1 {
-            index.release(0..FILE_HEADER_LEN + (cell * CELL_LEN) as u64);
-        }
-        if raw.kind == ObjectKind::Tracepoint as u8 {
-            // The common case first: a container cell.
-            run_count += 1;
-            if block_cell_first && !inside(raw, current_len) {
-                let list = current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
-                recheck.push((list, cell as u32));
+    // The cells of a dump writer's run, until its block cell comes.
+    let mut run_stretches: Vec<ContainerStretch> = Vec::new();
+    for step in cell_steps(cells, &index, window.is_some()) {
+        let (cell, raw) = match step {
+            CellStep::Containers(stretch) => {
+                // The common case first: container cells.
+                run_count += stretch.len();
+                if !block_cell_first {
+                    run_stretches.push(stretch);
+                } else if !stretch.inside(current_len) {
+                    for cell in stretch.cells() {
+                        if !inside(&cells[cell], current_len) {
+                            let list =
+                                current.ok_or(IndexProblem::ContainerWithoutBlock { cell })?;
+                            recheck.push((list, cell as u32));
+                        }
+                    }
+                }
+                continue;
             }
-            continue;
-        }
+            CellStep::Other(cell, raw) => (cell, raw),
+        };
+        let raw = &raw;
         let kind = ObjectKind::from_byte(raw.kind).ok_or(IndexProblem::UnknownKind {
             cell,
             kind: raw.kind,
@@ -217,13 +232,13 @@ pub(super) fn load_index_until(
                 if let Some(owner) = owner {
                     by_thread.lists[owner].1.push((run_start, cell as u32));
                     counts[owner] += run_count;
-                    if !block_cell_first {
-                        for id in run_start..cell as u32 {
-                            let raw = &cells[id as usize];
-                            if raw.kind == ObjectKind::Tracepoint as u8
-                                && !inside(raw, seen_len[list])
-                            {
-                                recheck.push((list, id));
+                    for stretch in run_stretches.drain(..) {
+                        if stretch.inside(seen_len[list]) {
+                            continue;
+                        }
+                        for id in stretch.cells() {
+                            if !inside(&cells[id], seen_len[list]) {
+                                recheck.push((list, id as u32));
                             }
                         }
                     }
@@ -283,8 +298,8 @@ pub(super) fn load_index_until(
     let mut data_pass = data.behind(window);
     for (cell, offset) in placed {
         data_pass.at(offset);
-        let raw = &cells[cell];
         if !reference_is_whole(data_bytes, &blocks, offset) {
+            let raw = &cells[cell];
             return Err(IndexProblem::ReferenceMismatch {
                 cell,
                 kind: ObjectKind::from_byte(raw.kind).expect("checked above"),
@@ -359,6 +374,90 @@ pub(super) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64)
                 },
             )
     })
+}
+
+/// Index cells read per piece of the open's parallel pass.
+const STEP_CELLS: usize = 1 << 16;
+
+/// One step of the open's pass over the cells, in cell order: a stretch of
+/// container cells, or another cell (a copy, so that the pass does not map
+/// its page again).
+enum CellStep {
+    Containers(ContainerStretch),
+    Other(usize, RawIndexCell),
+}
+
+/// Consecutive container cells, summed up for [`cell_inside`]: every one
+/// of them is inside a stream of `len` bytes when the smallest start is
+/// positive, every start is at most its end and the greatest end is less
+/// than `len`.
+#[derive(Debug, Clone, Copy)]
+struct ContainerStretch {
+    from: usize,
+    to: usize,
+    min_start: i64,
+    max_end: i64,
+    ordered: bool,
+}
+
+impl ContainerStretch {
+    fn len(&self) -> usize {
+        self.to - self.from
+    }
+
+    fn cells(&self) -> std::ops::Range<usize> {
+        self.from..self.to
+    }
+
+    /// Whether [`cell_inside`] holds for each of its cells.
+    fn inside(&self, len: u64) -> bool {
+        self.min_start > 0 && self.ordered && (self.max_end as u64) < len
+    }
+}
+
+/// The cells as [`CellStep`]s: container cells (nearly all of them) summed
+/// up in stretches, on every core, so that the open's pass in cell order
+/// goes over the few others and the stretches' sums, and reads a stretch's
+/// cells again only when its sum fails a check. With `release`, each piece
+/// releases the regions of the index holding it when summed up (what its
+/// faults mapped, the neighbours' edges included).
+fn cell_steps(cells: &[RawIndexCell], index: &TraceBytes, release: bool) -> Vec<CellStep> {
+    use rayon::prelude::*;
+    let pieces: Vec<Vec<CellStep>> = cells
+        .par_chunks(STEP_CELLS)
+        .enumerate()
+        .map(|(piece, chunk)| {
+            let first = piece * STEP_CELLS;
+            let mut steps = Vec::new();
+            let mut stretch: Option<ContainerStretch> = None;
+            for (k, raw) in chunk.iter().enumerate() {
+                if raw.kind != ObjectKind::Tracepoint as u8 {
+                    steps.extend(stretch.take().map(CellStep::Containers));
+                    steps.push(CellStep::Other(first + k, *raw));
+                    continue;
+                }
+                let (start, end) = (raw.start.get(), raw.end.get());
+                let open = stretch.get_or_insert(ContainerStretch {
+                    from: first + k,
+                    to: first + k,
+                    min_start: start,
+                    max_end: end,
+                    ordered: true,
+                });
+                open.to = first + k + 1;
+                open.min_start = open.min_start.min(start);
+                open.max_end = open.max_end.max(end);
+                open.ordered &= start <= end;
+            }
+            steps.extend(stretch.map(CellStep::Containers));
+            if release {
+                let at = |cell: usize| FILE_HEADER_LEN + (cell * CELL_LEN) as u64;
+                index.release_around(at(first)..at(first + chunk.len()));
+            }
+            steps
+        })
+        .collect();
+    pieces.into_iter().flatten().collect()
 }
 
 /// Whether container cell `raw`'s range lies inside a stream of `len` bytes.
