@@ -57,7 +57,8 @@
 //!   pass, and the data pages its peeks at blocks' edges and reference
 //!   objects touched; building a thread's table (on first use,
 //!   `build_lookups`, or before writing the sidecar) releases the index cells
-//!   behind its backwards pass and behind its footer checks' forward pass,
+//!   behind its backwards pass and behind its footer checks' forward passes
+//!   (pieces, two at a time: each releases what is left behind it when done),
 //!   and the data pages the footer checks touch (one byte per container
 //!   faults in a page of nearly every block of the thread,
 //!   `Lookup::release_reads`); writing the sidecar releases the data pages
@@ -489,6 +490,7 @@ impl TraceBytes {
             bytes: self,
             window: window.map(|window| window.max(1)),
             mark: None,
+            last: 0,
         }
     }
 
@@ -510,6 +512,8 @@ pub(crate) struct ReleaseBehind<'a> {
     window: Option<u64>,
     /// Where the pass was when it last released (or began).
     mark: Option<u64>,
+    /// Where the pass is.
+    last: u64,
 }
 
 impl ReleaseBehind<'_> {
@@ -519,10 +523,21 @@ impl ReleaseBehind<'_> {
         let Some(window) = self.window else {
             return;
         };
+        self.last = at;
         let mark = *self.mark.get_or_insert(at);
         if mark.abs_diff(at) >= window {
             self.bytes.release_around(mark.min(at)..mark.max(at));
             self.mark = Some(at);
+        }
+    }
+
+    /// The pass ends: releases what lies between the mark and where it is
+    /// (for a pass that is one of several pieces, so that each leaves
+    /// nothing behind).
+    pub(crate) fn finish(&mut self) {
+        if let (Some(mark), Some(_)) = (self.mark.take(), self.window) {
+            self.bytes
+                .release_around(mark.min(self.last)..mark.max(self.last) + 1);
         }
     }
 }

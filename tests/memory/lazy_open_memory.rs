@@ -1,4 +1,5 @@
-//! The first open of a trace without a sidecar reads every cell of the
+//! The first open of a trace without a sidecar (and, below, a table built
+//! on first use) reads every cell of the
 //! index (the table build, its footer checks, the sidecar's sections) and a
 //! page of nearly every block (the footer checks, the sidecar's framing
 //! checksum). Those passes release the pages behind them every resident
@@ -55,4 +56,50 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
         );
         assert!(allowance < files / 2, "the trace is too small to tell");
     }
+}
+
+/// A thread's table built on first use (no sidecar) reads its cells
+/// twice, once to put them in start order and once, in pieces that two
+/// threads take in turn, to check their footers, reading a page of nearly
+/// every block of the thread. Each pass releases behind it, and each piece
+/// releases what it left behind when done, so building every table grows
+/// the peak by a few windows and the tables themselves, not by the size of
+/// the index or the data.
+#[test]
+fn tables_built_on_first_use_keep_a_few_windows_resident() {
+    let _alone = memory::alone();
+    const WINDOW: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth::synth_trace(dir.path(), "build-memory-256m", 256 << 20, 11);
+    let index = std::fs::metadata(index_path(&path)).unwrap().len();
+    let reader = tracetree::read::LazyTraceReader::options()
+        .sidecar(SidecarPolicy::Off)
+        .resident_window(Some(WINDOW))
+        .open(&path)
+        .unwrap();
+    let before = std::fs::write("/proc/self/clear_refs", "5")
+        .ok()
+        .and_then(|()| memory::proc_status("VmRSS:"));
+    assert!(reader.build_lookups().is_empty());
+    let Some(grown) =
+        before.and_then(|before| Some(memory::proc_status("VmHWM:")?.saturating_sub(before)))
+    else {
+        eprintln!("/proc/self has no writable clear_refs or no VmHWM here: nothing measured");
+        return;
+    };
+    // Per thread (two, built at once): the ordering pass over the index and
+    // two footer passes over the index and the data, five windows, each
+    // widened by a 2 MiB page-cache folio on either side; the tables on the
+    // heap (4 bytes a container, and as much while they are built), and
+    // slack for the allocator and the test harness.
+    let containers = reader.report().containers as u64;
+    let allowance = 2 * 5 * (WINDOW + (4 << 20)) + 8 * containers + (8 << 20);
+    eprintln!(
+        "{index} bytes of index, {containers} containers; building every table grew \
+         the peak by {grown} bytes (allowed {allowance})"
+    );
+    assert!(
+        grown <= allowance,
+        "building the tables grew the peak by {grown} bytes, allowed {allowance}"
+    );
 }

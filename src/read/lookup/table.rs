@@ -362,10 +362,15 @@ impl Lookup {
             }
         }
         if let (Some(left), Some((bytes, _))) = (&span, &self.release_reads) {
-            // What lies behind the last footer read: the next pass may be
-            // another piece's, far from here.
+            // What lies behind the last footer read, and the cells read
+            // since the last release: the next pass may be another
+            // piece's, far from here.
             let (_, physical) = unreleased.unwrap_or((left.logical.0, left.physical.0));
             bytes.release_around(physical..left.physical.0 + left.len);
+            if let Some(&(_, to)) = ranges.last() {
+                pass.at(to);
+            }
+            pass.finish();
         }
         Ok(())
     }

@@ -160,6 +160,13 @@ impl CellPass<'_> {
             behind.at(FILE_HEADER_LEN + n as u64 * CELL_LEN as u64);
         }
     }
+
+    /// The pass ends: releases the cells it read since its last release.
+    pub(crate) fn finish(&mut self) {
+        if let Some(behind) = &mut self.0 {
+            behind.finish();
+        }
+    }
 }
 
 /// Index cells by number, borrowed: the index file's, then those one thread
