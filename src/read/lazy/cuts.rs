@@ -19,7 +19,7 @@
 //! that lies makes an error, never a misplaced line.
 //!
 //! Runs of the same kind let a large call's child index (`scopes`) be
-//! built on several threads. The content is divided into pieces of 1 MiB;
+//! built on several threads. The content is divided into pieces of 4 MiB;
 //! a run goes from the cut after one piece's start to the next piece's
 //! (each cut depends only on its piece, so the workers find the cuts as
 //! they need them, each once), and the workers take the runs in turn, each
@@ -321,7 +321,7 @@ impl LazyTraceReader {
 /// Content a call needs for its child index to be built in runs.
 const PARALLEL_INDEX_BYTES: u64 = 8 << 20;
 /// Bytes of content in each run a child index is built from.
-const INDEX_RUN_BYTES: u64 = 1 << 20;
+const INDEX_RUN_BYTES: u64 = 4 << 20;
 /// One child in this many of each run is kept while its children are
 /// counted (16 bytes each: a quarter of a byte a child, for the time of
 /// the build); the checkpoints are chosen among them.
