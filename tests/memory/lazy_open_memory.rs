@@ -14,7 +14,8 @@
 
 use tracetree::read::{SidecarOutcome, SidecarPolicy, index_path};
 
-use tracetree_testkit::{memory, synth};
+use tracetree::generate::Shape;
+use tracetree_testkit::{files, memory, synth};
 
 #[test]
 fn a_first_open_keeps_a_window_of_the_files_resident() {
@@ -101,5 +102,63 @@ fn tables_built_on_first_use_keep_a_few_windows_resident() {
     assert!(
         grown <= allowance,
         "building the tables grew the peak by {grown} bytes, allowed {allowance}"
+    );
+}
+
+/// A large call's children are counted in runs on several threads, each
+/// worker scanning forward and releasing behind it; the cuts between runs
+/// are read apart from those scans. Counting the children of the largest
+/// root of a 320 MB trace grows the peak by a few windows, not by the
+/// call's size.
+#[test]
+fn children_counted_in_runs_keep_a_few_windows_resident() {
+    let _alone = memory::alone();
+    const WINDOW: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let path = files::generated(dir.path(), Shape::Mixed, 1, 320 << 20, None);
+    let reader = tracetree::read::LazyTraceReader::options()
+        .sidecar(SidecarPolicy::Off)
+        .resident_window(Some(WINDOW))
+        .open(&path)
+        .unwrap();
+    assert!(reader.build_lookups().is_empty());
+    let mut roots = Vec::new();
+    for thread in reader.thread_ids() {
+        roots.extend(reader.roots(thread).unwrap());
+    }
+    // Its content in MiB, about: the runs of 1 MiB it is cut into.
+    let mib = |root| {
+        reader
+            .sibling_cuts(root, 1 << 20)
+            .unwrap()
+            .map_or(0, |cuts| cuts.len())
+    };
+    let largest = roots.into_iter().max_by_key(|&root| mib(root)).unwrap();
+    assert!(mib(largest) > 64, "no root large enough");
+    reader.clear_cache();
+    let before = std::fs::write("/proc/self/clear_refs", "5")
+        .ok()
+        .and_then(|()| memory::proc_status("VmRSS:"));
+    let count = reader.child_count(largest).unwrap();
+    let Some(grown) =
+        before.and_then(|before| Some(memory::proc_status("VmHWM:")?.saturating_sub(before)))
+    else {
+        eprintln!("/proc/self has no writable clear_refs or no VmHWM here: nothing measured");
+        return;
+    };
+    // Per worker (as many as cores, up to 8 here): its scan's window and
+    // the blocks at its ends, widened by a 2 MiB folio on either side; a
+    // window of cuts read at random; slack for the allocator, the samples
+    // and the test harness.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as u64;
+    let allowance = (workers + 1) * (WINDOW + (6 << 20)) + (8 << 20);
+    eprintln!(
+        "{} MiB of content, {count} children: counting them grew the peak by {grown} \
+         bytes (allowed {allowance})",
+        mib(largest)
+    );
+    assert!(
+        grown <= allowance,
+        "counting grew the peak by {grown} bytes, allowed {allowance}"
     );
 }

@@ -184,7 +184,10 @@ impl LazyTraceReader {
         let pieces = len.div_ceil(INDEX_RUN_BYTES) as usize;
         let cuts: Vec<OnceLock<Option<LogicalOffset>>> =
             (0..=pieces).map(|_| OnceLock::new()).collect();
-        let cut = |stream: &mut Stream<'_>, piece: usize| -> Option<LogicalOffset> {
+        // A cut is read through a stream of its own, not the worker's
+        // releasing scan: the end of a run is read before the run, and a
+        // releasing stream leaves mapped what it reads behind where it was.
+        let cut = |piece: usize| -> Option<LogicalOffset> {
             *cuts[piece].get_or_init(|| {
                 if piece == 0 {
                     return Some(scope.start);
@@ -195,7 +198,7 @@ impl LazyTraceReader {
                 }
                 // An error leaves the call to the whole scan, which meets
                 // it again and reports it.
-                match self.cut_after(cutter, stream, target) {
+                match self.cut_after(cutter, &mut self.stream(scope.slot), target) {
                     Ok(Cut::At(cut)) => Some(cut),
                     Ok(Cut::End) => Some(scope.end),
                     Ok(Cut::Unknown) | Err(_) => None,
@@ -203,8 +206,7 @@ impl LazyTraceReader {
             })
         };
         let counted = self.in_turns(scope.slot, workers, pieces, |scan, piece| {
-            let start = cut(&mut scan.stream, piece);
-            let end = cut(&mut scan.stream, piece + 1);
+            let (start, end) = (cut(piece), cut(piece + 1));
             let (Some(start), Some(end)) = (start, end) else {
                 return Ok(None);
             };
