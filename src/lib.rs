@@ -94,6 +94,7 @@ pub mod read;
 pub mod search;
 pub mod storage;
 pub mod tree;
+mod turns;
 pub mod write;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};

@@ -14,12 +14,12 @@
 //! exactly as one walk of the whole tree does.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::common::ThreadId;
 use crate::error::Result;
 use crate::print::parent::Parent;
 use crate::tree::{TraceTree, Visit};
+use crate::turns::in_turns;
 
 /// Levels below a thread's top-level tracepoints where cutting stops.
 const CUT_LEVELS: usize = 6;
@@ -120,34 +120,15 @@ pub fn plan<T: TraceTree>(
         }
         return Ok(parts);
     }
-    let next = AtomicUsize::new(0);
-    let mut cuts = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut cuts = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&thread) = threads.get(i) else {
-                            return cuts;
-                        };
-                        cuts.push((i, plan_thread(tree, thread, cut)));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            })
-            .collect::<Vec<_>>()
-    });
-    cuts.sort_unstable_by_key(|(i, _)| *i);
+    let cuts = in_turns(
+        workers,
+        threads.len(),
+        || (),
+        |(), i| plan_thread(tree, threads[i], cut),
+        |_| false,
+    );
     let mut parts = Vec::new();
-    for (_, cut) in cuts {
+    for cut in cuts.into_iter().flatten() {
         parts.extend(cut?);
     }
     Ok(parts)

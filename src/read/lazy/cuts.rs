@@ -31,13 +31,13 @@
 //! next run's start leaves the call to one scan.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::cache::{Checkpoint, ChildIndex, PAGE};
 use super::{LazyNode, LazyTraceReader, Scan, Scope};
 use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
 use crate::read::lookup::stream::Stream;
+use crate::turns::in_turns;
 
 /// What [`LazyTraceReader::cut_after`] found.
 enum Cut {
@@ -205,28 +205,50 @@ impl LazyTraceReader {
                 }
             })
         };
-        let counted = self.in_turns(scope.slot, workers, pieces, |scan, piece| {
-            let (start, end) = (cut(piece), cut(piece + 1));
-            let (Some(start), Some(end)) = (start, end) else {
-                return Ok(None);
-            };
-            if start >= end {
-                // A child spanning several pieces is counted in the run
-                // that starts before it; this one is empty.
-                return Ok((start == end).then(RunCount::default));
+        // Each worker's forward scan, made on its first run.
+        let counted = in_turns(
+            workers,
+            pieces,
+            || None,
+            |scan: &mut Option<Scan<'_>>, piece| -> Result<Option<RunCount>> {
+                let (Some(start), Some(end)) = (cut(piece), cut(piece + 1)) else {
+                    return Ok(None);
+                };
+                if start >= end {
+                    // A child spanning several pieces is counted in the run
+                    // that starts before it; this one is empty.
+                    return Ok((start == end).then(RunCount::default));
+                }
+                let scan = match scan {
+                    Some(scan) => scan,
+                    None => {
+                        let mut made = self.forward_scan(scope.slot)?;
+                        made.stream = made.stream.released_at_end();
+                        scan.insert(made)
+                    }
+                };
+                self.count_run(
+                    scan,
+                    Scope {
+                        start,
+                        end,
+                        ..scope
+                    },
+                )
+            },
+            |counted| !matches!(counted, Ok(Some(_))),
+        );
+        // A run not counted, or not ending at the next one's start, leaves
+        // the call to one scan; the first error in run order is the one.
+        let mut runs = Vec::with_capacity(pieces);
+        for counted in counted {
+            match counted {
+                Some(Ok(Some(run))) => runs.push(run),
+                Some(Err(error)) => return Err(error),
+                Some(Ok(None)) | None => return Ok(None),
             }
-            self.count_run(
-                scan,
-                Scope {
-                    start,
-                    end,
-                    ..scope
-                },
-            )
-        })?;
-        let Some(counted) = counted else {
-            return Ok(None);
-        };
+        }
+        let counted = runs;
         let count: usize = counted.iter().map(|run| run.count).sum();
         let mut step = PAGE;
         while count.div_ceil(step) > most.max(1) {
@@ -251,55 +273,6 @@ impl LazyTraceReader {
             base += run.count;
         }
         Ok(Some(ChildIndex { count, checkpoints }))
-    }
-
-    /// `f` of `0..turns`, taken in turn by up to `workers` threads, each
-    /// with a forward scan of thread `slot` of its own: the results in
-    /// order, or `None` once one is `None` (the others stop then).
-    fn in_turns<T: Send + Sync>(
-        &self,
-        slot: usize,
-        workers: usize,
-        turns: usize,
-        f: impl Fn(&mut Scan<'_>, usize) -> Result<Option<T>> + Sync,
-    ) -> Result<Option<Vec<T>>> {
-        let next = AtomicUsize::new(0);
-        let failed = AtomicBool::new(false);
-        let done: Vec<OnceLock<T>> = (0..turns).map(|_| OnceLock::new()).collect();
-        std::thread::scope(|threads| {
-            let workers: Vec<_> = (0..workers.min(turns))
-                .map(|_| {
-                    threads.spawn(|| {
-                        let mut scan = self.forward_scan(slot)?;
-                        scan.stream = scan.stream.released_at_end();
-                        while !failed.load(Ordering::Relaxed) {
-                            let turn = next.fetch_add(1, Ordering::Relaxed);
-                            if turn >= turns {
-                                break;
-                            }
-                            let result = f(&mut scan, turn);
-                            if !matches!(result, Ok(Some(_))) {
-                                failed.store(true, Ordering::Relaxed);
-                            }
-                            if let Some(value) = result? {
-                                let _ = done[turn].set(value);
-                            }
-                        }
-                        Ok::<_, crate::error::Error>(())
-                    })
-                })
-                .collect();
-            for worker in workers {
-                worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-            }
-            Ok::<_, crate::error::Error>(())
-        })?;
-        if failed.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
-        Ok(done.into_iter().map(OnceLock::into_inner).collect())
     }
 
     /// The children of one run: their count and every [`SAMPLE`]-th one;

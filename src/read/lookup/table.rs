@@ -19,6 +19,7 @@ use crate::read::lookup::containers::{
 };
 use crate::read::lookup::stream::{Resident, Stream, Unindexed, scan_unindexed};
 use crate::storage::TraceBytes;
+use crate::turns::Turns;
 
 /// Blocks, reference cells and container tables: what finding things needs.
 #[derive(Debug, Default)]
@@ -698,7 +699,7 @@ const FOOTER_PIECE_CELLS: u32 = 1 << 18;
 /// piece that fails is the one kept.
 struct FooterPieces {
     pieces: Vec<Vec<(u32, u32)>>,
-    next: AtomicUsize,
+    turns: Turns,
     failed: Mutex<Option<(usize, IndexProblem)>>,
 }
 
@@ -719,20 +720,16 @@ impl FooterPieces {
             }
         }
         FooterPieces {
+            turns: Turns::new(pieces.len()),
             pieces,
-            next: AtomicUsize::new(0),
             failed: Mutex::new(None),
         }
     }
 
     /// Checks the pieces left with `check`, one after the other.
     fn check(&self, check: impl Fn(&[(u32, u32)]) -> std::result::Result<(), IndexProblem>) {
-        loop {
-            let k = self.next.fetch_add(1, Ordering::Relaxed);
-            let Some(piece) = self.pieces.get(k) else {
-                return;
-            };
-            if let Err(problem) = check(piece) {
+        while let Some(k) = self.turns.take() {
+            if let Err(problem) = check(&self.pieces[k]) {
                 let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
                 if failed.as_ref().is_none_or(|&(first, _)| k < first) {
                     *failed = Some((k, problem));
