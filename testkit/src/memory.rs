@@ -34,21 +34,32 @@ pub fn open_peak(
     window: u64,
 ) -> Option<(tracetree::read::LazyTraceReader, u64)> {
     let _ = std::fs::remove_file(crate::lazy::sidecar_of(path));
+    let (reader, grown) = peak_growth(|| {
+        crate::lazy::with_sidecar(path)
+            .sidecar(policy)
+            .resident_window(Some(window))
+            .open(path)
+            .unwrap()
+    });
+    Some((reader, grown?))
+}
+
+/// What `f` gives, and how far it raised the process's peak resident set
+/// above the resident set before it (`VmHWM`, reset through
+/// `/proc/self/clear_refs`); `None` for the growth, said on stderr, where
+/// that cannot be measured (not Linux).
+pub fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
     let before = std::fs::write("/proc/self/clear_refs", "5")
         .ok()
         .and_then(|()| proc_status("VmRSS:"));
-    let reader = crate::lazy::with_sidecar(path)
-        .sidecar(policy)
-        .resident_window(Some(window))
-        .open(path)
-        .unwrap();
+    let value = f();
     let grown = before.and_then(|before| Some(proc_status("VmHWM:")?.saturating_sub(before)));
     if grown.is_none() {
         eprintln!(
             "/proc/self has no writable clear_refs or no VmHWM here: the peak is not measured"
         );
     }
-    Some((reader, grown?))
+    (value, grown)
 }
 
 /// The process's resident anonymous memory (heap) in bytes, or `None`.

@@ -78,14 +78,9 @@ fn tables_built_on_first_use_keep_a_few_windows_resident() {
         .resident_window(Some(WINDOW))
         .open(&path)
         .unwrap();
-    let before = std::fs::write("/proc/self/clear_refs", "5")
-        .ok()
-        .and_then(|()| memory::proc_status("VmRSS:"));
-    assert!(reader.build_lookups().is_empty());
-    let Some(grown) =
-        before.and_then(|before| Some(memory::proc_status("VmHWM:")?.saturating_sub(before)))
-    else {
-        eprintln!("/proc/self has no writable clear_refs or no VmHWM here: nothing measured");
+    let (problems, grown) = memory::peak_growth(|| reader.build_lookups());
+    assert!(problems.is_empty());
+    let Some(grown) = grown else {
         return;
     };
     // Per thread (two, built at once): the ordering pass over the index and
@@ -136,14 +131,8 @@ fn children_counted_in_runs_keep_a_few_windows_resident() {
     let largest = roots.into_iter().max_by_key(|&root| mib(root)).unwrap();
     assert!(mib(largest) > 64, "no root large enough");
     reader.clear_cache();
-    let before = std::fs::write("/proc/self/clear_refs", "5")
-        .ok()
-        .and_then(|()| memory::proc_status("VmRSS:"));
-    let count = reader.child_count(largest).unwrap();
-    let Some(grown) =
-        before.and_then(|before| Some(memory::proc_status("VmHWM:")?.saturating_sub(before)))
-    else {
-        eprintln!("/proc/self has no writable clear_refs or no VmHWM here: nothing measured");
+    let (count, grown) = memory::peak_growth(|| reader.child_count(largest).unwrap());
+    let Some(grown) = grown else {
         return;
     };
     // Per worker (as many as cores, up to 8 here): its scan's window and
