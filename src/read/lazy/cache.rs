@@ -5,7 +5,8 @@
 //! Child indexes have a quarter of the budget to themselves (they are
 //! small, and rebuilding one scans a whole call). One mutex guards both
 //! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
-//! cloned out), never while decoding.
+//! cloned out), never while decoding; what an insertion evicts is freed
+//! after it is released.
 //!
 //! # The cache
 //!
@@ -25,7 +26,10 @@
 //! once (an IDE's threads all asking for a call's child count after its
 //! cache was cleared) do not each scan the call: the first registers the
 //! key as being built and builds it; the others wait for that build and
-//! take its result from the cache (`NodeCache::get_or_build`). A build
+//! take its result from the cache (`NodeCache::get_or_build`). The keys
+//! being built sit under the cache's one mutex, so a miss takes it twice
+//! (look up and register, cache and unregister), and a finished build
+//! wakes threads only when some wait for a build. A build
 //! that fails, or whose entry is too large to keep, leaves each waiter to
 //! build for itself. Builds never wait on an entry whose build waits on
 //! them: a page past the first needs its scope's child index, and nothing
@@ -42,7 +46,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use lru::LruCache;
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 
 use crate::error::Result;
 
@@ -316,19 +320,21 @@ impl Lru {
         }
     }
 
-    /// Inserts, then evicts to the budget; returns how many were evicted.
-    fn insert(&mut self, key: Key, entry: Entry, cost: usize) -> u64 {
-        if let Some((_, old)) = self.lru.put(key, (entry, cost)) {
-            self.bytes -= old;
+    /// Inserts, then evicts to the budget; returns the entries evicted,
+    /// for the caller to drop once the lock is released.
+    fn insert(&mut self, key: Key, entry: Entry, cost: usize) -> Vec<Entry> {
+        let mut evicted = Vec::new();
+        if let Some((old, old_cost)) = self.lru.put(key, (entry, cost)) {
+            self.bytes -= old_cost;
+            evicted.push(old);
         }
         self.bytes += cost;
-        let mut evicted = 0;
         while self.bytes > self.budget {
-            let Some((_, (_, cost))) = self.lru.pop_lru() else {
+            let Some((_, (entry, cost))) = self.lru.pop_lru() else {
                 break;
             };
             self.bytes -= cost;
-            evicted += 1;
+            evicted.push(entry);
         }
         evicted
     }
@@ -359,6 +365,10 @@ struct Inner {
     others: Lru,
     peak_bytes: usize,
     evictions: u64,
+    /// Keys being built, each with how many threads went to wait for it
+    /// (a thread woken for another key's build and waiting again counts
+    /// twice: only whether any waits matters).
+    building: FxHashMap<Key, u32>,
 }
 
 impl Inner {
@@ -367,6 +377,24 @@ impl Inner {
             Key::Index { .. } => &mut self.indexes,
             _ => &mut self.others,
         }
+    }
+
+    /// The entry for `key`, marked as recently used.
+    fn get(&mut self, key: &Key) -> Option<Entry> {
+        self.lru(key).lru.get(key).map(|(entry, _)| entry.clone())
+    }
+
+    /// Caches `entry`, which costs `cost` bytes (unless larger than its
+    /// budget); returns what it evicted.
+    fn insert(&mut self, key: Key, entry: Entry, cost: usize) -> Vec<Entry> {
+        let lru = self.lru(&key);
+        if cost > lru.budget {
+            return vec![entry];
+        }
+        let evicted = lru.insert(key, entry, cost);
+        self.evictions += evicted.len() as u64;
+        self.peak_bytes = self.peak_bytes.max(self.indexes.bytes + self.others.bytes);
+        evicted
     }
 }
 
@@ -377,22 +405,28 @@ pub(crate) struct NodeCache {
     hits: AtomicU64,
     misses: AtomicU64,
     builds: AtomicU64,
-    /// Keys being built, and the signal that one was.
-    building: Mutex<FxHashSet<Key>>,
+    /// Signalled when a build that threads wait for ends.
     built: Condvar,
 }
 
-/// Takes a key off the set of keys being built when its build ends, even
-/// by a panic, and wakes the threads waiting for it.
+/// Takes a key off the keys being built if its build ends without caching
+/// an entry (an error, a panic), and wakes the threads waiting for it.
 struct Building<'a> {
     cache: &'a NodeCache,
     key: Key,
+    /// Set once the entry is cached and the key taken off.
+    done: bool,
 }
 
 impl Drop for Building<'_> {
     fn drop(&mut self) {
-        self.cache.building().remove(&self.key);
-        self.cache.built.notify_all();
+        if self.done {
+            return;
+        }
+        let waiters = self.cache.lock().building.remove(&self.key);
+        if waiters.is_some_and(|waiters| waiters > 0) {
+            self.cache.built.notify_all();
+        }
     }
 }
 
@@ -406,56 +440,75 @@ impl NodeCache {
                 others: Lru::new(budget - indexes),
                 peak_bytes: 0,
                 evictions: 0,
+                building: FxHashMap::default(),
             }),
             budget,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             builds: AtomicU64::new(0),
-            building: Mutex::new(FxHashSet::default()),
             built: Condvar::new(),
         }
-    }
-
-    fn building(&self) -> MutexGuard<'_, FxHashSet<Key>> {
-        self.building.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The entry for `key`; on a miss, built by `build` and cached. While
     /// one thread builds a key, others missing it wait for that build and
     /// take its entry; if the cache does not hold it then (the build
     /// failed, or its entry was too large to keep), they build it
-    /// themselves.
+    /// themselves. The lock is taken once to look up (and register the
+    /// build), once to cache the entry (and unregister it); threads are
+    /// woken only when some wait.
     pub(crate) fn get_or_build(
         &self,
         key: Key,
         build: impl FnOnce() -> Result<Entry>,
     ) -> Result<Entry> {
-        if let Some(entry) = self.get(&key) {
+        let mut inner = self.lock();
+        if let Some(entry) = inner.get(&key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
             return Ok(entry);
         }
-        let mut building = self.building();
-        let mine = if building.insert(key) {
-            Some(Building { cache: self, key })
-        } else {
-            while building.contains(&key) {
-                building = self
-                    .built
-                    .wait(building)
-                    .unwrap_or_else(PoisonError::into_inner);
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let mut waited = false;
+        while let Some(waiters) = inner.building.get_mut(&key) {
+            *waiters += 1;
+            waited = true;
+            inner = self
+                .built
+                .wait(inner)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        // After a wait: built by the thread waited for (which caches its
+        // entry before it unregisters the key), or else built here without
+        // registering, as every waiter does then.
+        let mut building = None;
+        if waited {
+            if let Some(entry) = inner.get(&key) {
+                return Ok(entry);
             }
-            None
-        };
-        drop(building);
-        // Built meanwhile: by the thread waited for, or by one that ended
-        // between this thread's miss and its registering (a builder caches
-        // its entry before it unregisters).
-        if let Some(entry) = self.peek(&key) {
-            return Ok(entry);
+        } else {
+            inner.building.insert(key, 0);
+            building = Some(Building {
+                cache: self,
+                key,
+                done: false,
+            });
         }
+        drop(inner);
         self.builds.fetch_add(1, Ordering::Relaxed);
         let entry = build()?;
-        self.insert(key, entry.clone());
-        drop(mine);
+        let cost = entry.cost();
+        let mut inner = self.lock();
+        let evicted = inner.insert(key, entry.clone(), cost);
+        let waiters = building.as_mut().and_then(|building| {
+            building.done = true;
+            inner.building.remove(&key)
+        });
+        drop(inner);
+        if waiters.is_some_and(|waiters| waiters > 0) {
+            self.built.notify_all();
+        }
+        // Freed once the lock is released.
+        drop(evicted);
         Ok(entry)
     }
 
@@ -481,11 +534,7 @@ impl NodeCache {
     /// The entry for `key`, marked as recently used, without counting a
     /// hit or a miss.
     fn peek(&self, key: &Key) -> Option<Entry> {
-        self.lock()
-            .lru(key)
-            .lru
-            .get(key)
-            .map(|(entry, _)| entry.clone())
+        self.lock().get(key)
     }
 
     /// Whether `key` is cached (does not count as a use).
@@ -497,16 +546,9 @@ impl NodeCache {
     /// to stay within the budget. An entry larger than that is not kept.
     pub(crate) fn insert(&self, key: Key, entry: Entry) {
         let cost = entry.cost();
-        let mut inner = self.lock();
-        let lru = inner.lru(&key);
-        if cost > lru.budget {
-            return;
-        }
-        let evicted = lru.insert(key, entry, cost);
-        inner.evictions += evicted;
-        inner.peak_bytes = inner
-            .peak_bytes
-            .max(inner.indexes.bytes + inner.others.bytes);
+        let evicted = self.lock().insert(key, entry, cost);
+        // Freed once the lock is released.
+        drop(evicted);
     }
 
     /// Drops the entries `drop` selects.
@@ -556,5 +598,83 @@ impl NodeCache {
     /// The share of the budget child indexes have.
     pub(crate) fn index_budget(&self) -> usize {
         self.budget / 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn page(offsets: &[u64]) -> Entry {
+        Entry::Page(offsets.iter().map(|&at| LogicalOffset(at)).collect())
+    }
+
+    fn offsets(entry: &Entry) -> Vec<u64> {
+        match entry {
+            Entry::Page(page) => page.iter().map(|at| at.0).collect(),
+            _ => panic!("not a page"),
+        }
+    }
+
+    /// Runs `first`'s build of `key` until a second thread waits for it,
+    /// then lets it end with `outcome`; returns what the second thread got.
+    fn second_waits_for_first(outcome: Result<Entry>) -> (NodeCache, Result<Entry>) {
+        let cache = NodeCache::new(1 << 20);
+        let key = Key::Page {
+            slot: 0,
+            start: 0,
+            page: 0,
+        };
+        let (go, wait_for_go) = mpsc::channel::<()>();
+        let second = std::thread::scope(|scope| {
+            let cache = &cache;
+            let first = scope.spawn(move || {
+                cache.get_or_build(key, || {
+                    wait_for_go.recv().unwrap();
+                    outcome
+                })
+            });
+            while !cache.lock().building.contains_key(&key) {
+                std::thread::yield_now();
+            }
+            let second = scope.spawn(move || cache.get_or_build(key, || Ok(page(&[2]))));
+            while cache.lock().building.get(&key) == Some(&0) {
+                std::thread::yield_now();
+            }
+            go.send(()).unwrap();
+            let _ = first.join().unwrap();
+            second.join().unwrap()
+        });
+        (cache, second)
+    }
+
+    #[test]
+    fn a_waiter_takes_the_entry_it_waited_for() {
+        let (cache, second) = second_waits_for_first(Ok(page(&[1])));
+        assert_eq!(offsets(&second.unwrap()), [1]);
+        assert_eq!(cache.builds.load(Ordering::Relaxed), 1);
+        assert!(cache.lock().building.is_empty());
+    }
+
+    #[test]
+    fn a_waiter_builds_for_itself_when_the_build_fails() {
+        let failed = Err(crate::error::Error::Stream(std::io::Error::other("no")));
+        let (cache, second) = second_waits_for_first(failed);
+        assert_eq!(offsets(&second.unwrap()), [2]);
+        assert_eq!(cache.builds.load(Ordering::Relaxed), 2);
+        assert!(cache.lock().building.is_empty());
+        assert_eq!(
+            offsets(
+                &cache
+                    .peek(&Key::Page {
+                        slot: 0,
+                        start: 0,
+                        page: 0
+                    })
+                    .unwrap()
+            ),
+            [2]
+        );
     }
 }
