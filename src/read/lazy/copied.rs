@@ -20,14 +20,19 @@
 //! towards the window.
 //!
 //! **A call expanded before it was decoded** (`children`, `child_count`
-//! on a node not in the cache: an IDE's click, a random expansion) takes
-//! two copies instead of six: its cells come first — the first container
-//! starting after the node's offset is its own, if it is a container
-//! with a cell, and the search for it and the run after it are one read
-//! where the cells lie close enough (`ContainerTable::copy_run_from`) —
-//! then the call, header to footer, in one copy, from which its node and
-//! its first page of children are decoded and cached together
-//! (`node_expanding`): a `pread` costs more than decoding what it reads.
+//! on a node not in the cache: an IDE's click, a random expansion) is
+//! read whole from one copy of [`SHORT_CALL`] bytes from its header on
+//! when it ends within them, as most calls do (`short_call_copied`): its
+//! content is parsed object by object, entering every container and
+//! leaving it at its footer, so no cell is read; the copy's end cuts the
+//! parse short for longer calls. Those take two copies: their cells
+//! first — the first container starting after the node's offset is its
+//! own, if it is a container with a cell, and the search for it and the
+//! run after it are one read where the cells lie close enough
+//! (`ContainerTable::copy_run_from`) — then the call, header to footer,
+//! in one copy. Either way its node and its first page of children are
+//! decoded and cached together (`node_expanding`): a `pread` costs more
+//! than decoding what it reads.
 //!
 //! **A node's parent** (`parent_copied`) takes the cells of up to
 //! [`BEHIND`] containers up to the last one starting before the node, with
@@ -60,6 +65,12 @@ use std::sync::Arc;
 use super::headers::container_header;
 use super::*;
 use crate::format::Object;
+use crate::read::lookup::block_table::ThreadBlocks;
+
+/// The bytes copied from a call's header on to read it whole without its
+/// cells ([`LazyTraceReader::short_call_copied`]): nine calls in ten of a
+/// mixed trace end within them.
+const SHORT_CALL: u64 = 2 << 10;
 
 /// The longest content scanned from a copy.
 const MAX_CONTENT: u64 = 64 << 10;
@@ -132,7 +143,10 @@ impl LazyTraceReader {
         };
         let mut first_page = None;
         let entry = self.cache.get_or_build(key, || {
-            let data = match self.expand_copied(node) {
+            let copied = self
+                .short_call_copied(node)
+                .or_else(|| self.expand_copied(node));
+            let data = match copied {
                 Some((data, page)) => {
                     first_page = page;
                     data
@@ -155,6 +169,73 @@ impl LazyTraceReader {
         Ok(data)
     }
 
+    /// A call's node and its first page of children from one copy of
+    /// [`SHORT_CALL`] bytes, its content parsed without its cells (see the
+    /// module); `None` when the call does not end within the copy, the
+    /// bytes do not parse (the caller reads it another way, which reports
+    /// what is wrong), or the thread's cells are no longer trusted. A leaf
+    /// is decoded from the copy too (no page).
+    fn short_call_copied(
+        &self,
+        node: LazyNode,
+    ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
+        // A thread whose cells were contradicted answers from its rescanned
+        // table, or with the rescan's error, as every other lookup does.
+        if !self.lookup.trusted(node.slot as usize) {
+            return None;
+        }
+        let blocks = self.lookup.blocks.thread(node.slot as usize);
+        let to = LogicalOffset(node.at.0.saturating_add(SHORT_CALL).min(blocks.len));
+        let (bytes, copy, tracepoint, len) = match self.call_copy(node, to)? {
+            CallCopy::Leaf(leaf) => return Some((leaf, None)),
+            CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
+        };
+        let mut stream = Stream::new(&bytes, &copy);
+        let container = tracepoint.header.tracepoint_type;
+        let start = node.at + len;
+        // The containers entered and not yet left, the call's own first;
+        // as many as the copy's objects at most.
+        let mut open = vec![container];
+        let mut children = Vec::new();
+        let mut at = start;
+        let end = loop {
+            if at >= to {
+                return None;
+            }
+            let (skipped, len) = stream.skip(at, open.last().copied()).ok()?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
+                    if open.len() == 1 && children.len() < PAGE {
+                        children.push(at);
+                    }
+                    if header.tracepoint_type.is_container() {
+                        open.push(header.tracepoint_type);
+                    }
+                }
+                (ObjectKind::TracepointFooter, _) => {
+                    open.pop();
+                    if open.is_empty() {
+                        break at;
+                    }
+                }
+                (kind, _) if kind.is_reference() => {}
+                _ => return None,
+            }
+            at = at + len;
+        };
+        let footer = stream.footer(end, container).ok()?.0.into_owned();
+        let data = NodeData {
+            tracepoint,
+            footer: Some(footer),
+            content: Some(ContentRange {
+                start,
+                end,
+                finished: true,
+            }),
+        };
+        Some((data, Some(Arc::from(children))))
+    }
+
     /// A call's node and its first page of children (`None` when the scan
     /// of its children did not finish from the copy), from one copy of the
     /// call (see the module); `None` when it cannot be decoded so. A leaf
@@ -174,22 +255,12 @@ impl LazyTraceReader {
             return None;
         }
         let to = LogicalOffset(end.0.saturating_add(FOOTER_ROOM).min(blocks.len));
-        let (bytes, copy) = blocks.copy_range(&self.data, node.at..to)?;
-        let mut stream = Stream::new(&bytes, &copy);
-        let (object, len) = stream.object(node.at, None).ok()?;
-        let Object::Tracepoint(tracepoint) = object else {
-            return None;
+        let (bytes, copy, tracepoint, len) = match self.call_copy(node, to)? {
+            CallCopy::Leaf(leaf) => return Some((leaf, None)),
+            CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
         };
-        let tracepoint = tracepoint.into_owned();
+        let mut stream = Stream::new(&bytes, &copy);
         let container = tracepoint.header.tracepoint_type;
-        if !container.is_container() {
-            let leaf = NodeData {
-                tracepoint,
-                footer: None,
-                content: None,
-            };
-            return Some((leaf, None));
-        }
         if node.at + len != start {
             return None;
         }
@@ -234,6 +305,27 @@ impl LazyTraceReader {
             content: Some(content),
         };
         Some((data, page.flatten()))
+    }
+
+    /// A copy of `node`'s thread from the node to `to`, and the node
+    /// decoded from it: a leaf whole, a call's tracepoint with its length
+    /// (its content starts after it); `None` when it does not decode so.
+    fn call_copy(&self, node: LazyNode, to: LogicalOffset) -> Option<CallCopy> {
+        let blocks = self.lookup.blocks.thread(node.slot as usize);
+        let (bytes, copy) = blocks.copy_range(&self.data, node.at..to)?;
+        let (object, len) = Stream::new(&bytes, &copy).object(node.at, None).ok()?;
+        let Object::Tracepoint(tracepoint) = object else {
+            return None;
+        };
+        let tracepoint = tracepoint.into_owned();
+        if !tracepoint.header.tracepoint_type.is_container() {
+            return Some(CallCopy::Leaf(NodeData {
+                tracepoint,
+                footer: None,
+                content: None,
+            }));
+        }
+        Some(CallCopy::Call(bytes, copy, tracepoint, len))
     }
 
     /// The container `node` is a direct child of (`Some(None)` at the top
@@ -360,6 +452,14 @@ impl LazyTraceReader {
         let end = self.scan_children_in(&mut scan, scope, from, |_, _| true);
         (end.ok()? == scope.end).then_some(())
     }
+}
+
+/// A node decoded from a copy ([`LazyTraceReader::call_copy`]).
+enum CallCopy {
+    /// A leaf, whole.
+    Leaf(NodeData),
+    /// A call: the copy's bytes and blocks, its tracepoint and length.
+    Call(Vec<u8>, ThreadBlocks, Tracepoint<'static>, u64),
 }
 
 impl<'r> Scan<'r> {
