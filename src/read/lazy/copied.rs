@@ -19,8 +19,8 @@
 //! containers looked up in the run. Nothing is mapped, so nothing counts
 //! towards the window.
 //!
-//! **A call expanded before it was decoded** (`children`, `child_count`
-//! on a node not in the cache: an IDE's click, a random expansion) is
+//! **A node not in the cache** (`node`, and `children`, `child_count`
+//! before it was decoded: an IDE's click, a random expansion) is
 //! read whole from one copy of [`SHORT_CALL`] bytes from its header on
 //! when it ends within them, as most calls do (`short_call_copied`): its
 //! content is parsed object by object, entering every container and
@@ -31,8 +31,8 @@
 //! run after it are one read where the cells lie close enough
 //! (`ContainerTable::copy_run_from`) — then the call, header to footer,
 //! in one copy. Either way its node and its first page of children are
-//! decoded and cached together (`node_expanding`): a `pread` costs more
-//! than decoding what it reads.
+//! decoded and cached together (`node_copied`): a `pread` costs more
+//! than decoding what it reads; a leaf is decoded from the first copy.
 //!
 //! **A node's parent** (`parent_copied`) takes the cells of up to
 //! [`BEHIND`] containers up to the last one starting before the node, with
@@ -127,46 +127,18 @@ impl LazyTraceReader {
         self.scan_children_in(&mut scan, scope, from, f).ok()
     }
 
-    /// A node's data for a caller about to scan its children (`children`,
-    /// `child_count`): [`node`](Self::node), except that a miss under a
-    /// resident window decodes a short call from one copy
-    /// ([`expand_copied`](Self::expand_copied)) and caches its first page
-    /// of children with it.
-    pub(super) fn node_expanding(&self, node: LazyNode) -> Result<Arc<NodeData>> {
-        self.own(node)?;
-        if self.resident.is_none() {
-            return self.node(node);
-        }
-        let key = Key::Node {
-            slot: node.slot,
-            at: node.at.0,
-        };
-        let mut first_page = None;
-        let entry = self.cache.get_or_build(key, || {
-            let copied = self
-                .short_call_copied(node)
-                .or_else(|| self.expand_copied(node));
-            let data = match copied {
-                Some((data, page)) => {
-                    first_page = page;
-                    data
-                }
-                None => self.decode_node(node)?,
-            };
-            Ok(Entry::Node(Arc::new(data)))
-        })?;
-        let data = match entry.into_node() {
-            Some(data) => data,
-            // Node keys hold nodes; the fallback only keeps this total.
-            None => return self.decode_node(node).map(Arc::new),
-        };
-        if let (Some(page), Some(scope)) = (first_page, Self::scope_of(node, &data)) {
-            let key = self.page_key(scope, 0);
-            if !self.cache.contains(&key) {
-                self.cache.insert(key, Entry::Page(page));
-            }
-        }
-        Ok(data)
+    /// A node and, for a call, its first page of children (`None` when
+    /// their scan did not finish) read from copies under a resident
+    /// window: a short call from one copy, else its cells and the call
+    /// (see the module). `None` without a window, or when it cannot be
+    /// read so: the caller decodes the node on its own.
+    pub(super) fn node_copied(
+        &self,
+        node: LazyNode,
+    ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
+        self.resident.as_ref()?;
+        self.short_call_copied(node)
+            .or_else(|| self.expand_copied(node))
     }
 
     /// A call's node and its first page of children from one copy of

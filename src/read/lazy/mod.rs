@@ -427,26 +427,44 @@ impl LazyTraceReader {
         }
     }
 
-    /// A node's tracepoint, footer and content range.
+    /// A node's tracepoint, footer and content range. Under a resident
+    /// window a short call is read whole from a copy, and its first page
+    /// of children cached with it (see `copied.rs`).
     pub fn node(&self, node: LazyNode) -> Result<Arc<NodeData>> {
         self.own(node)?;
         let key = Key::Node {
             slot: node.slot,
             at: node.at.0,
         };
-        let entry = self
-            .cache
-            .get_or_build(key, || Ok(Entry::Node(Arc::new(self.decode_node(node)?))))?;
-        // Node keys hold nodes; the fallback only keeps this total.
-        entry
-            .into_node()
-            .map_or_else(|| self.decode_node(node).map(Arc::new), Ok)
+        let mut first_page = None;
+        let entry = self.cache.get_or_build(key, || {
+            let data = match self.node_copied(node) {
+                Some((data, page)) => {
+                    first_page = page;
+                    data
+                }
+                None => self.decode_node(node)?,
+            };
+            Ok(Entry::Node(Arc::new(data)))
+        })?;
+        let data = match entry.into_node() {
+            Some(data) => data,
+            // Node keys hold nodes; the fallback only keeps this total.
+            None => return self.decode_node(node).map(Arc::new),
+        };
+        if let (Some(page), Some(scope)) = (first_page, Self::scope_of(node, &data)) {
+            let key = self.page_key(scope, 0);
+            if !self.cache.contains(&key) {
+                self.cache.insert(key, Entry::Page(page));
+            }
+        }
+        Ok(data)
     }
 
     /// How many direct children a node has. The first call on a container
     /// scans its content once (skipping the children's own subtrees).
     pub fn child_count(&self, node: LazyNode) -> Result<usize> {
-        match Self::scope_of(node, &*self.node_expanding(node)?) {
+        match Self::scope_of(node, &*self.node(node)?) {
             Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
                 Paging::One(page) => page.len(),
                 Paging::Many(index) => index.count,
@@ -469,12 +487,7 @@ impl LazyTraceReader {
         from: usize,
         count: usize,
     ) -> Result<Vec<LazyNode>> {
-        let data = if from < PAGE {
-            self.node_expanding(node)?
-        } else {
-            self.node(node)?
-        };
-        match Self::scope_of(node, &data) {
+        match Self::scope_of(node, &*self.node(node)?) {
             Some(scope) => self.scope_children(scope, from, count),
             None => Ok(Vec::new()),
         }
