@@ -268,10 +268,19 @@ impl TraceBytes {
 
     /// Maps an open `file` read-only (an empty one is held as an empty
     /// vector). The file's name, if it has one, plays no part: an unlinked
-    /// file maps the same.
+    /// file maps the same. On Linux the file's open description is marked
+    /// `O_NOATIME` where the kernel allows it (the file's owner): reads
+    /// then leave its access time as it was, and each `pread` of
+    /// [`copy_at`](Self::copy_at) skips the access-time check.
     pub fn map_file(file: &File) -> std::io::Result<Self> {
         if file.metadata()?.len() == 0 {
             return Ok(Self::from_vec(Vec::new()));
+        }
+        #[cfg(target_os = "linux")]
+        if let Ok(flags) = rustix::fs::fcntl_getfl(file) {
+            // Refused unless this process owns the file: its reads then
+            // touch the access time as any reader's do.
+            let _ = rustix::fs::fcntl_setfl(file, flags | rustix::fs::OFlags::NOATIME);
         }
         // SAFETY: the mapping is read-only (shared, over a file opened for
         // reading, or the scratch sidecar this crate wrote before mapping);
@@ -625,6 +634,28 @@ pub fn cache_dir() -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Mapping a file and reading it by `pread` leave its access time as
+    /// it was (this process owns the file). It is set two days back, so
+    /// that even a `relatime` mount would update it on a read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reads_leave_the_access_time_as_it_was() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, &[7u8; 3 * PAGE]).unwrap();
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+        let times = std::fs::FileTimes::new()
+            .set_accessed(long_ago)
+            .set_modified(long_ago);
+        file.as_file().set_times(times).unwrap();
+        let accessed = || std::fs::metadata(file.path()).unwrap().accessed().unwrap();
+        let before = accessed();
+        let mapped = TraceBytes::map(file.path()).unwrap();
+        let mut buffer = [0u8; 100];
+        assert_eq!(mapped.copy_at(PAGE as u64, &mut buffer), buffer.len());
+        assert_eq!(buffer, [7u8; 100]);
+        assert_eq!(accessed(), before);
+    }
 
     #[test]
     fn releasing_keeps_the_bytes() {
