@@ -30,7 +30,9 @@
 //! own, if it is a container with a cell, and the search for it and the
 //! run after it are one read where the cells lie close enough
 //! (`ContainerTable::copy_run_from`) — then the call, header to footer,
-//! in one copy. Either way its node and its first page of children are
+//! in one copy; a call longer than [`MAX_CONTENT`] takes its tracepoint
+//! from the first copy, its content range from its cell, and a copy of
+//! its footer. Either way its node and its first page of children are
 //! decoded and cached together (`node_copied`): a `pread` costs more
 //! than decoding what it reads; a leaf is decoded from the first copy.
 //!
@@ -137,20 +139,22 @@ impl LazyTraceReader {
         node: LazyNode,
     ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
         self.resident.as_ref()?;
-        self.short_call_copied(node)
-            .or_else(|| self.expand_copied(node))
+        match self.short_call_copied(node) {
+            Some(ShortCall::Whole(data, page)) => Some((data, page)),
+            Some(ShortCall::Longer(tracepoint, len)) => {
+                self.expand_copied(node, Some((tracepoint, len)))
+            }
+            None => self.expand_copied(node, None),
+        }
     }
 
     /// A call's node and its first page of children from one copy of
     /// [`SHORT_CALL`] bytes, its content parsed without its cells (see the
-    /// module); `None` when the call does not end within the copy, the
-    /// bytes do not parse (the caller reads it another way, which reports
-    /// what is wrong), or the thread's cells are no longer trusted. A leaf
-    /// is decoded from the copy too (no page).
-    fn short_call_copied(
-        &self,
-        node: LazyNode,
-    ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
+    /// module), or, when the parse does not reach its end in the copy, its
+    /// tracepoint alone; `None` when the node does not decode (the caller
+    /// reads it another way, which reports what is wrong) or the thread's
+    /// cells are no longer trusted. A leaf is decoded from the copy too.
+    fn short_call_copied(&self, node: LazyNode) -> Option<ShortCall> {
         // A thread whose cells were contradicted answers from its rescanned
         // table, or with the rescan's error, as every other lookup does.
         if !self.lookup.trusted(node.slot as usize) {
@@ -158,23 +162,27 @@ impl LazyTraceReader {
         }
         let blocks = self.lookup.blocks.thread(node.slot as usize);
         let to = LogicalOffset(node.at.0.saturating_add(SHORT_CALL).min(blocks.len));
-        let (bytes, copy, tracepoint, len) = match self.call_copy(node, to)? {
-            CallCopy::Leaf(leaf) => return Some((leaf, None)),
+        let (bytes, copy, tracepoint, header_len) = match self.call_copy(node, to)? {
+            CallCopy::Leaf(leaf) => return Some(ShortCall::Whole(leaf, None)),
             CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
         };
         let mut stream = Stream::new(&bytes, &copy);
         let container = tracepoint.header.tracepoint_type;
-        let start = node.at + len;
+        let start = node.at + header_len;
         // The containers entered and not yet left, the call's own first;
         // as many as the copy's objects at most.
         let mut open = vec![container];
         let mut children = Vec::new();
         let mut at = start;
+        // The copy's end (an object cut there, or past it) or bytes that do
+        // not parse: the cells find the end, and any error, instead.
         let end = loop {
-            if at >= to {
-                return None;
-            }
-            let (skipped, len) = stream.skip(at, open.last().copied()).ok()?;
+            let skipped = (at < to)
+                .then(|| stream.skip(at, open.last().copied()).ok())
+                .flatten();
+            let Some((skipped, len)) = skipped else {
+                return Some(ShortCall::Longer(tracepoint, header_len));
+            };
             match (skipped.kind, skipped.header) {
                 (ObjectKind::Tracepoint, Some(header)) => {
                     if open.len() == 1 && children.len() < PAGE {
@@ -191,11 +199,14 @@ impl LazyTraceReader {
                     }
                 }
                 (kind, _) if kind.is_reference() => {}
-                _ => return None,
+                _ => return Some(ShortCall::Longer(tracepoint, header_len)),
             }
             at = at + len;
         };
-        let footer = stream.footer(end, container).ok()?.0.into_owned();
+        let footer = match stream.footer(end, container) {
+            Ok((footer, _)) => footer.into_owned(),
+            Err(_) => return Some(ShortCall::Longer(tracepoint, header_len)),
+        };
         let data = NodeData {
             tracepoint,
             footer: Some(footer),
@@ -205,14 +216,20 @@ impl LazyTraceReader {
                 finished: true,
             }),
         };
-        Some((data, Some(Arc::from(children))))
+        Some(ShortCall::Whole(data, Some(Arc::from(children))))
     }
 
     /// A call's node and its first page of children (`None` when the scan
-    /// of its children did not finish from the copy), from one copy of the
-    /// call (see the module); `None` when it cannot be decoded so. A leaf
-    /// is decoded from the copy too (no page).
-    fn expand_copied(&self, node: LazyNode) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
+    /// of its children did not finish from the copy), from its cells and
+    /// one copy of the call (see the module); a call longer than
+    /// [`MAX_CONTENT`] from its cells and a copy of its footer, when its
+    /// tracepoint is `known` (with its length). `None` when it cannot be
+    /// read so. A leaf is decoded from the copy too (no page).
+    fn expand_copied(
+        &self,
+        node: LazyNode,
+        known: Option<(Tracepoint<'static>, u64)>,
+    ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
         let slot = node.slot as usize;
         let cells = self.lookup.copied_cells(slot)?;
         let (table, view) = self.containers(slot).ok()?;
@@ -224,7 +241,33 @@ impl LazyTraceReader {
         let blocks = self.lookup.blocks.thread(slot);
         let content_len = end.0.checked_sub(node.at.0)?;
         if content_len > MAX_CONTENT {
-            return None;
+            let (tracepoint, len) = known?;
+            if node.at + len != start {
+                return None;
+            }
+            let finished = end.0 < blocks.len;
+            let footer = if finished {
+                let container = tracepoint.header.tracepoint_type;
+                let mut buffer = Vec::new();
+                let stream = &mut self.stream(slot);
+                let (footer, _) = stream
+                    .footer_copied(end, container, &self.data, &mut buffer)
+                    .ok()?;
+                Some(footer.into_owned())
+            } else {
+                None
+            };
+            let content = ContentRange {
+                start,
+                end,
+                finished,
+            };
+            let data = NodeData {
+                tracepoint,
+                footer,
+                content: Some(content),
+            };
+            return Some((data, None));
         }
         let to = LogicalOffset(end.0.saturating_add(FOOTER_ROOM).min(blocks.len));
         let (bytes, copy, tracepoint, len) = match self.call_copy(node, to)? {
@@ -424,6 +467,15 @@ impl LazyTraceReader {
         let end = self.scan_children_in(&mut scan, scope, from, |_, _| true);
         (end.ok()? == scope.end).then_some(())
     }
+}
+
+/// What a copy of [`SHORT_CALL`] bytes gave of a node
+/// ([`LazyTraceReader::short_call_copied`]).
+enum ShortCall {
+    /// The node whole, and a call's first page of children.
+    Whole(NodeData, Option<Arc<[LogicalOffset]>>),
+    /// A call that does not end within the copy: its tracepoint and length.
+    Longer(Tracepoint<'static>, u64),
 }
 
 /// A node decoded from a copy ([`LazyTraceReader::call_copy`]).
