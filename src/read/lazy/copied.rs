@@ -248,12 +248,10 @@ impl LazyTraceReader {
             let finished = end.0 < blocks.len;
             let footer = if finished {
                 let container = tracepoint.header.tracepoint_type;
-                let mut buffer = Vec::new();
-                let stream = &mut self.stream(slot);
-                let (footer, _) = stream
-                    .footer_copied(end, container, &self.data, &mut buffer)
-                    .ok()?;
-                Some(footer.into_owned())
+                Some(
+                    self.footer_alone(&mut self.stream(slot), end, container)
+                        .ok()?,
+                )
             } else {
                 None
             };
@@ -288,14 +286,9 @@ impl LazyTraceReader {
             let footer = match stream.footer(end, container) {
                 Ok((footer, _)) => footer.into_owned(),
                 // Longer than the room left for it: copied on its own.
-                Err(_) if to.0 < blocks.len => {
-                    let mut buffer = Vec::new();
-                    self.stream(slot)
-                        .footer_copied(end, container, &self.data, &mut buffer)
-                        .ok()?
-                        .0
-                        .into_owned()
-                }
+                Err(_) if to.0 < blocks.len => self
+                    .footer_alone(&mut self.stream(slot), end, container)
+                    .ok()?,
                 Err(_) => return None,
             };
             Some(footer)

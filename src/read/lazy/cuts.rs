@@ -248,8 +248,7 @@ impl LazyTraceReader {
                 Some(Ok(None)) | None => return Ok(None),
             }
         }
-        let counted = runs;
-        let count: usize = counted.iter().map(|run| run.count).sum();
+        let count: usize = runs.iter().map(|run| run.count).sum();
         let mut step = PAGE;
         while count.div_ceil(step) > most.max(1) {
             step *= 2;
@@ -258,7 +257,7 @@ impl LazyTraceReader {
         // each (one of the same run: every run starts with one).
         let mut checkpoints = Vec::with_capacity(count.div_ceil(step));
         let mut base = 0usize;
-        for run in &counted {
+        for run in &runs {
             let mut wanted = base.div_ceil(step) * step;
             while wanted < base + run.count {
                 let sample = (wanted - base) / SAMPLE;

@@ -215,17 +215,11 @@ impl LazyTraceReader {
             }
         };
         let footer = match content.filter(|content| content.finished) {
-            Some(content) => Some(
-                scan.stream
-                    .footer_copied(
-                        content.end,
-                        tracepoint.tracepoint_type(),
-                        &self.data,
-                        &mut buffer,
-                    )?
-                    .0
-                    .into_owned(),
-            ),
+            Some(content) => Some(self.footer_alone(
+                &mut scan.stream,
+                content.end,
+                tracepoint.tracepoint_type(),
+            )?),
             None => None,
         };
         Ok(NodeData {
@@ -233,6 +227,20 @@ impl LazyTraceReader {
             footer,
             content,
         })
+    }
+
+    /// The footer at `end` of a container of type `container` in
+    /// `stream`'s thread, on its own: copied under a resident window
+    /// ([`Stream::footer_copied`]), else read through the mapping.
+    pub(super) fn footer_alone(
+        &self,
+        stream: &mut Stream<'_>,
+        end: LogicalOffset,
+        container: TracepointType,
+    ) -> Result<Footer<'static>> {
+        let mut buffer = Vec::new();
+        let (footer, _) = stream.footer_copied(end, container, &self.data, &mut buffer)?;
+        Ok(footer.into_owned())
     }
 
     /// [`content_of`](Self::content_of) for a node decoded on its own, with
