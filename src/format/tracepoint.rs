@@ -133,28 +133,29 @@ fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
 impl<'a> Tracepoint<'a> {
     /// Decodes a tracepoint after its kind byte.
     pub fn decode(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Self::decode_inline(reader)
+    }
+
+    /// [`decode`](Self::decode), inlined into its caller: a walk's loop
+    /// then builds each tracepoint where it keeps it, instead of copying
+    /// its 136 bytes there from where a call left them.
+    #[inline(always)]
+    pub(crate) fn decode_inline(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
         // The header's 14 bytes at once; where they do not make a header,
-        // the cold path reads it field by field to name the error. Kept
-        // apart so the header stays in registers on the hot path.
+        // the cold path reads it field by field to name the error. Only
+        // the header comes from either path, so that one body decodes
+        // straight into the result.
         let header = reader
             .rest()
             .first_chunk::<{ TracepointHeader::LEN }>()
             .and_then(TracepointHeader::from_bytes);
-        match header {
+        let header = match header {
             Some(header) => {
                 reader.seek(reader.position() + TracepointHeader::LEN);
-                Self::decode_body(reader, header)
+                header
             }
-            None => Self::decode_checked(reader),
-        }
-    }
-
-    /// [`decode`](Self::decode) where the header's bytes are short or
-    /// invalid.
-    #[cold]
-    #[inline(never)]
-    fn decode_checked(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
-        let header = TracepointHeader::decode_fields(reader)?;
+            None => TracepointHeader::decode_fields(reader)?,
+        };
         Self::decode_body(reader, header)
     }
 

@@ -320,7 +320,7 @@ impl LazyTraceReader {
                         continue;
                     }
                     let mut reader = ByteReader::new(&bytes[1..], physical + 1);
-                    decoded = Tracepoint::decode(&mut reader);
+                    decoded = Tracepoint::decode_inline(&mut reader);
                     let tracepoint = match &decoded {
                         Ok(tracepoint) => tracepoint,
                         Err(error) => return Err(error.clone().into()),
