@@ -101,11 +101,18 @@ impl ThreadBlocks {
         }
         let len = usize::try_from(to - from).ok()?;
         let mut bytes = vec![0; len];
+        // The copy's own block, one per block it spans (one or two,
+        // mostly) and the one after: room for the usual four up front.
+        let starts = |first: u64| {
+            let mut starts = Vec::with_capacity(4);
+            starts.push(first);
+            starts
+        };
         let mut copy = ThreadBlocks {
             thread: self.thread,
             block_count: 0,
-            logical_starts: vec![0],
-            payload_starts: vec![len as u64],
+            logical_starts: starts(0),
+            payload_starts: starts(len as u64),
             len: self.len,
         };
         let (mut block, mut at) = (self.block_of(range.start)?, from);
