@@ -221,10 +221,11 @@ impl LazyTraceReader {
 
     /// A call's node and its first page of children (`None` when the scan
     /// of its children did not finish from the copy), from its cells and
-    /// one copy of the call (see the module); a call longer than
+    /// one copy of the call (see the module), or of its content when its
+    /// tracepoint is `known` (with its length); a call longer than
     /// [`MAX_CONTENT`] from its cells and a copy of its footer, when its
-    /// tracepoint is `known` (with its length). `None` when it cannot be
-    /// read so. A leaf is decoded from the copy too (no page).
+    /// tracepoint is known. `None` when it cannot be read so. A leaf is
+    /// decoded from the copy too (no page).
     fn expand_copied(
         &self,
         node: LazyNode,
@@ -268,9 +269,18 @@ impl LazyTraceReader {
             return Some((data, None));
         }
         let to = LogicalOffset(end.0.saturating_add(FOOTER_ROOM).min(blocks.len));
-        let (bytes, copy, tracepoint, len) = match self.call_copy(node, to)? {
-            CallCopy::Leaf(leaf) => return Some((leaf, None)),
-            CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
+        // A tracepoint the first copy decoded is not decoded again: the
+        // copy starts at its content.
+        let (bytes, copy, tracepoint, len) = match known {
+            Some((tracepoint, len)) if node.at + len == start => {
+                let (bytes, copy) = blocks.copy_range(&self.data, start..to)?;
+                (bytes, copy, tracepoint, len)
+            }
+            Some(_) => return None,
+            None => match self.call_copy(node, to)? {
+                CallCopy::Leaf(leaf) => return Some((leaf, None)),
+                CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
+            },
         };
         let mut stream = Stream::new(&bytes, &copy);
         let container = tracepoint.header.tracepoint_type;
