@@ -2,13 +2,18 @@
 //! do: mixed random operations a second (a node decoded, its child count,
 //! its first 16 children, its parent) with 1, 2, 4 and 8 threads, with the
 //! resident window (the default) and without it. Each sample clears the
-//! cache first and runs 4,000 operations on nodes drawn from 20,000
+//! cache first and runs 40,000 operations on nodes drawn from 200,000
 //! sampled uniformly, so most operations miss the cache. The threads live
 //! across a sample's iterations, as an IDE's worker threads live across
-//! requests, and start each iteration together: spawning them for every
-//! iteration (11 ms at 4,000 operations) cost 10–20% at 4 and 8 threads on
-//! 2 cores, which is thread creation's, not the reader's. The baseline is
-//! the same operations on one thread. Results: BENCHMARKS.md.
+//! requests, start each iteration together and take its operations from
+//! one counter, as workers take requests from one queue: every thread
+//! count runs the identical operations, and none waits idle for another
+//! to finish a larger share. Each iteration wakes every thread twice,
+//! which costs 8 threads about 75 µs more than 2 on 2 cores (bare
+//! barriers: 110–117 against 34–46 µs), so an iteration is long enough for
+//! that to stay below 0.2%: with 4,000 operations it cost 4 and 8 threads
+//! 1–8% of 2 threads' figure. The baseline is the same operations on one
+//! thread. Results: BENCHMARKS.md.
 //!
 //! ```text
 //! TRACETREE_BENCH_SIZE=300MB cargo bench --bench concurrency   # 64 MB by default
@@ -16,6 +21,7 @@
 
 use std::hint::black_box;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -25,9 +31,9 @@ use tracetree::read::{LazyNode, LazyTraceReader, WalkDetail};
 mod support;
 
 /// Nodes sampled from the trace.
-const SAMPLED: usize = 20_000;
-/// Operations per sample, shared out between the threads.
-const OPERATIONS: usize = 4_000;
+const SAMPLED: usize = 200_000;
+/// Operations per sample, taken by the threads from one counter.
+const OPERATIONS: usize = 40_000;
 
 /// `SAMPLED` nodes chosen uniformly (reservoir sampling over a headers
 /// walk), the same every run.
@@ -58,11 +64,21 @@ fn next(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// `count` operations on random nodes of `nodes`, seeded by `seed`.
-fn operate(reader: &LazyTraceReader, nodes: &[LazyNode], count: usize, seed: u64) -> usize {
-    let mut state = seed;
+/// Operations `seed + i` on random nodes of `nodes` for each `i` the
+/// thread takes from `next_operation` below `OPERATIONS`.
+fn operate(
+    reader: &LazyTraceReader,
+    nodes: &[LazyNode],
+    next_operation: &AtomicUsize,
+    seed: u64,
+) -> usize {
     let mut out = 0;
-    for _ in 0..count {
+    loop {
+        let i = next_operation.fetch_add(1, Ordering::Relaxed);
+        if i >= OPERATIONS {
+            return out;
+        }
+        let mut state = seed + i as u64;
         let random = next(&mut state);
         let node = nodes[(random % nodes.len() as u64) as usize];
         out += match (random >> 32) % 4 {
@@ -72,7 +88,6 @@ fn operate(reader: &LazyTraceReader, nodes: &[LazyNode], count: usize, seed: u64
             _ => reader.parent(node).unwrap().is_some() as usize,
         };
     }
-    out
 }
 
 fn concurrency(c: &mut Criterion) {
@@ -99,21 +114,24 @@ fn concurrency(c: &mut Criterion) {
             group.bench_function(format!("{threads} threads, {label}"), |b| {
                 b.iter_custom(|iterations| {
                     let barrier = Barrier::new(threads + 1);
+                    let next_operation = AtomicUsize::new(0);
                     let mut total = Duration::ZERO;
                     std::thread::scope(|scope| {
-                        for t in 0..threads {
-                            let (reader, nodes, barrier) = (&reader, &nodes, &barrier);
+                        for _ in 0..threads {
+                            let (reader, nodes, barrier, next_operation) =
+                                (&reader, &nodes, &barrier, &next_operation);
                             scope.spawn(move || {
                                 for iteration in 0..iterations {
-                                    let seed = iteration * 64 + t as u64;
+                                    let seed = iteration * OPERATIONS as u64;
                                     barrier.wait();
-                                    black_box(operate(reader, nodes, OPERATIONS / threads, seed));
+                                    black_box(operate(reader, nodes, next_operation, seed));
                                     barrier.wait();
                                 }
                             });
                         }
                         for _ in 0..iterations {
                             reader.clear_cache();
+                            next_operation.store(0, Ordering::Relaxed);
                             let start = Instant::now();
                             barrier.wait();
                             barrier.wait();
