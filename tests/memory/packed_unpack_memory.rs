@@ -1,0 +1,82 @@
+//! Unpacking a packed trace whose data entry is deflated (the recorder
+//! deflates at level 0, into stored blocks) reads the ZIP by `pread`: the
+//! process's resident memory stays the copy buffer's, where reading the
+//! ZIP through its mapping would make every page of the entry resident.
+
+use std::io::Write;
+
+use tracetree::storage::packed::{DATA_ENTRY, INFO_ENTRY, PackedTrace};
+use tracetree_testkit::memory::{self, peak_growth};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+/// The data entry's size.
+const ENTRY: usize = 32 << 20;
+
+#[test]
+fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
+    let _alone = memory::alone();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.packedtrace");
+    {
+        let mut zip = ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+        zip.start_file(INFO_ENTRY, stored).unwrap();
+        zip.write_all(b"test\n").unwrap();
+        // Random bytes do not compress: the deflater stores them, in
+        // stored blocks, as the recorder's level 0 does.
+        let deflated = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .compression_level(Some(1));
+        zip.start_file(DATA_ENTRY, deflated).unwrap();
+        let mut state = 7u64;
+        let chunk: Vec<u8> = (0..1 << 20).map(|_| random_byte(&mut state)).collect();
+        for _ in 0..ENTRY >> 20 {
+            zip.write_all(&chunk).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+    let pack = PackedTrace::open(&path).unwrap();
+    let entry = pack.entry(DATA_ENTRY).unwrap();
+    assert!(!entry.stored);
+    assert!(
+        entry.packed_size >= ENTRY as u64,
+        "the deflater stores the bytes"
+    );
+
+    let (written, grown) = peak_growth(|| {
+        let mut counted = Counted(0);
+        let had_index = pack.unpack(&mut counted, &mut std::io::sink()).unwrap();
+        (counted.0, had_index)
+    });
+    assert_eq!(written, (ENTRY as u64, false));
+    let Some(grown) = grown else { return };
+    eprintln!("unpacking {ENTRY} deflated bytes raised the peak resident set by {grown} bytes");
+    assert!(
+        grown < (ENTRY / 4) as u64,
+        "unpacking {ENTRY} bytes grew the resident set by {grown}"
+    );
+}
+
+/// SplitMix64's next output, cut to a byte.
+fn random_byte(state: &mut u64) -> u8 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u8
+}
+
+/// A writer that counts the bytes it is given.
+struct Counted(u64);
+
+impl Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
