@@ -24,7 +24,9 @@
 //! pools cannot be read is skipped and reported; a record that cannot be
 //! decoded ends its chunk there, reported. Every whole chunk is kept.
 //! Memory holds the pools' offset tables and the resolved names of the
-//! chunks being decoded, and the merged trees; a method-trace import also
+//! chunks being decoded, and the merged trees; a chunk's mapped pages are
+//! released once it is decoded ([`Recording::map_chunks`]), so the
+//! resident set holds the chunks in flight, not the file; a method-trace import also
 //! holds every traced call (about 48 bytes each) until it has nested them,
 //! since a v22 trace is written caller first and the JVM commits callers
 //! last. Start times stored as compressed ticks (flag bit 2, a newer JDK
@@ -135,7 +137,14 @@ impl Recording {
         self.scan.chunks[range.clone()]
             .par_iter()
             .zip(range)
-            .map(|(header, index)| Chunk::open(file, header).map(|chunk| work(index, &chunk)))
+            .map(|(header, index)| {
+                let result = Chunk::open(file, header).map(|chunk| work(index, &chunk));
+                // What the work read of the chunk need not stay resident:
+                // a later read (a name its pools give) faults it back in.
+                self.bytes
+                    .release_around(header.offset..header.offset.saturating_add(header.size));
+                result
+            })
             .collect()
     }
 }
