@@ -85,10 +85,9 @@ pub struct PackedTrace {
     entries: Vec<PackedEntry>,
 }
 
-/// Reads a ZIP's bytes by `pread` ([`TraceBytes::copy_at`]), never
-/// through the mapping: unpacking or inflating a large entry then maps no
-/// page of it, so the process's resident memory stays the buffer's,
-/// whatever the entry's size.
+/// The `zip` crate's view of a packed trace: its bytes read by `pread`
+/// ([`TraceBytes::copy_at`]), never through the mapping (the module's doc
+/// says why).
 struct BytesCursor<'a> {
     bytes: &'a TraceBytes,
     at: u64,

@@ -384,3 +384,41 @@ fn every_byte_flip_imports_or_fails_typed() {
         }
     }
 }
+
+/// Decoding a recording leaves none of it resident: each chunk's mapped
+/// pages are released once it is decoded, so the file pages the process
+/// holds after decoding copies of the default recording back to back (at
+/// least 32 MB) are far fewer than the file's. Other tests of this binary
+/// map only small recordings meanwhile.
+#[test]
+fn decoding_releases_each_chunk() {
+    let Some(recordings) = recordings() else {
+        return;
+    };
+    let one = std::fs::read(&recordings.default).unwrap();
+    let copies = (32usize << 20).div_ceil(one.len()).min(4096);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jfr");
+    std::fs::write(&path, one.repeat(copies)).unwrap();
+    let size = (one.len() * copies) as u64;
+
+    let before = tracetree_testkit::memory::rss_file();
+    let recording = Recording::open(&path).unwrap();
+    assert_eq!(recording.chunks().len(), copies);
+    let opened = tracetree_testkit::memory::rss_file();
+    let (events, _) = tracetree::import::jfr::decode_all(&recording);
+    let after = tracetree_testkit::memory::rss_file();
+    assert!(events > 0);
+    let (Some(before), Some(opened), Some(after)) = (before, opened, after) else {
+        eprintln!("no RssFile in /proc/self/status here: residency not measured");
+        return;
+    };
+    for (what, now) in [("opening", opened), ("decoding", after)] {
+        let grown = now.saturating_sub(before);
+        eprintln!("{what} {size} bytes of {copies} chunks: {grown} more bytes of files resident");
+        assert!(
+            grown < size / 4,
+            "{what}: {grown} of {size} bytes stayed resident"
+        );
+    }
+}

@@ -26,10 +26,10 @@
 //! Memory holds the pools' offset tables and the resolved names of the
 //! chunks being decoded, and the merged trees; a chunk's mapped pages are
 //! released once it is decoded ([`Recording::map_chunks`]), so the
-//! resident set holds the chunks in flight, not the file; a method-trace import also
-//! holds every traced call (about 48 bytes each) until it has nested them,
-//! since a v22 trace is written caller first and the JVM commits callers
-//! last. Start times stored as compressed ticks (flag bit 2, a newer JDK
+//! resident set holds the chunks in flight, not the file. A method-trace
+//! import also holds every traced call (about 48 bytes each) until it has
+//! nested them, since a v22 trace is written caller first and the JVM
+//! commits callers last. Start times stored as compressed ticks (flag bit 2, a newer JDK
 //! option) are not unpacked; the import warns when a chunk has them.
 
 pub mod chunk;
@@ -98,6 +98,10 @@ impl Recording {
     /// A recording over `bytes`.
     pub fn from_bytes(bytes: TraceBytes) -> Recording {
         let scan = find_chunks(bytes.as_slice());
+        // Reading a header maps the pages around it (a whole large folio,
+        // where the page cache has them): a recording of many small chunks
+        // would be all resident before any is decoded.
+        bytes.release_around(0..bytes.len());
         Recording { bytes, scan }
     }
 
