@@ -42,6 +42,22 @@ impl Write for Memory {
     }
 }
 
+/// A byte sink that only counts what it is given (output too large to
+/// keep, or whose memory a test measures).
+#[derive(Debug, Default)]
+pub struct Count(pub u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A streaming writer writing to memory, and its two sinks.
 pub fn memory_writer(options: StreamingOptions) -> (StreamingWriter, Memory, Memory) {
     let (data, index) = (Memory::default(), Memory::default());

@@ -6,7 +6,9 @@
 use std::io::Write;
 
 use tracetree::storage::packed::{DATA_ENTRY, INFO_ENTRY, PackedTrace};
+use tracetree_testkit::lazy::Rng;
 use tracetree_testkit::memory::{self, peak_growth};
+use tracetree_testkit::stream::Count;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -29,8 +31,8 @@ fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
             .compression_method(CompressionMethod::Deflated)
             .compression_level(Some(1));
         zip.start_file(DATA_ENTRY, deflated).unwrap();
-        let mut state = 7u64;
-        let chunk: Vec<u8> = (0..1 << 20).map(|_| random_byte(&mut state)).collect();
+        let mut rng = Rng(7);
+        let chunk: Vec<u8> = (0..1 << 20).map(|_| rng.below(256) as u8).collect();
         for _ in 0..ENTRY >> 20 {
             zip.write_all(&chunk).unwrap();
         }
@@ -45,7 +47,7 @@ fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
     );
 
     let (written, grown) = peak_growth(|| {
-        let mut counted = Counted(0);
+        let mut counted = Count::default();
         let had_index = pack.unpack(&mut counted, &mut std::io::sink()).unwrap();
         (counted.0, had_index)
     });
@@ -56,27 +58,4 @@ fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
         grown < (ENTRY / 4) as u64,
         "unpacking {ENTRY} bytes grew the resident set by {grown}"
     );
-}
-
-/// SplitMix64's next output, cut to a byte.
-fn random_byte(state: &mut u64) -> u8 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as u8
-}
-
-/// A writer that counts the bytes it is given.
-struct Counted(u64);
-
-impl Write for Counted {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len() as u64;
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }

@@ -3,7 +3,6 @@
 //! dump and rebuild on a small stack.
 
 use std::collections::BTreeSet;
-use std::io::{self, Write};
 
 use tracetree::TraceBytes;
 use tracetree::format::IndexCell;
@@ -17,6 +16,7 @@ use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
 
 use tracetree_testkit::files::generated;
 use tracetree_testkit::stack::on_small_stack;
+use tracetree_testkit::stream::Count;
 
 fn generate(shape: Shape, seed: u64, threads: u64, tracepoints: usize) -> (Vec<u8>, Vec<u8>) {
     let mut writer = DumpWriter::new();
@@ -87,21 +87,6 @@ fn deep_shape_nests_deeply() {
     let (data, _) = generate(Shape::Deep, 1, 1, 60_000);
     let trace = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     assert!(max_depth(&trace) >= 25_000);
-}
-
-/// Counts bytes (the deep trace's print is tens of GB of indentation).
-#[derive(Default)]
-struct Count(u64);
-
-impl Write for Count {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len() as u64;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 fn jsonl<T: TraceTree>(trace: &T) -> Vec<u8> {
