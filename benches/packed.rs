@@ -1,8 +1,10 @@
 //! Packed traces opened in place against the reference's way of reading
 //! them (copying the data and index entries to temporary files, then
 //! opening those), on the generated mixed trace of `TRACETREE_BENCH_SIZE`
-//! bytes (64 MB by default) packed with every entry stored. Baselines in
-//! the same run: a raw scan of the pack's mapped bytes, and the same open
+//! bytes (64 MB by default) packed with every entry stored, and packed as
+//! the recorder packs (the JDK's `ZipOutputStream` at level 0, made with
+//! `tests/read/Pack.java` when `java` runs). Baselines in the same run: a
+//! raw scan of the pack's mapped bytes, the same open and the same dump
 //! of the plain trace.
 //!
 //! Run with `cargo bench --bench packed` (`TRACETREE_BENCH_SIZE=1GB` for
@@ -12,13 +14,16 @@ mod support;
 
 use std::hint::black_box;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tracetree::generate::Shape;
+use tracetree::print::write_jsonl;
 use tracetree::read::{LazyTraceReader, index_path};
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{PackedTrace, write_packed};
+use tracetree_testkit::files::jdk_pack;
 
 fn bench(c: &mut Criterion) {
     let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
@@ -49,21 +54,72 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(LazyTraceReader::open(&packed).unwrap().thread_ids()))
     });
     group.bench_function("copy the entries to temporary files, then open", |b| {
-        b.iter(|| {
-            let pack = PackedTrace::open(&packed).unwrap();
-            let data_path = scratch.path().join("trace.trace");
-            let mut data = std::fs::File::create(&data_path).unwrap();
-            let mut index = std::fs::File::create(index_path(&data_path)).unwrap();
-            pack.unpack(&mut data, &mut index).unwrap();
-            data.flush().unwrap();
-            black_box(LazyTraceReader::open(&data_path).unwrap().thread_ids())
-        })
+        b.iter(|| copy_then_open(&packed, scratch.path()))
     });
     group.bench_function("open the pack in place, sidecar present", |b| {
         support::with_sidecar().open(&packed).unwrap();
         b.iter(|| black_box(support::with_sidecar().open(&packed).unwrap().thread_ids()))
     });
     group.finish();
+
+    let Some(level0) = level0_pack(&trace) else {
+        eprintln!("SKIPPED: no `java` to pack the trace as the recorder does");
+        return;
+    };
+    let mut group = c.benchmark_group("packed level 0");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(10));
+    group.bench_function("open the level-0 pack in place, no sidecar", |b| {
+        b.iter(|| black_box(LazyTraceReader::open(&level0).unwrap().thread_ids()))
+    });
+    group.bench_function(
+        "copy the level-0 entries to temporary files, then open",
+        |b| b.iter(|| copy_then_open(&level0, scratch.path())),
+    );
+    group.bench_function("open the level-0 pack in place, sidecar present", |b| {
+        support::with_sidecar().open(&level0).unwrap();
+        b.iter(|| black_box(support::with_sidecar().open(&level0).unwrap().thread_ids()))
+    });
+    let dump = |path: &Path| {
+        let reader = support::with_sidecar().open(path).unwrap();
+        let mut out = std::io::sink();
+        write_jsonl(&reader, None, &mut out).unwrap();
+    };
+    group.bench_function("dump the plain trace (baseline)", |b| {
+        b.iter(|| dump(&trace))
+    });
+    group.bench_function("dump the level-0 pack in place", |b| {
+        b.iter(|| dump(&level0))
+    });
+    group.finish();
+}
+
+/// The reference's way: the pack's data and index entries copied to
+/// files in `scratch`, then opened.
+fn copy_then_open(packed: &Path, scratch: &Path) {
+    let pack = PackedTrace::open(packed).unwrap();
+    let data_path = scratch.join("trace.trace");
+    let mut data = std::fs::File::create(&data_path).unwrap();
+    let mut index = std::fs::File::create(index_path(&data_path)).unwrap();
+    pack.unpack(&mut data, &mut index).unwrap();
+    data.flush().unwrap();
+    black_box(LazyTraceReader::open(&data_path).unwrap().thread_ids());
+}
+
+/// `trace` packed by the JDK at level 0 beside it (made once), or `None`
+/// when `java` does not run.
+fn level0_pack(trace: &Path) -> Option<PathBuf> {
+    let packed = trace.with_extension("level0.packedtrace");
+    if packed.exists() {
+        return Some(packed);
+    }
+    let partial = trace.with_extension("level0.partial");
+    let index = index_path(trace);
+    if !jdk_pack("deflate0", &partial, "bench\n", trace, Some(&index), None) {
+        return None;
+    }
+    std::fs::rename(&partial, &packed).unwrap();
+    Some(packed)
 }
 
 criterion_group!(benches, bench);

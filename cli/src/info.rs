@@ -74,10 +74,9 @@ fn write_file_header(file: &Path, shown: Option<&Path>, out: &mut impl Write) ->
                 format!("{} ({} bytes, {how})", e.name, e.size)
             })
             .collect();
-        let read = if pack.in_place() {
-            "read in place"
-        } else {
-            "inflated into memory"
+        let read = match pack.why_inflated() {
+            None => "read in place".to_string(),
+            Some(why) => format!("inflated into memory: {why}"),
         };
         writeln!(out, "packed trace: {}; {read}", entries.join(", "))?;
     }

@@ -159,9 +159,18 @@
 //! bytes give decode errors; a truncated file raises `SIGBUS` on access past
 //! its end) — releasing only makes a reread more likely to see a change that
 //! was already visible. The reader never writes through a mapping.
+//!
+//! A packed trace's entry deflated at level 0 is held in an anonymous
+//! mapping instead, paged in from the pack on first read
+//! ([`TraceBytes::paged`], `pager`): releasing its pages drops them, and
+//! they are filled again from the file when read again, so the same
+//! window bounds it and the same reasoning holds.
 
 mod atomic;
 pub mod packed;
+#[cfg(target_os = "linux")]
+mod pager;
+pub mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
 pub use atomic::{
@@ -201,6 +210,10 @@ enum Backing {
     Memory(Vec<u8>),
     /// A mapping, and the file it maps, for [`TraceBytes::copy_at`].
     Mapped(Mmap, File),
+    /// A packed trace's level-0 deflated entry, its pages filled from the
+    /// pack on first read (`pager`).
+    #[cfg(target_os = "linux")]
+    Paged(pager::Pager),
 }
 
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
@@ -234,6 +247,8 @@ impl TraceBytes {
         let len = match &backing {
             Backing::Memory(bytes) => bytes.len(),
             Backing::Mapped(map, _) => map.len(),
+            #[cfg(target_os = "linux")]
+            Backing::Paged(pager) => pager.as_slice().len(),
         };
         TraceBytes {
             backing: Arc::new(backing),
@@ -348,6 +363,8 @@ impl TraceBytes {
         let all: &[u8] = match &*self.backing {
             Backing::Memory(bytes) => bytes,
             Backing::Mapped(map, _) => map,
+            #[cfg(target_os = "linux")]
+            Backing::Paged(pager) => pager.as_slice(),
         };
         &all[self.start..self.start + self.len]
     }
@@ -368,6 +385,10 @@ impl TraceBytes {
             .len()
             .min(usize::try_from(left).unwrap_or(usize::MAX));
         let buffer = &mut buffer[..wanted];
+        #[cfg(target_os = "linux")]
+        if let Backing::Paged(pager) = &*self.backing {
+            return pager.copy_at(self.start as u64 + offset, buffer);
+        }
         if let Backing::Mapped(_, file) = &*self.backing {
             let at = self.start as u64 + offset;
             let mut filled = 0;
@@ -400,10 +421,43 @@ impl TraceBytes {
         self.len == 0
     }
 
-    /// Whether the bytes are a file mapping (whose pages [`release`](Self::release)
-    /// can drop).
+    /// Whether the bytes are a file mapping, or a packed trace's entry
+    /// read in place (whose pages [`release`](Self::release) can drop).
     pub fn is_mapped(&self) -> bool {
-        matches!(&*self.backing, Backing::Mapped(..))
+        !matches!(&*self.backing, Backing::Memory(_))
+    }
+
+    /// Whether [`paged`](Self::paged) can serve entries here: `Err` says
+    /// why not (asked of the kernel once a process).
+    pub fn paging_available() -> std::result::Result<(), String> {
+        #[cfg(target_os = "linux")]
+        {
+            static AVAILABLE: std::sync::OnceLock<std::result::Result<(), String>> =
+                std::sync::OnceLock::new();
+            AVAILABLE.get_or_init(pager::available).clone()
+        }
+        #[cfg(not(target_os = "linux"))]
+        Err("reading deflated entries in place needs Linux's userfaultfd".into())
+    }
+
+    /// The bytes of a packed trace's deflated entry made of stored deflate
+    /// blocks only (`blocks`), read in place: contiguous in memory, each
+    /// page filled from the pack file when first read and released like a
+    /// mapping's (see `pager`, Linux only). `Err` says why they cannot
+    /// be (no `userfaultfd` here); the caller then inflates the entry.
+    pub fn paged(blocks: stored_blocks::StoredBlocks) -> std::result::Result<Self, String> {
+        #[cfg(target_os = "linux")]
+        {
+            if blocks.is_empty() {
+                return Ok(Self::from_vec(Vec::new()));
+            }
+            pager::Pager::new(blocks).map(|pager| Self::whole(Backing::Paged(pager)))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = blocks;
+            Err("reading deflated entries in place needs Linux's userfaultfd".into())
+        }
     }
 
     /// Lets the kernel drop this process's mapping of the pages that hold
@@ -416,14 +470,16 @@ impl TraceBytes {
     /// still in use only costs a fault. Bytes held in memory are left
     /// alone. Returns whether pages were released.
     pub fn release(&self, range: Range<u64>) -> bool {
-        let Backing::Mapped(map, _) = &*self.backing else {
-            return false;
+        let len = match &*self.backing {
+            Backing::Memory(_) => return false,
+            Backing::Mapped(map, _) => map.len(),
+            #[cfg(target_os = "linux")]
+            Backing::Paged(pager) => pager.mapped_len(),
         };
         if range.is_empty() {
             return false;
         }
         // Offsets in the mapping (these bytes may be a slice of it).
-        let len = map.len();
         let end = usize::try_from(range.end)
             .unwrap_or(usize::MAX)
             .min(self.len)
@@ -438,6 +494,12 @@ impl TraceBytes {
         if start >= end {
             return false;
         }
+        let map = match &*self.backing {
+            Backing::Mapped(map, _) => map,
+            #[cfg(target_os = "linux")]
+            Backing::Paged(pager) => return pager.release(start, end),
+            Backing::Memory(_) => return false,
+        };
         // SAFETY: `MADV_DONTNEED` is "unchecked" in memmap2 because on a
         // private or anonymous mapping it discards the pages' contents
         // (written copy-on-write pages, or anonymous memory, read back as

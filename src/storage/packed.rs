@@ -16,15 +16,20 @@
 //! ([`TraceBytes::slice`]), so a stored pack opens as fast as the plain
 //! pair, with no temporary copy and no extra memory. Its CRC is not
 //! checked, which would read every byte at open; the readers check the
-//! trace's structure as they go, as for a plain trace. A *deflated* entry
-//! (the recorder's `ZipOutputStream` deflates at level 0: its data sits
-//! in stored deflate blocks of at most 64 KiB, each behind a 5-byte
-//! header, so it is not contiguous in the file) is inflated into memory,
-//! its CRC and size checked, up to [`PackedTrace::MAX_INFLATED`] bytes;
-//! [`PackedTrace::unpack`] writes it to files instead, in constant memory:
-//! a 1.22 GB pack unpacks in under 100 MB, against 1.28 GB read through
-//! the mapping (the command line's import cache does that for deflated
-//! packs).
+//! trace's structure as they go, as for a plain trace. A data or index
+//! entry *deflated at level 0* (the recorder's `ZipOutputStream`: its
+//! data sits in stored deflate blocks of 32 KiB, each behind a 5-byte
+//! header, so it is not contiguous in the file) is read in place too:
+//! its blocks are walked on first need ([`StoredBlocks`]) and its
+//! [`TraceBytes`] are paged in from the file on first read
+//! ([`TraceBytes::paged`]), with no copy on disk and no more memory than
+//! the readers' resident window. Where that cannot be (a really
+//! compressed entry, or no `userfaultfd` here: [`PackedTrace::why_inflated`]
+//! says), the entry is inflated into memory, its CRC and size checked, up
+//! to [`PackedTrace::MAX_INFLATED`] bytes; [`PackedTrace::unpack`] writes
+//! it to files instead, in constant memory: a 1.22 GB pack unpacks in
+//! under 100 MB, against 1.28 GB read through the mapping (the command
+//! line's import cache does that for packs not read in place).
 //!
 //! [`write_packed`] writes the layout with every entry stored (the data
 //! entry aligned to a page, so its pages are the file's), which the
@@ -33,12 +38,14 @@
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use zip::result::ZipError;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use crate::error::{Error, Result};
+use crate::storage::stored_blocks::StoredBlocks;
 use crate::storage::{TraceBytes, write_file_atomically};
 
 /// The data file's entry.
@@ -83,6 +90,9 @@ pub struct PackedTrace {
     path: PathBuf,
     file: TraceBytes,
     entries: Vec<PackedEntry>,
+    /// For each deflated data or index entry, its stored deflate blocks,
+    /// or why it is not read in place: walked on first need.
+    blocks: OnceLock<Vec<Option<std::result::Result<StoredBlocks, String>>>>,
 }
 
 /// The `zip` crate's view of a packed trace: its bytes read by `pread`
@@ -128,7 +138,7 @@ impl Seek for BytesCursor<'_> {
 }
 
 impl PackedTrace {
-    /// The most bytes a deflated entry is inflated into memory
+    /// The most bytes a compressed entry is inflated into memory
     /// ([`data`](Self::data), [`index`](Self::index)): 1 GiB. Larger
     /// ones are [`unpack`](Self::unpack)ed to files.
     pub const MAX_INFLATED: u64 = 1 << 30;
@@ -223,6 +233,7 @@ impl PackedTrace {
             path: path.to_path_buf(),
             file,
             entries,
+            blocks: OnceLock::new(),
         })
     }
 
@@ -236,12 +247,24 @@ impl PackedTrace {
         self.entries.iter().find(|e| e.name == name)
     }
 
-    /// Whether the data and index are read in place (both stored).
+    /// Whether the data and index are read in place: each stored, or
+    /// deflated at level 0 (stored deflate blocks only) where pages can be
+    /// filled on first read (`TraceBytes::paged`).
     pub fn in_place(&self) -> bool {
-        self.entries
-            .iter()
-            .filter(|e| e.name == DATA_ENTRY || e.name == INDEX_ENTRY)
-            .all(|e| e.stored)
+        self.why_inflated().is_none()
+    }
+
+    /// Why the data or index is inflated into memory rather than read in
+    /// place; `None` when both are read in place.
+    pub fn why_inflated(&self) -> Option<String> {
+        let mut deflated = self.blocks().iter().flatten().peekable();
+        deflated.peek()?;
+        for blocks in deflated {
+            if let Err(why) = blocks {
+                return Some(why.clone());
+            }
+        }
+        TraceBytes::paging_available().err()
     }
 
     /// Whether it is a diff's pack.
@@ -249,8 +272,9 @@ impl PackedTrace {
         self.entry(".diff").is_some()
     }
 
-    /// The data file's bytes: a slice of the mapping when stored, else
-    /// inflated into memory.
+    /// The data file's bytes: a slice of the mapping when stored, filled
+    /// from the file on first read when deflated at level 0 (see
+    /// [`in_place`](Self::in_place)), else inflated into memory.
     pub fn data(&self) -> Result<TraceBytes> {
         let entry = self.entry(DATA_ENTRY).expect("checked at open");
         self.bytes_of(entry)
@@ -305,6 +329,12 @@ impl PackedTrace {
             let range = entry.offset..entry.offset + entry.packed_size;
             return Ok(self.file.slice(range).expect("checked at open"));
         }
+        let at = self.entries.iter().position(|e| e.name == entry.name);
+        if let Some(Some(Ok(blocks))) = at.map(|at| &self.blocks()[at])
+            && let Ok(bytes) = TraceBytes::paged(blocks.clone())
+        {
+            return Ok(bytes);
+        }
         if entry.size > Self::MAX_INFLATED {
             return Err(self.bad(format!(
                 "entry {:?} is deflated and {} bytes long, more than the {} this reader \
@@ -326,6 +356,23 @@ impl PackedTrace {
             .read_to_end(&mut bytes)
             .map_err(|e| self.read_error(&entry.name, e))?;
         Ok(TraceBytes::from_vec(bytes))
+    }
+
+    /// The deflated data and index entries' stored blocks, walked once
+    /// (`None` for the other entries).
+    fn blocks(&self) -> &[Option<std::result::Result<StoredBlocks, String>>] {
+        self.blocks.get_or_init(|| {
+            self.entries
+                .iter()
+                .map(|e| {
+                    let trace = e.name == DATA_ENTRY || e.name == INDEX_ENTRY;
+                    (trace && !e.stored).then(|| {
+                        StoredBlocks::walk(&self.file, e.offset, e.packed_size, e.size)
+                            .map_err(|why| format!("{:?} is not stored blocks only: {why}", e.name))
+                    })
+                })
+                .collect()
+        })
     }
 
     fn archive(&self) -> Result<ZipArchive<BufReader<BytesCursor<'_>>>> {

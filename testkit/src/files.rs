@@ -60,3 +60,40 @@ pub fn generated(
     generate_file(&path, &options, |_| {}).unwrap();
     path
 }
+
+/// Packs `data` (and `index`, when there is one) into `out` with the JDK's
+/// own ZIP classes, as the trace recorder packs (`tests/read/Pack.java`):
+/// `mode` is `deflate0` (the recorder's level 0: stored deflate blocks),
+/// `deflate` (the default level) or `stored`; `extra` names one more
+/// entry. `false`, with a message, when `java` does not run; a failing
+/// `java` panics.
+pub fn jdk_pack(
+    mode: &str,
+    out: &Path,
+    info: &str,
+    data: &Path,
+    index: Option<&Path>,
+    extra: Option<&str>,
+) -> bool {
+    let info_path = out.with_extension("info.txt");
+    std::fs::write(&info_path, info).unwrap();
+    let mut command = std::process::Command::new("java");
+    command
+        .arg(repository().join("tests/read/Pack.java"))
+        .arg(mode)
+        .args([out, &info_path, data, index.unwrap_or(Path::new("-"))])
+        .args(extra);
+    let output = command.output();
+    let _ = std::fs::remove_file(&info_path);
+    let Ok(output) = output else {
+        eprintln!("SKIPPED: no `java` on PATH to pack a trace as the recorder does");
+        return false;
+    };
+    assert!(
+        output.status.success(),
+        "java Pack.java {mode} {}: {}",
+        out.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    true
+}

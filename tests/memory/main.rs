@@ -9,4 +9,5 @@ mod lazy_rebuild_memory;
 mod lazy_repair_memory;
 mod lazy_scratch_sidecar;
 mod lazy_walk_release;
+mod packed_in_place_memory;
 mod packed_unpack_memory;

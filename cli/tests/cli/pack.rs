@@ -22,21 +22,13 @@ fn packed_traces_answer_every_command_as_their_trace() {
     let (ok, said, err) = tracetree_cached(&cache, &["pack", trace, "-o", packed]);
     assert!(ok, "{err}");
     assert!(said.starts_with(&format!("wrote {packed} (")), "{said}");
-    for command in [
+    let commands = [
         &["dump"][..],
         &["print"],
         &["print", "--eager"],
         &["children", "--node", "3"],
-    ] {
-        let run = |file: &str| {
-            let mut args = vec![command[0], file];
-            args.extend(&command[1..]);
-            let (ok, out, err) = tracetree_cached(&cache, &args);
-            assert!(ok, "{args:?}: {err}");
-            out
-        };
-        assert_eq!(run(packed), run(trace), "{command:?}");
-    }
+    ];
+    assert_same_answers(&cache, packed, trace, &commands);
     let (ok, info, err) = tracetree_cached(&cache, &["info", packed]);
     assert!(ok, "{err}");
     assert!(info.contains("packed trace: info.txt"), "{info}");
@@ -66,6 +58,20 @@ fn packed_traces_answer_every_command_as_their_trace() {
         std::fs::read(index_path(&unpacked)).unwrap(),
         std::fs::read(index_path(&source)).unwrap()
     );
+}
+
+/// Runs each of `commands` on `packed` and on `trace`: the same output.
+fn assert_same_answers(cache: &Path, packed: &str, trace: &str, commands: &[&[&str]]) {
+    for command in commands {
+        let run = |file: &str| {
+            let mut args = vec![command[0], file];
+            args.extend(&command[1..]);
+            let (ok, out, err) = tracetree_cached(cache, &args);
+            assert!(ok, "{args:?}: {err}");
+            out
+        };
+        assert_eq!(run(packed), run(trace), "{command:?}");
+    }
 }
 
 /// Runs `tracetree pack TRACE -o PACKED`, which must succeed; its stderr.
@@ -115,4 +121,51 @@ fn a_damaged_pack_is_a_one_line_error() {
         assert_eq!(err.trim_end().lines().count(), 1, "{command}: {err}");
         assert!(err.contains("cut.packedtrace"), "{err}");
     }
+}
+
+/// The recorder's own packs (entries deflated at level 0, made here by the
+/// JDK's `ZipOutputStream`, as the recorder makes them) are read in place
+/// too: every command answers as for the trace, and nothing is unpacked
+/// into the cache.
+#[test]
+fn recorder_packs_are_read_in_place_without_a_copy_in_the_cache() {
+    if let Err(why) = tracetree::storage::TraceBytes::paging_available() {
+        eprintln!("SKIPPED: level-0 packs are not read in place here: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let trace = files::testdata("multi-thread.trace");
+    let packed = dir.path().join("recorded.packedtrace");
+    let index = index_path(&trace);
+    if !files::jdk_pack(
+        "deflate0",
+        &packed,
+        "recorded\n",
+        &trace,
+        Some(&index),
+        None,
+    ) {
+        return;
+    }
+    let (packed, trace) = (packed.to_str().unwrap(), trace.to_str().unwrap());
+    let commands = [
+        &["dump"][..],
+        &["print", "--verbose"],
+        &["children", "--node", "3"],
+    ];
+    assert_same_answers(&cache, packed, trace, &commands);
+    let (ok, said, err) = tracetree_cached(&cache, &["info", packed]);
+    assert!(ok, "{err}");
+    assert!(
+        said.contains("trace.trace (") && said.contains("deflated)"),
+        "{said}"
+    );
+    assert!(said.contains("; read in place"), "{said}");
+    assert!(!err.contains("imported"), "{err}");
+    let cached: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(cached, ["lookups"], "nothing but lookups in the cache");
 }

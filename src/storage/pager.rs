@@ -1,0 +1,443 @@
+//! Bytes of a packed trace's level-0 deflated entry, contiguous in memory
+//! and read in place: an anonymous mapping whose pages a handler thread
+//! fills from the pack file when they are first read (Linux's
+//! `userfaultfd`).
+//!
+//! The readers take a trace's bytes as one slice; a level-0 entry's bytes
+//! are in the file in pieces 5 bytes apart ([`StoredBlocks`]), which no
+//! file mapping can line up. So the entry gets an anonymous mapping of its
+//! length, registered with a `userfaultfd` for missing pages: the first
+//! read of a page stops the reading thread, the handler copies the
+//! [`CHUNK`] around it from the pieces in the file (`pread`) and installs
+//! it (`UFFDIO_COPY`, which fills only pages still missing, atomically),
+//! and the thread goes on. Nothing is copied to disk or read ahead of use:
+//! opening a 1 GB pack maps 1 GB of address space and no memory.
+//! Releasing pages ([`TraceBytes::release`](super::TraceBytes::release),
+//! the readers' resident window) drops them (`MADV_DONTNEED`), and they
+//! are filled again from the file when read again, exactly as a file
+//! mapping's pages come back from the page cache: the resident window
+//! bounds this mapping as it bounds a plain trace's.
+//!
+//! The `userfaultfd` is made for user-mode faults only unless the process
+//! may handle the kernel's too (root, `CAP_SYS_PTRACE`, or
+//! `vm.unprivileged_userfaultfd = 1`); a system call handed a missing page
+//! of the entry then fails with `EFAULT` (the readers hand the kernel
+//! copies, never these bytes). Where `userfaultfd` is refused (a kernel
+//! without it, a seccomp filter), [`Pager::new`] says why and the caller
+//! inflates the entry instead. The mapping is not inherited by a child
+//! process (`MADV_DONTFORK`). Should the handler fail (it does not panic;
+//! a failing `ioctl` ends it), it unregisters the mapping first, so a
+//! waiting reader is woken and reads zeros there, which the decoders
+//! report as damage, rather than waiting forever.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use linux_raw_sys::general::{
+    UFFD_API, UFFD_EVENT_PAGEFAULT, UFFD_USER_MODE_ONLY, UFFDIO_REGISTER_MODE_MISSING, uffd_msg,
+    uffd_msg__bindgen_ty_1__bindgen_ty_1, uffdio_api, uffdio_copy, uffdio_range, uffdio_register,
+};
+use linux_raw_sys::ioctl::{
+    UFFDIO_API, UFFDIO_COPY, UFFDIO_REGISTER, UFFDIO_UNREGISTER, UFFDIO_WAKE,
+};
+use memmap2::{Advice, MmapMut, MmapOptions, UncheckedAdvice};
+use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
+use rustix::io::Errno;
+use rustix::ioctl::{Opcode, Updater, ioctl};
+use rustix::mm::UserfaultfdFlags;
+
+use super::stored_blocks::StoredBlocks;
+
+/// The bytes a fault fills: the aligned 128 KiB around the page read. A
+/// forward read of 1 GB makes ~8,000 faults; the readers' sparse passes
+/// (counting a call's children reads a footer a page or so apart) fill
+/// much of what they pass over. Of 4 KiB to 2 MiB, 128 KiB was fastest for
+/// both (`BENCHMARKS.md`); the resident window releases what is filled.
+pub const CHUNK: usize = 128 << 10;
+
+/// The page size the mapping's faults are served in.
+const PAGE: usize = 4096;
+
+/// A level-0 entry's bytes, filled on first read (see the module's doc).
+pub struct Pager {
+    map: MmapMut,
+    len: usize,
+    blocks: Arc<StoredBlocks>,
+    stop: Arc<OwnedFd>,
+    handler: Option<JoinHandle<()>>,
+}
+
+impl Pager {
+    /// Maps `blocks`' entry, to be filled on first read. `Err` says why
+    /// `userfaultfd` cannot serve it here.
+    pub fn new(blocks: StoredBlocks) -> Result<Pager, String> {
+        let len = usize::try_from(blocks.len()).map_err(|_| "an entry larger than memory")?;
+        let uffd = open_userfaultfd()?;
+        let mut map = MmapOptions::new()
+            .len(len.div_ceil(PAGE).max(1) * PAGE)
+            .map_anon()
+            .map_err(|e| format!("no address space for {len} bytes: {e}"))?;
+        // A child process must not see the mapping (unregistered there, its
+        // missing pages would read as zeros).
+        let _ = map.advise(Advice::DontFork);
+        let mut register = uffdio_register {
+            range: uffdio_range {
+                start: map.as_mut_ptr() as u64,
+                len: map.len() as u64,
+            },
+            mode: u64::from(UFFDIO_REGISTER_MODE_MISSING),
+            ioctls: 0,
+        };
+        // SAFETY: UFFDIO_REGISTER takes a `struct uffdio_register` (the
+        // kernel's own layout, from linux-raw-sys), read and written back;
+        // the range is this process's private anonymous mapping above,
+        // which nothing has read or written yet.
+        unsafe {
+            ioctl(
+                &uffd,
+                Updater::<{ UFFDIO_REGISTER as Opcode }, _>::new(&mut register),
+            )
+        }
+        .map_err(|e| format!("userfaultfd refused the mapping: {e}"))?;
+        let stop =
+            Arc::new(eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| format!("no eventfd: {e}"))?);
+        let blocks = Arc::new(blocks);
+        let handler = Handler {
+            uffd,
+            stop: Arc::clone(&stop),
+            blocks: Arc::clone(&blocks),
+            base: map.as_mut_ptr() as u64,
+            mapped: map.len(),
+            buffer: vec![0; CHUNK],
+        };
+        let handler = std::thread::Builder::new()
+            .name("tracetree-pager".into())
+            .spawn(move || handler.run())
+            .map_err(|e| format!("no thread for the pager: {e}"))?;
+        Ok(Pager {
+            map,
+            len,
+            blocks,
+            stop,
+            handler: Some(handler),
+        })
+    }
+
+    /// The entry's bytes (pages not read yet are filled on first read).
+    pub fn as_slice(&self) -> &[u8] {
+        &self.map[..self.len]
+    }
+
+    /// Copies bytes from `offset` on into `buffer` straight from the file,
+    /// without filling pages (see [`StoredBlocks::copy_at`]).
+    pub fn copy_at(&self, offset: u64, buffer: &mut [u8]) -> usize {
+        self.blocks.copy_at(offset, buffer)
+    }
+
+    /// Drops the pages of `start..end` (page-aligned, within the
+    /// mapping); they are filled again from the file when read.
+    pub fn release(&self, start: usize, end: usize) -> bool {
+        // SAFETY: on a private anonymous mapping `MADV_DONTNEED` discards
+        // the pages' contents (memmap2 calls it unchecked for that). This
+        // mapping is registered with the handler's userfaultfd for missing
+        // pages, so a discarded page is missing again and its next read is
+        // filled by the handler with the same bytes from the file: its
+        // contents are never lost, only refetched, and no reference into
+        // the mapping is invalidated (the addresses stay mapped). The
+        // handler outlives every such read (it is stopped in `drop`, when
+        // no reference is left). `start..end` lies inside the mapping
+        // (checked by the caller, `TraceBytes::release`).
+        unsafe {
+            self.map
+                .unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
+                .is_ok()
+        }
+    }
+
+    /// The mapping's length (the entry's, rounded up to a page).
+    pub fn mapped_len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        let _ = rustix::io::write(&*self.stop, &1u64.to_ne_bytes());
+        if let Some(handler) = self.handler.take() {
+            let _ = handler.join();
+        }
+    }
+}
+
+/// Whether a `userfaultfd` can be made here (`Err` says why not).
+pub fn available() -> Result<(), String> {
+    open_userfaultfd().map(drop)
+}
+
+/// Opens a `userfaultfd` and agrees on its API: one that handles the
+/// kernel's faults too where allowed, else user-mode faults only.
+fn open_userfaultfd() -> Result<OwnedFd, String> {
+    let flags = UserfaultfdFlags::CLOEXEC | UserfaultfdFlags::NONBLOCK;
+    let user_only = flags | UserfaultfdFlags::from_bits_retain(UFFD_USER_MODE_ONLY);
+    // SAFETY: creating a userfaultfd touches no memory; the descriptor can
+    // only affect ranges registered with it, and this module registers
+    // only its own anonymous mappings.
+    let uffd = unsafe { rustix::mm::userfaultfd(flags) }
+        .or_else(|_| unsafe { rustix::mm::userfaultfd(user_only) })
+        .map_err(|e| format!("userfaultfd is not available: {e}"))?;
+    let mut api = uffdio_api {
+        api: u64::from(UFFD_API),
+        features: 0,
+        ioctls: 0,
+    };
+    // SAFETY: UFFDIO_API takes a `struct uffdio_api` (linux-raw-sys's,
+    // the kernel's layout), read and written back; no memory is touched.
+    unsafe { ioctl(&uffd, Updater::<{ UFFDIO_API as Opcode }, _>::new(&mut api)) }
+        .map_err(|e| format!("userfaultfd's API was refused: {e}"))?;
+    Ok(uffd)
+}
+
+/// The handler thread's state.
+struct Handler {
+    uffd: OwnedFd,
+    stop: Arc<OwnedFd>,
+    blocks: Arc<StoredBlocks>,
+    base: u64,
+    mapped: usize,
+    buffer: Vec<u8>,
+}
+
+/// The size of one `uffd_msg`, and where a page fault's address is in it.
+const MESSAGE: usize = size_of::<uffd_msg>();
+const ADDRESS_AT: usize = std::mem::offset_of!(uffd_msg, arg)
+    + std::mem::offset_of!(uffd_msg__bindgen_ty_1__bindgen_ty_1, address);
+
+impl Handler {
+    /// Serves faults until told to stop or an error; then unregisters the
+    /// mapping, which wakes any thread still waiting (see the module's doc).
+    fn run(mut self) {
+        let _ = self.serve();
+        let mut range = uffdio_range {
+            start: self.base,
+            len: self.mapped as u64,
+        };
+        // SAFETY: UFFDIO_UNREGISTER takes a `struct uffdio_range`, read
+        // only; the range is the mapping this handler was made for, which
+        // outlives this thread (`Pager::drop` joins it first).
+        let _ = unsafe {
+            ioctl(
+                &self.uffd,
+                Updater::<{ UFFDIO_UNREGISTER as Opcode }, _>::new(&mut range),
+            )
+        };
+    }
+
+    fn serve(&mut self) -> Result<(), Errno> {
+        let mut messages = [0u8; MESSAGE * 16];
+        loop {
+            let mut fds = [
+                PollFd::new(&self.uffd, PollFlags::IN),
+                PollFd::new(&*self.stop, PollFlags::IN),
+            ];
+            match poll(&mut fds, None) {
+                Ok(_) | Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+            if !fds[1].revents().is_empty() {
+                return Ok(());
+            }
+            let read = match rustix::io::read(&self.uffd, &mut messages) {
+                Ok(read) => read,
+                Err(Errno::AGAIN | Errno::INTR) => continue,
+                Err(e) => return Err(e),
+            };
+            for message in messages[..read].chunks_exact(MESSAGE) {
+                if u32::from(message[0]) != UFFD_EVENT_PAGEFAULT {
+                    continue;
+                }
+                let address = u64::from_ne_bytes(
+                    message[ADDRESS_AT..ADDRESS_AT + 8]
+                        .try_into()
+                        .expect("eight bytes"),
+                );
+                self.fill(address)?;
+            }
+        }
+    }
+
+    /// Fills the chunk holding the faulting `address` from the file.
+    fn fill(&mut self, address: u64) -> Result<(), Errno> {
+        let Some(offset) = address
+            .checked_sub(self.base)
+            .map(|o| o as usize)
+            .filter(|&o| o < self.mapped)
+        else {
+            return Ok(());
+        };
+        let start = offset / CHUNK * CHUNK;
+        let end = (start + CHUNK).min(self.mapped);
+        let buffer = &mut self.buffer[..end - start];
+        let copied = self.blocks.copy_at(start as u64, buffer);
+        // Past the entry's end (the last page's tail), or a file cut short
+        // meanwhile: zeros.
+        buffer[copied..].fill(0);
+        if self.install(start, end).is_ok() {
+            return Ok(());
+        }
+        // Some pages of the chunk are there already (a neighbour's fill
+        // survived a release of part of the chunk), or the mapping was
+        // being changed (`EAGAIN`): page by page, keeping what is there.
+        for page in (start..end).step_by(PAGE) {
+            match self.install(page, page + PAGE) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(Errno::AGAIN) => self
+                    .install(page, page + PAGE)
+                    .or_else(|e| if e == Errno::EXIST { Ok(()) } else { Err(e) })?,
+                Err(e) => return Err(e),
+            }
+        }
+        let page = offset / PAGE * PAGE;
+        let mut range = uffdio_range {
+            start: self.base + page as u64,
+            len: PAGE as u64,
+        };
+        // SAFETY: UFFDIO_WAKE takes a `struct uffdio_range`, read only; it
+        // wakes the threads waiting on the faulting page, now filled.
+        unsafe {
+            ioctl(
+                &self.uffd,
+                Updater::<{ UFFDIO_WAKE as Opcode }, _>::new(&mut range),
+            )
+        }
+    }
+
+    /// Installs the buffer's bytes for `start..end` of the mapping (offsets
+    /// from its start, page-aligned), waking the threads waiting there.
+    fn install(&mut self, start: usize, end: usize) -> Result<(), Errno> {
+        let chunk = start / CHUNK * CHUNK;
+        let source = &self.buffer[start - chunk..end - chunk];
+        let mut copy = uffdio_copy {
+            dst: self.base + start as u64,
+            src: source.as_ptr() as u64,
+            len: (end - start) as u64,
+            mode: 0,
+            copy: 0,
+        };
+        // SAFETY: UFFDIO_COPY takes a `struct uffdio_copy` (the kernel's
+        // layout), read and written back (`copy`). It copies `len` bytes
+        // from `src` (this thread's buffer, borrowed for the call) into
+        // pages of the registered mapping that are *missing*: it never
+        // changes a page that is there, so no byte a reader has seen
+        // changes; a missing page has not been read (its reader waits for
+        // this copy). `dst..dst + len` is page-aligned and inside the
+        // mapping (`fill` clips it to `mapped`), which outlives this thread.
+        unsafe {
+            ioctl(
+                &self.uffd,
+                Updater::<{ UFFDIO_COPY as Opcode }, _>::new(&mut copy),
+            )
+        }
+    }
+}
+
+impl std::fmt::Debug for Pager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pager({} bytes)", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::TraceBytes;
+    use std::io::Write;
+
+    /// `data` deflated at level 0, as the bytes of a file.
+    fn stored(data: &[u8]) -> TraceBytes {
+        let mut out = Vec::new();
+        let mut encoder = flate2::write::DeflateEncoder::new(&mut out, flate2::Compression::none());
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap();
+        TraceBytes::from_vec(out)
+    }
+
+    /// Pages a level-0 stream of `data` in place: `None`, said on stderr,
+    /// where userfaultfd is not available.
+    fn paged(data: &[u8]) -> Option<TraceBytes> {
+        let file = stored(data);
+        let blocks = StoredBlocks::walk(&file, 0, file.len(), data.len() as u64).unwrap();
+        match TraceBytes::paged(blocks) {
+            Ok(bytes) => Some(bytes),
+            Err(why) => {
+                eprintln!("SKIPPED: {why}");
+                None
+            }
+        }
+    }
+
+    #[test]
+    fn pages_read_released_and_read_again_are_the_entry() {
+        let data: Vec<u8> = (0..3 * CHUNK + 12_345)
+            .map(|i| (i * 7 % 253) as u8)
+            .collect();
+        let Some(bytes) = paged(&data) else { return };
+        assert!(bytes.is_mapped());
+        assert_eq!(bytes.len(), data.len() as u64);
+        // From several threads at once, in different orders.
+        std::thread::scope(|scope| {
+            for step in [1, 3, 7, 11] {
+                let (bytes, data) = (&bytes, &data);
+                scope.spawn(move || {
+                    for i in (0..data.len()).rev().step_by(step * 997) {
+                        assert_eq!(bytes.as_slice()[i], data[i], "byte {i}");
+                    }
+                });
+            }
+        });
+        assert_eq!(bytes.as_slice(), &data[..]);
+        assert!(bytes.release(PAGE as u64..2 * CHUNK as u64 + 5));
+        assert!(bytes.release_all());
+        assert_eq!(bytes.as_slice(), &data[..]);
+        let mut copy = vec![0; 1000];
+        assert_eq!(bytes.copy_at(CHUNK as u64 - 10, &mut copy), 1000);
+        assert_eq!(copy, data[CHUNK - 10..CHUNK + 990]);
+        let slice = bytes.slice(5..CHUNK as u64 * 2).unwrap();
+        assert_eq!(slice.as_slice(), &data[5..CHUNK * 2]);
+        drop(bytes);
+        assert_eq!(
+            slice.as_slice()[..],
+            data[5..CHUNK * 2],
+            "a slice keeps the pages"
+        );
+    }
+
+    #[test]
+    fn released_pages_leave_the_resident_set() {
+        let data: Vec<u8> = (0..32 << 20).map(|i| (i % 241) as u8).collect();
+        let Some(bytes) = paged(&data) else { return };
+        // The mapping's own resident bytes (other tests' memory aside).
+        let start = format!("{:x}-", bytes.as_slice().as_ptr() as usize);
+        let anon = || {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+            let mapping = &smaps[smaps.find(&start).unwrap()..];
+            let line = mapping.lines().find(|l| l.starts_with("Rss:")).unwrap();
+            line.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                << 10
+        };
+        let before = anon();
+        let sum: u64 = bytes.as_slice().iter().map(|&b| u64::from(b)).sum();
+        assert_eq!(sum, data.iter().map(|&b| u64::from(b)).sum::<u64>());
+        let read = anon();
+        assert!(bytes.release_all());
+        let released = anon();
+        assert!(
+            before == 0 && read == data.len() as u64 && released == 0,
+            "resident: {before} before, {read} read, {released} released"
+        );
+    }
+}
