@@ -12,6 +12,10 @@
 //! it (`UFFDIO_COPY`, which fills only pages still missing, atomically),
 //! and the thread goes on. Nothing is copied to disk or read ahead of use:
 //! opening a 1 GB pack maps 1 GB of address space and no memory.
+//! Each page read costs two copies (`pread`, then `UFFDIO_COPY`) and a
+//! wait for the handler, where a file mapping's costs a minor fault: a
+//! pass that touches most of an entry (an open that builds the lookups, a
+//! dump) takes longer than over the plain trace (`BENCHMARKS.md`).
 //! Releasing pages ([`TraceBytes::release`](super::TraceBytes::release),
 //! the readers' resident window) drops them (`MADV_DONTNEED`), and they
 //! are filled again from the file when read again, exactly as a file
@@ -282,28 +286,41 @@ impl Handler {
         // Past the entry's end (the last page's tail), or a file cut short
         // meanwhile: zeros.
         buffer[copied..].fill(0);
-        if self.install(start, end).is_ok() {
-            return Ok(());
-        }
-        // Some pages of the chunk are there already (a neighbour's fill
-        // survived a release of part of the chunk), or the mapping was
-        // being changed (`EAGAIN`): page by page, keeping what is there.
-        for page in (start..end).step_by(PAGE) {
-            match self.install(page, page + PAGE) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(Errno::AGAIN) => self
-                    .install(page, page + PAGE)
-                    .or_else(|e| if e == Errno::EXIST { Ok(()) } else { Err(e) })?,
-                Err(e) => return Err(e),
+        // The faulting page and the rest of the chunk after it, up to a
+        // page still there (a release may have dropped part of the chunk);
+        // several faults on one chunk can arrive before it is filled, and
+        // for those the page is there already.
+        let page = offset / PAGE * PAGE;
+        let mut retries = 0;
+        loop {
+            match self.install(page, end) {
+                (Ok(()), _) => break,
+                (Err(Errno::AGAIN), copied) if copied > 0 => break,
+                (Err(Errno::EXIST), _) => return self.wake(page),
+                // The mapping is being changed: again.
+                (Err(Errno::AGAIN), _) if retries < 1000 => {
+                    retries += 1;
+                    std::thread::yield_now();
+                }
+                (Err(e), _) => return Err(e),
             }
         }
-        let page = offset / PAGE * PAGE;
+        // The chunk before the page, as far as it is missing (a hint:
+        // where part of it is there, its other pages fault on their own).
+        if page > start {
+            let _ = self.install(start, page);
+        }
+        Ok(())
+    }
+
+    /// Wakes the threads waiting on the page at `page` (filled meanwhile).
+    fn wake(&self, page: usize) -> Result<(), Errno> {
         let mut range = uffdio_range {
             start: self.base + page as u64,
             len: PAGE as u64,
         };
         // SAFETY: UFFDIO_WAKE takes a `struct uffdio_range`, read only; it
-        // wakes the threads waiting on the faulting page, now filled.
+        // wakes the threads waiting on one page of the mapping.
         unsafe {
             ioctl(
                 &self.uffd,
@@ -313,8 +330,9 @@ impl Handler {
     }
 
     /// Installs the buffer's bytes for `start..end` of the mapping (offsets
-    /// from its start, page-aligned), waking the threads waiting there.
-    fn install(&mut self, start: usize, end: usize) -> Result<(), Errno> {
+    /// from its start, page-aligned) up to the first page already there,
+    /// waking the threads waiting there; and how many bytes it installed.
+    fn install(&mut self, start: usize, end: usize) -> (Result<(), Errno>, usize) {
         let chunk = start / CHUNK * CHUNK;
         let source = &self.buffer[start - chunk..end - chunk];
         let mut copy = uffdio_copy {
@@ -332,12 +350,14 @@ impl Handler {
         // changes; a missing page has not been read (its reader waits for
         // this copy). `dst..dst + len` is page-aligned and inside the
         // mapping (`fill` clips it to `mapped`), which outlives this thread.
-        unsafe {
+        let result = unsafe {
             ioctl(
                 &self.uffd,
                 Updater::<{ UFFDIO_COPY as Opcode }, _>::new(&mut copy),
             )
-        }
+        };
+        // `copy` is the bytes copied, or a negative error when none were.
+        (result, usize::try_from(copy.copy).unwrap_or(0))
     }
 }
 
