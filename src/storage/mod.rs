@@ -216,6 +216,10 @@ enum Backing {
     Paged(pager::Pager),
 }
 
+/// Why [`TraceBytes::paged`] cannot serve entries on this system.
+#[cfg(not(target_os = "linux"))]
+const NO_PAGING: &str = "reading deflated entries in place needs Linux's userfaultfd";
+
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
 /// calls them a zero-filled tail.
 pub const ZERO_SLACK: u64 = 64;
@@ -437,7 +441,7 @@ impl TraceBytes {
             AVAILABLE.get_or_init(pager::available).clone()
         }
         #[cfg(not(target_os = "linux"))]
-        Err("reading deflated entries in place needs Linux's userfaultfd".into())
+        Err(NO_PAGING.into())
     }
 
     /// The bytes of a packed trace's deflated entry made of stored deflate
@@ -456,7 +460,7 @@ impl TraceBytes {
         #[cfg(not(target_os = "linux"))]
         {
             let _ = blocks;
-            Err("reading deflated entries in place needs Linux's userfaultfd".into())
+            Err(NO_PAGING.into())
         }
     }
 

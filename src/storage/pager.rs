@@ -24,18 +24,20 @@
 //!
 //! The `userfaultfd` is made for user-mode faults only unless the process
 //! may handle the kernel's too (root, `CAP_SYS_PTRACE`, or
-//! `vm.unprivileged_userfaultfd = 1`); a system call handed a missing page
-//! of the entry then fails with `EFAULT` (the readers hand the kernel
-//! copies, never these bytes). Where `userfaultfd` is refused (a kernel
+//! `vm.unprivileged_userfaultfd = 1`); a system call handed bytes of the
+//! entry from a page not read yet then fails with `EFAULT` (the readers
+//! decode, and so read, what they hand on). Where `userfaultfd` is refused (a kernel
 //! without it, a seccomp filter), [`Pager::new`] says why and the caller
 //! inflates the entry instead. The mapping is not inherited by a child
-//! process (`MADV_DONTFORK`). Should the handler fail (it does not panic;
-//! a failing `ioctl` ends it), it unregisters the mapping first, so a
-//! waiting reader is woken and reads zeros there, which the decoders
-//! report as damage, rather than waiting forever.
+//! process (`MADV_DONTFORK`). Should the handler fail (a failing `ioctl`
+//! ends it), it unregisters the mapping first, and its end closes the
+//! `userfaultfd` (so would a panic): either wakes a waiting reader, who
+//! reads zeros there, which the decoders report as damage, rather than
+//! waiting forever.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use linux_raw_sys::general::{
@@ -51,17 +53,15 @@ use rustix::io::Errno;
 use rustix::ioctl::{Opcode, Updater, ioctl};
 use rustix::mm::UserfaultfdFlags;
 
+use super::PAGE;
 use super::stored_blocks::StoredBlocks;
 
 /// The bytes a fault fills: the aligned 128 KiB around the page read. A
 /// forward read of 1 GB makes ~8,000 faults; the readers' sparse passes
 /// (counting a call's children reads a footer a page or so apart) fill
-/// much of what they pass over. Of 4 KiB to 2 MiB, 128 KiB was fastest for
-/// both (`BENCHMARKS.md`); the resident window releases what is filled.
+/// much of what they pass over. Of 4 KiB to 2 MiB, 128 KiB was the fastest
+/// for both; the resident window releases what is filled.
 pub const CHUNK: usize = 128 << 10;
-
-/// The page size the mapping's faults are served in.
-const PAGE: usize = 4096;
 
 /// A level-0 entry's bytes, filled on first read (see the module's doc).
 pub struct Pager {
@@ -69,6 +69,8 @@ pub struct Pager {
     len: usize,
     blocks: Arc<StoredBlocks>,
     stop: Arc<OwnedFd>,
+    /// Whether the handler serves faults (cleared when it ends).
+    serving: Arc<AtomicBool>,
     handler: Option<JoinHandle<()>>,
 }
 
@@ -107,9 +109,11 @@ impl Pager {
         let stop =
             Arc::new(eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| format!("no eventfd: {e}"))?);
         let blocks = Arc::new(blocks);
+        let serving = Arc::new(AtomicBool::new(true));
         let handler = Handler {
             uffd,
             stop: Arc::clone(&stop),
+            serving: Arc::clone(&serving),
             blocks: Arc::clone(&blocks),
             base: map.as_mut_ptr() as u64,
             mapped: map.len(),
@@ -124,6 +128,7 @@ impl Pager {
             len,
             blocks,
             stop,
+            serving,
             handler: Some(handler),
         })
     }
@@ -140,8 +145,12 @@ impl Pager {
     }
 
     /// Drops the pages of `start..end` (page-aligned, within the
-    /// mapping); they are filled again from the file when read.
+    /// mapping); they are filled again from the file when read. Nothing is
+    /// dropped once the handler has ended (see the module's doc).
     pub fn release(&self, start: usize, end: usize) -> bool {
+        if !self.serving.load(Ordering::Acquire) {
+            return false;
+        }
         // SAFETY: on a private anonymous mapping `MADV_DONTNEED` discards
         // the pages' contents (memmap2 calls it unchecked for that). This
         // mapping is registered with the handler's userfaultfd for missing
@@ -149,9 +158,13 @@ impl Pager {
         // filled by the handler with the same bytes from the file: its
         // contents are never lost, only refetched, and no reference into
         // the mapping is invalidated (the addresses stay mapped). The
-        // handler outlives every such read (it is stopped in `drop`, when
-        // no reference is left). `start..end` lies inside the mapping
-        // (checked by the caller, `TraceBytes::release`).
+        // handler serves every such read until `drop` stops it, when no
+        // reference is left, unless it failed: then `serving` is false
+        // (cleared before it unregisters), and nothing is released. A
+        // release racing with that failure drops pages that then read as
+        // zeros: damage the decoders report, as a failed fill gives.
+        // `start..end` lies inside the mapping (checked by the caller,
+        // `TraceBytes::release`).
         unsafe {
             self.map
                 .unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
@@ -206,6 +219,7 @@ fn open_userfaultfd() -> Result<OwnedFd, String> {
 struct Handler {
     uffd: OwnedFd,
     stop: Arc<OwnedFd>,
+    serving: Arc<AtomicBool>,
     blocks: Arc<StoredBlocks>,
     base: u64,
     mapped: usize,
@@ -222,6 +236,7 @@ impl Handler {
     /// mapping, which wakes any thread still waiting (see the module's doc).
     fn run(mut self) {
         let _ = self.serve();
+        self.serving.store(false, Ordering::Release);
         let mut range = uffdio_range {
             start: self.base,
             len: self.mapped as u64,
