@@ -85,6 +85,25 @@ fn bench(c: &mut Criterion) {
         let mut out = std::io::sink();
         write_jsonl(&reader, None, &mut out).unwrap();
     };
+    // An IDE's use: 1,000 random containers expanded whole, cold cache
+    // (as `benches/sizes.rs` does), on the plain trace and the pack.
+    for (name, path) in [
+        ("the plain trace (baseline)", &trace),
+        ("the level-0 pack", &level0),
+    ] {
+        let reader = support::with_sidecar().open(path).unwrap();
+        let nodes = support::random_containers(&reader, 1000);
+        group.bench_function(format!("1,000 random expansions of {name}"), |b| {
+            b.iter(|| {
+                reader.clear_cache();
+                let children: usize = nodes
+                    .iter()
+                    .map(|&n| reader.children(n).unwrap().len())
+                    .sum();
+                black_box(children)
+            })
+        });
+    }
     group.bench_function("dump the plain trace (baseline)", |b| {
         b.iter(|| dump(&trace))
     });

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tracetree::read::{
-    LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail, index_path,
+    LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path,
 };
 
 use super::EXPANSIONS;
@@ -24,39 +24,10 @@ pub fn wide_call_bytes(reader: &LazyTraceReader) -> u64 {
     content.end.get() - content.start.get()
 }
 
-/// SplitMix64, for the random sample of containers.
-pub fn next_random(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// `EXPANSIONS` containers chosen uniformly (reservoir sampling over a
-/// headers walk), the same for a trace every run.
+/// `EXPANSIONS` containers chosen uniformly, the same for a trace every
+/// run ([`support::random_containers`]).
 pub fn random_containers(reader: &LazyTraceReader) -> Vec<LazyNode> {
-    let mut sample = Vec::with_capacity(EXPANSIONS);
-    let (mut seen, mut state) = (0u64, 42u64);
-    for thread in reader.thread_ids() {
-        reader
-            .walk_thread(thread, WalkDetail::Headers, |walked| {
-                if walked.header.tracepoint_type.is_container() {
-                    seen += 1;
-                    if sample.len() < EXPANSIONS {
-                        sample.push(walked.node);
-                    } else {
-                        let slot = next_random(&mut state) % seen;
-                        if (slot as usize) < EXPANSIONS {
-                            sample[slot as usize] = walked.node;
-                        }
-                    }
-                }
-                Ok(true)
-            })
-            .unwrap();
-    }
-    sample
+    support::random_containers(reader, EXPANSIONS)
 }
 
 /// Waits until `path` last changed over 2 s ago, so that the files' stamps

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tracetree::common::ThreadId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::{LazyTraceReader, Visit, WalkDetail, index_path};
+use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, index_path};
 use tracetree::tree::TraceTree;
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
@@ -186,4 +186,39 @@ fn proc_field_bytes(file: &str, field: &str) -> u64 {
             line.split_whitespace().nth(1)?.parse::<u64>().ok()
         })
         .map_or(0, |kb| kb * 1024)
+}
+
+/// SplitMix64, for the random sample of containers.
+pub fn next_random(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `count` containers chosen uniformly (reservoir sampling over a
+/// headers walk), the same for a trace every run.
+pub fn random_containers(reader: &LazyTraceReader, count: usize) -> Vec<LazyNode> {
+    let mut sample = Vec::with_capacity(count);
+    let (mut seen, mut state) = (0u64, 42u64);
+    for thread in reader.thread_ids() {
+        reader
+            .walk_thread(thread, WalkDetail::Headers, |walked| {
+                if walked.header.tracepoint_type.is_container() {
+                    seen += 1;
+                    if sample.len() < count {
+                        sample.push(walked.node);
+                    } else {
+                        let slot = next_random(&mut state) % seen;
+                        if (slot as usize) < count {
+                            sample[slot as usize] = walked.node;
+                        }
+                    }
+                }
+                Ok(true)
+            })
+            .unwrap();
+    }
+    sample
 }
