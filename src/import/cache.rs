@@ -109,8 +109,9 @@ fn evict_imports(dir: &Path, kept: &Path, budget: u64) {
 }
 
 /// The format `input` must be imported from before a reader opens it:
-/// `None` for a v22 trace, and for a packed trace whose data and index are
-/// stored (the readers open it in place); a deflated one is unpacked.
+/// `None` for a v22 trace, and for a packed trace whose data and index the
+/// readers open in place (`PackedTrace::in_place`: stored, or deflated at
+/// level 0); any other is unpacked.
 fn foreign_format(input: &Path) -> Result<Option<SourceFormat>> {
     match SourceFormat::detect(input) {
         Some(SourceFormat::Packed) if PackedTrace::open(input)?.in_place() => Ok(None),

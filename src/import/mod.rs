@@ -52,8 +52,8 @@ pub enum SourceFormat {
     Jfr,
     /// The recorder's packed trace (`.packedtrace`, a ZIP holding
     /// `trace.trace`): unpacked as it is. Every reader also opens one in
-    /// place (`storage::packed`), so only a deflated one is worth
-    /// unpacking.
+    /// place (`storage::packed`), so only one that is compressed (or
+    /// met where `userfaultfd` is refused) is worth unpacking.
     Packed,
 }
 
