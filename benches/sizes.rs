@@ -332,14 +332,7 @@ fn case(id: &str, traces: &Traces) -> Case {
             (
                 Which::Mixed,
                 Covers::Elements(nodes.len() as u64),
-                Box::new(move || {
-                    reader.clear_cache();
-                    let children: usize = nodes
-                        .iter()
-                        .map(|&n| reader.children(n).unwrap().len())
-                        .sum();
-                    boxed(children)
-                }),
+                Box::new(move || boxed(support::expand_cold(&reader, &nodes))),
             )
         }
         "walk_headers" => {

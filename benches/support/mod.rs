@@ -222,3 +222,13 @@ pub fn random_containers(reader: &LazyTraceReader, count: usize) -> Vec<LazyNode
     }
     sample
 }
+
+/// Expands each of `nodes` whole (all its children) after clearing the
+/// reader's cache, as an IDE's clicks on cold nodes do; their children.
+pub fn expand_cold(reader: &LazyTraceReader, nodes: &[LazyNode]) -> usize {
+    reader.clear_cache();
+    nodes
+        .iter()
+        .map(|&n| reader.children(n).unwrap().len())
+        .sum()
+}

@@ -259,12 +259,10 @@ impl PackedTrace {
     pub fn why_inflated(&self) -> Option<String> {
         let mut deflated = self.blocks().iter().flatten().peekable();
         deflated.peek()?;
-        for blocks in deflated {
-            if let Err(why) = blocks {
-                return Some(why.clone());
-            }
+        match deflated.find_map(|blocks| blocks.as_ref().err()) {
+            Some(why) => Some(why.clone()),
+            None => TraceBytes::paging_available().err(),
         }
-        TraceBytes::paging_available().err()
     }
 
     /// Whether it is a diff's pack.
