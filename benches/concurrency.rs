@@ -13,10 +13,14 @@
 //! barriers: 110–117 against 34–46 µs), so an iteration is long enough for
 //! that to stay below 0.2%: with 4,000 operations it cost 4 and 8 threads
 //! 1–8% of 2 threads' figure. The baseline is the same operations on one
-//! thread. Results: BENCHMARKS.md.
+//! thread. Criterion measures each thread count in turn, so the machine's
+//! other load can move one count against another; the paired rounds that
+//! follow (`paired_rounds`) measure every count in each round and take the
+//! ratios within it. Results: BENCHMARKS.md.
 //!
 //! ```text
 //! TRACETREE_BENCH_SIZE=300MB cargo bench --bench concurrency   # 64 MB by default
+//! TRACETREE_CONCURRENCY_ROUNDS=0 cargo bench --bench concurrency  # criterion only
 //! ```
 
 use std::hint::black_box;
@@ -26,43 +30,18 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::generate::Shape;
-use tracetree::read::{LazyNode, LazyTraceReader, WalkDetail};
+use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader};
 
 mod support;
 
 /// Nodes sampled from the trace.
 const SAMPLED: usize = 200_000;
-/// Operations per sample, taken by the threads from one counter.
+/// Operations per pass, taken by the threads from one counter.
 const OPERATIONS: usize = 40_000;
-
-/// `SAMPLED` nodes chosen uniformly (reservoir sampling over a headers
-/// walk), the same every run.
-fn sample(reader: &LazyTraceReader) -> Vec<LazyNode> {
-    let (mut nodes, mut seen, mut state) = (Vec::with_capacity(SAMPLED), 0u64, 7u64);
-    for thread in reader.thread_ids() {
-        reader
-            .walk_thread(thread, WalkDetail::Headers, |walked| {
-                seen += 1;
-                if nodes.len() < SAMPLED {
-                    nodes.push(walked.node);
-                } else if let Some(slot) = nodes.get_mut((next(&mut state) % seen) as usize) {
-                    *slot = walked.node;
-                }
-                Ok(true)
-            })
-            .unwrap();
-    }
-    nodes
-}
-
-/// SplitMix64.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// Thread counts measured.
+const THREADS: [usize; 4] = [1, 2, 4, 8];
+/// Passes per thread count in each paired round.
+const ROUND_PASSES: u64 = 4;
 
 /// Operations `seed + i` on random nodes of `nodes` for each `i` the
 /// thread takes from `next_operation` below `OPERATIONS`.
@@ -79,7 +58,7 @@ fn operate(
             return out;
         }
         let mut state = seed + i as u64;
-        let random = next(&mut state);
+        let random = support::next_random(&mut state);
         let node = nodes[(random % nodes.len() as u64) as usize];
         out += match (random >> 32) % 4 {
             0 => reader.node(node).unwrap().tracepoint().event().get() as usize,
@@ -88,6 +67,43 @@ fn operate(
             _ => reader.parent(node).unwrap().is_some() as usize,
         };
     }
+}
+
+/// The time `threads` threads take to run `passes` passes of `OPERATIONS`
+/// operations, each on a cleared cache (pass `p` runs the operations of
+/// seed `p * OPERATIONS`). The threads start once and wait at a barrier
+/// before and after each pass; only the passes are timed.
+fn timed_passes(
+    reader: &LazyTraceReader,
+    nodes: &[LazyNode],
+    threads: usize,
+    passes: u64,
+) -> Duration {
+    let barrier = Barrier::new(threads + 1);
+    let next_operation = AtomicUsize::new(0);
+    let mut total = Duration::ZERO;
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (barrier, next_operation) = (&barrier, &next_operation);
+            scope.spawn(move || {
+                for pass in 0..passes {
+                    let seed = pass * OPERATIONS as u64;
+                    barrier.wait();
+                    black_box(operate(reader, nodes, next_operation, seed));
+                    barrier.wait();
+                }
+            });
+        }
+        for _ in 0..passes {
+            reader.clear_cache();
+            next_operation.store(0, Ordering::Relaxed);
+            let start = Instant::now();
+            barrier.wait();
+            barrier.wait();
+            total += start.elapsed();
+        }
+    });
+    total
 }
 
 fn concurrency(c: &mut Criterion) {
@@ -99,52 +115,96 @@ fn concurrency(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10))
         .throughput(Throughput::Elements(OPERATIONS as u64));
     for (window, label) in [
-        (
-            Some(tracetree::read::LazyOptions::DEFAULT_RESIDENT_WINDOW),
-            "window",
-        ),
+        (Some(LazyOptions::DEFAULT_RESIDENT_WINDOW), "window"),
         (None, "no window"),
     ] {
         let reader = support::with_sidecar()
             .resident_window(window)
             .open(&trace)
             .unwrap();
-        let nodes = sample(&reader);
-        for threads in [1usize, 2, 4, 8] {
+        let nodes = support::random_nodes(&reader, SAMPLED, |_| true);
+        for threads in THREADS {
             group.bench_function(format!("{threads} threads, {label}"), |b| {
-                b.iter_custom(|iterations| {
-                    let barrier = Barrier::new(threads + 1);
-                    let next_operation = AtomicUsize::new(0);
-                    let mut total = Duration::ZERO;
-                    std::thread::scope(|scope| {
-                        for _ in 0..threads {
-                            let (reader, nodes, barrier, next_operation) =
-                                (&reader, &nodes, &barrier, &next_operation);
-                            scope.spawn(move || {
-                                for iteration in 0..iterations {
-                                    let seed = iteration * OPERATIONS as u64;
-                                    barrier.wait();
-                                    black_box(operate(reader, nodes, next_operation, seed));
-                                    barrier.wait();
-                                }
-                            });
-                        }
-                        for _ in 0..iterations {
-                            reader.clear_cache();
-                            next_operation.store(0, Ordering::Relaxed);
-                            let start = Instant::now();
-                            barrier.wait();
-                            barrier.wait();
-                            total += start.elapsed();
-                        }
-                    });
-                    total
-                });
+                b.iter_custom(|passes| timed_passes(&reader, &nodes, threads, passes));
             });
         }
     }
     group.finish();
 }
 
-criterion_group!(benches, concurrency);
+/// Paired rounds, resident window on: each round measures every thread
+/// count (`ROUND_PASSES` passes each, the order rotated from round to
+/// round), and each ratio is taken within its round, so a change in the
+/// machine's other load between rounds moves both sides of a ratio
+/// alike. Writes its table to stderr and
+/// `target/bench-traces/concurrency-SIZE.md`. `TRACETREE_CONCURRENCY_ROUNDS`
+/// sets the rounds (15; 0 skips them).
+fn paired_rounds(_: &mut Criterion) {
+    let rounds: usize = std::env::var("TRACETREE_CONCURRENCY_ROUNDS")
+        .ok()
+        .and_then(|rounds| rounds.parse().ok())
+        .unwrap_or(15);
+    if rounds == 0 {
+        return;
+    }
+    let size = support::bench_size();
+    let (trace, _) = support::generated(Shape::Mixed, 2, size);
+    let reader = support::with_sidecar().open(&trace).unwrap();
+    let nodes = support::random_nodes(&reader, SAMPLED, |_| true);
+    let operations = (OPERATIONS as u64 * ROUND_PASSES) as f64;
+    // Operations a second, per round, per entry of `THREADS`.
+    let mut rates = vec![[0.0f64; THREADS.len()]; rounds];
+    for (round, rate) in rates.iter_mut().enumerate() {
+        for turn in 0..THREADS.len() {
+            let which = (round + turn) % THREADS.len();
+            let time = timed_passes(&reader, &nodes, THREADS[which], ROUND_PASSES);
+            rate[which] = operations / time.as_secs_f64();
+        }
+    }
+    let mut table = format!(
+        "Paired rounds, {}MB, resident window on: {rounds} rounds of {} \
+         operations per thread count; ratios within each round.\n\n\
+         | threads | operations a second (median) | ratio | median | lowest | highest | rounds below 1 |\n\
+         |---:|---:|---|---:|---:|---:|---:|\n",
+        size >> 20,
+        operations,
+    );
+    for (which, threads) in THREADS.iter().enumerate() {
+        let rate = median(rates.iter().map(|rate| rate[which]).collect());
+        let (against, label) = match which {
+            0 => (None, "baseline".to_string()),
+            1 => (Some(0), "to 1 thread".to_string()),
+            _ => (Some(1), "to 2 threads".to_string()),
+        };
+        let row = match against {
+            None => format!("| {threads} | {rate:.0} | {label} | | | | |\n"),
+            Some(base) => {
+                let ratios: Vec<f64> = rates.iter().map(|rate| rate[which] / rate[base]).collect();
+                let below = ratios.iter().filter(|&&ratio| ratio < 1.0).count();
+                let lowest = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+                let highest = ratios.iter().copied().fold(0.0, f64::max);
+                format!(
+                    "| {threads} | {rate:.0} | {label} | {:.3} | {lowest:.3} | {highest:.3} | {below} of {rounds} |\n",
+                    median(ratios)
+                )
+            }
+        };
+        table.push_str(&row);
+    }
+    eprintln!("\n{table}");
+    let path = support::trace_dir().join(format!("concurrency-{}MB.md", size >> 20));
+    std::fs::write(&path, table).unwrap();
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[middle]
+    } else {
+        (values[middle - 1] + values[middle]) / 2.0
+    }
+}
+
+criterion_group!(benches, concurrency, paired_rounds);
 criterion_main!(benches);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tracetree::common::ThreadId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, index_path};
+use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, WalkNode, index_path};
 use tracetree::tree::TraceTree;
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
@@ -188,7 +188,7 @@ fn proc_field_bytes(file: &str, field: &str) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// SplitMix64, for the random sample of containers.
+/// SplitMix64, for random samples and operations.
 pub fn next_random(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -197,15 +197,19 @@ pub fn next_random(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// `count` containers chosen uniformly (reservoir sampling over a
-/// headers walk), the same for a trace every run.
-pub fn random_containers(reader: &LazyTraceReader, count: usize) -> Vec<LazyNode> {
+/// `count` of the nodes `wanted` keeps, chosen uniformly (reservoir
+/// sampling over a headers walk), the same for a trace every run.
+pub fn random_nodes(
+    reader: &LazyTraceReader,
+    count: usize,
+    wanted: impl Fn(&WalkNode<'_>) -> bool,
+) -> Vec<LazyNode> {
     let mut sample = Vec::with_capacity(count);
     let (mut seen, mut state) = (0u64, 42u64);
     for thread in reader.thread_ids() {
         reader
             .walk_thread(thread, WalkDetail::Headers, |walked| {
-                if walked.header.tracepoint_type.is_container() {
+                if wanted(walked) {
                     seen += 1;
                     if sample.len() < count {
                         sample.push(walked.node);
@@ -221,6 +225,13 @@ pub fn random_containers(reader: &LazyTraceReader, count: usize) -> Vec<LazyNode
             .unwrap();
     }
     sample
+}
+
+/// `count` containers chosen uniformly, the same for a trace every run.
+pub fn random_containers(reader: &LazyTraceReader, count: usize) -> Vec<LazyNode> {
+    random_nodes(reader, count, |walked| {
+        walked.header.tracepoint_type.is_container()
+    })
 }
 
 /// Expands each of `nodes` whole (all its children) after clearing the
