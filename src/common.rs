@@ -12,6 +12,10 @@
 
 use std::fmt;
 
+use std::collections::hash_map::Entry;
+
+use rustc_hash::FxHashMap;
+
 macro_rules! offset_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -330,6 +334,130 @@ impl fmt::Display for IndexCell {
                 let name = kind.name().to_ascii_lowercase().replace('_', " ");
                 write!(f, "{name} {id} at byte {at} of the data file")
             }
+        }
+    }
+}
+
+/// Values by the small integer id of an object: in a vector indexed by id
+/// below a bound (a lookup costs no hashing), in a hash map at and above
+/// it. Recorders number their objects from 0, so a bound of the number of
+/// objects a source holds keeps them all in the vector while the vector
+/// never outgrows that number, whatever ids a damaged source names.
+#[derive(Debug)]
+pub(crate) struct IdMap<T> {
+    dense: Vec<Option<T>>,
+    /// Ids below this go to `dense`.
+    bound: u64,
+    sparse: FxHashMap<u64, T>,
+}
+
+impl<T> IdMap<T> {
+    /// A map keeping ids below `bound` in its vector.
+    pub(crate) fn with_dense_below(bound: u64) -> Self {
+        IdMap {
+            dense: Vec::new(),
+            bound,
+            sparse: FxHashMap::default(),
+        }
+    }
+
+    /// The value of `id`.
+    #[inline]
+    pub(crate) fn get(&self, id: u64) -> Option<&T> {
+        if id < self.bound {
+            self.dense.get(id as usize)?.as_ref()
+        } else {
+            self.sparse.get(&id)
+        }
+    }
+
+    /// The value of `id`, to change.
+    #[inline]
+    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut T> {
+        if id < self.bound {
+            self.dense.get_mut(id as usize)?.as_mut()
+        } else {
+            self.sparse.get_mut(&id)
+        }
+    }
+
+    /// Sets the value of `id`.
+    pub(crate) fn insert(&mut self, id: u64, value: T) {
+        if id < self.bound {
+            *self.dense_slot(id) = Some(value);
+        } else {
+            self.sparse.insert(id, value);
+        }
+    }
+
+    /// The value of `id`, made by `make` if there is none yet.
+    #[inline]
+    pub(crate) fn get_or_try_insert_with<E>(
+        &mut self,
+        id: u64,
+        make: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<&mut T, E> {
+        if id >= self.bound {
+            return Ok(match self.sparse.entry(id) {
+                Entry::Occupied(value) => value.into_mut(),
+                Entry::Vacant(slot) => slot.insert(make()?),
+            });
+        }
+        let slot = self.dense_slot(id);
+        match slot {
+            Some(value) => Ok(value),
+            None => Ok(slot.insert(make()?)),
+        }
+    }
+
+    /// The vector's slot for `id` (below the bound), grown to hold it.
+    fn dense_slot(&mut self, id: u64) -> &mut Option<T> {
+        let index = id as usize;
+        if self.dense.len() <= index {
+            self.dense.resize_with(index + 1, || None);
+        }
+        &mut self.dense[index]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdMap;
+
+    #[test]
+    fn ids_past_the_bound_go_to_the_hash_map_and_grow_no_vector() {
+        let mut map = IdMap::with_dense_below(4);
+        map.insert(2, "two");
+        map.insert(u64::from(-1i32 as u32), "none");
+        map.insert(1 << 40, "far");
+        assert_eq!(map.dense.len(), 3);
+        assert_eq!(map.sparse.len(), 2);
+        assert_eq!(map.get(2), Some(&"two"));
+        assert_eq!(map.get(0), None);
+        assert_eq!(map.get(3), None);
+        assert_eq!(map.get(1 << 40), Some(&"far"));
+        assert_eq!(map.get(u64::from(-1i32 as u32)), Some(&"none"));
+        if let Some(value) = map.get_mut(2) {
+            *value = "deux";
+        }
+        assert_eq!(map.get(2), Some(&"deux"));
+    }
+
+    #[test]
+    fn a_failed_make_inserts_nothing_and_a_made_value_is_kept() {
+        let mut map = IdMap::with_dense_below(8);
+        for id in [5, 100] {
+            assert_eq!(map.get_or_try_insert_with(id, || Err("bad")), Err("bad"));
+            assert_eq!(map.get(id), None);
+            assert_eq!(
+                map.get_or_try_insert_with(id, || Ok::<_, ()>(7)),
+                Ok(&mut 7)
+            );
+            // Made once: a second maker is not called.
+            assert_eq!(
+                map.get_or_try_insert_with(id, || Err::<i32, _>("called")),
+                Ok(&mut 7)
+            );
         }
     }
 }

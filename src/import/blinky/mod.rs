@@ -48,7 +48,7 @@ use std::sync::{PoisonError, RwLock};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::common::{CodeLocationId, EventId, FieldId, IdMap, MethodId, ThreadId, VariableId};
 use crate::error::Result;
 use crate::import::names::{Descriptors, Leaf, leaf};
 use crate::import::{Damage, ImportSummary};
@@ -96,64 +96,6 @@ pub fn looks_like_blinky(path: &Path) -> bool {
 /// Blinky numbers from 0 in practice, at a few MB at most.
 const DENSE_IDS: u64 = 1 << 18;
 
-/// Values by source id: a vector indexed by id below [`DENSE_IDS`] (a
-/// lookup per execution costs no hashing), a hash map above.
-struct IdMap<T> {
-    dense: Vec<Option<T>>,
-    sparse: FxHashMap<u64, T>,
-}
-
-impl<T> Default for IdMap<T> {
-    fn default() -> Self {
-        IdMap {
-            dense: Vec::new(),
-            sparse: FxHashMap::default(),
-        }
-    }
-}
-
-impl<T> IdMap<T> {
-    #[inline]
-    fn get(&self, id: u64) -> Option<&T> {
-        if id < DENSE_IDS {
-            self.dense.get(id as usize)?.as_ref()
-        } else {
-            self.sparse.get(&id)
-        }
-    }
-
-    #[inline]
-    fn get_mut(&mut self, id: u64) -> Option<&mut T> {
-        if id < DENSE_IDS {
-            self.dense.get_mut(id as usize)?.as_mut()
-        } else {
-            self.sparse.get_mut(&id)
-        }
-    }
-
-    fn insert(&mut self, id: u64, value: T) {
-        if id < DENSE_IDS {
-            let index = id as usize;
-            if self.dense.len() <= index {
-                self.dense.resize_with(index + 1, || None);
-            }
-            self.dense[index] = Some(value);
-        } else {
-            self.sparse.insert(id, value);
-        }
-    }
-}
-
-impl<T> FromIterator<(u64, T)> for IdMap<T> {
-    fn from_iter<I: IntoIterator<Item = (u64, T)>>(pairs: I) -> Self {
-        let mut map = IdMap::default();
-        for (id, value) in pairs {
-            map.insert(id, value);
-        }
-        map
-    }
-}
-
 /// What executing an instruction does.
 #[derive(Debug, Clone, Copy)]
 enum Action {
@@ -188,7 +130,7 @@ impl Declarations {
             unlisted: HashMap::new(),
             methods: FxHashMap::default(),
             method_ids: FxHashMap::default(),
-            instructions: IdMap::default(),
+            instructions: IdMap::with_dense_below(DENSE_IDS),
         }
     }
 
@@ -563,7 +505,13 @@ fn import_in(
         declarations: Declarations::new(),
         names: Descriptors::default(),
         pusher: Pusher::new(threads.len(), batch_commands),
-        ranks: threads.iter().enumerate().map(|(r, &s)| (s, r)).collect(),
+        ranks: {
+            let mut ranks = IdMap::with_dense_below(DENSE_IDS);
+            for (rank, &source) in threads.iter().enumerate() {
+                ranks.insert(source, rank);
+            }
+            ranks
+        },
         threads: threads
             .iter()
             .map(|&source| ThreadState {

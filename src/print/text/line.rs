@@ -44,9 +44,9 @@ impl<'c> TextFormatter<'c> {
         TextFormatter {
             owners: Owners {
                 names: Names::new(context),
-                paths: Paths::default(),
+                paths: Paths::new(context),
             },
-            locations: Locations::default(),
+            locations: Locations::new(context),
             verbose,
         }
     }

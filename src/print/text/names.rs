@@ -3,17 +3,16 @@
 //! rendered access paths), computed once per object and kept for every line
 //! that uses it. A trace has far fewer reference objects than tracepoints.
 //!
-//! Each cache is a map from id to a slot of a list that only grows: a
-//! lookup is one hash probe, and what it finds is borrowed or named by its
-//! slot, never shared through a counted pointer (a line takes several of
-//! them, and counting each costs more than the probe).
+//! Each cache is an [`IdMap`] from id to a value or a slot of a list that
+//! only grows: a lookup is one index into a vector (ids below the trace's
+//! count of such objects, as recorders number them) or one hash probe
+//! (any other id), and what it finds is borrowed or named by its slot,
+//! never shared through a counted pointer (a line takes several of them,
+//! and counting each costs more than the lookup).
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
-use crate::common::{AccessPathId, ClassId, CodeLocationId, FieldId, MethodId, VariableId};
+use crate::common::{AccessPathId, ClassId, CodeLocationId, FieldId, IdMap, MethodId, VariableId};
 use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
@@ -96,18 +95,35 @@ pub(super) struct LocationInfo {
 
 /// What code locations give lines, by id: kept apart from [`Names`] so
 /// that a line can hold its location while it looks names up.
-#[derive(Debug, Default)]
-pub(super) struct Locations(IdMap<CodeLocationId, LocationInfo>);
+#[derive(Debug)]
+pub(super) struct Locations(IdMap<LocationInfo>);
 
 impl Locations {
+    /// No location yet, for the code locations of `context`.
+    pub fn new(context: &TraceContext) -> Self {
+        Locations(dense_for(context, ObjectKind::CodeLocation))
+    }
+
     /// What the code location `id` gives a line. Id −1 (no location) gives
     /// the suffix ` at :0`; an id the trace does not hold, a placeholder.
     pub fn get(&mut self, context: &TraceContext, id: CodeLocationId) -> Result<&LocationInfo> {
-        match self.0.entry(id) {
-            Entry::Occupied(info) => Ok(info.into_mut()),
-            Entry::Vacant(slot) => Ok(slot.insert(LocationInfo::new(context, id)?)),
-        }
+        let info = self
+            .0
+            .get_or_try_insert_with(key(id), || LocationInfo::new(context, id))?;
+        Ok(info)
     }
+}
+
+/// An [`IdMap`] keeping in its vector the ids `context` numbers its
+/// objects of `kind` with (from 0 up to their count).
+pub(super) fn dense_for<T>(context: &TraceContext, kind: ObjectKind) -> IdMap<T> {
+    IdMap::with_dense_below(context.count(kind) as u64)
+}
+
+/// The [`IdMap`] key of an id: negative ids (−1: none) fall above every
+/// bound.
+pub(super) fn key(id: impl Into<i32>) -> u64 {
+    u64::from(id.into() as u32)
 }
 
 impl LocationInfo {
@@ -137,59 +153,24 @@ impl LocationInfo {
     }
 }
 
-/// A fast hasher for the small integer ids of reference objects.
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.write_u64(u64::from(byte));
-        }
-    }
-
-    fn write_i32(&mut self, id: i32) {
-        self.write_u64(u64::from(id as u32));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7C_C1_B7_27_22_0A_95);
-    }
-}
-
-pub(super) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
-
 /// The printer's per-trace cache of names. Objects the trace does not hold
 /// are cached as placeholders (or `None`) too.
 #[derive(Debug)]
 pub(super) struct Names<'c> {
     context: &'c TraceContext,
-    classes: Slots<ClassId, ClassName>,
-    methods: IdMap<MethodId, Option<MethodSlot>>,
+    classes: Slots<ClassName>,
+    methods: IdMap<Option<MethodSlot>>,
     method_names: Vec<MethodName>,
-    fields: IdMap<FieldId, Option<FieldSlot>>,
+    fields: IdMap<Option<FieldSlot>>,
     field_names: Vec<FieldName>,
-    variables: IdMap<VariableId, Box<str>>,
+    variables: IdMap<Box<str>>,
 }
 
 /// Values cached by id in a list that only grows, each found by its slot.
 #[derive(Debug)]
-struct Slots<K, V> {
-    slots: IdMap<K, u32>,
+struct Slots<V> {
+    slots: IdMap<u32>,
     values: Vec<V>,
-}
-
-impl<K, V> Default for Slots<K, V> {
-    fn default() -> Self {
-        Slots {
-            slots: IdMap::default(),
-            values: Vec::new(),
-        }
-    }
 }
 
 /// The slot the next value pushed onto `values` takes.
@@ -203,12 +184,15 @@ impl<'c> Names<'c> {
     pub fn new(context: &'c TraceContext) -> Self {
         Names {
             context,
-            classes: Slots::default(),
-            methods: IdMap::default(),
+            classes: Slots {
+                slots: dense_for(context, ObjectKind::ClassDescriptor),
+                values: Vec::new(),
+            },
+            methods: dense_for(context, ObjectKind::MethodDescriptor),
             method_names: Vec::new(),
-            fields: IdMap::default(),
+            fields: dense_for(context, ObjectKind::FieldDescriptor),
             field_names: Vec::new(),
-            variables: IdMap::default(),
+            variables: dense_for(context, ObjectKind::VariableDescriptor),
         }
     }
 
@@ -218,7 +202,7 @@ impl<'c> Names<'c> {
 
     /// The class `id`'s slot.
     pub fn class_slot(&mut self, id: ClassId) -> Result<ClassSlot> {
-        if let Some(&slot) = self.classes.slots.get(&id) {
+        if let Some(&slot) = self.classes.slots.get(key(id)) {
             return Ok(ClassSlot(slot));
         }
         let full = match optional(self.context.class(id))? {
@@ -227,7 +211,7 @@ impl<'c> Names<'c> {
         };
         let slot = next_slot(&self.classes.values);
         self.classes.values.push(ClassName::new(full));
-        self.classes.slots.insert(id, slot);
+        self.classes.slots.insert(key(id), slot);
         Ok(ClassSlot(slot))
     }
 
@@ -244,7 +228,7 @@ impl<'c> Names<'c> {
 
     /// The method, or `None` when the trace does not hold it.
     pub fn method(&mut self, id: MethodId) -> Result<Option<MethodSlot>> {
-        if let Some(&method) = self.methods.get(&id) {
+        if let Some(&method) = self.methods.get(key(id)) {
             return Ok(method);
         }
         let method = match optional(self.context.method(id))? {
@@ -264,7 +248,7 @@ impl<'c> Names<'c> {
             }
             None => None,
         };
-        self.methods.insert(id, method);
+        self.methods.insert(key(id), method);
         Ok(method)
     }
 
@@ -275,7 +259,7 @@ impl<'c> Names<'c> {
 
     /// The field, or `None` when the trace does not hold it.
     pub fn field(&mut self, id: FieldId) -> Result<Option<FieldSlot>> {
-        if let Some(&field) = self.fields.get(&id) {
+        if let Some(&field) = self.fields.get(key(id)) {
             return Ok(field);
         }
         let field = match optional(self.context.field(id))? {
@@ -297,7 +281,7 @@ impl<'c> Names<'c> {
             }
             None => None,
         };
-        self.fields.insert(id, field);
+        self.fields.insert(key(id), field);
         Ok(field)
     }
 
@@ -309,16 +293,13 @@ impl<'c> Names<'c> {
     /// The variable's pretty name, or a placeholder.
     pub fn variable(&mut self, id: VariableId) -> Result<&str> {
         let context = self.context;
-        match self.variables.entry(id) {
-            Entry::Occupied(name) => Ok(name.into_mut()),
-            Entry::Vacant(slot) => {
-                let name: Box<str> = match optional(context.variable(id))? {
-                    Some(variable) => pretty_variable_name(&variable.name.decode()).into(),
-                    None => missing(ObjectKind::VariableDescriptor, id.0).into(),
-                };
-                Ok(slot.insert(name))
-            }
-        }
+        let name = self.variables.get_or_try_insert_with(key(id), || {
+            Ok::<Box<str>, crate::Error>(match optional(context.variable(id))? {
+                Some(variable) => pretty_variable_name(&variable.name.decode()).into(),
+                None => missing(ObjectKind::VariableDescriptor, id.0).into(),
+            })
+        })?;
+        Ok(name)
     }
 
     /// A snapshot frame, `Class.method` (last-dot suffix of the class, not

@@ -10,14 +10,13 @@
 
 use std::fmt::Write as _;
 
-use crate::common::AccessPathId;
+use crate::common::{AccessPathId, IdMap};
 use crate::error::Result;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::model::AccessLocation;
-use std::collections::hash_map::Entry;
 
-use crate::print::text::names::{IdMap, Names};
+use crate::print::text::names::{Names, dense_for, key};
 use crate::print::text::words::{missing, optional, push_int, push_missing};
 
 /// How deep `[path]` elements may nest inside each other. Real paths nest a
@@ -176,15 +175,20 @@ fn render(
 }
 
 /// The access paths rendered so far, by id.
-#[derive(Debug, Default)]
-pub(super) struct Paths(IdMap<AccessPathId, PathText>);
+#[derive(Debug)]
+pub(super) struct Paths(IdMap<PathText>);
 
 impl Paths {
+    /// No path yet, for the access paths of `context`.
+    pub fn new(context: &TraceContext) -> Self {
+        Paths(dense_for(context, ObjectKind::AccessPath))
+    }
+
     /// The access path `id`, rendered (names resolved through `names`).
     pub fn get(&mut self, names: &mut Names<'_>, id: AccessPathId) -> Result<&PathText> {
-        match self.0.entry(id) {
-            Entry::Occupied(path) => Ok(path.into_mut()),
-            Entry::Vacant(slot) => Ok(slot.insert(PathText::new(names, id)?)),
-        }
+        let path = self
+            .0
+            .get_or_try_insert_with(key(id), || PathText::new(names, id))?;
+        Ok(path)
     }
 }
