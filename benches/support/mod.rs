@@ -9,7 +9,7 @@ use tracetree::common::ThreadId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
 use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, WalkNode, index_path};
-use tracetree::tree::TraceTree;
+use tracetree::tree::{TraceTree, VisitDetail};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
 /// `10GB`), 64 MiB by default.
@@ -110,7 +110,7 @@ pub fn walk_tracetree(reader: &LazyTraceReader, threads: &[ThreadId]) -> u64 {
     for &thread in threads {
         let roots = reader.roots(thread).unwrap();
         reader
-            .walk_visit(&roots, None, false, |step| {
+            .walk_visit(&roots, None, VisitDetail::default(), |step| {
                 if let Visit::Node { tracepoint, .. } = step {
                     nodes += tracepoint.event().get() as u64 & 1;
                 }

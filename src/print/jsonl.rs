@@ -6,6 +6,10 @@
 //! known), `method` (`Class.name`, calls only), `unfinished` (calls the
 //! recorder never finished), `incomplete` (calls flagged incomplete),
 //! `samples` (nodes of a merged sample tree: the samples passing through).
+//!
+//! A leaf's record is its header's (it has no method, footer or samples),
+//! so the walks skip leaves' bodies ([`VisitDetail::leaf_bodies`]): most
+//! tracepoints are leaves, and decoding their values was most of a walk.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -15,16 +19,22 @@ use rustc_hash::FxHashMap;
 use crate::common::{CodeLocationId, MethodId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointBody, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Source, plan};
-use crate::tree::{TraceTree, Visit};
+use crate::tree::{TraceTree, Visit, VisitDetail};
 
 /// Bytes a walk gathers before it writes them out.
 const GATHER_BYTES: usize = 64 * 1024;
 /// The most text a worker holds back behind calls whose children it is
 /// still counting; past it, the outermost such call is counted ahead.
 const PENDING_BYTES: usize = 1 << 20;
+
+/// What the dump's walks read: leaves by their headers only.
+const LEAF_HEADERS: VisitDetail = VisitDetail {
+    child_counts: false,
+    leaf_bodies: false,
+};
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`), on
 /// all cores ([`Parallelism::default`]).
@@ -51,7 +61,7 @@ where
         let mut records = Records::new(tree);
         for &thread in threads {
             let roots = tree.roots(thread)?;
-            tree.walk_visit(&roots, None, false, |step| {
+            tree.walk_visit(&roots, None, LEAF_HEADERS, |step| {
                 records.step(thread, step, 0, out)
             })?;
             records.finish(out)?;
@@ -78,13 +88,13 @@ where
                         None => tree.child_count(*node)?,
                     };
                     tree.visit(*node, |tracepoint, footer| {
-                        records.head(part.thread, part.depth, tracepoint);
+                        records.head(part.thread, part.depth, &tracepoint.header);
                         records.counted(children);
-                        records.tail(tracepoint, footer);
+                        records.tail(&tracepoint.header, Some(tracepoint), footer);
                     })?;
                 }
                 Source::Trees(_) | Source::Siblings { .. } | Source::Children { .. } => {
-                    part.walk(tree, None, false, |step| {
+                    part.walk(tree, None, LEAF_HEADERS, |step| {
                         records.step(part.thread, step, part.depth, sink)
                     })?;
                 }
@@ -166,23 +176,28 @@ impl<'t, T: TraceTree> Records<'t, T> {
         depth: usize,
         out: &mut impl Write,
     ) -> Result<()> {
-        let Visit::Node {
-            node,
-            depth: below,
-            tracepoint,
-            footer,
-            ..
-        } = step
-        else {
-            return Ok(());
+        let (node, below, header, tracepoint, footer) = match step {
+            Visit::Node {
+                node,
+                depth,
+                tracepoint,
+                footer,
+                ..
+            } => (node, depth, &tracepoint.header, Some(tracepoint), footer),
+            Visit::Leaf {
+                node,
+                depth,
+                ref header,
+            } => (node, depth, header, None, None),
+            Visit::Folded { .. } => return Ok(()),
         };
         let depth = depth + below;
         self.close_from(depth);
         if let Some(parent) = self.open.last_mut() {
             parent.children += 1;
         }
-        self.head(thread, depth, tracepoint);
-        if tracepoint.is_container() {
+        self.head(thread, depth, header);
+        if header.tracepoint_type.is_container() {
             self.holes.push_back(Hole {
                 at: self.buffer.len(),
                 count: None,
@@ -196,7 +211,7 @@ impl<'t, T: TraceTree> Records<'t, T> {
         } else {
             self.counted(0);
         }
-        self.tail(tracepoint, footer);
+        self.tail(header, tracepoint, footer);
         if self.buffer.len() >= self.write_at {
             self.write_out(out)?;
             self.write_at = self.buffer.len() + GATHER_BYTES;
@@ -271,14 +286,14 @@ impl<'t, T: TraceTree> Records<'t, T> {
     /// Appends a record up to its child count: the keys, in order, of the
     /// module documentation; a count or a hole follows, then
     /// [`tail`](Self::tail).
-    fn head(&mut self, thread: ThreadId, depth: usize, tracepoint: &Tracepoint<'_>) {
+    fn head(&mut self, thread: ThreadId, depth: usize, header: &TracepointHeader) {
         let buffer = &mut self.buffer;
         let mut number = itoa::Buffer::new();
         buffer.extend_from_slice(self.fragments.thread(thread));
         buffer.extend_from_slice(number.format(depth).as_bytes());
         buffer.extend_from_slice(b",\"event_id\":");
-        buffer.extend_from_slice(number.format(tracepoint.event().0).as_bytes());
-        buffer.extend_from_slice(self.fragments.kind(tracepoint.tracepoint_type()));
+        buffer.extend_from_slice(number.format(header.event.0).as_bytes());
+        buffer.extend_from_slice(self.fragments.kind(header.tracepoint_type));
     }
 
     /// Appends a record's child count, known ahead.
@@ -289,16 +304,22 @@ impl<'t, T: TraceTree> Records<'t, T> {
 
     /// Appends the rest of a record after its child count, and its line
     /// end: `incomplete` and `unfinished` only when true, `file`,
-    /// `method` and `samples` only when known.
-    fn tail(&mut self, tracepoint: &Tracepoint<'_>, footer: Option<&Footer<'_>>) {
+    /// `method` and `samples` only when known. `tracepoint` is the whole
+    /// tracepoint whose header `header` is, `None` for a leaf walked by
+    /// its header only.
+    fn tail(
+        &mut self,
+        header: &TracepointHeader,
+        tracepoint: Option<&Tracepoint<'_>>,
+        footer: Option<&Footer<'_>>,
+    ) {
         let context = self.tree.context();
         let buffer = &mut self.buffer;
-        buffer.extend_from_slice(
-            self.fragments
-                .location(context, tracepoint.header.code_location),
-        );
+        buffer.extend_from_slice(self.fragments.location(context, header.code_location));
         let mut incomplete = false;
-        if let TracepointBody::MethodCall { method, flags, .. } = &tracepoint.body {
+        if let Some(TracepointBody::MethodCall { method, flags, .. }) =
+            tracepoint.map(|tracepoint| &tracepoint.body)
+        {
             if let Some(method) = self.fragments.method(context, *method) {
                 buffer.extend_from_slice(method);
             }
@@ -307,10 +328,10 @@ impl<'t, T: TraceTree> Records<'t, T> {
         if incomplete {
             buffer.extend_from_slice(b",\"incomplete\":true");
         }
-        if tracepoint.is_container() && footer.is_none() {
+        if header.tracepoint_type.is_container() && footer.is_none() {
             buffer.extend_from_slice(b",\"unfinished\":true");
         }
-        if let Some(samples) = tracepoint.sample_count(footer) {
+        if let Some(samples) = tracepoint.and_then(|tracepoint| tracepoint.sample_count(footer)) {
             buffer.extend_from_slice(b",\"samples\":");
             buffer.extend_from_slice(itoa::Buffer::new().format(samples).as_bytes());
         }

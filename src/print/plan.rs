@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::common::ThreadId;
 use crate::error::Result;
 use crate::print::parent::Parent;
-use crate::tree::{TraceTree, Visit};
+use crate::tree::{TraceTree, Visit, VisitDetail};
 use crate::turns::in_turns;
 
 /// Levels below a thread's top-level tracepoints where cutting stops.
@@ -251,23 +251,23 @@ impl<N: Copy> Part<N> {
         &self,
         tree: &T,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: impl FnMut(Visit<'_, N>) -> Result<()>,
     ) -> Result<()> {
         let max_depth = max_depth.map(|max| max.saturating_sub(self.depth));
         match &self.source {
             Source::Header { .. } | Source::Line(..) => Ok(()),
-            Source::Trees(nodes) => tree.walk_visit(nodes, max_depth, child_counts, f),
+            Source::Trees(nodes) => tree.walk_visit(nodes, max_depth, detail, f),
             Source::Siblings {
                 parent,
                 first,
                 next,
-            } => tree.walk_visit_siblings(*parent, *first, *next, max_depth, child_counts, f),
+            } => tree.walk_visit_siblings(*parent, *first, *next, max_depth, detail, f),
             Source::Children {
                 parent,
                 from,
                 count,
-            } => tree.walk_visit_children(*parent, *from, *count, max_depth, child_counts, f),
+            } => tree.walk_visit_children(*parent, *from, *count, max_depth, detail, f),
         }
     }
 }

@@ -22,4 +22,4 @@ pub use lookup::sidecar::{
     SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
 };
 pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};
-pub use visit::Visit;
+pub use visit::{Visit, VisitDetail};

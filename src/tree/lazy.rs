@@ -5,7 +5,7 @@ use crate::common::ThreadId;
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::read::{LazyNode, LazyTraceReader, Visit};
+use crate::read::{LazyNode, LazyTraceReader, Visit, VisitDetail};
 use crate::tree::TraceTree;
 
 impl TraceTree for LazyTraceReader {
@@ -51,10 +51,10 @@ impl TraceTree for LazyTraceReader {
         &self,
         roots: &[LazyNode],
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        self.walk_visit_roots(roots, max_depth, child_counts, &mut f)
+        self.walk_visit_roots(roots, max_depth, detail, &mut f)
     }
 
     /// Reads the stretch of the parent's content that holds those children
@@ -66,10 +66,10 @@ impl TraceTree for LazyTraceReader {
         from: usize,
         count: usize,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        self.walk_visit_children_of(parent, from, count, max_depth, child_counts, &mut f)
+        self.walk_visit_children_of(parent, from, count, max_depth, detail, &mut f)
     }
 
     /// Cuts after child containers found through the container table
@@ -85,17 +85,9 @@ impl TraceTree for LazyTraceReader {
         first: Option<LazyNode>,
         next: Option<LazyNode>,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        LazyTraceReader::walk_visit_siblings(
-            self,
-            parent,
-            first,
-            next,
-            max_depth,
-            child_counts,
-            &mut f,
-        )
+        LazyTraceReader::walk_visit_siblings(self, parent, first, next, max_depth, detail, &mut f)
     }
 }

@@ -6,8 +6,8 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-pub use crate::read::Visit;
 use crate::read::{EagerTrace, NodeId};
+pub use crate::read::{Visit, VisitDetail};
 
 mod copy;
 mod lazy;
@@ -57,14 +57,15 @@ pub trait TraceTree: Sync {
 
     /// Walks the trees under `roots` as [`walk`] does, calling `f` with each
     /// node's tracepoint and footer, and with its direct child count when
-    /// `child_counts` asks for it. What the printer and the JSON dump run;
+    /// `detail` asks for it (leaves by their headers only when it asks for
+    /// no leaf bodies and the reader can skip them). What the printer and the JSON dump run;
     /// readers that can stream a subtree override it (the default visits
     /// each node [`walk`] meets).
     fn walk_visit(
         &self,
         roots: &[Self::Node],
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
     ) -> Result<()>
     where
@@ -72,7 +73,7 @@ pub trait TraceTree: Sync {
     {
         walk(self, roots, max_depth, |step| match step {
             WalkStep::Node { node, depth } => {
-                let children = if child_counts {
+                let children = if detail.child_counts {
                     Some(self.child_count(node)?)
                 } else {
                     None
@@ -103,14 +104,14 @@ pub trait TraceTree: Sync {
         from: usize,
         count: usize,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
     ) -> Result<()>
     where
         Self: Sized,
     {
         let children = self.children_range(parent, from, count)?;
-        self.walk_visit(&children, max_depth, child_counts, f)
+        self.walk_visit(&children, max_depth, detail, f)
     }
 
     /// The children of `node` that begin runs of its children of about
@@ -136,7 +137,7 @@ pub trait TraceTree: Sync {
         first: Option<Self::Node>,
         next: Option<Self::Node>,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
     ) -> Result<()>
     where
@@ -152,7 +153,7 @@ pub trait TraceTree: Sync {
         };
         let from = place(first, 0)?;
         let to = place(next, children.len())?.max(from);
-        self.walk_visit(&children[from..to], max_depth, child_counts, f)
+        self.walk_visit(&children[from..to], max_depth, detail, f)
     }
 }
 

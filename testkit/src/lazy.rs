@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::model::{Footer, Tracepoint};
+use tracetree::model::{Footer, Tracepoint, TracepointHeader};
 use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader, WalkDetail, sidecar_path};
-use tracetree::tree::{TraceTree, Visit};
+use tracetree::tree::{TraceTree, Visit, VisitDetail};
 
 use crate::files::COMPLETE_REFERENCE_TRACES;
 
@@ -152,16 +152,34 @@ pub fn assert_same_tree<A: TraceTree, B: TraceTree>(a: &A, b: &B, what: &str) ->
 #[derive(Debug, PartialEq)]
 enum Step {
     Node(usize, Box<Owned>, Option<usize>),
+    /// A leaf by its header: as given ([`Visit::Leaf`]), or whole by a
+    /// walk asked for no leaf bodies, which may give either.
+    Leaf(usize, TracepointHeader, Option<usize>),
     Folded(usize, usize),
 }
 
-fn walk_steps<T: TraceTree>(tree: &T, max_depth: Option<usize>) -> Vec<Vec<Step>> {
+fn walk_steps<T: TraceTree>(
+    tree: &T,
+    max_depth: Option<usize>,
+    detail: VisitDetail,
+) -> Vec<Vec<Step>> {
     let mut threads = Vec::new();
     for thread in tree.thread_ids() {
         let mut steps = Vec::new();
         let roots = tree.roots(thread).unwrap();
-        tree.walk_visit(&roots, max_depth, true, |step| {
+        tree.walk_visit(&roots, max_depth, detail, |step| {
             steps.push(match step {
+                Visit::Node {
+                    depth,
+                    tracepoint,
+                    children,
+                    ..
+                } if !detail.leaf_bodies && !tracepoint.is_container() => {
+                    Step::Leaf(depth, tracepoint.header, children)
+                }
+                Visit::Leaf { depth, header, .. } => {
+                    Step::Leaf(depth, header, detail.child_counts.then_some(0))
+                }
                 Visit::Node {
                     depth,
                     tracepoint,
@@ -187,25 +205,45 @@ fn walk_steps<T: TraceTree>(tree: &T, max_depth: Option<usize>) -> Vec<Vec<Step>
 }
 
 /// Asserts that two trees' `walk_visit`s (what the printer and the dump
-/// run) meet the same nodes, footers, child counts and folds.
+/// run) meet the same nodes, footers, child counts and folds, whole and
+/// with leaves by their headers.
 pub fn assert_same_walk<A: TraceTree, B: TraceTree>(
     a: &A,
     b: &B,
     max_depth: Option<usize>,
     what: &str,
 ) {
-    let (left, right) = (walk_steps(a, max_depth), walk_steps(b, max_depth));
+    let leaf_headers = VisitDetail {
+        child_counts: true,
+        leaf_bodies: false,
+    };
+    for detail in [VisitDetail::with_child_counts(), leaf_headers] {
+        assert_same_steps(a, b, max_depth, detail, what);
+    }
+}
+
+fn assert_same_steps<A: TraceTree, B: TraceTree>(
+    a: &A,
+    b: &B,
+    max_depth: Option<usize>,
+    detail: VisitDetail,
+    what: &str,
+) {
+    let (left, right) = (
+        walk_steps(a, max_depth, detail),
+        walk_steps(b, max_depth, detail),
+    );
     assert_eq!(left.len(), right.len(), "{what}: threads");
     for (thread, (x, y)) in left.iter().zip(&right).enumerate() {
         assert_eq!(
             x.len(),
             y.len(),
-            "{what}: steps of thread {thread}, depth limit {max_depth:?}"
+            "{what}: steps of thread {thread}, depth limit {max_depth:?}, {detail:?}"
         );
         for (i, (p, q)) in x.iter().zip(y).enumerate() {
             assert_eq!(
                 p, q,
-                "{what}: step {i} of thread {thread}, depth limit {max_depth:?}"
+                "{what}: step {i} of thread {thread}, depth limit {max_depth:?}, {detail:?}"
             );
         }
     }

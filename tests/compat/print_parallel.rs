@@ -12,7 +12,7 @@ use tracetree::common::ThreadId;
 use tracetree::generate::Shape;
 use tracetree::print::{Parallelism, PrintOptions, print_trace_with, write_jsonl_with};
 use tracetree::read::{EagerTrace, LazyTraceReader};
-use tracetree::tree::TraceTree;
+use tracetree::tree::{TraceTree, VisitDetail};
 
 use tracetree_testkit::files;
 
@@ -181,7 +181,7 @@ fn dumped_child_counts_are_the_trees_own() {
         for thread in eager.thread_ids() {
             let roots = eager.roots(thread).unwrap();
             eager
-                .walk_visit(&roots, None, true, |step| {
+                .walk_visit(&roots, None, VisitDetail::with_child_counts(), |step| {
                     if let tracetree::tree::Visit::Node { node, .. } = step {
                         expected.push(eager.child_count(node).unwrap() as u64);
                     }

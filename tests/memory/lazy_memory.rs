@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path};
-use tracetree::tree::{TraceTree, Visit, WalkStep, walk};
+use tracetree::tree::{TraceTree, Visit, VisitDetail, WalkStep, walk};
 
 use tracetree_testkit::lazy::{sidecar_of, with_sidecar};
 use tracetree_testkit::memory::{alone, proc_status as status, rss_anon, rss_file};
@@ -106,7 +106,7 @@ fn walk_bounded(bytes: u64) {
     for thread in reader.thread_ids() {
         let roots = reader.roots(thread).unwrap();
         reader
-            .walk_visit(&roots, None, true, |step| {
+            .walk_visit(&roots, None, VisitDetail::with_child_counts(), |step| {
                 if let Visit::Node { .. } = step {
                     visited += 1;
                     if visited.is_multiple_of(4096) {
@@ -177,7 +177,7 @@ fn traversal_resident(bytes: u64, window: u64) {
         for thread in reader.thread_ids() {
             let roots = reader.roots(thread).unwrap();
             reader
-                .walk_visit(&roots, None, false, |_| {
+                .walk_visit(&roots, None, VisitDetail::default(), |_| {
                     nodes += 1;
                     if nodes.is_multiple_of(1 << 14) {
                         sample();

@@ -166,3 +166,65 @@ fn lazy_expansion_equals_eager_on_generated_traces() {
         }
     }
 }
+
+/// A walk asked for no leaf bodies gets every leaf from the lazy reader as
+/// `Visit::Leaf` (its body skipped, not decoded) and every container
+/// whole; the same nodes, in the same order, as a whole walk.
+#[test]
+fn a_walk_without_leaf_bodies_gets_leaves_by_their_headers() {
+    use tracetree::tree::{TraceTree, Visit, VisitDetail};
+    let leaf_headers = VisitDetail {
+        child_counts: false,
+        leaf_bodies: false,
+    };
+    let paths: Vec<PathBuf> = testdata_traces()
+        .into_iter()
+        .chain(traces(&["all-types", "small", "crashed"]))
+        .collect();
+    for path in &paths {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let lazy = LazyTraceReader::options()
+            .sidecar(SidecarPolicy::ReadOnly)
+            .open(path)
+            .unwrap();
+        let (mut whole, mut headers, mut leaves) = (Vec::new(), Vec::new(), 0);
+        for thread in lazy.thread_ids() {
+            let roots = lazy.roots(thread).unwrap();
+            lazy.walk_visit(&roots, None, VisitDetail::default(), |step| {
+                if let Visit::Node {
+                    node, tracepoint, ..
+                } = step
+                {
+                    whole.push((node, tracepoint.header));
+                }
+                Ok(())
+            })
+            .unwrap();
+            lazy.walk_visit(&roots, None, leaf_headers, |step| {
+                match step {
+                    Visit::Node {
+                        node, tracepoint, ..
+                    } => {
+                        assert!(tracepoint.is_container(), "{name}: a leaf given whole");
+                        headers.push((node, tracepoint.header));
+                    }
+                    Visit::Leaf { node, header, .. } => {
+                        assert!(!header.tracepoint_type.is_container(), "{name}");
+                        leaves += 1;
+                        headers.push((node, header));
+                    }
+                    Visit::Folded { .. } => panic!("{name}: folded without a depth limit"),
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(headers, whole, "{name}");
+        let expected = whole
+            .iter()
+            .filter(|(_, header)| !header.tracepoint_type.is_container())
+            .count();
+        assert_eq!(leaves, expected, "{name}");
+        assert!(leaves > 0, "{name}: no leaves to skip");
+    }
+}

@@ -8,7 +8,7 @@
 use tracetree::generate::Shape;
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{LazyNode, LazyTraceReader, Visit};
-use tracetree::tree::TraceTree;
+use tracetree::tree::{TraceTree, VisitDetail};
 use tracetree_testkit::files;
 use tracetree_testkit::lazy::open_in_memory;
 
@@ -52,7 +52,7 @@ fn check_calls(reader: &LazyTraceReader, bytes: u64, levels: usize, name: &str) 
             };
             let whole = steps(|f| {
                 reader
-                    .walk_visit_children(node, 0, usize::MAX, None, false, f)
+                    .walk_visit_children(node, 0, usize::MAX, None, VisitDetail::default(), f)
                     .unwrap()
             });
             let mut runs = Vec::new();
@@ -60,7 +60,7 @@ fn check_calls(reader: &LazyTraceReader, bytes: u64, levels: usize, name: &str) 
             for next in cuts.iter().copied().map(Some).chain([None]) {
                 runs.extend(steps(|f| {
                     reader
-                        .walk_visit_siblings(node, first, next, None, false, f)
+                        .walk_visit_siblings(node, first, next, None, VisitDetail::default(), f)
                         .unwrap()
                 }));
                 first = next;

@@ -39,13 +39,13 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use crate::common::ThreadId;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Part, Source, plan};
 use crate::read::{LazyNode, LazyTraceReader};
-use crate::tree::{TraceTree, Visit};
+use crate::tree::{TraceTree, Visit, VisitDetail};
 
 pub use crate::print::parent::Parent;
 pub use line::TextFormatter;
@@ -66,7 +66,7 @@ pub struct PrintOptions {
     pub verbose: bool,
     /// Only these threads (ids as recorded: `# Thread N` is id N − 1), still
     /// in ascending order; `None` prints all. An id the trace does not have
-    /// is an [`Error::Usage`](crate::Error::Usage). Headers name their threads as in the full
+    /// is an [`Error::Usage`]. Headers name their threads as in the full
     /// print, so a filtered print is a part of the full one.
     pub threads: Option<Vec<ThreadId>>,
     /// The deepest level printed (top-level tracepoints are level 0). The
@@ -162,7 +162,7 @@ fn print_sequential<T: TraceTree>(
     for &thread in threads {
         for root in tree.roots(thread)? {
             printer.root_header(tree, thread, root, named)?;
-            tree.walk_visit(&[root], options.max_depth, false, |step| {
+            tree.walk_visit(&[root], options.max_depth, VisitDetail::default(), |step| {
                 printer.step(step, 0)
             })?;
         }
@@ -184,7 +184,7 @@ fn print_part<T: TraceTree, W: Write>(
             printer.tracepoint(tracepoint, footer, part.depth)
         })??,
         Source::Trees(_) | Source::Siblings { .. } | Source::Children { .. } => {
-            part.walk(tree, options.max_depth, false, |step| {
+            part.walk(tree, options.max_depth, VisitDetail::default(), |step| {
                 printer.step(step, part.depth)
             })?;
         }
@@ -256,6 +256,11 @@ impl<W: Write> Printer<'_, '_, W> {
                 count,
                 depth: below,
             } => self.folded(count, depth + below),
+            // Asked for every leaf whole: a tree that gives less breaks
+            // `TraceTree`'s contract.
+            Visit::Leaf { .. } => Err(Error::Usage(
+                "a walk that asked for leaf bodies was given a leaf's header only".into(),
+            )),
         }
     }
 

@@ -48,7 +48,7 @@ use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, ObjectKind};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
-use crate::read::Visit;
+use crate::read::{Visit, VisitDetail};
 
 use super::{
     ContentRange, LazyNode, LazyTraceReader, Scan, Scope, TracepointName, WalkDetail, WalkNode,
@@ -459,7 +459,7 @@ impl LazyTraceReader {
         from: usize,
         count: usize,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         let Some(scope) = self.scope(parent)? else {
@@ -472,7 +472,7 @@ impl LazyTraceReader {
             .scope_children(scope, from.saturating_add(count), 1)?
             .first()
             .copied();
-        self.walk_visit_siblings(parent, Some(first), next, max_depth, child_counts, f)
+        self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
     }
 
     /// Walks the trees of `parent`'s children from `first` (its first
@@ -487,7 +487,7 @@ impl LazyTraceReader {
         first: Option<LazyNode>,
         next: Option<LazyNode>,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         let Some(scope) = self.scope(parent)? else {
@@ -509,7 +509,7 @@ impl LazyTraceReader {
             depth: 0,
             one: false,
         };
-        self.visit_stretch(stretch, max_depth, child_counts, f)
+        self.visit_stretch(stretch, max_depth, detail, f)
     }
 
     /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit) of the lazy reader: each root's subtree
@@ -518,7 +518,7 @@ impl LazyTraceReader {
         &self,
         roots: &[LazyNode],
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         for root in roots {
@@ -530,23 +530,29 @@ impl LazyTraceReader {
                 depth: 0,
                 one: true,
             };
-            self.visit_stretch(stretch, max_depth, child_counts, f)?;
+            self.visit_stretch(stretch, max_depth, detail, f)?;
         }
         Ok(())
     }
 
-    /// A full walk of `stretch`, each step handed to a [`Visit`] visitor.
+    /// A walk of `stretch`, each step handed to a [`Visit`] visitor: leaves
+    /// skipped to their headers (a container walk) unless `detail` asks
+    /// for their bodies.
     fn visit_stretch(
         &self,
         stretch: Stretch,
         max_depth: Option<usize>,
-        child_counts: bool,
+        detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         let plan = Plan {
-            detail: WalkDetail::Full,
+            detail: if detail.leaf_bodies {
+                WalkDetail::Full
+            } else {
+                WalkDetail::Containers
+            },
             max_depth,
-            child_counts,
+            child_counts: detail.child_counts,
         };
         self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
             visit_walked(step, f)?;
@@ -677,18 +683,22 @@ fn visit_walked(
     f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
 ) -> Result<()> {
     match step {
-        Walked::Node(walked, children) => {
-            let tracepoint = walked
-                .tracepoint
-                .expect("a full walk decodes every tracepoint");
-            f(Visit::Node {
+        // A full walk decodes every tracepoint, a container walk every
+        // container: what it did not decode is a leaf.
+        Walked::Node(walked, children) => match walked.tracepoint {
+            Some(tracepoint) => f(Visit::Node {
                 node: walked.node,
                 depth: walked.depth,
                 tracepoint,
                 footer: walked.footer,
                 children,
-            })
-        }
+            }),
+            None => f(Visit::Leaf {
+                node: walked.node,
+                depth: walked.depth,
+                header: walked.header,
+            }),
+        },
         Walked::Folded { count, depth } => f(Visit::Folded { count, depth }),
     }
 }
