@@ -170,22 +170,23 @@ fn paired_rounds(_: &mut Criterion) {
         operations,
     );
     for (which, threads) in THREADS.iter().enumerate() {
-        let rate = median(rates.iter().map(|rate| rate[which]).collect());
+        let rate = support::median(&mut rates.iter().map(|rate| rate[which]).collect::<Vec<_>>());
         let (against, label) = match which {
-            0 => (None, "baseline".to_string()),
-            1 => (Some(0), "to 1 thread".to_string()),
-            _ => (Some(1), "to 2 threads".to_string()),
+            0 => (None, "baseline"),
+            1 => (Some(0), "to 1 thread"),
+            _ => (Some(1), "to 2 threads"),
         };
         let row = match against {
             None => format!("| {threads} | {rate:.0} | {label} | | | | |\n"),
             Some(base) => {
-                let ratios: Vec<f64> = rates.iter().map(|rate| rate[which] / rate[base]).collect();
+                let mut ratios: Vec<f64> =
+                    rates.iter().map(|rate| rate[which] / rate[base]).collect();
                 let below = ratios.iter().filter(|&&ratio| ratio < 1.0).count();
-                let lowest = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-                let highest = ratios.iter().copied().fold(0.0, f64::max);
+                // Sorted by the median.
+                let middle = support::median(&mut ratios);
+                let (lowest, highest) = (ratios[0], ratios[ratios.len() - 1]);
                 format!(
-                    "| {threads} | {rate:.0} | {label} | {:.3} | {lowest:.3} | {highest:.3} | {below} of {rounds} |\n",
-                    median(ratios)
+                    "| {threads} | {rate:.0} | {label} | {middle:.3} | {lowest:.3} | {highest:.3} | {below} of {rounds} |\n"
                 )
             }
         };
@@ -194,16 +195,6 @@ fn paired_rounds(_: &mut Criterion) {
     eprintln!("\n{table}");
     let path = support::trace_dir().join(format!("concurrency-{}MB.md", size >> 20));
     std::fs::write(&path, table).unwrap();
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let middle = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[middle]
-    } else {
-        (values[middle - 1] + values[middle]) / 2.0
-    }
 }
 
 criterion_group!(benches, concurrency, paired_rounds);

@@ -617,7 +617,7 @@ fn sizes(c: &mut Criterion) {
         } else if let Some((_, times)) = slow.iter_mut().find(|s| s.0 == *id) {
             let n = times.len();
             (
-                median(times),
+                support::median(times),
                 format!("median of {n} run(s) in the bench process"),
             )
         } else {

@@ -82,17 +82,6 @@ pub fn criterion_median(group: &str, id: &str, since: SystemTime) -> Option<f64>
     Some(json["median"]["point_estimate"].as_f64()? / 1e9)
 }
 
-/// The median of `values` (sorted in place).
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 /// `seconds` with the unit that suits it: s, ms or µs.
 pub fn duration(seconds: f64) -> String {
     if seconds >= 1.0 {

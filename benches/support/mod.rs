@@ -243,3 +243,14 @@ pub fn expand_cold(reader: &LazyTraceReader, nodes: &[LazyNode]) -> usize {
         .map(|&n| reader.children(n).unwrap().len())
         .sum()
 }
+
+/// The median of `values` (sorted in place).
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
