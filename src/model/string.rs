@@ -52,6 +52,13 @@ impl<'a> JavaStr<'a> {
         mutf8::to_utf16(&self.0)
     }
 
+    /// Whether dropping the string frees memory (it does not borrow its
+    /// bytes and has some).
+    #[inline(always)]
+    pub(crate) fn owns_memory(&self) -> bool {
+        matches!(&self.0, Cow::Owned(bytes) if bytes.capacity() != 0)
+    }
+
     /// A copy that borrows nothing.
     pub fn into_owned(self) -> JavaStr<'static> {
         JavaStr(Cow::Owned(self.0.into_owned()))

@@ -299,6 +299,56 @@ impl<'a> Tracepoint<'a> {
         self.header.tracepoint_type.is_container()
     }
 
+    /// Whether dropping the tracepoint frees memory (see
+    /// [`Value::owns_memory`]); every field is named, as there.
+    #[inline(always)]
+    pub(crate) fn owns_memory(&self) -> bool {
+        let Tracepoint {
+            header: _,
+            child_diff_statuses,
+            body,
+        } = self;
+        child_diff_statuses.capacity() != 0
+            || match body {
+                TracepointBody::MethodCall {
+                    method: _,
+                    receiver,
+                    arguments,
+                    flags: _,
+                } => arguments.capacity() != 0 || receiver.owns_memory(),
+                TracepointBody::ReadArray {
+                    array: owner,
+                    index: _,
+                    value,
+                }
+                | TracepointBody::WriteArray {
+                    array: owner,
+                    index: _,
+                    value,
+                }
+                | TracepointBody::ReadField {
+                    field: _,
+                    receiver: owner,
+                    value,
+                }
+                | TracepointBody::WriteField {
+                    field: _,
+                    receiver: owner,
+                    value,
+                } => owner.owns_memory() || value.owns_memory(),
+                TracepointBody::ReadLocal { variable: _, value }
+                | TracepointBody::WriteLocal { variable: _, value }
+                | TracepointBody::Throw { exception: value }
+                | TracepointBody::Catch { exception: value } => value.owns_memory(),
+                TracepointBody::Loop { loop_id: _ }
+                | TracepointBody::LoopIteration {
+                    loop_id: _,
+                    iteration: _,
+                } => false,
+                TracepointBody::SnapshotBreakpoint { .. } => true,
+            }
+    }
+
     /// A copy that borrows nothing.
     pub fn into_owned(self) -> Tracepoint<'static> {
         let body = match self.body {
@@ -402,5 +452,86 @@ impl Footer<'_> {
             Footer::Loop { iterations } => Footer::Loop { iterations },
             Footer::LoopIteration => Footer::LoopIteration,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::{ClassId, CodeLocationId};
+
+    fn tracepoint(body: TracepointBody<'_>) -> Tracepoint<'_> {
+        Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type: TracepointType::WriteLocal,
+                code_location: CodeLocationId(0),
+                thread: ThreadId(0),
+                event: EventId(0),
+                diff_status: DiffStatus::None,
+            },
+            child_diff_statuses: Vec::new(),
+            body,
+        }
+    }
+
+    fn object<'a>(fields: Vec<(JavaStr<'a>, Value<'a>)>) -> Value<'a> {
+        Value::Object {
+            class: ClassId(1),
+            identity_hash: 2,
+            fields,
+        }
+    }
+
+    #[test]
+    fn memory_is_owned_by_captured_contents_and_strings_not_borrowed() {
+        let bytes = b"borrowed";
+        let borrowed = JavaStr::from_mutf8(bytes).expect("valid");
+        let not_owning = [
+            Value::Int(1),
+            Value::Null,
+            Value::String(borrowed.clone()),
+            Value::StringBuilder {
+                identity_hash: 3,
+                text: borrowed.clone(),
+            },
+            object(Vec::new()),
+            Value::String(JavaStr::new("")),
+        ];
+        for value in &not_owning {
+            assert!(!value.owns_memory(), "{value:?}");
+        }
+        let owning = [
+            Value::String(JavaStr::new("owned")),
+            Value::KotlinClass(JavaStr::new("K")),
+            object(vec![(borrowed.clone(), Value::Int(1))]),
+            Value::Array {
+                class: ClassId(1),
+                identity_hash: 2,
+                elements: vec![Value::Null],
+                total_size: 1,
+            },
+        ];
+        for value in &owning {
+            assert!(value.owns_memory(), "{value:?}");
+        }
+        let write = |value| TracepointBody::WriteField {
+            field: FieldId(0),
+            receiver: Value::Null,
+            value,
+        };
+        assert!(!tracepoint(write(Value::Int(1))).owns_memory());
+        assert!(tracepoint(write(owning[0].clone())).owns_memory());
+        let call = |arguments| TracepointBody::MethodCall {
+            method: MethodId(0),
+            receiver: Value::Null,
+            arguments,
+            flags: 0,
+        };
+        assert!(!tracepoint(call(Vec::new())).owns_memory());
+        assert!(tracepoint(call(vec![Value::Int(1)])).owns_memory());
+        let mut with_statuses = tracepoint(TracepointBody::Loop { loop_id: 1 });
+        assert!(!with_statuses.owns_memory());
+        with_statuses.child_diff_statuses.push(DiffStatus::Added);
+        assert!(with_statuses.owns_memory());
     }
 }

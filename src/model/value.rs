@@ -66,6 +66,56 @@ pub enum Value<'a> {
 }
 
 impl Value<'_> {
+    /// Whether the value holds no string and no nested value.
+    #[inline(always)]
+    pub(crate) fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Null
+                | Value::Void
+                | Value::Byte(_)
+                | Value::Short(_)
+                | Value::Int(_)
+                | Value::Long(_)
+                | Value::Float(_)
+                | Value::Double(_)
+                | Value::Char(_)
+                | Value::KotlinUnit
+                | Value::Boolean(_)
+        )
+    }
+
+    /// Whether dropping the value frees memory: captured fields or
+    /// elements, or a string that does not borrow its bytes.
+    #[inline(always)]
+    pub(crate) fn owns_memory(&self) -> bool {
+        match self {
+            Value::String(text)
+            | Value::RawString(text)
+            | Value::JavaClass(text)
+            | Value::KotlinClass(text)
+            | Value::StringBuilder {
+                identity_hash: _,
+                text,
+            } => text.owns_memory(),
+            Value::Object {
+                class: _,
+                identity_hash: _,
+                fields,
+            } => fields.capacity() != 0,
+            Value::Array {
+                class: _,
+                identity_hash: _,
+                elements,
+                total_size: _,
+            } => elements.capacity() != 0,
+            scalar => {
+                debug_assert!(scalar.is_scalar(), "{scalar:?} may own memory");
+                false
+            }
+        }
+    }
+
     /// A copy that borrows nothing.
     pub fn into_owned(self) -> Value<'static> {
         match self {

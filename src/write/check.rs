@@ -43,20 +43,11 @@ pub(crate) fn check_type(value: &Type<'_>, what: &'static str) -> Result<()> {
 /// Checks every string and the nesting of a value.
 #[inline]
 pub(crate) fn check_value(value: &Value<'_>) -> Result<()> {
-    match value {
-        // Most values hold nothing to check.
-        Value::Null
-        | Value::Void
-        | Value::Byte(_)
-        | Value::Short(_)
-        | Value::Int(_)
-        | Value::Long(_)
-        | Value::Float(_)
-        | Value::Double(_)
-        | Value::Char(_)
-        | Value::KotlinUnit
-        | Value::Boolean(_) => Ok(()),
-        _ => check_value_at(value, 0),
+    // Most values hold nothing to check.
+    if value.is_scalar() {
+        Ok(())
+    } else {
+        check_value_at(value, 0)
     }
 }
 

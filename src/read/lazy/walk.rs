@@ -39,6 +39,7 @@
 //! IDE expanding nodes); a whole-trace walk never goes through them.
 
 use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
 
 use rayon::prelude::*;
 
@@ -289,7 +290,14 @@ impl LazyTraceReader {
             };
             // A decoded tracepoint stays where the decoder wrote it and is
             // lent from there: moving it costs more than reading it.
-            let decoded: std::result::Result<Tracepoint<'_>, DecodeError>;
+            // A full walk does not drop one that owns no memory (nearly
+            // every one: scalars, strings borrowed from the data), as its
+            // drop glue calls out to each value's (2% of a verbose print's
+            // instructions); one that does is moved to `owning`, dropped
+            // with the iteration. (A container walk, which decodes
+            // containers only, drops them all: deciding cost it more.)
+            let decoded: ManuallyDrop<std::result::Result<Tracepoint<'_>, DecodeError>>;
+            let owning: std::result::Result<Tracepoint<'_>, DecodeError>;
             let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
@@ -320,10 +328,18 @@ impl LazyTraceReader {
                         continue;
                     }
                     let mut reader = ByteReader::new(&bytes[1..], physical + 1);
-                    decoded = Tracepoint::decode_inline(&mut reader);
-                    let tracepoint = match &decoded {
-                        Ok(tracepoint) => tracepoint,
-                        Err(error) => return Err(error.clone().into()),
+                    let tracepoint = if DETAIL == FULL {
+                        decoded = ManuallyDrop::new(Tracepoint::decode_inline(&mut reader));
+                        match &*decoded {
+                            Ok(tracepoint) if !tracepoint.owns_memory() => tracepoint,
+                            _ => {
+                                owning = ManuallyDrop::into_inner(decoded);
+                                lent(&owning)?
+                            }
+                        }
+                    } else {
+                        owning = Tracepoint::decode_inline(&mut reader);
+                        lent(&owning)?
                     };
                     (
                         tracepoint.header,
@@ -397,6 +413,14 @@ impl LazyTraceReader {
         }
         stream.footer(content.end, container).map(Some)
     }
+}
+
+/// The tracepoint a walk decoded, or its error.
+#[inline(always)]
+fn lent<'t, 'a>(
+    decoded: &'t std::result::Result<Tracepoint<'a>, DecodeError>,
+) -> Result<&'t Tracepoint<'a>> {
+    decoded.as_ref().map_err(|error| error.clone().into())
 }
 
 /// The header and length of the tracepoint at `at`, when the fast skip
