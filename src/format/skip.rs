@@ -160,12 +160,26 @@ impl<'a> Cursor<'a> {
         fits.then_some(count as usize)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn utf(&mut self) -> Option<()> {
         let len = u16::from_be_bytes(self.take::<2>()?) as usize;
         let bytes = self.bytes.get(self.at..self.at + len)?;
         mutf8::validate(bytes).ok()?;
         self.at += len;
+        Some(())
+    }
+
+    /// Runs `skip` on a copy of the cursor and moves to where the copy
+    /// ended: for skips not inlined, so that the caller's cursor, whose
+    /// address no call then takes, can stay in registers.
+    #[inline(always)]
+    pub(crate) fn out_of_line(&mut self, skip: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
+        let mut copy = Cursor {
+            bytes: self.bytes,
+            at: self.at,
+        };
+        skip(&mut copy)?;
+        self.at = copy.at;
         Some(())
     }
 
@@ -197,7 +211,7 @@ impl<'a> Cursor<'a> {
             }
             ObjectKind::BlockEnd | ObjectKind::Eof => None,
             kind => {
-                self.reference(kind)?;
+                self.out_of_line(|cursor| cursor.reference(kind))?;
                 None
             }
         };

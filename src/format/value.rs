@@ -221,7 +221,7 @@ impl<'a> Value<'a> {
                 _ => {}
             }
         }
-        Self::skip_nested(cursor, depth)
+        cursor.out_of_line(|cursor| Self::skip_nested(cursor, depth))
     }
 
     fn skip_nested(cursor: &mut Cursor<'_>, depth: usize) -> Option<()> {
