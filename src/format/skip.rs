@@ -100,44 +100,55 @@ pub fn try_skip_footer(bytes: &[u8], container: TracepointType) -> Option<usize>
     }
     let mut cursor = Cursor::new(rest);
     Footer::skip(&mut cursor, container)?;
-    Some(1 + cursor.at)
+    Some(1 + cursor.at())
 }
 
 /// Bytes being skipped; every read is bounds-checked and `None` means
 /// "refused". The codecs' skip methods (`Value::skip`) read through it.
+/// It holds the bytes not yet read, so that a read checks one length and
+/// moves one slice.
 pub(crate) struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
+    rest: &'a [u8],
+    len: usize,
 }
 
 impl<'a> Cursor<'a> {
     fn new(bytes: &'a [u8]) -> Self {
-        Cursor { bytes, at: 0 }
+        Cursor {
+            rest: bytes,
+            len: bytes.len(),
+        }
+    }
+
+    /// Bytes read so far.
+    #[inline(always)]
+    fn at(&self) -> usize {
+        self.len - self.rest.len()
     }
 
     #[inline(always)]
     pub(crate) fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let bytes = self.bytes.get(self.at..self.at + N)?;
-        self.at += N;
-        bytes.try_into().ok()
+        let (bytes, rest) = self.rest.split_first_chunk::<N>()?;
+        self.rest = rest;
+        Some(*bytes)
     }
 
     /// The next `N` bytes, without moving.
     #[inline(always)]
     pub(crate) fn peek<const N: usize>(&self) -> Option<[u8; N]> {
-        let bytes = self.bytes.get(self.at..self.at + N)?;
-        bytes.try_into().ok()
+        self.rest.first_chunk::<N>().copied()
     }
 
     #[inline(always)]
     pub(crate) fn advance(&mut self, len: usize) -> Option<()> {
-        (len <= self.bytes.len() - self.at).then(|| self.at += len)
+        self.rest = self.rest.get(len..)?;
+        Some(())
     }
 
     #[inline(always)]
     pub(crate) fn u8(&mut self) -> Option<u8> {
-        let byte = *self.bytes.get(self.at)?;
-        self.at += 1;
+        let (&byte, rest) = self.rest.split_first()?;
+        self.rest = rest;
         Some(byte)
     }
 
@@ -148,7 +159,7 @@ impl<'a> Cursor<'a> {
 
     #[inline(always)]
     pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len() - self.at
+        self.rest.len()
     }
 
     /// A count checked as `ByteReader::check_count` checks it.
@@ -163,9 +174,9 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub(crate) fn utf(&mut self) -> Option<()> {
         let len = u16::from_be_bytes(self.take::<2>()?) as usize;
-        let bytes = self.bytes.get(self.at..self.at + len)?;
+        let (bytes, rest) = self.rest.split_at_checked(len)?;
         mutf8::validate(bytes).ok()?;
-        self.at += len;
+        self.rest = rest;
         Some(())
     }
 
@@ -175,11 +186,11 @@ impl<'a> Cursor<'a> {
     #[inline(always)]
     pub(crate) fn out_of_line(&mut self, skip: impl FnOnce(&mut Self) -> Option<()>) -> Option<()> {
         let mut copy = Cursor {
-            bytes: self.bytes,
-            at: self.at,
+            rest: self.rest,
+            len: self.len,
         };
         skip(&mut copy)?;
-        self.at = copy.at;
+        self.rest = copy.rest;
         Some(())
     }
 
@@ -195,7 +206,7 @@ impl<'a> Cursor<'a> {
                     kind,
                     header: Some(header),
                 },
-                self.at,
+                self.at(),
             ));
         }
         let kind = ObjectKind::from_byte(byte)?;
@@ -215,7 +226,7 @@ impl<'a> Cursor<'a> {
                 None
             }
         };
-        Some((Skipped { kind, header }, self.at))
+        Some((Skipped { kind, header }, self.at()))
     }
 }
 
@@ -228,7 +239,7 @@ pub fn skip_footer(
     let rest = reader.clone().bytes(reader.remaining())?;
     let mut cursor = Cursor::new(rest);
     if Footer::skip(&mut cursor, container).is_some() {
-        reader.bytes(cursor.at)?;
+        reader.bytes(cursor.at())?;
         return Ok(());
     }
     crate::model::Footer::decode(reader, container).map(|_| ())
@@ -349,7 +360,7 @@ mod tests {
             for len in cuts {
                 let bytes = &nested[..len];
                 let mut cursor = Cursor::new(bytes);
-                let skipped = Value::skip(&mut cursor, 0).map(|()| cursor.at);
+                let skipped = Value::skip(&mut cursor, 0).map(|()| cursor.at());
                 let mut reader = ByteReader::new(bytes, 0);
                 let decoded = Value::decode(&mut reader).ok().map(|_| reader.position());
                 assert_eq!(skipped, decoded, "{bytes:02x?} at depth {depth}");
