@@ -15,7 +15,9 @@ use crate::model::JavaStr;
 #[derive(Debug, Clone)]
 pub struct ByteReader<'a> {
     data: &'a [u8],
-    position: usize,
+    /// The bytes not yet read, the end of `data`: a read checks one
+    /// length and moves one slice.
+    rest: &'a [u8],
     base: u64,
 }
 
@@ -26,7 +28,7 @@ impl<'a> ByteReader<'a> {
     pub fn new(data: &'a [u8], base: u64) -> Self {
         ByteReader {
             data,
-            position: 0,
+            rest: data,
             base,
         }
     }
@@ -34,24 +36,24 @@ impl<'a> ByteReader<'a> {
     /// The absolute offset of the next byte.
     #[inline(always)]
     pub fn offset(&self) -> u64 {
-        self.base + self.position as u64
+        self.base + self.position() as u64
     }
 
     /// The position of the next byte inside the slice.
     #[inline]
     pub fn position(&self) -> usize {
-        self.position
+        self.data.len() - self.rest.len()
     }
 
     /// Moves to `position` inside the slice (clamped to its end).
     pub fn seek(&mut self, position: usize) {
-        self.position = position.min(self.data.len());
+        self.rest = &self.data[position.min(self.data.len())..];
     }
 
     /// Bytes left.
     #[inline(always)]
     pub fn remaining(&self) -> usize {
-        self.data.len() - self.position
+        self.rest.len()
     }
 
     /// Whether no bytes are left.
@@ -79,8 +81,8 @@ impl<'a> ByteReader<'a> {
                 available: self.remaining() as u64,
             }));
         }
-        let bytes = &self.data[self.position..self.position + len];
-        self.position += len;
+        let (bytes, rest) = self.rest.split_at(len);
+        self.rest = rest;
         Ok(bytes)
     }
 
@@ -95,13 +97,13 @@ impl<'a> ByteReader<'a> {
     /// for decoders that read several fields at once).
     #[inline(always)]
     pub fn rest(&self) -> &'a [u8] {
-        self.data.get(self.position..).unwrap_or_default()
+        self.rest
     }
 
     /// The next byte, without consuming it.
     #[inline]
     pub fn peek_u8(&self) -> Option<u8> {
-        self.data.get(self.position).copied()
+        self.rest.first().copied()
     }
 
     /// A `u8`.
