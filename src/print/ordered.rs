@@ -138,14 +138,71 @@ impl ChunkSink<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        let chunk = std::mem::take(&mut self.pending);
+        self.send(chunk)
+    }
+
+    /// Hands `chunk` to the writer, once there is room for it.
+    fn send(&mut self, chunk: Vec<u8>) -> io::Result<()> {
         let stopped = || io::Error::new(io::ErrorKind::BrokenPipe, "the output was abandoned");
         if !self.gate.acquire(self.seq) {
             return Err(stopped());
         }
-        let chunk = std::mem::replace(&mut self.pending, self.spare.take());
         self.sender
             .send(Message::Chunk(chunk))
             .map_err(|_| stopped())
+    }
+}
+
+/// Where a printer that gathers its text in a buffer hands it over: a
+/// [`ChunkSink`] takes the buffer itself as a chunk (the text is not
+/// copied on its way to the writer), [`Flushed`] writes it out.
+pub trait Gathered {
+    /// The text a printer gathers before it hands it over.
+    const GATHER_BYTES: usize;
+
+    /// An empty buffer to gather text in.
+    fn buffer(&mut self) -> String;
+
+    /// Takes the text gathered in `buffer`, leaving it empty: ready for
+    /// more when `more`, else without capacity.
+    fn hand_over(&mut self, buffer: &mut String, more: bool) -> io::Result<()>;
+}
+
+impl Gathered for ChunkSink<'_> {
+    const GATHER_BYTES: usize = CHUNK_BYTES;
+
+    fn buffer(&mut self) -> String {
+        // Spare chunks are empty, so valid UTF-8.
+        String::from_utf8(self.spare.take()).unwrap_or_default()
+    }
+
+    fn hand_over(&mut self, buffer: &mut String, more: bool) -> io::Result<()> {
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        // Whatever came through `Write` first goes first.
+        self.send_pending()?;
+        let next = if more { self.buffer() } else { String::new() };
+        let chunk = std::mem::replace(buffer, next).into_bytes();
+        self.send(chunk)
+    }
+}
+
+/// A writer as a [`Gathered`]: each buffer written out.
+pub struct Flushed<'w, W: Write>(pub &'w mut W);
+
+impl<W: Write> Gathered for Flushed<'_, W> {
+    const GATHER_BYTES: usize = 64 * 1024;
+
+    fn buffer(&mut self) -> String {
+        String::with_capacity(Self::GATHER_BYTES + 4096)
+    }
+
+    fn hand_over(&mut self, buffer: &mut String, _more: bool) -> io::Result<()> {
+        self.0.write_all(buffer.as_bytes())?;
+        buffer.clear();
+        Ok(())
     }
 }
 
@@ -161,6 +218,9 @@ impl Drop for ChunkSink<'_> {
 
 impl Write for ChunkSink<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.pending.capacity() == 0 {
+            self.pending = self.spare.take();
+        }
         self.pending.extend_from_slice(bytes);
         if self.pending.len() >= CHUNK_BYTES {
             self.send_pending()?;
@@ -223,7 +283,7 @@ pub fn run_ordered<U: Send, S>(
                         gate,
                         spare,
                         sender,
-                        pending: spare.take(),
+                        pending: Vec::new(),
                     };
                     let result = run(&mut state, unit, &mut sink)
                         .and_then(|()| sink.send_pending().map_err(Error::from));
@@ -269,4 +329,58 @@ fn write_in_order(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_and_handed_over_text_comes_out_in_order() {
+        let units: Vec<usize> = (0..40).collect();
+        let parallelism = Parallelism {
+            workers: 3,
+            buffers: 2,
+        };
+        let mut out = Vec::new();
+        let stats = run_ordered(
+            units,
+            &parallelism,
+            || (),
+            |(), unit, sink| {
+                sink.write_all(format!("w{unit} ").as_bytes())?;
+                let mut buffer = sink.buffer();
+                assert!(buffer.is_empty());
+                buffer.push_str(&format!("h{unit} "));
+                sink.hand_over(&mut buffer, true)?;
+                assert!(buffer.is_empty());
+                sink.write_all(format!("x{unit} ").as_bytes())?;
+                buffer.push_str(&format!("l{unit}\n"));
+                sink.hand_over(&mut buffer, false)?;
+                assert_eq!(buffer.capacity(), 0);
+                Ok(())
+            },
+            &mut out,
+        )
+        .unwrap();
+        let expected: String = (0..40)
+            .map(|unit| format!("w{unit} h{unit} x{unit} l{unit}\n"))
+            .collect();
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        assert_eq!(stats.units, 40);
+        assert!(stats.peak_in_flight <= 2, "{stats:?}");
+    }
+
+    #[test]
+    fn a_flushed_writer_takes_each_buffer_whole() {
+        let mut written = Vec::new();
+        let mut out = Flushed(&mut written);
+        let mut buffer = out.buffer();
+        buffer.push_str("one\n");
+        out.hand_over(&mut buffer, true).unwrap();
+        buffer.push_str("two\n");
+        out.hand_over(&mut buffer, false).unwrap();
+        assert!(buffer.is_empty());
+        assert_eq!(written, b"one\ntwo\n");
+    }
 }

@@ -11,7 +11,7 @@ use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
 use crate::print::parent::Parent;
 use crate::print::text::names::{ClassSlot, Locations, Names};
 use crate::print::text::path::{PathShape, Paths};
-use crate::print::text::value::{READ, WRITE, push_value};
+use crate::print::text::value::{Access, READ, push_value};
 use crate::print::text::words::{adorn, is_inline, push_int, push_java_str, push_missing};
 
 /// Renders tracepoints as the reference printer's lines, without
@@ -103,28 +103,37 @@ impl<'c> TextFormatter<'c> {
                 array,
                 index,
                 value,
-            } => owners.push_array_access(out, access_path, array, *index, READ, value)?,
+            } => owners.push_array_access(out, access_path, array, *index, Access::Read, value)?,
             TracepointBody::WriteArray {
                 array,
                 index,
                 value,
-            } => owners.push_array_access(out, access_path, array, *index, WRITE, value)?,
+            } => owners.push_array_access(out, access_path, array, *index, Access::Write, value)?,
             TracepointBody::ReadLocal { variable, value } => {
-                owners.push_local_access(out, *variable, READ, value)?
+                owners.push_local_access(out, *variable, Access::Read, value)?
             }
             TracepointBody::WriteLocal { variable, value } => {
-                owners.push_local_access(out, *variable, WRITE, value)?
+                owners.push_local_access(out, *variable, Access::Write, value)?
             }
             TracepointBody::ReadField {
                 field,
                 receiver,
                 value,
-            } => owners.push_field_access(out, access_path, *field, receiver, READ, value)?,
+            } => {
+                owners.push_field_access(out, access_path, *field, receiver, Access::Read, value)?
+            }
             TracepointBody::WriteField {
                 field,
                 receiver,
                 value,
-            } => owners.push_field_access(out, access_path, *field, receiver, WRITE, value)?,
+            } => owners.push_field_access(
+                out,
+                access_path,
+                *field,
+                receiver,
+                Access::Write,
+                value,
+            )?,
             TracepointBody::Loop { .. } => {
                 // The count comes from the footer, not from the children.
                 let iterations = match footer {
@@ -345,11 +354,11 @@ impl Owners<'_> {
         &mut self,
         out: &mut String,
         variable: VariableId,
-        operator: &str,
+        access: Access,
         value: &Value<'_>,
     ) -> Result<()> {
         out.push_str(self.names.variable(variable)?);
-        out.push_str(operator);
+        access.push(out);
         push_value(out, &mut self.names, value)
     }
 
@@ -360,32 +369,37 @@ impl Owners<'_> {
         access_path: Option<AccessPathId>,
         field: FieldId,
         receiver: &Value<'_>,
-        operator: &str,
+        access: Access,
         value: &Value<'_>,
     ) -> Result<()> {
         let descriptor = self.names.field(field)?;
         // A captured Kotlin local (`Ref$IntRef.element`) shows as its owner alone.
         let lambda_capture = descriptor.is_some_and(|f| self.names.field_at(f).is_lambda_capture);
-        let dot = if lambda_capture { "" } else { "." };
+        // A constant push, not a variable-length copy of "." or "".
+        let dot = |out: &mut String| {
+            if !lambda_capture {
+                out.push('.');
+            }
+        };
         if let Some(path) = access_path {
             let path = self.paths.get(&mut self.names, path)?;
             if path.shape != PathShape::OnlyThis {
                 out.push_str(&path.filtered);
-                out.push_str(dot);
+                dot(out);
             }
         } else if !matches!(receiver, Value::Null) {
             push_value(out, &mut self.names, receiver)?;
-            out.push_str(dot);
+            dot(out);
         } else if let Some(f) = descriptor {
             out.push_str(self.names.class_at(self.names.field_at(f).class).adorned());
-            out.push_str(dot);
+            dot(out);
         }
         match descriptor {
             Some(_) if lambda_capture => {}
             Some(f) => out.push_str(&self.names.field_at(f).name),
             None => push_missing(out, ObjectKind::FieldDescriptor, field.0),
         }
-        out.push_str(operator);
+        access.push(out);
         push_value(out, &mut self.names, value)
     }
 
@@ -397,7 +411,7 @@ impl Owners<'_> {
         access_path: Option<AccessPathId>,
         array: &Value<'_>,
         index: i32,
-        operator: &str,
+        access: Access,
         value: &Value<'_>,
     ) -> Result<()> {
         if let Some(path) = access_path {
@@ -411,7 +425,7 @@ impl Owners<'_> {
         out.push('[');
         push_int(out, index.into());
         out.push(']');
-        out.push_str(operator);
+        access.push(out);
         push_value(out, &mut self.names, value)
     }
 

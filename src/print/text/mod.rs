@@ -42,7 +42,7 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
+use crate::print::ordered::{Flushed, Gathered, OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{Cut, Part, Source, plan};
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::tree::{TraceTree, Visit, VisitDetail};
@@ -132,12 +132,13 @@ where
         |formatter, part, sink| {
             let mut printer = Printer {
                 formatter,
-                buffer: String::with_capacity(FLUSH_AT + 4096),
+                buffer: sink.buffer(),
                 out: sink,
                 parents: part.parents.to_vec(),
                 event_ids: options.event_ids,
             };
-            print_part(tree, options, named, &part, &mut printer)
+            print_part(tree, options, named, &part, &mut printer)?;
+            printer.finish()
         },
         out,
     )
@@ -152,10 +153,11 @@ fn print_sequential<T: TraceTree>(
     out: &mut impl Write,
 ) -> Result<()> {
     let mut formatter = TextFormatter::new(tree.context(), options.verbose);
+    let mut out = Flushed(out);
     let mut printer = Printer {
         formatter: &mut formatter,
-        buffer: String::with_capacity(FLUSH_AT + 4096),
-        out,
+        buffer: out.buffer(),
+        out: &mut out,
         parents: Vec::new(),
         event_ids: options.event_ids,
     };
@@ -167,16 +169,16 @@ fn print_sequential<T: TraceTree>(
             })?;
         }
     }
-    printer.flush()
+    printer.finish()
 }
 
 /// One part of the text, into `printer`'s output.
-fn print_part<T: TraceTree, W: Write>(
+fn print_part<T: TraceTree, O: Gathered>(
     tree: &T,
     options: &PrintOptions,
     named: bool,
     part: &Part<T::Node>,
-    printer: &mut Printer<'_, '_, W>,
+    printer: &mut Printer<'_, '_, O>,
 ) -> Result<()> {
     match &part.source {
         Source::Header { root } => printer.root_header(tree, part.thread, *root, named)?,
@@ -189,7 +191,7 @@ fn print_part<T: TraceTree, W: Write>(
             })?;
         }
     }
-    printer.flush()
+    Ok(())
 }
 
 /// The text of one tracepoint, as [`print_trace`] prints it but without
@@ -208,29 +210,25 @@ pub fn tracepoint_text(
     Ok(text)
 }
 
-/// Bytes gathered before they are written out.
-const FLUSH_AT: usize = 64 * 1024;
-
-/// Spaces for deep indentation, written straight to the output.
-static SPACES: [u8; 4096] = [b' '; 4096];
-
-/// Spaces for the usual indentation, gathered with the line.
-const INDENT: &str = match std::str::from_utf8(&[b' '; 256]) {
+/// Spaces for indentation.
+const INDENT: &str = match std::str::from_utf8(&[b' '; 4096]) {
     Ok(spaces) => spaces,
     Err(_) => panic!("spaces are UTF-8"),
 };
 
-struct Printer<'c, 'o, W: Write> {
+/// Gathers the text in `buffer`, handed over to `out` every
+/// [`Gathered::GATHER_BYTES`].
+struct Printer<'c, 'o, O: Gathered> {
     formatter: &'o mut TextFormatter<'c>,
     buffer: String,
-    out: &'o mut W,
+    out: &'o mut O,
     /// For each level above the current line, what it tells its children.
     parents: Vec<Parent>,
     /// [`PrintOptions::event_ids`].
     event_ids: bool,
 }
 
-impl<W: Write> Printer<'_, '_, W> {
+impl<O: Gathered> Printer<'_, '_, O> {
     /// The header before the top-level tracepoint `root` of `thread`.
     fn root_header<T: TraceTree>(
         &mut self,
@@ -327,27 +325,31 @@ impl<W: Write> Printer<'_, '_, W> {
             self.buffer.push_str(spaces);
             return Ok(());
         }
-        // Very deep: write the spaces straight out instead of copying them.
-        self.flush()?;
+        // Very deep: handed over as it grows, so the buffer stays bounded.
         while width > 0 {
-            let chunk = width.min(SPACES.len());
-            self.out.write_all(&SPACES[..chunk])?;
-            width -= chunk;
+            let piece = width.min(INDENT.len());
+            self.buffer.push_str(&INDENT[..piece]);
+            width -= piece;
+            self.hand_over_if_full()?;
         }
         Ok(())
     }
 
     fn end_line(&mut self) -> Result<()> {
         self.buffer.push('\n');
-        if self.buffer.len() >= FLUSH_AT {
-            self.flush()?;
+        self.hand_over_if_full()
+    }
+
+    fn hand_over_if_full(&mut self) -> Result<()> {
+        if self.buffer.len() >= O::GATHER_BYTES {
+            self.out.hand_over(&mut self.buffer, true)?;
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
-        self.out.write_all(self.buffer.as_bytes())?;
-        self.buffer.clear();
+    /// Hands over the rest of the text.
+    fn finish(mut self) -> Result<()> {
+        self.out.hand_over(&mut self.buffer, false)?;
         Ok(())
     }
 }

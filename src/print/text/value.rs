@@ -13,6 +13,26 @@ pub(super) const READ: &str = " \u{279C} ";
 /// `=`, between a written location and the value written.
 pub(super) const WRITE: &str = " = ";
 
+/// Which way a value went: [`READ`] or [`WRITE`] stands between a location
+/// and its value.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    /// Appends the operator. Each arm copies a constant length, which
+    /// compiles to a few moves instead of a call to `memcpy`.
+    #[inline(always)]
+    pub(super) fn push(self, out: &mut String) {
+        match self {
+            Access::Read => out.push_str(READ),
+            Access::Write => out.push_str(WRITE),
+        }
+    }
+}
+
 /// Appends the text of `value`.
 pub(super) fn push_value(out: &mut String, names: &mut Names<'_>, value: &Value<'_>) -> Result<()> {
     match value {
