@@ -1,45 +1,8 @@
-//! Rebuilding an index from the data file alone, in parallel.
+//! Rebuilding an index from the data file alone, in parallel
+//! ([`rebuild_index`], `tracetree index`).
 //!
-//! The data file has no block lengths, so blocks are found by parsing. The
-//! rebuild runs in three steps:
-//!
-//! 1. **Discover** (parallel, rayon): the file is cut into chunks. The first
-//!    chunk starts at the first block; every other chunk looks for its first
-//!    `BLOCK_START` byte right after a `BLOCK_END` byte (every block but the
-//!    file's first follows one) from which a whole block parses and is
-//!    followed by another block, `EOF` or the end of the data, then follows
-//!    that chain of blocks to the end of its chunk. Each block is *summarized* into its
-//!    chunk's flat arrays: its cells in write order (containers opened and
-//!    closed in the block paired there, with offsets relative to its
-//!    payload), the footers closing containers of earlier blocks, and the
-//!    containers it leaves open. A footer that closes a container opened in
-//!    an earlier block of the thread cannot be decoded without knowing that
-//!    container's type, so the summary *assumes* the type whose footer
-//!    decodes and is followed by a valid object, and records the assumption.
-//! 2. **Stitch** (sequential, over the blocks' records only): starting at
-//!    the first block, each next block must start where the previous one
-//!    ended. A summary is used only if it starts exactly there and every
-//!    assumed footer type equals the type on top of the thread's stack of
-//!    open containers; otherwise the block is summarized again exactly (with
-//!    the known stack). So a wrong guess, or a chunk that started on a false
-//!    `BLOCK_START`, costs time, never correctness. Each thread's logical
-//!    offsets are its running payload length: the stitch records each
-//!    block's base and where the cells of crossing containers land.
-//! 3. **Finish** (parallel, run by run): the cells stay in the chunks'
-//!    arrays. Each run of consecutive blocks of one chunk is finished in
-//!    place — container offsets made logical, the cells of crossing
-//!    containers filled in — and the result is the list of runs
-//!    ([`RebuiltCells`]), so no cell is copied (but for the rare run that is
-//!    not consecutive in its chunk). The cells come in the streaming
-//!    writer's order (a block's `BLOCK_START` cell, then its cells in write
-//!    order, containers at their footers); the containers that never got a
-//!    footer are listed apart.
-//!
-//! # The parallel rebuild
-//!
-//! `read::rebuild::rebuild_index` rebuilds a trace's index from the data file
-//! alone (`tracetree index`). The data file has no block lengths, so blocks are
-//! found by parsing:
+//! The data file has no block lengths, so blocks are found by parsing, in
+//! three steps:
 //!
 //! 1. **Discover** (parallel, rayon): the file is cut into chunks (about 32
 //!    per worker, at least 1 MiB: small enough that the last chunks leave no
