@@ -115,6 +115,26 @@ fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<V
     Ok(values)
 }
 
+/// [`values`] into `spare`'s memory when there are any (it is left empty
+/// then), else into none.
+fn values_reusing<'a>(
+    reader: &mut ByteReader<'a>,
+    what: &'static str,
+    spare: &mut Vec<Value<'a>>,
+) -> DecodeResult<Vec<Value<'a>>> {
+    let count = reader.count(what, 4)?;
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut values = std::mem::take(spare);
+    values.clear();
+    values.reserve(preallocation(count));
+    for _ in 0..count {
+        values.push(Value::decode(reader)?);
+    }
+    Ok(values)
+}
+
 /// Bytes of a counted list of values.
 fn values_len(values: &[Value<'_>]) -> io::Result<usize> {
     len_i32(values.len())?;
@@ -141,6 +161,26 @@ impl<'a> Tracepoint<'a> {
     /// its 136 bytes there from where a call left them.
     #[inline(always)]
     pub(crate) fn decode_inline(reader: &mut ByteReader<'a>) -> DecodeResult<Self> {
+        Self::decode_inline_with(reader, None)
+    }
+
+    /// [`decode_inline`](Self::decode_inline), a method call's arguments
+    /// decoded into the memory of `spare` (a vector a walk took back from
+    /// the call before), when it has arguments.
+    #[inline(always)]
+    pub(crate) fn decode_reusing(
+        reader: &mut ByteReader<'a>,
+        spare: &mut Vec<Value<'a>>,
+    ) -> DecodeResult<Self> {
+        Self::decode_inline_with(reader, Some(spare))
+    }
+
+    /// [`decode_inline`](Self::decode_inline), reusing `spare` if given.
+    #[inline(always)]
+    fn decode_inline_with(
+        reader: &mut ByteReader<'a>,
+        spare: Option<&mut Vec<Value<'a>>>,
+    ) -> DecodeResult<Self> {
         // The header's 14 bytes at once; where they do not make a header,
         // the cold path reads it field by field to name the error. Only
         // the header comes from either path, so that one body decodes
@@ -156,12 +196,16 @@ impl<'a> Tracepoint<'a> {
             }
             None => TracepointHeader::decode_fields(reader)?,
         };
-        Self::decode_body(reader, header)
+        Self::decode_body(reader, header, spare)
     }
 
     /// The rest of a tracepoint after its `header`.
     #[inline(always)]
-    fn decode_body(reader: &mut ByteReader<'a>, header: TracepointHeader) -> DecodeResult<Self> {
+    fn decode_body(
+        reader: &mut ByteReader<'a>,
+        header: TracepointHeader,
+        spare: Option<&mut Vec<Value<'a>>>,
+    ) -> DecodeResult<Self> {
         let mut child_diff_statuses = Vec::new();
         if header.tracepoint_type.is_container() {
             let count = reader.u8()? as usize;
@@ -174,7 +218,10 @@ impl<'a> Tracepoint<'a> {
             TracepointType::MethodCall => TracepointBody::MethodCall {
                 method: MethodId(reader.i32()?),
                 receiver: Value::decode(reader)?,
-                arguments: values(reader, "argument")?,
+                arguments: match spare {
+                    Some(spare) => values_reusing(reader, "argument", spare)?,
+                    None => values(reader, "argument")?,
+                },
                 flags: reader.i16()?,
             },
             TracepointType::ReadArray => TracepointBody::ReadArray {

@@ -48,7 +48,7 @@ use crate::common::ThreadId;
 use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, ObjectKind};
-use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType};
 use crate::read::{Visit, VisitDetail};
 
 use super::{
@@ -242,6 +242,7 @@ impl LazyTraceReader {
         let mut open: Vec<Open> = Vec::new();
         let mut at = from;
         let mut started = false;
+        let mut spare_arguments = Vec::new();
         loop {
             while let Some(top) = open.last() {
                 if at < top.content.end {
@@ -293,11 +294,15 @@ impl LazyTraceReader {
             // A full walk does not drop one that owns no memory (nearly
             // every one: scalars, strings borrowed from the data), as its
             // drop glue calls out to each value's (2% of a verbose print's
-            // instructions); one that does is moved to `owning`, dropped
-            // with the iteration. (A container walk, which decodes
-            // containers only, drops them all: deciding cost it more.)
+            // instructions); one that does is moved to `owned`, dropped
+            // with the iteration, after a method call's argument vector is
+            // taken back to decode the next call's arguments into (no
+            // allocation per call). (A container walk, which decodes
+            // containers only, keeps them in `owning` and drops them all:
+            // deciding cost it more.)
             let decoded: ManuallyDrop<std::result::Result<Tracepoint<'_>, DecodeError>>;
             let owning: std::result::Result<Tracepoint<'_>, DecodeError>;
+            let mut owned: Option<std::result::Result<Tracepoint<'_>, DecodeError>> = None;
             let (header, len, tracepoint) = if !decode {
                 match try_skip(bytes, None) {
                     Some((
@@ -329,13 +334,13 @@ impl LazyTraceReader {
                     }
                     let mut reader = ByteReader::new(&bytes[1..], physical + 1);
                     let tracepoint = if DETAIL == FULL {
-                        decoded = ManuallyDrop::new(Tracepoint::decode_inline(&mut reader));
+                        decoded = ManuallyDrop::new(Tracepoint::decode_reusing(
+                            &mut reader,
+                            &mut spare_arguments,
+                        ));
                         match &*decoded {
                             Ok(tracepoint) if !tracepoint.owns_memory() => tracepoint,
-                            _ => {
-                                owning = ManuallyDrop::into_inner(decoded);
-                                lent(&owning)?
-                            }
+                            _ => lent(owned.insert(ManuallyDrop::into_inner(decoded)))?,
                         }
                     } else {
                         owning = Tracepoint::decode_inline(&mut reader);
@@ -374,6 +379,16 @@ impl LazyTraceReader {
             };
             if !f(Walked::Node(&walked, children))? {
                 return Ok(false);
+            }
+            // A call's arguments' memory serves the next call's.
+            if DETAIL == FULL
+                && let Some(Ok(Tracepoint {
+                    body: TracepointBody::MethodCall { arguments, .. },
+                    ..
+                })) = &mut owned
+            {
+                spare_arguments = std::mem::take(arguments);
+                spare_arguments.clear();
             }
             let Some(content) = content else {
                 at = at + len;
