@@ -179,6 +179,11 @@ impl Gathered for ChunkSink<'_> {
 
     fn hand_over(&mut self, buffer: &mut String, more: bool) -> io::Result<()> {
         if buffer.is_empty() {
+            if !more {
+                // Nothing to send: its memory serves another unit.
+                self.spare
+                    .give(std::mem::take(buffer).into_bytes(), self.gate.cap);
+            }
             return Ok(());
         }
         // Whatever came through `Write` first goes first.
@@ -358,6 +363,10 @@ mod tests {
                 buffer.push_str(&format!("l{unit}\n"));
                 sink.hand_over(&mut buffer, false)?;
                 assert_eq!(buffer.capacity(), 0);
+                // A buffer left empty goes back to the spares, whole.
+                let mut unused = sink.buffer();
+                sink.hand_over(&mut unused, false)?;
+                assert_eq!(unused.capacity(), 0);
                 Ok(())
             },
             &mut out,
