@@ -116,7 +116,9 @@ fn values<'a>(reader: &mut ByteReader<'a>, what: &'static str) -> DecodeResult<V
 }
 
 /// [`values`] into `spare`'s memory when there are any (it is left empty
-/// then), else into none.
+/// then), else into none. `values` keeps its own loop: built on this one,
+/// the container walk that decodes through it was laid out worse (the
+/// dump +1.7% instructions).
 fn values_reusing<'a>(
     reader: &mut ByteReader<'a>,
     what: &'static str,

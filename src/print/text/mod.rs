@@ -321,17 +321,13 @@ impl<O: Gathered> Printer<'_, '_, O> {
 
     fn indent(&mut self, depth: usize) -> Result<()> {
         let mut width = depth.saturating_mul(2);
-        if let Some(spaces) = INDENT.get(..width) {
-            self.buffer.push_str(spaces);
-            return Ok(());
-        }
         // Very deep: handed over as it grows, so the buffer stays bounded.
-        while width > 0 {
-            let piece = width.min(INDENT.len());
-            self.buffer.push_str(&INDENT[..piece]);
-            width -= piece;
+        while width > INDENT.len() {
+            self.buffer.push_str(INDENT);
+            width -= INDENT.len();
             self.hand_over_if_full()?;
         }
+        self.buffer.push_str(&INDENT[..width]);
         Ok(())
     }
 
