@@ -275,13 +275,26 @@ pub fn write_rebuilt_index(
 ) -> Result<(RebuildOutcome, usize)> {
     out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
     let mut cells = 0;
+    // Cells are encoded into pieces of at least `out`'s buffer (1 MiB for
+    // `tracetree index`), which it writes without copying them.
+    const WRITE_BYTES: usize = 1 << 20;
+    let mut bytes = Vec::with_capacity(WRITE_BYTES + (WRITE_BYTES >> 4));
     let outcome =
         rebuild_index_windowed(data, options, window, progress, &mut |window, covered| {
             cells += window.len();
-            window.iter().try_for_each(|cell| cell.encode(out))?;
+            for run in window.runs() {
+                for piece in run.chunks(WRITE_BYTES >> 4) {
+                    IndexCell::encode_all_into(piece, &mut bytes);
+                    if bytes.len() >= WRITE_BYTES {
+                        out.write_all(&bytes)?;
+                        bytes.clear();
+                    }
+                }
+            }
             done(covered);
             Ok(())
         })?;
+    out.write_all(&bytes)?;
     crate::format::index::encode_index_footer(out, -1, -1)?;
     Ok((outcome, cells))
 }
