@@ -60,7 +60,8 @@
 //! `TRACEPOINT_FOOTER` byte (cells in post-order, ends ascending: one
 //! translation per block, one byte per container, the thread's stream read
 //! front to back; on the 1 GB trace about +0.2 s of CPU over both threads'
-//! builds, paid once when the sidecar is written). If a thread's cells do not
+//! builds, paid once when the sidecar is written; cells the rebuild wrote
+//! are not read again, it found each at its footer). If a thread's cells do not
 //! nest, or an end holds no footer, that thread's containers are found by
 //! scanning its stream instead and the problem is listed by
 //! `thread_problems()`. If that scan fails (the data is corrupt too), the

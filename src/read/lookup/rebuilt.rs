@@ -74,6 +74,8 @@ pub(crate) fn rebuild_to_scratch(
         return Ok(None);
     };
     let lookup = &mut loaded.lookup;
+    // Reading the footers again would find them where the rebuild did.
+    lookup.footers_found_by_rebuild();
     let unfinished = unfinished_cells(&lookup.blocks, &outcome.unfinished);
     for (slot, cells) in unfinished.into_iter().enumerate() {
         lookup.add_made_cells(slot, cells);

@@ -293,9 +293,18 @@ impl Lookup {
         Ok(())
     }
 
+    /// Records that every container cell known now ends at a footer,
+    /// without reading the data: for the cells the rebuild wrote, each
+    /// where it parsed its container's footer.
+    pub(crate) fn footers_found_by_rebuild(&self) {
+        for (slot, thread) in self.threads.iter().enumerate() {
+            self.footers_checked_to(slot, &thread.ranges);
+        }
+    }
+
     /// The part of `ranges` (thread `slot`'s runs of cells) whose footers
     /// are not known to have been checked.
-    fn unchecked(&self, slot: usize, ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
+    pub(super) fn unchecked(&self, slot: usize, ranges: &[(u32, u32)]) -> Vec<(u32, u32)> {
         let from = self.threads[slot].footers_checked.load(Ordering::Relaxed);
         ranges
             .iter()

@@ -1,5 +1,6 @@
 //! The repair of crashed recorders' indexes: the cell cursor against the
-//! tables, on generated and reference traces.
+//! tables, on generated and reference traces; which cells' footers a table
+//! build reads.
 
 use std::path::Path;
 
@@ -109,4 +110,30 @@ fn the_cell_cursor_refuses_cells_out_of_post_order() {
         .unwrap();
     swapped.swap(k, k + 1);
     assert!(PostOrderCursor::new(&swapped, &ranges, count, pass()).is_none());
+}
+
+/// An index file's cells have their footers read when a table is built;
+/// the cells the rebuild wrote to its scratch index do not: it found each
+/// at its footer.
+#[test]
+fn only_an_index_files_cells_have_their_footers_read() {
+    let (data, index) = generate(&SynthOptions {
+        threads: 2,
+        bytes: 256 << 10,
+        block_bytes: 4096,
+        ..SynthOptions::default()
+    });
+    let data = TraceBytes::from_vec(data);
+    let rebuilt = rebuild_to_scratch(&data, None, &|_| {})
+        .unwrap()
+        .expect("a scratch index");
+    let loaded = load_index(&data, TraceBytes::from_vec(index), None).unwrap();
+    assert_eq!(rebuilt.lookup.threads.len(), 2);
+    for (name, loaded, read) in [("rebuilt", &rebuilt, false), ("loaded", &loaded, true)] {
+        for (slot, thread) in loaded.lookup.threads.iter().enumerate() {
+            assert!(!thread.ranges.is_empty(), "{name}: thread {slot}");
+            let unchecked = loaded.lookup.unchecked(slot, &thread.ranges);
+            assert_eq!(!unchecked.is_empty(), read, "{name}: thread {slot}");
+        }
+    }
 }
