@@ -95,6 +95,7 @@ use rayon::prelude::*;
 
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
+use crate::format::index::CELL_LEN;
 use crate::format::{DATA_MAGIC, IndexCell, check_file_header};
 use crate::model::TracepointType;
 use crate::read::LoadReport;
@@ -276,14 +277,16 @@ pub fn write_rebuilt_index(
     out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
     let mut cells = 0;
     // Cells are encoded into pieces of at least `out`'s buffer (1 MiB for
-    // `tracetree index`), which it writes without copying them.
+    // `tracetree index`), which it writes without copying them; appended
+    // 64 KiB at a time, they never outgrow the capacity reserved here.
     const WRITE_BYTES: usize = 1 << 20;
-    let mut bytes = Vec::with_capacity(WRITE_BYTES + (WRITE_BYTES >> 4));
+    const CELLS_APPENDED: usize = (64 << 10) / CELL_LEN;
+    let mut bytes = Vec::with_capacity(WRITE_BYTES + CELLS_APPENDED * CELL_LEN);
     let outcome =
         rebuild_index_windowed(data, options, window, progress, &mut |window, covered| {
             cells += window.len();
             for run in window.runs() {
-                for piece in run.chunks(WRITE_BYTES >> 4) {
+                for piece in run.chunks(CELLS_APPENDED) {
                     IndexCell::encode_all_into(piece, &mut bytes);
                     if bytes.len() >= WRITE_BYTES {
                         out.write_all(&bytes)?;
