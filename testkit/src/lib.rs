@@ -1,7 +1,8 @@
 //! What tracetree's integration tests share: where the input traces are,
 //! comparisons that name the first difference, generated traces, memory
-//! measurement, a small stack, the independent validator, and per-area helpers (the lazy
-//! reader, the dump and streaming writers, the command line).
+//! measurement, a small stack, the independent validator, a tmux-driven
+//! terminal, and per-area helpers (the lazy reader, the dump and streaming
+//! writers, the command line).
 
 pub mod cli;
 pub mod compare;
@@ -12,4 +13,5 @@ pub mod memory;
 pub mod stack;
 pub mod stream;
 pub mod synth;
+pub mod terminal;
 pub mod write;

@@ -2,93 +2,10 @@
 //! are sent with `send-keys` and the screen read back with `capture-pane`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tracetree_testkit::files;
-
-/// A tmux session running one command, killed when dropped.
-struct Session {
-    name: String,
-}
-
-impl Session {
-    fn start(command: &str) -> Option<Session> {
-        static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("tracetree-view-{}-{n}", std::process::id());
-        let started = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                &name,
-                "-x",
-                "110",
-                "-y",
-                "30",
-                command,
-            ])
-            .status();
-        match started {
-            Ok(status) if status.success() => Some(Session { name }),
-            Ok(status) => panic!("tmux new-session failed: {status}"),
-            Err(error) => {
-                eprintln!("SKIPPED: tmux is not installed ({error}; .ci/run installs it)");
-                None
-            }
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for key in keys {
-            let status = Command::new("tmux")
-                .args(["send-keys", "-t", &self.name, key])
-                .status()
-                .unwrap();
-            assert!(status.success());
-        }
-    }
-
-    fn screen(&self) -> String {
-        let output = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text`; returns the screen.
-    fn wait_for(&self, text: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "waited for {text:?}; the screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["has-session", "-t", &self.name])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
+use tracetree_testkit::terminal::Terminal;
 
 fn quoted(path: &Path) -> String {
     format!("'{}'", path.display())
@@ -105,7 +22,7 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
         quoted(binary),
         quoted(&trace)
     );
-    let Some(session) = Session::start(&command) else {
+    let Some(session) = Terminal::start(&command, 110, 30) else {
         return;
     };
     let first = session.wait_for("? for help");
@@ -139,14 +56,9 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
     // Escape read together with `q` (a loaded machine) is Alt+q: `q` goes
     // once the help has closed.
     session.keys(&["Escape"]);
-    let start = Instant::now();
-    while session.screen().contains("keys (any key closes)") {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "help stayed open"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    session.wait_until(Duration::from_millis(50), |screen| {
+        !screen.contains("keys (any key closes)")
+    });
     session.keys(&["q"]);
     let start = Instant::now();
     while session.alive() {
@@ -215,7 +127,7 @@ fn view_follows_a_growing_trace_in_a_terminal() {
         quoted(Path::new(env!("CARGO_BIN_EXE_tracetree"))),
         quoted(&trace)
     );
-    let Some(session) = Session::start(&command) else {
+    let Some(session) = Terminal::start(&command, 110, 30) else {
         return;
     };
     let first = session.wait_for("following: 0 blocks arrived");
