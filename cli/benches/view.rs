@@ -59,12 +59,16 @@ fn run(command: &mut Command) {
 
 fn setup() -> Setup {
     let size = std::env::var("TRACETREE_BENCH_SIZE").unwrap_or_else(|_| "100MB".into());
+    let bytes = tracetree::generate::parse_size(&size).expect("TRACETREE_BENCH_SIZE like 1GB");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-traces");
     std::fs::create_dir_all(&dir).expect("target/bench-traces");
-    let trace = dir.join(format!("view-wide-{size}.trace"));
+    // The name the library's benchmarks give the same trace, so that they
+    // share it (`gen` renames it into place when whole).
+    let trace = dir.join(format!("gen-wide-2t-{bytes}.trace"));
     if !trace.exists() {
         run(Command::new(binary())
-            .args(["gen", "--shape", "wide", "--size", &size])
+            .args(["gen", "--shape", "wide", "--threads", "2", "--size"])
+            .arg(bytes.to_string())
             .arg(&trace));
     }
     let cache = tempfile::tempdir().expect("a cache directory");
@@ -137,9 +141,10 @@ fn answer(
     keys: &[&str],
     done: impl FnMut(&str) -> bool,
 ) -> (Duration, String) {
+    let what = format!("the answer to {keys:?}");
     let start = Instant::now();
     terminal.keys(keys);
-    let screen = terminal.wait_until(POLL, done);
+    let screen = terminal.wait_until(&what, POLL, done);
     (start.elapsed(), screen)
 }
 
@@ -162,9 +167,11 @@ fn selection(screen: &str) -> Option<(usize, usize)> {
 /// which is selected, not expanded.
 fn view_at_wide_call(setup: &Setup) -> Terminal {
     let terminal = Terminal::start(&setup.view_command(), WIDTH, HEIGHT).expect("tmux");
-    terminal.wait_until(POLL, view_ready);
+    terminal.wait_until("the first screen", POLL, view_ready);
     terminal.keys(&["Enter", "j", "Enter", "j"]);
-    terminal.wait_until(POLL, |screen| screen.contains("3 of 4 rows"));
+    terminal.wait_until("the wide call selected", POLL, |screen| {
+        screen.contains("3 of 4 rows")
+    });
     terminal
 }
 
@@ -175,7 +182,7 @@ fn first_screen(command: &str, ready: impl Fn(&str) -> bool, iters: u64) -> Dura
     for _ in 0..iters {
         let start = Instant::now();
         let terminal = Terminal::start(command, WIDTH, HEIGHT).expect("tmux");
-        terminal.wait_until(POLL, &ready);
+        terminal.wait_until("the first screen", POLL, &ready);
         total += start.elapsed();
     }
     total
@@ -205,7 +212,7 @@ fn view(c: &mut Criterion) {
 
     // Page down: `less` goes back to the top before it reaches the end.
     let terminal = Terminal::start(&setup.less_command(), WIDTH, HEIGHT).expect("tmux");
-    let mut screen = terminal.wait_until(POLL, |s| setup.less_ready(s));
+    let mut screen = terminal.wait_until("the first screen", POLL, |s| setup.less_ready(s));
     let pages_in_text = TEXT_LINES / usize::from(HEIGHT) - 10;
     let mut pages = 0;
     group.bench_function("page down: less (baseline)", |b| {
@@ -214,7 +221,7 @@ fn view(c: &mut Criterion) {
             for _ in 0..iters {
                 if pages == pages_in_text {
                     terminal.keys(&["g"]);
-                    screen = terminal.wait_until(POLL, |s| setup.less_ready(s));
+                    screen = terminal.wait_until("the top", POLL, |s| setup.less_ready(s));
                     pages = 0;
                 }
                 let (took, next) = answer(&terminal, &["PageDown"], |s| s != screen);
@@ -234,7 +241,8 @@ fn view(c: &mut Criterion) {
                     && row == rows
                 {
                     terminal.keys(&["Home"]);
-                    screen = terminal.wait_until(POLL, |s| selection(s) == Some((1, rows)));
+                    screen =
+                        terminal.wait_until("the top", POLL, |s| selection(s) == Some((1, rows)));
                 }
                 let (took, next) = answer(&terminal, &["PageDown"], |s| s != screen);
                 (total, screen) = (total + took, next);
@@ -249,7 +257,7 @@ fn view(c: &mut Criterion) {
                 // The last row is the next thread; the one above it, the
                 // wide call's "… more" row.
                 terminal.keys(&["End", "k"]);
-                let screen = terminal.wait_until(POLL, |s| {
+                let screen = terminal.wait_until("the more row selected", POLL, |s| {
                     selection(s).is_some_and(|(row, rows)| row + 1 == rows)
                 });
                 let rows = selection(&screen).map(|(_, rows)| rows);
@@ -266,9 +274,9 @@ fn view(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let terminal = Terminal::start(&setup.view_command(), WIDTH, HEIGHT).expect("tmux");
-                terminal.wait_until(POLL, view_ready);
+                terminal.wait_until("the first screen", POLL, view_ready);
                 terminal.keys(&["Enter", "j"]);
-                terminal.wait_until(POLL, |s| s.contains("2 of 3 rows"));
+                terminal.wait_until("the root selected", POLL, |s| s.contains("2 of 3 rows"));
                 total += answer(&terminal, &["Enter"], |s| s.contains("2 of 4 rows")).0;
             }
             total

@@ -59,8 +59,14 @@ impl Terminal {
     }
 
     /// Reads the screen every `poll` until `done` accepts it; returns that
-    /// screen. Panics, showing the screen, after [`PATIENCE`].
-    pub fn wait_until(&self, poll: Duration, mut done: impl FnMut(&str) -> bool) -> String {
+    /// screen. Panics after [`PATIENCE`], naming `what` it waited for and
+    /// showing the screen.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        poll: Duration,
+        mut done: impl FnMut(&str) -> bool,
+    ) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -69,7 +75,7 @@ impl Terminal {
             }
             assert!(
                 start.elapsed() < PATIENCE,
-                "waited {PATIENCE:?}; the screen:\n{screen}"
+                "waited {PATIENCE:?} for {what}; the screen:\n{screen}"
             );
             std::thread::sleep(poll);
         }
@@ -77,7 +83,9 @@ impl Terminal {
 
     /// Waits until the screen shows `text`; returns the screen.
     pub fn wait_for(&self, text: &str) -> String {
-        self.wait_until(Duration::from_millis(50), |screen| screen.contains(text))
+        self.wait_until(&format!("{text:?}"), Duration::from_millis(50), |screen| {
+            screen.contains(text)
+        })
     }
 
     /// Whether the command still runs.

@@ -56,7 +56,7 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
     // Escape read together with `q` (a loaded machine) is Alt+q: `q` goes
     // once the help has closed.
     session.keys(&["Escape"]);
-    session.wait_until(Duration::from_millis(50), |screen| {
+    session.wait_until("the help to close", Duration::from_millis(50), |screen| {
         !screen.contains("keys (any key closes)")
     });
     session.keys(&["q"]);
