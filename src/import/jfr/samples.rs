@@ -6,7 +6,11 @@
 //! order, into a trie per Java thread: a path of methods (class, name,
 //! descriptor) from the outermost frame, each node counting the samples
 //! passing through it; a truncated stack hangs under a root named
-//! `<truncated>`. The trie is written in pre-order with children sorted by
+//! `<truncated>`. Samples that name no Java thread (a null `sampledThread`,
+//! as the JVM records for a thread it is shutting down, or a thread without
+//! a Java id) are kept in one more trie, written as the thread
+//! [`UNKNOWN_THREAD`] after the others, so that the roots count every
+//! sample with a stack. The trie is written in pre-order with children sorted by
 //! `package.Class.method` then descriptor (byte order), each node a call
 //! flagged [`SAMPLE_COUNT_FLAG`] whose result is its count.
 //!
@@ -24,12 +28,16 @@ use super::value::Value;
 /// The event type of a sample.
 pub const EXECUTION_SAMPLE: &str = "jdk.ExecutionSample";
 
+/// The name of the thread that samples naming no Java thread are kept in.
+pub const UNKNOWN_THREAD: &str = "<unknown thread>";
+
 /// The samples of one chunk, counted by distinct thread and stack.
 #[derive(Debug, Default)]
 pub struct ChunkSamples {
-    /// Distinct (thread, stack) with their sample counts.
-    pub counts: Vec<(Arc<ThreadInfo>, Arc<StackTrace>, u64)>,
-    /// Samples whose thread is missing or has no Java id.
+    /// Distinct (thread, stack) with their sample counts; the thread is
+    /// `None` where the sample names no Java thread.
+    pub counts: Vec<(Option<Arc<ThreadInfo>>, Arc<StackTrace>, u64)>,
+    /// Samples, counted in `counts`, that name no Java thread.
     pub without_thread: u64,
     /// Samples whose stack trace is missing or empty.
     pub without_stack: u64,
@@ -49,28 +57,30 @@ pub fn chunk_samples(chunk: &Chunk<'_>) -> ChunkSamples {
     else {
         return result;
     };
-    let mut keys: FxHashMap<(i64, i64), u64> = FxHashMap::default();
+    // Keyed by (thread, stack) references; `None` for a null thread.
+    let mut keys: FxHashMap<(Option<i64>, i64), u64> = FxHashMap::default();
     result.damage = chunk.for_each_event(class, |_, fields| {
         let thread = fields.get(thread_field).and_then(Value::as_ref_key);
-        let stack = fields.get(stack_field).and_then(Value::as_ref_key);
-        match (thread, stack) {
-            (Some(thread), Some(stack)) => *keys.entry((thread, stack)).or_default() += 1,
-            (None, _) => result.without_thread += 1,
-            (_, None) => result.without_stack += 1,
+        match fields.get(stack_field).and_then(Value::as_ref_key) {
+            Some(stack) => *keys.entry((thread, stack)).or_default() += 1,
+            None => result.without_stack += 1,
         }
     });
     let mut resolver = Resolver::new(chunk);
     let mut counts: Vec<_> = keys.into_iter().collect();
     counts.sort_unstable();
     for ((thread, stack), count) in counts {
-        let Some(thread) = resolver.thread(thread).filter(|t| t.java_id.is_some()) else {
-            result.without_thread += count;
+        let Some(stack) = resolver.stack(stack).filter(|s| !s.frames.is_empty()) else {
+            result.without_stack += count;
             continue;
         };
-        match resolver.stack(stack) {
-            Some(stack) if !stack.frames.is_empty() => result.counts.push((thread, stack, count)),
-            _ => result.without_stack += count,
+        let thread = thread
+            .and_then(|key| resolver.thread(key))
+            .filter(|t| t.java_id.is_some());
+        if thread.is_none() {
+            result.without_thread += count;
         }
+        result.counts.push((thread, stack, count));
     }
     result
 }
@@ -89,15 +99,15 @@ pub struct SampleNode {
 /// The merged sample tree of one thread.
 #[derive(Debug)]
 pub struct SampleTree {
-    /// The thread's Java name.
-    pub name: Option<String>,
+    /// The name of the thread it is written as.
+    pub name: String,
     /// Node 0 is a virtual root above the thread's outermost frames.
     nodes: Vec<SampleNode>,
 }
 
 impl SampleTree {
-    /// An empty tree.
-    pub fn new(name: Option<String>) -> Self {
+    /// An empty tree, for the thread `name`.
+    pub fn new(name: String) -> Self {
         SampleTree {
             name,
             nodes: vec![SampleNode {

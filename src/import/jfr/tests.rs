@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::Chunk;
 use super::chunk::{HEADER_SIZE, find_chunks};
-use crate::import::{ImportOptions, SourceFormat, import_file_with};
+use crate::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with};
 use crate::read::LazyTraceReader;
 
 /// Writes values in a chunk's integer encoding.
@@ -224,13 +224,18 @@ fn metadata(out: &mut Out, classes: &[ClassSpec]) -> Vec<u8> {
 
 /// A one-chunk recording of five samples on two threads.
 fn recording(compressed: bool, classes: &[ClassSpec]) -> Vec<u8> {
+    recording_of(compressed, classes, &[])
+}
+
+/// [`recording`] with `more` samples (thread key, stack key) after its own.
+fn recording_of(compressed: bool, classes: &[ClassSpec], more: &[(i64, i64)]) -> Vec<u8> {
     let mut out = Out::new(compressed);
     out.bytes.resize(HEADER_SIZE, 0);
     let c = compressed;
     // Samples: thread 1: main>run>work twice, a truncated x>y once;
     // thread 2: main>run once.
     let samples = [(1, 1), (1, 1), (1, 2), (2, 3), (1, 1)];
-    for (thread, stack) in samples {
+    for &(thread, stack) in samples.iter().chain(more) {
         let mut body = Out::new(c);
         body.long(1000).long(thread).long(stack);
         out.record(101, &body.bytes);
@@ -299,6 +304,11 @@ fn recording(compressed: bool, classes: &[ClassSpec]) -> Vec<u8> {
 
 /// `(thread, depth, method, samples)` of the import's dump.
 fn dump(bytes: &[u8]) -> Vec<String> {
+    import_and_dump(bytes).1
+}
+
+/// The import's summary and `(thread, depth, method, samples)` of its dump.
+fn import_and_dump(bytes: &[u8]) -> (ImportSummary, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("x.jfr");
     std::fs::write(&input, bytes).unwrap();
@@ -319,7 +329,7 @@ fn dump(bytes: &[u8]) -> Vec<String> {
     }
     let mut text = Vec::new();
     crate::print::write_jsonl(&reader, None, &mut text).unwrap();
-    String::from_utf8(text)
+    let rows = String::from_utf8(text)
         .unwrap()
         .lines()
         .map(|line| {
@@ -329,7 +339,8 @@ fn dump(bytes: &[u8]) -> Vec<String> {
                 row["thread"], row["depth"], row["method"], row["samples"]
             )
         })
-        .collect()
+        .collect();
+    (summary, rows)
 }
 
 #[test]
@@ -351,6 +362,50 @@ fn both_integer_encodings_give_the_same_sample_trees() {
             "{compressed}"
         );
     }
+}
+
+/// Samples whose thread is null (key 0, as the JVM records while it shuts
+/// down) or not in the pool are kept under one thread of their own, and a
+/// sample without a stack is skipped; both are warned about.
+#[test]
+fn samples_naming_no_thread_are_kept_and_stackless_ones_warned_about() {
+    let more = [(0, 3), (7, 1), (1, 0)];
+    let (summary, rows) = import_and_dump(&recording_of(false, &classes(), &more));
+    let unknown: Vec<_> = rows.iter().filter(|row| row.starts_with("2 ")).collect();
+    assert_eq!(
+        unknown,
+        [
+            "2 0 \"Main.main\" 2",
+            "2 1 \"Main.run\" 2",
+            "2 2 \"demo.Work.work\" 1"
+        ],
+        "{rows:?}"
+    );
+    assert_eq!(rows.len(), 11, "{rows:?}");
+    assert_eq!(summary.threads, 3);
+    assert_eq!(summary.warnings.len(), 2, "{:?}", summary.warnings);
+    assert!(
+        summary.warnings[0].contains("2 jdk.ExecutionSample events name no Java thread")
+            && summary.warnings[0].contains(super::samples::UNKNOWN_THREAD),
+        "{:?}",
+        summary.warnings
+    );
+    assert!(
+        summary.warnings[1].contains("1 jdk.ExecutionSample events have no stack trace"),
+        "{:?}",
+        summary.warnings
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("x.jfr");
+    std::fs::write(&input, recording_of(false, &classes(), &more)).unwrap();
+    let output = dir.path().join("x.trace");
+    import_file_with(&input, &output, None, &ImportOptions::default(), &|_| {}).unwrap();
+    let reader = LazyTraceReader::open(&output).unwrap();
+    let last = *reader.thread_ids().last().unwrap();
+    assert_eq!(
+        reader.thread_name(last).as_deref(),
+        Some(super::samples::UNKNOWN_THREAD)
+    );
 }
 
 #[test]

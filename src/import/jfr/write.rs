@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::resolve::MethodName;
-use super::samples::{EXECUTION_SAMPLE, SampleTree, TRUNCATED, chunk_samples};
+use super::samples::{EXECUTION_SAMPLE, SampleTree, TRUNCATED, UNKNOWN_THREAD, chunk_samples};
 use super::spill::{CallRecord, CallSorter, RUN_RECORDS, RunFile};
 use super::trace::{METHOD_TRACE, chunk_calls, order_chunk};
 use super::{JfrOptions, JfrResult, Recording};
@@ -137,6 +137,7 @@ fn write_traced_calls(
     let mut methods: Vec<Vec<MethodId>> = Vec::new();
     let batch = rayon::current_num_threads().max(1);
     let headers = recording.chunks();
+    let mut skipped = 0;
     for first in (0..headers.len()).step_by(batch) {
         let range = first..(first + batch).min(headers.len());
         let chunks = recording.map_chunks_in(range.clone(), |index, chunk| {
@@ -150,10 +151,7 @@ fn write_traced_calls(
             if let Some(error) = chunk.spill_error {
                 return Err(error);
             }
-            summary.skip(
-                &format!("{METHOD_TRACE} without thread or method"),
-                chunk.skipped,
-            );
+            skipped += chunk.skipped;
             if let Some(error) = chunk.damage {
                 summary
                     .damage
@@ -174,6 +172,12 @@ fn write_traced_calls(
                 sorter.push(record)?;
             }
         }
+    }
+    if skipped > 0 {
+        summary.warnings.push(format!(
+            "{source}: {skipped} {METHOD_TRACE} events name no thread or method: skipped"
+        ));
+        summary.skip(&format!("{METHOD_TRACE} without thread or method"), skipped);
     }
     let returned = void_return();
     let mut current: Option<(i64, StreamingThread)> = None;
@@ -224,34 +228,46 @@ fn write_samples(
     summary: &mut ImportSummary,
 ) -> Result<()> {
     let chunks = recording.map_chunks(|_, chunk| chunk_samples(chunk));
-    let mut trees: BTreeMap<i64, SampleTree> = BTreeMap::new();
+    // By Java thread id, then (last) the samples that name none.
+    let mut trees: BTreeMap<(bool, i64), SampleTree> = BTreeMap::new();
+    let (mut without_thread, mut without_stack) = (0, 0);
     for (header, chunk) in recording.chunks().iter().zip(chunks) {
         let Some(chunk) = keep(chunk, header.offset, source, summary) else {
             continue;
         };
-        summary.skip(
-            &format!("{EXECUTION_SAMPLE} without thread"),
-            chunk.without_thread,
-        );
-        summary.skip(
-            &format!("{EXECUTION_SAMPLE} without stack"),
-            chunk.without_stack,
-        );
+        without_thread += chunk.without_thread;
+        without_stack += chunk.without_stack;
         if let Some(error) = chunk.damage {
             summary
                 .damage
                 .push(chunk_damage(source, header.offset, &error));
         }
         for (thread, stack, count) in chunk.counts {
-            let id = thread.java_id.unwrap_or_default();
+            let id = thread.as_ref().and_then(|t| t.java_id);
             trees
-                .entry(id)
-                .or_insert_with(|| SampleTree::new(thread.name.clone()))
+                .entry((id.is_none(), id.unwrap_or_default()))
+                .or_insert_with(|| {
+                    SampleTree::new(match (id, thread) {
+                        (Some(id), Some(thread)) => thread_name(id, thread.name.clone()),
+                        _ => UNKNOWN_THREAD.to_string(),
+                    })
+                })
                 .add(&stack, count);
         }
     }
-    for (id, tree) in trees {
-        let mut thread = writer.new_thread(thread_name(id, tree.name.clone()).as_str())?;
+    if without_thread > 0 {
+        summary.warnings.push(format!(
+            "{source}: {without_thread} {EXECUTION_SAMPLE} events name no Java thread: kept under the thread `{UNKNOWN_THREAD}`"
+        ));
+    }
+    if without_stack > 0 {
+        summary.warnings.push(format!(
+            "{source}: {without_stack} {EXECUTION_SAMPLE} events have no stack trace: skipped"
+        ));
+        summary.skip(&format!("{EXECUTION_SAMPLE} without stack"), without_stack);
+    }
+    for tree in trees.into_values() {
+        let mut thread = writer.new_thread(&tree.name)?;
         write_tree(&tree, &mut thread, writer, names, summary)?;
         thread.finish()?;
         summary.threads += 1;
