@@ -63,17 +63,17 @@ fn emit(thread: i64, depth: usize, key: &(String, String), node: &Node, rows: &m
     }
 }
 
-/// The merged sample trees of `jdk.ExecutionSample` events, in pre-order.
+/// The merged sample trees of `jdk.ExecutionSample` events, in pre-order:
+/// one per Java thread by id, then one for the samples that name none
+/// (`sampledThread` null, or without a Java id).
 pub fn sample_rows(json: &Value) -> Vec<Row> {
-    let mut threads: BTreeMap<i64, Node> = BTreeMap::new();
+    let mut threads: BTreeMap<(bool, i64), Node> = BTreeMap::new();
     for event in events(json) {
         let values = &event["values"];
-        let Some(thread) = values["sampledThread"]["javaThreadId"].as_i64() else {
-            continue;
-        };
-        if thread == 0 {
-            continue;
-        }
+        let thread = values["sampledThread"]["javaThreadId"]
+            .as_i64()
+            .filter(|&id| id != 0);
+        let thread = (thread.is_none(), thread.unwrap_or_default());
         let stack = &values["stackTrace"];
         let frames: Vec<_> = stack["frames"]
             .as_array()
