@@ -304,11 +304,19 @@ fn recording_of(compressed: bool, classes: &[ClassSpec], more: &[(i64, i64)]) ->
 
 /// `(thread, depth, method, samples)` of the import's dump.
 fn dump(bytes: &[u8]) -> Vec<String> {
-    import_and_dump(bytes).1
+    import_and_dump(bytes).rows
 }
 
-/// The import's summary and `(thread, depth, method, samples)` of its dump.
-fn import_and_dump(bytes: &[u8]) -> (ImportSummary, Vec<String>) {
+/// What an import of a recording gave.
+struct Imported {
+    summary: ImportSummary,
+    /// `(thread, depth, method, samples)` of its dump.
+    rows: Vec<String>,
+    /// Its threads' names, in order.
+    threads: Vec<Option<String>>,
+}
+
+fn import_and_dump(bytes: &[u8]) -> Imported {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("x.jfr");
     std::fs::write(&input, bytes).unwrap();
@@ -340,7 +348,16 @@ fn import_and_dump(bytes: &[u8]) -> (ImportSummary, Vec<String>) {
             )
         })
         .collect();
-    (summary, rows)
+    let threads = reader
+        .thread_ids()
+        .iter()
+        .map(|&id| reader.thread_name(id))
+        .collect();
+    Imported {
+        summary,
+        rows,
+        threads,
+    }
 }
 
 #[test]
@@ -370,7 +387,11 @@ fn both_integer_encodings_give_the_same_sample_trees() {
 #[test]
 fn samples_naming_no_thread_are_kept_and_stackless_ones_warned_about() {
     let more = [(0, 3), (7, 1), (1, 0)];
-    let (summary, rows) = import_and_dump(&recording_of(false, &classes(), &more));
+    let Imported {
+        summary,
+        rows,
+        threads,
+    } = import_and_dump(&recording_of(false, &classes(), &more));
     let unknown: Vec<_> = rows.iter().filter(|row| row.starts_with("2 ")).collect();
     assert_eq!(
         unknown,
@@ -395,16 +416,10 @@ fn samples_naming_no_thread_are_kept_and_stackless_ones_warned_about() {
         "{:?}",
         summary.warnings
     );
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("x.jfr");
-    std::fs::write(&input, recording_of(false, &classes(), &more)).unwrap();
-    let output = dir.path().join("x.trace");
-    import_file_with(&input, &output, None, &ImportOptions::default(), &|_| {}).unwrap();
-    let reader = LazyTraceReader::open(&output).unwrap();
-    let last = *reader.thread_ids().last().unwrap();
     assert_eq!(
-        reader.thread_name(last).as_deref(),
-        Some(super::samples::UNKNOWN_THREAD)
+        threads.last().cloned().flatten().as_deref(),
+        Some(super::samples::UNKNOWN_THREAD),
+        "{threads:?}"
     );
 }
 
