@@ -30,6 +30,9 @@ pub struct Cache {
     /// The eager loader's memory budget (`--memory-budget`); `None`: the
     /// memory available when a load starts.
     memory_budget: Option<u64>,
+    /// A spooled input: the path it is read through and the name the user
+    /// gave (`-`, a pipe's path), which messages show instead.
+    shown: Option<(PathBuf, PathBuf)>,
 }
 
 impl Cache {
@@ -48,6 +51,7 @@ impl Cache {
                 _scratch: None,
                 strict,
                 memory_budget: None,
+                shown: None,
             }),
             None => {
                 let scratch =
@@ -58,6 +62,7 @@ impl Cache {
                     _scratch: Some(scratch),
                     strict,
                     memory_budget: None,
+                    shown: None,
                 })
             }
         }
@@ -69,6 +74,23 @@ impl Cache {
         Cache {
             memory_budget: budget,
             ..self
+        }
+    }
+
+    /// This cache reading the spooled input at `path` that the user named
+    /// `name`: messages name it `name`.
+    pub fn spooled(self, path: PathBuf, name: PathBuf) -> Cache {
+        Cache {
+            shown: Some((path, name)),
+            ..self
+        }
+    }
+
+    /// The name messages give `path`: the user's for a spooled input.
+    pub fn name(&self, path: &Path) -> String {
+        match &self.shown {
+            Some((spooled, name)) if spooled == path => name.display().to_string(),
+            _ => path.display().to_string(),
         }
     }
 
@@ -101,7 +123,7 @@ impl Cache {
         let options = EagerOptions {
             memory_budget: self.memory_budget.or_else(available_memory),
         };
-        let trace = EagerTrace::open_with(path, options)?;
+        let trace = EagerTrace::open_with(path, options).map_err(|e| not_a_trace(path, e))?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
         Ok(trace)
     }
@@ -123,7 +145,7 @@ impl Cache {
         });
         let reader = options.open(path);
         bar.finish_and_clear();
-        self.opened(path, reader?)
+        self.opened(path, reader.map_err(|e| not_a_trace(path, e))?)
     }
 
     /// `reader`, once what its open left out or found missing was said on
@@ -142,11 +164,11 @@ impl Cache {
         };
         if self.strict {
             return Err(Error::BadSource {
-                path: path.to_path_buf(),
+                path: PathBuf::from(self.name(path)),
                 what: format!("{summary} (and --strict was given)"),
             });
         }
-        eprintln!("tracetree: warning: {}: {summary}", path.display());
+        eprintln!("tracetree: warning: {}: {summary}", self.name(path));
         Ok(())
     }
 
@@ -171,6 +193,7 @@ impl Cache {
         let trace = trace?;
         if let (Some(format), Some(summary)) = (trace.imported_from, &trace.imported_now) {
             report(summary);
+            self.check_import(file, summary)?;
             let later = if self._scratch.is_some() {
                 "removed when the command ends"
             } else {
@@ -178,11 +201,114 @@ impl Cache {
             };
             eprintln!(
                 "tracetree: imported {} ({format}) into {}; {later}",
-                file.display(),
+                self.name(file),
                 trace.path.display()
             );
+        } else if self.strict
+            && let Some(stored) = tracetree::import::stored_summary(&trace.path)
+            && let Some(problem) = stored_problem(&stored)
+        {
+            return Err(strict_import_error(&self.name(file), &problem));
         }
         Ok(trace)
+    }
+
+    /// Under `--strict`, fails when the import of `file` found its source
+    /// incomplete or damaged: unfinished calls, damaged tails, records
+    /// skipped for want of a call.
+    pub fn check_import(&self, file: &Path, summary: &ImportSummary) -> Result<()> {
+        match import_problem(summary) {
+            Some(problem) if self.strict => Err(strict_import_error(&self.name(file), &problem)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What makes an import incomplete or damaged, in words; `None` when it
+/// is whole.
+pub fn import_problem(summary: &ImportSummary) -> Option<String> {
+    let mut problems = Vec::new();
+    if summary.unfinished_calls > 0 {
+        problems.push(count(summary.unfinished_calls, "unfinished call"));
+    }
+    if !summary.damage.is_empty() {
+        problems.push(count(summary.damage.len() as u64, "damaged tail"));
+    }
+    if summary.skipped_exits > 0 {
+        problems.push(count(summary.skipped_exits, "exit with no open call"));
+    }
+    (!problems.is_empty()).then(|| problems.join(", "))
+}
+
+/// [`import_problem`] of an import made earlier, from its stored summary
+/// (its `imported:` line).
+fn stored_problem(stored: &str) -> Option<String> {
+    let line = stored.lines().next()?.strip_prefix("imported: ")?;
+    let problems: Vec<&str> = line
+        .split(", ")
+        .filter(|part| {
+            let mut words = part.splitn(2, ' ');
+            let n = words
+                .next()
+                .and_then(|n| n.replace(',', "").parse::<u64>().ok());
+            let what = words.next().unwrap_or("");
+            n.is_some_and(|n| n > 0)
+                && (what.starts_with("unfinished call")
+                    || what.starts_with("damaged tail")
+                    || what.starts_with("skipped exit"))
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join(", "))
+}
+
+/// `--strict`'s error for an import of `name` that found `problem`.
+fn strict_import_error(name: &str, problem: &str) -> Error {
+    Error::BadSource {
+        path: PathBuf::from(name),
+        what: format!("incomplete or damaged: {problem} (and --strict was given)"),
+    }
+}
+
+/// `n` things in words: `1 thread`, `2,663 threads`.
+fn count(n: u64, thing: &str) -> String {
+    format!(
+        "{} {thing}{}",
+        crate::words::group(n as usize),
+        crate::words::plural(n)
+    )
+}
+
+/// `error` from opening `path` as a v22 trace, said as "not a trace"
+/// when the file does not begin as one (empty, text, another format).
+fn not_a_trace(path: &Path, error: Error) -> Error {
+    use std::io::Read;
+    if !matches!(error, Error::Decode(_)) {
+        return error;
+    }
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
+    if read.is_err() {
+        return error;
+    }
+    let magic = tracetree::format::DATA_MAGIC.to_be_bytes();
+    if head.starts_with(b"PK") {
+        // A packed trace: its own errors say what is wrong inside.
+        return error;
+    }
+    let what = if head.is_empty() {
+        "not a trace: the file is empty".to_string()
+    } else if head.len() < magic.len() || head != magic {
+        format!(
+            "not a trace: it begins with {:?}, not as a v22 trace does, and is none of the \
+             formats tracetree imports (.flow, JFR, Blinky, TPTP, packed; --from names one)",
+            String::from_utf8_lossy(&head)
+        )
+    } else {
+        return error;
+    };
+    Error::BadSource {
+        path: path.to_path_buf(),
+        what,
     }
 }
 

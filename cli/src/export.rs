@@ -13,6 +13,7 @@ use tracetree::export::stacks::{
 };
 
 use crate::cache::Cache;
+use crate::output::{Output, check_folder, is_stdout, not_a_stream};
 
 /// The formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,6 +57,17 @@ pub fn run(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     stacks(cache, request, format, out)
 }
 
+/// A command's closing `wrote ...` line: on stdout, or on stderr when the
+/// output itself went to stdout.
+pub fn summary_line(line: &str, to_stderr: bool, out: &mut impl Write) -> Result<()> {
+    if to_stderr {
+        eprintln!("{line}");
+    } else {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
 /// The trace's name in what is written: the file's stem.
 fn trace_name(file: &Path) -> String {
     file.file_stem()
@@ -78,6 +90,7 @@ fn stacks(
     format: StackFormat,
     out: &mut impl Write,
 ) -> Result<()> {
+    let output = Output::file(request.output, request.force)?;
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
     let options = StackOptions {
@@ -97,11 +110,12 @@ fn stacks(
                 .expect("valid template"),
         ),
     };
-    let summary = export_stacks(&reader, request.output, &options, &|n| bar.inc(n));
+    let summary = export_stacks(&reader, &output.path, &options, &|n| bar.inc(n));
     bar.finish_and_clear();
     let summary = summary?;
-    writeln!(
-        out,
+    let to_stdout = output.is_stdout();
+    output.finish()?;
+    let line = format!(
         "wrote {} ({} tracepoints in {} threads, {} frames, {} {}, {} bytes)",
         request.output.display(),
         summary.tracepoints,
@@ -114,7 +128,8 @@ fn stacks(
             StackFormat::Speedscope | StackFormat::Chrome => "events",
         },
         summary.bytes
-    )?;
+    );
+    summary_line(&line, to_stdout, out)?;
     if format == StackFormat::Chrome && summary.events > CHROME_EVENTS_FOR_BROWSERS {
         eprintln!(
             "warning: {} events is more than browsers' trace viewers load comfortably \
@@ -134,6 +149,16 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     if request.root.is_some() {
         return Err(Error::Usage(
             "--root is for the call-stack formats, not parquet".into(),
+        ));
+    }
+    if is_stdout(request.output) {
+        return Err(not_a_stream("a Parquet dataset (a folder of files)"));
+    }
+    check_folder(request.output)?;
+    if request.output.exists() && !request.output.is_dir() {
+        return Err(Error::io(
+            request.output,
+            std::io::Error::other("not a folder: a Parquet dataset is a folder of files"),
         ));
     }
     let trace = cache.trace(request.file)?;

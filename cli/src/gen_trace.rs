@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use indicatif::{HumanDuration, ProgressBar, ProgressState, ProgressStyle};
 
+use crate::output::check_trace_output;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::index_path;
 use tracetree::{Error, Result};
 
 /// What `tracetree gen` writes.
@@ -31,12 +31,7 @@ pub fn run(request: &GenRequest<'_>, out: &mut impl Write) -> Result<()> {
     if request.threads == 0 {
         return Err(Error::Usage("--threads must be at least 1".into()));
     }
-    if !request.force && (path.exists() || index_path(path).exists()) {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            path.display()
-        )));
-    }
+    check_trace_output(path, request.force)?;
     let block_size = request
         .block_size
         .map(usize::try_from)

@@ -4,14 +4,15 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::cache::{report, source_size};
+use crate::cache::{Cache, report, source_size};
+use crate::output::check_trace_output;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::Result;
 use tracetree::import::{ImportOptions, SourceFormat, import_file_with};
-use tracetree::read::index_path;
-use tracetree::{Error, Result};
 
 pub fn run(
+    cache: &Cache,
     input: &Path,
     output: &Path,
     from: Option<SourceFormat>,
@@ -19,12 +20,7 @@ pub fn run(
     samples: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    if !force && (output.exists() || index_path(output).exists()) {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            output.display()
-        )));
-    }
+    check_trace_output(output, force)?;
     let bar = ProgressBar::new(source_size(input)).with_style(
         ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
             .expect("valid template"),
@@ -32,7 +28,14 @@ pub fn run(
     let options = ImportOptions { samples };
     let summary = import_file_with(input, output, from, &options, &|bytes| bar.inc(bytes));
     bar.finish_and_clear();
-    report(&summary?);
+    let summary = summary?;
+    report(&summary);
+    if let Err(error) = cache.check_import(input, &summary) {
+        // Under --strict an incomplete import fails and leaves nothing.
+        let _ = std::fs::remove_file(output);
+        let _ = std::fs::remove_file(tracetree::read::index_path(output));
+        return Err(error);
+    }
     writeln!(out, "wrote {}", output.display())?;
     Ok(())
 }

@@ -8,6 +8,7 @@ mod gen_trace;
 mod import;
 mod index;
 mod info;
+mod output;
 mod pack;
 mod search;
 mod view;
@@ -328,14 +329,37 @@ fn main() -> ExitCode {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(WORKER_STACK)
         .build_global();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    // `search` exits as grep does: 1 when nothing matched, 2 on an error.
+    let failed = match cli.command {
+        Command::Search { .. } => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    };
+    let mut spooled = None;
+    match run(cli, &mut spooled) {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::NoMatch) => ExitCode::FAILURE,
         Err(Error::Stream(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("tracetree: {error}");
-            ExitCode::FAILURE
+            let mut message = error.to_string();
+            // A spooled input is named as the user gave it.
+            if let Some((path, name)) = &spooled {
+                message = message.replace(
+                    &path.display().to_string(),
+                    &PathBuf::from(name).display().to_string(),
+                );
+            }
+            eprintln!("tracetree: {message}");
+            failed
         }
     }
+}
+
+/// How a command that succeeded ended.
+pub enum Outcome {
+    /// It did what was asked.
+    Done,
+    /// `search` found nothing (exit 1, as grep).
+    NoMatch,
 }
 
 /// On SIGINT, SIGTERM or SIGHUP, removes the temporary files of the writes
@@ -357,7 +381,7 @@ fn clean_up_on_signals() {
 
 /// Runs one parsed command.
 // Long: one arm per command, each handing its options to its module.
-pub fn run(mut cli: Cli) -> Result<()> {
+pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<Outcome> {
     // Stdin, a pipe or a FIFO is read once into an unnamed temporary file,
     // kept open (`_spooled`) while the command reads it, as `--no-cache`
     // reads: there is nothing to key a cache entry by.
@@ -376,10 +400,11 @@ pub fn run(mut cli: Cli) -> Result<()> {
         }
         let spooled = cache::spool(input)?;
         shown = Some(std::mem::replace(input, spooled.path.clone()));
+        *spooled_as = Some((spooled.path.clone(), shown.clone().unwrap_or_default()));
         _spooled = Some(spooled);
     }
-    let cache = if shown.is_some() {
-        Cache::new(None, true, cli.strict)?
+    let cache = if let Some((path, name)) = spooled_as.clone() {
+        Cache::new(None, true, cli.strict)?.spooled(path, name)
     } else {
         Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?
     }
@@ -462,7 +487,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             from,
             force,
             samples,
-        } => import::run(&input, &output, from, force, samples, &mut out)?,
+        } => import::run(&cache, &input, &output, from, force, samples, &mut out)?,
         Command::Export {
             file,
             format,
@@ -501,19 +526,21 @@ pub fn run(mut cli: Cli) -> Result<()> {
             max,
             ignore_case,
             text,
-        } => search::run(
-            &cache,
-            search::SearchRequest {
-                file: &file,
-                pattern,
-                threads: thread_filter(&threads),
-                kinds,
-                max,
-                ignore_case,
-                text,
-            },
-            &mut out,
-        )?,
+        } => {
+            return search::run(
+                &cache,
+                search::SearchRequest {
+                    file: &file,
+                    pattern,
+                    threads: thread_filter(&threads),
+                    kinds,
+                    max,
+                    ignore_case,
+                    text,
+                },
+                &mut out,
+            );
+        }
         Command::Children {
             file,
             node,
@@ -531,7 +558,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         )?,
     }
     out.flush()?;
-    Ok(())
+    Ok(Outcome::Done)
 }
 
 fn thread_filter(ids: &[i32]) -> Option<Vec<ThreadId>> {

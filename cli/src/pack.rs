@@ -12,6 +12,8 @@ use tracetree::storage::packed::write_packed;
 use tracetree::{Error, Result};
 
 use crate::cache::Cache;
+use crate::export::summary_line;
+use crate::output::Output;
 
 pub fn run(
     cache: &Cache,
@@ -21,12 +23,7 @@ pub fn run(
     force: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    if !force && output.exists() {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            output.display()
-        )));
-    }
+    let written = Output::file(output, force)?;
     let trace = cache.trace(file)?;
     let mut index = index_path(&trace.path);
     // A trace without its index gets one rebuilt into a temporary folder:
@@ -59,16 +56,18 @@ pub fn run(
     };
     let bar = ProgressBar::new_spinner().with_message(format!("packing {}", output.display()));
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
-    let summary = write_packed(output, &info, &trace.path, &index);
+    let summary = write_packed(&written.path, &info, &trace.path, &index);
     bar.finish_and_clear();
     let summary = summary?;
-    writeln!(
-        out,
+    let to_stdout = written.is_stdout();
+    written.finish()?;
+    let line = format!(
         "wrote {} ({} bytes: data {}, index {}, stored)",
         output.display(),
         summary.bytes,
         summary.data,
         summary.index
-    )?;
+    );
+    summary_line(&line, to_stdout, out)?;
     Ok(())
 }

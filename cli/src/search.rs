@@ -9,6 +9,7 @@ use tracetree::model::TracepointType;
 use tracetree::search::{SearchOptions, search};
 use tracetree::{Error, Result};
 
+use crate::Outcome;
 use crate::cache::Cache;
 
 /// What `search` was asked.
@@ -22,7 +23,7 @@ pub struct SearchRequest<'a> {
     pub text: bool,
 }
 
-pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> Result<()> {
+pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> Result<Outcome> {
     let kinds = if request.kinds.is_empty() {
         None
     } else {
@@ -74,7 +75,11 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
     } else {
         eprintln!("{} hits in {} tracepoints", found.total, found.scanned);
     }
-    Ok(())
+    Ok(if found.total == 0 {
+        Outcome::NoMatch
+    } else {
+        Outcome::Done
+    })
 }
 
 /// A tracepoint kind by its `dump` name (`method_call`, `read_field`, …).

@@ -138,7 +138,13 @@ pub fn stored_summary(trace: &Path) -> Option<String> {
 /// The hash of the source's canonical path and stamp.
 fn source_key(input: &Path) -> Result<u64> {
     let io = |e| Error::io(input, e);
-    let canonical = std::fs::canonicalize(input).map_err(io)?;
+    // A file without a name (a pipe or stdin copied into an unlinked
+    // file, read through `/proc/self/fd/N`) has no canonical path: it is
+    // keyed by the path it is read through.
+    let canonical = std::fs::canonicalize(input)
+        .ok()
+        .filter(|path| path.exists())
+        .unwrap_or_else(|| input.to_path_buf());
     let mut hash = FxHasher::default();
     hash.write(canonical.as_os_str().as_encoded_bytes());
     let mut files = Vec::new();

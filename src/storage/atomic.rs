@@ -2,6 +2,12 @@
 //! [`write_derived_file_atomically`], unsynced), [`write_trace_atomically`] (a data file and its index), and the list of
 //! named temporary files in progress that [`remove_temporaries`] removes
 //! for a signal handler.
+//!
+//! Invariants: an output that is not a regular file (a character device
+//! such as `/dev/null`, a FIFO, a socket) is written through in place,
+//! never replaced; a symbolic link is followed and its target replaced,
+//! the link kept; errors name the output as the caller gave it, never a
+//! temporary name.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -23,6 +29,14 @@ use crate::error::{Error, Result};
 /// while it exists for [`remove_temporaries`], which a program's signal
 /// handler calls. I/O errors (including [`Error::Stream`] from `write`)
 /// name `path`.
+///
+/// A `path` that is a character device, a FIFO or a socket is written
+/// through in place: opened for writing (not created, not truncated), and
+/// never replaced. A seekable one (`/dev/null`) is handed to `write`
+/// directly; the bytes for one that is not (a pipe, a terminal) are
+/// gathered in an unnamed temporary file, then copied to it, so that
+/// `write` may seek. A `path` that is a symbolic link is followed (link by
+/// link) and its target replaced; the link stays.
 pub fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
@@ -49,11 +63,17 @@ fn write_atomically<T>(
     synced: bool,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
+    let shown = path;
+    let io = |e| Error::io(shown, e);
+    let path = match destination(path).map_err(io)? {
+        Destination::InPlace => return write_in_place(shown, write),
+        Destination::Replace(path) => path,
+    };
+    let path = path.as_path();
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let io = |e| Error::io(path, e);
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(path.file_name().unwrap_or_default());
     prefix.push(".");
@@ -79,13 +99,13 @@ fn write_atomically<T>(
     let value = match unnamed::create_in(dir) {
         Ok(file) => {
             let (value, file) = fill(file)?;
-            unnamed::put_in_place(&file, &builder, dir, path).map_err(io)?;
+            unnamed::put_in_place(&file, &builder, dir, path).map_err(|e| io(unnamed_error(e)))?;
             value
         }
-        Err(_) => fill_named(&builder, dir, path, fill)?,
+        Err(_) => fill_named(&builder, dir, (path, shown), fill)?,
     };
     #[cfg(not(target_os = "linux"))]
-    let value = fill_named(&builder, dir, path, fill)?;
+    let value = fill_named(&builder, dir, (path, shown), fill)?;
     if synced {
         File::open(dir).and_then(|dir| dir.sync_all()).map_err(io)?;
     }
@@ -97,7 +117,10 @@ fn write_atomically<T>(
 /// (`output.idx`, `output`); on failure removes both temporary files and
 /// leaves `output` as it was; both are listed for
 /// [`remove_temporaries`] meanwhile. An existing trace is replaced, never
-/// rewritten in place: a reader that maps it keeps its snapshot.
+/// rewritten in place: a reader that maps it keeps its snapshot. Symbolic
+/// links are followed as [`write_file_atomically`] follows them; an
+/// output that is a device, a FIFO or a socket is refused (a trace is two
+/// files). Errors name `output`, never the temporary name.
 pub fn write_trace_atomically<T>(
     output: &Path,
     write: impl FnOnce(&Path) -> Result<T>,
@@ -106,6 +129,29 @@ pub fn write_trace_atomically<T>(
         let mut index = path.as_os_str().to_owned();
         index.push(".idx");
         PathBuf::from(index)
+    };
+    let shown = output;
+    let io = |e| Error::io(shown, e);
+    let output = match destination(output).map_err(io)? {
+        Destination::InPlace => {
+            return Err(Error::io(
+                shown,
+                std::io::Error::other(
+                    "not a regular file: a trace is a data file and its index beside it \
+                     (NAME and NAME.idx), so it is written to a file name",
+                ),
+            ));
+        }
+        Destination::Replace(path) => path,
+    };
+    let index_output = match destination(&with_index(shown)).map_err(io)? {
+        Destination::InPlace => {
+            return Err(Error::io(
+                with_index(shown),
+                std::io::Error::other("not a regular file: the index is written to a file name"),
+            ));
+        }
+        Destination::Replace(path) => path,
     };
     let mut temp = output.as_os_str().to_owned();
     temp.push(format!(".tmp-{}", std::process::id()));
@@ -116,12 +162,24 @@ pub fn write_trace_atomically<T>(
         TemporaryName::new(&temp),
         TemporaryName::new(&with_index(&temp)),
     );
-    let result = write(&temp).and_then(|value| {
-        let io = |e| Error::io(output, e);
-        std::fs::rename(with_index(&temp), with_index(output)).map_err(io)?;
-        std::fs::rename(&temp, output).map_err(io)?;
-        Ok(value)
-    });
+    let result = write(&temp)
+        .and_then(|value| {
+            std::fs::rename(with_index(&temp), &index_output).map_err(io)?;
+            std::fs::rename(&temp, &output).map_err(io)?;
+            Ok(value)
+        })
+        // Errors name the output, not its temporary name.
+        .map_err(|e| match e {
+            Error::Io { path, source } if path == temp || path == with_index(&temp) => {
+                let path = if path == temp {
+                    shown.to_path_buf()
+                } else {
+                    with_index(shown)
+                };
+                Error::Io { path, source }
+            }
+            e => e,
+        });
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
         let _ = std::fs::remove_file(with_index(&temp));
@@ -129,20 +187,104 @@ pub fn write_trace_atomically<T>(
     result
 }
 
-/// [`write_file_atomically`] through a named temporary file in `dir`.
+/// [`write_file_atomically`] through a named temporary file in `dir`,
+/// renamed to `target` (errors name `shown`, the output as given).
 fn fill_named<T>(
     builder: &tempfile::Builder<'_, '_>,
     dir: &Path,
-    path: &Path,
+    (target, shown): (&Path, &Path),
     fill: impl FnOnce(File) -> Result<(T, File)>,
 ) -> Result<T> {
-    let io = |e| Error::io(path, e);
+    let io = |e| Error::io(shown, unnamed_error(e));
     // Removed when dropped: on an error or a panic below.
     let temp = builder.tempfile_in(dir).map_err(io)?;
     let _listed = TemporaryName::new(temp.path());
     let (value, _) = fill(temp.as_file().try_clone().map_err(io)?)?;
-    temp.persist(path).map_err(|e| io(e.error))?;
+    temp.persist(target).map_err(|e| io(e.error))?;
     Ok(value)
+}
+
+/// Where a write to an output goes.
+enum Destination {
+    /// Through the output itself: a device, a FIFO or a socket.
+    InPlace,
+    /// A new file renamed over this path (the output, or the file its
+    /// symbolic links lead to).
+    Replace(PathBuf),
+}
+
+/// Links followed at most, as the kernel's limit (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// Where writing `path` goes: in place for an existing file that is
+/// neither a regular file nor a folder, else the end of its chain of
+/// symbolic links (which may not exist yet).
+fn destination(path: &Path) -> std::io::Result<Destination> {
+    if let Ok(meta) = std::fs::metadata(path)
+        && !meta.is_file()
+        && !meta.is_dir()
+    {
+        return Ok(Destination::InPlace);
+    }
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(Destination::Replace(at)),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links in a chain"
+    )))
+}
+
+/// [`write_file_atomically`] of an output that is written through in
+/// place ([`Destination::InPlace`]).
+fn write_in_place<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    use std::io::{Seek, SeekFrom};
+    let io = |e| Error::io(path, e);
+    let named = |e: Error| match e {
+        Error::Stream(e) => io(e),
+        e => e,
+    };
+    let mut output = File::options().write(true).open(path).map_err(io)?;
+    if output.stream_position().is_ok() {
+        let mut out = BufWriter::with_capacity(1 << 20, output);
+        let value = write(&mut out).map_err(named)?;
+        out.into_inner().map_err(|e| io(e.into_error()))?;
+        return Ok(value);
+    }
+    // Not seekable: gathered in an unnamed file first, as `write` may seek.
+    let temp_dir = std::env::temp_dir();
+    let gathered = tempfile::tempfile().map_err(|e| Error::io(&temp_dir, unnamed_error(e)))?;
+    let mut out = BufWriter::with_capacity(1 << 20, gathered);
+    let value = write(&mut out).map_err(named)?;
+    let mut gathered = out
+        .into_inner()
+        .map_err(|e| Error::io(&temp_dir, e.into_error()))?;
+    gathered
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(&temp_dir, e))?;
+    std::io::copy(&mut gathered, &mut output).map_err(io)?;
+    Ok(value)
+}
+
+/// `error` without the temporary file's name that `tempfile` adds to its
+/// message: errors name the output the caller gave.
+fn unnamed_error(error: std::io::Error) -> std::io::Error {
+    match error.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => error,
+    }
 }
 
 /// Files without a name until they are whole (Linux's `O_TMPFILE`).
@@ -310,7 +452,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.idx");
         let builder = tempfile::Builder::new();
-        let written = fill_named(&builder, dir.path(), &path, |file| {
+        let written = fill_named(&builder, dir.path(), (&path, &path), |file| {
             // A signal handler's call in the middle of the write (of the
             // temporaries of this test alone: others run beside it).
             assert_eq!(remove_listed(|p| p.starts_with(dir.path())), 1);

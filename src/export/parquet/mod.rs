@@ -173,7 +173,14 @@ pub fn export_parquet(
         let path = path.to_path_buf();
         move |e| Error::io(path, e)
     };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    // The dataset's folder is made, not the folders above it (as a file's
+    // are not).
+    match std::fs::create_dir(dir) {
+        Err(e) if !(e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir()) => {
+            return Err(Error::io(dir, e));
+        }
+        _ => {}
+    }
     let temporary = dir.join(format!(".trace={name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&temporary);
     let _listed = crate::storage::TemporaryName::new(&temporary);

@@ -148,7 +148,9 @@ pub fn export_stacks(
     options: &StackOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<StackSummary> {
-    if path.exists() && !options.force {
+    // Only a regular file is replaced: a device, a FIFO or a socket is
+    // written through.
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) && !options.force {
         return Err(Error::Usage(format!(
             "{} exists (give --force to replace it)",
             path.display()
@@ -157,11 +159,19 @@ pub fn export_stacks(
     let frames = Frames::default();
     let plan = Plan::new(reader, options)?;
     let (parts, bytes) = crate::storage::write_file_atomically(path, |out| {
+        // Into a regular file, its length at the end is the bytes written;
+        // into a device (`/dev/null`), they are counted, and the first
+        // part waits in a temporary file as the others do.
+        let counted = !out.get_ref().metadata()?.is_file();
+        let mut written = 0;
+        let mut head = Vec::new();
         match options.format {
             StackFormat::Folded | StackFormat::Perfetto => {}
-            StackFormat::Speedscope => speedscope::head(out, &options.name)?,
-            StackFormat::Chrome => chrome::head(out)?,
+            StackFormat::Speedscope => speedscope::head(&mut head, &options.name)?,
+            StackFormat::Chrome => chrome::head(&mut head)?,
         }
+        out.write_all(&head)?;
+        written += head.len() as u64;
         out.flush()?;
         // The first part goes straight after the head, through a second
         // handle on the output (sharing its offset); the others wait in
@@ -178,7 +188,7 @@ pub fn export_stacks(
                     sequence: sequence as u32 + 1,
                 };
                 let file = match sequence {
-                    0 => first.try_clone()?,
+                    0 if !counted => first.try_clone()?,
                     _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
                 };
                 let part = BufWriter::with_capacity(1 << 18, file);
@@ -197,21 +207,30 @@ pub fn export_stacks(
             StackFormat::Speedscope | StackFormat::Chrome => b",",
             StackFormat::Folded | StackFormat::Perfetto => b"",
         };
-        for part in parts.iter().skip(1) {
-            out.write_all(separator)?;
+        for (at, part) in parts.iter().enumerate().skip(usize::from(!counted)) {
+            if at > 0 {
+                out.write_all(separator)?;
+                written += separator.len() as u64;
+            }
             out.flush()?;
             let mut file = &part.file;
             file.rewind()?;
             // File to file: the kernel copies (copy_file_range), no buffer.
-            std::io::copy(&mut file, out.get_mut())?;
+            written += std::io::copy(&mut file, out.get_mut())?;
         }
+        let mut tail = Vec::new();
         match options.format {
-            StackFormat::Speedscope => speedscope::tail(out, &frames)?,
-            StackFormat::Chrome => chrome::tail(out)?,
+            StackFormat::Speedscope => speedscope::tail(&mut tail, &frames)?,
+            StackFormat::Chrome => chrome::tail(&mut tail)?,
             StackFormat::Folded | StackFormat::Perfetto => {}
         }
+        out.write_all(&tail)?;
+        written += tail.len() as u64;
         out.flush()?;
-        let bytes = out.get_mut().stream_position()?;
+        let bytes = match counted {
+            true => written,
+            false => out.get_mut().stream_position()?,
+        };
         Ok((parts, bytes))
     })?;
     Ok(StackSummary {
