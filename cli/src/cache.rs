@@ -229,13 +229,22 @@ impl Cache {
 pub fn import_problem(summary: &ImportSummary) -> Option<String> {
     let mut problems = Vec::new();
     if summary.unfinished_calls > 0 {
-        problems.push(count(summary.unfinished_calls, "unfinished call"));
+        problems.push(crate::words::count(
+            summary.unfinished_calls,
+            "unfinished call",
+        ));
     }
     if !summary.damage.is_empty() {
-        problems.push(count(summary.damage.len() as u64, "damaged tail"));
+        problems.push(crate::words::count(
+            summary.damage.len() as u64,
+            "damaged tail",
+        ));
     }
     if summary.skipped_exits > 0 {
-        problems.push(count(summary.skipped_exits, "exit with no open call"));
+        problems.push(crate::words::count(
+            summary.skipped_exits,
+            "exit with no open call",
+        ));
     }
     (!problems.is_empty()).then(|| problems.join(", "))
 }
@@ -267,15 +276,6 @@ fn strict_import_error(name: &str, problem: &str) -> Error {
         path: PathBuf::from(name),
         what: format!("incomplete or damaged: {problem} (and --strict was given)"),
     }
-}
-
-/// `n` things in words: `1 thread`, `2,663 threads`.
-fn count(n: u64, thing: &str) -> String {
-    format!(
-        "{} {thing}{}",
-        crate::words::group(n as usize),
-        crate::words::plural(n)
-    )
 }
 
 /// `error` from opening `path` as a v22 trace, said as "not a trace"

@@ -36,7 +36,12 @@ pub fn run(
     let children = reader.children_range(node, from, count)?;
     let shown_from = from.min(total);
     let shown_to = shown_from + children.len();
-    writeln!(out, "children {shown_from}..{shown_to} of {total}:")?;
+    // Counts grouped (`2,666`); indexes to type back (`--from`) plain.
+    writeln!(
+        out,
+        "children {shown_from}..{shown_to} of {}:",
+        crate::words::group(total as u64)
+    )?;
     let as_parent = Parent::of(parent.tracepoint());
     for (i, child) in children.into_iter().enumerate() {
         let data = reader.node(child)?;
@@ -59,7 +64,7 @@ pub fn run(
         writeln!(
             out,
             "... {} more: --from {shown_to}",
-            crate::words::group(total - shown_to)
+            crate::words::group((total - shown_to) as u64)
         )?;
     }
     Ok(())

@@ -14,6 +14,7 @@ use tracetree::export::stacks::{
 
 use crate::cache::Cache;
 use crate::output::{Output, check_folder, is_stdout, not_a_stream};
+use crate::words::{count, group};
 
 /// The formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -116,26 +117,29 @@ fn stacks(
     let to_stdout = output.is_stdout();
     output.finish()?;
     let line = format!(
-        "wrote {} ({} tracepoints in {} threads, {} frames, {} {}, {} bytes)",
+        "wrote {} ({} in {}, {}, {}, {} bytes)",
         request.output.display(),
-        summary.tracepoints,
-        summary.threads,
-        summary.frames,
-        summary.events,
-        match format {
-            StackFormat::Folded => "stacks",
-            StackFormat::Perfetto => "packets",
-            StackFormat::Speedscope | StackFormat::Chrome => "events",
-        },
-        summary.bytes
+        count(summary.tracepoints, "tracepoint"),
+        count(summary.threads as u64, "thread"),
+        count(summary.frames as u64, "frame"),
+        count(
+            summary.events,
+            match format {
+                StackFormat::Folded => "stack",
+                StackFormat::Perfetto => "packet",
+                StackFormat::Speedscope | StackFormat::Chrome => "event",
+            }
+        ),
+        group(summary.bytes)
     );
     summary_line(&line, to_stdout, out)?;
     if format == StackFormat::Chrome && summary.events > CHROME_EVENTS_FOR_BROWSERS {
         eprintln!(
             "warning: {} events is more than browsers' trace viewers load comfortably \
-             (about {CHROME_EVENTS_FOR_BROWSERS}); export less with --root EVENT_ID or \
-             --thread ID, or use --format perfetto",
-            summary.events
+             (about {}); export less with --root EVENT_ID or --thread ID, or use --format \
+             perfetto",
+            group(summary.events),
+            group(CHROME_EVENTS_FOR_BROWSERS)
         );
     }
     Ok(())
@@ -182,10 +186,11 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     let rows: u64 = summary.rows.iter().map(|(_, rows)| rows).sum();
     writeln!(
         out,
-        "wrote {} ({rows} rows in {} threads, {} bytes)",
+        "wrote {} ({} in {}, {} bytes)",
         summary.partition.display(),
-        summary.rows.len(),
-        summary.bytes
+        count(rows, "row"),
+        count(summary.rows.len() as u64, "thread"),
+        group(summary.bytes)
     )?;
     Ok(())
 }

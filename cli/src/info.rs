@@ -11,6 +11,7 @@ use tracetree::format::TraceContext;
 use tracetree::format::index::parse_index;
 use tracetree::import::stored_summary;
 use tracetree::model::TracepointType;
+use tracetree::read::lazy::WalkDetail;
 use tracetree::read::{
     IndexProblem, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport,
     index_path,
@@ -19,7 +20,7 @@ use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
 
 use crate::cache::Cache;
-use crate::words::plural;
+use crate::words::{count, group, plural};
 
 /// `info` of the trace at `file`; `shown` is the name the user gave when
 /// it is not `file` (stdin or a pipe, read through a temporary file).
@@ -138,11 +139,45 @@ fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wri
     }
     write_status(&report.data, reader.context().data().len(), out)?;
     let threads = reader.threads();
-    writeln!(out, "threads: {}", threads.len())?;
+    writeln!(out, "threads: {}", group(threads.len()))?;
     for thread in &threads {
         write_thread(reader.context(), thread.id, thread.blocks, out)?;
     }
-    write_counts(&reader.count_tracepoints()?, out)
+    // One walk counts the tracepoints by type and the calls and loops
+    // without a footer (still running when the recording stopped), in any
+    // trace: imported, cut short, or whole with calls left open.
+    let per_thread = reader.walk_threads(
+        WalkDetail::Containers,
+        |_| ([0u64; TracepointType::ALL.len()], 0u64),
+        |(counts, unfinished), walked| {
+            counts[walked.header.tracepoint_type as usize] += 1;
+            if walked.tracepoint.is_some() && walked.footer.is_none() {
+                *unfinished += 1;
+            }
+            Ok(true)
+        },
+    )?;
+    let mut counts = BTreeMap::new();
+    for (at, kind) in TracepointType::ALL.into_iter().enumerate() {
+        let total: u64 = per_thread.iter().map(|(c, _)| c[at]).sum();
+        if total > 0 {
+            counts.insert(kind, total);
+        }
+    }
+    write_counts(&counts, out)?;
+    write_unfinished(per_thread.iter().map(|(_, n)| n).sum(), out)
+}
+
+/// The calls and loops left unfinished, when there are any.
+fn write_unfinished(unfinished: u64, out: &mut impl Write) -> Result<()> {
+    if unfinished > 0 {
+        writeln!(
+            out,
+            "unfinished: {} (still running when the recording stopped)",
+            count(unfinished, "call or loop").replace("call or loops", "calls or loops")
+        )?;
+    }
+    Ok(())
 }
 
 fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Write) -> Result<()> {
@@ -176,7 +211,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
         },
     }
     write_status(trace.report(), trace.context().data().len(), out)?;
-    writeln!(out, "threads: {}", trace.threads().len())?;
+    writeln!(out, "threads: {}", group(trace.threads().len()))?;
     for thread in trace.threads() {
         write_thread(trace.context(), thread.thread, thread.blocks, out)?;
     }
@@ -189,7 +224,8 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
         .zip(by_type)
         .filter(|&(_, count)| count > 0)
         .collect();
-    write_counts(&counts, out)
+    write_counts(&counts, out)?;
+    write_unfinished(trace.report().unfinished_containers as u64, out)
 }
 
 /// One line on what became of the lookup sidecar.
@@ -258,9 +294,9 @@ fn write_thread(
 }
 
 fn write_counts(counts: &BTreeMap<TracepointType, u64>, out: &mut impl Write) -> Result<()> {
-    writeln!(out, "tracepoints: {}", counts.values().sum::<u64>())?;
+    writeln!(out, "tracepoints: {}", group(counts.values().sum::<u64>()))?;
     for (kind, count) in counts {
-        writeln!(out, "  {}: {count}", kind.name())?;
+        writeln!(out, "  {}: {}", kind.name(), group(*count))?;
     }
     Ok(())
 }

@@ -34,26 +34,56 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// `--cache-dir`, `--no-cache`, `--strict` and `--memory-budget`
+    /// before the command, as earlier versions took them (each command
+    /// that uses one lists it in its own `--help`).
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// See `no_cache` of [`CacheFlags`].
+    #[arg(long, hide = true, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
+    /// See [`StrictFlag`].
+    #[arg(long, hide = true)]
+    pub strict: bool,
+    /// See [`BudgetFlag`].
+    #[arg(long, hide = true, value_name = "SIZE", value_parser = tracetree::generate::parse_size)]
+    pub memory_budget: Option<u64>,
+}
+
+/// Where a command that reads traces keeps what it caches.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CacheFlags {
     /// Keep lookup sidecars and imports of foreign traces in DIR instead
     /// of the per-user cache directory ($TRACETREE_CACHE_DIR, else
     /// $XDG_CACHE_HOME/tracetree, else ~/.cache/tracetree).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Keep nothing between runs: lookups go to an unlinked scratch file,
     /// imports to a temporary directory removed at the end.
-    #[arg(long, global = true, conflicts_with = "cache_dir")]
+    #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
-    /// Fail when a trace is incomplete or damaged (no end marker, a block
-    /// cut short, unfinished calls, bytes ignored) instead of reading what
-    /// is whole and warning on stderr.
-    #[arg(long, global = true)]
+}
+
+/// `--strict`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StrictFlag {
+    /// Fail (exit 1) when a trace or a foreign source is incomplete or
+    /// damaged (no end marker, a block or a file cut short, unfinished
+    /// calls, bytes ignored) instead of reading what is whole and warning
+    /// on stderr.
+    #[arg(long)]
     pub strict: bool,
+}
+
+/// `--memory-budget`, for `--eager`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BudgetFlag {
     /// With `--eager`: the most memory the load may take (`2GB`; units are
     /// powers of 1024). It needs the data plus 28 bytes per tracepoint
     /// (estimated as 1.9x the data before loading); over the budget it
     /// fails before reading and names the lazy reader (drop `--eager`).
     /// Default: the memory available when the command starts.
-    #[arg(long, global = true, value_name = "SIZE", value_parser = tracetree::generate::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = tracetree::generate::parse_size)]
     pub memory_budget: Option<u64>,
 }
 
@@ -62,7 +92,16 @@ pub struct Cli {
 pub enum Command {
     /// Show a trace's format version, sizes, threads, blocks, tracepoint
     /// counts by type and index status.
+    #[command(
+        after_help = "Examples:\n  tracetree info app.trace\n  cat app.jfr | tracetree info -"
+    )]
     Info {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
+        #[command(flatten)]
+        budget: BudgetFlag,
         /// The data file (its index is `FILE.idx`); `-` reads stdin. Each
         /// thread is listed by its id, which `--thread` takes; `print`
         /// heads thread N with `# Thread N+1`.
@@ -72,7 +111,14 @@ pub enum Command {
         eager: bool,
     },
     /// Dump every tracepoint as one JSON object per line.
+    #[command(after_help = "Examples:\n  tracetree dump app.trace --thread 0 | jq .method")]
     Dump {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
+        #[command(flatten)]
+        budget: BudgetFlag,
         /// The data file; `-` reads stdin.
         file: PathBuf,
         /// The output format.
@@ -80,7 +126,12 @@ pub enum Command {
         format: DumpFormat,
         /// Only this thread, by its id as `info` lists it; the header
         /// `# Thread N` that `print` writes is id N-1 (repeatable).
-        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
+        #[arg(
+            short,
+            long = "thread",
+            value_name = "ID",
+            allow_negative_numbers = true
+        )]
         threads: Vec<i32>,
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
@@ -88,6 +139,9 @@ pub enum Command {
     },
     /// Rebuild a trace's index from its data file (in parallel) and write
     /// `FILE.idx` atomically, or check the existing one.
+    #[command(
+        after_help = "Examples:\n  tracetree index app.trace\n  tracetree index app.trace --check"
+    )]
     Index {
         /// The data file (a file: not `-` or a pipe, as `FILE.idx` is
         /// written beside it).
@@ -103,15 +157,29 @@ pub enum Command {
     },
     /// Print a trace as text, one line per tracepoint, byte for byte as the
     /// reference (Lincheck) printer does.
+    #[command(
+        after_help = "Examples:\n  tracetree print app.trace --depth 2\n  tracetree print recording/ --ids | less"
+    )]
     Print {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
+        #[command(flatten)]
+        budget: BudgetFlag,
         /// The data file; `-` reads stdin.
         file: PathBuf,
         /// End each line with its code location (` at File.kt:LINE`).
-        #[arg(long)]
+        #[arg(short, long)]
         verbose: bool,
         /// Only this thread, by its id as `info` lists it; the header
         /// `# Thread N` that `print` writes is id N-1 (repeatable).
-        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
+        #[arg(
+            short,
+            long = "thread",
+            value_name = "ID",
+            allow_negative_numbers = true
+        )]
         threads: Vec<i32>,
         /// Print down to this depth (top-level tracepoints are depth 0);
         /// deeper children fold into `... <N unloaded children>`.
@@ -130,10 +198,17 @@ pub enum Command {
     /// Generate a synthetic trace of a given size and shape with the
     /// streaming writer, for benchmarks: the same bytes for the same seed
     /// and options, whatever the threads' timing.
+    #[command(
+        after_help = "Examples:\n  tracetree gen big.trace --size 1GB\n  tracetree gen -o wide.trace --size 100MB --shape wide --threads 4"
+    )]
     Gen {
         /// The data file to write (its index goes to `OUT.idx`), under a
         /// temporary name renamed when complete: a failure leaves nothing.
-        out: PathBuf,
+        #[arg(required_unless_present = "output", conflicts_with = "output")]
+        out: Option<PathBuf>,
+        /// The data file to write, as OUT (`-o` as the other commands take).
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
         /// Size of the data file (`100MB`, `10GB`; units are powers of
         /// 1024), reached within a few hundred bytes per thread; each thread
         /// writes at least about 1.5 KB.
@@ -155,12 +230,17 @@ pub enum Command {
         #[arg(long, value_parser = tracetree::generate::parse_size)]
         block_size: Option<u64>,
         /// Replace OUT (and OUT.idx) if it exists.
-        #[arg(long)]
+        #[arg(short, long)]
         force: bool,
     },
     /// Convert a foreign trace (`.flow`, JFR, Blinky, TPTP) or a packed
     /// trace into a v22 trace.
+    #[command(
+        after_help = "Examples:\n  tracetree import recording/ -o app.trace\n  cat run.log | tracetree import - --from blinky -o run.trace"
+    )]
     Import {
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The source: a `.flow` recording's folder or one `.flow` file, a
         /// JFR recording, a Blinky text trace, a TPTP binary trace or a
         /// packed trace (`.packedtrace`, unpacked).
@@ -172,7 +252,7 @@ pub enum Command {
         #[arg(long, value_name = "FORMAT")]
         from: Option<tracetree::import::SourceFormat>,
         /// Replace OUTPUT if it exists.
-        #[arg(long)]
+        #[arg(short, long)]
         force: bool,
         /// JFR: import the per-thread sample trees even when the recording
         /// holds method traces (which are imported by default).
@@ -182,7 +262,14 @@ pub enum Command {
     /// Pack a trace into one file, the recorder's `NAME.packedtrace`: a ZIP
     /// of `info.txt`, `trace.trace` and `trace.idx`, every entry stored, so
     /// that every command opens it in place (and the recorder unpacks it).
+    #[command(
+        after_help = "Examples:\n  tracetree pack app.trace -o app.packedtrace\n  tracetree pack app.trace -o - | ssh host 'cat > app.packedtrace'"
+    )]
     Pack {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The trace (any input the other commands accept).
         file: PathBuf,
         /// The packed trace to write.
@@ -193,7 +280,7 @@ pub enum Command {
         #[arg(long)]
         info: Option<String>,
         /// Replace OUTPUT if it exists.
-        #[arg(long)]
+        #[arg(short, long)]
         force: bool,
     },
     /// Export a trace for other tools: `--format folded` (inferno,
@@ -203,7 +290,14 @@ pub enum Command {
     /// writes a Hive-partitioned dataset (one row per tracepoint) that
     /// DuckDB, DataFusion and Spark query; many traces exported into one
     /// OUT form one dataset.
+    #[command(
+        after_help = "Examples:\n  tracetree export app.trace --format folded -o - | inferno-flamegraph > app.svg\n  tracetree export app.trace --format parquet -o dataset/"
+    )]
     Export {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The trace (any input the other commands accept).
         file: PathBuf,
         /// The output format.
@@ -214,7 +308,12 @@ pub enum Command {
         output: PathBuf,
         /// Only this thread, by its id as `info` lists it; the header
         /// `# Thread N` that `print` writes is id N-1 (repeatable).
-        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
+        #[arg(
+            short,
+            long = "thread",
+            value_name = "ID",
+            allow_negative_numbers = true
+        )]
         threads: Vec<i32>,
         /// Only the subtree of the tracepoint with this event id (not for
         /// parquet); `print --ids` shows event ids.
@@ -226,13 +325,20 @@ pub enum Command {
         row_group_rows: usize,
         /// Replace the output (for parquet: this trace's partition) if it
         /// exists.
-        #[arg(long)]
+        #[arg(short, long)]
         force: bool,
     },
     /// Browse a trace in the terminal: threads and calls expanded on
     /// demand a page at a time, details of the selected tracepoint, search,
     /// jumps to event ids, bookmarks (`?` lists the keys).
+    #[command(
+        after_help = "Examples:\n  tracetree view app.trace\n  tracetree view --follow running.trace"
+    )]
     View {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The trace (any input the other commands accept).
         file: PathBuf,
         /// Follow a trace still being written: the file is looked at every
@@ -245,14 +351,28 @@ pub enum Command {
     /// Find tracepoints by name (a call's `Class.method`, a field's
     /// `Class.field`, a local variable) or, with --text, by their printed
     /// line; each hit with its event id and the calls above it.
+    #[command(
+        after_help = "Exit status: 0 when a tracepoint matched, 1 when none did, 2 on an \
+        error (as grep and rg).\n\nExamples:\n  tracetree search app.trace HashMap.put\n  \
+        tracetree search app.trace --text --ignore-case 'timeout' --json | jq .path"
+    )]
     Search {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The trace (any input the other commands accept).
         file: PathBuf,
         /// The text to find.
         pattern: String,
         /// Only this thread, by its id as `info` lists it; the header
         /// `# Thread N` that `print` writes is id N-1 (repeatable).
-        #[arg(long = "thread", value_name = "ID", allow_negative_numbers = true)]
+        #[arg(
+            short,
+            long = "thread",
+            value_name = "ID",
+            allow_negative_numbers = true
+        )]
         threads: Vec<i32>,
         /// Only this kind of tracepoint: method_call, read_field, … (repeatable).
         #[arg(long = "kind", value_name = "KIND")]
@@ -267,10 +387,23 @@ pub enum Command {
         /// results); slower, as every line is rendered.
         #[arg(long)]
         text: bool,
+        /// Write each hit as one JSON object on its line: `thread`,
+        /// `eventId`, `depth`, `path` (the calls above it, outermost first)
+        /// and `line`. Without it, each hit is one line of text, a newline
+        /// in a value shown as `\n`.
+        #[arg(long)]
+        json: bool,
     },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
+    #[command(
+        after_help = "Examples:\n  tracetree children app.trace --node 42 --from 100 --count 20"
+    )]
     Children {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
         /// The data file; `-` reads stdin.
         file: PathBuf,
         /// The event id of the call (or loop) to expand (negative ids
@@ -285,12 +418,45 @@ pub enum Command {
         #[arg(long, default_value_t = 100)]
         count: usize,
         /// End each line with its code location.
-        #[arg(long)]
+        #[arg(short, long)]
         verbose: bool,
     },
 }
 
 impl Command {
+    /// The command's cache flags, `--strict` and `--memory-budget` (none
+    /// given for a command that takes none).
+    fn flags(&mut self) -> (CacheFlags, bool, Option<u64>) {
+        let none = CacheFlags::default();
+        match self {
+            Command::Info {
+                cache,
+                strict,
+                budget,
+                ..
+            }
+            | Command::Dump {
+                cache,
+                strict,
+                budget,
+                ..
+            }
+            | Command::Print {
+                cache,
+                strict,
+                budget,
+                ..
+            } => (std::mem::take(cache), strict.strict, budget.memory_budget),
+            Command::Children { cache, strict, .. }
+            | Command::Search { cache, strict, .. }
+            | Command::Export { cache, strict, .. }
+            | Command::Pack { cache, strict, .. }
+            | Command::View { cache, strict, .. } => (std::mem::take(cache), strict.strict, None),
+            Command::Import { strict, .. } => (none, strict.strict, None),
+            Command::Index { .. } | Command::Gen { .. } => (none, false, None),
+        }
+    }
+
     /// The trace or source the command reads, if it reads one.
     fn input_mut(&mut self) -> Option<&mut PathBuf> {
         match self {
@@ -340,7 +506,15 @@ fn main() -> ExitCode {
         Ok(Outcome::NoMatch) => ExitCode::FAILURE,
         Err(Error::Stream(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => {
-            let mut message = error.to_string();
+            let mut message = match error {
+                Error::OverMemoryBudget { needed, budget } => format!(
+                    "loading the whole trace would need about {}, over the --memory-budget of \
+                     {}: read it without --eager (the lazy reader needs little memory)",
+                    words::size(needed),
+                    words::size(budget)
+                ),
+                error => error.to_string(),
+            };
             // A spooled input is named as the user gave it.
             if let Some((path, name)) = &spooled {
                 message = message.replace(
@@ -403,16 +577,27 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
         *spooled_as = Some((spooled.path.clone(), shown.clone().unwrap_or_default()));
         _spooled = Some(spooled);
     }
-    let cache = if let Some((path, name)) = spooled_as.clone() {
-        Cache::new(None, true, cli.strict)?.spooled(path, name)
-    } else {
-        Cache::new(cli.cache_dir, cli.no_cache, cli.strict)?
+    // A command's own flags, or the same given before the command.
+    let (cache_flags, strict, budget) = cli.command.flags();
+    let strict = cli.strict || strict;
+    let memory_budget = budget.or(cli.memory_budget);
+    let no_cache = cli.no_cache || cache_flags.no_cache;
+    let cache_dir = cache_flags.cache_dir.or(cli.cache_dir);
+    if no_cache && cache_dir.is_some() {
+        return Err(Error::Usage(
+            "--cache-dir and --no-cache cannot be given together".into(),
+        ));
     }
-    .memory_budget(cli.memory_budget);
+    let cache = if let Some((path, name)) = spooled_as.clone() {
+        Cache::new(None, true, strict)?.spooled(path, name)
+    } else {
+        Cache::new(cache_dir, no_cache, strict)?
+    }
+    .memory_budget(memory_budget);
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {
-        Command::Info { file, eager } => {
+        Command::Info { file, eager, .. } => {
             let shown = shown.as_deref();
             info::run(&cache, &cache.trace_path(&file)?, shown, eager, &mut out)?;
             info::write_jfr_summary(&file, &mut out)?;
@@ -421,12 +606,14 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             file,
             check,
             threads,
+            ..
         } => index::run(&file, check, threads, &mut out)?,
         Command::Dump {
             file,
             format: DumpFormat::Jsonl,
             threads,
             eager,
+            ..
         } => {
             let threads = thread_filter(&threads);
             let file = cache.trace_path(&file)?;
@@ -445,6 +632,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             depth,
             ids,
             eager,
+            ..
         } => {
             let options = PrintOptions {
                 verbose,
@@ -463,15 +651,17 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
         }
         Command::Gen {
             out: path,
+            output,
             size,
             threads,
             shape,
             seed,
             block_size,
             force,
+            ..
         } => gen_trace::run(
             &gen_trace::GenRequest {
-                path: &path,
+                path: &path.or(output).unwrap_or_default(),
                 size,
                 threads,
                 shape,
@@ -487,6 +677,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             from,
             force,
             samples,
+            ..
         } => import::run(&cache, &input, &output, from, force, samples, &mut out)?,
         Command::Export {
             file,
@@ -497,6 +688,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             #[cfg(feature = "parquet")]
             row_group_rows,
             force,
+            ..
         } => export::run(
             &cache,
             &export::ExportRequest {
@@ -516,8 +708,9 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             output,
             info,
             force,
+            ..
         } => pack::run(&cache, &file, &output, info.as_deref(), force, &mut out)?,
-        Command::View { file, follow } => view::run(&cache, &file, follow)?,
+        Command::View { file, follow, .. } => view::run(&cache, &file, follow)?,
         Command::Search {
             file,
             pattern,
@@ -526,6 +719,8 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             max,
             ignore_case,
             text,
+            json,
+            ..
         } => {
             return search::run(
                 &cache,
@@ -537,6 +732,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                     max,
                     ignore_case,
                     text,
+                    json,
                 },
                 &mut out,
             );
@@ -547,6 +743,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             from,
             count,
             verbose,
+            ..
         } => children::run(
             &cache,
             &cache.trace_path(&file)?,

@@ -21,6 +21,7 @@ pub struct SearchRequest<'a> {
     pub max: usize,
     pub ignore_case: bool,
     pub text: bool,
+    pub json: bool,
 }
 
 pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> Result<Outcome> {
@@ -55,15 +56,19 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
     bar.finish_and_clear();
     let found = found?;
     for hit in &found.hits {
+        if request.json {
+            write_json(hit, out)?;
+            continue;
+        }
         write!(
             out,
             "thread {}, event {}, depth {}: ",
             hit.thread, hit.event, hit.depth
         )?;
         for name in &hit.path {
-            write!(out, "{name} > ")?;
+            write!(out, "{} > ", one_line(name))?;
         }
-        writeln!(out, "{}", hit.line)?;
+        writeln!(out, "{}", one_line(&hit.line))?;
     }
     out.flush()?;
     let shown = found.hits.len() as u64;
@@ -94,4 +99,64 @@ fn kind(name: &str) -> Result<TracepointType> {
                 names.join(", ")
             ))
         })
+}
+
+/// `text` on one line: a backslash, a line feed, a carriage return and a
+/// tab written as `\\`, `\n`, `\r` and `\t`, so that each hit stays one
+/// line for grep and friends.
+fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(['\\', '\n', '\r', '\t']) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut line = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\\' => line.push_str("\\\\"),
+            '\n' => line.push_str("\\n"),
+            '\r' => line.push_str("\\r"),
+            '\t' => line.push_str("\\t"),
+            c => line.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(line)
+}
+
+/// One hit as one JSON object on its line: `thread`, `eventId`, `depth`,
+/// `path` (the names of the calls above it, outermost first) and `line`.
+fn write_json(hit: &tracetree::search::Hit, out: &mut impl Write) -> Result<()> {
+    let mut text = format!(
+        "{{\"thread\":{},\"eventId\":{},\"depth\":{},\"path\":[",
+        hit.thread, hit.event, hit.depth
+    );
+    for (at, name) in hit.path.iter().enumerate() {
+        if at > 0 {
+            text.push(',');
+        }
+        json_string(name, &mut text);
+    }
+    text.push_str("],\"line\":");
+    json_string(&hit.line, &mut text);
+    text.push('}');
+    writeln!(out, "{text}")?;
+    Ok(())
+}
+
+/// `value` as a JSON string, appended to `text`.
+fn json_string(value: &str, text: &mut String) {
+    use std::fmt::Write as _;
+    text.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => text.push_str("\\\""),
+            '\\' => text.push_str("\\\\"),
+            '\n' => text.push_str("\\n"),
+            '\r' => text.push_str("\\r"),
+            '\t' => text.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(text, "\\u{:04x}", u32::from(c));
+            }
+            c => text.push(c),
+        }
+    }
+    text.push('"');
 }

@@ -1,7 +1,9 @@
 //! Numbers in the words the commands print.
 
 /// `n` with thousands separated by commas.
-pub fn group(n: usize) -> String {
+pub fn group(n: impl TryInto<u64>) -> String {
+    // usize and u64 both convert: 64-bit counts at most.
+    let n: u64 = n.try_into().unwrap_or(u64::MAX);
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
@@ -16,4 +18,25 @@ pub fn group(n: usize) -> String {
 /// The plural ending for `count` things.
 pub fn plural(count: u64) -> &'static str {
     if count == 1 { "" } else { "s" }
+}
+
+/// `n` things in words, `n` grouped: `1 thread`, `2,663 threads`.
+pub fn count(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", group(n), plural(n))
+}
+
+/// `bytes` in the largest unit of 1024 that keeps a whole number before
+/// the point: `512 bytes`, `1.0 KiB`, `2.5 GiB`.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} byte{}", plural(bytes));
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }

@@ -102,7 +102,12 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
     if !(number >= 0.0 && number.is_finite()) {
         return Err(format!("not a size: {text:?}"));
     }
-    Ok((number * unit as f64) as u64)
+    let bytes = number * unit as f64;
+    // 2^64 bytes and over do not fit (a cast would saturate silently).
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is more bytes than a 64-bit count holds"));
+    }
+    Ok(bytes as u64)
 }
 
 /// SplitMix64: a small generator whose output is fixed for a seed forever

@@ -189,7 +189,7 @@ mod tests {
         assert!(trace.path.starts_with(&cache));
         let stored = stored_summary(&trace.path).unwrap();
         assert!(
-            stored.starts_with("imported: 1 threads, 3 calls"),
+            stored.starts_with("imported: 1 thread, 3 calls"),
             "{stored}"
         );
         assert!(

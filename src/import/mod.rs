@@ -179,9 +179,15 @@ impl ImportSummary {
         let mut text = format!("imported: {self}\n");
         text += &format!("mapped: {}\n", list(&self.mapped));
         text += &format!("skipped: {}\n", list(&self.skipped));
+        // Tickets are TPTP's: said only where a source has them wrong.
+        let tickets = match self.unmatched_tickets {
+            0 => String::new(),
+            n => format!("{}, ", counted(n, "unmatched ticket")),
+        };
         text += &format!(
-            "inconsistent: {} depth disagreements, {} unmatched tickets, {} exits with no open call\n",
-            self.depth_disagreements, self.unmatched_tickets, self.skipped_exits
+            "inconsistent: {}, {tickets}{} with no open call\n",
+            counted(self.depth_disagreements, "depth disagreement"),
+            counted(self.skipped_exits, "exit")
         );
         for damage in &self.damage {
             text += &format!("damaged: {}: {}\n", damage.source, damage.what);
@@ -194,21 +200,44 @@ impl fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} threads, {} calls, {} unfinished calls, {} skipped exits, {} damaged tails",
-            self.threads,
-            self.calls,
-            self.unfinished_calls,
-            self.skipped_exits,
-            self.damage.len()
+            "{}, {}, {}, {}, {}",
+            counted(self.threads as u64, "thread"),
+            counted(self.calls, "call"),
+            counted(self.unfinished_calls, "unfinished call"),
+            counted(self.skipped_exits, "skipped exit"),
+            counted(self.damage.len() as u64, "damaged tail")
         )?;
         if self.depth_disagreements > 0 {
-            write!(f, ", {} depth disagreements", self.depth_disagreements)?;
+            write!(
+                f,
+                ", {}",
+                counted(self.depth_disagreements, "depth disagreement")
+            )?;
         }
         if self.unmatched_tickets > 0 {
-            write!(f, ", {} unmatched tickets", self.unmatched_tickets)?;
+            write!(
+                f,
+                ", {}",
+                counted(self.unmatched_tickets, "unmatched ticket")
+            )?;
         }
         Ok(())
     }
+}
+
+/// `n` things in words, thousands separated by commas: `1 thread`,
+/// `219,723 calls`.
+fn counted(n: u64, thing: &str) -> String {
+    let digits = n.to_string();
+    let mut text = String::new();
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{text} {thing}{plural}")
 }
 
 /// Imports `input` (of `format`, or the detected one) into the v22 trace

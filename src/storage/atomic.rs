@@ -162,6 +162,20 @@ pub fn write_trace_atomically<T>(
         TemporaryName::new(&temp),
         TemporaryName::new(&with_index(&temp)),
     );
+    // Removes both temporary files unless the write succeeded, even when
+    // `write` panics.
+    struct Leftovers<'a>(&'a [PathBuf; 2], bool);
+    impl Drop for Leftovers<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                for path in self.0 {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+    }
+    let temporaries = [temp.clone(), with_index(&temp)];
+    let mut leftovers = Leftovers(&temporaries, false);
     let result = write(&temp)
         .and_then(|value| {
             std::fs::rename(with_index(&temp), &index_output).map_err(io)?;
@@ -180,10 +194,8 @@ pub fn write_trace_atomically<T>(
             }
             e => e,
         });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-        let _ = std::fs::remove_file(with_index(&temp));
-    }
+    leftovers.1 = result.is_ok();
+    drop(leftovers);
     result
 }
 

@@ -440,7 +440,15 @@ impl App {
                 Ok((reader, report)) => {
                     *self.following.get_or_insert(0) += report.new_blocks;
                     if let Some(why) = report.reopened {
-                        self.message = format!("trace opened again: {why}");
+                        let why = why.to_string();
+                        let why = match why.as_str() {
+                            "the index is complete or unreadable" => {
+                                "the recording finished (its index is complete), or the index \
+                                 cannot be read"
+                            }
+                            why => why,
+                        };
+                        self.message = format!("read again from the start: {why}");
                     }
                     latest = Some(reader);
                 }

@@ -41,6 +41,14 @@ const CACHE_BYTES: usize = 16 << 20;
 /// Runs the viewer on `file`; with `follow`, as a growing view that takes
 /// in new blocks as they land.
 pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
+        return Err(tracetree::Error::Usage(
+            "view needs a terminal (its standard input and output are not one); `print` and \
+             `search` write text for pipes and files"
+                .into(),
+        ));
+    }
     let trace = cache.trace_path(file)?;
     let mut app = if follow {
         let options = cache.lazy_options().cache_bytes(CACHE_BYTES);

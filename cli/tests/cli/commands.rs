@@ -348,7 +348,7 @@ fn import_writes_a_trace_and_any_command_opens_a_recording_directly() {
     let (input, output) = (recording.to_str().unwrap(), trace.to_str().unwrap());
     let (ok, _, err) = tracetree_cached(&cache, &["import", input, "-o", output]);
     assert!(ok, "{err}");
-    assert!(err.contains("219723 calls, 12 unfinished calls"), "{err}");
+    assert!(err.contains("219,723 calls, 12 unfinished calls"), "{err}");
     assert!(
         err.contains("ends inside the event at offset 202957"),
         "{err}"
@@ -411,7 +411,7 @@ fn info_on_a_blinky_trace_shows_what_its_import_mapped_and_skipped() {
     );
     assert!(info.contains("$line$ 1"), "{info}");
     assert!(info.contains("program output lines 1"), "{info}");
-    assert!(info.contains("1 exits with no open call"), "{info}");
+    assert!(info.contains("1 exit with no open call"), "{info}");
     let (ok, rows, err) = tracetree_cached(
         &cache,
         &["dump", "--format", "jsonl", source.to_str().unwrap()],
@@ -442,7 +442,7 @@ fn export_writes_a_parquet_dataset_of_any_input() {
         let (ok, said, err) =
             tracetree_cached(&cache, &["export", input, "--format", "parquet", "-o", out]);
         assert!(ok, "{err}");
-        let rows = format!("({} rows in ", dump.lines().count());
+        let rows = format!("({} rows in ", grouped(dump.lines().count()));
         assert!(said.contains(&rows), "{said} vs {rows}");
         let name = std::path::Path::new(input).file_stem().unwrap();
         let partition = dataset.join(format!("trace={}", name.to_string_lossy()));
@@ -451,7 +451,7 @@ fn export_writes_a_parquet_dataset_of_any_input() {
             .unwrap()
             .filter(|e| e.as_ref().unwrap().path().is_dir())
             .count();
-        assert!(threads >= 1 && said.contains(&format!("rows in {threads} threads")));
+        assert!(threads >= 1 && said.contains(&format!("rows in {threads} thread")));
         // Exporting again needs --force; the answer is one line.
         let (ok, _, err) =
             tracetree_cached(&cache, &["export", input, "--format", "parquet", "-o", out]);
@@ -501,7 +501,7 @@ fn export_writes_call_stacks_for_profilers_viewers() {
     let (ok, said, err) = tracetree(&[
         "export", &trace, "--format", "folded", "-o", out, "--root", "0", "--force",
     ]);
-    assert!(ok && said.contains("in 1 threads"), "{said} {err}");
+    assert!(ok && said.contains("in 1 thread,"), "{said} {err}");
     let (ok, _, err) = tracetree(&[
         "export", &trace, "--format", "chrome", "-o", out, "--root", "999999", "--force",
     ]);
@@ -563,11 +563,12 @@ fn chrome_exports_above_what_browsers_load_warn_with_a_hint() {
     let events: u64 = said
         .split(", ")
         .find_map(|part| part.strip_suffix(" events"))
-        .and_then(|n| n.parse().ok())
+        .and_then(|n| n.replace(',', "").parse().ok())
         .unwrap_or_else(|| panic!("no event count in {said:?}"));
     assert!(events > 1_000_000, "{said}");
     assert!(
-        err.contains(&format!("warning: {events} events")) && err.contains("--root"),
+        err.contains(&format!("warning: {} events", grouped(events as usize)))
+            && err.contains("--root"),
         "{err}"
     );
     // A small trace: no warning.
@@ -657,4 +658,17 @@ fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
             assert!(err.contains(said) && err.contains("--strict"), "{err}");
         }
     }
+}
+
+/// `n` as the commands print counts: thousands separated by commas.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut text = String::new();
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
 }

@@ -4,6 +4,7 @@
 mod commands;
 mod edges;
 mod heldout;
+mod outputs;
 mod pack;
 mod view;
 
