@@ -160,3 +160,17 @@ fn json_string(value: &str, text: &mut String) {
     }
     text.push('"');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hit_with_a_line_feed_stays_one_line() {
+        assert_eq!(one_line("a\nb\\c\td"), "a\\nb\\\\c\\td");
+        assert_eq!(one_line("plain"), "plain");
+        let mut text = String::new();
+        json_string("say \"hi\"\n\u{1}", &mut text);
+        assert_eq!(text, "\"say \\\"hi\\\"\\n\\u0001\"");
+    }
+}

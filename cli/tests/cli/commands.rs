@@ -261,7 +261,8 @@ fn info_reports_the_sidecar_through_index_and_deferral() {
     let cache = dir.path().join("cache");
     let file = path.to_str().unwrap();
     let with_cache = |command: &str| {
-        let (ok, out, err) = tracetree(&[command, file, "--cache-dir", cache.to_str().unwrap()]);
+        // Before the command: `index` has no cache of its own to name.
+        let (ok, out, err) = tracetree(&["--cache-dir", cache.to_str().unwrap(), command, file]);
         assert!(ok, "{err}");
         out
     };

@@ -298,3 +298,134 @@ fn strict_fails_an_import_with_unfinished_calls() {
     let (code, _, _) = run_with_stdin(&["--strict", "info", "-"], &std::fs::read(&blinky).unwrap());
     assert_eq!(code, 1);
 }
+
+#[test]
+fn gen_refuses_what_it_cannot_write_in_one_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("h.trace");
+    let out = out.to_str().unwrap();
+    for (args, said) in [
+        (&["--threads", "1000000"][..], "out of 1..=4096"),
+        (&["--threads", "1000"][..], "each of the 1,000 threads"),
+        (&["--block-size", "1"][..], "out of 1 KB..=64 MB"),
+    ] {
+        let (ok, _, err) = tracetree(&[&["gen", out, "--size", "1MB"][..], args].concat());
+        assert!(
+            !ok && err.lines().count() == 1 && err.contains(said),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(names(dir.path()), Vec::<String>::new(), "{args:?}");
+    }
+    let (ok, _, err) = tracetree(&["gen", out, "--size", "99999999999999999999999"]);
+    assert!(
+        !ok && err.contains("more bytes than a 64-bit count holds"),
+        "{err}"
+    );
+    let (ok, _, err) = tracetree(&["gen", out, "--size", "100TB"]);
+    assert!(!ok && err.contains("over 64 TB"), "{err}");
+    // Small blocks: written, with a warning that the size is off.
+    let (ok, said, err) = tracetree(&["gen", "-o", out, "--size", "1MB", "--block-size", "1KB"]);
+    assert!(ok, "{err}");
+    assert!(
+        said.contains("2 threads") && said.contains("blocks of 1,024 bytes"),
+        "{said}"
+    );
+    assert!(
+        err.contains("warning: wrote") && err.contains("--size asked 1,048,576"),
+        "{err}"
+    );
+    assert_eq!(names(dir.path()), ["h.trace", "h.trace.idx"]);
+}
+
+#[test]
+fn search_hits_stay_one_line_and_json_has_one_object_per_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    // A Blinky trace whose call's argument holds a line feed.
+    let blinky = dir.path().join("nl.blinky");
+    std::fs::write(
+        &blinky,
+        b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$exit$,11,1,-1,0,-4,,,\n\
+          $$$,1,4,0,1,x,10,$enter$,()V\n$$$,4,4,0,1,x,11,$exit$\n",
+    )
+    .unwrap();
+    let source = blinky.to_str().unwrap();
+    let (code, out, err) = run_code(&["search", source, "run", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let hit: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+    assert_eq!(hit["thread"], 0);
+    assert_eq!(hit["depth"], 0);
+    assert!(hit["eventId"].is_i64() && hit["path"].as_array().unwrap().is_empty());
+    assert_eq!(hit["line"], "A.run()");
+    // The bundled trace: one line per hit in both forms.
+    let (_dir, file) = bundled();
+    let (_, text, _) = run_code(&["search", &file, "run"]);
+    let (_, json, _) = run_code(&["search", &file, "run", "--json"]);
+    assert_eq!(text.lines().count(), json.lines().count());
+    for line in json.lines() {
+        let hit: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(text.contains(hit["line"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn info_counts_unfinished_calls_and_words_read_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let blinky = dir.path().join("open.blinky");
+    std::fs::write(
+        &blinky,
+        b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$$$,1,4,0,1,x,10,$enter$,()V\n",
+    )
+    .unwrap();
+    let source = blinky.to_str().unwrap();
+    let cache = dir.path().join("cache");
+    let (ok, _, err) = crate::tracetree_cached(&cache, &["print", source]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("imported 1 thread, 1 call, 1 unfinished call"),
+        "{err}"
+    );
+    let trace = dir.path().join("open.trace");
+    let (ok, _, err) = tracetree(&["import", source, "-o", trace.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    for eager in [false, true] {
+        let mut args = vec!["info", trace.to_str().unwrap()];
+        if eager {
+            args.push("--eager");
+        }
+        let (ok, out, err) = tracetree(&args);
+        assert!(ok, "{err}");
+        assert!(
+            out.contains("unfinished: 1 call or loop"),
+            "--eager {eager}: {out}"
+        );
+    }
+    let (_, info, _) = crate::tracetree_cached(&cache, &["info", source]);
+    assert!(!info.contains("unmatched tickets"), "{info}");
+    let (_bundled_dir, bundled) = bundled();
+    let (ok, _, err) = tracetree(&["info", &bundled, "--eager", "--memory-budget", "1KB"]);
+    assert!(!ok && err.contains("--memory-budget of 1.0 KiB"), "{err}");
+}
+
+#[test]
+fn help_lists_every_command_and_flags_only_where_they_act() {
+    let (_, top, _) = tracetree(&["--help"]);
+    for command in [
+        "info", "print", "dump", "index", "children", "import", "gen", "search", "export", "pack",
+        "view",
+    ] {
+        let (_, help, _) = tracetree(&[command, "--help"]);
+        assert!(help.contains("Examples:\n  tracetree "), "{command}");
+        let about = top.lines().next().unwrap();
+        assert!(about.contains(command), "{command} in {about:?}");
+        let reads = !matches!(command, "gen" | "index" | "import");
+        assert_eq!(help.contains("--cache-dir"), reads, "{command}");
+        assert_eq!(
+            help.contains("--memory-budget"),
+            matches!(command, "info" | "print" | "dump")
+        );
+    }
+    let (_, gen_help, _) = tracetree(&["gen", "--help"]);
+    assert!(gen_help.contains("-o, --output"), "{gen_help}");
+    assert!(!gen_help.contains("--strict"), "{gen_help}");
+}
