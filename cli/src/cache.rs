@@ -159,6 +159,11 @@ impl Cache {
     /// One warning line on stderr saying what a read of `path` left out or
     /// found missing, and where; an error instead under `--strict`.
     pub fn check_data(&self, path: &Path, report: &LoadReport, data_len: u64) -> Result<()> {
+        // A whole trace with calls left open is unfinished: said only under
+        // --strict (the calls print as unfinished).
+        if report.unfinished_containers > 0 {
+            self.check_unfinished(path, report.unfinished_containers as u64)?;
+        }
         let Some(summary) = report.summary(data_len) else {
             return Ok(());
         };
@@ -169,6 +174,21 @@ impl Cache {
             });
         }
         eprintln!("tracetree: warning: {}: {summary}", self.name(path));
+        Ok(())
+    }
+
+    /// Under `--strict`, fails when `unfinished` calls or loops of the
+    /// trace at `path` never ended.
+    pub fn check_unfinished(&self, path: &Path, unfinished: u64) -> Result<()> {
+        if self.strict && unfinished > 0 {
+            return Err(Error::BadSource {
+                path: PathBuf::from(self.name(path)),
+                what: format!(
+                    "unfinished: {} never ended (and --strict was given)",
+                    crate::words::calls_or_loops(unfinished)
+                ),
+            });
+        }
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
 
 use crate::cache::Cache;
-use crate::words::{count, group, plural};
+use crate::words::{calls_or_loops, group, plural};
 
 /// `info` of the trace at `file`; `shown` is the name the user gave when
 /// it is not `file` (stdin or a pipe, read through a temporary file).
@@ -164,8 +164,10 @@ fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wri
             counts.insert(kind, total);
         }
     }
+    let unfinished = per_thread.iter().map(|(_, n)| n).sum();
+    cache.check_unfinished(file, unfinished)?;
     write_counts(&counts, out)?;
-    write_unfinished(per_thread.iter().map(|(_, n)| n).sum(), out)
+    write_unfinished(unfinished, out)
 }
 
 /// The calls and loops left unfinished, when there are any.
@@ -174,7 +176,7 @@ fn write_unfinished(unfinished: u64, out: &mut impl Write) -> Result<()> {
         writeln!(
             out,
             "unfinished: {} (still running when the recording stopped)",
-            count(unfinished, "call or loop").replace("call or loops", "calls or loops")
+            calls_or_loops(unfinished)
         )?;
     }
     Ok(())

@@ -40,3 +40,11 @@ pub fn size(bytes: u64) -> String {
     }
     format!("{value:.1} {}", UNITS[unit])
 }
+
+/// `n` calls or loops in words: `1 call or loop`, `12 calls or loops`.
+pub fn calls_or_loops(n: u64) -> String {
+    match n {
+        1 => "1 call or loop".to_string(),
+        n => format!("{} calls or loops", group(n)),
+    }
+}

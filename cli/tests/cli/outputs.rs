@@ -400,6 +400,14 @@ fn info_counts_unfinished_calls_and_words_read_right() {
             "--eager {eager}: {out}"
         );
     }
+    // A v22 trace with a call left open: whole, but unfinished.
+    for command in ["info", "print", "dump"] {
+        let (ok, _, err) = tracetree(&[command, "--strict", trace.to_str().unwrap()]);
+        assert!(
+            !ok && err.contains("1 call or loop never ended"),
+            "{command}: {err}"
+        );
+    }
     let (_, info, _) = crate::tracetree_cached(&cache, &["info", source]);
     assert!(!info.contains("unmatched tickets"), "{info}");
     let (_bundled_dir, bundled) = bundled();
