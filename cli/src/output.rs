@@ -59,9 +59,13 @@ impl Output {
 /// terminal.
 const STDOUT: &str = "/dev/stdout";
 
-/// Whether `path` is `-`, standard output.
+/// Whether `path` is `-` or a name of standard output (`/dev/stdout`,
+/// `/dev/fd/1`, `/proc/self/fd/1`): written as `-` is, the summary on
+/// stderr.
 pub fn is_stdout(path: &Path) -> bool {
-    path == Path::new("-")
+    ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|name| path == Path::new(name))
 }
 
 /// Standard output as an output: written through `/dev/stdout` when it is

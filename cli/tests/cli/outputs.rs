@@ -197,6 +197,30 @@ fn dash_o_dash_writes_standard_output_or_says_why_not() {
         err.contains("wrote - ("),
         "the summary goes to stderr: {err}"
     );
+    let (code, out, err) = run_with_stdin(
+        &[
+            "export",
+            &file,
+            "--format",
+            "folded",
+            "-o",
+            "/dev/stdout",
+            "--force",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        std::fs::read(&folded).unwrap(),
+        "no summary in the data"
+    );
+    assert!(
+        std::fs::symlink_metadata("/dev/stdout")
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     let (code, out, err) = run_with_stdin(&["pack", &file, "-o", "-"], b"");
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with(b"PK\x03\x04"), "a ZIP on stdout");
