@@ -170,6 +170,7 @@ mod atomic;
 pub mod packed;
 #[cfg(target_os = "linux")]
 mod pager;
+mod resident;
 pub mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
@@ -177,6 +178,7 @@ pub use atomic::{
     remove_temporaries, write_derived_file_atomically, write_file_atomically,
     write_trace_atomically,
 };
+pub(crate) use resident::Resident;
 
 use std::fmt;
 use std::fs::File;
@@ -220,6 +222,26 @@ enum Backing {
 #[cfg(not(target_os = "linux"))]
 const NO_PAGING: &str = "reading deflated entries in place needs Linux's userfaultfd";
 
+/// How a reader reads a trace's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FileAccess {
+    /// Mapped read-only (the default): a read costs no copy. A file
+    /// truncated while mapped raises `SIGBUS` when a lost page is read,
+    /// which ends the process.
+    #[default]
+    Map,
+    /// Never mapped: each page is copied from the file (`pread`) into the
+    /// reader's own memory when first read, and dropped again by the
+    /// resident window as a mapping's pages are. A file truncated under the
+    /// reader reads as bytes no decoder accepts, so reads give errors,
+    /// never a signal; a file replaced (renamed over) is not seen, since
+    /// the reader keeps the file it opened. For processes that must outlive
+    /// any file they read: an IDE, a service. Linux only (`userfaultfd`);
+    /// elsewhere, or where the kernel refuses it, opening says why.
+    Read,
+}
+
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
 /// calls them a zero-filled tail.
 pub const ZERO_SLACK: u64 = 64;
@@ -231,7 +253,8 @@ pub const ZERO_SLACK: u64 = 64;
 /// rewrites a file while it is mapped, reads of the changed pages see the
 /// new bytes (every decoder bounds-checks, so changed bytes give decode
 /// errors, not undefined reads), and a read past a truncated end raises
-/// `SIGBUS` on Linux: do not modify traces while tracetree has them open.
+/// `SIGBUS` on Linux: do not modify traces while tracetree has them open,
+/// or read them without a mapping ([`FileAccess::Read`]).
 #[derive(Clone)]
 pub struct TraceBytes {
     backing: Arc<Backing>,
@@ -283,6 +306,44 @@ impl TraceBytes {
             return Err(Error::io(path, is_a_directory()));
         }
         Self::map_file(&file).map_err(|e| Error::io(path, e))
+    }
+
+    /// Opens `path` for reading as `access` says.
+    pub fn open(path: impl AsRef<Path>, access: FileAccess) -> Result<Self> {
+        match access {
+            FileAccess::Map => Self::map(path),
+            FileAccess::Read => Self::read_in_pages(path),
+        }
+    }
+
+    /// Opens `path` to be read without a mapping ([`FileAccess::Read`]):
+    /// contiguous in memory, each page copied from the file when first
+    /// read (`pager`). An error says why this system cannot.
+    pub fn read_in_pages(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+        if metadata.is_dir() {
+            return Err(Error::io(path, is_a_directory()));
+        }
+        if metadata.len() == 0 {
+            return Ok(Self::from_vec(Vec::new()));
+        }
+        let refused = |why: String| {
+            let why = format!("cannot be read without a mapping here: {why}");
+            Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::Unsupported, why),
+            )
+        };
+        #[cfg(target_os = "linux")]
+        {
+            pager::Pager::new(pager::Source::File(file, metadata.len()))
+                .map(|pager| Self::whole(Backing::Paged(pager)))
+                .map_err(refused)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Err(refused(NO_PAGING.into()))
     }
 
     /// Maps an open `file` read-only (an empty one is held as an empty
@@ -394,20 +455,9 @@ impl TraceBytes {
             return pager.copy_at(self.start as u64 + offset, buffer);
         }
         if let Backing::Mapped(_, file) = &*self.backing {
-            let at = self.start as u64 + offset;
-            let mut filled = 0;
-            loop {
-                match file.read_at(&mut buffer[filled..], at + filled as u64) {
-                    Ok(0) => return filled,
-                    Ok(read) => {
-                        filled += read;
-                        if filled == wanted {
-                            return filled;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
+            // A file that fails to read: the mapping's bytes are the same.
+            if let Ok(filled) = read_file_at(file, self.start as u64 + offset, buffer) {
+                return filled;
             }
         }
         let from = offset as usize;
@@ -425,8 +475,9 @@ impl TraceBytes {
         self.len == 0
     }
 
-    /// Whether the bytes are a file mapping, or a packed trace's entry
-    /// read in place (whose pages [`release`](Self::release) can drop).
+    /// Whether the bytes are a file mapping, or pages filled from a file
+    /// when first read (a packed trace's entry read in place, a file read
+    /// without a mapping), which [`release`](Self::release) can drop.
     pub fn is_mapped(&self) -> bool {
         !matches!(&*self.backing, Backing::Memory(_))
     }
@@ -455,7 +506,8 @@ impl TraceBytes {
             if blocks.is_empty() {
                 return Ok(Self::from_vec(Vec::new()));
             }
-            pager::Pager::new(blocks).map(|pager| Self::whole(Backing::Paged(pager)))
+            pager::Pager::new(pager::Source::Stored(blocks))
+                .map(|pager| Self::whole(Backing::Paged(pager)))
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -677,6 +729,22 @@ pub(crate) fn evict_oldest(
             let _ = std::fs::remove_file(file);
         }
     }
+}
+
+/// Reads `buffer.len()` bytes of `file` from `offset` on (`pread`, again
+/// after an interruption); returns how many there were (fewer where the
+/// file ends first).
+pub(crate) fn read_file_at(file: &File, offset: u64, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read_at(&mut buffer[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else

@@ -115,8 +115,9 @@ use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
-use crate::read::lookup::stream::{Resident, Stream};
+use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
+use crate::storage::Resident;
 use crate::storage::TraceBytes;
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 

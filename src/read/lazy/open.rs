@@ -150,7 +150,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use super::*;
 use crate::error::{Error, Result};
@@ -160,13 +160,13 @@ use crate::read::lookup::sidecar::{
     self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
     Stamp, Summary, sidecar_path,
 };
-use crate::read::lookup::stream::Resident;
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
     rebuild_lookup, rebuild_to_scratch,
 };
-use crate::storage::TraceBytes;
+use crate::storage::Resident;
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
+use crate::storage::{FileAccess, TraceBytes};
 use cache::NodeCache;
 
 /// How to open a [`LazyTraceReader`].
@@ -180,6 +180,7 @@ pub struct LazyOptions {
     sidecar_budget: u64,
     defer_sidecar: Option<u64>,
     resident_window: Option<u64>,
+    file_access: FileAccess,
     rebuild_progress: Option<RebuildProgress>,
 }
 
@@ -205,6 +206,7 @@ impl Default for LazyOptions {
             sidecar_budget: LazyOptions::DEFAULT_SIDECAR_BUDGET,
             defer_sidecar: Some(LazyOptions::DEFAULT_DEFERRED_TABLES),
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
+            file_access: FileAccess::default(),
             rebuild_progress: None,
         }
     }
@@ -250,6 +252,22 @@ impl LazyOptions {
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
         self.resident_window = bytes;
         self
+    }
+
+    /// How the trace's files are read (default [`FileAccess::Map`]):
+    /// [`FileAccess::Read`] never maps them, so that a file truncated
+    /// under the reader gives errors instead of `SIGBUS`, for a process
+    /// that must outlive any file it reads (an IDE, a service). Lookup
+    /// sidecars, which this crate writes and never truncates, are mapped
+    /// either way.
+    pub fn file_access(mut self, access: FileAccess) -> Self {
+        self.file_access = access;
+        self
+    }
+
+    /// The access [`file_access`](Self::file_access) chose.
+    pub fn access(&self) -> FileAccess {
+        self.file_access
     }
 
     /// Bytes the cache of decoded nodes and child lists may hold (default
@@ -351,12 +369,13 @@ impl LazyOptions {
         }
         let stamped_at = Stamp::now();
         let data_stamp = Stamp::of(path);
-        let data = TraceBytes::map(path)?;
+        let data = TraceBytes::open(path, self.file_access)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
         let index = if self.index == IndexChoice::Rebuild {
             Err(IndexProblem::Requested)
         } else {
-            TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
+            TraceBytes::open(&index_path, self.file_access)
+                .map_err(|error| IndexProblem::Missing(error.to_string()))
         };
         let on_disk = self.on_disk(path, stamped_at, data_stamp, Stamp::of(&index_path));
         self.build(data, index, Some(index_path), Some(on_disk))
@@ -370,7 +389,7 @@ impl LazyOptions {
         let path = path.as_ref();
         let stamped_at = Stamp::now();
         let stamp = Stamp::of(path);
-        let pack = PackedTrace::open(path)?;
+        let pack = PackedTrace::from_bytes(path, TraceBytes::open(path, self.file_access)?)?;
         let data = pack.data()?;
         let index_name = PathBuf::from(format!("{}!{INDEX_ENTRY}", path.display()));
         let index = match pack.index()? {
@@ -663,12 +682,9 @@ impl LazyOptions {
         if let Some(window) = self.resident_window {
             lookup.release_reads(data.clone(), window);
         }
-        let resident = self.resident_window.map(|window| Resident {
-            window,
-            data: data.clone(),
-            lookups: lookup.mappings(),
-            scattered: Mutex::default(),
-        });
+        let resident = self
+            .resident_window
+            .map(|window| Resident::new(window, data.clone(), lookup.mappings()));
         let id = trace_id(&data, &lookup);
         LazyTraceReader {
             context: context.build(data.clone()),

@@ -129,8 +129,8 @@ impl LazyOptions {
     pub fn open_growing(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
-        let data = TraceBytes::map(path)?;
-        let index = TraceBytes::map(&index_path).ok();
+        let data = TraceBytes::open(path, self.access())?;
+        let index = TraceBytes::open(&index_path, self.access()).ok();
         let file_lens = (data.len(), index.as_ref().map_or(0, TraceBytes::len));
         let cut = |bytes: TraceBytes, len| bytes.slice(0..len).unwrap_or(bytes);
         let (data, index, viewed) = match index {
@@ -211,8 +211,9 @@ impl LazyTraceReader {
         if (lens(&growing.path), lens(&growing.index_path)) == growing.file_lens {
             return Ok(None);
         }
-        let data = TraceBytes::map(&growing.path)?;
-        let index = TraceBytes::map(&growing.index_path).ok();
+        let access = growing.options.access();
+        let data = TraceBytes::open(&growing.path, access)?;
+        let index = TraceBytes::open(&growing.index_path, access).ok();
         let reopen = |why: &str| self.reopen(growing, why);
         let Some(index) = index else {
             return reopen("the index cannot be read").map(Some);

@@ -17,7 +17,8 @@ use crate::read::lookup::containers::{
     CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed,
     PostOrderCursor, Source, WithMadeCells,
 };
-use crate::read::lookup::stream::{Resident, Stream, Unindexed, scan_unindexed};
+use crate::read::lookup::stream::{Stream, Unindexed, scan_unindexed};
+use crate::storage::Resident;
 use crate::storage::TraceBytes;
 use crate::turns::Turns;
 
@@ -635,11 +636,12 @@ impl Lookup {
     /// are not as the recorder writes them, or the table is built already,
     /// through the table.
     pub(super) fn missing_containers(&self, data: &[u8], slot: usize) -> Result<Vec<Unindexed>> {
-        let resident = self.release_reads.as_ref().map(|(bytes, window)| Resident {
-            window: *window,
-            data: bytes.clone(),
-            lookups: self.file.bytes().into_iter().cloned().collect(),
-            scattered: Mutex::default(),
+        let resident = self.release_reads.as_ref().map(|(bytes, window)| {
+            Resident::new(
+                *window,
+                bytes.clone(),
+                self.file.bytes().into_iter().cloned().collect(),
+            )
         });
         let stream = || {
             Stream::new(data, self.blocks.thread(slot))
