@@ -420,7 +420,7 @@ mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
         let path = dir.join("all-types-dump.trace");
         let Ok(data) = std::fs::read(&path) else {
-            eprintln!("skipped: {} not found", path.display());
+            tracetree_testkit::skip::cannot_run(&format!("{} is missing", path.display()));
             return;
         };
         // The dump writer writes one block per thread: one stack suffices.
