@@ -18,11 +18,17 @@ pub fn allowed() -> bool {
 }
 
 /// The running test cannot run (or one part of it cannot): `reason` says
-/// what is missing. Fails the test with that reason unless skipping is
-/// allowed; then says `SKIPPED` on standard error and returns, for the
-/// caller to skip.
+/// what is missing (on one line: its lines are joined). Fails the test with
+/// that reason unless skipping is allowed; then says `SKIPPED` on standard
+/// error and returns, for the caller to skip.
 #[track_caller]
 pub fn cannot_run(reason: &str) {
+    let reason = reason
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     let current = std::thread::current();
     let test = current.name().unwrap_or("a test");
     if allowed() {

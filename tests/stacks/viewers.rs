@@ -64,7 +64,9 @@ fn have_module(module: &str) -> bool {
     match python(&format!("import {module}"), &[]) {
         Ok(_) => true,
         Err(why) => {
-            skip::cannot_run(&format!("python3 cannot import {module} ({})", why.trim()));
+            // Python's last line names the error, after the traceback.
+            let error = why.trim().lines().last().unwrap_or_default();
+            skip::cannot_run(&format!("python3 cannot import {module} ({error})"));
             false
         }
     }
