@@ -3,7 +3,7 @@
 //! so the result is a plain data + index pair that every reader (and the
 //! reference reader) opens.
 //!
-//! The mapping every importer follows is fixed by `IMPORT-MAPPING.md`
+//! The mapping every importer follows is fixed by `docs/IMPORTS.md`
 //! (threads numbered by ascending source id, `package.Class.method`
 //! names, calls left open at the end of a thread kept unfinished, returns
 //! with no open call skipped and counted, a damaged tail stopping its

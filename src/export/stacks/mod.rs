@@ -22,20 +22,15 @@
 //! # The walk
 //!
 //! Each selected thread is walked once in pre-order
-//! ([`LazyTraceReader::walk_thread`], the threads in parallel on rayon's
-//! workers), containers decoded in place, of the other tracepoints only
-//! the headers read ([`WalkDetail::Containers`]). The walker keeps only the
-//! open frames (for each: its frame id, where it opened, its weight so
-//! far) and turns the depths it meets into frame openings and closings
-//! for a format's writer (a `Sink`). The output is written atomically (a
-//! temporary file beside it, renamed when whole): the format's head, the
-//! first thread's part written in place as it is walked, the other
-//! threads' parts, which wait in unlinked temporary files, in thread order
-//! (copied file to file by the kernel), the tail. Frame names are interned once per trace (ids shared by the
-//! threads; a thread asks the shared table once per name it meets).
-//! Memory is the nesting and the names, plus for folded stacks one entry
-//! per distinct stack: a trie of (parent stack, frame) → stack id, whose
-//! weights are written as text only at the thread's end.
+//! ([`LazyTraceReader::walk_thread`], threads in parallel), containers
+//! decoded, other tracepoints by their headers only
+//! ([`WalkDetail::Containers`]). The walker keeps only the open frames and
+//! turns depths into frame openings and closings for a format's writer (a
+//! `Sink`). The output is written atomically: the head, the first thread's
+//! part as it is walked, the others' parts (held in unlinked temporary
+//! files) in thread order, the tail. Frame names are interned once per
+//! trace. Memory is the nesting and the names, plus for folded stacks one
+//! trie entry per distinct stack.
 //!
 //! With [`StackOptions::root`], only one node's subtree is walked; the
 //! containers above it open before it (weighing nothing) so that stacks

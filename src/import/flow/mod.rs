@@ -11,7 +11,7 @@
 //!
 //! `ids.properties` lines are `pkg.Class#name(descriptor)=id`, in any order.
 //!
-//! Mapping (`IMPORT-MAPPING.md`): threads numbered by ascending source id
+//! Mapping (`docs/IMPORTS.md`): threads numbered by ascending source id
 //! (`thread-<id>.flow`), named `thread-<id>`, empty ones left out; ENTER is a
 //! call of `pkg.Class.name` with the descriptor's types, or of
 //! `unknown.Method#<id>` when the id has no name; each return closes the

@@ -12,7 +12,7 @@
 //! ([`samples`], [`trace`]), the summary `info` prints ([`summary`]) and
 //! the import that writes the v22 trace ([`write`]).
 //!
-//! Mapping (`IMPORT-MAPPING.md`): a recording holding `jdk.MethodTrace`
+//! Mapping (`docs/IMPORTS.md`): a recording holding `jdk.MethodTrace`
 //! events imports them as exact calls nested by time; otherwise (or with
 //! [`JfrOptions::samples`]) its `jdk.ExecutionSample` events become one
 //! merged call tree per thread with sample counts. Threads are the JFR

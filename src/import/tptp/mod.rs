@@ -8,7 +8,7 @@
 //! ([`messages::MESSAGES`]). Strings are NUL-terminated in the encoding
 //! named by message 1 (UTF-8 when none; ISO-8859-1 decoded as Latin-1).
 //!
-//! Mapping (`IMPORT-MAPPING.md`): `classDef` names classes (stored
+//! Mapping (`docs/IMPORTS.md`): `classDef` names classes (stored
 //! dotted), `methodDef` methods (name, signature, class id), `threadStart`
 //! threads (by "Thread ID"); `methodEntry` calls its method on its thread
 //! (`unknown.Method#<id>` when no `methodDef` names it); `methodExit`
