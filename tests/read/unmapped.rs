@@ -7,9 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tracetree::read::{LazyTraceReader, SidecarPolicy};
 use tracetree::storage::FileAccess;
 
-/// Opens `path` without a mapping, or says why this system cannot: a
-/// failure unless `TRACETREE_ALLOW_SKIP` is set, so that a test that did
-/// not run never passes unseen.
+/// Opens `path` without a mapping, or says why this system cannot (a
+/// failure unless skipping is allowed: `tracetree_testkit::skip`).
 fn open_unmapped(path: &std::path::Path, window: Option<u64>) -> Option<LazyTraceReader> {
     let opened = LazyTraceReader::options()
         .sidecar(SidecarPolicy::Off)
@@ -18,13 +17,11 @@ fn open_unmapped(path: &std::path::Path, window: Option<u64>) -> Option<LazyTrac
         .open(path);
     match opened {
         Ok(reader) => Some(reader),
-        Err(error) if std::env::var_os("TRACETREE_ALLOW_SKIP").is_some() => {
-            eprintln!("SKIPPED (TRACETREE_ALLOW_SKIP): no reading without a mapping: {error}");
+        Err(error) => {
+            let reason = format!("no reading without a mapping here: {error}");
+            tracetree_testkit::skip::cannot_run(&reason);
             None
         }
-        Err(error) => panic!(
-            "cannot read without a mapping here ({error}); set TRACETREE_ALLOW_SKIP=1 to skip"
-        ),
     }
 }
 
