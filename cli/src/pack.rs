@@ -22,10 +22,10 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<()> {
     if !force && output.exists() {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            output.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", output.display()),
+        ));
     }
     let trace = cache.trace(file)?;
     let mut index = index_path(&trace.path);

@@ -239,12 +239,7 @@ pub trait WriteBigEndian: Write {
     /// Writes a `UTF` string (fails for more than 65,535 bytes).
     fn put_utf(&mut self, s: &JavaStr<'_>) -> io::Result<()> {
         let bytes = s.as_bytes();
-        let len = u16::try_from(bytes.len()).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                crate::error::DecodeErrorKind::StringTooLong(bytes.len()),
-            )
-        })?;
+        let len = u16::try_from(bytes.len()).map_err(|_| string_too_long(bytes.len()))?;
         self.put_u16(len)?;
         self.write_all(bytes)
     }
@@ -261,12 +256,21 @@ pub(crate) fn unencodable(kind: DecodeErrorKind) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, kind)
 }
 
+/// The error for a string of `len` bytes, longer than `writeUTF` allows.
+#[cold]
+fn string_too_long(len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("string of {len} bytes is longer than 65535 bytes of modified UTF-8"),
+    )
+}
+
 /// The encoded length of a `UTF` string, or an error if it is too long.
 #[inline]
 pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
     let len = s.as_bytes().len();
     if len > u16::MAX as usize {
-        return Err(unencodable(DecodeErrorKind::StringTooLong(len)));
+        return Err(string_too_long(len));
     }
     Ok(2 + len)
 }

@@ -248,10 +248,13 @@ pub fn import_file_with(
             ));
         }
         None => {
-            return Err(Error::Usage(format!(
-                "{}: not a format tracetree imports (give --from)",
-                input.display()
-            )));
+            return Err(Error::Unsupported {
+                path: Some(input.to_path_buf()),
+                expected: "a format tracetree imports",
+                found: "neither a .flow, Blinky, TPTP or JFR recording nor a packed trace \
+                        (give --from)"
+                    .to_string(),
+            });
         }
     };
     if format == SourceFormat::Packed {

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 /// Elsewhere, or on a filesystem without unnamed files, it is a named
 /// temporary file, removed when an error or a panic drops it and listed
 /// while it exists for [`remove_temporaries`], which a program's signal
-/// handler calls. I/O errors (including [`Error::Stream`] from `write`)
+/// handler calls. I/O errors (including pathless [`Error::Io`] from `write`)
 /// name `path`.
 pub fn write_file_atomically<T>(
     path: &Path,
@@ -66,7 +66,7 @@ fn write_atomically<T>(
     let fill = |file: File| -> Result<(T, File)> {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let value = write(&mut out).map_err(|e| match e {
-            Error::Stream(e) => io(e),
+            Error::Io { path: None, source } => io(source),
             e => e,
         })?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -289,7 +289,7 @@ mod tests {
                 assert_eq!(listed, Vec::<PathBuf>::new(), "no name while written");
             }
             assert!(listed.len() <= 1, "{listed:?}");
-            Err(Error::Usage("stopped".into()))
+            Err(Error::internal("stopped"))
         });
         assert!(failed.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"old");

@@ -691,8 +691,9 @@ pub fn cache_dir() -> Result<PathBuf> {
     }
     match var("HOME") {
         Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
-        None => Err(Error::Usage(
-            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
+        None => Err(Error::invalid(
+            "cache directory",
+            "none is set: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME",
         )),
     }
 }

@@ -22,7 +22,7 @@ fn method() -> MethodSpec<'static> {
 }
 
 fn is_usage<T: std::fmt::Debug>(result: tracetree::Result<T>) -> bool {
-    matches!(result, Err(Error::Usage(_)))
+    matches!(result, Err(Error::InvalidArgument { .. }))
 }
 
 #[test]
@@ -378,5 +378,8 @@ fn a_failing_stream_is_an_error_not_a_panic() {
         }
     }
     let result = DumpWriter::new().save_to(Failing, Vec::new());
-    assert!(matches!(result, Err(Error::Stream(_))), "{result:?}");
+    assert!(
+        matches!(result, Err(Error::Io { path: None, .. })),
+        "{result:?}"
+    );
 }

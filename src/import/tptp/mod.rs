@@ -92,9 +92,11 @@ impl<'a> Messages<'a> {
     pub fn new(bytes: &'a TraceBytes) -> Result<Self> {
         let slice = bytes.as_slice();
         if slice.len() < HEADER || !(slice[..4] == *b"0TBF" || slice[..4] == *b"OTBF") {
-            return Err(Error::Usage(
-                "not a TPTP binary trace: no 0TBF header".to_string(),
-            ));
+            return Err(Error::Unsupported {
+                path: None,
+                expected: "a TPTP binary trace",
+                found: "no 0TBF header".to_string(),
+            });
         }
         let header_big = slice[7] == 0;
         let offset = Attributes::new(&slice[8..12], header_big).integer() as usize;

@@ -287,14 +287,18 @@ impl EagerTrace {
         Self::open_with(path, EagerOptions::default())
     }
 
-    /// [`open`](Self::open) within `options`' memory budget.
+    /// [`open`](Self::open) within `options`' memory budget. Errors name
+    /// the file, as [`LazyOptions::open`](crate::read::LazyOptions::open)'s do.
     pub fn open_with(path: impl AsRef<Path>, options: EagerOptions) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = TraceBytes::map(path)?;
-        if PackedTrace::looks_packed(bytes.as_slice()) {
-            return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
-        }
-        Self::load_with(bytes, options)
+        let open = || {
+            let bytes = TraceBytes::map(path)?;
+            if PackedTrace::looks_packed(bytes.as_slice()) {
+                return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
+            }
+            Self::load_with(bytes, options)
+        };
+        open().map_err(|error| error.in_file(path))
     }
 
     /// Loads a data file's bytes, with no memory budget.
