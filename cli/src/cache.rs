@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::cache::trace_in;
+use tracetree::import::trace_in;
 use tracetree::import::{ImportSummary, TracePath};
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,

@@ -212,17 +212,9 @@ pub trait WriteBigEndian: Write {
     fn put_u8(&mut self, v: u8) -> io::Result<()> {
         self.write_all(&[v])
     }
-    /// Writes an `i8`.
-    fn put_i8(&mut self, v: i8) -> io::Result<()> {
-        self.write_all(&[v as u8])
-    }
     /// Writes a `bool` as 0 or 1.
     fn put_bool(&mut self, v: bool) -> io::Result<()> {
         self.write_all(&[v as u8])
-    }
-    /// Writes an `i16`.
-    fn put_i16(&mut self, v: i16) -> io::Result<()> {
-        self.write_all(&v.to_be_bytes())
     }
     /// Writes a `u16`.
     fn put_u16(&mut self, v: u16) -> io::Result<()> {
@@ -230,10 +222,6 @@ pub trait WriteBigEndian: Write {
     }
     /// Writes an `i32`.
     fn put_i32(&mut self, v: i32) -> io::Result<()> {
-        self.write_all(&v.to_be_bytes())
-    }
-    /// Writes an `i64`.
-    fn put_i64(&mut self, v: i64) -> io::Result<()> {
         self.write_all(&v.to_be_bytes())
     }
     /// Writes a `UTF` string (fails for more than 65,535 bytes).

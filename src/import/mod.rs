@@ -14,14 +14,14 @@
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
-pub mod blinky;
-pub mod cache;
-pub mod flow;
+mod blinky;
+mod cache;
+pub(crate) mod flow;
 pub mod jfr;
 mod names;
 #[cfg(test)]
 mod test_rows;
-pub mod tptp;
+pub(crate) mod tptp;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,7 +35,7 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
+pub use cache::{TracePath, cache_dir, stored_summary, trace_for, trace_in};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

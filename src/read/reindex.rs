@@ -48,7 +48,7 @@ pub enum IndexCheck {
 }
 
 /// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `FILE.idx`, unsynced ([`write_derived_file_atomically`]:
+/// atomically to `FILE.idx`, unsynced (`write_derived_file_atomically`:
 /// readers check an index and rebuild a damaged one). `progress` receives
 /// the bytes of data done.
 pub fn write_index(

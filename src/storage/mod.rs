@@ -173,9 +173,9 @@ mod pager;
 pub mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
-pub use atomic::{
-    remove_temporaries, write_derived_file_atomically, write_file_atomically,
-    write_trace_atomically,
+pub use atomic::remove_temporaries;
+pub(crate) use atomic::{
+    write_derived_file_atomically, write_file_atomically, write_trace_atomically,
 };
 
 use std::fmt;

@@ -182,7 +182,10 @@ pub enum WalkStep<N> {
 /// An id the trace does not have is an [`Error::InvalidArgument`] naming the
 /// trace's threads, the same for every reader and command. Ids are the
 /// recorded ones: the printed header `# Thread N` is thread N − 1.
-pub fn select_threads(all: &[ThreadId], wanted: Option<&[ThreadId]>) -> Result<Vec<ThreadId>> {
+pub(crate) fn select_threads(
+    all: &[ThreadId],
+    wanted: Option<&[ThreadId]>,
+) -> Result<Vec<ThreadId>> {
     let Some(wanted) = wanted else {
         return Ok(all.to_vec());
     };

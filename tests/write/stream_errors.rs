@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use tracetree::common::{EventId, ThreadId};
-use tracetree::format::{Object, ObjectKind};
+use tracetree::lowlevel::{Object, ObjectKind};
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader,
     TracepointType, Type, Value,
@@ -174,7 +174,7 @@ fn closing_with_open_containers_fails_but_writes_the_trace() {
     assert!(!report.missing_eof, "{report:?}");
     assert_eq!(report.unfinished_containers, 2);
     assert!(
-        tracetree::format::index::parse_index(&index.bytes())
+        tracetree::lowlevel::parse_index(&index.bytes())
             .unwrap()
             .has_footer
     );

@@ -71,8 +71,6 @@ pub struct Message<'a> {
     pub id: u16,
     /// The attributes' bytes.
     pub body: &'a [u8],
-    /// The offset of its header.
-    pub offset: usize,
 }
 
 /// The messages of a file, in order, releasing pages behind.
@@ -160,7 +158,7 @@ impl<'a> Messages<'a> {
                 .release_around(self.released as u64..self.at as u64);
             self.released = self.at;
         }
-        Some(Message { id, body, offset })
+        Some(Message { id, body })
     }
 }
 

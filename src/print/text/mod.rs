@@ -49,7 +49,6 @@ use crate::tree::{TraceTree, Visit, VisitDetail};
 
 pub use crate::print::parent::Parent;
 pub use line::TextFormatter;
-pub use number::{write_java_double, write_java_float};
 
 /// What [`print_trace`] prints. The default is the brief form (no
 /// ` at File:LINE`) of every thread, at every depth:

@@ -142,7 +142,7 @@ const NO_PARENT: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EagerOptions {
     /// The most memory the load may take, in bytes, mapped data included;
-    /// `None`: no limit. See the [module docs](self) for the estimate.
+    /// `None`: no limit. See [`EagerTrace::estimated_memory`] for the estimate.
     pub memory_budget: Option<u64>,
 }
 
@@ -270,7 +270,7 @@ pub struct EagerThread {
 }
 
 /// A whole trace in memory: the data's bytes, and a small record per
-/// tracepoint (see the [module docs](self)).
+/// tracepoint (see [`EagerTrace::estimated_memory`]).
 #[derive(Debug)]
 pub struct EagerTrace {
     context: TraceContext,
@@ -312,7 +312,10 @@ impl EagerTrace {
     }
 
     /// The memory a load of `data_len` bytes of data is estimated to need,
-    /// mapped data included (see the [module docs](self)).
+    /// mapped data included: the data's length plus `BYTES_PER_NODE` per
+    /// `ESTIMATED_TRACEPOINT_LEN` bytes of data. A trace of smaller
+    /// tracepoints is caught during the load, when its nodes outgrow the
+    /// budget.
     pub fn estimated_memory(data_len: u64) -> u64 {
         data_len.saturating_add(data_len / ESTIMATED_TRACEPOINT_LEN * BYTES_PER_NODE)
     }

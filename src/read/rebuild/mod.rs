@@ -322,7 +322,7 @@ pub struct RebuildOutcome {
 /// of data they cover, and are dropped. A window ends at the end of the
 /// block that straddles its nominal end; `sink` gets a window's cells
 /// while the next window is discovered. `window` of `u64::MAX` is one
-/// window: [`rebuild_index_observed`].
+/// window: `rebuild_index_observed`.
 pub fn rebuild_index_windowed(
     data: &[u8],
     options: RebuildOptions,
