@@ -465,8 +465,8 @@ fn not_a_trace(path: &Path) -> String {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
         "an empty file".to_string()
     } else {
-        "no v22 magic at its start (a .flow, Blinky, TPTP or JFR recording opens through \
-         `import::trace_for`)"
+        "no v22 magic at its start (a .flow, Blinky, TPTP or JFR recording is read once \
+         imported)"
             .to_string()
     }
 }
