@@ -51,7 +51,8 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use tracetree::TraceBytes;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::lowlevel::rebuild_index;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{
     EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
 };

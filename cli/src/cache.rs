@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::cache::trace_in;
+use tracetree::import::trace_in;
 use tracetree::import::{ImportSummary, TracePath};
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
@@ -237,6 +237,19 @@ pub fn needs_spooling(input: &Path) -> bool {
     input == Path::new("-") || std::fs::metadata(input).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// The spooled file of this command and the input it holds, so that an
+/// error names the input as the user gave it.
+static SPOOLED: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+
+/// `error`, naming the input the user gave (`-`, a pipe) where it named
+/// the file that input was spooled into.
+pub fn as_given(error: Error) -> Error {
+    match SPOOLED.get() {
+        Some((spooled, input)) => error.shown_as(spooled, input),
+        None => error,
+    }
+}
+
 /// Copies `input` (`-` for stdin) into a [`Spooled`] file, with a progress
 /// line on stderr if it takes more than a second.
 pub fn spool(input: &Path) -> Result<Spooled> {
@@ -280,6 +293,7 @@ pub fn spool(input: &Path) -> Result<Spooled> {
     };
     #[cfg(not(target_os = "linux"))]
     let path = named.to_path_buf();
+    let _ = SPOOLED.set((path.clone(), input.to_path_buf()));
     Ok(Spooled {
         _file: file,
         #[cfg(not(target_os = "linux"))]

@@ -29,19 +29,19 @@ const ETA_AFTER: Duration = Duration::from_secs(2);
 pub fn run(request: &GenRequest<'_>, out: &mut impl Write) -> Result<()> {
     let path = request.path;
     if request.threads == 0 {
-        return Err(Error::Usage("--threads must be at least 1".into()));
+        return Err(Error::invalid("--threads", "must be at least 1"));
     }
     if !request.force && (path.exists() || index_path(path).exists()) {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            path.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", path.display()),
+        ));
     }
     let block_size = request
         .block_size
         .map(usize::try_from)
         .transpose()
-        .map_err(|_| Error::Usage("--block-size is too large".into()))?;
+        .map_err(|_| Error::invalid("--block-size", "too large"))?;
     let options = GenerateOptions {
         size: request.size,
         threads: request.threads,

@@ -20,10 +20,10 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<()> {
     if !force && (output.exists() || index_path(output).exists()) {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            output.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", output.display()),
+        ));
     }
     let bar = ProgressBar::new(source_size(input)).with_style(
         ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")

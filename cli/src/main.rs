@@ -328,9 +328,11 @@ fn main() -> ExitCode {
     let _ = rayon::ThreadPoolBuilder::new()
         .stack_size(WORKER_STACK)
         .build_global();
-    match run(cli) {
+    match run(cli).map_err(cache::as_given) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Error::Stream(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Error::Io { path: None, source }) if source.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("tracetree: {error}");
             ExitCode::FAILURE
@@ -368,11 +370,14 @@ pub fn run(mut cli: Cli) -> Result<()> {
         && cache::needs_spooling(input)
     {
         if is_index {
-            return Err(Error::Usage(format!(
-                "{}: index needs a trace file, not stdin or a pipe: it writes FILE.idx \
-                 beside the file",
-                input.display()
-            )));
+            return Err(Error::invalid(
+                "FILE",
+                format!(
+                    "{}: index needs a trace file, not stdin or a pipe: it writes FILE.idx \
+                     beside the file",
+                    input.display()
+                ),
+            ));
         }
         let spooled = cache::spool(input)?;
         shown = Some(std::mem::replace(input, spooled.path.clone()));

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
-use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{index_path, write_index_to};
 use tracetree::storage::packed::write_packed;
 use tracetree::{Error, Result};
@@ -22,10 +22,10 @@ pub fn run(
     out: &mut impl Write,
 ) -> Result<()> {
     if !force && output.exists() {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            output.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", output.display()),
+        ));
     }
     let trace = cache.trace(file)?;
     let mut index = index_path(&trace.path);

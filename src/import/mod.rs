@@ -14,14 +14,14 @@
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
-pub mod blinky;
-pub mod cache;
-pub mod flow;
+mod blinky;
+mod cache;
+pub(crate) mod flow;
 pub mod jfr;
 mod names;
 #[cfg(test)]
 mod test_rows;
-pub mod tptp;
+pub(crate) mod tptp;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,7 +35,7 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
+pub use cache::{TracePath, cache_dir, stored_summary, trace_for, trace_in};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -248,10 +248,13 @@ pub fn import_file_with(
             ));
         }
         None => {
-            return Err(Error::Usage(format!(
-                "{}: not a format tracetree imports (give --from)",
-                input.display()
-            )));
+            return Err(Error::Unsupported {
+                path: Some(input.to_path_buf()),
+                expected: "a format tracetree imports",
+                found: "neither a .flow, Blinky, TPTP or JFR recording nor a packed trace \
+                        (give --from)"
+                    .to_string(),
+            });
         }
     };
     if format == SourceFormat::Packed {

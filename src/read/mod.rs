@@ -24,10 +24,10 @@
 //! `tests/read/damaged_agreement.rs`).
 
 pub(crate) mod block;
-pub mod eager;
+mod eager;
 pub mod lazy;
 pub(crate) mod lookup;
-pub mod rebuild;
+pub(crate) mod rebuild;
 mod reindex;
 mod visit;
 
@@ -45,3 +45,6 @@ pub use lookup::sidecar::{
 };
 pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};
 pub use visit::{Visit, VisitDetail};
+
+pub use crate::format::TraceContext;
+pub use rebuild::RebuildOptions;

@@ -21,9 +21,9 @@ use crate::error::{Error, Result};
 /// Elsewhere, or on a filesystem without unnamed files, it is a named
 /// temporary file, removed when an error or a panic drops it and listed
 /// while it exists for [`remove_temporaries`], which a program's signal
-/// handler calls. I/O errors (including [`Error::Stream`] from `write`)
+/// handler calls. I/O errors (including pathless [`Error::Io`] from `write`)
 /// name `path`.
-pub fn write_file_atomically<T>(
+pub(crate) fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
@@ -36,7 +36,7 @@ pub fn write_file_atomically<T>(
 /// file or the new one whole; only a power loss soon after may leave it
 /// missing, empty or damaged, which a reader finds and rebuilds. Syncing a
 /// 1 GB trace's 142 MB index took ~70 ms of `tracetree index`'s 0.55 s.
-pub fn write_derived_file_atomically<T>(
+pub(crate) fn write_derived_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
@@ -66,7 +66,7 @@ fn write_atomically<T>(
     let fill = |file: File| -> Result<(T, File)> {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let value = write(&mut out).map_err(|e| match e {
-            Error::Stream(e) => io(e),
+            Error::Io { path: None, source } => io(source),
             e => e,
         })?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -98,7 +98,7 @@ fn write_atomically<T>(
 /// leaves `output` as it was; both are listed for
 /// [`remove_temporaries`] meanwhile. An existing trace is replaced, never
 /// rewritten in place: a reader that maps it keeps its snapshot.
-pub fn write_trace_atomically<T>(
+pub(crate) fn write_trace_atomically<T>(
     output: &Path,
     write: impl FnOnce(&Path) -> Result<T>,
 ) -> Result<T> {
@@ -229,7 +229,7 @@ fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Removes the temporary files and folders that this process's writers
-/// ([`write_file_atomically`], the lookup sidecar's writer, the Parquet
+/// (`write_file_atomically`, the lookup sidecar's writer, the Parquet
 /// export) have created and not yet renamed into place, and returns how
 /// many it removed. For a program's handler of SIGINT or SIGTERM, just
 /// before it exits: the interrupted writes then leave nothing beside their
@@ -289,7 +289,7 @@ mod tests {
                 assert_eq!(listed, Vec::<PathBuf>::new(), "no name while written");
             }
             assert!(listed.len() <= 1, "{listed:?}");
-            Err(Error::Usage("stopped".into()))
+            Err(Error::internal("stopped"))
         });
         assert!(failed.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"old");

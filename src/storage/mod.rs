@@ -47,9 +47,9 @@ mod resident;
 pub mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
-pub use atomic::{
-    remove_temporaries, write_derived_file_atomically, write_file_atomically,
-    write_trace_atomically,
+pub use atomic::remove_temporaries;
+pub(crate) use atomic::{
+    write_derived_file_atomically, write_file_atomically, write_trace_atomically,
 };
 pub(crate) use resident::Resident;
 
@@ -632,8 +632,9 @@ pub fn cache_dir() -> Result<PathBuf> {
     }
     match var("HOME") {
         Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
-        None => Err(Error::Usage(
-            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
+        None => Err(Error::invalid(
+            "cache directory",
+            "none is set: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME",
         )),
     }
 }

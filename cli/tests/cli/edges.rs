@@ -122,6 +122,71 @@ fn index_refuses_stdin_in_one_line() {
     assert!(err.contains("not stdin or a pipe"), "{err}");
 }
 
+/// Runs `tracetree` on `file` with each reading command, lazy and eager,
+/// and checks it fails with the one line `FILE: not a trace: FOUND`.
+fn refused_as_not_a_trace(cache: &Path, file: &str, shown: &str, found: &str) {
+    for args in [
+        &["print", file][..],
+        &["print", "--eager", file],
+        &["info", file],
+        &["dump", file],
+        &["search", file, "main"],
+    ] {
+        let (ok, out, err) = crate::tracetree_cached(cache, args);
+        assert!(!ok && out.is_empty(), "{args:?}: {out}");
+        assert_eq!(
+            err,
+            format!("tracetree: {shown}: not a trace: {found}\n"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_file_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, b"").unwrap();
+    let cache = dir.path().join("cache");
+    let name = empty.to_str().unwrap();
+    refused_as_not_a_trace(&cache, name, name, "an empty file");
+}
+
+#[test]
+fn dev_null_and_empty_stdin_are_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    if Path::new("/dev/null").exists() {
+        refused_as_not_a_trace(&cache, "/dev/null", "/dev/null", "an empty file");
+    }
+    let (ok, out, err) = with_stdin(&cache, &["print", "-"], b"");
+    assert!(!ok && out.is_empty());
+    assert_eq!(err, "tracetree: -: not a trace: an empty file\n");
+}
+
+#[test]
+fn a_text_file_is_said_to_be_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("x.txt");
+    std::fs::write(&text, "hello, world\nthis is no trace\n").unwrap();
+    let cache = dir.path().join("cache");
+    let name = text.to_str().unwrap();
+    refused_as_not_a_trace(
+        &cache,
+        name,
+        name,
+        "neither the v22 magic nor a .flow, Blinky, TPTP or JFR recording",
+    );
+    // `index` reads the file as a trace without asking what it is.
+    let (ok, _, err) = crate::tracetree_cached(&cache, &["index", name]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("tracetree: {name}: not a trace")),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_folder_is_said_to_be_a_folder() {
     let dir = tempfile::tempdir().unwrap();

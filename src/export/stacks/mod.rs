@@ -144,10 +144,10 @@ pub fn export_stacks(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<StackSummary> {
     if path.exists() && !options.force {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            path.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", path.display()),
+        ));
     }
     let frames = Frames::default();
     let plan = Plan::new(reader, options)?;
@@ -267,9 +267,10 @@ impl Plan {
             .ok_or(Error::NoSuchNode(NodeProblem::NoEvent(event)))?;
         let thread = reader.node_thread(node);
         if !threads.contains(&thread) {
-            return Err(Error::Usage(format!(
-                "event {event} is in thread {thread}, which --thread leaves out"
-            )));
+            return Err(Error::invalid(
+                "root",
+                format!("event {event} is in thread {thread}, which --thread leaves out"),
+            ));
         }
         Ok(Plan {
             walks: vec![Walk::Subtree {
@@ -474,7 +475,7 @@ impl Walker<'_> {
         if walked.header.tracepoint_type.is_container() {
             let tracepoint = walked
                 .tracepoint
-                .ok_or_else(|| Error::Usage("a container walked without its tracepoint".into()))?;
+                .ok_or_else(|| Error::internal("a container walked without its tracepoint"))?;
             self.open(depth, tracepoint, walked.footer, true)
         } else {
             self.clock += 1;
@@ -542,5 +543,5 @@ fn run(
 
 /// Writes `text` as a JSON string.
 pub(super) fn json_string(out: &mut impl Write, text: &str) -> Result<()> {
-    serde_json::to_writer(out, text).map_err(|e| Error::Stream(e.into()))
+    serde_json::to_writer(out, text).map_err(|e| Error::from(std::io::Error::from(e)))
 }

@@ -117,7 +117,7 @@ const NO_PARENT: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EagerOptions {
     /// The most memory the load may take, in bytes, mapped data included;
-    /// `None`: no limit. See the [module docs](self) for the estimate.
+    /// `None`: no limit. See [`EagerTrace::estimated_memory`] for the estimate.
     pub memory_budget: Option<u64>,
 }
 
@@ -245,7 +245,7 @@ pub struct EagerThread {
 }
 
 /// A whole trace in memory: the data's bytes, and a small record per
-/// tracepoint (see the [module docs](self)).
+/// tracepoint (see [`EagerTrace::estimated_memory`]).
 #[derive(Debug)]
 pub struct EagerTrace {
     context: TraceContext,
@@ -262,14 +262,18 @@ impl EagerTrace {
         Self::open_with(path, EagerOptions::default())
     }
 
-    /// [`open`](Self::open) within `options`' memory budget.
+    /// [`open`](Self::open) within `options`' memory budget. Errors name
+    /// the file, as [`LazyOptions::open`](crate::read::LazyOptions::open)'s do.
     pub fn open_with(path: impl AsRef<Path>, options: EagerOptions) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = TraceBytes::map(path)?;
-        if PackedTrace::looks_packed(bytes.as_slice()) {
-            return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
-        }
-        Self::load_with(bytes, options)
+        let open = || {
+            let bytes = TraceBytes::map(path)?;
+            if PackedTrace::looks_packed(bytes.as_slice()) {
+                return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
+            }
+            Self::load_with(bytes, options)
+        };
+        open().map_err(|error| error.in_file(path))
     }
 
     /// Loads a data file's bytes, with no memory budget.
@@ -283,7 +287,10 @@ impl EagerTrace {
     }
 
     /// The memory a load of `data_len` bytes of data is estimated to need,
-    /// mapped data included (see the [module docs](self)).
+    /// mapped data included: the data's length plus `BYTES_PER_NODE` per
+    /// `ESTIMATED_TRACEPOINT_LEN` bytes of data. A trace of smaller
+    /// tracepoints is caught during the load, when its nodes outgrow the
+    /// budget.
     pub fn estimated_memory(data_len: u64) -> u64 {
         data_len.saturating_add(data_len / ESTIMATED_TRACEPOINT_LEN * BYTES_PER_NODE)
     }

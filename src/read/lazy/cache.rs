@@ -655,7 +655,7 @@ mod tests {
 
     #[test]
     fn a_waiter_builds_for_itself_when_the_build_fails() {
-        let failed = Err(crate::error::Error::Stream(std::io::Error::other("no")));
+        let failed = Err(crate::error::Error::from(std::io::Error::other("no")));
         let (cache, second) = second_waits_for_first(failed);
         assert_eq!(offsets(&second.unwrap()), [2]);
         assert_eq!(cache.builds.load(Ordering::Relaxed), 2);

@@ -253,11 +253,20 @@ impl LazyOptions {
     /// Opens the data file at `path` and its index, or its lookup sidecar
     /// when that is valid. A packed trace (`NAME.packedtrace`, found by its
     /// ZIP magic) is opened in place ([`open_packed`](Self::open_packed)).
+    ///
+    /// Errors name the file: one that does not start with the v22 magic is
+    /// [`Error::Unsupported`]; others that do not name it are wrapped in
+    /// [`Error::InFile`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
         if PackedTrace::is_packed(path) {
             return self.open_packed(path);
         }
+        self.open_plain(path).map_err(|error| error.in_file(path))
+    }
+
+    /// [`open`](Self::open) of a trace that is not packed.
+    fn open_plain(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let data_stamp = Stamp::of(path);
         let data = TraceBytes::open(path, self.file_access)?;
@@ -278,6 +287,11 @@ impl LazyOptions {
     /// as for a plain trace, stamped with the packed file.
     pub fn open_packed(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
+        self.open_pack(path).map_err(|error| error.in_file(path))
+    }
+
+    /// [`open_packed`](Self::open_packed), its errors not yet naming the file.
+    fn open_pack(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let stamp = Stamp::of(path);
         let pack = PackedTrace::from_bytes(path, TraceBytes::open(path, self.file_access)?)?;

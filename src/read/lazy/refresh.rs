@@ -168,10 +168,10 @@ impl LazyTraceReader {
     /// instead ([`RefreshReport::reopened`] says why). Nodes of this
     /// reader are refused by the new one; their [`NodeHandle`]s carry
     /// over. Only for readers opened with [`LazyOptions::open_growing`]
-    /// (or refreshed): others give [`Error::Usage`].
+    /// (or refreshed): others give [`Error::InvalidArgument`].
     pub fn refresh(&self) -> Result<Option<Refreshed>> {
         let Some(growing) = &self.growing else {
-            return Err(Error::Usage("only a growing view refreshes".into()));
+            return Err(Error::invalid("reader", "only a growing view refreshes"));
         };
         let lens = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
         if (lens(&growing.path), lens(&growing.index_path)) == growing.file_lens {

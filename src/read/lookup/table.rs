@@ -215,7 +215,7 @@ impl Lookup {
         };
         match table {
             Ok(built) => Ok((&built.table, built.view(self.file.slice()))),
-            Err(error) => Err(replay(error)),
+            Err(error) => Err(Error::replay(error)),
         }
     }
 
@@ -668,37 +668,6 @@ impl Lookup {
             LogicalOffset(0),
             None,
         )
-    }
-}
-
-/// A copy of a kept error, for each call that meets it (`Error` is not
-/// `Clone`: an I/O error keeps its kind and message).
-fn replay(error: &Error) -> Error {
-    match error {
-        Error::Decode(error) => Error::Decode(error.clone()),
-        Error::Io { path, source } => Error::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        Error::Stream(source) => {
-            Error::Stream(std::io::Error::new(source.kind(), source.to_string()))
-        }
-        Error::MissingReference { kind, id } => Error::MissingReference {
-            kind: *kind,
-            id: *id,
-        },
-        Error::BrokenIndex { index, problem } => Error::BrokenIndex {
-            index: index.clone(),
-            problem: problem.clone(),
-        },
-        Error::Usage(what) => Error::Usage(what.clone()),
-        Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
-        Error::BadSource { path, what } => Error::BadSource {
-            path: path.clone(),
-            what: what.clone(),
-        },
-        Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
-        &Error::OverMemoryBudget { needed, budget } => Error::OverMemoryBudget { needed, budget },
     }
 }
 

@@ -218,7 +218,7 @@ pub const DEFAULT_WINDOW: u64 = 128 << 20;
 /// the streaming writer's order), and a footer, written to `out`; calls
 /// `done` with the data each window covered (to release its pages).
 /// Returns what the rebuild found and the number of cells written. The
-/// heap holds one window's cells. I/O errors are [`Error::Stream`].
+/// heap holds one window's cells. I/O errors are [`Error::Io`] without a path.
 pub fn write_rebuilt_index(
     data: &[u8],
     options: RebuildOptions,
@@ -275,7 +275,7 @@ pub struct RebuildOutcome {
 /// of data they cover, and are dropped. A window ends at the end of the
 /// block that straddles its nominal end; `sink` gets a window's cells
 /// while the next window is discovered. `window` of `u64::MAX` is one
-/// window: [`rebuild_index_observed`].
+/// window: `rebuild_index_observed`.
 pub fn rebuild_index_windowed(
     data: &[u8],
     options: RebuildOptions,
@@ -354,7 +354,7 @@ pub fn rebuild_index_windowed(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?
+            .map_err(|e| Error::invalid("threads", format!("cannot start {threads}: {e}")))?
             .install(rebuild)
     }
 }
