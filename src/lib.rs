@@ -187,4 +187,4 @@ pub use write::{
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use storage::TraceBytes;
+pub use storage::{FileAccess, TraceBytes};

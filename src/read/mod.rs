@@ -1,7 +1,7 @@
 //! Reading v22 traces. Two readers answer the same questions through
 //! [`TraceTree`](crate::tree::TraceTree):
 //!
-//! - [`eager`]: [`EagerTrace`] reads the whole data file once, without an
+//! - `eager`: [`EagerTrace`] reads the whole data file once, without an
 //!   index, and keeps one small record per tracepoint; for traces that fit
 //!   in memory, and as the reference the lazy reader is tested against.
 //! - [`lazy`]: [`LazyTraceReader`] maps the data and index files, keeps only
@@ -12,7 +12,7 @@
 //! walks a data file from start to end; `lookup`, what finds blocks,
 //! reference objects and containers without reading the data (the
 //! recorder's index checked against the data, the lookup sidecar, or cells
-//! rebuilt from the data); [`rebuild`], the parallel index rebuild from the
+//! rebuilt from the data); `rebuild`, the parallel index rebuild from the
 //! data alone; `reindex`, a whole index file written or checked
 //! ([`write_index`], [`check_index`]: `tracetree index`); and `visit`, what
 //! a whole-trace walk hands its visitor ([`Visit`], [`VisitDetail`]).
