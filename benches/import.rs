@@ -29,9 +29,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
-use tracetree::format::Object;
-use tracetree::import::flow::FlowDecoder;
 use tracetree::import::import_file;
+use tracetree::lowlevel::FlowDecoder;
+use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
     TracepointHeader, TracepointType, Type, Value,
@@ -197,10 +197,7 @@ fn import(c: &mut Criterion) {
             let mut decoder = FlowDecoder::new(bytes.as_slice());
             let mut enters = 0u64;
             while let Some(event) = decoder.next_event().unwrap() {
-                enters += u64::from(matches!(
-                    event,
-                    tracetree::import::flow::FlowEvent::Enter(_)
-                ));
+                enters += u64::from(matches!(event, tracetree::lowlevel::FlowEvent::Enter(_)));
             }
             black_box(enters)
         })

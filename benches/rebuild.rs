@@ -18,10 +18,9 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
+use tracetree::lowlevel::{DEFAULT_WINDOW, rebuild_index, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, rebuild_index, rebuild_index_windowed,
-};
+use tracetree::read::RebuildOptions;
 
 mod support;
 

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use tracetree::TraceBytes;
-use tracetree::format::index::CELL_LEN;
 use tracetree::generate::Shape;
+use tracetree::lowlevel::CELL_LEN;
 use tracetree::read::{LazyOptions, index_path};
 
 mod support;

@@ -51,10 +51,12 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use tracetree::TraceBytes;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::lowlevel::rebuild_index;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{
     EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
 };
+use tracetree::storage::FileAccess;
 
 #[path = "sizes/measure.rs"]
 mod measure;
@@ -114,6 +116,10 @@ const CASES: &[(&str, &str)] = &[
         "the same without a resident window (`resident_window(None)`: pages stay mapped)",
     ),
     (
+        "random_expansions_read",
+        "the same with the default window, files read without a mapping (`FileAccess::Read`)",
+    ),
+    (
         "walk_headers",
         "full traversal, headers walk (`walk_thread`, threads in turn)",
     ),
@@ -122,8 +128,16 @@ const CASES: &[(&str, &str)] = &[
         "full traversal, headers walk (`walk_threads`, threads in parallel; what `info` runs)",
     ),
     (
+        "walk_parallel_read",
+        "the same, files read without a mapping (`FileAccess::Read`)",
+    ),
+    (
         "walk_tracetree",
         "full traversal, `TraceTree::walk_visit` (what `print` runs), 1 MiB cache",
+    ),
+    (
+        "walk_tracetree_read",
+        "the same, files read without a mapping (`FileAccess::Read`)",
     ),
     ("eager_load", "eager load (`EagerTrace::load`)"),
     (
@@ -319,15 +333,13 @@ fn case(id: &str, traces: &Traces) -> Case {
                 }),
             )
         }
-        "random_expansions" | "random_expansions_unbounded" => {
-            let reader = if id == "random_expansions" {
-                open(Which::Mixed)
-            } else {
-                index_path_options()
-                    .resident_window(None)
-                    .open(traces.path(Which::Mixed))
-                    .unwrap()
+        "random_expansions" | "random_expansions_unbounded" | "random_expansions_read" => {
+            let options = match id {
+                "random_expansions" => index_path_options(),
+                "random_expansions_read" => index_path_options().file_access(FileAccess::Read),
+                _ => index_path_options().resident_window(None),
             };
+            let reader = options.open(traces.path(Which::Mixed)).unwrap();
             let nodes = random_containers(&reader);
             (
                 Which::Mixed,
@@ -343,17 +355,21 @@ fn case(id: &str, traces: &Traces) -> Case {
                 Box::new(move || boxed(walk_headers(&reader))),
             )
         }
-        "walk_parallel" => {
-            let reader = open(Which::Mixed);
+        "walk_parallel" | "walk_parallel_read" => {
+            let reader = index_path_options()
+                .file_access(access(id))
+                .open(traces.path(Which::Mixed))
+                .unwrap();
             (
                 Which::Mixed,
                 Covers::File,
                 Box::new(move || boxed(walk_headers_parallel(&reader))),
             )
         }
-        "walk_tracetree" => {
+        "walk_tracetree" | "walk_tracetree_read" => {
             let reader = LazyTraceReader::options()
                 .cache_bytes(SMALL_CACHE)
+                .file_access(access(id))
                 .open(&mixed)
                 .unwrap();
             (
@@ -412,6 +428,15 @@ fn case(id: &str, traces: &Traces) -> Case {
         other => panic!("no case {other}"),
     };
     Case { which, covers, run }
+}
+
+/// How the case `id` reads the files: `_read` cases without a mapping.
+fn access(id: &str) -> FileAccess {
+    if id.ends_with("_read") {
+        FileAccess::Read
+    } else {
+        FileAccess::Map
+    }
 }
 
 /// In a child process: set up, reset the peak, run once, report.

@@ -23,7 +23,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::common::{
     ClassId, CodeLocationId, EventId, FieldId, MethodId, StringId, ThreadId, VariableId,
 };
-use tracetree::format::Object;
+use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, FieldDescriptor, Footer, JavaStr,
     MethodDescriptor, StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType,

@@ -5,7 +5,8 @@
 use std::time::Instant;
 
 use tracetree::TraceBytes;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::lowlevel::rebuild_index;
+use tracetree::read::RebuildOptions;
 
 fn main() -> Result<(), tracetree::Error> {
     let mut args = std::env::args().skip(1);

@@ -12,12 +12,13 @@
 //! decode error, never with an empty table (test
 //! `lazy_index_policy::a_failed_rescan_gives_the_data_error_to_every_lookup`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::common::{EventId, IndexCell, LogicalOffset, ObjectKind, PhysicalOffset, ThreadId};
 
 /// What was wrong with a byte sequence; [`DecodeError`] adds where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// The bytes ended inside an object.
     #[error("unexpected end of data: {needed} more bytes needed, {available} available")]
@@ -98,9 +99,6 @@ pub enum DecodeErrorKind {
         /// The tracepoint's thread.
         found: i32,
     },
-    /// A string to be written is longer than `writeUTF` allows.
-    #[error("string of {0} bytes is longer than 65535 bytes of modified UTF-8")]
-    StringTooLong(usize),
 }
 
 /// Where a malformed byte sequence is: in which file, at which offset.
@@ -160,22 +158,49 @@ impl DecodeError {
 }
 
 /// Any failure of tracetree's readers, writers and printer.
+///
+/// Each variant says what kind of failure it is, so that a caller can act
+/// on it: malformed data ([`Decode`](Error::Decode)), a file that cannot be
+/// read or is not what was expected ([`Io`](Error::Io),
+/// [`Unsupported`](Error::Unsupported), [`InFile`](Error::InFile)), a
+/// caller's mistake ([`InvalidArgument`](Error::InvalidArgument)), a limit
+/// ([`LimitExceeded`](Error::LimitExceeded)), or a bug in tracetree
+/// ([`Internal`](Error::Internal)).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Malformed data.
     #[error(transparent)]
     Decode(#[from] DecodeError),
-    /// An I/O failure on a file.
-    #[error("{path}: {source}")]
+    /// An I/O failure, on a file when `path` names it, else on a stream
+    /// (a pipe, a writer given by the caller).
+    #[error("{}{source}", io_prefix(.path))]
     Io {
-        /// The file.
-        path: PathBuf,
+        /// The file, when there is one.
+        path: Option<PathBuf>,
         /// The failure.
         source: std::io::Error,
     },
-    /// An I/O failure on a stream without a path.
-    #[error("I/O error: {0}")]
-    Stream(#[from] std::io::Error),
+    /// A failure while reading the file `path`, which the inner error
+    /// does not name.
+    #[error("{}: {source}", .path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        source: Box<Error>,
+    },
+    /// An input that is not what tracetree reads there: what was expected,
+    /// and what was found instead.
+    #[error("{}not {expected}: {found}", path_prefix(.path))]
+    Unsupported {
+        /// The file, when the input is one.
+        path: Option<PathBuf>,
+        /// What was expected (`a trace`, `a TPTP binary trace`, ...).
+        expected: &'static str,
+        /// What the input looked like.
+        found: String,
+    },
     /// A tracepoint refers to a reference object the trace does not hold.
     #[error("missing {kind} with id {id}")]
     MissingReference {
@@ -193,9 +218,29 @@ pub enum Error {
         /// What is wrong with it.
         problem: IndexProblem,
     },
-    /// A caller used an API wrongly (for example exited more calls than it entered).
-    #[error("invalid use: {0}")]
-    Usage(String),
+    /// A caller passed an argument the call cannot take, or called in an
+    /// order the API forbids (for example exited more calls than it
+    /// entered): which argument, and what was wrong with it.
+    #[error("invalid {argument}: {problem}")]
+    InvalidArgument {
+        /// The argument (`thread`, `event id`, `--threads`, `call order`, ...).
+        argument: &'static str,
+        /// What was wrong with it.
+        problem: String,
+    },
+    /// A count or size past a limit of the format or of tracetree.
+    #[error("too many {what}: {value}, over the limit of {limit}")]
+    LimitExceeded {
+        /// What was counted (`threads`, `event ids`, ...).
+        what: &'static str,
+        /// The most allowed.
+        limit: u64,
+        /// The count reached (at least).
+        value: u64,
+    },
+    /// An invariant of tracetree itself was broken: a bug.
+    #[error("internal error: {0} (a bug in tracetree; please report)")]
+    Internal(String),
     /// Loading a whole trace eagerly would take more memory than its budget
     /// ([`EagerOptions::memory_budget`](crate::read::EagerOptions::memory_budget)):
     /// the lazy reader reads it in little memory.
@@ -234,6 +279,13 @@ pub enum Error {
     },
 }
 
+impl From<std::io::Error> for Error {
+    /// An I/O failure on a stream without a path.
+    fn from(source: std::io::Error) -> Self {
+        Error::Io { path: None, source }
+    }
+}
+
 /// `PATH: `, or nothing without a path.
 fn path_prefix(path: &Option<PathBuf>) -> String {
     path.as_ref()
@@ -241,19 +293,188 @@ fn path_prefix(path: &Option<PathBuf>) -> String {
         .unwrap_or_default()
 }
 
+/// `PATH: `, or `I/O error: ` without a path.
+fn io_prefix(path: &Option<PathBuf>) -> String {
+    match path {
+        Some(path) => format!("{}: ", path.display()),
+        None => "I/O error: ".to_string(),
+    }
+}
+
 impl Error {
     /// Wraps an I/O error with the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
-            path: path.into(),
+            path: Some(path.into()),
             source,
         }
+    }
+
+    /// An [`InvalidArgument`](Error::InvalidArgument) error.
+    pub fn invalid(argument: &'static str, problem: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            argument,
+            problem: problem.into(),
+        }
+    }
+
+    /// A [`LimitExceeded`](Error::LimitExceeded) error; `value` and
+    /// `limit` are any integers (a value that does not fit `u64` is
+    /// said as `u64::MAX`).
+    pub fn limit<V: TryInto<u64>, L: TryInto<u64>>(what: &'static str, value: V, limit: L) -> Self {
+        Error::LimitExceeded {
+            what,
+            limit: limit.try_into().unwrap_or(u64::MAX),
+            value: value.try_into().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// An [`Internal`](Error::Internal) error: a broken invariant.
+    pub(crate) fn internal(what: impl Into<String>) -> Self {
+        Error::Internal(what.into())
+    }
+
+    /// This error, met while opening or reading the file `path` as a v22
+    /// trace, made to name it: a file too short for the magic, or with
+    /// another, is [`Error::Unsupported`] saying what it looks like;
+    /// malformed data, a missing reference object or an I/O or index
+    /// failure that names no file is wrapped in [`Error::InFile`]; any
+    /// other is kept.
+    pub(crate) fn in_file(self, path: &Path) -> Self {
+        match self {
+            Error::Decode(DecodeError {
+                at: Position::Data(PhysicalOffset(0)),
+                kind: DecodeErrorKind::BadMagic { .. } | DecodeErrorKind::UnexpectedEnd { .. },
+            }) => Error::Unsupported {
+                path: Some(path.to_path_buf()),
+                expected: "a trace",
+                found: not_a_trace(path),
+            },
+            Error::Decode(_)
+            | Error::MissingReference { .. }
+            | Error::Io { path: None, .. }
+            | Error::BrokenIndex { index: None, .. } => Error::InFile {
+                path: path.to_path_buf(),
+                source: Box::new(self),
+            },
+            other => other,
+        }
+    }
+
+    /// The error inside any [`Error::InFile`] wrappers: what went wrong,
+    /// without which file.
+    pub fn unwrapped(&self) -> &Error {
+        match self {
+            Error::InFile { source, .. } => source.unwrapped(),
+            other => other,
+        }
+    }
+
+    /// The same error with `shown` in place of the path `actual` (as a
+    /// command that read its input from a pipe into a temporary file names
+    /// the input as the user gave it).
+    pub fn shown_as(self, actual: &Path, shown: &Path) -> Self {
+        let swap = |path: PathBuf| {
+            if path == actual {
+                shown.to_path_buf()
+            } else {
+                path
+            }
+        };
+        match self {
+            Error::Io { path, source } => Error::Io {
+                path: path.map(swap),
+                source,
+            },
+            Error::InFile { path, source } => Error::InFile {
+                path: swap(path),
+                source: Box::new(source.shown_as(actual, shown)),
+            },
+            Error::Unsupported {
+                path,
+                expected,
+                found,
+            } => Error::Unsupported {
+                path: path.map(swap),
+                expected,
+                found,
+            },
+            Error::BadSource { path, what } => Error::BadSource {
+                path: swap(path),
+                what,
+            },
+            other => other,
+        }
+    }
+
+    /// A copy of this error, for each call that meets a kept one (`Error`
+    /// is not `Clone`: an I/O error keeps its kind and message).
+    pub(crate) fn replay(&self) -> Error {
+        match self {
+            Error::Decode(error) => Error::Decode(error.clone()),
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::InFile { path, source } => Error::InFile {
+                path: path.clone(),
+                source: Box::new(source.replay()),
+            },
+            Error::Unsupported {
+                path,
+                expected,
+                found,
+            } => Error::Unsupported {
+                path: path.clone(),
+                expected,
+                found: found.clone(),
+            },
+            Error::MissingReference { kind, id } => Error::MissingReference {
+                kind: *kind,
+                id: *id,
+            },
+            Error::BrokenIndex { index, problem } => Error::BrokenIndex {
+                index: index.clone(),
+                problem: problem.clone(),
+            },
+            Error::InvalidArgument { argument, problem } => Error::InvalidArgument {
+                argument,
+                problem: problem.clone(),
+            },
+            &Error::LimitExceeded { what, limit, value } => {
+                Error::LimitExceeded { what, limit, value }
+            }
+            Error::Internal(what) => Error::Internal(what.clone()),
+            Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
+            Error::BadSource { path, what } => Error::BadSource {
+                path: path.clone(),
+                what: what.clone(),
+            },
+            Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
+            &Error::OverMemoryBudget { needed, budget } => {
+                Error::OverMemoryBudget { needed, budget }
+            }
+        }
+    }
+}
+
+/// What the file at `path`, which does not start with the v22 magic,
+/// looks like to a reader (which knows no foreign format: opening one of
+/// those goes through `import::trace_for`, which says more).
+fn not_a_trace(path: &Path) -> String {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        "an empty file".to_string()
+    } else {
+        "no v22 magic at its start (a .flow, Blinky, TPTP or JFR recording is read once \
+         imported)"
+            .to_string()
     }
 }
 
 /// Why a node, node handle or event id names nothing in a trace
 /// ([`Error::NoSuchNode`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NodeProblem {
     /// No tracepoint has this event id.
     #[error("no tracepoint has event id {0}")]
@@ -311,6 +532,7 @@ pub enum NodeProblem {
 /// ([`Error::BrokenIndex`]; the rules are listed in `docs/FORMAT.md`,
 /// "tracetree's index policy").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IndexProblem {
     /// The file could not be opened.
     #[error("missing ({0})")]

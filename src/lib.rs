@@ -11,11 +11,13 @@
 //! The layers, each importing only the ones above it in this list:
 //!
 //! - [`common`]: the ground types: ids, typed offsets ([`common::LogicalOffset`]
-//!   vs [`common::PhysicalOffset`] never mix), object kinds; and [`mutf8`].
+//!   vs [`common::PhysicalOffset`] never mix), object kinds; and `mutf8`
+//!   (modified UTF-8, internal).
 //! - [`model`]: what the bytes mean: tracepoints, values, reference objects.
-//! - [`format`](mod@format): the bytes: one codec per object kind, index cells
-//!   read in place, and the per-trace [`format::TraceContext`] of reference
-//!   objects decoded on first use.
+//! - `format` (internal; [`lowlevel`] names its parts tools use): the bytes:
+//!   one codec per object kind, index cells read in place, and the
+//!   per-trace [`read::TraceContext`] of reference objects decoded on first
+//!   use.
 //! - [`write`](mod@write): the builder API ([`write::TraceRecorder`],
 //!   [`write::ThreadRecorder`]) and the writers.
 //! - [`read`]: the eager loader, the lookups (`read::lookup`: index,
@@ -24,14 +26,86 @@
 //! - [`tree`]: any reader seen as one tree per thread; [`print`](mod@print)
 //!   renders it.
 //! - [`import`]: foreign traces (`.flow`, Blinky, TPTP, JFR) made into v22
-//!   traces; [`search`] finds tracepoints by name or text; [`export`] writes
-//!   traces in the forms other tools read.
+//!   traces; [`search`](mod@search) finds tracepoints by name or text;
+//!   [`export`] writes traces in the forms other tools read.
 //! - [`generate`] (feature `generate`): synthetic traces.
 //!
 //! [`storage`] maps files; [`error`] holds the typed errors;
-//! [`lowlevel`] gathers the byte-level parts the readers are built from.
+//! [`lowlevel`] gathers the byte-level parts the readers are built from,
+//! with no promise of stability.
 //!
-//! # Example
+//! # The front door
+//!
+//! The crate root re-exports what an embedder uses: opening any trace
+//! ([`trace_for`], [`LazyTraceReader`] and [`LazyOptions`], [`EagerTrace`]),
+//! its nodes ([`LazyNode`], [`NodeHandle`]) and any reader as a tree
+//! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
+//! the recorder traits and specs they take; printing and dumping
+//! ([`print_trace`], [`node_text`], [`write_jsonl`]); importing
+//! ([`import_file`]), searching ([`search()`]) and exporting
+//! ([`export_stacks`]); their options; and [`Error`] and [`Result`].
+//!
+//! # Reading
+//!
+//! Open any trace (a v22 trace as it is; a `.flow`, Blinky, TPTP or JFR
+//! recording imported once into the per-user cache), then, as an IDE
+//! would: its roots, a page of a call's children, a node's line, its
+//! ancestors, and a search that another thread can cancel:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::sync::atomic::AtomicBool;
+//!
+//! use tracetree::{LazyTraceReader, SearchOptions, node_text, search, trace_for};
+//! # use tracetree::model::Type;
+//! # use tracetree::{
+//! #     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
+//! #     TraceRecorder, ValueSpec, VariableSpec,
+//! # };
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("app.trace");
+//! # let mut writer = DumpWriter::new();
+//! # let main = writer.add_thread("main")?;
+//! # {
+//! #     let mut thread = writer.thread(main)?;
+//! #     let run = MethodSpec::new("app.MainKt", "main", vec![], Type::Void);
+//! #     let work = MethodSpec::new("app.Worker", "compute", vec![], Type::Void);
+//! #     thread.enter_call(None, CallSpec::new(&run))?;
+//! #     thread.enter_call(None, CallSpec::new(&work))?;
+//! #     let x = VariableSpec::new("x", Type::Int);
+//! #     for i in 0..3 {
+//! #         let at = CodeLocationSpec::line("Worker.kt", "app.Worker", "compute", 10 + i);
+//! #         thread.write_local(Some(&at), &x, ValueSpec::Int(i))?;
+//! #     }
+//! #     thread.exit_call(CallOutcome::VOID)?;
+//! #     thread.exit_call(CallOutcome::VOID)?;
+//! # }
+//! # writer.save(&path)?;
+//! let trace = trace_for(&path, &|_bytes_imported| {})?;
+//! let reader = LazyTraceReader::open(&trace.path)?;
+//!
+//! let thread = reader.thread_ids()[0];
+//! let main_call = reader.roots(thread)?[0];
+//! // The first page of 100 children (a call may have millions):
+//! let page = reader.children_range(main_call, 0, 100)?;
+//! let compute = page[0];
+//! let local = reader.children_range(compute, 0, 100)?[0];
+//! let line = node_text(&reader, local, false)?;
+//! assert!(line.contains('x'), "{line}");
+//! // The calls above a node, outermost first:
+//! assert_eq!(reader.ancestors(local)?, [main_call, compute]);
+//!
+//! // Setting `stop` from another thread ends the search early, with the
+//! // hits found so far.
+//! let stop = Arc::new(AtomicBool::new(false));
+//! let mut options = SearchOptions::new("compute");
+//! options.stop = Some(Arc::clone(&stop));
+//! let found = search(&reader, &options, &|_scanned| {})?;
+//! assert_eq!(found.hits[0].node, compute);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Writing
 //!
 //! Record a small trace, save it, and read it back, eagerly and lazily (the
 //! lazy reader maps the file and loads a call's children when asked, one
@@ -39,11 +113,9 @@
 //!
 //! ```
 //! use tracetree::model::Type;
-//! use tracetree::read::{EagerTrace, LazyTraceReader};
-//! use tracetree::tree::TraceTree;
-//! use tracetree::write::{
-//!     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
-//!     TraceRecorder, ValueSpec, VariableSpec,
+//! use tracetree::{
+//!     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, EagerTrace, LazyTraceReader,
+//!     MethodSpec, ThreadRecorder, TraceRecorder, TraceTree, ValueSpec, VariableSpec,
 //! };
 //!
 //! let dir = tempfile::tempdir()?;
@@ -82,13 +154,13 @@
 pub mod common;
 pub mod error;
 pub mod export;
-pub mod format;
+pub(crate) mod format;
 #[cfg(any(test, feature = "generate"))]
 pub mod generate;
 pub mod import;
 pub mod lowlevel;
 pub mod model;
-pub mod mutf8;
+pub(crate) mod mutf8;
 pub mod print;
 pub mod read;
 pub mod search;
@@ -98,9 +170,21 @@ mod turns;
 pub mod write;
 
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
+pub use export::stacks::{StackFormat, StackOptions, export_stacks};
+pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};
+pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
+pub use read::{
+    EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,
+};
+pub use search::{SearchOptions, SearchResult, search};
+pub use tree::TraceTree;
+pub use write::{
+    CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, StreamingOptions,
+    StreamingWriter, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
+};
 
 /// The README's examples, compiled as doctests so they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use storage::TraceBytes;
+pub use storage::{FileAccess, TraceBytes};

@@ -3,31 +3,23 @@
 //! (and for the tests that check the readers independently). The readers
 //! and writers of [`read`](crate::read) and [`write`](crate::write) are
 //! the API; these are their parts.
+//!
+//! **No stability promise**: what this module holds, and how, may change
+//! in any release, as the readers' internals do. It names each item it
+//! gives; the modules they come from stay private.
 
-/// Big-endian primitives over byte slices and writers: the decoders'
-/// [`ByteReader`](bytes::ByteReader).
-pub mod bytes {
-    pub use crate::format::bytes::*;
-}
-
-/// Objects: decoding one at a time, peeking at an object's kind and id.
-pub mod object {
-    pub use crate::format::object::*;
-}
-
-/// The skipper: finds where an object ends without building it.
-pub mod skip {
-    pub use crate::format::skip::*;
-}
-
-/// Blocks: the one block-framing step every reader shares.
-pub mod block {
-    pub use crate::read::block::*;
-}
-
-/// The lookup sidecar's layout constants.
-pub mod sidecar {
-    pub use crate::read::lookup::sidecar::{
-        OPENED_MAGIC, SAMPLED_BLOCKS, SIDECAR_MAGIC, SIDECAR_VERSION,
-    };
-}
+pub use crate::common::{IndexCell, ObjectKind};
+/// Big-endian primitives over byte slices: the decoders' reader.
+pub use crate::format::bytes::ByteReader;
+pub use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
+pub use crate::format::object::peek_kind_and_id;
+pub use crate::format::{
+    BLOCK_HEADER_LEN, DATA_MAGIC, FILE_HEADER_LEN, FORMAT_VERSION, INDEX_MAGIC, Object, file_header,
+};
+pub use crate::import::flow::{FlowDamage, FlowDecoder, FlowEvent};
+pub use crate::read::block::{BlockStep, decode_block};
+pub use crate::read::lookup::sidecar::{OPENED_MAGIC, SAMPLED_BLOCKS};
+pub use crate::read::rebuild::{
+    DEFAULT_WINDOW, MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuiltIndex, rebuild_index,
+    rebuild_index_windowed,
+};

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::cache::trace_in;
+use tracetree::import::trace_in;
 use tracetree::import::{ImportSummary, TracePath};
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
@@ -123,7 +123,7 @@ impl Cache {
         let options = EagerOptions {
             memory_budget: self.memory_budget.or_else(available_memory),
         };
-        let trace = EagerTrace::open_with(path, options).map_err(|e| not_a_trace(path, e))?;
+        let trace = EagerTrace::open_with(path, options)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
         Ok(trace)
     }
@@ -145,7 +145,7 @@ impl Cache {
         });
         let reader = options.open(path);
         bar.finish_and_clear();
-        self.opened(path, reader.map_err(|e| not_a_trace(path, e))?)
+        self.opened(path, reader?)
     }
 
     /// `reader`, once what its open left out or found missing was said on
@@ -298,40 +298,6 @@ fn strict_import_error(name: &str, problem: &str) -> Error {
     }
 }
 
-/// `error` from opening `path` as a v22 trace, said as "not a trace"
-/// when the file does not begin as one (empty, text, another format).
-fn not_a_trace(path: &Path, error: Error) -> Error {
-    use std::io::Read;
-    if !matches!(error, Error::Decode(_)) {
-        return error;
-    }
-    let mut head = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| f.take(8).read_to_end(&mut head));
-    if read.is_err() {
-        return error;
-    }
-    let magic = tracetree::format::DATA_MAGIC.to_be_bytes();
-    if head.starts_with(b"PK") {
-        // A packed trace: its own errors say what is wrong inside.
-        return error;
-    }
-    let what = if head.is_empty() {
-        "not a trace: the file is empty".to_string()
-    } else if head.len() < magic.len() || head != magic {
-        format!(
-            "not a trace: it begins with {:?}, not as a v22 trace does, and is none of the \
-             formats tracetree imports (.flow, JFR, Blinky, TPTP, packed; --from names one)",
-            String::from_utf8_lossy(&head)
-        )
-    } else {
-        return error;
-    };
-    Error::BadSource {
-        path: path.to_path_buf(),
-        what,
-    }
-}
-
 /// Shows `bar`, made hidden until its work turned out to be under way, on
 /// stderr (when it is a terminal) in `template`'s style.
 fn reveal(bar: &ProgressBar, template: &str) {
@@ -383,6 +349,19 @@ pub fn needs_spooling(input: &Path) -> bool {
     input == Path::new("-") || std::fs::metadata(input).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// The spooled file of this command and the input it holds, so that an
+/// error names the input as the user gave it.
+static SPOOLED: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+
+/// `error`, naming the input the user gave (`-`, a pipe) where it named
+/// the file that input was spooled into.
+pub fn as_given(error: Error) -> Error {
+    match SPOOLED.get() {
+        Some((spooled, input)) => error.shown_as(spooled, input),
+        None => error,
+    }
+}
+
 /// Copies `input` (`-` for stdin) into a [`Spooled`] file, with a progress
 /// line on stderr if it takes more than a second.
 pub fn spool(input: &Path) -> Result<Spooled> {
@@ -426,6 +405,7 @@ pub fn spool(input: &Path) -> Result<Spooled> {
     };
     #[cfg(not(target_os = "linux"))]
     let path = named.to_path_buf();
+    let _ = SPOOLED.set((path.clone(), input.to_path_buf()));
     Ok(Spooled {
         _file: file,
         #[cfg(not(target_os = "linux"))]

@@ -151,8 +151,9 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
 
     if request.root.is_some() {
-        return Err(Error::Usage(
-            "--root is for the call-stack formats, not parquet".into(),
+        return Err(Error::invalid(
+            "--root",
+            "it is for the call-stack formats, not parquet",
         ));
     }
     if is_stdout(request.output) {

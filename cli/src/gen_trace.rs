@@ -43,38 +43,50 @@ const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 1024..=(64 << 20);
 /// Fails, with the bound and its reason in one line, when a request is
 /// outside what `gen` writes.
 fn check_bounds(request: &GenRequest<'_>) -> Result<()> {
-    let fail = |text: String| Err(Error::Usage(text));
+    let fail = |argument, problem: String| Err(Error::invalid(argument, problem));
     if !(1..=MAX_THREADS).contains(&request.threads) {
-        return fail(format!(
-            "--threads {} is out of 1..={MAX_THREADS}: each recorded thread is a thread of the \
-             system with its own buffers",
-            request.threads
-        ));
+        return fail(
+            "--threads",
+            format!(
+                "{} is out of 1..={MAX_THREADS}: each recorded thread is a thread of the \
+                 system with its own buffers",
+                request.threads
+            ),
+        );
     }
     if request.size > MAX_SIZE {
-        return fail(format!(
-            "--size {} bytes is over 64 TB: gen writes the whole size to the disk",
-            group(request.size)
-        ));
+        return fail(
+            "--size",
+            format!(
+                "{} bytes is over 64 TB: gen writes the whole size to the disk",
+                group(request.size)
+            ),
+        );
     }
     let least = request.threads as u64 * MIN_BYTES_PER_THREAD;
     if request.size < least {
-        return fail(format!(
-            "--size {} bytes is under {} bytes: each of the {} writes at least about 1.5 KB \
-             (give fewer threads or a larger size)",
-            group(request.size),
-            group(least),
-            count(request.threads as u64, "thread")
-        ));
+        return fail(
+            "--size",
+            format!(
+                "{} bytes is under {} bytes: each of the {} writes at least about 1.5 KB \
+                 (give fewer threads or a larger size)",
+                group(request.size),
+                group(least),
+                count(request.threads as u64, "thread")
+            ),
+        );
     }
     if let Some(block_size) = request.block_size
         && !BLOCK_SIZES.contains(&block_size)
     {
-        return fail(format!(
-            "--block-size {} bytes is out of 1 KB..=64 MB: smaller blocks hold more framing than \
-             tracepoints, larger ones do not fit the threads' 256 MB of buffers",
-            group(block_size)
-        ));
+        return fail(
+            "--block-size",
+            format!(
+                "{} bytes is out of 1 KB..=64 MB: smaller blocks hold more framing than \
+                 tracepoints, larger ones do not fit the threads' 256 MB of buffers",
+                group(block_size)
+            ),
+        );
     }
     Ok(())
 }

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::read::rebuild::{MAX_WORKERS_PER_CORE, RebuildOptions};
+use tracetree::lowlevel::MAX_WORKERS_PER_CORE;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use tracetree::Result;
 use tracetree::common::ThreadId;
-use tracetree::format::FORMAT_VERSION;
-use tracetree::format::TraceContext;
-use tracetree::format::index::parse_index;
 use tracetree::import::stored_summary;
+use tracetree::lowlevel::FORMAT_VERSION;
+use tracetree::lowlevel::parse_index;
 use tracetree::model::TracepointType;
+use tracetree::read::TraceContext;
 use tracetree::read::lazy::WalkDetail;
 use tracetree::read::{
     IndexProblem, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport,

@@ -501,10 +501,12 @@ fn main() -> ExitCode {
         _ => ExitCode::FAILURE,
     };
     let mut spooled = None;
-    match run(cli, &mut spooled) {
+    match run(cli, &mut spooled).map_err(cache::as_given) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::NoMatch) => ExitCode::FAILURE,
-        Err(Error::Stream(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Error::Io { path: None, source }) if source.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             let mut message = match error {
                 Error::OverMemoryBudget { needed, budget } => format!(
@@ -566,11 +568,14 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
         && cache::needs_spooling(input)
     {
         if is_index {
-            return Err(Error::Usage(format!(
-                "{}: index needs a trace file, not stdin or a pipe: it writes FILE.idx \
-                 beside the file",
-                input.display()
-            )));
+            return Err(Error::invalid(
+                "FILE",
+                format!(
+                    "{}: index needs a trace file, not stdin or a pipe: it writes FILE.idx \
+                     beside the file",
+                    input.display()
+                ),
+            ));
         }
         let spooled = cache::spool(input)?;
         shown = Some(std::mem::replace(input, spooled.path.clone()));
@@ -584,8 +589,9 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
     let no_cache = cli.no_cache || cache_flags.no_cache;
     let cache_dir = cache_flags.cache_dir.or(cli.cache_dir);
     if no_cache && cache_dir.is_some() {
-        return Err(Error::Usage(
-            "--cache-dir and --no-cache cannot be given together".into(),
+        return Err(Error::invalid(
+            "--cache-dir",
+            "--cache-dir and --no-cache cannot be given together",
         ));
     }
     let cache = if let Some((path, name)) = spooled_as.clone() {

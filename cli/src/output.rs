@@ -116,10 +116,10 @@ pub fn check_folder(path: &Path) -> Result<()> {
 /// never replaced, so it needs no `--force`.
 pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
     if !force && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            path.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", path.display()),
+        ));
     }
     Ok(())
 }
@@ -127,9 +127,10 @@ pub fn refuse_existing(path: &Path, force: bool) -> Result<()> {
 /// The error for `-o -` where the output is not one stream: `what` says
 /// what it is.
 pub fn not_a_stream(what: &str) -> Error {
-    Error::Usage(format!(
-        "-o - (standard output) cannot take {what}; give a file name"
-    ))
+    Error::invalid(
+        "output",
+        format!("-o - (standard output) cannot take {what}; give a file name"),
+    )
 }
 
 /// Checks the output of a command that writes a v22 trace (`NAME` and

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
-use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{index_path, write_index_to};
 use tracetree::storage::packed::write_packed;
 use tracetree::{Error, Result};

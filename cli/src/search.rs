@@ -94,10 +94,10 @@ fn kind(name: &str) -> Result<TracepointType> {
         .find(|kind| kind.name() == name)
         .ok_or_else(|| {
             let names: Vec<&str> = TracepointType::ALL.iter().map(|k| k.name()).collect();
-            Error::Usage(format!(
-                "no tracepoint kind {name:?} (kinds: {})",
-                names.join(", ")
-            ))
+            Error::invalid(
+                "--kind",
+                format!("no tracepoint kind {name:?} (kinds: {})", names.join(", ")),
+            )
         })
 }
 

@@ -1,8 +1,9 @@
 //! `tracetree` on a JFR recording made here by the default JDK (`java`,
-//! `javac`, `jfr` on `PATH`; the test says SKIPPED without them): `info`
-//! prints the recording's counts as `jfr summary` does, `import --samples`
-//! writes a trace whose `print` and `dump` show the sample counts, and the
-//! roots together count every sample of the recording that has a stack.
+//! `javac`, `jfr` on `PATH`; without them the test fails, or says SKIPPED
+//! with `TRACETREE_ALLOW_SKIP=1`): `info` prints the recording's counts as
+//! `jfr summary` does, `import --samples` writes a trace whose `print` and
+//! `dump` show the sample counts, and the roots together count every
+//! sample of the recording that has a stack.
 
 use std::path::Path;
 use std::process::Command;
@@ -27,7 +28,7 @@ public class Spin {
 fn info_import_print_and_dump_of_a_recording() {
     let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok();
     if !have("javac") || !have("java") || !have("jfr") {
-        eprintln!("SKIPPED: no JDK (java, javac, jfr) on PATH");
+        tracetree_testkit::skip::cannot_run("no JDK (java, javac, jfr) on PATH");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 //! - [`stacks`]: call stacks for profilers' viewers: folded stacks
 //!   (inferno, `flamegraph.pl`), speedscope, Chrome's Trace Event JSON and
 //!   Perfetto's protobuf trace.
-//! - [`parquet`] (cargo feature `parquet`): a Hive-partitioned Parquet
+//! - `parquet` (cargo feature `parquet`): a Hive-partitioned Parquet
 //!   dataset, one row per tracepoint, for DuckDB, DataFusion and Spark.
 
 #[cfg(feature = "parquet")]

@@ -212,17 +212,9 @@ pub trait WriteBigEndian: Write {
     fn put_u8(&mut self, v: u8) -> io::Result<()> {
         self.write_all(&[v])
     }
-    /// Writes an `i8`.
-    fn put_i8(&mut self, v: i8) -> io::Result<()> {
-        self.write_all(&[v as u8])
-    }
     /// Writes a `bool` as 0 or 1.
     fn put_bool(&mut self, v: bool) -> io::Result<()> {
         self.write_all(&[v as u8])
-    }
-    /// Writes an `i16`.
-    fn put_i16(&mut self, v: i16) -> io::Result<()> {
-        self.write_all(&v.to_be_bytes())
     }
     /// Writes a `u16`.
     fn put_u16(&mut self, v: u16) -> io::Result<()> {
@@ -232,19 +224,10 @@ pub trait WriteBigEndian: Write {
     fn put_i32(&mut self, v: i32) -> io::Result<()> {
         self.write_all(&v.to_be_bytes())
     }
-    /// Writes an `i64`.
-    fn put_i64(&mut self, v: i64) -> io::Result<()> {
-        self.write_all(&v.to_be_bytes())
-    }
     /// Writes a `UTF` string (fails for more than 65,535 bytes).
     fn put_utf(&mut self, s: &JavaStr<'_>) -> io::Result<()> {
         let bytes = s.as_bytes();
-        let len = u16::try_from(bytes.len()).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                crate::error::DecodeErrorKind::StringTooLong(bytes.len()),
-            )
-        })?;
+        let len = u16::try_from(bytes.len()).map_err(|_| string_too_long(bytes.len()))?;
         self.put_u16(len)?;
         self.write_all(bytes)
     }
@@ -261,12 +244,21 @@ pub(crate) fn unencodable(kind: DecodeErrorKind) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, kind)
 }
 
+/// The error for a string of `len` bytes, longer than `writeUTF` allows.
+#[cold]
+fn string_too_long(len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("string of {len} bytes is longer than 65535 bytes of modified UTF-8"),
+    )
+}
+
 /// The encoded length of a `UTF` string, or an error if it is too long.
 #[inline]
 pub(crate) fn utf_len(s: &JavaStr<'_>) -> io::Result<usize> {
     let len = s.as_bytes().len();
     if len > u16::MAX as usize {
-        return Err(unencodable(DecodeErrorKind::StringTooLong(len)));
+        return Err(string_too_long(len));
     }
     Ok(2 + len)
 }

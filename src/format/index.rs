@@ -170,18 +170,6 @@ pub fn encode_index_footer<W: Write + ?Sized>(out: &mut W, start: i64, end: i64)
     out.write_all(&INDEX_MAGIC.to_be_bytes())
 }
 
-/// Writes a whole index file: header, `cells`, and a streaming-style footer.
-pub fn encode_index<'a, W: Write + ?Sized>(
-    out: &mut W,
-    cells: impl IntoIterator<Item = &'a IndexCell>,
-) -> io::Result<()> {
-    out.write_all(&crate::format::file_header(INDEX_MAGIC))?;
-    for cell in cells {
-        cell.encode(out)?;
-    }
-    encode_index_footer(out, -1, -1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ mod value;
 pub use crate::common::ObjectKind;
 pub(crate) use bytes::ByteReader;
 pub use context::{ContextBuilder, TraceContext};
-pub use index::{IndexCell, RawIndexCell};
+pub use index::IndexCell;
 pub use object::Object;
 pub use types::MAX_NESTING;
 

@@ -17,31 +17,11 @@
 //! at guessed offsets, where a code location's counts can be any number the
 //! bytes hold.
 //!
-//! # Skipping without decoding
-//!
-//! Each codec has its own skip method next to its `decode` (`Value::skip`
-//! with the same value-code constants, `Tracepoint::skip`, `Footer::skip`;
-//! both header readers use `TracepointHeader::from_bytes`), checking what
-//! decoding checks (counts against the bytes left, nesting depth, modified
-//! UTF-8, diff statuses, value codes) on `format::skip::Cursor`, a plain
-//! cursor that returns `Option`: it builds nothing and produces no error
-//! values. `format::skip` dispatches by object kind, tracepoints first. The
-//! hot paths are inlined and relax no check: `Value::skip` takes a value with a
-//! fixed-size payload by a table lookup on its code (`FIXED_PAYLOAD`) and an
-//! object or array without fields or elements by its count, leaving strings
-//! and nested values to the general path; modified-UTF-8 validation passes
-//! ASCII eight bytes at a time. Together with the rebuild's flat summaries
-//! this halved the rebuild's instructions (8.4 → 4.3 per byte of a mixed
-//! trace, see BENCHMARKS.md). Reference objects are skipped too
-//! (`Cursor::reference`, next to their codecs in `format/reference.rs`):
-//! the rebuild parses at guessed offsets, where bytes that read as a code
-//! location can claim tens of millions of arguments, and decoding them built
-//! a 128 MiB vector during a rebuild of 1 GB (a code location's `decode` also
-//! checks its local kinds before building its names). When it refuses an
-//! object, the object is decoded with `Object::decode`, which gives the error — so errors still
-//! come from the one decoder per kind. Its tests compare it with the decoders
-//! on generated, reference and corrupted objects (same acceptance, same
-//! length, same header).
+//! The hot paths are inlined and relax no check: a value with a fixed-size
+//! payload is taken by a table lookup on its code (`FIXED_PAYLOAD`), and
+//! modified UTF-8 passes ASCII eight bytes at a time. The tests compare the
+//! skipper with the decoders on generated, reference and corrupted objects:
+//! same acceptance, same length, same header.
 
 use crate::error::DecodeError;
 use crate::format::bytes::ByteReader;
@@ -420,7 +400,7 @@ mod tests {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference-traces");
         let path = dir.join("all-types-dump.trace");
         let Ok(data) = std::fs::read(&path) else {
-            eprintln!("skipped: {} not found", path.display());
+            tracetree_testkit::skip::cannot_run(&format!("{} is missing", path.display()));
             return;
         };
         // The dump writer writes one block per thread: one stack suffices.

@@ -267,7 +267,7 @@ impl<'a> Value<'a> {
     /// The bytes [`encode`](Self::encode) writes; fails, as `encode` does,
     /// for a string longer than `writeUTF` allows, a count that does not fit
     /// an `i32`, or a value nested deeper than readers follow
-    /// ([`MAX_NESTING`]).
+    /// (`MAX_NESTING`).
     #[inline]
     pub fn encoded_len(&self) -> io::Result<usize> {
         match self {

@@ -156,13 +156,13 @@ pub fn generate_file(
     progress: impl Fn(u64) + Sync,
 ) -> Result<StreamingSummary> {
     if options.threads == 0 {
-        return Err(Error::Usage("at least 1 thread".into()));
+        return Err(Error::invalid("threads", "at least 1 thread is needed"));
     }
     if options.threads > i32::MAX as usize {
-        return Err(Error::Usage("too many threads".into()));
+        return Err(Error::limit("threads", options.threads, i32::MAX));
     }
     if options.block_size == Some(0) {
-        return Err(Error::Usage("a block size of 0 bytes".into()));
+        return Err(Error::invalid("block size", "0 bytes"));
     }
     let block_size = options.block_size_used();
     let streaming = StreamingOptions {
@@ -211,7 +211,7 @@ pub fn generate_file(
                     })
                     .map_err(|error| {
                         failed.store(true, Ordering::Relaxed);
-                        Error::Stream(error)
+                        Error::from(error)
                     })?;
                 producers.push(producer);
             }
@@ -219,7 +219,7 @@ pub fn generate_file(
             for producer in producers {
                 let result = producer
                     .join()
-                    .unwrap_or_else(|_| Err(Error::Usage("a producer thread panicked".into())));
+                    .unwrap_or_else(|_| Err(Error::internal("a producer thread panicked")));
                 if let Err(error) = result {
                     first_error.get_or_insert(error);
                 }

@@ -1,7 +1,7 @@
 //! Synthetic traces, in one place (cargo feature `generate`, on by
 //! default):
 //!
-//! - [`shapes`]: traces of a chosen shape, deterministic for a seed,
+//! - `shapes`: traces of a chosen shape ([`Shape`], [`ThreadGenerator`]), deterministic for a seed,
 //!   recorded through any writer; [`generate_file`] writes one of a given
 //!   size through the streaming writer, the same bytes for the same
 //!   options: the benchmarks' multi-GB traces and `tracetree gen`.
@@ -14,7 +14,7 @@
 mod file;
 pub mod raw;
 pub mod samples;
-pub mod shapes;
+mod shapes;
 
 pub use file::{BUFFER_BUDGET, GenerateOptions, MIN_BLOCK_SIZE, generate_file};
 pub use shapes::{DEEP_RECURSION, Shape, ThreadGenerator, parse_size};

@@ -357,7 +357,11 @@ impl<R: PushRecorder> Emitter<'_, R> {
         body: TracepointBody<'_>,
     ) -> Result<()> {
         let event = i32::try_from(self.next_event).map_err(|_| {
-            Error::Usage("event ids exhausted: generate fewer tracepoints".to_string())
+            Error::limit(
+                "event ids (generate fewer tracepoints)",
+                self.next_event,
+                i32::MAX,
+            )
         })?;
         self.next_event += self.event_stride;
         self.out.push_tracepoint(&Tracepoint {
@@ -496,7 +500,7 @@ impl ThreadGenerator {
             thread,
             next_event: self.thread as i64,
             event_stride: i64::try_from(self.threads)
-                .map_err(|_| Error::Usage("too many threads".to_string()))?,
+                .map_err(|_| Error::limit("threads", self.threads, i64::MAX))?,
             depth: 0,
             // The deep shape's many calls return ints; the others' few
             // containers are counted at the largest footer.

@@ -49,6 +49,7 @@ pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
 /// [`trace_for`] with the cache in `dir`.
 pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
     let Some(format) = foreign_format(input)? else {
+        check_v22(input)?;
         return Ok(TracePath {
             path: input.to_path_buf(),
             imported_from: None,
@@ -106,6 +107,41 @@ fn evict_imports(dir: &Path, kept: &Path, budget: u64) {
         let trace = PathBuf::from(name);
         Some(vec![index_path(&trace), trace])
     });
+}
+
+/// What a file that is neither a v22 trace nor a foreign one was found to
+/// be, for [`Error::Unsupported`].
+const NOT_A_TRACE: &str = "neither the v22 magic nor a .flow, Blinky, TPTP or JFR recording";
+
+/// Fails with [`Error::Unsupported`] when the file `input`, of no foreign
+/// format, does not start with the v22 magic either (an empty file, a text
+/// file): the readers would only say the bytes are wrong. A packed trace
+/// read in place, a folder or a file that cannot be read passes: the
+/// readers name those problems.
+fn check_v22(input: &Path) -> Result<()> {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(input) else {
+        return Ok(());
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) || PackedTrace::is_packed(input) {
+        return Ok(());
+    }
+    let mut magic = Vec::with_capacity(8);
+    file.take(8)
+        .read_to_end(&mut magic)
+        .map_err(|e| Error::io(input, e))?;
+    if magic[..] == crate::format::DATA_MAGIC.to_be_bytes() {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        path: Some(input.to_path_buf()),
+        expected: "a trace",
+        found: if magic.is_empty() {
+            "an empty file".to_string()
+        } else {
+            NOT_A_TRACE.to_string()
+        },
+    })
 }
 
 /// The format `input` must be imported from before a reader opens it:

@@ -3,7 +3,7 @@
 //! so the result is a plain data + index pair that every reader (and the
 //! reference reader) opens.
 //!
-//! The mapping every importer follows is fixed by `IMPORT-MAPPING.md`
+//! The mapping every importer follows is fixed by `docs/IMPORTS.md`
 //! (threads numbered by ascending source id, `package.Class.method`
 //! names, calls left open at the end of a thread kept unfinished, returns
 //! with no open call skipped and counted, a damaged tail stopping its
@@ -14,14 +14,14 @@
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
-pub mod blinky;
-pub mod cache;
-pub mod flow;
+mod blinky;
+mod cache;
+pub(crate) mod flow;
 pub mod jfr;
 mod names;
 #[cfg(test)]
 mod test_rows;
-pub mod tptp;
+pub(crate) mod tptp;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -35,7 +35,7 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, stored_summary, trace_for};
+pub use cache::{TracePath, cache_dir, stored_summary, trace_for, trace_in};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -277,10 +277,13 @@ pub fn import_file_with(
             ));
         }
         None => {
-            return Err(Error::Usage(format!(
-                "{}: not a format tracetree imports (give --from)",
-                input.display()
-            )));
+            return Err(Error::Unsupported {
+                path: Some(input.to_path_buf()),
+                expected: "a format tracetree imports",
+                found: "neither a .flow, Blinky, TPTP or JFR recording nor a packed trace \
+                        (give --from)"
+                    .to_string(),
+            });
         }
     };
     if format == SourceFormat::Packed {

@@ -174,7 +174,7 @@ impl Descriptors {
     /// The next event id of the trace.
     pub fn next_event(&mut self) -> Result<EventId> {
         let event = i32::try_from(self.next_event)
-            .map_err(|_| Error::Usage("more events than a v22 trace can number".to_string()))?;
+            .map_err(|_| Error::limit("events in a v22 trace", self.next_event, i32::MAX))?;
         self.next_event += 1;
         Ok(EventId(event))
     }
@@ -289,6 +289,5 @@ pub(crate) fn void_return() -> Footer<'static> {
 }
 
 fn next_id(count: usize) -> Result<i32> {
-    i32::try_from(count)
-        .map_err(|_| Error::Usage("more names than a v22 trace can number".to_string()))
+    i32::try_from(count).map_err(|_| Error::limit("names in a v22 trace", count, i32::MAX))
 }

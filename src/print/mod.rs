@@ -2,11 +2,11 @@
 //! Both walk any [`TraceTree`](crate::tree::TraceTree), on all cores: the
 //! trace is cut into parts formatted in parallel and written in order.
 
-pub mod jsonl;
-pub mod ordered;
+pub(crate) mod jsonl;
+mod ordered;
 mod parent;
 mod plan;
-pub mod text;
+mod text;
 
 pub use jsonl::{write_jsonl, write_jsonl_with};
 pub use ordered::{OrderedStats, Parallelism};

@@ -20,7 +20,7 @@ pub struct Parallelism {
     /// Worker threads; 1 runs the plain sequential walk on the calling
     /// thread.
     pub workers: usize,
-    /// Output chunks (of about [`CHUNK_BYTES`] each) produced but not yet
+    /// Output chunks (of about `CHUNK_BYTES` each) produced but not yet
     /// written, at most.
     pub buffers: usize,
 }

@@ -67,7 +67,7 @@ impl<'a> BlockObject<'a> for Skipped {
 
 /// A complete block and its objects, between (not including) its
 /// `BLOCK_START` and `BLOCK_END`: decoded ([`Object`], the default) or
-/// skipped ([`Skipped`]).
+/// skipped (`Skipped`).
 #[derive(Debug)]
 pub struct DecodedBlock<O> {
     /// The block's thread.
@@ -113,7 +113,7 @@ pub enum BlockStep<O> {
 /// blocks left it; it is updated only when the block is complete, so a
 /// half-written block leaves no trace. `open_stacks` gives that stack for a
 /// thread once the block's thread is known. `O` says whether the objects
-/// are decoded ([`Object`]) or skipped ([`Skipped`]).
+/// are decoded ([`Object`]) or skipped (`Skipped`).
 pub fn decode_block<'a, 's, O: BlockObject<'a>>(
     data: &'a [u8],
     at: PhysicalOffset,

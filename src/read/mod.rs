@@ -1,11 +1,33 @@
-//! Readers: the eager loader, and the shared block decoder readers walk a
-//! data file with.
+//! Reading v22 traces. Two readers answer the same questions through
+//! [`TraceTree`](crate::tree::TraceTree):
+//!
+//! - `eager`: [`EagerTrace`] reads the whole data file once, without an
+//!   index, and keeps one small record per tracepoint; for traces that fit
+//!   in memory, and as the reference the lazy reader is tested against.
+//! - [`lazy`]: [`LazyTraceReader`] maps the data and index files, keeps only
+//!   the lookups in memory and decodes nodes and pages of children when
+//!   asked, in bounded memory whatever the trace's size.
+//!
+//! What they stand on: `block`, the one block decoder of every reader that
+//! walks a data file from start to end; `lookup`, what finds blocks,
+//! reference objects and containers without reading the data (the
+//! recorder's index checked against the data, the lookup sidecar, or cells
+//! rebuilt from the data); `rebuild`, the parallel index rebuild from the
+//! data alone; `reindex`, a whole index file written or checked
+//! ([`write_index`], [`check_index`]: `tracetree index`); and `visit`, what
+//! a whole-trace walk hands its visitor ([`Visit`], [`VisitDetail`]).
+//!
+//! Invariants: a reader never writes beside the trace (sidecars go to a
+//! sidecar directory or an unlinked scratch file); bad bytes give typed
+//! errors, never a panic; both readers give the same tree for the same
+//! data file (`tests/read/lazy_equivalence.rs`,
+//! `tests/read/damaged_agreement.rs`).
 
 pub(crate) mod block;
-pub mod eager;
+mod eager;
 pub mod lazy;
 pub(crate) mod lookup;
-pub mod rebuild;
+pub(crate) mod rebuild;
 mod reindex;
 mod visit;
 
@@ -23,3 +45,6 @@ pub use lookup::sidecar::{
 };
 pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};
 pub use visit::{Visit, VisitDetail};
+
+pub use crate::format::TraceContext;
+pub use rebuild::RebuildOptions;

@@ -48,7 +48,7 @@ pub enum IndexCheck {
 }
 
 /// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `FILE.idx`, unsynced ([`write_derived_file_atomically`]:
+/// atomically to `FILE.idx`, unsynced (`write_derived_file_atomically`:
 /// readers check an index and rebuild a damaged one). `progress` receives
 /// the bytes of data done.
 pub fn write_index(
@@ -61,6 +61,16 @@ pub fn write_index(
 
 /// [`write_index`] into the file at `path` instead of `FILE.idx`.
 pub fn write_index_to(
+    data_path: &Path,
+    path: &Path,
+    options: RebuildOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WrittenIndex> {
+    write_index_unnamed(data_path, path, options, progress).map_err(|e| e.in_file(data_path))
+}
+
+/// [`write_index_to`], its errors not yet naming the data file.
+fn write_index_unnamed(
     data_path: &Path,
     path: &Path,
     options: RebuildOptions,
@@ -95,7 +105,8 @@ pub fn check_index(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<IndexCheck> {
     let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
-    let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)?;
+    let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)
+        .map_err(|e| e.in_file(data_path))?;
     let index = index_path(data_path);
     let bytes = TraceBytes::map(&index)?;
     let broken = |problem| Error::BrokenIndex {

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 /// Elsewhere, or on a filesystem without unnamed files, it is a named
 /// temporary file, removed when an error or a panic drops it and listed
 /// while it exists for [`remove_temporaries`], which a program's signal
-/// handler calls. I/O errors (including [`Error::Stream`] from `write`)
+/// handler calls. I/O errors (including pathless [`Error::Io`] from `write`)
 /// name `path`.
 ///
 /// A `path` that is a character device, a FIFO or a socket is written
@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 /// gathered in an unnamed temporary file, then copied to it, so that
 /// `write` may seek. A `path` that is a symbolic link is followed (link by
 /// link) and its target replaced; the link stays.
-pub fn write_file_atomically<T>(
+pub(crate) fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
@@ -50,7 +50,7 @@ pub fn write_file_atomically<T>(
 /// file or the new one whole; only a power loss soon after may leave it
 /// missing, empty or damaged, which a reader finds and rebuilds. Syncing a
 /// 1 GB trace's 142 MB index took ~70 ms of `tracetree index`'s 0.55 s.
-pub fn write_derived_file_atomically<T>(
+pub(crate) fn write_derived_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
@@ -86,7 +86,7 @@ fn write_atomically<T>(
     let fill = |file: File| -> Result<(T, File)> {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let value = write(&mut out).map_err(|e| match e {
-            Error::Stream(e) => io(e),
+            Error::Io { path: None, source } => io(source),
             e => e,
         })?;
         let file = out.into_inner().map_err(|e| io(e.into_error()))?;
@@ -121,7 +121,7 @@ fn write_atomically<T>(
 /// links are followed as [`write_file_atomically`] follows them; an
 /// output that is a device, a FIFO or a socket is refused (a trace is two
 /// files). Errors name `output`, never the temporary name.
-pub fn write_trace_atomically<T>(
+pub(crate) fn write_trace_atomically<T>(
     output: &Path,
     write: impl FnOnce(&Path) -> Result<T>,
 ) -> Result<T> {
@@ -184,13 +184,19 @@ pub fn write_trace_atomically<T>(
         })
         // Errors name the output, not its temporary name.
         .map_err(|e| match e {
-            Error::Io { path, source } if path == temp || path == with_index(&temp) => {
+            Error::Io {
+                path: Some(path),
+                source,
+            } if path == temp || path == with_index(&temp) => {
                 let path = if path == temp {
                     shown.to_path_buf()
                 } else {
                     with_index(shown)
                 };
-                Error::Io { path, source }
+                Error::Io {
+                    path: Some(path),
+                    source,
+                }
             }
             e => e,
         });
@@ -265,7 +271,7 @@ fn write_in_place<T>(
     use std::io::{Seek, SeekFrom};
     let io = |e| Error::io(path, e);
     let named = |e: Error| match e {
-        Error::Stream(e) => io(e),
+        Error::Io { path: None, source } => io(source),
         e => e,
     };
     let mut output = File::options().write(true).open(path).map_err(io)?;
@@ -383,7 +389,7 @@ fn temporaries() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 }
 
 /// Removes the temporary files and folders that this process's writers
-/// ([`write_file_atomically`], the lookup sidecar's writer, the Parquet
+/// (`write_file_atomically`, the lookup sidecar's writer, the Parquet
 /// export) have created and not yet renamed into place, and returns how
 /// many it removed. For a program's handler of SIGINT or SIGTERM, just
 /// before it exits: the interrupted writes then leave nothing beside their
@@ -443,7 +449,7 @@ mod tests {
                 assert_eq!(listed, Vec::<PathBuf>::new(), "no name while written");
             }
             assert!(listed.len() <= 1, "{listed:?}");
-            Err(Error::Usage("stopped".into()))
+            Err(Error::internal("stopped"))
         });
         assert!(failed.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), b"old");

@@ -1,182 +1,57 @@
 //! [`TraceBytes`]: the bytes of a trace file, memory-mapped or in memory,
-//! cheap to clone and shareable across threads.
+//! cheap to clone and shareable across threads; and files written whole or
+//! not at all (`atomic`).
 //!
 //! # Memory
 //!
-//! Resident memory = heap (lookup structures + the cache budget + what the
-//! caller holds) + mapped pages (data, index, sidecar) the reader has touched
-//! and not released. Both are bounded by configuration:
+//! Resident memory is the heap (lookup tables, the node cache's budget,
+//! what the caller holds) plus the mapped pages the reader has touched and
+//! not released. Both are bounded by configuration, never by the trace's
+//! size:
 //!
-//! - **Heap.** With the lookup sidecar (used whenever valid, and *mapped back*
-//!   right after a first open writes it, so that open's heap tables are
-//!   dropped) the container tables are the sidecar's mapped arrays: the heap
-//!   is per-block and per-reference-object entries only (≈ 0.1 MB at 1 GB).
-//!   Where none can be written (no sidecar directory, a read-only one,
-//!   `SidecarPolicy::ReadOnly`) the tables go to an unlinked scratch sidecar
-//!   (above) and are mapped the same way: page cache the kernel can drop, not
-//!   heap (`tests/lazy_scratch_sidecar.rs`: four readers of a 192 MB trace in
-//!   a read-only directory grow `RssAnon` by 0–6 MB, against 28 MB with
-//!   `Off`). Only `SidecarPolicy::Off`, `open_bytes`, a failed scratch
-//!   write and a first open that defers the sidecar (up to
-//!   `LazyOptions::defer_sidecar`'s bound, 64 MiB by default) keep each
-//!   thread's table on the heap: 4 bytes per container (27 MB at 1 GB,
-//!   ~270 MB at 10 GB). An open that writes the sidecar from a valid index
-//!   writes its arrays straight from the index's cells, with no
-//!   table on the heap (above), and so does one that rebuilds a missing
-//!   index (it rebuilds into a scratch index first, above; a crashed
-//!   recorder's unfinished calls included), and so does one that repairs a
-//!   crashed recorder's own index (its scan reads the cells alongside, above). Walking all 26.7 million nodes
-//!   of a 1 GB trace through `TraceTree` with a 256 KiB budget grows the heap
-//!   by 0.66 MB (test `lazy_memory`).
+//! - **Heap.** Container tables live in the lookup sidecar's mapped arrays,
+//!   or in an unlinked scratch sidecar where none can be written: page
+//!   cache the kernel can drop. Only `SidecarPolicy::Off`, `open_bytes`, a
+//!   failed scratch write and a deferred first open (up to
+//!   `LazyOptions::defer_sidecar`'s bound) keep tables on the heap. Opens
+//!   that rebuild or repair an index hold one window's cells at a time.
 //! - **Mapped pages: the resident window.** `LazyOptions::resident_window`
-//!   (default 16 MiB; `None` keeps every page) bounds what a *forward* read
-//!   leaves resident behind it: a `Stream` made `releasing` (the walks' main
-//!   stream, and `scan_children`, which serves child counts, pages and child
-//!   indexes) remembers the first block it has not released; when it enters a
-//!   block `window` bytes further on *in the data file* (other threads' blocks
-//!   in between count: large folios map them with the thread's own, so a
-//!   window counted in the thread's logical stream left about twice its size
-//!   mapped for two interleaved threads), it releases the blocks in between
-//!   (`TraceBytes::release_around` per block: the 2 MiB-aligned regions of
-//!   the file holding it, because the kernel maps that much of the
-//!   neighbouring blocks, another thread's included: fault-around maps 64
-//!   KiB, and with large page-cache folios — ext4 reads evicted files back in
-//!   folios of up to 2 MiB on our Linux 6.18 machines — a fault maps the
-//!   whole folio, aligned to its size; those edges would otherwise add up
-//!   over the file), and with them every page of the index and sidecar mappings
-//!   (they fault back in when used). Footers read ahead of the walk (one per
-//!   open container) are released when the walk passes them. A walk's stream
-//!   also releases the blocks it kept (its last window) when the walk ends
-//!   (`Stream::released_at_end`, dropped with the walk), so walks one after
-//!   another do not each leave a window behind (`tests/lazy_walk_release.rs`:
-//!   +0.4 MB mapped after each walk with a 4 MiB window, ~6 MB without). Opening releases every page it
-//!   touched (index validation, framing checks, table builds) when it ends,
-//!   and its one-time passes release behind them as they go
-//!   (`storage::ReleaseBehind`: every window, plus 2 MiB around for what the
-//!   kernel mapped with the pages): `load_index` releases the index behind its
-//!   pass, and the data pages its peeks at blocks' edges and reference
-//!   objects touched; building a thread's table (on first use,
-//!   `build_lookups`, or before writing the sidecar) releases the index cells
-//!   behind its backwards pass and behind its footer checks' forward passes
-//!   (pieces, two at a time: each releases what is left behind it when done),
-//!   and the data pages the footer checks touch (one byte per container
-//!   faults in a page of nearly every block of the thread,
-//!   `Lookup::release_reads`); writing the sidecar releases the data pages
-//!   its framing checksum touches (two spots per block) and the index every
-//!   window's worth of cells it reads; loading a sidecar releases each block
-//!   whose framing it checked at once (a sample of 33 blocks, read in 2 MiB
-//!   folios, mapped ~50–100 MB for a moment). An open of a 1.08 GB trace
-//!   that writes the sidecar (`tracetree info`'s second, which then walks
-//!   every thread) peaks at 64–65 MB max RSS (was 0.27–1.1 GB, depending on
-//!   the folios the page cache held; the first, its tables on the heap, at
-//!   81–88 MB), later opens at 31–35 MB; at 10.7 GB the
-//!   first open peaks at 135 MB (was 666 MB). `tests/lazy_open_memory.rs`
-//!   checks an open's peak (`VmHWM`) against its window. A walker
-//!   therefore keeps about one window plus the block it is in and the one it
-//!   released from, plus the edges of its blocks' neighbours the kernel
-//!   mapped with them (64 KiB each, up to 2 MiB with large folios), plus the lookups' pages touched since the last release (about
-//!   the window's share of the index or sidecar): a full traversal of a
-//!   1 GB trace, both threads in parallel, peaks at +38 MB of mapped pages
-//!   with the default window (+1,160 MB with none; `benches/lazy.rs`), and
-//!   `tracetree print` of a 1.08 GB trace at 39 MB max RSS (was 1.17 GB).
-//!   `tests/lazy_memory.rs`' ignored 1 GB variant (threads in turn, then both
-//!   in parallel): +14.7 MB in turn, +38.4–40.9 MB in parallel with the
-//!   sidecar and +41.9–47.3 MB over the index path in four runs (allowed
-//!   there: per walker window + 2 blocks + edges, plus the lookups' share,
-//!   plus 4 MiB = 46.9 MiB); with the window counted in the thread's stream,
-//!   +51.2 and +80.8 MB in the same page-cache state. The
-//!   former "parallel index-path exception" (+70–96 MB) was the walks before:
-//!   each left its last window resident, and on the index path
-//!   `build_lookups` left nearly every data page mapped before the walks
-//!   started (a baseline of ~1.2 GB: on this machine that variant then
-//!   reported +0 for the index path).
-//!   Random access (lookups, children of calls here and there, backwards
-//!   moves: streams not made `releasing`, and the blocks a releasing stream
-//!   still kept when dropped, such as a scan of one call's children)
-//!   records the 2 MiB-aligned regions of the blocks it enters
-//!   (`Resident::entered_at_random`: what reading a block can map, since a
-//!   fault maps at most an aligned folio); a node decoded on its own is
-//!   copied from the file instead (`TraceBytes::copy_at`, `pread`: no fault,
-//!   nothing to release), and so are the cells that find its container
-//!   (`ContainerTable::find_start_copied`), so it counts nothing; found
-//!   through the mapped cells instead (a sidecar's table before its fence
-//!   is built), it counts as one region, for the lookups' pages. A scan of
-//!   a short call's children (≤ 64 KiB) reads copies too (`lazy/copied.rs`:
-//!   the content, and its containers' cells) and counts nothing. Once the
-//!   regions and copies add up to a window, it releases the regions (one
-//!   `madvise` over the span from the first to the last: each call makes
-//!   the other cores flush their TLBs, so with two threads, ten calls a
-//!   release cost more than the reads; made outside the lock, so other
-//!   threads go on meanwhile) and every page of the lookups' mappings
-//!   (`tests/lazy_random_release.rs`: 2,000 expansions over a 32 MB trace
-//!   leave 0.4 MB mapped with a 1 MiB window, 35.8 MB without). The price is
-//!   refaults and copies: 1,000 random expansions of a 1 GB trace take
-//!   several times the time without a window (BENCHMARKS.md; searches keep to a
-//!   page or two of the lookups through their fence, `containers::table`);
-//!   `resident_window(None)` opts out, and then nothing is copied.
-//! - **Cost.** A released page faults in again when read (a minor fault from
-//!   the page cache, mapping 64 KiB or a large folio at a time): every walk of a trace pays
-//!   those faults, about 16,000 per GB, where without releasing only the
-//!   first walk did.
-//! - **Opening without an index** rebuilds in windows (above): the heap holds
-//!   one window's cells (~24 bytes per container or reference object; a
-//!   4 MiB window's are ~0.6 MB) and the data one window's pages.
-//!   `tests/lazy_rebuild_memory.rs`: a 256 MB trace without its index, 1 MiB
-//!   window, grows the peak resident set by 13.7 MB (the whole-file rebuild
-//!   before grew it by 416 MB); `tracetree info` on a 1.08 GB trace without
-//!   its index peaks at 80–113 MB max RSS, depending on the page cache's
-//!   folios (was 1.48 GB).
-//!   A crashed recorder's trace without its index too: its calls that never
-//!   got a footer stream into the sidecar with the rebuilt cells (the same
-//!   test, a 256 MB crashed trace: 6.9–11.5 MB, against 66 MB when every
-//!   thread's table was built first); `tracetree info` on a 900 MB crashed
-//!   trace without its index peaks at 81–91 MB max RSS (was 190 MB, and
-//!   1.05–1.24 GB before the windows).
-//! - **A crashed recorder's own index** (no footer; its blocks cover the
-//!   data) is repaired (above) with a releasing scan that reads the cells
-//!   alongside (its cursor keeps 32 bytes per 256 containers: 0.7 MB at
-//!   850 MB, against 21 MB of tables), and its threads stream into the
-//!   sidecar: `tests/lazy_repair_memory.rs` (256 MB, 1 MiB window)
-//!   grows the peak by 8.2–13.7 MB, against 332 MB when the scan kept the
-//!   data resident and the tables were merged and written from the heap;
-//!   `tracetree info` on an 850 MB crashed trace with its index peaks at
-//!   96–116 MB max RSS with a heap of about 1 MB (was 969 MB in the same
-//!   page-cache state). An index whose blocks stop before the
-//!   data's last ones is rejected, and the trace is rebuilt as above (a
-//!   900 MB crashed trace with the first 78% of its index: 1.17 s,
-//!   74–89 MB).
+//!   bounds what reads leave mapped. A forward read releases the blocks
+//!   more than a window behind it, counted in bytes of the data file, and
+//!   with them the pages of the index and sidecar mappings; random reads
+//!   record the 2 MiB-aligned regions they enter (a fault maps at most an
+//!   aligned folio) and release them once they add up to a window. Opening
+//!   releases what its one-time passes touched. `None` keeps every page.
 //!
-//! **Releasing and correctness.** `MADV_DONTNEED` on a read-only shared file
-//! mapping changes no byte the process sees: a released page is read again
-//! from the page cache, i.e. the file, exactly as after the kernel reclaims it
-//! under memory pressure; references into the mapping stay valid (the
-//! addresses stay mapped). So releasing is safe with any number of threads
-//! reading the same pages (a walker releasing pages another thread is using
-//! costs that thread a fault, nothing else), and for bytes in memory it does
-//! nothing (it would zero anonymous memory). **If the file changes under the
-//! mapping**, nothing new happens: a shared mapping shows the file's current
-//! bytes whether or not a page was released (decoders bounds-check, so changed
-//! bytes give decode errors; a truncated file raises `SIGBUS` on access past
-//! its end) — releasing only makes a reread more likely to see a change that
-//! was already visible. The reader never writes through a mapping.
+//! The memory tests (`tests/memory/`) check these bounds; the figures are
+//! in `BENCHMARKS.md`.
 //!
-//! A packed trace's entry deflated at level 0 is held in an anonymous
-//! mapping instead, paged in from the pack on first read
-//! ([`TraceBytes::paged`], `pager`): releasing its pages drops them, and
-//! they are filled again from the file when read again, so the same
-//! window bounds it and the same reasoning holds.
+//! # Invariants
+//!
+//! - Releasing (`MADV_DONTNEED` on a read-only shared file mapping) changes
+//!   no byte the process sees: a released page is read again from the page
+//!   cache, and addresses stay valid, so it is safe with any number of
+//!   threads. For bytes in memory it does nothing.
+//! - The reader never writes through a mapping. A file changed under it
+//!   shows its current bytes (decoders bounds-check them); a truncated one
+//!   raises `SIGBUS` on access past its end.
+//! - A packed trace's level-0 deflated entry is an anonymous mapping filled
+//!   from the pack on first read ([`TraceBytes::paged`]): released pages
+//!   are filled again when read, so the same window bounds it.
 
 mod atomic;
 pub mod packed;
 #[cfg(target_os = "linux")]
 mod pager;
+mod resident;
 pub mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
-pub use atomic::{
-    remove_temporaries, write_derived_file_atomically, write_file_atomically,
-    write_trace_atomically,
+pub use atomic::remove_temporaries;
+pub(crate) use atomic::{
+    write_derived_file_atomically, write_file_atomically, write_trace_atomically,
 };
+pub(crate) use resident::Resident;
 
 use std::fmt;
 use std::fs::File;
@@ -220,6 +95,26 @@ enum Backing {
 #[cfg(not(target_os = "linux"))]
 const NO_PAGING: &str = "reading deflated entries in place needs Linux's userfaultfd";
 
+/// How a reader reads a trace's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FileAccess {
+    /// Mapped read-only (the default): a read costs no copy. A file
+    /// truncated while mapped raises `SIGBUS` when a lost page is read,
+    /// which ends the process.
+    #[default]
+    Map,
+    /// Never mapped: each page is copied from the file (`pread`) into the
+    /// reader's own memory when first read, and dropped again by the
+    /// resident window as a mapping's pages are. A file truncated under the
+    /// reader reads as bytes no decoder accepts, so reads give errors,
+    /// never a signal; a file replaced (renamed over) is not seen, since
+    /// the reader keeps the file it opened. For processes that must outlive
+    /// any file they read: an IDE, a service. Linux only (`userfaultfd`);
+    /// elsewhere, or where the kernel refuses it, opening says why.
+    Read,
+}
+
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
 /// calls them a zero-filled tail.
 pub const ZERO_SLACK: u64 = 64;
@@ -231,7 +126,8 @@ pub const ZERO_SLACK: u64 = 64;
 /// rewrites a file while it is mapped, reads of the changed pages see the
 /// new bytes (every decoder bounds-checks, so changed bytes give decode
 /// errors, not undefined reads), and a read past a truncated end raises
-/// `SIGBUS` on Linux: do not modify traces while tracetree has them open.
+/// `SIGBUS` on Linux: do not modify traces while tracetree has them open,
+/// or read them without a mapping ([`FileAccess::Read`]).
 #[derive(Clone)]
 pub struct TraceBytes {
     backing: Arc<Backing>,
@@ -283,6 +179,44 @@ impl TraceBytes {
             return Err(Error::io(path, is_a_directory()));
         }
         Self::map_file(&file).map_err(|e| Error::io(path, e))
+    }
+
+    /// Opens `path` for reading as `access` says.
+    pub fn open(path: impl AsRef<Path>, access: FileAccess) -> Result<Self> {
+        match access {
+            FileAccess::Map => Self::map(path),
+            FileAccess::Read => Self::read_in_pages(path),
+        }
+    }
+
+    /// Opens `path` to be read without a mapping ([`FileAccess::Read`]):
+    /// contiguous in memory, each page copied from the file when first
+    /// read (`pager`). An error says why this system cannot.
+    pub fn read_in_pages(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
+        if metadata.is_dir() {
+            return Err(Error::io(path, is_a_directory()));
+        }
+        if metadata.len() == 0 {
+            return Ok(Self::from_vec(Vec::new()));
+        }
+        let refused = |why: String| {
+            let why = format!("cannot be read without a mapping here: {why}");
+            Error::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::Unsupported, why),
+            )
+        };
+        #[cfg(target_os = "linux")]
+        {
+            pager::Pager::new(pager::Source::File(file, metadata.len()))
+                .map(|pager| Self::whole(Backing::Paged(pager)))
+                .map_err(refused)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Err(refused(NO_PAGING.into()))
     }
 
     /// Maps an open `file` read-only (an empty one is held as an empty
@@ -394,20 +328,9 @@ impl TraceBytes {
             return pager.copy_at(self.start as u64 + offset, buffer);
         }
         if let Backing::Mapped(_, file) = &*self.backing {
-            let at = self.start as u64 + offset;
-            let mut filled = 0;
-            loop {
-                match file.read_at(&mut buffer[filled..], at + filled as u64) {
-                    Ok(0) => return filled,
-                    Ok(read) => {
-                        filled += read;
-                        if filled == wanted {
-                            return filled;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
+            // A file that fails to read: the mapping's bytes are the same.
+            if let Ok(filled) = read_file_at(file, self.start as u64 + offset, buffer) {
+                return filled;
             }
         }
         let from = offset as usize;
@@ -425,8 +348,9 @@ impl TraceBytes {
         self.len == 0
     }
 
-    /// Whether the bytes are a file mapping, or a packed trace's entry
-    /// read in place (whose pages [`release`](Self::release) can drop).
+    /// Whether the bytes are a file mapping, or pages filled from a file
+    /// when first read (a packed trace's entry read in place, a file read
+    /// without a mapping), which [`release`](Self::release) can drop.
     pub fn is_mapped(&self) -> bool {
         !matches!(&*self.backing, Backing::Memory(_))
     }
@@ -455,7 +379,8 @@ impl TraceBytes {
             if blocks.is_empty() {
                 return Ok(Self::from_vec(Vec::new()));
             }
-            pager::Pager::new(blocks).map(|pager| Self::whole(Backing::Paged(pager)))
+            pager::Pager::new(pager::Source::Stored(blocks))
+                .map(|pager| Self::whole(Backing::Paged(pager)))
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -679,6 +604,22 @@ pub(crate) fn evict_oldest(
     }
 }
 
+/// Reads `buffer.len()` bytes of `file` from `offset` on (`pread`, again
+/// after an interruption); returns how many there were (fewer where the
+/// file ends first).
+pub(crate) fn read_file_at(file: &File, offset: u64, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read_at(&mut buffer[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
 pub fn cache_dir() -> Result<PathBuf> {
@@ -691,8 +632,9 @@ pub fn cache_dir() -> Result<PathBuf> {
     }
     match var("HOME") {
         Some(home) => Ok(PathBuf::from(home).join(".cache").join("tracetree")),
-        None => Err(Error::Usage(
-            "no cache directory: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME".to_string(),
+        None => Err(Error::invalid(
+            "cache directory",
+            "none is set: set TRACETREE_CACHE_DIR, XDG_CACHE_HOME or HOME",
         )),
     }
 }

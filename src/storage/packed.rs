@@ -27,9 +27,8 @@
 //! compressed entry, or no `userfaultfd` here: [`PackedTrace::why_inflated`]
 //! says), the entry is inflated into memory, its CRC and size checked, up
 //! to [`PackedTrace::MAX_INFLATED`] bytes; [`PackedTrace::unpack`] writes
-//! it to files instead, in constant memory: a 1.22 GB pack unpacks in
-//! under 100 MB, against 1.28 GB read through the mapping (the command
-//! line's import cache does that for packs not read in place).
+//! it to files instead, in constant memory (the command line's import
+//! cache does that for packs not read in place).
 //!
 //! [`write_packed`] writes the layout with every entry stored (the data
 //! entry aligned to a page, so its pages are the file's), which the

@@ -1,39 +1,34 @@
-//! Bytes of a packed trace's level-0 deflated entry, contiguous in memory
-//! and read in place: an anonymous mapping whose pages a handler thread
-//! fills from the pack file when they are first read (Linux's
-//! `userfaultfd`).
+//! Bytes filled from a file when first read: an anonymous mapping whose
+//! pages a handler thread fills by `pread` when they are first touched
+//! (Linux's `userfaultfd`). Two sources ([`Source`]): a packed trace's
+//! level-0 deflated entry, whose bytes lie in the pack in pieces 5 bytes
+//! apart that no file mapping can line up ([`StoredBlocks`]), and a whole
+//! file read without a mapping ([`FileAccess::Read`](super::FileAccess)).
 //!
-//! The readers take a trace's bytes as one slice; a level-0 entry's bytes
-//! are in the file in pieces 5 bytes apart ([`StoredBlocks`]), which no
-//! file mapping can line up. So the entry gets an anonymous mapping of its
-//! length, registered with a `userfaultfd` for missing pages: the first
-//! read of a page stops the reading thread, the handler copies the
-//! [`CHUNK`] around it from the pieces in the file (`pread`) and installs
+//! The readers take a trace's bytes as one slice. The mapping is registered
+//! for missing pages: the first read of a page stops the reading thread,
+//! the handler copies the [`CHUNK`] around it from the source and installs
 //! it (`UFFDIO_COPY`, which fills only pages still missing, atomically),
-//! and the thread goes on. Nothing is copied to disk or read ahead of use:
-//! opening a 1 GB pack maps 1 GB of address space and no memory.
-//! Each page read costs two copies (`pread`, then `UFFDIO_COPY`) and a
-//! wait for the handler, where a file mapping's costs a minor fault: a
-//! pass that touches most of an entry (an open that builds the lookups, a
-//! dump) takes longer than over the plain trace (`BENCHMARKS.md`).
-//! Releasing pages ([`TraceBytes::release`](super::TraceBytes::release),
-//! the readers' resident window) drops them (`MADV_DONTNEED`), and they
-//! are filled again from the file when read again, exactly as a file
-//! mapping's pages come back from the page cache: the resident window
-//! bounds this mapping as it bounds a plain trace's.
+//! and the thread goes on. Nothing is read ahead of use. Releasing pages
+//! ([`TraceBytes::release`](super::TraceBytes::release), the resident
+//! window) drops them (`MADV_DONTNEED`); they are filled again when read
+//! again, so the resident window bounds this memory as it bounds a file
+//! mapping's.
 //!
-//! The `userfaultfd` is made for user-mode faults only unless the process
-//! may handle the kernel's too (root, `CAP_SYS_PTRACE`, or
-//! `vm.unprivileged_userfaultfd = 1`); a system call handed bytes of the
-//! entry from a page not read yet then fails with `EFAULT` (the readers
-//! decode, and so read, what they hand on). Where `userfaultfd` is refused (a kernel
-//! without it, a seccomp filter), [`Pager::new`] says why and the caller
-//! inflates the entry instead. The mapping is not inherited by a child
-//! process (`MADV_DONTFORK`). Should the handler fail (a failing `ioctl`
-//! ends it), it unregisters the mapping first, and its end closes the
-//! `userfaultfd` (so would a panic): either wakes a waiting reader, who
-//! reads zeros there, which the decoders report as damage, rather than
-//! waiting forever.
+//! Invariants: the bytes seen never change while the source is whole. A
+//! source cut short under the reader (a truncated file) fills the missing
+//! bytes with [`CUT_SHORT`], which is no object kind, so every decoder
+//! stops there with an error: never a signal, never a wait. The
+//! `userfaultfd` is made for user-mode faults only unless the process may
+//! handle the kernel's too (root, `CAP_SYS_PTRACE`, or
+//! `vm.unprivileged_userfaultfd = 1`); a system call handed bytes from a
+//! page not read yet then fails with `EFAULT` (the readers decode, and so
+//! read, what they hand on). Where `userfaultfd` is refused (a kernel
+//! without it, a seccomp filter), [`Pager::new`] says why. The mapping is
+//! not inherited by a child process (`MADV_DONTFORK`). Should the handler
+//! fail, it unregisters the mapping first and its end closes the
+//! `userfaultfd`: a waiting reader wakes and reads zeros, which the
+//! decoders report as damage, rather than waiting forever.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
@@ -56,6 +51,42 @@ use rustix::mm::UserfaultfdFlags;
 use super::PAGE;
 use super::stored_blocks::StoredBlocks;
 
+/// Where a [`Pager`]'s pages are copied from.
+pub(crate) enum Source {
+    /// A packed trace's level-0 entry: its pieces in the pack file.
+    Stored(StoredBlocks),
+    /// A whole file, `len` bytes long when opened (`pread`).
+    File(std::fs::File, u64),
+}
+
+impl Source {
+    /// The bytes it serves.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Source::Stored(blocks) => blocks.len(),
+            Source::File(_, len) => *len,
+        }
+    }
+
+    /// Copies its bytes from `offset` on into `buffer`, as many as fit and
+    /// there are; returns how many (fewer where the file was cut short).
+    pub(crate) fn copy_at(&self, offset: u64, buffer: &mut [u8]) -> usize {
+        match self {
+            Source::Stored(blocks) => blocks.copy_at(offset, buffer),
+            Source::File(file, len) => {
+                let wanted = buffer
+                    .len()
+                    .min(usize::try_from(len.saturating_sub(offset)).unwrap_or(usize::MAX));
+                super::read_file_at(file, offset, &mut buffer[..wanted]).unwrap_or(0)
+            }
+        }
+    }
+}
+
+/// The byte a page is filled with where its source was cut short under
+/// the reader: no object kind, so every decoder stops there with an error.
+pub(crate) const CUT_SHORT: u8 = 0xFF;
+
 /// The bytes a fault fills: the aligned 128 KiB around the page read. A
 /// forward read of 1 GB makes ~8,000 faults; the readers' sparse passes
 /// (counting a call's children reads a footer a page or so apart) fill
@@ -63,11 +94,11 @@ use super::stored_blocks::StoredBlocks;
 /// for both; the resident window releases what is filled.
 pub const CHUNK: usize = 128 << 10;
 
-/// A level-0 entry's bytes, filled on first read (see the module's doc).
+/// Bytes filled from a [`Source`] on first read (see the module's doc).
 pub struct Pager {
     map: MmapMut,
     len: usize,
-    blocks: Arc<StoredBlocks>,
+    source: Arc<Source>,
     stop: Arc<OwnedFd>,
     /// Whether the handler serves faults (cleared when it ends).
     serving: Arc<AtomicBool>,
@@ -75,10 +106,10 @@ pub struct Pager {
 }
 
 impl Pager {
-    /// Maps `blocks`' entry, to be filled on first read. `Err` says why
+    /// Maps `source`'s bytes, to be filled on first read. `Err` says why
     /// `userfaultfd` cannot serve it here.
-    pub fn new(blocks: StoredBlocks) -> Result<Pager, String> {
-        let len = usize::try_from(blocks.len()).map_err(|_| "an entry larger than memory")?;
+    pub(crate) fn new(source: Source) -> Result<Pager, String> {
+        let len = usize::try_from(source.len()).map_err(|_| "bytes larger than memory")?;
         let uffd = open_userfaultfd()?;
         let mut map = MmapOptions::new()
             .len(len.div_ceil(PAGE).max(1) * PAGE)
@@ -108,13 +139,14 @@ impl Pager {
         .map_err(|e| format!("userfaultfd refused the mapping: {e}"))?;
         let stop =
             Arc::new(eventfd(0, EventfdFlags::CLOEXEC).map_err(|e| format!("no eventfd: {e}"))?);
-        let blocks = Arc::new(blocks);
+        let source = Arc::new(source);
         let serving = Arc::new(AtomicBool::new(true));
         let handler = Handler {
             uffd,
             stop: Arc::clone(&stop),
             serving: Arc::clone(&serving),
-            blocks: Arc::clone(&blocks),
+            source: Arc::clone(&source),
+            len,
             base: map.as_mut_ptr() as u64,
             mapped: map.len(),
             buffer: vec![0; CHUNK],
@@ -126,7 +158,7 @@ impl Pager {
         Ok(Pager {
             map,
             len,
-            blocks,
+            source,
             stop,
             serving,
             handler: Some(handler),
@@ -139,9 +171,9 @@ impl Pager {
     }
 
     /// Copies bytes from `offset` on into `buffer` straight from the file,
-    /// without filling pages (see [`StoredBlocks::copy_at`]).
+    /// without filling pages.
     pub fn copy_at(&self, offset: u64, buffer: &mut [u8]) -> usize {
-        self.blocks.copy_at(offset, buffer)
+        self.source.copy_at(offset, buffer)
     }
 
     /// Drops the pages of `start..end` (page-aligned, within the
@@ -220,7 +252,9 @@ struct Handler {
     uffd: OwnedFd,
     stop: Arc<OwnedFd>,
     serving: Arc<AtomicBool>,
-    blocks: Arc<StoredBlocks>,
+    source: Arc<Source>,
+    /// The bytes served (the mapping's tail after them reads as zeros).
+    len: usize,
     base: u64,
     mapped: usize,
     buffer: Vec<u8>,
@@ -297,10 +331,12 @@ impl Handler {
         let start = offset / CHUNK * CHUNK;
         let end = (start + CHUNK).min(self.mapped);
         let buffer = &mut self.buffer[..end - start];
-        let copied = self.blocks.copy_at(start as u64, buffer);
-        // Past the entry's end (the last page's tail), or a file cut short
-        // meanwhile: zeros.
-        buffer[copied..].fill(0);
+        let copied = self.source.copy_at(start as u64, buffer);
+        // A file cut short meanwhile: bytes no decoder accepts; past the
+        // end (the last page's tail): zeros.
+        let whole = self.len.saturating_sub(start).min(buffer.len());
+        buffer[copied.min(whole)..whole].fill(CUT_SHORT);
+        buffer[whole.max(copied)..].fill(0);
         // The faulting page and the rest of the chunk after it, up to a
         // page still there (a release may have dropped part of the chunk);
         // several faults on one chunk can arrive before it is filled, and

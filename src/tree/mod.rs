@@ -179,20 +179,26 @@ pub enum WalkStep<N> {
 
 /// The threads `wanted` names, ascending and without repeats, each checked
 /// against `all` (a trace's threads); all of them when `wanted` is `None`.
-/// An id the trace does not have is an [`Error::Usage`] naming the
+/// An id the trace does not have is an [`Error::InvalidArgument`] naming the
 /// trace's threads, the same for every reader and command. Ids are the
 /// recorded ones: the printed header `# Thread N` is thread N − 1.
-pub fn select_threads(all: &[ThreadId], wanted: Option<&[ThreadId]>) -> Result<Vec<ThreadId>> {
+pub(crate) fn select_threads(
+    all: &[ThreadId],
+    wanted: Option<&[ThreadId]>,
+) -> Result<Vec<ThreadId>> {
     let Some(wanted) = wanted else {
         return Ok(all.to_vec());
     };
     if let Some(unknown) = wanted.iter().find(|t| !all.contains(t)) {
         let known: Vec<String> = all.iter().map(ToString::to_string).collect();
-        return Err(Error::Usage(format!(
-            "the trace has no thread {unknown} (its threads: {}; `# Thread N` in the \
-             printed text is thread N-1)",
-            known.join(", ")
-        )));
+        return Err(Error::invalid(
+            "thread",
+            format!(
+                "the trace has no thread {unknown} (its threads: {}; `# Thread N` in the \
+                 printed text is thread N-1)",
+                known.join(", ")
+            ),
+        ));
     }
     let mut wanted = wanted.to_vec();
     wanted.sort_unstable();

@@ -80,15 +80,21 @@ impl ContainerStack {
         };
         match self.open.last() {
             Some(open) if open.tracepoint_type == expected => Ok(()),
-            Some(open) => Err(Error::Usage(format!(
-                "a {} footer cannot close the open {}",
-                expected.name(),
-                open.tracepoint_type.name()
-            ))),
-            None => Err(Error::Usage(format!(
-                "a {} footer with no open container in thread {thread}",
-                expected.name()
-            ))),
+            Some(open) => Err(Error::invalid(
+                "call order",
+                format!(
+                    "a {} footer cannot close the open {}",
+                    expected.name(),
+                    open.tracepoint_type.name()
+                ),
+            )),
+            None => Err(Error::invalid(
+                "call order",
+                format!(
+                    "a {} footer with no open container in thread {thread}",
+                    expected.name()
+                ),
+            )),
         }
     }
 
@@ -98,7 +104,7 @@ impl ContainerStack {
         self.check_footer(footer, thread)?;
         self.open
             .pop()
-            .ok_or_else(|| Error::Usage("footer without an open container".to_string()))
+            .ok_or_else(|| Error::invalid("call order", "a footer without an open container"))
     }
 
     /// The innermost open container, which must be of type `expected`;
@@ -111,14 +117,18 @@ impl ContainerStack {
     ) -> Result<OpenContainer> {
         match self.open.last() {
             Some(open) if open.tracepoint_type == expected => Ok(*open),
-            Some(open) => Err(Error::Usage(format!(
-                "{action}: the innermost open container of thread {thread} is a {}, not a {}",
-                open.tracepoint_type.name(),
-                expected.name()
-            ))),
-            None => Err(Error::Usage(format!(
-                "{action}: thread {thread} has no open container"
-            ))),
+            Some(open) => Err(Error::invalid(
+                "call order",
+                format!(
+                    "{action}: the innermost open container of thread {thread} is a {}, not a {}",
+                    open.tracepoint_type.name(),
+                    expected.name()
+                ),
+            )),
+            None => Err(Error::invalid(
+                "call order",
+                format!("{action}: thread {thread} has no open container"),
+            )),
         }
     }
 }
@@ -250,8 +260,9 @@ pub(crate) fn exit_call<T: BuildTarget + ?Sized>(
         CallOutcome::Threw(exception) => {
             if exception.is_empty() {
                 // An empty name is the format's "no exception".
-                return Err(Error::Usage(
-                    "a call that threw needs the exception's class name".to_string(),
+                return Err(Error::invalid(
+                    "call outcome",
+                    "a call that threw needs the exception's class name",
                 ));
             }
             check_str(&exception, "exception class name")?;

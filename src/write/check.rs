@@ -19,8 +19,8 @@ pub(crate) fn check_str(text: &JavaStr<'_>, what: &'static str) -> Result<()> {
 }
 
 /// The error for a value or type nested deeper than readers follow.
-pub(crate) fn too_deep(what: &str) -> Error {
-    Error::Usage(format!("{what} nested deeper than {MAX_NESTING} levels"))
+pub(crate) fn too_deep(what: &'static str) -> Error {
+    Error::invalid(what, format!("nested deeper than {MAX_NESTING} levels"))
 }
 
 /// Checks a type's class name and array depth.
@@ -60,7 +60,7 @@ fn check_value_at(value: &Value<'_>, depth: usize) -> Result<()> {
         Value::JavaClass(s) | Value::KotlinClass(s) => check_str(s, "class literal"),
         Value::StringBuilder { text, .. } => check_str(text, "StringBuilder text"),
         Value::Object { fields, .. } => {
-            check_count(fields.len(), "object field")?;
+            check_count(fields.len(), "object fields")?;
             for (name, field) in fields {
                 check_str(name, "field name")?;
                 check_value_at(field, depth + 1)?;
@@ -68,7 +68,7 @@ fn check_value_at(value: &Value<'_>, depth: usize) -> Result<()> {
             Ok(())
         }
         Value::Array { elements, .. } => {
-            check_count(elements.len(), "array element")?;
+            check_count(elements.len(), "array elements")?;
             for element in elements {
                 check_value_at(element, depth + 1)?;
             }
@@ -79,9 +79,9 @@ fn check_value_at(value: &Value<'_>, depth: usize) -> Result<()> {
 }
 
 /// Checks that a collection's length fits the format's `i32` count.
-pub(crate) fn check_count(len: usize, what: &str) -> Result<()> {
+pub(crate) fn check_count(len: usize, what: &'static str) -> Result<()> {
     if len >= i32::MAX as usize {
-        return Err(Error::Usage(format!("too many {what}s: {len}")));
+        return Err(Error::limit(what, len, i32::MAX - 1));
     }
     Ok(())
 }
@@ -89,14 +89,16 @@ pub(crate) fn check_count(len: usize, what: &str) -> Result<()> {
 /// Checks a tracepoint's strings, values and counts.
 pub(crate) fn check_tracepoint(tracepoint: &Tracepoint<'_>) -> Result<()> {
     if tracepoint.child_diff_statuses.len() > u8::MAX as usize {
-        return Err(Error::Usage(format!(
-            "{} child diff statuses; a container has at most 255",
-            tracepoint.child_diff_statuses.len()
-        )));
+        return Err(Error::limit(
+            "child diff statuses of a container",
+            tracepoint.child_diff_statuses.len(),
+            u8::MAX,
+        ));
     }
     if !tracepoint.is_container() && !tracepoint.child_diff_statuses.is_empty() {
-        return Err(Error::Usage(
-            "a leaf tracepoint has no child diff statuses".to_string(),
+        return Err(Error::invalid(
+            "tracepoint",
+            "a leaf tracepoint has no child diff statuses",
         ));
     }
     match &tracepoint.body {
@@ -106,7 +108,7 @@ pub(crate) fn check_tracepoint(tracepoint: &Tracepoint<'_>) -> Result<()> {
             ..
         } => {
             check_value(receiver)?;
-            check_count(arguments.len(), "argument")?;
+            check_count(arguments.len(), "arguments")?;
             arguments.iter().try_for_each(check_value)
         }
         TracepointBody::ReadArray { array, value, .. }
@@ -133,8 +135,8 @@ pub(crate) fn check_tracepoint(tracepoint: &Tracepoint<'_>) -> Result<()> {
             trace_id,
             ..
         } => {
-            check_count(stack.len(), "stack frame")?;
-            check_count(values.len(), "captured value")?;
+            check_count(stack.len(), "stack frames")?;
+            check_count(values.len(), "captured values")?;
             values.iter().try_for_each(check_value)?;
             match trace_id {
                 Some(id) => check_str(id, "trace id"),
@@ -166,7 +168,7 @@ pub(crate) fn check_reference(object: &Object<'_>) -> Result<()> {
         Object::MethodDescriptor(o) => {
             check_str(&o.name, "method name")?;
             check_type(&o.return_type, "return type")?;
-            check_count(o.parameter_types.len(), "parameter type")?;
+            check_count(o.parameter_types.len(), "parameter types")?;
             o.parameter_types
                 .iter()
                 .try_for_each(|t| check_type(t, "parameter type"))
@@ -180,14 +182,14 @@ pub(crate) fn check_reference(object: &Object<'_>) -> Result<()> {
             check_type(&o.variable_type, "variable type")
         }
         Object::String(o) => check_str(&o.value, "string"),
-        Object::AccessPath(o) => check_count(o.locations.len(), "access location"),
+        Object::AccessPath(o) => check_count(o.locations.len(), "access locations"),
         Object::CodeLocation(o) => {
-            check_count(o.argument_paths.len(), "argument")?;
-            check_count(o.locals.len(), "local")
+            check_count(o.argument_paths.len(), "arguments")?;
+            check_count(o.locals.len(), "locals")
         }
-        other => Err(Error::Usage(format!(
-            "{} is not a reference object",
-            other.kind()
-        ))),
+        other => Err(Error::invalid(
+            "reference object",
+            format!("{} is not a reference object", other.kind()),
+        )),
     }
 }

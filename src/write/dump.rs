@@ -185,7 +185,7 @@ impl DumpWriter {
 
     /// Adds a reference object that keeps its id (any kind but `THREAD_NAME`,
     /// which threads carry). Adding an equal object twice is allowed; two
-    /// different objects with one kind and id are an [`Error::Usage`]. Objects
+    /// different objects with one kind and id are an [`Error::InvalidArgument`]. Objects
     /// no tracepoint refers to are not written.
     pub fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
         self.pool.insert(object)
@@ -195,7 +195,7 @@ impl DumpWriter {
         usize::try_from(thread.0)
             .ok()
             .and_then(|index| self.threads.get_mut(index))
-            .ok_or_else(|| Error::Usage(format!("no thread {thread} in this trace")))
+            .ok_or_else(|| Error::invalid("thread", format!("no thread {thread} in this trace")))
     }
 
     /// Adds a tracepoint that keeps its ids (event, code location, thread,
@@ -205,10 +205,10 @@ impl DumpWriter {
         check_tracepoint(tracepoint)?;
         let event = tracepoint.event().0;
         if event < 0 {
-            return Err(Error::Usage(format!("negative event id {event}")));
+            return Err(Error::invalid("event id", format!("{event} is negative")));
         }
         if self.events.contains(&event) {
-            return Err(Error::Usage(format!("event id {event} used twice")));
+            return Err(Error::invalid("event id", format!("{event} is used twice")));
         }
         let mut tracepoint = tracepoint.clone().into_owned();
         if self.options.canonicalize_nan {
@@ -240,7 +240,7 @@ impl DumpWriter {
     fn next_event_id(&mut self) -> Result<EventId> {
         i32::try_from(self.next_event)
             .map(EventId)
-            .map_err(|_| Error::Usage("event ids exhausted".to_string()))
+            .map_err(|_| Error::limit("event ids", self.next_event, i32::MAX))
     }
 
     /// Writes the trace to `path` and its index to `path` + `.idx`. Both are
@@ -261,7 +261,7 @@ impl DumpWriter {
         match written {
             Ok(()) => {}
             // The data file's path names the pair.
-            Err(Error::Stream(source)) => return Err(Error::io(&data_path, source)),
+            Err(Error::Io { path: None, source }) => return Err(Error::io(&data_path, source)),
             Err(other) => return Err(other),
         }
         data_temp.persist(&data_path)?;
@@ -286,13 +286,16 @@ impl DumpWriter {
     fn check_finished(&self) -> Result<()> {
         for (position, log) in self.threads.iter().enumerate() {
             if let Some(open) = log.open.innermost() {
-                return Err(Error::Usage(format!(
-                    "thread {position} ({}) has {} open container(s), innermost a {}; \
+                return Err(Error::invalid(
+                    "call order",
+                    format!(
+                        "thread {position} ({}) has {} open container(s), innermost a {}; \
                      exit them (a call may exit as CallOutcome::Unfinished) before saving",
-                    log.name,
-                    log.open.depth(),
-                    open.tracepoint_type.name()
-                )));
+                        log.name,
+                        log.open.depth(),
+                        open.tracepoint_type.name()
+                    ),
+                ));
             }
         }
         Ok(())
@@ -314,8 +317,7 @@ impl DumpWriter {
         emitter.index.write_all(&file_header(INDEX_MAGIC))?;
         for (position, log) in self.threads.iter().enumerate() {
             let thread = ThreadId(
-                i32::try_from(position)
-                    .map_err(|_| Error::Usage("too many threads".to_string()))?,
+                i32::try_from(position).map_err(|_| Error::limit("threads", position, i32::MAX))?,
             );
             emitter.block(thread, log)?;
         }
@@ -391,9 +393,9 @@ impl TempFile {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let name = destination
-            .file_name()
-            .ok_or_else(|| Error::Usage(format!("{} names no file", destination.display())))?;
+        let name = destination.file_name().ok_or_else(|| {
+            Error::invalid("path", format!("{} names no file", destination.display()))
+        })?;
         let mut attempt = 0u32;
         loop {
             let mut temp_name = std::ffi::OsString::from(".");
@@ -534,7 +536,7 @@ impl<D: Write, I: Write> Emitter<'_, D, I> {
         let (event, start) = self
             .open
             .pop()
-            .ok_or_else(|| Error::Usage("footer without an open container".to_string()))?;
+            .ok_or_else(|| Error::internal("a footer without an open container"))?;
         self.cell(IndexCell::Container {
             event,
             start: LogicalOffset(start),
@@ -557,7 +559,7 @@ impl TraceRecorder for DumpWriter {
         let name = name.into_java_str();
         check_str(&name, "thread name")?;
         let id = i32::try_from(self.threads.len())
-            .map_err(|_| Error::Usage("too many threads".to_string()))?;
+            .map_err(|_| Error::limit("threads", self.threads.len(), i32::MAX))?;
         self.threads.push(ThreadLog {
             name: name.into_owned(),
             entries: Vec::new(),

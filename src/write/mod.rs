@@ -8,7 +8,7 @@
 //!
 //! Writers intern every reference object themselves and number tracepoints
 //! from one trace-wide counter; the format's codecs in
-//! [`format`](crate::format) do the encoding.
+//! `format` do the encoding.
 
 mod build;
 mod check;

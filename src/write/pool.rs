@@ -110,8 +110,9 @@ impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
         if let Some(&id) = objects.by_key.get(&key) {
             return Ok(id);
         }
-        let id = i32::try_from(objects.next_id)
-            .map_err(|_| Error::Usage(format!("more than {} {} objects", i32::MAX, self.kind)))?;
+        let id = i32::try_from(objects.next_id).map_err(|_| {
+            Error::limit("reference objects of one kind", objects.next_id, i32::MAX)
+        })?;
         objects.next_id += 1;
         objects.by_key.insert(key, id);
         objects.by_id.insert(id, make(id));
@@ -122,16 +123,19 @@ impl<K: Hash + Eq, V: PartialEq + Clone> Table<K, V> {
     /// allowed; a different object with a taken id is not.
     fn insert(&self, id: i32, key: K, value: V) -> Result<()> {
         if id < 0 {
-            return Err(Error::Usage(format!("{} with negative id {id}", self.kind)));
+            return Err(Error::invalid(
+                "reference object id",
+                format!("{} with negative id {id}", self.kind),
+            ));
         }
         let mut objects = self.write();
         match objects.by_id.get(&id) {
             Some(existing) if *existing == value => return Ok(()),
             Some(_) => {
-                return Err(Error::Usage(format!(
-                    "two different {} objects with id {id}",
-                    self.kind
-                )));
+                return Err(Error::invalid(
+                    "reference object id",
+                    format!("two different {} objects with id {id}", self.kind),
+                ));
             }
             None => {}
         }
@@ -252,10 +256,13 @@ impl ReferencePool {
                 self.code_locations
                     .insert(o.id.0, code_location_key(o), o.clone())
             }
-            other => Err(Error::Usage(format!(
-                "{} objects are not added to the reference pool",
-                other.kind()
-            ))),
+            other => Err(Error::invalid(
+                "reference object",
+                format!(
+                    "{} objects are not added to the reference pool",
+                    other.kind()
+                ),
+            )),
         }
     }
 
@@ -328,7 +335,7 @@ impl ReferencePool {
     pub(crate) fn intern_method(&self, spec: &MethodSpec<'_>) -> Result<MethodId> {
         check_str(&spec.name, "method name")?;
         check_type(&spec.return_type, "return type")?;
-        check_count(spec.parameter_types.len(), "parameter type")?;
+        check_count(spec.parameter_types.len(), "parameter types")?;
         for parameter in &spec.parameter_types {
             check_type(parameter, "parameter type")?;
         }
@@ -408,7 +415,7 @@ impl ReferencePool {
         if depth > MAX_NESTING {
             return Err(too_deep("access path"));
         }
-        check_count(spec.steps.len(), "access location")?;
+        check_count(spec.steps.len(), "access locations")?;
         let mut locations = Vec::with_capacity(spec.steps.len());
         for step in &spec.steps {
             locations.push(match step {
@@ -444,8 +451,8 @@ impl ReferencePool {
         let Some(spec) = spec else {
             return Ok(CodeLocationId(-1));
         };
-        check_count(spec.arguments.len(), "argument")?;
-        check_count(spec.locals.len(), "local")?;
+        check_count(spec.arguments.len(), "arguments")?;
+        check_count(spec.locals.len(), "locals")?;
         let file_name = self.intern_optional_string(spec.file.as_ref())?;
         let class_name = self.intern_optional_string(spec.class.as_ref())?;
         let method_name = self.intern_optional_string(spec.method.as_ref())?;
@@ -544,7 +551,7 @@ impl ReferencePool {
                 identity_hash,
                 fields,
             } => {
-                check_count(fields.len(), "object field")?;
+                check_count(fields.len(), "object fields")?;
                 let class = self.intern_class(class)?;
                 let fields = fields
                     .iter()
@@ -565,7 +572,7 @@ impl ReferencePool {
                 elements,
                 total_size,
             } => {
-                check_count(elements.len(), "array element")?;
+                check_count(elements.len(), "array elements")?;
                 let class = self.intern_class(class)?;
                 let elements = elements
                     .iter()

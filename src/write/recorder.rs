@@ -16,7 +16,7 @@ use crate::write::spec::{
 ///
 /// Reference objects are interned by the writer, event ids come from one
 /// trace-wide counter, and errors of use (exiting a call that was never
-/// entered) are [`Error::Usage`](crate::Error::Usage).
+/// entered) are [`Error::InvalidArgument`](crate::Error::InvalidArgument).
 pub trait TraceRecorder {
     /// The recorder of one thread, borrowing the trace.
     type Thread<'r>: ThreadRecorder
@@ -27,7 +27,7 @@ pub trait TraceRecorder {
     /// thread, then 1, 2, …).
     fn add_thread<'n>(&mut self, name: impl IntoJavaStr<'n>) -> Result<ThreadId>;
 
-    /// The recorder of thread `thread`; [`Error::Usage`](crate::Error::Usage)
+    /// The recorder of thread `thread`; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
     /// if no such thread was added.
     fn thread(&mut self, thread: ThreadId) -> Result<Self::Thread<'_>>;
 }
@@ -210,7 +210,7 @@ pub trait PushRecorder: ThreadRecorder {
     /// Adds a reference object that keeps its id (any kind but
     /// `THREAD_NAME`); it is written before the first tracepoint that names
     /// it. Adding an equal object again is allowed; two different objects
-    /// with one kind and id are an [`Error::Usage`](crate::Error::Usage).
+    /// with one kind and id are an [`Error::InvalidArgument`](crate::Error::InvalidArgument).
     fn add_reference(&mut self, object: &Object<'_>) -> Result<()>;
 
     /// Adds a leaf, or a container's header which

@@ -17,16 +17,30 @@ pub const COMPLETE_REFERENCE_TRACES: [&str; 5] = [
 ];
 
 /// The folder of reference traces written by the reference recorder, or
-/// `None` (with a message saying the tests using it are skipped) when absent.
+/// `None` when it is absent and skipping is allowed (otherwise the test
+/// fails: see [`crate::skip`]).
 pub fn reference_traces() -> Option<PathBuf> {
     let dir = repository().join("../shared/reference-traces");
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "skipped: reference traces folder {} not found",
+        crate::skip::cannot_run(&format!(
+            "the reference traces folder {} is missing",
             dir.display()
-        );
+        ));
+        None
+    }
+}
+
+/// A sample recording of a foreign format beside the repository
+/// (`../shared/samples/REL`), or `None` when it is absent and skipping is
+/// allowed (otherwise the test fails: see [`crate::skip`]).
+pub fn shared_sample(rel: &str) -> Option<PathBuf> {
+    let path = repository().join("../shared/samples").join(rel);
+    if path.exists() {
+        Some(path)
+    } else {
+        crate::skip::cannot_run(&format!("the sample {} is missing", path.display()));
         None
     }
 }
@@ -65,8 +79,8 @@ pub fn generated(
 /// own ZIP classes, as the trace recorder packs (`tests/read/Pack.java`):
 /// `mode` is `deflate0` (the recorder's level 0: stored deflate blocks),
 /// `deflate` (the default level) or `stored`; `extra` names one more
-/// entry. `false`, with a message, when `java` does not run; a failing
-/// `java` panics.
+/// entry. `false` when `java` does not run and skipping is allowed (see
+/// [`crate::skip`]); a failing `java` panics.
 pub fn jdk_pack(
     mode: &str,
     out: &Path,
@@ -86,7 +100,7 @@ pub fn jdk_pack(
     let output = command.output();
     let _ = std::fs::remove_file(&info_path);
     let Ok(output) = output else {
-        eprintln!("SKIPPED: no `java` on PATH to pack a trace as the recorder does");
+        crate::skip::cannot_run("no `java` on PATH to pack a trace as the recorder does");
         return false;
     };
     assert!(

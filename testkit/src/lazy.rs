@@ -41,7 +41,7 @@ pub fn reference_traces() -> Vec<PathBuf> {
         .filter(|path| {
             let present = path.exists();
             if !present {
-                eprintln!("skipped: {} not found", path.display());
+                crate::skip::cannot_run(&format!("{} is missing", path.display()));
             }
             present
         })

@@ -9,7 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 /// traversal's heap tables once showed as +38 MB in the heap test beside it).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// Takes [`ONE_AT_A_TIME`] (a failed test before does not matter).
+/// Takes the lock that runs the memory tests one at a time (a failed test
+/// before does not matter).
 pub fn alone() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
-use tracetree::lowlevel::block::{BlockStep, decode_block};
+use tracetree::lowlevel::rebuild_index;
+use tracetree::lowlevel::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::{BlockStep, decode_block};
+use tracetree::lowlevel::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::RebuildOptions;
 use tracetree::write::{StreamingOptions, StreamingWriter};
 
 use crate::write::{Thread, record_threads, references};

@@ -17,8 +17,8 @@ pub struct Terminal {
 
 impl Terminal {
     /// Starts `command` (a shell command line) in a `width` × `height`
-    /// terminal; `None`, with a `SKIPPED` line on stderr, when tmux is not
-    /// installed.
+    /// terminal; `None` when tmux is not installed and skipping is allowed
+    /// (otherwise the test fails: see [`crate::skip`]).
     pub fn start(command: &str, width: u16, height: u16) -> Option<Terminal> {
         static SESSIONS: AtomicUsize = AtomicUsize::new(0);
         let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
@@ -32,7 +32,9 @@ impl Terminal {
             Ok(status) if status.success() => Some(Terminal { name }),
             Ok(status) => panic!("tmux new-session failed: {status}"),
             Err(error) => {
-                eprintln!("SKIPPED: tmux is not installed ({error}; .ci/run installs it)");
+                crate::skip::cannot_run(&format!(
+                    "tmux is not installed ({error}; .ci/run installs it)"
+                ));
                 None
             }
         }

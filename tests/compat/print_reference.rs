@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
-use tracetree::format::{DATA_MAGIC, Object, file_header};
+use tracetree::lowlevel::{DATA_MAGIC, Object, file_header};
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, Footer, JavaStr, MethodDescriptor,
     StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value,

@@ -21,8 +21,8 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
 use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::format::{FILE_HEADER_LEN, Object};
-use tracetree::lowlevel::block::{BlockStep, decode_block};
+use tracetree::lowlevel::{BlockStep, decode_block};
+use tracetree::lowlevel::{FILE_HEADER_LEN, Object};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 

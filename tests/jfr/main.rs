@@ -74,7 +74,9 @@ fn run(command: &mut Command) {
 fn make_recordings() -> Option<Recordings> {
     let Some(bin) = default_bin().filter(|b| b.join("javac").is_file() && b.join("jfr").is_file())
     else {
-        eprintln!("SKIPPED: no JDK (java, javac, jfr) on PATH; the JFR tests need one");
+        tracetree_testkit::skip::cannot_run(
+            "no JDK (java, javac, jfr) on PATH; the JFR tests need one",
+        );
         return None;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -210,7 +212,9 @@ fn method_traces_equal_the_nesting_of_the_jdk_events() {
         return;
     };
     let Some((file, bin)) = &recordings.jdk25 else {
-        eprintln!("SKIPPED: no JDK 25 for jdk.MethodTrace");
+        tracetree_testkit::skip::cannot_run(
+            "no JDK 25 beside the default JDK in its JVM directory, for jdk.MethodTrace",
+        );
         return;
     };
     let json = jfr(

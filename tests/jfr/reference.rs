@@ -1,6 +1,6 @@
 //! The reference rows, built from the JDK's own output: sample trees and
 //! nested method traces from `jfr print --json`, event counts from `jfr
-//! summary`. Written from IMPORT-MAPPING.md, independently of the import.
+//! summary`. Written from `docs/IMPORTS.md`, independently of the import.
 
 use std::collections::BTreeMap;
 

@@ -2,9 +2,10 @@
 //! sample trace gives `Ok` or a typed error, never a panic.
 
 use tracetree::TraceBytes;
-use tracetree::format::index::parse_index;
+use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::rebuild_index;
 use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::RebuildOptions;
 
 use tracetree_testkit::files;
 

@@ -9,7 +9,7 @@ use std::fs::{self, File, FileTimes};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use tracetree::lowlevel::sidecar::OPENED_MAGIC;
+use tracetree::lowlevel::OPENED_MAGIC;
 use tracetree::read::{
     EagerTrace, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarProblem, index_path,
 };

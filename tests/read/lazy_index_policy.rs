@@ -4,8 +4,8 @@
 //! loader. Plus the extra rules tracetree applies, and the index choices.
 
 use tracetree::TraceBytes;
-use tracetree::format::ObjectKind;
 use tracetree::generate::raw::{self, SynthOptions};
+use tracetree::lowlevel::ObjectKind;
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, index_path,
 };

@@ -21,4 +21,5 @@ mod refresh;
 mod search;
 mod sibling_cuts;
 mod stream_lazy;
+mod unmapped;
 mod zero_tail;

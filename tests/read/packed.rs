@@ -26,14 +26,17 @@ fn traces() -> Vec<PathBuf> {
     traces
 }
 
-/// Whether the default `java` runs, with a message when it does not.
+/// Whether the default `java` runs (when not, the test fails unless
+/// skipping is allowed).
 fn have_java() -> bool {
     let found = Command::new("java")
         .arg("-version")
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("SKIPPED: no `java` on PATH: the packed-trace tests need the JDK's ZIP classes");
+        tracetree_testkit::skip::cannot_run(
+            "no `java` on PATH: the packed-trace tests need the JDK's ZIP classes",
+        );
     }
     found
 }
@@ -358,7 +361,7 @@ fn a_pack_over_4_gib_uses_zip64_and_is_read_in_place() {
             let size = std::fs::metadata(&trace).unwrap().len();
             assert!(text.contains(&format!("trace.trace {size}\n")), "{text}");
         }
-        _ => eprintln!("SKIPPED the zipfile check: no python3"),
+        _ => tracetree_testkit::skip::cannot_run("no python3 for the zipfile check"),
     }
 }
 

@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracetree::TraceBytes;
-use tracetree::format::index::parse_index;
-use tracetree::format::{IndexCell, ObjectKind};
-use tracetree::read::EagerTrace;
-use tracetree::read::rebuild::{
-    MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuildOptions, RebuiltIndex, rebuild_index,
-    rebuild_index_windowed,
+use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::{IndexCell, ObjectKind};
+use tracetree::lowlevel::{
+    MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuiltIndex, rebuild_index, rebuild_index_windowed,
 };
+use tracetree::read::EagerTrace;
+use tracetree::read::RebuildOptions;
 
 use tracetree_testkit::files;
 

@@ -8,8 +8,8 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use tracetree::format::index::CELL_LEN;
 use tracetree::generate::{Shape, ThreadGenerator};
+use tracetree::lowlevel::CELL_LEN;
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::{LazyOptions, LazyTraceReader, index_path};
 use tracetree::write::{StreamingOptions, StreamingWriter};

@@ -5,7 +5,7 @@
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
-use tracetree::read::rebuild::RebuildOptions;
+use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy, write_index_to};
 use tracetree::storage::ZERO_SLACK;
 use tracetree::tree::TraceTree;

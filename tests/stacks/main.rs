@@ -12,8 +12,8 @@ use serde_json::Value as Json;
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
 use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary, export_stacks};
-use tracetree::format::Object;
 use tracetree::generate::Shape;
+use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, SAMPLE_COUNT_FLAG, Tracepoint,
     TracepointBody, TracepointHeader, TracepointType, Type, Value,

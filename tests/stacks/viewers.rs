@@ -4,7 +4,7 @@
 //! `speedscope` npm package), Perfetto traces decoded by the official
 //! `perfetto_trace.proto` (the `perfetto` Python package's generated
 //! module). `.ci/run` installs the Python and npm packages; without them
-//! those tests say SKIPPED and check nothing else.
+//! those tests fail, or say SKIPPED with `TRACETREE_ALLOW_SKIP=1`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use serde_json::Value as Json;
 
 use super::{expected, export, traces};
 use tracetree::export::stacks::StackFormat;
+use tracetree_testkit::skip;
 
 #[test]
 fn inferno_draws_the_folded_stacks() {
@@ -57,15 +58,15 @@ fn python(script: &str, args: &[&Path]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Whether python3 can import `module`; says SKIPPED when not.
-fn have_module(module: &str, test: &str) -> bool {
+/// Whether python3 can import `module` (when not, the test fails unless
+/// skipping is allowed).
+fn have_module(module: &str) -> bool {
     match python(&format!("import {module}"), &[]) {
         Ok(_) => true,
         Err(why) => {
-            eprintln!(
-                "SKIPPED {test}: python3 cannot import {module} ({})",
-                why.trim()
-            );
+            // Python's last line names the error, after the traceback.
+            let error = why.trim().lines().last().unwrap_or_default();
+            skip::cannot_run(&format!("python3 cannot import {module} ({error})"));
             false
         }
     }
@@ -88,14 +89,11 @@ print("valid")
 
 #[test]
 fn speedscope_files_match_the_published_schema() {
-    let test = "speedscope_files_match_the_published_schema";
     let Some(schema) = speedscope_schema() else {
-        eprintln!(
-            "SKIPPED {test}: the speedscope npm package is not installed (npm install -g speedscope)"
-        );
+        skip::cannot_run("the speedscope npm package is not installed (npm install -g speedscope)");
         return;
     };
-    if !have_module("jsonschema", test) {
+    if !have_module("jsonschema") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -149,8 +147,7 @@ print(json.dumps(out))
 
 #[test]
 fn perfetto_traces_decode_with_the_official_proto() {
-    let test = "perfetto_traces_decode_with_the_official_proto";
-    if !have_module("perfetto.protos.perfetto.trace.perfetto_trace_pb2", test) {
+    if !have_module("perfetto.protos.perfetto.trace.perfetto_trace_pb2") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

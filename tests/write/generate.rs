@@ -5,11 +5,12 @@
 use std::collections::BTreeSet;
 
 use tracetree::TraceBytes;
-use tracetree::format::IndexCell;
-use tracetree::format::index::parse_index;
 use tracetree::generate::{DEEP_RECURSION, Shape, ThreadGenerator};
+use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::rebuild_index;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
 use tracetree::tree::{TraceTree, WalkStep, walk};
 use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};

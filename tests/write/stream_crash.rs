@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use tracetree::TraceBytes;
 use tracetree::common::PhysicalOffset;
-use tracetree::format::IndexCell;
-use tracetree::format::index::parse_index;
+use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::rebuild_index;
 use tracetree::model::Type;
-use tracetree::read::rebuild::{RebuildOptions, rebuild_index};
+use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};
 use tracetree::write::{
     CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, MethodSpec, StreamingOptions,
@@ -261,7 +262,7 @@ fn a_truncated_index_keeps_its_whole_cells() {
         let got: Vec<IndexCell> = parsed
             .cells
             .iter()
-            .filter(|c| c.kind != tracetree::format::ObjectKind::Eof as u8)
+            .filter(|c| c.kind != tracetree::lowlevel::ObjectKind::Eof as u8)
             .map(|c| c.decode(0).unwrap())
             .collect();
         assert_eq!(got[..], cells[..whole], "cut at {cut}");

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 use tracetree::common::{EventId, ThreadId};
-use tracetree::format::{Object, ObjectKind};
+use tracetree::lowlevel::{Object, ObjectKind};
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader,
     TracepointType, Type, Value,
@@ -23,10 +23,11 @@ use tracetree_testkit::stream::{Memory, check_stream_layout, memory_writer};
 
 fn usage<T: std::fmt::Debug>(result: tracetree::Result<T>, needle: &str) {
     match result {
-        Err(Error::Usage(message)) => {
+        Err(error @ Error::InvalidArgument { .. }) => {
+            let message = error.to_string();
             assert!(message.contains(needle), "{message:?} lacks {needle:?}")
         }
-        other => panic!("expected a usage error about {needle:?}, got {other:?}"),
+        other => panic!("expected an invalid-argument error about {needle:?}, got {other:?}"),
     }
 }
 
@@ -122,7 +123,7 @@ fn bad_ids_and_names_are_refused() {
             },
         },
     };
-    usage(t.push_tracepoint(&tracepoint), "negative event id");
+    usage(t.push_tracepoint(&tracepoint), "is negative");
     tracepoint.header.event = EventId::new(0);
     // Class 4 was never added.
     assert!(matches!(
@@ -173,7 +174,7 @@ fn closing_with_open_containers_fails_but_writes_the_trace() {
     assert!(!report.missing_eof, "{report:?}");
     assert_eq!(report.unfinished_containers, 2);
     assert!(
-        tracetree::format::index::parse_index(&index.bytes())
+        tracetree::lowlevel::parse_index(&index.bytes())
             .unwrap()
             .has_footer
     );
@@ -224,7 +225,9 @@ impl Write for FillingDisk {
 
 fn storage_full<T: std::fmt::Debug>(result: tracetree::Result<T>) {
     match result {
-        Err(Error::Stream(error)) => assert_eq!(error.kind(), io::ErrorKind::StorageFull),
+        Err(Error::Io { path: None, source }) => {
+            assert_eq!(source.kind(), io::ErrorKind::StorageFull)
+        }
         other => panic!("expected a full disk, got {other:?}"),
     }
 }
@@ -314,7 +317,7 @@ fn an_unwritable_target_fails_with_its_path() {
     };
     match StreamingWriter::create(&target) {
         Err(Error::Io { path, source }) => {
-            assert_eq!(path, target);
+            assert_eq!(path, Some(target));
             assert_eq!(source.kind(), io::ErrorKind::PermissionDenied);
         }
         other => panic!(

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, ThreadId};
-use tracetree::format::ObjectKind;
 use tracetree::generate::samples;
+use tracetree::lowlevel::ObjectKind;
 use tracetree::model::Type;
 use tracetree::read::EagerTrace;
 use tracetree::write::{
@@ -219,8 +219,8 @@ fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> 
     let mut stacks = BTreeMap::new();
     let mut at = tracetree::common::PhysicalOffset::new(16);
     let mut blocks = Vec::new();
-    while let tracetree::lowlevel::block::BlockStep::Block(block) =
-        tracetree::lowlevel::block::decode_block::<tracetree::format::Object>(data, at, |t| {
+    while let tracetree::lowlevel::BlockStep::Block(block) =
+        tracetree::lowlevel::decode_block::<tracetree::lowlevel::Object>(data, at, |t| {
             stacks.entry(t).or_insert(Vec::new())
         })
         .unwrap()

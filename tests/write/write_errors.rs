@@ -3,7 +3,7 @@
 //! and saving to disk (atomically, or not at all).
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
-use tracetree::format::ObjectKind;
+use tracetree::lowlevel::ObjectKind;
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, ThreadName, Tracepoint, TracepointBody,
     TracepointHeader, TracepointType, Type, Value,
@@ -22,7 +22,7 @@ fn method() -> MethodSpec<'static> {
 }
 
 fn is_usage<T: std::fmt::Debug>(result: tracetree::Result<T>) -> bool {
-    matches!(result, Err(Error::Usage(_)))
+    matches!(result, Err(Error::InvalidArgument { .. }))
 }
 
 #[test]
@@ -247,7 +247,7 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
         })
     ));
     let class = |name: &str| {
-        tracetree::format::Object::ClassDescriptor(ClassDescriptor {
+        tracetree::lowlevel::Object::ClassDescriptor(ClassDescriptor {
             id: ClassId::new(7),
             name: JavaStr::new(name),
         })
@@ -258,7 +258,7 @@ fn raw_tracepoints_keep_ids_that_must_be_unique_and_known() {
         is_usage(writer.add_reference(&class("Other"))),
         "two classes with id 7"
     );
-    let name = tracetree::format::Object::ThreadName(ThreadName {
+    let name = tracetree::lowlevel::Object::ThreadName(ThreadName {
         thread: ThreadId::new(0),
         name: JavaStr::new("main"),
     });
@@ -378,5 +378,8 @@ fn a_failing_stream_is_an_error_not_a_panic() {
         }
     }
     let result = DumpWriter::new().save_to(Failing, Vec::new());
-    assert!(matches!(result, Err(Error::Stream(_))), "{result:?}");
+    assert!(
+        matches!(result, Err(Error::Io { path: None, .. })),
+        "{result:?}"
+    );
 }

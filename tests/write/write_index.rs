@@ -1,11 +1,11 @@
 //! The index files the dump writer writes, one rule of `FORMAT-NOTES.md`
 //! per test, on the sample traces.
 
-use tracetree::format::index::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_MAGIC, Object, ObjectKind};
 use tracetree::generate::samples;
-use tracetree::lowlevel::bytes::ByteReader;
-use tracetree::lowlevel::object::peek_kind_and_id;
+use tracetree::lowlevel::ByteReader;
+use tracetree::lowlevel::peek_kind_and_id;
+use tracetree::lowlevel::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_MAGIC, Object, ObjectKind};
+use tracetree::lowlevel::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
 
 /// A cell's fields as stored: these tests check the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

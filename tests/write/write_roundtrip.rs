@@ -7,8 +7,8 @@
 use proptest::prelude::*;
 use tracetree::TraceBytes;
 use tracetree::common::EventId;
-use tracetree::format::ObjectKind;
 use tracetree::generate::samples;
+use tracetree::lowlevel::ObjectKind;
 use tracetree::read::EagerTrace;
 use tracetree::write::{DumpOptions, ValueSpec};
 

@@ -542,7 +542,7 @@ impl App {
         let result = match running.done.try_recv() {
             Ok(result) => result,
             Err(TryRecvError::Empty) => return true,
-            Err(TryRecvError::Disconnected) => Err(tracetree::Error::Usage(
+            Err(TryRecvError::Disconnected) => Err(tracetree::Error::Internal(
                 "the search stopped without an answer".into(),
             )),
         };

@@ -52,7 +52,7 @@ impl Locating {
         match self.done.try_recv() {
             Ok(found) => Some(found),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(Error::Usage(format!(
+            Err(TryRecvError::Disconnected) => Some(Err(Error::Internal(format!(
                 "finding {} stopped unexpectedly",
                 self.what
             )))),

@@ -43,10 +43,10 @@ const CACHE_BYTES: usize = 16 << 20;
 pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
     use std::io::IsTerminal;
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
-        return Err(tracetree::Error::Usage(
+        return Err(tracetree::Error::invalid(
+            "terminal",
             "view needs a terminal (its standard input and output are not one); `print` and \
-             `search` write text for pipes and files"
-                .into(),
+             `search` write text for pipes and files",
         ));
     }
     let trace = cache.trace_path(file)?;

@@ -338,11 +338,9 @@ fn the_print_command_writes_the_reference_text() {
 
 #[test]
 fn import_writes_a_trace_and_any_command_opens_a_recording_directly() {
-    let recording = files::repository().join("../shared/samples/flow/exit-running");
-    if !recording.is_dir() {
-        eprintln!("skipped: {} not found", recording.display());
+    let Some(recording) = files::shared_sample("flow/exit-running") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let trace = dir.path().join("exit.trace");
@@ -425,18 +423,14 @@ fn info_on_a_blinky_trace_shows_what_its_import_mapped_and_skipped() {
 #[cfg(feature = "parquet")]
 #[test]
 fn export_writes_a_parquet_dataset_of_any_input() {
-    let recording = files::repository().join("../shared/samples/flow/exit-running");
+    let recording = files::shared_sample("flow/exit-running");
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let dataset = dir.path().join("dataset");
     let out = dataset.to_str().unwrap();
     let (_bundled_dir, bundled) = bundled();
     let mut inputs = vec![bundled];
-    if recording.is_dir() {
-        inputs.push(recording.display().to_string());
-    } else {
-        eprintln!("skipped the .flow input: {} not found", recording.display());
-    }
+    inputs.extend(recording.map(|r| r.display().to_string()));
     for input in &inputs {
         let (ok, dump, err) = tracetree_cached(&cache, &["dump", input]);
         assert!(ok, "{err}");

@@ -122,6 +122,71 @@ fn index_refuses_stdin_in_one_line() {
     assert!(err.contains("not stdin or a pipe"), "{err}");
 }
 
+/// Runs `tracetree` on `file` with each reading command, lazy and eager,
+/// and checks it fails with the one line `FILE: not a trace: FOUND`.
+fn refused_as_not_a_trace(cache: &Path, file: &str, shown: &str, found: &str) {
+    for args in [
+        &["print", file][..],
+        &["print", "--eager", file],
+        &["info", file],
+        &["dump", file],
+        &["search", file, "main"],
+    ] {
+        let (ok, out, err) = crate::tracetree_cached(cache, args);
+        assert!(!ok && out.is_empty(), "{args:?}: {out}");
+        assert_eq!(
+            err,
+            format!("tracetree: {shown}: not a trace: {found}\n"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_file_is_said_to_be_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.trace");
+    std::fs::write(&empty, b"").unwrap();
+    let cache = dir.path().join("cache");
+    let name = empty.to_str().unwrap();
+    refused_as_not_a_trace(&cache, name, name, "an empty file");
+}
+
+#[test]
+fn dev_null_and_empty_stdin_are_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    if Path::new("/dev/null").exists() {
+        refused_as_not_a_trace(&cache, "/dev/null", "/dev/null", "an empty file");
+    }
+    let (ok, out, err) = with_stdin(&cache, &["print", "-"], b"");
+    assert!(!ok && out.is_empty());
+    assert_eq!(err, "tracetree: -: not a trace: an empty file\n");
+}
+
+#[test]
+fn a_text_file_is_said_to_be_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("x.txt");
+    std::fs::write(&text, "hello, world\nthis is no trace\n").unwrap();
+    let cache = dir.path().join("cache");
+    let name = text.to_str().unwrap();
+    refused_as_not_a_trace(
+        &cache,
+        name,
+        name,
+        "neither the v22 magic nor a .flow, Blinky, TPTP or JFR recording",
+    );
+    // `index` reads the file as a trace without asking what it is.
+    let (ok, _, err) = crate::tracetree_cached(&cache, &["index", name]);
+    assert!(!ok);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("tracetree: {name}: not a trace")),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_folder_is_said_to_be_a_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -284,42 +349,98 @@ fn a_failed_index_write_leaves_no_temporary_file() {
     assert_eq!(listing(dir.path()), before);
 }
 
+/// Sends `signal` (a `kill` name: `STOP`, `INT`) to process `pid`; whether
+/// the process was there to receive it.
+fn send(pid: u32, signal: &str) -> bool {
+    Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// Whether process `pid` has a file of `dir` open that has no name yet
+/// (Linux lists an `O_TMPFILE` file as `DIR/#INODE (deleted)`).
+fn writes_unnamed_file_in(pid: u32, dir: &Path) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .any(|target| {
+            target.parent() == Some(dir) && target.to_string_lossy().ends_with(" (deleted)")
+        })
+}
+
 #[test]
 fn an_interrupted_index_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
+    let real_dir = dir.path().canonicalize().unwrap();
     let trace = dir.path().join("big.trace");
     let trace_name = trace.to_str().unwrap();
     let (ok, _, err) = tracetree(&["gen", trace_name, "--size", "64MB"]);
     assert!(ok, "{err}");
-    std::fs::remove_file(index_path(&trace)).unwrap();
+    let index = index_path(&trace);
+    std::fs::remove_file(&index).unwrap();
+    let data = std::fs::read(&trace).unwrap();
     // SIGKILL too: the index has no name until it is whole.
-    for signal in ["INT", "TERM", "KILL"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-            .env("TRACETREE_CACHE_DIR", dir.path().join("cache"))
-            .args(["index", trace_name])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Signalled once a temporary file shows, or some way into the
-        // rebuild (or after it ended: then nothing is left either).
-        let started = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none()
-            && started.elapsed() < std::time::Duration::from_millis(150)
-            && !listing(dir.path()).iter().any(|n| n.ends_with(".tmp"))
-        {
-            std::thread::sleep(std::time::Duration::from_millis(1));
+    for (signal, number) in [("INT", 2), ("TERM", 15), ("KILL", 9)] {
+        // The signal goes to a child stopped while it writes the index
+        // (the file open, no name yet, nothing in place): it then arrives
+        // mid-work, however fast the rebuild is. A child that ends first
+        // is run again.
+        let mut caught = None;
+        for _ in 0..50 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
+                .env("TRACETREE_CACHE_DIR", dir.path().join("cache"))
+                .args(["index", trace_name])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            while child.try_wait().unwrap().is_none() && !writes_unnamed_file_in(pid, &real_dir) {
+                std::thread::yield_now();
+            }
+            let mid_work = send(pid, "STOP")
+                && writes_unnamed_file_in(pid, &real_dir)
+                && !index.exists()
+                && !listing(dir.path()).iter().any(|n| n.contains("tmp"));
+            if !mid_work {
+                send(pid, "CONT");
+                child.wait().unwrap();
+                let _ = std::fs::remove_file(&index);
+                continue;
+            }
+            assert!(send(pid, signal), "kill -{signal} {pid} failed");
+            send(pid, "CONT");
+            caught = Some(child.wait().unwrap());
+            break;
         }
-        let _ = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status();
-        child.wait().unwrap();
+        let Some(status) = caught else {
+            panic!("`index` ended each time before SIG{signal} could reach it mid-work");
+        };
+        // The handler removed what was named and ended the process as the
+        // signal does by default.
+        assert_eq!(status.signal(), Some(number), "SIG{signal}: {status}");
         let left: Vec<String> = listing(dir.path())
             .into_iter()
             .filter(|n| n.contains("tmp"))
             .collect();
         assert!(left.is_empty(), "SIG{signal} left {left:?}");
-        let _ = std::fs::remove_file(index_path(&trace));
+        if signal == "KILL" {
+            assert!(!index.exists(), "SIGKILL mid-work left an index");
+        } else if index.exists() {
+            // The write ended before the handler did: then it is whole.
+            let (ok, _, err) = tracetree(&["index", trace_name, "--check"]);
+            assert!(ok, "SIG{signal}: the index in place is not whole: {err}");
+            std::fs::remove_file(&index).unwrap();
+        }
+        assert!(
+            std::fs::read(&trace).unwrap() == data,
+            "SIG{signal} changed the trace"
+        );
     }
 }
 

@@ -266,7 +266,7 @@ fn foreign_inputs_are_read_from_pipes_and_named_as_given() {
     // An empty stdin, /dev/null: named as given, said not to be a trace.
     let (code, _, err) = run_with_stdin(&["print", "-"], b"");
     assert_eq!(code, 1);
-    assert_eq!(err, "tracetree: -: not a trace: the file is empty\n");
+    assert_eq!(err, "tracetree: -: not a trace: an empty file\n");
     let (code, _, err) = run_code(&["import", "/dev/null", "-o", "x.trace"]);
     assert_eq!(code, 1);
     assert!(

@@ -121,8 +121,13 @@ impl Texts {
     /// Ends the row whose string was written into [`text`](Self::text).
     #[inline]
     pub(super) fn end(&mut self) -> Result<()> {
-        let end = i32::try_from(self.values.len())
-            .map_err(|_| Error::Usage("a Parquet row group with over 2 GB of text".into()))?;
+        let end = i32::try_from(self.values.len()).map_err(|_| {
+            Error::limit(
+                "bytes of text in a Parquet row group",
+                self.values.len(),
+                i32::MAX,
+            )
+        })?;
         self.ends.push(end);
         self.nulls.append_non_null();
         Ok(())
@@ -143,7 +148,7 @@ impl Texts {
             Buffer::from_vec(values.into_bytes()),
             self.nulls.finish(),
         )
-        .map_err(|e| Error::Usage(format!("building a Parquet text column: {e}")))?;
+        .map_err(|e| Error::internal(format!("building a Parquet text column: {e}")))?;
         Ok(Arc::new(array))
     }
 
@@ -209,8 +214,9 @@ impl KeyedColumn {
         if let Some(&key) = self.known.get(value) {
             return Ok(key);
         }
-        let key = i32::try_from(self.known.len())
-            .map_err(|_| Error::Usage("a Parquet dictionary of over 2^31 values".into()))?;
+        let key = i32::try_from(self.known.len()).map_err(|_| {
+            Error::limit("values in a Parquet dictionary", self.known.len(), i32::MAX)
+        })?;
         self.values.text().push_str(value);
         self.values.end()?;
         self.known.insert(value.clone(), key);
@@ -245,7 +251,7 @@ impl KeyedColumn {
         });
         let keys = PrimitiveArray::<Int32Type>::new(keys.into(), nulls);
         let array = DictionaryArray::<Int32Type>::try_new(keys, self.values.finish()?)
-            .map_err(|e| Error::Usage(format!("building a Parquet dictionary column: {e}")))?;
+            .map_err(|e| Error::internal(format!("building a Parquet dictionary column: {e}")))?;
         Ok(Arc::new(array))
     }
 

@@ -158,15 +158,18 @@ pub fn export_parquet(
     progress: &(dyn Fn(ParquetProgress) + Sync),
 ) -> Result<ParquetSummary> {
     if options.row_group_rows == 0 {
-        return Err(Error::Usage("--row-group-rows must be at least 1".into()));
+        return Err(Error::invalid("row group size", "must be at least 1 row"));
     }
     let name = partition_name(&options.trace_name)?;
     let partition = dir.join(format!("trace={name}"));
     if partition.exists() && !options.force {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            partition.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!(
+                "{} exists (give --force to replace it)",
+                partition.display()
+            ),
+        ));
     }
     let threads = super::selected_threads(reader, options.threads.as_deref())?;
     let io = |path: &Path| {
@@ -226,9 +229,10 @@ fn partition_name(name: &str) -> Result<String> {
         })
         .collect();
     if clean.is_empty() || clean.starts_with('.') {
-        return Err(Error::Usage(format!(
-            "{name:?} cannot name a trace partition"
-        )));
+        return Err(Error::invalid(
+            "trace name",
+            format!("{name:?} cannot name a trace partition"),
+        ));
     }
     Ok(clean)
 }
@@ -267,7 +271,7 @@ fn export_thread(
             }
             parts.finish()
         });
-        let stopped = || Error::Usage("the Parquet writer stopped".into());
+        let stopped = || Error::internal("the Parquet writer stopped");
         let mut in_flight = 0;
         let filled = fill(reader, thread, options, progress, |batch, rows| {
             send.send(batch).map_err(|_| stopped())?;
@@ -323,7 +327,7 @@ fn fill(
     reader.walk_thread(thread, WalkDetail::Full, |walked| {
         let tracepoint = walked
             .tracepoint
-            .ok_or_else(|| Error::Usage("a full walk without its tracepoint".into()))?;
+            .ok_or_else(|| Error::internal("a full walk without its tracepoint"))?;
         // Subtrees the node closes end here, not in the reader.
         rows.close_deeper(walked.depth);
         if rows.len() >= options.row_group_rows {
@@ -507,7 +511,7 @@ fn write_threads(
         Arc::new(count.finish()),
     ];
     let batch =
-        RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::Usage(e.to_string()))?;
+        RecordBatch::try_new(schema.clone(), arrays).map_err(|e| Error::internal(e.to_string()))?;
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let mut writer =
         ArrowWriter::try_new(file, schema, Some(properties(1 << 20))).map_err(parquet_error)?;
@@ -518,5 +522,5 @@ fn write_threads(
 
 /// A Parquet writer's failure, as the I/O error it usually is.
 fn parquet_error(error: parquet::errors::ParquetError) -> Error {
-    Error::Stream(std::io::Error::other(error))
+    Error::from(std::io::Error::other(error))
 }

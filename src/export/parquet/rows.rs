@@ -381,7 +381,7 @@ impl<'c> Rows<'c> {
         self.location_keys.clear();
         self.kind_keys = [None; 16];
         RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| Error::Usage(format!("building a Parquet row group: {e}")))
+            .map_err(|e| Error::internal(format!("building a Parquet row group: {e}")))
     }
 
     /// Gives the columns back the memory of `batch`, written and no longer

@@ -22,20 +22,15 @@
 //! # The walk
 //!
 //! Each selected thread is walked once in pre-order
-//! ([`LazyTraceReader::walk_thread`], the threads in parallel on rayon's
-//! workers), containers decoded in place, of the other tracepoints only
-//! the headers read ([`WalkDetail::Containers`]). The walker keeps only the
-//! open frames (for each: its frame id, where it opened, its weight so
-//! far) and turns the depths it meets into frame openings and closings
-//! for a format's writer (a `Sink`). The output is written atomically (a
-//! temporary file beside it, renamed when whole): the format's head, the
-//! first thread's part written in place as it is walked, the other
-//! threads' parts, which wait in unlinked temporary files, in thread order
-//! (copied file to file by the kernel), the tail. Frame names are interned once per trace (ids shared by the
-//! threads; a thread asks the shared table once per name it meets).
-//! Memory is the nesting and the names, plus for folded stacks one entry
-//! per distinct stack: a trie of (parent stack, frame) → stack id, whose
-//! weights are written as text only at the thread's end.
+//! ([`LazyTraceReader::walk_thread`], threads in parallel), containers
+//! decoded, other tracepoints by their headers only
+//! ([`WalkDetail::Containers`]). The walker keeps only the open frames and
+//! turns depths into frame openings and closings for a format's writer (a
+//! `Sink`). The output is written atomically: the head, the first thread's
+//! part as it is walked, the others' parts (held in unlinked temporary
+//! files) in thread order, the tail. Frame names are interned once per
+//! trace. Memory is the nesting and the names, plus for folded stacks one
+//! trie entry per distinct stack.
 //!
 //! With [`StackOptions::root`], only one node's subtree is walked; the
 //! containers above it open before it (weighing nothing) so that stacks
@@ -151,10 +146,10 @@ pub fn export_stacks(
     // Only a regular file is replaced: a device, a FIFO or a socket is
     // written through.
     if std::fs::metadata(path).is_ok_and(|m| m.is_file()) && !options.force {
-        return Err(Error::Usage(format!(
-            "{} exists (give --force to replace it)",
-            path.display()
-        )));
+        return Err(Error::invalid(
+            "output",
+            format!("{} exists (give --force to replace it)", path.display()),
+        ));
     }
     let frames = Frames::default();
     let plan = Plan::new(reader, options)?;
@@ -291,9 +286,10 @@ impl Plan {
             .ok_or(Error::NoSuchNode(NodeProblem::NoEvent(event)))?;
         let thread = reader.node_thread(node);
         if !threads.contains(&thread) {
-            return Err(Error::Usage(format!(
-                "event {event} is in thread {thread}, which --thread leaves out"
-            )));
+            return Err(Error::invalid(
+                "root",
+                format!("event {event} is in thread {thread}, which --thread leaves out"),
+            ));
         }
         Ok(Plan {
             walks: vec![Walk::Subtree {
@@ -498,7 +494,7 @@ impl Walker<'_> {
         if walked.header.tracepoint_type.is_container() {
             let tracepoint = walked
                 .tracepoint
-                .ok_or_else(|| Error::Usage("a container walked without its tracepoint".into()))?;
+                .ok_or_else(|| Error::internal("a container walked without its tracepoint"))?;
             self.open(depth, tracepoint, walked.footer, true)
         } else {
             self.clock += 1;
@@ -566,5 +562,5 @@ fn run(
 
 /// Writes `text` as a JSON string.
 pub(super) fn json_string(out: &mut impl Write, text: &str) -> Result<()> {
-    serde_json::to_writer(out, text).map_err(|e| Error::Stream(e.into()))
+    serde_json::to_writer(out, text).map_err(|e| Error::from(std::io::Error::from(e)))
 }

@@ -8,7 +8,7 @@
 //! `;` are accepted; any other line is program output, skipped and counted
 //! (its bytes need not be UTF-8).
 //!
-//! Mapping (`IMPORT-MAPPING.md`): executing `$enter$` calls its declaring
+//! Mapping (`docs/IMPORTS.md`): executing `$enter$` calls its declaring
 //! method (`OWNER.NAME`, slashes made dots); `$exit$` returns from the
 //! thread's innermost open call; `$field$` reads (178, 180) or writes (179,
 //! 181) a field, `$var$` reads (21–25) or writes (54–58) a local,

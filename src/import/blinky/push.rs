@@ -93,7 +93,7 @@ fn push_all(rank: usize, slot: &mut Slot) -> Result<()> {
     }
     let thread = ThreadId(rank as _);
     let Some(handle) = slot.handle.as_mut() else {
-        return Err(Error::Usage(format!(
+        return Err(Error::internal(format!(
             "thread {rank} written before it started"
         )));
     };

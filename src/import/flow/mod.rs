@@ -11,7 +11,7 @@
 //!
 //! `ids.properties` lines are `pkg.Class#name(descriptor)=id`, in any order.
 //!
-//! Mapping (`IMPORT-MAPPING.md`): threads numbered by ascending source id
+//! Mapping (`docs/IMPORTS.md`): threads numbered by ascending source id
 //! (`thread-<id>.flow`), named `thread-<id>`, empty ones left out; ENTER is a
 //! call of `pkg.Class.name` with the descriptor's types, or of
 //! `unknown.Method#<id>` when the id has no name; each return closes the
@@ -401,9 +401,10 @@ fn import_thread(
         match event {
             FlowEvent::Enter(id) => {
                 let method = names.method(id, writer)?;
-                let event = EventId(i32::try_from(*next_event).map_err(|_| {
-                    Error::Usage("more calls than a v22 trace can number".to_string())
-                })?);
+                let event =
+                    EventId(i32::try_from(*next_event).map_err(|_| {
+                        Error::limit("calls in a v22 trace", *next_event, i32::MAX)
+                    })?);
                 *next_event += 1;
                 thread.push_tracepoint(&call(thread_id, event, method))?;
                 imported.calls += 1;
@@ -540,8 +541,7 @@ impl<'m> Names<'m> {
 }
 
 fn next_id(count: usize) -> Result<i32> {
-    i32::try_from(count)
-        .map_err(|_| Error::Usage("more methods than a v22 trace can number".into()))
+    i32::try_from(count).map_err(|_| Error::limit("methods in a v22 trace", count, i32::MAX))
 }
 
 #[cfg(test)]

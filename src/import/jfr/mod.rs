@@ -3,18 +3,20 @@
 //! mapped file and decoded in parallel (rayon), each with its own metadata
 //! and constant pools.
 //!
-//! Layers, bottom up: [`input`] (packed and fixed-width integers, strings),
-//! [`chunk`] (headers, the walk over them, damage), [`metadata`] (the types
-//! events and pools are laid out by), [`value`] (decoding and skipping by
-//! those layouts), [`reader`] (a chunk opened: pools as offset tables found
-//! through the checkpoint chain, its records), [`resolve`] (threads,
-//! methods and stack traces memoized per chunk), then the two mappings
-//! ([`samples`], [`trace`]), the summary `info` prints ([`summary`]) and
-//! the import that writes the v22 trace ([`write`]).
+//! Layers, bottom up, each a private module: `input` (packed and
+//! fixed-width integers, strings), `chunk` (headers, the walk over them,
+//! damage), `metadata` (the types events and pools are laid out by), `value`
+//! (decoding and skipping by those layouts), `reader` (a chunk opened:
+//! pools as offset tables found through the checkpoint chain, its records),
+//! `resolve` (threads, methods and stack traces memoized per chunk), then
+//! the two mappings (`samples`, `trace`), the summary `info` prints
+//! (`summary`) and the import that writes the v22 trace (`write`). Outside,
+//! only [`Recording`], [`decode_all`], [`summarize`] and [`looks_like_jfr`]
+//! (and the types they take and give) are used.
 //!
-//! Mapping (`IMPORT-MAPPING.md`): a recording holding `jdk.MethodTrace`
+//! Mapping (`docs/IMPORTS.md`): a recording holding `jdk.MethodTrace`
 //! events imports them as exact calls nested by time; otherwise (or with
-//! [`JfrOptions::samples`]) its `jdk.ExecutionSample` events become one
+//! [`ImportOptions::samples`](crate::import::ImportOptions::samples)) its `jdk.ExecutionSample` events become one
 //! merged call tree per thread with sample counts. Threads are the JFR
 //! threads with a Java thread id, numbered by ascending id and named by
 //! their Java name.
@@ -25,23 +27,23 @@
 //! decoded ends its chunk there, reported. Every whole chunk is kept.
 //! Memory holds the pools' offset tables and the resolved names of the
 //! chunks being decoded, and the merged trees; a chunk's mapped pages are
-//! released once it is decoded ([`Recording::map_chunks`]), so the
+//! released once it is decoded (`Recording::map_chunks`), so the
 //! resident set holds the chunks in flight, not the file. A method-trace
 //! import also holds every traced call (about 48 bytes each) until it has
 //! nested them, since a v22 trace is written caller first and the JVM
 //! commits callers last. Start times stored as compressed ticks (flag bit 2, a newer JDK
 //! option) are not unpacked; the import warns when a chunk has them.
 
-pub mod chunk;
-pub mod input;
-pub mod metadata;
-pub mod reader;
-pub mod resolve;
-pub mod samples;
+mod chunk;
+mod input;
+mod metadata;
+mod reader;
+mod resolve;
+mod samples;
 mod spill;
-pub mod summary;
-pub mod trace;
-pub mod value;
+mod summary;
+mod trace;
+mod value;
 mod write;
 
 use std::path::Path;
@@ -51,15 +53,16 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::storage::TraceBytes;
 
-pub use chunk::{ChunkDamage, ChunkHeader, ChunkScan, find_chunks};
-pub use input::{JfrError, JfrResult};
-pub use reader::Chunk;
+pub use chunk::ChunkHeader;
+pub(crate) use chunk::{ChunkDamage, ChunkScan, find_chunks};
+pub(crate) use input::{JfrError, JfrResult};
+pub(crate) use reader::Chunk;
 pub use summary::{JfrSummary, summarize};
 pub(crate) use write::import;
 
 /// Choices of a JFR import.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct JfrOptions {
+pub(crate) struct JfrOptions {
     /// Import the sample trees even when the recording holds method traces.
     pub samples: bool,
 }
@@ -116,13 +119,13 @@ impl Recording {
     }
 
     /// Chunks skipped, or what ended the walk over the headers.
-    pub fn damage(&self) -> &[ChunkDamage] {
+    pub(crate) fn damage(&self) -> &[ChunkDamage] {
         &self.scan.damage
     }
 
     /// Opens every chunk and runs `work` on it, in parallel; the results in
     /// file order, a chunk that could not be opened as its error.
-    pub fn map_chunks<T: Send>(
+    pub(crate) fn map_chunks<T: Send>(
         &self,
         work: impl Fn(usize, &Chunk<'_>) -> T + Sync + Send,
     ) -> Vec<JfrResult<T>> {
@@ -131,7 +134,7 @@ impl Recording {
 
     /// [`map_chunks`](Self::map_chunks) over the chunks of `range` (by
     /// index), so that a caller can bound how many results it holds.
-    pub fn map_chunks_in<T: Send>(
+    pub(crate) fn map_chunks_in<T: Send>(
         &self,
         range: std::ops::Range<usize>,
         work: impl Fn(usize, &Chunk<'_>) -> T + Sync + Send,
@@ -165,7 +168,7 @@ pub fn decode_all(recording: &Recording) -> (u64, u64) {
 }
 
 /// [`decode_all`] for one chunk.
-pub fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
+pub(crate) fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
     let mut resolver = resolve::Resolver::new(chunk);
     let stack_field: Vec<Option<usize>> = chunk
         .metadata

@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 
 use super::chunk::{ChunkHeader, HEADER_SIZE};
 use super::input::{Input, JfrError, JfrResult, JfrString};
-use super::metadata::{CHECKPOINT_TYPE, Kind, Metadata};
+use super::metadata::{CHECKPOINT_TYPE, Metadata};
 use super::value::{Value, read_fields, read_value, skip_value};
 
 /// A chunk's constant pools: per type index, per key, the offset of the
@@ -35,16 +35,6 @@ impl Pools {
     #[inline]
     pub fn offset(&self, class: u32, key: i64) -> Option<usize> {
         self.by_class.get(&class)?.get(&key).copied()
-    }
-
-    /// The number of entries of every pool.
-    pub fn len(&self) -> usize {
-        self.by_class.values().map(FxHashMap::len).sum()
-    }
-
-    /// Whether there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -234,11 +224,6 @@ impl<'a> Chunk<'a> {
             visit(&record, &fields);
         }
         None
-    }
-
-    /// The kind of the type at `class` (for decoding a struct's body).
-    pub fn kind(&self, class: u32) -> Kind {
-        self.metadata.class(class).kind
     }
 }
 

@@ -12,8 +12,6 @@ pub enum Attribute {
     Integer,
     /// 8 bytes.
     Long,
-    /// 8 bytes, IEEE-754.
-    Double,
     /// NUL-terminated.
     String,
     /// An Integer count, then that many Strings.
@@ -156,7 +154,7 @@ impl<'a> Attributes<'a> {
             Attribute::Byte => self.at = (self.at + 1).min(self.body.len()),
             Attribute::Short => self.at = (self.at + 2).min(self.body.len()),
             Attribute::Integer => self.at = (self.at + 4).min(self.body.len()),
-            Attribute::Long | Attribute::Double => self.at = (self.at + 8).min(self.body.len()),
+            Attribute::Long => self.at = (self.at + 8).min(self.body.len()),
             Attribute::String => {
                 self.string();
             }

@@ -8,7 +8,7 @@
 //! ([`messages::MESSAGES`]). Strings are NUL-terminated in the encoding
 //! named by message 1 (UTF-8 when none; ISO-8859-1 decoded as Latin-1).
 //!
-//! Mapping (`IMPORT-MAPPING.md`): `classDef` names classes (stored
+//! Mapping (`docs/IMPORTS.md`): `classDef` names classes (stored
 //! dotted), `methodDef` methods (name, signature, class id), `threadStart`
 //! threads (by "Thread ID"); `methodEntry` calls its method on its thread
 //! (`unknown.Method#<id>` when no `methodDef` names it); `methodExit`
@@ -71,8 +71,6 @@ pub struct Message<'a> {
     pub id: u16,
     /// The attributes' bytes.
     pub body: &'a [u8],
-    /// The offset of its header.
-    pub offset: usize,
 }
 
 /// The messages of a file, in order, releasing pages behind.
@@ -92,9 +90,11 @@ impl<'a> Messages<'a> {
     pub fn new(bytes: &'a TraceBytes) -> Result<Self> {
         let slice = bytes.as_slice();
         if slice.len() < HEADER || !(slice[..4] == *b"0TBF" || slice[..4] == *b"OTBF") {
-            return Err(Error::Usage(
-                "not a TPTP binary trace: no 0TBF header".to_string(),
-            ));
+            return Err(Error::Unsupported {
+                path: None,
+                expected: "a TPTP binary trace",
+                found: "no 0TBF header".to_string(),
+            });
         }
         let header_big = slice[7] == 0;
         let offset = Attributes::new(&slice[8..12], header_big).integer() as usize;
@@ -158,7 +158,7 @@ impl<'a> Messages<'a> {
                 .release_around(self.released as u64..self.at as u64);
             self.released = self.at;
         }
-        Some(Message { id, body, offset })
+        Some(Message { id, body })
     }
 }
 

@@ -49,7 +49,6 @@ use crate::tree::{TraceTree, Visit, VisitDetail};
 
 pub use crate::print::parent::Parent;
 pub use line::TextFormatter;
-pub use number::{write_java_double, write_java_float};
 
 /// What [`print_trace`] prints. The default is the brief form (no
 /// ` at File:LINE`) of every thread, at every depth:
@@ -66,7 +65,7 @@ pub struct PrintOptions {
     pub verbose: bool,
     /// Only these threads (ids as recorded: `# Thread N` is id N − 1), still
     /// in ascending order; `None` prints all. An id the trace does not have
-    /// is an [`Error::Usage`]. Headers name their threads as in the full
+    /// is an [`Error::InvalidArgument`]. Headers name their threads as in the full
     /// print, so a filtered print is a part of the full one.
     pub threads: Option<Vec<ThreadId>>,
     /// The deepest level printed (top-level tracepoints are level 0). The
@@ -256,8 +255,8 @@ impl<O: Gathered> Printer<'_, '_, O> {
             } => self.folded(count, depth + below),
             // Asked for every leaf whole: a tree that gives less breaks
             // `TraceTree`'s contract.
-            Visit::Leaf { .. } => Err(Error::Usage(
-                "a walk that asked for leaf bodies was given a leaf's header only".into(),
+            Visit::Leaf { .. } => Err(Error::internal(
+                "a walk that asked for leaf bodies was given a leaf's header only",
             )),
         }
     }

@@ -186,11 +186,12 @@ impl Pass<'_> {
         let needed = (self.bytes.len() as u64).saturating_add(nodes * BYTES_PER_NODE);
         match self.budget {
             Some(budget) if needed > budget => Error::OverMemoryBudget { needed, budget },
-            _ => Error::Usage(format!(
-                "the trace holds more than {} tracepoints, the most the eager loader holds: \
-                 read it with the lazy reader",
-                self.max_nodes
-            )),
+            // Said as the limit it is: the lazy reader has none.
+            _ => Error::limit(
+                "tracepoints for the eager loader (read the trace with the lazy reader)",
+                self.slots.len() as u64 + 1,
+                self.max_nodes,
+            ),
         }
     }
 }

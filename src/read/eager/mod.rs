@@ -6,54 +6,29 @@
 //! half-written last block, calls without footers), and reports what it
 //! dropped in a [`LoadReport`].
 //!
-//! # Layout: the data is the arena
+//! **The data is the arena.** The loaded trace keeps the data file's bytes
+//! (the [`TraceBytes`] its context holds) and, per tracepoint, one 24-byte
+//! record: where it starts, where its footer starts (0 for none), its
+//! parent, and where its children begin in one flat array of node ids.
+//! [`EagerNode`] is a view; its [`tracepoint`](EagerNode::tracepoint) and
+//! [`footer`](EagerNode::footer) are decoded on demand by the format's one
+//! decoder ([`Object::decode`](crate::format::Object::decode)). A load
+//! needs the data plus [`BYTES_PER_NODE`] bytes per tracepoint.
 //!
-//! The loaded trace keeps the data file's bytes (the [`TraceBytes`] its
-//! context holds, mapped or in memory) and, per tracepoint, one 24-byte
-//! `Copy` record: where the tracepoint starts, where its footer starts (a
-//! container's; 0 for none), its parent, and where its children begin in
-//! one flat array of node ids (4 bytes per node but the roots). Nothing
-//! is built per node on the heap: [`EagerNode`] is a view returned by value,
-//! and its [`tracepoint`](EagerNode::tracepoint) and
-//! [`footer`](EagerNode::footer) are decoded from the bytes on demand by the
-//! format's one decoder ([`Object::decode`](crate::format::Object::decode);
-//! a footer with its container's type). So a load needs the data plus
-//! [`BYTES_PER_NODE`] bytes per tracepoint: on a generated mixed trace
-//! (40 bytes per tracepoint) 1.7× the data, mapped pages included.
-//!
-//! # The load
-//!
-//! One pass from the first block to the last, reading each block with
-//! [`decode_block`](crate::read::block::decode_block) over the skipper
-//! ([`Skipped`](crate::format::skip::Skipped): kind and tracepoint header;
-//! it accepts and refuses what decoding does, so damage is found and reported
-//! exactly as a decoding pass would, and every block before an undecodable
-//! one is kept). Reference objects are decoded into the context. Each
-//! tracepoint is appended as a node (so a thread's nodes are in pre-order,
-//! the threads' nodes interleaved in file order); its parent is the top of
-//! its thread's stack of open containers, whose child count it increments
-//! (the `children` field holds counts during the pass); a footer pops the
-//! stack and records its offset. Then the counts become ranges: a prefix sum
-//! makes each node's field the end of its range in the flat array, and a
-//! pass over the nodes from last to first moves each parent's end down by
-//! one and writes the child there, leaving each field at its range's start
-//! and each range in order. A node's range ends where the next node's
-//! begins, so [`EagerNode::children`] and
+//! **The load** is one serial pass over the blocks (blocks carry no
+//! lengths) with [`decode_block`](crate::read::block::decode_block) over the
+//! skipper, which accepts and refuses what decoding does: damage is found
+//! as a decoding pass would find it, and every block before an undecodable
+//! one is kept. Reference objects are decoded into the context. Nodes are
+//! appended in file order (a thread's in pre-order); a node's parent is the
+//! top of its thread's stack of open containers, whose child count it
+//! increments. A prefix sum then turns the counts into ranges of the flat
+//! array, so [`EagerNode::children`] and
 //! [`TraceTree::children_range`](crate::tree::TraceTree::children_range) are
-//! slices, O(1).
+//! slices.
 //!
-//! Threads are not loaded in parallel: blocks carry no lengths, so finding
-//! where each block ends is the skip of all of its objects, about two
-//! thirds of the pass; splitting that would take the rebuild's speculative
-//! parallel framing (`read::rebuild`). Framing 4 MiB batches beside the
-//! building of the previous batch (`rayon::join`) was measured on 2 busy
-//! cores: `info --eager` of 1.08 GB in 2.0–2.7 s against 2.0–2.1 s serial,
-//! more CPU time, so the pass stays serial.
-//!
-//! # Memory budget
-//!
-//! [`EagerOptions::memory_budget`] bounds what a load may take. Before
-//! reading, the need is estimated as the data's length plus
+//! **Memory budget.** [`EagerOptions::memory_budget`] bounds what a load may
+//! take. The need is estimated before reading as the data's length plus
 //! [`BYTES_PER_NODE`] per [`ESTIMATED_TRACEPOINT_LEN`] bytes of data; over
 //! the budget, the load fails with [`Error::OverMemoryBudget`], which names
 //! the lazy reader ([`LazyTraceReader`](crate::read::LazyTraceReader)). A
@@ -142,7 +117,7 @@ const NO_PARENT: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EagerOptions {
     /// The most memory the load may take, in bytes, mapped data included;
-    /// `None`: no limit. See the [module docs](self) for the estimate.
+    /// `None`: no limit. See [`EagerTrace::estimated_memory`] for the estimate.
     pub memory_budget: Option<u64>,
 }
 
@@ -270,7 +245,7 @@ pub struct EagerThread {
 }
 
 /// A whole trace in memory: the data's bytes, and a small record per
-/// tracepoint (see the [module docs](self)).
+/// tracepoint (see [`EagerTrace::estimated_memory`]).
 #[derive(Debug)]
 pub struct EagerTrace {
     context: TraceContext,
@@ -287,14 +262,18 @@ impl EagerTrace {
         Self::open_with(path, EagerOptions::default())
     }
 
-    /// [`open`](Self::open) within `options`' memory budget.
+    /// [`open`](Self::open) within `options`' memory budget. Errors name
+    /// the file, as [`LazyOptions::open`](crate::read::LazyOptions::open)'s do.
     pub fn open_with(path: impl AsRef<Path>, options: EagerOptions) -> Result<Self> {
         let path = path.as_ref();
-        let bytes = TraceBytes::map(path)?;
-        if PackedTrace::looks_packed(bytes.as_slice()) {
-            return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
-        }
-        Self::load_with(bytes, options)
+        let open = || {
+            let bytes = TraceBytes::map(path)?;
+            if PackedTrace::looks_packed(bytes.as_slice()) {
+                return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
+            }
+            Self::load_with(bytes, options)
+        };
+        open().map_err(|error| error.in_file(path))
     }
 
     /// Loads a data file's bytes, with no memory budget.
@@ -308,7 +287,10 @@ impl EagerTrace {
     }
 
     /// The memory a load of `data_len` bytes of data is estimated to need,
-    /// mapped data included (see the [module docs](self)).
+    /// mapped data included: the data's length plus `BYTES_PER_NODE` per
+    /// `ESTIMATED_TRACEPOINT_LEN` bytes of data. A trace of smaller
+    /// tracepoints is caught during the load, when its nodes outgrow the
+    /// budget.
     pub fn estimated_memory(data_len: u64) -> u64 {
         data_len.saturating_add(data_len / ESTIMATED_TRACEPOINT_LEN * BYTES_PER_NODE)
     }

@@ -2,13 +2,9 @@
 //! child addresses. Everything in it can be evicted at any time and is
 //! reloaded from the data file when needed again.
 //!
-//! Child indexes have a quarter of the budget to themselves (they are
-//! small, and rebuilding one scans a whole call). One mutex guards both
-//! LRUs; it is held only to look up, insert or evict (values are `Arc`s,
-//! cloned out), never while decoding; what an insertion evicts is freed
-//! after it is released.
-//!
-//! # The cache
+//! One mutex guards both LRUs; it is held only to look up, insert or
+//! evict (values are `Arc`s, cloned out), never while decoding; what an
+//! insertion evicts is freed after it is released.
 //!
 //! `NodeCache` holds, as `Arc`s: decoded nodes (`NodeData`: owned tracepoint,
 //! footer, content range), pages of child offsets, and child indexes. Each
@@ -659,7 +655,7 @@ mod tests {
 
     #[test]
     fn a_waiter_builds_for_itself_when_the_build_fails() {
-        let failed = Err(crate::error::Error::Stream(std::io::Error::other("no")));
+        let failed = Err(crate::error::Error::from(std::io::Error::other("no")));
         let (cache, second) = second_waits_for_first(failed);
         assert_eq!(offsets(&second.unwrap()), [2]);
         assert_eq!(cache.builds.load(Ordering::Relaxed), 2);

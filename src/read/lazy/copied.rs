@@ -1,66 +1,32 @@
-//! A short call's node and children read from copies: random reads that
-//! map nothing.
+//! A short call's node and children, and a node's parent, read from
+//! copies: random reads that map nothing.
 //!
-//! With a resident window, every page a random read maps must be counted
-//! and later released (`lookup::stream::Resident`), and each release costs
-//! a system call that makes the other cores flush their TLBs; the pages
-//! fault in again when read next. A node decoded on its own is therefore
-//! copied by `pread` (`Stream::object_copied`), its container found with
-//! the cells copied the same way (`ContainerTable::find_start_copied`).
-//! A scan of a call's children does the same when the call is short: its
-//! content (at most [`MAX_CONTENT`] bytes) is copied block piece by block
-//! piece (`ThreadBlocks::copy_range`, whose blocks find the thread's
-//! logical offsets in the copy), and so are the starts and ends of the
-//! containers from the first one starting in the content on
-//! (`ContainerTable::copy_run`, [`FIRST_CONTAINERS`] first, then runs
-//! after it up to [`MAX_CONTAINERS`] in all): enough when the run reaches
-//! a container starting past the content, or the table's end. The scan
-//! itself is the one every reader runs (`scan_children_in`), its
-//! containers looked up in the run. Nothing is mapped, so nothing counts
-//! towards the window.
+//! With a resident window every page a random read touches must be counted
+//! and later released (`storage::Resident`), and each release costs a
+//! system call that makes the other cores flush their TLBs. So a node not
+//! in the cache is read by `pread` (`TraceBytes::copy_at`): one copy of
+//! [`SHORT_CALL`] bytes from its header holds most calls whole, parsed
+//! object by object, entering every container and leaving it at its footer,
+//! so no cell is read (`short_call_copied`); a longer call takes its cells
+//! first (`ContainerTable::copy_run_from`: the search and the run after it
+//! in one read where the cells lie close), then the call in one copy (at
+//! most [`MAX_CONTENT`] bytes; longer calls take the footer alone). The
+//! node and its first page of children are decoded and cached together
+//! (`node_copied`). A node's parent (`parent_copied`) takes the cells of
+//! up to [`BEHIND`] containers before the node in one read
+//! (`ContainerTable::copy_run_before`): the last one ending after the node
+//! holds it; the widest one between that and the node is its last child
+//! container before the node, and stepping over the children from there
+//! must end exactly at the node. Without a mapping
+//! ([`FileAccess::Read`](crate::storage::FileAccess)) these reads go to
+//! the file as they do with one.
 //!
-//! **A node not in the cache** (`node`, and `children`, `child_count`
-//! before it was decoded: an IDE's click, a random expansion) is
-//! read whole from one copy of [`SHORT_CALL`] bytes from its header on
-//! when it ends within them, as most calls do (`short_call_copied`): its
-//! content is parsed object by object, entering every container and
-//! leaving it at its footer, so no cell is read; the copy's end cuts the
-//! parse short for longer calls. Those take two copies: their cells
-//! first — the first container starting after the node's offset is its
-//! own, if it is a container with a cell, and the search for it and the
-//! run after it are one read where the cells lie close enough
-//! (`ContainerTable::copy_run_from`) — then the call, header to footer,
-//! in one copy; a call longer than [`MAX_CONTENT`] takes its tracepoint
-//! from the first copy, its content range from its cell, and a copy of
-//! its footer. Either way its node and its first page of children are
-//! decoded and cached together (`node_copied`): a `pread` costs more
-//! than decoding what it reads; a leaf is decoded from the first copy.
-//!
-//! **A node's parent** (`parent_copied`) takes the cells of up to
-//! [`BEHIND`] containers up to the last one starting before the node, with
-//! the search for it, in one read (`ContainerTable::copy_run_before`): of
-//! those, the last one ending after the node is the innermost holding it;
-//! when none does, the chunk maxima point to it
-//! (`ContainerTable::holding_before_copied`). The widest container between
-//! that one and the node is its last child container before the node (the
-//! others lie inside it). The node is a direct child if stepping over the
-//! children from a point between them ends exactly at the node: from the
-//! content's start, in one copy with the parent's header, when that is
-//! near and the run holds the containers between; else from the end of
-//! that last child's footer (whose type its header, found back from its
-//! content, gives). Headers are searched for back from their content
-//! ([`container_header`]) in [`HEADER_ROOM`] bytes. A child container
-//! without a cell holding the node, or any other surprise, makes the
-//! steps miss the node: the search then goes through the mappings, which
-//! finds such containers.
-//!
-//! Whatever stops it (no window, a long call, more containers than the
-//! run holds, index cells too far apart to read at once, a container
-//! without a cell, a read past the copy, bad bytes) gives `None`, and the
-//! caller decodes the node on its own, or scans through the mappings,
-//! skipping the children the copy already gave: the bytes are the file's
-//! either way, so the answers are the same, and errors are reported from
-//! the mappings, with their offsets in the file.
+//! Invariant: whatever stops a copied read (no window, a long call, more
+//! containers than the run holds, cells too far apart, a container without
+//! a cell, a read past the copy, bad bytes) gives `None`, and the caller
+//! reads through the pages, skipping the children the copy already gave:
+//! the bytes are the file's either way, so the answers are the same, and
+//! errors are reported from the pages, with their offsets in the file.
 
 use std::sync::Arc;
 

@@ -1,29 +1,23 @@
-//! [`LazyTraceReader`]: random access to a trace of any size. It maps the
-//! data and index files, keeps only lookup structures in memory (the block
-//! table, the reference objects' locations, one `u32` per container), and
-//! decodes a node, or a call's children, when asked. Decoded nodes and child
-//! lists live in a byte-bounded LRU cache and reload transparently after
-//! eviction.
+//! [`LazyTraceReader`]: random access to a trace of any size. It reads the
+//! data and index files in place (mapped, or paged in by `pread`:
+//! [`FileAccess`](crate::storage::FileAccess)), keeps only lookup
+//! structures in memory (the block table, the reference objects' places,
+//! one `u32` per container), and decodes a node, or a call's children,
+//! when asked. Decoded nodes and pages of children live in a byte-bounded
+//! LRU cache and are decoded again after eviction.
 //!
-//! Loading a call's children scans only that call's own content: each child
-//! call's subtree is skipped by looking up its content range, so
-//! grandchildren are never decoded. A call with millions of children is
-//! paged ([`LazyTraceReader::children_range`] scans only the pages it needs).
-//!
-//! The reader is `Send + Sync`: any number of threads may expand nodes at
-//! once.
+//! A call's children are found by scanning only its own content: a child
+//! call's subtree is stepped over through its content range, so
+//! grandchildren are never decoded; a call with millions of children is
+//! paged ([`LazyTraceReader::children_range`] scans the pages it needs).
 //!
 //! ```no_run
 //! use tracetree::read::LazyTraceReader;
 //!
-//! let reader = LazyTraceReader::options()
-//!     .cache_bytes(16 << 20)
-//!     .open("program.trace")?;
-//! println!("index: {:?}", reader.report().status);
+//! let reader = LazyTraceReader::options().cache_bytes(16 << 20).open("program.trace")?;
 //! for thread in reader.thread_ids() {
 //!     for root in reader.roots(thread)? {
-//!         let first = reader.children_range(root, 0, 100)?;
-//!         for child in first {
+//!         for child in reader.children_range(root, 0, 100)? {
 //!             println!("{:?}", reader.node(child)?.tracepoint().tracepoint_type());
 //!         }
 //!     }
@@ -31,61 +25,17 @@
 //! # Ok::<(), tracetree::Error>(())
 //! ```
 //!
-//! # Concurrency
-//!
-//! `LazyTraceReader: Send + Sync` (static assertion). Shared state: the cache
-//! (one `Mutex`, held only to look up, insert or evict — decoding happens
-//! outside it, values are `Arc`s), the per-thread tables (`OnceLock`: built
-//! once, the other threads wait), the map of on-demand resolved containers
-//! (`RwLock`). Two threads expanding the same node may both decode it; the
-//! results are equal and the second insert replaces the first. Readers of
-//! different traces share nothing.
-//!
-//! # Known limits
-//!
-//! - The sidecar's container arrays are not verified at open (see "The lookup
-//!   sidecar"): a hand-edited sidecar gives wrong lookups, not a panic.
-//! - `child_count` of a call scans its direct content once (then cached): a
-//!   call with millions of children costs about 0.5 s per GB of its content.
-//! - Node-by-node `TraceTree` access (`walk` + `visit`, `children`) decodes
-//!   each node into an owned, cached `NodeData` (~20–40 MB/s for a whole
-//!   trace); whole-trace work uses the streaming walks (`walk_visit`,
-//!   `walk_thread`), whose speed is that of decoding (see BENCHMARKS.md).
-//! - Full decoding builds the model's values (`Vec`s for arguments and object
-//!   fields, one allocation per call with arguments): a full walk is 2.5–4×
-//!   slower than a header walk (callgrind, 64 MB mixed trace: 722 instructions
-//!   per tracepoint, of which `Tracepoint::decode`, `Value::decode_nested` and
-//!   dropping the values ~60%). A single thread's stream is walked by one
-//!   core; only different threads are walked in parallel (`walk_threads`).
-//!   `print` walks threads in turn (its output is in thread order).
-//! - Leaf lookup by event id assumes event ids ascend in each thread's
-//!   pre-order (true for the recorders' output); otherwise it scans.
-//!
-//! # Data flow
-//!
-//! ```text
-//!  NAME.trace (mmap)           NAME.trace.idx (mmap)
-//!       │                            │
-//!       │          read::index::load_index ── one pass over the cells:
-//!       │             │   block cells ──► BlockTable (per thread: blocks, logical ↔ physical)
-//!       │             │   reference cells ──► ContextBuilder ──► TraceContext (decoded on first use)
-//!       │             │   container cells ──► per thread: runs of cell numbers (no copy)
-//!       │             │   (index missing/broken ──► read::index::rebuild_to_scratch: read::rebuild's parallel
-//!       │             │    rebuild, in windows, into an unlinked scratch index, then load_index on it)
-//!       │   (before all this: a valid NAME-HASH.ttlookup ──► read::sidecar::load, everything mapped)
-//!       ▼             ▼
-//!  read::lazy::stream::Stream ── a thread's logical stream: bytes from a logical offset to its block's end
-//!       │     format::skip (length + header, no allocation) / Object::decode (whole tracepoint)
-//!       ▼
-//!  read::containers::ContainerTable ── per thread, built on first use: cell numbers in start order
-//!       │
-//!       ▼
-//!  LazyTraceReader: node / child_count / children_range / parent / node_by_event / walks
-//!       │     read::lazy::cache::NodeCache: byte-bounded LRU of decoded nodes, pages of child
-//!       │     offsets, child indexes
-//!       ▼
-//!  tree::TraceTree (printer, JSON dump)
-//! ```
+//! Invariants: the reader is `Send + Sync`; decoding happens outside every
+//! lock (the cache's `Mutex` is held to look up and insert, each thread's
+//! table is built once in a `OnceLock`, containers resolved on demand sit
+//! behind an `RwLock`), and threads that miss the same entry at once wait
+//! for one build of it. Memory is the lookups, the cache budget and the resident window,
+//! never the trace. Event ids are assumed to ascend in each thread's
+//! pre-order for leaf lookups by id (the recorders' output); otherwise the
+//! lookup scans. The open is `open.rs`, a growing trace's refresh
+//! `refresh.rs`, lookups of nodes, children and parents `scopes.rs` (and
+//! from copies, `copied.rs`), walks `walk.rs`, the cuts the parallel
+//! printer asks for `cuts.rs`, the cache `cache.rs`.
 
 mod cache;
 mod copied;
@@ -115,8 +65,9 @@ use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
-use crate::read::lookup::stream::{Resident, Stream};
+use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
+use crate::storage::Resident;
 use crate::storage::TraceBytes;
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 

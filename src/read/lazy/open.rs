@@ -1,156 +1,47 @@
-//! Opening: `LazyOptions` and the pipeline an open runs (sidecar, index,
-//! repair or rebuild, lookups).
+//! Opening: `LazyOptions` and the pipeline an open runs: a valid lookup
+//! sidecar answers everything; else the recorder's index is checked and
+//! repaired; else the lookups are rebuilt from the data; then they are
+//! persisted to a sidecar and mapped back.
 //!
-//! # Opening
+//! - **The index, checked in one pass** (`lookup::index::load_index`):
+//!   block cells make the block table, reference cells the context (each
+//!   checked by skipping the object it points at, which must lie whole in a
+//!   block), container cells each thread's runs of cell numbers (a thread's
+//!   cells, concatenated, are post-order; nothing is copied). Which thread a
+//!   container cell belongs to follows from the block cell before or after
+//!   its run (the streaming writer lists a block's cell first, the dump
+//!   writer last). The rules that make an index *broken*, one
+//!   `IndexProblem` each, are in `docs/FORMAT.md` ("tracetree's index
+//!   policy"); `IndexChoice` says what a broken one does.
+//! - **Tables on first use.** A thread's containers in start order
+//!   (`ContainerTable`, one `u32` each) are built once (`OnceLock`) by one
+//!   backward pass over post-order, which also checks that ranges nest,
+//!   that every end holds a footer byte, and records per-chunk maximum ends
+//!   for parent searches. A thread whose cells fail is scanned instead
+//!   (`thread_problems()` lists why); if that scan fails too, every call
+//!   that needs the table returns the scan's error.
+//! - **A crashed recorder** (no footer, no `EOF`): calls without a cell
+//!   (unfinished, or finished after the index was last written) are found
+//!   by scanning each thread's top level, stepping over containers that
+//!   have a cell with the cells read forward alongside
+//!   (`containers::PostOrderCursor`); the cells made are kept beside the
+//!   index's (`Lookup::add_made_cells`), threads repaired in parallel.
+//! - **Rebuild.** A missing or broken index is rebuilt by the parallel
+//!   rebuild (`read::rebuild`) in windows into an unlinked scratch index,
+//!   then loaded like the recorder's; only when no scratch file can be
+//!   written do the lookups stay on the heap (`index::rebuild_lookup`).
+//! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
+//!   (`lookup/sidecar/`) when a sidecar directory is given, else to a
+//!   scratch file, and mapped back; a first open with the index defers it
+//!   while the tables fit `defer_sidecar`.
 //!
-//! `LazyTraceReader::open(path)` (or `LazyTraceReader::options()…open`) first
-//! tries the lookup sidecar `PATH.ttlookup` (below); without a valid one, it maps
-//! the data file and `PATH.idx` read-only (`storage::TraceBytes`; no
-//! `MAP_POPULATE`, no `MADV_RANDOM`: the kernel's readahead serves the
-//! sequential walks; pages are only ever *released*, see "Memory"), checks the
-//! data header, and reads the index once, front to back. Nothing in the data
-//! file is decoded but reference objects: reference cells are checked by
-//! peeking at the kind and id they point at and, once the blocks are known, by
-//! skipping the object (the one `format::skip` decoder), which must lie whole
-//! inside a block's payload and be followed by another object or `BLOCK_END`
-//! (a cell moved one byte into a `THREAD_NAME` of thread 0 still peeks as kind
-//! 0, id 0); block cells by
-//! peeking at `BLOCK_START`/thread id and the `BLOCK_END` byte.
-//!
-//! The index is *broken* — and the lookup structures are rebuilt from the
-//! data file by the parallel rebuild (`IndexStatus::Rebuilt(IndexProblem)` says
-//! why) — when:
-//!
-//! (the rules, one `IndexProblem` each, are listed in `docs/FORMAT.md`,
-//! "tracetree's index policy").
-//!
-//! `IndexChoice::Require` turns a broken index into `Error::BrokenIndex`;
-//! `IndexChoice::Rebuild` skips the index; `IndexChoice::Verify` rebuilds
-//! too, but keeps its sidecar (keyed with the index, as any open's, so
-//! that later opens of either choice map it) and reuses a rebuild's.
-//!
-//! **Which thread a container cell belongs to.** A container cell holds
-//! logical offsets, meaningful only in one thread. A streaming writer lists a
-//! block's cell *before* the block's other cells, the dump writer *after*
-//! them; the first cell of the index tells which (a `BLOCK_START` cell first
-//! means "before"). The cells between two block cells are a *run* and belong
-//! to the block cell on the appropriate side. A thread's container cells are
-//! the concatenation of its runs, which is post-order (a container's cell is
-//! written with its footer). Nothing is copied: a thread keeps the list of
-//! its runs.
-//!
-//! **Range check in the same pass.** With block cells first, a container's
-//! footer is in a block already listed, so its range is checked against the
-//! thread's length *so far*; cells that fail are rechecked once all blocks are
-//! known (cell order is then not significant for correctness, only for
-//! speed). With block cells last, a run is checked when its block cell
-//! arrives.
-//!
-//! **Start-order tables, built on first use.** Lookups need each thread's
-//! containers sorted by content start (pre-order). `ContainerTable` keeps one
-//! `u32` cell number per container and is built the first time a thread is
-//! used (`OnceLock`; `build_lookups()` builds all, threads in parallel). One
-//! backwards pass over post-order does it: walking post-order backwards meets
-//! each container before its descendants, a stack holds the enclosing chain,
-//! and when a container is popped, `pre = post − descendants + depth` gives
-//! its position. The same pass checks that ranges nest and that ends ascend
-//! (otherwise it sorts by end and redoes the pass), records the greatest end
-//! per chunk of 256 containers (for parent searches) and whether event ids
-//! ascend in pre-order. Before it, every cell's end is checked to hold a
-//! `TRACEPOINT_FOOTER` byte (cells in post-order, ends ascending: one
-//! translation per block, one byte per container, the thread's stream read
-//! front to back; on the 1 GB trace about +0.2 s of CPU over both threads'
-//! builds, paid once when the sidecar is written; cells the rebuild wrote
-//! are not read again, it found each at its footer). If a thread's cells do not
-//! nest, or an end holds no footer, that thread's containers are found by
-//! scanning its stream instead and the problem is listed by
-//! `thread_problems()`. If that scan fails (the data is corrupt too), the
-//! thread keeps the scan's error (`DecodeError` with its offset) in place of
-//! a table: every call that needs the table — children, child counts, nodes
-//! not yet cached, `parent`, `node_by_event`, walks — returns it (answers
-//! cached before came from headers and are still served).
-//!
-//! A cell's *start* and *event id* cannot be checked without decoding the
-//! header before it; they are checked when a lookup uses them: finding a
-//! container's header from its cell (`parent`, `node_by_event`) must meet a
-//! header ending exactly at the start, with the cell's event id. When it does
-//! not, the thread's cells are distrusted (`Lookup::distrust`: the thread's
-//! containers are found by scanning, the problem listed by
-//! `thread_problems()`; a scan that fails leaves the thread its error, as
-//! above) and the public call retries once (`LazyTraceReader::trusting`). A
-//! lookup that scans a container's content from where its cell says it
-//! starts (its parent's children, to find a header; a candidate's children,
-//! to find an event id) and fails checks that start the same way before
-//! reporting the error (`through_cell`, only on the error path, one level
-//! up: no recursion up a chain of corrupt scopes), so a wrong start is
-//! distrusted instead of being reported as corrupt data. A start
-//! that matches no header is otherwise harmless: headers find their content
-//! range by their own start, so such a container is simply cell-less
-//! (below). `parent` cannot meet a start moved *past* the node through the
-//! table (the table then names the grandparent), so it always confirms its
-//! answer by headers (see "Finding things").
-//!
-//! **Footer-less index, or no `EOF` (a crashed recorder).** The index has no
-//! cells for calls that never finished, nor for calls finished after it was
-//! last written. Cells are emitted in write order, so if a container has a
-//! cell, every container inside it has one too. The repair walks each thread's
-//! top level: containers with a cell are skipped whole; one without a cell is
-//! entered; a footer closes the innermost entered one (a late-closed call:
-//! its cell is made); the end of the stream leaves the rest unfinished (their
-//! content runs to the end of the stream). Cost: the direct contents of the
-//! cell-less chain, not the file (but an unfinished root call's direct
-//! contents span its whole thread: the scan is a releasing stream, as walks
-//! are, so it leaves a window of the data resident, not the thread). The
-//! threads are repaired in parallel (`Lookup::repair_all`). A scan needs, for
-//! each container it meets, whether a cell starts there and where it ends;
-//! it reads the thread's cells forward alongside instead of building a table
-//! (`containers::PostOrderCursor`): in post-order a container's subtree's
-//! cells come right before its own, so the first cell not yet passed that
-//! starts at or before the scan's position is that container's, if it has
-//! one, and the cells before it are its descendants, skipped with it; the
-//! smallest start of each chunk of 256 cells lets the search jump over
-//! subtrees, and a container without a cell leaves the cursor in place. Each
-//! cell is looked at about once (cells out of the recorder's order, or past a
-//! budget of looks: the table is built instead). The made cells are kept
-//! beside the cells (`Lookup::add_made_cells`, as a rebuild's unfinished
-//! calls, below), so the thread still streams into the sidecar with no table
-//! on the heap. `IndexReport::repaired_containers` and
-//! `data.unfinished_containers` count them. On `crashed.trace` this finds the 15 unfinished calls the eager loader
-//! reports; the reference lazy reader fails there.
-//!
-//! A cell-less container met later in a used index (a corrupt but valid-looking
-//! index) is resolved the same way on demand, and remembered; searches by
-//! event id and for parents then also look inside such containers.
-//!
-//! **Rebuild: one in the crate.** When the index is missing or broken,
-//! `index::rebuild_to_scratch` runs the parallel rebuild (`read::rebuild`,
-//! below; the same one `tracetree index` uses) *in windows* of the resident
-//! window (at least 4 MiB; 128 MiB without one): each window's cells are
-//! written to an unlinked scratch file in the temp dir (`tempfile`, like the
-//! scratch sidecar: ~130 MB per GB of trace, freed when the reader stops
-//! mapping it, i.e. once the sidecar is mapped back, or with the reader under
-//! `SidecarPolicy::Off`; on a `tmpfs` it is shared memory) and dropped, and
-//! the data's pages are released behind each window. The scratch file is a v22 index (header, cells in the streaming
-//! writer's order, footer) and is loaded like the recorder's
-//! (`load_index`, every check; told the length of a half-written last block the
-//! rebuild dropped), so from there an open without an index is an open with
-//! one: lookups built on demand or streamed into the sidecar from the cells,
-//! passes releasing behind them. The containers that never got a footer (the
-//! rebuild lists them; content to the stream's end) are kept beside their
-//! threads' cells (`Lookup::add_made_cells`), without the repair's scan: a
-//! table built on demand merges them in, and the sidecar's stream interleaves
-//! them (`containers::WithMadeCells`: a container's place in start order
-//! depends on its start alone), so a crashed recorder's trace too is opened
-//! with no table on the heap. Only if no scratch file can be
-//! written does `index::rebuild_lookup` turn a whole-file rebuild into heap
-//! tables (`index::lookup_from_rebuilt`: `BLOCK_START` cells make the block
-//! table, reference cells the context, container cells each thread's made
-//! cells). The eager loader keeps its own block loop (it decodes everything
-//! anyway); there is no sequential rebuild any more.
+//! Invariants: an open never writes beside the trace; a cell's start and
+//! event id, which cannot be checked without decoding, are checked when a
+//! lookup goes through them (`scopes.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 
 use super::*;
 use crate::error::{Error, Result};
@@ -160,13 +51,13 @@ use crate::read::lookup::sidecar::{
     self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
     Stamp, Summary, sidecar_path,
 };
-use crate::read::lookup::stream::Resident;
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
     rebuild_lookup, rebuild_to_scratch,
 };
-use crate::storage::TraceBytes;
+use crate::storage::Resident;
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
+use crate::storage::{FileAccess, TraceBytes};
 use cache::NodeCache;
 
 /// How to open a [`LazyTraceReader`].
@@ -180,6 +71,7 @@ pub struct LazyOptions {
     sidecar_budget: u64,
     defer_sidecar: Option<u64>,
     resident_window: Option<u64>,
+    file_access: FileAccess,
     rebuild_progress: Option<RebuildProgress>,
 }
 
@@ -205,6 +97,7 @@ impl Default for LazyOptions {
             sidecar_budget: LazyOptions::DEFAULT_SIDECAR_BUDGET,
             defer_sidecar: Some(LazyOptions::DEFAULT_DEFERRED_TABLES),
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
+            file_access: FileAccess::default(),
             rebuild_progress: None,
         }
     }
@@ -250,6 +143,22 @@ impl LazyOptions {
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
         self.resident_window = bytes;
         self
+    }
+
+    /// How the trace's files are read (default [`FileAccess::Map`]):
+    /// [`FileAccess::Read`] never maps them, so that a file truncated
+    /// under the reader gives errors instead of `SIGBUS`, for a process
+    /// that must outlive any file it reads (an IDE, a service). Lookup
+    /// sidecars, which this crate writes and never truncates, are mapped
+    /// either way.
+    pub fn file_access(mut self, access: FileAccess) -> Self {
+        self.file_access = access;
+        self
+    }
+
+    /// The access [`file_access`](Self::file_access) chose.
+    pub fn access(&self) -> FileAccess {
+        self.file_access
     }
 
     /// Bytes the cache of decoded nodes and child lists may hold (default
@@ -344,19 +253,29 @@ impl LazyOptions {
     /// Opens the data file at `path` and its index, or its lookup sidecar
     /// when that is valid. A packed trace (`NAME.packedtrace`, found by its
     /// ZIP magic) is opened in place ([`open_packed`](Self::open_packed)).
+    ///
+    /// Errors name the file: one that does not start with the v22 magic is
+    /// [`Error::Unsupported`]; others that do not name it are wrapped in
+    /// [`Error::InFile`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
         if PackedTrace::is_packed(path) {
             return self.open_packed(path);
         }
+        self.open_plain(path).map_err(|error| error.in_file(path))
+    }
+
+    /// [`open`](Self::open) of a trace that is not packed.
+    fn open_plain(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let data_stamp = Stamp::of(path);
-        let data = TraceBytes::map(path)?;
+        let data = TraceBytes::open(path, self.file_access)?;
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
         let index = if self.index == IndexChoice::Rebuild {
             Err(IndexProblem::Requested)
         } else {
-            TraceBytes::map(&index_path).map_err(|error| IndexProblem::Missing(error.to_string()))
+            TraceBytes::open(&index_path, self.file_access)
+                .map_err(|error| IndexProblem::Missing(error.to_string()))
         };
         let on_disk = self.on_disk(path, stamped_at, data_stamp, Stamp::of(&index_path));
         self.build(data, index, Some(index_path), Some(on_disk))
@@ -368,9 +287,14 @@ impl LazyOptions {
     /// as for a plain trace, stamped with the packed file.
     pub fn open_packed(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
+        self.open_pack(path).map_err(|error| error.in_file(path))
+    }
+
+    /// [`open_packed`](Self::open_packed), its errors not yet naming the file.
+    fn open_pack(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let stamp = Stamp::of(path);
-        let pack = PackedTrace::open(path)?;
+        let pack = PackedTrace::from_bytes(path, TraceBytes::open(path, self.file_access)?)?;
         let data = pack.data()?;
         let index_name = PathBuf::from(format!("{}!{INDEX_ENTRY}", path.display()));
         let index = match pack.index()? {
@@ -663,12 +587,9 @@ impl LazyOptions {
         if let Some(window) = self.resident_window {
             lookup.release_reads(data.clone(), window);
         }
-        let resident = self.resident_window.map(|window| Resident {
-            window,
-            data: data.clone(),
-            lookups: lookup.mappings(),
-            scattered: Mutex::default(),
-        });
+        let resident = self
+            .resident_window
+            .map(|window| Resident::new(window, data.clone(), lookup.mappings()));
         let id = trace_id(&data, &lookup);
         LazyTraceReader {
             context: context.build(data.clone()),

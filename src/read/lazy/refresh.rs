@@ -2,66 +2,32 @@
 //! ([`LazyOptions::open_growing`]) and the refresh that extends it as the
 //! recorder appends ([`LazyTraceReader::refresh`]).
 //!
-//! # The growing view
+//! A streaming recorder appends blocks to the data file and each block's
+//! cells to the index, so a trace being written opens like a crashed
+//! recorder's, and its data often runs ahead of its index. The growing view
+//! is the data up to the last block the index lists whole, and the index up
+//! to the cell of the first block not in the data yet
+//! (`lookup::extend::growing_view`): whole blocks only, each with its
+//! cells, opened as that prefix of the files would open (calls not finished
+//! yet end at their thread's end), no sidecar read or written. An index with
+//! its footer means the trace is complete: the view is the whole files.
 //!
-//! A streaming recorder appends blocks to the data file and, after each,
-//! the block's cells to `NAME.idx`; a trace being written therefore opens
-//! like a crashed recorder's (no `EOF`, an index without footer, calls not
-//! finished yet), and its data often runs ahead of its index (a block
-//! whose cells are not written yet, half a block). The growing view is the
-//! data up to the end of the last block the index lists whose `BLOCK_END`
-//! is written, and the index up to the cell of the first block not in the
-//! data yet (`lookup::extend::growing_view`, a look at the index's last
-//! cells): whole blocks only, each with its cells. It opens as that prefix
-//! of the files would (the footer-less-index repair makes the cells of the
-//! calls not finished yet, whose content runs to their thread's end), with
-//! no sidecar read or written. An index with its footer means the trace is
-//! complete: the view is then the whole files.
-//!
-//! # Refresh
-//!
-//! Both files are append-only while written: everything up to the view's
-//! last block is unchanged, the index's first cells too. A refresh maps
-//! both files again and checks that (header, last block's bytes and last
-//! cell's bytes against hashes kept from the view; the lengths did not
-//! shrink), takes the grown files' growing view, and builds the new
-//! lookups from the old ones (`Lookup::extended`), reading only the new
-//! cells and the new blocks:
-//!
-//! - the block table is the old blocks plus the new ones, which must follow
-//!   the old last block without a gap, each checked as an open checks it
-//!   (`BLOCK_START` of its thread at its start, `BLOCK_END` at its end);
-//! - reference cells are checked as an open checks them and added to the
-//!   reference table (an id already known keeps its first copy);
-//! - a thread's container cells are its old runs of index cells with the
-//!   new runs appended: cells come in write order, so the concatenation is
-//!   still post-order, and the cells stay in the mapped index (nothing is
-//!   copied; tables are built on first use, from all the cells, as after
-//!   an open, but only the new cells' footers are checked again);
-//! - the calls without a cell: those closed late (a footer before the old
-//!   end, its cell not written then) are kept unless a new cell lists them
-//!   now; each thread's calls still open at its old end (kept by the repair
-//!   with their types, outermost first) are followed by scanning only the
-//!   thread's new data from that open chain (`stream::scan_open`): new
-//!   calls with a new cell are skipped whole, new calls without one are
-//!   entered, footers close the innermost open call (its cell is made
-//!   unless the index now has one), and what is still open at the end is
-//!   the new open chain. The result is what the repair of a fresh open of
-//!   the grown view finds.
-//!
-//! Nothing else is read: not the old data, not the old cells, no sidecar
-//! is written. When the files shrank, their kept bytes changed, the index
-//! got its footer (the trace is complete), or the view's lookups cannot be
-//! extended (the view was rebuilt from the data, a thread's cells were
-//! distrusted), the refresh opens the growing view afresh and says why
-//! ([`RefreshReport::reopened`]). Nodes of the older reader are refused by
-//! the new one (its trace id differs); [`NodeHandle`](super::NodeHandle)s
-//! carry over.
-//!
-//! A file truncated while a reader maps it makes reads of the lost pages
-//! fault (`SIGBUS`), as with any mapped file: a refresh itself reads only
-//! the new mappings, but the old reader must not be used after a
-//! truncation.
+//! A refresh relies on both files being append-only: it checks that what
+//! the view read is unchanged (lengths did not shrink; hashes of the
+//! header, the last block and the last cell), takes the grown files' view,
+//! and extends the lookups (`Lookup::extended`) from the new cells and
+//! blocks alone: new blocks must follow the old last block, reference
+//! cells are checked as an open checks them, a thread's container cells
+//! are its old runs with the new ones appended (still post-order), and the
+//! calls open at a thread's old end are followed by scanning only its new
+//! data (`stream::scan_open`). The result equals a fresh open of the grown
+//! view. When the files shrank or changed, the index got its footer, or
+//! the lookups cannot be extended (rebuilt, distrusted), the refresh opens
+//! the view afresh and says why ([`RefreshReport::reopened`]). Nodes of the
+//! older reader are refused by the new one (another trace id);
+//! [`NodeHandle`](super::NodeHandle)s carry over. A file truncated under a
+//! mapped reader faults when lost pages are read; read it with
+//! [`FileAccess::Read`](crate::storage::FileAccess) to get errors instead.
 
 use std::path::{Path, PathBuf};
 
@@ -129,8 +95,8 @@ impl LazyOptions {
     pub fn open_growing(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
         let index_path = self.index_path.clone().unwrap_or_else(|| index_path(path));
-        let data = TraceBytes::map(path)?;
-        let index = TraceBytes::map(&index_path).ok();
+        let data = TraceBytes::open(path, self.access())?;
+        let index = TraceBytes::open(&index_path, self.access()).ok();
         let file_lens = (data.len(), index.as_ref().map_or(0, TraceBytes::len));
         let cut = |bytes: TraceBytes, len| bytes.slice(0..len).unwrap_or(bytes);
         let (data, index, viewed) = match index {
@@ -202,17 +168,18 @@ impl LazyTraceReader {
     /// instead ([`RefreshReport::reopened`] says why). Nodes of this
     /// reader are refused by the new one; their [`NodeHandle`]s carry
     /// over. Only for readers opened with [`LazyOptions::open_growing`]
-    /// (or refreshed): others give [`Error::Usage`].
+    /// (or refreshed): others give [`Error::InvalidArgument`].
     pub fn refresh(&self) -> Result<Option<Refreshed>> {
         let Some(growing) = &self.growing else {
-            return Err(Error::Usage("only a growing view refreshes".into()));
+            return Err(Error::invalid("reader", "only a growing view refreshes"));
         };
         let lens = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
         if (lens(&growing.path), lens(&growing.index_path)) == growing.file_lens {
             return Ok(None);
         }
-        let data = TraceBytes::map(&growing.path)?;
-        let index = TraceBytes::map(&growing.index_path).ok();
+        let access = growing.options.access();
+        let data = TraceBytes::open(&growing.path, access)?;
+        let index = TraceBytes::open(&growing.index_path, access).ok();
         let reopen = |why: &str| self.reopen(growing, why);
         let Some(index) = index else {
             return reopen("the index cannot be read").map(Some);

@@ -1,63 +1,41 @@
 //! Finding things: a node's scope, pages of its children, child indexes,
 //! parents and nodes by event id, through the lookups.
 //!
-//! # Finding things
-//!
-//! - **Block table** (`read::block_table::BlockTable`): per thread, the
-//!   logical start and physical payload start of each non-empty block.
-//!   `to_physical(thread, LogicalOffset) -> Option<PhysicalOffset>` and
-//!   `span` (the contiguous bytes to the block's end) binary-search them;
-//!   `to_logical(PhysicalOffset)` searches all blocks by physical start. An
-//!   object never spans blocks, so every decode works on one block's bytes; a
-//!   container header may be its block's last object — its content starts at
-//!   the next block's logical start, which is just another logical offset.
-//! - **Node handle** `LazyNode`: (thread, logical offset of the tracepoint),
-//!   tagged with a hash of its trace (data length, threads by slot); a
-//!   reader of another trace refuses it (`NoSuchNode`) instead of reading
-//!   its slot and offset in its own. `NodeHandle` is the untagged pair,
-//!   checked on `resolve_handle`.
-//!   A container's content starts right after its header, so decoding the
-//!   header gives the start; the table gives the end (binary search by start;
-//!   a forward scan passes a hint and the search gallops from the last hit,
-//!   so a scan costs O(1) probes per child call).
+//! - **Nodes.** A `LazyNode` is (thread slot, logical offset of its
+//!   tracepoint), tagged with its trace's id, so another trace's reader
+//!   refuses it; `NodeHandle` is the untagged pair. A container's content
+//!   starts right after its header; the container table gives its end
+//!   (binary search by start; a forward scan passes a hint and gallops from
+//!   the last hit, so a scan costs O(1) probes per child call). Objects
+//!   never span blocks, so every decode works on one block's bytes.
 //! - **Children.** A call's direct children are found by scanning its own
-//!   content with `format::skip` (length and header, no allocation): a leaf is
-//!   stepped over, a child call is jumped over to its footer through the table
-//!   (its subtree is never read), reference objects between children are
-//!   skipped. Child offsets are kept in pages of 1,024. `children_range(node,
-//!   from, count)` scans only the pages asked for; pages after the first need
-//!   where pages start: the *child index*, made by one scan of the call's
-//!   content, holds the child count and checkpoints (number, offset and
-//!   event id of a child): the first child of every *stride*-th page (a call
-//!   of over 8 MiB is counted in runs of siblings on several threads instead,
-//!   `cuts`, and its checkpoints are children up to 63 before those). The
-//!   stride starts at 1 and doubles
-//!   during the scan whenever the checkpoints would outgrow their share of the
-//!   cache, so a call with tens of millions of children still has a small
-//!   index; a page is then scanned from the last checkpoint at or before its
-//!   first child (at most `stride` pages and 63 children), caching the whole
-//!   pages it passes. A call whose children fit
-//!   in one page needs no child index: its first page gives the count.
-//! - **Parent.** The containers that start at or before a node's offset and
-//!   end after it are its ancestors; the last one found by start is the
-//!   candidate. Its header (the node handle) is searched back from its
-//!   content start, or else found among its own parent's children; either
-//!   checks its cell's start. Then the headers confirm it: the last direct
-//!   child of the candidate before the node, if it is a container holding
-//!   the node, is a nearer ancestor (a container the index has no cell for,
-//!   or whose cell's start was moved past the node), and so on down. That
-//!   child is scanned for from the footer of the candidate's last child
-//!   container before the node (`headers`), or else found in the candidate's
-//!   pages (a child index for a call with more than one page), cached.
-//!   "Previous container ending after this
-//!   one starts" is a backwards search helped by per-chunk maximum ends.
-//! - **By event id.** A container: the table (event ids ascend in pre-order in
-//!   what recorders write, so a binary search; otherwise a sorted copy is made
-//!   on first use), then its header among its parent's children. A leaf: in
-//!   each thread, the last container before it in event order is found; the
-//!   leaf is a child of that container or of one of its ancestors, whose
-//!   children are searched by event id (page by page through the child index).
-//!   Threads whose event ids do not ascend are searched by a sequential scan.
+//!   content with `format::skip`: a leaf is stepped over, a child call
+//!   jumped over to its footer through the table, reference objects
+//!   skipped. Child offsets are kept in pages of 1,024; pages after the
+//!   first need the *child index*, made by one scan of the content: the
+//!   child count and a checkpoint (number, offset, event id) at the first
+//!   child of every *stride*-th page. The stride doubles whenever the
+//!   checkpoints would outgrow their share of the cache, so an index stays
+//!   small; a page is scanned from the last checkpoint before it. A call
+//!   whose children fit in one page needs no index. Very long calls are
+//!   counted in runs of siblings on several threads (`cuts.rs`).
+//! - **Parent.** Of the containers starting at or before a node and ending
+//!   after it, the last by start is the candidate (per-chunk maximum ends
+//!   speed the backward search). Headers then confirm it: the candidate's
+//!   last direct child before the node, if it is a container holding the
+//!   node (one without a cell, or whose cell's start moved), is a nearer
+//!   ancestor, and so on down (`headers.rs`).
+//! - **By event id.** A container through the table (event ids ascend in
+//!   pre-order in what recorders write: a binary search; otherwise a
+//!   sorted copy made on first use), then its header among its parent's
+//!   children. A leaf: the last container before it in event order, then
+//!   that container's or an ancestor's children, searched by event id page
+//!   by page. Threads whose ids do not ascend are scanned.
+//!
+//! Invariant: a cell's start and event id are checked against the header
+//! whenever a lookup goes through them; a mismatch distrusts the thread's
+//! cells (its containers are found by scanning) and the call is retried
+//! once (`LazyTraceReader::trusting`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

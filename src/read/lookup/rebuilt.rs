@@ -61,7 +61,7 @@ pub(crate) fn rebuild_to_scratch(
     let outcome = match written {
         Ok((outcome, _)) => outcome,
         // The scratch file could not be written: the heap serves.
-        Err(Error::Stream(_)) => return Ok(None),
+        Err(Error::Io { path: None, .. }) => return Ok(None),
         Err(error) => return Err(error),
     };
     let written = out.into_inner().ok();

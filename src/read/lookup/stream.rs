@@ -3,7 +3,6 @@
 //! the content ranges of containers the index has no cell for.
 
 use std::ops::Range;
-use std::sync::Mutex;
 
 use crate::common::{LogicalOffset, PhysicalOffset};
 use crate::error::{Error, NodeProblem, Result};
@@ -11,113 +10,7 @@ use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::ThreadBlocks;
-use crate::storage::{FAULT_AROUND, TraceBytes};
-
-/// How much of the mapped files a forward read may leave resident behind
-/// it: once a [`Stream`] made [`releasing`](Stream::releasing) has moved
-/// `window` bytes of the data file past the blocks it kept (other threads'
-/// blocks between them count), it releases them
-/// ([`TraceBytes::release`]), and with them every page of the lookups'
-/// mappings (they fault back in when used).
-#[derive(Debug)]
-pub(crate) struct Resident {
-    /// Bytes of the data file (a thread's blocks and the other threads'
-    /// between them) left resident behind a forward read.
-    pub(crate) window: u64,
-    /// The data file.
-    pub(crate) data: TraceBytes,
-    /// The index file's and the sidecar's mappings.
-    pub(crate) lookups: Vec<TraceBytes>,
-    /// The folio regions ([`TraceBytes::folio_regions`]) of the blocks
-    /// random reads entered since the last release, each once: streams not
-    /// made `releasing` (node decoding, lookups, backward moves). See
-    /// [`Resident::entered_at_random`].
-    pub(crate) scattered: Mutex<Scattered>,
-}
-
-/// What random reads used since the last release: the folio regions of
-/// the data file they entered (each once), and how many nodes they
-/// decoded from copies instead ([`Stream::object_copied`]).
-#[derive(Debug, Default)]
-pub(crate) struct Scattered {
-    regions: Vec<u64>,
-    copied: u64,
-}
-
-impl Scattered {
-    /// Once the regions and copies add up to `window`, the regions, with
-    /// the count started again.
-    fn take_if_full(&mut self, window: u64) -> Option<Vec<u64>> {
-        let used = self.regions.len() as u64 + self.copied;
-        if used.saturating_mul(FAULT_AROUND) < window {
-            return None;
-        }
-        self.copied = 0;
-        Some(std::mem::take(&mut self.regions))
-    }
-}
-
-impl Resident {
-    /// A random read entered the block at `physical`. What reading it can
-    /// map lies in the [`FAULT_AROUND`]-aligned regions of the file that
-    /// hold the block (the kernel maps a whole folio at most, and folios
-    /// are aligned to their size); once the distinct regions entered since
-    /// the last release, and the nodes copied, add up to a window
-    /// (a node found through the mapped cells counts as a region: its copy
-    /// maps no data, but that lookup maps pages), releases the regions and
-    /// every page of the lookups' mappings (reads in progress fault theirs
-    /// back in), so
-    /// that random access too keeps resident memory bounded by the window,
-    /// not by the trace. Entering a region again costs nothing.
-    #[cold]
-    pub(crate) fn entered_at_random(&self, physical: Range<u64>) {
-        let full = {
-            let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-            for region in self.data.folio_regions(physical) {
-                if !scattered.regions.contains(&region) {
-                    scattered.regions.push(region);
-                }
-            }
-            scattered.take_if_full(self.window)
-        };
-        self.release_scattered(full);
-    }
-
-    /// A node was decoded on its own from copied bytes
-    /// ([`Stream::object_copied`]), its container found through the
-    /// mapped cells.
-    pub(crate) fn copied_at_random(&self) {
-        let full = {
-            let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-            scattered.copied += 1;
-            scattered.take_if_full(self.window)
-        };
-        self.release_scattered(full);
-    }
-
-    /// Releases the regions a full [`Scattered`] took, and every page of
-    /// the lookups' mappings, outside the lock: other threads go on
-    /// counting meanwhile.
-    fn release_scattered(&self, regions: Option<Vec<u64>>) {
-        let Some(regions) = regions else {
-            return;
-        };
-        if let (Some(&first), Some(&last)) = (regions.iter().min(), regions.iter().max()) {
-            self.data.release_folio_regions(first..last + 1);
-        }
-        for mapping in &self.lookups {
-            mapping.release_all();
-        }
-    }
-
-    /// Releases every page of the data file and of the lookups' mappings.
-    pub(crate) fn release_all(&self) {
-        self.data.release_all();
-        for mapping in &self.lookups {
-            mapping.release_all();
-        }
-    }
-}
+use crate::storage::{Resident, TraceBytes};
 
 /// The bytes [`Stream::object_copied`] copies first: most objects are
 /// shorter.
@@ -178,15 +71,10 @@ impl Drop for Stream<'_> {
 
 /// Releases `blocks` of a thread, and every page of the lookups' mappings.
 fn release_blocks(resident: &Resident, thread: &ThreadBlocks, blocks: std::ops::Range<usize>) {
-    for block in blocks {
+    resident.left_behind(blocks.map(|block| {
         let (start, end, physical) = thread.block_bounds(block);
-        resident
-            .data
-            .release_around(physical..physical + (end - start));
-    }
-    for mapping in &resident.lookups {
-        mapping.release_all();
-    }
+        physical..physical + (end - start)
+    }));
 }
 
 impl<'r> Stream<'r> {

@@ -17,7 +17,8 @@ use crate::read::lookup::containers::{
     CellView, ContainerTable, Containers, Converted, FileCells, NestingError, Placed,
     PostOrderCursor, Source, WithMadeCells,
 };
-use crate::read::lookup::stream::{Resident, Stream, Unindexed, scan_unindexed};
+use crate::read::lookup::stream::{Stream, Unindexed, scan_unindexed};
+use crate::storage::Resident;
 use crate::storage::TraceBytes;
 use crate::turns::Turns;
 
@@ -214,7 +215,7 @@ impl Lookup {
         };
         match table {
             Ok(built) => Ok((&built.table, built.view(self.file.slice()))),
-            Err(error) => Err(replay(error)),
+            Err(error) => Err(Error::replay(error)),
         }
     }
 
@@ -635,11 +636,12 @@ impl Lookup {
     /// are not as the recorder writes them, or the table is built already,
     /// through the table.
     pub(super) fn missing_containers(&self, data: &[u8], slot: usize) -> Result<Vec<Unindexed>> {
-        let resident = self.release_reads.as_ref().map(|(bytes, window)| Resident {
-            window: *window,
-            data: bytes.clone(),
-            lookups: self.file.bytes().into_iter().cloned().collect(),
-            scattered: Mutex::default(),
+        let resident = self.release_reads.as_ref().map(|(bytes, window)| {
+            Resident::new(
+                *window,
+                bytes.clone(),
+                self.file.bytes().into_iter().cloned().collect(),
+            )
         });
         let stream = || {
             Stream::new(data, self.blocks.thread(slot))
@@ -666,37 +668,6 @@ impl Lookup {
             LogicalOffset(0),
             None,
         )
-    }
-}
-
-/// A copy of a kept error, for each call that meets it (`Error` is not
-/// `Clone`: an I/O error keeps its kind and message).
-fn replay(error: &Error) -> Error {
-    match error {
-        Error::Decode(error) => Error::Decode(error.clone()),
-        Error::Io { path, source } => Error::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        Error::Stream(source) => {
-            Error::Stream(std::io::Error::new(source.kind(), source.to_string()))
-        }
-        Error::MissingReference { kind, id } => Error::MissingReference {
-            kind: *kind,
-            id: *id,
-        },
-        Error::BrokenIndex { index, problem } => Error::BrokenIndex {
-            index: index.clone(),
-            problem: problem.clone(),
-        },
-        Error::Usage(what) => Error::Usage(what.clone()),
-        Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
-        Error::BadSource { path, what } => Error::BadSource {
-            path: path.clone(),
-            what: what.clone(),
-        },
-        Error::StringTooLong { what, len } => Error::StringTooLong { what, len: *len },
-        &Error::OverMemoryBudget { needed, budget } => Error::OverMemoryBudget { needed, budget },
     }
 }
 

@@ -1,89 +1,42 @@
 //! Rebuilding an index from the data file alone, in parallel
 //! ([`rebuild_index`], `tracetree index`).
 //!
-//! The data file has no block lengths, so blocks are found by parsing, in
-//! three steps:
+//! The data file has no block lengths, so blocks are found by parsing:
 //!
-//! 1. **Discover** (parallel, rayon): the file is cut into chunks (about 32
-//!    per worker, at least 1 MiB: small enough that the last chunks leave no
-//!    worker idle for long). The first chunk starts at the first block; every other chunk
-//!    looks for its first `BLOCK_START` byte right after a `BLOCK_END` byte
-//!    (every block but the file's first follows one; `memchr` finds the pair)
-//!    from which a whole block parses and is followed by another block, `EOF`
-//!    or the end of the data, then follows the chain of blocks to the end of
-//!    its chunk (resyncing the same way after a block it cannot parse). Each block is *summarized* with `try_skip` (the
-//!    skipper's fast path; refused objects go through `skip_object`, which
-//!    decodes them): straight into its chunk's flat arrays — no allocation per
-//!    block — as the block's final cells in write order (its `BLOCK_START` cell,
-//!    reference cells, and a cell per footer, containers paired within the
-//!    block by a small stack, their offsets relative to the block's payload),
-//!    plus the footers that close containers of earlier blocks (placeholder
-//!    cells, with the type assumed for the container) and the containers the
-//!    block leaves open. A footer closing a container of an earlier block
-//!    cannot be read without that container's type, so the summary *assumes*
-//!    the first type whose footer parses and is followed by a valid object,
-//!    backtracking over the guesses when the rest of the block does not parse.
-//! 2. **Stitch** (sequential, one pass over the blocks' records, touching no
-//!    cell): each block must start where the previous ended; a summary is used
-//!    only if it starts there and every assumed footer type equals the type on
-//!    top of its thread's stack of open containers; otherwise the block is
-//!    parsed again exactly. A wrong guess or a chunk that began on a false
-//!    `BLOCK_START` costs time, never correctness. A thread's logical offsets
-//!    are its running payload length: the stitch records each block's base and
-//!    where each crossing container's cell will land.
-//! 3. **Finish** (parallel, rayon): the cells stay where discovery wrote
-//!    them. Consecutive blocks of one chunk form a run; each run is finished
-//!    in place by one worker (each block's base added to its container
-//!    offsets, the crossing containers' placeholder cells filled in) and the
-//!    result (`RebuiltCells`) is the list of runs, in order — no sequential
-//!    copy into one array, no fresh pages. Only a run whose blocks are not
-//!    consecutive in their chunk's arrays, or a chunk used by two runs (a block
-//!    re-parsed exactly in between), is copied out. Then the containers that
-//!    never got a footer, and what the data lacked (the same `LoadReport` as
-//!    the eager loader's). The heap holds the chunks' arrays (24 bytes per cell), about
-//!    165 MB for a 1 GB mixed trace (6.7 M cells).
-//!
-//!    Why: the stitch plan is cheap (0.1 ms for 1,035 blocks); it was the
-//!    emit — a copy of every cell into a fresh 160 MB array, ~40 K page faults
-//!    that did not get faster on two workers (~100 ms of CPU on 1 or 2 threads)
-//!    — that kept the two-thread rebuild at 1.68× the one-thread one. Without
-//!    the `BLOCK_END` test, a chunk's first block was usually a false start: a
-//!    `BLOCK_START`-like byte inside the block straddling the chunk's start,
-//!    parsing to that block's end (half a block parsed twice per chunk, 6% of
-//!    a two-thread rebuild of 100 MB).
-//!
-//!    Memory faults are the rest of the fixed cost. Each chunk reserves room
-//!    for a cell per 64 bytes of data up front (a mixed trace has one per
-//!    ~160; pages never filled are never touched), so its cell array is not
-//!    copied to fresh pages at every doubling, and the rebuild runs in the
-//!    pool it is called from (rayon's global one) whenever that pool has the
-//!    threads asked for, creating a pool only for another count: fresh worker
-//!    threads start with empty allocator arenas and fault in every page of
-//!    their arrays. Repeated rebuilds of a 100 MB trace on 2 threads went from
-//!    ~2,500 to ~320 page faults each (medians ~30–33 to ~27 ms).
+//! 1. **Discover** (parallel): the file is cut into chunks (about 32 per
+//!    worker, at least 1 MiB). A chunk after the first starts at a
+//!    `BLOCK_START` byte right after a `BLOCK_END` byte from which a whole
+//!    block parses and is followed by another block, `EOF` or the end, and
+//!    follows the chain of blocks to its end (resyncing the same way after
+//!    a block it cannot parse). Each block is *summarized* by skipping its
+//!    objects into its chunk's flat arrays: its cells in write order, the
+//!    footers closing containers of earlier blocks (their type *assumed*:
+//!    the first whose footer parses and is followed by a valid object,
+//!    with backtracking), and the containers it leaves open.
+//! 2. **Stitch** (sequential, over the blocks' records only): each block
+//!    must start where the previous ended, and a summary is used only if
+//!    every assumed footer type equals the type on top of its thread's
+//!    stack of open containers; otherwise the block is parsed again
+//!    exactly. A wrong guess or a false `BLOCK_START` costs time, never
+//!    correctness. A thread's logical offsets are its running payload
+//!    length.
+//! 3. **Finish** (parallel): each run of consecutive blocks of a chunk gets
+//!    its base offsets and crossing cells filled in place (`RebuiltCells`:
+//!    the runs in order), then the containers that never got a footer, and
+//!    what the data lacked (the eager loader's `LoadReport`).
 //!
 //! **Windows.** `rebuild_index_windowed` runs the three steps on one window
-//! of the data at a time (`rebuild::DEFAULT_WINDOW`, 128 MiB, or a caller's):
-//! its chunks are discovered in parallel, the stitch (`rebuild::Stitch`)
-//! carries each thread's logical length and stack of open containers from one
-//! window to the next and stops at the first block starting past the window
-//! (a window ends where the block straddling its nominal end ends), and the
-//! window's finished cells go to a sink, which writes them somewhere and
-//! drops them, while the workers discover the next window (`rayon::join`:
-//! writing a 1 GB trace's index between windows left the cores idle for
-//! ~0.06 s). The heap then holds about one window's cells instead of the file's
-//! (165 MB per GB), with no loss of speed: at 1 GB, 2 threads, 280 ms in
-//! 128 MiB windows and 302 ms in 16 MiB ones against 299 ms whole (the whole
-//! rebuild faults in fresh arrays for every cell). `rebuild_index_observed`
-//! is the one-window case, which `--check` and the benchmarks use.
+//! of the data at a time (`rebuild::DEFAULT_WINDOW`, or a caller's): the
+//! stitch carries each thread's logical length and open containers from
+//! one window to the next, a window ends where the block straddling its
+//! nominal end ends, and its cells go to a sink while the workers discover
+//! the next, so the heap holds about one window's cells.
+//! `rebuild_index_observed` is the one-window case.
 //!
-//! The rebuilt cells equal the recorder's as a set (`IndexCell::canonical`: a
-//! reference cell's `end` is unused), for every reference trace and chunking,
-//! and every windowing gives the one-window cells in the same order
-//! (`tests/rebuild.rs`). `tracetree index` streams each window's cells to the
-//! index's temporary file (1.08 GB trace: 0.98 s at 163 MB max RSS, was
-//! 2.27 s at 1.30 GB); `--check` copies them into one array and compares the
-//! canonical cells as two sorted arrays.
+//! **Invariants.** The rebuilt cells equal the recorder's as a set
+//! (`IndexCell::canonical`), for every reference trace, chunking and
+//! windowing, and every windowing gives the same cells in the same order
+//! (`tests/read/rebuild.rs`).
 
 mod discover;
 mod stitch;
@@ -265,7 +218,7 @@ pub const DEFAULT_WINDOW: u64 = 128 << 20;
 /// the streaming writer's order), and a footer, written to `out`; calls
 /// `done` with the data each window covered (to release its pages).
 /// Returns what the rebuild found and the number of cells written. The
-/// heap holds one window's cells. I/O errors are [`Error::Stream`].
+/// heap holds one window's cells. I/O errors are [`Error::Io`] without a path.
 pub fn write_rebuilt_index(
     data: &[u8],
     options: RebuildOptions,
@@ -322,7 +275,7 @@ pub struct RebuildOutcome {
 /// of data they cover, and are dropped. A window ends at the end of the
 /// block that straddles its nominal end; `sink` gets a window's cells
 /// while the next window is discovered. `window` of `u64::MAX` is one
-/// window: [`rebuild_index_observed`].
+/// window: `rebuild_index_observed`.
 pub fn rebuild_index_windowed(
     data: &[u8],
     options: RebuildOptions,
@@ -401,7 +354,7 @@ pub fn rebuild_index_windowed(
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .map_err(|e| Error::Usage(format!("cannot start {threads} threads: {e}")))?
+            .map_err(|e| Error::invalid("threads", format!("cannot start {threads}: {e}")))?
             .install(rebuild)
     }
 }

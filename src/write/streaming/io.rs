@@ -83,12 +83,12 @@ impl Failure {
         }
     }
 
-    /// The error, as [`Error::Io`] (or [`Error::Stream`] without a path).
+    /// The error, as [`Error::Io`] (with no path on a stream).
     pub(crate) fn to_error(&self) -> Error {
         let error = io::Error::new(self.kind, self.message.clone());
         match &self.path {
             Some(path) => Error::io(path, error),
-            None => Error::Stream(error),
+            None => Error::from(error),
         }
     }
 }

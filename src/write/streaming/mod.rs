@@ -160,7 +160,7 @@ struct ThreadState {
 
 #[cold]
 fn closed_error() -> Error {
-    Error::Usage("the streaming writer is closed".to_string())
+    Error::invalid("writer", "the streaming writer is closed")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -390,7 +390,7 @@ impl StreamingWriter {
 
     fn start(data: Target, index: Target, options: StreamingOptions) -> Result<Self> {
         if options.block_size == 0 {
-            return Err(Error::Usage("a block size of 0 bytes".to_string()));
+            return Err(Error::invalid("block size", "0 bytes"));
         }
         let output = Output::start(data, index).map_err(|failure| failure.to_error())?;
         let (queue, jobs) = sync_channel(options.queue_capacity);
@@ -412,7 +412,7 @@ impl StreamingWriter {
         let io = std::thread::Builder::new()
             .name("tracetree-io".to_string())
             .spawn(move || output.run(jobs, io_shared))
-            .map_err(Error::Stream)?;
+            .map_err(Error::from)?;
         Ok(StreamingWriter {
             shared,
             io: Some(io),
@@ -431,7 +431,7 @@ impl StreamingWriter {
     }
 
     /// Adds a thread with its own id (copied from another trace) and
-    /// returns its producer handle; [`Error::Usage`] if the id is taken.
+    /// returns its producer handle; [`Error::InvalidArgument`] if the id is taken.
     pub fn new_thread_with_id<'n>(
         &self,
         thread: ThreadId,
@@ -445,10 +445,10 @@ impl StreamingWriter {
     /// by a [`BlockOrder::RoundRobin`] writer.
     pub fn thread_handle(&self, thread: ThreadId) -> Result<StreamingThread> {
         if self.shared.options.order == BlockOrder::RoundRobin {
-            return Err(Error::Usage(
+            return Err(Error::invalid(
+                "thread",
                 "a round-robin streaming writer records each thread through the handle \
-                 new_thread returned"
-                    .to_string(),
+                 new_thread returned",
             ));
         }
         let threads = lock(&self.shared.threads);
@@ -456,7 +456,7 @@ impl StreamingWriter {
             .slots
             .iter()
             .find(|slot| slot.thread == thread)
-            .ok_or_else(|| Error::Usage(format!("no thread {thread} in this trace")))?;
+            .ok_or_else(|| Error::invalid("thread", format!("no thread {thread} in this trace")))?;
         Ok(StreamingThread {
             shared: Arc::clone(&self.shared),
             slot: Arc::clone(slot),
@@ -471,15 +471,18 @@ impl StreamingWriter {
         }
         let thread = match id {
             Some(thread) if thread.0 < 0 => {
-                return Err(Error::Usage(format!("negative thread id {thread}")));
+                return Err(Error::invalid("thread id", format!("{thread} is negative")));
             }
             Some(thread) if threads.slots.iter().any(|slot| slot.thread == thread) => {
-                return Err(Error::Usage(format!("thread id {thread} used twice")));
+                return Err(Error::invalid(
+                    "thread id",
+                    format!("{thread} is used twice"),
+                ));
             }
             Some(thread) => thread,
             None => ThreadId(
                 i32::try_from(threads.next_id)
-                    .map_err(|_| Error::Usage("too many threads".to_string()))?,
+                    .map_err(|_| Error::limit("threads", threads.next_id, i32::MAX))?,
             ),
         };
         threads.next_id = threads.next_id.max(i64::from(thread.0) + 1);
@@ -520,7 +523,7 @@ impl StreamingWriter {
     /// `THREAD_NAME`), for tracepoints pushed with their ids through
     /// [`StreamingThread::push_tracepoint`]. Adding an equal object twice is
     /// allowed; two different objects with one kind and id are an
-    /// [`Error::Usage`]. Objects are written when first used, not here.
+    /// [`Error::InvalidArgument`]. Objects are written when first used, not here.
     pub fn add_reference(&self, object: &Object<'_>) -> Result<()> {
         self.shared.pool.insert(object)
     }
@@ -546,10 +549,10 @@ impl StreamingWriter {
     /// Ends the trace: cuts every thread's buffer, writes one block per
     /// thread holding its name, then `EOF` and the index footer, and waits
     /// for the I/O thread. Producer handles still alive afterwards fail with
-    /// [`Error::Usage`].
+    /// [`Error::InvalidArgument`].
     ///
     /// Fails with the first I/O error if one stopped the writer, and with
-    /// [`Error::Usage`] if a thread still has open containers (exit them
+    /// [`Error::InvalidArgument`] if a thread still has open containers (exit them
     /// first; a call may exit as [`CallOutcome::Unfinished`](crate::write::CallOutcome::Unfinished)) — the files are
     /// complete even then, those containers without footers.
     pub fn close(mut self) -> Result<StreamingSummary> {
@@ -614,7 +617,7 @@ impl StreamingWriter {
         let _ = shared.queue.send(last);
         let written = io
             .join()
-            .map_err(|_| Error::Usage("the streaming writer's I/O thread panicked".to_string()))?;
+            .map_err(|_| Error::internal("the streaming writer's I/O thread panicked"))?;
         summary.blocks = written.blocks;
         summary.data_bytes = written.data_bytes;
         summary.index_bytes = written.index_bytes;
@@ -622,11 +625,14 @@ impl StreamingWriter {
             return Err(error);
         }
         if !unfinished.is_empty() && !leave_open {
-            return Err(Error::Usage(format!(
-                "{}; exit them (a call may exit as CallOutcome::Unfinished) before closing \
-                 (the trace was written with them unfinished)",
-                unfinished.join(", ")
-            )));
+            return Err(Error::invalid(
+                "call order",
+                format!(
+                    "{}; exit them (a call may exit as CallOutcome::Unfinished) before closing \
+                     (the trace was written with them unfinished)",
+                    unfinished.join(", ")
+                ),
+            ));
         }
         Ok(summary)
     }

@@ -300,7 +300,7 @@ impl BuildTarget for StreamingThread {
         let event = self.shared.next_event.fetch_add(1, Ordering::Relaxed);
         i32::try_from(event)
             .map(EventId)
-            .map_err(|_| Error::Usage("event ids exhausted".to_string()))
+            .map_err(|_| Error::limit("event ids", event, i32::MAX))
     }
 
     fn add_tracepoint(&mut self, tracepoint: Tracepoint<'static>) -> Result<()> {
@@ -328,7 +328,7 @@ impl PushRecorder for StreamingThread {
 
 #[cold]
 fn negative_event(event: i32) -> Error {
-    Error::Usage(format!("negative event id {event}"))
+    Error::invalid("event id", format!("{event} is negative"))
 }
 
 /// The error for a tracepoint or footer that cannot be encoded: the
@@ -338,6 +338,6 @@ fn rejected(check: Result<()>, size: std::io::Result<usize>) -> Error {
     match (check, size) {
         (Err(error), _) => error,
         (Ok(()), Err(error)) => error.into(),
-        (Ok(()), Ok(_)) => Error::Usage("an object the encoder rejected".to_string()),
+        (Ok(()), Ok(_)) => Error::internal("an object the encoder rejected"),
     }
 }

@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::format::index::{INDEX_FOOTER_LEN, parse_index};
-use tracetree::format::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
-use tracetree::lowlevel::block::{BlockStep, decode_block};
+use tracetree::lowlevel::{BlockStep, decode_block};
+use tracetree::lowlevel::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::{INDEX_FOOTER_LEN, parse_index};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
 use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{
@@ -226,7 +226,7 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
         } => {
             let footer = footer
                 .as_ref()
-                .ok_or_else(|| Error::Usage("call without footer".into()))?;
+                .ok_or_else(|| unwritable("call without footer"))?;
             Ok(Node::Call {
                 at: at.clone(),
                 method: MethodSpec::from_id(*method, context)?,
@@ -235,7 +235,7 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
                 incomplete: flags & 1 != 0,
                 children: children()?,
                 outcome: CallOutcome::from_footer(footer, context)?
-                    .ok_or_else(|| Error::Usage("call closed by another footer".into()))?,
+                    .ok_or_else(|| unwritable("call closed by another footer"))?,
             })
         }
         TracepointBody::Loop { loop_id } => {
@@ -248,7 +248,7 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
                     iteration: number,
                 } = iteration_tracepoint.body
                 else {
-                    return Err(Error::Usage("a loop child that is no iteration".into()));
+                    return Err(unwritable("a loop child that is no iteration"));
                 };
                 assert_eq!(id, *loop_id, "iteration of another loop");
                 assert_eq!(number as usize, index, "iterations numbered from 0");
@@ -266,7 +266,7 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
             }
             let count = match &footer {
                 Some(tracetree::model::Footer::Loop { iterations }) => *iterations,
-                other => return Err(Error::Usage(format!("loop footer {other:?}"))),
+                other => return Err(unwritable(&format!("loop footer {other:?}"))),
             };
             Ok(Node::Loop {
                 at,
@@ -275,9 +275,7 @@ pub fn resolve(trace: &EagerTrace, node: NodeId) -> Result<Node> {
                 count,
             })
         }
-        TracepointBody::LoopIteration { .. } => {
-            Err(Error::Usage("an iteration outside a loop".into()))
-        }
+        TracepointBody::LoopIteration { .. } => Err(unwritable("an iteration outside a loop")),
         TracepointBody::ReadArray {
             array,
             index,
@@ -599,4 +597,13 @@ fn cell_at(bytes: &[u8]) -> (ObjectKind, i32, i64, i64) {
         i64::from_be_bytes(bytes[5..13].try_into().unwrap()),
         i64::from_be_bytes(bytes[13..21].try_into().unwrap()),
     )
+}
+
+/// The error for a trace shape the builder API cannot write: `found`.
+fn unwritable(found: &str) -> Error {
+    Error::Unsupported {
+        path: None,
+        expected: "a tree the builder API writes",
+        found: found.to_string(),
+    }
 }

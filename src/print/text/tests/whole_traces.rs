@@ -317,7 +317,7 @@ fn a_thread_filter_naming_an_absent_thread_is_a_usage_error() {
     };
     let error = two_threads(true).print(&options).unwrap_err();
     assert!(
-        matches!(&error, Error::Usage(message) if message.contains("no thread 5")),
+        matches!(&error, Error::InvalidArgument { argument: "thread", problem } if problem.contains("no thread 5")),
         "{error}"
     );
 }
