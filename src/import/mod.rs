@@ -20,6 +20,8 @@ pub mod flow;
 pub mod jfr;
 mod names;
 #[cfg(test)]
+mod test_mutations;
+#[cfg(test)]
 mod test_rows;
 pub mod tptp;
 
