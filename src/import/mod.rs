@@ -20,6 +20,8 @@ pub(crate) mod flow;
 pub mod jfr;
 mod names;
 #[cfg(test)]
+mod test_mutations;
+#[cfg(test)]
 mod test_rows;
 pub(crate) mod tptp;
 

@@ -4,6 +4,7 @@
 //! row for row with the forest the generator expects; and every truncation
 //! and byte change of a small one.
 
+use crate::import::test_mutations::{Input, campaign};
 use std::collections::BTreeMap;
 
 use super::*;
@@ -317,4 +318,15 @@ fn every_range_and_batch_size_gives_the_same_rows() {
             assert_eq!(summary.damage.len(), usize::from(generated.cut), "{what}");
         }
     }
+}
+
+#[test]
+fn random_mutations_import_or_fail_typed() {
+    let inputs = (0..4)
+        .map(|seed| {
+            let text = generate(100 + seed, 150 + seed as usize * 50).text;
+            Input::file(&format!("run-{seed}.txt"), text)
+        })
+        .collect();
+    campaign(SourceFormat::Blinky, inputs);
 }

@@ -3,6 +3,7 @@
 //! reading of the same files; and on every truncation and single-byte
 //! change of one of them.
 
+use crate::import::test_mutations::{Input, campaign};
 use std::path::{Path, PathBuf};
 
 use super::*;
@@ -270,4 +271,33 @@ fn every_truncation_and_byte_change_imports_or_fails_typed() {
         }
     }
     assert!(damaged > 0, "some changes cut the last event");
+}
+
+#[test]
+fn random_mutations_import_or_fail_typed() {
+    let Some(samples) = samples() else { return };
+    let mut inputs = Vec::new();
+    for recording in ["recursion", "workers", "exit-running", "hotloop"] {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(samples.join(recording)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".java") {
+                continue;
+            }
+            // The first 3 KB of each thread: small cases that still nest.
+            let mut bytes = std::fs::read(&path).unwrap();
+            if name.ends_with(".flow") {
+                bytes.truncate(3 << 10);
+            }
+            files.push((name, bytes));
+        }
+        files.sort();
+        inputs.push(Input {
+            name: recording.to_string(),
+            files,
+            entry: None,
+        });
+    }
+    campaign(SourceFormat::Flow, inputs);
 }

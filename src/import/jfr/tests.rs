@@ -2,6 +2,7 @@
 //! string encoding, a checkpoint chain of two, truncated stacks, and
 //! hostile metadata.
 
+use crate::import::test_mutations::{Input, campaign};
 use std::collections::BTreeMap;
 
 use super::Chunk;
@@ -478,4 +479,17 @@ fn unknown_feature_flags_are_read_as_unset_with_a_warning() {
         summary.warnings
     );
     assert_eq!(dump(&bytes), dump(&recording(true, &classes())));
+}
+
+#[test]
+fn random_mutations_import_or_fail_typed() {
+    let inputs = vec![
+        Input::file("plain.jfr", recording(false, &classes())),
+        Input::file("compressed.jfr", recording(true, &classes())),
+        Input::file(
+            "more.jfr",
+            recording_of(true, &classes(), &[(2, 1), (1, 3), (9, 2)]),
+        ),
+    ];
+    campaign(SourceFormat::Jfr, inputs);
 }

@@ -4,6 +4,7 @@
 //! tails), each imported and compared row for row with the forest the
 //! generator expects; and every truncation and byte change of a small one.
 
+use crate::import::test_mutations::{Input, campaign};
 use std::collections::BTreeMap;
 
 use super::messages::{Attribute, MESSAGES};
@@ -339,4 +340,20 @@ fn every_truncation_and_byte_change_imports_or_fails_typed() {
         1,
         &[0xFF, 0x80],
     );
+}
+
+#[test]
+fn random_mutations_import_or_fail_typed() {
+    let twists = [
+        Twist::None,
+        Twist::LittleUnderBigHeader,
+        Twist::LengthsCountHeader,
+    ];
+    let inputs = (0..6)
+        .map(|seed| {
+            let bytes = generate(100 + seed, 120, twists[seed as usize % 3]).bytes;
+            Input::file(&format!("run-{seed}.trcbin"), bytes)
+        })
+        .collect();
+    campaign(SourceFormat::Tptp, inputs);
 }
