@@ -2,7 +2,6 @@
 //! `print` to `children`, one thread numbering, plain words, and `index`'s
 //! workers and temporary files.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -25,22 +24,7 @@ fn listing(dir: &Path) -> Vec<String> {
 /// Runs the binary with `stdin` written to its standard input and its
 /// cache in `cache`: whether it succeeded, its stdout and stderr.
 fn with_stdin(cache: &Path, args: &[&str], stdin: &[u8]) -> (bool, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .env("TRACETREE_CACHE_DIR", cache)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        // The command may refuse before reading: a broken pipe is fine.
-        let _ = input.write_all(&bytes);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let output = crate::tracetree_with_stdin(cache, args, stdin);
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),

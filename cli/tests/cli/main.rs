@@ -19,3 +19,31 @@ fn tracetree_cached(cache: &std::path::Path, args: &[&str]) -> (bool, String, St
     let binary = std::path::Path::new(env!("CARGO_BIN_EXE_tracetree"));
     tracetree_testkit::cli::run_with_env(binary, &[("TRACETREE_CACHE_DIR", cache)], args)
 }
+
+/// Runs the `tracetree` binary with its cache in `cache` and `stdin`
+/// written to its standard input (the command may refuse before reading
+/// it: a broken pipe is fine).
+fn tracetree_with_stdin(
+    cache: &std::path::Path,
+    args: &[&str],
+    stdin: &[u8],
+) -> std::process::Output {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
+        .env("TRACETREE_CACHE_DIR", cache)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}

@@ -1,10 +1,10 @@
 //! Where commands write and read: devices, FIFOs and links written in
 //! place, `-o -`, inputs from pipes, exit codes, `--strict`, messages.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::commands::bundled;
 use crate::tracetree;
@@ -13,21 +13,7 @@ use crate::tracetree;
 /// stdout and stderr.
 fn run_with_stdin(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
     let cache = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tracetree"))
-        .env("TRACETREE_CACHE_DIR", cache.path())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let bytes = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let output = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
+    let output = crate::tracetree_with_stdin(cache.path(), args, stdin);
     (
         output.status.code().unwrap_or(-1),
         output.stdout,
