@@ -12,7 +12,7 @@ use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
 };
 use tracetree::storage::cache_dir;
-use tracetree::{Error, Result};
+use tracetree::{Error, FileAccess, Result};
 
 /// The cache a command uses.
 pub struct Cache {
@@ -30,6 +30,8 @@ pub struct Cache {
     /// The eager loader's memory budget (`--memory-budget`); `None`: the
     /// memory available when a load starts.
     memory_budget: Option<u64>,
+    /// How the lazy reader reads the files (`--no-mmap`).
+    file_access: FileAccess,
     /// A spooled input: the path it is read through and the name the user
     /// gave (`-`, a pipe's path), which messages show instead.
     shown: Option<(PathBuf, PathBuf)>,
@@ -51,6 +53,7 @@ impl Cache {
                 _scratch: None,
                 strict,
                 memory_budget: None,
+                file_access: FileAccess::Map,
                 shown: None,
             }),
             None => {
@@ -62,6 +65,7 @@ impl Cache {
                     _scratch: Some(scratch),
                     strict,
                     memory_budget: None,
+                    file_access: FileAccess::Map,
                     shown: None,
                 })
             }
@@ -73,6 +77,14 @@ impl Cache {
     pub fn memory_budget(self, budget: Option<u64>) -> Cache {
         Cache {
             memory_budget: budget,
+            ..self
+        }
+    }
+
+    /// This cache with its lazy readers reading files as `access` says.
+    pub fn file_access(self, access: FileAccess) -> Cache {
+        Cache {
+            file_access: access,
             ..self
         }
     }
@@ -96,7 +108,9 @@ impl Cache {
 
     /// Options for the lazy reader: sidecars kept in this cache.
     pub fn lazy_options(&self) -> LazyOptions {
-        LazyOptions::default().sidecar_dir(self.lookups.clone())
+        LazyOptions::default()
+            .sidecar_dir(self.lookups.clone())
+            .file_access(self.file_access)
     }
 
     /// Opens `path` with the lazy reader, its sidecar in this cache.

@@ -24,7 +24,7 @@ use tracetree::common::{EventId, ThreadId};
 use tracetree::print::PrintOptions;
 
 use cache::Cache;
-use tracetree::{Error, Result};
+use tracetree::{Error, FileAccess, Result};
 
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
 /// format, version 22).
@@ -62,6 +62,11 @@ pub struct CacheFlags {
     /// imports to a temporary directory removed at the end.
     #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
+    /// Read the trace's files without mapping them (Linux): a trace cut
+    /// short or rewritten while the command reads it gives an error
+    /// instead of ending the command with SIGBUS; whole walks are slower.
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 /// `--strict`.
@@ -599,7 +604,12 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
     } else {
         Cache::new(cache_dir, no_cache, strict)?
     }
-    .memory_budget(memory_budget);
+    .memory_budget(memory_budget)
+    .file_access(if cache_flags.no_mmap {
+        FileAccess::Read
+    } else {
+        FileAccess::Map
+    });
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match cli.command {

@@ -61,6 +61,20 @@ fn lazy_and_eager_agree_on_print_dump_and_counts() {
 }
 
 #[test]
+fn no_mmap_reads_the_same_trace() {
+    let (_dir, file) = bundled();
+    for command in [&["print", "--verbose"][..], &["dump"], &["search", "run"]] {
+        let mut args = command.to_vec();
+        args.insert(1, &file);
+        let mapped = tracetree(&args);
+        args.push("--no-mmap");
+        let unmapped = tracetree(&args);
+        assert!(mapped.0, "{args:?}: {}", mapped.2);
+        assert_eq!(unmapped, mapped, "{args:?}");
+    }
+}
+
+#[test]
 fn children_shows_one_page() {
     let (_dir, file) = bundled();
     let (_, dump, _) = tracetree(&["dump", &file]);
