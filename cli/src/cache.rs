@@ -136,6 +136,7 @@ impl Cache {
     pub fn open_eager(&self, path: &Path) -> Result<EagerTrace> {
         let options = EagerOptions {
             memory_budget: self.memory_budget.or_else(available_memory),
+            file_access: self.file_access,
         };
         let trace = EagerTrace::open_with(path, options)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;

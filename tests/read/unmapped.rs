@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tracetree::read::{LazyTraceReader, SidecarPolicy};
+use tracetree::read::{EagerOptions, EagerTrace, LazyTraceReader, SidecarPolicy};
 use tracetree::storage::FileAccess;
 
 /// Opens `path` without a mapping, or says why this system cannot (a
@@ -41,6 +41,13 @@ fn reads_without_a_mapping_give_the_tree_the_mapping_gives() {
         let nodes = tracetree_testkit::lazy::assert_same_tree(&mapped, &unmapped, "unmapped");
         assert!(nodes > 10_000, "{nodes} nodes");
     }
+    // The eager loader too.
+    let options = EagerOptions {
+        file_access: FileAccess::Read,
+        ..EagerOptions::default()
+    };
+    let eager = EagerTrace::open_with(&path, options).unwrap();
+    tracetree_testkit::lazy::assert_same_tree(&mapped, &eager, "eager, unmapped");
 }
 
 #[test]

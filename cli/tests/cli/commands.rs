@@ -63,7 +63,12 @@ fn lazy_and_eager_agree_on_print_dump_and_counts() {
 #[test]
 fn no_mmap_reads_the_same_trace() {
     let (_dir, file) = bundled();
-    for command in [&["print", "--verbose"][..], &["dump"], &["search", "run"]] {
+    for command in [
+        &["print", "--verbose"][..],
+        &["print", "--eager"],
+        &["dump"],
+        &["search", "run"],
+    ] {
         let mut args = command.to_vec();
         args.insert(1, &file);
         let mapped = tracetree(&args);

@@ -44,8 +44,8 @@ use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind, TraceContext};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
-use crate::storage::TraceBytes;
 use crate::storage::packed::PackedTrace;
+use crate::storage::{FileAccess, TraceBytes};
 
 pub use report::LoadReport;
 
@@ -119,6 +119,8 @@ pub struct EagerOptions {
     /// The most memory the load may take, in bytes, mapped data included;
     /// `None`: no limit. See [`EagerTrace::estimated_memory`] for the estimate.
     pub memory_budget: Option<u64>,
+    /// How [`EagerTrace::open_with`] reads the file (mapped by default).
+    pub file_access: FileAccess,
 }
 
 /// A tracepoint of a loaded trace, with its footer and children: a view
@@ -267,7 +269,7 @@ impl EagerTrace {
     pub fn open_with(path: impl AsRef<Path>, options: EagerOptions) -> Result<Self> {
         let path = path.as_ref();
         let open = || {
-            let bytes = TraceBytes::map(path)?;
+            let bytes = TraceBytes::open(path, options.file_access)?;
             if PackedTrace::looks_packed(bytes.as_slice()) {
                 return Self::load_with(PackedTrace::from_bytes(path, bytes)?.data()?, options);
             }

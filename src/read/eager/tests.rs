@@ -92,6 +92,7 @@ fn a_trace_over_the_budget_is_refused_before_loading() {
     let needed = EagerTrace::estimated_memory(len);
     let options = EagerOptions {
         memory_budget: Some(needed - 1),
+        ..EagerOptions::default()
     };
     let error = EagerTrace::load_with(TraceBytes::from_vec(data.clone()), options).unwrap_err();
     assert!(
@@ -100,6 +101,7 @@ fn a_trace_over_the_budget_is_refused_before_loading() {
     assert!(error.to_string().contains("lazy reader"), "{error}");
     let options = EagerOptions {
         memory_budget: Some(needed),
+        ..EagerOptions::default()
     };
     assert!(EagerTrace::load_with(TraceBytes::from_vec(data), options).is_ok());
 }
@@ -112,6 +114,7 @@ fn a_trace_of_more_nodes_than_estimated_is_stopped_during_the_load() {
     let load = |budget| {
         let options = EagerOptions {
             memory_budget: Some(budget),
+            ..EagerOptions::default()
         };
         load::load_estimating(TraceBytes::from_vec(data.clone()), options, false)
     };
