@@ -461,13 +461,11 @@ impl Error {
 /// What the file at `path`, which does not start with the v22 magic,
 /// looks like to a reader (which knows no foreign format: opening one of
 /// those goes through `import::trace_for`, which says more).
-fn not_a_trace(path: &Path) -> String {
+pub(crate) fn not_a_trace(path: &Path) -> String {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
         "an empty file".to_string()
     } else {
-        "no v22 magic at its start (a .flow, Blinky, TPTP or JFR recording is read once \
-         imported)"
-            .to_string()
+        "neither the v22 magic nor a .flow, Blinky, TPTP or JFR recording".to_string()
     }
 }
 

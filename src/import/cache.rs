@@ -109,10 +109,6 @@ fn evict_imports(dir: &Path, kept: &Path, budget: u64) {
     });
 }
 
-/// What a file that is neither a v22 trace nor a foreign one was found to
-/// be, for [`Error::Unsupported`].
-const NOT_A_TRACE: &str = "neither the v22 magic nor a .flow, Blinky, TPTP or JFR recording";
-
 /// Fails with [`Error::Unsupported`] when the file `input`, of no foreign
 /// format, does not start with the v22 magic either (an empty file, a text
 /// file): the readers would only say the bytes are wrong. A packed trace
@@ -136,11 +132,7 @@ fn check_v22(input: &Path) -> Result<()> {
     Err(Error::Unsupported {
         path: Some(input.to_path_buf()),
         expected: "a trace",
-        found: if magic.is_empty() {
-            "an empty file".to_string()
-        } else {
-            NOT_A_TRACE.to_string()
-        },
+        found: crate::error::not_a_trace(input),
     })
 }
 

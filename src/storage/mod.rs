@@ -1,6 +1,7 @@
-//! [`TraceBytes`]: the bytes of a trace file, memory-mapped or in memory,
-//! cheap to clone and shareable across threads; and files written whole or
-//! not at all (`atomic`).
+//! [`TraceBytes`]: the bytes of a trace file, memory-mapped, paged in by
+//! `pread` ([`FileAccess::Read`]) or in memory, cheap to clone and
+//! shareable across threads; and files written whole or not at all
+//! (`atomic`).
 //!
 //! # Memory
 //!
@@ -9,22 +10,20 @@
 //! not released. Both are bounded by configuration, never by the trace's
 //! size:
 //!
-//! - **Heap.** Container tables live in the lookup sidecar's mapped arrays,
-//!   or in an unlinked scratch sidecar where none can be written: page
-//!   cache the kernel can drop. Only `SidecarPolicy::Off`, `open_bytes`, a
-//!   failed scratch write and a deferred first open (up to
-//!   `LazyOptions::defer_sidecar`'s bound) keep tables on the heap. Opens
-//!   that rebuild or repair an index hold one window's cells at a time.
+//! - **Heap.** Container tables live in the lookup sidecar's mapped arrays
+//!   (or an unlinked scratch one): page cache the kernel can drop. Only
+//!   `SidecarPolicy::Off`, `open_bytes`, a failed scratch write and a
+//!   deferred first open (`LazyOptions::defer_sidecar`'s bound) keep them
+//!   on the heap; rebuilds and repairs hold one window's cells at a time.
 //! - **Mapped pages: the resident window.** `LazyOptions::resident_window`
 //!   bounds what reads leave mapped. A forward read releases the blocks
 //!   more than a window behind it, counted in bytes of the data file, and
 //!   with them the pages of the index and sidecar mappings; random reads
 //!   record the 2 MiB-aligned regions they enter (a fault maps at most an
-//!   aligned folio) and release them once they add up to a window. Opening
-//!   releases what its one-time passes touched. `None` keeps every page.
+//!   aligned folio) and release them once they add up to a window
+//!   (`resident.rs`); opening releases what its passes touched.
 //!
-//! The memory tests (`tests/memory/`) check these bounds; the figures are
-//! in `BENCHMARKS.md`.
+//! The memory tests (`tests/memory/`) check these bounds.
 //!
 //! # Invariants
 //!
@@ -32,12 +31,13 @@
 //!   no byte the process sees: a released page is read again from the page
 //!   cache, and addresses stay valid, so it is safe with any number of
 //!   threads. For bytes in memory it does nothing.
-//! - The reader never writes through a mapping. A file changed under it
-//!   shows its current bytes (decoders bounds-check them); a truncated one
-//!   raises `SIGBUS` on access past its end.
-//! - A packed trace's level-0 deflated entry is an anonymous mapping filled
-//!   from the pack on first read ([`TraceBytes::paged`]): released pages
-//!   are filled again when read, so the same window bounds it.
+//! - The reader never writes through a mapping. A mapped file changed under
+//!   it shows its current bytes (decoders bounds-check them); a truncated
+//!   one raises `SIGBUS` on access past its end. Read with
+//!   [`FileAccess::Read`], its lost bytes read as no object kind: errors.
+//! - Pages filled on first read (`pager`: a file read without a mapping, a
+//!   packed trace's level-0 entry, [`TraceBytes::paged`]) are filled again
+//!   when read after a release, so the same window bounds them.
 
 mod atomic;
 pub mod packed;
@@ -85,8 +85,8 @@ enum Backing {
     Memory(Vec<u8>),
     /// A mapping, and the file it maps, for [`TraceBytes::copy_at`].
     Mapped(Mmap, File),
-    /// A packed trace's level-0 deflated entry, its pages filled from the
-    /// pack on first read (`pager`).
+    /// Pages filled from a file on first read (`pager`): a file read
+    /// without a mapping, or a packed trace's level-0 deflated entry.
     #[cfg(target_os = "linux")]
     Paged(pager::Pager),
 }

@@ -11,16 +11,6 @@ use tracetree_testkit::files;
 use crate::commands::bundled;
 use crate::tracetree;
 
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// Runs the binary with `stdin` written to its standard input and its
 /// cache in `cache`: whether it succeeded, its stdout and stderr.
 fn with_stdin(cache: &Path, args: &[&str], stdin: &[u8]) -> (bool, String, String) {
@@ -37,7 +27,7 @@ fn stdin_reads_like_the_file_and_caches_nothing() {
     let (dir, file) = bundled();
     let cache = dir.path().join("cache");
     let bytes = std::fs::read(&file).unwrap();
-    let before = listing(dir.path());
+    let before = crate::listing(dir.path());
     for command in [
         &["print", "--verbose"][..],
         &["dump"],
@@ -65,11 +55,11 @@ fn stdin_reads_like_the_file_and_caches_nothing() {
         "{out}"
     );
     // Nothing beside the trace, nothing in the cache.
-    assert_eq!(listing(dir.path()), before);
+    assert_eq!(crate::listing(dir.path()), before);
     assert!(
-        !cache.exists() || listing(&cache).is_empty(),
+        !cache.exists() || crate::listing(&cache).is_empty(),
         "{:?}",
-        listing(&cache)
+        crate::listing(&cache)
     );
 }
 
@@ -315,7 +305,7 @@ fn index_caps_its_workers() {
     assert!(ok, "{err}");
     assert!(err.contains("instead of 5000"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(!listing(dir.path()).iter().any(|n| n.contains("tmp")));
+    assert!(!crate::listing(dir.path()).iter().any(|n| n.contains("tmp")));
 }
 
 #[test]
@@ -326,11 +316,11 @@ fn a_failed_index_write_leaves_no_temporary_file() {
     std::fs::remove_file(&index).unwrap();
     std::fs::create_dir(&index).unwrap();
     std::fs::write(index.join("keep"), b"").unwrap();
-    let before = listing(dir.path());
+    let before = crate::listing(dir.path());
     let (ok, _, err) = tracetree(&["index", &file]);
     assert!(!ok, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(listing(dir.path()), before);
+    assert_eq!(crate::listing(dir.path()), before);
 }
 
 /// Sends `signal` (a `kill` name: `STOP`, `INT`) to process `pid`; whether
@@ -390,7 +380,7 @@ fn an_interrupted_index_leaves_no_temporary_file() {
             let mid_work = send(pid, "STOP")
                 && writes_unnamed_file_in(pid, &real_dir)
                 && !index.exists()
-                && !listing(dir.path()).iter().any(|n| n.contains("tmp"));
+                && !crate::listing(dir.path()).iter().any(|n| n.contains("tmp"));
             if !mid_work {
                 send(pid, "CONT");
                 child.wait().unwrap();
@@ -408,7 +398,7 @@ fn an_interrupted_index_leaves_no_temporary_file() {
         // The handler removed what was named and ended the process as the
         // signal does by default.
         assert_eq!(status.signal(), Some(number), "SIG{signal}: {status}");
-        let left: Vec<String> = listing(dir.path())
+        let left: Vec<String> = crate::listing(dir.path())
             .into_iter()
             .filter(|n| n.contains("tmp"))
             .collect();

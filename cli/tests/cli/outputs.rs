@@ -3,7 +3,6 @@
 
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
 use std::process::Command;
 
 use crate::commands::bundled;
@@ -27,19 +26,13 @@ fn run_code(args: &[&str]) -> (i32, String, String) {
     (code, String::from_utf8_lossy(&out).into_owned(), err)
 }
 
+/// A Blinky text trace whose one call, `demo.A.run()`, never returns.
+const OPEN_CALL: &[u8] =
+    b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$$$,1,4,0,1,x,10,$enter$,()V\n";
+
 /// A Blinky text trace of one call, `demo.A.run()`.
 const BLINKY: &[u8] = b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n\
     $exit$,11,1,-1,0,-4,,,\n$$$,1,4,0,1,x,10,$enter$,()V\n$$$,4,4,0,1,x,11,$exit$\n";
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn dev_null_is_written_through_and_stays_a_device() {
@@ -265,7 +258,7 @@ fn foreign_inputs_are_read_from_pipes_and_named_as_given() {
     let (code, _, err) = run_code(&["info", text.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("notes.txt: not a trace"), "{err}");
-    assert_eq!(names(dir.path()), ["notes.txt"]);
+    assert_eq!(crate::listing(dir.path()), ["notes.txt"]);
 }
 
 #[test]
@@ -286,11 +279,7 @@ fn strict_fails_an_import_with_unfinished_calls() {
     let dir = tempfile::tempdir().unwrap();
     // run() entered and never left.
     let blinky = dir.path().join("open.blinky");
-    std::fs::write(
-        &blinky,
-        b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$$$,1,4,0,1,x,10,$enter$,()V\n",
-    )
-    .unwrap();
+    std::fs::write(&blinky, OPEN_CALL).unwrap();
     let source = blinky.to_str().unwrap();
     let cache = dir.path().join("cache");
     for _ in 0..2 {
@@ -325,7 +314,7 @@ fn gen_refuses_what_it_cannot_write_in_one_line_and_leaves_nothing() {
             "{args:?}: {err}"
         );
         assert!(!err.contains("panicked"), "{err}");
-        assert_eq!(names(dir.path()), Vec::<String>::new(), "{args:?}");
+        assert_eq!(crate::listing(dir.path()), Vec::<String>::new(), "{args:?}");
     }
     let (ok, _, err) = tracetree(&["gen", out, "--size", "99999999999999999999999"]);
     assert!(
@@ -345,7 +334,7 @@ fn gen_refuses_what_it_cannot_write_in_one_line_and_leaves_nothing() {
         err.contains("warning: wrote") && err.contains("--size asked 1,048,576"),
         "{err}"
     );
-    assert_eq!(names(dir.path()), ["h.trace", "h.trace.idx"]);
+    assert_eq!(crate::listing(dir.path()), ["h.trace", "h.trace.idx"]);
 }
 
 #[test]
@@ -382,11 +371,7 @@ fn search_hits_stay_one_line_and_json_has_one_object_per_hit() {
 fn info_counts_unfinished_calls_and_words_read_right() {
     let dir = tempfile::tempdir().unwrap();
     let blinky = dir.path().join("open.blinky");
-    std::fs::write(
-        &blinky,
-        b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$$$,1,4,0,1,x,10,$enter$,()V\n",
-    )
-    .unwrap();
+    std::fs::write(&blinky, OPEN_CALL).unwrap();
     let source = blinky.to_str().unwrap();
     let cache = dir.path().join("cache");
     let (ok, _, err) = crate::tracetree_cached(&cache, &["print", source]);

@@ -111,7 +111,7 @@ pub(super) const FENCE: usize = 64;
 /// reads a page or two of the cells instead of one page per step of a
 /// binary search over the whole thread. That matters because the cells are
 /// mapped (the index file, a sidecar) and random access releases their
-/// pages every window (`stream::Resident`): each page a search touches
+/// pages every window (`storage::Resident`): each page a search touches
 /// faults in again. Costs 12 bytes per `FENCE` containers (0.19 bytes a
 /// container, against the 4 of `order`). A table built from cells takes
 /// its fence from the pass that builds it. A sidecar's table, mapped and
