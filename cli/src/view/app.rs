@@ -48,6 +48,9 @@ pub enum Overlay {
     Help,
     /// The thread chooser, its cursor.
     Threads(usize),
+    /// The kind chooser, its cursor (0: every kind, then
+    /// [`TracepointType::ALL`] in order).
+    Kinds(usize),
 }
 
 /// A search running in the background.
@@ -118,13 +121,15 @@ impl App {
             hits_total: 0,
             hit: None,
             pattern: String::new(),
-            message: "? for help".into(),
+            message: String::new(),
             quit: false,
         })
     }
 
-    /// Handles one key; errors become the status message.
+    /// Handles one key; errors become the status message. A message lasts
+    /// until the next key.
     pub fn key(&mut self, key: KeyEvent) {
+        self.message.clear();
         if let Err(error) = self.try_key(key) {
             self.message = error.to_string();
         }
@@ -164,6 +169,10 @@ impl App {
                 return Ok(());
             }
             Overlay::Threads(cursor) => return self.thread_key(cursor, key.code),
+            Overlay::Kinds(cursor) => {
+                self.kind_key(cursor, key.code);
+                return Ok(());
+            }
             Overlay::None => {}
         }
         let last = self.rows.rows.len().saturating_sub(1);
@@ -190,7 +199,7 @@ impl App {
             KeyCode::Char('n') => self.next_hit(true)?,
             KeyCode::Char('N') => self.next_hit(false)?,
             KeyCode::Char('t') => self.overlay = Overlay::Threads(0),
-            KeyCode::Char('f') => self.next_kind(),
+            KeyCode::Char('f') => self.overlay = Overlay::Kinds(self.kind_cursor()),
             KeyCode::Char('m') => self.toggle_bookmark(),
             KeyCode::Char('b') => self.next_bookmark()?,
             KeyCode::Char('?') => self.overlay = Overlay::Help,
@@ -423,7 +432,7 @@ impl App {
     pub fn follow(&mut self, follower: Follower) {
         self.follower = Some(follower);
         self.following = Some(0);
-        self.message = "? for help".into();
+        self.message.clear();
     }
 
     /// Takes the follower's refreshed readers (the latest replaces the
@@ -472,6 +481,27 @@ impl App {
     fn follow_to(&mut self, reader: Arc<LazyTraceReader>) -> Result<()> {
         let old = std::mem::replace(&mut self.reader, Arc::clone(&reader));
         let moved = |node: LazyNode| reader.resolve_handle(old.handle(node)).ok();
+        // Threads that started writing since are shown.
+        for thread in reader.thread_ids() {
+            if !self.threads.iter().any(|&(t, _)| t == thread) {
+                self.threads.push((thread, true));
+            }
+        }
+        self.threads.sort_by_key(|&(t, _)| t);
+        self.counter = Counter::new(Arc::clone(&reader));
+        self.remake_rows(moved)?;
+        self.bookmarks = self.bookmarks.iter().filter_map(|&b| moved(b)).collect();
+        let hits = std::mem::take(&mut self.hits);
+        self.hits = self.moved_hits(&old, hits);
+        self.scroll_into_view();
+        Ok(())
+    }
+
+    /// Makes the rows again for the reader and the shown threads: the
+    /// threads and calls that were expanded are expanded again and the
+    /// selected row selected again, each node through `moved` (`None`: it
+    /// stays closed).
+    fn remake_rows(&mut self, moved: impl Fn(LazyNode) -> Option<LazyNode>) -> Result<()> {
         let (mut threads, mut nodes) = (Vec::new(), Vec::new());
         for row in self.rows.rows.iter().filter(|row| row.expanded) {
             match row.kind {
@@ -482,21 +512,13 @@ impl App {
         }
         let selected = self.rows.rows.get(self.selected).map(|row| row.kind);
         let offset = self.selected.saturating_sub(self.top);
-        // Threads that started writing since are shown.
-        for thread in reader.thread_ids() {
-            if !self.threads.iter().any(|&(t, _)| t == thread) {
-                self.threads.push((thread, true));
-            }
-        }
-        self.threads.sort_by_key(|&(t, _)| t);
-        self.counter = Counter::new(Arc::clone(&reader));
-        self.rows = Rows::new(Arc::clone(&reader), &self.shown_threads())?;
+        self.rows = Rows::new(Arc::clone(&self.reader), &self.shown_threads())?;
         for thread in threads {
             if let Some(row) = self.rows.thread_row(thread) {
                 self.rows.expand(row)?;
             }
         }
-        for node in nodes.into_iter().filter_map(moved) {
+        for node in nodes.into_iter().filter_map(&moved) {
             // A node that cannot be shown again stays closed.
             if let Ok(Some(row)) = self.rows.reveal(node)
                 && !self.rows.rows[row].expanded
@@ -512,10 +534,6 @@ impl App {
             _ => self.selected,
         };
         self.top = self.selected.saturating_sub(offset);
-        self.bookmarks = self.bookmarks.iter().filter_map(|&b| moved(b)).collect();
-        let hits = std::mem::take(&mut self.hits);
-        self.hits = self.moved_hits(&old, hits);
-        self.scroll_into_view();
         Ok(())
     }
 
@@ -609,9 +627,15 @@ impl App {
             }
             KeyCode::Enter | KeyCode::Esc | KeyCode::Char('t') | KeyCode::Char('q') => {
                 self.overlay = Overlay::None;
-                self.rows = Rows::new(Arc::clone(&self.reader), &self.shown_threads())?;
-                self.selected = 0;
-                self.top = 0;
+                let shown = self.shown_threads();
+                let rows_shown = self.rows.rows.iter().filter_map(|row| match row.kind {
+                    RowKind::Thread(thread) => Some(thread),
+                    _ => None,
+                });
+                if !rows_shown.eq(shown.iter().copied()) {
+                    // A hidden thread's rows go; the others stay as they were.
+                    self.remake_rows(Some)?;
+                }
             }
             _ => {}
         }
@@ -626,19 +650,36 @@ impl App {
             .collect()
     }
 
-    fn next_kind(&mut self) {
-        let all = TracepointType::ALL;
-        self.kind = match self.kind {
-            None => Some(all[0]),
-            Some(kind) => all
+    /// The kind chooser's row of the kind searches keep now.
+    fn kind_cursor(&self) -> usize {
+        self.kind.map_or(0, |kind| {
+            TracepointType::ALL
                 .iter()
                 .position(|&k| k == kind)
-                .and_then(|i| all.get(i + 1).copied()),
-        };
-        self.message = format!(
-            "searches keep {}",
-            self.kind.map_or("every kind", |k| k.name())
-        );
+                .map_or(0, |i| i + 1)
+        })
+    }
+
+    fn kind_key(&mut self, cursor: usize, code: KeyCode) {
+        let last = TracepointType::ALL.len();
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.overlay = Overlay::Kinds(cursor.saturating_sub(1))
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.overlay = Overlay::Kinds((cursor + 1).min(last))
+            }
+            KeyCode::Home | KeyCode::Char('g') => self.overlay = Overlay::Kinds(0),
+            KeyCode::End | KeyCode::Char('G') => self.overlay = Overlay::Kinds(last),
+            KeyCode::Enter | KeyCode::Char(' ') => {
+                self.overlay = Overlay::None;
+                self.kind = cursor
+                    .checked_sub(1)
+                    .and_then(|i| TracepointType::ALL.get(i).copied());
+            }
+            KeyCode::Esc | KeyCode::Char('f') | KeyCode::Char('q') => self.overlay = Overlay::None,
+            _ => {}
+        }
     }
 
     fn toggle_bookmark(&mut self) {

@@ -375,11 +375,12 @@ pub fn count_text(count: ChildCount) -> String {
     }
 }
 
-/// `Thread N (name)`, numbered as `print` numbers threads.
+/// `thread ID (name)`: the thread's recorded id, as `info` lists it and
+/// `--thread` takes it.
 pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
     match reader.thread_name(thread) {
-        Some(name) => format!("Thread {} ({name})", thread.get() + 1),
-        None => format!("Thread {}", thread.get() + 1),
+        Some(name) => format!("thread {} ({name})", thread.get()),
+        None => format!("thread {}", thread.get()),
     }
 }
 

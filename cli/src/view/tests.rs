@@ -82,13 +82,13 @@ fn wait_for_search(app: &mut App) {
 fn the_first_screen_lists_the_threads_and_expanding_shows_children_and_details() {
     let mut app = open(&testdata("multi-thread.trace"));
     let first = screen(&mut app, 100, 20);
-    assert!(first[1].contains("▸ Thread 1 (main)"), "{first:#?}");
-    assert!(first[3].contains("▸ Thread 3 (Поток-β №2)"), "{first:#?}");
-    assert!(first[4].contains("▸ Thread 4"), "{first:#?}");
+    assert!(first[1].contains("▸ thread 0 (main)"), "{first:#?}");
+    assert!(first[3].contains("▸ thread 2 (Поток-β №2)"), "{first:#?}");
+    assert!(first[4].contains("▸ thread 3"), "{first:#?}");
     assert!(first[19].contains("? for help"), "{first:#?}");
     press(&mut app, "\nj\n");
     let opened = screen(&mut app, 100, 20);
-    assert!(opened[1].contains("▾ Thread 1 (main)"), "{opened:#?}");
+    assert!(opened[1].contains("▾ thread 0 (main)"), "{opened:#?}");
     assert!(opened[2].contains("▾ Thread@100.run()  (8)"), "{opened:#?}");
     assert!(opened[3].contains("    Thread@101.start()"), "{opened:#?}");
     let details = opened.join("\n");
@@ -211,4 +211,57 @@ fn hidden_threads_leave_the_tree_and_the_help_lists_the_keys() {
     press(&mut app, "x");
     press(&mut app, "q");
     assert!(app.quit);
+}
+
+#[test]
+fn f_opens_a_pick_list_of_kinds_and_the_status_says_the_pick_once() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    press(&mut app, "f");
+    let list = screen(&mut app, 100, 30).join("\n");
+    assert!(list.contains("searches keep (Enter picks"), "{list}");
+    for kind in ["every kind", "method_call", "read_field", "write_array"] {
+        assert!(list.contains(kind), "{kind}: {list}");
+    }
+    let read_field = tracetree::model::TracepointType::ALL
+        .iter()
+        .position(|k| k.name() == "read_field")
+        .unwrap();
+    press(&mut app, &"j".repeat(read_field + 1));
+    press(&mut app, "\n");
+    assert_eq!(app.kind.map(|k| k.name()), Some("read_field"));
+    let status = screen(&mut app, 100, 30).pop().unwrap();
+    assert_eq!(status.matches("read_field").count(), 1, "{status}");
+    // Esc leaves the pick as it was; `f` then Enter on the first row keeps
+    // every kind again.
+    press(&mut app, "fj\x1b");
+    assert_eq!(app.kind.map(|k| k.name()), Some("read_field"));
+    press(&mut app, "fg\n");
+    assert_eq!(app.kind, None);
+}
+
+#[test]
+fn hiding_a_thread_keeps_the_others_open_and_the_selection() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    press(&mut app, "\nj\nj");
+    let selected = app.rows.rows[app.selected].text.clone();
+    let expanded = app.rows.rows.len();
+    // Hide the second thread (worker-1), which was not expanded.
+    press(&mut app, "tj \n");
+    assert_eq!(app.rows.rows.len(), expanded - 1);
+    assert!(app.rows.rows[0].expanded && app.rows.rows[1].expanded);
+    assert_eq!(app.rows.rows[app.selected].text, selected);
+    // Closing the chooser without a change keeps the rows as they are.
+    press(&mut app, "t\x1b");
+    assert_eq!(app.rows.rows.len(), expanded - 1);
+}
+
+#[test]
+fn a_message_lasts_until_the_next_key() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    press(&mut app, "b");
+    assert!(app.message.contains("no bookmarks"), "{}", app.message);
+    press(&mut app, "j");
+    assert!(app.message.is_empty(), "{}", app.message);
+    let status = screen(&mut app, 100, 20).pop().unwrap();
+    assert!(status.contains("? for help"), "{status}");
 }

@@ -8,6 +8,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, Paragraph, Wrap};
+use tracetree::model::TracepointType;
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::ChildCount;
 
@@ -25,7 +26,7 @@ const HELP: &[(&str, &str)] = &[
     ("Esc", "cancel a running search"),
     (":", "jump to an event id"),
     ("t", "choose threads (Space toggles)"),
-    ("f", "which kind of tracepoint searches keep"),
+    ("f", "choose the kind of tracepoint searches keep"),
     ("m  b", "bookmark the row, go to the next bookmark"),
     ("mouse", "wheel moves; click selects; click again expands"),
     ("?", "this help"),
@@ -47,6 +48,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) -> u16 {
     match app.overlay {
         Overlay::Help => draw_help(frame),
         Overlay::Threads(cursor) => draw_threads(frame, app, cursor),
+        Overlay::Kinds(cursor) => draw_kinds(frame, cursor),
         Overlay::None => {}
     }
     tree.y + 1
@@ -186,13 +188,19 @@ fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
                 )
             }
             None => {
-                let kind = app
-                    .kind
-                    .map_or(String::new(), |k| format!(" [{}]", k.name()));
-                let following = app.following.map_or(String::new(), |blocks| {
-                    format!("following: {} blocks arrived · ", group(blocks))
+                let mut parts = Vec::new();
+                if let Some(blocks) = app.following {
+                    parts.push(format!("following: {} blocks arrived", group(blocks)));
+                }
+                if let Some(kind) = app.kind {
+                    parts.push(format!("searches keep {}", kind.name()));
+                }
+                parts.push(if app.message.is_empty() {
+                    "? for help".to_string()
+                } else {
+                    app.message.clone()
                 });
-                format!("{following}{}{kind}", app.message)
+                parts.join(" · ")
             }
         },
     };
@@ -234,6 +242,31 @@ fn draw_help(frame: &mut Frame) {
             Block::default()
                 .borders(Borders::ALL)
                 .title(" keys (any key closes) "),
+        ),
+        area,
+    );
+}
+
+fn draw_kinds(frame: &mut Frame, cursor: usize) {
+    let names = std::iter::once("every kind").chain(TracepointType::ALL.iter().map(|k| k.name()));
+    let items: Vec<ListItem> = names
+        .enumerate()
+        .map(|(i, name)| {
+            let style = if i == cursor {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            ListItem::new(name).style(style)
+        })
+        .collect();
+    let area = centered(frame.area(), 40, items.len() as u16 + 2);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        List::new(items).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" searches keep (Enter picks, Esc keeps) "),
         ),
         area,
     );

@@ -26,8 +26,8 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
         return;
     };
     let first = session.wait_for("? for help");
-    assert!(first.contains("▸ Thread 1 (main)"), "{first}");
-    assert!(first.contains("▸ Thread 2 (worker-1)"), "{first}");
+    assert!(first.contains("▸ thread 0 (main)"), "{first}");
+    assert!(first.contains("▸ thread 1 (worker-1)"), "{first}");
     // Expand the thread and its root: the root's 8 children and details.
     session.keys(&["Enter", "j", "Enter"]);
     let opened = session.wait_for("▾ Thread@100.run()  (8)");
@@ -35,10 +35,10 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
     assert!(opened.contains("children: 8"), "{opened}");
     // Page down to the end, collapse back up.
     session.keys(&["PageDown"]);
-    session.wait_for("Thread 4");
+    session.wait_for("thread 3");
     session.keys(&["Home", "Left"]);
     let collapsed = session.wait_for("1 of 4 rows");
-    assert!(collapsed.contains("▸ Thread 1 (main)"), "{collapsed}");
+    assert!(collapsed.contains("▸ thread 0 (main)"), "{collapsed}");
     // Search: the first hit is selected with its path expanded.
     session.keys(&["/", "increment", "Enter"]);
     let hit = session.wait_for("hit 1 of");
@@ -131,7 +131,7 @@ fn view_follows_a_growing_trace_in_a_terminal() {
         return;
     };
     let first = session.wait_for("following: 0 blocks arrived");
-    assert!(first.contains("▸ Thread 1"), "{first}");
+    assert!(first.contains("▸ thread 0"), "{first}");
     session.keys(&["Enter", "j", "Enter"]);
     session.wait_for(&format!(
         "▾ Thread@100.run(): <unfinished method>  ({shown})"
