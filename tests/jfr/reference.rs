@@ -79,6 +79,8 @@ pub fn sample_rows(json: &Value) -> Vec<Row> {
             .as_array()
             .map_or(&[][..], Vec::as_slice)
             .iter()
+            // `jfr print` leaves out the frames of methods the JVM hides.
+            .filter(|f| f["method"]["hidden"].as_bool() != Some(true))
             .filter_map(|f| method_key(&f["method"]))
             .collect();
         if frames.is_empty() {

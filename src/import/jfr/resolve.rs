@@ -1,6 +1,8 @@
 //! The pooled values the import needs, resolved from keys and memoized per
 //! chunk: threads (Java id and name), methods (class, name, descriptor)
-//! and stack traces (their frames' methods, top frame first).
+//! and stack traces (their frames' methods, top frame first; frames of
+//! methods the JVM hides, such as a lambda's hidden class, left out as
+//! `jfr print` leaves them out).
 //!
 //! A key is resolved once per chunk: the pool's value is decoded by its
 //! layout and its references followed (a method's class and symbols, a
@@ -32,7 +34,7 @@ pub struct StackTrace {
     /// The recorder cut it at its maximum depth.
     pub truncated: bool,
     /// The frames' methods, top (innermost) frame first; a frame whose
-    /// method is unknown is left out.
+    /// method is unknown or hidden is left out.
     pub frames: Vec<Arc<MethodName>>,
 }
 
@@ -69,10 +71,11 @@ pub struct Resolver<'c, 'a> {
     chunk: &'c Chunk<'a>,
     stack: Layout<2>,
     frame: Layout<1>,
-    method: Layout<3>,
+    method: Layout<4>,
     class: Layout<1>,
     thread: Layout<2>,
-    methods: FxHashMap<i64, Option<Arc<MethodName>>>,
+    /// Each method with whether the JVM hides it.
+    methods: FxHashMap<i64, Option<(Arc<MethodName>, bool)>>,
     stacks: FxHashMap<i64, Option<Arc<StackTrace>>>,
     threads: FxHashMap<i64, Option<Arc<ThreadInfo>>>,
 }
@@ -84,7 +87,11 @@ impl<'c, 'a> Resolver<'c, 'a> {
             chunk,
             stack: Layout::of(chunk, "jdk.types.StackTrace", ["truncated", "frames"]),
             frame: Layout::of(chunk, "jdk.types.StackFrame", ["method"]),
-            method: Layout::of(chunk, "jdk.types.Method", ["type", "name", "descriptor"]),
+            method: Layout::of(
+                chunk,
+                "jdk.types.Method",
+                ["type", "name", "descriptor", "hidden"],
+            ),
             class: Layout::of(chunk, "java.lang.Class", ["name"]),
             thread: Layout::of(chunk, "java.lang.Thread", ["javaName", "javaThreadId"]),
             methods: FxHashMap::default(),
@@ -129,7 +136,7 @@ impl<'c, 'a> Resolver<'c, 'a> {
             let method = self.frame.fields[0]
                 .and_then(|i| fields.get(i))
                 .and_then(Value::as_ref_key);
-            if let Some(method) = method.and_then(|key| self.method(key)) {
+            if let Some((method, false)) = method.and_then(|key| self.method_and_hidden(key)) {
                 methods.push(method);
             }
         }
@@ -141,15 +148,23 @@ impl<'c, 'a> Resolver<'c, 'a> {
 
     /// The method of `key`.
     pub fn method(&mut self, key: i64) -> Option<Arc<MethodName>> {
+        self.method_and_hidden(key).map(|(method, _)| method)
+    }
+
+    /// The method of `key` and whether the JVM hides it (its `hidden`
+    /// field, recorded since JDK 14; older recordings hide nothing).
+    fn method_and_hidden(&mut self, key: i64) -> Option<(Arc<MethodName>, bool)> {
         if let Some(known) = self.methods.get(&key) {
             return known.clone();
         }
-        let resolved = self.resolve_method(key).map(Arc::new);
+        let resolved = self
+            .resolve_method(key)
+            .map(|(method, hidden)| (Arc::new(method), hidden));
         self.methods.insert(key, resolved.clone());
         resolved
     }
 
-    fn resolve_method(&self, key: i64) -> Option<MethodName> {
+    fn resolve_method(&self, key: i64) -> Option<(MethodName, bool)> {
         let fields = self.fields_of(self.method.class?, key)?;
         let field = |n: usize| self.method.fields[n].and_then(|i| fields.get(i));
         let class = match field(0) {
@@ -159,11 +174,12 @@ impl<'c, 'a> Resolver<'c, 'a> {
                 .and_then(|name| self.text(&name, 0)),
             _ => None,
         };
-        Some(MethodName {
+        let method = MethodName {
             class: class.unwrap_or_default().replace('/', "."),
             name: field(1).and_then(|v| self.text(v, 0)).unwrap_or_default(),
             descriptor: field(2).and_then(|v| self.text(v, 0)).unwrap_or_default(),
-        })
+        };
+        Some((method, matches!(field(3), Some(Value::Boolean(true)))))
     }
 
     /// The thread of `key`.
