@@ -106,11 +106,29 @@ impl Cache {
         }
     }
 
-    /// Options for the lazy reader: sidecars kept in this cache.
+    /// Options for the lazy reader: sidecars kept in this cache; under
+    /// `--strict`, the data read through at the open
+    /// ([`IndexChoice::Verify`]), so that every command finds damage and
+    /// calls left unfinished anywhere in the trace before it answers.
     pub fn lazy_options(&self) -> LazyOptions {
-        LazyOptions::default()
+        let options = LazyOptions::default()
             .sidecar_dir(self.lookups.clone())
-            .file_access(self.file_access)
+            .file_access(self.file_access);
+        if self.strict {
+            options.index(IndexChoice::Verify)
+        } else {
+            options
+        }
+    }
+
+    /// Under `--strict`, reads the trace at `path` through and fails when
+    /// any of it is damaged, missing or unfinished (for commands that copy
+    /// a trace without reading it).
+    pub fn check_whole(&self, path: &Path) -> Result<()> {
+        if self.strict {
+            self.open_lazy_whole(path)?;
+        }
+        Ok(())
     }
 
     /// Opens `path` with the lazy reader, its sidecar in this cache.

@@ -75,7 +75,8 @@ pub struct StrictFlag {
     /// Fail (exit 1) when a trace or a foreign source is incomplete or
     /// damaged (no end marker, a block or a file cut short, unfinished
     /// calls, bytes ignored) instead of reading what is whole and warning
-    /// on stderr.
+    /// on stderr. The whole trace is read through before the command
+    /// answers, even for a page of children.
     #[arg(long)]
     pub strict: bool,
 }

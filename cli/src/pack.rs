@@ -25,6 +25,7 @@ pub fn run(
 ) -> Result<()> {
     let written = Output::file(output, force)?;
     let trace = cache.trace(file)?;
+    cache.check_whole(&trace.path)?;
     let mut index = index_path(&trace.path);
     // A trace without its index gets one rebuilt into a temporary folder:
     // nothing is written beside the user's trace.

@@ -395,13 +395,30 @@ fn info_counts_unfinished_calls_and_words_read_right() {
             "--eager {eager}: {out}"
         );
     }
-    // A v22 trace with a call left open: whole, but unfinished.
-    for command in ["info", "print", "dump"] {
-        let (ok, _, err) = tracetree(&[command, "--strict", trace.to_str().unwrap()]);
+    // A v22 trace with a call left open: whole, but unfinished. Every
+    // command that reads it fails under --strict, and writes nothing.
+    let path = trace.to_str().unwrap();
+    let written = dir.path().join("written");
+    let out = written.to_str().unwrap();
+    let commands: [&[&str]; 8] = [
+        &["info"],
+        &["print"],
+        &["dump"],
+        &["children", "--node", "0"],
+        &["search", "run"],
+        &["export", "--format", "folded", "-o", out],
+        &["pack", "-o", out],
+        &["print", "--eager"],
+    ];
+    for command in commands {
+        let mut args = vec![command[0], path, "--strict"];
+        args.extend(&command[1..]);
+        let (ok, _, err) = tracetree(&args);
         assert!(
             !ok && err.contains("1 call or loop never ended"),
-            "{command}: {err}"
+            "{command:?}: {err}"
         );
+        assert!(!written.exists(), "{command:?} wrote its output");
     }
     let (_, info, _) = crate::tracetree_cached(&cache, &["info", source]);
     assert!(!info.contains("unmatched tickets"), "{info}");
