@@ -3,16 +3,7 @@
 /// `n` with thousands separated by commas.
 pub fn group(n: impl TryInto<u64>) -> String {
     // usize and u64 both convert: 64-bit counts at most.
-    let n: u64 = n.try_into().unwrap_or(u64::MAX);
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    tracetree::print::grouped(n.try_into().unwrap_or(u64::MAX))
 }
 
 /// The plural ending for `count` things.

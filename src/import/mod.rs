@@ -230,16 +230,8 @@ impl fmt::Display for ImportSummary {
 /// `n` things in words, thousands separated by commas: `1 thread`,
 /// `219,723 calls`.
 fn counted(n: u64, thing: &str) -> String {
-    let digits = n.to_string();
-    let mut text = String::new();
-    for (at, digit) in digits.chars().enumerate() {
-        if at > 0 && (digits.len() - at).is_multiple_of(3) {
-            text.push(',');
-        }
-        text.push(digit);
-    }
     let plural = if n == 1 { "" } else { "s" };
-    format!("{text} {thing}{plural}")
+    format!("{} {thing}{plural}", crate::print::grouped(n))
 }
 
 /// Imports `input` (of `format`, or the detected one) into the v22 trace

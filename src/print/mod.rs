@@ -13,3 +13,22 @@ pub use ordered::{OrderedStats, Parallelism};
 pub use text::{
     Parent, PrintOptions, TextFormatter, node_text, print_trace, print_trace_with, tracepoint_text,
 };
+
+/// `n` with its thousands separated by commas (`2,663`), as every message
+/// and summary of the project writes counts.
+///
+/// ```
+/// assert_eq!(tracetree::print::grouped(1_234_567), "1,234,567");
+/// assert_eq!(tracetree::print::grouped(999), "999");
+/// ```
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
