@@ -28,9 +28,9 @@ use rustc_hash::FxHashMap;
 use crate::common::{EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::Result;
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointBody, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointBody, TracepointName, TracepointType};
 use crate::print::{Parent, TextFormatter};
-use crate::read::{LazyNode, LazyTraceReader, TracepointName, WalkDetail, WalkNode};
+use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 
 /// What to look for.
 #[derive(Debug, Clone)]

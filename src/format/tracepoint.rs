@@ -14,8 +14,8 @@ use crate::format::bytes::{ByteReader, SliceWriter, encode_sized_to, preallocati
 use crate::format::skip::Cursor;
 use crate::format::value::len_i32;
 use crate::model::{
-    DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointType,
-    Value,
+    DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, TracepointHeader, TracepointName,
+    TracepointType, Value,
 };
 
 type DecodeResult<T> = Result<T, DecodeError>;
@@ -149,6 +149,36 @@ fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
     out.count(values.len());
     for value in values {
         value.write_to(out);
+    }
+}
+
+impl TracepointName {
+    /// What the tracepoint whose bytes start `object` (its kind byte
+    /// first) names, if it is a call or an access and `object` holds its
+    /// header and the id (a block end may cut them).
+    pub(crate) fn peek(object: &[u8]) -> Option<TracepointName> {
+        let (&kind, rest) = object.split_first()?;
+        if kind != ObjectKind::Tracepoint as u8 {
+            return None;
+        }
+        let header = TracepointHeader::from_bytes(rest.first_chunk()?)?;
+        let mut body = ByteReader::new(rest.get(TracepointHeader::LEN..)?, 0);
+        let id = |body: &mut ByteReader<'_>| body.i32().ok();
+        match header.tracepoint_type {
+            // A container's child diff statuses come first: u8 k, k × i8.
+            TracepointType::MethodCall => {
+                let statuses = body.u8().ok()?;
+                body.bytes(usize::from(statuses)).ok()?;
+                Some(TracepointName::Method(MethodId(id(&mut body)?)))
+            }
+            TracepointType::ReadField | TracepointType::WriteField => {
+                Some(TracepointName::Field(FieldId(id(&mut body)?)))
+            }
+            TracepointType::ReadLocal | TracepointType::WriteLocal => {
+                Some(TracepointName::Variable(VariableId(id(&mut body)?)))
+            }
+            _ => None,
+        }
     }
 }
 

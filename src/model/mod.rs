@@ -14,7 +14,7 @@ pub use reference::{
 pub use string::JavaStr;
 pub use tracepoint::{
     DiffStatus, Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, TracepointHeader,
-    TracepointType,
+    TracepointName, TracepointType,
 };
 pub use types::{AccessLocation, Type};
 pub use value::Value;

@@ -535,3 +535,15 @@ mod tests {
         assert!(with_statuses.owns_memory());
     }
 }
+
+/// What a call or an access names: read from a tracepoint's first fields
+/// without decoding the rest (a name walk's `WalkNode::name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TracepointName {
+    /// The method called.
+    Method(MethodId),
+    /// A field read or written.
+    Field(FieldId),
+    /// A local variable read or written.
+    Variable(VariableId),
+}

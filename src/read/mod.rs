@@ -35,7 +35,7 @@ pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, No
 pub use lazy::{
     CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
     LazyTraceReader, NodeData, NodeHandle, PreOrder, RefreshReport, Refreshed, ThreadInfo,
-    TracepointName, WalkDetail, WalkNode,
+    WalkDetail, WalkNode,
 };
 pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
 pub use lookup::index::{IndexReport, index_path};

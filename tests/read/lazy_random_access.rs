@@ -129,7 +129,7 @@ fn check_subtree_walk(
             };
             if let Some(name) = walked.name {
                 use tracetree::model::TracepointBody as Body;
-                use tracetree::read::TracepointName as Name;
+                use tracetree::model::TracepointName as Name;
                 let id = index.by_event[&walked.header.event];
                 let named = match (
                     &eager

@@ -59,10 +59,10 @@ pub use navigate::ChildCount;
 pub use open::LazyOptions;
 pub use refresh::{RefreshReport, Refreshed};
 
-use crate::common::{EventId, FieldId, LogicalOffset, MethodId, ObjectKind, ThreadId, VariableId};
+use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointName, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
 use crate::read::lookup::stream::Stream;
@@ -165,49 +165,6 @@ pub struct WalkNode<'a> {
     /// fields are cut by a block end: [`LazyTraceReader::node`] then
     /// decodes it).
     pub name: Option<TracepointName>,
-}
-
-/// What a call or an access names (see [`WalkNode::name`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TracepointName {
-    /// The method called.
-    Method(MethodId),
-    /// A field read or written.
-    Field(FieldId),
-    /// A local variable read or written.
-    Variable(VariableId),
-}
-
-impl TracepointName {
-    /// What the tracepoint whose bytes start `object` names, if it is a
-    /// call or an access and `object` holds the id.
-    pub(crate) fn peek(object: &[u8]) -> Option<TracepointName> {
-        // kind (1) + type (1) + code location, thread, event (3 × 4) + diff (1)
-        const HEADER: usize = 15;
-        if object.first() != Some(&(ObjectKind::Tracepoint as u8)) {
-            return None;
-        }
-        let id_at = |at: usize| {
-            let bytes = object.get(at..at + 4)?;
-            Some(i32::from_be_bytes(bytes.try_into().ok()?))
-        };
-        match TracepointType::from_byte(*object.get(1)?)? {
-            // A container's child diff statuses come first: u8 k, k × i8.
-            TracepointType::MethodCall => {
-                let statuses = usize::from(*object.get(HEADER)?);
-                Some(TracepointName::Method(MethodId(id_at(
-                    HEADER + 1 + statuses,
-                )?)))
-            }
-            TracepointType::ReadField | TracepointType::WriteField => {
-                Some(TracepointName::Field(FieldId(id_at(HEADER)?)))
-            }
-            TracepointType::ReadLocal | TracepointType::WriteLocal => {
-                Some(TracepointName::Variable(VariableId(id_at(HEADER)?)))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// A range of a thread's stream whose direct children are listed together:

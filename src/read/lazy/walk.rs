@@ -48,12 +48,12 @@ use crate::common::ThreadId;
 use crate::error::{DecodeError, Error, NodeProblem, Result};
 use crate::format::skip::{Skipped, try_skip};
 use crate::format::{ByteReader, ObjectKind};
-use crate::model::{Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType};
+use crate::model::{
+    Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointName, TracepointType,
+};
 use crate::read::{Visit, VisitDetail};
 
-use super::{
-    ContentRange, LazyNode, LazyTraceReader, Scan, Scope, TracepointName, WalkDetail, WalkNode,
-};
+use super::{ContentRange, LazyNode, LazyTraceReader, Scan, Scope, WalkDetail, WalkNode};
 use crate::read::lookup::stream::{Stream, unexpected};
 
 /// `walk_loop`'s `DETAIL`: one per [`WalkDetail`].
