@@ -103,6 +103,19 @@ pub fn search(
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SearchResult> {
+    search_streaming(reader, options, progress, &|_| {})
+}
+
+/// [`search`], handing each hit to `on_hit` as soon as its thread's walk
+/// finds it (from the walking threads, in no order across threads), as a
+/// client streaming partial results shows them: up to
+/// [`SearchOptions::max`] hits per thread, each also kept in the result.
+pub fn search_streaming(
+    reader: &LazyTraceReader,
+    options: &SearchOptions,
+    progress: &(dyn Fn(u64) + Sync),
+    on_hit: &(dyn Fn(&Hit) + Sync),
+) -> Result<SearchResult> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -120,7 +133,7 @@ pub fn search(
     };
     let per_thread = reader.walk_threads(
         detail,
-        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread)),
+        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread), on_hit),
         |search, walked| {
             if !search.wanted
                 || options
@@ -197,7 +210,7 @@ pub fn find_next(
             (reader.node_thread(node), reader.following(node)?, above)
         }
     };
-    let mut search = ThreadSearch::new(reader, thread, true);
+    let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
     // The path down to the start, for the hits' paths and parents, is
     // stepped through without looking for hits.
     let above = above
@@ -339,10 +352,17 @@ struct ThreadSearch<'c> {
     hits: Vec<Hit>,
     total: u64,
     scanned: u64,
+    /// Told of each hit kept, as it is found.
+    on_hit: &'c (dyn Fn(&Hit) + Sync),
 }
 
 impl<'c> ThreadSearch<'c> {
-    fn new(reader: &'c LazyTraceReader, thread: ThreadId, wanted: bool) -> Self {
+    fn new(
+        reader: &'c LazyTraceReader,
+        thread: ThreadId,
+        wanted: bool,
+        on_hit: &'c (dyn Fn(&Hit) + Sync),
+    ) -> Self {
         let context = reader.context();
         ThreadSearch {
             reader,
@@ -357,6 +377,7 @@ impl<'c> ThreadSearch<'c> {
             hits: Vec::new(),
             total: 0,
             scanned: 0,
+            on_hit,
         }
     }
 
@@ -428,6 +449,9 @@ impl<'c> ThreadSearch<'c> {
                     .collect(),
                 line: self.line.clone(),
             });
+            if let Some(hit) = self.hits.last() {
+                (self.on_hit)(hit);
+            }
         }
         Ok(())
     }
