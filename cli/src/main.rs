@@ -405,9 +405,9 @@ pub enum Command {
     /// pages of roots and children, node details, search, growth); the
     /// methods are in docs/PROTOCOL.md. The flags are the defaults of
     /// each `trace/open`, whose options may say otherwise.
-    #[command(
-        after_help = "Examples:\n  tracetree serve --stdio\n          tracetree serve --stdio --no-mmap --cache-dir /tmp/tt-cache\n          tracetree serve --print-schema > docs/protocol.schema.json"
-    )]
+    #[command(after_help = "Examples:\n  tracetree serve --stdio\n  \
+        tracetree serve --stdio --no-mmap --cache-dir /tmp/tt-cache\n  \
+        tracetree serve --print-schema > docs/protocol.schema.json")]
     Serve {
         #[command(flatten)]
         cache: CacheFlags,

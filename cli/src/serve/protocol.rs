@@ -415,7 +415,7 @@ pub struct GrownParams {
     pub error: Option<String>,
 }
 
-/// `$/cancelRequest`'s and `$/progress`' parameters (LSP's).
+/// `$/cancelRequest`'s parameters (LSP's).
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct CancelParams {
     /// The id of the request to cancel.

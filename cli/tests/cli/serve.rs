@@ -523,3 +523,26 @@ fn a_file_cut_short_while_open_gives_errors_not_a_crash() {
     assert_eq!(server.finish().code(), Some(0));
     drop(dir);
 }
+
+#[test]
+fn the_checked_in_schema_is_current() {
+    let (ok, schema, error) = crate::tracetree(&["serve", "--print-schema"]);
+    assert!(ok, "{error}");
+    let path = files::repository().join("docs/protocol.schema.json");
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        schema == checked_in,
+        "docs/protocol.schema.json is not what the server's types give: refresh it with\n  \
+         cargo run --release -p tracetree-cli -- serve --print-schema > docs/protocol.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&schema).unwrap();
+    // Every method the server lists has its messages in the schema.
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::start(cache.path(), &[]);
+    let init = server.call("initialize", json!({}));
+    for method in init["capabilities"]["methods"].as_array().unwrap() {
+        let method = method.as_str().unwrap();
+        assert!(schema["x-methods"][method].is_object(), "{method}");
+    }
+    assert_eq!(server.finish().code(), Some(0));
+}
