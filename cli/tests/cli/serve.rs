@@ -546,3 +546,35 @@ fn the_checked_in_schema_is_current() {
     }
     assert_eq!(server.finish().code(), Some(0));
 }
+
+#[test]
+fn a_node_client_on_vscode_jsonrpc_drives_a_whole_session() {
+    let client = files::repository().join("cli/tests/clients/node");
+    if Command::new("node").arg("--version").output().is_err() {
+        skip::cannot_run("no node on PATH (Node.js)");
+        return;
+    }
+    if !client.join("node_modules/vscode-jsonrpc").is_dir() {
+        skip::cannot_run("vscode-jsonrpc is not installed: run `npm ci` in cli/tests/clients/node");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = big_trace(dir.path());
+    for name in ["multi-thread.trace", "all-types.trace"] {
+        let cache = tempfile::tempdir().unwrap();
+        let out = Command::new("node")
+            .arg(client.join("session.js"))
+            .arg(env!("CARGO_BIN_EXE_tracetree"))
+            .arg(files::testdata(name))
+            .arg(&big)
+            .env("TRACETREE_CACHE_DIR", cache.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stdout == b"ok\n",
+            "{name}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
