@@ -578,3 +578,67 @@ fn a_node_client_on_vscode_jsonrpc_drives_a_whole_session() {
         );
     }
 }
+
+#[test]
+fn the_java_example_client_drives_a_session() {
+    if Command::new("javac").arg("-version").output().is_err() {
+        skip::cannot_run("no JDK (javac) on PATH");
+        return;
+    }
+    let classes = tempfile::tempdir().unwrap();
+    let source = files::repository().join("examples/java/TraceClient.java");
+    let compiled = Command::new("javac")
+        .arg("-d")
+        .arg(classes.path())
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let (_dir, trace) = bundled();
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(classes.path())
+        .arg("TraceClient")
+        .arg(env!("CARGO_BIN_EXE_tracetree"))
+        .arg(&trace)
+        .env("TRACETREE_CACHE_DIR", cache.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.ends_with("ok\n"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each thread's first line is print's first line of that thread.
+    let (_, printed, _) = crate::tracetree(&["print", "--verbose", &trace]);
+    let firsts: Vec<&str> = printed
+        .lines()
+        .zip(printed.lines().skip(1))
+        .filter(|(header, _)| header.starts_with("# Thread "))
+        .map(|(_, first)| first)
+        .collect();
+    let shown: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("thread "))
+        .map(|line| {
+            line.split_once(": ")
+                .unwrap()
+                .1
+                .rsplit_once(" (")
+                .unwrap()
+                .0
+        })
+        .collect();
+    assert_eq!(shown, firsts);
+    let (_, hits, _) = crate::tracetree(&["search", &trace, "start", "--json"]);
+    assert!(
+        stdout.contains(&format!("hits for start: {}\n", hits.lines().count())),
+        "{stdout}"
+    );
+}
