@@ -193,18 +193,27 @@ fn a_python_client_drives_a_whole_session() {
         return;
     }
     let client = files::repository().join("cli/tests/clients/python/session.py");
+    run_client("python3", &[client.as_os_str()]);
+}
+
+/// Runs `program SCRIPT TRACETREE TRACE MORE...` (`args` is `SCRIPT,
+/// MORE...`) on each bundled trace; it must print `ok` alone.
+fn run_client(program: &str, args: &[&std::ffi::OsStr]) {
     for name in ["multi-thread.trace", "all-types.trace"] {
         let cache = tempfile::tempdir().unwrap();
-        let out = Command::new("python3")
-            .arg(&client)
+        // The script, the server and the trace, then the other arguments.
+        let (before, after) = args.split_at(1.min(args.len()));
+        let out = Command::new(program)
+            .args(before)
             .arg(env!("CARGO_BIN_EXE_tracetree"))
             .arg(files::testdata(name))
+            .args(after)
             .env("TRACETREE_CACHE_DIR", cache.path())
             .output()
             .unwrap();
         assert!(
             out.status.success() && out.stdout == b"ok\n",
-            "{name}: {}{}",
+            "{program} on {name}: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
@@ -560,23 +569,8 @@ fn a_node_client_on_vscode_jsonrpc_drives_a_whole_session() {
     }
     let dir = tempfile::tempdir().unwrap();
     let big = big_trace(dir.path());
-    for name in ["multi-thread.trace", "all-types.trace"] {
-        let cache = tempfile::tempdir().unwrap();
-        let out = Command::new("node")
-            .arg(client.join("session.js"))
-            .arg(env!("CARGO_BIN_EXE_tracetree"))
-            .arg(files::testdata(name))
-            .arg(&big)
-            .env("TRACETREE_CACHE_DIR", cache.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success() && out.stdout == b"ok\n",
-            "{name}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let script = client.join("session.js");
+    run_client("node", &[script.as_os_str(), big.as_os_str()]);
 }
 
 #[test]
