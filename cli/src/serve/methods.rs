@@ -34,7 +34,7 @@ pub enum Lane {
 }
 
 /// The trace methods, with their lanes.
-pub const METHODS: [(&str, Lane); 12] = [
+pub const METHODS: [(&str, Lane); 13] = [
     ("trace/open", Lane::Long),
     ("trace/close", Lane::Quick),
     ("trace/roots", Lane::Quick),
@@ -45,6 +45,7 @@ pub const METHODS: [(&str, Lane); 12] = [
     ("trace/nodeByEvent", Lane::Quick),
     ("trace/search", Lane::Long),
     ("trace/findNext", Lane::Long),
+    ("trace/export", Lane::Long),
     ("trace/follow", Lane::Quick),
     ("trace/threads", Lane::Quick),
 ];
@@ -101,6 +102,7 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/nodeByEvent" => node_by_event(session, method, parse(method, params)?),
         "trace/search" => search(session, request, parse(method, params)?),
         "trace/findNext" => find(session, method, parse(method, params)?),
+        "trace/export" => export(session, method, parse(method, params)?),
         "trace/follow" => {
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
@@ -721,6 +723,74 @@ fn find(session: &Session, method: &str, params: FindNextParams) -> Result<Value
         .map_err(|e| failed(method, &trace, params.from.as_deref(), &e))?;
     to_value(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
+    })
+}
+
+fn export(session: &Session, method: &str, params: ExportParams) -> Result<Value, ServeError> {
+    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let formats = [
+        StackFormat::Folded,
+        StackFormat::Speedscope,
+        StackFormat::Chrome,
+        StackFormat::Perfetto,
+    ];
+    let Some(format) = formats.into_iter().find(|f| f.name() == params.format) else {
+        return Err(ServeError::invalid_params(
+            method,
+            "format",
+            format!(
+                "no format {:?} (folded, speedscope, chrome, perfetto)",
+                params.format
+            ),
+        ));
+    };
+    let root = match &params.node {
+        Some(handle) => {
+            let node = resolve(method, &trace, &reader, "node", handle)?;
+            let data = reader
+                .node(node)
+                .map_err(|e| failed(method, &trace, Some(handle), &e))?;
+            Some(data.tracepoint().header.event)
+        }
+        None => None,
+    };
+    let name = trace.path.file_stem().map_or_else(
+        || "trace".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
+    let options = StackOptions {
+        threads: params
+            .threads
+            .as_ref()
+            .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect()),
+        root,
+        force: params.force,
+        ..StackOptions::new(format, name)
+    };
+    let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
+    let written = std::sync::atomic::AtomicU64::new(0);
+    let summary = export_stacks(
+        &reader,
+        std::path::Path::new(&params.output),
+        &options,
+        &|n| {
+            let total = written.fetch_add(n, Ordering::Relaxed) + n;
+            progress.report_every(&format!("{total} tracepoints exported"));
+        },
+    )
+    .map_err(|e| {
+        failed(method, &trace, params.node.as_deref(), &e).with("output", params.output.as_str())
+    })?;
+    drop(progress);
+    to_value(ExportResult {
+        output: params.output,
+        threads: summary.threads as u64,
+        tracepoints: summary.tracepoints,
+        frames: summary.frames as u64,
+        events: summary.events,
+        bytes: summary.bytes,
     })
 }
 

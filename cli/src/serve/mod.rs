@@ -95,6 +95,7 @@ pub fn schema() -> Value {
         of::<FindNextParams>(g),
         of::<FindResult>(g),
     );
+    method("trace/export", of::<ExportParams>(g), of::<ExportResult>(g));
     method("trace/follow", of::<TraceParams>(g), null.clone());
     let notifications = json!({
         "exit": null,

@@ -399,6 +399,45 @@ pub struct FindResult {
     pub hit: Option<Hit>,
 }
 
+/// `trace/export`'s parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportParams {
+    /// The trace's id.
+    pub trace: String,
+    /// The file to write (atomically: a failed export leaves nothing).
+    pub output: String,
+    /// `folded`, `speedscope`, `chrome` or `perfetto`, as `tracetree
+    /// export --format` takes them.
+    pub format: String,
+    /// Only this node's subtree (a handle).
+    pub node: Option<String>,
+    /// Only these threads.
+    pub threads: Option<Vec<i32>>,
+    /// Replace `output` if it exists.
+    #[serde(default)]
+    pub force: bool,
+    /// LSP's progress token: tracepoints written as `$/progress`.
+    pub work_done_token: Option<Value>,
+}
+
+/// `trace/export`'s result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExportResult {
+    /// The file written.
+    pub output: String,
+    /// Threads exported.
+    pub threads: u64,
+    /// Tracepoints walked.
+    pub tracepoints: u64,
+    /// Distinct frame names.
+    pub frames: u64,
+    /// Records written (folded lines, events, packets).
+    pub events: u64,
+    /// Bytes written.
+    pub bytes: u64,
+}
+
 /// `trace/grown`'s parameters: a followed trace has new data.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -636,3 +636,86 @@ fn the_java_example_client_drives_a_session() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_followed_trace_tells_its_growth_and_handles_carry_over() {
+    use tracetree::generate::samples;
+    use tracetree::write::StreamingOptions;
+    use tracetree_testkit::stream::memory_writer;
+
+    use crate::view::index_written;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut writer, data, index) = memory_writer(StreamingOptions {
+        block_size: 64,
+        flush_threshold: 16,
+        queue_capacity: 2,
+        ..StreamingOptions::default()
+    });
+    samples::record_multi_thread(&mut writer).unwrap();
+    writer.close().unwrap();
+    let (data, index) = (data.bytes(), index.bytes());
+    let trace = dir.path().join("growing.trace");
+    let idx = tracetree::read::index_path(&trace);
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    // The first cut whose view shows thread 0's root with some of its 8
+    // children: the call is not finished yet.
+    let (cut, t, root, shown) = (1..20)
+        .find_map(|step| {
+            let cut = data.len() * step / 20;
+            std::fs::write(&trace, &data[..cut]).unwrap();
+            std::fs::write(&idx, &index[..index_written(&index, cut)]).unwrap();
+            let id = server.start_request(
+                "trace/open",
+                json!({"path": trace, "options": {"growing": true}}),
+            );
+            let opened = server.answer(&id).ok()?;
+            assert_eq!(opened["status"], "growing");
+            let t = opened["trace"].as_str()?.to_string();
+            let id =
+                server.start_request("trace/roots", json!({"trace": t, "thread": 0, "count": 1}));
+            let roots = server.answer(&id).ok()?;
+            let root = roots["nodes"][0]["handle"].as_str()?.to_string();
+            let id = server.start_request(
+                "trace/children",
+                json!({"trace": t, "node": root, "count": 100}),
+            );
+            let shown = server.answer(&id).ok()?["nodes"].as_array()?.len();
+            (shown > 0 && shown < 8).then_some((cut, t, root, shown))
+        })
+        .expect("a cut inside the first thread's root call");
+    let not_growing = server.call(
+        "trace/open",
+        json!({"path": files::testdata("multi-thread.trace")}),
+    );
+    let refused = server.error("trace/follow", json!({"trace": not_growing["trace"]}));
+    assert_eq!(refused.code, -32602, "{refused:?}");
+    assert_eq!(
+        server.call("trace/follow", json!({"trace": t})),
+        Value::Null
+    );
+    // The recorder finishes: the rest of both files lands, appended.
+    let append = |path: &Path, bytes: &[u8]| {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        file.write_all(bytes).unwrap();
+    };
+    append(&trace, &data[cut..]);
+    append(&idx, &index[index_written(&index, cut)..]);
+    let grown = loop {
+        let message = server.raw();
+        if message["method"] == "trace/grown" {
+            break message["params"].clone();
+        }
+    };
+    assert_eq!(grown["trace"], t.as_str(), "{grown}");
+    assert_eq!(grown["threads"].as_array().unwrap().len(), 4, "{grown}");
+    let children = server.call(
+        "trace/children",
+        json!({"trace": t, "node": root, "count": 100}),
+    );
+    let now = children["nodes"].as_array().unwrap().len();
+    assert!(now == 8 && now > shown, "{children}");
+    server.call("trace/close", json!({"trace": t}));
+    assert_eq!(server.finish().code(), Some(0));
+}

@@ -72,7 +72,7 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
 
 /// The index bytes a recorder has written once `data_len` bytes of data
 /// are on disk: the cells of every block whose `BLOCK_END` is in them.
-fn index_written(index: &[u8], data_len: usize) -> usize {
+pub(crate) fn index_written(index: &[u8], data_len: usize) -> usize {
     use tracetree::lowlevel::CELL_LEN;
     let cells = &index[16..index.len() - CELL_LEN - 8];
     let mut written = 16;

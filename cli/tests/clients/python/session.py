@@ -16,8 +16,10 @@ any failure raises.
 
 import json
 import queue
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 
 
@@ -188,6 +190,20 @@ def main():
     after = client.call("trace/findNext", {"trace": t, "from": first["handle"], "pattern": name})["hit"]
     same_thread = [e for e in expected if e["thread"] == first["thread"]]
     assert (after and after["eventId"]) == (same_thread[1]["eventId"] if len(same_thread) > 1 else None), after
+
+    # A call's subtree exported, as `tracetree export --root` writes it.
+    _, top = nodes[0]
+    with tempfile.TemporaryDirectory() as out:
+        ours, theirs = os.path.join(out, "ours.folded"), os.path.join(out, "cli.folded")
+        exported = client.call("trace/export", {"trace": t, "node": top["handle"], "format": "folded", "output": ours, "workDoneToken": "export-1"})
+        assert exported["output"] == ours and exported["tracepoints"] > 0, exported
+        run(tracetree, "export", trace, "--format", "folded", "--root", str(top["eventId"]), "-o", theirs)
+        with open(ours, "rb") as a, open(theirs, "rb") as b:
+            assert a.read() == b.read(), "the export differs from tracetree export"
+        again = client.error("trace/export", {"trace": t, "format": "folded", "output": ours})
+        assert again["code"] == -32602 and "exists" in again["message"], again
+        wrong = client.error("trace/export", {"trace": t, "format": "svg", "output": ours})
+        assert wrong["code"] == -32602 and wrong["data"]["field"] == "format", wrong
 
     # Errors a client branches on.
     assert client.error("trace/children", {"trace": t, "node": "0:999999999", "count": 1})["code"] == -32011
