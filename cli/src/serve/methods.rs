@@ -15,7 +15,7 @@ use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::IndexStatus;
-use tracetree::search::{SearchFrom, SearchOptions, find_next, search_streaming};
+use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -34,7 +34,7 @@ pub enum Lane {
 }
 
 /// The trace methods, with their lanes.
-pub const METHODS: [(&str, Lane); 13] = [
+pub const METHODS: [(&str, Lane); 14] = [
     ("trace/open", Lane::Long),
     ("trace/close", Lane::Quick),
     ("trace/roots", Lane::Quick),
@@ -45,6 +45,7 @@ pub const METHODS: [(&str, Lane); 13] = [
     ("trace/nodeByEvent", Lane::Quick),
     ("trace/search", Lane::Long),
     ("trace/findNext", Lane::Long),
+    ("trace/findPrevious", Lane::Long),
     ("trace/export", Lane::Long),
     ("trace/follow", Lane::Quick),
     ("trace/threads", Lane::Quick),
@@ -101,7 +102,7 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/position" => position(session, method, parse(method, params)?),
         "trace/nodeByEvent" => node_by_event(session, method, parse(method, params)?),
         "trace/search" => search(session, request, parse(method, params)?),
-        "trace/findNext" => find(session, method, parse(method, params)?),
+        "trace/findNext" | "trace/findPrevious" => find(session, request, parse(method, params)?),
         "trace/export" => export(session, method, parse(method, params)?),
         "trace/follow" => {
             let TraceParams { trace } = parse(method, params)?;
@@ -690,37 +691,54 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
     })
 }
 
-fn find(session: &Session, method: &str, params: FindNextParams) -> Result<Value, ServeError> {
+fn find(session: &Session, request: &Request, params: FindParams) -> Result<Value, ServeError> {
+    let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let from = match (&params.from, params.thread) {
-        (Some(from), _) => SearchFrom::After(resolve(method, &trace, &reader, "from", from)?),
-        (None, Some(thread)) => {
-            if !reader.thread_ids().contains(&ThreadId::new(thread)) {
+    let options = SearchOptions {
+        ignore_case: params.ignore_case,
+        text: params.text,
+        kinds: kinds(method, params.kinds.as_ref())?,
+        stop: Some(Arc::clone(&request.cancel)),
+        ..SearchOptions::new(params.pattern.clone())
+    };
+    let from = match &params.from {
+        Some(from) => Some(resolve(method, &trace, &reader, "from", from)?),
+        None => None,
+    };
+    let fail = |e: &tracetree::Error| failed(method, &trace, params.from.as_deref(), e);
+    let found = if method == "trace/findPrevious" {
+        let Some(from) = from else {
+            return Err(ServeError::invalid_params(
+                method,
+                "from",
+                "missing: a node handle",
+            ));
+        };
+        find_previous(&reader, from, &options).map_err(|e| fail(&e))?
+    } else {
+        let from = match (from, params.thread) {
+            (Some(from), _) => SearchFrom::After(from),
+            (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
+                SearchFrom::ThreadStart(ThreadId::new(thread))
+            }
+            (None, Some(thread)) => {
                 return Err(ServeError::invalid_params(
                     method,
                     "thread",
                     format!("{}: no thread {thread}", trace.about()),
                 ));
             }
-            SearchFrom::ThreadStart(ThreadId::new(thread))
-        }
-        (None, None) => {
-            return Err(ServeError::invalid_params(
-                method,
-                "from",
-                "give `from` (a handle) or `thread`",
-            ));
-        }
+            (None, None) => {
+                return Err(ServeError::invalid_params(
+                    method,
+                    "from",
+                    "give `from` (a handle) or `thread`",
+                ));
+            }
+        };
+        find_next(&reader, from, &options).map_err(|e| fail(&e))?
     };
-    let options = SearchOptions {
-        ignore_case: params.ignore_case,
-        text: params.text,
-        kinds: kinds(method, params.kinds.as_ref())?,
-        ..SearchOptions::new(params.pattern.clone())
-    };
-    let found = find_next(&reader, from, &options)
-        .map_err(|e| failed(method, &trace, params.from.as_deref(), &e))?;
     to_value(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
     })

@@ -90,9 +90,10 @@ pub fn schema() -> Value {
         of::<Node>(g),
     );
     method("trace/search", of::<SearchParams>(g), of::<SearchResult>(g));
+    method("trace/findNext", of::<FindParams>(g), of::<FindResult>(g));
     method(
-        "trace/findNext",
-        of::<FindNextParams>(g),
+        "trace/findPrevious",
+        of::<FindParams>(g),
         of::<FindResult>(g),
     );
     method("trace/export", of::<ExportParams>(g), of::<ExportResult>(g));

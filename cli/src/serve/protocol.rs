@@ -370,15 +370,16 @@ pub struct Hit {
     pub path: Vec<String>,
 }
 
-/// `trace/findNext`'s parameters.
+/// `trace/findNext`'s and `trace/findPrevious`' parameters.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct FindNextParams {
+pub struct FindParams {
     /// The trace's id.
     pub trace: String,
-    /// Look after this node (its subtree first), in its thread.
+    /// Look after this node (its subtree first), or before it, in its
+    /// thread (required by `trace/findPrevious`).
     pub from: Option<String>,
-    /// Without `from`: look from this thread's start.
+    /// `trace/findNext` without `from`: look from this thread's start.
     pub thread: Option<i32>,
     /// What to find, as `trace/search` takes it.
     pub pattern: String,
@@ -392,10 +393,10 @@ pub struct FindNextParams {
     pub kinds: Option<Vec<String>>,
 }
 
-/// `trace/findNext`'s result.
+/// `trace/findNext`'s and `trace/findPrevious`' result.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FindResult {
-    /// The next hit in the thread, or null when there is none.
+    /// The next (previous) hit in the thread, or null when there is none.
     pub hit: Option<Hit>,
 }
 

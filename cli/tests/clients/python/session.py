@@ -190,6 +190,10 @@ def main():
     after = client.call("trace/findNext", {"trace": t, "from": first["handle"], "pattern": name})["hit"]
     same_thread = [e for e in expected if e["thread"] == first["thread"]]
     assert (after and after["eventId"]) == (same_thread[1]["eventId"] if len(same_thread) > 1 else None), after
+    if after:
+        back = client.call("trace/findPrevious", {"trace": t, "from": after["handle"], "pattern": name})["hit"]
+        assert back == first, (back, first)
+    assert client.call("trace/findPrevious", {"trace": t, "from": first["handle"], "pattern": name})["hit"] is None
 
     # A call's subtree exported, as `tracetree export --root` writes it.
     _, top = nodes[0]
