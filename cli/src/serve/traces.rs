@@ -79,17 +79,10 @@ impl Traces {
 
     /// Whether another trace may be opened now.
     pub fn check_room(&self, method: &str) -> Result<(), ServeError> {
-        let open = self.map().len();
-        if open >= self.max_open {
-            return Err(ServeError::new(
-                code::LIMIT_REACHED,
-                format!(
-                    "{method}: {open} traces are open, the most this server keeps \
-                     (limits.maxOpenTraces): close one first"
-                ),
-            ));
+        match self.map().len() {
+            open if open >= self.max_open => Err(full(method, open)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Adds an opened trace, giving it its id.
@@ -103,8 +96,7 @@ impl Traces {
     ) -> Result<Arc<OpenTrace>, ServeError> {
         let mut open = self.map();
         if open.len() >= self.max_open {
-            drop(open);
-            return Err(self.check_room(method).unwrap_err());
+            return Err(full(method, open.len()));
         }
         let id = format!("t{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let trace = Arc::new(OpenTrace {
@@ -141,6 +133,17 @@ impl Traces {
             trace.closed.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// The error for one trace more than the limit, `open` being open.
+fn full(method: &str, open: usize) -> ServeError {
+    ServeError::new(
+        code::LIMIT_REACHED,
+        format!(
+            "{method}: {open} traces are open, the most this server keeps \
+             (limits.maxOpenTraces): close one first"
+        ),
+    )
 }
 
 fn unknown(method: &str, id: &str) -> ServeError {
