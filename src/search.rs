@@ -219,18 +219,8 @@ pub fn find_next(
             return Ok(None);
         }
         let (node, depth, looking) = step?;
-        let data = reader.node(node)?;
         let kinds = if looking { &wanted_kind } else { &[false; 12] };
-        search.step(
-            node,
-            depth,
-            data.tracepoint(),
-            data.footer(),
-            &pattern,
-            &options,
-            kinds,
-        )?;
-        if let Some(hit) = search.hits.pop() {
+        if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
             return Ok(Some(hit));
         }
     }
@@ -288,20 +278,10 @@ pub fn find_previous(
             .enumerate()
             .map(|(depth, &node)| (node, depth, false));
         for (node, depth, looking) in path.chain([(at, above.len(), true)]) {
-            let data = reader.node(node)?;
             let kinds = if looking { &wanted_kind } else { &[false; 12] };
-            search.step(
-                node,
-                depth,
-                data.tracepoint(),
-                data.footer(),
-                &pattern,
-                &options,
-                kinds,
-            )?;
-        }
-        if let Some(hit) = search.hits.pop() {
-            return Ok(Some(hit));
+            if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
+                return Ok(Some(hit));
+            }
         }
     }
 }
@@ -487,6 +467,29 @@ impl<'c> ThreadSearch<'c> {
                 .push((name, ParentOf::Known(Parent::of(tracepoint))));
         }
         Ok(())
+    }
+
+    /// [`step`](Self::step) over `node`, decoded by the reader, for the
+    /// find-next and find-previous walks: the hit it is, if it is one.
+    fn step_node(
+        &mut self,
+        node: LazyNode,
+        depth: usize,
+        pattern: &Pattern,
+        options: &SearchOptions,
+        wanted_kind: &[bool; 12],
+    ) -> Result<Option<Hit>> {
+        let data = self.reader.node(node)?;
+        self.step(
+            node,
+            depth,
+            data.tracepoint(),
+            data.footer(),
+            pattern,
+            options,
+            wanted_kind,
+        )?;
+        Ok(self.hits.pop())
     }
 
     /// The tracepoint's printed line, into `line`.

@@ -639,22 +639,10 @@ fn the_java_example_client_drives_a_session() {
 
 #[test]
 fn a_followed_trace_tells_its_growth_and_handles_carry_over() {
-    use tracetree::generate::samples;
-    use tracetree::write::StreamingOptions;
-    use tracetree_testkit::stream::memory_writer;
-
-    use crate::view::index_written;
+    use crate::view::{index_written, multi_thread_in_small_blocks};
 
     let dir = tempfile::tempdir().unwrap();
-    let (mut writer, data, index) = memory_writer(StreamingOptions {
-        block_size: 64,
-        flush_threshold: 16,
-        queue_capacity: 2,
-        ..StreamingOptions::default()
-    });
-    samples::record_multi_thread(&mut writer).unwrap();
-    writer.close().unwrap();
-    let (data, index) = (data.bytes(), index.bytes());
+    let (data, index) = multi_thread_in_small_blocks();
     let trace = dir.path().join("growing.trace");
     let idx = tracetree::read::index_path(&trace);
     let cache = tempfile::tempdir().unwrap();
