@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rustc_hash::FxHashMap;
 
 use crate::common::{EventId, FieldId, MethodId, ThreadId, VariableId};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointBody, TracepointName, TracepointType};
 use crate::print::{Parent, TextFormatter};
@@ -103,6 +103,19 @@ pub fn search(
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SearchResult> {
+    search_streaming(reader, options, progress, &|_| {})
+}
+
+/// [`search`], handing each hit to `on_hit` as soon as its thread's walk
+/// finds it (from the walking threads, in no order across threads), as a
+/// client streaming partial results shows them: up to
+/// [`SearchOptions::max`] hits per thread, each also kept in the result.
+pub fn search_streaming(
+    reader: &LazyTraceReader,
+    options: &SearchOptions,
+    progress: &(dyn Fn(u64) + Sync),
+    on_hit: &(dyn Fn(&Hit) + Sync),
+) -> Result<SearchResult> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -120,14 +133,9 @@ pub fn search(
     };
     let per_thread = reader.walk_threads(
         detail,
-        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread)),
+        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread), on_hit),
         |search, walked| {
-            if !search.wanted
-                || options
-                    .stop
-                    .as_ref()
-                    .is_some_and(|s| s.load(Ordering::Relaxed))
-            {
+            if !search.wanted || stopped(options) {
                 return Ok(false);
             }
             search.scanned += 1;
@@ -174,8 +182,9 @@ pub enum SearchFrom {
 }
 
 /// The first tracepoint at or after `from`, in its thread's pre-order,
-/// that `options` asks for (its `threads`, `max` and `stop` aside), or
-/// `None` when the thread holds no more. Only that thread is looked at;
+/// that `options` asks for (its `threads` and `max` aside), or `None`
+/// when the thread holds no more, or when `options.stop` was set (the
+/// caller knows which). Only that thread is looked at;
 /// the nodes are visited through [`LazyTraceReader::following`], so a
 /// find-next costs the nodes between two hits, not a scan of the trace.
 pub fn find_next(
@@ -197,7 +206,7 @@ pub fn find_next(
             (reader.node_thread(node), reader.following(node)?, above)
         }
     };
-    let mut search = ThreadSearch::new(reader, thread, true);
+    let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
     // The path down to the start, for the hits' paths and parents, is
     // stepped through without looking for hits.
     let above = above
@@ -206,23 +215,83 @@ pub fn find_next(
         .map(|(d, n)| Ok((n, d, false)));
     let nodes = nodes.map(|step| step.map(|(node, depth)| (node, depth, true)));
     for step in above.chain(nodes) {
+        if stopped(&options) {
+            return Ok(None);
+        }
         let (node, depth, looking) = step?;
-        let data = reader.node(node)?;
         let kinds = if looking { &wanted_kind } else { &[false; 12] };
-        search.step(
-            node,
-            depth,
-            data.tracepoint(),
-            data.footer(),
-            &pattern,
-            &options,
-            kinds,
-        )?;
-        if let Some(hit) = search.hits.pop() {
+        if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
             return Ok(Some(hit));
         }
     }
     Ok(None)
+}
+
+/// The last tracepoint before `before` in its thread's pre-order (its
+/// previous siblings' subtrees and its ancestors, nearest first) that
+/// `options` asks for (its `threads` and `max` aside), or `None` when
+/// there is none before it, or when `options.stop` was set. Each step back
+/// costs a node's place among its siblings ([`LazyTraceReader::position`])
+/// or a call's last child, and each node looked at is matched with the
+/// calls above it, as [`find_next`] matches.
+pub fn find_previous(
+    reader: &LazyTraceReader,
+    before: LazyNode,
+    options: &SearchOptions,
+) -> Result<Option<Hit>> {
+    let pattern = Pattern::new(&options.pattern, options.ignore_case);
+    let wanted_kind = wanted_kinds(options);
+    let options = SearchOptions {
+        max: 1,
+        ..options.clone()
+    };
+    let thread = reader.node_thread(before);
+    // The containers above `at`, outermost first.
+    let mut above = reader.ancestors(before)?;
+    let mut at = before;
+    loop {
+        if stopped(&options) {
+            return Ok(None);
+        }
+        let index = reader.position(at)?;
+        if index == 0 {
+            match above.pop() {
+                Some(parent) => at = parent,
+                None => return Ok(None),
+            }
+        } else {
+            let previous = match above.last() {
+                Some(&parent) => reader.children_range(parent, index - 1, 1)?,
+                None => reader.roots_range(thread, index - 1, 1)?,
+            };
+            at = previous.into_iter().next().ok_or_else(|| {
+                Error::internal(format!("no sibling {} before a node at {index}", index - 1))
+            })?;
+            while let Some(child) = reader.last_child(at)? {
+                above.push(at);
+                at = child;
+            }
+        }
+        let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
+        let path = above
+            .iter()
+            .enumerate()
+            .map(|(depth, &node)| (node, depth, false));
+        for (node, depth, looking) in path.chain([(at, above.len(), true)]) {
+            let kinds = if looking { &wanted_kind } else { &[false; 12] };
+            if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
+                return Ok(Some(hit));
+            }
+        }
+    }
+}
+
+/// Whether `options.stop` was set.
+fn stopped(options: &SearchOptions) -> bool {
+    options
+        .stop
+        .as_ref()
+        .is_some_and(|stop| stop.load(Ordering::Relaxed))
 }
 
 /// Which kinds of tracepoint `options` keeps, by kind number.
@@ -339,10 +408,17 @@ struct ThreadSearch<'c> {
     hits: Vec<Hit>,
     total: u64,
     scanned: u64,
+    /// Told of each hit kept, as it is found.
+    on_hit: &'c (dyn Fn(&Hit) + Sync),
 }
 
 impl<'c> ThreadSearch<'c> {
-    fn new(reader: &'c LazyTraceReader, thread: ThreadId, wanted: bool) -> Self {
+    fn new(
+        reader: &'c LazyTraceReader,
+        thread: ThreadId,
+        wanted: bool,
+        on_hit: &'c (dyn Fn(&Hit) + Sync),
+    ) -> Self {
         let context = reader.context();
         ThreadSearch {
             reader,
@@ -357,6 +433,7 @@ impl<'c> ThreadSearch<'c> {
             hits: Vec::new(),
             total: 0,
             scanned: 0,
+            on_hit,
         }
     }
 
@@ -390,6 +467,29 @@ impl<'c> ThreadSearch<'c> {
                 .push((name, ParentOf::Known(Parent::of(tracepoint))));
         }
         Ok(())
+    }
+
+    /// [`step`](Self::step) over `node`, decoded by the reader, for the
+    /// find-next and find-previous walks: the hit it is, if it is one.
+    fn step_node(
+        &mut self,
+        node: LazyNode,
+        depth: usize,
+        pattern: &Pattern,
+        options: &SearchOptions,
+        wanted_kind: &[bool; 12],
+    ) -> Result<Option<Hit>> {
+        let data = self.reader.node(node)?;
+        self.step(
+            node,
+            depth,
+            data.tracepoint(),
+            data.footer(),
+            pattern,
+            options,
+            wanted_kind,
+        )?;
+        Ok(self.hits.pop())
     }
 
     /// The tracepoint's printed line, into `line`.
@@ -428,6 +528,9 @@ impl<'c> ThreadSearch<'c> {
                     .collect(),
                 line: self.line.clone(),
             });
+            if let Some(hit) = self.hits.last() {
+                (self.on_hit)(hit);
+            }
         }
         Ok(())
     }

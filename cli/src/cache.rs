@@ -178,27 +178,68 @@ impl Cache {
         });
         let reader = options.open(path);
         bar.finish_and_clear();
-        self.opened(path, reader?)
+        let (reader, warning) = self.opened(path, reader?)?;
+        if let Some(warning) = warning {
+            eprintln!("tracetree: warning: {warning}");
+        }
+        Ok(reader)
     }
 
-    /// `reader`, once what its open left out or found missing was said on
-    /// stderr (or, under `--strict`, failed the command).
-    fn opened(&self, path: &Path, reader: LazyTraceReader) -> Result<LazyTraceReader> {
+    /// Opens `path` with the lazy reader as [`open_lazy`](Self::open_lazy)
+    /// does (as a growing view with `growing`), with no progress bar,
+    /// returning what the open left out or found missing instead of saying
+    /// it on stderr (under `--strict`, an error).
+    pub fn open_lazy_reporting(
+        &self,
+        path: &Path,
+        growing: bool,
+    ) -> Result<(LazyTraceReader, Option<String>)> {
+        let options = self.lazy_options();
+        let reader = if growing {
+            options.open_growing(path)?
+        } else {
+            options.open(path)?
+        };
+        self.opened(path, reader)
+    }
+
+    /// `reader`, with the warning saying what its open left out or found
+    /// missing (under `--strict`, an error instead).
+    fn opened(
+        &self,
+        path: &Path,
+        reader: LazyTraceReader,
+    ) -> Result<(LazyTraceReader, Option<String>)> {
         let report = &reader.report().data;
-        self.check_data(path, report, reader.context().data().len())?;
-        Ok(reader)
+        let warning = self.data_warning(path, report, reader.context().data().len())?;
+        Ok((reader, warning))
     }
 
     /// One warning line on stderr saying what a read of `path` left out or
     /// found missing, and where; an error instead under `--strict`.
     pub fn check_data(&self, path: &Path, report: &LoadReport, data_len: u64) -> Result<()> {
+        if let Some(warning) = self.data_warning(path, report, data_len)? {
+            eprintln!("tracetree: warning: {warning}");
+        }
+        Ok(())
+    }
+
+    /// What a read of `path` left out or found missing, and where, as the
+    /// warning [`check_data`](Self::check_data) writes (`None` for a whole
+    /// trace); an error instead under `--strict`.
+    pub fn data_warning(
+        &self,
+        path: &Path,
+        report: &LoadReport,
+        data_len: u64,
+    ) -> Result<Option<String>> {
         // A whole trace with calls left open is unfinished: said only under
         // --strict (the calls print as unfinished).
         if report.unfinished_containers > 0 {
             self.check_unfinished(path, report.unfinished_containers as u64)?;
         }
         let Some(summary) = report.summary(data_len) else {
-            return Ok(());
+            return Ok(None);
         };
         if self.strict {
             return Err(Error::BadSource {
@@ -206,8 +247,7 @@ impl Cache {
                 what: format!("{summary} (and --strict was given)"),
             });
         }
-        eprintln!("tracetree: warning: {}: {summary}", self.name(path));
-        Ok(())
+        Ok(Some(format!("{}: {summary}", self.name(path))))
     }
 
     /// Under `--strict`, fails when `unfinished` calls or loops of the

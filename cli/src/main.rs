@@ -11,6 +11,7 @@ mod info;
 mod output;
 mod pack;
 mod search;
+mod serve;
 mod view;
 mod words;
 
@@ -400,6 +401,26 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve traces to an IDE or tool over standard input and output:
+    /// JSON-RPC 2.0 with the Language Server Protocol's framing (open,
+    /// pages of roots and children, node details, search, growth); the
+    /// methods are in docs/PROTOCOL.md. The flags are the defaults of
+    /// each `trace/open`, whose options may say otherwise.
+    #[command(after_help = "Examples:\n  tracetree serve --stdio\n  \
+        tracetree serve --stdio --no-mmap --cache-dir /tmp/tt-cache\n  \
+        tracetree serve --print-schema > docs/protocol.schema.json")]
+    Serve {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
+        /// Talk over standard input and output (the one transport).
+        #[arg(long, required_unless_present = "print_schema")]
+        stdio: bool,
+        /// Print the JSON Schema of the protocol's messages and exit.
+        #[arg(long, conflicts_with = "stdio")]
+        print_schema: bool,
+    },
     /// Print one page of a call's children, as an IDE expanding one node
     /// would: index, event id, child count and text of each child.
     #[command(
@@ -457,7 +478,8 @@ impl Command {
             | Command::Search { cache, strict, .. }
             | Command::Export { cache, strict, .. }
             | Command::Pack { cache, strict, .. }
-            | Command::View { cache, strict, .. } => (std::mem::take(cache), strict.strict, None),
+            | Command::View { cache, strict, .. }
+            | Command::Serve { cache, strict, .. } => (std::mem::take(cache), strict.strict, None),
             Command::Import { strict, .. } => (none, strict.strict, None),
             Command::Index { .. } | Command::Gen { .. } => (none, false, None),
         }
@@ -476,7 +498,7 @@ impl Command {
             | Command::Search { file, .. }
             | Command::Children { file, .. } => Some(file),
             Command::Import { input, .. } => Some(input),
-            Command::Gen { .. } => None,
+            Command::Gen { .. } | Command::Serve { .. } => None,
         }
     }
 }
@@ -599,6 +621,27 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             "--cache-dir",
             "--cache-dir and --no-cache cannot be given together",
         ));
+    }
+    // The server owns standard output (its messages), so it runs before
+    // anything else takes it.
+    if let Command::Serve { print_schema, .. } = cli.command {
+        if print_schema {
+            let schema = serde_json::to_string_pretty(&serve::schema())
+                .map_err(|e| Error::invalid("schema", e.to_string()))?;
+            println!("{schema}");
+            return Ok(Outcome::Done);
+        }
+        let clean = serve::run(serve::OpenDefaults {
+            cache_dir,
+            no_cache,
+            no_mmap: cache_flags.no_mmap,
+            strict,
+        });
+        if !clean {
+            // LSP: `exit` without `shutdown` before it ends with status 1.
+            std::process::exit(1);
+        }
+        return Ok(Outcome::Done);
     }
     let cache = if let Some((path, name)) = spooled_as.clone() {
         Cache::new(None, true, strict)?.spooled(path, name)
@@ -728,6 +771,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             ..
         } => pack::run(&cache, &file, &output, info.as_deref(), force, &mut out)?,
         Command::View { file, follow, .. } => view::run(&cache, &file, follow)?,
+        Command::Serve { .. } => {}
         Command::Search {
             file,
             pattern,

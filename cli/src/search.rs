@@ -88,7 +88,7 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
 }
 
 /// A tracepoint kind by its `dump` name (`method_call`, `read_field`, …).
-fn kind(name: &str) -> Result<TracepointType> {
+pub(crate) fn kind(name: &str) -> Result<TracepointType> {
     TracepointType::ALL
         .into_iter()
         .find(|kind| kind.name() == name)

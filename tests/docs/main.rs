@@ -30,6 +30,10 @@ const PLACEHOLDERS: [&str; 14] = [
     "TRACE", "INODE",
 ];
 
+/// The namespace of the service's method names (`docs/PROTOCOL.md`): a
+/// code span in it names a method, not a path.
+const METHOD_NAMESPACE: &str = "trace/";
+
 /// File endings that make a code span without a `/` a path.
 const EXTENSIONS: [&str; 4] = [".rs", ".md", ".java", ".toml"];
 
@@ -91,6 +95,7 @@ fn named_paths(line: &str) -> Vec<(String, bool)> {
             && (span.contains('/') || EXTENSIONS.iter().any(|e| span.ends_with(e)))
             && !span.starts_with(['/', '.', '-'])
             && !span.contains("..")
+            && !span.starts_with(METHOD_NAMESPACE)
         {
             let from_root = ROOTS.iter().any(|r| span.starts_with(r));
             paths.push((span.to_string(), from_root));

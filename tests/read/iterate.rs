@@ -6,7 +6,7 @@ use tracetree::common::{LogicalOffset, ThreadId};
 use tracetree::generate::Shape;
 use tracetree::print::node_text;
 use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
-use tracetree::search::{SearchFrom, SearchOptions, find_next, search};
+use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search};
 use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -143,6 +143,47 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
         }
     }
     assert!(hits > 50, "{hits} hits followed");
+}
+
+#[test]
+fn find_previous_walks_back_from_hit_to_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut hits = 0;
+    for trace in traces(dir.path()) {
+        let reader = LazyTraceReader::open(&trace).unwrap();
+        for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
+            let options = SearchOptions {
+                text,
+                ignore_case: text,
+                max: usize::MAX,
+                ..SearchOptions::new(pattern)
+            };
+            let all = search(&reader, &options, &|_| {}).unwrap();
+            for thread in reader.thread_ids() {
+                let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
+                // From the last 100 hits back: each finds the one before.
+                let tail = expected.len().saturating_sub(100);
+                for pair in expected[tail..].windows(2) {
+                    let found = find_previous(&reader, pair[1].node, &options).unwrap();
+                    assert_eq!(found.as_ref(), Some(pair[0]), "{}", trace.display());
+                    hits += 1;
+                }
+                if let Some(first) = expected.first() {
+                    assert_eq!(find_previous(&reader, first.node, &options).unwrap(), None);
+                }
+            }
+        }
+        // A set stop ends it at once.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let stopped = SearchOptions {
+            stop: Some(stop),
+            ..SearchOptions::new("")
+        };
+        let thread = reader.thread_ids()[0];
+        let last = reader.roots(thread).unwrap().pop().unwrap();
+        assert_eq!(find_previous(&reader, last, &stopped).unwrap(), None);
+    }
+    assert!(hits > 50, "{hits} hits walked back");
 }
 
 #[test]

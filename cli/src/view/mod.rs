@@ -11,7 +11,7 @@
 
 mod app;
 mod counts;
-mod follow;
+pub(crate) mod follow;
 mod locate;
 mod rows;
 mod ui;

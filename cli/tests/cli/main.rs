@@ -6,6 +6,7 @@ mod edges;
 mod heldout;
 mod outputs;
 mod pack;
+mod serve;
 mod view;
 
 /// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.

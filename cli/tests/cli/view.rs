@@ -72,7 +72,7 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
 
 /// The index bytes a recorder has written once `data_len` bytes of data
 /// are on disk: the cells of every block whose `BLOCK_END` is in them.
-fn index_written(index: &[u8], data_len: usize) -> usize {
+pub(crate) fn index_written(index: &[u8], data_len: usize) -> usize {
     use tracetree::lowlevel::CELL_LEN;
     let cells = &index[16..index.len() - CELL_LEN - 8];
     let mut written = 16;
@@ -88,14 +88,14 @@ fn index_written(index: &[u8], data_len: usize) -> usize {
     written
 }
 
-#[test]
-fn view_follows_a_growing_trace_in_a_terminal() {
+/// The bundled multi-thread sample written by the streaming writer in
+/// 64-byte blocks: its data and index, to be laid on disk a part at a
+/// time as a recorder writes them.
+pub(crate) fn multi_thread_in_small_blocks() -> (Vec<u8>, Vec<u8>) {
     use tracetree::generate::samples;
-    use tracetree::read::LazyOptions;
     use tracetree::write::StreamingOptions;
     use tracetree_testkit::stream::memory_writer;
 
-    let dir = tempfile::tempdir().unwrap();
     let (mut writer, data, index) = memory_writer(StreamingOptions {
         block_size: 64,
         flush_threshold: 16,
@@ -104,7 +104,15 @@ fn view_follows_a_growing_trace_in_a_terminal() {
     });
     samples::record_multi_thread(&mut writer).unwrap();
     writer.close().unwrap();
-    let (data, index) = (data.bytes(), index.bytes());
+    (data.bytes(), index.bytes())
+}
+
+#[test]
+fn view_follows_a_growing_trace_in_a_terminal() {
+    use tracetree::read::LazyOptions;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (data, index) = multi_thread_in_small_blocks();
     let trace = dir.path().join("growing.trace");
     let idx = tracetree::read::index_path(&trace);
     // The first cut whose view shows the first thread's root call with some

@@ -1,0 +1,341 @@
+//! The session: the dispatcher reads each message, answers the protocol's
+//! own (`initialize`, `shutdown`, `exit`, `$/cancelRequest`) at once and
+//! hands every trace request to a worker. Two pools of workers serve
+//! them: quick requests (a page, a node, its ancestors) and long ones (an
+//! open, a search, a find), so that a long search never holds up a page
+//! of children. Each request in flight has a cancel flag, which
+//! `$/cancelRequest` sets and a search's walk reads at every tracepoint;
+//! a cancelled request is answered `RequestCancelled` (-32800).
+//!
+//! Bounded: at most `maxRequestsInFlight` requests are received and not
+//! yet answered (past it a request is refused with `LIMIT_REACHED` at
+//! once), the writer's queue holds a fixed multiple of that, and each
+//! request holds its parameters (at most `maxMessageBytes`) and one page.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use lsp_server::{Message, Notification, RequestId, Response};
+use serde_json::Value;
+
+use super::errors::{ServeError, code};
+use super::methods::{self, Lane};
+use super::protocol::{CancelParams, Limits};
+use super::traces::Traces;
+use super::transport::{self, Incoming, Outgoing};
+
+/// Workers for quick requests.
+const QUICK_WORKERS: usize = 4;
+/// Workers for long requests.
+const LONG_WORKERS: usize = 2;
+/// How long the end of a session waits for requests still running
+/// (cancelled) before the process ends.
+const END_WAIT: Duration = Duration::from_secs(2);
+
+/// The limits this server keeps.
+pub const LIMITS: Limits = Limits {
+    max_requests_in_flight: 4096,
+    max_open_traces: 32,
+    max_message_bytes: 1 << 20,
+    max_page_count: 10_000,
+    max_search_hits: 100_000,
+};
+
+/// What `trace/open` uses when its options do not say: the command line's
+/// flags.
+#[derive(Debug, Clone, Default)]
+pub struct OpenDefaults {
+    /// `--cache-dir`.
+    pub cache_dir: Option<PathBuf>,
+    /// `--no-cache`.
+    pub no_cache: bool,
+    /// `--no-mmap`.
+    pub no_mmap: bool,
+    /// `--strict`.
+    pub strict: bool,
+}
+
+/// What every request of the session shares.
+pub struct Session {
+    /// The open traces.
+    pub traces: Traces,
+    /// `trace/open`'s defaults.
+    pub defaults: OpenDefaults,
+    /// To the writer.
+    out: Sender<Outgoing>,
+    /// The cancel flag of each request in flight.
+    in_flight: Mutex<HashMap<RequestId, Arc<AtomicBool>>>,
+}
+
+impl Session {
+    /// Sends a notification (a failure means the client is gone).
+    pub fn notify(&self, method: &str, params: impl serde::Serialize) {
+        let notification = Notification::new(method.to_string(), params);
+        let _ = self
+            .out
+            .send(Outgoing::Message(Message::Notification(notification)));
+    }
+
+    fn respond(&self, id: RequestId, result: Result<Value, ServeError>) {
+        let response = match result {
+            Ok(value) => Response::new_ok(id, value),
+            Err(error) => Response {
+                id,
+                response_result: Err(lsp_server::ResponseError {
+                    code: error.code,
+                    message: error.message,
+                    data: error.data,
+                }),
+            },
+        };
+        let _ = self
+            .out
+            .send(Outgoing::Message(Message::Response(response)));
+    }
+
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Arc<AtomicBool>>> {
+        self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One request being served.
+pub struct Request {
+    /// Its method.
+    pub method: String,
+    /// Set when the client cancels it or the session ends.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Request {
+    /// Whether it was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
+
+/// Serves one session on standard input and output; returns whether it
+/// ended as LSP wants (`shutdown`, then `exit`, or the input closed).
+pub fn serve(defaults: OpenDefaults) -> bool {
+    let (to_writer, from_workers) = bounded(4 * LIMITS.max_requests_in_flight);
+    let (to_dispatcher, incoming) = bounded(0);
+    let reader = transport::reader(to_dispatcher, LIMITS.max_message_bytes);
+    let writer = transport::writer(from_workers);
+    let session = Arc::new(Session {
+        traces: Traces::new(LIMITS.max_open_traces),
+        defaults,
+        out: to_writer,
+        in_flight: Mutex::new(HashMap::new()),
+    });
+    let (quick, quick_jobs) = unbounded::<Job>();
+    let (long, long_jobs) = unbounded::<Job>();
+    let (ended, workers_done) = unbounded::<()>();
+    for (jobs, count) in [(quick_jobs, QUICK_WORKERS), (long_jobs, LONG_WORKERS)] {
+        for _ in 0..count {
+            let jobs = jobs.clone();
+            let ended = ended.clone();
+            let _ = std::thread::Builder::new()
+                .name("serve-worker".into())
+                .stack_size(crate::WORKER_STACK)
+                .spawn(move || {
+                    for job in jobs {
+                        job();
+                    }
+                    let _ = ended.send(());
+                });
+        }
+    }
+    drop(ended);
+    let clean = Dispatcher {
+        session: Arc::clone(&session),
+        quick,
+        long,
+        initialized: false,
+        shut_down: false,
+    }
+    .run(&incoming);
+    // The end: every request still in flight is cancelled, the workers
+    // finish (or are left to the process's end), the traces close.
+    for flag in session.in_flight().values() {
+        flag.store(true, Ordering::Relaxed);
+    }
+    let deadline = std::time::Instant::now() + END_WAIT;
+    while workers_done.recv_deadline(deadline).is_ok() {}
+    session.traces.close_all();
+    drop(incoming);
+    drop(session);
+    let _ = writer.join();
+    // The reader may be blocked on the input; it ends with the process.
+    drop(reader);
+    tracetree::storage::remove_temporaries();
+    clean
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+struct Dispatcher {
+    session: Arc<Session>,
+    quick: Sender<Job>,
+    long: Sender<Job>,
+    initialized: bool,
+    shut_down: bool,
+}
+
+impl Dispatcher {
+    /// Reads messages until `exit` or the end of the input.
+    fn run(mut self, incoming: &Receiver<Incoming>) -> bool {
+        loop {
+            let message = match incoming.recv() {
+                Ok(Incoming::Message(message)) => message,
+                Ok(Incoming::Invalid(error, Some(id))) => {
+                    self.session.respond(id, Err(error));
+                    continue;
+                }
+                Ok(Incoming::Invalid(error, None)) => {
+                    let _ = self.session.out.send(Outgoing::NullIdError(error));
+                    continue;
+                }
+                Ok(Incoming::End(error)) => {
+                    if let Some(error) = error {
+                        let _ = self.session.out.send(Outgoing::NullIdError(error));
+                    }
+                    return true;
+                }
+                Err(_) => return true,
+            };
+            match message {
+                Message::Request(request) => self.request(request),
+                Message::Notification(notification) => match notification.method.as_str() {
+                    "exit" => return self.shut_down,
+                    "$/cancelRequest" => self.cancel(notification.params),
+                    // `initialized`, `$/setTrace` and the like: nothing to do.
+                    _ => {}
+                },
+                // The server sends no requests: a response answers none.
+                Message::Response(_) => {}
+            }
+        }
+    }
+
+    fn cancel(&self, params: Value) {
+        let Ok(CancelParams { id }) = serde_json::from_value(params) else {
+            return;
+        };
+        let Ok(id) = serde_json::from_value::<RequestId>(id) else {
+            return;
+        };
+        if let Some(flag) = self.session.in_flight().get(&id) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn request(&mut self, request: lsp_server::Request) {
+        let lsp_server::Request { id, method, params } = request;
+        let session = &self.session;
+        if !self.initialized {
+            if method == "initialize" {
+                self.initialized = true;
+                return session.respond(id, methods::initialize(params));
+            }
+            return session.respond(
+                id,
+                Err(ServeError::new(
+                    code::SERVER_NOT_INITIALIZED,
+                    format!(
+                        "{method}: the session has not been initialized (send initialize first)"
+                    ),
+                )),
+            );
+        }
+        let refuse = |code, message: String| {
+            session.respond(id.clone(), Err(ServeError::new(code, message)))
+        };
+        if self.shut_down {
+            return refuse(
+                code::INVALID_REQUEST,
+                format!("{method}: the server is shutting down"),
+            );
+        }
+        match method.as_str() {
+            "initialize" => {
+                return refuse(
+                    code::INVALID_REQUEST,
+                    "initialize: the session is already initialized".into(),
+                );
+            }
+            "shutdown" => {
+                self.shut_down = true;
+                return session.respond(id, Ok(Value::Null));
+            }
+            _ => {}
+        }
+        let Some(lane) = methods::lane(&method) else {
+            return refuse(code::METHOD_NOT_FOUND, format!("{method}: no such method"));
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let mut in_flight = session.in_flight();
+            if in_flight.len() >= LIMITS.max_requests_in_flight {
+                drop(in_flight);
+                return refuse(
+                    code::LIMIT_REACHED,
+                    format!(
+                        "{method}: {} requests are in flight, the most this server takes \
+                         (limits.maxRequestsInFlight): wait for answers",
+                        LIMITS.max_requests_in_flight
+                    ),
+                );
+            }
+            if in_flight.contains_key(&id) {
+                drop(in_flight);
+                return refuse(
+                    code::INVALID_REQUEST,
+                    format!("{method}: request id {id} is already in flight"),
+                );
+            }
+            in_flight.insert(id.clone(), Arc::clone(&cancel));
+        }
+        let session = Arc::clone(session);
+        let job: Job = Box::new(move || {
+            let request = Request { method, cancel };
+            let cancelled = || {
+                ServeError::new(
+                    code::REQUEST_CANCELLED,
+                    format!("{}: cancelled", request.method),
+                )
+            };
+            let result = if request.cancelled() {
+                Err(cancelled())
+            } else {
+                catch_unwind(AssertUnwindSafe(|| {
+                    methods::call(&session, &request, params)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(ServeError::new(
+                        code::INTERNAL_ERROR,
+                        format!(
+                            "{}: internal error (a bug in tracetree; please report)",
+                            request.method
+                        ),
+                    ))
+                })
+            };
+            let result = if request.cancelled() {
+                Err(cancelled())
+            } else {
+                result
+            };
+            session.in_flight().remove(&id);
+            session.respond(id, result);
+        });
+        let lane = match lane {
+            Lane::Quick => &self.quick,
+            Lane::Long => &self.long,
+        };
+        let _ = lane.send(job);
+    }
+}

@@ -1,0 +1,868 @@
+//! The methods: each reads its parameters (a wrong one is `INVALID_PARAMS`
+//! naming its field), asks the library, and writes its result. Lines are
+//! the library's printer's (`TextFormatter`, as `print --verbose` writes
+//! them), kinds `dump`'s names, searches the library's walk with the
+//! request's cancel flag as its stop.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tracetree::common::{EventId, ThreadId};
+use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
+use tracetree::print::{Parent, TextFormatter};
+use tracetree::read::IndexStatus;
+use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
+use tracetree::{LazyNode, LazyTraceReader};
+
+use super::dispatch::{LIMITS, Request, Session};
+use super::errors::{ServeError, code};
+use super::protocol::*;
+use super::traces::{OpenTrace, handle_text, resolve};
+use crate::cache::{Cache, import_problem};
+
+/// Which workers serve a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// A page, a node: milliseconds.
+    Quick,
+    /// An open, a search, a find: up to a walk of the trace.
+    Long,
+}
+
+/// The trace methods, with their lanes.
+pub const METHODS: [(&str, Lane); 14] = [
+    ("trace/open", Lane::Long),
+    ("trace/close", Lane::Quick),
+    ("trace/roots", Lane::Quick),
+    ("trace/children", Lane::Quick),
+    ("trace/node", Lane::Quick),
+    ("trace/ancestors", Lane::Quick),
+    ("trace/position", Lane::Quick),
+    ("trace/nodeByEvent", Lane::Quick),
+    ("trace/search", Lane::Long),
+    ("trace/findNext", Lane::Long),
+    ("trace/findPrevious", Lane::Long),
+    ("trace/export", Lane::Long),
+    ("trace/follow", Lane::Quick),
+    ("trace/threads", Lane::Quick),
+];
+
+/// The lane of `method`, `None` for no such method.
+pub fn lane(method: &str) -> Option<Lane> {
+    METHODS
+        .iter()
+        .find(|(name, _)| *name == method)
+        .map(|&(_, lane)| lane)
+}
+
+/// `initialize`'s answer.
+pub fn initialize(params: Value) -> Result<Value, ServeError> {
+    let _: InitializeParams = parse("initialize", params)?;
+    let mut methods = vec!["initialize".to_string(), "shutdown".to_string()];
+    methods.extend(METHODS.iter().map(|(name, _)| name.to_string()));
+    to_value(InitializeResult {
+        server_info: ServerInfo {
+            name: "tracetree".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        capabilities: Capabilities {
+            methods,
+            cancel_request: true,
+            work_done_progress: true,
+            partial_results: true,
+            follow: true,
+        },
+        limits: LIMITS,
+    })
+}
+
+/// Serves one trace request.
+pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<Value, ServeError> {
+    let method = request.method.as_str();
+    match method {
+        "trace/open" => open(session, request, parse(method, params)?),
+        "trace/close" => {
+            let TraceParams { trace } = parse(method, params)?;
+            session.traces.close(method, &trace).map(|()| Value::Null)
+        }
+        "trace/threads" => {
+            let TraceParams { trace } = parse(method, params)?;
+            let trace = session.traces.get(method, &trace)?;
+            let reader = trace.reader();
+            to_value(threads(&reader).map_err(|e| failed(method, &trace, None, &e))?)
+        }
+        "trace/roots" => roots(session, method, parse(method, params)?),
+        "trace/children" => children(session, method, parse(method, params)?),
+        "trace/node" => node(session, method, parse(method, params)?),
+        "trace/ancestors" => ancestors(session, method, parse(method, params)?),
+        "trace/position" => position(session, method, parse(method, params)?),
+        "trace/nodeByEvent" => node_by_event(session, method, parse(method, params)?),
+        "trace/search" => search(session, request, parse(method, params)?),
+        "trace/findNext" | "trace/findPrevious" => find(session, request, parse(method, params)?),
+        "trace/export" => export(session, method, parse(method, params)?),
+        "trace/follow" => {
+            let TraceParams { trace } = parse(method, params)?;
+            let trace = session.traces.get(method, &trace)?;
+            super::follow::start(session, &trace).map(|()| Value::Null)
+        }
+        _ => Err(ServeError::new(
+            code::METHOD_NOT_FOUND,
+            format!("{method}: no such method"),
+        )),
+    }
+}
+
+/// `params` as `P`, else `INVALID_PARAMS` naming the field.
+fn parse<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, ServeError> {
+    let params = if params.is_null() { json!({}) } else { params };
+    serde_path_to_error::deserialize(params).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        let text = inner.to_string();
+        // A missing field is named by serde's message, not by the path.
+        let field = match text.strip_prefix("missing field `") {
+            Some(rest) if path == "." => rest.split('`').next().unwrap_or("").to_string(),
+            _ if path == "." => String::new(),
+            _ => path,
+        };
+        if field.is_empty() {
+            ServeError::new(code::INVALID_PARAMS, format!("{method}: params: {text}"))
+        } else {
+            ServeError::invalid_params(method, &field, text)
+        }
+    })
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value, ServeError> {
+    serde_json::to_value(value)
+        .map_err(|e| ServeError::new(code::INTERNAL_ERROR, format!("result not encoded: {e}")))
+}
+
+/// A library error met by `method` on `trace` (and `node`).
+fn failed(
+    method: &str,
+    trace: &OpenTrace,
+    node: Option<&str>,
+    error: &tracetree::Error,
+) -> ServeError {
+    let about = match node {
+        Some(node) => format!("{}, node {node}", trace.about()),
+        None => trace.about(),
+    };
+    let error = ServeError::from_library(method, &about, error).with("trace", trace.id.as_str());
+    match node {
+        Some(node) => error.with("node", node),
+        None => error,
+    }
+}
+
+fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Value, ServeError> {
+    let method = "trace/open";
+    session.traces.check_room(method)?;
+    let path = PathBuf::from(&params.path);
+    let options = &params.options;
+    let defaults = &session.defaults;
+    let opening = |error: &tracetree::Error| {
+        ServeError::from_library(method, &params.path, error).with("path", params.path.as_str())
+    };
+    let cache_dir = options
+        .cache_dir
+        .as_ref()
+        .map(PathBuf::from)
+        .or_else(|| defaults.cache_dir.clone());
+    let no_cache = options.no_cache.unwrap_or(defaults.no_cache);
+    let strict = options.strict.unwrap_or(defaults.strict);
+    let access = if options.no_mmap.unwrap_or(defaults.no_mmap) {
+        tracetree::FileAccess::Read
+    } else {
+        tracetree::FileAccess::Map
+    };
+    let progress = Progress::begin(session, params.work_done_token.as_ref(), "opening");
+    let cache = Cache::new(cache_dir, no_cache, strict)
+        .map_err(|e| opening(&e))?
+        .file_access(access);
+    let mut warnings = Vec::new();
+    let trace = cache.trace(&path).map_err(|e| opening(&e))?;
+    if let Some(problem) = trace.imported_now.as_ref().and_then(import_problem) {
+        warnings.push(format!("{}: imported, incomplete: {problem}", params.path));
+    }
+    let growing = options.growing.unwrap_or(false);
+    let (reader, warning) = cache
+        .open_lazy_reporting(&trace.path, growing)
+        .map_err(|e| opening(&e))?;
+    let report = reader.report();
+    match &report.status {
+        IndexStatus::Rebuilt(problem) => warnings.push(format!(
+            "{}: index not used ({problem}); rebuilt from the data",
+            params.path
+        )),
+        IndexStatus::Used { complete: false } => warnings.push(format!(
+            "{}: index without footer: the recorder did not finish",
+            params.path
+        )),
+        IndexStatus::Used { complete: true } => {}
+    }
+    let status = if growing {
+        "growing"
+    } else if warning.is_some() {
+        "damaged"
+    } else if report.data.unfinished_containers > 0 {
+        "unfinished"
+    } else {
+        "whole"
+    };
+    warnings.extend(warning);
+    let tracepoints = if options.count_tracepoints.unwrap_or(true) {
+        progress.report("counting tracepoints");
+        let counts = reader.count_tracepoints().map_err(|e| opening(&e))?;
+        Some(counts.values().sum())
+    } else {
+        None
+    };
+    let threads = threads(&reader).map_err(|e| opening(&e))?;
+    if request.cancelled() {
+        return Err(ServeError::new(
+            code::REQUEST_CANCELLED,
+            format!("{method}: cancelled"),
+        ));
+    }
+    let open = session.traces.add(method, path, reader, cache, growing)?;
+    drop(progress);
+    to_value(OpenResult {
+        trace: open.id.clone(),
+        threads,
+        tracepoints,
+        status: status.into(),
+        warnings,
+    })
+}
+
+/// The threads of `reader`, with their names and root counts.
+pub fn threads(reader: &LazyTraceReader) -> tracetree::Result<Vec<ThreadInfo>> {
+    reader
+        .thread_ids()
+        .into_iter()
+        .map(|id| {
+            Ok(ThreadInfo {
+                id: id.get(),
+                name: reader.thread_name(id),
+                roots: reader.root_count(id)? as u64,
+            })
+        })
+        .collect()
+}
+
+/// `count` checked against the page limit.
+fn page_count(method: &str, count: usize) -> Result<usize, ServeError> {
+    if count > LIMITS.max_page_count {
+        return Err(ServeError::invalid_params(
+            method,
+            "count",
+            format!(
+                "{count} is over limits.maxPageCount ({})",
+                LIMITS.max_page_count
+            ),
+        ));
+    }
+    Ok(count)
+}
+
+fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let count = page_count(method, params.count)?;
+    let thread = ThreadId::new(params.thread);
+    if !reader.thread_ids().contains(&thread) {
+        return Err(ServeError::new(
+            code::NO_SUCH_NODE,
+            format!("{method}: {}: no thread {}", trace.about(), params.thread),
+        )
+        .with("trace", trace.id.as_str())
+        .with("field", "thread"));
+    }
+    let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
+    let page = reader
+        .roots_range(thread, params.start, count)
+        .map_err(|e| fail(&e))?;
+    let nodes = rows(&reader, &page, Parent::TopLevel, 0).map_err(|e| fail(&e))?;
+    let total = reader.root_count(thread).map_err(|e| fail(&e))? as u64;
+    to_value(NodesResult {
+        nodes,
+        total: Some(total),
+    })
+}
+
+fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let count = page_count(method, params.count)?;
+    let node = resolve(method, &trace, &reader, "node", &params.node)?;
+    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+    let depth = reader.ancestors(node).map_err(|e| fail(&e))?.len() + 1;
+    let parent = Parent::of(reader.node(node).map_err(|e| fail(&e))?.tracepoint());
+    let page = reader
+        .children_range(node, params.start, count)
+        .map_err(|e| fail(&e))?;
+    let nodes = rows(&reader, &page, parent, depth).map_err(|e| fail(&e))?;
+    let total = reader
+        .quick_child_count(node)
+        .map_err(|e| fail(&e))?
+        .exact()
+        .map(|n| n as u64);
+    to_value(NodesResult { nodes, total })
+}
+
+/// The rows of `nodes`, children of a node that tells them `parent`, at
+/// `depth`.
+fn rows(
+    reader: &LazyTraceReader,
+    nodes: &[LazyNode],
+    parent: Parent,
+    depth: usize,
+) -> tracetree::Result<Vec<Node>> {
+    let mut formatter = TextFormatter::new(reader.context(), true);
+    nodes
+        .iter()
+        .map(|&node| row(reader, &mut formatter, node, parent, depth))
+        .collect()
+}
+
+/// One node's row.
+fn row(
+    reader: &LazyTraceReader,
+    formatter: &mut TextFormatter<'_>,
+    node: LazyNode,
+    parent: Parent,
+    depth: usize,
+) -> tracetree::Result<Node> {
+    let data = reader.node(node)?;
+    let mut text = String::new();
+    formatter.write_tracepoint(&mut text, data.tracepoint(), data.footer(), parent)?;
+    let count = reader.quick_child_count(node)?;
+    Ok(Node {
+        handle: handle_text(reader.handle(node)),
+        event_id: data.tracepoint().header.event.get(),
+        kind: data.tracepoint().header.tracepoint_type.name().into(),
+        depth,
+        text,
+        child_count: count.at_least() as u64,
+        child_count_exact: count.exact().is_some(),
+        has_children: count.at_least() > 0,
+    })
+}
+
+/// The row of `node` alone: its depth and parent looked up.
+fn lone_row(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<(Node, Vec<LazyNode>)> {
+    let above = reader.ancestors(node)?;
+    let parent = match above.last() {
+        Some(&parent) => Parent::of(reader.node(parent)?.tracepoint()),
+        None => Parent::TopLevel,
+    };
+    let mut formatter = TextFormatter::new(reader.context(), true);
+    let row = row(reader, &mut formatter, node, parent, above.len())?;
+    Ok((row, above))
+}
+
+fn node(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let node = resolve(method, &trace, &reader, "node", &params.node)?;
+    let detail =
+        detail(&reader, node).map_err(|e| failed(method, &trace, Some(&params.node), &e))?;
+    to_value(detail)
+}
+
+/// `node` in full.
+fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDetail> {
+    let (row, _) = lone_row(reader, node)?;
+    let context = reader.context();
+    let data = reader.node(node)?;
+    let tracepoint = data.tracepoint();
+    let mut formatter = TextFormatter::new(context, false);
+    let mut value_text = |value: &TraceValue<'_>| -> tracetree::Result<String> {
+        let mut text = String::new();
+        formatter.write_value(&mut text, value)?;
+        Ok(text)
+    };
+    let class_member = |class, name: &str| match context.class(class) {
+        Ok(class) => format!("{}.{name}", class.name.decode()),
+        Err(_) => name.to_string(),
+    };
+    let string = |id| context.string(id).ok().map(|s| s.decode().into_owned());
+    let location = context
+        .code_location(tracepoint.header.code_location)
+        .ok()
+        .map(|location| Location {
+            file: string(location.file_name),
+            line: location.line,
+            class_name: string(location.class_name),
+            method_name: string(location.method_name),
+        });
+    let mut detail = NodeDetail {
+        node: row,
+        thread: tracepoint.header.thread.get(),
+        diff_status: diff_status(tracepoint.header.diff_status).into(),
+        location,
+        method: None,
+        receiver: None,
+        arguments: None,
+        result: None,
+        exception: None,
+        field: None,
+        variable: None,
+        array: None,
+        index: None,
+        value: None,
+        iteration: None,
+        unfinished: tracepoint.header.tracepoint_type.is_container() && data.footer().is_none(),
+    };
+    let not_null = |value: &TraceValue<'_>| !matches!(value, TraceValue::Null);
+    match &tracepoint.body {
+        TracepointBody::MethodCall {
+            method,
+            receiver,
+            arguments,
+            ..
+        } => {
+            detail.method = Some(match context.method(*method) {
+                Ok(m) => class_member(m.class, &m.name.decode()),
+                Err(_) => format!("method {}", method.get()),
+            });
+            if not_null(receiver) {
+                detail.receiver = Some(value_text(receiver)?);
+            }
+            detail.arguments = Some(
+                arguments
+                    .iter()
+                    .map(&mut value_text)
+                    .collect::<Result<_, _>>()?,
+            );
+            if let Some(Footer::MethodCall { result, exception }) = data.footer() {
+                let exception = exception.decode();
+                if exception.is_empty() {
+                    detail.result = Some(value_text(result)?);
+                } else {
+                    detail.exception = Some(exception.into_owned());
+                }
+            }
+        }
+        TracepointBody::ReadField {
+            field,
+            receiver,
+            value,
+        }
+        | TracepointBody::WriteField {
+            field,
+            receiver,
+            value,
+        } => {
+            detail.field = Some(match context.field(*field) {
+                Ok(f) => class_member(f.class, &f.name.decode()),
+                Err(_) => format!("field {}", field.get()),
+            });
+            if not_null(receiver) {
+                detail.receiver = Some(value_text(receiver)?);
+            }
+            detail.value = Some(value_text(value)?);
+        }
+        TracepointBody::ReadLocal { variable, value }
+        | TracepointBody::WriteLocal { variable, value } => {
+            detail.variable = Some(match context.variable(*variable) {
+                Ok(v) => v.name.decode().into_owned(),
+                Err(_) => format!("variable {}", variable.get()),
+            });
+            detail.value = Some(value_text(value)?);
+        }
+        TracepointBody::ReadArray {
+            array,
+            index,
+            value,
+        }
+        | TracepointBody::WriteArray {
+            array,
+            index,
+            value,
+        } => {
+            detail.array = Some(value_text(array)?);
+            detail.index = Some(*index);
+            detail.value = Some(value_text(value)?);
+        }
+        TracepointBody::Loop { .. } => {
+            if let Some(Footer::Loop { iterations }) = data.footer() {
+                detail.iteration = Some(*iterations);
+            }
+        }
+        TracepointBody::LoopIteration { iteration, .. } => detail.iteration = Some(*iteration),
+        TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+            detail.exception = Some(value_text(exception)?);
+        }
+        TracepointBody::SnapshotBreakpoint { values, .. } => {
+            detail.arguments = Some(
+                values
+                    .iter()
+                    .map(&mut value_text)
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+    }
+    Ok(detail)
+}
+
+fn diff_status(status: DiffStatus) -> &'static str {
+    match status {
+        DiffStatus::None => "none",
+        DiffStatus::Unchanged => "unchanged",
+        DiffStatus::Removed => "removed",
+        DiffStatus::Added => "added",
+        DiffStatus::EditedOld => "edited_old",
+        DiffStatus::EditedNew => "edited_new",
+    }
+}
+
+fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let node = resolve(method, &trace, &reader, "node", &params.node)?;
+    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+    let above = reader.ancestors(node).map_err(|e| fail(&e))?;
+    let mut formatter = TextFormatter::new(reader.context(), true);
+    let mut parent = Parent::TopLevel;
+    let mut nodes = Vec::with_capacity(above.len());
+    for (depth, &ancestor) in above.iter().enumerate() {
+        nodes.push(row(&reader, &mut formatter, ancestor, parent, depth).map_err(|e| fail(&e))?);
+        parent = Parent::of(reader.node(ancestor).map_err(|e| fail(&e))?.tracepoint());
+    }
+    to_value(AncestorsResult { nodes })
+}
+
+fn position(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let node = resolve(method, &trace, &reader, "node", &params.node)?;
+    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+    let above = reader.ancestors(node).map_err(|e| fail(&e))?;
+    let index = reader.position(node).map_err(|e| fail(&e))?;
+    to_value(PositionResult {
+        parent: above
+            .last()
+            .map(|&parent| handle_text(reader.handle(parent))),
+        index: index as u64,
+        depth: above.len(),
+    })
+}
+
+fn node_by_event(
+    session: &Session,
+    method: &str,
+    params: NodeByEventParams,
+) -> Result<Value, ServeError> {
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
+    let missing = |what: String| {
+        ServeError::new(
+            code::NO_SUCH_NODE,
+            format!("{method}: {}: {what}", trace.about()),
+        )
+        .with("trace", trace.id.as_str())
+        .with("field", "eventId")
+    };
+    let event = EventId::new(params.event_id);
+    let Some(node) = reader.node_by_event(event).map_err(|e| fail(&e))? else {
+        return Err(missing(format!("no event {}", params.event_id)));
+    };
+    let thread = reader.node_thread(node).get();
+    if thread != params.thread {
+        return Err(missing(format!(
+            "event {} is in thread {thread}, not thread {}",
+            params.event_id, params.thread
+        )));
+    }
+    to_value(lone_row(&reader, node).map_err(|e| fail(&e))?.0)
+}
+
+/// Tracepoint kinds by their `dump` names, else `INVALID_PARAMS`.
+fn kinds(
+    method: &str,
+    names: Option<&Vec<String>>,
+) -> Result<Option<Vec<tracetree::model::TracepointType>>, ServeError> {
+    names
+        .map(|names| {
+            names
+                .iter()
+                .enumerate()
+                .map(|(at, name)| {
+                    crate::search::kind(name)
+                        .map_err(|e| ServeError::invalid_params(method, &format!("kinds[{at}]"), e))
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+fn hit(reader: &LazyTraceReader, hit: &tracetree::search::Hit) -> Hit {
+    Hit {
+        handle: handle_text(reader.handle(hit.node)),
+        event_id: hit.event.get(),
+        thread: hit.thread.get(),
+        depth: hit.depth,
+        text: hit.line.clone(),
+        path: hit.path.iter().map(|name| name.to_string()).collect(),
+    }
+}
+
+fn search(session: &Session, request: &Request, params: SearchParams) -> Result<Value, ServeError> {
+    let method = request.method.as_str();
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let max = params.max.unwrap_or(1000);
+    if max > LIMITS.max_search_hits {
+        return Err(ServeError::invalid_params(
+            method,
+            "max",
+            format!(
+                "{max} is over limits.maxSearchHits ({})",
+                LIMITS.max_search_hits
+            ),
+        ));
+    }
+    let threads = params
+        .threads
+        .as_ref()
+        .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect::<Vec<_>>());
+    if let Some(threads) = &threads {
+        let known = reader.thread_ids();
+        if let Some(at) = threads.iter().position(|t| !known.contains(t)) {
+            return Err(ServeError::invalid_params(
+                method,
+                &format!("threads[{at}]"),
+                format!("{}: no thread {}", trace.about(), threads[at].get()),
+            ));
+        }
+    }
+    let options = SearchOptions {
+        ignore_case: params.ignore_case,
+        text: params.text,
+        threads,
+        kinds: kinds(method, params.kinds.as_ref())?,
+        max,
+        stop: Some(Arc::clone(&request.cancel)),
+        ..SearchOptions::new(params.pattern.clone())
+    };
+    let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
+    let scanned = std::sync::atomic::AtomicU64::new(0);
+    let streamed = AtomicUsize::new(0);
+    let partial = params.partial_result_token.as_ref();
+    let found = search_streaming(
+        &reader,
+        &options,
+        &|n| {
+            let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
+            progress.report_every(&format!("{total} tracepoints scanned"));
+        },
+        &|found| {
+            if let Some(token) = partial
+                && streamed.fetch_add(1, Ordering::Relaxed) < max
+            {
+                session.notify(
+                    "$/progress",
+                    ProgressParams {
+                        token: token.clone(),
+                        value: json!({ "hits": [hit(&reader, found)] }),
+                    },
+                );
+            }
+        },
+    )
+    .map_err(|e| failed(method, &trace, None, &e))?;
+    drop(progress);
+    let hits = if partial.is_some() {
+        Vec::new()
+    } else {
+        found.hits.iter().map(|h| hit(&reader, h)).collect()
+    };
+    to_value(SearchResult {
+        hits,
+        total: found.total,
+    })
+}
+
+fn find(session: &Session, request: &Request, params: FindParams) -> Result<Value, ServeError> {
+    let method = request.method.as_str();
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let options = SearchOptions {
+        ignore_case: params.ignore_case,
+        text: params.text,
+        kinds: kinds(method, params.kinds.as_ref())?,
+        stop: Some(Arc::clone(&request.cancel)),
+        ..SearchOptions::new(params.pattern.clone())
+    };
+    let from = match &params.from {
+        Some(from) => Some(resolve(method, &trace, &reader, "from", from)?),
+        None => None,
+    };
+    let fail = |e: &tracetree::Error| failed(method, &trace, params.from.as_deref(), e);
+    let found = if method == "trace/findPrevious" {
+        let Some(from) = from else {
+            return Err(ServeError::invalid_params(
+                method,
+                "from",
+                "missing: a node handle",
+            ));
+        };
+        find_previous(&reader, from, &options).map_err(|e| fail(&e))?
+    } else {
+        let from = match (from, params.thread) {
+            (Some(from), _) => SearchFrom::After(from),
+            (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
+                SearchFrom::ThreadStart(ThreadId::new(thread))
+            }
+            (None, Some(thread)) => {
+                return Err(ServeError::invalid_params(
+                    method,
+                    "thread",
+                    format!("{}: no thread {thread}", trace.about()),
+                ));
+            }
+            (None, None) => {
+                return Err(ServeError::invalid_params(
+                    method,
+                    "from",
+                    "give `from` (a handle) or `thread`",
+                ));
+            }
+        };
+        find_next(&reader, from, &options).map_err(|e| fail(&e))?
+    };
+    to_value(FindResult {
+        hit: found.map(|found| hit(&reader, &found)),
+    })
+}
+
+fn export(session: &Session, method: &str, params: ExportParams) -> Result<Value, ServeError> {
+    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    let trace = session.traces.get(method, &params.trace)?;
+    let reader = trace.reader();
+    let formats = [
+        StackFormat::Folded,
+        StackFormat::Speedscope,
+        StackFormat::Chrome,
+        StackFormat::Perfetto,
+    ];
+    let Some(format) = formats.into_iter().find(|f| f.name() == params.format) else {
+        return Err(ServeError::invalid_params(
+            method,
+            "format",
+            format!(
+                "no format {:?} (folded, speedscope, chrome, perfetto)",
+                params.format
+            ),
+        ));
+    };
+    let root = match &params.node {
+        Some(handle) => {
+            let node = resolve(method, &trace, &reader, "node", handle)?;
+            let data = reader
+                .node(node)
+                .map_err(|e| failed(method, &trace, Some(handle), &e))?;
+            Some(data.tracepoint().header.event)
+        }
+        None => None,
+    };
+    let name = trace.path.file_stem().map_or_else(
+        || "trace".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
+    let options = StackOptions {
+        threads: params
+            .threads
+            .as_ref()
+            .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect()),
+        root,
+        force: params.force,
+        ..StackOptions::new(format, name)
+    };
+    let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
+    let written = std::sync::atomic::AtomicU64::new(0);
+    let summary = export_stacks(
+        &reader,
+        std::path::Path::new(&params.output),
+        &options,
+        &|n| {
+            let total = written.fetch_add(n, Ordering::Relaxed) + n;
+            progress.report_every(&format!("{total} tracepoints exported"));
+        },
+    )
+    .map_err(|e| {
+        failed(method, &trace, params.node.as_deref(), &e).with("output", params.output.as_str())
+    })?;
+    drop(progress);
+    to_value(ExportResult {
+        output: params.output,
+        threads: summary.threads as u64,
+        tracepoints: summary.tracepoints,
+        frames: summary.frames as u64,
+        events: summary.events,
+        bytes: summary.bytes,
+    })
+}
+
+/// LSP's work done progress for a client's `workDoneToken` (nothing
+/// without one): begin, reports at most every 100 ms, end.
+struct Progress<'s> {
+    session: &'s Session,
+    token: Option<Value>,
+    last: std::sync::Mutex<Instant>,
+}
+
+impl<'s> Progress<'s> {
+    fn begin(session: &'s Session, token: Option<&Value>, title: &str) -> Self {
+        let progress = Progress {
+            session,
+            token: token.cloned(),
+            last: std::sync::Mutex::new(Instant::now()),
+        };
+        progress.send(json!({"kind": "begin", "title": title, "cancellable": true}));
+        progress
+    }
+
+    fn send(&self, value: Value) {
+        if let Some(token) = &self.token {
+            self.session.notify(
+                "$/progress",
+                ProgressParams {
+                    token: token.clone(),
+                    value,
+                },
+            );
+        }
+    }
+
+    fn report(&self, message: &str) {
+        self.send(json!({"kind": "report", "message": message}));
+    }
+
+    fn report_every(&self, message: &str) {
+        if self.token.is_none() {
+            return;
+        }
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed() >= Duration::from_millis(100) {
+            *last = Instant::now();
+            drop(last);
+            self.report(message);
+        }
+    }
+}
+
+impl Drop for Progress<'_> {
+    /// The end, however the work ended.
+    fn drop(&mut self) {
+        self.send(json!({"kind": "end"}));
+    }
+}
