@@ -12,6 +12,7 @@ use pyo3::types::PySlice;
 use tracetree::common::ThreadId;
 use tracetree::model::{Footer, TracepointBody};
 use tracetree::print::TextFormatter;
+use tracetree::read::NodeData;
 use tracetree::{LazyNode, LazyTraceReader};
 
 use crate::errors::OrRaise;
@@ -39,6 +40,8 @@ pub struct Node {
     shared: Arc<Shared>,
     node: LazyNode,
     depth: OnceLock<usize>,
+    /// The decoded tracepoint, once a property asked for it.
+    data: OnceLock<Arc<NodeData>>,
 }
 
 impl Node {
@@ -51,7 +54,19 @@ impl Node {
             shared,
             node,
             depth: known,
+            data: OnceLock::new(),
         }
+    }
+
+    /// The reader and the decoded tracepoint (decoded on first use, then
+    /// kept with the node).
+    fn read(&self) -> PyResult<(Arc<LazyTraceReader>, Arc<NodeData>)> {
+        let reader = self.reader()?;
+        if let Some(data) = self.data.get() {
+            return Ok((reader, Arc::clone(data)));
+        }
+        let data = reader.node(self.node).or_raise()?;
+        Ok((reader, Arc::clone(self.data.get_or_init(|| data))))
     }
 
     /// The library's node.
@@ -106,13 +121,7 @@ impl Node {
     /// `write_local`, `loop`, `loop_iteration`, … (`tracetree.KINDS`).
     #[getter]
     fn kind(&self) -> PyResult<&'static str> {
-        let reader = self.reader()?;
-        Ok(reader
-            .node(self.node)
-            .or_raise()?
-            .tracepoint()
-            .tracepoint_type()
-            .name())
+        Ok(self.read()?.1.tracepoint().tracepoint_type().name())
     }
 
     /// The id of its thread.
@@ -140,8 +149,7 @@ impl Node {
     /// kinds.
     #[getter]
     fn method(&self) -> PyResult<Option<String>> {
-        let reader = self.reader()?;
-        let data = reader.node(self.node).or_raise()?;
+        let (reader, data) = self.read()?;
         let TracepointBody::MethodCall { method, .. } = &data.tracepoint().body else {
             return Ok(None);
         };
@@ -164,8 +172,7 @@ impl Node {
     /// `print` shows values; `None` for other kinds.
     #[getter]
     fn arguments(&self) -> PyResult<Option<Vec<String>>> {
-        let reader = self.reader()?;
-        let data = reader.node(self.node).or_raise()?;
+        let (reader, data) = self.read()?;
         match &data.tracepoint().body {
             TracepointBody::MethodCall { arguments, .. } => {
                 Ok(Some(Node::values(&reader, arguments)?))
@@ -184,8 +191,7 @@ impl Node {
     /// and other kinds.
     #[getter]
     fn result(&self) -> PyResult<Option<String>> {
-        let reader = self.reader()?;
-        let data = reader.node(self.node).or_raise()?;
+        let (reader, data) = self.read()?;
         let value = match (&data.tracepoint().body, data.footer()) {
             (TracepointBody::MethodCall { .. }, Some(Footer::MethodCall { result, exception }))
                 if exception.is_empty() && !matches!(result, tracetree::model::Value::Void) =>
@@ -204,8 +210,7 @@ impl Node {
     /// it threw none.
     #[getter]
     fn exception(&self) -> PyResult<Option<String>> {
-        let reader = self.reader()?;
-        let data = reader.node(self.node).or_raise()?;
+        let (_, data) = self.read()?;
         Ok(match data.footer() {
             Some(Footer::MethodCall { exception, .. }) if !exception.is_empty() => {
                 Some(exception.decode().into_owned())
@@ -218,8 +223,7 @@ impl Node {
     /// or `None` without a code location.
     #[getter]
     fn code_location(&self) -> PyResult<Option<(Option<String>, i32)>> {
-        let reader = self.reader()?;
-        let data = reader.node(self.node).or_raise()?;
+        let (reader, data) = self.read()?;
         let context = reader.context();
         let Ok(location) = context.code_location(data.tracepoint().header.code_location) else {
             return Ok(None);
@@ -494,7 +498,7 @@ impl ChildrenIter {
         slf
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Node>> {
+    fn __next__(&self) -> PyResult<Option<Node>> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.page.is_empty() && !state.done {
             let count = match state.stop {
@@ -503,11 +507,12 @@ impl ChildrenIter {
             };
             let reader = self.shared.reader()?;
             let from = state.next;
+            // Read with the GIL held: the state's lock is held too, and a
+            // page is quick.
             let nodes = if count == 0 {
                 Vec::new()
             } else {
-                py.detach(|| page(&reader, self.parent, from, count))
-                    .or_raise()?
+                page(&reader, self.parent, from, count).or_raise()?
             };
             state.done = nodes.len() < count || count == 0;
             state.next += nodes.len();

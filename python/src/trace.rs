@@ -507,6 +507,8 @@ enum SearchState {
         total: u64,
         scanned: u64,
     },
+    /// Running, on behalf of another Python thread.
+    Running,
     /// Stopped by an exception.
     Failed,
 }
@@ -524,27 +526,49 @@ impl SearchHits {
     /// thread waits with the GIL released, checking for signals: one that
     /// raises (Ctrl-C) stops the search and is raised.
     fn run(&self, py: Python<'_>) -> PyResult<()> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let SearchState::Ready(options) = &*state else {
-            return match &*state {
-                SearchState::Failed => Err(raise(
+        // Not held while the search runs: the GIL is released then, and
+        // another thread waiting here would hold it.
+        let lock = || self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let taken = std::mem::replace(&mut *lock(), SearchState::Running);
+        let mut options = match taken {
+            SearchState::Ready(options) => *options,
+            SearchState::Running => {
+                return Err(raise(
+                    "TraceError",
+                    "this search is running in another thread".to_string(),
+                ));
+            }
+            SearchState::Failed => {
+                *lock() = SearchState::Failed;
+                return Err(raise(
                     "TraceError",
                     "this search was stopped; start another".to_string(),
-                )),
-                _ => Ok(()),
-            };
+                ));
+            }
+            found @ SearchState::Found { .. } => {
+                *lock() = found;
+                return Ok(());
+            }
         };
-        let mut options = (**options).clone();
         let stop = Arc::new(AtomicBool::new(false));
         options.stop = Some(Arc::clone(&stop));
-        let reader = self.shared.reader()?;
+        let reader = match self.shared.reader() {
+            Ok(reader) => reader,
+            Err(error) => {
+                *lock() = SearchState::Failed;
+                return Err(error);
+            }
+        };
         let (send, found) = std::sync::mpsc::channel();
         let searcher = std::thread::Builder::new()
             .name("tracetree-search".into())
             .spawn(move || {
                 let _ = send.send(tracetree::search(&reader, &options, &|_| {}));
             })
-            .map_err(|e| crate::errors::to_py(Error::io(std::env::temp_dir(), e)))?;
+            .map_err(|e| {
+                *lock() = SearchState::Failed;
+                crate::errors::to_py(Error::io(std::env::temp_dir(), e))
+            })?;
         // Waited on with the GIL released, from this thread only.
         let found = Mutex::new(found);
         let wait = || {
@@ -560,7 +584,7 @@ impl SearchHits {
                     if let Err(signal) = py.check_signals() {
                         stop.store(true, Ordering::Relaxed);
                         let _ = py.detach(|| searcher.join());
-                        *state = SearchState::Failed;
+                        *lock() = SearchState::Failed;
                         return Err(signal);
                     }
                 }
@@ -572,7 +596,7 @@ impl SearchHits {
         let _ = py.detach(|| searcher.join());
         match result {
             Ok(found) => {
-                *state = SearchState::Found {
+                *lock() = SearchState::Found {
                     hits: found.hits.into(),
                     total: found.total,
                     scanned: found.scanned,
@@ -580,7 +604,7 @@ impl SearchHits {
                 Ok(())
             }
             Err(error) => {
-                *state = SearchState::Failed;
+                *lock() = SearchState::Failed;
                 Err(crate::errors::to_py(error))
             }
         }
