@@ -53,18 +53,15 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
 
 /// [`trace_in`] reading `input` as `from` says when it is given (the
 /// command line's `--from`) instead of the format its layout shows.
-/// A forced format's import is cached apart from the detected one's.
+/// A format other than the detected one is cached apart from it.
 pub fn trace_in_as(
     input: &Path,
     dir: &Path,
     from: Option<SourceFormat>,
     progress: &dyn Fn(u64),
 ) -> Result<TracePath> {
-    let detected = match from {
-        Some(format) => Some(format),
-        None => foreign_format(input)?,
-    };
-    let Some(format) = detected else {
+    let found = foreign_format(input)?;
+    let Some(format) = from.or(found) else {
         check_v22(input)?;
         return Ok(TracePath {
             path: input.to_path_buf(),
@@ -82,7 +79,7 @@ pub fn trace_in_as(
             "_",
         );
     let mut key = source_key(input)?;
-    if let Some(forced) = from {
+    if let Some(forced) = from.filter(|&forced| Some(forced) != found) {
         // `--from` may read a source as another format than its layout
         // shows: its import is another trace.
         let mut hash = FxHasher::default();
