@@ -94,20 +94,28 @@ def test_threads_root_and_columns(tmp_path):
 
 def test_stream_memory_is_bounded_by_the_batch(generated):
     """Rows of a trace far larger than a batch stream through in little
-    memory: the peak resident set grows by much less than the trace's rows
-    would take held whole."""
-    import resource
+    memory: in a process of its own, the peak resident set grows by much
+    less than the trace's rows would take held whole."""
+    import subprocess
+    import sys
 
     path = generated("mixed", "64MB")
-    with tracetree.open(path) as trace:
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        rows = 0
-        whole_bytes = 0
-        for batch in trace.to_arrow(batch_rows=8192):
-            rows += batch.num_rows
-            whole_bytes += batch.nbytes
-        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+    script = (
+        "import resource, sys, pyarrow, tracetree\n"
+        "peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "trace = tracetree.open(sys.argv[1])\n"
+        "before = peak()\n"
+        "rows = whole = 0\n"
+        "for batch in trace.to_arrow(batch_rows=8192):\n"
+        "    rows += batch.num_rows\n"
+        "    whole += batch.nbytes\n"
+        "print(rows, whole, peak() - before)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(path)], check=True, capture_output=True, text=True
+    ).stdout.split()
+    rows, whole_bytes, grown = map(int, out)
     assert rows > 1_000_000
-    # The rows held whole would take whole_bytes; streamed, the process
+    # Held whole, the rows would take whole_bytes; streamed, the process
     # grew by a small part of that (the trace's mapped pages count too).
     assert grown < whole_bytes / 2, (grown, whole_bytes)
