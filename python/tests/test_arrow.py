@@ -95,11 +95,13 @@ def test_threads_root_and_columns(tmp_path):
 def test_stream_memory_is_bounded_by_the_batch(generated):
     """Rows of a trace far larger than a batch stream through in little
     memory: in a process of its own, the peak resident set grows by much
-    less than the trace's rows would take held whole."""
+    less than the trace's rows would take held whole. The trace is 64 MB;
+    ``TRACETREE_STREAM_SIZE`` (``1GB``) makes it larger."""
+    import os
     import subprocess
     import sys
 
-    path = generated("mixed", "64MB")
+    path = generated("mixed", os.environ.get("TRACETREE_STREAM_SIZE", "64MB"))
     script = (
         "import resource, sys, pyarrow, tracetree\n"
         "peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
