@@ -298,8 +298,7 @@ impl Cache {
                 trace.path.display()
             );
         } else if self.strict
-            && let Some(stored) = tracetree::import::stored_summary(&trace.path)
-            && let Some(problem) = stored_problem(&stored)
+            && let Some(problem) = tracetree::import::stored_problem(&trace.path)
         {
             return Err(strict_import_error(&self.name(file), &problem));
         }
@@ -310,57 +309,11 @@ impl Cache {
     /// incomplete or damaged: unfinished calls, damaged tails, records
     /// skipped for want of a call.
     pub fn check_import(&self, file: &Path, summary: &ImportSummary) -> Result<()> {
-        match import_problem(summary) {
+        match summary.problem() {
             Some(problem) if self.strict => Err(strict_import_error(&self.name(file), &problem)),
             _ => Ok(()),
         }
     }
-}
-
-/// What makes an import incomplete or damaged, in words; `None` when it
-/// is whole.
-pub fn import_problem(summary: &ImportSummary) -> Option<String> {
-    let mut problems = Vec::new();
-    if summary.unfinished_calls > 0 {
-        problems.push(crate::words::count(
-            summary.unfinished_calls,
-            "unfinished call",
-        ));
-    }
-    if !summary.damage.is_empty() {
-        problems.push(crate::words::count(
-            summary.damage.len() as u64,
-            "damaged tail",
-        ));
-    }
-    if summary.skipped_exits > 0 {
-        problems.push(crate::words::count(
-            summary.skipped_exits,
-            "exit with no open call",
-        ));
-    }
-    (!problems.is_empty()).then(|| problems.join(", "))
-}
-
-/// [`import_problem`] of an import made earlier, from its stored summary
-/// (its `imported:` line).
-fn stored_problem(stored: &str) -> Option<String> {
-    let line = stored.lines().next()?.strip_prefix("imported: ")?;
-    let problems: Vec<&str> = line
-        .split(", ")
-        .filter(|part| {
-            let mut words = part.splitn(2, ' ');
-            let n = words
-                .next()
-                .and_then(|n| n.replace(',', "").parse::<u64>().ok());
-            let what = words.next().unwrap_or("");
-            n.is_some_and(|n| n > 0)
-                && (what.starts_with("unfinished call")
-                    || what.starts_with("damaged tail")
-                    || what.starts_with("skipped exit"))
-        })
-        .collect();
-    (!problems.is_empty()).then(|| problems.join(", "))
 }
 
 /// `--strict`'s error for an import of `name` that found `problem`.

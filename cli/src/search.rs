@@ -89,16 +89,13 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
 
 /// A tracepoint kind by its `dump` name (`method_call`, `read_field`, …).
 pub(crate) fn kind(name: &str) -> Result<TracepointType> {
-    TracepointType::ALL
-        .into_iter()
-        .find(|kind| kind.name() == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = TracepointType::ALL.iter().map(|k| k.name()).collect();
-            Error::invalid(
-                "--kind",
-                format!("no tracepoint kind {name:?} (kinds: {})", names.join(", ")),
-            )
-        })
+    TracepointType::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = TracepointType::ALL.iter().map(|k| k.name()).collect();
+        Error::invalid(
+            "--kind",
+            format!("no tracepoint kind {name:?} (kinds: {})", names.join(", ")),
+        )
+    })
 }
 
 /// `text` on one line: a backslash, a line feed, a carriage return and a

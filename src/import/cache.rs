@@ -48,7 +48,20 @@ pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
 
 /// [`trace_for`] with the cache in `dir`.
 pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
-    let Some(format) = foreign_format(input)? else {
+    trace_in_as(input, dir, None, progress)
+}
+
+/// [`trace_in`] reading `input` as `from` says when it is given (the
+/// command line's `--from`) instead of the format its layout shows.
+/// A format other than the detected one is cached apart from it.
+pub fn trace_in_as(
+    input: &Path,
+    dir: &Path,
+    from: Option<SourceFormat>,
+    progress: &dyn Fn(u64),
+) -> Result<TracePath> {
+    let found = foreign_format(input)?;
+    let Some(format) = from.or(found) else {
         check_v22(input)?;
         return Ok(TracePath {
             path: input.to_path_buf(),
@@ -65,7 +78,16 @@ pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<Trac
             |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_',
             "_",
         );
-    let path = dir.join(format!("{stem}-{:016x}.trace", source_key(input)?));
+    let mut key = source_key(input)?;
+    if let Some(forced) = from.filter(|&forced| Some(forced) != found) {
+        // `--from` may read a source as another format than its layout
+        // shows: its import is another trace.
+        let mut hash = FxHasher::default();
+        hash.write_u64(key);
+        hash.write(forced.name().as_bytes());
+        key = hash.finish();
+    }
+    let path = dir.join(format!("{stem}-{key:016x}.trace"));
     let imported_now = if path.is_file() && index_path(&path).is_file() {
         // Dates the import's last use, for `evict_imports`.
         let _ = std::fs::File::options()
@@ -161,6 +183,29 @@ const SUMMARY_SUFFIX: &str = ".import-summary";
 /// lines), when `trace` is a cached import that kept one.
 pub fn stored_summary(trace: &Path) -> Option<String> {
     std::fs::read_to_string(summary_path(trace)).ok()
+}
+
+/// What made the import cached as `trace` incomplete or damaged, from its
+/// stored summary ([`ImportSummary::problem`] of the import made earlier);
+/// `None` when it was whole, or `trace` is no cached import.
+pub fn stored_problem(trace: &Path) -> Option<String> {
+    let stored = stored_summary(trace)?;
+    let line = stored.lines().next()?.strip_prefix("imported: ")?;
+    let problems: Vec<&str> = line
+        .split(", ")
+        .filter(|part| {
+            let mut words = part.splitn(2, ' ');
+            let n = words
+                .next()
+                .and_then(|n| n.replace(',', "").parse::<u64>().ok());
+            let what = words.next().unwrap_or("");
+            n.is_some_and(|n| n > 0)
+                && (what.starts_with("unfinished call")
+                    || what.starts_with("damaged tail")
+                    || what.starts_with("skipped exit"))
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join(", "))
 }
 
 /// The hash of the source's canonical path and stamp.

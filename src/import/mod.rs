@@ -37,7 +37,9 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, cache_dir, stored_summary, trace_for, trace_in};
+pub use cache::{
+    TracePath, cache_dir, stored_problem, stored_summary, trace_for, trace_in, trace_in_as,
+};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -167,6 +169,21 @@ impl ImportSummary {
         if count > 0 {
             *self.mapped.entry(kind.to_string()).or_default() += count;
         }
+    }
+
+    /// What makes this import incomplete or damaged, in words
+    /// (`2 unfinished calls, 1 damaged tail`); `None` when it is whole.
+    pub fn problem(&self) -> Option<String> {
+        let problems: Vec<String> = [
+            (self.unfinished_calls, "unfinished call"),
+            (self.damage.len() as u64, "damaged tail"),
+            (self.skipped_exits, "exit with no open call"),
+        ]
+        .into_iter()
+        .filter(|&(n, _)| n > 0)
+        .map(|(n, thing)| counted(n, thing))
+        .collect();
+        (!problems.is_empty()).then(|| problems.join(", "))
     }
 
     /// The counts `info` shows, one `key: value` line each.

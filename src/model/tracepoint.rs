@@ -62,6 +62,12 @@ impl TracepointType {
         )
     }
 
+    /// The type `tracetree dump` names `name` ([`name`](Self::name)'s
+    /// inverse); `None` for no type's name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     /// The snake-case name used by `tracetree dump` (`method_call`, `read_array`, ...).
     pub fn name(self) -> &'static str {
         match self {

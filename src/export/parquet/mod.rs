@@ -35,10 +35,12 @@
 //! under a temporary name beside it and renamed into place only when
 //! whole.
 
+mod batches;
 mod columns;
 mod dictionary;
 mod rows;
 
+pub use batches::{BatchOptions, RecordBatches, record_batches};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -59,7 +61,7 @@ use rayon::prelude::*;
 
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
-use crate::read::{LazyTraceReader, WalkDetail};
+use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 use dictionary::DictionaryWriter;
 use rows::Rows;
 
@@ -253,7 +255,9 @@ fn export_thread(
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
     let mut parts = Parts::new(folder, schema(), options.row_group_rows)?;
     if !pipelined {
-        let count = fill(reader, thread, options, progress, |batch, rows| {
+        let walk = Walk::Thread(thread);
+        let (format, group) = (&options.source_format, options.row_group_rows);
+        let count = fill(reader, walk, format, group, progress, |batch, rows| {
             parts.write(&batch)?;
             rows.recycle(batch);
             Ok(())
@@ -273,7 +277,9 @@ fn export_thread(
         });
         let stopped = || Error::internal("the Parquet writer stopped");
         let mut in_flight = 0;
-        let filled = fill(reader, thread, options, progress, |batch, rows| {
+        let walk = Walk::Thread(thread);
+        let (format, group) = (&options.source_format, options.row_group_rows);
+        let filled = fill(reader, walk, format, group, progress, |batch, rows| {
             send.send(batch).map_err(|_| stopped())?;
             in_flight += 1;
             // One row group written while the next fills: the one before
@@ -296,27 +302,46 @@ fn export_thread(
     })
 }
 
-/// Walks `thread` into rows and hands each row group to `hand` with the
-/// rows, to be given their memory back; returns the thread's row count.
+/// What one [`fill`] walks: a whole thread, or one node's subtree.
+#[derive(Debug, Clone, Copy)]
+enum Walk {
+    Thread(ThreadId),
+    Subtree(LazyNode),
+}
+
+/// Walks `walk` (a thread, or a subtree) into rows of `row_group_rows`
+/// and hands each row group to `hand` with the rows, to be given their
+/// memory back; returns the row count. A subtree's rows are the rows its
+/// thread's export has for it: depths, parent and place in its thread.
 fn fill(
     reader: &LazyTraceReader,
-    thread: ThreadId,
-    options: &ParquetOptions,
+    walk: Walk,
+    source_format: &str,
+    row_group_rows: usize,
     progress: &(dyn Fn(ParquetProgress) + Sync),
     mut hand: impl FnMut(RecordBatch, &mut Rows<'_>) -> Result<()>,
 ) -> Result<u64> {
+    let thread = match walk {
+        Walk::Thread(thread) => thread,
+        Walk::Subtree(node) => reader.node_thread(node),
+    };
     let length = reader
         .threads()
         .iter()
         .find(|info| info.id == thread)
         .map_or(0, |info| info.bytes);
     progress(ParquetProgress::Started(length));
-    let mut rows = Rows::new(
-        reader.context(),
-        schema(),
-        &options.source_format,
-        options.row_group_rows,
-    );
+    let mut rows = Rows::new(reader.context(), schema(), source_format, row_group_rows);
+    // The depth of the walk's top level in its thread.
+    let mut base = 0;
+    if let Walk::Subtree(node) = walk {
+        let parent = reader.parent(node)?;
+        let parent_event = parent
+            .map(|parent| reader.node(parent).map(|data| data.tracepoint().event().0))
+            .transpose()?;
+        base = reader.ancestors(node)?.len();
+        rows.below(parent_event, reader.position(node)?);
+    }
     let mut take = |rows: &mut Rows<'_>| -> Result<u64> {
         let batch = rows.batch(reader)?;
         let count = batch.num_rows() as u64;
@@ -324,21 +349,26 @@ fn fill(
         Ok(count)
     };
     let (mut count, mut reported) = (0u64, 0u64);
-    reader.walk_thread(thread, WalkDetail::Full, |walked| {
+    let visit = |walked: &WalkNode<'_>| {
         let tracepoint = walked
             .tracepoint
             .ok_or_else(|| Error::internal("a full walk without its tracepoint"))?;
+        let depth = base + walked.depth;
         // Subtrees the node closes end here, not in the reader.
-        rows.close_deeper(walked.depth);
-        if rows.len() >= options.row_group_rows {
+        rows.close_deeper(depth);
+        if rows.len() >= row_group_rows {
             count += take(&mut rows)?;
             let at = walked.node.offset().0;
             progress(ParquetProgress::Read(at.saturating_sub(reported)));
             reported = at;
         }
-        rows.push(walked.node, walked.depth, tracepoint, walked.footer)?;
+        rows.push(walked.node, depth, tracepoint, walked.footer)?;
         Ok(true)
-    })?;
+    };
+    match walk {
+        Walk::Thread(thread) => reader.walk_thread(thread, WalkDetail::Full, visit)?,
+        Walk::Subtree(node) => reader.walk_subtree(node, WalkDetail::Full, visit)?,
+    }
     rows.end_walk();
     // A thread without rows still has a part: an empty one.
     if rows.len() > 0 || count == 0 {

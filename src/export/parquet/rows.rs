@@ -66,6 +66,9 @@ pub(super) struct Rows<'c> {
     kind_keys: [Option<i32>; 16],
     /// The open nesting, outermost first.
     open: Vec<OpenRow>,
+    /// The parent of the top-level rows ([`below`](Self::below)), and how
+    /// many of its children (or of the thread's roots) came before.
+    top_parent: Option<i64>,
     roots: u32,
     /// The event id of the row pushed last.
     last_event: i32,
@@ -146,12 +149,21 @@ impl<'c> Rows<'c> {
             location_keys: FxHashMap::default(),
             kind_keys: [None; 16],
             open: Vec::new(),
+            top_parent: None,
             roots: 0,
             last_event: 0,
             columns: Columns::with_capacity(row_group_rows.min(MAX_PRESIZED_ROWS)),
             capacity: row_group_rows.min(MAX_PRESIZED_ROWS),
             text: String::new(),
         }
+    }
+
+    /// Makes the top-level rows the children of the event `parent` (none:
+    /// the thread's roots), the first of them its child number `index`:
+    /// for the rows of a subtree.
+    pub(super) fn below(&mut self, parent: Option<i32>, index: usize) {
+        self.top_parent = parent.map(i64::from);
+        self.roots = u32::try_from(index).unwrap_or(u32::MAX);
     }
 
     /// Rows gathered since the last [`batch`](Self::batch).
@@ -177,7 +189,7 @@ impl<'c> Rows<'c> {
             }
             None => {
                 self.roots += 1;
-                (None, self.roots - 1)
+                (self.top_parent, self.roots - 1)
             }
         };
         let columns = &mut self.columns;

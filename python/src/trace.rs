@@ -1,0 +1,874 @@
+//! `Trace` (an open trace), its threads, searches and Arrow batches, and
+//! the module's functions (`open`, `import_trace`, `export`, `print`,
+//! `dump`).
+
+use std::collections::VecDeque;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_pyarrow::IntoPyArrow;
+use arrow_schema::{ArrowError, SchemaRef};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tracetree::common::{EventId, LogicalOffset, ThreadId};
+use tracetree::export::parquet::{
+    BatchOptions, ParquetOptions, RecordBatches, export_parquet, record_batches,
+};
+use tracetree::import::{SourceFormat, TracePath, stored_problem, trace_in_as};
+use tracetree::model::TracepointType;
+use tracetree::search::Hit as FoundHit;
+use tracetree::{
+    Error, IndexChoice, LazyOptions, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
+    StackFormat, StackOptions,
+};
+
+use crate::errors::{OrRaise, raise};
+use crate::node::{Children, Node, Parent};
+
+/// What a trace's nodes share with it: the reader, until the trace is
+/// closed.
+pub struct Shared {
+    reader: RwLock<Option<Arc<LazyTraceReader>>>,
+}
+
+impl Shared {
+    /// The reader; `TraceError` once the trace is closed.
+    pub fn reader(&self) -> PyResult<Arc<LazyTraceReader>> {
+        match &*self.reader.read().unwrap_or_else(PoisonError::into_inner) {
+            Some(reader) => Ok(Arc::clone(reader)),
+            None => Err(raise("TraceError", "the trace is closed".to_string())),
+        }
+    }
+}
+
+/// An open trace: any format `tracetree` reads, a foreign one imported
+/// once into the cache. Use it as a context manager, or call `close()`.
+#[pyclass(frozen, module = "tracetree")]
+pub struct Trace {
+    pub(crate) shared: Arc<Shared>,
+    /// The file the caller named.
+    path: PathBuf,
+    /// The v22 trace read: `path`, or its import in the cache.
+    trace_path: PathBuf,
+    /// The format it was imported from; `None` for a v22 trace.
+    format: Option<SourceFormat>,
+    status: &'static str,
+    warnings: Vec<String>,
+    /// A temporary cache for imports (`no_cache`), removed with the trace.
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// Where an open keeps what it caches.
+struct CacheChoice {
+    dir: Option<PathBuf>,
+    no_cache: bool,
+}
+
+/// Opens `path` as the command line does with `--cache-dir`, `--no-cache`,
+/// `--strict` and `--from`: a foreign trace imported into the cache (made
+/// on first use), the lazy reader's lookups kept there.
+fn open_trace(
+    path: &Path,
+    cache: CacheChoice,
+    strict: bool,
+    from: Option<SourceFormat>,
+    index: IndexChoice,
+) -> tracetree::Result<Trace> {
+    let dir = match cache.dir {
+        _ if cache.no_cache => None,
+        Some(dir) => Some(dir),
+        None => tracetree::storage::cache_dir().ok(),
+    };
+    let (imports, lookups, scratch) = match dir {
+        Some(dir) => (dir.clone(), Some(dir.join("lookups")), None),
+        None => {
+            let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+            (scratch.path().to_path_buf(), None, Some(scratch))
+        }
+    };
+    let trace: TracePath = trace_in_as(path, &imports, from, &|_| {})?;
+    let shown = path.display().to_string();
+    let mut warnings = Vec::new();
+    let mut status = "complete";
+    let problem = match &trace.imported_now {
+        Some(summary) => {
+            for damage in &summary.damage {
+                warnings.push(format!("damaged: {}: {}", damage.source, damage.what));
+            }
+            warnings.extend(summary.warnings.iter().cloned());
+            summary.problem()
+        }
+        None => trace
+            .imported_from
+            .and_then(|_| stored_problem(&trace.path)),
+    };
+    if let Some(problem) = problem {
+        if strict {
+            return Err(Error::BadSource {
+                path: path.to_path_buf(),
+                what: format!("incomplete or damaged: {problem} (and strict was given)"),
+            });
+        }
+        warnings.push(format!("{shown}: incomplete or damaged import: {problem}"));
+        status = "damaged";
+    }
+    let reader = LazyOptions::default()
+        .sidecar_dir(lookups)
+        .index(index)
+        .open(&trace.path)?;
+    let report = &reader.report().data;
+    if let Some(summary) = report.summary(reader.context().data().len()) {
+        if strict {
+            return Err(Error::BadSource {
+                path: path.to_path_buf(),
+                what: format!("{summary} (and strict was given)"),
+            });
+        }
+        warnings.push(format!("{shown}: {summary}"));
+        status = "damaged";
+    }
+    if report.unfinished_containers > 0 {
+        let what = match report.unfinished_containers {
+            1 => "1 call or loop".to_string(),
+            n => format!("{n} calls or loops"),
+        };
+        if strict {
+            return Err(Error::BadSource {
+                path: path.to_path_buf(),
+                what: format!("unfinished: {what} never ended (and strict was given)"),
+            });
+        }
+        warnings.push(format!("{shown}: unfinished: {what} never ended"));
+        if status == "complete" {
+            status = "unfinished";
+        }
+    }
+    Ok(Trace {
+        shared: Arc::new(Shared {
+            reader: RwLock::new(Some(Arc::new(reader))),
+        }),
+        path: path.to_path_buf(),
+        trace_path: trace.path,
+        format: trace.imported_from,
+        status,
+        warnings,
+        _scratch: scratch,
+    })
+}
+
+/// `from_` as a format: a foreign one, or `None` for `"v22"` and `None`.
+fn source_format(from: Option<&str>) -> PyResult<Option<SourceFormat>> {
+    match from {
+        None => Ok(None),
+        Some(name) => SourceFormat::from_str(name)
+            .map(Some)
+            .map_err(|problem| raise("InvalidArgumentError", format!("invalid from_: {problem}"))),
+    }
+}
+
+/// Opens a trace (a v22 trace, a packed trace, a `.flow` recording, a
+/// Blinky, TPTP or JFR trace) for reading, lazily: nothing is loaded
+/// until asked for.
+#[pyfunction]
+#[pyo3(signature = (path, *, cache_dir=None, no_cache=false, strict=false, from_=None))]
+pub fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    cache_dir: Option<PathBuf>,
+    no_cache: bool,
+    strict: bool,
+    from_: Option<&str>,
+) -> PyResult<Trace> {
+    let from = source_format(from_)?;
+    let cache = CacheChoice {
+        dir: cache_dir,
+        no_cache,
+    };
+    py.detach(|| open_trace(&path, cache, strict, from, IndexChoice::UseOrRebuild))
+        .or_raise()
+}
+
+/// A thread argument: a `Thread` or its id.
+pub fn thread_id(thread: &Bound<'_, PyAny>) -> PyResult<ThreadId> {
+    if let Ok(thread) = thread.cast::<Thread>() {
+        return Ok(ThreadId::new(thread.get().id));
+    }
+    Ok(ThreadId::new(thread.extract::<i32>()?))
+}
+
+/// A threads argument: one thread, or a list of them.
+fn thread_ids(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<ThreadId>>> {
+    let Some(threads) = threads else {
+        return Ok(None);
+    };
+    if let Ok(one) = thread_id(threads) {
+        return Ok(Some(vec![one]));
+    }
+    let mut ids = Vec::new();
+    for thread in threads.try_iter()? {
+        ids.push(thread_id(&thread?)?);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(Some(ids))
+}
+
+/// Tracepoint kinds by their `dump` names.
+fn kinds(names: Option<Vec<String>>) -> PyResult<Option<Vec<TracepointType>>> {
+    names
+        .map(|names| {
+            names
+                .iter()
+                .map(|name| {
+                    TracepointType::from_name(name).ok_or_else(|| {
+                        let known: Vec<&str> =
+                            TracepointType::ALL.iter().map(|k| k.name()).collect();
+                        raise(
+                            "InvalidArgumentError",
+                            format!(
+                                "invalid kinds: no tracepoint kind {name:?} (kinds: {})",
+                                known.join(", ")
+                            ),
+                        )
+                    })
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+/// A handle's text, `THREAD:OFFSET`.
+pub fn handle_text(handle: NodeHandle) -> String {
+    format!("{}:{}", handle.thread.get(), handle.offset.get())
+}
+
+/// The handle a text names.
+fn parse_handle(text: &str) -> PyResult<NodeHandle> {
+    let parsed = text.split_once(':').and_then(|(thread, offset)| {
+        Some(NodeHandle {
+            thread: ThreadId::new(thread.parse().ok()?),
+            offset: LogicalOffset::new(offset.parse().ok()?),
+        })
+    });
+    parsed.ok_or_else(|| {
+        raise(
+            "InvalidArgumentError",
+            format!("invalid handle: {text:?} is not THREAD:OFFSET (a Node's handle)"),
+        )
+    })
+}
+
+#[pymethods]
+impl Trace {
+    /// The file this trace was opened from.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// The v22 trace read: the file itself, or its import in the cache.
+    #[getter]
+    fn trace_path(&self) -> PathBuf {
+        self.trace_path.clone()
+    }
+
+    /// `"v22"`, or the format the trace was imported from (`"flow"`,
+    /// `"jfr"`, …).
+    #[getter]
+    fn source_format(&self) -> &'static str {
+        self.format.map_or("v22", SourceFormat::name)
+    }
+
+    /// `"complete"`; `"unfinished"` when calls or loops never ended (a
+    /// recorder stopped early); `"damaged"` when data was left out or
+    /// missing (then `warnings` says what and where).
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.status
+    }
+
+    /// What the open found incomplete or damaged, one line each.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// The recorded threads, ascending by id.
+    #[getter]
+    fn threads(&self) -> PyResult<Vec<Thread>> {
+        let reader = self.shared.reader()?;
+        Ok(reader
+            .thread_ids()
+            .into_iter()
+            .map(|id| Thread {
+                id: id.get(),
+                name: reader.thread_name(id),
+            })
+            .collect())
+    }
+
+    /// The top-level tracepoints of `thread` (a `Thread` or its id): a lazy
+    /// sequence, read a page at a time.
+    fn roots(&self, thread: &Bound<'_, PyAny>) -> PyResult<Children> {
+        let thread = thread_id(thread)?;
+        let reader = self.shared.reader()?;
+        if !reader.thread_ids().contains(&thread) {
+            return Err(raise(
+                "NoSuchNodeError",
+                format!("no such thread: {}", thread.get()),
+            ));
+        }
+        Ok(Children::new(
+            Arc::clone(&self.shared),
+            Parent::Thread(thread),
+            0,
+            None,
+            0,
+        ))
+    }
+
+    /// The node of the tracepoint with event id `event_id`, or `None`.
+    /// Event ids are unique within a trace, so no thread is needed: the
+    /// node's `thread` says where it was found.
+    fn node_by_event(&self, py: Python<'_>, event_id: i32) -> PyResult<Option<Node>> {
+        let reader = self.shared.reader()?;
+        let found = py
+            .detach(|| reader.node_by_event(EventId::new(event_id)))
+            .or_raise()?;
+        Ok(found.map(|node| Node::new(Arc::clone(&self.shared), node, None)))
+    }
+
+    /// The node a `Node.handle` names (from this trace, another process,
+    /// or an earlier open of the same trace); `NoSuchNodeError` when none
+    /// starts there.
+    fn node(&self, handle: &str) -> PyResult<Node> {
+        let handle = parse_handle(handle)?;
+        let reader = self.shared.reader()?;
+        let node = reader.resolve_handle(handle).or_raise()?;
+        Ok(Node::new(Arc::clone(&self.shared), node, None))
+    }
+
+    /// Finds tracepoints by name (of the method, field or variable), or
+    /// with `text=True` by their printed line; only `kinds` (as `Node.kind`
+    /// names them) and `threads` when given. An iterator of `Hit`s, threads
+    /// ascending, each in event order. The search runs with the GIL
+    /// released and stops on Ctrl-C (`KeyboardInterrupt`). `max` bounds
+    /// the hits kept (all when `None`; `total` counts every hit).
+    #[pyo3(signature = (pattern, *, text=false, kinds=None, threads=None, ignore_case=false, max=None))]
+    fn search(
+        &self,
+        pattern: String,
+        text: bool,
+        kinds: Option<Vec<String>>,
+        threads: Option<&Bound<'_, PyAny>>,
+        ignore_case: bool,
+        max: Option<usize>,
+    ) -> PyResult<SearchHits> {
+        let options = SearchOptions {
+            ignore_case,
+            text,
+            threads: thread_ids(threads)?,
+            kinds: self::kinds(kinds)?,
+            max: max.unwrap_or(usize::MAX),
+            ..SearchOptions::new(pattern)
+        };
+        Ok(SearchHits {
+            shared: Arc::clone(&self.shared),
+            state: Mutex::new(SearchState::Ready(Box::new(options))),
+        })
+    }
+
+    /// The rows `tracetree export --format parquet` writes, as a
+    /// `pyarrow.RecordBatchReader` (the same schema), streamed batch by
+    /// batch through the Arrow C stream interface: memory stays at a few
+    /// batches whatever the trace's size. Only `thread` (a `Thread`, an id
+    /// or a list of them), only `root`'s subtree (a `Node`), only
+    /// `columns` when given.
+    #[pyo3(signature = (thread=None, root=None, columns=None, *, batch_rows=BatchOptions::DEFAULT_BATCH_ROWS))]
+    fn to_arrow<'py>(
+        &self,
+        py: Python<'py>,
+        thread: Option<&Bound<'py, PyAny>>,
+        root: Option<PyRef<'py, Node>>,
+        columns: Option<Vec<String>>,
+        batch_rows: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let reader = self.shared.reader()?;
+        let options = BatchOptions {
+            batch_rows,
+            threads: thread_ids(thread)?,
+            root: root.map(|node| node.lazy_node()),
+            columns,
+            ..BatchOptions::new(self.source_format())
+        };
+        let batches = record_batches(reader, &options).or_raise()?;
+        let stream: Box<dyn RecordBatchReader + Send> = Box::new(Batches(batches));
+        stream.into_pyarrow(py)
+    }
+
+    /// Releases the trace's files; its nodes cannot be read afterwards.
+    fn close(&self) {
+        *self
+            .shared
+            .reader
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let threads = match self.shared.reader() {
+            Ok(reader) => format!("{} threads", reader.thread_ids().len()),
+            Err(_) => "closed".to_string(),
+        };
+        let mut text = format!("<Trace {:?} {threads}", self.path.display().to_string());
+        if self.format.is_some() {
+            text += &format!(", from {}", self.source_format());
+        }
+        if self.status != "complete" {
+            text += &format!(", {}", self.status);
+        }
+        text + ">"
+    }
+}
+
+/// The export's batches as Arrow's record batch reader.
+struct Batches(RecordBatches);
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.0
+                .next()?
+                .map_err(|error| ArrowError::ExternalError(Box::new(error))),
+        )
+    }
+}
+
+impl RecordBatchReader for Batches {
+    fn schema(&self) -> SchemaRef {
+        self.0.schema()
+    }
+}
+
+/// A recorded thread.
+#[pyclass(frozen, get_all, module = "tracetree")]
+pub struct Thread {
+    /// The thread's id, as `dump` and the Parquet export give it.
+    pub id: i32,
+    /// Its name, when the recorder wrote one.
+    pub name: Option<String>,
+}
+
+#[pymethods]
+impl Thread {
+    fn __repr__(&self) -> String {
+        match &self.name {
+            Some(name) => format!("<Thread {} {name:?}>", self.id),
+            None => format!("<Thread {}>", self.id),
+        }
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<Thread>()
+            .is_ok_and(|other| other.get().id == self.id && other.get().name == self.name)
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.id as u32 as u64
+    }
+}
+
+/// Where a search is.
+enum SearchState {
+    /// Not run yet.
+    Ready(Box<SearchOptions>),
+    /// Run: the hits not yet taken.
+    Found {
+        hits: VecDeque<FoundHit>,
+        total: u64,
+        scanned: u64,
+    },
+    /// Running, on behalf of another Python thread.
+    Running,
+    /// Stopped by an exception.
+    Failed,
+}
+
+/// The hits of `Trace.search`: an iterator; the search runs when the first
+/// hit is asked for.
+#[pyclass(module = "tracetree")]
+pub struct SearchHits {
+    shared: Arc<Shared>,
+    state: Mutex<SearchState>,
+}
+
+impl SearchHits {
+    /// Runs the search if it has not run, on a thread of its own; this
+    /// thread waits with the GIL released, checking for signals: one that
+    /// raises (Ctrl-C) stops the search and is raised.
+    fn run(&self, py: Python<'_>) -> PyResult<()> {
+        // Not held while the search runs: the GIL is released then, and
+        // another thread waiting here would hold it.
+        let lock = || self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let taken = std::mem::replace(&mut *lock(), SearchState::Running);
+        let mut options = match taken {
+            SearchState::Ready(options) => *options,
+            SearchState::Running => {
+                return Err(raise(
+                    "TraceError",
+                    "this search is running in another thread".to_string(),
+                ));
+            }
+            SearchState::Failed => {
+                *lock() = SearchState::Failed;
+                return Err(raise(
+                    "TraceError",
+                    "this search was stopped; start another".to_string(),
+                ));
+            }
+            found @ SearchState::Found { .. } => {
+                *lock() = found;
+                return Ok(());
+            }
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        options.stop = Some(Arc::clone(&stop));
+        let reader = match self.shared.reader() {
+            Ok(reader) => reader,
+            Err(error) => {
+                *lock() = SearchState::Failed;
+                return Err(error);
+            }
+        };
+        let (send, found) = std::sync::mpsc::channel();
+        let searcher = std::thread::Builder::new()
+            .name("tracetree-search".into())
+            .spawn(move || {
+                let _ = send.send(tracetree::search(&reader, &options, &|_| {}));
+            })
+            .map_err(|e| {
+                *lock() = SearchState::Failed;
+                crate::errors::to_py(Error::io(std::env::temp_dir(), e))
+            })?;
+        // Waited on with the GIL released, from this thread only.
+        let found = Mutex::new(found);
+        let wait = || {
+            found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv_timeout(Duration::from_millis(50))
+        };
+        let result = loop {
+            match py.detach(wait) {
+                Ok(result) => break result,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(signal) = py.check_signals() {
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = py.detach(|| searcher.join());
+                        *lock() = SearchState::Failed;
+                        return Err(signal);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    break Err(Error::Internal("the search ended without a result".into()));
+                }
+            }
+        };
+        let _ = py.detach(|| searcher.join());
+        match result {
+            Ok(found) => {
+                *lock() = SearchState::Found {
+                    hits: found.hits.into(),
+                    total: found.total,
+                    scanned: found.scanned,
+                };
+                Ok(())
+            }
+            Err(error) => {
+                *lock() = SearchState::Failed;
+                Err(crate::errors::to_py(error))
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl SearchHits {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Hit>> {
+        self.run(py)?;
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let SearchState::Found { hits, .. } = &mut *state else {
+            return Ok(None);
+        };
+        let Some(hit) = hits.pop_front() else {
+            return Ok(None);
+        };
+        Ok(Some(Hit {
+            node: Py::new(
+                py,
+                Node::new(Arc::clone(&self.shared), hit.node, Some(hit.depth)),
+            )?,
+            thread: hit.thread.get(),
+            event_id: hit.event.get(),
+            depth: hit.depth,
+            path: hit.path.iter().map(|name| name.to_string()).collect(),
+            line: hit.line,
+        }))
+    }
+
+    /// Every hit, kept or not (runs the search if it has not run).
+    #[getter]
+    fn total(&self, py: Python<'_>) -> PyResult<u64> {
+        self.run(py)?;
+        match &*self.state.lock().unwrap_or_else(PoisonError::into_inner) {
+            SearchState::Found { total, .. } => Ok(*total),
+            _ => Ok(0),
+        }
+    }
+
+    /// Tracepoints looked at (runs the search if it has not run).
+    #[getter]
+    fn scanned(&self, py: Python<'_>) -> PyResult<u64> {
+        self.run(py)?;
+        match &*self.state.lock().unwrap_or_else(PoisonError::into_inner) {
+            SearchState::Found { scanned, .. } => Ok(*scanned),
+            _ => Ok(0),
+        }
+    }
+}
+
+/// A tracepoint a search found.
+#[pyclass(frozen, get_all, module = "tracetree")]
+pub struct Hit {
+    /// Its node.
+    pub node: Py<Node>,
+    /// Its thread's id.
+    pub thread: i32,
+    /// Its event id.
+    pub event_id: i32,
+    /// Its depth in its thread's tree (0 at the top).
+    pub depth: usize,
+    /// The names of the calls and loops above it, outermost first.
+    pub path: Vec<String>,
+    /// Its line as `print` shows it.
+    pub line: String,
+}
+
+#[pymethods]
+impl Hit {
+    fn __repr__(&self) -> String {
+        format!(
+            "<Hit thread={} #{} depth={}: {}>",
+            self.thread,
+            self.event_id,
+            self.depth,
+            crate::node::shorten(&self.line)
+        )
+    }
+}
+
+/// The reader of `trace`: an open `Trace`'s, or a path opened to be read
+/// through (as `print` and `dump` open on the command line), with the
+/// default cache.
+fn reader_of(py: Python<'_>, trace: &Bound<'_, PyAny>) -> PyResult<(Arc<LazyTraceReader>, String)> {
+    if let Ok(trace) = trace.cast::<Trace>() {
+        let trace = trace.get();
+        return Ok((trace.shared.reader()?, trace.source_format().to_string()));
+    }
+    let path: PathBuf = trace.extract()?;
+    let cache = CacheChoice {
+        dir: None,
+        no_cache: false,
+    };
+    let opened = py
+        .detach(|| open_trace(&path, cache, false, None, IndexChoice::Verify))
+        .or_raise()?;
+    Ok((opened.shared.reader()?, opened.source_format().to_string()))
+}
+
+/// Writes a file through `write`, buffered.
+fn write_to(
+    out: &Path,
+    write: impl FnOnce(&mut BufWriter<std::fs::File>) -> tracetree::Result<()>,
+) -> tracetree::Result<()> {
+    let file = std::fs::File::create(out).map_err(|e| Error::io(out, e))?;
+    let mut writer = BufWriter::new(file);
+    write(&mut writer)?;
+    writer.flush().map_err(|e| Error::io(out, e))
+}
+
+/// Writes `trace` (a `Trace`, or a path to open) as `tracetree print`
+/// prints it into the file `out`: the reference printer's text.
+#[pyfunction]
+#[pyo3(signature = (trace, out, *, verbose=false, threads=None, max_depth=None, event_ids=false))]
+pub fn print(
+    py: Python<'_>,
+    trace: &Bound<'_, PyAny>,
+    out: PathBuf,
+    verbose: bool,
+    threads: Option<&Bound<'_, PyAny>>,
+    max_depth: Option<usize>,
+    event_ids: bool,
+) -> PyResult<()> {
+    let (reader, _) = reader_of(py, trace)?;
+    let options = PrintOptions {
+        verbose,
+        threads: thread_ids(threads)?,
+        max_depth,
+        event_ids,
+    };
+    py.detach(|| write_to(&out, |w| tracetree::print_trace(&*reader, &options, w)))
+        .or_raise()
+}
+
+/// Writes `trace` (a `Trace`, or a path to open) as `tracetree dump`
+/// does into the file `out`: one JSON object per tracepoint (`thread`,
+/// `depth`, `event_id`, `kind`, `children`, `line`, `file`, `method`, …).
+#[pyfunction]
+#[pyo3(signature = (trace, out, *, threads=None))]
+pub fn dump(
+    py: Python<'_>,
+    trace: &Bound<'_, PyAny>,
+    out: PathBuf,
+    threads: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let (reader, _) = reader_of(py, trace)?;
+    let threads = thread_ids(threads)?;
+    py.detach(|| {
+        write_to(&out, |w| {
+            tracetree::write_jsonl(&*reader, threads.as_deref(), w)
+        })
+    })
+    .or_raise()
+}
+
+/// Exports `trace` (a `Trace`, or a path to open) as `tracetree export`
+/// does: `format` `"parquet"` writes the dataset folder `out`
+/// (`out/trace=NAME/…`); `"folded"`, `"speedscope"`, `"chrome"` and
+/// `"perfetto"` write call stacks into the file `out`. `root` (an event
+/// id) limits call stacks to one call's subtree.
+#[pyfunction]
+#[pyo3(signature = (trace, out, *, format, threads=None, root=None, name=None, force=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn export(
+    py: Python<'_>,
+    trace: &Bound<'_, PyAny>,
+    out: PathBuf,
+    format: &str,
+    threads: Option<&Bound<'_, PyAny>>,
+    root: Option<i32>,
+    name: Option<String>,
+    force: bool,
+) -> PyResult<()> {
+    let (reader, source) = reader_of(py, trace)?;
+    let threads = thread_ids(threads)?;
+    let name = name.unwrap_or_else(|| {
+        let path = match trace.cast::<Trace>() {
+            Ok(trace) => trace.get().path.clone(),
+            Err(_) => trace.extract::<PathBuf>().unwrap_or_default(),
+        };
+        path.file_stem()
+            .map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned())
+    });
+    if format == "parquet" {
+        if root.is_some() {
+            return Err(raise(
+                "InvalidArgumentError",
+                "invalid root: it is for the call-stack formats, not parquet".to_string(),
+            ));
+        }
+        let options = ParquetOptions {
+            threads,
+            force,
+            ..ParquetOptions::new(name, source)
+        };
+        return py
+            .detach(|| export_parquet(&reader, &out, &options, &|_| {}).map(|_| ()))
+            .or_raise();
+    }
+    let stack_format = [
+        StackFormat::Folded,
+        StackFormat::Speedscope,
+        StackFormat::Chrome,
+        StackFormat::Perfetto,
+    ]
+    .into_iter()
+    .find(|f| f.name() == format)
+    .ok_or_else(|| {
+        raise(
+            "InvalidArgumentError",
+            format!(
+                "invalid format: {format:?} (formats: parquet, folded, speedscope, chrome, perfetto)"
+            ),
+        )
+    })?;
+    let options = StackOptions {
+        threads,
+        root: root.map(EventId::new),
+        force,
+        ..StackOptions::new(stack_format, name)
+    };
+    py.detach(|| tracetree::export_stacks(&reader, &out, &options, &|_| {}).map(|_| ()))
+        .or_raise()
+}
+
+/// Imports the foreign trace `source` (a `.flow` recording, Blinky, TPTP,
+/// JFR, a packed trace) into the v22 trace `output` (and `output.idx`),
+/// its format found from its layout unless `from_` names it. Returns what
+/// the import found: a dict of counts, `damage` and `warnings`.
+#[pyfunction]
+#[pyo3(signature = (source, output, *, from_=None, samples=false))]
+pub fn import_trace<'py>(
+    py: Python<'py>,
+    source: PathBuf,
+    output: PathBuf,
+    from_: Option<&str>,
+    samples: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let from = source_format(from_)?;
+    let options = tracetree::import::ImportOptions { samples };
+    let summary = py
+        .detach(|| tracetree::import::import_file_with(&source, &output, from, &options, &|_| {}))
+        .or_raise()?;
+    let dict = PyDict::new(py);
+    dict.set_item("threads", summary.threads)?;
+    dict.set_item("calls", summary.calls)?;
+    dict.set_item("unfinished_calls", summary.unfinished_calls)?;
+    dict.set_item("skipped_exits", summary.skipped_exits)?;
+    dict.set_item(
+        "damage",
+        summary
+            .damage
+            .iter()
+            .map(|d| format!("{}: {}", d.source, d.what))
+            .collect::<Vec<_>>(),
+    )?;
+    dict.set_item("warnings", summary.warnings.clone())?;
+    dict.set_item("mapped", summary.mapped.clone())?;
+    dict.set_item("skipped", summary.skipped.clone())?;
+    dict.set_item("problem", summary.problem())?;
+    Ok(dict)
+}
