@@ -60,7 +60,11 @@ fn a_file_cut_under_an_unmapped_reader_gives_errors_not_a_signal() {
     };
     let nodes = tracetree_testkit::lazy::all_nodes(&reader);
     assert!(nodes.len() > 10_000, "{} nodes", nodes.len());
-    let cut = AtomicBool::new(false);
+    // `cutting` is set before the file is cut, `cut` once it is: an
+    // expansion counts as before the cut when `cutting` was still unset at
+    // its end, as after it when `cut` was set at its start; one that ran
+    // across the cut counts as neither.
+    let (cutting, cut) = (AtomicBool::new(false), AtomicBool::new(false));
     let (before, after) = std::thread::scope(|scope| {
         let expander = scope.spawn(|| {
             // Random expansions, each from a cold cache (read by `pread`
@@ -74,12 +78,15 @@ fn a_file_cut_under_an_unmapped_reader_gives_errors_not_a_signal() {
                     .wrapping_add(1_442_695_040_888_963_407);
                 let node = nodes[(seed >> 33) as usize % nodes.len()];
                 reader.clear_cache();
+                let after_cut = cut.load(Ordering::Acquire);
                 let expanded = reader.node(node).and_then(|_| reader.children(node));
-                let counts = if cut.load(Ordering::Acquire) {
+                let counts = if after_cut {
                     left_after_cut -= 1;
                     &mut after
-                } else {
+                } else if !cutting.load(Ordering::Acquire) {
                     &mut before
+                } else {
+                    continue;
                 };
                 match expanded {
                     Ok(_) => counts.0 += 1,
@@ -90,6 +97,7 @@ fn a_file_cut_under_an_unmapped_reader_gives_errors_not_a_signal() {
         });
         std::thread::sleep(std::time::Duration::from_millis(50));
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        cutting.store(true, Ordering::Release);
         file.set_len(len / 2).unwrap();
         cut.store(true, Ordering::Release);
         expander

@@ -22,7 +22,7 @@ use super::dispatch::{LIMITS, Request, Session};
 use super::errors::{ServeError, code};
 use super::protocol::*;
 use super::traces::{OpenTrace, handle_text, resolve};
-use crate::cache::{Cache, import_problem};
+use crate::cache::Cache;
 
 /// Which workers serve a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +187,11 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         .file_access(access);
     let mut warnings = Vec::new();
     let trace = cache.trace(&path).map_err(|e| opening(&e))?;
-    if let Some(problem) = trace.imported_now.as_ref().and_then(import_problem) {
+    if let Some(problem) = trace
+        .imported_now
+        .as_ref()
+        .and_then(|summary| summary.problem())
+    {
         warnings.push(format!("{}: imported, incomplete: {problem}", params.path));
     }
     let growing = options.growing.unwrap_or(false);
