@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::trace_in;
-use tracetree::import::{ImportSummary, TracePath};
+use tracetree::import::trace_in_as;
+use tracetree::import::{ImportSummary, SourceFormat, TracePath};
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
 };
@@ -35,6 +35,8 @@ pub struct Cache {
     /// A spooled input: the path it is read through and the name the user
     /// gave (`-`, a pipe's path), which messages show instead.
     shown: Option<(PathBuf, PathBuf)>,
+    /// The format inputs are read as, instead of the one their bytes show.
+    from: Option<SourceFormat>,
 }
 
 impl Cache {
@@ -55,6 +57,7 @@ impl Cache {
                 memory_budget: None,
                 file_access: FileAccess::Map,
                 shown: None,
+                from: None,
             }),
             None => {
                 let scratch =
@@ -67,6 +70,7 @@ impl Cache {
                     memory_budget: None,
                     file_access: FileAccess::Map,
                     shown: None,
+                    from: None,
                 })
             }
         }
@@ -79,6 +83,12 @@ impl Cache {
             memory_budget: budget,
             ..self
         }
+    }
+
+    /// This cache reading every input as `from` (`None`: the format its
+    /// bytes show).
+    pub fn reading_as(self, from: Option<SourceFormat>) -> Cache {
+        Cache { from, ..self }
     }
 
     /// This cache with its lazy readers reading files as `access` says.
@@ -275,7 +285,7 @@ impl Cache {
     /// from.
     pub fn trace(&self, file: &Path) -> Result<TracePath> {
         let bar = ProgressBar::hidden();
-        let trace = trace_in(file, &self.imports, &|bytes| {
+        let trace = trace_in_as(file, &self.imports, self.from, &|bytes| {
             if bar.is_hidden() {
                 bar.set_length(source_size(file));
                 reveal(&bar, "importing {bar:40} {bytes}/{total_bytes}");

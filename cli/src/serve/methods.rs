@@ -182,16 +182,25 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         tracetree::FileAccess::Map
     };
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "opening");
+    let from = match &options.from {
+        Some(name) => Some(
+            name.parse::<tracetree::SourceFormat>()
+                .map_err(|problem| ServeError::invalid_params(method, "options.from", problem))?,
+        ),
+        None => None,
+    };
     let cache = Cache::new(cache_dir, no_cache, strict)
         .map_err(|e| opening(&e))?
-        .file_access(access);
+        .file_access(access)
+        .reading_as(from);
     let mut warnings = Vec::new();
     let trace = cache.trace(&path).map_err(|e| opening(&e))?;
-    if let Some(problem) = trace
-        .imported_now
-        .as_ref()
-        .and_then(|summary| summary.problem())
-    {
+    // An import found its source incomplete: now, or when it was cached.
+    let import_problem = match &trace.imported_now {
+        Some(summary) => summary.problem(),
+        None => tracetree::import::stored_problem(&trace.path),
+    };
+    if let Some(problem) = &import_problem {
         warnings.push(format!("{}: imported, incomplete: {problem}", params.path));
     }
     let growing = options.growing.unwrap_or(false);
@@ -212,7 +221,7 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
     }
     let status = if growing {
         "growing"
-    } else if warning.is_some() {
+    } else if warning.is_some() || import_problem.is_some() {
         "damaged"
     } else if report.data.unfinished_containers > 0 {
         "unfinished"

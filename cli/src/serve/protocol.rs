@@ -105,6 +105,10 @@ pub struct OpenOptions {
     /// Read without mapping the files: a file cut or rewritten while open
     /// gives errors instead of ending the server.
     pub no_mmap: Option<bool>,
+    /// Read the file as this format (`flow`, `blinky`, `tptp`, `jfr`,
+    /// `packed`, as `import --from` names them) instead of the one its
+    /// bytes show.
+    pub from: Option<String>,
     /// Open a trace still being written as its growing view (as
     /// `view --follow`); `trace/follow` then reports its growth.
     pub growing: Option<bool>,

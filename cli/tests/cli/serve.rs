@@ -294,12 +294,27 @@ fn wrong_parameters_name_their_field() {
             json!({"path": trace, "options": {"strict": "yes"}}),
             "options.strict",
         ),
+        (
+            "trace/open",
+            json!({"path": trace, "options": {"from": "csv"}}),
+            "options.from",
+        ),
     ] {
         let error = server.error(method, params.clone());
         assert_eq!(error.code, -32602, "{method} {params}: {error:?}");
         assert_eq!(error.data.as_ref().unwrap()["field"], field, "{error:?}");
         assert!(error.message.contains(field), "{error:?}");
     }
+    // `from` reads a file as the format it names: a v22 trace read as
+    // Blinky text is no Blinky line, a damaged import.
+    let as_blinky = server.call(
+        "trace/open",
+        json!({"path": trace, "options": {"from": "blinky"}}),
+    );
+    assert_eq!(as_blinky["status"], "damaged", "{as_blinky}");
+    assert_eq!(as_blinky["threads"], json!([]), "{as_blinky}");
+    let warning = as_blinky["warnings"][0].as_str().unwrap();
+    assert!(warning.contains("damaged tail"), "{as_blinky}");
     let not_a_trace = server.error("trace/open", json!({"path": "/no/such/file.trace"}));
     assert_eq!(not_a_trace.code, -32014, "{not_a_trace:?}");
     assert!(not_a_trace.message.contains("/no/such/file.trace"));
