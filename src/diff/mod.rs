@@ -67,7 +67,7 @@ use output::{Reinterner, ThreadOut};
 use walk::{Side, Start, Walk};
 
 /// One input of a diff: a trace and what the pack records about it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub struct DiffInput<'a, T> {
     /// The trace.
     pub trace: &'a T,
@@ -82,6 +82,14 @@ pub struct DiffInput<'a, T> {
     /// `info.left.txt` or `info.right.txt`.
     pub info: Option<&'a str>,
 }
+
+impl<T> Clone for DiffInput<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for DiffInput<'_, T> {}
 
 /// The first place a diff thread differs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -156,6 +156,32 @@ mod tests {
         assert_eq!(diff("X", "Y"), "-X+Y");
     }
 
+    /// Scripts the reference's own `diffLists` gives (run on the JVM).
+    #[test]
+    fn scripts_match_the_references() {
+        let script = |a: &[u8], b: &[u8]| {
+            myers(a.len(), b.len(), usize::MAX, |x, y| a[x] == b[y])
+                .unwrap()
+                .into_iter()
+                .map(|line| match line {
+                    DiffLine::Unchanged(x, y) => format!("U{x},{y}"),
+                    DiffLine::Removed(x) => format!("R{x}"),
+                    DiffLine::Added(y) => format!("A{y}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(script(&[0; 7], &[0, 0]), "U0,0 U1,1 R2 R3 R4 R5 R6");
+        assert_eq!(
+            script(&[1, 0, 1], &[1, 0, 1, 0, 1, 1, 1]),
+            "U0,0 U1,1 U2,2 A3 A4 A5 A6"
+        );
+        assert_eq!(
+            script(&[0, 1, 0, 1, 1], &[1, 0, 1, 0, 1, 1]),
+            "A0 U0,1 U1,2 U2,3 U3,4 U4,5"
+        );
+    }
+
     #[test]
     fn stops_past_its_bound() {
         assert!(myers(3, 3, 2, |_, _| false).is_none());

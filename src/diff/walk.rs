@@ -310,12 +310,13 @@ impl<W: Write> Walk<'_, '_, W> {
         let lines = match myers(n, m, self.max_edits, equal) {
             Some(lines) => lines,
             None => {
+                let first = |event: Option<EventId>| event.map_or(-1, EventId::get);
                 self.warnings.push(format!(
                     "thread {}: {n} and {m} children (from events {} and {}) differ in more than \
                      {} edits; aligned by position instead of Myers' diff",
                     self.summary.name,
-                    left_items[0].event.0,
-                    right_items[0].event.0,
+                    first(left_items.first().map(|item| item.event)),
+                    first(right_items.first().map(|item| item.event)),
                     self.max_edits
                 ));
                 align_by_position(n, m, equal)
