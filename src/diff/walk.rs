@@ -1,22 +1,35 @@
 //! The diff of one pair of threads: the reference's recursive walk, run on
-//! an explicit stack (a frame per open output container) over children
-//! lists read a page at a time.
+//! an explicit stack (a frame per open output container).
+//!
+//! Both threads are read as pre-order streams, each walked by the reader
+//! on a thread of its own (keys computed there), and consumed in lockstep
+//! while their lists pair up: a frame's next child is the next streamed
+//! tracepoint at its depth. Where two lists stop pairing, the rest of both
+//! (the middle) is read past in the streams, keeping each child's key and
+//! node; it is aligned by Myers' diff and written from the readers by node:
+//! children lists a page at a time, removed and added subtrees by one walk
+//! each.
 
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::common::EventId;
 use crate::diff::compare::{PointKey, point_key};
 use crate::diff::myers::{DiffLine, align_by_position, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
 use crate::diff::{Divergence, ThreadSummary};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, Value};
 use crate::print::adorn;
-use crate::tree::TraceTree;
+use crate::tree::{TraceTree, Visit, VisitDetail};
 
 /// Children read from a reader at a time.
 const PAGE: usize = 1024;
+/// Streamed tracepoints handed over at a time.
+const BATCH: usize = 1024;
+/// Batches a stream holds ahead of the diff.
+const AHEAD: usize = 4;
 
 /// One input: its reader and its ids translated into the output's.
 pub(crate) struct Side<'t, T: TraceTree> {
@@ -24,27 +37,134 @@ pub(crate) struct Side<'t, T: TraceTree> {
     pub(crate) ids: Reinterner<'t>,
 }
 
-/// A tracepoint of a children list with its comparison keys.
-#[derive(Clone, Copy)]
-struct Item<N> {
+/// A tracepoint with its comparison keys, and its decoded self when it
+/// came from a stream.
+struct Point<N> {
     node: N,
     key: PointKey,
     event: EventId,
+    depth: usize,
+    data: Option<Box<(Tracepoint<'static>, Option<Footer<'static>>)>>,
 }
 
-fn item<T: TraceTree>(tree: &T, node: T::Node) -> Result<Item<T::Node>> {
+impl<N: Copy> Point<N> {
+    fn keys_only(&self) -> Point<N> {
+        Point {
+            node: self.node,
+            key: self.key,
+            event: self.event,
+            depth: self.depth,
+            data: None,
+        }
+    }
+}
+
+fn point<T: TraceTree>(tree: &T, node: T::Node) -> Result<Point<T::Node>> {
     tree.visit(node, |tracepoint, footer| {
-        Ok(Item {
+        Ok(Point {
             node,
             key: point_key(tracepoint, footer, tree.context())?,
             event: tracepoint.event(),
+            depth: 0,
+            data: None,
         })
     })?
 }
 
+/// Walks `root`'s subtree in pre-order, sending its tracepoints in batches,
+/// until the diff stops reading.
+fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Point<T::Node>>>>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut gone = false;
+    let walked = tree.walk_visit(&[root], None, VisitDetail::default(), |visit| {
+        let Visit::Node {
+            node,
+            depth,
+            tracepoint,
+            footer,
+            ..
+        } = visit
+        else {
+            return Ok(());
+        };
+        batch.push(Point {
+            node,
+            key: point_key(tracepoint, footer, tree.context())?,
+            event: tracepoint.event(),
+            depth,
+            data: Some(Box::new((
+                tracepoint.clone().into_owned(),
+                footer.map(|footer| footer.clone().into_owned()),
+            ))),
+        });
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if tx.send(Ok(full)).is_err() {
+                gone = true;
+                return Err(Error::internal("the diff stopped reading this stream"));
+            }
+        }
+        Ok(())
+    });
+    // A failed send means the diff is done with the stream: nothing to say.
+    let _ = match walked {
+        Ok(()) if batch.is_empty() => Ok(()),
+        Ok(()) => tx.send(Ok(batch)),
+        Err(_) if gone => Ok(()),
+        Err(error) => tx.send(Err(error)),
+    };
+}
+
+/// A subtree's pre-order stream, as the diff reads it.
+struct Stream<N> {
+    rx: Receiver<Result<Vec<Point<N>>>>,
+    batch: VecDeque<Point<N>>,
+}
+
+impl<N> Stream<N> {
+    fn peek(&mut self) -> Result<Option<&Point<N>>> {
+        while self.batch.is_empty() {
+            match self.rx.recv() {
+                Ok(batch) => self.batch.extend(batch?),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(self.batch.front())
+    }
+
+    /// The next tracepoint at `depth`, `None` where that list ends.
+    fn next_at(&mut self, depth: usize) -> Result<Option<Point<N>>> {
+        match self.peek()? {
+            Some(point) if point.depth == depth => Ok(self.batch.pop_front()),
+            Some(point) if point.depth > depth => {
+                Err(Error::internal("a streamed subtree was left unread"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The rest of the list at `depth`, each child's subtree read past.
+    fn rest_at(&mut self, depth: usize) -> Result<Vec<Point<N>>>
+    where
+        N: Copy,
+    {
+        let mut rest = Vec::new();
+        while let Some(point) = self.peek()? {
+            if point.depth < depth {
+                break;
+            }
+            let point = self.batch.pop_front().expect("peeked");
+            if point.depth == depth {
+                rest.push(point.keys_only());
+            }
+        }
+        Ok(rest)
+    }
+}
+
 /// A children list (or a thread's root alone), read a page at a time.
 struct Pager<N> {
-    parent: Option<N>,
+    parent: N,
     next: usize,
     len: usize,
     page: VecDeque<N>,
@@ -53,34 +173,23 @@ struct Pager<N> {
 impl<N: Copy> Pager<N> {
     fn children<T: TraceTree<Node = N>>(tree: &T, parent: N) -> Result<Self> {
         Ok(Pager {
-            parent: Some(parent),
+            parent,
             next: 0,
             len: tree.child_count(parent)?,
             page: VecDeque::new(),
         })
     }
 
-    fn one(node: N) -> Self {
-        Pager {
-            parent: None,
-            next: 1,
-            len: 1,
-            page: VecDeque::from([node]),
-        }
-    }
-
     /// The next node, reading the next page when the last is used up.
     fn next<T: TraceTree<Node = N>>(&mut self, tree: &T) -> Result<Option<N>> {
-        if self.page.is_empty()
-            && self.next < self.len
-            && let Some(parent) = self.parent
-        {
-            let page = tree.children_range(parent, self.next, PAGE)?;
-            if page.is_empty() {
-                // Fewer children than counted: the list ends here.
-                self.next = self.len;
-            }
-            self.next += page.len();
+        if self.page.is_empty() && self.next < self.len {
+            let page = tree.children_range(self.parent, self.next, PAGE)?;
+            // Fewer children than counted: the list ends there.
+            self.next = if page.is_empty() {
+                self.len
+            } else {
+                self.next + page.len()
+            };
             self.page.extend(page);
         }
         Ok(self.page.pop_front())
@@ -95,10 +204,18 @@ impl<N: Copy> Pager<N> {
     }
 }
 
+/// Where a frame's list comes from.
+enum List<N> {
+    /// The stream, at this depth.
+    Streamed(usize),
+    /// A reader's children pages.
+    Paged(Pager<N>),
+}
+
 /// The part of two children lists after their common prefix, aligned.
 struct Middle<L, R> {
-    left: Vec<Item<L>>,
-    right: Vec<Item<R>>,
+    left: Vec<Point<L>>,
+    right: Vec<Point<R>>,
     lines: std::vec::IntoIter<DiffLine>,
 }
 
@@ -106,14 +223,14 @@ enum Work<L, R> {
     /// Two lists being aligned: their common prefix pair by pair, then the
     /// rest by Myers' diff.
     Align {
-        left: Pager<L>,
-        right: Pager<R>,
+        left: List<L>,
+        right: List<R>,
         middle: Option<Middle<L, R>>,
     },
-    /// A left list copied as removed.
-    Removed(Pager<L>),
-    /// A right list copied as added.
-    Added(Pager<R>),
+    /// A streamed left list copied as removed.
+    Removed(usize),
+    /// A streamed right list copied as added.
+    Added(usize),
 }
 
 /// How an open output container is closed.
@@ -138,10 +255,21 @@ struct Frame<L, R> {
     work: Work<L, R>,
 }
 
+impl<L, R> Frame<L, R> {
+    fn new(close: Option<Close>, origin: Option<Origin<L, R>>, work: Work<L, R>) -> Self {
+        Frame {
+            close,
+            children: 0,
+            origin,
+            work,
+        }
+    }
+}
+
 enum Step<L, R> {
-    Pair(Item<L>, Item<R>),
-    Removed(L),
-    Added(R),
+    Pair(Point<L>, Point<R>),
+    Removed(Point<L>),
+    Added(Point<R>),
 }
 
 /// What one thread's walk needs besides the two sides.
@@ -170,6 +298,27 @@ fn close_of(tracepoint: &Tracepoint<'_>, footer: Result<Footer<'static>>) -> Res
     })
 }
 
+/// The streams of the two sides.
+struct Streams<L, R> {
+    left: Stream<L>,
+    right: Stream<R>,
+}
+
+/// Calls `f` with `point`'s tracepoint and footer: its own when streamed,
+/// else read by node.
+fn with_data<T: TraceTree, X>(
+    tree: &T,
+    point: &Point<T::Node>,
+    f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> Result<X>,
+) -> Result<X> {
+    match &point.data {
+        Some(data) => f(&data.0, data.1.as_ref()),
+        None => tree.visit(point.node, f)?,
+    }
+}
+
+type Frames<L, R> = Vec<Frame<L, R>>;
+
 impl<W: Write> Walk<'_, '_, W> {
     /// Diffs one thread, writing it whole.
     pub(crate) fn run<LT: TraceTree, RT: TraceTree>(
@@ -178,38 +327,65 @@ impl<W: Write> Walk<'_, '_, W> {
         right: &mut Side<'_, RT>,
         start: Start<LT::Node, RT::Node>,
     ) -> Result<()> {
-        let mut stack: Vec<Frame<LT::Node, RT::Node>> = Vec::new();
-        let frame = |close, origin, work| Frame {
-            close,
-            children: 0,
-            origin,
-            work,
-        };
-        stack.push(match start {
-            Start::Pair(l, r) => {
-                let (li, ri) = (item(left.tree, l)?, item(right.tree, r)?);
-                let (close, origin) = if li.key.strict_equal(&ri.key) {
-                    (None, None)
-                } else {
-                    self.out.virtual_root()?;
-                    let footer = Footer::MethodCall {
-                        result: Value::Null,
-                        exception: JavaStr::new(""),
-                    };
-                    (Some(Close::Footer(footer)), Some(Origin::Virtual))
-                };
-                let work = Work::Align {
-                    left: Pager::one(l),
-                    right: Pager::one(r),
-                    middle: None,
-                };
-                frame(close, origin, work)
+        let (l, r) = match start {
+            Start::Pair(l, r) => (l, r),
+            Start::Removed(l) => {
+                return self.copy_tree(&mut Vec::new(), left, right, Origin::Left(l));
             }
-            Start::Removed(l) => frame(None, None, Work::Removed(Pager::one(l))),
-            Start::Added(r) => frame(None, None, Work::Added(Pager::one(r))),
-        });
+            Start::Added(r) => {
+                return self.copy_tree(&mut Vec::new(), left, right, Origin::Right(r));
+            }
+        };
+        let (left_tree, right_tree) = (left.tree, right.tree);
+        std::thread::scope(|scope| {
+            let (left_tx, left_rx) = sync_channel(AHEAD);
+            let (right_tx, right_rx) = sync_channel(AHEAD);
+            scope.spawn(move || produce(left_tree, l, left_tx));
+            scope.spawn(move || produce(right_tree, r, right_tx));
+            let mut streams = Streams {
+                left: Stream {
+                    rx: left_rx,
+                    batch: VecDeque::new(),
+                },
+                right: Stream {
+                    rx: right_rx,
+                    batch: VecDeque::new(),
+                },
+            };
+            // The streams end when this returns, stopping their producers.
+            self.run_streams(left, right, &mut streams)
+        })
+    }
+
+    fn run_streams<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
+    ) -> Result<()> {
+        let strict = match (streams.left.peek()?, streams.right.peek()?) {
+            (Some(l), Some(r)) => l.key.strict_equal(&r.key),
+            _ => return Err(Error::internal("a thread's root was not streamed")),
+        };
+        let mut stack: Frames<LT::Node, RT::Node> = Vec::new();
+        let (close, origin) = if strict {
+            (None, None)
+        } else {
+            self.out.virtual_root()?;
+            let footer = Footer::MethodCall {
+                result: Value::Null,
+                exception: JavaStr::new(""),
+            };
+            (Some(Close::Footer(footer)), Some(Origin::Virtual))
+        };
+        let work = Work::Align {
+            left: List::Streamed(0),
+            right: List::Streamed(0),
+            middle: None,
+        };
+        stack.push(Frame::new(close, origin, work));
         while let Some(top) = stack.last_mut() {
-            let Some(step) = self.next_step(top, left, right)? else {
+            let Some(step) = self.next_step(top, left, right, streams)? else {
                 let done = stack.pop().expect("the loop saw a frame");
                 match done.close {
                     Some(Close::Footer(footer)) => self.out.close(&footer)?,
@@ -220,33 +396,28 @@ impl<W: Write> Walk<'_, '_, W> {
                 }
                 continue;
             };
-            let opened = match step {
+            match step {
                 Step::Pair(l, r) => self.pair(&mut stack, left, right, l, r)?,
-                Step::Removed(node) => {
-                    let close = self.copy_one(&mut stack, left, right, Origin::Left(node))?;
-                    match close {
-                        Some(close) => Some(frame(
-                            Some(close),
-                            Some(Origin::Left(node)),
-                            Work::Removed(Pager::children(left.tree, node)?),
-                        )),
-                        None => None,
+                Step::Removed(point) if point.data.is_none() => {
+                    self.copy_tree(&mut stack, left, right, Origin::Left(point.node))?
+                }
+                Step::Added(point) if point.data.is_none() => {
+                    self.copy_tree(&mut stack, left, right, Origin::Right(point.node))?
+                }
+                Step::Removed(point) => {
+                    let depth = point.depth + 1;
+                    let close = self.copy_one(&mut stack, left, right, Step::Removed(point))?;
+                    if let Some((close, origin)) = close {
+                        stack.push(Frame::new(Some(close), Some(origin), Work::Removed(depth)));
                     }
                 }
-                Step::Added(node) => {
-                    let close = self.copy_one(&mut stack, left, right, Origin::Right(node))?;
-                    match close {
-                        Some(close) => Some(frame(
-                            Some(close),
-                            Some(Origin::Right(node)),
-                            Work::Added(Pager::children(right.tree, node)?),
-                        )),
-                        None => None,
+                Step::Added(point) => {
+                    let depth = point.depth + 1;
+                    let close = self.copy_one(&mut stack, left, right, Step::Added(point))?;
+                    if let Some((close, origin)) = close {
+                        stack.push(Frame::new(Some(close), Some(origin), Work::Added(depth)));
                     }
                 }
-            };
-            if let Some(opened) = opened {
-                stack.push(opened);
             }
         }
         Ok(())
@@ -258,10 +429,11 @@ impl<W: Write> Walk<'_, '_, W> {
         frame: &mut Frame<LT::Node, RT::Node>,
         left: &Side<'_, LT>,
         right: &Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
     ) -> Result<Option<Step<LT::Node, RT::Node>>> {
         let (lp, rp, middle) = match &mut frame.work {
-            Work::Removed(pager) => return Ok(pager.next(left.tree)?.map(Step::Removed)),
-            Work::Added(pager) => return Ok(pager.next(right.tree)?.map(Step::Added)),
+            Work::Removed(depth) => return Ok(streams.left.next_at(*depth)?.map(Step::Removed)),
+            Work::Added(depth) => return Ok(streams.right.next_at(*depth)?.map(Step::Added)),
             Work::Align {
                 left,
                 right,
@@ -271,42 +443,80 @@ impl<W: Write> Walk<'_, '_, W> {
         loop {
             if let Some(middle) = middle {
                 return Ok(middle.lines.next().map(|line| match line {
-                    DiffLine::Unchanged(l, r) => Step::Pair(middle.left[l], middle.right[r]),
-                    DiffLine::Removed(l) => Step::Removed(middle.left[l].node),
-                    DiffLine::Added(r) => Step::Added(middle.right[r].node),
+                    DiffLine::Unchanged(l, r) => {
+                        Step::Pair(middle.left[l].keys_only(), middle.right[r].keys_only())
+                    }
+                    DiffLine::Removed(l) => Step::Removed(middle.left[l].keys_only()),
+                    DiffLine::Added(r) => Step::Added(middle.right[r].keys_only()),
                 }));
             }
             // The common prefix, pair by pair: Myers' first snake.
-            if let (Some(l), Some(r)) = (lp.peek(left.tree)?, rp.peek(right.tree)?) {
-                let (l, r) = (item(left.tree, l)?, item(right.tree, r)?);
-                if l.key.edit_equal(&r.key) {
-                    lp.next(left.tree)?;
-                    rp.next(right.tree)?;
-                    return Ok(Some(Step::Pair(l, r)));
+            match (&mut *lp, &mut *rp) {
+                (List::Streamed(ld), List::Streamed(rd)) => {
+                    let l = match streams.left.peek()? {
+                        Some(l) if l.depth == *ld => Some(l.key),
+                        _ => None,
+                    };
+                    let r = match streams.right.peek()? {
+                        Some(r) if r.depth == *rd => Some(r.key),
+                        _ => None,
+                    };
+                    if let (Some(l), Some(r)) = (l, r)
+                        && l.edit_equal(&r)
+                    {
+                        let l = streams.left.next_at(*ld)?.expect("peeked");
+                        let r = streams.right.next_at(*rd)?.expect("peeked");
+                        return Ok(Some(Step::Pair(l, r)));
+                    }
                 }
+                (List::Paged(lpager), List::Paged(rpager)) => {
+                    if let (Some(l), Some(r)) = (lpager.peek(left.tree)?, rpager.peek(right.tree)?)
+                    {
+                        let (l, r) = (point(left.tree, l)?, point(right.tree, r)?);
+                        if l.key.edit_equal(&r.key) {
+                            lpager.next(left.tree)?;
+                            rpager.next(right.tree)?;
+                            return Ok(Some(Step::Pair(l, r)));
+                        }
+                    }
+                }
+                _ => return Err(Error::internal("a streamed list aligned with a paged one")),
             }
-            *middle = Some(self.middle(lp, rp, left, right)?);
+            *middle = Some(self.middle(lp, rp, left, right, streams)?);
         }
     }
 
-    /// The rest of two lists, read whole and aligned.
+    /// The rest of two lists, read whole (keys only) and aligned.
     fn middle<LT: TraceTree, RT: TraceTree>(
         &mut self,
-        lp: &mut Pager<LT::Node>,
-        rp: &mut Pager<RT::Node>,
+        lp: &mut List<LT::Node>,
+        rp: &mut List<RT::Node>,
         left: &Side<'_, LT>,
         right: &Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
     ) -> Result<Middle<LT::Node, RT::Node>> {
-        let mut left_items = Vec::new();
-        while let Some(node) = lp.next(left.tree)? {
-            left_items.push(item(left.tree, node)?);
-        }
-        let mut right_items = Vec::new();
-        while let Some(node) = rp.next(right.tree)? {
-            right_items.push(item(right.tree, node)?);
-        }
-        let (n, m) = (left_items.len(), right_items.len());
-        let equal = |x: usize, y: usize| left_items[x].key.edit_equal(&right_items[y].key);
+        let left_points = match lp {
+            List::Streamed(depth) => streams.left.rest_at(*depth)?,
+            List::Paged(pager) => {
+                let mut points = Vec::new();
+                while let Some(node) = pager.next(left.tree)? {
+                    points.push(point(left.tree, node)?);
+                }
+                points
+            }
+        };
+        let right_points = match rp {
+            List::Streamed(depth) => streams.right.rest_at(*depth)?,
+            List::Paged(pager) => {
+                let mut points = Vec::new();
+                while let Some(node) = pager.next(right.tree)? {
+                    points.push(point(right.tree, node)?);
+                }
+                points
+            }
+        };
+        let (n, m) = (left_points.len(), right_points.len());
+        let equal = |x: usize, y: usize| left_points[x].key.edit_equal(&right_points[y].key);
         let lines = match myers(n, m, self.max_edits, equal) {
             Some(lines) => lines,
             None => {
@@ -315,35 +525,35 @@ impl<W: Write> Walk<'_, '_, W> {
                     "thread {}: {n} and {m} children (from events {} and {}) differ in more than \
                      {} edits; aligned by position instead of Myers' diff",
                     self.summary.name,
-                    first(left_items.first().map(|item| item.event)),
-                    first(right_items.first().map(|item| item.event)),
+                    first(left_points.first().map(|point| point.event)),
+                    first(right_points.first().map(|point| point.event)),
                     self.max_edits
                 ));
                 align_by_position(n, m, equal)
             }
         };
         Ok(Middle {
-            left: left_items,
-            right: right_items,
+            left: left_points,
+            right: right_points,
             lines: lines.into_iter(),
         })
     }
 
     /// Writes an aligned pair: unchanged, or edited (the left one first,
-    /// without children); returns the frame diffing their children.
+    /// without children); pushes the frame diffing their children.
     fn pair<LT: TraceTree, RT: TraceTree>(
         &mut self,
-        stack: &mut [Frame<LT::Node, RT::Node>],
+        stack: &mut Frames<LT::Node, RT::Node>,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        l: Item<LT::Node>,
-        r: Item<RT::Node>,
-    ) -> Result<Option<Frame<LT::Node, RT::Node>>> {
+        l: Point<LT::Node>,
+        r: Point<RT::Node>,
+    ) -> Result<()> {
         let strict = l.key.strict_equal(&r.key);
         let events = (Some(l.event), Some(r.event));
         if !strict {
-            let (tree, ids, out) = (left.tree, &mut left.ids, &mut self.out);
-            let event = tree.visit(l.node, |tracepoint, footer| -> Result<EventId> {
+            let (ids, out) = (&mut left.ids, &mut self.out);
+            let event = with_data(left.tree, &l, |tracepoint, footer| {
                 let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
                 if tracepoint.is_container() {
                     let footer = match tracepoint.body {
@@ -353,7 +563,7 @@ impl<W: Write> Walk<'_, '_, W> {
                     out.close(&footer)?;
                 }
                 Ok(event)
-            })??;
+            })?;
             self.note(stack, left, right, DiffStatus::EditedOld, event, events)?;
         }
         let status = if strict {
@@ -361,8 +571,8 @@ impl<W: Write> Walk<'_, '_, W> {
         } else {
             DiffStatus::EditedNew
         };
-        let (tree, ids, out) = (right.tree, &mut right.ids, &mut self.out);
-        let (event, close) = tree.visit(r.node, |tracepoint, footer| -> Result<_> {
+        let (ids, out) = (&mut right.ids, &mut self.out);
+        let (event, close) = with_data(right.tree, &r, |tracepoint, footer| {
             let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
             let close = if tracepoint.is_container() {
                 Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
@@ -370,82 +580,190 @@ impl<W: Write> Walk<'_, '_, W> {
                 None
             };
             Ok((event, close))
-        })??;
+        })?;
         self.note(stack, left, right, status, event, events)?;
         let Some(close) = close else {
-            return Ok(None);
+            return Ok(());
         };
-        Ok(Some(Frame {
-            close: Some(close),
-            children: 0,
-            origin: Some(Origin::Right(r.node)),
-            work: Work::Align {
-                left: Pager::children(left.tree, l.node)?,
-                right: Pager::children(right.tree, r.node)?,
+        let work = match (l.data.is_some(), r.data.is_some()) {
+            (true, true) => Work::Align {
+                left: List::Streamed(l.depth + 1),
+                right: List::Streamed(r.depth + 1),
                 middle: None,
             },
-        }))
+            _ => Work::Align {
+                left: List::Paged(Pager::children(left.tree, l.node)?),
+                right: List::Paged(Pager::children(right.tree, r.node)?),
+                middle: None,
+            },
+        };
+        stack.push(Frame::new(Some(close), Some(Origin::Right(r.node)), work));
+        Ok(())
     }
 
-    /// Writes one tracepoint of a removed (left) or added (right) subtree;
+    /// Writes one streamed tracepoint of a removed or added subtree;
     /// returns how to close it when it is a container.
+    #[allow(clippy::type_complexity)]
     fn copy_one<LT: TraceTree, RT: TraceTree>(
         &mut self,
-        stack: &mut [Frame<LT::Node, RT::Node>],
+        stack: &mut Frames<LT::Node, RT::Node>,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        node: Origin<LT::Node, RT::Node>,
-    ) -> Result<Option<Close>> {
-        let out = &mut self.out;
-        let mut copy = |tracepoint: &Tracepoint<'_>,
-                        footer: Option<&Footer<'_>>,
-                        ids: &mut Reinterner<'_>,
-                        status: DiffStatus,
-                        events: (Option<EventId>, Option<EventId>)|
-         -> Result<_> {
-            let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
-            let close = if tracepoint.is_container() {
-                Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
-            } else {
-                None
-            };
-            Ok((event, close, status, events))
+        step: Step<LT::Node, RT::Node>,
+    ) -> Result<Option<(Close, Origin<LT::Node, RT::Node>)>> {
+        let (data, status, events, origin) = match &step {
+            Step::Removed(point) => (
+                &point.data,
+                DiffStatus::Removed,
+                (Some(point.event), None),
+                Origin::Left(point.node),
+            ),
+            Step::Added(point) => (
+                &point.data,
+                DiffStatus::Added,
+                (None, Some(point.event)),
+                Origin::Right(point.node),
+            ),
+            Step::Pair(..) => return Err(Error::internal("a pair given as a copy")),
         };
-        let (event, close, status, events) = match node {
-            Origin::Left(node) => {
-                let ids = &mut left.ids;
-                left.tree.visit(node, |tracepoint, footer| {
-                    let events = (Some(tracepoint.event()), None);
-                    copy(tracepoint, footer, ids, DiffStatus::Removed, events)
-                })??
-            }
-            Origin::Right(node) => {
-                let ids = &mut right.ids;
-                right.tree.visit(node, |tracepoint, footer| {
-                    let events = (None, Some(tracepoint.event()));
-                    copy(tracepoint, footer, ids, DiffStatus::Added, events)
-                })??
-            }
-            Origin::Virtual => return Ok(None),
+        let Some(data) = data else {
+            return Err(Error::internal("a copy without its tracepoint"));
+        };
+        let (tracepoint, footer) = (&data.0, data.1.as_ref());
+        let out = &mut self.out;
+        let (event, footer) = if status == DiffStatus::Removed {
+            let event = out.copy(&mut left.ids, tracepoint, status, events.0, events.1)?;
+            (event, left.ids.footer(footer, &out.thread))
+        } else {
+            let event = out.copy(&mut right.ids, tracepoint, status, events.0, events.1)?;
+            (event, right.ids.footer(footer, &out.thread))
+        };
+        let close = if tracepoint.is_container() {
+            Some((close_of(tracepoint, footer)?, origin))
+        } else {
+            None
         };
         self.note(stack, left, right, status, event, events)?;
         Ok(close)
     }
 
-    /// Counts a tracepoint written into the innermost frame, and notes the
-    /// thread's first divergence.
-    fn note<LT: TraceTree, RT: TraceTree>(
+    /// Writes a whole subtree of one side, removed (left) or added (right),
+    /// read by one walk of its reader.
+    fn copy_tree<LT: TraceTree, RT: TraceTree>(
         &mut self,
-        stack: &mut [Frame<LT::Node, RT::Node>],
-        left: &Side<'_, LT>,
-        right: &Side<'_, RT>,
-        status: DiffStatus,
-        event: EventId,
-        (left_event, right_event): (Option<EventId>, Option<EventId>),
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        root: Origin<LT::Node, RT::Node>,
     ) -> Result<()> {
-        if let Some(parent) = stack.last_mut() {
-            parent.children = parent.children.saturating_add(1);
+        // Note the root (the first divergence, when it is one) with its path.
+        let mut open: Vec<(Close, i32)> = Vec::new();
+        let mut first = true;
+        let mut visit = |this: &mut Self,
+                         stack: &mut Frames<LT::Node, RT::Node>,
+                         ids: &mut Reinterner<'_>,
+                         depth: usize,
+                         tracepoint: &Tracepoint<'_>,
+                         footer: Option<&Footer<'_>>,
+                         status: DiffStatus|
+         -> Result<Option<EventId>> {
+            while open.len() > depth {
+                this.close_copied(&mut open)?;
+            }
+            let events = match status {
+                DiffStatus::Removed => (Some(tracepoint.event()), None),
+                _ => (None, Some(tracepoint.event())),
+            };
+            let event = this.out.copy(ids, tracepoint, status, events.0, events.1)?;
+            if let Some((_, children)) = open.last_mut() {
+                *children = children.saturating_add(1);
+            } else if let Some(parent) = stack.last_mut() {
+                parent.children = parent.children.saturating_add(1);
+            }
+            this.count(status);
+            if tracepoint.is_container() {
+                open.push((
+                    close_of(tracepoint, ids.footer(footer, &this.out.thread))?,
+                    0,
+                ));
+            }
+            Ok(std::mem::take(&mut first).then_some(event))
+        };
+        let noted = match root {
+            Origin::Left(node) => {
+                let (tree, ids) = (left.tree, &mut left.ids);
+                let mut noted = None;
+                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
+                    if let Visit::Node {
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = step
+                        && let Some(event) = visit(
+                            self,
+                            stack,
+                            ids,
+                            depth,
+                            tracepoint,
+                            footer,
+                            DiffStatus::Removed,
+                        )?
+                    {
+                        noted = Some((event, (Some(tracepoint.event()), None)));
+                    }
+                    Ok(())
+                })?;
+                noted.map(|(event, events)| (DiffStatus::Removed, event, events))
+            }
+            Origin::Right(node) => {
+                let (tree, ids) = (right.tree, &mut right.ids);
+                let mut noted = None;
+                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
+                    if let Visit::Node {
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = step
+                        && let Some(event) = visit(
+                            self,
+                            stack,
+                            ids,
+                            depth,
+                            tracepoint,
+                            footer,
+                            DiffStatus::Added,
+                        )?
+                    {
+                        noted = Some((event, (None, Some(tracepoint.event()))));
+                    }
+                    Ok(())
+                })?;
+                noted.map(|(event, events)| (DiffStatus::Added, event, events))
+            }
+            Origin::Virtual => None,
+        };
+        while !open.is_empty() {
+            self.close_copied(&mut open)?;
         }
+        if let Some((status, event, events)) = noted {
+            self.divergence(stack, left, right, status, event, events)?;
+        }
+        Ok(())
+    }
+
+    fn close_copied(&mut self, open: &mut Vec<(Close, i32)>) -> Result<()> {
+        match open.pop() {
+            Some((Close::Footer(footer), _)) => self.out.close(&footer),
+            Some((Close::Loop, children)) => self.out.close(&Footer::Loop {
+                iterations: children,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&mut self, status: DiffStatus) {
         let summary = &mut *self.summary;
         match status {
             DiffStatus::Unchanged => summary.unchanged += 1,
@@ -454,11 +772,42 @@ impl<W: Write> Walk<'_, '_, W> {
             DiffStatus::EditedOld => summary.edited += 1,
             DiffStatus::EditedNew | DiffStatus::None => {}
         }
-        if status == DiffStatus::Unchanged || summary.first_divergence.is_some() {
+    }
+
+    /// Counts a tracepoint written into the innermost frame, and notes the
+    /// thread's first divergence.
+    fn note<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        status: DiffStatus,
+        event: EventId,
+        events: (Option<EventId>, Option<EventId>),
+    ) -> Result<()> {
+        if let Some(parent) = stack.last_mut() {
+            parent.children = parent.children.saturating_add(1);
+        }
+        self.count(status);
+        self.divergence(stack, left, right, status, event, events)
+    }
+
+    /// Notes the thread's first divergence, with the path of containers
+    /// the stack holds.
+    fn divergence<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &Frames<LT::Node, RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        status: DiffStatus,
+        event: EventId,
+        (left_event, right_event): (Option<EventId>, Option<EventId>),
+    ) -> Result<()> {
+        if status == DiffStatus::Unchanged || self.summary.first_divergence.is_some() {
             return Ok(());
         }
         let mut path = Vec::new();
-        for frame in stack.iter() {
+        for frame in stack {
             let label = match frame.origin {
                 None => continue,
                 Some(Origin::Virtual) => "<diff>.<root>".to_string(),
