@@ -341,7 +341,7 @@ pub enum Command {
         summary: bool,
         /// The most edits Myers' diff looks for between two children lists;
         /// past it they are aligned by position, with a warning.
-        #[arg(long, default_value_t = 4096, value_name = "N")]
+        #[arg(long, default_value_t = 2048, value_name = "N")]
         max_edits: usize,
     },
     /// Export a trace for other tools: `--format folded` (inferno,

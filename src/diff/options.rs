@@ -52,7 +52,8 @@ pub struct DiffOptions {
     /// The most edits Myers' diff looks for between two children lists
     /// (past their common prefix) before it gives up for a linear alignment
     /// by position: its time is O(list length × bound), its memory
-    /// O(bound²). The reference has no bound.
+    /// O(bound²): 8 bytes × bound² at most, 32 MiB for the default 2048.
+    /// The reference has no bound.
     pub max_edits: usize,
 }
 
@@ -64,7 +65,7 @@ impl Default for DiffOptions {
             only_start_threads: false,
             unmatched: UnmatchedThreads::Diff,
             allow_diffs: false,
-            max_edits: 4096,
+            max_edits: 2048,
         }
     }
 }

@@ -7,12 +7,12 @@ use std::io::Write;
 
 use rustc_hash::FxHashMap;
 
-use crate::common::{CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::common::{ClassId, CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, Value};
 use crate::write::{
-    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, ValueSpec, VariableSpec,
+    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, VariableSpec,
 };
 
 /// One input's ids translated into the output's: each reference object is
@@ -23,6 +23,7 @@ pub(crate) struct Reinterner<'c> {
     fields: FxHashMap<FieldId, FieldId>,
     variables: FxHashMap<VariableId, VariableId>,
     code_locations: FxHashMap<CodeLocationId, CodeLocationId>,
+    classes: FxHashMap<ClassId, ClassId>,
 }
 
 impl<'c> Reinterner<'c> {
@@ -34,6 +35,7 @@ impl<'c> Reinterner<'c> {
             fields: FxHashMap::default(),
             variables: FxHashMap::default(),
             code_locations: FxHashMap::default(),
+            classes: FxHashMap::default(),
         }
     }
 
@@ -87,15 +89,51 @@ impl<'c> Reinterner<'c> {
         Ok(translated)
     }
 
-    fn value(&self, value: &Value<'_>, out: &StreamingThread) -> Result<Value<'static>> {
-        if value.is_scalar() {
-            return Ok(value.clone().into_owned());
+    fn class(&mut self, id: ClassId, out: &StreamingThread) -> Result<ClassId> {
+        if let Some(&id) = self.classes.get(&id) {
+            return Ok(id);
         }
-        out.pool()
-            .intern_value(&ValueSpec::from_value(value, self.context)?)
+        let translated = out.pool().intern_class(&self.context.class(id)?.name)?;
+        self.classes.insert(id, translated);
+        Ok(translated)
     }
 
-    fn values(&self, values: &[Value<'_>], out: &StreamingThread) -> Result<Vec<Value<'static>>> {
+    /// `value` with the output's class ids (values nest only as deep as
+    /// the decoder allows).
+    fn value(&mut self, value: &Value<'_>, out: &StreamingThread) -> Result<Value<'static>> {
+        Ok(match value {
+            Value::Object {
+                class,
+                identity_hash,
+                fields,
+            } => Value::Object {
+                class: self.class(*class, out)?,
+                identity_hash: *identity_hash,
+                fields: fields
+                    .iter()
+                    .map(|(name, value)| Ok((name.clone().into_owned(), self.value(value, out)?)))
+                    .collect::<Result<_>>()?,
+            },
+            Value::Array {
+                class,
+                identity_hash,
+                elements,
+                total_size,
+            } => Value::Array {
+                class: self.class(*class, out)?,
+                identity_hash: *identity_hash,
+                elements: self.values(elements, out)?,
+                total_size: *total_size,
+            },
+            scalar => scalar.clone().into_owned(),
+        })
+    }
+
+    fn values(
+        &mut self,
+        values: &[Value<'_>],
+        out: &StreamingThread,
+    ) -> Result<Vec<Value<'static>>> {
         values.iter().map(|value| self.value(value, out)).collect()
     }
 
@@ -196,7 +234,7 @@ impl<'c> Reinterner<'c> {
     /// A container's footer with the output's ids; a call that never
     /// returned gets the recorder's unfinished-method result.
     pub(crate) fn footer(
-        &self,
+        &mut self,
         footer: Option<&Footer<'_>>,
         out: &StreamingThread,
     ) -> Result<Footer<'static>> {

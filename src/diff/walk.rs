@@ -340,8 +340,14 @@ impl<W: Write> Walk<'_, '_, W> {
         std::thread::scope(|scope| {
             let (left_tx, left_rx) = sync_channel(AHEAD);
             let (right_tx, right_rx) = sync_channel(AHEAD);
-            scope.spawn(move || produce(left_tree, l, left_tx));
-            scope.spawn(move || produce(right_tree, r, right_tx));
+            // Deep enough for the decoder's bounded nesting in any build.
+            let producer = || std::thread::Builder::new().stack_size(16 << 20);
+            producer()
+                .spawn_scoped(scope, move || produce(left_tree, l, left_tx))
+                .map_err(Error::from)?;
+            producer()
+                .spawn_scoped(scope, move || produce(right_tree, r, right_tx))
+                .map_err(Error::from)?;
             let mut streams = Streams {
                 left: Stream {
                     rx: left_rx,
