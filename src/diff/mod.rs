@@ -1,44 +1,41 @@
 //! Trace diff: two traces compared as the reference recorder's library
-//! compares them (`diffTwoTraces`), written as a diff trace — a v22 trace
-//! whose tracepoints carry diff statuses — packed with an id map and a
-//! thread map.
+//! compares them (`diffTwoTraces`), written as a packed diff trace.
 //!
 //! The algorithm, as the reference's:
 //! - **Threads** are paired ([`ThreadMatching`]): by name, by index, or by a
 //!   map; optionally the two threads whose root is event 0 first. A thread
-//!   without a partner is copied whole as removed or added (renamed
-//!   `NAME: Thread not present in … trace`), skipped, or an error.
-//! - **Each pair of roots**: when they are not strictly equal, a virtual
-//!   call `<diff>.<root>()` holds the result. Then two lists (the roots, or
-//!   two containers' children) are aligned by Myers' diff under
-//!   *edit-independent* equality (same type and code location, and per
-//!   type the array and index; the field; the variable; the loop and
-//!   iteration; the method without arguments, receiver or result). An
-//!   aligned pair that is also *strictly* equal (values, receiver,
-//!   arguments, result, exception) is `Unchanged`; otherwise the left one is
-//!   written `EditedOld` without children, then the right one `EditedNew`.
-//!   The children of every aligned pair of containers are aligned in turn.
-//!   Unaligned tracepoints are copied with their subtrees as `Removed` or
-//!   `Added`. Both equalities are the reference's hashes (`compare`).
-//! - **Output**: tracepoints in pre-order, threads one after another, event
-//!   ids numbered from 0 in that order; `diff.idmap` holds, for each, the
-//!   left and right event ids it came from (−1: none), `diff.threadmap` the
-//!   thread map, both big-endian as Java's `DataOutputStream`.
+//!   without a partner is copied whole as removed or added, skipped, or an
+//!   error.
+//! - **Each pair**: when the roots are not strictly equal, a virtual call
+//!   `<diff>.<root>()` holds the result. Two lists (the roots, or two
+//!   containers' children) are aligned by Myers' diff under
+//!   *edit-independent* equality (type, code location, and the array and
+//!   index, field, variable, loop and iteration, or method). An aligned pair
+//!   also *strictly* equal (values, receiver, arguments, result, exception)
+//!   is `Unchanged`, else the left is written `EditedOld` without children,
+//!   then the right `EditedNew`; aligned containers' children are aligned in
+//!   turn. The rest is copied with its subtrees as `Removed` or `Added`.
+//!   Both equalities are the reference's hashes (`compare`).
+//! - **Output**: pre-order, threads in turn, event ids from 0 in that order;
+//!   `diff.idmap` holds each one's left and right event ids (−1: none),
+//!   `diff.threadmap` the thread map, big-endian as `DataOutputStream`.
 //!
 //! Differences in how, not what:
-//! - The walk runs on an explicit stack (no recursion on depth); children
-//!   lists are read a page at a time. A common prefix of two lists — Myers'
-//!   first snake, so the result is the same — is paired as it is read;
-//!   only the rest (the unequal middle and what follows it) is held, as
-//!   compact keys, while Myers runs. A common *suffix* is not stripped:
-//!   Myers' choice among equal-cost scripts depends on it (`A` against
-//!   `AA` keeps the first `A`, stripping would keep the second).
-//! - Myers' search stops after [`DiffOptions::max_edits`] edits (its time
-//!   O(n·D), memory O(D²)); past it the rest is aligned by position (equal
-//!   items at the same index paired, the others removed then added) and the
+//! - Each side of a pair is read as one pre-order stream, walked by its
+//!   reader on a thread of its own, and the streams are consumed in
+//!   lockstep on an explicit stack (no recursion on depth) while their
+//!   lists pair up — Myers' first snake, so the result is the same. Where
+//!   two lists stop pairing, the rest of both is read past, keeping a key
+//!   per child; that middle is aligned and written from the readers by
+//!   node. A common *suffix* is not stripped: Myers' choice among
+//!   equal-cost scripts depends on it (`A` against `AA` keeps the first `A`).
+//! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
+//!   O(n·D), memory O(D²)); past it the rest is aligned by position and the
 //!   summary carries a warning. The reference has no such bound.
-//! - A right thread for a name map is the first unused one of that name (the
-//!   reference skips right threads by their *left* indices; where it
+//! - Pairs of threads are diffed one after another (event ids are numbered
+//!   in output order); the two sides of a pair are read in parallel.
+//! - A right thread for a name map is the first unused one of that name
+//!   (the reference skips right threads by their *left* indices; where it
 //!   succeeds, the thread chosen is the same).
 
 mod compare;

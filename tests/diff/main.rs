@@ -377,3 +377,27 @@ fn damaged_inputs_diff_or_fail_with_a_typed_error() {
     }
     assert!(diffed > 0, "some damage leaves a trace to diff");
 }
+
+#[test]
+fn a_mutated_copy_diffs_to_its_mutations() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let left_path = dir.join("medium-stream.trace");
+    let left = LazyTraceReader::open(&left_path).unwrap();
+    let (copy, mutations) = tracetree::generate::mutate(&left, 0.02, 3).unwrap();
+    assert!(mutations.removed > 0 && mutations.edited > 0, "{mutations:?}");
+    let scratch = tempfile::tempdir().unwrap();
+    let right_path = scratch.path().join("mutated.trace");
+    copy.save(&right_path).unwrap();
+    let out = scratch.path().join("mutated.packedtrace");
+    let summary = diff_files(&left_path, &right_path, &DiffOptions::default(), &out);
+    let sum = |f: fn(&tracetree::diff::ThreadSummary) -> u64| -> u64 {
+        summary.threads.iter().map(f).sum()
+    };
+    // The right trace is the left one less some leaves: Myers' shortest
+    // script removes exactly those, adds nothing.
+    assert_eq!(sum(|t| t.removed), mutations.removed);
+    assert_eq!(sum(|t| t.added), 0);
+    assert!(sum(|t| t.edited) > 0);
+}
