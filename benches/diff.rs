@@ -61,7 +61,8 @@ fn bench(c: &mut Criterion) {
     let left_data = TraceBytes::open(&left, FileAccess::Map).unwrap();
     group.bench_function("raw_scan_both_baseline", |b| {
         b.iter(|| {
-            black_box(support::raw_scan(left_data.as_slice())) ^ black_box(support::raw_scan(left_data.as_slice()))
+            black_box(support::raw_scan(left_data.as_slice()))
+                ^ black_box(support::raw_scan(left_data.as_slice()))
         })
     });
     group.bench_function("identical", |b| {
@@ -75,7 +76,8 @@ fn bench(c: &mut Criterion) {
     let right_data = TraceBytes::open(&right, FileAccess::Map).unwrap();
     group.bench_function("raw_scan_both_baseline_mutated", |b| {
         b.iter(|| {
-            black_box(support::raw_scan(left_data.as_slice())) ^ black_box(support::raw_scan(right_data.as_slice()))
+            black_box(support::raw_scan(left_data.as_slice()))
+                ^ black_box(support::raw_scan(right_data.as_slice()))
         })
     });
     group.bench_function("one_percent_changed", |b| {

@@ -24,19 +24,20 @@ pub fn mutate<T: TraceTree>(trace: &T, rate: f64, seed: u64) -> Result<(DumpWrit
     let mut state = seed;
     let mut mutations = Mutations::default();
     let threshold = (rate.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
-    let writer = DumpWriter::from_trace_edited(trace, DumpOptions::default(), |tracepoint, depth| {
-        if depth == 0 || next_random(&mut state) >= threshold {
-            return true;
-        }
-        if next_random(&mut state) % 4 == 0 {
-            mutations.removed += 1;
-            return false;
-        }
-        if change_value(&mut tracepoint.body) {
-            mutations.edited += 1;
-        }
-        true
-    })?;
+    let writer =
+        DumpWriter::from_trace_edited(trace, DumpOptions::default(), |tracepoint, depth| {
+            if depth == 0 || next_random(&mut state) >= threshold {
+                return true;
+            }
+            if next_random(&mut state).is_multiple_of(4) {
+                mutations.removed += 1;
+                return false;
+            }
+            if change_value(&mut tracepoint.body) {
+                mutations.edited += 1;
+            }
+            true
+        })?;
     Ok((writer, mutations))
 }
 

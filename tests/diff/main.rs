@@ -386,7 +386,10 @@ fn a_mutated_copy_diffs_to_its_mutations() {
     let left_path = dir.join("medium-stream.trace");
     let left = LazyTraceReader::open(&left_path).unwrap();
     let (copy, mutations) = tracetree::generate::mutate(&left, 0.02, 3).unwrap();
-    assert!(mutations.removed > 0 && mutations.edited > 0, "{mutations:?}");
+    assert!(
+        mutations.removed > 0 && mutations.edited > 0,
+        "{mutations:?}"
+    );
     let scratch = tempfile::tempdir().unwrap();
     let right_path = scratch.path().join("mutated.trace");
     copy.save(&right_path).unwrap();
