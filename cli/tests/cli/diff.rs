@@ -29,6 +29,16 @@ fn diff_writes_the_references_diff_and_a_summary() {
     assert!(ok, "{err}");
     assert!(printed == std::fs::read_to_string(dir.join("edits.diff.txt")).unwrap());
 
+    // dump names each status.
+    let (ok, dumped, err) = tracetree_cached(&cache, &["dump", out]);
+    assert!(ok, "{err}");
+    for status in ["unchanged", "removed", "added", "edited_old", "edited_new"] {
+        assert!(
+            dumped.contains(&format!(",\"diff\":\"{status}\"")),
+            "{status}"
+        );
+    }
+
     // Again: refused without --force, then replaced, the summary on stdout.
     let (ok, _, err) = tracetree_cached(&cache, &["diff", &left, &right, "-o", out]);
     assert!(
