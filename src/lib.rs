@@ -152,6 +152,7 @@
 #![warn(missing_docs)]
 
 pub mod common;
+pub mod diff;
 pub mod error;
 pub mod export;
 pub(crate) mod format;
@@ -169,6 +170,7 @@ pub mod tree;
 mod turns;
 pub mod write;
 
+pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 pub use export::stacks::{StackFormat, StackOptions, export_stacks};
 pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};

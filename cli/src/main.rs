@@ -3,6 +3,7 @@
 
 mod cache;
 mod children;
+mod diff;
 mod export;
 mod gen_trace;
 mod import;
@@ -290,6 +291,61 @@ pub enum Command {
         #[arg(short, long)]
         force: bool,
     },
+    /// Diff two traces as the recorder's library does (`diffTwoTraces`):
+    /// threads paired by name (or index, or a map), each pair's trees
+    /// aligned by Myers' diff, written as a packed diff trace whose
+    /// tracepoints are unchanged, removed (`-`), added (`+`) or edited
+    /// (`!`, old then new); `print` shows it. A summary per thread (counts
+    /// and the first divergence) goes to stderr, or to stdout with
+    /// `--summary`.
+    #[command(
+        after_help = "Examples:\n  tracetree diff passing.trace failing.trace -o run.diff.packedtrace\n  tracetree diff a.trace b.trace -o ab.packedtrace --match index --summary\n  tracetree diff a.trace b.trace -o ab.packedtrace --map worker-1=worker-1-rerun\n  tracetree print ab.packedtrace"
+    )]
+    Diff {
+        #[command(flatten)]
+        cache: CacheFlags,
+        #[command(flatten)]
+        strict: StrictFlag,
+        /// The left ("old") trace (any input the other commands accept).
+        left: PathBuf,
+        /// The right ("new") trace.
+        right: PathBuf,
+        /// The packed diff to write (`NAME.packedtrace`).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// How threads are paired: by name (the first unused right thread
+        /// of each left thread's name) or by index (the n-th with the n-th,
+        /// threads ordered by id).
+        #[arg(long = "match", value_enum, default_value_t = MatchArg::Name)]
+        matching: MatchArg,
+        /// Pair these threads (repeatable): by name, or by index with
+        /// `--match index`; the others are unmatched. A right thread of the
+        /// same index as a mapped left one can be mapped (the recorder's own
+        /// diff refuses it).
+        #[arg(long = "map", value_name = "LEFT=RIGHT")]
+        maps: Vec<String>,
+        /// Pair the two threads whose root is event 0 first.
+        #[arg(long)]
+        start_threads: bool,
+        /// Diff only the two threads whose root is event 0.
+        #[arg(long)]
+        only_start_threads: bool,
+        /// What happens to a thread without a partner: diffed against
+        /// nothing (all removed or all added), skipped, or an error.
+        #[arg(long, value_enum, default_value_t = UnmatchedArg::Diff)]
+        unmatched: UnmatchedArg,
+        /// Diff traces that are diffs themselves, and replace OUTPUT if it
+        /// exists.
+        #[arg(short, long)]
+        force: bool,
+        /// Write the summary to stdout (it goes to stderr otherwise).
+        #[arg(long)]
+        summary: bool,
+        /// The most edits Myers' diff looks for between two children lists;
+        /// past it they are aligned by position, with a warning.
+        #[arg(long, default_value_t = 2048, value_name = "N")]
+        max_edits: usize,
+    },
     /// Export a trace for other tools: `--format folded` (inferno,
     /// flamegraph.pl), `speedscope`, `chrome` (Trace Event JSON) and
     /// `perfetto` (protobuf) write the call stacks of the trace, with a
@@ -478,6 +534,7 @@ impl Command {
             | Command::Search { cache, strict, .. }
             | Command::Export { cache, strict, .. }
             | Command::Pack { cache, strict, .. }
+            | Command::Diff { cache, strict, .. }
             | Command::View { cache, strict, .. }
             | Command::Serve { cache, strict, .. } => (std::mem::take(cache), strict.strict, None),
             Command::Import { strict, .. } => (none, strict.strict, None),
@@ -498,9 +555,29 @@ impl Command {
             | Command::Search { file, .. }
             | Command::Children { file, .. } => Some(file),
             Command::Import { input, .. } => Some(input),
-            Command::Gen { .. } | Command::Serve { .. } => None,
+            Command::Gen { .. } | Command::Serve { .. } | Command::Diff { .. } => None,
         }
     }
+}
+
+/// `diff --match`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MatchArg {
+    /// By thread name.
+    Name,
+    /// By thread index.
+    Index,
+}
+
+/// `diff --unmatched`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnmatchedArg {
+    /// Diffed against nothing: all removed or all added.
+    Diff,
+    /// Left out.
+    Skip,
+    /// The diff fails.
+    Error,
 }
 
 /// Output formats of `dump`.
@@ -763,6 +840,38 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             },
             &mut out,
         )?,
+        Command::Diff {
+            left,
+            right,
+            output,
+            matching,
+            maps,
+            start_threads,
+            only_start_threads,
+            unmatched,
+            force,
+            summary,
+            max_edits,
+            ..
+        } => {
+            let options = tracetree::diff::DiffOptions {
+                matching: diff::thread_matching(matching == MatchArg::Index, &maps)?,
+                start_threads,
+                only_start_threads,
+                unmatched: diff::unmatched(unmatched),
+                allow_diffs: force,
+                max_edits,
+            };
+            let args = diff::DiffArgs {
+                left: &left,
+                right: &right,
+                output: &output,
+                options,
+                force,
+                summary,
+            };
+            diff::run(&cache, args, &mut out)?
+        }
         Command::Pack {
             file,
             output,

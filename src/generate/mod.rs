@@ -12,9 +12,11 @@
 //!   readers' tests of what a real recorder leaves behind.
 
 mod file;
+mod mutate;
 pub mod raw;
 pub mod samples;
 mod shapes;
 
 pub use file::{BUFFER_BUDGET, GenerateOptions, MIN_BLOCK_SIZE, generate_file};
+pub use mutate::{Mutations, mutate};
 pub use shapes::{DEEP_RECURSION, Shape, ThreadGenerator, parse_size};

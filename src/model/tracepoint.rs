@@ -106,6 +106,19 @@ pub enum DiffStatus {
 }
 
 impl DiffStatus {
+    /// The snake-case name `tracetree dump` writes (`added`, `edited_old`,
+    /// ...); `None` outside a diff.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            DiffStatus::None => return None,
+            DiffStatus::Unchanged => "unchanged",
+            DiffStatus::Removed => "removed",
+            DiffStatus::Added => "added",
+            DiffStatus::EditedOld => "edited_old",
+            DiffStatus::EditedNew => "edited_new",
+        })
+    }
+
     /// The status written as `byte`.
     pub fn from_i8(byte: i8) -> Option<Self> {
         Some(match byte {

@@ -5,7 +5,9 @@
 //! children), `line` (of the code location; 0 when unknown), `file` (when
 //! known), `method` (`Class.name`, calls only), `unfinished` (calls the
 //! recorder never finished), `incomplete` (calls flagged incomplete),
-//! `samples` (nodes of a merged sample tree: the samples passing through).
+//! `samples` (nodes of a merged sample tree: the samples passing through),
+//! `diff` (a diff trace's status: `unchanged`, `removed`, `added`,
+//! `edited_old`, `edited_new`).
 //!
 //! A leaf's record is its header's (it has no method, footer or samples),
 //! so the walks skip leaves' bodies ([`VisitDetail::leaf_bodies`]): most
@@ -334,6 +336,11 @@ impl<'t, T: TraceTree> Records<'t, T> {
         if let Some(samples) = tracepoint.and_then(|tracepoint| tracepoint.sample_count(footer)) {
             buffer.extend_from_slice(b",\"samples\":");
             buffer.extend_from_slice(itoa::Buffer::new().format(samples).as_bytes());
+        }
+        if let Some(status) = header.diff_status.name() {
+            buffer.extend_from_slice(b",\"diff\":\"");
+            buffer.extend_from_slice(status.as_bytes());
+            buffer.push(b'"');
         }
         buffer.extend_from_slice(b"}\n");
     }

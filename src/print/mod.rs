@@ -8,6 +8,8 @@ mod parent;
 mod plan;
 mod text;
 
+pub(crate) use text::adorn;
+
 pub use jsonl::{write_jsonl, write_jsonl_with};
 pub use ordered::{OrderedStats, Parallelism};
 pub use text::{

@@ -409,6 +409,30 @@ pub struct PackSummary {
 /// data entry starting on a page boundary), Zip64 where an entry needs it.
 /// Written atomically: a failure leaves nothing at `out`.
 pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+    write_packed_entries(
+        out,
+        &[
+            PackSource::Bytes(INFO_ENTRY, info.as_bytes()),
+            PackSource::File(DATA_ENTRY, data),
+            PackSource::File(INDEX_ENTRY, index),
+        ],
+    )
+}
+
+/// What one entry of a packed trace is written from.
+#[derive(Debug, Clone, Copy)]
+pub enum PackSource<'a> {
+    /// The entry named so, holding these bytes.
+    Bytes(&'a str, &'a [u8]),
+    /// The entry named so, holding this file's bytes.
+    File(&'a str, &'a Path),
+}
+
+/// Writes a packed trace at `out` holding `entries` in order, as
+/// [`write_packed`] does (stored, the data entry page-aligned, Zip64 where
+/// needed, atomically). The summary's `data` and `index` are the sizes of
+/// the entries [`DATA_ENTRY`] and [`INDEX_ENTRY`], 0 when absent.
+pub fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Result<PackSummary> {
     let zip_error = |e: ZipError| Error::io(out, std::io::Error::other(e));
     write_file_atomically(out, |file| {
         let mut zip = ZipWriter::new(&mut *file);
@@ -419,25 +443,38 @@ pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result
                 .large_file(len >= u64::from(u32::MAX))
                 .with_alignment(align)
         };
-        zip.start_file(INFO_ENTRY, options(info.len() as u64, 1))
-            .map_err(zip_error)?;
-        zip.write_all(info.as_bytes())?;
-        let mut copy = |name: &str, path: &Path, align: u16| -> Result<u64> {
-            let mut source = File::open(path).map_err(|e| Error::io(path, e))?;
-            let len = source.metadata().map_err(|e| Error::io(path, e))?.len();
-            zip.start_file(name, options(len, align))
-                .map_err(zip_error)?;
-            let copied = std::io::copy(&mut source, &mut zip).map_err(|e| Error::io(path, e))?;
-            if copied != len {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::other("the file changed while it was packed"),
-                ));
+        let (mut data, mut index) = (0, 0);
+        for entry in entries {
+            let (name, len) = match *entry {
+                PackSource::Bytes(name, bytes) => {
+                    zip.start_file(name, options(bytes.len() as u64, 1))
+                        .map_err(zip_error)?;
+                    zip.write_all(bytes)?;
+                    (name, bytes.len() as u64)
+                }
+                PackSource::File(name, path) => {
+                    let mut source = File::open(path).map_err(|e| Error::io(path, e))?;
+                    let len = source.metadata().map_err(|e| Error::io(path, e))?.len();
+                    let align = if name == DATA_ENTRY { 4096 } else { 1 };
+                    zip.start_file(name, options(len, align))
+                        .map_err(zip_error)?;
+                    let copied =
+                        std::io::copy(&mut source, &mut zip).map_err(|e| Error::io(path, e))?;
+                    if copied != len {
+                        return Err(Error::io(
+                            path,
+                            std::io::Error::other("the file changed while it was packed"),
+                        ));
+                    }
+                    (name, len)
+                }
+            };
+            match name {
+                DATA_ENTRY => data = len,
+                INDEX_ENTRY => index = len,
+                _ => {}
             }
-            Ok(len)
-        };
-        let data = copy(DATA_ENTRY, data, 4096)?;
-        let index = copy(INDEX_ENTRY, index, 1)?;
+        }
         zip.finish().map_err(zip_error)?;
         let bytes = file.stream_position()?;
         Ok(PackSummary { bytes, data, index })

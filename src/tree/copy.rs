@@ -3,7 +3,7 @@
 
 use crate::common::ThreadId;
 use crate::error::Result;
-use crate::model::{Footer, JavaStr, TracepointType};
+use crate::model::{Footer, JavaStr, Tracepoint, TracepointType};
 use crate::tree::{TraceTree, WalkStep, walk};
 use crate::write::{DumpOptions, DumpWriter, TraceRecorder};
 
@@ -15,6 +15,17 @@ impl DumpWriter {
     /// calls with the `<unfinished method>` result, loops with the number of
     /// iterations they hold, iterations with their empty footer.
     pub fn from_trace<T: TraceTree>(trace: &T, options: DumpOptions) -> Result<Self> {
+        Self::from_trace_edited(trace, options, |_, _| true)
+    }
+
+    /// [`from_trace`](Self::from_trace), each leaf first given to `edit`
+    /// with its depth: changed in place, or left out when `edit` says
+    /// false.
+    pub(crate) fn from_trace_edited<T: TraceTree>(
+        trace: &T,
+        options: DumpOptions,
+        mut edit: impl FnMut(&mut Tracepoint<'static>, usize) -> bool,
+    ) -> Result<Self> {
         let mut writer = Self::with_options(options);
         writer.copy_references(trace.context())?;
         for thread in trace.thread_ids() {
@@ -36,7 +47,10 @@ impl DumpWriter {
                         writer.copy_footer(trace, position, closed)?;
                     }
                 }
-                let tracepoint = trace.visit(node, |tp, _| tp.clone().into_owned())?;
+                let mut tracepoint = trace.visit(node, |tp, _| tp.clone().into_owned())?;
+                if !tracepoint.is_container() && !edit(&mut tracepoint, depth) {
+                    return Ok(());
+                }
                 writer.push_tracepoint(position, &tracepoint)?;
                 if tracepoint.is_container() {
                     open.push(node);

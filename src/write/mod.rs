@@ -21,6 +21,7 @@ mod resolve;
 mod spec;
 mod streaming;
 
+pub(crate) use build::BuildTarget;
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
 pub use recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
 pub use spec::{

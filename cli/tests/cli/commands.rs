@@ -24,7 +24,7 @@ pub(crate) fn bundled() -> (tempfile::TempDir, String) {
 fn every_command_has_help() {
     let commands = [
         "info", "print", "dump", "index", "children", "import", "gen", "search", "export", "pack",
-        "view", "serve",
+        "view", "serve", "diff",
     ];
     for command in commands {
         let (ok, out, _) = tracetree(&[command, "--help"]);

@@ -2,6 +2,7 @@
 //! its handling of damaged and hostile files.
 
 mod commands;
+mod diff;
 mod edges;
 mod heldout;
 mod outputs;

@@ -432,7 +432,7 @@ fn help_lists_every_command_and_flags_only_where_they_act() {
     let (_, top, _) = tracetree(&["--help"]);
     for command in [
         "info", "print", "dump", "index", "children", "import", "gen", "search", "export", "pack",
-        "view",
+        "view", "diff",
     ] {
         let (_, help, _) = tracetree(&[command, "--help"]);
         assert!(help.contains("Examples:\n  tracetree "), "{command}");

@@ -35,6 +35,8 @@ mod path;
 mod value;
 mod words;
 
+pub(crate) use words::adorn;
+
 use std::fmt::Write as _;
 use std::io::Write;
 

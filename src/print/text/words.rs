@@ -24,7 +24,7 @@ pub(super) fn is_inline(value: &Value<'_>) -> bool {
 /// `.` (`java.lang.Thread` → `Thread`, `[Ljava.lang.String;` → `String;`),
 /// without the hidden-class address of a lambda (`Foo$$Lambda/0x…` →
 /// `Foo$$Lambda`).
-pub(super) fn adorn(class_name: &str) -> &str {
+pub(crate) fn adorn(class_name: &str) -> &str {
     class_name
         .get(adorned_range(class_name))
         .unwrap_or(class_name)

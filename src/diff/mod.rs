@@ -1,0 +1,325 @@
+//! Trace diff: two traces compared as the reference recorder's library
+//! compares them (`diffTwoTraces`), written as a packed diff trace.
+//!
+//! The algorithm, as the reference's:
+//! - **Threads** are paired ([`ThreadMatching`]): by name, by index, or by a
+//!   map; optionally the two threads whose root is event 0 first. A thread
+//!   without a partner is copied whole as removed or added, skipped, or an
+//!   error.
+//! - **Each pair**: when the roots are not strictly equal, a virtual call
+//!   `<diff>.<root>()` holds the result. Two lists (the roots, or two
+//!   containers' children) are aligned by Myers' diff under
+//!   *edit-independent* equality (type, code location, and the array and
+//!   index, field, variable, loop and iteration, or method). An aligned pair
+//!   also *strictly* equal (values, receiver, arguments, result, exception)
+//!   is `Unchanged`, else the left is written `EditedOld` without children,
+//!   then the right `EditedNew`; aligned containers' children are aligned in
+//!   turn. The rest is copied with its subtrees as `Removed` or `Added`.
+//!   Both equalities are the reference's hashes (`compare`).
+//! - **Output**: pre-order, threads in turn, event ids from 0 in that order;
+//!   `diff.idmap` holds each one's left and right event ids (−1: none),
+//!   `diff.threadmap` the thread map, big-endian as `DataOutputStream`.
+//!
+//! Differences in how, not what:
+//! - Each side of a pair is read as one pre-order stream, walked by its
+//!   reader on a thread of its own, and the streams are consumed in
+//!   lockstep on an explicit stack (no recursion on depth) while their
+//!   lists pair up — Myers' first snake, so the result is the same. Where
+//!   two lists stop pairing, the rest of both is read past, keeping a key
+//!   per child; that middle is aligned and written from the readers by
+//!   node. A common *suffix* is not stripped: Myers' choice among
+//!   equal-cost scripts depends on it (`A` against `AA` keeps the first `A`).
+//! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
+//!   O(n·D), memory O(D²)); past it the rest is aligned by position and the
+//!   summary carries a warning. The reference has no such bound.
+//! - Pairs of threads are diffed one after another (event ids are numbered
+//!   in output order); the two sides of a pair are read in parallel.
+//! - A right thread for a name map is the first unused one of that name
+//!   (the reference skips right threads by their *left* indices; where it
+//!   succeeds, the thread chosen is the same).
+
+mod compare;
+mod myers;
+mod options;
+mod output;
+mod walk;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use options::{DiffOptions, ThreadMatching, ThreadPair, UnmatchedThreads};
+
+use crate::common::{EventId, ThreadId};
+use crate::error::{Error, Result};
+use crate::model::DiffStatus;
+use crate::storage::packed::{
+    DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, PackSource, write_packed_entries,
+};
+use crate::tree::TraceTree;
+use crate::write::StreamingWriter;
+use options::{InputThread, match_threads};
+use output::{Reinterner, ThreadOut};
+use walk::{Side, Start, Walk};
+
+/// One input of a diff: a trace and what the pack records about it.
+#[derive(Debug)]
+pub struct DiffInput<'a, T> {
+    /// The trace.
+    pub trace: &'a T,
+    /// Its name, as `info.txt` records it.
+    pub name: &'a str,
+    /// Its size in bytes, as `info.txt` records it.
+    pub bytes: u64,
+    /// Whether it is a diff itself (refused unless
+    /// [`DiffOptions::allow_diffs`]).
+    pub is_diff: bool,
+    /// Its own `info.txt`, when it came packed with one: stored as
+    /// `info.left.txt` or `info.right.txt`.
+    pub info: Option<&'a str>,
+}
+
+impl<T> Clone for DiffInput<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for DiffInput<'_, T> {}
+
+/// The first place a diff thread differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// The diff tracepoint's event id.
+    pub event: EventId,
+    /// Its status.
+    pub status: DiffStatus,
+    /// The left event it came from, if any.
+    pub left: Option<EventId>,
+    /// The right event it came from, if any.
+    pub right: Option<EventId>,
+    /// The containers it lies in, outermost first (`Class.method`, `loop`,
+    /// `iteration N`).
+    pub path: Vec<String>,
+}
+
+/// What a diff found in one diff thread.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThreadSummary {
+    /// The diff thread's id.
+    pub thread: i32,
+    /// Its name.
+    pub name: String,
+    /// Tracepoints unchanged.
+    pub unchanged: u64,
+    /// Tracepoints removed (in the left trace only).
+    pub removed: u64,
+    /// Tracepoints added (in the right trace only).
+    pub added: u64,
+    /// Tracepoints edited: each is written twice, old then new.
+    pub edited: u64,
+    /// The first tracepoint that is not unchanged.
+    pub first_divergence: Option<Divergence>,
+}
+
+/// What [`diff_traces`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DiffSummary {
+    /// The thread map: every pair of threads, diffed or skipped.
+    pub thread_map: Vec<ThreadPair>,
+    /// The diff threads written, in order.
+    pub threads: Vec<ThreadSummary>,
+    /// Tracepoints written.
+    pub tracepoints: u64,
+    /// Bytes of the packed diff.
+    pub bytes: u64,
+    /// Where the diff departs from the reference's algorithm (Myers' bound).
+    pub warnings: Vec<String>,
+}
+
+/// The threads of a trace with a root, ascending by id, and their first roots.
+fn input_threads<T: TraceTree>(trace: &T) -> Result<(Vec<InputThread>, Vec<T::Node>)> {
+    let (mut threads, mut roots) = (Vec::new(), Vec::new());
+    for id in trace.thread_ids() {
+        let Some(&root) = trace.roots(id)?.first() else {
+            continue;
+        };
+        let starts = trace.visit(root, |tracepoint, _| tracepoint.event().0 == 0)?;
+        let name = trace
+            .context()
+            .thread_name(id)
+            .map_or_else(String::new, |name| name.decode().into_owned());
+        threads.push(InputThread {
+            id: id.0,
+            name,
+            starts,
+        });
+        roots.push(root);
+    }
+    Ok((threads, roots))
+}
+
+/// Diffs `left` against `right` as the reference's `diffTwoTraces` does and
+/// writes the packed diff at `out` (atomically: a failure leaves nothing
+/// there). Temporary files go beside `out` and are removed.
+pub fn diff_traces<L: TraceTree, R: TraceTree>(
+    left: DiffInput<'_, L>,
+    right: DiffInput<'_, R>,
+    options: &DiffOptions,
+    out: &Path,
+) -> Result<DiffSummary> {
+    if !options.allow_diffs {
+        for (side, input) in [("left", left.is_diff), ("right", right.is_diff)] {
+            if input {
+                return Err(Error::invalid(
+                    "trace",
+                    format!("the {side} trace is a diff itself (diffing diffs must be asked for)"),
+                ));
+            }
+        }
+    }
+    let started = millis();
+    let (left_threads, left_roots) = input_threads(left.trace)?;
+    let (right_threads, right_roots) = input_threads(right.trace)?;
+    let thread_map = match_threads(&left_threads, &right_threads, options)?;
+
+    let folder = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let scratch = tempfile::Builder::new()
+        .prefix(".tracetree-diff-")
+        .tempdir_in(folder)
+        .map_err(|e| Error::io(folder, e))?;
+    let data = scratch.path().join("diff.trace");
+    let index = scratch.path().join("diff.trace.idx");
+    let idmap_path = scratch.path().join("diff.idmap");
+    let writer = StreamingWriter::create(&data)?;
+    let idmap_file = File::create(&idmap_path).map_err(|e| Error::io(&idmap_path, e))?;
+    let mut idmap = BufWriter::with_capacity(1 << 16, idmap_file);
+    let mut left_side = Side {
+        tree: left.trace,
+        ids: Reinterner::new(left.trace.context()),
+    };
+    let mut right_side = Side {
+        tree: right.trace,
+        ids: Reinterner::new(right.trace.context()),
+    };
+    let mut summary = DiffSummary {
+        thread_map: thread_map.clone(),
+        ..DiffSummary::default()
+    };
+    let mut next_event = 0i64;
+    for (index, pair) in thread_map.iter().enumerate() {
+        if options.only_start_threads && index > 0 {
+            break;
+        }
+        let (start, name) = match (pair.left, pair.right) {
+            (Some(l), Some(r)) => (
+                Start::Pair(left_roots[l], right_roots[r]),
+                pair.name.clone(),
+            ),
+            _ if options.unmatched == UnmatchedThreads::Skip => continue,
+            (Some(l), None) => (
+                Start::Removed(left_roots[l]),
+                format!("{}: Thread not present in right trace", pair.name),
+            ),
+            (None, Some(r)) => (
+                Start::Added(right_roots[r]),
+                format!("{}: Thread not present in left trace", pair.name),
+            ),
+            (None, None) => continue,
+        };
+        let id = i32::try_from(index).map_err(|_| Error::limit("threads", index, i32::MAX))?;
+        let thread = writer.new_thread_with_id(ThreadId(id), name.as_str())?;
+        let mut thread_summary = ThreadSummary {
+            thread: id,
+            name,
+            ..ThreadSummary::default()
+        };
+        let before = next_event;
+        let walk = Walk {
+            out: ThreadOut {
+                thread,
+                id: ThreadId(id),
+                next_event: &mut next_event,
+                idmap: &mut idmap,
+            },
+            summary: &mut thread_summary,
+            max_edits: options.max_edits,
+            warnings: &mut summary.warnings,
+        };
+        walk.run(&mut left_side, &mut right_side, start)?;
+        summary.tracepoints += (next_event - before) as u64;
+        summary.threads.push(thread_summary);
+    }
+    writer.close()?;
+    idmap.flush().map_err(|e| Error::io(&idmap_path, e))?;
+    drop(idmap);
+
+    let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
+    threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
+    for (index, pair) in thread_map.iter().enumerate() {
+        for value in [Some(index), pair.left, pair.right] {
+            threadmap.extend_from_slice(&value.map_or(-1, |v| v as i32).to_be_bytes());
+        }
+    }
+    let info = info_text(&left, &right, started, millis());
+    let mut entries = vec![PackSource::Bytes(".diff", &[])];
+    if let Some(text) = left.info {
+        entries.push(PackSource::Bytes("info.left.txt", text.as_bytes()));
+    }
+    if let Some(text) = right.info {
+        entries.push(PackSource::Bytes("info.right.txt", text.as_bytes()));
+    }
+    entries.extend([
+        PackSource::Bytes(INFO_ENTRY, info.as_bytes()),
+        PackSource::File(DATA_ENTRY, &data),
+        PackSource::File(INDEX_ENTRY, &index),
+        PackSource::File("diff.idmap", &idmap_path),
+        PackSource::Bytes("diff.threadmap", &threadmap),
+    ]);
+    summary.bytes = write_packed_entries(out, &entries)?.bytes;
+    Ok(summary)
+}
+
+fn millis() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
+/// `info.txt` in the reference's form (`TraceMetaInfo.print`): only what a
+/// reader needs, as properties.
+fn info_text<L, R>(
+    left: &DiffInput<'_, L>,
+    right: &DiffInput<'_, R>,
+    started: u128,
+    ended: u128,
+) -> String {
+    let escape_key = |s: &str| s.replace('\\', "\\\\").replace('=', "\\=");
+    let escape_value = |s: &str| {
+        s.replace('\\', "\\\\")
+            .replace('\r', "\\r")
+            .replace('\n', "\\n")
+            .replace('\t', "\\t")
+    };
+    let mut properties = [
+        ("tracetree.format.version", "22".to_string()),
+        ("tracetree.left", left.name.to_string()),
+        ("tracetree.left.bytes", left.bytes.to_string()),
+        ("tracetree.right", right.name.to_string()),
+        ("tracetree.right.bytes", right.bytes.to_string()),
+        ("tracetree.version", env!("CARGO_PKG_VERSION").to_string()),
+    ];
+    properties.sort();
+    let mut text = format!(
+        "Class: \nMethod: \nStart time: {started}\nEnd time: {ended}\nJVM arguments: \nAgent arguments: \nProperties:\n"
+    );
+    for (key, value) in properties {
+        text.push_str(&format!(" {}={}\n", escape_key(key), escape_value(&value)));
+    }
+    text.push_str("\nEnvironment:\n");
+    text
+}

@@ -1,0 +1,216 @@
+//! Myers' diff of two lists, as the reference computes it: the same greedy
+//! forward search and the same backward walk, so that among the many
+//! shortest edit scripts the same one is chosen. Its work grows with the
+//! number of edits: past a bound, the caller's linear alignment is used.
+
+/// One step of an edit script: indices into the two lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DiffLine {
+    /// `left[l]` and `right[r]` are aligned.
+    Unchanged(usize, usize),
+    /// `left[l]` is not in the right list.
+    Removed(usize),
+    /// `right[r]` is not in the left list.
+    Added(usize),
+}
+
+/// Myers' edit script between lists of `n` and `m` items, `equal(x, y)`
+/// comparing `left[x]` with `right[y]`; `None` when more than `max_edits`
+/// edits would be needed (the search stops there, having spent
+/// O((n + m) · max_edits) time and O(max_edits²) memory).
+pub(crate) fn myers(
+    n: usize,
+    m: usize,
+    max_edits: usize,
+    mut equal: impl FnMut(usize, usize) -> bool,
+) -> Option<Vec<DiffLine>> {
+    if n == 0 && m == 0 {
+        return Some(Vec::new());
+    }
+    let max = n + m;
+    let offset = max as isize;
+    // The furthest x on each diagonal k = x - y, indexed k + max (the
+    // reference's array; here only diagonals -d - 1..=d + 1 are touched).
+    let mut v = vec![0usize; 2 * max + 2];
+    // `rounds[d]`: v's diagonals -d..=d before round d, as the walk back
+    // reads them (the reference copies the whole array per round).
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    let at = |k: isize| (k + offset) as usize;
+    'search: for d in 0..=max {
+        if d > max_edits {
+            return None;
+        }
+        let di = d as isize;
+        rounds.push((-di..=di).map(|k| v[at(k)]).collect());
+        let mut k = -di;
+        while k <= di {
+            let mut x = if k == -di || (k != di && v[at(k - 1)] < v[at(k + 1)]) {
+                v[at(k + 1)]
+            } else {
+                v[at(k - 1)] + 1
+            };
+            let mut y = (x as isize - k) as usize;
+            while x < n && y < m && equal(x, y) {
+                x += 1;
+                y += 1;
+            }
+            v[at(k)] = x;
+            if x >= n && y >= m {
+                break 'search;
+            }
+            k += 2;
+        }
+    }
+    let mut lines = Vec::new();
+    let (mut x, mut y) = (n as isize, m as isize);
+    for (d, snapshot) in rounds.iter().enumerate().rev() {
+        let di = d as isize;
+        let k = x - y;
+        let get = |k: isize| snapshot[(k + di) as usize] as isize;
+        let previous_k = if k == -di || (k != di && get(k - 1) < get(k + 1)) {
+            k + 1
+        } else {
+            k - 1
+        };
+        // At d = 0 the previous diagonal lies outside the snapshot: the
+        // reference reads a zero there.
+        let previous_x = if previous_k.abs() <= di {
+            get(previous_k)
+        } else {
+            0
+        };
+        let previous_y = previous_x - previous_k;
+        while x > previous_x && y > previous_y {
+            lines.push(DiffLine::Unchanged(x as usize - 1, y as usize - 1));
+            x -= 1;
+            y -= 1;
+        }
+        if d > 0 {
+            if x > previous_x {
+                lines.push(DiffLine::Removed(x as usize - 1));
+                x -= 1;
+            } else if y > previous_y {
+                lines.push(DiffLine::Added(y as usize - 1));
+                y -= 1;
+            }
+        }
+    }
+    lines.reverse();
+    Some(lines)
+}
+
+/// The linear alignment used past Myers' bound: items at the same position
+/// that are equal are aligned; the other left items are removed and the
+/// other right items added just before the next aligned pair.
+pub(crate) fn align_by_position(
+    n: usize,
+    m: usize,
+    mut equal: impl FnMut(usize, usize) -> bool,
+) -> Vec<DiffLine> {
+    let mut lines = Vec::with_capacity(n.max(m));
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    for i in 0..n.max(m) {
+        if i < n && i < m && equal(i, i) {
+            lines.extend(removed.drain(..).map(DiffLine::Removed));
+            lines.extend(added.drain(..).map(DiffLine::Added));
+            lines.push(DiffLine::Unchanged(i, i));
+            continue;
+        }
+        if i < n {
+            removed.push(i);
+        }
+        if i < m {
+            added.push(i);
+        }
+    }
+    lines.extend(removed.into_iter().map(DiffLine::Removed));
+    lines.extend(added.into_iter().map(DiffLine::Added));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff(a: &str, b: &str) -> String {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        myers(a.len(), b.len(), usize::MAX, |x, y| a[x] == b[y])
+            .unwrap()
+            .into_iter()
+            .map(|line| match line {
+                DiffLine::Unchanged(x, _) => format!(" {}", a[x]),
+                DiffLine::Removed(x) => format!("-{}", a[x]),
+                DiffLine::Added(y) => format!("+{}", b[y]),
+            })
+            .collect::<Vec<_>>()
+            .join("")
+    }
+
+    #[test]
+    fn ties_resolve_as_the_reference_does() {
+        // Ties where a suffix equals what precedes it: the first is kept.
+        assert_eq!(diff("A", "AA"), " A+A");
+        assert_eq!(diff("AA", "A"), " A-A");
+        assert_eq!(diff("", "AB"), "+A+B");
+        assert_eq!(diff("AB", ""), "-A-B");
+        assert_eq!(diff("X", "Y"), "-X+Y");
+    }
+
+    /// Scripts the reference's own `diffLists` gives (run on the JVM).
+    #[test]
+    fn scripts_match_the_references() {
+        let script = |a: &[u8], b: &[u8]| {
+            myers(a.len(), b.len(), usize::MAX, |x, y| a[x] == b[y])
+                .unwrap()
+                .into_iter()
+                .map(|line| match line {
+                    DiffLine::Unchanged(x, y) => format!("U{x},{y}"),
+                    DiffLine::Removed(x) => format!("R{x}"),
+                    DiffLine::Added(y) => format!("A{y}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(script(&[0; 7], &[0, 0]), "U0,0 U1,1 R2 R3 R4 R5 R6");
+        assert_eq!(
+            script(&[1, 0, 1], &[1, 0, 1, 0, 1, 1, 1]),
+            "U0,0 U1,1 U2,2 A3 A4 A5 A6"
+        );
+        assert_eq!(
+            script(&[0, 1, 0, 1, 1], &[1, 0, 1, 0, 1, 1]),
+            "A0 U0,1 U1,2 U2,3 U3,4 U4,5"
+        );
+    }
+
+    #[test]
+    fn stops_past_its_bound() {
+        assert!(myers(3, 3, 2, |_, _| false).is_none());
+        assert!(myers(3, 3, 6, |_, _| false).is_some());
+    }
+
+    #[test]
+    fn every_script_covers_both_lists_in_order() {
+        let (a, b) = (b"xaybzc", b"abqcxx");
+        let lines = myers(a.len(), b.len(), usize::MAX, |x, y| a[x] == b[y]).unwrap();
+        let (mut x, mut y) = (0, 0);
+        for line in lines {
+            match line {
+                DiffLine::Unchanged(l, r) => {
+                    assert_eq!((l, r), (x, y));
+                    assert_eq!(a[l], b[r]);
+                    x += 1;
+                    y += 1;
+                }
+                DiffLine::Removed(l) => {
+                    assert_eq!(l, x);
+                    x += 1;
+                }
+                DiffLine::Added(r) => {
+                    assert_eq!(r, y);
+                    y += 1;
+                }
+            }
+        }
+        assert_eq!((x, y), (a.len(), b.len()));
+    }
+}

@@ -1,0 +1,337 @@
+//! The diff trace being written: tracepoints of either input re-interned
+//! into the output's own reference objects (each input's ids translated once,
+//! through the writer's pool, as the reference's cloner does), each with its
+//! diff status and its entry in the id map.
+
+use std::io::Write;
+
+use rustc_hash::FxHashMap;
+
+use crate::common::{ClassId, CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::error::{Error, Result};
+use crate::format::TraceContext;
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, Value};
+use crate::write::{
+    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, VariableSpec,
+};
+
+/// One input's ids translated into the output's: each reference object is
+/// interned once, the first time a tracepoint of the input names it.
+pub(crate) struct Reinterner<'c> {
+    context: &'c TraceContext,
+    methods: FxHashMap<MethodId, MethodId>,
+    fields: FxHashMap<FieldId, FieldId>,
+    variables: FxHashMap<VariableId, VariableId>,
+    code_locations: FxHashMap<CodeLocationId, CodeLocationId>,
+    classes: FxHashMap<ClassId, ClassId>,
+}
+
+impl<'c> Reinterner<'c> {
+    /// A translation from `context`'s ids.
+    pub(crate) fn new(context: &'c TraceContext) -> Self {
+        Reinterner {
+            context,
+            methods: FxHashMap::default(),
+            fields: FxHashMap::default(),
+            variables: FxHashMap::default(),
+            code_locations: FxHashMap::default(),
+            classes: FxHashMap::default(),
+        }
+    }
+
+    fn code_location(
+        &mut self,
+        id: CodeLocationId,
+        out: &StreamingThread,
+    ) -> Result<CodeLocationId> {
+        if id.0 == -1 {
+            return Ok(id);
+        }
+        if let Some(&id) = self.code_locations.get(&id) {
+            return Ok(id);
+        }
+        let spec = CodeLocationSpec::from_id(id, self.context)?;
+        let translated = out.pool().intern_code_location(spec.as_ref())?;
+        self.code_locations.insert(id, translated);
+        Ok(translated)
+    }
+
+    fn method(&mut self, id: MethodId, out: &StreamingThread) -> Result<MethodId> {
+        if let Some(&id) = self.methods.get(&id) {
+            return Ok(id);
+        }
+        let translated = out
+            .pool()
+            .intern_method(&MethodSpec::from_id(id, self.context)?)?;
+        self.methods.insert(id, translated);
+        Ok(translated)
+    }
+
+    fn field(&mut self, id: FieldId, out: &StreamingThread) -> Result<FieldId> {
+        if let Some(&id) = self.fields.get(&id) {
+            return Ok(id);
+        }
+        let translated = out
+            .pool()
+            .intern_field(&FieldSpec::from_id(id, self.context)?)?;
+        self.fields.insert(id, translated);
+        Ok(translated)
+    }
+
+    fn variable(&mut self, id: VariableId, out: &StreamingThread) -> Result<VariableId> {
+        if let Some(&id) = self.variables.get(&id) {
+            return Ok(id);
+        }
+        let translated = out
+            .pool()
+            .intern_variable(&VariableSpec::from_id(id, self.context)?)?;
+        self.variables.insert(id, translated);
+        Ok(translated)
+    }
+
+    fn class(&mut self, id: ClassId, out: &StreamingThread) -> Result<ClassId> {
+        if let Some(&id) = self.classes.get(&id) {
+            return Ok(id);
+        }
+        let translated = out.pool().intern_class(&self.context.class(id)?.name)?;
+        self.classes.insert(id, translated);
+        Ok(translated)
+    }
+
+    /// `value` with the output's class ids (values nest only as deep as
+    /// the decoder allows).
+    fn value(&mut self, value: &Value<'_>, out: &StreamingThread) -> Result<Value<'static>> {
+        Ok(match value {
+            Value::Object {
+                class,
+                identity_hash,
+                fields,
+            } => Value::Object {
+                class: self.class(*class, out)?,
+                identity_hash: *identity_hash,
+                fields: fields
+                    .iter()
+                    .map(|(name, value)| Ok((name.clone().into_owned(), self.value(value, out)?)))
+                    .collect::<Result<_>>()?,
+            },
+            Value::Array {
+                class,
+                identity_hash,
+                elements,
+                total_size,
+            } => Value::Array {
+                class: self.class(*class, out)?,
+                identity_hash: *identity_hash,
+                elements: self.values(elements, out)?,
+                total_size: *total_size,
+            },
+            scalar => scalar.clone().into_owned(),
+        })
+    }
+
+    fn values(
+        &mut self,
+        values: &[Value<'_>],
+        out: &StreamingThread,
+    ) -> Result<Vec<Value<'static>>> {
+        values.iter().map(|value| self.value(value, out)).collect()
+    }
+
+    /// `tracepoint`'s body with the output's ids.
+    fn body(
+        &mut self,
+        body: &TracepointBody<'_>,
+        out: &StreamingThread,
+    ) -> Result<TracepointBody<'static>> {
+        Ok(match body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                flags,
+            } => TracepointBody::MethodCall {
+                method: self.method(*method, out)?,
+                receiver: self.value(receiver, out)?,
+                arguments: self.values(arguments, out)?,
+                flags: *flags,
+            },
+            TracepointBody::ReadArray {
+                array,
+                index,
+                value,
+            } => TracepointBody::ReadArray {
+                array: self.value(array, out)?,
+                index: *index,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::WriteArray {
+                array,
+                index,
+                value,
+            } => TracepointBody::WriteArray {
+                array: self.value(array, out)?,
+                index: *index,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::ReadLocal { variable, value } => TracepointBody::ReadLocal {
+                variable: self.variable(*variable, out)?,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::WriteLocal { variable, value } => TracepointBody::WriteLocal {
+                variable: self.variable(*variable, out)?,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            } => TracepointBody::ReadField {
+                field: self.field(*field, out)?,
+                receiver: self.value(receiver, out)?,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => TracepointBody::WriteField {
+                field: self.field(*field, out)?,
+                receiver: self.value(receiver, out)?,
+                value: self.value(value, out)?,
+            },
+            TracepointBody::Loop { loop_id } => TracepointBody::Loop { loop_id: *loop_id },
+            TracepointBody::LoopIteration { loop_id, iteration } => TracepointBody::LoopIteration {
+                loop_id: *loop_id,
+                iteration: *iteration,
+            },
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                millis,
+                values,
+                trace_id,
+            } => TracepointBody::SnapshotBreakpoint {
+                uuid_high: *uuid_high,
+                uuid_low: *uuid_low,
+                stack: stack
+                    .iter()
+                    .map(|&frame| self.code_location(frame, out))
+                    .collect::<Result<_>>()?,
+                millis: *millis,
+                values: self.values(values, out)?,
+                trace_id: trace_id.clone().map(|id| id.into_owned()),
+            },
+            TracepointBody::Throw { exception } => TracepointBody::Throw {
+                exception: self.value(exception, out)?,
+            },
+            TracepointBody::Catch { exception } => TracepointBody::Catch {
+                exception: self.value(exception, out)?,
+            },
+        })
+    }
+
+    /// A container's footer with the output's ids; a call that never
+    /// returned gets the recorder's unfinished-method result.
+    pub(crate) fn footer(
+        &mut self,
+        footer: Option<&Footer<'_>>,
+        out: &StreamingThread,
+    ) -> Result<Footer<'static>> {
+        Ok(match footer {
+            Some(Footer::MethodCall { result, exception }) => Footer::MethodCall {
+                result: self.value(result, out)?,
+                exception: exception.clone().into_owned(),
+            },
+            Some(Footer::Loop { iterations }) => Footer::Loop {
+                iterations: *iterations,
+            },
+            Some(Footer::LoopIteration) => Footer::LoopIteration,
+            None => Footer::unfinished_method(),
+        })
+    }
+}
+
+/// One diff thread being written: its tracepoints, numbered from the
+/// diff's counter, and their lines of the id map.
+pub(crate) struct ThreadOut<'w, W: Write> {
+    pub(crate) thread: StreamingThread,
+    pub(crate) id: ThreadId,
+    pub(crate) next_event: &'w mut i64,
+    pub(crate) idmap: &'w mut W,
+}
+
+impl<W: Write> ThreadOut<'_, W> {
+    /// Takes the next event id and writes its id-map line.
+    fn event(&mut self, left: Option<EventId>, right: Option<EventId>) -> Result<EventId> {
+        let event = i32::try_from(*self.next_event)
+            .map_err(|_| Error::limit("event ids", *self.next_event, i32::MAX))?;
+        *self.next_event += 1;
+        let mut line = [0u8; 8];
+        line[..4].copy_from_slice(&left.map_or(-1, |e| e.0).to_be_bytes());
+        line[4..].copy_from_slice(&right.map_or(-1, |e| e.0).to_be_bytes());
+        self.idmap.write_all(&line)?;
+        Ok(EventId(event))
+    }
+
+    /// Writes a copy of `tracepoint` (from the input `from` translates)
+    /// with `status`; `left` and `right` are its id-map line.
+    pub(crate) fn copy(
+        &mut self,
+        from: &mut Reinterner<'_>,
+        tracepoint: &Tracepoint<'_>,
+        status: DiffStatus,
+        left: Option<EventId>,
+        right: Option<EventId>,
+    ) -> Result<EventId> {
+        let code_location = from.code_location(tracepoint.header.code_location, &self.thread)?;
+        let body = from.body(&tracepoint.body, &self.thread)?;
+        let event = self.event(left, right)?;
+        self.thread.push_tracepoint(&Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type: tracepoint.header.tracepoint_type,
+                code_location,
+                thread: self.id,
+                event,
+                diff_status: status,
+            },
+            child_diff_statuses: Vec::new(),
+            body,
+        })?;
+        Ok(event)
+    }
+
+    /// Writes the virtual root `<diff>.<root>()` that holds a thread whose
+    /// roots differ.
+    pub(crate) fn virtual_root(&mut self) -> Result<EventId> {
+        let method = self.thread.pool().intern_method(&MethodSpec::new(
+            "<diff>",
+            "<root>",
+            Vec::new(),
+            crate::model::Type::Void,
+        ))?;
+        let event = self.event(None, None)?;
+        self.thread.push_tracepoint(&Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type: crate::model::TracepointType::MethodCall,
+                code_location: CodeLocationId(-1),
+                thread: self.id,
+                event,
+                diff_status: DiffStatus::None,
+            },
+            child_diff_statuses: Vec::new(),
+            body: TracepointBody::MethodCall {
+                method,
+                receiver: Value::Null,
+                arguments: Vec::new(),
+                flags: 0,
+            },
+        })?;
+        Ok(event)
+    }
+
+    /// Closes the innermost open container.
+    pub(crate) fn close(&mut self, footer: &Footer<'_>) -> Result<()> {
+        self.thread.push_footer(footer)
+    }
+}

@@ -1,0 +1,850 @@
+//! The diff of one pair of threads: the reference's recursive walk, run on
+//! an explicit stack (a frame per open output container).
+//!
+//! Both threads are read as pre-order streams, each walked by the reader
+//! on a thread of its own (keys computed there), and consumed in lockstep
+//! while their lists pair up: a frame's next child is the next streamed
+//! tracepoint at its depth. Where two lists stop pairing, the rest of both
+//! (the middle) is read past in the streams, keeping each child's key and
+//! node; it is aligned by Myers' diff and written from the readers by node:
+//! children lists a page at a time, removed and added subtrees by one walk
+//! each.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use crate::common::EventId;
+use crate::diff::compare::{PointKey, point_key};
+use crate::diff::myers::{DiffLine, align_by_position, myers};
+use crate::diff::output::{Reinterner, ThreadOut};
+use crate::diff::{Divergence, ThreadSummary};
+use crate::error::{Error, Result};
+use crate::model::{DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, Value};
+use crate::print::adorn;
+use crate::tree::{TraceTree, Visit, VisitDetail};
+
+/// Children read from a reader at a time.
+const PAGE: usize = 1024;
+/// Streamed tracepoints handed over at a time.
+const BATCH: usize = 1024;
+/// Batches a stream holds ahead of the diff.
+const AHEAD: usize = 4;
+
+/// One input: its reader and its ids translated into the output's.
+pub(crate) struct Side<'t, T: TraceTree> {
+    pub(crate) tree: &'t T,
+    pub(crate) ids: Reinterner<'t>,
+}
+
+/// A tracepoint with its comparison keys, and its decoded self when it
+/// came from a stream.
+struct Point<N> {
+    node: N,
+    key: PointKey,
+    event: EventId,
+    depth: usize,
+    data: Option<Box<(Tracepoint<'static>, Option<Footer<'static>>)>>,
+}
+
+impl<N: Copy> Point<N> {
+    fn keys_only(&self) -> Point<N> {
+        Point {
+            node: self.node,
+            key: self.key,
+            event: self.event,
+            depth: self.depth,
+            data: None,
+        }
+    }
+}
+
+fn point<T: TraceTree>(tree: &T, node: T::Node) -> Result<Point<T::Node>> {
+    tree.visit(node, |tracepoint, footer| {
+        Ok(Point {
+            node,
+            key: point_key(tracepoint, footer, tree.context())?,
+            event: tracepoint.event(),
+            depth: 0,
+            data: None,
+        })
+    })?
+}
+
+/// Walks `root`'s subtree in pre-order, sending its tracepoints in batches,
+/// until the diff stops reading.
+fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Point<T::Node>>>>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut gone = false;
+    let walked = tree.walk_visit(&[root], None, VisitDetail::default(), |visit| {
+        let Visit::Node {
+            node,
+            depth,
+            tracepoint,
+            footer,
+            ..
+        } = visit
+        else {
+            return Ok(());
+        };
+        batch.push(Point {
+            node,
+            key: point_key(tracepoint, footer, tree.context())?,
+            event: tracepoint.event(),
+            depth,
+            data: Some(Box::new((
+                tracepoint.clone().into_owned(),
+                footer.map(|footer| footer.clone().into_owned()),
+            ))),
+        });
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if tx.send(Ok(full)).is_err() {
+                gone = true;
+                return Err(Error::internal("the diff stopped reading this stream"));
+            }
+        }
+        Ok(())
+    });
+    // A failed send means the diff is done with the stream: nothing to say.
+    let _ = match walked {
+        Ok(()) if batch.is_empty() => Ok(()),
+        Ok(()) => tx.send(Ok(batch)),
+        Err(_) if gone => Ok(()),
+        Err(error) => tx.send(Err(error)),
+    };
+}
+
+/// A subtree's pre-order stream, as the diff reads it.
+struct Stream<N> {
+    rx: Receiver<Result<Vec<Point<N>>>>,
+    batch: VecDeque<Point<N>>,
+}
+
+impl<N> Stream<N> {
+    fn peek(&mut self) -> Result<Option<&Point<N>>> {
+        while self.batch.is_empty() {
+            match self.rx.recv() {
+                Ok(batch) => self.batch.extend(batch?),
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(self.batch.front())
+    }
+
+    /// The next tracepoint at `depth`, `None` where that list ends.
+    fn next_at(&mut self, depth: usize) -> Result<Option<Point<N>>> {
+        match self.peek()? {
+            Some(point) if point.depth == depth => Ok(self.batch.pop_front()),
+            Some(point) if point.depth > depth => {
+                Err(Error::internal("a streamed subtree was left unread"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The rest of the list at `depth`, each child's subtree read past.
+    fn rest_at(&mut self, depth: usize) -> Result<Vec<Point<N>>>
+    where
+        N: Copy,
+    {
+        let mut rest = Vec::new();
+        while let Some(point) = self.peek()? {
+            if point.depth < depth {
+                break;
+            }
+            let point = self.batch.pop_front().expect("peeked");
+            if point.depth == depth {
+                rest.push(point.keys_only());
+            }
+        }
+        Ok(rest)
+    }
+}
+
+/// A children list (or a thread's root alone), read a page at a time.
+struct Pager<N> {
+    parent: N,
+    next: usize,
+    len: usize,
+    page: VecDeque<N>,
+}
+
+impl<N: Copy> Pager<N> {
+    fn children<T: TraceTree<Node = N>>(tree: &T, parent: N) -> Result<Self> {
+        Ok(Pager {
+            parent,
+            next: 0,
+            len: tree.child_count(parent)?,
+            page: VecDeque::new(),
+        })
+    }
+
+    /// The next node, reading the next page when the last is used up.
+    fn next<T: TraceTree<Node = N>>(&mut self, tree: &T) -> Result<Option<N>> {
+        if self.page.is_empty() && self.next < self.len {
+            let page = tree.children_range(self.parent, self.next, PAGE)?;
+            // Fewer children than counted: the list ends there.
+            self.next = if page.is_empty() {
+                self.len
+            } else {
+                self.next + page.len()
+            };
+            self.page.extend(page);
+        }
+        Ok(self.page.pop_front())
+    }
+
+    fn peek<T: TraceTree<Node = N>>(&mut self, tree: &T) -> Result<Option<N>> {
+        let next = self.next(tree)?;
+        if let Some(node) = next {
+            self.page.push_front(node);
+        }
+        Ok(next)
+    }
+}
+
+/// Where a frame's list comes from.
+enum List<N> {
+    /// The stream, at this depth.
+    Streamed(usize),
+    /// A reader's children pages.
+    Paged(Pager<N>),
+}
+
+/// The part of two children lists after their common prefix, aligned.
+struct Middle<L, R> {
+    left: Vec<Point<L>>,
+    right: Vec<Point<R>>,
+    lines: std::vec::IntoIter<DiffLine>,
+}
+
+enum Work<L, R> {
+    /// Two lists being aligned: their common prefix pair by pair, then the
+    /// rest by Myers' diff.
+    Align {
+        left: List<L>,
+        right: List<R>,
+        middle: Option<Middle<L, R>>,
+    },
+    /// A streamed left list copied as removed.
+    Removed(usize),
+    /// A streamed right list copied as added.
+    Added(usize),
+}
+
+/// How an open output container is closed.
+enum Close {
+    Footer(Footer<'static>),
+    /// A loop: its footer counts the children written into it.
+    Loop,
+}
+
+/// Where an open output container came from, for the paths of calls.
+#[derive(Clone, Copy)]
+enum Origin<L, R> {
+    Virtual,
+    Left(L),
+    Right(R),
+}
+
+struct Frame<L, R> {
+    close: Option<Close>,
+    children: i32,
+    origin: Option<Origin<L, R>>,
+    work: Work<L, R>,
+}
+
+impl<L, R> Frame<L, R> {
+    fn new(close: Option<Close>, origin: Option<Origin<L, R>>, work: Work<L, R>) -> Self {
+        Frame {
+            close,
+            children: 0,
+            origin,
+            work,
+        }
+    }
+}
+
+enum Step<L, R> {
+    Pair(Point<L>, Point<R>),
+    Removed(Point<L>),
+    Added(Point<R>),
+}
+
+/// What one thread's walk needs besides the two sides.
+pub(crate) struct Walk<'o, 'w, W: Write> {
+    pub(crate) out: ThreadOut<'w, W>,
+    pub(crate) summary: &'o mut ThreadSummary,
+    pub(crate) max_edits: usize,
+    pub(crate) warnings: &'o mut Vec<String>,
+}
+
+/// What a thread's diff starts from.
+pub(crate) enum Start<L, R> {
+    /// Two matched roots.
+    Pair(L, R),
+    /// A left root without a partner: all removed.
+    Removed(L),
+    /// A right root without a partner: all added.
+    Added(R),
+}
+
+/// How a container copied into the output is closed.
+fn close_of(tracepoint: &Tracepoint<'_>, footer: Result<Footer<'static>>) -> Result<Close> {
+    Ok(match tracepoint.body {
+        TracepointBody::Loop { .. } => Close::Loop,
+        _ => Close::Footer(footer?),
+    })
+}
+
+/// The streams of the two sides.
+struct Streams<L, R> {
+    left: Stream<L>,
+    right: Stream<R>,
+}
+
+/// Calls `f` with `point`'s tracepoint and footer: its own when streamed,
+/// else read by node.
+fn with_data<T: TraceTree, X>(
+    tree: &T,
+    point: &Point<T::Node>,
+    f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> Result<X>,
+) -> Result<X> {
+    match &point.data {
+        Some(data) => f(&data.0, data.1.as_ref()),
+        None => tree.visit(point.node, f)?,
+    }
+}
+
+type Frames<L, R> = Vec<Frame<L, R>>;
+
+impl<W: Write> Walk<'_, '_, W> {
+    /// Diffs one thread, writing it whole.
+    pub(crate) fn run<LT: TraceTree, RT: TraceTree>(
+        mut self,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        start: Start<LT::Node, RT::Node>,
+    ) -> Result<()> {
+        let (l, r) = match start {
+            Start::Pair(l, r) => (l, r),
+            Start::Removed(l) => {
+                return self.copy_tree(&mut Vec::new(), left, right, Origin::Left(l));
+            }
+            Start::Added(r) => {
+                return self.copy_tree(&mut Vec::new(), left, right, Origin::Right(r));
+            }
+        };
+        let (left_tree, right_tree) = (left.tree, right.tree);
+        std::thread::scope(|scope| {
+            let (left_tx, left_rx) = sync_channel(AHEAD);
+            let (right_tx, right_rx) = sync_channel(AHEAD);
+            // Deep enough for the decoder's bounded nesting in any build.
+            let producer = || std::thread::Builder::new().stack_size(16 << 20);
+            producer()
+                .spawn_scoped(scope, move || produce(left_tree, l, left_tx))
+                .map_err(Error::from)?;
+            producer()
+                .spawn_scoped(scope, move || produce(right_tree, r, right_tx))
+                .map_err(Error::from)?;
+            let mut streams = Streams {
+                left: Stream {
+                    rx: left_rx,
+                    batch: VecDeque::new(),
+                },
+                right: Stream {
+                    rx: right_rx,
+                    batch: VecDeque::new(),
+                },
+            };
+            // The streams end when this returns, stopping their producers.
+            self.run_streams(left, right, &mut streams)
+        })
+    }
+
+    fn run_streams<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
+    ) -> Result<()> {
+        let strict = match (streams.left.peek()?, streams.right.peek()?) {
+            (Some(l), Some(r)) => l.key.strict_equal(&r.key),
+            _ => return Err(Error::internal("a thread's root was not streamed")),
+        };
+        let mut stack: Frames<LT::Node, RT::Node> = Vec::new();
+        let (close, origin) = if strict {
+            (None, None)
+        } else {
+            self.out.virtual_root()?;
+            let footer = Footer::MethodCall {
+                result: Value::Null,
+                exception: JavaStr::new(""),
+            };
+            (Some(Close::Footer(footer)), Some(Origin::Virtual))
+        };
+        let work = Work::Align {
+            left: List::Streamed(0),
+            right: List::Streamed(0),
+            middle: None,
+        };
+        stack.push(Frame::new(close, origin, work));
+        while let Some(top) = stack.last_mut() {
+            let Some(step) = self.next_step(top, left, right, streams)? else {
+                let done = stack.pop().expect("the loop saw a frame");
+                match done.close {
+                    Some(Close::Footer(footer)) => self.out.close(&footer)?,
+                    Some(Close::Loop) => self.out.close(&Footer::Loop {
+                        iterations: done.children,
+                    })?,
+                    None => {}
+                }
+                continue;
+            };
+            match step {
+                Step::Pair(l, r) => self.pair(&mut stack, left, right, l, r)?,
+                Step::Removed(point) if point.data.is_none() => {
+                    self.copy_tree(&mut stack, left, right, Origin::Left(point.node))?
+                }
+                Step::Added(point) if point.data.is_none() => {
+                    self.copy_tree(&mut stack, left, right, Origin::Right(point.node))?
+                }
+                Step::Removed(point) => {
+                    let depth = point.depth + 1;
+                    let close = self.copy_one(&mut stack, left, right, Step::Removed(point))?;
+                    if let Some((close, origin)) = close {
+                        stack.push(Frame::new(Some(close), Some(origin), Work::Removed(depth)));
+                    }
+                }
+                Step::Added(point) => {
+                    let depth = point.depth + 1;
+                    let close = self.copy_one(&mut stack, left, right, Step::Added(point))?;
+                    if let Some((close, origin)) = close {
+                        stack.push(Frame::new(Some(close), Some(origin), Work::Added(depth)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The next thing the innermost frame writes, `None` when it is done.
+    fn next_step<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        frame: &mut Frame<LT::Node, RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
+    ) -> Result<Option<Step<LT::Node, RT::Node>>> {
+        let (lp, rp, middle) = match &mut frame.work {
+            Work::Removed(depth) => return Ok(streams.left.next_at(*depth)?.map(Step::Removed)),
+            Work::Added(depth) => return Ok(streams.right.next_at(*depth)?.map(Step::Added)),
+            Work::Align {
+                left,
+                right,
+                middle,
+            } => (left, right, middle),
+        };
+        loop {
+            if let Some(middle) = middle {
+                return Ok(middle.lines.next().map(|line| match line {
+                    DiffLine::Unchanged(l, r) => {
+                        Step::Pair(middle.left[l].keys_only(), middle.right[r].keys_only())
+                    }
+                    DiffLine::Removed(l) => Step::Removed(middle.left[l].keys_only()),
+                    DiffLine::Added(r) => Step::Added(middle.right[r].keys_only()),
+                }));
+            }
+            // The common prefix, pair by pair: Myers' first snake.
+            match (&mut *lp, &mut *rp) {
+                (List::Streamed(ld), List::Streamed(rd)) => {
+                    let l = match streams.left.peek()? {
+                        Some(l) if l.depth == *ld => Some(l.key),
+                        _ => None,
+                    };
+                    let r = match streams.right.peek()? {
+                        Some(r) if r.depth == *rd => Some(r.key),
+                        _ => None,
+                    };
+                    if let (Some(l), Some(r)) = (l, r)
+                        && l.edit_equal(&r)
+                    {
+                        let l = streams.left.next_at(*ld)?.expect("peeked");
+                        let r = streams.right.next_at(*rd)?.expect("peeked");
+                        return Ok(Some(Step::Pair(l, r)));
+                    }
+                }
+                (List::Paged(lpager), List::Paged(rpager)) => {
+                    if let (Some(l), Some(r)) = (lpager.peek(left.tree)?, rpager.peek(right.tree)?)
+                    {
+                        let (l, r) = (point(left.tree, l)?, point(right.tree, r)?);
+                        if l.key.edit_equal(&r.key) {
+                            lpager.next(left.tree)?;
+                            rpager.next(right.tree)?;
+                            return Ok(Some(Step::Pair(l, r)));
+                        }
+                    }
+                }
+                _ => return Err(Error::internal("a streamed list aligned with a paged one")),
+            }
+            *middle = Some(self.middle(lp, rp, left, right, streams)?);
+        }
+    }
+
+    /// The rest of two lists, read whole (keys only) and aligned.
+    fn middle<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        lp: &mut List<LT::Node>,
+        rp: &mut List<RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        streams: &mut Streams<LT::Node, RT::Node>,
+    ) -> Result<Middle<LT::Node, RT::Node>> {
+        let left_points = match lp {
+            List::Streamed(depth) => streams.left.rest_at(*depth)?,
+            List::Paged(pager) => {
+                let mut points = Vec::new();
+                while let Some(node) = pager.next(left.tree)? {
+                    points.push(point(left.tree, node)?);
+                }
+                points
+            }
+        };
+        let right_points = match rp {
+            List::Streamed(depth) => streams.right.rest_at(*depth)?,
+            List::Paged(pager) => {
+                let mut points = Vec::new();
+                while let Some(node) = pager.next(right.tree)? {
+                    points.push(point(right.tree, node)?);
+                }
+                points
+            }
+        };
+        let (n, m) = (left_points.len(), right_points.len());
+        let equal = |x: usize, y: usize| left_points[x].key.edit_equal(&right_points[y].key);
+        let lines = match myers(n, m, self.max_edits, equal) {
+            Some(lines) => lines,
+            None => {
+                let first = |event: Option<EventId>| event.map_or(-1, EventId::get);
+                self.warnings.push(format!(
+                    "thread {}: {n} and {m} children (from events {} and {}) differ in more than \
+                     {} edits; aligned by position instead of Myers' diff",
+                    self.summary.name,
+                    first(left_points.first().map(|point| point.event)),
+                    first(right_points.first().map(|point| point.event)),
+                    self.max_edits
+                ));
+                align_by_position(n, m, equal)
+            }
+        };
+        Ok(Middle {
+            left: left_points,
+            right: right_points,
+            lines: lines.into_iter(),
+        })
+    }
+
+    /// Writes an aligned pair: unchanged, or edited (the left one first,
+    /// without children); pushes the frame diffing their children.
+    fn pair<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        l: Point<LT::Node>,
+        r: Point<RT::Node>,
+    ) -> Result<()> {
+        let strict = l.key.strict_equal(&r.key);
+        let events = (Some(l.event), Some(r.event));
+        if !strict {
+            let (ids, out) = (&mut left.ids, &mut self.out);
+            let event = with_data(left.tree, &l, |tracepoint, footer| {
+                let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
+                if tracepoint.is_container() {
+                    let footer = match tracepoint.body {
+                        TracepointBody::Loop { .. } => Footer::Loop { iterations: 0 },
+                        _ => ids.footer(footer, &out.thread)?,
+                    };
+                    out.close(&footer)?;
+                }
+                Ok(event)
+            })?;
+            self.note(stack, left, right, DiffStatus::EditedOld, event, events)?;
+        }
+        let status = if strict {
+            DiffStatus::Unchanged
+        } else {
+            DiffStatus::EditedNew
+        };
+        let (ids, out) = (&mut right.ids, &mut self.out);
+        let (event, close) = with_data(right.tree, &r, |tracepoint, footer| {
+            let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
+            let close = if tracepoint.is_container() {
+                Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
+            } else {
+                None
+            };
+            Ok((event, close))
+        })?;
+        self.note(stack, left, right, status, event, events)?;
+        let Some(close) = close else {
+            return Ok(());
+        };
+        let work = match (l.data.is_some(), r.data.is_some()) {
+            (true, true) => Work::Align {
+                left: List::Streamed(l.depth + 1),
+                right: List::Streamed(r.depth + 1),
+                middle: None,
+            },
+            _ => Work::Align {
+                left: List::Paged(Pager::children(left.tree, l.node)?),
+                right: List::Paged(Pager::children(right.tree, r.node)?),
+                middle: None,
+            },
+        };
+        stack.push(Frame::new(Some(close), Some(Origin::Right(r.node)), work));
+        Ok(())
+    }
+
+    /// Writes one streamed tracepoint of a removed or added subtree;
+    /// returns how to close it when it is a container.
+    #[allow(clippy::type_complexity)]
+    fn copy_one<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        step: Step<LT::Node, RT::Node>,
+    ) -> Result<Option<(Close, Origin<LT::Node, RT::Node>)>> {
+        let (data, status, events, origin) = match &step {
+            Step::Removed(point) => (
+                &point.data,
+                DiffStatus::Removed,
+                (Some(point.event), None),
+                Origin::Left(point.node),
+            ),
+            Step::Added(point) => (
+                &point.data,
+                DiffStatus::Added,
+                (None, Some(point.event)),
+                Origin::Right(point.node),
+            ),
+            Step::Pair(..) => return Err(Error::internal("a pair given as a copy")),
+        };
+        let Some(data) = data else {
+            return Err(Error::internal("a copy without its tracepoint"));
+        };
+        let (tracepoint, footer) = (&data.0, data.1.as_ref());
+        let out = &mut self.out;
+        let (event, footer) = if status == DiffStatus::Removed {
+            let event = out.copy(&mut left.ids, tracepoint, status, events.0, events.1)?;
+            (event, left.ids.footer(footer, &out.thread))
+        } else {
+            let event = out.copy(&mut right.ids, tracepoint, status, events.0, events.1)?;
+            (event, right.ids.footer(footer, &out.thread))
+        };
+        let close = if tracepoint.is_container() {
+            Some((close_of(tracepoint, footer)?, origin))
+        } else {
+            None
+        };
+        self.note(stack, left, right, status, event, events)?;
+        Ok(close)
+    }
+
+    /// Writes a whole subtree of one side, removed (left) or added (right),
+    /// read by one walk of its reader.
+    fn copy_tree<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        root: Origin<LT::Node, RT::Node>,
+    ) -> Result<()> {
+        // Note the root (the first divergence, when it is one) with its path.
+        let mut open: Vec<(Close, i32)> = Vec::new();
+        let mut first = true;
+        let mut visit = |this: &mut Self,
+                         stack: &mut Frames<LT::Node, RT::Node>,
+                         ids: &mut Reinterner<'_>,
+                         depth: usize,
+                         tracepoint: &Tracepoint<'_>,
+                         footer: Option<&Footer<'_>>,
+                         status: DiffStatus|
+         -> Result<Option<EventId>> {
+            while open.len() > depth {
+                this.close_copied(&mut open)?;
+            }
+            let events = match status {
+                DiffStatus::Removed => (Some(tracepoint.event()), None),
+                _ => (None, Some(tracepoint.event())),
+            };
+            let event = this.out.copy(ids, tracepoint, status, events.0, events.1)?;
+            if let Some((_, children)) = open.last_mut() {
+                *children = children.saturating_add(1);
+            } else if let Some(parent) = stack.last_mut() {
+                parent.children = parent.children.saturating_add(1);
+            }
+            this.count(status);
+            if tracepoint.is_container() {
+                open.push((
+                    close_of(tracepoint, ids.footer(footer, &this.out.thread))?,
+                    0,
+                ));
+            }
+            Ok(std::mem::take(&mut first).then_some(event))
+        };
+        let noted = match root {
+            Origin::Left(node) => {
+                let (tree, ids) = (left.tree, &mut left.ids);
+                let mut noted = None;
+                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
+                    if let Visit::Node {
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = step
+                        && let Some(event) = visit(
+                            self,
+                            stack,
+                            ids,
+                            depth,
+                            tracepoint,
+                            footer,
+                            DiffStatus::Removed,
+                        )?
+                    {
+                        noted = Some((event, (Some(tracepoint.event()), None)));
+                    }
+                    Ok(())
+                })?;
+                noted.map(|(event, events)| (DiffStatus::Removed, event, events))
+            }
+            Origin::Right(node) => {
+                let (tree, ids) = (right.tree, &mut right.ids);
+                let mut noted = None;
+                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
+                    if let Visit::Node {
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = step
+                        && let Some(event) = visit(
+                            self,
+                            stack,
+                            ids,
+                            depth,
+                            tracepoint,
+                            footer,
+                            DiffStatus::Added,
+                        )?
+                    {
+                        noted = Some((event, (None, Some(tracepoint.event()))));
+                    }
+                    Ok(())
+                })?;
+                noted.map(|(event, events)| (DiffStatus::Added, event, events))
+            }
+            Origin::Virtual => None,
+        };
+        while !open.is_empty() {
+            self.close_copied(&mut open)?;
+        }
+        if let Some((status, event, events)) = noted {
+            self.divergence(stack, left, right, status, event, events)?;
+        }
+        Ok(())
+    }
+
+    fn close_copied(&mut self, open: &mut Vec<(Close, i32)>) -> Result<()> {
+        match open.pop() {
+            Some((Close::Footer(footer), _)) => self.out.close(&footer),
+            Some((Close::Loop, children)) => self.out.close(&Footer::Loop {
+                iterations: children,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&mut self, status: DiffStatus) {
+        let summary = &mut *self.summary;
+        match status {
+            DiffStatus::Unchanged => summary.unchanged += 1,
+            DiffStatus::Removed => summary.removed += 1,
+            DiffStatus::Added => summary.added += 1,
+            DiffStatus::EditedOld => summary.edited += 1,
+            DiffStatus::EditedNew | DiffStatus::None => {}
+        }
+    }
+
+    /// Counts a tracepoint written into the innermost frame, and notes the
+    /// thread's first divergence.
+    fn note<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        status: DiffStatus,
+        event: EventId,
+        events: (Option<EventId>, Option<EventId>),
+    ) -> Result<()> {
+        if let Some(parent) = stack.last_mut() {
+            parent.children = parent.children.saturating_add(1);
+        }
+        self.count(status);
+        self.divergence(stack, left, right, status, event, events)
+    }
+
+    /// Notes the thread's first divergence, with the path of containers
+    /// the stack holds.
+    fn divergence<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &Frames<LT::Node, RT::Node>,
+        left: &Side<'_, LT>,
+        right: &Side<'_, RT>,
+        status: DiffStatus,
+        event: EventId,
+        (left_event, right_event): (Option<EventId>, Option<EventId>),
+    ) -> Result<()> {
+        if status == DiffStatus::Unchanged || self.summary.first_divergence.is_some() {
+            return Ok(());
+        }
+        let mut path = Vec::new();
+        for frame in stack {
+            let label = match frame.origin {
+                None => continue,
+                Some(Origin::Virtual) => "<diff>.<root>".to_string(),
+                Some(Origin::Left(node)) => left.tree.visit(node, |t, _| label(t, left.tree))??,
+                Some(Origin::Right(node)) => {
+                    right.tree.visit(node, |t, _| label(t, right.tree))??
+                }
+            };
+            path.push(label);
+        }
+        self.summary.first_divergence = Some(Divergence {
+            event,
+            status,
+            left: left_event,
+            right: right_event,
+            path,
+        });
+        Ok(())
+    }
+}
+
+/// A container's name in a path: `Class.method`, `loop`, `iteration N`.
+fn label<T: TraceTree>(tracepoint: &Tracepoint<'_>, tree: &T) -> Result<String> {
+    Ok(match &tracepoint.body {
+        TracepointBody::MethodCall { method, .. } => {
+            let method = tree.context().method(*method)?;
+            let class = tree.context().class(method.class)?.name.decode();
+            format!("{}.{}", adorn(&class), method.name.decode())
+        }
+        TracepointBody::Loop { .. } => "loop".to_string(),
+        TracepointBody::LoopIteration { iteration, .. } => format!("iteration {}", iteration + 1),
+        _ => tracepoint.tracepoint_type().name().to_string(),
+    })
+}

@@ -1,0 +1,406 @@
+//! The trace diff against the reference's own diffs of the bundled pairs
+//! (printed text, id map and thread map byte for byte), and its summary,
+//! thread modes and hostile inputs.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use tracetree::diff::{
+    DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads, diff_traces,
+};
+use tracetree::model::DiffStatus;
+use tracetree::print::{PrintOptions, print_trace};
+use tracetree::read::EagerTrace;
+use tracetree::{Error, LazyTraceReader, TraceBytes, TraceTree};
+
+use tracetree_testkit::compare::assert_same_bytes;
+use tracetree_testkit::files;
+
+/// The reference's diff cases, or `None` (after saying why) when absent.
+fn cases() -> Option<(PathBuf, Vec<(String, String)>)> {
+    let dir = files::reference_traces()?.join("diff");
+    let Ok(table) = std::fs::read_to_string(dir.join("cases.tsv")) else {
+        tracetree_testkit::skip::cannot_run(&format!("{}/cases.tsv is missing", dir.display()));
+        return None;
+    };
+    let cases = table
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .map(|line| {
+            let (name, flags) = line.split_once('\t').unwrap_or((line, ""));
+            (name.to_string(), flags.trim().to_string())
+        })
+        .collect();
+    Some((dir, cases))
+}
+
+/// The options `tracetree diff` takes as `flags` (those the cases use).
+fn options(flags: &str) -> DiffOptions {
+    let mut options = DiffOptions::default();
+    let words: Vec<&str> = flags.split_whitespace().collect();
+    let mut i = 0;
+    while i < words.len() {
+        match (words[i], words.get(i + 1)) {
+            ("--match", Some(&"index")) => {
+                options.matching = ThreadMatching::ByIndex;
+                i += 1;
+            }
+            ("--match", Some(&"name")) => i += 1,
+            ("--start-threads", _) => options.start_threads = true,
+            ("--only-start-threads", _) => options.only_start_threads = true,
+            ("--unmatched", Some(&"skip")) => {
+                options.unmatched = UnmatchedThreads::Skip;
+                i += 1;
+            }
+            (word, _) => panic!("the cases use a flag this test does not know: {word}"),
+        }
+        i += 1;
+    }
+    options
+}
+
+fn input<'a, T>(trace: &'a T, name: &'a str) -> DiffInput<'a, T> {
+    DiffInput {
+        trace,
+        name,
+        bytes: 0,
+        is_diff: false,
+        info: None,
+    }
+}
+
+fn diff_files(left: &Path, right: &Path, options: &DiffOptions, out: &Path) -> DiffSummary {
+    let (l, r) = (
+        LazyTraceReader::open(left).unwrap(),
+        LazyTraceReader::open(right).unwrap(),
+    );
+    diff_traces(input(&l, "left"), input(&r, "right"), options, out).unwrap()
+}
+
+fn print(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let options = PrintOptions {
+        verbose,
+        ..PrintOptions::default()
+    };
+    print_trace(trace, &options, &mut out).unwrap();
+    out
+}
+
+fn entry(pack: &Path, name: &str) -> Vec<u8> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(pack).unwrap()).unwrap();
+    let mut bytes = Vec::new();
+    zip.by_name(name).unwrap().read_to_end(&mut bytes).unwrap();
+    bytes
+}
+
+fn entry_names(pack: &Path) -> Vec<String> {
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(pack).unwrap()).unwrap();
+    (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn bundled_pairs_diff_as_the_reference_prints_and_maps_them() {
+    let Some((dir, cases)) = cases() else { return };
+    assert!(!cases.is_empty());
+    let scratch = tempfile::tempdir().unwrap();
+    for (name, flags) in cases {
+        let out = scratch.path().join(format!("{name}.packedtrace"));
+        diff_files(
+            &dir.join(format!("{name}.left.trace")),
+            &dir.join(format!("{name}.right.trace")),
+            &options(&flags),
+            &out,
+        );
+        let trace = EagerTrace::open(&out).unwrap();
+        for (verbose, expected) in [(true, "diff.txt"), (false, "diff.brief.txt")] {
+            let expected = std::fs::read(dir.join(format!("{name}.{expected}"))).unwrap();
+            assert_same_bytes(
+                &format!("{name} printed (verbose: {verbose})"),
+                &print(&trace, verbose),
+                &expected,
+            );
+        }
+        let reference = dir.join(format!("{name}.diff.packedtrace"));
+        for map in ["diff.idmap", "diff.threadmap"] {
+            assert_same_bytes(
+                &format!("{name} {map}"),
+                &entry(&out, map),
+                &entry(&reference, map),
+            );
+        }
+        assert_eq!(
+            entry_names(&out),
+            [
+                ".diff",
+                "info.txt",
+                "trace.trace",
+                "trace.idx",
+                "diff.idmap",
+                "diff.threadmap"
+            ]
+        );
+        let info = String::from_utf8(entry(&out, "info.txt")).unwrap();
+        assert!(
+            info.starts_with("Class: \nMethod: \nStart time: "),
+            "{info}"
+        );
+        assert!(info.contains("\n tracetree.left=left\n"), "{info}");
+    }
+}
+
+/// Counts of the printed diff by marker (after each line's indentation):
+/// `-`, `+`, `!`, and the unmarked lines (unchanged or virtual roots).
+fn printed_counts(text: &str) -> [u64; 4] {
+    let mut counts = [0; 4];
+    for line in text.lines().filter(|line| !line.starts_with("# Thread")) {
+        let body = line.trim_start_matches(' ');
+        let slot = match body.get(..2) {
+            Some("- ") => 0,
+            Some("+ ") => 1,
+            Some("! ") => 2,
+            _ => 3,
+        };
+        counts[slot] += 1;
+    }
+    counts
+}
+
+#[test]
+fn the_summary_counts_what_the_printed_diff_shows() {
+    let Some((dir, cases)) = cases() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    for (name, flags) in cases {
+        let out = scratch.path().join(format!("{name}.packedtrace"));
+        let summary = diff_files(
+            &dir.join(format!("{name}.left.trace")),
+            &dir.join(format!("{name}.right.trace")),
+            &options(&flags),
+            &out,
+        );
+        let trace = EagerTrace::open(&out).unwrap();
+        let text = String::from_utf8(print(&trace, false)).unwrap();
+        let [removed, added, edited, plain] = printed_counts(&text);
+        let sum = |f: fn(&tracetree::diff::ThreadSummary) -> u64| -> u64 {
+            summary.threads.iter().map(f).sum()
+        };
+        assert_eq!(sum(|t| t.removed), removed, "{name}");
+        assert_eq!(sum(|t| t.added), added, "{name}");
+        assert_eq!(sum(|t| t.edited) * 2, edited, "{name}");
+        assert_eq!(sum(|t| t.unchanged), plain, "{name}: no virtual roots here");
+        assert_eq!(
+            summary.tracepoints,
+            removed + added + edited + plain,
+            "{name}"
+        );
+        // And by the statuses the pack's tracepoints carry.
+        let mut statuses = [0u64; 5];
+        for thread in trace.thread_ids() {
+            for root in trace.roots(thread).unwrap() {
+                let mut stack = vec![root];
+                while let Some(node) = stack.pop() {
+                    let status = trace.visit(node, |t, _| t.header.diff_status).unwrap();
+                    if status != DiffStatus::None {
+                        statuses[status as usize] += 1;
+                    }
+                    stack.extend(trace.children(node).unwrap());
+                }
+            }
+        }
+        assert_eq!(statuses[0], sum(|t| t.unchanged), "{name}");
+        assert_eq!(statuses[3], sum(|t| t.edited), "{name}");
+        assert_eq!(statuses[4], sum(|t| t.edited), "{name}");
+    }
+}
+
+#[test]
+fn a_trace_diffed_with_itself_is_all_unchanged_and_maps_every_event_to_itself() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let trace = dir.join("small-stream.trace");
+    let out = scratch.path().join("same.packedtrace");
+    let summary = diff_files(&trace, &trace, &DiffOptions::default(), &out);
+    let eager = EagerTrace::open(&trace).unwrap();
+    assert_eq!(summary.tracepoints, eager.nodes().len() as u64);
+    for thread in &summary.threads {
+        assert_eq!((thread.removed, thread.added, thread.edited), (0, 0, 0));
+        assert_eq!(thread.first_divergence, None);
+    }
+    let idmap = entry(&out, "diff.idmap");
+    assert_eq!(idmap.len() as u64, summary.tracepoints * 8);
+    for line in idmap.chunks(8) {
+        assert_eq!(line[..4], line[4..], "an event paired with another");
+    }
+}
+
+#[test]
+fn unmatched_threads_are_diffed_skipped_or_refused() {
+    let Some((dir, _)) = cases() else { return };
+    let (left, right) = (
+        dir.join("renamed-thread.left.trace"),
+        dir.join("renamed-thread.right.trace"),
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("d.packedtrace");
+    let skip = DiffOptions {
+        unmatched: UnmatchedThreads::Skip,
+        ..DiffOptions::default()
+    };
+    let summary = diff_files(&left, &right, &skip, &out);
+    let ids: Vec<i32> = summary.threads.iter().map(|t| t.thread).collect();
+    assert_eq!(ids, [0, 2], "the renamed thread's two halves are skipped");
+    assert_eq!(summary.thread_map.len(), 4, "the thread map keeps them");
+    let trace = EagerTrace::open(&out).unwrap();
+    assert_eq!(trace.thread_ids().len(), 2);
+
+    let error = DiffOptions {
+        unmatched: UnmatchedThreads::Error,
+        ..DiffOptions::default()
+    };
+    let (l, r) = (
+        LazyTraceReader::open(&left).unwrap(),
+        LazyTraceReader::open(&right).unwrap(),
+    );
+    let failed = scratch.path().join("failed.packedtrace");
+    let result = diff_traces(input(&l, "l"), input(&r, "r"), &error, &failed);
+    assert!(
+        matches!(result, Err(Error::InvalidArgument { .. })),
+        "{result:?}"
+    );
+    assert!(!failed.exists(), "a failed diff leaves nothing");
+
+    // A map pairs the renamed thread at its own index; the threads it does
+    // not name are unmatched (2 left, 2 right).
+    let map = DiffOptions {
+        matching: ThreadMatching::NameMap(vec![("worker-1".into(), "worker-1-rerun".into())]),
+        ..DiffOptions::default()
+    };
+    let summary = diff_files(&left, &right, &map, &out);
+    assert_eq!(
+        summary.threads[0].name,
+        "left: worker-1, right: worker-1-rerun"
+    );
+    assert!(summary.threads[0].unchanged > 0);
+    assert_eq!(summary.threads.len(), 5);
+}
+
+#[test]
+fn diffs_are_refused_as_inputs_unless_asked_for() {
+    let Some((dir, _)) = cases() else { return };
+    let diff = EagerTrace::open(dir.join("edits.diff.packedtrace")).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("dd.packedtrace");
+    let mut left = input(&diff, "d");
+    left.is_diff = true;
+    let refused = diff_traces(left, input(&diff, "d"), &DiffOptions::default(), &out);
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    let allowed = DiffOptions {
+        allow_diffs: true,
+        ..DiffOptions::default()
+    };
+    let summary = diff_traces(left, input(&diff, "d"), &allowed, &out).unwrap();
+    assert!(
+        summary
+            .threads
+            .iter()
+            .all(|t| t.removed + t.added + t.edited == 0)
+    );
+}
+
+#[test]
+fn a_tight_bound_on_myers_falls_back_with_a_warning() {
+    let Some((dir, _)) = cases() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("bounded.packedtrace");
+    let bounded = DiffOptions {
+        max_edits: 0,
+        ..DiffOptions::default()
+    };
+    let summary = diff_files(
+        &dir.join("edits.left.trace"),
+        &dir.join("edits.right.trace"),
+        &bounded,
+        &out,
+    );
+    assert!(!summary.warnings.is_empty());
+    assert!(
+        summary.warnings[0].contains("aligned by position"),
+        "{:?}",
+        summary.warnings
+    );
+    // Still a whole diff: every left and right event appears once.
+    let idmap = entry(&out, "diff.idmap");
+    let left_events = idmap.chunks(8).filter(|l| l[..4] != [0xff; 4]).count();
+    let left = EagerTrace::open(dir.join("edits.left.trace")).unwrap();
+    assert_eq!(left_events, left.nodes().len() + edited_pairs(&summary));
+}
+
+fn edited_pairs(summary: &DiffSummary) -> usize {
+    summary.threads.iter().map(|t| t.edited as usize).sum()
+}
+
+#[test]
+fn damaged_inputs_diff_or_fail_with_a_typed_error() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let data = std::fs::read(dir.join("small-stream.trace")).unwrap();
+    let clean = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("hostile.packedtrace");
+    let step = (data.len() / 97).max(1);
+    let mut diffed = 0;
+    for position in (16..data.len()).step_by(step) {
+        for replacement in [data[position] ^ 0xFF, 0x00, 0x7F] {
+            let mut bytes = data.clone();
+            bytes[position] = replacement;
+            let Ok(damaged) = EagerTrace::load(TraceBytes::from_vec(bytes)) else {
+                continue;
+            };
+            let result = diff_traces(
+                input(&clean, "clean"),
+                input(&damaged, "damaged"),
+                &DiffOptions::default(),
+                &out,
+            );
+            if result.is_ok() {
+                diffed += 1;
+            }
+        }
+    }
+    assert!(diffed > 0, "some damage leaves a trace to diff");
+}
+
+#[test]
+fn a_mutated_copy_diffs_to_its_mutations() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let left_path = dir.join("medium-stream.trace");
+    let left = LazyTraceReader::open(&left_path).unwrap();
+    let (copy, mutations) = tracetree::generate::mutate(&left, 0.02, 3).unwrap();
+    assert!(
+        mutations.removed > 0 && mutations.edited > 0,
+        "{mutations:?}"
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let right_path = scratch.path().join("mutated.trace");
+    copy.save(&right_path).unwrap();
+    let out = scratch.path().join("mutated.packedtrace");
+    let summary = diff_files(&left_path, &right_path, &DiffOptions::default(), &out);
+    let sum = |f: fn(&tracetree::diff::ThreadSummary) -> u64| -> u64 {
+        summary.threads.iter().map(f).sum()
+    };
+    // The right trace is the left one less some leaves: Myers' shortest
+    // script removes exactly those, adds nothing.
+    assert_eq!(sum(|t| t.removed), mutations.removed);
+    assert_eq!(sum(|t| t.added), 0);
+    assert!(sum(|t| t.edited) > 0);
+}
