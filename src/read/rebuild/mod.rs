@@ -33,16 +33,20 @@
 //! the next, so the heap holds about one window's cells.
 //! `rebuild_index_observed` is the one-window case.
 //!
-//! **Invariants.** The rebuilt cells equal the recorder's as a set
-//! (`IndexCell::canonical`), for every reference trace, chunking and
-//! windowing, and every windowing gives the same cells in the same order
-//! (`tests/read/rebuild.rs`).
+//! **Nodes** (`nodes.rs`): the eager loader's run also lists every
+//! tracepoint and footer. **Invariants.** The rebuilt cells equal the
+//! recorder's as a set (`IndexCell::canonical`), for every reference
+//! trace, chunking and windowing, and every windowing gives the same cells
+//! in the same order (`tests/read/rebuild.rs`).
 
 mod discover;
+mod nodes;
 mod stitch;
 
 use discover::*;
 use stitch::*;
+
+pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
 
 use rayon::prelude::*;
 
@@ -283,17 +287,52 @@ pub fn rebuild_index_windowed(
     progress: &(dyn Fn(u64) + Sync),
     sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
 ) -> Result<RebuildOutcome> {
+    let parallel = options.workers(data.len() as u64) > 1;
+    stitch_windows(
+        data,
+        options,
+        window,
+        false,
+        progress,
+        &mut |mut stitched, covered| {
+            let cells = finish_cells(
+                &mut stitched.sources,
+                &stitched.segments,
+                &stitched.patches,
+                parallel,
+            );
+            sink(cells, covered)
+        },
+    )
+}
+
+/// The windows of a rebuild: each window of `data` discovered in parallel
+/// and stitched onto the state the windows before it left, then given to
+/// `sink` (with the range of data it covers) while the next window is
+/// discovered. With `collect_nodes` the summaries also list every
+/// tracepoint and footer, for [`node_windows`].
+fn stitch_windows(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    collect_nodes: bool,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut (dyn FnMut(Stitched, std::ops::Range<u64>) -> Result<()> + Send),
+) -> Result<RebuildOutcome> {
     check_file_header(data, DATA_MAGIC)?;
     let len = data.len() as u64;
     let threads = options.workers(len);
     let window = window.max(1);
     let mut rebuild = || -> Result<RebuildOutcome> {
-        let mut stitch = Stitch::default();
+        let mut stitch = Stitch {
+            collect_nodes,
+            ..Stitch::default()
+        };
         // The file header, which no chunk covers.
         progress(stitch.at.0.min(len));
         // The previous window's cells, given to `sink` while the next
         // window is discovered.
-        let mut pending: Option<(RebuiltCells, std::ops::Range<u64>)> = None;
+        let mut pending: Option<(Stitched, std::ops::Range<u64>)> = None;
         loop {
             let start = stitch.at.0;
             let end = start.saturating_add(window).min(len);
@@ -314,7 +353,7 @@ pub fn rebuild_index_windowed(
             // A window's first chunk starts where the previous window's
             // last block ended: a known boundary.
             let discover = |(i, &(from, to)): (usize, &(u64, u64))| {
-                discover_chunk(data, from, to, i == 0, progress)
+                discover_chunk(data, from, to, i == 0, collect_nodes, progress)
             };
             let mut write_pending = || match pending.take() {
                 Some((cells, covered)) => sink(cells, covered),
@@ -331,7 +370,7 @@ pub fn rebuild_index_windowed(
             };
             written?;
             let until = if last { u64::MAX } else { end };
-            let cells = stitch.window(data, summaries, until, parallel)?;
+            let cells = stitch.window(data, summaries, until)?;
             let covered = stitch.at.0.min(len);
             if stitch.done || last {
                 sink(cells, start..covered)?;
