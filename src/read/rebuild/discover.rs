@@ -29,7 +29,8 @@ pub(super) struct Summaries {
     /// number among the block's tracepoints.
     pub(super) opens: Vec<(EventId, TracepointType, u64, u32)>,
     /// Whether the blocks' tracepoints and footers are listed in `nodes`
-    /// (for the eager loader).
+    /// (for the eager loader; `cells` then holds no cells of containers
+    /// closed in their own block).
     pub(super) collect_nodes: bool,
     /// With `collect_nodes`, each block's tracepoints and footers in file
     /// order, as [`node_entry`]s.
@@ -351,14 +352,16 @@ pub(super) fn summarize(
                 // makes them logical.
                 Some((event, _, start, _)) => {
                     if collect_nodes {
+                        // The nodes are the eager loader's cells.
                         out.nodes
                             .push(node_entry((position - len) as u64, FOOTER_ENTRY));
+                    } else {
+                        out.cells.push(IndexCell::Container {
+                            event,
+                            start: LogicalOffset(start),
+                            end: LogicalOffset(relative),
+                        })
                     }
-                    out.cells.push(IndexCell::Container {
-                        event,
-                        start: LogicalOffset(start),
-                        end: LogicalOffset(relative),
-                    })
                 }
                 None => {
                     if collect_nodes {

@@ -4,7 +4,7 @@
 //! The data file has no block lengths, so blocks are found by parsing:
 //!
 //! 1. **Discover** (parallel): the file is cut into chunks (about 32 per
-//!    worker, at least 1 MiB). A chunk after the first starts at a
+//!    worker, at least 1 MiB and 4 blocks). A chunk after the first starts at a
 //!    `BLOCK_START` byte right after a `BLOCK_END` byte from which a whole
 //!    block parses and is followed by another block, `EOF` or the end, and
 //!    follows the chain of blocks to its end (resyncing the same way after
@@ -53,7 +53,7 @@ use rayon::prelude::*;
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::index::CELL_LEN;
-use crate::format::{DATA_MAGIC, IndexCell, check_file_header};
+use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, IndexCell, check_file_header};
 use crate::model::TracepointType;
 use crate::read::LoadReport;
 
@@ -341,7 +341,14 @@ fn stitch_windows(
             let chunk_size = if options.chunk_size > 0 {
                 options.chunk_size
             } else {
-                (body / (threads as u64 * 32)).max(MIN_CHUNK)
+                // At least four of the blocks seen so far: a chunk after
+                // the first searches for its first boundary, about half a
+                // block, and a chunk shorter than a block may hold no block
+                // start at all. But two chunks a worker at least.
+                let typical_block = (stitch.at.0 - FILE_HEADER_LEN) / stitch.blocks.max(1) as u64;
+                let chunk = (body / (threads as u64 * 32)).max(MIN_CHUNK);
+                let most = (body / (threads as u64 * 2)).max(chunk);
+                (4 * typical_block).clamp(chunk, most)
             };
             let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
                 .map(|i| {
