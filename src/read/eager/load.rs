@@ -73,11 +73,14 @@ pub(super) fn load_estimating(
         .map_or(u64::from(NO_PARENT), |budget| {
             (budget.saturating_sub(data_len) / BYTES_PER_NODE).min(u64::from(NO_PARENT))
         });
+    // Room for the estimated nodes, touched only as they are filled (else
+    // the vector grows as the windows come).
+    let mut slots = Vec::new();
+    let _ = slots.try_reserve((data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize);
     let mut pass = Pass {
         bytes,
         context: ContextBuilder::new(),
-        // Room for the estimated nodes: touched only as they are filled.
-        slots: Vec::with_capacity((data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize),
+        slots,
         threads: FxHashMap::default(),
         max_nodes,
         budget: options.memory_budget,
