@@ -90,8 +90,10 @@ fn a_file_cut_under_an_unmapped_reader_gives_errors_not_a_signal() {
         });
         std::thread::sleep(std::time::Duration::from_millis(50));
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        file.set_len(len / 2).unwrap();
+        // Flagged first: an expansion that fails once the file is cut must
+        // not count as before the cut, however late this thread runs.
         cut.store(true, Ordering::Release);
+        file.set_len(len / 2).unwrap();
         expander
             .join()
             .expect("the expanding thread ended in a panic")
