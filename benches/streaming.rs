@@ -34,6 +34,9 @@ use tracetree::write::{
     StreamingThread, StreamingWriter, ThreadRecorder, ValueSpec, VariableSpec,
 };
 
+#[path = "support/mod.rs"]
+mod support;
+
 /// Calls per producer per run; each call has 8 leaves.
 const CALLS: usize = 100_000;
 /// Tracepoints per call.
@@ -298,17 +301,6 @@ fn thread_cpu_ns() -> Option<u64> {
     stat.split_whitespace().next()?.parse().ok()
 }
 
-/// CPU seconds this process has used (all threads, user and system), from
-/// `/proc/self/stat`; `None` where there is no such file.
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name, which is in parentheses.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    // USER_HZ, 100 on Linux.
-    Some(ticks / 100.0)
-}
-
 /// Wall and CPU time of `runs` runs: the CPU time per tracepoint does not
 /// depend on how many cores other processes leave free. Removing the last
 /// run's files is not timed. Prints the process's CPU time (all threads: the
@@ -322,10 +314,10 @@ fn cpu_cost(producers: usize, mode: Mode, runs: usize) {
     let mut walls = Vec::new();
     for _ in 0..runs {
         remove(&trace_path(producers));
-        let (start, wall) = (cpu_seconds(), std::time::Instant::now());
+        let (start, wall) = (support::cpu_seconds(), std::time::Instant::now());
         let (written, producer) = stream_timed(producers, mode);
         walls.push(wall.elapsed().as_secs_f64());
-        if let (Some(start), Some(end)) = (start, cpu_seconds()) {
+        if let (Some(start), Some(end)) = (start, support::cpu_seconds()) {
             cpu += end - start;
         }
         producer_ns.extend(producer);

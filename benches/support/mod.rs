@@ -254,3 +254,14 @@ pub fn median(values: &mut [f64]) -> f64 {
         (values[n / 2 - 1] + values[n / 2]) / 2.0
     }
 }
+
+/// CPU seconds this process has used (all threads, user and system), from
+/// `/proc/self/stat`; `None` where there is no such file.
+pub fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // USER_HZ, 100 on Linux.
+    Some(ticks / 100.0)
+}

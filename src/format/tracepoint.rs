@@ -529,8 +529,9 @@ impl<'a> Footer<'a> {
     }
 
     /// Writes the footer into `out`, or marks `out` rejected where
-    /// [`encoded_len`](Self::encoded_len) fails.
-    #[inline]
+    /// [`encoded_len`](Self::encoded_len) fails. Inlined into its callers,
+    /// as a tracepoint's is.
+    #[inline(always)]
     pub fn write_to(&self, out: &mut SliceWriter<'_>) {
         out.u8(ObjectKind::TracepointFooter as u8);
         match self {

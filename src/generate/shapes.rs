@@ -32,7 +32,7 @@ use crate::model::{
     FieldDescriptor, Footer, JavaStr, LocalKind, LocalName, MethodDescriptor, StringObject,
     Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value, VariableDescriptor,
 };
-use crate::write::{PushRecorder, StreamingThread};
+use crate::write::{PushRecorder, StreamingThread, ThreadBatch, ThreadRecorder};
 
 /// How deep [`Shape::Deep`] recurses before unwinding.
 pub const DEEP_RECURSION: usize = 200_000;
@@ -349,7 +349,7 @@ struct Emitter<'r, R> {
     footer_len: u64,
 }
 
-impl<R: PushRecorder> Emitter<'_, R> {
+impl<R: Pushes> Emitter<'_, R> {
     fn push(
         &mut self,
         tracepoint_type: TracepointType,
@@ -411,6 +411,49 @@ impl<R: PushRecorder> Emitter<'_, R> {
     fn write_local(&mut self, variable: VariableId, value: Value<'_>) -> Result<()> {
         let body = TracepointBody::WriteLocal { variable, value };
         self.push(TracepointType::WriteLocal, LOCAL_SITE, body)
+    }
+}
+
+/// What the generator records into: any [`PushRecorder`], or a streaming
+/// thread's [`ThreadBatch`] (its buffer held for the whole run).
+trait Pushes {
+    fn thread_id(&self) -> ThreadId;
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()>;
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()>;
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()>;
+}
+
+impl<R: PushRecorder> Pushes for R {
+    fn thread_id(&self) -> ThreadId {
+        ThreadRecorder::thread_id(self)
+    }
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        PushRecorder::add_reference(self, object)
+    }
+    #[inline]
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        PushRecorder::push_tracepoint(self, tracepoint)
+    }
+    #[inline]
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        PushRecorder::push_footer(self, footer)
+    }
+}
+
+impl Pushes for ThreadBatch<'_> {
+    fn thread_id(&self) -> ThreadId {
+        ThreadBatch::thread_id(self)
+    }
+    fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        ThreadBatch::add_reference(self, object)
+    }
+    #[inline]
+    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        ThreadBatch::push_tracepoint(self, tracepoint)
+    }
+    #[inline]
+    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
+        ThreadBatch::push_footer(self, footer)
     }
 }
 
@@ -478,14 +521,16 @@ impl ThreadGenerator {
         recorder: &mut StreamingThread,
         mut stop: impl FnMut(u64) -> bool,
     ) -> Result<()> {
-        self.record(recorder, SIZE_CHECK_INTERVAL, |thread, closing| {
-            stop(thread.recorded_bytes() + closing)
+        // One lock of the thread's buffer for the whole run, not one per push.
+        let mut batch = recorder.batch()?;
+        self.record(&mut batch, SIZE_CHECK_INTERVAL, |batch, closing| {
+            stop(batch.recorded_bytes() + closing)
         })
     }
 
     /// Records the thread, asking `stop` every `interval` steps with the
     /// recorder and the bytes needed to close the open containers.
-    fn record<R: PushRecorder>(
+    fn record<R: Pushes>(
         &mut self,
         recorder: &mut R,
         interval: u64,
@@ -544,7 +589,7 @@ fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t
 
 // Long: one weighted choice among every kind of tracepoint, kept in one match
 // so the weights read side by side.
-fn mixed<R: PushRecorder>(
+fn mixed<R: Pushes>(
     out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
     text: &mut String,
@@ -672,7 +717,7 @@ fn mixed<R: PushRecorder>(
     Ok(())
 }
 
-fn wide<R: PushRecorder>(
+fn wide<R: Pushes>(
     out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
     stopped: &mut impl FnMut(&R, u64) -> bool,
@@ -694,7 +739,7 @@ fn wide<R: PushRecorder>(
     out.exit(&returned(Value::Void))
 }
 
-fn deep<R: PushRecorder>(
+fn deep<R: Pushes>(
     out: &mut Emitter<'_, R>,
     stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {

@@ -80,21 +80,7 @@ impl ContainerStack {
         };
         match self.open.last() {
             Some(open) if open.tracepoint_type == expected => Ok(()),
-            Some(open) => Err(Error::invalid(
-                "call order",
-                format!(
-                    "a {} footer cannot close the open {}",
-                    expected.name(),
-                    open.tracepoint_type.name()
-                ),
-            )),
-            None => Err(Error::invalid(
-                "call order",
-                format!(
-                    "a {} footer with no open container in thread {thread}",
-                    expected.name()
-                ),
-            )),
+            open => Err(mismatched_footer(expected, open, thread)),
         }
     }
 
@@ -102,6 +88,13 @@ impl ContainerStack {
     /// its type.
     pub(crate) fn pop(&mut self, footer: &Footer<'_>, thread: ThreadId) -> Result<OpenContainer> {
         self.check_footer(footer, thread)?;
+        self.pop_checked()
+    }
+
+    /// Closes the innermost open container, a footer for which has passed
+    /// [`check_footer`](Self::check_footer).
+    #[inline]
+    pub(crate) fn pop_checked(&mut self) -> Result<OpenContainer> {
         self.open
             .pop()
             .ok_or_else(|| Error::invalid("call order", "a footer without an open container"))
@@ -130,6 +123,32 @@ impl ContainerStack {
                 format!("{action}: thread {thread} has no open container"),
             )),
         }
+    }
+}
+
+/// The error for a footer of type `expected` that cannot close `open`.
+#[cold]
+fn mismatched_footer(
+    expected: TracepointType,
+    open: Option<&OpenContainer>,
+    thread: ThreadId,
+) -> Error {
+    match open {
+        Some(open) => Error::invalid(
+            "call order",
+            format!(
+                "a {} footer cannot close the open {}",
+                expected.name(),
+                open.tracepoint_type.name()
+            ),
+        ),
+        None => Error::invalid(
+            "call order",
+            format!(
+                "a {} footer with no open container in thread {thread}",
+                expected.name()
+            ),
+        ),
     }
 }
 

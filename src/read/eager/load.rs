@@ -1,36 +1,46 @@
-//! The load: one pass over the blocks building the node records, then the
-//! children's ranges (see the [module docs](super)).
+//! The load: the index rebuild's discovery and stitch find the blocks and
+//! list their tracepoints and footers, window by window; each window's
+//! blocks are turned into node records in parallel, then the children's
+//! ranges are laid out (see the [module docs](super)).
 
-use std::collections::HashMap;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{
-    BYTES_PER_NODE, EagerOptions, EagerThread, EagerTrace, LoadReport, NO_PARENT, NodeId, Slot,
+    BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerThread, EagerTrace, NO_PARENT,
+    NodeId, Slot,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::skip::Skipped;
-use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, FILE_HEADER_LEN, ObjectKind};
-use crate::format::{Object, check_file_header};
+use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, Object, check_file_header};
 use crate::model::TracepointType;
-use crate::read::block::{BlockStep, DecodedBlock, decode_block};
+use crate::read::rebuild::{NodeBlock, NodeEntry, node_windows};
 use crate::storage::TraceBytes;
 
-/// A thread's state during the pass.
+/// A thread's roots and blocks.
 #[derive(Default)]
-struct ThreadState {
+struct ThreadNodes {
     roots: Vec<NodeId>,
-    /// Its open containers' nodes, innermost last.
-    open: Vec<u32>,
-    /// Their types, as [`decode_block`] keeps them.
-    open_types: Vec<TracepointType>,
     blocks: usize,
 }
 
-/// What the pass builds.
+/// What a block leaves for the nodes outside it: children and footers of
+/// the containers its thread had open at its start, and its roots.
+#[derive(Default)]
+struct Leftovers {
+    /// Per [`NodeBlock::outer_parents`] entry, the block's children of it.
+    outer_children: Vec<u32>,
+    /// Footers of those containers: node number, footer offset.
+    outer_footers: Vec<(u64, PhysicalOffset)>,
+    roots: Vec<NodeId>,
+}
+
+/// What the windows build.
 struct Pass<'a> {
     bytes: &'a [u8],
     context: ContextBuilder,
     slots: Vec<Slot>,
+    threads: FxHashMap<ThreadId, ThreadNodes>,
     /// The most nodes the memory budget leaves room for.
     max_nodes: u64,
     budget: Option<u64>,
@@ -58,76 +68,40 @@ pub(super) fn load_estimating(
             return Err(Error::OverMemoryBudget { needed, budget });
         }
     }
+    let max_nodes = options
+        .memory_budget
+        .map_or(u64::from(NO_PARENT), |budget| {
+            (budget.saturating_sub(data_len) / BYTES_PER_NODE).min(u64::from(NO_PARENT))
+        });
+    // Room for the estimated nodes, touched only as they are filled (else
+    // the vector grows as the windows come).
+    let mut slots = Vec::new();
+    let _ = slots.try_reserve((data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize);
     let mut pass = Pass {
         bytes,
         context: ContextBuilder::new(),
-        slots: Vec::new(),
-        max_nodes: options
-            .memory_budget
-            .map_or(u64::from(NO_PARENT), |budget| {
-                (budget.saturating_sub(data_len) / BYTES_PER_NODE).min(u64::from(NO_PARENT))
-            }),
+        slots,
+        threads: FxHashMap::default(),
+        max_nodes,
         budget: options.memory_budget,
     };
-    let mut thread_index: HashMap<ThreadId, usize> = HashMap::new();
-    let mut threads: Vec<(ThreadId, ThreadState)> = Vec::new();
-    let mut report = LoadReport {
-        zero_filled_bytes,
-        ..LoadReport::default()
-    };
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
-    loop {
-        let mut block_thread = None;
-        let step = decode_block::<Skipped>(bytes, at, |thread| {
-            let index = *thread_index.entry(thread).or_insert_with(|| {
-                threads.push((thread, ThreadState::default()));
-                threads.len() - 1
-            });
-            block_thread = Some(index);
-            &mut threads[index].1.open_types
-        });
-        match step {
-            Ok(BlockStep::Block(block)) => {
-                let state = &mut threads[block_thread.expect("set for every block")].1;
-                at = block.next();
-                pass.add_block(block, state)?;
-            }
-            Ok(BlockStep::Eof(offset)) => {
-                report.trailing_bytes = data_len - offset.0 - 1;
-                break;
-            }
-            Ok(BlockStep::End) => {
-                report.missing_eof = true;
-                break;
-            }
-            Ok(BlockStep::Truncated { start }) => {
-                report.drop_truncated(start, data_len);
-                break;
-            }
-            Err(error) => {
-                report.drop_damaged(at, data_len, error);
-                break;
-            }
-        }
-    }
-    // A thread first seen in a dropped half-written block has no blocks.
-    threads.retain(|(_, state)| state.blocks > 0);
-    threads.sort_by_key(|(thread, _)| *thread);
-    report.unfinished_containers = threads.iter().map(|(_, s)| s.open.len()).sum();
-    let threads = threads
+    let outcome = node_windows(bytes, &mut |blocks| pass.add_window(blocks))?;
+    let mut report = outcome.report;
+    report.zero_filled_bytes = zero_filled_bytes;
+    let mut threads: Vec<EagerThread> = pass
+        .threads
         .into_iter()
-        .map(|(thread, state)| EagerThread {
+        .map(|(thread, nodes)| EagerThread {
             thread,
-            roots: state.roots,
-            blocks: state.blocks,
+            roots: nodes.roots,
+            blocks: nodes.blocks,
         })
         .collect();
-    let Pass {
-        context, mut slots, ..
-    } = pass;
+    threads.sort_by_key(|thread| thread.thread);
+    let mut slots = pass.slots;
     let children = children_ranges(&mut slots);
     Ok(EagerTrace {
-        context: context.build(data),
+        context: pass.context.build(data),
         threads,
         slots,
         children,
@@ -136,45 +110,51 @@ pub(super) fn load_estimating(
 }
 
 impl Pass<'_> {
-    /// Adds a complete block's tracepoints, footers and reference objects.
-    fn add_block(&mut self, block: DecodedBlock<Skipped>, state: &mut ThreadState) -> Result<()> {
-        state.blocks += 1;
-        for (offset, object) in block.objects {
-            match object.kind {
-                ObjectKind::Tracepoint => {
-                    if self.slots.len() as u64 >= self.max_nodes {
-                        return Err(self.too_many());
-                    }
-                    let id = self.slots.len() as u32;
-                    let parent = state.open.last().copied();
-                    match parent {
-                        Some(parent) => self.slots[parent as usize].children += 1,
-                        None => state.roots.push(NodeId(id)),
-                    }
-                    let tracepoint_type = object
-                        .header
-                        .expect("a skipped tracepoint has its header")
-                        .tracepoint_type;
-                    if tracepoint_type.is_container() {
-                        state.open.push(id);
-                    }
-                    let parent = parent.unwrap_or(NO_PARENT);
-                    self.slots.push(Slot::new(offset, tracepoint_type, parent));
-                }
-                ObjectKind::TracepointFooter => {
-                    // decode_block only reads a footer with an open container.
-                    if let Some(closed) = state.open.pop() {
-                        self.slots[closed as usize].set_footer(offset);
-                    }
-                }
-                _ => {
-                    // Reference objects: few, decoded once for the context
-                    // (the skip checked that they decode).
-                    let start = offset.0 as usize;
-                    let mut reader = ByteReader::new(&self.bytes[start..], offset.0);
-                    let object = Object::decode(&mut reader, None)?;
-                    self.context.add_decoded(object, offset);
-                }
+    /// Adds a window's blocks: their nodes filled in parallel, then what
+    /// each leaves to nodes outside it, and their reference objects, in
+    /// file order.
+    fn add_window(&mut self, blocks: &[NodeBlock<'_>]) -> Result<()> {
+        let first = self.slots.len() as u64;
+        let nodes: u64 = blocks
+            .iter()
+            .map(|block| u64::from(block.tracepoints))
+            .sum();
+        if first + nodes > self.max_nodes {
+            return Err(self.too_many());
+        }
+        let blank = Slot::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
+        self.slots.resize(self.slots.len() + nodes as usize, blank);
+        // Each block's nodes, a slice of their own.
+        let mut rest = &mut self.slots[first as usize..];
+        let mut parts = Vec::with_capacity(blocks.len());
+        for block in blocks {
+            debug_assert_eq!(block.first_node, first + (nodes - rest.len() as u64));
+            let (part, after) = rest.split_at_mut(block.tracepoints as usize);
+            parts.push((block, part));
+            rest = after;
+        }
+        let leftovers: Vec<Leftovers> = parts
+            .into_par_iter()
+            .with_min_len(4)
+            .map(|(block, part)| fill_block(block, part))
+            .collect();
+        for (block, leftovers) in blocks.iter().zip(leftovers) {
+            for (&parent, &count) in block.outer_parents.iter().zip(&leftovers.outer_children) {
+                self.slots[parent as usize].children += count;
+            }
+            for (node, footer) in leftovers.outer_footers {
+                self.slots[node as usize].set_footer(footer);
+            }
+            let thread = self.threads.entry(block.thread).or_default();
+            thread.blocks += 1;
+            thread.roots.extend(leftovers.roots);
+            // Reference objects: few, decoded once for the context (the
+            // discovery checked that they skip).
+            for offset in block.references() {
+                let start = offset.0 as usize;
+                let mut reader = ByteReader::new(&self.bytes[start..], offset.0);
+                let object = Object::decode(&mut reader, None)?;
+                self.context.add_decoded(object, offset);
             }
         }
         Ok(())
@@ -182,18 +162,73 @@ impl Pass<'_> {
 
     /// The error for one node more than the budget (or the node ids) allow.
     fn too_many(&self) -> Error {
-        let nodes = self.slots.len() as u64 + 1;
+        let nodes = self.max_nodes + 1;
         let needed = (self.bytes.len() as u64).saturating_add(nodes * BYTES_PER_NODE);
         match self.budget {
             Some(budget) if needed > budget => Error::OverMemoryBudget { needed, budget },
             // Said as the limit it is: the lazy reader has none.
             _ => Error::limit(
                 "tracepoints for the eager loader (read the trace with the lazy reader)",
-                self.slots.len() as u64 + 1,
+                nodes,
                 self.max_nodes,
             ),
         }
     }
+}
+
+/// Fills a block's node records (`part`: one per tracepoint, in order):
+/// a node's parent is the innermost container open before it, in the
+/// block or else among the containers its thread had open at the block's
+/// start, whose children and footers are left to the caller.
+fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
+    let mut leftovers = Leftovers {
+        outer_children: vec![0; block.outer_parents.len()],
+        ..Leftovers::default()
+    };
+    let first = block.first_node;
+    // The block's open containers (their index in `part`), innermost last.
+    let mut open: Vec<u32> = Vec::new();
+    // Containers of the thread's earlier blocks closed so far.
+    let mut closed = 0usize;
+    let mut next = 0usize;
+    for entry in block.entries() {
+        match entry {
+            NodeEntry::Tracepoint(offset, tracepoint_type) => {
+                let id = first + next as u64;
+                let parent = match open.last() {
+                    Some(&local) => {
+                        part[local as usize].children += 1;
+                        first + u64::from(local)
+                    }
+                    None => match block.outer_parents.get(closed) {
+                        Some(&outer) => {
+                            leftovers.outer_children[closed] += 1;
+                            outer
+                        }
+                        None => {
+                            leftovers.roots.push(NodeId(id as u32));
+                            u64::from(NO_PARENT)
+                        }
+                    },
+                };
+                part[next] = Slot::new(offset, tracepoint_type, parent as u32);
+                if tracepoint_type.is_container() {
+                    open.push(next as u32);
+                }
+                next += 1;
+            }
+            NodeEntry::Footer(offset) => match open.pop() {
+                Some(local) => part[local as usize].set_footer(offset),
+                None => {
+                    if let Some(&outer) = block.outer_parents.get(closed) {
+                        leftovers.outer_footers.push((outer, offset));
+                    }
+                    closed += 1;
+                }
+            },
+        }
+    }
+    leftovers
 }
 
 /// Turns the nodes' child counts into ranges of the flat children array

@@ -15,15 +15,18 @@
 //! decoder ([`Object::decode`](crate::format::Object::decode)). A load
 //! needs the data plus [`BYTES_PER_NODE`] bytes per tracepoint.
 //!
-//! **The load** is one serial pass over the blocks (blocks carry no
-//! lengths) with [`decode_block`](crate::read::block::decode_block) over the
-//! skipper, which accepts and refuses what decoding does: damage is found
-//! as a decoding pass would find it, and every block before an undecodable
-//! one is kept. Reference objects are decoded into the context. Nodes are
-//! appended in file order (a thread's in pre-order); a node's parent is the
-//! top of its thread's stack of open containers, whose child count it
-//! increments. A prefix sum then turns the counts into ranges of the flat
-//! array, so [`EagerNode::children`] and
+//! **The load** is the index rebuild's discovery and stitch
+//! ([`rebuild`](crate::read::rebuild)): blocks found in parallel (they carry
+//! no lengths), accepted and refused as decoding does (every block before
+//! an undecodable one is kept), their tracepoints and footers listed and
+//! numbered in file order (a thread's in pre-order), each block told which
+//! containers its thread had open at its start. Window by window, the
+//! blocks' node records are filled in parallel (a node's parent is the
+//! innermost container open before it); what a block adds to containers
+//! outside it (children, footers) is applied after, in file order, with
+//! its reference objects, decoded into the context. A prefix sum then
+//! turns the counts into ranges of the flat array, so
+//! [`EagerNode::children`] and
 //! [`TraceTree::children_range`](crate::tree::TraceTree::children_range) are
 //! slices.
 //!

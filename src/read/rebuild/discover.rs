@@ -25,20 +25,52 @@ pub(super) struct Summaries {
     /// the container. They come before any of the block's `opens`.
     pub(super) outers: Vec<(u32, TracepointType)>,
     /// Containers the block leaves open, outermost first: event, type,
-    /// content start relative to the block's payload.
-    pub(super) opens: Vec<(EventId, TracepointType, u64)>,
+    /// content start relative to the block's payload, and the container's
+    /// number among the block's tracepoints.
+    pub(super) opens: Vec<(EventId, TracepointType, u64, u32)>,
+    /// Whether the blocks' tracepoints and footers are listed in `nodes`
+    /// (for the eager loader; `cells` then holds no cells of containers
+    /// closed in their own block).
+    pub(super) collect_nodes: bool,
+    /// With `collect_nodes`, each block's tracepoints and footers in file
+    /// order, as [`node_entry`]s.
+    pub(super) nodes: Vec<u64>,
+}
+
+/// A `nodes` entry for a footer's type byte.
+pub(super) const FOOTER_ENTRY: u64 = 0xFF;
+
+/// A `nodes` entry: the object's offset (below 2^56) and the tracepoint's
+/// type, or [`FOOTER_ENTRY`] for a footer.
+#[inline(always)]
+fn node_entry(offset: u64, tracepoint_type: u64) -> u64 {
+    offset << 8 | tracepoint_type
 }
 
 impl Summaries {
-    pub(super) fn lengths(&self) -> [usize; 3] {
-        [self.cells.len(), self.outers.len(), self.opens.len()]
+    /// Summaries listing their tracepoints and footers when `collect_nodes`.
+    pub(super) fn new(collect_nodes: bool) -> Summaries {
+        Summaries {
+            collect_nodes,
+            ..Summaries::default()
+        }
+    }
+
+    pub(super) fn lengths(&self) -> [usize; 4] {
+        [
+            self.cells.len(),
+            self.outers.len(),
+            self.opens.len(),
+            self.nodes.len(),
+        ]
     }
 
     /// Forgets what a failed summary added.
-    pub(super) fn truncate(&mut self, [cells, outers, opens]: [usize; 3]) {
+    pub(super) fn truncate(&mut self, [cells, outers, opens, nodes]: [usize; 4]) {
         self.cells.truncate(cells);
         self.outers.truncate(outers);
         self.opens.truncate(opens);
+        self.nodes.truncate(nodes);
     }
 }
 
@@ -50,6 +82,10 @@ pub(super) struct BlockSummary {
     pub(super) cells: std::ops::Range<usize>,
     pub(super) outers: std::ops::Range<usize>,
     pub(super) opens: std::ops::Range<usize>,
+    /// Its entries in `nodes` (empty unless collected).
+    pub(super) nodes: std::ops::Range<usize>,
+    /// Its tracepoints.
+    pub(super) tracepoints: u32,
 }
 
 impl BlockSummary {
@@ -75,6 +111,7 @@ pub(super) fn discover_chunk(
     start: u64,
     end: u64,
     exact_start: bool,
+    collect_nodes: bool,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Summaries {
     // Room for a cell per 64 bytes (a mixed trace has one per ~160): the
@@ -82,7 +119,13 @@ pub(super) fn discover_chunk(
     // chunk does not fill are never touched).
     let mut out = Summaries {
         cells: Vec::with_capacity(((end - start) / 64) as usize),
-        ..Summaries::default()
+        // A tracepoint or footer per ~32 bytes, as the eager loader estimates.
+        nodes: Vec::with_capacity(if collect_nodes {
+            ((end - start) / 32) as usize
+        } else {
+            0
+        }),
+        ..Summaries::new(collect_nodes)
     };
     let mut at = start;
     // Whether `at` is known to be a block boundary (the chunk's exact start,
@@ -227,7 +270,9 @@ pub(super) fn summarize(
         }) => return Ok(Step::Truncated(at)),
         Err(error) => return Err(error),
     };
-    let [cells_from, outers_from, _] = out.lengths();
+    let [cells_from, outers_from, _, nodes_from] = out.lengths();
+    let collect_nodes = out.collect_nodes;
+    let mut tracepoints = 0u32;
     // The block's own cell; its end is known at its `BLOCK_END`.
     out.cells.push(IndexCell::Block {
         thread,
@@ -237,7 +282,7 @@ pub(super) fn summarize(
     let payload = from + BLOCK_HEADER_LEN as usize;
     // Containers opened in this block and still open: event, type, content
     // start relative to the payload.
-    let mut local: Vec<(EventId, TracepointType, u64)> = Vec::new();
+    let mut local: Vec<(EventId, TracepointType, u64, u32)> = Vec::new();
     let mut outer_closed = 0usize;
     let mut position = payload;
     loop {
@@ -245,7 +290,7 @@ pub(super) fn summarize(
         let relative = (position - payload) as u64;
         let mut outer_type = None;
         let open = match local.last() {
-            Some(&(_, innermost, _)) => Some(innermost),
+            Some(&(_, innermost, _, _)) => Some(innermost),
             None if bytes.first() == Some(&(ObjectKind::TracepointFooter as u8)) => {
                 let assumed = match &mut outer {
                     Outer::Known(stack) => stack
@@ -285,25 +330,44 @@ pub(super) fn summarize(
         position += len;
         match object.kind {
             ObjectKind::Tracepoint => {
-                if let Some(header) = object.header
-                    && header.tracepoint_type.is_container()
-                {
-                    local.push((
-                        header.event,
-                        header.tracepoint_type,
-                        (position - payload) as u64,
-                    ));
+                if let Some(header) = object.header {
+                    if collect_nodes {
+                        let offset = (position - len) as u64;
+                        out.nodes
+                            .push(node_entry(offset, header.tracepoint_type as u64));
+                    }
+                    if header.tracepoint_type.is_container() {
+                        local.push((
+                            header.event,
+                            header.tracepoint_type,
+                            (position - payload) as u64,
+                            tracepoints,
+                        ));
+                    }
                 }
+                tracepoints += 1;
             }
             ObjectKind::TracepointFooter => match local.pop() {
                 // Offsets relative to the block's payload until the stitch
                 // makes them logical.
-                Some((event, _, start)) => out.cells.push(IndexCell::Container {
-                    event,
-                    start: LogicalOffset(start),
-                    end: LogicalOffset(relative),
-                }),
+                Some((event, _, start, _)) => {
+                    if collect_nodes {
+                        // The nodes are the eager loader's cells.
+                        out.nodes
+                            .push(node_entry((position - len) as u64, FOOTER_ENTRY));
+                    } else {
+                        out.cells.push(IndexCell::Container {
+                            event,
+                            start: LogicalOffset(start),
+                            end: LogicalOffset(relative),
+                        })
+                    }
+                }
                 None => {
+                    if collect_nodes {
+                        out.nodes
+                            .push(node_entry((position - len) as u64, FOOTER_ENTRY));
+                    }
                     outer_closed += 1;
                     // `open` was the assumed (or known) type: a footer
                     // without one does not skip.
@@ -332,6 +396,8 @@ pub(super) fn summarize(
                     cells: cells_from..out.cells.len(),
                     outers: outers_from..out.outers.len(),
                     opens: opens_from..out.opens.len(),
+                    nodes: nodes_from..out.nodes.len(),
+                    tracepoints,
                 }));
             }
             ObjectKind::BlockStart | ObjectKind::Eof => {

@@ -4,7 +4,7 @@
 //! The data file has no block lengths, so blocks are found by parsing:
 //!
 //! 1. **Discover** (parallel): the file is cut into chunks (about 32 per
-//!    worker, at least 1 MiB). A chunk after the first starts at a
+//!    worker, at least 1 MiB and 4 blocks). A chunk after the first starts at a
 //!    `BLOCK_START` byte right after a `BLOCK_END` byte from which a whole
 //!    block parses and is followed by another block, `EOF` or the end, and
 //!    follows the chain of blocks to its end (resyncing the same way after
@@ -33,23 +33,27 @@
 //! the next, so the heap holds about one window's cells.
 //! `rebuild_index_observed` is the one-window case.
 //!
-//! **Invariants.** The rebuilt cells equal the recorder's as a set
-//! (`IndexCell::canonical`), for every reference trace, chunking and
-//! windowing, and every windowing gives the same cells in the same order
-//! (`tests/read/rebuild.rs`).
+//! **Nodes** (`nodes.rs`): the eager loader's run also lists every
+//! tracepoint and footer. **Invariants.** The rebuilt cells equal the
+//! recorder's as a set (`IndexCell::canonical`), for every reference
+//! trace, chunking and windowing, and every windowing gives the same cells
+//! in the same order (`tests/read/rebuild.rs`).
 
 mod discover;
+mod nodes;
 mod stitch;
 
 use discover::*;
 use stitch::*;
+
+pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
 
 use rayon::prelude::*;
 
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::index::CELL_LEN;
-use crate::format::{DATA_MAGIC, IndexCell, check_file_header};
+use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, IndexCell, check_file_header};
 use crate::model::TracepointType;
 use crate::read::LoadReport;
 
@@ -283,17 +287,52 @@ pub fn rebuild_index_windowed(
     progress: &(dyn Fn(u64) + Sync),
     sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
 ) -> Result<RebuildOutcome> {
+    let parallel = options.workers(data.len() as u64) > 1;
+    stitch_windows(
+        data,
+        options,
+        window,
+        false,
+        progress,
+        &mut |mut stitched, covered| {
+            let cells = finish_cells(
+                &mut stitched.sources,
+                &stitched.segments,
+                &stitched.patches,
+                parallel,
+            );
+            sink(cells, covered)
+        },
+    )
+}
+
+/// The windows of a rebuild: each window of `data` discovered in parallel
+/// and stitched onto the state the windows before it left, then given to
+/// `sink` (with the range of data it covers) while the next window is
+/// discovered. With `collect_nodes` the summaries also list every
+/// tracepoint and footer, for [`node_windows`].
+fn stitch_windows(
+    data: &[u8],
+    options: RebuildOptions,
+    window: u64,
+    collect_nodes: bool,
+    progress: &(dyn Fn(u64) + Sync),
+    sink: &mut (dyn FnMut(Stitched, std::ops::Range<u64>) -> Result<()> + Send),
+) -> Result<RebuildOutcome> {
     check_file_header(data, DATA_MAGIC)?;
     let len = data.len() as u64;
     let threads = options.workers(len);
     let window = window.max(1);
     let mut rebuild = || -> Result<RebuildOutcome> {
-        let mut stitch = Stitch::default();
+        let mut stitch = Stitch {
+            collect_nodes,
+            ..Stitch::default()
+        };
         // The file header, which no chunk covers.
         progress(stitch.at.0.min(len));
         // The previous window's cells, given to `sink` while the next
         // window is discovered.
-        let mut pending: Option<(RebuiltCells, std::ops::Range<u64>)> = None;
+        let mut pending: Option<(Stitched, std::ops::Range<u64>)> = None;
         loop {
             let start = stitch.at.0;
             let end = start.saturating_add(window).min(len);
@@ -302,7 +341,14 @@ pub fn rebuild_index_windowed(
             let chunk_size = if options.chunk_size > 0 {
                 options.chunk_size
             } else {
-                (body / (threads as u64 * 32)).max(MIN_CHUNK)
+                // At least four of the blocks seen so far: a chunk after
+                // the first searches for its first boundary, about half a
+                // block, and a chunk shorter than a block may hold no block
+                // start at all. But two chunks a worker at least.
+                let typical_block = (stitch.at.0 - FILE_HEADER_LEN) / stitch.blocks.max(1) as u64;
+                let chunk = (body / (threads as u64 * 32)).max(MIN_CHUNK);
+                let most = (body / (threads as u64 * 2)).max(chunk);
+                (4 * typical_block).clamp(chunk, most)
             };
             let chunks: Vec<(u64, u64)> = (0..body.div_ceil(chunk_size).max(1))
                 .map(|i| {
@@ -314,7 +360,7 @@ pub fn rebuild_index_windowed(
             // A window's first chunk starts where the previous window's
             // last block ended: a known boundary.
             let discover = |(i, &(from, to)): (usize, &(u64, u64))| {
-                discover_chunk(data, from, to, i == 0, progress)
+                discover_chunk(data, from, to, i == 0, collect_nodes, progress)
             };
             let mut write_pending = || match pending.take() {
                 Some((cells, covered)) => sink(cells, covered),
@@ -331,7 +377,7 @@ pub fn rebuild_index_windowed(
             };
             written?;
             let until = if last { u64::MAX } else { end };
-            let cells = stitch.window(data, summaries, until, parallel)?;
+            let cells = stitch.window(data, summaries, until)?;
             let covered = stitch.at.0.min(len);
             if stitch.done || last {
                 sink(cells, start..covered)?;

@@ -17,7 +17,9 @@ use crate::read::LoadReport;
 pub(super) struct ThreadState {
     pub(super) thread: ThreadId,
     pub(super) logical_len: u64,
-    pub(super) open: Vec<(EventId, TracepointType, LogicalOffset)>,
+    /// Its open containers, outermost first: event, type, content start,
+    /// and node number (see [`Stitch::nodes`]).
+    pub(super) open: Vec<(EventId, TracepointType, LogicalOffset, u64)>,
 }
 
 /// A block's cells in the result: the summaries (`sources` index: a
@@ -30,6 +32,30 @@ pub(super) struct Segment {
     pub(super) cells: std::ops::Range<usize>,
     pub(super) base: u64,
     pub(super) patches: std::ops::Range<usize>,
+    /// The block's thread.
+    pub(super) thread: ThreadId,
+    /// The block's `nodes` entries in its source.
+    pub(super) nodes: std::ops::Range<usize>,
+    /// The number of the block's first tracepoint (see [`Stitch::nodes`]).
+    pub(super) first_node: u64,
+    /// Its tracepoints.
+    pub(super) tracepoints: u32,
+    /// Its range of [`Stitched::outer_parents`].
+    pub(super) outer_parents: std::ops::Range<usize>,
+}
+
+/// A window's blocks, stitched: which summary holds for each (`segments`,
+/// in file order), the placeholder cells to fill in, and, when nodes are
+/// collected, the node numbers of the containers each block's thread had
+/// open at its start.
+pub(super) struct Stitched {
+    pub(super) sources: Vec<Summaries>,
+    pub(super) segments: Vec<Segment>,
+    pub(super) patches: Vec<Patch>,
+    /// Per segment: the thread's open containers at the block's start,
+    /// innermost first, as many as the block closes plus one (its
+    /// top-level tracepoints' parent once it closed those).
+    pub(super) outer_parents: Vec<u64>,
 }
 
 /// Fills in a placeholder cell (one closing a container of an earlier
@@ -48,6 +74,11 @@ pub(super) struct Stitch {
     /// Whether the data's end (`EOF`, the end of the bytes, or a truncated
     /// block) was reached.
     pub(super) done: bool,
+    /// Whether summaries list their tracepoints and footers.
+    pub(super) collect_nodes: bool,
+    /// Tracepoints in the blocks stitched so far, every thread's: the next
+    /// block's first tracepoint's number (file order).
+    pub(super) nodes: u64,
 }
 
 impl Default for Stitch {
@@ -59,6 +90,8 @@ impl Default for Stitch {
             at: PhysicalOffset(FILE_HEADER_LEN),
             blocks: 0,
             done: false,
+            collect_nodes: false,
+            nodes: 0,
         }
     }
 }
@@ -77,18 +110,20 @@ impl Stitch {
         data: &[u8],
         mut sources: Vec<Summaries>,
         until: u64,
-        parallel: bool,
-    ) -> Result<RebuiltCells> {
+    ) -> Result<Stitched> {
         let chunks = sources.len();
         let Stitch {
             threads,
             slots,
             report,
             at,
+            collect_nodes,
+            nodes,
             ..
         } = self;
         let mut segments: Vec<Segment> = Vec::new();
         let mut patches: Vec<Patch> = Vec::new();
+        let mut outer_parents: Vec<u64> = Vec::new();
         // The next speculative summary to look at: chunk, block.
         let (mut chunk, mut next) = (0usize, 0usize);
         while at.0 < until {
@@ -110,7 +145,7 @@ impl Stitch {
                     let open = slots
                         .get(&block.thread)
                         .map_or(&[][..], |&slot| &threads[slot].open[..]);
-                    let mut expected = open.iter().rev().map(|&(_, ty, _)| ty);
+                    let mut expected = open.iter().rev().map(|&(_, ty, _, _)| ty);
                     sources[chunk].outers[block.outers.clone()]
                         .iter()
                         .all(|&(_, ty)| expected.next() == Some(ty))
@@ -121,9 +156,9 @@ impl Stitch {
                     let thread = read_block_thread(data, *at);
                     let stack: Vec<TracepointType> = thread
                         .and_then(|thread| slots.get(&thread))
-                        .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _)| ty).collect())
+                        .map(|&slot| threads[slot].open.iter().map(|&(_, ty, _, _)| ty).collect())
                         .unwrap_or_default();
-                    let mut exact = Summaries::default();
+                    let mut exact = Summaries::new(*collect_nodes);
                     let step = match summarize(data, *at, Outer::Known(&stack), &mut exact) {
                         Ok(step) => step,
                         Err(error) => {
@@ -168,28 +203,52 @@ impl Stitch {
             let state = &mut threads[slot];
             let base = state.logical_len;
             let patches_from = patches.len();
+            let parents_from = outer_parents.len();
+            if *collect_nodes {
+                let reach = (block.outers.len() + 1).min(state.open.len());
+                outer_parents.extend(state.open.iter().rev().take(reach).map(|open| open.3));
+            }
             for &(cell, _) in &summaries.outers[block.outers.clone()] {
                 // Verified above, or summarized exactly: a container is open.
-                if let Some((event, _, start)) = state.open.pop() {
+                if let Some((event, _, start, _)) = state.open.pop() {
                     patches.push((cell, event, start));
                 }
             }
-            state.open.extend(
-                summaries.opens[block.opens.clone()]
-                    .iter()
-                    .map(|&(event, ty, start)| (event, ty, LogicalOffset(base + start))),
-            );
+            let first_node = *nodes;
+            state
+                .open
+                .extend(summaries.opens[block.opens.clone()].iter().map(
+                    |&(event, ty, start, node)| {
+                        (
+                            event,
+                            ty,
+                            LogicalOffset(base + start),
+                            first_node + u64::from(node),
+                        )
+                    },
+                ));
             state.logical_len += block.payload_len();
+            *nodes += u64::from(block.tracepoints);
             segments.push(Segment {
                 source,
                 cells: block.cells.clone(),
                 base,
                 patches: patches_from..patches.len(),
+                thread: block.thread,
+                nodes: block.nodes.clone(),
+                first_node,
+                tracepoints: block.tracepoints,
+                outer_parents: parents_from..outer_parents.len(),
             });
             *at = PhysicalOffset(block.end.0 + 1);
         }
         self.blocks += segments.len();
-        Ok(finish_cells(&mut sources, &segments, &patches, parallel))
+        Ok(Stitched {
+            sources,
+            segments,
+            patches,
+            outer_parents,
+        })
     }
 
     /// The containers left open (never finished), and what the data lacked.
@@ -202,7 +261,7 @@ impl Stitch {
                 t.open
                     .iter()
                     .map(
-                        move |&(event, tracepoint_type, content_start)| UnfinishedContainer {
+                        move |&(event, tracepoint_type, content_start, _)| UnfinishedContainer {
                             thread: t.thread,
                             event,
                             tracepoint_type,

@@ -303,17 +303,22 @@ impl BlockBuilder {
         self.end > self.cut_after
     }
 
-    /// Stores an object written by `write` at the block's end if it fits
-    /// the block (so the general path would store it there too, with
-    /// nothing cut first); returns its payload offset.
+    /// The room at the block's end for an object that fits the block (so
+    /// the general path would store it there too, with nothing cut first);
+    /// [`fitted`](Self::fitted) counts what was written into it. Not a
+    /// closure taking the writer: the encoder inlines into the fast paths.
     #[inline(always)]
-    fn write_fitting(&mut self, write: impl FnOnce(&mut SliceWriter<'_>)) -> Option<usize> {
-        let start = self.end;
+    fn room(&mut self) -> Option<SliceWriter<'_>> {
         let limit = self.limit.min(self.bytes.len());
-        let mut out = SliceWriter::new(self.bytes.get_mut(start..limit)?);
-        write(&mut out);
-        let len = out.written().ok()?;
-        self.end = start + len;
+        Some(SliceWriter::new(self.bytes.get_mut(self.end..limit)?))
+    }
+
+    /// Counts an object written into [`room`](Self::room), if it fit and
+    /// could be encoded; returns its payload offset.
+    #[inline(always)]
+    fn fitted(&mut self, written: Result<usize, Unwritten>) -> Option<usize> {
+        let start = self.end;
+        self.end = start + written.ok()?;
         Some(start - HEADER)
     }
 
@@ -324,7 +329,15 @@ impl BlockBuilder {
     #[inline(always)]
     pub(crate) fn try_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> bool {
         let missing = deps::tracepoint_references(tracepoint, &mut |kind, id| self.needs(kind, id));
-        if missing.is_break() || self.write_fitting(|out| tracepoint.write_to(out)).is_none() {
+        if missing.is_break() {
+            return false;
+        }
+        let Some(mut out) = self.room() else {
+            return false;
+        };
+        tracepoint.write_to(&mut out);
+        let written = out.written();
+        if self.fitted(written).is_none() {
             return false;
         }
         if tracepoint.is_container() {
@@ -342,7 +355,12 @@ impl BlockBuilder {
         if missing.is_break() {
             return false;
         }
-        match self.write_fitting(|out| footer.write_to(out)) {
+        let Some(mut out) = self.room() else {
+            return false;
+        };
+        footer.write_to(&mut out);
+        let written = out.written();
+        match self.fitted(written) {
             Some(at) => {
                 self.close_container(at);
                 true

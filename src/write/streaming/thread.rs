@@ -184,6 +184,22 @@ impl std::fmt::Debug for ThreadBatch<'_> {
 }
 
 impl ThreadBatch<'_> {
+    /// The thread being recorded.
+    pub fn thread_id(&self) -> ThreadId {
+        self.handle.slot.thread
+    }
+
+    /// [`StreamingThread::recorded_bytes`], in the batch.
+    pub fn recorded_bytes(&self) -> u64 {
+        self.state.block.logical_position().0
+    }
+
+    /// [`StreamingWriter::add_reference`](super::StreamingWriter::add_reference),
+    /// in the batch.
+    pub fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        self.handle.shared.pool.insert(object)
+    }
+
     /// [`StreamingThread::push_tracepoint`], in the batch.
     #[inline]
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
@@ -259,7 +275,7 @@ fn write_footer(
             rejected(check_footer(footer), footer.encoded_len())
         })?;
     }
-    state.open.pop(footer, thread)?;
+    state.open.pop_checked()?;
     if state.block.is_full() {
         state.block.flush(context)?;
     }
