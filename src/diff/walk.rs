@@ -696,58 +696,14 @@ impl<W: Write> Walk<'_, '_, W> {
             Ok(std::mem::take(&mut first).then_some(event))
         };
         let noted = match root {
-            Origin::Left(node) => {
-                let (tree, ids) = (left.tree, &mut left.ids);
-                let mut noted = None;
-                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
-                    if let Visit::Node {
-                        depth,
-                        tracepoint,
-                        footer,
-                        ..
-                    } = step
-                        && let Some(event) = visit(
-                            self,
-                            stack,
-                            ids,
-                            depth,
-                            tracepoint,
-                            footer,
-                            DiffStatus::Removed,
-                        )?
-                    {
-                        noted = Some((event, (Some(tracepoint.event()), None)));
-                    }
-                    Ok(())
-                })?;
-                noted.map(|(event, events)| (DiffStatus::Removed, event, events))
-            }
-            Origin::Right(node) => {
-                let (tree, ids) = (right.tree, &mut right.ids);
-                let mut noted = None;
-                tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
-                    if let Visit::Node {
-                        depth,
-                        tracepoint,
-                        footer,
-                        ..
-                    } = step
-                        && let Some(event) = visit(
-                            self,
-                            stack,
-                            ids,
-                            depth,
-                            tracepoint,
-                            footer,
-                            DiffStatus::Added,
-                        )?
-                    {
-                        noted = Some((event, (None, Some(tracepoint.event()))));
-                    }
-                    Ok(())
-                })?;
-                noted.map(|(event, events)| (DiffStatus::Added, event, events))
-            }
+            Origin::Left(node) => copy_subtree(left, node, &mut |ids, depth, point, footer| {
+                visit(self, stack, ids, depth, point, footer, DiffStatus::Removed)
+            })?
+            .map(|(event, from)| (DiffStatus::Removed, event, (Some(from), None))),
+            Origin::Right(node) => copy_subtree(right, node, &mut |ids, depth, point, footer| {
+                visit(self, stack, ids, depth, point, footer, DiffStatus::Added)
+            })?
+            .map(|(event, from)| (DiffStatus::Added, event, (None, Some(from)))),
             Origin::Virtual => None,
         };
         while !open.is_empty() {
@@ -847,4 +803,35 @@ fn label<T: TraceTree>(tracepoint: &Tracepoint<'_>, tree: &T) -> Result<String> 
         TracepointBody::LoopIteration { iteration, .. } => format!("iteration {}", iteration + 1),
         _ => tracepoint.tracepoint_type().name().to_string(),
     })
+}
+
+/// Walks the subtree of `node` in `side`, handing each tracepoint to
+/// `visit` with the side's ids; the output event `visit` gave first, with
+/// the input event it came from.
+fn copy_subtree<T: TraceTree>(
+    side: &mut Side<'_, T>,
+    node: T::Node,
+    visit: &mut impl FnMut(
+        &mut Reinterner<'_>,
+        usize,
+        &Tracepoint<'_>,
+        Option<&Footer<'_>>,
+    ) -> Result<Option<EventId>>,
+) -> Result<Option<(EventId, EventId)>> {
+    let (tree, ids) = (side.tree, &mut side.ids);
+    let mut noted = None;
+    tree.walk_visit(&[node], None, VisitDetail::default(), |step| {
+        if let Visit::Node {
+            depth,
+            tracepoint,
+            footer,
+            ..
+        } = step
+            && let Some(event) = visit(ids, depth, tracepoint, footer)?
+        {
+            noted = Some((event, tracepoint.event()));
+        }
+        Ok(())
+    })?;
+    Ok(noted)
 }
