@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
-use tracetree::diff::{DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads};
-use tracetree::storage::packed::PackedTrace;
+use tracetree::diff::{
+    DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads, packed_facts,
+};
 use tracetree::{Error, Result, diff_traces};
 
 use crate::cache::Cache;
@@ -67,16 +68,6 @@ pub fn unmatched(value: crate::UnmatchedArg) -> UnmatchedThreads {
         crate::UnmatchedArg::Skip => UnmatchedThreads::Skip,
         crate::UnmatchedArg::Error => UnmatchedThreads::Error,
     }
-}
-
-/// Whether `path` is a packed diff, and the `info.txt` of a packed trace.
-fn packed_facts(path: &Path) -> Result<(bool, Option<String>)> {
-    if !PackedTrace::is_packed(path) {
-        return Ok((false, None));
-    }
-    let packed = PackedTrace::open(path)?;
-    let info = packed.info().ok().filter(|info| !info.is_empty());
-    Ok((packed.is_diff(), info))
 }
 
 pub fn run(cache: &Cache, args: DiffArgs<'_>, out: &mut impl Write) -> Result<()> {

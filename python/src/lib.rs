@@ -32,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::export, m)?)?;
     m.add_function(wrap_pyfunction!(trace::print, m)?)?;
     m.add_function(wrap_pyfunction!(trace::dump, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::diff, m)?)?;
     m.add(
         "KINDS",
         tracetree::model::TracepointType::ALL.map(|k| k.name()),

@@ -872,3 +872,138 @@ pub fn import_trace<'py>(
     dict.set_item("problem", summary.problem())?;
     Ok(dict)
 }
+
+/// A diff input: an open `Trace`, or a path opened as `open` opens it.
+fn diff_side(
+    py: Python<'_>,
+    trace: &Bound<'_, PyAny>,
+) -> PyResult<(Arc<LazyTraceReader>, PathBuf)> {
+    if let Ok(trace) = trace.cast::<Trace>() {
+        let trace = trace.get();
+        return Ok((trace.shared.reader()?, trace.trace_path.clone()));
+    }
+    let path: PathBuf = trace.extract()?;
+    let cache = CacheChoice {
+        dir: None,
+        no_cache: false,
+    };
+    let opened = py
+        .detach(|| open_trace(&path, cache, false, None, IndexChoice::UseOrRebuild))
+        .or_raise()?;
+    Ok((opened.shared.reader()?, opened.trace_path.clone()))
+}
+
+/// Diffs `left` against `right` (each a `Trace` or a path) as the
+/// recorder's trace diff does (`tracetree diff`) and writes the packed diff
+/// at `out`. `match_by` pairs threads by `"name"` or `"index"`; `map` pairs
+/// them by hand (names to names, or indices to indices with `"index"`);
+/// `unmatched` is `"diff"`, `"skip"` or `"error"`. Returns the summary: a
+/// dict with `tracepoints`, `bytes`, `warnings` and per diff thread its
+/// `thread`, `name`, `unchanged`, `removed`, `added` and `edited` counts.
+#[pyfunction]
+#[pyo3(signature = (left, right, out, *, match_by="name", map=None, start_threads=false,
+    only_start_threads=false, unmatched="diff", allow_diffs=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn diff<'py>(
+    py: Python<'py>,
+    left: &Bound<'py, PyAny>,
+    right: &Bound<'py, PyAny>,
+    out: PathBuf,
+    match_by: &str,
+    map: Option<&Bound<'py, PyDict>>,
+    start_threads: bool,
+    only_start_threads: bool,
+    unmatched: &str,
+    allow_diffs: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    use tracetree::diff::{ThreadMatching, UnmatchedThreads, packed_facts};
+    let by_index = match match_by {
+        "name" => false,
+        "index" => true,
+        other => {
+            return Err(raise(
+                "InvalidArgumentError",
+                format!("invalid match_by: {other:?} (name or index)"),
+            ));
+        }
+    };
+    let matching = match map {
+        None if by_index => ThreadMatching::ByIndex,
+        None => ThreadMatching::ByName,
+        Some(map) if by_index => ThreadMatching::IndexMap(map.extract()?),
+        Some(map) => ThreadMatching::NameMap(map.extract()?),
+    };
+    let unmatched = match unmatched {
+        "diff" => UnmatchedThreads::Diff,
+        "skip" => UnmatchedThreads::Skip,
+        "error" => UnmatchedThreads::Error,
+        other => {
+            return Err(raise(
+                "InvalidArgumentError",
+                format!("invalid unmatched: {other:?} (diff, skip or error)"),
+            ));
+        }
+    };
+    let options = tracetree::DiffOptions {
+        matching,
+        start_threads,
+        only_start_threads,
+        unmatched,
+        allow_diffs,
+        ..tracetree::DiffOptions::default()
+    };
+    let (left_reader, left_path) = diff_side(py, left)?;
+    let (right_reader, right_path) = diff_side(py, right)?;
+    let name = |side: &Bound<'py, PyAny>, path: &Path| {
+        side.extract::<PathBuf>()
+            .unwrap_or_else(|_| path.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let (left_name, right_name) = (name(left, &left_path), name(right, &right_path));
+    let summary = py
+        .detach(|| {
+            let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
+            let (left_is_diff, left_info) = packed_facts(&left_path)?;
+            let (right_is_diff, right_info) = packed_facts(&right_path)?;
+            tracetree::diff_traces(
+                tracetree::DiffInput {
+                    trace: &*left_reader,
+                    name: &left_name,
+                    bytes: size(&left_path),
+                    is_diff: left_is_diff,
+                    info: left_info.as_deref(),
+                },
+                tracetree::DiffInput {
+                    trace: &*right_reader,
+                    name: &right_name,
+                    bytes: size(&right_path),
+                    is_diff: right_is_diff,
+                    info: right_info.as_deref(),
+                },
+                &options,
+                &out,
+            )
+        })
+        .or_raise()?;
+    let result = PyDict::new(py);
+    result.set_item("tracepoints", summary.tracepoints)?;
+    result.set_item("bytes", summary.bytes)?;
+    result.set_item("warnings", summary.warnings.clone())?;
+    let threads = summary
+        .threads
+        .iter()
+        .map(|thread| {
+            let entry = PyDict::new(py);
+            entry.set_item("thread", thread.thread)?;
+            entry.set_item("name", &thread.name)?;
+            entry.set_item("unchanged", thread.unchanged)?;
+            entry.set_item("removed", thread.removed)?;
+            entry.set_item("added", thread.added)?;
+            entry.set_item("edited", thread.edited)?;
+            Ok(entry)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    result.set_item("threads", threads)?;
+    Ok(result)
+}

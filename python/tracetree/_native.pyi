@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Iterator, Literal, Optional, Sequence, Union, overload
+from typing import Any, Dict, Iterator, Literal, Optional, Sequence, Union, overload
 
 import pyarrow
 
@@ -203,6 +203,23 @@ def print(
 
 def dump(trace: Union[Trace, _Path], out: _Path, *, threads: Optional[_ThreadsArg] = None) -> None:
     """Writes the trace as ``tracetree dump`` does (JSON lines) into ``out``."""
+
+def diff(
+    left: Union[Trace, _Path],
+    right: Union[Trace, _Path],
+    out: _Path,
+    *,
+    match_by: Literal["name", "index"] = "name",
+    map: Optional[Union[Dict[str, str], Dict[int, int]]] = None,
+    start_threads: bool = False,
+    only_start_threads: bool = False,
+    unmatched: Literal["diff", "skip", "error"] = "diff",
+    allow_diffs: bool = False,
+) -> Dict[str, Any]:
+    """Diffs ``left`` against ``right`` as ``tracetree diff`` does and writes
+    the packed diff at ``out``; returns its summary (``tracepoints``,
+    ``bytes``, ``warnings``, and per diff thread ``thread``, ``name``,
+    ``unchanged``, ``removed``, ``added``, ``edited``)."""
 
 def export(
     trace: Union[Trace, _Path],

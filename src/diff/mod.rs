@@ -160,6 +160,18 @@ fn input_threads<T: TraceTree>(trace: &T) -> Result<(Vec<InputThread>, Vec<T::No
     Ok((threads, roots))
 }
 
+/// Whether the trace at `path` is a packed diff, and the `info.txt` it was
+/// packed with: what [`DiffInput::is_diff`] and [`DiffInput::info`] take
+/// (`false` and `None` for a trace that is not packed).
+pub fn packed_facts(path: &Path) -> Result<(bool, Option<String>)> {
+    if !crate::storage::packed::PackedTrace::is_packed(path) {
+        return Ok((false, None));
+    }
+    let packed = crate::storage::packed::PackedTrace::open(path)?;
+    let info = packed.info().ok().filter(|info| !info.is_empty());
+    Ok((packed.is_diff(), info))
+}
+
 /// Diffs `left` against `right` as the reference's `diffTwoTraces` does and
 /// writes the packed diff at `out` (atomically: a failure leaves nothing
 /// there). Temporary files go beside `out` and are removed.

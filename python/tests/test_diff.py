@@ -1,0 +1,60 @@
+"""``tracetree.diff``: the recorder's trace diff from Python, checked
+against the reference's own diffs of the bundled pairs."""
+
+import subprocess
+
+import pytest
+
+import tracetree
+from conftest import REFERENCE
+
+DIFF_CASES = REFERENCE / "diff"
+
+
+def case(name):
+    left = DIFF_CASES / f"{name}.left.trace"
+    if not left.is_file():
+        pytest.skip(f"no reference diff case {left}")
+    return left, DIFF_CASES / f"{name}.right.trace"
+
+
+@pytest.mark.parametrize("name, match_by", [("edits", "name"), ("match-index", "index")])
+def test_a_diff_prints_as_the_reference_diff(tmp_path, cli, name, match_by):
+    left, right = case(name)
+    out = tmp_path / f"{name}.diff.packedtrace"
+    summary = tracetree.diff(left, right, out, match_by=match_by)
+    printed = subprocess.run(
+        [str(cli), "print", "--verbose", str(out)], check=True, capture_output=True
+    ).stdout
+    assert printed == (DIFF_CASES / f"{name}.diff.txt").read_bytes()
+    # The summary's counts are the pack's statuses.
+    with tracetree.open(out) as diff:
+        statuses = {}
+
+        def count(node):
+            statuses[node.thread] = statuses.get(node.thread, 0) + 1
+            for child in node.children():
+                count(child)
+
+        for thread in diff.threads:
+            for root in diff.roots(thread):
+                count(root)
+    counted = sum(
+        t["unchanged"] + t["removed"] + t["added"] + 2 * t["edited"] for t in summary["threads"]
+    )
+    assert counted <= summary["tracepoints"] == sum(statuses.values())
+
+
+def test_open_traces_diff_too_and_bad_options_are_typed(tmp_path):
+    left, right = case("edits")
+    with tracetree.open(left) as l, tracetree.open(right) as r:
+        summary = tracetree.diff(l, r, tmp_path / "d.packedtrace")
+    assert len(summary["threads"]) == 2
+    assert any(t["removed"] or t["added"] or t["edited"] for t in summary["threads"])
+    with pytest.raises(tracetree.InvalidArgumentError):
+        tracetree.diff(left, right, tmp_path / "x.packedtrace", match_by="size")
+    with pytest.raises(tracetree.InvalidArgumentError):
+        tracetree.diff(left, right, tmp_path / "x.packedtrace", unmatched="maybe")
+    # A diff is refused as an input unless allowed.
+    with pytest.raises(tracetree.TraceError):
+        tracetree.diff(tmp_path / "d.packedtrace", right, tmp_path / "y.packedtrace")
