@@ -192,12 +192,7 @@ pub fn find_next(
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let pattern = Pattern::new(&options.pattern, options.ignore_case);
-    let wanted_kind = wanted_kinds(options);
-    let options = SearchOptions {
-        max: 1,
-        ..options.clone()
-    };
+    let (pattern, wanted_kind, options) = one_hit(options);
     let (thread, nodes, above) = match from {
         SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
         SearchFrom::After(node) => {
@@ -227,6 +222,17 @@ pub fn find_next(
     Ok(None)
 }
 
+/// What a find next or previous matches with: `options`' pattern and
+/// kinds, and `options` asking for one hit.
+fn one_hit(options: &SearchOptions) -> (Pattern, [bool; 12], SearchOptions) {
+    let pattern = Pattern::new(&options.pattern, options.ignore_case);
+    let options = SearchOptions {
+        max: 1,
+        ..options.clone()
+    };
+    (pattern, wanted_kinds(&options), options)
+}
+
 /// The last tracepoint before `before` in its thread's pre-order (its
 /// previous siblings' subtrees and its ancestors, nearest first) that
 /// `options` asks for (its `threads` and `max` aside), or `None` when
@@ -239,12 +245,7 @@ pub fn find_previous(
     before: LazyNode,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let pattern = Pattern::new(&options.pattern, options.ignore_case);
-    let wanted_kind = wanted_kinds(options);
-    let options = SearchOptions {
-        max: 1,
-        ..options.clone()
-    };
+    let (pattern, wanted_kind, options) = one_hit(options);
     let thread = reader.node_thread(before);
     // The containers above `at`, outermost first.
     let mut above = reader.ancestors(before)?;

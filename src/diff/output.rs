@@ -311,22 +311,8 @@ impl<W: Write> ThreadOut<'_, W> {
             crate::model::Type::Void,
         ))?;
         let event = self.event(None, None)?;
-        self.thread.push_tracepoint(&Tracepoint {
-            header: TracepointHeader {
-                tracepoint_type: crate::model::TracepointType::MethodCall,
-                code_location: CodeLocationId(-1),
-                thread: self.id,
-                event,
-                diff_status: DiffStatus::None,
-            },
-            child_diff_statuses: Vec::new(),
-            body: TracepointBody::MethodCall {
-                method,
-                receiver: Value::Null,
-                arguments: Vec::new(),
-                flags: 0,
-            },
-        })?;
+        self.thread
+            .push_tracepoint(&Tracepoint::bare_call(self.id, event, method))?;
         Ok(event)
     }
 

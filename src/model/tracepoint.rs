@@ -566,3 +566,27 @@ pub enum TracepointName {
     /// A local variable read or written.
     Variable(VariableId),
 }
+
+impl Tracepoint<'static> {
+    /// A call of `method` with no receiver, arguments or code location:
+    /// what an importer or the diff writes for a call it has only the
+    /// method of.
+    pub fn bare_call(thread: ThreadId, event: EventId, method: MethodId) -> Self {
+        Tracepoint {
+            header: TracepointHeader {
+                tracepoint_type: TracepointType::MethodCall,
+                code_location: CodeLocationId(-1),
+                thread,
+                event,
+                diff_status: DiffStatus::None,
+            },
+            child_diff_statuses: Vec::new(),
+            body: TracepointBody::MethodCall {
+                method,
+                receiver: Value::Null,
+                arguments: Vec::new(),
+                flags: 0,
+            },
+        }
+    }
+}

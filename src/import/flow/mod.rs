@@ -28,14 +28,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
+use crate::common::{ClassId, EventId, MethodId, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::Object;
 use crate::import::{Damage, ImportSummary};
-use crate::model::{
-    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
-    TracepointHeader, TracepointType, Type, Value,
-};
+use crate::model::{ClassDescriptor, Footer, JavaStr, MethodDescriptor, Tracepoint, Type, Value};
 use crate::storage::TraceBytes;
 use crate::write::{StreamingThread, StreamingWriter};
 
@@ -406,7 +403,7 @@ fn import_thread(
                         Error::limit("calls in a v22 trace", *next_event, i32::MAX)
                     })?);
                 *next_event += 1;
-                thread.push_tracepoint(&call(thread_id, event, method))?;
+                thread.push_tracepoint(&Tracepoint::bare_call(thread_id, event, method))?;
                 imported.calls += 1;
                 depth += 1;
             }
@@ -431,26 +428,6 @@ fn import_thread(
 fn thread_id(thread: &StreamingThread) -> ThreadId {
     use crate::write::ThreadRecorder;
     thread.thread_id()
-}
-
-/// A call header with no receiver, arguments or location.
-fn call(thread: ThreadId, event: EventId, method: MethodId) -> Tracepoint<'static> {
-    Tracepoint {
-        header: TracepointHeader {
-            tracepoint_type: TracepointType::MethodCall,
-            code_location: CodeLocationId(-1),
-            thread,
-            event,
-            diff_status: DiffStatus::None,
-        },
-        child_diff_statuses: Vec::new(),
-        body: TracepointBody::MethodCall {
-            method,
-            receiver: Value::Null,
-            arguments: Vec::new(),
-            flags: 0,
-        },
-    }
 }
 
 /// Source method ids below this are looked up in a table, not a map.
