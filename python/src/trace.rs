@@ -692,11 +692,15 @@ impl Hit {
 
 /// The reader of `trace`: an open `Trace`'s, or a path opened to be read
 /// through (as `print` and `dump` open on the command line), with the
-/// default cache.
-fn reader_of(py: Python<'_>, trace: &Bound<'_, PyAny>) -> PyResult<(Arc<LazyTraceReader>, String)> {
+/// default cache; with its source format and the v22 trace read.
+fn reader_of(
+    py: Python<'_>,
+    trace: &Bound<'_, PyAny>,
+) -> PyResult<(Arc<LazyTraceReader>, String, PathBuf)> {
     if let Ok(trace) = trace.cast::<Trace>() {
         let trace = trace.get();
-        return Ok((trace.shared.reader()?, trace.source_format().to_string()));
+        let format = trace.source_format().to_string();
+        return Ok((trace.shared.reader()?, format, trace.trace_path.clone()));
     }
     let path: PathBuf = trace.extract()?;
     let cache = CacheChoice {
@@ -706,7 +710,8 @@ fn reader_of(py: Python<'_>, trace: &Bound<'_, PyAny>) -> PyResult<(Arc<LazyTrac
     let opened = py
         .detach(|| open_trace(&path, cache, false, None, IndexChoice::Verify))
         .or_raise()?;
-    Ok((opened.shared.reader()?, opened.source_format().to_string()))
+    let format = opened.source_format().to_string();
+    Ok((opened.shared.reader()?, format, opened.trace_path.clone()))
 }
 
 /// Writes a file through `write`, buffered.
@@ -733,7 +738,7 @@ pub fn print(
     max_depth: Option<usize>,
     event_ids: bool,
 ) -> PyResult<()> {
-    let (reader, _) = reader_of(py, trace)?;
+    let (reader, _, _) = reader_of(py, trace)?;
     let options = PrintOptions {
         verbose,
         threads: thread_ids(threads)?,
@@ -755,7 +760,7 @@ pub fn dump(
     out: PathBuf,
     threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let (reader, _) = reader_of(py, trace)?;
+    let (reader, _, _) = reader_of(py, trace)?;
     let threads = thread_ids(threads)?;
     py.detach(|| {
         write_to(&out, |w| {
@@ -783,7 +788,7 @@ pub fn export(
     name: Option<String>,
     force: bool,
 ) -> PyResult<()> {
-    let (reader, source) = reader_of(py, trace)?;
+    let (reader, source, _) = reader_of(py, trace)?;
     let threads = thread_ids(threads)?;
     let name = name.unwrap_or_else(|| {
         let path = match trace.cast::<Trace>() {
@@ -873,26 +878,6 @@ pub fn import_trace<'py>(
     Ok(dict)
 }
 
-/// A diff input: an open `Trace`, or a path opened as `open` opens it.
-fn diff_side(
-    py: Python<'_>,
-    trace: &Bound<'_, PyAny>,
-) -> PyResult<(Arc<LazyTraceReader>, PathBuf)> {
-    if let Ok(trace) = trace.cast::<Trace>() {
-        let trace = trace.get();
-        return Ok((trace.shared.reader()?, trace.trace_path.clone()));
-    }
-    let path: PathBuf = trace.extract()?;
-    let cache = CacheChoice {
-        dir: None,
-        no_cache: false,
-    };
-    let opened = py
-        .detach(|| open_trace(&path, cache, false, None, IndexChoice::UseOrRebuild))
-        .or_raise()?;
-    Ok((opened.shared.reader()?, opened.trace_path.clone()))
-}
-
 /// Diffs `left` against `right` (each a `Trace` or a path) as the
 /// recorder's trace diff does (`tracetree diff`) and writes the packed diff
 /// at `out`. `match_by` pairs threads by `"name"` or `"index"`; `map` pairs
@@ -952,8 +937,8 @@ pub fn diff<'py>(
         allow_diffs,
         ..tracetree::DiffOptions::default()
     };
-    let (left_reader, left_path) = diff_side(py, left)?;
-    let (right_reader, right_path) = diff_side(py, right)?;
+    let (left_reader, _, left_path) = reader_of(py, left)?;
+    let (right_reader, _, right_path) = reader_of(py, right)?;
     let name = |side: &Bound<'py, PyAny>, path: &Path| {
         side.extract::<PathBuf>()
             .unwrap_or_else(|_| path.to_path_buf())
