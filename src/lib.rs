@@ -28,6 +28,9 @@
 //! - [`import`]: foreign traces (`.flow`, Blinky, TPTP, JFR) made into v22
 //!   traces; [`search`](mod@search) finds tracepoints by name or text;
 //!   [`export`] writes traces in the forms other tools read.
+//! - [`open`](mod@open): any input opened as every front end opens it
+//!   ([`TraceCache`]): imported once into a cache, with its status and
+//!   warnings, or refused when strict.
 //! - [`generate`] (feature `generate`): synthetic traces.
 //!
 //! [`storage`] maps files; [`error`] holds the typed errors;
@@ -37,7 +40,8 @@
 //! # The front door
 //!
 //! The crate root re-exports what an embedder uses: opening any trace
-//! ([`trace_for`], [`LazyTraceReader`] and [`LazyOptions`], [`EagerTrace`]),
+//! ([`TraceCache`], [`trace_for`], [`LazyTraceReader`] and [`LazyOptions`],
+//! [`EagerTrace`]),
 //! its nodes ([`LazyNode`], [`NodeHandle`]) and any reader as a tree
 //! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
 //! the recorder traits and specs they take; printing and dumping
@@ -162,6 +166,7 @@ pub mod import;
 pub mod lowlevel;
 pub mod model;
 pub(crate) mod mutf8;
+pub mod open;
 pub mod print;
 pub mod read;
 pub mod search;
@@ -174,6 +179,7 @@ pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 pub use export::stacks::{StackFormat, StackOptions, export_stacks};
 pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};
+pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
 pub use read::{
     EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,

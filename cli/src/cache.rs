@@ -6,74 +6,43 @@
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::import::trace_in_as;
 use tracetree::import::{ImportSummary, SourceFormat, TracePath};
+use tracetree::open::{CacheLocation, TraceCache};
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
 };
-use tracetree::storage::cache_dir;
 use tracetree::{Error, FileAccess, Result};
 
-/// The cache a command uses.
+/// The cache a command uses: the library's [`TraceCache`] with the
+/// command line's progress bars, messages on stderr, the eager loader's
+/// memory budget and the name a spooled input goes by.
 pub struct Cache {
-    /// Where sidecars persist; `None` keeps none (each open writes its
-    /// lookups to an unlinked scratch file).
-    lookups: Option<PathBuf>,
-    /// Where imports go.
-    imports: PathBuf,
-    /// With `--no-cache`, or without a cache directory: a temporary
-    /// directory for imports, removed when the command ends.
-    _scratch: Option<tempfile::TempDir>,
-    /// With `--strict`: data left out or missing fails the command instead
-    /// of being warned about.
-    strict: bool,
+    /// Where and how traces are opened.
+    traces: TraceCache,
     /// The eager loader's memory budget (`--memory-budget`); `None`: the
     /// memory available when a load starts.
     memory_budget: Option<u64>,
-    /// How the lazy reader reads the files (`--no-mmap`).
-    file_access: FileAccess,
     /// A spooled input: the path it is read through and the name the user
     /// gave (`-`, a pipe's path), which messages show instead.
     shown: Option<(PathBuf, PathBuf)>,
-    /// The format inputs are read as, instead of the one their bytes show.
-    from: Option<SourceFormat>,
 }
 
 impl Cache {
     /// The cache `--cache-dir DIR` names, none with `--no-cache`, else the
     /// per-user cache directory (none when there is no home directory).
     pub fn new(dir: Option<PathBuf>, no_cache: bool, strict: bool) -> Result<Cache> {
-        let dir = match dir {
-            _ if no_cache => None,
-            Some(dir) => Some(dir),
-            None => cache_dir().ok(),
+        let location = match dir {
+            _ if no_cache => CacheLocation::Temporary,
+            Some(dir) => CacheLocation::Folder(dir),
+            None => CacheLocation::PerUser,
         };
-        match dir {
-            Some(dir) => Ok(Cache {
-                lookups: Some(dir.join("lookups")),
-                imports: dir,
-                _scratch: None,
-                strict,
-                memory_budget: None,
-                file_access: FileAccess::Map,
-                shown: None,
-                from: None,
-            }),
-            None => {
-                let scratch =
-                    tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-                Ok(Cache {
-                    lookups: None,
-                    imports: scratch.path().to_path_buf(),
-                    _scratch: Some(scratch),
-                    strict,
-                    memory_budget: None,
-                    file_access: FileAccess::Map,
-                    shown: None,
-                    from: None,
-                })
-            }
-        }
+        Ok(Cache {
+            traces: TraceCache::new(location)?
+                .strict(strict)
+                .strict_flag("--strict"),
+            memory_budget: None,
+            shown: None,
+        })
     }
 
     /// This cache with the eager loader's memory budget `budget` (`None`:
@@ -88,13 +57,16 @@ impl Cache {
     /// This cache reading every input as `from` (`None`: the format its
     /// bytes show).
     pub fn reading_as(self, from: Option<SourceFormat>) -> Cache {
-        Cache { from, ..self }
+        Cache {
+            traces: self.traces.reading_as(from),
+            ..self
+        }
     }
 
-    /// This cache with its lazy readers reading files as `access` says.
+    /// This cache with its readers reading files as `access` says.
     pub fn file_access(self, access: FileAccess) -> Cache {
         Cache {
-            file_access: access,
+            traces: self.traces.file_access(access),
             ..self
         }
     }
@@ -108,6 +80,11 @@ impl Cache {
         }
     }
 
+    /// The library's cache this one opens through.
+    pub fn traces(&self) -> &TraceCache {
+        &self.traces
+    }
+
     /// The name messages give `path`: the user's for a spooled input.
     pub fn name(&self, path: &Path) -> String {
         match &self.shown {
@@ -116,26 +93,16 @@ impl Cache {
         }
     }
 
-    /// Options for the lazy reader: sidecars kept in this cache; under
-    /// `--strict`, the data read through at the open
-    /// ([`IndexChoice::Verify`]), so that every command finds damage and
-    /// calls left unfinished anywhere in the trace before it answers.
+    /// Options for the lazy reader ([`TraceCache::lazy_options`]).
     pub fn lazy_options(&self) -> LazyOptions {
-        let options = LazyOptions::default()
-            .sidecar_dir(self.lookups.clone())
-            .file_access(self.file_access);
-        if self.strict {
-            options.index(IndexChoice::Verify)
-        } else {
-            options
-        }
+        self.traces.lazy_options()
     }
 
     /// Under `--strict`, reads the trace at `path` through and fails when
     /// any of it is damaged, missing or unfinished (for commands that copy
     /// a trace without reading it).
     pub fn check_whole(&self, path: &Path) -> Result<()> {
-        if self.strict {
+        if self.traces.is_strict() {
             self.open_lazy_whole(path)?;
         }
         Ok(())
@@ -164,7 +131,7 @@ impl Cache {
     pub fn open_eager(&self, path: &Path) -> Result<EagerTrace> {
         let options = EagerOptions {
             memory_budget: self.memory_budget.or_else(available_memory),
-            file_access: self.file_access,
+            file_access: self.lazy_options().access(),
         };
         let trace = EagerTrace::open_with(path, options)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
@@ -195,24 +162,6 @@ impl Cache {
         Ok(reader)
     }
 
-    /// Opens `path` with the lazy reader as [`open_lazy`](Self::open_lazy)
-    /// does (as a growing view with `growing`), with no progress bar,
-    /// returning what the open left out or found missing instead of saying
-    /// it on stderr (under `--strict`, an error).
-    pub fn open_lazy_reporting(
-        &self,
-        path: &Path,
-        growing: bool,
-    ) -> Result<(LazyTraceReader, Option<String>)> {
-        let options = self.lazy_options();
-        let reader = if growing {
-            options.open_growing(path)?
-        } else {
-            options.open(path)?
-        };
-        self.opened(path, reader)
-    }
-
     /// `reader`, with the warning saying what its open left out or found
     /// missing (under `--strict`, an error instead).
     fn opened(
@@ -234,45 +183,27 @@ impl Cache {
         Ok(())
     }
 
-    /// What a read of `path` left out or found missing, and where, as the
-    /// warning [`check_data`](Self::check_data) writes (`None` for a whole
-    /// trace); an error instead under `--strict`.
+    /// What a read of `path` left out or found missing, and where
+    /// ([`TraceCache::data_warning`]).
     pub fn data_warning(
         &self,
         path: &Path,
         report: &LoadReport,
         data_len: u64,
     ) -> Result<Option<String>> {
-        // A whole trace with calls left open is unfinished: said only under
-        // --strict (the calls print as unfinished).
-        if report.unfinished_containers > 0 {
-            self.check_unfinished(path, report.unfinished_containers as u64)?;
-        }
-        let Some(summary) = report.summary(data_len) else {
-            return Ok(None);
-        };
-        if self.strict {
-            return Err(Error::BadSource {
-                path: PathBuf::from(self.name(path)),
-                what: format!("{summary} (and --strict was given)"),
-            });
-        }
-        Ok(Some(format!("{}: {summary}", self.name(path))))
+        self.traces.data_warning(&self.name(path), report, data_len)
     }
 
     /// Under `--strict`, fails when `unfinished` calls or loops of the
     /// trace at `path` never ended.
     pub fn check_unfinished(&self, path: &Path, unfinished: u64) -> Result<()> {
-        if self.strict && unfinished > 0 {
-            return Err(Error::BadSource {
-                path: PathBuf::from(self.name(path)),
-                what: format!(
-                    "unfinished: {} never ended (and --strict was given)",
-                    crate::words::calls_or_loops(unfinished)
-                ),
-            });
-        }
-        Ok(())
+        self.traces.check_unfinished(&self.name(path), unfinished)
+    }
+
+    /// Under `--strict`, fails when the import of `file` found its source
+    /// incomplete or damaged.
+    pub fn check_import(&self, file: &Path, summary: &ImportSummary) -> Result<()> {
+        self.traces.check_import(&self.name(file), summary)
     }
 
     /// The v22 trace to open for `file`: itself, or for a foreign trace its
@@ -285,7 +216,7 @@ impl Cache {
     /// from.
     pub fn trace(&self, file: &Path) -> Result<TracePath> {
         let bar = ProgressBar::hidden();
-        let trace = trace_in_as(file, &self.imports, self.from, &|bytes| {
+        let trace = self.traces.trace(file, &self.name(file), &|bytes| {
             if bar.is_hidden() {
                 bar.set_length(source_size(file));
                 reveal(&bar, "importing {bar:40} {bytes}/{total_bytes}");
@@ -296,8 +227,7 @@ impl Cache {
         let trace = trace?;
         if let (Some(format), Some(summary)) = (trace.imported_from, &trace.imported_now) {
             report(summary);
-            self.check_import(file, summary)?;
-            let later = if self._scratch.is_some() {
+            let later = if self.traces.is_temporary() {
                 "removed when the command ends"
             } else {
                 "later opens reuse it"
@@ -307,30 +237,8 @@ impl Cache {
                 self.name(file),
                 trace.path.display()
             );
-        } else if self.strict
-            && let Some(problem) = tracetree::import::stored_problem(&trace.path)
-        {
-            return Err(strict_import_error(&self.name(file), &problem));
         }
         Ok(trace)
-    }
-
-    /// Under `--strict`, fails when the import of `file` found its source
-    /// incomplete or damaged: unfinished calls, damaged tails, records
-    /// skipped for want of a call.
-    pub fn check_import(&self, file: &Path, summary: &ImportSummary) -> Result<()> {
-        match summary.problem() {
-            Some(problem) if self.strict => Err(strict_import_error(&self.name(file), &problem)),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// `--strict`'s error for an import of `name` that found `problem`.
-fn strict_import_error(name: &str, problem: &str) -> Error {
-    Error::BadSource {
-        path: PathBuf::from(name),
-        what: format!("incomplete or damaged: {problem} (and --strict was given)"),
     }
 }
 

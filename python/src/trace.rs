@@ -20,12 +20,12 @@ use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::export::parquet::{
     BatchOptions, ParquetOptions, RecordBatches, export_parquet, record_batches,
 };
-use tracetree::import::{SourceFormat, TracePath, stored_problem, trace_in_as};
+use tracetree::import::SourceFormat;
 use tracetree::model::TracepointType;
 use tracetree::search::Hit as FoundHit;
 use tracetree::{
-    Error, IndexChoice, LazyOptions, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
-    StackFormat, StackOptions,
+    CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
+    StackFormat, StackOptions, TraceCache,
 };
 
 use crate::errors::{OrRaise, raise};
@@ -60,14 +60,9 @@ pub struct Trace {
     format: Option<SourceFormat>,
     status: &'static str,
     warnings: Vec<String>,
-    /// A temporary cache for imports (`no_cache`), removed with the trace.
-    _scratch: Option<tempfile::TempDir>,
-}
-
-/// Where an open keeps what it caches.
-struct CacheChoice {
-    dir: Option<PathBuf>,
-    no_cache: bool,
+    /// Where its import and lookups are kept: a temporary folder
+    /// (`no_cache`) is removed with the trace.
+    _cache: TraceCache,
 }
 
 /// Opens `path` as the command line does with `--cache-dir`, `--no-cache`,
@@ -75,91 +70,38 @@ struct CacheChoice {
 /// on first use), the lazy reader's lookups kept there.
 fn open_trace(
     path: &Path,
-    cache: CacheChoice,
+    cache: CacheLocation,
     strict: bool,
     from: Option<SourceFormat>,
     index: IndexChoice,
 ) -> tracetree::Result<Trace> {
-    let dir = match cache.dir {
-        _ if cache.no_cache => None,
-        Some(dir) => Some(dir),
-        None => tracetree::storage::cache_dir().ok(),
-    };
-    let (imports, lookups, scratch) = match dir {
-        Some(dir) => (dir.clone(), Some(dir.join("lookups")), None),
-        None => {
-            let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
-            (scratch.path().to_path_buf(), None, Some(scratch))
-        }
-    };
-    let trace: TracePath = trace_in_as(path, &imports, from, &|_| {})?;
+    let cache = TraceCache::new(cache)?
+        .strict(strict)
+        .strict_flag("strict=True")
+        .reading_as(from);
+    let options = cache.lazy_options().index(index);
     let shown = path.display().to_string();
-    let mut warnings = Vec::new();
-    let mut status = "complete";
-    let problem = match &trace.imported_now {
-        Some(summary) => {
-            for damage in &summary.damage {
-                warnings.push(format!("damaged: {}: {}", damage.source, damage.what));
-            }
-            warnings.extend(summary.warnings.iter().cloned());
-            summary.problem()
-        }
-        None => trace
-            .imported_from
-            .and_then(|_| stored_problem(&trace.path)),
-    };
-    if let Some(problem) = problem {
-        if strict {
-            return Err(Error::BadSource {
-                path: path.to_path_buf(),
-                what: format!("incomplete or damaged: {problem} (and strict was given)"),
-            });
-        }
-        warnings.push(format!("{shown}: incomplete or damaged import: {problem}"));
-        status = "damaged";
-    }
-    let reader = LazyOptions::default()
-        .sidecar_dir(lookups)
-        .index(index)
-        .open(&trace.path)?;
-    let report = &reader.report().data;
-    if let Some(summary) = report.summary(reader.context().data().len()) {
-        if strict {
-            return Err(Error::BadSource {
-                path: path.to_path_buf(),
-                what: format!("{summary} (and strict was given)"),
-            });
-        }
-        warnings.push(format!("{shown}: {summary}"));
-        status = "damaged";
-    }
-    if report.unfinished_containers > 0 {
-        let what = match report.unfinished_containers {
-            1 => "1 call or loop".to_string(),
-            n => format!("{n} calls or loops"),
-        };
-        if strict {
-            return Err(Error::BadSource {
-                path: path.to_path_buf(),
-                what: format!("unfinished: {what} never ended (and strict was given)"),
-            });
-        }
-        warnings.push(format!("{shown}: unfinished: {what} never ended"));
-        if status == "complete" {
-            status = "unfinished";
-        }
-    }
+    let opened = cache.open(path, &shown, options, false)?;
     Ok(Trace {
         shared: Arc::new(Shared {
-            reader: RwLock::new(Some(Arc::new(reader))),
+            reader: RwLock::new(Some(Arc::new(opened.reader))),
         }),
         path: path.to_path_buf(),
-        trace_path: trace.path,
-        format: trace.imported_from,
-        status,
-        warnings,
-        _scratch: scratch,
+        trace_path: opened.trace.path,
+        format: opened.trace.imported_from,
+        status: opened.status.as_str(),
+        warnings: opened.warnings,
+        _cache: cache,
     })
+}
+
+/// Where `cache_dir` and `no_cache` say an open keeps what it caches.
+fn cache_location(cache_dir: Option<PathBuf>, no_cache: bool) -> CacheLocation {
+    match cache_dir {
+        _ if no_cache => CacheLocation::Temporary,
+        Some(dir) => CacheLocation::Folder(dir),
+        None => CacheLocation::PerUser,
+    }
 }
 
 /// `from_` as a format: a foreign one, or `None` for `"v22"` and `None`.
@@ -186,10 +128,7 @@ pub fn open(
     from_: Option<&str>,
 ) -> PyResult<Trace> {
     let from = source_format(from_)?;
-    let cache = CacheChoice {
-        dir: cache_dir,
-        no_cache,
-    };
+    let cache = cache_location(cache_dir, no_cache);
     py.detach(|| open_trace(&path, cache, strict, from, IndexChoice::UseOrRebuild))
         .or_raise()
 }
@@ -703,12 +642,16 @@ fn reader_of(
         return Ok((trace.shared.reader()?, format, trace.trace_path.clone()));
     }
     let path: PathBuf = trace.extract()?;
-    let cache = CacheChoice {
-        dir: None,
-        no_cache: false,
-    };
     let opened = py
-        .detach(|| open_trace(&path, cache, false, None, IndexChoice::Verify))
+        .detach(|| {
+            open_trace(
+                &path,
+                CacheLocation::PerUser,
+                false,
+                None,
+                IndexChoice::Verify,
+            )
+        })
         .or_raise()?;
     let format = opened.source_format().to_string();
     Ok((opened.shared.reader()?, format, opened.trace_path.clone()))

@@ -2,6 +2,7 @@
 and exported, as the command line does."""
 
 import json
+import subprocess
 import os
 from pathlib import Path
 
@@ -61,3 +62,44 @@ def test_call_stack_exports(tmp_path):
         with pytest.raises(tracetree.InvalidArgumentError):
             tracetree.export(trace, folded, format="folded")  # exists: needs force
         tracetree.export(trace, folded, format="folded", force=True)
+
+
+BLINKY = (
+    b"$$method$$,1,run,demo/A,1\n$enter$,10,1,-1,0,-2,,,\n$exit$,11,1,-1,0,-4,,,\n"
+    b"$field$,12,1,7,3,180,demo/A,n,I;\nprogram says hi \xff\n$line$,13,1,7,0,-1,,,\n"
+    b"$$$,1,4,0,1,x,10,$enter$,()V\n$$$,2,4,0,1,x,12,$field$,a,b\n"
+    b"$$$,3,4,0,1,x,13,$line$\n$$$,4,4,0,1,x,11,$exit$\n$$$,5,4,0,0,x,11,$exit$\n"
+)
+
+
+def test_blinky_log_opens_with_what_its_import_skipped(tmp_path, own_cache):
+    source = tmp_path / "run.log"
+    source.write_bytes(BLINKY)
+    with tracetree.open(source) as trace:
+        assert trace.source_format == "blinky"
+        assert Path(trace.trace_path).parent == own_cache
+        kinds = [node.kind for _, node in walk(trace)]
+        assert kinds.count("method_call") == 1 and kinds.count("read_field") == 1, kinds
+        out = tmp_path / "dump.jsonl"
+        tracetree.dump(trace, out)
+        assert [record(t, n) for t, n in walk(trace)] == dumped(
+            out.read_text().splitlines(), KEYS)
+
+
+def test_packed_trace_opens_as_its_parts(tmp_path, cli):
+    packed = tmp_path / "multi.packedtrace"
+    subprocess.run([str(cli), "pack", str(TESTDATA[0]), "-o", str(packed)],
+                   check=True, capture_output=True)
+    with tracetree.open(TESTDATA[0]) as plain, tracetree.open(packed) as trace:
+        assert [t.name for t in trace.threads] == [t.name for t in plain.threads]
+        assert [record(t, n) for t, n in walk(trace)] == [
+            record(t, n) for t, n in walk(plain)]
+
+
+def test_polars_reads_the_arrow_stream():
+    import polars
+    with tracetree.open(TESTDATA[0]) as trace:
+        frame = polars.from_arrow(trace.to_arrow().read_all())
+        assert frame.height == sum(1 for _ in walk(trace))
+        calls = frame.filter(polars.col("kind") == "method_call")
+        assert calls.height > 0

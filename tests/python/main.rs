@@ -92,7 +92,14 @@ fn python_package_passes_its_tests() {
         return;
     };
     // What the package's build and tests use, from PyPI.
-    let wanted = ["maturin>=1.7,<2", "pytest", "pyarrow", "pandas", "duckdb"];
+    let wanted = [
+        "maturin>=1.7,<2",
+        "pytest",
+        "pyarrow",
+        "pandas",
+        "polars",
+        "duckdb",
+    ];
     let installed = run(Command::new(&python)
         .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
         .args(wanted));

@@ -14,6 +14,7 @@ mod lazy_index_policy;
 mod lazy_random_access;
 mod lazy_sidecar;
 mod navigate;
+mod opening;
 mod packed;
 mod random_mutations;
 mod rebuild;

@@ -14,7 +14,6 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::read::IndexStatus;
 use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
 use tracetree::{LazyNode, LazyTraceReader};
 
@@ -193,42 +192,12 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         .map_err(|e| opening(&e))?
         .file_access(access)
         .reading_as(from);
-    let mut warnings = Vec::new();
-    let trace = cache.trace(&path).map_err(|e| opening(&e))?;
-    // An import found its source incomplete: now, or when it was cached.
-    let import_problem = match &trace.imported_now {
-        Some(summary) => summary.problem(),
-        None => tracetree::import::stored_problem(&trace.path),
-    };
-    if let Some(problem) = &import_problem {
-        warnings.push(format!("{}: imported, incomplete: {problem}", params.path));
-    }
     let growing = options.growing.unwrap_or(false);
-    let (reader, warning) = cache
-        .open_lazy_reporting(&trace.path, growing)
+    let opened = cache
+        .traces()
+        .open(&path, &params.path, cache.lazy_options(), growing)
         .map_err(|e| opening(&e))?;
-    let report = reader.report();
-    match &report.status {
-        IndexStatus::Rebuilt(problem) => warnings.push(format!(
-            "{}: index not used ({problem}); rebuilt from the data",
-            params.path
-        )),
-        IndexStatus::Used { complete: false } => warnings.push(format!(
-            "{}: index without footer: the recorder did not finish",
-            params.path
-        )),
-        IndexStatus::Used { complete: true } => {}
-    }
-    let status = if growing {
-        "growing"
-    } else if warning.is_some() || import_problem.is_some() {
-        "damaged"
-    } else if report.data.unfinished_containers > 0 {
-        "unfinished"
-    } else {
-        "whole"
-    };
-    warnings.extend(warning);
+    let (reader, status, warnings) = (opened.reader, opened.status, opened.warnings);
     let tracepoints = if options.count_tracepoints.unwrap_or(true) {
         progress.report("counting tracepoints");
         let counts = reader.count_tracepoints().map_err(|e| opening(&e))?;
@@ -249,7 +218,7 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         trace: open.id.clone(),
         threads,
         tracepoints,
-        status: status.into(),
+        status: status.as_str().into(),
         warnings,
     })
 }

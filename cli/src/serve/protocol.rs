@@ -127,7 +127,7 @@ pub struct OpenResult {
     pub threads: Vec<ThreadInfo>,
     /// Its tracepoints, or null when not counted.
     pub tracepoints: Option<u64>,
-    /// `whole`, `damaged` (a warning says what was left out), `unfinished`
+    /// `complete`, `damaged` (a warning says what was left out), `unfinished`
     /// (calls never ended: a recorder crashed or is still writing),
     /// `growing` (opened as a growing view).
     pub status: String,

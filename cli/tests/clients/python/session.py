@@ -106,7 +106,7 @@ def main():
 
     opened = client.call("trace/open", {"path": trace})
     t = opened["trace"]
-    assert opened["status"] == "whole", opened
+    assert opened["status"] == "complete", opened
     dump = [json.loads(line) for line in run(tracetree, "dump", trace).splitlines()]
     assert opened["tracepoints"] == len(dump), (opened["tracepoints"], len(dump))
     assert [th["id"] for th in opened["threads"]] == sorted({d["thread"] for d in dump})
