@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use tracetree::export::parquet::{
 };
 use tracetree::import::SourceFormat;
 use tracetree::model::TracepointType;
-use tracetree::search::Hit as FoundHit;
+use tracetree::search::{Hit as FoundHit, search_streaming};
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
     StackFormat, StackOptions, TraceCache,
@@ -296,7 +296,8 @@ impl Trace {
     /// Finds tracepoints by name (of the method, field or variable), or
     /// with `text=True` by their printed line; only `kinds` (as `Node.kind`
     /// names them) and `threads` when given. An iterator of `Hit`s, threads
-    /// ascending, each in event order. The search runs with the GIL
+    /// ascending, each in event order, each handed over as soon as it is
+    /// found (the search starts at the first `next`). It runs with the GIL
     /// released and stops on Ctrl-C (`KeyboardInterrupt`). `max` bounds
     /// the hits kept (all when `None`; `total` counts every hit).
     #[pyo3(signature = (pattern, *, text=false, kinds=None, threads=None, ignore_case=false, max=None))]
@@ -438,22 +439,55 @@ impl Thread {
 
 /// Where a search is.
 enum SearchState {
-    /// Not run yet.
+    /// Not started yet.
     Ready(Box<SearchOptions>),
-    /// Run: the hits not yet taken.
-    Found {
+    /// Under way on its own thread, handing hits over as it finds them.
+    Streaming(Streaming),
+    /// Waited on by another Python thread.
+    Busy,
+    /// Ended: the hits not yet taken, and the counts.
+    Done {
         hits: VecDeque<FoundHit>,
         total: u64,
         scanned: u64,
     },
-    /// Running, on behalf of another Python thread.
-    Running,
     /// Stopped by an exception.
     Failed,
 }
 
-/// The hits of `Trace.search`: an iterator; the search runs when the first
-/// hit is asked for.
+/// What a search's thread hands over.
+enum Found {
+    /// A hit, in order: threads ascending, each in event order.
+    Hit(FoundHit),
+    /// The end: every hit's count and the tracepoints looked at, or why
+    /// it failed.
+    End(tracetree::Result<(u64, u64)>),
+}
+
+/// A search under way.
+struct Streaming {
+    /// Its hits and its end, a bounded queue: the search waits while the
+    /// caller does not take them.
+    found: Receiver<Found>,
+    /// Hits taken from the queue and not yet handed out (`total` and
+    /// `scanned` read the queue to its end).
+    pending: VecDeque<FoundHit>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        // A search nobody reads any more ends at its next check; its
+        // thread also ends when a hit finds the queue gone.
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Hits a search's thread may hand over before the caller takes them.
+const QUEUED_HITS: usize = 1024;
+
+/// The hits of `Trace.search`: an iterator whose search starts when the
+/// first hit is asked for and hands hits over as it finds them.
 #[pyclass(module = "tracetree")]
 pub struct SearchHits {
     shared: Arc<Shared>,
@@ -461,93 +495,178 @@ pub struct SearchHits {
 }
 
 impl SearchHits {
-    /// Runs the search if it has not run, on a thread of its own; this
-    /// thread waits with the GIL released, checking for signals: one that
-    /// raises (Ctrl-C) stops the search and is raised.
-    fn run(&self, py: Python<'_>) -> PyResult<()> {
-        // Not held while the search runs: the GIL is released then, and
-        // another thread waiting here would hold it.
-        let lock = || self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let taken = std::mem::replace(&mut *lock(), SearchState::Running);
-        let mut options = match taken {
-            SearchState::Ready(options) => *options,
-            SearchState::Running => {
+    /// The state, its lock not kept.
+    fn lock(&self) -> std::sync::MutexGuard<'_, SearchState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next hit (`None` at the end), starting the search if it has
+    /// not started; with `drain`, reads the queue to its end first, so
+    /// that the counts are known. This thread waits with the GIL
+    /// released, checking for signals: one that raises (Ctrl-C) stops
+    /// the search and is raised.
+    fn next(&self, py: Python<'_>, drain: bool) -> PyResult<Option<FoundHit>> {
+        // The state is taken out while this thread waits (the GIL released):
+        // another thread asking meanwhile is told the search is busy.
+        let taken = std::mem::replace(&mut *self.lock(), SearchState::Busy);
+        let mut streaming = match taken {
+            SearchState::Ready(options) => match self.start(*options) {
+                Ok(streaming) => streaming,
+                Err(error) => {
+                    *self.lock() = SearchState::Failed;
+                    return Err(error);
+                }
+            },
+            SearchState::Streaming(streaming) => streaming,
+            SearchState::Busy => {
                 return Err(raise(
                     "TraceError",
-                    "this search is running in another thread".to_string(),
+                    "this search is being read in another thread".to_string(),
                 ));
             }
             SearchState::Failed => {
-                *lock() = SearchState::Failed;
+                *self.lock() = SearchState::Failed;
                 return Err(raise(
                     "TraceError",
                     "this search was stopped; start another".to_string(),
                 ));
             }
-            found @ SearchState::Found { .. } => {
-                *lock() = found;
-                return Ok(());
+            SearchState::Done {
+                mut hits,
+                total,
+                scanned,
+            } => {
+                let hit = if drain { None } else { hits.pop_front() };
+                *self.lock() = SearchState::Done {
+                    hits,
+                    total,
+                    scanned,
+                };
+                return Ok(hit);
             }
         };
-        let stop = Arc::new(AtomicBool::new(false));
-        options.stop = Some(Arc::clone(&stop));
-        let reader = match self.shared.reader() {
-            Ok(reader) => reader,
-            Err(error) => {
-                *lock() = SearchState::Failed;
-                return Err(error);
+        loop {
+            if !drain && let Some(hit) = streaming.pending.pop_front() {
+                *self.lock() = SearchState::Streaming(streaming);
+                return Ok(Some(hit));
             }
-        };
-        let (send, found) = std::sync::mpsc::channel();
-        let searcher = std::thread::Builder::new()
-            .name("tracetree-search".into())
-            .spawn(move || {
-                let _ = send.send(tracetree::search(&reader, &options, &|_| {}));
-            })
-            .map_err(|e| {
-                *lock() = SearchState::Failed;
-                crate::errors::to_py(Error::io(std::env::temp_dir(), e))
-            })?;
-        // Waited on with the GIL released, from this thread only.
-        let found = Mutex::new(found);
-        let wait = || {
-            found
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .recv_timeout(Duration::from_millis(50))
-        };
-        let result = loop {
-            match py.detach(wait) {
-                Ok(result) => break result,
+            // Moved to the waiting side and back: a queue's receiver is
+            // not shared between threads.
+            let got;
+            (streaming, got) = py.detach(move || {
+                let got = streaming.found.recv_timeout(Duration::from_millis(50));
+                (streaming, got)
+            });
+            match got {
+                Ok(Found::Hit(hit)) => streaming.pending.push_back(hit),
+                Ok(Found::End(Ok((total, scanned)))) => {
+                    let mut hits = std::mem::take(&mut streaming.pending);
+                    let hit = if drain { None } else { hits.pop_front() };
+                    *self.lock() = SearchState::Done {
+                        hits,
+                        total,
+                        scanned,
+                    };
+                    return Ok(hit);
+                }
+                Ok(Found::End(Err(error))) => {
+                    *self.lock() = SearchState::Failed;
+                    return Err(crate::errors::to_py(error));
+                }
                 Err(RecvTimeoutError::Timeout) => {
                     if let Err(signal) = py.check_signals() {
-                        stop.store(true, Ordering::Relaxed);
-                        let _ = py.detach(|| searcher.join());
-                        *lock() = SearchState::Failed;
+                        *self.lock() = SearchState::Failed;
                         return Err(signal);
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    break Err(Error::Internal("the search ended without a result".into()));
+                    *self.lock() = SearchState::Failed;
+                    let error = Error::Internal("the search ended without a result".into());
+                    return Err(crate::errors::to_py(error));
                 }
-            }
-        };
-        let _ = py.detach(|| searcher.join());
-        match result {
-            Ok(found) => {
-                *lock() = SearchState::Found {
-                    hits: found.hits.into(),
-                    total: found.total,
-                    scanned: found.scanned,
-                };
-                Ok(())
-            }
-            Err(error) => {
-                *lock() = SearchState::Failed;
-                Err(crate::errors::to_py(error))
             }
         }
     }
+
+    /// Starts the search of `options` on a thread of its own: one thread
+    /// of the trace after another, ascending, so that hits come in order
+    /// and the first ones at once.
+    fn start(&self, mut options: SearchOptions) -> PyResult<Streaming> {
+        let reader = self.shared.reader()?;
+        let known = reader.thread_ids();
+        let threads = match options.threads.take() {
+            Some(threads) => {
+                if let Some(unknown) = threads.iter().find(|t| !known.contains(t)) {
+                    return Err(raise(
+                        "InvalidArgumentError",
+                        format!("no thread {} in this trace", unknown.get()),
+                    ));
+                }
+                threads
+            }
+            None => known,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        options.stop = Some(Arc::clone(&stop));
+        let (hand, found) = std::sync::mpsc::sync_channel(QUEUED_HITS);
+        let stopping = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("tracetree-search".into())
+            .spawn(move || {
+                let ended = search_in_turn(&reader, &options, &threads, &|hit| {
+                    if hand.send(Found::Hit(hit.clone())).is_err() {
+                        stopping.store(true, Ordering::Relaxed);
+                    }
+                });
+                let _ = hand.send(Found::End(ended));
+            })
+            .map_err(|e| crate::errors::to_py(Error::io(std::env::temp_dir(), e)))?;
+        Ok(Streaming {
+            found,
+            pending: VecDeque::new(),
+            stop,
+        })
+    }
+
+    /// The counts, once the search has run to its end.
+    fn counts(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        self.next(py, true)?;
+        match &*self.lock() {
+            SearchState::Done { total, scanned, .. } => Ok((*total, *scanned)),
+            _ => Ok((0, 0)),
+        }
+    }
+}
+
+/// Searches `threads` of `reader` one after another, handing each hit to
+/// `on_hit`, at most `options.max` in all; every hit's count and the
+/// tracepoints looked at.
+fn search_in_turn(
+    reader: &LazyTraceReader,
+    options: &SearchOptions,
+    threads: &[ThreadId],
+    on_hit: &(dyn Fn(&FoundHit) + Sync),
+) -> tracetree::Result<(u64, u64)> {
+    let (mut total, mut scanned, mut left) = (0, 0, options.max);
+    for &thread in threads {
+        if options
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            break;
+        }
+        let one = SearchOptions {
+            threads: Some(vec![thread]),
+            max: left,
+            ..options.clone()
+        };
+        let found = search_streaming(reader, &one, &|_| {}, on_hit)?;
+        total += found.total;
+        scanned += found.scanned;
+        left -= found.hits.len().min(left);
+    }
+    Ok((total, scanned))
 }
 
 #[pymethods]
@@ -557,12 +676,7 @@ impl SearchHits {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<Hit>> {
-        self.run(py)?;
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let SearchState::Found { hits, .. } = &mut *state else {
-            return Ok(None);
-        };
-        let Some(hit) = hits.pop_front() else {
+        let Some(hit) = self.next(py, false)? else {
             return Ok(None);
         };
         Ok(Some(Hit {
@@ -578,24 +692,16 @@ impl SearchHits {
         }))
     }
 
-    /// Every hit, kept or not (runs the search if it has not run).
+    /// Every hit, kept or not (runs the search to its end).
     #[getter]
     fn total(&self, py: Python<'_>) -> PyResult<u64> {
-        self.run(py)?;
-        match &*self.state.lock().unwrap_or_else(PoisonError::into_inner) {
-            SearchState::Found { total, .. } => Ok(*total),
-            _ => Ok(0),
-        }
+        Ok(self.counts(py)?.0)
     }
 
-    /// Tracepoints looked at (runs the search if it has not run).
+    /// Tracepoints looked at (runs the search to its end).
     #[getter]
     fn scanned(&self, py: Python<'_>) -> PyResult<u64> {
-        self.run(py)?;
-        match &*self.state.lock().unwrap_or_else(PoisonError::into_inner) {
-            SearchState::Found { scanned, .. } => Ok(*scanned),
-            _ => Ok(0),
-        }
+        Ok(self.counts(py)?.1)
     }
 }
 

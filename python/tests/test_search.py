@@ -88,3 +88,24 @@ def test_ctrl_c_stops_a_search(generated):
         # The trace is still usable, and a new search runs to its end.
         first = trace.roots(trace.threads[0])[0]
         assert list(trace.search(first.method.rsplit(".", 1)[-1], max=1))
+
+
+def test_hits_stream_in_order_and_an_abandoned_search_ends(generated):
+    """Hits come one thread after another, each in event order, as the
+    command line lists them; a search left half read holds nothing up."""
+    path = generated("mixed", "8MB", threads=3)
+    with tracetree.open(path) as trace:
+        hits = trace.search("compute", max=5000)
+        got = [(hit.thread, hit.event_id) for hit in hits]
+        assert got and got == sorted(got, key=lambda h: h[0])
+        for thread in {t for t, _ in got}:
+            ids = [e for t, e in got if t == thread]
+            assert ids == sorted(ids)
+        assert hits.total >= len(got) and hits.scanned > 0
+        for _ in range(20):
+            started = iter(trace.search("compute"))
+            assert next(started).event_id == got[0][1]
+            del started
+        assert [(h.thread, h.event_id) for h in trace.search("compute", max=5000)] == got
+        with pytest.raises(tracetree.InvalidArgumentError, match="no thread 99"):
+            next(iter(trace.search("compute", threads=[99])))

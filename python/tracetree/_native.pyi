@@ -82,7 +82,8 @@ class Trace:
         max: Optional[int] = None,
     ) -> "SearchHits":
         """Tracepoints whose name (or, with ``text``, printed line) holds
-        ``pattern``; runs with the GIL released, stops on Ctrl-C."""
+        ``pattern``, handed over as they are found; runs with the GIL
+        released, stops on Ctrl-C."""
     def to_arrow(
         self,
         thread: Optional[_ThreadsArg] = None,
@@ -180,15 +181,16 @@ class Hit:
         """Its line as ``print`` shows it."""
 
 class SearchHits(Iterator[Hit]):
-    """The hits of a search, threads ascending, each in event order."""
+    """The hits of a search, threads ascending, each in event order, each
+    as soon as it is found (the search starts at the first ``next``)."""
 
     def __next__(self) -> Hit: ...
     @property
     def total(self) -> int:
-        """Every hit, kept or not."""
+        """Every hit, kept or not (runs the search to its end)."""
     @property
     def scanned(self) -> int:
-        """Tracepoints looked at."""
+        """Tracepoints looked at (runs the search to its end)."""
 
 def print(
     trace: Union[Trace, _Path],

@@ -166,4 +166,5 @@ fn python_package_passes_its_tests() {
     }
     let summary = report.lines().last().unwrap_or_default().to_string();
     assert!(summary.contains("passed"), "{report}");
+    eprintln!("pytest: {summary}");
 }
