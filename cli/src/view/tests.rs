@@ -307,6 +307,9 @@ fn a_diff_is_coloured_by_status_and_brackets_step_through_its_changes() {
         assert_eq!(row.status, *status);
         assert_eq!(app.message, "next change");
     }
+    let details = screen(&mut app, 120, 40).join("\n");
+    let last = changes.last().unwrap().1.name().unwrap();
+    assert!(details.contains(&format!("diff: {last}")), "{details}");
     press(&mut app, "]");
     assert_eq!(app.message, "no change after this row");
     assert_eq!(

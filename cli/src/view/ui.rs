@@ -174,6 +174,13 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
                 format!("{} of {}", group(index + 1), count_text(siblings)),
             ));
             lines.push(field("children", count_text(row.children)));
+            if let Some(status) = tracepoint.header.diff_status.name() {
+                let mut line = field("diff", status.to_string());
+                if let Some(colour) = diff_colour(tracepoint.header.diff_status) {
+                    line = line.style(Style::default().fg(colour));
+                }
+                lines.push(line);
+            }
             if data.is_unfinished() {
                 lines.push(field("unfinished", "the recording ended inside it".into()));
             }
