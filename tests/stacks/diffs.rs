@@ -13,10 +13,13 @@ use tracetree::read::LazyTraceReader;
 use tracetree::search::{SearchOptions, search};
 use tracetree_testkit::diffs::diff_pair;
 
-use super::{FORMATS, export};
+use super::{FORMATS, export, sample_tree_of};
+
+/// Two-column folded stacks: stack → (left, right).
+type Differential = BTreeMap<String, (u64, u64)>;
 
 /// Two-column folded lines as stack → (left, right).
-fn read_differential(text: &str) -> BTreeMap<String, (u64, u64)> {
+fn read_differential(text: &str) -> Differential {
     let mut stacks = BTreeMap::new();
     for line in text.lines() {
         let (rest, right) = line.rsplit_once(' ').expect("STACK LEFT RIGHT");
@@ -35,24 +38,10 @@ fn read_differential(text: &str) -> BTreeMap<String, (u64, u64)> {
 fn folded_diffs_are_what_inferno_makes_of_the_two_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let pair = diff_pair(dir.path(), 300_000, 3, 0.02);
-    let folded = |trace: &Path, name: &str| {
-        let out = dir.path().join(name);
-        std::fs::create_dir_all(&out).unwrap();
-        let (path, _) = export(trace, &out, StackFormat::Folded, |_| {});
-        std::fs::read(path).unwrap()
-    };
-    let (left, right) = (folded(&pair.left, "left"), folded(&pair.right, "right"));
-    let mut merged = Vec::new();
-    inferno::differential::from_readers(
-        inferno::differential::Options::default(),
-        &left[..],
-        &right[..],
-        &mut merged,
-    )
-    .unwrap();
-    let expected = read_differential(&String::from_utf8(merged).unwrap());
-    let ours = String::from_utf8(folded(&pair.diff, "diff")).unwrap();
-    assert_eq!(read_differential(&ours), expected);
+    let (expected, ours_map) =
+        differential_and_ours(dir.path(), &pair.left, &pair.right, &pair.diff);
+    assert_eq!(ours_map, expected);
+    let ours = std::fs::read_to_string(dir.path().join("diff/out.folded")).unwrap();
 
     // inferno draws it as a differential: widths from the right column,
     // each frame with its change.
@@ -71,6 +60,97 @@ fn folded_diffs_are_what_inferno_makes_of_the_two_inputs() {
         svg.contains("%; +") || svg.contains("%; -"),
         "no frame shows a change"
     );
+}
+
+/// inferno's differential of the folded exports of `left` and `right`,
+/// and the folded export of their diff, as stack → (left, right).
+fn differential_and_ours(
+    dir: &Path,
+    left: &Path,
+    right: &Path,
+    diff: &Path,
+) -> (Differential, Differential) {
+    let folded = |trace: &Path, name: &str| {
+        let out = dir.join(name);
+        std::fs::create_dir_all(&out).unwrap();
+        let (path, _) = export(trace, &out, StackFormat::Folded, |_| {});
+        std::fs::read(path).unwrap()
+    };
+    let (before, after) = (folded(left, "left"), folded(right, "right"));
+    let mut merged = Vec::new();
+    inferno::differential::from_readers(
+        inferno::differential::Options::default(),
+        &before[..],
+        &after[..],
+        &mut merged,
+    )
+    .unwrap();
+    let expected = read_differential(&String::from_utf8(merged).unwrap());
+    let ours = String::from_utf8(folded(diff, "diff")).unwrap();
+    (expected, read_differential(&ours))
+}
+
+#[test]
+fn sample_trees_diff_to_each_sides_own_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    // a(10) { b(6) { c(4) }, d(3) } against a(12) { b(7) { c(4) }, c(2) }:
+    // edited calls (their counts differ), a removed and an added one, and
+    // an unchanged one below an edit; `other` a(5) against a(8).
+    let left = sample_tree_of(
+        &dir.path().join("left.trace"),
+        &[
+            ("open", 0, 10),
+            ("open", 1, 6),
+            ("open", 2, 4),
+            ("close", 2, 4),
+            ("close", 1, 6),
+            ("open", 3, 3),
+            ("close", 3, 3),
+            ("close", 0, 10),
+        ],
+        5,
+    );
+    let right = sample_tree_of(
+        &dir.path().join("right.trace"),
+        &[
+            ("open", 0, 12),
+            ("open", 1, 7),
+            ("open", 2, 4),
+            ("close", 2, 4),
+            ("close", 1, 7),
+            ("open", 2, 2),
+            ("close", 2, 2),
+            ("close", 0, 12),
+        ],
+        8,
+    );
+    let (l, r) = (
+        LazyTraceReader::open(&left).unwrap(),
+        LazyTraceReader::open(&right).unwrap(),
+    );
+    let input = |trace, name| tracetree::diff::DiffInput {
+        trace,
+        name,
+        bytes: 0,
+        is_diff: false,
+        info: None,
+    };
+    let diff = dir.path().join("diff.packedtrace");
+    let summary = tracetree::diff_traces(
+        input(&l, "left"),
+        input(&r, "right"),
+        &tracetree::diff::DiffOptions::default(),
+        &diff,
+    )
+    .unwrap();
+    assert!(
+        summary
+            .threads
+            .iter()
+            .any(|t| t.edited > 0 && t.removed > 0 && t.added > 0)
+    );
+    let (expected, ours) = differential_and_ours(dir.path(), &left, &right, &diff);
+    assert_eq!(ours, expected);
 }
 
 #[test]

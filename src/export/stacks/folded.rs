@@ -1,9 +1,17 @@
 //! Folded stacks: `thread;outer;inner WEIGHT`, one line per distinct stack
-//! with a weight of its own, in the order the stacks were first met; of a
-//! diff, `thread;outer;inner LEFT RIGHT` (FlameGraph's `difffolded.pl`
-//! form), a line per stack weighing something on either side.
+//! with a weight of its own, in the order the stacks were first met.
 //! Frames are kept as a trie of (parent stack, frame) → stack id; a line's
 //! text is built from the trie only when the thread's part is written.
+//!
+//! Of a diff, `thread;outer;inner LEFT RIGHT`, as FlameGraph's
+//! `difffolded.pl` writes two profiles (inferno's `--differential` reads
+//! it), a line per stack weighing something on either side: LEFT counts
+//! the tracepoints of the left trace (unchanged, removed, an edit's old
+//! side), RIGHT those of the right (unchanged, added, an edit's new side).
+//! The two sides of an edit have the same frame name, so their stacks
+//! merge, and each column is what the folded export of that input alone
+//! weighs (a sample tree's edited call: its old samples carried over to
+//! the new side's frame, whose children are both sides').
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -34,22 +34,8 @@
 //!
 //! With [`StackOptions::root`], only one node's subtree is walked; the
 //! containers above it open before it (weighing nothing) so that stacks
-//! keep their full path.
-//!
-//! # Diffs
-//!
-//! A diff trace (`tracetree diff`'s) is exported as the tree it is, less
-//! its virtual roots `<diff>.<root>()` (part of neither input, so their
-//! children stand at the top). [`StackOptions::diff`] keeps only the
-//! tracepoints with those statuses: each weighs as above, and the
-//! containers above it open as its path, weighing nothing themselves
-//! unless kept; containers with nothing kept in them are left out.
-//! Folded stacks of a diff have two weights, `stack LEFT RIGHT` as
-//! FlameGraph's `difffolded.pl` writes them: LEFT counts the tracepoints
-//! of the left trace (unchanged, removed, the old side of an edit), RIGHT
-//! those of the right (unchanged, added, the new side of an edit). As the
-//! two sides of an edit carry the same frame name, their stacks merge, and
-//! each column is what the folded export of that input alone would weigh.
+//! keep their full path. A diff trace is exported less its virtual roots,
+//! filtered by [`StackOptions::diff`], folded with two weights (`folded.rs`).
 //!
 //! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
 
@@ -114,9 +100,13 @@ pub struct StackOptions {
     pub threads: Option<Vec<ThreadId>>,
     /// Only the subtree of the tracepoint with this event id.
     pub root: Option<EventId>,
-    /// In a diff trace, only tracepoints with these diff statuses, with
-    /// their containers as path (all when `None`; an error on a trace that
-    /// is not a diff).
+    /// In a diff trace, only tracepoints with these diff statuses (all
+    /// when `None`; an error on a trace that is not a diff). Each kept
+    /// tracepoint weighs as in any export, and the containers above it
+    /// open as its path, weighing nothing themselves unless kept;
+    /// containers with nothing kept in them are left out. Whatever the
+    /// filter, a diff's virtual roots `<diff>.<root>()` (part of neither
+    /// input) are left out, their children standing at the top.
     pub diff: Option<Vec<DiffStatus>>,
     /// Replace the output file if it exists.
     pub force: bool,
