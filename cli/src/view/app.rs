@@ -105,7 +105,9 @@ impl App {
     pub fn new(reader: Arc<LazyTraceReader>) -> Result<Self> {
         let ids = reader.thread_ids();
         let counter = Counter::new(Arc::clone(&reader));
-        let reader_is_diff = reader.is_diff()?;
+        // A first tracepoint that cannot be read opens as a plain trace
+        // (its row shows the error).
+        let reader_is_diff = reader.is_diff().unwrap_or(false);
         Ok(App {
             rows: Rows::new(Arc::clone(&reader), &ids)?,
             reader,

@@ -192,8 +192,22 @@ fn view_steps_through_the_changes_of_a_diff_in_a_terminal() {
             .any(|marker| first.contains(marker)),
         "{first}"
     );
-    session.keys(&["]", "["]);
-    session.wait_for("previous change");
+    // The second change (each found before the next key), then back.
+    let event = |screen: &str| {
+        screen
+            .split("event id: ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+    };
+    let first_event = event(&first);
+    session.keys(&["]"]);
+    session.wait_until("the second change", Duration::from_millis(50), |screen| {
+        screen.contains("next change") && event(screen) != first_event
+    });
+    session.keys(&["["]);
+    let back = session.wait_for("previous change");
+    assert_eq!(event(&back), first_event, "{back}");
     session.keys(&["?"]);
     let help = session.wait_for("keys (any key closes)");
     assert!(help.contains("next, previous change"), "{help}");

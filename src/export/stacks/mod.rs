@@ -294,7 +294,9 @@ impl Plan {
     fn new(reader: &LazyTraceReader, options: &StackOptions) -> Result<Self> {
         let threads = selected_threads(reader, options.threads.as_deref())?;
         let kept = wanted_statuses(reader, options.diff.as_deref())?;
-        let is_diff = options.diff.is_some() || reader.is_diff()?;
+        // A first tracepoint that cannot be read says nothing: the walk
+        // reports the damage, the export goes on as of a plain trace.
+        let is_diff = options.diff.is_some() || reader.is_diff().unwrap_or(false);
         let Some(event) = options.root else {
             return Ok(Plan {
                 walks: threads.into_iter().map(Walk::Thread).collect(),
