@@ -14,6 +14,10 @@
 //! - with [`SearchOptions::text`], also its **line** as `print` shows it
 //!   (arguments, values, results), rendered for every tracepoint.
 //!
+//! An empty pattern matches every tracepoint. [`SearchOptions::kinds`] and,
+//! in a diff trace, [`SearchOptions::diff`] (statuses read from each
+//! header) keep only some: `diff` with an empty pattern lists the changes.
+//!
 //! The walker keeps the open calls above the current tracepoint (their
 //! names and what they tell their children about printing) so a hit comes
 //! with its path from the thread's top. Each thread keeps its first
@@ -28,7 +32,10 @@ use rustc_hash::FxHashMap;
 use crate::common::{EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointBody, TracepointName, TracepointType};
+use crate::model::{
+    DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointName,
+    TracepointType,
+};
 use crate::print::{Parent, TextFormatter};
 use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 
@@ -45,6 +52,11 @@ pub struct SearchOptions {
     pub threads: Option<Vec<ThreadId>>,
     /// Only these kinds of tracepoint (all when `None`).
     pub kinds: Option<Vec<TracepointType>>,
+    /// Only tracepoints with these diff statuses (all when `None`;
+    /// [`DiffStatus::changes_named`] gives the statuses of `added`,
+    /// `removed` and `edited`). A search with it is an error on a trace
+    /// that is not a diff ([`LazyTraceReader::is_diff`]).
+    pub diff: Option<Vec<DiffStatus>>,
     /// Hits kept (the rest are counted).
     pub max: usize,
     /// Set by another thread to end the search early (what was found so
@@ -62,6 +74,7 @@ impl SearchOptions {
             text: false,
             threads: None,
             kinds: None,
+            diff: None,
             max: 1000,
             stop: None,
         }
@@ -119,10 +132,10 @@ pub fn search_streaming(
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
+    let wanted = Wanted::of(reader, options)?;
     let pattern = Pattern::new(&options.pattern, options.ignore_case);
     let wanted_thread =
         |thread: ThreadId| options.threads.as_ref().is_none_or(|t| t.contains(&thread));
-    let wanted_kind = wanted_kinds(options);
     let reported = AtomicU64::new(0);
     // Names alone need only the ids calls and accesses name, which the
     // names walk reads without decoding the rest.
@@ -145,7 +158,7 @@ pub fn search_streaming(
             }
             let Some(tracepoint) = walked.tracepoint else {
                 return search
-                    .step_named(walked, &pattern, options, &wanted_kind)
+                    .step_named(walked, &pattern, options, &wanted)
                     .map(|()| true);
             };
             search.step(
@@ -155,7 +168,7 @@ pub fn search_streaming(
                 walked.footer,
                 &pattern,
                 options,
-                &wanted_kind,
+                &wanted,
             )?;
             Ok(true)
         },
@@ -192,7 +205,7 @@ pub fn find_next(
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (pattern, wanted_kind, options) = one_hit(options);
+    let (pattern, wanted, options) = one_hit(reader, options)?;
     let (thread, nodes, above) = match from {
         SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
         SearchFrom::After(node) => {
@@ -214,23 +227,27 @@ pub fn find_next(
             return Ok(None);
         }
         let (node, depth, looking) = step?;
-        let kinds = if looking { &wanted_kind } else { &[false; 12] };
-        if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
+        let wanted = if looking { &wanted } else { &Wanted::NOTHING };
+        if let Some(hit) = search.step_node(node, depth, &pattern, &options, wanted)? {
             return Ok(Some(hit));
         }
     }
     Ok(None)
 }
 
-/// What a find next or previous matches with: `options`' pattern and
-/// kinds, and `options` asking for one hit.
-fn one_hit(options: &SearchOptions) -> (Pattern, [bool; 12], SearchOptions) {
+/// What a find next or previous matches with: `options`' pattern,
+/// kinds and statuses, and `options` asking for one hit.
+fn one_hit(
+    reader: &LazyTraceReader,
+    options: &SearchOptions,
+) -> Result<(Pattern, Wanted, SearchOptions)> {
+    let wanted = Wanted::of(reader, options)?;
     let pattern = Pattern::new(&options.pattern, options.ignore_case);
     let options = SearchOptions {
         max: 1,
         ..options.clone()
     };
-    (pattern, wanted_kinds(&options), options)
+    Ok((pattern, wanted, options))
 }
 
 /// The last tracepoint before `before` in its thread's pre-order (its
@@ -245,7 +262,7 @@ pub fn find_previous(
     before: LazyNode,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (pattern, wanted_kind, options) = one_hit(options);
+    let (pattern, wanted, options) = one_hit(reader, options)?;
     let thread = reader.node_thread(before);
     // The containers above `at`, outermost first.
     let mut above = reader.ancestors(before)?;
@@ -279,8 +296,8 @@ pub fn find_previous(
             .enumerate()
             .map(|(depth, &node)| (node, depth, false));
         for (node, depth, looking) in path.chain([(at, above.len(), true)]) {
-            let kinds = if looking { &wanted_kind } else { &[false; 12] };
-            if let Some(hit) = search.step_node(node, depth, &pattern, &options, kinds)? {
+            let wanted = if looking { &wanted } else { &Wanted::NOTHING };
+            if let Some(hit) = search.step_node(node, depth, &pattern, &options, wanted)? {
                 return Ok(Some(hit));
             }
         }
@@ -295,18 +312,72 @@ fn stopped(options: &SearchOptions) -> bool {
         .is_some_and(|stop| stop.load(Ordering::Relaxed))
 }
 
-/// Which kinds of tracepoint `options` keeps, by kind number.
-fn wanted_kinds(options: &SearchOptions) -> [bool; 12] {
-    match &options.kinds {
-        None => [true; 12],
-        Some(kinds) => {
-            let mut wanted = [false; 12];
-            for kind in kinds {
-                wanted[*kind as usize] = true;
-            }
-            wanted
+/// Which tracepoints a search looks at, by kind and diff status.
+struct Wanted {
+    /// By kind number.
+    kinds: [bool; 12],
+    /// By diff status, its number plus one.
+    statuses: [bool; 6],
+}
+
+impl Wanted {
+    /// None at all: the steps down a path to where a find starts.
+    const NOTHING: Wanted = Wanted {
+        kinds: [false; 12],
+        statuses: [false; 6],
+    };
+
+    /// The kinds and statuses `options` keeps; an error when it asks for
+    /// statuses of a trace that is not a diff.
+    fn of(reader: &LazyTraceReader, options: &SearchOptions) -> Result<Self> {
+        let mut kinds = [options.kinds.is_none(); 12];
+        for kind in options.kinds.iter().flatten() {
+            kinds[*kind as usize] = true;
         }
+        Ok(Wanted {
+            kinds,
+            statuses: wanted_statuses(reader, options.diff.as_deref())?,
+        })
     }
+
+    fn wants(&self, header: &TracepointHeader) -> bool {
+        self.kinds[header.tracepoint_type as usize]
+            && self.statuses[status_place(header.diff_status)]
+    }
+}
+
+/// Which diff statuses `diff` keeps, by [`status_place`] (all when
+/// `None`); an error when it names some and `reader`'s trace is not a
+/// diff.
+pub(crate) fn wanted_statuses(
+    reader: &LazyTraceReader,
+    diff: Option<&[DiffStatus]>,
+) -> Result<[bool; 6]> {
+    let Some(diff) = diff else {
+        return Ok([true; 6]);
+    };
+    if !reader.is_diff()? {
+        return Err(not_a_diff());
+    }
+    let mut statuses = [false; 6];
+    for status in diff {
+        statuses[status_place(*status)] = true;
+    }
+    Ok(statuses)
+}
+
+/// The error of a filter by diff status on a trace that is not a diff.
+pub(crate) fn not_a_diff() -> Error {
+    Error::Unsupported {
+        path: None,
+        expected: "a diff trace",
+        found: "its tracepoints carry no diff status (`tracetree diff` writes diffs)".into(),
+    }
+}
+
+/// A diff status's place in a table of six.
+pub(crate) fn status_place(status: DiffStatus) -> usize {
+    (status as i8 + 1) as usize
 }
 
 /// The tracepoints that name something: a method, a field, a local.
@@ -337,6 +408,11 @@ impl Pattern {
             },
             ignore_case,
         }
+    }
+
+    /// Whether it is empty, which every tracepoint matches.
+    fn is_empty(&self) -> bool {
+        self.text.is_empty()
     }
 
     fn is_in(&self, haystack: &str) -> bool {
@@ -447,12 +523,13 @@ impl<'c> ThreadSearch<'c> {
         footer: Option<&Footer<'_>>,
         pattern: &Pattern,
         options: &SearchOptions,
-        wanted_kind: &[bool; 12],
+        wanted: &Wanted,
     ) -> Result<()> {
         self.open.truncate(depth);
         let (name, named_match) = self.name(tracepoint, pattern);
         let kind = tracepoint.tracepoint_type();
-        if wanted_kind[kind as usize] {
+        if wanted.wants(&tracepoint.header) {
+            let named_match = named_match || pattern.is_empty();
             let mut rendered = false;
             if !named_match && options.text {
                 self.render(tracepoint, footer)?;
@@ -478,7 +555,7 @@ impl<'c> ThreadSearch<'c> {
         depth: usize,
         pattern: &Pattern,
         options: &SearchOptions,
-        wanted_kind: &[bool; 12],
+        wanted: &Wanted,
     ) -> Result<Option<Hit>> {
         let data = self.reader.node(node)?;
         self.step(
@@ -488,7 +565,7 @@ impl<'c> ThreadSearch<'c> {
             data.footer(),
             pattern,
             options,
-            wanted_kind,
+            wanted,
         )?;
         Ok(self.hits.pop())
     }
@@ -554,7 +631,7 @@ impl<'c> ThreadSearch<'c> {
         walked: &WalkNode<'_>,
         pattern: &Pattern,
         options: &SearchOptions,
-        wanted_kind: &[bool; 12],
+        wanted: &Wanted,
     ) -> Result<()> {
         let kind = walked.header.tracepoint_type;
         let (node, depth) = (walked.node, walked.depth);
@@ -572,14 +649,15 @@ impl<'c> ThreadSearch<'c> {
                     footer,
                     pattern,
                     options,
-                    wanted_kind,
+                    wanted,
                 );
             }
             None => None,
         };
         self.open.truncate(depth);
         let place = key.map(|key| self.place(key, pattern));
-        if wanted_kind[kind as usize] && place.is_some_and(|place| self.names[place as usize].1) {
+        let matched = pattern.is_empty() || place.is_some_and(|place| self.names[place as usize].1);
+        if wanted.wants(&walked.header) && matched {
             if self.hits.len() < options.max {
                 let data = self.reader.node(node)?;
                 self.hit(

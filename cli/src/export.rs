@@ -11,6 +11,7 @@ use tracetree::common::{EventId, ThreadId};
 use tracetree::export::stacks::{
     CHROME_EVENTS_FOR_BROWSERS, StackFormat, StackOptions, export_stacks,
 };
+use tracetree::model::DiffStatus;
 
 use crate::cache::Cache;
 use crate::output::{Output, check_folder, is_stdout, not_a_stream};
@@ -41,6 +42,7 @@ pub struct ExportRequest<'a> {
     pub output: &'a Path,
     pub threads: Option<Vec<ThreadId>>,
     pub root: Option<EventId>,
+    pub diff: Option<Vec<DiffStatus>>,
     #[cfg(feature = "parquet")]
     pub row_group_rows: usize,
     pub force: bool,
@@ -97,6 +99,7 @@ fn stacks(
     let options = StackOptions {
         threads: request.threads.clone(),
         root: request.root,
+        diff: request.diff.clone(),
         force: request.force,
         ..StackOptions::new(format, trace_name(request.file))
     };
@@ -153,6 +156,12 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     if request.root.is_some() {
         return Err(Error::invalid(
             "--root",
+            "it is for the call-stack formats, not parquet",
+        ));
+    }
+    if request.diff.is_some() {
+        return Err(Error::invalid(
+            "--diff",
             "it is for the call-stack formats, not parquet",
         ));
     }

@@ -354,7 +354,10 @@ pub enum Command {
     /// DuckDB, DataFusion and Spark query; many traces exported into one
     /// OUT form one dataset.
     #[command(
-        after_help = "Examples:\n  tracetree export app.trace --format folded -o - | inferno-flamegraph > app.svg\n  tracetree export app.trace --format parquet -o dataset/"
+        after_help = "Examples:\n  tracetree export app.trace --format folded -o - | inferno-flamegraph > app.svg\n  \
+        tracetree export app.trace --format parquet -o dataset/\n  \
+        tracetree export run.diff.packedtrace --format folded -o - | inferno-flamegraph > diff.svg\n  \
+        tracetree export run.diff.packedtrace --format speedscope --diff added -o added.json"
     )]
     Export {
         #[command(flatten)]
@@ -382,6 +385,25 @@ pub enum Command {
         /// parquet); `print --ids` shows event ids.
         #[arg(long, value_name = "EVENT_ID", allow_negative_numbers = true)]
         root: Option<i32>,
+        /// In a diff trace (`tracetree diff`'s), only the tracepoints of
+        /// these changes: added, removed, edited (both sides of an edit);
+        /// repeatable or a comma list; a bare --diff, after the trace,
+        /// means every change (not for parquet). A kept tracepoint keeps
+        /// the calls above it as its stack, weighing nothing themselves
+        /// unless kept too; calls with nothing kept in them are left out.
+        /// Folded stacks of a diff always have two counts, `stack LEFT
+        /// RIGHT` (difffolded.pl's form, inferno-flamegraph draws it as a
+        /// differential): LEFT weighs the left trace's tracepoints
+        /// (unchanged, removed, the old side of edits), RIGHT the right
+        /// one's (unchanged, added, the new side of edits).
+        #[arg(
+            long,
+            value_name = "CHANGE",
+            value_delimiter = ',',
+            num_args = 0..=1,
+            default_missing_value = "added,removed,edited"
+        )]
+        diff: Option<Vec<String>>,
         /// Rows per Parquet row group.
         #[cfg(feature = "parquet")]
         #[arg(long, default_value_t = 262_144)]
@@ -417,7 +439,9 @@ pub enum Command {
     #[command(
         after_help = "Exit status: 0 when a tracepoint matched, 1 when none did, 2 on an \
         error (as grep and rg).\n\nExamples:\n  tracetree search app.trace HashMap.put\n  \
-        tracetree search app.trace --text --ignore-case 'timeout' --json | jq .path"
+        tracetree search app.trace --text --ignore-case 'timeout' --json | jq .path\n  \
+        tracetree search run.diff.packedtrace --diff        (every change of a diff)\n  \
+        tracetree search run.diff.packedtrace Queue. --diff added,edited"
     )]
     Search {
         #[command(flatten)]
@@ -426,7 +450,9 @@ pub enum Command {
         strict: StrictFlag,
         /// The trace (any input the other commands accept).
         file: PathBuf,
-        /// The text to find.
+        /// The text to find; empty matches every tracepoint. It may be left
+        /// out with --diff, to list the changes themselves.
+        #[arg(required_unless_present = "diff", default_value = "")]
         pattern: String,
         /// Only this thread, by its id as `info` lists it; the header
         /// `# Thread N` that `print` writes is id N-1 (repeatable).
@@ -440,6 +466,18 @@ pub enum Command {
         /// Only this kind of tracepoint: method_call, read_field, … (repeatable).
         #[arg(long = "kind", value_name = "KIND")]
         kinds: Vec<String>,
+        /// In a diff trace (`tracetree diff`'s), only these changes:
+        /// added, removed, edited (both sides of an edit); repeatable or a
+        /// comma list. A bare --diff, after the trace, means every change.
+        /// An error on a trace that is not a diff.
+        #[arg(
+            long,
+            value_name = "CHANGE",
+            value_delimiter = ',',
+            num_args = 0..=1,
+            default_missing_value = "added,removed,edited"
+        )]
+        diff: Option<Vec<String>>,
         /// Show at most this many hits (all are counted).
         #[arg(long, default_value_t = 1000)]
         max: usize,
@@ -822,6 +860,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             output,
             threads,
             root,
+            diff,
             #[cfg(feature = "parquet")]
             row_group_rows,
             force,
@@ -834,6 +873,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                 output: &output,
                 threads: thread_filter(&threads),
                 root: root.map(tracetree::common::EventId::new),
+                diff: search::diff_statuses(diff.as_deref())?,
                 #[cfg(feature = "parquet")]
                 row_group_rows,
                 force,
@@ -886,6 +926,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             pattern,
             threads,
             kinds,
+            diff,
             max,
             ignore_case,
             text,
@@ -899,6 +940,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                     pattern,
                     threads: thread_filter(&threads),
                     kinds,
+                    diff: search::diff_statuses(diff.as_deref())?,
                     max,
                     ignore_case,
                     text,

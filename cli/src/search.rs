@@ -5,7 +5,7 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::common::ThreadId;
-use tracetree::model::TracepointType;
+use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{SearchOptions, search};
 use tracetree::{Error, Result};
 
@@ -18,6 +18,7 @@ pub struct SearchRequest<'a> {
     pub pattern: String,
     pub threads: Option<Vec<ThreadId>>,
     pub kinds: Vec<String>,
+    pub diff: Option<Vec<DiffStatus>>,
     pub max: usize,
     pub ignore_case: bool,
     pub text: bool,
@@ -42,6 +43,7 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
         text: request.text,
         threads: request.threads,
         kinds,
+        diff: request.diff,
         max: request.max,
         ..SearchOptions::new(request.pattern)
     };
@@ -96,6 +98,32 @@ pub(crate) fn kind(name: &str) -> Result<TracepointType> {
             format!("no tracepoint kind {name:?} (kinds: {})", names.join(", ")),
         )
     })
+}
+
+/// The statuses `--diff` names (`added`, `removed`, `edited`, each once
+/// however often named); `None` without `--diff`.
+pub(crate) fn diff_statuses(names: Option<&[String]>) -> Result<Option<Vec<DiffStatus>>> {
+    let Some(names) = names else {
+        return Ok(None);
+    };
+    let mut statuses = Vec::new();
+    for name in names {
+        let named = DiffStatus::changes_named(name.trim()).ok_or_else(|| {
+            Error::invalid(
+                "--diff",
+                format!(
+                    "no change {name:?} (changes: {}; a bare --diff goes after the trace)",
+                    DiffStatus::CHANGE_NAMES.join(", ")
+                ),
+            )
+        })?;
+        for status in named {
+            if !statuses.contains(status) {
+                statuses.push(*status);
+            }
+        }
+    }
+    Ok(Some(statuses))
 }
 
 /// `text` on one line: a backslash, a line feed, a carriage return and a

@@ -21,7 +21,7 @@ use tracetree::export::parquet::{
     BatchOptions, ParquetOptions, RecordBatches, export_parquet, record_batches,
 };
 use tracetree::import::SourceFormat;
-use tracetree::model::TracepointType;
+use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{Hit as FoundHit, search_streaming};
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
@@ -156,6 +156,28 @@ fn thread_ids(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<ThreadI
     ids.sort_unstable();
     ids.dedup();
     Ok(Some(ids))
+}
+
+/// The diff statuses of the changes `names` names (`added`, `removed`,
+/// `edited`).
+fn diff_statuses(names: Option<Vec<String>>) -> PyResult<Option<Vec<DiffStatus>>> {
+    let Some(names) = names else {
+        return Ok(None);
+    };
+    let mut statuses = Vec::new();
+    for name in &names {
+        let named = DiffStatus::changes_named(name).ok_or_else(|| {
+            raise(
+                "InvalidArgumentError",
+                format!(
+                    "invalid diff: no change {name:?} (changes: {})",
+                    DiffStatus::CHANGE_NAMES.join(", ")
+                ),
+            )
+        })?;
+        statuses.extend_from_slice(named);
+    }
+    Ok(Some(statuses))
 }
 
 /// Tracepoint kinds by their `dump` names.
@@ -294,18 +316,22 @@ impl Trace {
     }
 
     /// Finds tracepoints by name (of the method, field or variable), or
-    /// with `text=True` by their printed line; only `kinds` (as `Node.kind`
-    /// names them) and `threads` when given. An iterator of `Hit`s, threads
+    /// with `text=True` by their printed line (an empty pattern matches
+    /// every tracepoint); only `kinds` (as `Node.kind` names them),
+    /// `threads` and, in a diff trace, the changes `diff` names (`added`,
+    /// `removed`, `edited`) when given. An iterator of `Hit`s, threads
     /// ascending, each in event order, each handed over as soon as it is
     /// found (the search starts at the first `next`). It runs with the GIL
     /// released and stops on Ctrl-C (`KeyboardInterrupt`). `max` bounds
     /// the hits kept (all when `None`; `total` counts every hit).
-    #[pyo3(signature = (pattern, *, text=false, kinds=None, threads=None, ignore_case=false, max=None))]
+    #[pyo3(signature = (pattern=String::new(), *, text=false, kinds=None, diff=None, threads=None, ignore_case=false, max=None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         pattern: String,
         text: bool,
         kinds: Option<Vec<String>>,
+        diff: Option<Vec<String>>,
         threads: Option<&Bound<'_, PyAny>>,
         ignore_case: bool,
         max: Option<usize>,
@@ -315,6 +341,7 @@ impl Trace {
             text,
             threads: thread_ids(threads)?,
             kinds: self::kinds(kinds)?,
+            diff: diff_statuses(diff)?,
             max: max.unwrap_or(usize::MAX),
             ..SearchOptions::new(pattern)
         };

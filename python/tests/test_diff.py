@@ -58,3 +58,24 @@ def test_open_traces_diff_too_and_bad_options_are_typed(tmp_path):
     # A diff is refused as an input unless allowed.
     with pytest.raises(tracetree.TraceError):
         tracetree.diff(tmp_path / "d.packedtrace", right, tmp_path / "y.packedtrace")
+
+
+def test_search_keeps_the_changes_of_a_diff(tmp_path, cli):
+    left, right = case("edits")
+    out = tmp_path / "d.packedtrace"
+    summary = tracetree.diff(left, right, out)
+    added = sum(t["added"] for t in summary["threads"])
+    edited = sum(t["edited"] for t in summary["threads"])
+    with tracetree.open(out) as diff:
+        hits = diff.search(diff=["added"])
+        assert [h.line[:2] for h in hits] == ["+ "] * added
+        assert hits.total == added
+        assert diff.search(diff=["edited"]).total == 2 * edited
+        # A pattern narrows the changes to those it names.
+        both = diff.search("process", diff=["added", "edited"])
+        assert all(h.line[:2] in ("+ ", "! ") for h in both)
+        with pytest.raises(tracetree.InvalidArgumentError, match="no change"):
+            diff.search(diff=["moved"])
+    with tracetree.open(left) as plain:
+        with pytest.raises(tracetree.TraceError, match="not a diff"):
+            list(plain.search(diff=["added"]))

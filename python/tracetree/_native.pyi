@@ -73,17 +73,20 @@ class Trace:
         an earlier open; ``NoSuchNodeError`` when none starts there."""
     def search(
         self,
-        pattern: str,
+        pattern: str = "",
         *,
         text: bool = False,
         kinds: Optional[Sequence[str]] = None,
+        diff: Optional[Sequence[Literal["added", "removed", "edited"]]] = None,
         threads: Optional[_ThreadsArg] = None,
         ignore_case: bool = False,
         max: Optional[int] = None,
     ) -> "SearchHits":
         """Tracepoints whose name (or, with ``text``, printed line) holds
-        ``pattern``, handed over as they are found; runs with the GIL
-        released, stops on Ctrl-C."""
+        ``pattern`` (empty: every tracepoint), handed over as they are
+        found; in a diff trace, ``diff`` keeps only those changes
+        (``search(diff=["added"])`` lists the added tracepoints); runs with
+        the GIL released, stops on Ctrl-C."""
     def to_arrow(
         self,
         thread: Optional[_ThreadsArg] = None,

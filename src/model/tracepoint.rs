@@ -119,6 +119,45 @@ impl DiffStatus {
         })
     }
 
+    /// The names of the changes a diff can be filtered by, as
+    /// [`changes_named`](Self::changes_named) reads them.
+    pub const CHANGE_NAMES: [&'static str; 3] = ["added", "removed", "edited"];
+
+    /// The statuses the change `name` covers: `added`, `removed`, or
+    /// `edited` (both sides of an edit); `None` for any other name.
+    pub fn changes_named(name: &str) -> Option<&'static [DiffStatus]> {
+        Some(match name {
+            "added" => &[DiffStatus::Added],
+            "removed" => &[DiffStatus::Removed],
+            "edited" => &[DiffStatus::EditedOld, DiffStatus::EditedNew],
+            _ => return None,
+        })
+    }
+
+    /// Whether it marks a change: removed, added or either side of an
+    /// edit.
+    pub fn is_change(self) -> bool {
+        !matches!(self, DiffStatus::None | DiffStatus::Unchanged)
+    }
+
+    /// Whether the tracepoint is part of a diff's left (old) trace:
+    /// unchanged, removed or the old side of an edit.
+    pub fn in_left(self) -> bool {
+        matches!(
+            self,
+            DiffStatus::Unchanged | DiffStatus::Removed | DiffStatus::EditedOld
+        )
+    }
+
+    /// Whether the tracepoint is part of a diff's right (new) trace:
+    /// unchanged, added or the new side of an edit.
+    pub fn in_right(self) -> bool {
+        matches!(
+            self,
+            DiffStatus::Unchanged | DiffStatus::Added | DiffStatus::EditedNew
+        )
+    }
+
     /// The status written as `byte`.
     pub fn from_i8(byte: i8) -> Option<Self> {
         Some(match byte {

@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod compare;
+pub mod diffs;
 pub mod files;
 pub mod heldout;
 pub mod lazy;

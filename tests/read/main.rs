@@ -3,6 +3,7 @@
 
 mod copied_reads;
 mod damaged_agreement;
+mod diff_search;
 mod heldout_lazy;
 mod hostile_input;
 mod iterate;

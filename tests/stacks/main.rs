@@ -3,6 +3,7 @@
 //! eager loader (another reader than the one the export walks); and read
 //! back by parsers that are not ours (`viewers.rs`).
 
+mod diffs;
 mod viewers;
 
 use std::collections::BTreeMap;
@@ -226,6 +227,23 @@ fn traces(dir: &Path) -> Vec<PathBuf> {
 /// counts, `a(10) { b(6) { c(4) }, d(3) }` in one thread and `a(5)` in
 /// another.
 fn sample_tree(dir: &Path) -> PathBuf {
+    let steps: [(&str, i32, i64); 8] = [
+        ("open", 0, 10),
+        ("open", 1, 6),
+        ("open", 2, 4),
+        ("close", 2, 4),
+        ("close", 1, 6),
+        ("open", 3, 3),
+        ("close", 3, 3),
+        ("close", 0, 10),
+    ];
+    sample_tree_of(&dir.join("samples.trace"), &steps, 5)
+}
+
+/// A sample tree at `path`: the `main` thread opens and closes the calls
+/// of `steps` (method `a`..`d` by number, its count at the close), the
+/// `other` thread has one call `a` of `other` samples.
+fn sample_tree_of(path: &Path, steps: &[(&str, i32, i64)], other_samples: i64) -> PathBuf {
     let mut writer = DumpWriter::new();
     let call = |event: i32, method: i32, thread: ThreadId| Tracepoint {
         header: TracepointHeader {
@@ -267,17 +285,7 @@ fn sample_tree(dir: &Path) -> PathBuf {
     let main = writer.add_thread("main").unwrap();
     let other = writer.add_thread("other").unwrap();
     let mut event = 0;
-    let steps: [(&str, i32, i64); 8] = [
-        ("open", 0, 10),
-        ("open", 1, 6),
-        ("open", 2, 4),
-        ("close", 2, 4),
-        ("close", 1, 6),
-        ("open", 3, 3),
-        ("close", 3, 3),
-        ("close", 0, 10),
-    ];
-    for (step, method, count) in steps {
+    for &(step, method, count) in steps {
         if step == "open" {
             writer
                 .push_tracepoint(main, &call(event, method, main))
@@ -290,10 +298,9 @@ fn sample_tree(dir: &Path) -> PathBuf {
     writer
         .push_tracepoint(other, &call(event, 0, other))
         .unwrap();
-    writer.push_footer(other, &samples(5)).unwrap();
-    let path = dir.join("samples.trace");
-    writer.save(&path).unwrap();
-    path
+    writer.push_footer(other, &samples(other_samples)).unwrap();
+    writer.save(path).unwrap();
+    path.to_path_buf()
 }
 
 #[test]

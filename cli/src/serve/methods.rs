@@ -586,6 +586,17 @@ fn kinds(
         .transpose()
 }
 
+/// The diff statuses of `changes` (`None`: every status).
+fn diff_statuses(changes: Option<&[DiffChange]>) -> Option<Vec<DiffStatus>> {
+    changes.map(|changes| {
+        changes
+            .iter()
+            .flat_map(|change| change.statuses())
+            .copied()
+            .collect()
+    })
+}
+
 fn hit(reader: &LazyTraceReader, hit: &tracetree::search::Hit) -> Hit {
     Hit {
         handle: handle_text(reader.handle(hit.node)),
@@ -631,6 +642,7 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
         text: params.text,
         threads,
         kinds: kinds(method, params.kinds.as_ref())?,
+        diff: diff_statuses(params.diff.as_deref()),
         max,
         stop: Some(Arc::clone(&request.cancel)),
         ..SearchOptions::new(params.pattern.clone())
@@ -681,6 +693,7 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
         ignore_case: params.ignore_case,
         text: params.text,
         kinds: kinds(method, params.kinds.as_ref())?,
+        diff: diff_statuses(params.diff.as_deref()),
         stop: Some(Arc::clone(&request.cancel)),
         ..SearchOptions::new(params.pattern.clone())
     };

@@ -326,7 +326,9 @@ pub struct SearchParams {
     /// The trace's id.
     pub trace: String,
     /// The text to find in names (a call's `Class.method`, a field's
-    /// `Class.field`, a local's name).
+    /// `Class.field`, a local's name); empty (the default) matches every
+    /// tracepoint.
+    #[serde(default)]
     pub pattern: String,
     /// Also match each tracepoint's printed line.
     #[serde(default)]
@@ -336,6 +338,9 @@ pub struct SearchParams {
     pub ignore_case: bool,
     /// Only these kinds (`dump`'s names).
     pub kinds: Option<Vec<String>>,
+    /// In a diff trace, only these changes (an error on a trace that is
+    /// not a diff); with an empty pattern, every such change.
+    pub diff: Option<Vec<DiffChange>>,
     /// Only these threads.
     pub threads: Option<Vec<i32>>,
     /// Hits to send (all are counted; default 1000, at most `maxSearchHits`).
@@ -385,7 +390,9 @@ pub struct FindParams {
     pub from: Option<String>,
     /// `trace/findNext` without `from`: look from this thread's start.
     pub thread: Option<i32>,
-    /// What to find, as `trace/search` takes it.
+    /// What to find, as `trace/search` takes it (empty, the default,
+    /// matches every tracepoint).
+    #[serde(default)]
     pub pattern: String,
     /// Also match printed lines.
     #[serde(default)]
@@ -395,6 +402,34 @@ pub struct FindParams {
     pub ignore_case: bool,
     /// Only these kinds.
     pub kinds: Option<Vec<String>>,
+    /// In a diff trace, only these changes, as `trace/search` takes them:
+    /// `{"diff": ["added", "removed", "edited"]}` with no pattern finds
+    /// the next (previous) change.
+    pub diff: Option<Vec<DiffChange>>,
+}
+
+/// A change of a diff trace, as searches filter by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffChange {
+    /// Tracepoints of the right trace only.
+    Added,
+    /// Tracepoints of the left trace only.
+    Removed,
+    /// Both sides of an edit: the old tracepoint and the new one.
+    Edited,
+}
+
+impl DiffChange {
+    /// The diff statuses the change covers.
+    pub fn statuses(self) -> &'static [tracetree::model::DiffStatus] {
+        use tracetree::model::DiffStatus;
+        match self {
+            DiffChange::Added => &[DiffStatus::Added],
+            DiffChange::Removed => &[DiffStatus::Removed],
+            DiffChange::Edited => &[DiffStatus::EditedOld, DiffStatus::EditedNew],
+        }
+    }
 }
 
 /// `trace/findNext`'s and `trace/findPrevious`' result.

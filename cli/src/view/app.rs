@@ -14,9 +14,11 @@ use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
-use tracetree::model::TracepointType;
+use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::{LazyNode, LazyTraceReader};
-use tracetree::search::{Hit, SearchOptions, SearchResult, search};
+use tracetree::search::{
+    Hit, SearchFrom, SearchOptions, SearchResult, find_next, find_previous, search,
+};
 
 use super::counts::Counter;
 use super::follow::Follower;
@@ -93,6 +95,8 @@ pub struct App {
     pub pattern: String,
     /// A message for the status line.
     pub message: String,
+    /// The trace is a diff: `]` and `[` go to its changes.
+    pub is_diff: bool,
     pub quit: bool,
 }
 
@@ -101,6 +105,9 @@ impl App {
     pub fn new(reader: Arc<LazyTraceReader>) -> Result<Self> {
         let ids = reader.thread_ids();
         let counter = Counter::new(Arc::clone(&reader));
+        // A first tracepoint that cannot be read opens as a plain trace
+        // (its row shows the error).
+        let reader_is_diff = reader.is_diff().unwrap_or(false);
         Ok(App {
             rows: Rows::new(Arc::clone(&reader), &ids)?,
             reader,
@@ -122,6 +129,7 @@ impl App {
             hit: None,
             pattern: String::new(),
             message: String::new(),
+            is_diff: reader_is_diff,
             quit: false,
         })
     }
@@ -198,6 +206,8 @@ impl App {
             KeyCode::Char(':') => self.input = Input::Jump(String::new()),
             KeyCode::Char('n') => self.next_hit(true)?,
             KeyCode::Char('N') => self.next_hit(false)?,
+            KeyCode::Char(']') => self.next_change(true),
+            KeyCode::Char('[') => self.next_change(false),
             KeyCode::Char('t') => self.overlay = Overlay::Threads(0),
             KeyCode::Char('f') => self.overlay = Overlay::Kinds(self.kind_cursor()),
             KeyCode::Char('m') => self.toggle_bookmark(),
@@ -331,19 +341,23 @@ impl App {
         let Some(locating) = self.locating.take() else {
             return false;
         };
-        let what = locating.what;
+        let Locating {
+            what,
+            none,
+            reader: found_in,
+            ..
+        } = locating;
         let found = found.and_then(|node| match node {
             // Found in a reader a refresh has replaced: carried over.
-            Some(node) if !Arc::ptr_eq(&locating.reader, &self.reader) => self
-                .reader
-                .resolve_handle(locating.reader.handle(node))
-                .map(Some),
+            Some(node) if !Arc::ptr_eq(&found_in, &self.reader) => {
+                self.reader.resolve_handle(found_in.handle(node)).map(Some)
+            }
             node => Ok(node),
         });
         if let Err(error) = found.and_then(|node| match node {
             Some(node) => self.reveal(node, &what),
             None => {
-                self.message = format!("no tracepoint has {what}");
+                self.message = none.unwrap_or_else(|| format!("no tracepoint has {what}"));
                 Ok(())
             }
         }) {
@@ -611,6 +625,42 @@ impl App {
         )
     }
 
+    /// Goes to the next (or previous) change of a diff, in the shown
+    /// threads' pre-order from the selected row: a tracepoint removed,
+    /// added or edited, found in the background and revealed.
+    fn next_change(&mut self, forward: bool) {
+        if !self.is_diff {
+            self.message = "not a diff trace: ] and [ go to the changes of one \
+                            (`tracetree diff` writes diffs)"
+                .into();
+            return;
+        }
+        // The selected row's tracepoint, or its thread's; a gap row goes
+        // by the row above it.
+        let at = self.rows.rows[..=self.selected.min(self.rows.rows.len().saturating_sub(1))]
+            .iter()
+            .rev()
+            .find_map(|row| match row.kind {
+                RowKind::Thread(thread) => Some((thread, None)),
+                RowKind::Node { node, .. } => Some((self.reader.node_thread(node), Some(node))),
+                RowKind::Gap { .. } => None,
+            });
+        let Some((thread, node)) = at else {
+            return;
+        };
+        let threads = self.shown_threads();
+        let (what, none) = match forward {
+            true => ("next change", "no change after this row"),
+            false => ("previous change", "no change before this row"),
+        };
+        self.locate(what.to_string(), move |reader| {
+            change_from(reader, &threads, thread, node, forward)
+        });
+        if let Some(locating) = &mut self.locating {
+            locating.none = Some(none.to_string());
+        }
+    }
+
     fn thread_key(&mut self, cursor: usize, code: KeyCode) -> Result<()> {
         let last = self.threads.len().saturating_sub(1);
         match code {
@@ -709,5 +759,75 @@ impl App {
             node,
             &format!("bookmark {} of {}", next + 1, self.bookmarks.len()),
         )
+    }
+}
+
+/// The first change of a diff (a tracepoint removed, added or edited)
+/// after `node` (`None`: `thread`'s row) in `threads`' pre-order, or with
+/// `forward` false the last before it; `None` when there is none.
+fn change_from(
+    reader: &LazyTraceReader,
+    threads: &[ThreadId],
+    thread: ThreadId,
+    mut node: Option<LazyNode>,
+    forward: bool,
+) -> Result<Option<LazyNode>> {
+    let changes = [
+        DiffStatus::Removed,
+        DiffStatus::Added,
+        DiffStatus::EditedOld,
+        DiffStatus::EditedNew,
+    ];
+    let options = SearchOptions {
+        diff: Some(changes.to_vec()),
+        ..SearchOptions::new("")
+    };
+    let Some(mut at) = threads.iter().position(|&t| t == thread) else {
+        return Ok(None);
+    };
+    loop {
+        let found = match (forward, node) {
+            (true, from) => {
+                let from = from.map_or(SearchFrom::ThreadStart(threads[at]), SearchFrom::After);
+                find_next(reader, from, &options)?
+            }
+            (false, Some(before)) => find_previous(reader, before, &options)?,
+            (false, None) => None,
+        };
+        if let Some(hit) = found {
+            return Ok(Some(hit.node));
+        }
+        // On to the thread after, from its start; or the thread before,
+        // from its last tracepoint (itself looked at first).
+        node = None;
+        if forward {
+            at += 1;
+            if at == threads.len() {
+                return Ok(None);
+            }
+            continue;
+        }
+        let Some(before) = at.checked_sub(1) else {
+            return Ok(None);
+        };
+        at = before;
+        let roots = reader.root_count(threads[at])?;
+        let Some(&root) = reader
+            .roots_range(threads[at], roots.saturating_sub(1), 1)?
+            .first()
+        else {
+            continue;
+        };
+        let last = reader.last_descendant(root)?;
+        if reader
+            .node(last)?
+            .tracepoint()
+            .header
+            .diff_status
+            .is_change()
+        {
+            return Ok(Some(last));
+        }
+        node = Some(last);
     }
 }

@@ -19,6 +19,9 @@ pub struct Locating {
     pub what: String,
     /// The reader it is found in (a refresh may replace the viewer's).
     pub reader: Arc<LazyTraceReader>,
+    /// What the status line says when there is none (else "no tracepoint
+    /// has WHAT").
+    pub none: Option<String>,
     done: Receiver<Result<Option<LazyNode>>>,
 }
 
@@ -43,7 +46,12 @@ impl Locating {
             // The viewer may have given up: nobody to tell.
             let _ = sender.send(found);
         });
-        Locating { what, reader, done }
+        Locating {
+            what,
+            reader,
+            none: None,
+            done,
+        }
     }
 
     /// The node found (`None`: nothing has that name), once the thread is

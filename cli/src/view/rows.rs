@@ -20,6 +20,7 @@ use std::sync::Arc;
 use ratatui::text::Line;
 use tracetree::Result;
 use tracetree::common::ThreadId;
+use tracetree::model::DiffStatus;
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::{ChildCount, LazyNode, LazyTraceReader};
 
@@ -61,6 +62,9 @@ pub struct Row {
     pub children: ChildCount,
     /// The row's text, as `print` shows the tracepoint.
     pub text: String,
+    /// The tracepoint's diff status (`None` outside a diff, and for
+    /// thread and gap rows).
+    pub status: DiffStatus,
 }
 
 impl Row {
@@ -117,6 +121,7 @@ impl Rows {
                 expanded: false,
                 children: ChildCount::Exact(reader.root_count(thread)?),
                 text: thread_title(&reader, thread),
+                status: DiffStatus::None,
             });
         }
         Ok(Rows {
@@ -320,6 +325,7 @@ impl Rows {
                 expanded: false,
                 children,
                 text,
+                status: data.tracepoint().header.diff_status,
             });
         }
         Ok(rows)
@@ -355,6 +361,7 @@ impl Rows {
             expanded: false,
             children: ChildCount::Exact(0),
             text,
+            status: DiffStatus::None,
         }
     }
 

@@ -265,3 +265,129 @@ fn a_message_lasts_until_the_next_key() {
     let status = screen(&mut app, 100, 20).pop().unwrap();
     assert!(status.contains("? for help"), "{status}");
 }
+
+/// The status of each tracepoint of `reader`'s trace in pre-order, thread
+/// by thread, with its node.
+fn preorder_statuses(
+    reader: &LazyTraceReader,
+) -> Vec<(tracetree::read::LazyNode, tracetree::model::DiffStatus)> {
+    let mut all = Vec::new();
+    for thread in reader.thread_ids() {
+        for step in reader.thread_nodes(thread) {
+            let (node, _) = step.unwrap();
+            all.push((
+                node,
+                reader.node(node).unwrap().tracepoint().header.diff_status,
+            ));
+        }
+    }
+    all
+}
+
+#[test]
+fn a_diff_is_coloured_by_status_and_brackets_step_through_its_changes() {
+    use ratatui::style::Color;
+    use tracetree::model::DiffStatus;
+
+    let dir = tempfile::tempdir().unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(dir.path(), 40_000, 2, 0.03);
+    let mut app = open(&pair.diff);
+    assert!(app.is_diff);
+    let changes: Vec<_> = preorder_statuses(&app.reader)
+        .into_iter()
+        .filter(|(_, status)| status.is_change())
+        .collect();
+    assert!(changes.len() > 3, "{}", changes.len());
+    // `]` from the first thread's row visits every change in order,
+    // expanding what hides it, across threads; then says there is none.
+    for (node, status) in &changes {
+        press(&mut app, "]");
+        let row = &app.rows.rows[app.selected];
+        assert_eq!(row.node(), Some(*node), "{}", app.message);
+        assert_eq!(row.status, *status);
+        assert_eq!(app.message, "next change");
+    }
+    let details = screen(&mut app, 120, 40).join("\n");
+    let last = changes.last().unwrap().1.name().unwrap();
+    assert!(details.contains(&format!("diff: {last}")), "{details}");
+    press(&mut app, "]");
+    assert_eq!(app.message, "no change after this row");
+    assert_eq!(
+        app.rows.rows[app.selected].node(),
+        Some(changes.last().unwrap().0)
+    );
+    // `[` goes back through them.
+    for (node, _) in changes.iter().rev().skip(1) {
+        press(&mut app, "[");
+        assert_eq!(
+            app.rows.rows[app.selected].node(),
+            Some(*node),
+            "{}",
+            app.message
+        );
+    }
+    press(&mut app, "[");
+    assert_eq!(app.message, "no change before this row");
+
+    // The rows are drawn in their status's colour, with print's marker.
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    app.selected = 0;
+    terminal
+        .draw(|frame| {
+            ui::draw(frame, &mut app);
+        })
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut coloured = 0;
+    for y in 1..39u16 {
+        let row_index = app.top + usize::from(y) - 1;
+        let Some(row) = app.rows.rows.get(row_index) else {
+            break;
+        };
+        if row_index == app.selected {
+            continue;
+        }
+        let text: String = (0..120)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        let marker = match row.status {
+            DiffStatus::Added => "+ ",
+            DiffStatus::Removed => "- ",
+            DiffStatus::EditedOld | DiffStatus::EditedNew => "! ",
+            _ => continue,
+        };
+        let at = text
+            .find(marker)
+            .unwrap_or_else(|| panic!("{marker:?} in {text}"));
+        let x = text[..at].chars().count() as u16;
+        let expected = match row.status {
+            DiffStatus::Added => Color::Green,
+            DiffStatus::Removed => Color::Red,
+            DiffStatus::EditedOld => Color::Yellow,
+            _ => Color::LightBlue,
+        };
+        assert_eq!(buffer[(x, y)].fg, expected, "{text}");
+        coloured += 1;
+    }
+    assert!(coloured > 0, "no change on the screen");
+
+    // The help lists the keys.
+    press(&mut app, "?");
+    let help = screen(&mut app, 120, 40).join("\n");
+    assert!(help.contains("] ["), "{help}");
+    assert!(help.contains("next, previous change"), "{help}");
+}
+
+#[test]
+fn brackets_on_a_plain_trace_say_it_is_not_a_diff() {
+    let mut app = open(&testdata("multi-thread.trace"));
+    assert!(!app.is_diff);
+    press(&mut app, "]");
+    assert!(
+        app.message.starts_with("not a diff trace"),
+        "{}",
+        app.message
+    );
+    let status = screen(&mut app, 120, 20);
+    assert!(status[19].contains("not a diff trace"), "{status:#?}");
+}

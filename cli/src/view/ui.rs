@@ -5,10 +5,10 @@ use std::sync::atomic::Ordering;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, Paragraph, Wrap};
-use tracetree::model::TracepointType;
+use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::ChildCount;
 
@@ -23,6 +23,7 @@ const HELP: &[(&str, &str)] = &[
     ("← h", "collapse, or go to the parent"),
     ("/", "search names and lines (lower case ignores case)"),
     ("n N", "next, previous hit"),
+    ("] [", "next, previous change of a diff (coloured + - !)"),
     ("Esc", "cancel a running search"),
     (":", "jump to an event id"),
     ("t", "choose threads (Space toggles)"),
@@ -63,10 +64,14 @@ fn draw_tree(frame: &mut Frame, app: &App, area: Rect) {
             if row.node().is_some_and(|n| app.bookmarks.contains(&n)) {
                 line.spans.insert(0, Span::raw("★"));
             }
+            let style = match diff_colour(row.status) {
+                Some(colour) => Style::default().fg(colour),
+                None => Style::default(),
+            };
             let style = if i == app.selected {
-                Style::default().add_modifier(Modifier::REVERSED)
+                style.add_modifier(Modifier::REVERSED)
             } else {
-                Style::default()
+                style
             };
             ListItem::new(line).style(style)
         })
@@ -74,6 +79,19 @@ fn draw_tree(frame: &mut Frame, app: &App, area: Rect) {
     let title = format!(" {} of {} rows ", app.selected + 1, app.rows.rows.len());
     let list = List::new(items).block(Block::default().borders(Borders::ALL).title(title));
     frame.render_widget(list, area);
+}
+
+/// A diff status's colour, among the 16 every terminal has: added green,
+/// removed red, an edit's old side yellow and its new side blue (light, to
+/// read on dark backgrounds); `None` for unchanged and outside a diff.
+pub fn diff_colour(status: DiffStatus) -> Option<Color> {
+    match status {
+        DiffStatus::Added => Some(Color::Green),
+        DiffStatus::Removed => Some(Color::Red),
+        DiffStatus::EditedOld => Some(Color::Yellow),
+        DiffStatus::EditedNew => Some(Color::LightBlue),
+        DiffStatus::Unchanged | DiffStatus::None => None,
+    }
 }
 
 fn draw_details(frame: &mut Frame, app: &App, area: Rect) {
@@ -156,6 +174,13 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
                 format!("{} of {}", group(index + 1), count_text(siblings)),
             ));
             lines.push(field("children", count_text(row.children)));
+            if let Some(status) = tracepoint.header.diff_status.name() {
+                let mut line = field("diff", status.to_string());
+                if let Some(colour) = diff_colour(tracepoint.header.diff_status) {
+                    line = line.style(Style::default().fg(colour));
+                }
+                lines.push(line);
+            }
             if data.is_unfinished() {
                 lines.push(field("unfinished", "the recording ended inside it".into()));
             }

@@ -3,6 +3,7 @@
 
 mod commands;
 mod diff;
+mod diff_views;
 mod edges;
 mod heldout;
 mod outputs;

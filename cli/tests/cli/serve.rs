@@ -722,3 +722,73 @@ fn a_followed_trace_tells_its_growth_and_handles_carry_over() {
     server.call("trace/close", json!({"trace": t}));
     assert_eq!(server.finish().code(), Some(0));
 }
+
+#[test]
+fn searches_and_finds_keep_the_changes_of_a_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(dir.path(), 60_000, 2, 0.03);
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let open = |server: &mut Server, path: &Path| {
+        server.call("trace/open", json!({"path": path}))["trace"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let t = open(&mut server, &pair.diff);
+    let all = json!(["added", "removed", "edited"]);
+    let found = server.call(
+        "trace/search",
+        json!({"trace": t, "diff": all, "max": 100000}),
+    );
+    let hits = found["hits"].as_array().unwrap();
+    let summed: u64 = pair
+        .summary
+        .threads
+        .iter()
+        .map(|t| t.added + t.removed + 2 * t.edited)
+        .sum();
+    assert_eq!(found["total"], summed);
+    assert_eq!(hits.len() as u64, summed);
+    let added = server.call("trace/search", json!({"trace": t, "diff": ["added"]}));
+    let texts = added["hits"].as_array().unwrap();
+    assert!(!texts.is_empty());
+    assert!(
+        texts
+            .iter()
+            .all(|h| h["text"].as_str().unwrap().starts_with("+ "))
+    );
+    // findNext and findPrevious with the same filter step through the
+    // changes of a thread, as a page's next and previous change do.
+    let thread = hits[0]["thread"].as_i64().unwrap();
+    let in_thread: Vec<&Value> = hits.iter().filter(|h| h["thread"] == thread).collect();
+    let mut next = server.call(
+        "trace/findNext",
+        json!({"trace": t, "thread": thread, "diff": all}),
+    );
+    let mut stepped = Vec::new();
+    while let Some(hit) = next["hit"].as_object() {
+        stepped.push(hit["eventId"].clone());
+        let from = hit["handle"].clone();
+        next = server.call(
+            "trace/findNext",
+            json!({"trace": t, "from": from, "diff": all}),
+        );
+    }
+    let expected: Vec<Value> = in_thread.iter().map(|h| h["eventId"].clone()).collect();
+    assert_eq!(stepped, expected);
+    let last = in_thread.last().unwrap()["handle"].clone();
+    let previous = server.call(
+        "trace/findPrevious",
+        json!({"trace": t, "from": last, "diff": all}),
+    );
+    assert_eq!(previous["hit"]["eventId"], expected[expected.len() - 2]);
+    // A change that is not one, and a plain trace, are errors.
+    let wrong = server.error("trace/search", json!({"trace": t, "diff": ["moved"]}));
+    assert_eq!(wrong.code, -32602, "{wrong:?}");
+    assert!(wrong.message.contains("diff"), "{wrong:?}");
+    let plain = open(&mut server, &pair.left);
+    let refused = server.error("trace/search", json!({"trace": plain, "diff": ["added"]}));
+    assert!(refused.message.contains("not a diff"), "{refused:?}");
+    assert!(server.finish().success());
+}

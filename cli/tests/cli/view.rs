@@ -165,3 +165,63 @@ fn view_follows_a_growing_trace_in_a_terminal() {
     assert!(!grown.contains("following: 0 blocks"), "{grown}");
     session.keys(&["q"]);
 }
+
+#[test]
+fn view_steps_through_the_changes_of_a_diff_in_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(dir.path(), 40_000, 2, 0.03);
+    let binary = Path::new(env!("CARGO_BIN_EXE_tracetree"));
+    let command = format!(
+        "TRACETREE_CACHE_DIR={} {} view {}",
+        quoted(&dir.path().join("cache")),
+        quoted(binary),
+        quoted(&pair.diff)
+    );
+    let Some(session) = Terminal::start(&command, 120, 30) else {
+        return;
+    };
+    session.wait_for("? for help");
+    // `]` reveals the first change, expanding the calls above it; the
+    // details show its status.
+    session.keys(&["]"]);
+    let first = session.wait_for("next change");
+    assert!(first.contains("diff: "), "{first}");
+    assert!(
+        ["+ ", "- ", "! "]
+            .iter()
+            .any(|marker| first.contains(marker)),
+        "{first}"
+    );
+    // The second change (each found before the next key), then back.
+    let event = |screen: &str| {
+        screen
+            .split("event id: ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+    };
+    let first_event = event(&first);
+    session.keys(&["]"]);
+    session.wait_until("the second change", Duration::from_millis(50), |screen| {
+        screen.contains("next change") && event(screen) != first_event
+    });
+    session.keys(&["["]);
+    let back = session.wait_for("previous change");
+    assert_eq!(event(&back), first_event, "{back}");
+    session.keys(&["?"]);
+    let help = session.wait_for("keys (any key closes)");
+    assert!(help.contains("next, previous change"), "{help}");
+    session.keys(&["Escape"]);
+    session.wait_until("the help to close", Duration::from_millis(50), |screen| {
+        !screen.contains("keys (any key closes)")
+    });
+    session.keys(&["q"]);
+    let start = Instant::now();
+    while session.alive() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "view did not quit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

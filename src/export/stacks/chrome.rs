@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, finish_part, json_string};
+use super::{FrameCache, Sink, Thread, Weight, finish_part, json_string};
 use crate::error::Result;
 
 /// The file's start.
@@ -73,7 +73,7 @@ impl Sink for Events {
         Ok(())
     }
 
-    fn close(&mut self, at: u64, _own: u64) -> Result<()> {
+    fn close(&mut self, at: u64, _own: Weight) -> Result<()> {
         self.out.write_all(b",\n{\"ph\":\"E\"")?;
         self.out.write_all(&self.common)?;
         self.out.write_all(self.number.format(at).as_bytes())?;
@@ -82,7 +82,7 @@ impl Sink for Events {
         Ok(())
     }
 
-    fn finish(self: Box<Self>, _end: u64, _top: u64) -> Result<(File, u64)> {
+    fn finish(self: Box<Self>, _end: u64, _top: Weight) -> Result<(File, u64)> {
         Ok((finish_part(self.out)?, self.events))
     }
 }

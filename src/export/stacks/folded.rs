@@ -2,13 +2,23 @@
 //! with a weight of its own, in the order the stacks were first met.
 //! Frames are kept as a trie of (parent stack, frame) → stack id; a line's
 //! text is built from the trie only when the thread's part is written.
+//!
+//! Of a diff, `thread;outer;inner LEFT RIGHT`, as FlameGraph's
+//! `difffolded.pl` writes two profiles (inferno's `--differential` reads
+//! it), a line per stack weighing something on either side: LEFT counts
+//! the tracepoints of the left trace (unchanged, removed, an edit's old
+//! side), RIGHT those of the right (unchanged, added, an edit's new side).
+//! The two sides of an edit have the same frame name, so their stacks
+//! merge, and each column is what the folded export of that input alone
+//! weighs (a sample tree's edited call: its old samples carried over to
+//! the new side's frame, whose children are both sides').
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, finish_part};
+use super::{FrameCache, Sink, Thread, Weight, finish_part};
 use crate::error::Result;
 
 /// One thread's stacks.
@@ -18,23 +28,26 @@ pub(super) struct Folded {
     stacks: Vec<(u32, u32)>,
     children: FxHashMap<(u32, u32), u32>,
     /// Weights by stack id.
-    weights: Vec<u64>,
+    weights: Vec<Weight>,
     /// Frame id → its name as a folded frame (`;` and line ends replaced).
     names: FxHashMap<u32, Box<str>>,
     /// The open stacks, innermost last.
     path: Vec<u32>,
+    /// Write the two columns of a diff.
+    differential: bool,
     out: BufWriter<File>,
 }
 
 impl Folded {
-    pub(super) fn new(thread: &Thread, out: BufWriter<File>) -> Self {
+    pub(super) fn new(thread: &Thread, out: BufWriter<File>, differential: bool) -> Self {
         Folded {
             thread: frame_text(&thread.name),
             stacks: vec![(0, u32::MAX)],
             children: FxHashMap::default(),
-            weights: vec![0],
+            weights: vec![Weight::default()],
             names: FxHashMap::default(),
             path: Vec::new(),
+            differential,
             out,
         }
     }
@@ -53,7 +66,7 @@ impl Sink for Folded {
         let stack = *self.children.entry((parent, frame)).or_insert(next);
         if stack == next {
             self.stacks.push((parent, frame));
-            self.weights.push(0);
+            self.weights.push(Weight::default());
             self.names
                 .entry(frame)
                 .or_insert_with(|| frame_text(frames.name(frame)).into());
@@ -62,20 +75,24 @@ impl Sink for Folded {
         Ok(())
     }
 
-    fn close(&mut self, _at: u64, own: u64) -> Result<()> {
+    fn close(&mut self, _at: u64, own: Weight) -> Result<()> {
         if let Some(stack) = self.path.pop() {
-            self.weights[stack as usize] += own;
+            self.weights[stack as usize].add(own);
         }
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>, _end: u64, top: u64) -> Result<(File, u64)> {
-        self.weights[0] += top;
+    fn finish(mut self: Box<Self>, _end: u64, top: Weight) -> Result<(File, u64)> {
+        self.weights[0].add(top);
         let mut lines = 0;
         let mut frames = Vec::new();
         let mut number = itoa::Buffer::new();
-        for (stack, &weight) in self.weights.iter().enumerate() {
-            if weight == 0 {
+        for (stack, weight) in self.weights.iter().enumerate() {
+            let weighs = match self.differential {
+                true => weight.left + weight.right > 0,
+                false => weight.all > 0,
+            };
+            if !weighs {
                 continue;
             }
             frames.clear();
@@ -90,8 +107,14 @@ impl Sink for Folded {
                 self.out.write_all(b";")?;
                 self.out.write_all(self.names[frame].as_bytes())?;
             }
-            self.out.write_all(b" ")?;
-            self.out.write_all(number.format(weight).as_bytes())?;
+            let columns = match self.differential {
+                true => &[weight.left, weight.right][..],
+                false => &[weight.all][..],
+            };
+            for &column in columns {
+                self.out.write_all(b" ")?;
+                self.out.write_all(number.format(column).as_bytes())?;
+            }
             self.out.write_all(b"\n")?;
             lines += 1;
         }

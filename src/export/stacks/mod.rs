@@ -34,7 +34,8 @@
 //!
 //! With [`StackOptions::root`], only one node's subtree is walked; the
 //! containers above it open before it (weighing nothing) so that stacks
-//! keep their full path.
+//! keep their full path. A diff trace is exported less its virtual roots,
+//! filtered by [`StackOptions::diff`], folded with two weights (`folded.rs`).
 //!
 //! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
 
@@ -55,9 +56,9 @@ use crate::common::{EventId, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::export::selected_threads;
 use crate::format::TraceContext;
-use crate::model::{Footer, Tracepoint, TracepointBody};
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
 use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
-use crate::search::{NameKey, name_of};
+use crate::search::{NameKey, name_of, status_place, wanted_statuses};
 
 /// The formats [`export_stacks`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +100,14 @@ pub struct StackOptions {
     pub threads: Option<Vec<ThreadId>>,
     /// Only the subtree of the tracepoint with this event id.
     pub root: Option<EventId>,
+    /// In a diff trace, only tracepoints with these diff statuses (all
+    /// when `None`; an error on a trace that is not a diff). Each kept
+    /// tracepoint weighs as in any export, and the containers above it
+    /// open as its path, weighing nothing themselves unless kept;
+    /// containers with nothing kept in them are left out. Whatever the
+    /// filter, a diff's virtual roots `<diff>.<root>()` (part of neither
+    /// input) are left out, their children standing at the top.
+    pub diff: Option<Vec<DiffStatus>>,
     /// Replace the output file if it exists.
     pub force: bool,
     /// The name the output gives the trace (speedscope shows it).
@@ -112,6 +121,7 @@ impl StackOptions {
             format,
             threads: None,
             root: None,
+            diff: None,
             force: false,
             name: name.into(),
         }
@@ -153,6 +163,7 @@ pub fn export_stacks(
     }
     let frames = Frames::default();
     let plan = Plan::new(reader, options)?;
+    let is_diff = plan.is_diff;
     let (parts, bytes) = crate::storage::write_file_atomically(path, |out| {
         // Into a regular file, its length at the end is the bytes written;
         // into a device (`/dev/null`), they are counted, and the first
@@ -187,9 +198,11 @@ pub fn export_stacks(
                     _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
                 };
                 let part = BufWriter::with_capacity(1 << 18, file);
-                let run = |sink| run(reader, walk, &frames, progress, sink);
+                let run = |sink| run(reader, walk, &plan, &frames, progress, sink);
                 match options.format {
-                    StackFormat::Folded => run(Box::new(folded::Folded::new(&thread, part))),
+                    StackFormat::Folded => {
+                        run(Box::new(folded::Folded::new(&thread, part, is_diff)))
+                    }
                     StackFormat::Speedscope => {
                         run(Box::new(speedscope::Profile::new(&thread, part)?))
                     }
@@ -268,17 +281,27 @@ impl Walk {
     }
 }
 
-/// The walks an export runs.
+/// The walks an export runs, and what they keep.
 struct Plan {
     walks: Vec<Walk>,
+    /// The trace is a diff: its virtual roots are left out.
+    is_diff: bool,
+    /// The diff statuses kept, by [`status_place`].
+    kept: [bool; 6],
 }
 
 impl Plan {
     fn new(reader: &LazyTraceReader, options: &StackOptions) -> Result<Self> {
         let threads = selected_threads(reader, options.threads.as_deref())?;
+        let kept = wanted_statuses(reader, options.diff.as_deref())?;
+        // A first tracepoint that cannot be read says nothing: the walk
+        // reports the damage, the export goes on as of a plain trace.
+        let is_diff = options.diff.is_some() || reader.is_diff().unwrap_or(false);
         let Some(event) = options.root else {
             return Ok(Plan {
                 walks: threads.into_iter().map(Walk::Thread).collect(),
+                is_diff,
+                kept,
             });
         };
         let node = reader
@@ -297,6 +320,8 @@ impl Plan {
                 node,
                 ancestors: reader.ancestors(node)?,
             }],
+            is_diff,
+            kept,
         })
     }
 }
@@ -329,10 +354,10 @@ trait Sink {
     fn open(&mut self, frame: u32, frames: &FrameCache, at: u64) -> Result<()>;
     /// The innermost open frame closes at `at`, having weighed `own` itself
     /// (its tracepoint and leaves, or its samples less its children's).
-    fn close(&mut self, at: u64, own: u64) -> Result<()>;
+    fn close(&mut self, at: u64, own: Weight) -> Result<()>;
     /// The thread ends at `end`; `top` weighs the tracepoints outside any
     /// frame. Returns the part file and the records written.
-    fn finish(self: Box<Self>, end: u64, top: u64) -> Result<(File, u64)>;
+    fn finish(self: Box<Self>, end: u64, top: Weight) -> Result<(File, u64)>;
 }
 
 /// The frame names met, shared by the threads: a name's id is its place.
@@ -419,16 +444,45 @@ fn frame_key(tracepoint: &Tracepoint<'_>) -> NameKey {
     }
 }
 
+/// A weight in the whole trace and, in a diff, on each side: the left
+/// (old) trace's and the right (new) one's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Weight {
+    pub(super) all: u64,
+    pub(super) left: u64,
+    pub(super) right: u64,
+}
+
+impl Weight {
+    /// One tracepoint of `status` (counted on a side it belongs to).
+    fn one(status: DiffStatus) -> Self {
+        Weight {
+            all: 1,
+            left: u64::from(status.in_left()),
+            right: u64::from(status.in_right()),
+        }
+    }
+
+    fn add(&mut self, other: Weight) {
+        self.all += other.all;
+        self.left += other.left;
+        self.right += other.right;
+    }
+}
+
 /// An open frame.
 struct Open {
     depth: usize,
     at: u64,
-    /// The sample count, for a sample tree's call.
-    samples: Option<u64>,
+    /// The sample counts, for a sample tree's call: in the trace, on the
+    /// left side, on the right side.
+    samples: [Option<u64>; 3],
     /// Its own weight so far (itself and its leaves).
-    own: u64,
+    own: Weight,
     /// Its children frames' totals.
-    children: u64,
+    children: Weight,
+    /// Its diff status.
+    status: DiffStatus,
 }
 
 /// One thread's walk: depths in, frame openings and closings out.
@@ -437,35 +491,61 @@ struct Walker<'r> {
     frames: FrameCache<'r>,
     sink: Box<dyn Sink + 'r>,
     open: Vec<Open>,
+    /// Containers not kept (by diff status) whose frames open when a
+    /// tracepoint inside them is: depth and frame, outermost first.
+    pending: Vec<(usize, u32)>,
+    /// Leave out containers without a diff status (a diff's virtual roots).
+    is_diff: bool,
+    /// The diff statuses kept, by [`status_place`].
+    kept: [bool; 6],
+    /// The samples of an edit's old side just closed: the new side that
+    /// follows it carries them as its left samples.
+    edited_old_samples: Option<u64>,
     /// Depth of the walk's first level (the ancestors above it).
     base: usize,
     clock: u64,
-    top: u64,
+    top: Weight,
     tracepoints: u64,
 }
 
 impl Walker<'_> {
-    /// Opens a container: one met by the walk (`weighs`), or an ancestor
-    /// of where it starts.
+    /// Opens a container: one met by the walk (`weighs`), or one above
+    /// what is kept.
     fn open(
         &mut self,
         depth: usize,
+        frame: u32,
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
         weighs: bool,
     ) -> Result<()> {
-        let frame = self.frames.id(self.context, frame_key(tracepoint));
         self.sink.open(frame, &self.frames, self.clock)?;
-        let samples = tracepoint.sample_count(footer).filter(|_| weighs);
-        let own = u64::from(weighs && samples.is_none());
+        let status = tracepoint.header.diff_status;
+        let samples = tracepoint
+            .sample_count(footer)
+            .filter(|_| weighs)
+            .map(|s| s.max(0) as u64);
+        let mut own = match weighs && samples.is_none() {
+            true => Weight::one(status),
+            false => Weight::default(),
+        };
+        let on_side = |on: bool| samples.filter(|_| weighs && on);
+        let mut left = on_side(status.in_left());
+        if status == DiffStatus::EditedNew {
+            left = self.edited_old_samples.take();
+        }
+        if !self.is_diff {
+            (own.left, own.right) = (0, 0);
+        }
         self.open.push(Open {
             depth,
             at: self.clock,
-            samples: samples.map(|s| s.max(0) as u64),
+            samples: [samples, left, on_side(status.in_right())],
             own,
-            children: 0,
+            children: Weight::default(),
+            status,
         });
-        self.clock += own;
+        self.clock += own.all;
         Ok(())
     }
 
@@ -473,34 +553,96 @@ impl Walker<'_> {
         let Some(frame) = self.open.pop() else {
             return Ok(());
         };
-        let mut total = frame.own + frame.children;
-        if let Some(samples) = frame.samples {
-            total = total.max(samples);
-            self.clock = frame.at + total;
+        let mut total = frame.own;
+        total.add(frame.children);
+        let [all, mut left, right] = frame.samples;
+        if frame.status == DiffStatus::EditedOld && left.is_some() {
+            // The old side of an edit is written without its children,
+            // which follow under the new side: that side's frame (the same
+            // stack) weighs the left samples less those children.
+            self.edited_old_samples = left.take();
+            total.left = 0;
         }
-        self.sink.close(self.clock, total - frame.children)?;
+        if let Some(samples) = all {
+            total.all = total.all.max(samples);
+            self.clock = frame.at + total.all;
+        }
+        if let Some(samples) = left {
+            total.left = total.left.max(samples);
+        }
+        if let Some(samples) = right {
+            total.right = total.right.max(samples);
+        }
+        let own = Weight {
+            all: total.all - frame.children.all,
+            left: total.left - frame.children.left,
+            right: total.right - frame.children.right,
+        };
+        self.sink.close(self.clock, own)?;
         if let Some(parent) = self.open.last_mut() {
-            parent.children += total;
+            parent.children.add(total);
+        }
+        Ok(())
+    }
+
+    /// Opens the frames of the containers above a kept tracepoint that
+    /// are not open yet.
+    fn open_pending(&mut self) -> Result<()> {
+        for (depth, frame) in std::mem::take(&mut self.pending) {
+            self.sink.open(frame, &self.frames, self.clock)?;
+            self.open.push(Open {
+                depth,
+                at: self.clock,
+                samples: [None; 3],
+                own: Weight::default(),
+                children: Weight::default(),
+                status: DiffStatus::None,
+            });
         }
         Ok(())
     }
 
     fn step(&mut self, walked: &WalkNode<'_>) -> Result<()> {
         let depth = walked.depth + self.base;
+        while self.pending.last().is_some_and(|&(d, _)| d >= depth) {
+            self.pending.pop();
+        }
         while self.open.last().is_some_and(|o| o.depth >= depth) {
             self.close()?;
         }
         self.tracepoints += 1;
+        let status = walked.header.diff_status;
+        if status != DiffStatus::EditedNew {
+            self.edited_old_samples = None;
+        }
+        let kept = self.kept[status_place(status)];
         if walked.header.tracepoint_type.is_container() {
+            if self.is_diff && status == DiffStatus::None {
+                return Ok(());
+            }
             let tracepoint = walked
                 .tracepoint
                 .ok_or_else(|| Error::internal("a container walked without its tracepoint"))?;
-            self.open(depth, tracepoint, walked.footer, true)
+            let frame = self.frames.id(self.context, frame_key(tracepoint));
+            if !kept {
+                self.pending.push((depth, frame));
+                return Ok(());
+            }
+            self.open_pending()?;
+            self.open(depth, frame, tracepoint, walked.footer, true)
         } else {
+            if !kept {
+                return Ok(());
+            }
+            self.open_pending()?;
+            let mut weight = Weight::one(status);
+            if !self.is_diff {
+                (weight.left, weight.right) = (0, 0);
+            }
             self.clock += 1;
             match self.open.last_mut() {
-                Some(parent) => parent.own += 1,
-                None => self.top += 1,
+                Some(parent) => parent.own.add(weight),
+                None => self.top.add(weight),
             }
             Ok(())
         }
@@ -511,6 +653,7 @@ impl Walker<'_> {
 fn run(
     reader: &LazyTraceReader,
     walk: &Walk,
+    plan: &Plan,
     frames: &Frames,
     progress: &(dyn Fn(u64) + Sync),
     sink: Box<dyn Sink + '_>,
@@ -520,9 +663,13 @@ fn run(
         frames: FrameCache::new(frames),
         sink,
         open: Vec::new(),
+        pending: Vec::new(),
+        is_diff: plan.is_diff,
+        kept: plan.kept,
+        edited_old_samples: None,
         base: 0,
         clock: 0,
-        top: 0,
+        top: Weight::default(),
         tracepoints: 0,
     };
     let visit = |walker: &mut Walker<'_>, walked: &WalkNode<'_>| -> Result<bool> {
@@ -541,7 +688,12 @@ fn run(
         } => {
             for (depth, &ancestor) in ancestors.iter().enumerate() {
                 let data = reader.node(ancestor)?;
-                walker.open(depth, data.tracepoint(), data.footer(), false)?;
+                let tracepoint = data.tracepoint();
+                if walker.is_diff && tracepoint.header.diff_status == DiffStatus::None {
+                    continue;
+                }
+                let frame = walker.frames.id(walker.context, frame_key(tracepoint));
+                walker.pending.push((depth, frame));
             }
             walker.base = ancestors.len();
             reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;

@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Sink, Thread, finish_part};
+use super::{FrameCache, Sink, Thread, Weight, finish_part};
 use crate::error::Result;
 use crate::export::push_varint;
 
@@ -185,11 +185,11 @@ impl Sink for Track {
         self.slice(TYPE_SLICE_BEGIN, at, Some((frame, frames.name(frame))))
     }
 
-    fn close(&mut self, at: u64, _own: u64) -> Result<()> {
+    fn close(&mut self, at: u64, _own: Weight) -> Result<()> {
         self.slice(TYPE_SLICE_END, at, None)
     }
 
-    fn finish(self: Box<Self>, _end: u64, _top: u64) -> Result<(File, u64)> {
+    fn finish(self: Box<Self>, _end: u64, _top: Weight) -> Result<(File, u64)> {
         Ok((finish_part(self.out)?, self.packets))
     }
 }

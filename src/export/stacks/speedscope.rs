@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Frames, Sink, Thread, finish_part, json_string};
+use super::{FrameCache, Frames, Sink, Thread, Weight, finish_part, json_string};
 use crate::error::Result;
 
 /// The schema speedscope publishes for its files.
@@ -84,14 +84,14 @@ impl Sink for Profile {
         self.event(b"O", frame, at)
     }
 
-    fn close(&mut self, at: u64, _own: u64) -> Result<()> {
+    fn close(&mut self, at: u64, _own: Weight) -> Result<()> {
         match self.open.pop() {
             Some(frame) => self.event(b"C", frame, at),
             None => Ok(()),
         }
     }
 
-    fn finish(mut self: Box<Self>, end: u64, _top: u64) -> Result<(File, u64)> {
+    fn finish(mut self: Box<Self>, end: u64, _top: Weight) -> Result<(File, u64)> {
         self.out.write_all(b"],\"endValue\":")?;
         self.out.write_all(self.number.format(end).as_bytes())?;
         self.out.write_all(b"}")?;

@@ -17,6 +17,7 @@ use super::cache::PAGE;
 use super::{LazyNode, LazyTraceReader, Paging};
 use crate::common::ThreadId;
 use crate::error::Result;
+use crate::model::DiffStatus;
 
 /// A node's number of direct children, as far as
 /// [`LazyTraceReader::quick_child_count`] knows it.
@@ -98,6 +99,32 @@ impl LazyTraceReader {
             Some(slot) => self.scope_children(self.top_scope(slot), from, count),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// Whether the trace is a diff (`tracetree diff`'s, or the recorder
+    /// library's): its tracepoints carry diff statuses. Looks at the first
+    /// tracepoint of each thread until one tells, and below a first
+    /// tracepoint without a status at its first child (a diff's virtual
+    /// root `<diff>.<root>()` has none); `false` for a trace without
+    /// tracepoints.
+    pub fn is_diff(&self) -> Result<bool> {
+        for thread in self.thread_ids() {
+            let Some(&root) = self.roots_range(thread, 0, 1)?.first() else {
+                continue;
+            };
+            let status = self.node(root)?.tracepoint().header.diff_status;
+            if status != DiffStatus::None {
+                return Ok(true);
+            }
+            let first_child = self.children_range(root, 0, 1)?;
+            return match first_child.first() {
+                Some(&child) => {
+                    Ok(self.node(child)?.tracepoint().header.diff_status != DiffStatus::None)
+                }
+                None => Ok(false),
+            };
+        }
+        Ok(false)
     }
 
     /// The containers enclosing `node`, outermost (a top-level tracepoint)
