@@ -104,6 +104,7 @@ async function openTrace(name) {
     if (error) fail(error);
     redraw();
   });
+  redraw();
   if (served?.follow) await state.rpc.call('trace/follow', { trace: state.trace });
   const counted = opened.tracepoints === null ? '' : ` · ${opened.tracepoints} tracepoints`;
   const warned = opened.warnings.length ? ` · ${opened.warnings.join('; ')}` : '';
@@ -169,9 +170,9 @@ function renderRow(i, element) {
     if (state.hitHandles.has(row.handle)) classes += ' hit';
     toggle.textContent = row.hasChildren ? (item ? '▾' : '▸') : ' ';
     text.textContent = row.text;
-    count.textContent = row.hasChildren && row.kind !== 'thread'
-      ? `${row.childCount}${row.childCountExact ? '' : '+'}`
-      : '';
+    // An expanded call's count as counted since.
+    const [children, exact] = item ? [item.total, item.exact] : [row.childCount, row.childCountExact];
+    count.textContent = row.hasChildren && row.kind !== 'thread' ? `${children}${exact ? '' : '+'}` : '';
     element.dataset.depth = row.depth;
     element.dataset.handle = row.handle;
   }
@@ -182,6 +183,7 @@ function select(i, reveal = true) {
   const count = state.tree?.count ?? 0;
   if (count === 0) return;
   state.selected = Math.max(0, Math.min(count - 1, i));
+  $('tree').dataset.selected = String(state.selected);
   if (reveal) state.list.reveal(state.selected);
   state.list.schedule();
   const row = state.tree.row(state.selected);
@@ -358,6 +360,7 @@ async function search() {
       state.hitHandles.add(hit.handle);
       const item = document.createElement('li');
       item.dataset.hit = at;
+      item.dataset.handle = hit.handle;
       const path = document.createElement('span');
       path.className = 'path';
       path.textContent = `thread ${hit.thread + 1}: ${hit.path.join(' › ') || '(top level)'}`;

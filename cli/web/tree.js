@@ -224,11 +224,16 @@ export class Tree {
 
   /** Expands child `index` of `parent` (whose row is known); resolves when
    * its first page is in. */
-  expand(parent, index) {
-    const row = this.rowOf(parent, index);
-    if (!row || !row.hasChildren) return Promise.resolve(null);
+  async expand(parent, index) {
+    let row = this.rowOf(parent, index);
+    if (!row && index < parent.total) {
+      // Asked before its row came (keys typed ahead): once it is in.
+      await this.fetch(parent, Math.floor(index / PAGE));
+      row = parent.expanded ? this.rowOf(parent, index) : null;
+    }
+    if (!row || !row.hasChildren) return null;
     let item = parent.kids.get(index);
-    if (item && item.expanded) return Promise.resolve(item);
+    if (item && item.expanded) return item;
     item = new Item(parent, index, row);
     item.expanded = true;
     item.total = Math.max(row.childCount, 1);
@@ -237,7 +242,24 @@ export class Tree {
     parent.order = null;
     this.grow(item, item.total);
     this.onChange();
-    return Promise.resolve(this.fetch(item, 0)).then(() => item);
+    if (!item.exact) this.countChildren(item);
+    await this.fetch(item, 0);
+    return item;
+  }
+
+  /** Counts the children of a call with more than a page of them: a page
+   * past the first makes the server scan the call once and answer its
+   * total (the terminal viewer counts on a thread of its own). */
+  countChildren(item) {
+    const params = { trace: this.trace, node: item.row.handle, start: item.row.childCount, count: 1 };
+    this.rpc.call('trace/children', params).then((result) => {
+      if (!item.expanded || result.total === undefined || result.total === null) return;
+      const before = item.total;
+      item.total = result.total;
+      item.exact = true;
+      this.grow(item, item.total - before);
+      this.onChange();
+    }, (error) => this.onChange(error));
   }
 
   /** Collapses `item`, forgetting its subtree. */
