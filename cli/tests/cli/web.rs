@@ -648,3 +648,136 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png");
     }
 }
+
+#[test]
+fn progress_and_partial_results_stream_from_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = files::generated(dir.path(), Shape::Mixed, 2, 256 << 10, None);
+    let name = trace.to_str().unwrap();
+    let mut web = Web::start(dir.path(), &["serve", "--http", name]);
+    let opened = web.call("trace/open", json!({"path": name}));
+    let t = opened["trace"].as_str().unwrap().to_string();
+    // The stream, read on a thread of its own, line by line.
+    let mut stream = TcpStream::connect(("127.0.0.1", web.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /events?token={} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        web.token,
+        web.host()
+    )
+    .unwrap();
+    let (lines, events) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    // The stream is open once its headers came.
+    loop {
+        let line = events.recv_timeout(Duration::from_secs(120)).unwrap();
+        if line.is_empty() {
+            break;
+        }
+    }
+    let found = web.call(
+        "trace/search",
+        json!({"trace": t, "pattern": "compute", "workDoneToken": "w1", "partialResultToken": "p1"}),
+    );
+    let total = found["total"].as_u64().unwrap();
+    assert!(total > 0 && found["hits"] == json!([]), "{found}");
+    // Everything was sent before the answer: read until the progress ends.
+    let mut streamed = 0;
+    let mut kinds = Vec::new();
+    while !kinds.contains(&"end".to_string()) {
+        let line = events.recv_timeout(Duration::from_secs(120)).unwrap();
+        let Some(data) = line.strip_prefix("data: ") else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(message["method"], json!("$/progress"), "{message}");
+        match message["params"]["token"].as_str().unwrap() {
+            "p1" => streamed += message["params"]["value"]["hits"].as_array().unwrap().len(),
+            "w1" => kinds.push(
+                message["params"]["value"]["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            other => panic!("token {other}"),
+        }
+    }
+    assert_eq!(kinds.first().map(String::as_str), Some("begin"));
+    assert_eq!(streamed as u64, total);
+}
+
+#[test]
+fn rows_of_a_diff_trace_carry_their_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = Vec::new();
+    for seed in ["1", "2"] {
+        let side = dir.path().join(format!("side-{seed}.trace"));
+        let (ok, _, err) = tracetree_cached(
+            dir.path(),
+            &[
+                "gen",
+                side.to_str().unwrap(),
+                "--size",
+                "16KB",
+                "--seed",
+                seed,
+            ],
+        );
+        assert!(ok, "{err}");
+        sides.push(side);
+    }
+    let diff = dir.path().join("diff.packedtrace");
+    let (ok, _, err) = tracetree_cached(
+        dir.path(),
+        &[
+            "diff",
+            sides[0].to_str().unwrap(),
+            sides[1].to_str().unwrap(),
+            "-o",
+            diff.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let name = diff.to_str().unwrap();
+    let mut web = Web::start(dir.path(), &["serve", "--http", name]);
+    let opened = web.call("trace/open", json!({"path": name}));
+    let t = opened["trace"].as_str().unwrap().to_string();
+    let roots = web.call(
+        "trace/roots",
+        json!({"trace": t, "thread": opened["threads"][0]["id"], "count": 1}),
+    );
+    let root = &roots["nodes"][0];
+    let children = web.call(
+        "trace/children",
+        json!({"trace": t, "node": root["handle"], "count": 10_000}),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for node in children["nodes"].as_array().unwrap() {
+        let detail = web.call("trace/node", json!({"trace": t, "node": node["handle"]}));
+        assert_eq!(node["diff"], detail["diffStatus"], "{node}");
+        // The diff marks of print's line agree.
+        let mark = node["text"].as_str().unwrap().chars().next().unwrap();
+        let expected = match node["diff"].as_str().unwrap() {
+            "removed" => '-',
+            "added" => '+',
+            "edited_old" | "edited_new" => '!',
+            _ => mark,
+        };
+        assert_eq!(mark, expected, "{node}");
+        seen.insert(node["diff"].as_str().unwrap().to_string());
+    }
+    assert!(
+        seen.contains("removed") && seen.contains("added"),
+        "{seen:?}"
+    );
+}
