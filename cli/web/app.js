@@ -117,8 +117,10 @@ function grown(params) {
   if (params.trace !== state.trace) return;
   if (params.error) return status(params.error, true);
   state.threads = params.threads;
-  showThreads();
-  status(`${state.name}: grown`);
+  const chosen = $('thread').value;
+  const threads = chosen === 'all' ? state.threads : state.threads.filter((t) => String(t.id) === chosen);
+  if (params.reopened || !state.tree.refresh(threads)) showThreads();
+  status(`${state.name}: grown (${new Date().toLocaleTimeString()})`);
 }
 
 function showThreads() {
@@ -132,7 +134,10 @@ function showThreads() {
 function redraw() {
   if (!state.tree) return;
   const count = state.tree.count;
+  // For measurements: when rows were first there to draw.
+  if (count > 0 && performance.getEntriesByName('first-rows').length === 0) performance.mark('first-rows');
   if (state.selected >= count) state.selected = Math.max(0, count - 1);
+  $('tree').dataset.selected = String(state.selected);
   state.list.setCount(count);
 }
 

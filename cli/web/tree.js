@@ -73,6 +73,39 @@ export class Tree {
     this.onChange();
   }
 
+  /** A followed trace grew: the threads' root counts are updated and every
+   * expanded item's pages asked again (calls not finished yet have more
+   * children), keeping what is expanded. False when the threads changed,
+   * for the caller to start over with setThreads. */
+  refresh(threads) {
+    const shown = this.root.pages.get(0) ?? [];
+    const now = threads.filter((t) => shown.some((row) => row.thread === t.id));
+    if (now.length !== shown.length) return false;
+    now.forEach((thread, at) => {
+      const row = shown[at];
+      if (row.thread !== thread.id) return;
+      row.childCount = thread.roots;
+      row.hasChildren = thread.roots > 0;
+      const item = this.root.kids.get(at);
+      if (item) {
+        this.grow(item, thread.roots - item.total);
+        item.total = thread.roots;
+      }
+    });
+    const again = (item) => {
+      for (const kid of item.kids.values()) {
+        kid.pages.clear();
+        this.lru.delete(kid);
+        this.inFlight.delete(kid);
+        if (kid.row.kind !== 'thread') this.countChildren(kid);
+        again(kid);
+      }
+    };
+    again(this.root);
+    this.onChange();
+    return true;
+  }
+
   get count() {
     return this.root.open;
   }
@@ -251,7 +284,7 @@ export class Tree {
    * past the first makes the server scan the call once and answer its
    * total (the terminal viewer counts on a thread of its own). */
   countChildren(item) {
-    const params = { trace: this.trace, node: item.row.handle, start: item.row.childCount, count: 1 };
+    const params = { trace: this.trace, node: item.row.handle, start: Math.max(item.row.childCount, item.total), count: 1 };
     this.rpc.call('trace/children', params).then((result) => {
       if (!item.expanded || result.total === undefined || result.total === null) return;
       const before = item.total;
