@@ -23,6 +23,7 @@ const state = {
   hit: -1,
   hitHandles: new Set(),
   search: null,
+  jumps: 0,
 };
 
 function status(text, error = false) {
@@ -314,8 +315,11 @@ function bindKeys() {
 
 /** Selects node `handle`, expanding its ancestors. */
 async function goTo(handle) {
+  // Only the latest of overlapping jumps (keys pressed quickly) selects.
+  const jump = ++state.jumps;
   status(`going to ${handle}…`);
   const row = await state.tree.reveal(handle);
+  if (jump !== state.jumps) return;
   if (row < 0) throw new Error(`node ${handle} could not be shown`);
   select(row);
   status(`${state.name} · node ${handle}`);

@@ -176,6 +176,13 @@ try {
     assert.ok(row.text.startsWith(hits[at].text), `hit ${at}: ${row.text} is ${hits[at].text}`);
   }
   assert.deepEqual(visited, [1, 2, 3, 2].map((k) => k % hits.length));
+  // Keys faster than the jumps: the last one wins, however they finish.
+  for (const key of ['n', 'n', 'n']) await press(key);
+  const lastHit = hits[(visited.at(-1) + 3) % hits.length].handle;
+  await page.waitForFunction((handle) => document.querySelector('#tree .row.selected')?.dataset.handle === handle
+    && document.querySelector('#status').textContent.endsWith(`node ${handle}`), lastHit);
+  await page.waitForTimeout(300);
+  assert.equal((await selected()).handle, lastHit, 'the last hit asked for stays selected');
   checkNotBlank(await page.screenshot({ path: `${config.shots}/search.png` }), 'the search');
 
   // 4. A deep link: a fresh page on a hit's handle opens the trace with its
