@@ -3,6 +3,7 @@
 //! eager loader (another reader than the one the export walks); and read
 //! back by parsers that are not ours (`viewers.rs`).
 
+mod flame;
 mod viewers;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, finish_part};
+use super::{FrameCache, Sink, Thread, Writer, finish_part};
 use crate::error::Result;
 
 /// One thread's stacks.
@@ -68,7 +68,9 @@ impl Sink for Folded {
         }
         Ok(())
     }
+}
 
+impl Writer for Folded {
     fn finish(mut self: Box<Self>, _end: u64, top: u64) -> Result<(File, u64)> {
         self.weights[0] += top;
         let mut lines = 0;
