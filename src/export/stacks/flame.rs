@@ -395,6 +395,9 @@ struct Trie {
     weight: Vec<u64>,
     /// Weights of paths below a node that were not kept (no budget).
     over: Vec<u64>,
+    /// Each node's child met last, (frame, child): loops meet the same
+    /// paths again and again, and this spares most lookups in `children`.
+    last: Vec<(u32, u32)>,
     children: FxHashMap<(u32, u32), u32>,
 }
 
@@ -409,6 +412,7 @@ impl Trie {
             frame: vec![root],
             weight: vec![0],
             over: vec![0],
+            last: vec![(u32::MAX, 0)],
             children: FxHashMap::default(),
         }
     }
@@ -423,7 +427,12 @@ impl Trie {
         if parent & NOT_KEPT != 0 {
             return parent;
         }
+        let (last, child) = self.last[parent as usize];
+        if last == frame {
+            return child;
+        }
         if let Some(&child) = self.children.get(&(parent, frame)) {
+            self.last[parent as usize] = (frame, child);
             return child;
         }
         // Ids stay below NOT_KEPT: a budget past it is not honoured.
@@ -435,6 +444,8 @@ impl Trie {
         self.frame.push(frame);
         self.weight.push(0);
         self.over.push(0);
+        self.last.push((u32::MAX, 0));
+        self.last[parent as usize] = (frame, child);
         self.children.insert((parent, frame), child);
         child
     }
