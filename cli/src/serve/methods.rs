@@ -943,10 +943,36 @@ fn flame_result(graph: tracetree::export::stacks::flame::FlameGraph) -> FlameRes
     }
 }
 
-fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Value, ServeError> {
+/// Runs `compute` (a flame graph or a sandwich) on the open trace `id` over
+/// the scope and bounds `ask` names, with work done progress titled
+/// `title`.
+fn flame_request<T>(
+    session: &Session,
+    request: &Request,
+    id: &str,
+    ask: &FlameAsk<'_>,
+    token: Option<&Value>,
+    title: &str,
+    compute: impl FnOnce(
+        &LazyTraceReader,
+        &tracetree::export::stacks::flame::FlameOptions,
+        &(dyn Fn(u64) + Sync),
+    ) -> tracetree::Result<T>,
+) -> Result<T, ServeError> {
     let method = request.method.as_str();
-    let trace = session.traces.get(method, &params.trace)?;
+    let trace = session.traces.get(method, id)?;
     let reader = trace.reader();
+    let options = flame_options(method, &trace, &reader, request, ask)?;
+    let progress = Progress::begin(session, token, title);
+    let walked = std::sync::atomic::AtomicU64::new(0);
+    compute(&reader, &options, &|n| {
+        let total = walked.fetch_add(n, Ordering::Relaxed) + n;
+        progress.report_every(&format!("{total} tracepoints walked"));
+    })
+    .map_err(|e| failed(method, &trace, ask.node, &e))
+}
+
+fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Value, ServeError> {
     let ask = FlameAsk {
         thread: params.thread,
         node: params.node.as_deref(),
@@ -954,15 +980,16 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Va
         width: params.width,
         max_frames: params.max_frames,
     };
-    let options = flame_options(method, &trace, &reader, request, &ask)?;
-    let progress = Progress::begin(session, params.work_done_token.as_ref(), "flame graph");
-    let walked = std::sync::atomic::AtomicU64::new(0);
-    let graph = tracetree::export::stacks::flame::flame_graph(&reader, &options, &|n| {
-        let total = walked.fetch_add(n, Ordering::Relaxed) + n;
-        progress.report_every(&format!("{total} tracepoints walked"));
-    })
-    .map_err(|e| failed(method, &trace, params.node.as_deref(), &e))?;
-    drop(progress);
+    let token = params.work_done_token.as_ref();
+    let graph = flame_request(
+        session,
+        request,
+        &params.trace,
+        &ask,
+        token,
+        "flame graph",
+        tracetree::export::stacks::flame::flame_graph,
+    )?;
     to_value(flame_result(graph))
 }
 
@@ -971,12 +998,9 @@ fn sandwich(
     request: &Request,
     params: SandwichParams,
 ) -> Result<Value, ServeError> {
-    let method = request.method.as_str();
-    let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     if params.method.is_empty() {
         return Err(ServeError::invalid_params(
-            method,
+            &request.method,
             "method",
             "empty: name a frame (Class.method)",
         ));
@@ -988,16 +1012,19 @@ fn sandwich(
         width: params.width,
         max_frames: params.max_frames,
     };
-    let options = flame_options(method, &trace, &reader, request, &ask)?;
-    let progress = Progress::begin(session, params.work_done_token.as_ref(), "sandwich");
-    let walked = std::sync::atomic::AtomicU64::new(0);
-    let sandwich =
-        tracetree::export::stacks::flame::sandwich(&reader, &params.method, &options, &|n| {
-            let total = walked.fetch_add(n, Ordering::Relaxed) + n;
-            progress.report_every(&format!("{total} tracepoints walked"));
-        })
-        .map_err(|e| failed(method, &trace, params.node.as_deref(), &e))?;
-    drop(progress);
+    let token = params.work_done_token.as_ref();
+    let frame = params.method.as_str();
+    let sandwich = flame_request(
+        session,
+        request,
+        &params.trace,
+        &ask,
+        token,
+        "sandwich",
+        |reader, options, progress| {
+            tracetree::export::stacks::flame::sandwich(reader, frame, options, progress)
+        },
+    )?;
     to_value(SandwichResult {
         callers: flame_result(sandwich.callers),
         callees: flame_result(sandwich.callees),
