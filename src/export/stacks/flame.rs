@@ -1,6 +1,5 @@
-//! Flame graphs (icicles) and the sandwich of one method, computed by the
-//! engine and handed over as bounded summaries: what a viewer draws, not
-//! the trace.
+//! Flame graphs (icicles) and the sandwich of one method, handed over as
+//! bounded summaries: what a viewer draws, not the trace.
 //!
 //! # Frames and weights
 //!
@@ -35,11 +34,10 @@
 //! # The sandwich
 //!
 //! For one method M, as speedscope defines it: each outermost call of M
-//! (one not inside another M) weighs its total. The callees are those
-//! calls' subtrees merged, rooted at M; the callers the paths from M up to
-//! the scope's root (the node, or the thread's frame), inverted and
-//! merged, each ending with the occurrence's weight as its `self`. Both
-//! roots weigh the same: all of M's outermost calls.
+//! (not inside another M) weighs its total. The callees are those calls'
+//! subtrees merged, rooted at M; the callers the paths from M up to the
+//! scope's root (the node, or the thread's frame), inverted and merged,
+//! each ending with its call's weight as `self`: both roots weigh the same.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
