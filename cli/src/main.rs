@@ -395,7 +395,8 @@ pub enum Command {
     /// demand a page at a time, details of the selected tracepoint, search,
     /// jumps to event ids, bookmarks (`?` lists the keys).
     #[command(
-        after_help = "Examples:\n  tracetree view app.trace\n  tracetree view --follow running.trace"
+        after_help = "Examples:\n  tracetree view app.trace\n  tracetree view --follow running.trace\n  \
+        tracetree view --web app.trace other.trace"
     )]
     View {
         #[command(flatten)]
@@ -410,6 +411,14 @@ pub enum Command {
         /// Only what was appended is read; no lookup sidecar is written.
         #[arg(long)]
         follow: bool,
+        /// Browse in the web browser instead: starts `serve --http` on a
+        /// free loopback port with the traces given and opens the page
+        /// (or prints its URL when no browser can be opened); Ctrl-C stops.
+        #[arg(long)]
+        web: bool,
+        /// More traces, with --web (the page switches between them).
+        #[arg(requires = "web", value_name = "MORE")]
+        more: Vec<PathBuf>,
     },
     /// Find tracepoints by name (a call's `Class.method`, a field's
     /// `Class.field`, a local variable) or, with --text, by their printed
@@ -461,20 +470,44 @@ pub enum Command {
     /// JSON-RPC 2.0 with the Language Server Protocol's framing (open,
     /// pages of roots and children, node details, search, growth); the
     /// methods are in docs/PROTOCOL.md. The flags are the defaults of
-    /// each `trace/open`, whose options may say otherwise.
+    /// each `trace/open`, whose options may say otherwise. With --http,
+    /// the same methods over HTTP and the browser viewer's page.
     #[command(after_help = "Examples:\n  tracetree serve --stdio\n  \
         tracetree serve --stdio --no-mmap --cache-dir /tmp/tt-cache\n  \
+        tracetree serve --http app.trace\n  \
+        tracetree serve --http=127.0.0.1:8080 --root traces/\n  \
         tracetree serve --print-schema > docs/protocol.schema.json")]
     Serve {
         #[command(flatten)]
         cache: CacheFlags,
         #[command(flatten)]
         strict: StrictFlag,
-        /// Talk over standard input and output (the one transport).
-        #[arg(long, required_unless_present = "print_schema")]
+        /// Talk over standard input and output.
+        #[arg(long, required_unless_present_any = ["print_schema", "http"])]
         stdio: bool,
+        /// Serve over HTTP on ADDR (default 127.0.0.1 and a free port;
+        /// `--http=127.0.0.1:8080`): `POST /rpc` takes the same methods,
+        /// `GET /events` streams progress and growth, `/` is the browser
+        /// viewer. Prints the page's URL, whose `?token=` every request
+        /// needs. An address other than loopback is warned of.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            num_args = 0..=1,
+            require_equals = true,
+            default_missing_value = "127.0.0.1",
+            conflicts_with = "stdio"
+        )]
+        http: Option<String>,
+        /// With --http: files under DIR open too, by their path relative
+        /// to it (never outside it, symbolic links included).
+        #[arg(long, value_name = "DIR", requires = "http")]
+        root: Option<PathBuf>,
+        /// With --http: the traces the page may open.
+        #[arg(requires = "http", value_name = "FILE")]
+        files: Vec<PathBuf>,
         /// Print the JSON Schema of the protocol's messages and exit.
-        #[arg(long, conflicts_with = "stdio")]
+        #[arg(long, conflicts_with_all = ["stdio", "http"])]
         print_schema: bool,
     },
     /// Print one page of a call's children, as an IDE expanding one node
@@ -701,19 +734,61 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
     }
     // The server owns standard output (its messages), so it runs before
     // anything else takes it.
-    if let Command::Serve { print_schema, .. } = cli.command {
-        if print_schema {
+    let defaults = serve::OpenDefaults {
+        cache_dir: cache_dir.clone(),
+        no_cache,
+        no_mmap: cache_flags.no_mmap,
+        strict,
+    };
+    if let Command::View {
+        web: true,
+        file,
+        more,
+        follow,
+        ..
+    } = &cli.command
+    {
+        let mut files = vec![file.clone()];
+        files.extend(more.iter().cloned());
+        let served = serve::http::Files::new(&files, None, *follow)?;
+        serve::http::run(
+            defaults,
+            serve::http::Options {
+                addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+                files: served,
+                open_browser: true,
+            },
+        )?;
+        return Ok(Outcome::Done);
+    }
+    if let Command::Serve {
+        print_schema,
+        http,
+        root,
+        files,
+        ..
+    } = &cli.command
+    {
+        if let Some(addr) = http {
+            let addr = serve::http::parse_addr(addr).map_err(|e| Error::invalid("--http", e))?;
+            let served = serve::http::Files::new(files, root.as_deref(), false)?;
+            serve::http::run(
+                defaults,
+                serve::http::Options {
+                    addr,
+                    files: served,
+                    open_browser: false,
+                },
+            )?;
+            return Ok(Outcome::Done);
+        }
+        if *print_schema {
             let schema = serde_json::to_string_pretty(&serve::schema())
                 .map_err(|e| Error::invalid("schema", e.to_string()))?;
             println!("{schema}");
             return Ok(Outcome::Done);
         }
-        let clean = serve::run(serve::OpenDefaults {
-            cache_dir,
-            no_cache,
-            no_mmap: cache_flags.no_mmap,
-            strict,
-        });
+        let clean = serve::run(defaults);
         if !clean {
             // LSP: `exit` without `shutdown` before it ends with status 1.
             std::process::exit(1);

@@ -126,49 +126,10 @@ pub fn serve(defaults: OpenDefaults) -> bool {
     let (to_dispatcher, incoming) = bounded(0);
     let reader = transport::reader(to_dispatcher, LIMITS.max_message_bytes);
     let writer = transport::writer(from_workers);
-    let session = Arc::new(Session {
-        traces: Traces::new(LIMITS.max_open_traces),
-        defaults,
-        out: to_writer,
-        in_flight: Mutex::new(HashMap::new()),
-    });
-    let (quick, quick_jobs) = unbounded::<Job>();
-    let (long, long_jobs) = unbounded::<Job>();
-    let (ended, workers_done) = unbounded::<()>();
-    for (jobs, count) in [(quick_jobs, QUICK_WORKERS), (long_jobs, LONG_WORKERS)] {
-        for _ in 0..count {
-            let jobs = jobs.clone();
-            let ended = ended.clone();
-            let _ = std::thread::Builder::new()
-                .name("serve-worker".into())
-                .stack_size(crate::WORKER_STACK)
-                .spawn(move || {
-                    for job in jobs {
-                        job();
-                    }
-                    let _ = ended.send(());
-                });
-        }
-    }
-    drop(ended);
-    let clean = Dispatcher {
-        session: Arc::clone(&session),
-        quick,
-        long,
-        initialized: false,
-        shut_down: false,
-    }
-    .run(&incoming);
-    // The end: every request still in flight is cancelled, the workers
-    // finish (or are left to the process's end), the traces close.
-    for flag in session.in_flight().values() {
-        flag.store(true, Ordering::Relaxed);
-    }
-    let deadline = std::time::Instant::now() + END_WAIT;
-    while workers_done.recv_deadline(deadline).is_ok() {}
-    session.traces.close_all();
+    let core = Core::start(defaults, to_writer);
+    let clean = core.dispatcher(false).run(&incoming);
+    core.end();
     drop(incoming);
-    drop(session);
     let _ = writer.join();
     // The reader may be blocked on the input; it ends with the process.
     drop(reader);
@@ -176,9 +137,87 @@ pub fn serve(defaults: OpenDefaults) -> bool {
     clean
 }
 
+/// A session and its worker pools, whatever the transport: the transport
+/// hands messages to [`Core::dispatcher`]'s loop and writes what comes
+/// out of the channel given to [`Core::start`].
+pub struct Core {
+    /// The session the workers serve.
+    pub session: Arc<Session>,
+    quick: Sender<Job>,
+    long: Sender<Job>,
+    workers_done: Receiver<()>,
+}
+
+impl Core {
+    /// Starts the workers of a session whose messages go to `out`.
+    pub fn start(defaults: OpenDefaults, out: Sender<Outgoing>) -> Core {
+        let session = Arc::new(Session {
+            traces: Traces::new(LIMITS.max_open_traces),
+            defaults,
+            out,
+            in_flight: Mutex::new(HashMap::new()),
+        });
+        let (quick, quick_jobs) = unbounded::<Job>();
+        let (long, long_jobs) = unbounded::<Job>();
+        let (ended, workers_done) = unbounded::<()>();
+        for (jobs, count) in [(quick_jobs, QUICK_WORKERS), (long_jobs, LONG_WORKERS)] {
+            for _ in 0..count {
+                let jobs = jobs.clone();
+                let ended = ended.clone();
+                let _ = std::thread::Builder::new()
+                    .name("serve-worker".into())
+                    .stack_size(crate::WORKER_STACK)
+                    .spawn(move || {
+                        for job in jobs {
+                            job();
+                        }
+                        let _ = ended.send(());
+                    });
+            }
+        }
+        Core {
+            session,
+            quick,
+            long,
+            workers_done,
+        }
+    }
+
+    /// The loop that reads a transport's messages; `initialized` when the
+    /// transport answers `initialize` itself.
+    pub fn dispatcher(&self, initialized: bool) -> Dispatcher {
+        Dispatcher {
+            session: Arc::clone(&self.session),
+            quick: self.quick.clone(),
+            long: self.long.clone(),
+            initialized,
+            shut_down: false,
+        }
+    }
+
+    /// The end: every request still in flight is cancelled, the workers
+    /// finish (or are left to the process's end), the traces close.
+    pub fn end(self) {
+        let Core {
+            session,
+            quick,
+            long,
+            workers_done,
+        } = self;
+        drop((quick, long));
+        for flag in session.in_flight().values() {
+            flag.store(true, Ordering::Relaxed);
+        }
+        let deadline = std::time::Instant::now() + END_WAIT;
+        while workers_done.recv_deadline(deadline).is_ok() {}
+        session.traces.close_all();
+    }
+}
+
 type Job = Box<dyn FnOnce() + Send>;
 
-struct Dispatcher {
+/// Reads one transport's messages and hands each request to a worker.
+pub struct Dispatcher {
     session: Arc<Session>,
     quick: Sender<Job>,
     long: Sender<Job>,
@@ -188,7 +227,7 @@ struct Dispatcher {
 
 impl Dispatcher {
     /// Reads messages until `exit` or the end of the input.
-    fn run(mut self, incoming: &Receiver<Incoming>) -> bool {
+    pub fn run(mut self, incoming: &Receiver<Incoming>) -> bool {
         loop {
             let message = match incoming.recv() {
                 Ok(Incoming::Message(message)) => message,
@@ -240,7 +279,7 @@ impl Dispatcher {
         if !self.initialized {
             if method == "initialize" {
                 self.initialized = true;
-                return session.respond(id, methods::initialize(params));
+                return session.respond(id, methods::initialize(params, None));
             }
             return session.respond(
                 id,

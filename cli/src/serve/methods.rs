@@ -61,8 +61,8 @@ pub fn lane(method: &str) -> Option<Lane> {
         .map(|&(_, lane)| lane)
 }
 
-/// `initialize`'s answer.
-pub fn initialize(params: Value) -> Result<Value, ServeError> {
+/// `initialize`'s answer; `served` over HTTP.
+pub fn initialize(params: Value, served: Option<Served>) -> Result<Value, ServeError> {
     let _: InitializeParams = parse("initialize", params)?;
     let mut methods = vec!["initialize".to_string(), "shutdown".to_string()];
     methods.extend(METHODS.iter().map(|(name, _)| name.to_string()));
@@ -79,6 +79,7 @@ pub fn initialize(params: Value) -> Result<Value, ServeError> {
             follow: true,
         },
         limits: LIMITS,
+        served,
     })
 }
 
@@ -369,6 +370,10 @@ fn row(
         child_count: count.at_least() as u64,
         child_count_exact: count.exact().is_some(),
         has_children: count.at_least() > 0,
+        diff: match data.tracepoint().header.diff_status {
+            DiffStatus::None => None,
+            status => Some(diff_status(status).into()),
+        },
     })
 }
 

@@ -1,7 +1,8 @@
 //! `tracetree serve --stdio`: the trace service IDEs and tools talk to, as
 //! they talk to a language server: JSON-RPC 2.0 over standard input and
 //! output with LSP's base protocol (`Content-Length` framing), through the
-//! `lsp-server` crate. `docs/PROTOCOL.md` is the client's reference.
+//! `lsp-server` crate, or over HTTP (`--http`, with the browser viewer).
+//! `docs/PROTOCOL.md` is the client's reference.
 //!
 //! - `transport`: the wire (framing by `lsp-server`; bad messages answered,
 //!   not fatal; the message size bounded before a body is allocated);
@@ -12,7 +13,9 @@
 //! - `follow`: growth notifications for a trace still being written;
 //! - `protocol`: the parameters and results as types, from which the JSON
 //!   Schema is generated (`--print-schema`);
-//! - `errors`: the codes a client branches on.
+//! - `errors`: the codes a client branches on;
+//! - `http`: the second front end (`serve --http`): the same session over
+//!   HTTP, and the browser viewer's page.
 //!
 //! Invariants: nothing but protocol messages goes to standard output
 //! (messages for people go to standard error); every request gets exactly
@@ -22,6 +25,7 @@
 mod dispatch;
 mod errors;
 mod follow;
+pub mod http;
 mod methods;
 mod protocol;
 mod traces;

@@ -32,6 +32,33 @@ pub struct InitializeResult {
     pub capabilities: Capabilities,
     /// Its bounds.
     pub limits: Limits,
+    /// Over HTTP (`serve --http`), the traces a page may open; absent over
+    /// standard input and output, where any path opens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served: Option<Served>,
+}
+
+/// What a page of `serve --http` may open.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Served {
+    /// The traces named on the server's command line: `trace/open` takes
+    /// their `name` as its `path`.
+    pub traces: Vec<ServedTrace>,
+    /// Whether files under the server's `--root` folder open too (by their
+    /// path relative to it).
+    pub root: bool,
+}
+
+/// A trace named on the command line of `serve --http`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServedTrace {
+    /// What `trace/open` takes as its `path`.
+    pub name: String,
+    /// Whether the page should open it as a growing view and follow it
+    /// (`view --web --follow`).
+    pub follow: bool,
 }
 
 /// The server's name and version.
@@ -214,6 +241,10 @@ pub struct Node {
     pub child_count_exact: bool,
     /// Whether it has children.
     pub has_children: bool,
+    /// In a diff trace, its diff status when not `none` (`unchanged`,
+    /// `removed`, `added`, `edited_old`, `edited_new`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 /// Parameters naming a node.

@@ -9,6 +9,7 @@ mod outputs;
 mod pack;
 mod serve;
 mod view;
+mod web;
 
 /// Runs the `tracetree` binary: whether it succeeded, its stdout and stderr.
 fn tracetree(args: &[&str]) -> (bool, String, String) {

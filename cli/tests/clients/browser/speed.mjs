@@ -1,0 +1,105 @@
+// Measures the browser viewer in headless Chromium (not a test: figures
+// for BENCHMARKS.md). Run by hand:
+//   node speed.mjs TRACETREE WIDE.trace MIXED.trace [EXPANSIONS]
+// with WIDE.trace from `tracetree gen --shape wide` (one call with millions
+// of children) and MIXED.trace from `tracetree gen` (calls to expand); a
+// trace is opened once before measuring, so that its lookups are cached. Prints, as JSON: the page's first rows (navigation
+// start to the tree drawn), the wide call's expansion (key to its first
+// rows drawn, and to its exact count), a scroll to its middle, and the
+// page's JavaScript heap through EXPANSIONS expansions and collapses.
+
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const [binary, trace, mixed, rounds = '1000'] = process.argv.slice(2);
+const server = spawn(binary, ['serve', '--http', trace, mixed], { stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((resolve) => {
+  createInterface({ input: server.stdout }).once('line', resolve);
+});
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--enable-precise-memory-info'],
+});
+const figures = {};
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.setDefaultTimeout(120_000);
+  const settled = () => page.waitForFunction(() => document.querySelector('#tree .row')
+    && !document.querySelector('#tree .row.loading')
+    && document.querySelector('#tree .row.selected')?.dataset.index === (document.querySelector('#tree').dataset.selected ?? '0'));
+  // A first visit opens the trace (its lookups built and cached).
+  await page.goto(url);
+  await settled();
+  // A fresh page on the open trace: the first tree drawn.
+  const fresh = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await fresh.goto(url);
+  await fresh.waitForSelector('#tree .row.thread');
+  figures.firstRowsMs = await fresh.evaluate(() => performance.getEntriesByName('first-rows')[0].startTime);
+  await fresh.close();
+  await page.focus('#tree');
+  for (const key of ['Enter', 'ArrowDown', 'ArrowRight', 'ArrowDown']) {
+    await page.keyboard.press(key);
+    await settled();
+  }
+  // The wide call: from the key to its first children drawn.
+  const start = await page.evaluate(() => performance.now());
+  await page.keyboard.press('ArrowRight');
+  const drawn = await page.waitForFunction(() => {
+    const rows = document.querySelectorAll('#tree .row');
+    return rows.length > 10 && !document.querySelector('#tree .row.loading') && performance.now();
+  }, null, { polling: 'raf' });
+  figures.expandMs = (await drawn.jsonValue()) - start;
+  const counted = await page.waitForFunction(() => {
+    const count = document.querySelector('#tree .row.selected .count')?.textContent ?? '';
+    return count && !count.endsWith('+') && [performance.now(), count];
+  }, null, { polling: 'raf' });
+  const [countedAt, children] = await counted.jsonValue();
+  figures.children = Number(children);
+  figures.countedMs = countedAt - start;
+  const scrollStart = await page.evaluate(() => {
+    const tree = document.querySelector('#tree');
+    tree.scrollTop = (tree.scrollHeight - tree.clientHeight) / 2;
+    return performance.now();
+  });
+  const scrolled = await page.waitForFunction(() => Number(document.querySelector('#tree .row')?.dataset.index) > 1000
+    && !document.querySelector('#tree .row.loading') && performance.now(), null, { polling: 'raf' });
+  figures.scrollToMiddleMs = (await scrolled.jsonValue()) - scrollStart;
+  // Calls of the mixed trace expanded depth first, one in four collapsed
+  // again, the heap read every hundred.
+  await page.goto(`${url}#${new URLSearchParams({ trace: mixed })}`);
+  await page.waitForFunction((name) => document.querySelector('#trace')?.value === name
+    && document.querySelector('#tree .row.thread'), mixed);
+  await settled();
+  const heap = async () => (await page.evaluate(() => performance.memory.usedJSHeapSize)) / 2 ** 20;
+  figures.heapBeforeMB = await heap();
+  let peak = figures.heapBeforeMB;
+  await page.focus('#tree');
+  let expanded = 0;
+  while (expanded < Number(rounds)) {
+    const toggle = await page.$eval('#tree .row.selected .toggle', (e) => e.textContent);
+    if (toggle === '▸') {
+      await page.keyboard.press('ArrowRight');
+      await settled();
+      expanded++;
+      if (expanded % 4 === 0) {
+        await page.keyboard.press('ArrowLeft');
+        await settled();
+      }
+      if (expanded % 100 === 0) peak = Math.max(peak, await heap());
+    }
+    await page.keyboard.press('ArrowDown');
+    await settled();
+  }
+  figures.expansions = Number(rounds);
+  figures.heapPeakMB = peak;
+  figures.heapAfterMB = await heap();
+  figures.rowsInPage = await page.$$eval('#tree .row', (rows) => rows.length);
+  figures.domNodes = await page.evaluate(() => document.getElementsByTagName('*').length);
+  process.stdout.write(`${JSON.stringify(figures, null, 1)}\n`);
+} finally {
+  await browser.close();
+  server.kill();
+}

@@ -1,0 +1,257 @@
+// The browser viewer of `tracetree serve --http` in headless Chromium,
+// driven by playwright-core as a person would drive it: keys, scrolling,
+// the search box, a deep link. Run by cli/tests/cli/web.rs with one
+// argument, a JSON file:
+//   {url, chromium, shots, mixed: {name, print}, wide: {name, print},
+//    search: {pattern, hits}}
+// where `print` is a file of `tracetree print --verbose` and `hits` one of
+// `tracetree search --json`. Prints `ok` alone when every check passes.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const PATIENCE = 60_000;
+
+/** `print --verbose`'s node lines (thread headers left out). */
+function nodeLines(file) {
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l && !l.startsWith('# Thread '));
+}
+
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  headless: true,
+  args: [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
+});
+const errors = [];
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  page.setDefaultTimeout(PATIENCE);
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+  const hash = (name, node) => `#${new URLSearchParams(node ? { trace: name, node } : { trace: name })}`;
+
+  // The rows in view: index, depth, text, handle.
+  const rows = () => page.$$eval('#tree .row', (elements) => elements.map((e) => ({
+    index: Number(e.dataset.index),
+    depth: Number(e.dataset.depth),
+    text: e.querySelector('.text').textContent,
+    handle: e.dataset.handle ?? null,
+    loading: e.classList.contains('loading'),
+    selected: e.classList.contains('selected'),
+  })));
+  const selected = async () => {
+    // The row drawn for the selection (`data-selected` is set at once,
+    // the rows at the next frame).
+    await page.waitForFunction(() => {
+      const row = document.querySelector('#tree .row.selected');
+      return row && !row.classList.contains('loading')
+        && row.dataset.index === (document.querySelector('#tree').dataset.selected ?? '0');
+    });
+    return (await rows()).find((r) => r.selected);
+  };
+  const line = (row) => `${'  '.repeat(row.depth)}${row.text}`;
+  const press = async (key) => {
+    await page.keyboard.press(key);
+  };
+
+  // 1. The mixed trace: the first tree painted, a root expanded by keys, then
+  // the first rows walked with everything expanded: print's lines.
+  await page.goto(config.url + hash(config.mixed.name));
+  await page.waitForSelector('#tree .row.thread');
+  await page.focus('#tree');
+  const mixed = nodeLines(config.mixed.print);
+  await press('Enter'); // the first thread
+  await press('ArrowDown'); // its first root
+  await press('ArrowRight');
+  let root = await selected();
+  assert.equal(line(root), mixed[0], 'the first root is print\'s first line');
+  await page.waitForFunction(() => document.querySelectorAll('#tree .row').length > 3
+    && !document.querySelector('#tree .row.loading'));
+  const shown = (await rows()).filter((r) => r.index > root.index && r.depth === 1).slice(0, 10);
+  const rootChildren = mixed.slice(1).filter((l) => /^ {2}\S/.test(l)).slice(0, shown.length);
+  assert.deepEqual(shown.map(line), rootChildren, 'a root\'s children are print\'s lines');
+  // Depth first through the first 150 rows, expanding every call: the
+  // rows are print's lines in order.
+  const walked = [line(root)];
+  for (let k = 1; k < 150; k++) {
+    await press('ArrowDown');
+    const row = await selected();
+    if (row.handle?.startsWith('thread:')) break;
+    walked.push(line(row));
+    const toggle = await page.$eval('#tree .row.selected .toggle', (e) => e.textContent);
+    if (toggle === '▸') {
+      await press('ArrowRight');
+      await page.waitForFunction(() => !document.querySelector('#tree .row.loading'));
+    }
+  }
+  assert.deepEqual(walked, mixed.slice(0, walked.length), 'rows expanded depth first are print\'s lines');
+  // Left goes to the parent, then collapses it.
+  await press('ArrowLeft');
+  await press('ArrowLeft');
+  await press('Home');
+  assert.equal((await selected()).index, 0);
+  await page.screenshot({ path: `${config.shots}/tree.png` });
+  checkNotBlank(await page.screenshot(), 'the tree');
+
+  // 2. The wide trace: a call with hundreds of thousands of children,
+  // paged as it scrolls (the list holds only the rows in view).
+  await page.goto(config.url + hash(config.wide.name));
+  await page.waitForFunction((name) => document.querySelector('#trace')?.value === name
+    && document.querySelector('#tree .row.thread'), config.wide.name);
+  await page.focus('#tree');
+  const wide = nodeLines(config.wide.print);
+  await press('Enter');
+  await press('ArrowDown');
+  await press('ArrowRight');
+  await page.waitForFunction(() => document.querySelectorAll('#tree .row').length >= 3
+    && !document.querySelector('#tree .row.loading'));
+  await press('ArrowDown');
+  await press('ArrowRight'); // the wide call
+  await page.waitForFunction(() => document.querySelectorAll('#tree .row').length > 10
+    && !document.querySelector('#tree .row.loading'));
+  // Row k is print's node line k - 1 (the thread's row comes first) while
+  // in the wide call's children.
+  const children = wide.length - 2;
+  const inView = await page.$$eval('#tree .row', (e) => e.length);
+  assert.ok(inView < 200, `only the rows in view are in the page (${inView})`);
+  for (const fraction of [0.5, 0.999, 0.25]) {
+    await page.$eval('#tree', (tree, f) => { tree.scrollTop = f * (tree.scrollHeight - tree.clientHeight); }, fraction);
+    // Drawn at the next frame, from pages fetched then.
+    await page.waitForFunction(([first, slack]) => Math.abs(Number(document.querySelector('#tree .row')?.dataset.index) - first) < slack
+      && !document.querySelector('#tree .row.loading'), [fraction * children, children / 100 + 50]);
+    const visible = await rows();
+    assert.ok(visible.length > 5, 'rows are drawn after a scroll');
+    for (const row of visible) {
+      assert.ok(row.index >= 3 && row.index < 3 + children, `row ${row.index} inside the wide call`);
+      assert.equal(line(row), wide[row.index - 1], `row ${row.index} after scrolling to ${fraction}`);
+    }
+  }
+  await page.focus('#tree');
+  await press('End');
+  const last = await selected();
+  assert.equal(line(last), wide[wide.length - 1], 'End selects the last child');
+  checkNotBlank(await page.screenshot({ path: `${config.shots}/wide.png` }), 'the wide call');
+
+  // 3. Search in the mixed trace: as many hits as `tracetree search`, the
+  // same lines, stepped through with n and N.
+  await page.goto(config.url + hash(config.mixed.name));
+  await page.waitForSelector('#tree .row.thread');
+  const expected = readFileSync(config.search.hits, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  await page.fill('#search', config.search.pattern);
+  await page.click('#search-go');
+  await page.waitForFunction(() => /^\d+ hits/.test(document.querySelector('#hits-head').textContent));
+  const head = await page.textContent('#hits-head');
+  assert.equal(Number(head.split(' ')[0]), expected.length, `hits: ${head}`);
+  const hits = await page.$$eval('#hits li', (items) => items.map((li) => ({
+    handle: li.dataset.handle,
+    text: li.firstChild.textContent,
+    path: li.querySelector('.path').textContent,
+  })));
+  const sorted = (list) => [...list].sort();
+  assert.deepEqual(sorted(hits.map((h) => h.text)), sorted(expected.map((h) => h.line)), 'the hits\' lines');
+  assert.deepEqual(
+    sorted(hits.map((h) => h.path)),
+    sorted(expected.map((h) => `thread ${h.thread + 1}: ${h.path.join(' › ') || '(top level)'}`)),
+    'the hits\' paths',
+  );
+  await page.focus('#tree');
+  const visited = [];
+  for (const key of ['n', 'n', 'n', 'N']) {
+    await press(key);
+    await page.waitForFunction((at) => document.querySelector('#hits-head').dataset.current === String(at),
+      (visited.length === 0 ? 1 : visited.at(-1) + (key === 'n' ? 1 : -1) + hits.length) % hits.length);
+    const at = Number(await page.$eval('#hits-head', (e) => e.dataset.current));
+    visited.push(at);
+    await page.waitForFunction((handle) => document.querySelector('#tree .row.selected')?.dataset.handle === handle,
+      hits[at].handle);
+    const row = await selected();
+    assert.ok(row.text.startsWith(hits[at].text), `hit ${at}: ${row.text} is ${hits[at].text}`);
+  }
+  assert.deepEqual(visited, [1, 2, 3, 2].map((k) => k % hits.length));
+  checkNotBlank(await page.screenshot({ path: `${config.shots}/search.png` }), 'the search');
+
+  // 4. A deep link: a fresh page on a hit's handle opens the trace with its
+  // ancestors expanded and the node selected.
+  const target = hits[hits.length - 1];
+  const fresh = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  fresh.setDefaultTimeout(PATIENCE);
+  fresh.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await fresh.goto(config.url + hash(config.mixed.name, target.handle));
+  await fresh.waitForFunction((handle) => {
+    const row = document.querySelector('#tree .row.selected');
+    return row?.dataset.handle === handle;
+  }, target.handle);
+  const linked = await fresh.$eval('#tree .row.selected', (e) => e.querySelector('.text').textContent);
+  assert.ok(linked.startsWith(target.text), `the deep link's node: ${linked}`);
+  await fresh.waitForFunction((handle) => document.querySelector('#details dd')?.textContent !== undefined
+    && [...document.querySelectorAll('#details dd')].some((dd) => dd.textContent === handle), target.handle);
+  checkNotBlank(await fresh.screenshot({ path: `${config.shots}/deep-link.png` }), 'the deep link');
+  assert.deepEqual(errors, [], 'no error in the page');
+  process.stdout.write('ok\n');
+} catch (error) {
+  // What the page said explains most failures.
+  for (const line of errors) process.stderr.write(`${line}\n`);
+  throw error;
+} finally {
+  await browser.close();
+}
+
+/** A PNG that is not one colour, decoded by hand (8-bit RGB or RGBA, not
+ * interlaced: what Chromium writes). */
+function checkNotBlank(png, what) {
+  assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', `${what}: a PNG`);
+  let at = 8;
+  let width = 0;
+  let height = 0;
+  let channels = 0;
+  const data = [];
+  while (at < png.length) {
+    const length = png.readUInt32BE(at);
+    const type = png.subarray(at + 4, at + 8).toString('latin1');
+    const body = png.subarray(at + 8, at + 8 + length);
+    if (type === 'IHDR') {
+      width = body.readUInt32BE(0);
+      height = body.readUInt32BE(4);
+      assert.equal(body[8], 8, `${what}: 8-bit`);
+      channels = { 2: 3, 6: 4 }[body[9]];
+      assert.ok(channels && body[12] === 0, `${what}: RGB(A), not interlaced`);
+    } else if (type === 'IDAT') {
+      data.push(body);
+    }
+    at += 12 + length;
+  }
+  const raw = inflateSync(Buffer.concat(data));
+  const stride = width * channels;
+  const pixels = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= channels ? pixels[y * stride + x - channels] : 0;
+      const b = y > 0 ? pixels[(y - 1) * stride + x] : 0;
+      const c = x >= channels && y > 0 ? pixels[(y - 1) * stride + x - channels] : 0;
+      const p = a + b - c;
+      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+        ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      const predictor = [0, a, b, (a + b) >> 1, paeth][filter];
+      pixels[y * stride + x] = (line[x] + predictor) & 0xff;
+    }
+  }
+  const colours = new Map();
+  for (let k = 0; k < pixels.length; k += channels) {
+    const colour = pixels.readUIntBE(k, 3);
+    colours.set(colour, (colours.get(colour) ?? 0) + 1);
+  }
+  const background = Math.max(...colours.values());
+  const drawn = (width * height - background) / (width * height);
+  assert.ok(colours.size > 8 && drawn > 0.01, `${what}: the screenshot is blank (${colours.size} colours, ${drawn} drawn)`);
+  writeFileSync(`${config.shots}/last-checked.txt`, `${what}: ${colours.size} colours, ${(drawn * 100).toFixed(1)}% drawn\n`);
+}

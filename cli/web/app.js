@@ -1,0 +1,419 @@
+// The browser viewer: the traces the server serves, each a tree browsed
+// as the terminal viewer browses it (keys included), the details of the
+// selected node, a thread filter, search with its hits' paths, and deep
+// links (`#trace=NAME&node=HANDLE`: a reload reopens the same place).
+
+import { Rpc, CANCELLED } from './rpc.js';
+import { Tree } from './tree.js';
+import { VirtualList } from './list.js';
+
+const ROW = 20;
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  rpc: null,
+  served: [],
+  name: null,
+  trace: null,
+  threads: [],
+  tree: null,
+  list: null,
+  selected: 0,
+  hits: [],
+  hit: -1,
+  hitHandles: new Set(),
+  search: null,
+};
+
+function status(text, error = false) {
+  const element = $('status');
+  element.textContent = text;
+  element.classList.toggle('error', error);
+}
+
+function fail(error) {
+  if (error && error.code === CANCELLED) return status('cancelled');
+  status(error instanceof Error ? error.message : String(error), true);
+  console.error(error);
+}
+
+function readHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return { trace: params.get('trace'), node: params.get('node') };
+}
+
+function writeHash(node) {
+  const params = new URLSearchParams();
+  if (state.name !== null) params.set('trace', state.name);
+  if (node) params.set('node', node);
+  history.replaceState(null, '', `${location.pathname}${location.search}#${params}`);
+}
+
+async function main() {
+  const token = new URLSearchParams(location.search).get('token');
+  if (!token) return status('no token in the URL: open the URL the server printed', true);
+  state.rpc = new Rpc(token);
+  await state.rpc.connect();
+  const init = await state.rpc.call('initialize', { processId: null, capabilities: {} });
+  state.served = init.served?.traces ?? [];
+  const select = $('trace');
+  for (const trace of state.served) select.append(new Option(trace.name, trace.name));
+  state.rpc.on('trace/grown', grown);
+  state.list = new VirtualList($('tree'), ROW, renderRow);
+  bindKeys();
+  bindSearch();
+  select.addEventListener('change', () => openTrace(select.value).catch(fail));
+  $('thread').addEventListener('change', () => showThreads());
+  window.addEventListener('hashchange', () => followHash().catch(fail));
+  if (state.served.length === 0) return status('this server serves no trace');
+  await followHash();
+  $('tree').focus();
+}
+
+/** Opens what the URL's hash names (else the first trace), and its node. */
+async function followHash() {
+  const { trace, node } = readHash();
+  const name = state.served.some((t) => t.name === trace) ? trace : state.served[0].name;
+  if (name !== state.name) await openTrace(name);
+  if (node) await goTo(node);
+}
+
+async function openTrace(name) {
+  const served = state.served.find((t) => t.name === name);
+  status(`opening ${name}…`);
+  const token = state.rpc.token_for((value) => {
+    if (value.kind === 'report' && value.message) status(`opening ${name}: ${value.message}`);
+  });
+  const options = served?.follow ? { growing: true } : {};
+  let opened;
+  try {
+    opened = await state.rpc.call('trace/open', { path: name, options, workDoneToken: token });
+  } finally {
+    state.rpc.forget(token);
+  }
+  state.name = name;
+  state.trace = opened.trace;
+  state.threads = opened.threads;
+  $('trace').value = name;
+  const threads = $('thread');
+  threads.replaceChildren(new Option('all threads', 'all'));
+  for (const t of opened.threads) threads.append(new Option(`${t.id + 1} (${t.name}) · ${t.roots} roots`, String(t.id)));
+  state.selected = 0;
+  clearHits();
+  state.tree = new Tree(state.rpc, state.trace, opened.threads, (error) => {
+    if (error) fail(error);
+    redraw();
+  });
+  redraw();
+  if (served?.follow) await state.rpc.call('trace/follow', { trace: state.trace });
+  const counted = opened.tracepoints === null ? '' : ` · ${opened.tracepoints} tracepoints`;
+  const warned = opened.warnings.length ? ` · ${opened.warnings.join('; ')}` : '';
+  status(`${name} · ${opened.threads.length} threads${counted} · ${opened.status}${warned}`);
+  writeHash(null);
+  showDetails();
+}
+
+function grown(params) {
+  if (params.trace !== state.trace) return;
+  if (params.error) return status(params.error, true);
+  state.threads = params.threads;
+  const chosen = $('thread').value;
+  const threads = chosen === 'all' ? state.threads : state.threads.filter((t) => String(t.id) === chosen);
+  if (params.reopened || !state.tree.refresh(threads)) showThreads();
+  status(`${state.name}: grown (${new Date().toLocaleTimeString()})`);
+}
+
+function showThreads() {
+  const chosen = $('thread').value;
+  const threads = chosen === 'all' ? state.threads : state.threads.filter((t) => String(t.id) === chosen);
+  state.selected = 0;
+  state.tree.setThreads(threads);
+  if (threads.length === 1) state.tree.expand(state.tree.root, 0).catch(fail);
+}
+
+function redraw() {
+  if (!state.tree) return;
+  const count = state.tree.count;
+  // For measurements: when rows were first there to draw.
+  if (count > 0 && performance.getEntriesByName('first-rows').length === 0) performance.mark('first-rows');
+  if (state.selected >= count) state.selected = Math.max(0, count - 1);
+  $('tree').dataset.selected = String(state.selected);
+  state.list.setCount(count);
+}
+
+function renderRow(i, element) {
+  const tree = state.tree;
+  const { parent, index, item } = tree.locate(i);
+  const row = tree.rowOf(parent, index);
+  let depth = -1;
+  for (let p = parent; p && p.parent; p = p.parent) depth++;
+  element.dataset.index = i;
+  element.style.paddingLeft = `${(depth + 1) * 16 + 4}px`;
+  let toggle = element.firstChild;
+  if (!toggle) {
+    toggle = document.createElement('span');
+    toggle.className = 'toggle';
+    const text = document.createElement('span');
+    text.className = 'text';
+    const count = document.createElement('span');
+    count.className = 'count';
+    element.append(toggle, text, count);
+  }
+  const [, text, count] = element.children;
+  let classes = 'row';
+  if (i === state.selected) classes += ' selected';
+  if (!row) {
+    classes += ' loading';
+    toggle.textContent = ' ';
+    text.textContent = '…';
+    count.textContent = '';
+    element.dataset.depth = depth;
+    delete element.dataset.handle;
+  } else {
+    if (row.kind === 'thread') classes += ' thread';
+    if (row.diff) classes += ` diff-${row.diff}`;
+    if (state.hitHandles.has(row.handle)) classes += ' hit';
+    toggle.textContent = row.hasChildren ? (item ? '▾' : '▸') : ' ';
+    text.textContent = row.text;
+    // An expanded call's count as counted since.
+    const [children, exact] = item ? [item.total, item.exact] : [row.childCount, row.childCountExact];
+    count.textContent = row.hasChildren && row.kind !== 'thread' ? `${children}${exact ? '' : '+'}` : '';
+    element.dataset.depth = row.depth;
+    element.dataset.handle = row.handle;
+  }
+  element.className = classes;
+}
+
+function select(i, reveal = true) {
+  const count = state.tree?.count ?? 0;
+  if (count === 0) return;
+  state.selected = Math.max(0, Math.min(count - 1, i));
+  $('tree').dataset.selected = String(state.selected);
+  if (reveal) state.list.reveal(state.selected);
+  state.list.schedule();
+  const row = state.tree.row(state.selected);
+  if (row && row.kind !== 'thread') writeHash(row.handle);
+  showDetails();
+}
+
+let detailsTimer = 0;
+function showDetails() {
+  clearTimeout(detailsTimer);
+  detailsTimer = setTimeout(async () => {
+    const pane = $('details');
+    const row = state.tree?.row(state.selected);
+    if (!row) return;
+    if (row.kind === 'thread') {
+      pane.replaceChildren(definitions([['thread', `${row.thread}`], ['roots', `${row.childCount}`]]));
+      return;
+    }
+    try {
+      const node = await state.rpc.call('trace/node', { trace: state.trace, node: row.handle });
+      if (state.tree.row(state.selected)?.handle !== row.handle) return;
+      const location = node.location
+        ? `${node.location.file ?? '?'}:${node.location.line} (${node.location.className ?? ''}.${node.location.methodName ?? ''})`
+        : null;
+      const fields = [
+        ['kind', node.kind], ['event id', node.eventId], ['handle', node.handle], ['thread', node.thread],
+        ['depth', node.depth], ['children', `${node.childCount}${node.childCountExact ? '' : '+'}`],
+        ['location', location], ['method', node.method], ['receiver', node.receiver],
+        ['arguments', node.arguments?.join(', ')], ['result', node.result], ['exception', node.exception],
+        ['field', node.field], ['variable', node.variable], ['array', node.array], ['index', node.index],
+        ['value', node.value], ['iteration', node.iteration],
+        ['diff', node.diffStatus === 'none' ? null : node.diffStatus],
+        ['unfinished', node.unfinished ? 'yes' : null],
+      ];
+      const heading = document.createElement('p');
+      heading.className = 'line';
+      heading.textContent = node.text;
+      pane.replaceChildren(heading, definitions(fields));
+    } catch (error) {
+      fail(error);
+    }
+  }, 40);
+}
+
+function definitions(fields) {
+  const list = document.createElement('dl');
+  for (const [name, value] of fields) {
+    if (value === null || value === undefined || value === '') continue;
+    const dt = document.createElement('dt');
+    dt.textContent = name;
+    const dd = document.createElement('dd');
+    dd.textContent = String(value);
+    list.append(dt, dd);
+  }
+  return list;
+}
+
+/** Expands the selected row, or steps into it when it is expanded. */
+function open() {
+  const tree = state.tree;
+  const { parent, index, item } = tree.locate(state.selected);
+  if (item) return select(state.selected + 1);
+  tree.expand(parent, index).catch(fail);
+}
+
+/** Collapses the selected row, or goes to its parent. */
+function close() {
+  const tree = state.tree;
+  const { parent, item } = tree.locate(state.selected);
+  if (item) return tree.collapse(item);
+  if (parent.parent) select(tree.flatIndex(parent.parent, parent.index));
+}
+
+function toggleAt(i) {
+  const tree = state.tree;
+  const { parent, index, item } = tree.locate(i);
+  if (item) {
+    const hidden = item.open;
+    if (state.selected > i) state.selected = state.selected <= i + hidden ? i : state.selected - hidden;
+    tree.collapse(item);
+  } else {
+    const before = tree.count;
+    tree.expand(parent, index).catch(fail);
+    if (state.selected > i) state.selected += tree.count - before;
+  }
+  select(state.selected, false);
+}
+
+function bindKeys() {
+  const element = $('tree');
+  element.addEventListener('keydown', (event) => {
+    if (!state.tree || event.ctrlKey || event.metaKey || event.altKey) return;
+    const page = state.list.visibleRows;
+    const last = state.tree.count - 1;
+    const keys = {
+      ArrowUp: () => select(state.selected - 1), k: () => select(state.selected - 1),
+      ArrowDown: () => select(state.selected + 1), j: () => select(state.selected + 1),
+      PageUp: () => select(state.selected - page), PageDown: () => select(state.selected + page),
+      Home: () => select(0), g: () => select(0), End: () => select(last), G: () => select(last),
+      Enter: open, ArrowRight: open, l: open, ArrowLeft: close, h: close,
+      '/': () => $('search').focus(),
+      n: () => stepHit(1), N: () => stepHit(-1),
+      t: () => $('thread').focus(),
+    };
+    const action = keys[event.key];
+    if (!action) return;
+    event.preventDefault();
+    action();
+  });
+  element.addEventListener('click', (event) => {
+    const row = event.target.closest('.row');
+    if (!row) return;
+    const i = Number(row.dataset.index);
+    if (event.target.classList.contains('toggle')) toggleAt(i);
+    else select(i, false);
+    element.focus();
+  });
+  element.addEventListener('dblclick', (event) => {
+    const row = event.target.closest('.row');
+    if (row && !event.target.classList.contains('toggle')) toggleAt(Number(row.dataset.index));
+  });
+}
+
+/** Selects node `handle`, expanding its ancestors. */
+async function goTo(handle) {
+  status(`going to ${handle}…`);
+  const row = await state.tree.reveal(handle);
+  if (row < 0) throw new Error(`node ${handle} could not be shown`);
+  select(row);
+  status(`${state.name} · node ${handle}`);
+}
+
+function clearHits() {
+  state.hits = [];
+  state.hit = -1;
+  state.hitHandles = new Set();
+  $('hits').replaceChildren();
+  $('hits-head').textContent = '';
+}
+
+function bindSearch() {
+  $('search-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    search().catch(fail);
+  });
+  $('search').addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') $('tree').focus();
+  });
+  $('search-next').addEventListener('click', () => stepHit(1));
+  $('search-prev').addEventListener('click', () => stepHit(-1));
+  $('search-cancel').addEventListener('click', () => {
+    if (state.search) state.rpc.cancel(state.search).catch(fail);
+  });
+  $('hits').addEventListener('click', (event) => {
+    const item = event.target.closest('li');
+    if (item) showHit(Number(item.dataset.hit));
+  });
+}
+
+async function search() {
+  const pattern = $('search').value;
+  if (!pattern || !state.trace) return;
+  if (state.search) await state.rpc.cancel(state.search);
+  clearHits();
+  const list = $('hits');
+  const chosen = $('thread').value;
+  const progress = state.rpc.token_for((value) => {
+    if (value.kind === 'report') $('hits-head').textContent = `searching: ${value.message}`;
+  });
+  const partial = state.rpc.token_for((value) => {
+    for (const hit of value.hits ?? []) {
+      const at = state.hits.length;
+      state.hits.push(hit);
+      state.hitHandles.add(hit.handle);
+      const item = document.createElement('li');
+      item.dataset.hit = at;
+      item.dataset.handle = hit.handle;
+      const path = document.createElement('span');
+      path.className = 'path';
+      path.textContent = `thread ${hit.thread + 1}: ${hit.path.join(' › ') || '(top level)'}`;
+      item.append(document.createTextNode(hit.text), path);
+      list.append(item);
+    }
+    state.list.schedule();
+  });
+  const params = {
+    trace: state.trace, pattern, text: $('search-text').checked, ignoreCase: $('search-case').checked,
+    max: 1000, workDoneToken: progress, partialResultToken: partial,
+  };
+  if (chosen !== 'all') params.threads = [Number(chosen)];
+  const { id, result } = state.rpc.start('trace/search', params);
+  state.search = id;
+  $('search-cancel').hidden = false;
+  $('hits-head').textContent = 'searching…';
+  try {
+    const found = await result;
+    const shown = state.hits.length < found.total ? ` (the first ${state.hits.length} listed)` : '';
+    $('hits-head').textContent = `${found.total} hits${shown}`;
+    if (state.hits.length) showHit(0);
+  } catch (error) {
+    $('hits-head').textContent = error.code === CANCELLED
+      ? `cancelled: ${state.hits.length} hits so far`
+      : `search failed: ${error.message}`;
+    if (error.code !== CANCELLED) throw error;
+  } finally {
+    if (state.search === id) state.search = null;
+    $('search-cancel').hidden = true;
+    state.rpc.forget(progress);
+    state.rpc.forget(partial);
+  }
+}
+
+function stepHit(step) {
+  if (state.hits.length === 0) return;
+  const next = (state.hit + step + state.hits.length) % state.hits.length;
+  showHit(next);
+}
+
+function showHit(at) {
+  state.hit = at;
+  for (const item of $('hits').children) item.classList.toggle('current', Number(item.dataset.hit) === at);
+  $('hits').children[at]?.scrollIntoView({ block: 'nearest' });
+  const hit = state.hits[at];
+  $('hits-head').dataset.current = String(at);
+  goTo(hit.handle).catch(fail);
+}
+
+main().catch(fail);
