@@ -6,6 +6,7 @@
 import { Rpc, CANCELLED } from './rpc.js';
 import { Tree } from './tree.js';
 import { VirtualList } from './list.js';
+import { FlameView } from './flame.js';
 
 const ROW = 20;
 const $ = (id) => document.getElementById(id);
@@ -24,6 +25,7 @@ const state = {
   hitHandles: new Set(),
   search: null,
   jumps: 0,
+  flame: null,
 };
 
 function status(text, error = false) {
@@ -63,6 +65,7 @@ async function main() {
   state.list = new VirtualList($('tree'), ROW, renderRow);
   bindKeys();
   bindSearch();
+  bindFlame();
   select.addEventListener('change', () => openTrace(select.value).catch(fail));
   $('thread').addEventListener('change', () => showThreads());
   window.addEventListener('hashchange', () => followHash().catch(fail));
@@ -293,6 +296,7 @@ function bindKeys() {
       '/': () => $('search').focus(),
       n: () => stepHit(1), N: () => stepHit(-1),
       t: () => $('thread').focus(),
+      f: () => openFlame().catch(fail),
     };
     const action = keys[event.key];
     if (!action) return;
@@ -311,6 +315,45 @@ function bindKeys() {
     const row = event.target.closest('.row');
     if (row && !event.target.classList.contains('toggle')) toggleAt(Number(row.dataset.index));
   });
+}
+
+function bindFlame() {
+  state.flame = new FlameView($('flame-pane'), state.rpc, fail);
+  $('flame-open').addEventListener('click', () => openFlame().catch(fail));
+  $('flame-close').addEventListener('click', closeFlame);
+  $('flame-pane').addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') closeFlame();
+    if (event.key === 's') $('flame-sandwich').click();
+  });
+}
+
+/** The flame graph of the selected node; of the selected thread's row, or
+ * of the thread chosen, or of every thread. */
+async function openFlame() {
+  if (!state.trace) return;
+  const row = state.tree?.row(state.selected);
+  const chosen = $('thread').value;
+  let scope;
+  if (row && row.kind !== 'thread') {
+    scope = { trace: state.trace, node: row.handle, title: row.text };
+  } else if (row && row.kind === 'thread') {
+    scope = { trace: state.trace, thread: row.thread, title: `thread ${row.thread + 1}` };
+  } else if (chosen !== 'all') {
+    scope = { trace: state.trace, thread: Number(chosen), title: `thread ${Number(chosen) + 1}` };
+  } else {
+    scope = { trace: state.trace, title: 'every thread' };
+  }
+  $('tree-pane').hidden = true;
+  $('flame-pane').hidden = false;
+  $('flame-pane').tabIndex = 0;
+  $('flame-pane').focus();
+  await state.flame.show(scope);
+}
+
+function closeFlame() {
+  $('flame-pane').hidden = true;
+  $('tree-pane').hidden = false;
+  $('tree').focus();
 }
 
 /** Selects node `handle`, expanding its ancestors. */

@@ -4,6 +4,7 @@
 //! back by parsers that are not ours (`viewers.rs`).
 
 mod diffs;
+mod flame;
 mod viewers;
 
 use std::collections::BTreeMap;
@@ -536,13 +537,13 @@ fn threads_are_chosen_and_outputs_replaced_only_when_forced() {
     assert_eq!(walked.into_inner(), summary.tracepoints);
 }
 
-#[test]
-fn damaged_traces_give_errors_or_partial_exports_never_panics() {
+/// Readers of `all-types.trace` cut short or with a byte flipped, at
+/// points across the file (those that open).
+fn damaged_readers() -> Vec<LazyTraceReader> {
     let trace = tracetree_testkit::files::testdata("all-types.trace");
     let data = std::fs::read(&trace).unwrap();
     let index = std::fs::read(tracetree::read::index_path(&trace)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut outcomes = [0usize; 2];
+    let mut readers = Vec::new();
     for cut in (16..data.len()).step_by(data.len() / 40 + 1) {
         for flip in [None, Some(cut)] {
             let mut damaged = data[..].to_vec();
@@ -550,21 +551,27 @@ fn damaged_traces_give_errors_or_partial_exports_never_panics() {
                 None => damaged.truncate(cut),
                 Some(at) => damaged[at] ^= 0x5a,
             }
-            let reader = match tracetree_testkit::lazy::open_in_memory(
-                &damaged,
-                flip.map(|_| &index[..]),
-                1 << 20,
-            ) {
-                Ok(reader) => reader,
-                Err(_) => continue,
-            };
-            for format in FORMATS {
-                let mut options = StackOptions::new(format, "t");
-                options.force = true;
-                let out = dir.path().join(format.name());
-                let result = export_stacks(&reader, &out, &options, &|_| {});
-                outcomes[usize::from(result.is_ok())] += 1;
+            if let Ok(reader) =
+                tracetree_testkit::lazy::open_in_memory(&damaged, flip.map(|_| &index[..]), 1 << 20)
+            {
+                readers.push(reader);
             }
+        }
+    }
+    readers
+}
+
+#[test]
+fn damaged_traces_give_errors_or_partial_exports_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outcomes = [0usize; 2];
+    for reader in damaged_readers() {
+        for format in FORMATS {
+            let mut options = StackOptions::new(format, "t");
+            options.force = true;
+            let out = dir.path().join(format.name());
+            let result = export_stacks(&reader, &out, &options, &|_| {});
+            outcomes[usize::from(result.is_ok())] += 1;
         }
     }
     assert!(outcomes[1] > 0, "nothing exported: {outcomes:?}");

@@ -44,6 +44,7 @@ pub const LIMITS: Limits = Limits {
     max_message_bytes: 1 << 20,
     max_page_count: 10_000,
     max_search_hits: 100_000,
+    max_flame_frames: 100_000,
 };
 
 /// What `trace/open` uses when its options do not say: the command line's

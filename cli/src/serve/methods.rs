@@ -33,7 +33,7 @@ pub enum Lane {
 }
 
 /// The trace methods, with their lanes.
-pub const METHODS: [(&str, Lane); 14] = [
+pub const METHODS: [(&str, Lane); 16] = [
     ("trace/open", Lane::Long),
     ("trace/close", Lane::Quick),
     ("trace/roots", Lane::Quick),
@@ -48,6 +48,8 @@ pub const METHODS: [(&str, Lane); 14] = [
     ("trace/export", Lane::Long),
     ("trace/follow", Lane::Quick),
     ("trace/threads", Lane::Quick),
+    ("trace/flame", Lane::Long),
+    ("trace/sandwich", Lane::Long),
 ];
 
 /// The lane of `method`, `None` for no such method.
@@ -104,6 +106,8 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/search" => search(session, request, parse(method, params)?),
         "trace/findNext" | "trace/findPrevious" => find(session, request, parse(method, params)?),
         "trace/export" => export(session, method, parse(method, params)?),
+        "trace/flame" => flame(session, request, parse(method, params)?),
+        "trace/sandwich" => sandwich(session, request, parse(method, params)?),
         "trace/follow" => {
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
@@ -809,6 +813,208 @@ fn export(session: &Session, method: &str, params: ExportParams) -> Result<Value
         frames: summary.frames as u64,
         events: summary.events,
         bytes: summary.bytes,
+    })
+}
+
+/// The scope and bounds of a flame graph or sandwich, from a request's
+/// `thread`, `node`, `minFraction` or `width`, and `maxFrames`.
+struct FlameAsk<'a> {
+    thread: Option<i32>,
+    node: Option<&'a str>,
+    min_fraction: Option<f64>,
+    width: Option<u32>,
+    max_frames: Option<usize>,
+}
+
+/// The library's options for `ask`, its fields checked.
+fn flame_options(
+    method: &str,
+    trace: &OpenTrace,
+    reader: &LazyTraceReader,
+    request: &Request,
+    ask: &FlameAsk<'_>,
+) -> Result<tracetree::export::stacks::flame::FlameOptions, ServeError> {
+    use tracetree::export::stacks::flame::FlameOptions;
+    let threads = match ask.thread {
+        Some(thread) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
+            Some(vec![ThreadId::new(thread)])
+        }
+        Some(thread) => {
+            return Err(ServeError::invalid_params(
+                method,
+                "thread",
+                format!("{}: no thread {thread}", trace.about()),
+            ));
+        }
+        None => None,
+    };
+    let node = match ask.node {
+        Some(handle) => Some(resolve(method, trace, reader, "node", handle)?),
+        None => None,
+    };
+    if let (Some(node), Some(thread)) = (node, ask.thread)
+        && reader.node_thread(node).get() != thread
+    {
+        return Err(ServeError::invalid_params(
+            method,
+            "node",
+            format!(
+                "{}: node {} is in thread {}, not thread {thread}",
+                trace.about(),
+                ask.node.unwrap_or(""),
+                reader.node_thread(node).get()
+            ),
+        ));
+    }
+    let min_fraction = match (ask.min_fraction, ask.width) {
+        (Some(_), Some(_)) => {
+            return Err(ServeError::invalid_params(
+                method,
+                "width",
+                "give minFraction or width, not both",
+            ));
+        }
+        (Some(fraction), None) if (0.0..=1.0).contains(&fraction) => fraction,
+        (Some(fraction), None) => {
+            return Err(ServeError::invalid_params(
+                method,
+                "minFraction",
+                format!("{fraction} is not from 0 to 1"),
+            ));
+        }
+        (None, Some(0)) => {
+            return Err(ServeError::invalid_params(method, "width", "0 pixels"));
+        }
+        (None, width) => 1.0 / f64::from(width.unwrap_or(2000)),
+    };
+    let max_frames = ask.max_frames.unwrap_or(10_000);
+    if max_frames == 0 || max_frames > LIMITS.max_flame_frames {
+        return Err(ServeError::invalid_params(
+            method,
+            "maxFrames",
+            format!(
+                "{max_frames} is not from 1 to limits.maxFlameFrames ({})",
+                LIMITS.max_flame_frames
+            ),
+        ));
+    }
+    Ok(FlameOptions {
+        threads,
+        node,
+        min_fraction,
+        max_frames,
+        stop: Some(Arc::clone(&request.cancel)),
+        ..FlameOptions::default()
+    })
+}
+
+/// A library flame graph as the protocol's.
+fn flame_result(graph: tracetree::export::stacks::flame::FlameGraph) -> FlameResult {
+    FlameResult {
+        frames: graph
+            .frames
+            .into_iter()
+            .map(|frame| FlameFrame {
+                name: frame.name.to_string(),
+                depth: frame.depth,
+                parent: frame.parent,
+                total: frame.total,
+                self_weight: frame.self_weight,
+                other: frame.other,
+            })
+            .collect(),
+        threshold: graph.threshold,
+        left_out: graph.left_out,
+        truncated: graph.truncated,
+        tracepoints: graph.tracepoints,
+    }
+}
+
+/// Runs `compute` (a flame graph or a sandwich) on the open trace `id` over
+/// the scope and bounds `ask` names, with work done progress titled
+/// `title`.
+fn flame_request<T>(
+    session: &Session,
+    request: &Request,
+    id: &str,
+    ask: &FlameAsk<'_>,
+    token: Option<&Value>,
+    title: &str,
+    compute: impl FnOnce(
+        &LazyTraceReader,
+        &tracetree::export::stacks::flame::FlameOptions,
+        &(dyn Fn(u64) + Sync),
+    ) -> tracetree::Result<T>,
+) -> Result<T, ServeError> {
+    let method = request.method.as_str();
+    let trace = session.traces.get(method, id)?;
+    let reader = trace.reader();
+    let options = flame_options(method, &trace, &reader, request, ask)?;
+    let progress = Progress::begin(session, token, title);
+    let walked = std::sync::atomic::AtomicU64::new(0);
+    compute(&reader, &options, &|n| {
+        let total = walked.fetch_add(n, Ordering::Relaxed) + n;
+        progress.report_every(&format!("{total} tracepoints walked"));
+    })
+    .map_err(|e| failed(method, &trace, ask.node, &e))
+}
+
+fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Value, ServeError> {
+    let ask = FlameAsk {
+        thread: params.thread,
+        node: params.node.as_deref(),
+        min_fraction: params.min_fraction,
+        width: params.width,
+        max_frames: params.max_frames,
+    };
+    let token = params.work_done_token.as_ref();
+    let graph = flame_request(
+        session,
+        request,
+        &params.trace,
+        &ask,
+        token,
+        "flame graph",
+        tracetree::export::stacks::flame::flame_graph,
+    )?;
+    to_value(flame_result(graph))
+}
+
+fn sandwich(
+    session: &Session,
+    request: &Request,
+    params: SandwichParams,
+) -> Result<Value, ServeError> {
+    if params.method.is_empty() {
+        return Err(ServeError::invalid_params(
+            &request.method,
+            "method",
+            "empty: name a frame (Class.method)",
+        ));
+    }
+    let ask = FlameAsk {
+        thread: params.thread,
+        node: params.node.as_deref(),
+        min_fraction: params.min_fraction,
+        width: params.width,
+        max_frames: params.max_frames,
+    };
+    let token = params.work_done_token.as_ref();
+    let frame = params.method.as_str();
+    let sandwich = flame_request(
+        session,
+        request,
+        &params.trace,
+        &ask,
+        token,
+        "sandwich",
+        |reader, options, progress| {
+            tracetree::export::stacks::flame::sandwich(reader, frame, options, progress)
+        },
+    )?;
+    to_value(SandwichResult {
+        callers: flame_result(sandwich.callers),
+        callees: flame_result(sandwich.callees),
     })
 }
 

@@ -102,6 +102,12 @@ pub fn schema() -> Value {
     );
     method("trace/export", of::<ExportParams>(g), of::<ExportResult>(g));
     method("trace/follow", of::<TraceParams>(g), null.clone());
+    method("trace/flame", of::<FlameParams>(g), of::<FlameResult>(g));
+    method(
+        "trace/sandwich",
+        of::<SandwichParams>(g),
+        of::<SandwichResult>(g),
+    );
     let notifications = json!({
         "exit": null,
         "$/cancelRequest": of::<CancelParams>(g),

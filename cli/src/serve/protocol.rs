@@ -101,6 +101,8 @@ pub struct Limits {
     pub max_page_count: usize,
     /// `max` of one search.
     pub max_search_hits: usize,
+    /// `maxFrames` of one flame graph or sandwich side.
+    pub max_flame_frames: usize,
 }
 
 /// `trace/open`'s parameters.
@@ -540,4 +542,100 @@ pub struct ProgressParams {
     /// For work done: `{kind: "begin" | "report" | "end", title?, message?,
     /// percentage?}`; for partial results: `{hits: [...]}`.
     pub value: Value,
+}
+
+/// `trace/flame`'s parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlameParams {
+    /// The trace's id.
+    pub trace: String,
+    /// Only this thread (its frame is the root); without `thread` and
+    /// `node`, every thread under a root `all`.
+    pub thread: Option<i32>,
+    /// Only this node's subtree (a handle; its frame is the root).
+    pub node: Option<String>,
+    /// Leave out frames whose total is under this fraction of the root's
+    /// (0 to 1). Give this or `width`.
+    pub min_fraction: Option<f64>,
+    /// The view's width in pixels: frames narrower than one pixel
+    /// (`total < rootTotal / width`) are left out (default 2000).
+    pub width: Option<u32>,
+    /// At most this many frames, the widest first (default 10000, at most
+    /// `maxFlameFrames`).
+    pub max_frames: Option<usize>,
+    /// LSP's progress token: tracepoints walked as `$/progress`.
+    pub work_done_token: Option<Value>,
+}
+
+/// A flame graph: frames in pre-order, the root first.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FlameResult {
+    /// The frames kept, in pre-order (a frame's children follow it, widest
+    /// first).
+    pub frames: Vec<FlameFrame>,
+    /// The smallest total a frame needed to be kept.
+    pub threshold: u64,
+    /// Distinct paths left out (their weight is in their parent's `other`).
+    pub left_out: u64,
+    /// Whether the server's bound on paths kept while walking was reached
+    /// (weights past it are in `other`).
+    pub truncated: bool,
+    /// Tracepoints walked.
+    pub tracepoints: u64,
+}
+
+/// One frame of a flame graph: `total = self + other + ` its children's
+/// totals.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FlameFrame {
+    /// `Class.method`, `loop`, `loop_iteration`, a thread's name, or `all`.
+    pub name: String,
+    /// 0 for the root.
+    pub depth: u32,
+    /// The index of its parent in `frames` (null for the root).
+    pub parent: Option<u32>,
+    /// The tracepoints of its subtree on this path (a sample tree's calls:
+    /// their samples).
+    pub total: u64,
+    /// Its own tracepoint and its leaves.
+    #[serde(rename = "self")]
+    pub self_weight: u64,
+    /// Its children left out of `frames`.
+    pub other: u64,
+}
+
+/// `trace/sandwich`'s parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SandwichParams {
+    /// The trace's id.
+    pub trace: String,
+    /// The frame: a method's `Class.method` (as a flame graph names it),
+    /// or `loop`, `loop_iteration`.
+    pub method: String,
+    /// Only this thread.
+    pub thread: Option<i32>,
+    /// Only this node's subtree (a handle).
+    pub node: Option<String>,
+    /// As `trace/flame`'s, for each side.
+    pub min_fraction: Option<f64>,
+    /// As `trace/flame`'s, for each side.
+    pub width: Option<u32>,
+    /// As `trace/flame`'s, for each side.
+    pub max_frames: Option<usize>,
+    /// LSP's progress token: tracepoints walked as `$/progress`.
+    pub work_done_token: Option<Value>,
+}
+
+/// `trace/sandwich`'s result: both sides rooted at the method, weighing
+/// its outermost calls.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SandwichResult {
+    /// The method, then its callers outward (an inverted tree ending at
+    /// the thread, or at the node).
+    pub callers: FlameResult,
+    /// The method, then what its calls call, merged.
+    pub callees: FlameResult,
 }

@@ -5,6 +5,7 @@
 //! in flight, cancellation, a client that disconnects mid-search, a file
 //! cut short while open.
 
+use std::collections::BTreeMap;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -791,4 +792,323 @@ fn searches_and_finds_keep_the_changes_of_a_diff() {
     let refused = server.error("trace/search", json!({"trace": plain, "diff": ["added"]}));
     assert!(refused.message.contains("not a diff"), "{refused:?}");
     assert!(server.finish().success());
+}
+
+/// Frame paths (names, outermost first) → (total, self), counted over
+/// `tracetree dump`'s rows of `thread` (all threads under `all` when
+/// `None`), as a flame graph weighs them: each tracepoint 1, under the
+/// calls and loops around it.
+fn dump_widths(
+    cache: &Path,
+    trace: &Path,
+    opened: &Value,
+    thread: Option<i64>,
+) -> BTreeMap<Vec<String>, (u64, u64)> {
+    let (ok, dump, error) = crate::tracetree_cached(
+        cache,
+        &["dump", trace.to_str().unwrap(), "--format", "jsonl"],
+    );
+    assert!(ok, "{error}");
+    // Threads are named as `trace/open` lists them.
+    let names: BTreeMap<i64, String> = opened["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let id = t["id"].as_i64().unwrap();
+            let name = match t["name"].as_str() {
+                Some(name) if !name.is_empty() => name.to_string(),
+                _ => format!("thread {id}"),
+            };
+            (id, name)
+        })
+        .collect();
+    let mut widths: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
+    let mut add = |path: &[String], own: bool| {
+        for end in 1..=path.len() {
+            let entry = widths.entry(path[..end].to_vec()).or_default();
+            entry.0 += 1;
+            if own && end == path.len() {
+                entry.1 += 1;
+            }
+        }
+    };
+    // The open frames by depth, under the root path.
+    let mut open: Vec<String> = Vec::new();
+    for line in dump.lines() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let row_thread = row["thread"].as_i64().unwrap();
+        if thread.is_some_and(|t| t != row_thread) {
+            continue;
+        }
+        let name = names
+            .get(&row_thread)
+            .cloned()
+            .unwrap_or_else(|| format!("thread {row_thread}"));
+        let mut root = vec![name];
+        if thread.is_none() {
+            root.insert(0, "all".to_string());
+        }
+        let depth = row["depth"].as_u64().unwrap() as usize;
+        open.truncate(depth);
+        let kind = row["kind"].as_str().unwrap();
+        let frame = match kind {
+            "method_call" => Some(row["method"].as_str().unwrap().to_string()),
+            "loop" | "loop_iteration" => Some(kind.to_string()),
+            _ => None,
+        };
+        let mut path = root;
+        path.extend(open.iter().cloned());
+        if let Some(frame) = frame {
+            path.push(frame.clone());
+            open.push(frame);
+        }
+        add(&path, true);
+    }
+    widths
+}
+
+/// A flame result's frames as paths → (total, self), checking that each
+/// frame's total is its self, other and children's totals.
+fn flame_widths(result: &Value) -> BTreeMap<Vec<String>, (u64, u64)> {
+    let frames = result["frames"].as_array().unwrap();
+    let mut paths: Vec<Vec<String>> = Vec::new();
+    let mut shown = vec![0u64; frames.len()];
+    let mut widths = BTreeMap::new();
+    for frame in frames {
+        let mut path = match frame["parent"].as_u64() {
+            Some(parent) => {
+                shown[parent as usize] += frame["total"].as_u64().unwrap();
+                paths[parent as usize].clone()
+            }
+            None => Vec::new(),
+        };
+        path.push(frame["name"].as_str().unwrap().to_string());
+        paths.push(path.clone());
+        let total = frame["total"].as_u64().unwrap();
+        let own = frame["self"].as_u64().unwrap();
+        widths.insert(path, (total, own));
+    }
+    for (frame, shown) in frames.iter().zip(shown) {
+        assert_eq!(
+            frame["total"].as_u64().unwrap(),
+            frame["self"].as_u64().unwrap() + frame["other"].as_u64().unwrap() + shown,
+            "{frame}"
+        );
+    }
+    widths
+}
+
+#[test]
+fn flame_graphs_widths_equal_counts_over_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = files::generated(dir.path(), Shape::Mixed, 2, 1 << 20, Some(64 << 10));
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let opened = server.call("trace/open", json!({"path": trace}));
+    let t = opened["trace"].as_str().unwrap().to_string();
+    let all = json!({"trace": t, "minFraction": 0.0, "maxFrames": 100000});
+    let whole = server.call("trace/flame", all.clone());
+    assert_eq!(whole["frames"][0]["name"], "all");
+    assert_eq!(whole["tracepoints"], opened["tracepoints"]);
+    assert_eq!(
+        flame_widths(&whole),
+        dump_widths(cache.path(), &trace, &opened, None)
+    );
+    let one = server.call(
+        "trace/flame",
+        json!({"trace": t, "thread": 1, "minFraction": 0.0, "maxFrames": 100000}),
+    );
+    assert_eq!(
+        flame_widths(&one),
+        dump_widths(cache.path(), &trace, &opened, Some(1))
+    );
+    // A node: its subtree, rooted at its frame.
+    let roots = server.call("trace/roots", json!({"trace": t, "thread": 1, "count": 1}));
+    let node = roots["nodes"][0]["handle"].as_str().unwrap().to_string();
+    let of_node = server.call(
+        "trace/flame",
+        json!({"trace": t, "node": node, "minFraction": 0.0, "maxFrames": 100000}),
+    );
+    let expected: BTreeMap<_, _> = dump_widths(cache.path(), &trace, &opened, Some(1))
+        .into_iter()
+        .filter(|(path, _)| path.len() >= 2)
+        .filter(|(path, _)| path[1] == of_node["frames"][0]["name"])
+        .map(|(path, width)| (path[1..].to_vec(), width))
+        .collect();
+    if roots["total"] == 1 {
+        assert_eq!(flame_widths(&of_node), expected);
+    }
+    // A page's width: frames narrower than a pixel are left out, widths
+    // still add up, with progress reported.
+    let id = server.start_request(
+        "trace/flame",
+        json!({"trace": t, "width": 300, "maxFrames": 50, "workDoneToken": "w"}),
+    );
+    let mut seen = Vec::new();
+    let response = server.response(&mut seen);
+    assert_eq!(response.id, id);
+    let narrow = response.response_result.unwrap();
+    let kinds: Vec<&str> = seen
+        .iter()
+        .filter(|n| n.method == "$/progress")
+        .filter_map(|n| n.params["value"]["kind"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"begin"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    let frames = narrow["frames"].as_array().unwrap();
+    assert!(frames.len() <= 50);
+    let root = frames[0]["total"].as_u64().unwrap();
+    assert_eq!(root, whole["frames"][0]["total"].as_u64().unwrap());
+    assert_eq!(narrow["threshold"].as_u64().unwrap(), root.div_ceil(300));
+    let full = flame_widths(&whole);
+    for (path, width) in flame_widths(&narrow) {
+        assert_eq!(full[&path], width, "{path:?}");
+        assert!(width.0 * 300 >= root);
+    }
+    assert_eq!(server.finish().code(), Some(0));
+}
+
+#[test]
+fn a_sandwich_weighs_a_method_s_outermost_calls() {
+    let (_dir, trace) = bundled();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let opened = server.call("trace/open", json!({"path": trace}));
+    let t = opened["trace"].as_str().unwrap().to_string();
+    let whole = server.call("trace/flame", json!({"trace": t, "minFraction": 0.0}));
+    // Every frame of the flame graph: its sandwich's sides weigh the sum
+    // of its outermost frames' totals.
+    let frames = whole["frames"].as_array().unwrap();
+    let widths = flame_widths(&whole);
+    // The frames below the threads' (which are no calls).
+    let mut names: Vec<&str> = frames
+        .iter()
+        .filter(|f| f["depth"].as_u64().unwrap() >= 2)
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    names.dedup();
+    assert!(names.len() > 3);
+    for name in &names {
+        let outermost: u64 = widths
+            .iter()
+            .filter(|(path, _)| path.last().unwrap() == name)
+            .filter(|(path, _)| !path[..path.len() - 1].iter().any(|p| p == name))
+            .map(|(_, width)| width.0)
+            .sum();
+        let sandwich = server.call(
+            "trace/sandwich",
+            json!({"trace": t, "method": name, "minFraction": 0.0}),
+        );
+        for side in ["callers", "callees"] {
+            assert_eq!(sandwich[side]["frames"][0]["name"], *name);
+            assert_eq!(
+                sandwich[side]["frames"][0]["total"].as_u64().unwrap(),
+                outermost,
+                "{name} {side}"
+            );
+            flame_widths(&sandwich[side]);
+        }
+    }
+    assert_eq!(server.finish().code(), Some(0));
+}
+
+#[test]
+fn flame_requests_with_bad_parameters_name_their_field() {
+    let (_dir, trace) = bundled();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let opened = server.call("trace/open", json!({"path": trace}));
+    let t = opened["trace"].as_str().unwrap().to_string();
+    let cases = [
+        (
+            json!({"trace": t, "width": 100, "minFraction": 0.1}),
+            -32602,
+            "width",
+        ),
+        (json!({"trace": t, "width": 0}), -32602, "width"),
+        (json!({"trace": t, "width": -3}), -32602, "width"),
+        (
+            json!({"trace": t, "minFraction": 1.5}),
+            -32602,
+            "minFraction",
+        ),
+        (
+            json!({"trace": t, "minFraction": "x"}),
+            -32602,
+            "minFraction",
+        ),
+        (json!({"trace": t, "maxFrames": 0}), -32602, "maxFrames"),
+        (
+            json!({"trace": t, "maxFrames": 1u64 << 40}),
+            -32602,
+            "maxFrames",
+        ),
+        (json!({"trace": t, "thread": 999}), -32602, "thread"),
+        (json!({"trace": t, "node": "9:99999"}), -32011, ""),
+        (json!({"trace": t, "node": "not a handle"}), -32602, "node"),
+        (json!({"trace": "t99"}), -32010, ""),
+    ];
+    for (params, code, field) in cases {
+        let error = server.error("trace/flame", params.clone());
+        assert_eq!(error.code, code, "{params}: {error:?}");
+        if !field.is_empty() {
+            assert_eq!(error.data.as_ref().unwrap()["field"], field, "{params}");
+        }
+    }
+    let roots = server.call("trace/roots", json!({"trace": t, "thread": 0, "count": 1}));
+    let node = roots["nodes"][0]["handle"].as_str().unwrap();
+    let error = server.error(
+        "trace/flame",
+        json!({"trace": t, "node": node, "thread": 1}),
+    );
+    assert_eq!(error.data.unwrap()["field"], "node");
+    let error = server.error("trace/sandwich", json!({"trace": t, "method": ""}));
+    assert_eq!(error.data.unwrap()["field"], "method");
+    let error = server.error("trace/sandwich", json!({"trace": t}));
+    assert_eq!(error.data.unwrap()["field"], "method");
+    // A method the trace lacks: its root alone, weighing nothing.
+    let none = server.call("trace/sandwich", json!({"trace": t, "method": "No.such"}));
+    assert_eq!(none["callers"]["frames"][0]["total"], 0);
+    assert_eq!(server.finish().code(), Some(0));
+}
+
+#[test]
+fn a_cancelled_flame_graph_answers_request_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = big_trace(dir.path());
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let opened = server.call(
+        "trace/open",
+        json!({"path": trace, "options": {"countTracepoints": false}}),
+    );
+    let t = opened["trace"].as_str().unwrap().to_string();
+    // Two slow searches hold the long lane's workers; the flame graph
+    // waits behind them, is cancelled, and never starts.
+    let slow = json!({"trace": t, "pattern": "no line holds this", "text": true});
+    let searches = [
+        server.start_request("trace/search", slow.clone()),
+        server.start_request("trace/search", slow),
+    ];
+    let flame = server.start_request("trace/flame", json!({"trace": t}));
+    let sandwich = server.start_request("trace/sandwich", json!({"trace": t, "method": "loop"}));
+    for id in [&flame, &sandwich].into_iter().chain(&searches) {
+        server.notify("$/cancelRequest", json!({"id": id}));
+    }
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let response = server.response(&mut seen);
+        assert_eq!(
+            response.response_result.unwrap_err().code,
+            -32800,
+            "{:?}",
+            response.id
+        );
+    }
+    // The service goes on: the same flame graph, uncancelled.
+    let graph = server.call("trace/flame", json!({"trace": t, "width": 100}));
+    assert!(graph["frames"][0]["total"].as_u64().unwrap() > 0);
+    assert_eq!(server.finish().code(), Some(0));
 }

@@ -602,6 +602,14 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         std::fs::write(&file, out).unwrap();
         printed.push(file);
     }
+    // The rows the flame graph's widths are counted over.
+    let (ok, dump, err) = tracetree_cached(
+        &cache,
+        &["dump", mixed.to_str().unwrap(), "--format", "jsonl"],
+    );
+    assert!(ok, "{err}");
+    let dump_file = mixed.with_extension("dump.jsonl");
+    std::fs::write(&dump_file, dump).unwrap();
     let pattern = "compute";
     let (_, hits, _) = tracetree_cached(
         &cache,
@@ -625,7 +633,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         "url": web.url,
         "chromium": CHROMIUM,
         "shots": shots,
-        "mixed": {"name": mixed, "print": printed[0]},
+        "mixed": {"name": mixed, "print": printed[0], "dump": dump_file},
         "wide": {"name": wide, "print": printed[1]},
         "search": {"pattern": pattern, "hits": hits_file},
     });
@@ -644,7 +652,15 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    for shot in ["tree", "wide", "search", "deep-link"] {
+    for shot in [
+        "tree",
+        "wide",
+        "search",
+        "deep-link",
+        "flame",
+        "flame-zoomed",
+        "sandwich",
+    ] {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png");
     }
 }

@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, Weight, finish_part, json_string};
+use super::{FrameCache, Sink, Thread, Weight, Writer, finish_part, json_string};
 use crate::error::Result;
 
 /// The file's start.
@@ -81,7 +81,9 @@ impl Sink for Events {
         self.events += 1;
         Ok(())
     }
+}
 
+impl Writer for Events {
     fn finish(self: Box<Self>, _end: u64, _top: Weight) -> Result<(File, u64)> {
         Ok((finish_part(self.out)?, self.events))
     }

@@ -18,7 +18,7 @@ use std::io::{BufWriter, Write};
 
 use rustc_hash::FxHashMap;
 
-use super::{FrameCache, Sink, Thread, Weight, finish_part};
+use super::{FrameCache, Sink, Thread, Weight, Writer, finish_part};
 use crate::error::Result;
 
 /// One thread's stacks.
@@ -81,7 +81,9 @@ impl Sink for Folded {
         }
         Ok(())
     }
+}
 
+impl Writer for Folded {
     fn finish(mut self: Box<Self>, _end: u64, top: Weight) -> Result<(File, u64)> {
         self.weights[0].add(top);
         let mut lines = 0;

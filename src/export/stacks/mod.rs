@@ -40,6 +40,7 @@
 //! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
 
 mod chrome;
+pub mod flame;
 mod folded;
 mod perfetto;
 mod speedscope;
@@ -47,6 +48,7 @@ mod speedscope;
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
@@ -198,7 +200,7 @@ pub fn export_stacks(
                     _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
                 };
                 let part = BufWriter::with_capacity(1 << 18, file);
-                let run = |sink| run(reader, walk, &plan, &frames, progress, sink);
+                let run = |sink| write_part(reader, walk, plan.kept(), &frames, progress, sink);
                 match options.format {
                     StackFormat::Folded => {
                         run(Box::new(folded::Folded::new(&thread, part, is_diff)))
@@ -281,6 +283,23 @@ impl Walk {
     }
 }
 
+/// What a walk keeps of a trace.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    /// The trace is a diff: its virtual roots are left out.
+    is_diff: bool,
+    /// The diff statuses kept, by [`status_place`].
+    statuses: [bool; 6],
+}
+
+impl Kept {
+    /// Everything, as of a plain trace.
+    const ALL: Kept = Kept {
+        is_diff: false,
+        statuses: [true; 6],
+    };
+}
+
 /// The walks an export runs, and what they keep.
 struct Plan {
     walks: Vec<Walk>,
@@ -291,6 +310,13 @@ struct Plan {
 }
 
 impl Plan {
+    fn kept(&self) -> Kept {
+        Kept {
+            is_diff: self.is_diff,
+            statuses: self.kept,
+        }
+    }
+
     fn new(reader: &LazyTraceReader, options: &StackOptions) -> Result<Self> {
         let threads = selected_threads(reader, options.threads.as_deref())?;
         let kept = wanted_statuses(reader, options.diff.as_deref())?;
@@ -348,13 +374,18 @@ fn finish_part(out: BufWriter<File>) -> Result<File> {
         .map_err(|e| Error::io(std::env::temp_dir(), e.into_error()))
 }
 
-/// What a format's writer does with one thread's frames.
+/// What a walk's frames go to: a format's writer, or the flame graph's
+/// tries.
 trait Sink {
     /// `frame` (an id of [`Frames`]) opens at `at`.
     fn open(&mut self, frame: u32, frames: &FrameCache, at: u64) -> Result<()>;
     /// The innermost open frame closes at `at`, having weighed `own` itself
     /// (its tracepoint and leaves, or its samples less its children's).
     fn close(&mut self, at: u64, own: Weight) -> Result<()>;
+}
+
+/// A format's writer: a sink that writes one thread's part.
+trait Writer: Sink {
     /// The thread ends at `end`; `top` weighs the tracepoints outside any
     /// frame. Returns the part file and the records written.
     fn finish(self: Box<Self>, end: u64, top: Weight) -> Result<(File, u64)>;
@@ -369,7 +400,23 @@ pub(super) struct Frames {
 #[derive(Default)]
 struct FrameTable {
     ids: FxHashMap<NameKey, u32>,
+    /// Keys that name the same text (overloads of a method) are one frame.
+    by_name: FxHashMap<Arc<str>, u32>,
     names: Vec<Arc<str>>,
+}
+
+impl FrameTable {
+    /// The id of the frame named `name`, added on first use.
+    fn named(&mut self, name: &str) -> (u32, Arc<str>) {
+        if let Some((name, &id)) = self.by_name.get_key_value(name) {
+            return (id, name.clone());
+        }
+        let id = self.names.len() as u32;
+        let name: Arc<str> = Arc::from(name);
+        self.names.push(name.clone());
+        self.by_name.insert(name.clone(), id);
+        (id, name)
+    }
 }
 
 impl Frames {
@@ -379,11 +426,18 @@ impl Frames {
         if let Some(&id) = table.ids.get(&key) {
             return (id, table.names[id as usize].clone());
         }
-        let id = table.names.len() as u32;
-        let name: Arc<str> = Arc::from(name_of(context, key));
-        table.names.push(name.clone());
+        let (id, name) = table.named(&name_of(context, key));
         table.ids.insert(key, id);
         (id, name)
+    }
+
+    /// The id of the frame named `name` (a thread's, a scope's), added on
+    /// first use.
+    fn named(&self, name: &str) -> (u32, Arc<str>) {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .named(name)
     }
 
     fn len(&self) -> usize {
@@ -426,6 +480,13 @@ impl<'f> FrameCache<'f> {
         }
         let (id, name) = self.frames.id(context, key);
         self.ids.insert(key, id);
+        self.names.insert(id, name);
+        id
+    }
+
+    /// The id of the frame named `name`, as [`Frames::named`].
+    fn named(&mut self, name: &str) -> u32 {
+        let (id, name) = self.frames.named(name);
         self.names.insert(id, name);
         id
     }
@@ -486,10 +547,10 @@ struct Open {
 }
 
 /// One thread's walk: depths in, frame openings and closings out.
-struct Walker<'r> {
+struct Walker<'r, 's, S: Sink + ?Sized> {
     context: &'r TraceContext,
-    frames: FrameCache<'r>,
-    sink: Box<dyn Sink + 'r>,
+    frames: &'s mut FrameCache<'r>,
+    sink: &'s mut S,
     open: Vec<Open>,
     /// Containers not kept (by diff status) whose frames open when a
     /// tracepoint inside them is: depth and frame, outermost first.
@@ -508,7 +569,7 @@ struct Walker<'r> {
     tracepoints: u64,
 }
 
-impl Walker<'_> {
+impl<S: Sink + ?Sized> Walker<'_, '_, S> {
     /// Opens a container: one met by the walk (`weighs`), or one above
     /// what is kept.
     fn open(
@@ -519,7 +580,7 @@ impl Walker<'_> {
         footer: Option<&Footer<'_>>,
         weighs: bool,
     ) -> Result<()> {
-        self.sink.open(frame, &self.frames, self.clock)?;
+        self.sink.open(frame, self.frames, self.clock)?;
         let status = tracepoint.header.diff_status;
         let samples = tracepoint
             .sample_count(footer)
@@ -589,7 +650,7 @@ impl Walker<'_> {
     /// are not open yet.
     fn open_pending(&mut self) -> Result<()> {
         for (depth, frame) in std::mem::take(&mut self.pending) {
-            self.sink.open(frame, &self.frames, self.clock)?;
+            self.sink.open(frame, self.frames, self.clock)?;
             self.open.push(Open {
                 depth,
                 at: self.clock,
@@ -649,33 +710,56 @@ impl Walker<'_> {
     }
 }
 
-/// Runs one walk into `sink`.
-fn run(
-    reader: &LazyTraceReader,
+/// Where a walk ended.
+struct WalkEnd {
+    /// The position after its last tracepoint (its total weight).
+    clock: u64,
+    /// The weight of the tracepoints outside any frame.
+    top: Weight,
+    /// Tracepoints walked.
+    tracepoints: u64,
+    /// Whether `stop` ended it early.
+    stopped: bool,
+}
+
+/// Runs one walk into `sink`, its frames named through `frames`, keeping
+/// what `kept` keeps; with `ancestors`, a subtree's ancestors open above
+/// it (weighing nothing). `stop`, when set, ends it after the tracepoint
+/// being walked.
+#[allow(clippy::too_many_arguments)]
+fn walk_frames<'r, S: Sink + ?Sized>(
+    reader: &'r LazyTraceReader,
     walk: &Walk,
-    plan: &Plan,
-    frames: &Frames,
+    kept: Kept,
+    frames: &mut FrameCache<'r>,
+    ancestors: bool,
     progress: &(dyn Fn(u64) + Sync),
-    sink: Box<dyn Sink + '_>,
-) -> Result<Part> {
+    stop: Option<&AtomicBool>,
+    sink: &mut S,
+) -> Result<WalkEnd> {
     let mut walker = Walker {
         context: reader.context(),
-        frames: FrameCache::new(frames),
+        frames,
         sink,
         open: Vec::new(),
         pending: Vec::new(),
-        is_diff: plan.is_diff,
-        kept: plan.kept,
+        is_diff: kept.is_diff,
+        kept: kept.statuses,
         edited_old_samples: None,
         base: 0,
         clock: 0,
         top: Weight::default(),
         tracepoints: 0,
     };
-    let visit = |walker: &mut Walker<'_>, walked: &WalkNode<'_>| -> Result<bool> {
+    let mut stopped = false;
+    let mut visit = |walker: &mut Walker<'_, '_, S>, walked: &WalkNode<'_>| -> Result<bool> {
         walker.step(walked)?;
         if walker.tracepoints.is_multiple_of(PROGRESS_STEP) {
             progress(PROGRESS_STEP);
+        }
+        if stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
+            stopped = true;
+            return Ok(false);
         }
         Ok(true)
     };
@@ -684,18 +768,22 @@ fn run(
             reader.walk_thread(*thread, WalkDetail::Containers, |w| visit(&mut walker, w))?
         }
         Walk::Subtree {
-            node, ancestors, ..
+            node,
+            ancestors: above,
+            ..
         } => {
-            for (depth, &ancestor) in ancestors.iter().enumerate() {
-                let data = reader.node(ancestor)?;
-                let tracepoint = data.tracepoint();
-                if walker.is_diff && tracepoint.header.diff_status == DiffStatus::None {
-                    continue;
+            if ancestors {
+                for (depth, &ancestor) in above.iter().enumerate() {
+                    let data = reader.node(ancestor)?;
+                    let tracepoint = data.tracepoint();
+                    if walker.is_diff && tracepoint.header.diff_status == DiffStatus::None {
+                        continue;
+                    }
+                    let frame = walker.frames.id(walker.context, frame_key(tracepoint));
+                    walker.pending.push((depth, frame));
                 }
-                let frame = walker.frames.id(walker.context, frame_key(tracepoint));
-                walker.pending.push((depth, frame));
+                walker.base = above.len();
             }
-            walker.base = ancestors.len();
             reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
         }
     }
@@ -703,11 +791,31 @@ fn run(
         walker.close()?;
     }
     progress(walker.tracepoints % PROGRESS_STEP);
-    let tracepoints = walker.tracepoints;
-    let (file, events) = walker.sink.finish(walker.clock, walker.top)?;
+    Ok(WalkEnd {
+        clock: walker.clock,
+        top: walker.top,
+        tracepoints: walker.tracepoints,
+        stopped,
+    })
+}
+
+/// Runs one walk into a format's writer: its part.
+fn write_part(
+    reader: &LazyTraceReader,
+    walk: &Walk,
+    kept: Kept,
+    frames: &Frames,
+    progress: &(dyn Fn(u64) + Sync),
+    mut sink: Box<dyn Writer + '_>,
+) -> Result<Part> {
+    let mut cache = FrameCache::new(frames);
+    let end = walk_frames(
+        reader, walk, kept, &mut cache, true, progress, None, &mut *sink,
+    )?;
+    let (file, events) = sink.finish(end.clock, end.top)?;
     Ok(Part {
         file,
-        tracepoints,
+        tracepoints: end.tracepoints,
         events,
     })
 }

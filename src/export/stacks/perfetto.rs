@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Sink, Thread, Weight, finish_part};
+use super::{FrameCache, Sink, Thread, Weight, Writer, finish_part};
 use crate::error::Result;
 use crate::export::push_varint;
 
@@ -188,7 +188,9 @@ impl Sink for Track {
     fn close(&mut self, at: u64, _own: Weight) -> Result<()> {
         self.slice(TYPE_SLICE_END, at, None)
     }
+}
 
+impl Writer for Track {
     fn finish(self: Box<Self>, _end: u64, _top: Weight) -> Result<(File, u64)> {
         Ok((finish_part(self.out)?, self.packets))
     }

@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
-use super::{FrameCache, Frames, Sink, Thread, Weight, finish_part, json_string};
+use super::{FrameCache, Frames, Sink, Thread, Weight, Writer, finish_part, json_string};
 use crate::error::Result;
 
 /// The schema speedscope publishes for its files.
@@ -90,7 +90,9 @@ impl Sink for Profile {
             None => Ok(()),
         }
     }
+}
 
+impl Writer for Profile {
     fn finish(mut self: Box<Self>, end: u64, _top: Weight) -> Result<(File, u64)> {
         self.out.write_all(b"],\"endValue\":")?;
         self.out.write_all(self.number.format(end).as_bytes())?;

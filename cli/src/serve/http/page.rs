@@ -11,7 +11,7 @@ use axum::routing::get;
 use super::App;
 
 /// Each file's path, type and text.
-const FILES: [(&str, &str, &str); 7] = [
+const FILES: [(&str, &str, &str); 8] = [
     (
         "/",
         "text/html; charset=utf-8",
@@ -36,6 +36,11 @@ const FILES: [(&str, &str, &str); 7] = [
         "/tree.js",
         "text/javascript; charset=utf-8",
         include_str!("../../../web/tree.js"),
+    ),
+    (
+        "/flame.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../../../web/flame.js"),
     ),
     (
         "/list.js",

@@ -2,7 +2,7 @@
 // driven by playwright-core as a person would drive it: keys, scrolling,
 // the search box, a deep link. Run by cli/tests/cli/web.rs with one
 // argument, a JSON file:
-//   {url, chromium, shots, mixed: {name, print}, wide: {name, print},
+//   {url, chromium, shots, mixed: {name, print, dump}, wide: {name, print},
 //    search: {pattern, hits}}
 // where `print` is a file of `tracetree print --verbose` and `hits` one of
 // `tracetree search --json`. Prints `ok` alone when every check passes.
@@ -201,6 +201,109 @@ try {
   await fresh.waitForFunction((handle) => document.querySelector('#details dd')?.textContent !== undefined
     && [...document.querySelectorAll('#details dd')].some((dd) => dd.textContent === handle), target.handle);
   checkNotBlank(await fresh.screenshot({ path: `${config.shots}/deep-link.png` }), 'the deep link');
+
+  // 5. The flame graph of a node (the first thread's first root): each
+  // frame's total is a count over `dump`'s rows of its path, its width that
+  // count's share of the view, and every path a pixel wide is drawn; then
+  // zoomed into a frame, the same at the new scale; then the sandwich of
+  // that frame weighs its outermost calls.
+  const dump = readFileSync(config.mixed.dump, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const subtree = [dump[0]];
+  for (const row of dump.slice(1)) {
+    if (row.thread !== dump[0].thread || row.depth <= dump[0].depth) break;
+    subtree.push(row);
+  }
+  const counted = flameCounts(subtree);
+  const flame = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  flame.setDefaultTimeout(PATIENCE);
+  flame.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await flame.goto(config.url + hash(config.mixed.name));
+  await flame.waitForSelector('#tree .row.thread');
+  await flame.focus('#tree');
+  await flame.keyboard.press('Enter');
+  await flame.keyboard.press('ArrowDown');
+  await flame.waitForFunction(() => {
+    const row = document.querySelector('#tree .row.selected');
+    return row && !row.classList.contains('loading') && row.dataset.handle && !row.dataset.handle.startsWith('thread:');
+  });
+  await flame.keyboard.press('f');
+  const drawnFrames = async () => {
+    await flame.waitForFunction(() => document.querySelectorAll('#flame .frame').length > 0
+      && !document.querySelector('#flame-pane').dataset.busy);
+    return flame.$$eval('#flame .frame', (elements) => elements.map((e) => ({
+      index: Number(e.dataset.index),
+      path: e.dataset.path,
+      total: Number(e.dataset.total),
+      left: parseFloat(e.style.left),
+      width: parseFloat(e.style.width),
+      above: e.classList.contains('above'),
+    })));
+  };
+  // Checks the frames in view against the counts: `view` the path zoomed
+  // into (its total fills the width).
+  let graphWidth = 0;
+  const checkView = async (frames, view) => {
+    graphWidth = await flame.$eval('#flame', (e) => e.clientWidth);
+    const viewTotal = counted.get(view);
+    const inside = frames.filter((f) => !f.above);
+    assert.equal(inside[0].path, view, 'the frame in view comes first');
+    for (const frame of inside) {
+      assert.equal(frame.total, counted.get(frame.path), `the count of ${frame.path}`);
+      assert.ok(Math.abs(frame.width - (frame.total / viewTotal) * graphWidth) < 0.05, `the width of ${frame.path}`);
+    }
+    const prefix = view.slice(0, -1);
+    const wide = [...counted].filter(([path, total]) => path.startsWith(prefix) && total * graphWidth >= viewTotal)
+      .map(([path]) => path).sort();
+    assert.deepEqual(inside.map((f) => f.path).sort(), wide, 'every path a pixel wide is drawn, no other');
+  };
+  let frames = await drawnFrames();
+  const flameRoot = JSON.stringify([frameName(subtree[0])]);
+  await checkView(frames, flameRoot);
+  assert.equal(frames[0].width, graphWidth, 'the root spans the view');
+  await flame.screenshot({ path: `${config.shots}/flame.png` });
+  checkNotBlank(await flame.screenshot(), 'the flame graph');
+  // Zoomed into the widest frame below the root that has frames below it.
+  const zoomTarget = frames.filter((f) => JSON.parse(f.path).length === 2
+    && frames.some((g) => g.path.startsWith(f.path.slice(0, -1) + ',')))
+    .sort((a, b) => b.total - a.total)[0];
+  assert.ok(zoomTarget, 'a frame to zoom into');
+  await flame.click(`#flame .frame[data-index="${zoomTarget.index}"]`);
+  await flame.waitForFunction((path) => {
+    const zoomed = document.querySelector('#flame .frame:not(.above)');
+    return zoomed?.dataset.path === path && !document.querySelector('#flame-pane').dataset.busy;
+  }, zoomTarget.path);
+  frames = await drawnFrames();
+  const zoomed = frames.find((f) => f.path === zoomTarget.path);
+  assert.equal(zoomed.left, 0);
+  assert.equal(zoomed.width, graphWidth, 'the frame zoomed into spans the view');
+  assert.ok(frames.some((f) => f.above && f.path === flameRoot), 'its ancestors stay above it');
+  await checkView(frames, zoomTarget.path);
+  checkNotBlank(await flame.screenshot({ path: `${config.shots}/flame-zoomed.png` }), 'the zoomed flame graph');
+  // The sandwich of the frame zoomed into.
+  const method = JSON.parse(zoomTarget.path).at(-1);
+  await flame.click('#flame-sandwich');
+  await flame.waitForFunction(() => !document.querySelector('#sandwich').hidden
+    && document.querySelector('#callers .frame') && !document.querySelector('#flame-pane').dataset.busy);
+  const sides = await flame.$$eval('#callers .frame, #callees .frame', (elements) => elements.map((e) => ({
+    side: e.parentElement.id, path: e.dataset.path, total: Number(e.dataset.total),
+  })));
+  let outermost = 0;
+  const callees = new Map();
+  for (const [path, total] of counted) {
+    const names = JSON.parse(path);
+    const at = names.indexOf(method);
+    if (at < 0) continue;
+    if (at === names.length - 1) outermost += total;
+    const key = JSON.stringify(names.slice(at));
+    callees.set(key, (callees.get(key) ?? 0) + total);
+  }
+  const rootOf = (side) => sides.find((s) => s.side === side && s.path === JSON.stringify([method]));
+  assert.equal(rootOf('callers').total, outermost, 'the callers\' root weighs the outermost calls');
+  assert.equal(rootOf('callees').total, outermost, 'the callees\' root weighs the outermost calls');
+  for (const frame of sides.filter((s) => s.side === 'callees')) {
+    assert.equal(frame.total, callees.get(frame.path), `the callee ${frame.path}`);
+  }
+  checkNotBlank(await flame.screenshot({ path: `${config.shots}/sandwich.png` }), 'the sandwich');
   assert.deepEqual(errors, [], 'no error in the page');
   process.stdout.write('ok\n');
 } catch (error) {
@@ -261,4 +364,28 @@ function checkNotBlank(png, what) {
   const drawn = (width * height - background) / (width * height);
   assert.ok(colours.size > 8 && drawn > 0.01, `${what}: the screenshot is blank (${colours.size} colours, ${drawn} drawn)`);
   writeFileSync(`${config.shots}/last-checked.txt`, `${what}: ${colours.size} colours, ${(drawn * 100).toFixed(1)}% drawn\n`);
+}
+
+/** A `dump` row's frame: a call's method, a loop's or iteration's kind. */
+function frameName(row) {
+  if (row.kind === 'method_call') return row.method;
+  return row.kind === 'loop' || row.kind === 'loop_iteration' ? row.kind : null;
+}
+
+/** Paths of frame names (as JSON) → the tracepoints below them, counted
+ * over the rows of one subtree (pre-order, as `dump` writes them). */
+function flameCounts(rows) {
+  const counts = new Map();
+  const open = [];
+  for (const row of rows) {
+    open.length = row.depth - rows[0].depth;
+    const frame = frameName(row);
+    const path = frame ? [...open, frame] : [...open];
+    if (frame) open.push(frame);
+    for (let k = 1; k <= path.length; k++) {
+      const key = JSON.stringify(path.slice(0, k));
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  return counts;
 }

@@ -1,0 +1,678 @@
+//! Flame graphs (icicles) and the sandwich of one method, handed over as
+//! bounded summaries: what a viewer draws, not the trace.
+//!
+//! # Frames and weights
+//!
+//! The call-stack exports' own ([`super`]): a frame is a call
+//! (`Class.method`) or a loop or iteration (by kind), frames of one name
+//! are one frame, every tracepoint weighs 1 and a sample tree's call its
+//! sample count. A flame graph merges the paths of a scope (a node's
+//! subtree, a thread, some threads under a root `all`) by frame name: a
+//! frame's `total` is the weight of its subtree on that path, its `self`
+//! the weight of its own tracepoint and leaves, as a folded stack's line.
+//!
+//! # The walk
+//!
+//! One walk per thread, threads in parallel, the exports' walker feeding
+//! a trie of (parent, frame) → path that adds each frame's own weight as
+//! it closes; memory is the nesting plus one entry per distinct path,
+//! never the trace's size. Past [`FlameOptions::max_paths`] (all the
+//! walks' tries together) a new path is not kept: its weight goes to its
+//! nearest kept ancestor's `other`. A stop flag ends the walks within one
+//! tracepoint; the summary then says `stopped` and covers what was walked.
+//!
+//! # The summary
+//!
+//! Totals are added up from the trie (children follow their parents, so
+//! one backward pass), then frames are kept widest first, each only below
+//! a kept parent, while their total is at least `min_fraction` of the
+//! root's and until `max_frames`. Invariant: every kept frame's `total`
+//! equals its `self` plus its `other` plus its kept children's totals, so
+//! widths drawn from the summary add up; `other` holds what was left out.
+//! Frames come in pre-order, children widest first (then by name).
+//!
+//! # The sandwich
+//!
+//! For one method M, as speedscope defines it: each outermost call of M
+//! (not inside another M) weighs its total. The callees are those calls'
+//! subtrees merged, rooted at M; the callers the paths from M up to the
+//! scope's root (the node, or the thread's frame), inverted and merged,
+//! each ending with its call's weight as `self`: both roots weigh the same.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use super::{FrameCache, Frames, Kept, Sink, Walk, Weight, frame_key, thread_name, walk_frames};
+use crate::common::ThreadId;
+use crate::error::{Error, Result};
+use crate::export::selected_threads;
+use crate::read::{LazyNode, LazyTraceReader};
+use crate::search::{NameKey, name_of};
+
+/// The most frames a summary may hold ([`FlameOptions::max_frames`]).
+pub const MAX_FRAMES: usize = 1_000_000;
+
+/// Distinct paths kept by default while walking
+/// ([`FlameOptions::max_paths`]).
+pub const DEFAULT_MAX_PATHS: usize = 1 << 20;
+
+/// The name of the root above several threads.
+pub const ALL_THREADS: &str = "all";
+
+/// What a flame graph or a sandwich covers and how far it is summarized.
+#[derive(Debug, Clone)]
+pub struct FlameOptions {
+    /// Only these threads (all when `None`).
+    pub threads: Option<Vec<ThreadId>>,
+    /// Only this node's subtree (it must be in one of `threads`); its frame
+    /// is the root.
+    pub node: Option<LazyNode>,
+    /// Frames whose total is under this fraction of the root's are left
+    /// out (0 keeps every frame; a viewer asks for one pixel: 1 / width).
+    pub min_fraction: f64,
+    /// At most this many frames, the widest first (1 to [`MAX_FRAMES`]).
+    pub max_frames: usize,
+    /// At most this many distinct paths kept while walking, all threads
+    /// together (the memory bound); past it, weights go to `other`.
+    pub max_paths: usize,
+    /// When set, the walks stop (see [`FlameGraph::stopped`]).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for FlameOptions {
+    /// Every thread, frames of at least 1/2000 of the root, at most 10,000.
+    fn default() -> Self {
+        FlameOptions {
+            threads: None,
+            node: None,
+            min_fraction: 1.0 / 2000.0,
+            max_frames: 10_000,
+            max_paths: DEFAULT_MAX_PATHS,
+            stop: None,
+        }
+    }
+}
+
+/// One frame of a summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlameFrame {
+    /// `Class.method`, `loop`, `loop_iteration`; a thread's name; `all`.
+    pub name: Arc<str>,
+    /// 0 for the root.
+    pub depth: u32,
+    /// The place of its parent in [`FlameGraph::frames`] (`None` for the
+    /// root).
+    pub parent: Option<u32>,
+    /// Its subtree's weight on this path.
+    pub total: u64,
+    /// Its own weight: its tracepoint and its leaves (a sample tree's
+    /// call: its samples less its children's).
+    pub self_weight: u64,
+    /// The weight of its children left out of the summary (too narrow, or
+    /// past a bound): `total - self_weight - ` its kept children's totals.
+    pub other: u64,
+}
+
+/// A bounded flame graph: frames in pre-order, `frames[0]` the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlameGraph {
+    /// The frames kept, in pre-order, children widest first.
+    pub frames: Vec<FlameFrame>,
+    /// The smallest total a frame needed to be kept.
+    pub threshold: u64,
+    /// Distinct paths left out of `frames` (their weight is in `other`).
+    pub left_out: u64,
+    /// Whether `max_paths` was reached while walking.
+    pub truncated: bool,
+    /// Tracepoints walked.
+    pub tracepoints: u64,
+    /// Whether the stop flag ended the walks: the frames cover only what
+    /// was walked.
+    pub stopped: bool,
+}
+
+impl FlameGraph {
+    /// The root's total: the weight of the whole scope.
+    pub fn total(&self) -> u64 {
+        self.frames.first().map_or(0, |root| root.total)
+    }
+}
+
+/// The sandwich of one method: who calls it, what it calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandwich {
+    /// The method, then its callers outward (an inverted tree).
+    pub callers: FlameGraph,
+    /// The method, then its callees (its outermost calls merged).
+    pub callees: FlameGraph,
+}
+
+/// The flame graph of the scope `options` names; `progress` receives the
+/// tracepoints walked, in steps.
+pub fn flame_graph(
+    reader: &LazyTraceReader,
+    options: &FlameOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<FlameGraph> {
+    check(options)?;
+    let scope = Scope::new(reader, options)?;
+    let frames = Frames::default();
+    let budget = Budget::new(options.max_paths);
+    let walked = scope.walk(reader, &frames, options, progress, |cache, walk| {
+        let root = scope.root_frame(reader, cache, walk)?;
+        Ok(Paths::new(Trie::new(root), scope.node.is_some(), &budget))
+    })?;
+    let tracepoints = walked.iter().map(|w| w.end.tracepoints).sum();
+    let stopped = walked.iter().any(|w| w.end.stopped);
+    let (trie, truncated) = if walked.len() == 1 {
+        let mut walked = walked.into_iter();
+        let one = walked.next().ok_or_else(|| Error::internal("no walk"))?;
+        let mut paths = one.sink;
+        paths.trie.weight[0] += one.end.top.all;
+        (paths.trie, budget.reached())
+    } else {
+        let all = frames.named(ALL_THREADS).0;
+        let merged = Budget::new(options.max_paths);
+        let mut trie = Trie::new(all);
+        for one in walked {
+            let mut paths = one.sink;
+            paths.trie.weight[0] += one.end.top.all;
+            trie.graft(0, &paths.trie, &merged);
+        }
+        (trie, budget.reached() || merged.reached())
+    };
+    Ok(trie.summarize(&frames.names(), options, tracepoints, stopped, truncated))
+}
+
+/// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
+/// `loop_iteration`) in the scope `options` names.
+pub fn sandwich(
+    reader: &LazyTraceReader,
+    method: &str,
+    options: &FlameOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Sandwich> {
+    check(options)?;
+    if method.is_empty() {
+        return Err(Error::invalid(
+            "method",
+            "empty: name a frame (Class.method)",
+        ));
+    }
+    let scope = Scope::new(reader, options)?;
+    let frames = Frames::default();
+    let target = frames.named(method).0;
+    let budget = Budget::new(options.max_paths);
+    let walked = scope.walk(reader, &frames, options, progress, |cache, walk| {
+        // Callers end at the scope's root: the node itself (the walk's
+        // outermost frame), else the thread.
+        let outer = match scope.node {
+            Some(_) => None,
+            None => Some(scope.root_frame(reader, cache, walk)?),
+        };
+        Ok(Sandwiches {
+            target,
+            outer,
+            stack: Vec::new(),
+            inside: None,
+            occurrence: 0,
+            callees: Paths::new(Trie::new(target), true, &budget),
+            callers: Trie::new(target),
+            budget: &budget,
+        })
+    })?;
+    let tracepoints = walked.iter().map(|w| w.end.tracepoints).sum();
+    let stopped = walked.iter().any(|w| w.end.stopped);
+    let merged = Budget::new(options.max_paths);
+    let mut callers = Trie::new(target);
+    let mut callees = Trie::new(target);
+    for one in walked {
+        callers.graft_root(&one.sink.callers, &merged);
+        callees.graft_root(&one.sink.callees.trie, &merged);
+    }
+    let truncated = budget.reached() || merged.reached();
+    let names = frames.names();
+    Ok(Sandwich {
+        callers: callers.summarize(&names, options, tracepoints, stopped, truncated),
+        callees: callees.summarize(&names, options, tracepoints, stopped, truncated),
+    })
+}
+
+/// The options' bounds, checked.
+fn check(options: &FlameOptions) -> Result<()> {
+    let fraction = options.min_fraction;
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::invalid(
+            "min_fraction",
+            format!("{fraction} is not a fraction from 0 to 1"),
+        ));
+    }
+    if options.max_frames == 0 || options.max_frames > MAX_FRAMES {
+        return Err(Error::invalid(
+            "max_frames",
+            format!("{} is not from 1 to {MAX_FRAMES}", options.max_frames),
+        ));
+    }
+    if options.max_paths == 0 {
+        return Err(Error::invalid("max_paths", "0: at least one path is kept"));
+    }
+    Ok(())
+}
+
+/// The walks a scope runs.
+struct Scope {
+    walks: Vec<Walk>,
+    node: Option<LazyNode>,
+}
+
+/// One walk's sink and end.
+struct Walked<S> {
+    sink: S,
+    end: super::WalkEnd,
+}
+
+impl Scope {
+    fn new(reader: &LazyTraceReader, options: &FlameOptions) -> Result<Self> {
+        let threads = selected_threads(reader, options.threads.as_deref())?;
+        let Some(node) = options.node else {
+            return Ok(Scope {
+                walks: threads.into_iter().map(Walk::Thread).collect(),
+                node: None,
+            });
+        };
+        // A node of another trace, or past its thread's end, is an error
+        // here, before any walk.
+        reader.node(node)?;
+        let thread = reader.node_thread(node);
+        if !threads.contains(&thread) {
+            return Err(Error::invalid(
+                "node",
+                format!("the node is in thread {thread}, which the threads asked leave out"),
+            ));
+        }
+        Ok(Scope {
+            walks: vec![Walk::Subtree {
+                thread,
+                node,
+                ancestors: Vec::new(),
+            }],
+            node: Some(node),
+        })
+    }
+
+    /// The frame a walk's trie is rooted at: the thread's, or the node's
+    /// (a leaf's kind when it is no container).
+    fn root_frame(
+        &self,
+        reader: &LazyTraceReader,
+        cache: &mut FrameCache<'_>,
+        walk: &Walk,
+    ) -> Result<u32> {
+        match walk {
+            Walk::Thread(thread) => Ok(cache.named(&thread_name(reader, *thread))),
+            Walk::Subtree { node, .. } => {
+                let data = reader.node(*node)?;
+                let tracepoint = data.tracepoint();
+                Ok(match tracepoint.is_container() {
+                    true => cache.id(reader.context(), frame_key(tracepoint)),
+                    false => cache.named(&name_of(
+                        reader.context(),
+                        NameKey::Kind(tracepoint.tracepoint_type()),
+                    )),
+                })
+            }
+        }
+    }
+
+    /// Runs every walk (in parallel) into a sink `make` gives it.
+    fn walk<'r, S: Sink + Send>(
+        &self,
+        reader: &'r LazyTraceReader,
+        frames: &'r Frames,
+        options: &FlameOptions,
+        progress: &(dyn Fn(u64) + Sync),
+        make: impl Fn(&mut FrameCache<'r>, &Walk) -> Result<S> + Sync,
+    ) -> Result<Vec<Walked<S>>> {
+        let stop = options.stop.as_deref();
+        self.walks
+            .par_iter()
+            .map(|walk| {
+                let mut cache = FrameCache::new(frames);
+                let mut sink = make(&mut cache, walk)?;
+                let end = walk_frames(
+                    reader,
+                    walk,
+                    Kept::ALL,
+                    &mut cache,
+                    false,
+                    progress,
+                    stop,
+                    &mut sink,
+                )?;
+                Ok(Walked { sink, end })
+            })
+            .collect()
+    }
+}
+
+/// The bound on distinct paths shared by a summary's tries.
+struct Budget {
+    left: AtomicUsize,
+    reached: AtomicBool,
+}
+
+impl Budget {
+    fn new(paths: usize) -> Self {
+        Budget {
+            left: AtomicUsize::new(paths),
+            reached: AtomicBool::new(false),
+        }
+    }
+
+    /// Takes room for one path; false when none is left.
+    fn take(&self) -> bool {
+        let taken = self
+            .left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(1)
+            })
+            .is_ok();
+        if !taken {
+            self.reached.store(true, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    fn reached(&self) -> bool {
+        self.reached.load(Ordering::Relaxed)
+    }
+}
+
+/// Distinct paths merged by frame: node 0 the root, every node after its
+/// parent.
+struct Trie {
+    parent: Vec<u32>,
+    frame: Vec<u32>,
+    /// Own weights.
+    weight: Vec<u64>,
+    /// Weights of paths below a node that were not kept (no budget).
+    over: Vec<u64>,
+    /// Each node's child met last, (frame, child): loops meet the same
+    /// paths again and again, and this spares most lookups in `children`.
+    last: Vec<(u32, u32)>,
+    children: FxHashMap<(u32, u32), u32>,
+}
+
+/// A path entry that stands for a path not kept: its nearest kept
+/// ancestor, flagged.
+const NOT_KEPT: u32 = 1 << 31;
+
+impl Trie {
+    fn new(root: u32) -> Self {
+        Trie {
+            parent: vec![u32::MAX],
+            frame: vec![root],
+            weight: vec![0],
+            over: vec![0],
+            last: vec![(u32::MAX, 0)],
+            children: FxHashMap::default(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.frame.len()
+    }
+
+    /// The child `frame` of `parent`, added when the budget has room
+    /// (else `parent | NOT_KEPT`).
+    fn child(&mut self, parent: u32, frame: u32, budget: &Budget) -> u32 {
+        if parent & NOT_KEPT != 0 {
+            return parent;
+        }
+        let (last, child) = self.last[parent as usize];
+        if last == frame {
+            return child;
+        }
+        if let Some(&child) = self.children.get(&(parent, frame)) {
+            self.last[parent as usize] = (frame, child);
+            return child;
+        }
+        // Ids stay below NOT_KEPT: a budget past it is not honoured.
+        if self.len() >= NOT_KEPT as usize || !budget.take() {
+            return parent | NOT_KEPT;
+        }
+        let child = self.len() as u32;
+        self.parent.push(parent);
+        self.frame.push(frame);
+        self.weight.push(0);
+        self.over.push(0);
+        self.last.push((u32::MAX, 0));
+        self.last[parent as usize] = (frame, child);
+        self.children.insert((parent, frame), child);
+        child
+    }
+
+    /// Adds `weight` to the path `entry` (kept, or not kept).
+    fn add(&mut self, entry: u32, weight: u64) {
+        match entry & NOT_KEPT {
+            0 => self.weight[entry as usize] += weight,
+            _ => self.over[(entry & !NOT_KEPT) as usize] += weight,
+        }
+    }
+
+    /// Merges `from` in, its root as a child of `at`.
+    fn graft(&mut self, at: u32, from: &Trie, budget: &Budget) {
+        let root = self.child(at, from.frame[0], budget);
+        self.merge(root, from, budget);
+    }
+
+    /// Merges `from` in, its root onto this root (same frame).
+    fn graft_root(&mut self, from: &Trie, budget: &Budget) {
+        self.merge(0, from, budget);
+    }
+
+    /// Merges `from` in with its root at the entry `root`.
+    fn merge(&mut self, root: u32, from: &Trie, budget: &Budget) {
+        let mut map = Vec::with_capacity(from.len());
+        map.push(root);
+        for id in 0..from.len() {
+            if id > 0 {
+                let parent = map[from.parent[id] as usize];
+                map.push(self.child(parent, from.frame[id], budget));
+            }
+            let entry = map[id];
+            self.add(entry, from.weight[id]);
+            let over = from.over[id];
+            self.over[(entry & !NOT_KEPT) as usize] += over;
+        }
+    }
+
+    /// The bounded summary.
+    fn summarize(
+        &self,
+        names: &[Arc<str>],
+        options: &FlameOptions,
+        tracepoints: u64,
+        stopped: bool,
+        truncated: bool,
+    ) -> FlameGraph {
+        let n = self.len();
+        let mut total: Vec<u64> = (0..n).map(|i| self.weight[i] + self.over[i]).collect();
+        for id in (1..n).rev() {
+            total[self.parent[id] as usize] += total[id];
+        }
+        let threshold = ((options.min_fraction * total[0] as f64).ceil() as u64).max(1);
+        // Children lists, counted then filled (CSR).
+        let mut first = vec![0u32; n + 1];
+        for id in 1..n {
+            first[self.parent[id] as usize + 1] += 1;
+        }
+        for id in 0..n {
+            first[id + 1] += first[id];
+        }
+        let mut filled = first.clone();
+        let mut children = vec![0u32; n.saturating_sub(1)];
+        for id in 1..n {
+            let parent = self.parent[id] as usize;
+            children[filled[parent] as usize] = id as u32;
+            filled[parent] += 1;
+        }
+        let children_of = |id: usize| &children[first[id] as usize..first[id + 1] as usize];
+        // Widest first, below kept parents, down to the threshold.
+        let mut kept = vec![false; n];
+        let mut count = 0;
+        let mut heap = BinaryHeap::from([(total[0], Reverse(0u32))]);
+        while let Some((_, Reverse(id))) = heap.pop() {
+            if count == options.max_frames {
+                break;
+            }
+            kept[id as usize] = true;
+            count += 1;
+            for &child in children_of(id as usize) {
+                if total[child as usize] >= threshold {
+                    heap.push((total[child as usize], Reverse(child)));
+                }
+            }
+        }
+        let name = |id: usize| -> Arc<str> {
+            names
+                .get(self.frame[id] as usize)
+                .cloned()
+                .unwrap_or_else(|| Arc::from(""))
+        };
+        // Pre-order, children widest first, then by name.
+        let mut frames = Vec::with_capacity(count);
+        let mut pending = vec![(0u32, 0u32, None)];
+        let mut order = Vec::new();
+        while let Some((id, depth, parent)) = pending.pop() {
+            let id = id as usize;
+            order.clear();
+            order.extend(
+                children_of(id)
+                    .iter()
+                    .copied()
+                    .filter(|&c| kept[c as usize]),
+            );
+            order.sort_by(|&a, &b| {
+                let (a, b) = (a as usize, b as usize);
+                total[b].cmp(&total[a]).then_with(|| name(a).cmp(&name(b)))
+            });
+            let shown: u64 = order.iter().map(|&c| total[c as usize]).sum();
+            let place = frames.len() as u32;
+            frames.push(FlameFrame {
+                name: name(id),
+                depth,
+                parent,
+                total: total[id],
+                self_weight: self.weight[id],
+                other: total[id] - self.weight[id] - shown,
+            });
+            for &child in order.iter().rev() {
+                pending.push((child, depth + 1, Some(place)));
+            }
+        }
+        FlameGraph {
+            frames,
+            threshold,
+            left_out: (n - count) as u64,
+            truncated,
+            tracepoints,
+            stopped,
+        }
+    }
+}
+
+/// A walk's frames into a trie of paths.
+struct Paths<'b> {
+    trie: Trie,
+    /// The open frames' entries, innermost last.
+    path: Vec<u32>,
+    /// Whether the walk's outermost frame is the root itself (a subtree's
+    /// node) rather than its child (a thread's frames under the thread).
+    subtree: bool,
+    budget: &'b Budget,
+}
+
+impl<'b> Paths<'b> {
+    fn new(trie: Trie, subtree: bool, budget: &'b Budget) -> Self {
+        Paths {
+            trie,
+            path: Vec::new(),
+            subtree,
+            budget,
+        }
+    }
+}
+
+impl Sink for Paths<'_> {
+    fn open(&mut self, frame: u32, _frames: &FrameCache, _at: u64) -> Result<()> {
+        let entry = match self.path.last() {
+            None if self.subtree => 0,
+            None => self.trie.child(0, frame, self.budget),
+            Some(&parent) => self.trie.child(parent, frame, self.budget),
+        };
+        self.path.push(entry);
+        Ok(())
+    }
+
+    fn close(&mut self, _at: u64, own: Weight) -> Result<()> {
+        let own = own.all;
+        if let Some(entry) = self.path.pop() {
+            self.trie.add(entry, own);
+        }
+        Ok(())
+    }
+}
+
+/// A walk's frames into one method's callers and callees.
+struct Sandwiches<'b> {
+    target: u32,
+    /// The frame callers end with (a thread's), if any.
+    outer: Option<u32>,
+    /// The open frames, innermost last.
+    stack: Vec<u32>,
+    /// Where in `stack` the outermost open call of the method is.
+    inside: Option<usize>,
+    /// That call's weight so far.
+    occurrence: u64,
+    callees: Paths<'b>,
+    callers: Trie,
+    budget: &'b Budget,
+}
+
+impl Sink for Sandwiches<'_> {
+    fn open(&mut self, frame: u32, frames: &FrameCache, at: u64) -> Result<()> {
+        if self.inside.is_none() && frame == self.target {
+            self.inside = Some(self.stack.len());
+            self.occurrence = 0;
+        }
+        if self.inside.is_some() {
+            self.callees.open(frame, frames, at)?;
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    fn close(&mut self, at: u64, own: Weight) -> Result<()> {
+        self.stack.pop();
+        let Some(inside) = self.inside else {
+            return Ok(());
+        };
+        self.callees.close(at, own)?;
+        self.occurrence += own.all;
+        if self.stack.len() == inside {
+            self.inside = None;
+            let mut entry = 0;
+            for &caller in self.stack.iter().rev().chain(&self.outer) {
+                entry = self.callers.child(entry, caller, self.budget);
+            }
+            self.callers.add(entry, self.occurrence);
+        }
+        Ok(())
+    }
+}
