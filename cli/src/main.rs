@@ -861,6 +861,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                 unmatched: diff::unmatched(unmatched),
                 allow_diffs: force,
                 max_edits,
+                ..tracetree::diff::DiffOptions::default()
             };
             let args = diff::DiffArgs {
                 left: &left,

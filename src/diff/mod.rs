@@ -25,10 +25,12 @@
 //!   reader on a thread of its own, and the streams are consumed in
 //!   lockstep on an explicit stack (no recursion on depth) while their
 //!   lists pair up — Myers' first snake, so the result is the same. Where
-//!   two lists stop pairing, the rest of both is read past, keeping a key
-//!   per child; that middle is aligned and written from the readers by
-//!   node. A common *suffix* is not stripped: Myers' choice among
-//!   equal-cost scripts depends on it (`A` against `AA` keeps the first `A`).
+//!   two lists stop pairing, the rest of both (the middle) is held ahead in
+//!   the streams, up to [`DiffOptions::max_held`] tracepoints a side, while
+//!   its keys are aligned; a larger middle is read past (a key per child)
+//!   and walked again once aligned. A common *suffix* is not stripped:
+//!   Myers' choice among equal-cost scripts depends on it (`A` against `AA`
+//!   keeps the first `A`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it the rest is aligned by position and the
 //!   summary carries a warning. The reference has no such bound.
@@ -260,6 +262,7 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
             },
             summary: &mut thread_summary,
             max_edits: options.max_edits,
+            max_held: options.max_held,
             warnings: &mut summary.warnings,
         };
         walk.run(&mut left_side, &mut right_side, start)?;

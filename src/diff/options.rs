@@ -55,6 +55,11 @@ pub struct DiffOptions {
     /// O(bound²): 8 bytes × bound² at most, 32 MiB for the default 2048.
     /// The reference has no bound.
     pub max_edits: usize,
+    /// The most tracepoints of a side held in memory to align two
+    /// children lists as they stream (the lists' unequal rest, subtrees
+    /// included). Past it, the rest is read past keeping one key per child
+    /// and written from the reader by node: the same diff, slower.
+    pub max_held: usize,
 }
 
 impl Default for DiffOptions {
@@ -66,6 +71,7 @@ impl Default for DiffOptions {
             unmatched: UnmatchedThreads::Diff,
             allow_diffs: false,
             max_edits: 2048,
+            max_held: 1 << 18,
         }
     }
 }
