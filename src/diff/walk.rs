@@ -19,7 +19,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::Scope;
 
 use crate::common::EventId;
-use crate::diff::compare::{PointKey, point_key};
+use crate::diff::compare::{Keys, PointKey};
 use crate::diff::myers::{DiffLine, align_by_position, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
 use crate::diff::{Divergence, ThreadSummary};
@@ -75,6 +75,7 @@ fn produce<T: TraceTree>(
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut gone = false;
+    let mut keys = Keys::new(tree.context());
     let mut visit = |visit: Visit<'_, T::Node>| {
         let Visit::Node {
             node,
@@ -88,7 +89,7 @@ fn produce<T: TraceTree>(
         };
         batch.push(Point {
             node,
-            key: point_key(tracepoint, footer, tree.context())?,
+            key: keys.key(tracepoint, footer)?,
             event: tracepoint.event(),
             depth: base + depth,
             data: Box::new((
