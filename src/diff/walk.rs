@@ -20,7 +20,7 @@ use std::thread::Scope;
 
 use crate::common::EventId;
 use crate::diff::compare::{Keys, PointKey};
-use crate::diff::myers::{DiffLine, align_by_position, myers};
+use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
 use crate::diff::{Divergence, ThreadSummary};
 use crate::error::{Error, Result};
@@ -554,13 +554,14 @@ impl<W: Write> Walk<'_, '_, W> {
                 let (l, r) = firsts();
                 self.warnings.push(format!(
                     "thread {}: {n} and {m} children (from events {} and {}) differ in more than \
-                     {} edits; aligned by position instead of Myers' diff",
+                     {} edits; aligned window by window ({WINDOW} children a side) instead of by \
+                     Myers' diff of the whole lists",
                     self.summary.name,
                     first(l),
                     first(r),
                     self.max_edits
                 ));
-                align_by_position(n, m, equal)
+                align_by_windows(n, m, self.max_edits, equal)
             }
         }
     }

@@ -331,7 +331,7 @@ fn a_tight_bound_on_myers_falls_back_with_a_warning() {
     );
     assert!(!summary.warnings.is_empty());
     assert!(
-        summary.warnings[0].contains("aligned by position"),
+        summary.warnings[0].contains("aligned window by window"),
         "{:?}",
         summary.warnings
     );
