@@ -32,8 +32,9 @@
 //!   Myers' choice among equal-cost scripts depends on it (`A` against `AA`
 //!   keeps the first `A`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
-//!   O(n·D), memory O(D²)); past it the rest is aligned by position and the
-//!   summary carries a warning. The reference has no such bound.
+//!   O(n·D), memory O(D²)); past it the two lists are aligned window by
+//!   window (Myers' diff of 1024 children a side at a time, linear in the
+//!   lists) and the summary carries a warning. The reference has no bound.
 //! - Pairs of threads are diffed one after another (event ids are numbered
 //!   in output order); the two sides of a pair are read in parallel.
 //! - A right thread for a name map is the first unused one of that name
