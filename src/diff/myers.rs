@@ -28,10 +28,12 @@ pub(crate) fn myers(
         return Some(Vec::new());
     }
     let max = n + m;
-    let offset = max as isize;
-    // The furthest x on each diagonal k = x - y, indexed k + max (the
-    // reference's array; here only diagonals -d - 1..=d + 1 are touched).
-    let mut v = vec![0usize; 2 * max + 2];
+    // The furthest x on each diagonal k = x - y (the reference's array of
+    // 2·max + 2; only diagonals -d - 1..=d + 1 are touched, d within the
+    // bound), indexed k + reach.
+    let reach = max.min(max_edits).saturating_add(1);
+    let offset = reach as isize;
+    let mut v = vec![0usize; 2 * reach + 1];
     // `rounds[d]`: v's diagonals -d..=d before round d, as the walk back
     // reads them (the reference copies the whole array per round).
     let mut rounds: Vec<Vec<usize>> = Vec::new();
@@ -276,6 +278,57 @@ mod tests {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// The walk pairs two lists' common prefix before Myers' diff sees the
+    /// rest: that is Myers' own first snake, so the script is the same. A
+    /// common suffix is not stripped: there the scripts can differ.
+    #[test]
+    fn a_stripped_common_prefix_gives_the_same_script_a_suffix_may_not() {
+        let mut state = 9;
+        let mut suffix_differs = false;
+        for round in 0..3000 {
+            let values = 2 + round % 3;
+            let mut list = |len: u64| -> Vec<u8> {
+                let len = random(&mut state) % len;
+                (0..len)
+                    .map(|_| (random(&mut state) % values) as u8)
+                    .collect()
+            };
+            let (common, a_rest, b_rest, tail) = (list(6), list(7), list(7), list(4));
+            let a: Vec<u8> = [&common[..], &a_rest, &tail].concat();
+            let b: Vec<u8> = [&common[..], &b_rest, &tail].concat();
+            let whole = myers(a.len(), b.len(), usize::MAX, |x, y| a[x] == b[y]).unwrap();
+            // A bound that is not reached changes nothing (its array is smaller).
+            if let Some(bounded) = myers(a.len(), b.len(), 5, |x, y| a[x] == b[y]) {
+                assert_eq!(bounded, whole);
+            }
+            let p = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            let mut stripped: Vec<DiffLine> = (0..p).map(|i| DiffLine::Unchanged(i, i)).collect();
+            let rest = myers(a.len() - p, b.len() - p, usize::MAX, |x, y| {
+                a[p + x] == b[p + y]
+            });
+            stripped.extend(rest.unwrap().into_iter().map(|line| match line {
+                DiffLine::Unchanged(x, y) => DiffLine::Unchanged(p + x, p + y),
+                DiffLine::Removed(x) => DiffLine::Removed(p + x),
+                DiffLine::Added(y) => DiffLine::Added(p + y),
+            }));
+            assert_eq!(whole, stripped, "{a:?} {b:?}");
+            let s = a
+                .iter()
+                .rev()
+                .zip(b.iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count();
+            let (an, bn) = (a.len() - s, b.len() - s);
+            let mut suffixed = myers(an, bn, usize::MAX, |x, y| a[x] == b[y]).unwrap();
+            suffixed.extend((0..s).map(|i| DiffLine::Unchanged(an + i, bn + i)));
+            suffix_differs |= whole != suffixed;
+        }
+        assert!(
+            suffix_differs,
+            "no list showed a suffix changing the script"
+        );
     }
 
     #[test]

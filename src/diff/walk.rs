@@ -48,11 +48,12 @@ struct Point<N> {
     data: Box<(Tracepoint<'static>, Option<Footer<'static>>)>,
 }
 
-/// A child of a list read past: what aligning and walking it again take.
-struct Child<N> {
-    node: N,
-    key: PointKey,
-    event: EventId,
+/// A list read past: its children's keys, what walks them again (their
+/// first node, or all of them for a thread's roots) and their first event.
+struct ReadPast<N> {
+    keys: Vec<PointKey>,
+    first: Option<(N, EventId)>,
+    roots: Vec<N>,
 }
 
 /// What a stream walks.
@@ -198,20 +199,28 @@ impl<N> Stream<N> {
         }
     }
 
-    /// The rest of the list at `depth`, each child's subtree read past.
-    fn rest_at(&mut self, depth: usize) -> Result<Vec<Child<N>>> {
-        let mut rest = Vec::new();
+    /// The rest of the list at `depth`, each child's subtree read past;
+    /// every child's node is kept for a thread's roots (`roots`).
+    fn rest_at(&mut self, depth: usize, roots: bool) -> Result<ReadPast<N>>
+    where
+        N: Copy,
+    {
+        let mut rest = ReadPast {
+            keys: Vec::new(),
+            first: None,
+            roots: Vec::new(),
+        };
         while let Some(point) = self.peek()? {
             if point.depth < depth {
                 break;
             }
             let point = self.batch.pop_front().expect("peeked");
             if point.depth == depth {
-                rest.push(Child {
-                    node: point.node,
-                    key: point.key,
-                    event: point.event,
-                });
+                rest.keys.push(point.key);
+                rest.first.get_or_insert((point.node, point.event));
+                if roots {
+                    rest.roots.push(point.node);
+                }
             }
         }
         Ok(rest)
@@ -505,26 +514,24 @@ impl<W: Write> Walk<'_, '_, W> {
                 lines: lines.into_iter(),
             });
         }
-        let left_children = streams.left.rest_at(ld)?;
-        let right_children = streams.right.rest_at(rd)?;
-        let left_keys: Vec<PointKey> = left_children.iter().map(|c| c.key).collect();
-        let right_keys: Vec<PointKey> = right_children.iter().map(|c| c.key).collect();
+        let mut left_past = streams.left.rest_at(ld, lp.parent.is_none())?;
+        let mut right_past = streams.right.rest_at(rd, rp.parent.is_none())?;
         let firsts = (
-            left_children.first().map(|c| c.event),
-            right_children.first().map(|c| c.event),
+            left_past.first.map(|(_, event)| event),
+            right_past.first.map(|(_, event)| event),
         );
-        let lines = self.align(&left_keys, &right_keys, || firsts);
-        drop((left_keys, right_keys));
+        let lines = self.align(&left_past.keys, &right_past.keys, || firsts);
+        (left_past.keys, right_past.keys) = (Vec::new(), Vec::new());
         let left_stream = open_stream(
             streams.scope,
             streams.trees.0,
-            walked_again(lp.parent, left_children),
+            walked_again(lp.parent, left_past),
             ld,
         )?;
         let right_stream = open_stream(
             streams.scope,
             streams.trees.1,
-            walked_again(rp.parent, right_children),
+            walked_again(rp.parent, right_past),
             rd,
         )?;
         let outer = (
@@ -806,13 +813,10 @@ impl<W: Write> Walk<'_, '_, W> {
 
 /// What walks a list's read-past children again: the rest of their
 /// parent's children in one pass, or (a thread's roots) each subtree.
-fn walked_again<N: Copy>(parent: Option<N>, children: Vec<Child<N>>) -> Walked<N> {
-    match (parent, children.first()) {
-        (Some(parent), Some(first)) => Walked::Siblings {
-            parent,
-            first: first.node,
-        },
-        _ => Walked::Trees(children.into_iter().map(|child| child.node).collect()),
+fn walked_again<N: Copy>(parent: Option<N>, past: ReadPast<N>) -> Walked<N> {
+    match (parent, past.first) {
+        (Some(parent), Some((first, _))) => Walked::Siblings { parent, first },
+        _ => Walked::Trees(past.roots),
     }
 }
 
