@@ -9,7 +9,7 @@
 //! while the children's keys are aligned by Myers' diff; the script is then
 //! carried out on the streams, which hold the children in its order. A
 //! middle larger than the bound on held tracepoints is read past instead,
-//! keeping each child's key and node, and after its alignment walked again
+//! keeping each child's key, and after its alignment walked again
 //! by two streams of its own (the same children, from the readers). Every
 //! tracepoint is thus read in a walk, never by node.
 
