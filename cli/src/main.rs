@@ -342,7 +342,8 @@ pub enum Command {
         #[arg(long)]
         summary: bool,
         /// The most edits Myers' diff looks for between two children lists;
-        /// past it they are aligned by position, with a warning.
+        /// past it they are aligned window by window (1024 children a side
+        /// at a time), with a warning.
         #[arg(long, default_value_t = 2048, value_name = "N")]
         max_edits: usize,
     },
@@ -976,6 +977,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                 unmatched: diff::unmatched(unmatched),
                 allow_diffs: force,
                 max_edits,
+                ..tracetree::diff::DiffOptions::default()
             };
             let args = diff::DiffArgs {
                 left: &left,

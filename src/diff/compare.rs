@@ -9,8 +9,17 @@
 //! (a value's Java `hashCode`, strings hashed without their lengths) ours
 //! folds them too. The items that the reference hashes through a JVM
 //! identity hash (types) are hashed structurally.
+//!
+//! [`Keys`] computes them for one reader's walk and remembers what depends
+//! on ids alone: the hash after each code location, the edit hash of each
+//! (code location, method, flags) of a call and of each field or local
+//! access, and each class's name as the values hash it. The hash is a chain
+//! (each step mixes the state so far), so what is remembered is a state
+//! reached from the start, never a part to combine.
 
-use crate::common::CodeLocationId;
+use rustc_hash::FxHashMap;
+
+use crate::common::{ClassId, CodeLocationId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, JavaStr, Tracepoint, TracepointBody, TracepointType, Type, Value};
@@ -158,13 +167,120 @@ fn type_hash(value: &Type<'_>) -> i32 {
     }
 }
 
-/// Feeds tracepoints' items to the hash, resolving ids through a context.
-struct Keyer<'c> {
+/// What the edit hash of a call, a field access or a local access depends
+/// on besides its code location: the method (with the call's flags and
+/// whether its receiver is null), the field, or the variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum EditIds {
+    Call(i32, i16, bool),
+    Field(i32),
+    Local(i32),
+}
+
+/// Remembered entries past which a table is emptied (a trace of that many
+/// distinct code locations, calls or classes is hostile or rare).
+const REMEMBERED: usize = 1 << 20;
+
+/// The keys of one reader's tracepoints, remembering what depends on ids
+/// alone.
+pub(crate) struct Keys<'c> {
     context: &'c TraceContext,
+    /// The hash after a code location, from the start.
+    locations: FxHashMap<i32, i64>,
+    /// The edit hash of a code location with a call's, field's or local's ids.
+    edits: FxHashMap<(i32, EditIds), i64>,
+    /// A class's adorned name in UTF-16 units, as values hash it.
+    classes: FxHashMap<ClassId, Box<[u16]>>,
+}
+
+impl<'c> Keys<'c> {
+    /// Keys of tracepoints whose ids `context` resolves.
+    pub(crate) fn new(context: &'c TraceContext) -> Self {
+        Keys {
+            context,
+            locations: FxHashMap::default(),
+            edits: FxHashMap::default(),
+            classes: FxHashMap::default(),
+        }
+    }
+
+    /// The keys of `tracepoint` (with its `footer`, for a call's result).
+    pub(crate) fn key(
+        &mut self,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+    ) -> Result<PointKey> {
+        let location = tracepoint.header.code_location;
+        let ids = match &tracepoint.body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                flags,
+                ..
+            } => Some(EditIds::Call(
+                method.0,
+                *flags,
+                matches!(receiver, Value::Null),
+            )),
+            TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
+                Some(EditIds::Field(field.0))
+            }
+            TracepointBody::ReadLocal { variable, .. }
+            | TracepointBody::WriteLocal { variable, .. } => Some(EditIds::Local(variable.0)),
+            _ => None,
+        };
+        let edit = ids.and_then(|ids| self.edits.get(&(location.0, ids)).copied());
+        let start = match (edit, self.locations.get(&location.0)) {
+            (Some(edit), _) => MzHash64(edit),
+            (None, Some(&state)) => MzHash64(state),
+            (None, None) => {
+                let mut k = Keyer {
+                    context: self.context,
+                    classes: &mut self.classes,
+                    hash: MzHash64::new(),
+                };
+                k.code_location(location)?;
+                remember(&mut self.locations, location.0, k.hash.0);
+                k.hash
+            }
+        };
+        let mut k = Keyer {
+            context: self.context,
+            classes: &mut self.classes,
+            hash: start,
+        };
+        if edit.is_none() {
+            k.edit_items(tracepoint)?;
+            if let Some(ids) = ids {
+                remember(&mut self.edits, (location.0, ids), k.hash.0);
+            }
+        }
+        let edit = k.hash.0 as u64;
+        k.strict_items(tracepoint, footer)?;
+        Ok(PointKey {
+            kind: tracepoint.tracepoint_type(),
+            edit,
+            strict: k.hash.0 as u64,
+        })
+    }
+}
+
+/// Inserts into a table of remembered states, emptying it when full.
+fn remember<K: std::hash::Hash + Eq, V>(table: &mut FxHashMap<K, V>, key: K, value: V) {
+    if table.len() >= REMEMBERED {
+        table.clear();
+    }
+    table.insert(key, value);
+}
+
+/// Feeds tracepoints' items to the hash, resolving ids through a context.
+struct Keyer<'c, 't> {
+    context: &'c TraceContext,
+    classes: &'t mut FxHashMap<ClassId, Box<[u16]>>,
     hash: MzHash64,
 }
 
-impl<'c> Keyer<'c> {
+impl<'c> Keyer<'c, '_> {
     fn value(&mut self, value: &Value<'_>) -> Result<()> {
         match value {
             Value::Null => {
@@ -174,8 +290,14 @@ impl<'c> Keyer<'c> {
                 self.hash.int(-2);
             }
             Value::Object { class, .. } | Value::Array { class, .. } => {
-                let name = self.context.class(*class)?.name.decode();
-                self.hash.str(adorn(&name));
+                if let Some(units) = self.classes.get(class) {
+                    self.hash.utf16(units.iter().copied());
+                } else {
+                    let name = self.context.class(*class)?.name.decode();
+                    let units: Box<[u16]> = adorn(&name).encode_utf16().collect();
+                    self.hash.utf16(units.iter().copied());
+                    remember(self.classes, *class, units);
+                }
             }
             primitive => {
                 if let Some((code, hash)) = java_value_hash(primitive) {
@@ -227,133 +349,127 @@ impl<'c> Keyer<'c> {
     }
 }
 
-/// The keys of `tracepoint` (with its `footer`, for a call's result) in
-/// `context`.
-// Long: one arm per tracepoint kind, as the reference's comparator.
-pub(crate) fn point_key(
-    tracepoint: &Tracepoint<'_>,
-    footer: Option<&Footer<'_>>,
-    context: &TraceContext,
-) -> Result<PointKey> {
-    let mut k = Keyer {
-        context,
-        hash: MzHash64::new(),
-    };
-    k.code_location(tracepoint.header.code_location)?;
-    // The edit-independent items.
-    match &tracepoint.body {
-        TracepointBody::ReadArray { array, index, .. }
-        | TracepointBody::WriteArray { array, index, .. } => {
-            k.value(array)?;
-            k.hash.int(*index);
-        }
-        TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
-            let field = context.field(*field)?;
-            k.hash.text(&context.class(field.class)?.name);
-            k.hash.text(&field.name).bool(field.is_static);
-        }
-        TracepointBody::ReadLocal { variable, .. }
-        | TracepointBody::WriteLocal { variable, .. } => {
-            k.hash.text(&context.variable(*variable)?.name);
-        }
-        TracepointBody::Loop { loop_id } => {
-            k.hash.int(*loop_id);
-        }
-        TracepointBody::LoopIteration { loop_id, iteration } => {
-            k.hash.int(*loop_id).int(*iteration);
-        }
-        TracepointBody::MethodCall {
-            method,
-            receiver,
-            flags,
-            ..
-        } => {
-            let method = context.method(*method)?;
-            k.hash.text(&context.class(method.class)?.name);
-            k.hash
-                .text(&method.name)
-                .short(*flags)
-                .bool(matches!(receiver, Value::Null))
-                .int(type_hash(&method.return_type));
-            for parameter in &method.parameter_types {
-                k.hash.int(type_hash(parameter));
+impl Keyer<'_, '_> {
+    /// The edit-independent items after the code location.
+    fn edit_items(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
+        match &tracepoint.body {
+            TracepointBody::ReadArray { array, index, .. }
+            | TracepointBody::WriteArray { array, index, .. } => {
+                self.value(array)?;
+                self.hash.int(*index);
             }
-        }
-        TracepointBody::SnapshotBreakpoint {
-            uuid_high,
-            uuid_low,
-            ..
-        } => {
-            k.hash.str(&uuid_text(*uuid_high, *uuid_low));
-        }
-        TracepointBody::Throw { .. } | TracepointBody::Catch { .. } => {}
-    }
-    let edit = k.hash.0 as u64;
-    // The strict items continue the same hash.
-    match &tracepoint.body {
-        TracepointBody::ReadArray { value, .. }
-        | TracepointBody::WriteArray { value, .. }
-        | TracepointBody::ReadLocal { value, .. }
-        | TracepointBody::WriteLocal { value, .. } => k.value(value)?,
-        TracepointBody::ReadField {
-            receiver, value, ..
-        }
-        | TracepointBody::WriteField {
-            receiver, value, ..
-        } => {
-            k.value(receiver)?;
-            k.value(value)?;
-        }
-        TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
-        TracepointBody::MethodCall {
-            receiver,
-            arguments,
-            ..
-        } => {
-            k.value(receiver)?;
-            for argument in arguments {
-                k.value(argument)?;
+            TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
+                let field = self.context.field(*field)?;
+                self.hash.text(&self.context.class(field.class)?.name);
+                self.hash.text(&field.name).bool(field.is_static);
             }
-            match footer {
-                Some(Footer::MethodCall { result, exception }) => {
-                    k.value(result)?;
-                    k.hash.text(exception);
-                }
-                // A call that never returned has no result.
-                _ => {
-                    k.hash.int(-1);
+            TracepointBody::ReadLocal { variable, .. }
+            | TracepointBody::WriteLocal { variable, .. } => {
+                self.hash.text(&self.context.variable(*variable)?.name);
+            }
+            TracepointBody::Loop { loop_id } => {
+                self.hash.int(*loop_id);
+            }
+            TracepointBody::LoopIteration { loop_id, iteration } => {
+                self.hash.int(*loop_id).int(*iteration);
+            }
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                flags,
+                ..
+            } => {
+                let method = self.context.method(*method)?;
+                self.hash.text(&self.context.class(method.class)?.name);
+                self.hash
+                    .text(&method.name)
+                    .short(*flags)
+                    .bool(matches!(receiver, Value::Null))
+                    .int(type_hash(&method.return_type));
+                for parameter in &method.parameter_types {
+                    self.hash.int(type_hash(parameter));
                 }
             }
-        }
-        TracepointBody::SnapshotBreakpoint {
-            uuid_high,
-            uuid_low,
-            stack,
-            values,
-            trace_id,
-            ..
-        } => {
-            k.hash.str(&uuid_text(*uuid_high, *uuid_low));
-            for frame in stack {
-                let frame = k.frame_hash(*frame)?;
-                k.hash.int(frame);
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                ..
+            } => {
+                self.hash.str(&uuid_text(*uuid_high, *uuid_low));
             }
-            for value in values {
-                k.value(value)?;
-            }
-            if let Some(trace_id) = trace_id {
-                k.hash.text(trace_id);
-            }
+            TracepointBody::Throw { .. } | TracepointBody::Catch { .. } => {}
         }
-        TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
-            k.value(exception)?;
-        }
+        Ok(())
     }
-    Ok(PointKey {
-        kind: tracepoint.tracepoint_type(),
-        edit,
-        strict: k.hash.0 as u64,
-    })
+
+    /// The strict items, continuing the edit hash.
+    // Long: one arm per tracepoint kind, as the reference's comparator.
+    fn strict_items(
+        &mut self,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+    ) -> Result<()> {
+        match &tracepoint.body {
+            TracepointBody::ReadArray { value, .. }
+            | TracepointBody::WriteArray { value, .. }
+            | TracepointBody::ReadLocal { value, .. }
+            | TracepointBody::WriteLocal { value, .. } => self.value(value)?,
+            TracepointBody::ReadField {
+                receiver, value, ..
+            }
+            | TracepointBody::WriteField {
+                receiver, value, ..
+            } => {
+                self.value(receiver)?;
+                self.value(value)?;
+            }
+            TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
+            TracepointBody::MethodCall {
+                receiver,
+                arguments,
+                ..
+            } => {
+                self.value(receiver)?;
+                for argument in arguments {
+                    self.value(argument)?;
+                }
+                match footer {
+                    Some(Footer::MethodCall { result, exception }) => {
+                        self.value(result)?;
+                        self.hash.text(exception);
+                    }
+                    // A call that never returned has no result.
+                    _ => {
+                        self.hash.int(-1);
+                    }
+                }
+            }
+            TracepointBody::SnapshotBreakpoint {
+                uuid_high,
+                uuid_low,
+                stack,
+                values,
+                trace_id,
+                ..
+            } => {
+                self.hash.str(&uuid_text(*uuid_high, *uuid_low));
+                for frame in stack {
+                    let frame = self.frame_hash(*frame)?;
+                    self.hash.int(frame);
+                }
+                for value in values {
+                    self.value(value)?;
+                }
+                if let Some(trace_id) = trace_id {
+                    self.hash.text(trace_id);
+                }
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                self.value(exception)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `java.util.UUID.toString` of the two halves.
@@ -372,6 +488,47 @@ fn uuid_text(high: i64, low: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Remembered states give the keys a fresh computation gives, on a
+    /// trace of every tracepoint and value kind, twice over.
+    #[cfg(feature = "generate")]
+    #[test]
+    fn remembered_keys_are_the_computed_ones() {
+        use crate::tree::{TraceTree, Visit, VisitDetail};
+        let scratch = tempfile::tempdir().unwrap();
+        for (i, writer) in [
+            crate::generate::samples::all_types().unwrap(),
+            crate::generate::samples::multi_thread().unwrap(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let path = scratch.path().join(format!("{i}.trace"));
+            writer.save(&path).unwrap();
+            let trace = crate::read::EagerTrace::open(&path).unwrap();
+            let mut shared = Keys::new(trace.context());
+            let mut compared = 0;
+            for _ in 0..2 {
+                for thread in trace.thread_ids() {
+                    let roots = trace.roots(thread).unwrap();
+                    trace
+                        .walk_visit(&roots, None, VisitDetail::default(), |visit| {
+                            if let Visit::Node {
+                                tracepoint, footer, ..
+                            } = visit
+                            {
+                                let fresh = Keys::new(trace.context()).key(tracepoint, footer)?;
+                                assert_eq!(shared.key(tracepoint, footer)?, fresh);
+                                compared += 1;
+                            }
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            }
+            assert!(compared > 20, "{compared}");
+        }
+    }
 
     #[test]
     fn long_hash_folds_like_java() {

@@ -21,17 +21,18 @@
 //!   `diff.threadmap` the thread map, big-endian as `DataOutputStream`.
 //!
 //! Differences in how, not what:
-//! - Each side of a pair is read as one pre-order stream, walked by its
-//!   reader on a thread of its own, and the streams are consumed in
-//!   lockstep on an explicit stack (no recursion on depth) while their
-//!   lists pair up — Myers' first snake, so the result is the same. Where
-//!   two lists stop pairing, the rest of both is read past, keeping a key
-//!   per child; that middle is aligned and written from the readers by
-//!   node. A common *suffix* is not stripped: Myers' choice among
-//!   equal-cost scripts depends on it (`A` against `AA` keeps the first `A`).
+//! - Each side of a pair is one pre-order stream, walked on a thread of
+//!   its own, consumed in lockstep on an explicit stack while the lists
+//!   pair up — Myers' first snake, so the result is the same. The rest of
+//!   two lists (the middle) is held ahead in the streams, up to
+//!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
+//!   aligned; a larger one is read past (a key per child) and walked again.
+//!   A common *suffix* is not stripped: Myers' choice among equal-cost
+//!   scripts depends on it (`A` against `AA` keeps the first `A`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
-//!   O(n·D), memory O(D²)); past it the rest is aligned by position and the
-//!   summary carries a warning. The reference has no such bound.
+//!   O(n·D), memory O(D²)); past it the lists are aligned window by window
+//!   (1024 children a side at a time) and the summary carries a warning.
+//!   The reference has no bound.
 //! - Pairs of threads are diffed one after another (event ids are numbered
 //!   in output order); the two sides of a pair are read in parallel.
 //! - A right thread for a name map is the first unused one of that name
@@ -260,6 +261,7 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
             },
             summary: &mut thread_summary,
             max_edits: options.max_edits,
+            max_held: options.max_held,
             warnings: &mut summary.warnings,
         };
         walk.run(&mut left_side, &mut right_side, start)?;

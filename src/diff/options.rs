@@ -51,10 +51,16 @@ pub struct DiffOptions {
     pub allow_diffs: bool,
     /// The most edits Myers' diff looks for between two children lists
     /// (past their common prefix) before it gives up for a linear alignment
-    /// by position: its time is O(list length × bound), its memory
-    /// O(bound²): 8 bytes × bound² at most, 32 MiB for the default 2048.
-    /// The reference has no bound.
+    /// window by window (Myers' diff of 1024 children a side at a time,
+    /// each window bound alike, else aligned by position): its time is
+    /// O(list length × bound), its memory O(bound²): 8 bytes × bound² at
+    /// most, 32 MiB for the default 2048. The reference has no bound.
     pub max_edits: usize,
+    /// The most tracepoints of a side held in memory to align two
+    /// children lists as they stream (the lists' unequal rest, subtrees
+    /// included). Past it, the rest is read past keeping one key per child
+    /// and written from the reader by node: the same diff, slower.
+    pub max_held: usize,
 }
 
 impl Default for DiffOptions {
@@ -66,6 +72,7 @@ impl Default for DiffOptions {
             unmatched: UnmatchedThreads::Diff,
             allow_diffs: false,
             max_edits: 2048,
+            max_held: 1 << 18,
         }
     }
 }

@@ -5,18 +5,22 @@
 //! on a thread of its own (keys computed there), and consumed in lockstep
 //! while their lists pair up: a frame's next child is the next streamed
 //! tracepoint at its depth. Where two lists stop pairing, the rest of both
-//! (the middle) is read past in the streams, keeping each child's key and
-//! node; it is aligned by Myers' diff and written from the readers by node:
-//! children lists a page at a time, removed and added subtrees by one walk
-//! each.
+//! (the middle) is read ahead in the streams and held, subtrees and all,
+//! while the children's keys are aligned by Myers' diff; the script is then
+//! carried out on the streams, which hold the children in its order. A
+//! middle larger than the bound on held tracepoints is read past instead,
+//! keeping each child's key, and after its alignment walked again
+//! by two streams of its own (the same children, from the readers). Every
+//! tracepoint is thus read in a walk, never by node.
 
 use std::collections::VecDeque;
 use std::io::Write;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::Scope;
 
 use crate::common::EventId;
-use crate::diff::compare::{PointKey, point_key};
-use crate::diff::myers::{DiffLine, align_by_position, myers};
+use crate::diff::compare::{Keys, PointKey};
+use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
 use crate::diff::{Divergence, ThreadSummary};
 use crate::error::{Error, Result};
@@ -24,8 +28,6 @@ use crate::model::{DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, Valu
 use crate::print::adorn;
 use crate::tree::{TraceTree, Visit, VisitDetail};
 
-/// Children read from a reader at a time.
-const PAGE: usize = 1024;
 /// Streamed tracepoints handed over at a time.
 const BATCH: usize = 1024;
 /// Batches a stream holds ahead of the diff.
@@ -37,46 +39,45 @@ pub(crate) struct Side<'t, T: TraceTree> {
     pub(crate) ids: Reinterner<'t>,
 }
 
-/// A tracepoint with its comparison keys, and its decoded self when it
-/// came from a stream.
+/// A streamed tracepoint: its node, comparison keys, depth and decoded self.
 struct Point<N> {
     node: N,
     key: PointKey,
     event: EventId,
     depth: usize,
-    data: Option<Box<(Tracepoint<'static>, Option<Footer<'static>>)>>,
+    data: Box<(Tracepoint<'static>, Option<Footer<'static>>)>,
 }
 
-impl<N: Copy> Point<N> {
-    fn keys_only(&self) -> Point<N> {
-        Point {
-            node: self.node,
-            key: self.key,
-            event: self.event,
-            depth: self.depth,
-            data: None,
-        }
-    }
+/// A list read past: its children's keys, what walks them again (their
+/// first node, or all of them for a thread's roots) and their first event.
+struct ReadPast<N> {
+    keys: Vec<PointKey>,
+    first: Option<(N, EventId)>,
+    roots: Vec<N>,
 }
 
-fn point<T: TraceTree>(tree: &T, node: T::Node) -> Result<Point<T::Node>> {
-    tree.visit(node, |tracepoint, footer| {
-        Ok(Point {
-            node,
-            key: point_key(tracepoint, footer, tree.context())?,
-            event: tracepoint.event(),
-            depth: 0,
-            data: None,
-        })
-    })?
+/// What a stream walks.
+enum Walked<N> {
+    /// A subtree.
+    Tree(N),
+    /// A parent's children from `first` to its last.
+    Siblings { parent: N, first: N },
+    /// These subtrees, in order.
+    Trees(Vec<N>),
 }
 
-/// Walks `root`'s subtree in pre-order, sending its tracepoints in batches,
-/// until the diff stops reading.
-fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Point<T::Node>>>>) {
+/// Walks `from` in pre-order (depths counted from `depth`), sending its
+/// tracepoints in batches, until the diff stops reading.
+fn produce<T: TraceTree>(
+    tree: &T,
+    from: Walked<T::Node>,
+    base: usize,
+    tx: SyncSender<Result<Vec<Point<T::Node>>>>,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut gone = false;
-    let walked = tree.walk_visit(&[root], None, VisitDetail::default(), |visit| {
+    let mut keys = Keys::new(tree.context());
+    let mut visit = |visit: Visit<'_, T::Node>| {
         let Visit::Node {
             node,
             depth,
@@ -89,13 +90,13 @@ fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Poin
         };
         batch.push(Point {
             node,
-            key: point_key(tracepoint, footer, tree.context())?,
+            key: keys.key(tracepoint, footer)?,
             event: tracepoint.event(),
-            depth,
-            data: Some(Box::new((
+            depth: base + depth,
+            data: Box::new((
                 tracepoint.clone().into_owned(),
                 footer.map(|footer| footer.clone().into_owned()),
-            ))),
+            )),
         });
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
@@ -105,7 +106,15 @@ fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Poin
             }
         }
         Ok(())
-    });
+    };
+    let detail = VisitDetail::default();
+    let walked = match from {
+        Walked::Tree(root) => tree.walk_visit(&[root], None, detail, &mut visit),
+        Walked::Siblings { parent, first } => {
+            tree.walk_visit_siblings(parent, Some(first), None, None, detail, &mut visit)
+        }
+        Walked::Trees(roots) => tree.walk_visit(&roots, None, detail, &mut visit),
+    };
     // A failed send means the diff is done with the stream: nothing to say.
     let _ = match walked {
         Ok(()) if batch.is_empty() => Ok(()),
@@ -119,6 +128,25 @@ fn produce<T: TraceTree>(tree: &T, root: T::Node, tx: SyncSender<Result<Vec<Poin
 struct Stream<N> {
     rx: Receiver<Result<Vec<Point<N>>>>,
     batch: VecDeque<Point<N>>,
+}
+
+/// A stream of `from`, walked by `tree` on a thread of `scope`.
+fn open_stream<'s, 'e, T: TraceTree>(
+    scope: &'s Scope<'s, 'e>,
+    tree: &'e T,
+    from: Walked<T::Node>,
+    depth: usize,
+) -> Result<Stream<T::Node>> {
+    let (tx, rx) = sync_channel(AHEAD);
+    // Deep enough for the decoder's bounded nesting in any build.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn_scoped(scope, move || produce(tree, from, depth, tx))
+        .map_err(Error::from)?;
+    Ok(Stream {
+        rx,
+        batch: VecDeque::new(),
+    })
 }
 
 impl<N> Stream<N> {
@@ -143,79 +171,76 @@ impl<N> Stream<N> {
         }
     }
 
-    /// The rest of the list at `depth`, each child's subtree read past.
-    fn rest_at(&mut self, depth: usize) -> Result<Vec<Point<N>>>
+    /// The keys of the rest of the list at `depth`, read ahead without
+    /// consuming it (the tracepoints stay held, subtrees and all, for the
+    /// diff to consume in order); `None` when that would hold more than
+    /// `max_held` tracepoints.
+    fn keys_ahead(&mut self, depth: usize, max_held: usize) -> Result<Option<Vec<PointKey>>> {
+        let mut keys = Vec::new();
+        let mut at = 0;
+        loop {
+            while at == self.batch.len() {
+                if self.batch.len() >= max_held {
+                    return Ok(None);
+                }
+                match self.rx.recv() {
+                    Ok(batch) => self.batch.extend(batch?),
+                    Err(_) => return Ok(Some(keys)),
+                }
+            }
+            let point = &self.batch[at];
+            if point.depth < depth {
+                return Ok(Some(keys));
+            }
+            if point.depth == depth {
+                keys.push(point.key);
+            }
+            at += 1;
+        }
+    }
+
+    /// The rest of the list at `depth`, each child's subtree read past;
+    /// every child's node is kept for a thread's roots (`roots`).
+    fn rest_at(&mut self, depth: usize, roots: bool) -> Result<ReadPast<N>>
     where
         N: Copy,
     {
-        let mut rest = Vec::new();
+        let mut rest = ReadPast {
+            keys: Vec::new(),
+            first: None,
+            roots: Vec::new(),
+        };
         while let Some(point) = self.peek()? {
             if point.depth < depth {
                 break;
             }
             let point = self.batch.pop_front().expect("peeked");
             if point.depth == depth {
-                rest.push(point.keys_only());
+                rest.keys.push(point.key);
+                rest.first.get_or_insert((point.node, point.event));
+                if roots {
+                    rest.roots.push(point.node);
+                }
             }
         }
         Ok(rest)
     }
 }
 
-/// A children list (or a thread's root alone), read a page at a time.
-struct Pager<N> {
-    parent: N,
-    next: usize,
-    len: usize,
-    page: VecDeque<N>,
+/// A list of children in the streams: their depth, and their parent
+/// (`None`: a thread's root).
+#[derive(Clone, Copy)]
+struct List<N> {
+    depth: usize,
+    parent: Option<N>,
 }
 
-impl<N: Copy> Pager<N> {
-    fn children<T: TraceTree<Node = N>>(tree: &T, parent: N) -> Result<Self> {
-        Ok(Pager {
-            parent,
-            next: 0,
-            len: tree.child_count(parent)?,
-            page: VecDeque::new(),
-        })
-    }
-
-    /// The next node, reading the next page when the last is used up.
-    fn next<T: TraceTree<Node = N>>(&mut self, tree: &T) -> Result<Option<N>> {
-        if self.page.is_empty() && self.next < self.len {
-            let page = tree.children_range(self.parent, self.next, PAGE)?;
-            // Fewer children than counted: the list ends there.
-            self.next = if page.is_empty() {
-                self.len
-            } else {
-                self.next + page.len()
-            };
-            self.page.extend(page);
-        }
-        Ok(self.page.pop_front())
-    }
-
-    fn peek<T: TraceTree<Node = N>>(&mut self, tree: &T) -> Result<Option<N>> {
-        let next = self.next(tree)?;
-        if let Some(node) = next {
-            self.page.push_front(node);
-        }
-        Ok(next)
-    }
-}
-
-/// Where a frame's list comes from.
-enum List<N> {
-    /// The stream, at this depth.
-    Streamed(usize),
-    /// A reader's children pages.
-    Paged(Pager<N>),
-}
-
-/// The part of two children lists after their common prefix, aligned.
+/// The part of two children lists after their common prefix, aligned: the
+/// streams hold its children in order, the script says what each is.
 struct Middle<L, R> {
-    left: Vec<Point<L>>,
-    right: Vec<Point<R>>,
+    /// The streams the lists came from, when the middle was read past and
+    /// is read again by streams of its own: restored when it ends.
+    outer: Option<(Stream<L>, Stream<R>)>,
     lines: std::vec::IntoIter<DiffLine>,
 }
 
@@ -277,6 +302,7 @@ pub(crate) struct Walk<'o, 'w, W: Write> {
     pub(crate) out: ThreadOut<'w, W>,
     pub(crate) summary: &'o mut ThreadSummary,
     pub(crate) max_edits: usize,
+    pub(crate) max_held: usize,
     pub(crate) warnings: &'o mut Vec<String>,
 }
 
@@ -298,23 +324,12 @@ fn close_of(tracepoint: &Tracepoint<'_>, footer: Result<Footer<'static>>) -> Res
     })
 }
 
-/// The streams of the two sides.
-struct Streams<L, R> {
-    left: Stream<L>,
-    right: Stream<R>,
-}
-
-/// Calls `f` with `point`'s tracepoint and footer: its own when streamed,
-/// else read by node.
-fn with_data<T: TraceTree, X>(
-    tree: &T,
-    point: &Point<T::Node>,
-    f: impl FnOnce(&Tracepoint<'_>, Option<&Footer<'_>>) -> Result<X>,
-) -> Result<X> {
-    match &point.data {
-        Some(data) => f(&data.0, data.1.as_ref()),
-        None => tree.visit(point.node, f)?,
-    }
+/// The streams of the two sides, and where more are opened.
+struct Streams<'s, 'e, LT: TraceTree, RT: TraceTree> {
+    left: Stream<LT::Node>,
+    right: Stream<RT::Node>,
+    scope: &'s Scope<'s, 'e>,
+    trees: (&'e LT, &'e RT),
 }
 
 type Frames<L, R> = Vec<Frame<L, R>>;
@@ -338,25 +353,11 @@ impl<W: Write> Walk<'_, '_, W> {
         };
         let (left_tree, right_tree) = (left.tree, right.tree);
         std::thread::scope(|scope| {
-            let (left_tx, left_rx) = sync_channel(AHEAD);
-            let (right_tx, right_rx) = sync_channel(AHEAD);
-            // Deep enough for the decoder's bounded nesting in any build.
-            let producer = || std::thread::Builder::new().stack_size(16 << 20);
-            producer()
-                .spawn_scoped(scope, move || produce(left_tree, l, left_tx))
-                .map_err(Error::from)?;
-            producer()
-                .spawn_scoped(scope, move || produce(right_tree, r, right_tx))
-                .map_err(Error::from)?;
             let mut streams = Streams {
-                left: Stream {
-                    rx: left_rx,
-                    batch: VecDeque::new(),
-                },
-                right: Stream {
-                    rx: right_rx,
-                    batch: VecDeque::new(),
-                },
+                left: open_stream(scope, left_tree, Walked::Tree(l), 0)?,
+                right: open_stream(scope, right_tree, Walked::Tree(r), 0)?,
+                scope,
+                trees: (left_tree, right_tree),
             };
             // The streams end when this returns, stopping their producers.
             self.run_streams(left, right, &mut streams)
@@ -367,7 +368,7 @@ impl<W: Write> Walk<'_, '_, W> {
         &mut self,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        streams: &mut Streams<LT::Node, RT::Node>,
+        streams: &mut Streams<'_, '_, LT, RT>,
     ) -> Result<()> {
         let strict = match (streams.left.peek()?, streams.right.peek()?) {
             (Some(l), Some(r)) => l.key.strict_equal(&r.key),
@@ -385,13 +386,19 @@ impl<W: Write> Walk<'_, '_, W> {
             (Some(Close::Footer(footer)), Some(Origin::Virtual))
         };
         let work = Work::Align {
-            left: List::Streamed(0),
-            right: List::Streamed(0),
+            left: List {
+                depth: 0,
+                parent: None,
+            },
+            right: List {
+                depth: 0,
+                parent: None,
+            },
             middle: None,
         };
         stack.push(Frame::new(close, origin, work));
         while let Some(top) = stack.last_mut() {
-            let Some(step) = self.next_step(top, left, right, streams)? else {
+            let Some(step) = self.next_step(top, streams)? else {
                 let done = stack.pop().expect("the loop saw a frame");
                 match done.close {
                     Some(Close::Footer(footer)) => self.out.close(&footer)?,
@@ -404,12 +411,6 @@ impl<W: Write> Walk<'_, '_, W> {
             };
             match step {
                 Step::Pair(l, r) => self.pair(&mut stack, left, right, l, r)?,
-                Step::Removed(point) if point.data.is_none() => {
-                    self.copy_tree(&mut stack, left, right, Origin::Left(point.node))?
-                }
-                Step::Added(point) if point.data.is_none() => {
-                    self.copy_tree(&mut stack, left, right, Origin::Right(point.node))?
-                }
                 Step::Removed(point) => {
                     let depth = point.depth + 1;
                     let close = self.copy_one(&mut stack, left, right, Step::Removed(point))?;
@@ -433,9 +434,7 @@ impl<W: Write> Walk<'_, '_, W> {
     fn next_step<LT: TraceTree, RT: TraceTree>(
         &mut self,
         frame: &mut Frame<LT::Node, RT::Node>,
-        left: &Side<'_, LT>,
-        right: &Side<'_, RT>,
-        streams: &mut Streams<LT::Node, RT::Node>,
+        streams: &mut Streams<'_, '_, LT, RT>,
     ) -> Result<Option<Step<LT::Node, RT::Node>>> {
         let (lp, rp, middle) = match &mut frame.work {
             Work::Removed(depth) => return Ok(streams.left.next_at(*depth)?.map(Step::Removed)),
@@ -444,105 +443,134 @@ impl<W: Write> Walk<'_, '_, W> {
                 left,
                 right,
                 middle,
-            } => (left, right, middle),
+            } => (*left, *right, middle),
         };
+        let (ld, rd) = (lp.depth, rp.depth);
         loop {
             if let Some(middle) = middle {
-                return Ok(middle.lines.next().map(|line| match line {
-                    DiffLine::Unchanged(l, r) => {
-                        Step::Pair(middle.left[l].keys_only(), middle.right[r].keys_only())
+                let Some(line) = middle.lines.next() else {
+                    if let Some((left, right)) = middle.outer.take() {
+                        streams.left = left;
+                        streams.right = right;
                     }
-                    DiffLine::Removed(l) => Step::Removed(middle.left[l].keys_only()),
-                    DiffLine::Added(r) => Step::Added(middle.right[r].keys_only()),
+                    return Ok(None);
+                };
+                let held = || Error::internal("a child of a middle was not streamed");
+                let (left, right) = (&mut streams.left, &mut streams.right);
+                return Ok(Some(match line {
+                    DiffLine::Unchanged(..) => Step::Pair(
+                        left.next_at(ld)?.ok_or_else(held)?,
+                        right.next_at(rd)?.ok_or_else(held)?,
+                    ),
+                    DiffLine::Removed(_) => Step::Removed(left.next_at(ld)?.ok_or_else(held)?),
+                    DiffLine::Added(_) => Step::Added(right.next_at(rd)?.ok_or_else(held)?),
                 }));
             }
             // The common prefix, pair by pair: Myers' first snake.
-            match (&mut *lp, &mut *rp) {
-                (List::Streamed(ld), List::Streamed(rd)) => {
-                    let l = match streams.left.peek()? {
-                        Some(l) if l.depth == *ld => Some(l.key),
-                        _ => None,
-                    };
-                    let r = match streams.right.peek()? {
-                        Some(r) if r.depth == *rd => Some(r.key),
-                        _ => None,
-                    };
-                    if let (Some(l), Some(r)) = (l, r)
-                        && l.edit_equal(&r)
-                    {
-                        let l = streams.left.next_at(*ld)?.expect("peeked");
-                        let r = streams.right.next_at(*rd)?.expect("peeked");
-                        return Ok(Some(Step::Pair(l, r)));
-                    }
-                }
-                (List::Paged(lpager), List::Paged(rpager)) => {
-                    if let (Some(l), Some(r)) = (lpager.peek(left.tree)?, rpager.peek(right.tree)?)
-                    {
-                        let (l, r) = (point(left.tree, l)?, point(right.tree, r)?);
-                        if l.key.edit_equal(&r.key) {
-                            lpager.next(left.tree)?;
-                            rpager.next(right.tree)?;
-                            return Ok(Some(Step::Pair(l, r)));
-                        }
-                    }
-                }
-                _ => return Err(Error::internal("a streamed list aligned with a paged one")),
+            let l = match streams.left.peek()? {
+                Some(l) if l.depth == ld => Some(l.key),
+                _ => None,
+            };
+            let r = match streams.right.peek()? {
+                Some(r) if r.depth == rd => Some(r.key),
+                _ => None,
+            };
+            if let (Some(l), Some(r)) = (l, r)
+                && l.edit_equal(&r)
+            {
+                let l = streams.left.next_at(ld)?.expect("peeked");
+                let r = streams.right.next_at(rd)?.expect("peeked");
+                return Ok(Some(Step::Pair(l, r)));
             }
-            *middle = Some(self.middle(lp, rp, left, right, streams)?);
+            *middle = Some(self.middle(lp, rp, streams)?);
         }
     }
 
-    /// The rest of two lists, read whole (keys only) and aligned.
+    /// The rest of two lists, aligned: held ahead in the streams when that
+    /// holds at most `max_held` tracepoints a side; else read past (a key
+    /// and node per child) and, once aligned, walked again by streams of
+    /// their own, which take the place of the lists' streams until the
+    /// middle ends.
     fn middle<LT: TraceTree, RT: TraceTree>(
         &mut self,
-        lp: &mut List<LT::Node>,
-        rp: &mut List<RT::Node>,
-        left: &Side<'_, LT>,
-        right: &Side<'_, RT>,
-        streams: &mut Streams<LT::Node, RT::Node>,
+        lp: List<LT::Node>,
+        rp: List<RT::Node>,
+        streams: &mut Streams<'_, '_, LT, RT>,
     ) -> Result<Middle<LT::Node, RT::Node>> {
-        let left_points = match lp {
-            List::Streamed(depth) => streams.left.rest_at(*depth)?,
-            List::Paged(pager) => {
-                let mut points = Vec::new();
-                while let Some(node) = pager.next(left.tree)? {
-                    points.push(point(left.tree, node)?);
-                }
-                points
-            }
-        };
-        let right_points = match rp {
-            List::Streamed(depth) => streams.right.rest_at(*depth)?,
-            List::Paged(pager) => {
-                let mut points = Vec::new();
-                while let Some(node) = pager.next(right.tree)? {
-                    points.push(point(right.tree, node)?);
-                }
-                points
-            }
-        };
-        let (n, m) = (left_points.len(), right_points.len());
-        let equal = |x: usize, y: usize| left_points[x].key.edit_equal(&right_points[y].key);
-        let lines = match myers(n, m, self.max_edits, equal) {
+        let (ld, rd) = (lp.depth, rp.depth);
+        if let Some(left_keys) = streams.left.keys_ahead(ld, self.max_held)?
+            && let Some(right_keys) = streams.right.keys_ahead(rd, self.max_held)?
+        {
+            let lines = self.align(&left_keys, &right_keys, || {
+                let left = streams.left.batch.front();
+                let right = streams.right.batch.front();
+                (
+                    left.filter(|p| p.depth == ld).map(|p| p.event),
+                    right.filter(|p| p.depth == rd).map(|p| p.event),
+                )
+            });
+            return Ok(Middle {
+                outer: None,
+                lines: lines.into_iter(),
+            });
+        }
+        let mut left_past = streams.left.rest_at(ld, lp.parent.is_none())?;
+        let mut right_past = streams.right.rest_at(rd, rp.parent.is_none())?;
+        let firsts = (
+            left_past.first.map(|(_, event)| event),
+            right_past.first.map(|(_, event)| event),
+        );
+        let lines = self.align(&left_past.keys, &right_past.keys, || firsts);
+        (left_past.keys, right_past.keys) = (Vec::new(), Vec::new());
+        let left_stream = open_stream(
+            streams.scope,
+            streams.trees.0,
+            walked_again(lp.parent, left_past),
+            ld,
+        )?;
+        let right_stream = open_stream(
+            streams.scope,
+            streams.trees.1,
+            walked_again(rp.parent, right_past),
+            rd,
+        )?;
+        let outer = (
+            std::mem::replace(&mut streams.left, left_stream),
+            std::mem::replace(&mut streams.right, right_stream),
+        );
+        Ok(Middle {
+            outer: Some(outer),
+            lines: lines.into_iter(),
+        })
+    }
+
+    /// Myers' script between two lists of keys, or past its bound the
+    /// alignment by position, warned of (`firsts`: the lists' first events).
+    fn align(
+        &mut self,
+        left: &[PointKey],
+        right: &[PointKey],
+        firsts: impl FnOnce() -> (Option<EventId>, Option<EventId>),
+    ) -> Vec<DiffLine> {
+        let (n, m) = (left.len(), right.len());
+        let equal = |x: usize, y: usize| left[x].edit_equal(&right[y]);
+        match myers(n, m, self.max_edits, equal) {
             Some(lines) => lines,
             None => {
                 let first = |event: Option<EventId>| event.map_or(-1, EventId::get);
+                let (l, r) = firsts();
                 self.warnings.push(format!(
                     "thread {}: {n} and {m} children (from events {} and {}) differ in more than \
-                     {} edits; aligned by position instead of Myers' diff",
+                     {} edits; aligned window by window ({WINDOW} children a side) instead of by \
+                     Myers' diff of the whole lists",
                     self.summary.name,
-                    first(left_points.first().map(|point| point.event)),
-                    first(right_points.first().map(|point| point.event)),
+                    first(l),
+                    first(r),
                     self.max_edits
                 ));
-                align_by_position(n, m, equal)
+                align_by_windows(n, m, self.max_edits, equal)
             }
-        };
-        Ok(Middle {
-            left: left_points,
-            right: right_points,
-            lines: lines.into_iter(),
-        })
+        }
     }
 
     /// Writes an aligned pair: unchanged, or edited (the left one first,
@@ -559,17 +587,15 @@ impl<W: Write> Walk<'_, '_, W> {
         let events = (Some(l.event), Some(r.event));
         if !strict {
             let (ids, out) = (&mut left.ids, &mut self.out);
-            let event = with_data(left.tree, &l, |tracepoint, footer| {
-                let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
-                if tracepoint.is_container() {
-                    let footer = match tracepoint.body {
-                        TracepointBody::Loop { .. } => Footer::Loop { iterations: 0 },
-                        _ => ids.footer(footer, &out.thread)?,
-                    };
-                    out.close(&footer)?;
-                }
-                Ok(event)
-            })?;
+            let (tracepoint, footer) = (&l.data.0, l.data.1.as_ref());
+            let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
+            if tracepoint.is_container() {
+                let footer = match tracepoint.body {
+                    TracepointBody::Loop { .. } => Footer::Loop { iterations: 0 },
+                    _ => ids.footer(footer, &out.thread)?,
+                };
+                out.close(&footer)?;
+            }
             self.note(stack, left, right, DiffStatus::EditedOld, event, events)?;
         }
         let status = if strict {
@@ -578,30 +604,27 @@ impl<W: Write> Walk<'_, '_, W> {
             DiffStatus::EditedNew
         };
         let (ids, out) = (&mut right.ids, &mut self.out);
-        let (event, close) = with_data(right.tree, &r, |tracepoint, footer| {
-            let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
-            let close = if tracepoint.is_container() {
-                Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
-            } else {
-                None
-            };
-            Ok((event, close))
-        })?;
+        let (tracepoint, footer) = (&r.data.0, r.data.1.as_ref());
+        let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
+        let close = if tracepoint.is_container() {
+            Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
+        } else {
+            None
+        };
         self.note(stack, left, right, status, event, events)?;
         let Some(close) = close else {
             return Ok(());
         };
-        let work = match (l.data.is_some(), r.data.is_some()) {
-            (true, true) => Work::Align {
-                left: List::Streamed(l.depth + 1),
-                right: List::Streamed(r.depth + 1),
-                middle: None,
+        let work = Work::Align {
+            left: List {
+                depth: l.depth + 1,
+                parent: Some(l.node),
             },
-            _ => Work::Align {
-                left: List::Paged(Pager::children(left.tree, l.node)?),
-                right: List::Paged(Pager::children(right.tree, r.node)?),
-                middle: None,
+            right: List {
+                depth: r.depth + 1,
+                parent: Some(r.node),
             },
+            middle: None,
         };
         stack.push(Frame::new(Some(close), Some(Origin::Right(r.node)), work));
         Ok(())
@@ -631,9 +654,6 @@ impl<W: Write> Walk<'_, '_, W> {
                 Origin::Right(point.node),
             ),
             Step::Pair(..) => return Err(Error::internal("a pair given as a copy")),
-        };
-        let Some(data) = data else {
-            return Err(Error::internal("a copy without its tracepoint"));
         };
         let (tracepoint, footer) = (&data.0, data.1.as_ref());
         let out = &mut self.out;
@@ -788,6 +808,15 @@ impl<W: Write> Walk<'_, '_, W> {
             path,
         });
         Ok(())
+    }
+}
+
+/// What walks a list's read-past children again: the rest of their
+/// parent's children in one pass, or (a thread's roots) each subtree.
+fn walked_again<N: Copy>(parent: Option<N>, past: ReadPast<N>) -> Walked<N> {
+    match (parent, past.first) {
+        (Some(parent), Some((first, _))) => Walked::Siblings { parent, first },
+        _ => Walked::Trees(past.roots),
     }
 }
 

@@ -331,7 +331,7 @@ fn a_tight_bound_on_myers_falls_back_with_a_warning() {
     );
     assert!(!summary.warnings.is_empty());
     assert!(
-        summary.warnings[0].contains("aligned by position"),
+        summary.warnings[0].contains("aligned window by window"),
         "{:?}",
         summary.warnings
     );
@@ -403,4 +403,59 @@ fn a_mutated_copy_diffs_to_its_mutations() {
     assert_eq!(sum(|t| t.removed), mutations.removed);
     assert_eq!(sum(|t| t.added), 0);
     assert!(sum(|t| t.edited) > 0);
+}
+
+/// The printed diff and its maps, for comparing two diffs of one pair.
+fn diff_bytes(left: &Path, right: &Path, options: &DiffOptions, out: &Path) -> Vec<Vec<u8>> {
+    diff_files(left, right, options, out);
+    let trace = EagerTrace::open(out).unwrap();
+    vec![
+        print(&trace, true),
+        entry(out, "diff.idmap"),
+        entry(out, "diff.threadmap"),
+    ]
+}
+
+#[test]
+fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
+    let Some((dir, cases)) = cases() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let medium = dir.parent().unwrap().join("medium-stream.trace");
+    let left = LazyTraceReader::open(&medium).unwrap();
+    let (copy, _) = tracetree::generate::mutate(&left, 0.05, 11).unwrap();
+    let mutated = scratch.path().join("mutated.trace");
+    copy.save(&mutated).unwrap();
+    let mut pairs: Vec<(PathBuf, PathBuf, DiffOptions)> = cases
+        .iter()
+        .map(|(name, flags)| {
+            (
+                dir.join(format!("{name}.left.trace")),
+                dir.join(format!("{name}.right.trace")),
+                options(flags),
+            )
+        })
+        .collect();
+    pairs.push((medium.clone(), mutated.clone(), DiffOptions::default()));
+    pairs.push((mutated, medium, DiffOptions::default()));
+    let out = scratch.path().join("d.packedtrace");
+    for (left, right, options) in pairs {
+        let held = diff_bytes(&left, &right, &options, &out);
+        for max_held in [0, 1, 7] {
+            let bounded = DiffOptions {
+                max_held,
+                ..options.clone()
+            };
+            let read_past = diff_bytes(&left, &right, &bounded, &out);
+            for (what, (a, b)) in ["printed", "idmap", "threadmap"]
+                .iter()
+                .zip(held.iter().zip(&read_past))
+            {
+                assert_same_bytes(
+                    &format!("{} with {max_held} held: {what}", left.display()),
+                    b,
+                    a,
+                );
+            }
+        }
+    }
 }
