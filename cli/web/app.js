@@ -297,6 +297,7 @@ function bindKeys() {
       n: () => stepHit(1), N: () => stepHit(-1),
       t: () => $('thread').focus(),
       f: () => openFlame().catch(fail),
+      ']': () => stepChange(1).catch(fail), '[': () => stepChange(-1).catch(fail),
     };
     const action = keys[event.key];
     if (!action) return;
@@ -366,6 +367,36 @@ async function goTo(handle) {
   if (row < 0) throw new Error(`node ${handle} could not be shown`);
   select(row);
   status(`${state.name} · node ${handle}`);
+}
+
+const CHANGES = ['added', 'removed', 'edited'];
+
+/** Selects the next (`step` 1) or previous (-1) change of a diff trace
+ * after or before the selected row: next in its thread, then from the
+ * start of each thread shown after it; previous in its thread. */
+async function stepChange(step) {
+  if (!state.trace) return;
+  const row = state.tree.row(state.selected);
+  if (!row) return;
+  const thread = row.kind === 'thread' ? row.thread : Number(row.handle.split(':')[0]);
+  const asks = [];
+  if (row.kind !== 'thread') asks.push({ from: row.handle });
+  if (step > 0) {
+    if (row.kind === 'thread') asks.push({ thread });
+    const chosen = $('thread').value;
+    for (const t of state.threads) {
+      if (t.id > thread && (chosen === 'all' || String(t.id) === chosen)) asks.push({ thread: t.id });
+    }
+  }
+  const method = step > 0 ? 'trace/findNext' : 'trace/findPrevious';
+  for (const ask of asks) {
+    const { hit } = await state.rpc.call(method, { trace: state.trace, diff: CHANGES, ...ask });
+    if (hit) {
+      await goTo(hit.handle);
+      return;
+    }
+  }
+  status(step > 0 ? 'no change after this row' : 'no change before this row in its thread');
 }
 
 function clearHits() {

@@ -618,6 +618,17 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
     assert!(!hits.is_empty(), "the generated trace has no {pattern}");
     let hits_file = dir.path().join("hits.jsonl");
     std::fs::write(&hits_file, hits).unwrap();
+    // A diff trace, and its changes in the order `search --diff` lists them.
+    let diffs = dir.path().join("diff");
+    std::fs::create_dir_all(&diffs).unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(&diffs, 60_000, 2, 0.03);
+    let (ok, changes, err) = tracetree_cached(
+        &cache,
+        &["search", pair.diff.to_str().unwrap(), "--diff", "--json"],
+    );
+    assert!(ok, "{err}");
+    let changes_file = dir.path().join("changes.jsonl");
+    std::fs::write(&changes_file, changes).unwrap();
     let shots = dir.path().join("shots");
     std::fs::create_dir_all(&shots).unwrap();
     let web = Web::start(
@@ -627,6 +638,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
             "--http",
             mixed.to_str().unwrap(),
             wide.to_str().unwrap(),
+            pair.diff.to_str().unwrap(),
         ],
     );
     let config = json!({
@@ -636,6 +648,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         "mixed": {"name": mixed, "print": printed[0], "dump": dump_file},
         "wide": {"name": wide, "print": printed[1]},
         "search": {"pattern": pattern, "hits": hits_file},
+        "diff": {"name": pair.diff, "changes": changes_file},
     });
     let config_file = dir.path().join("config.json");
     std::fs::write(&config_file, config.to_string()).unwrap();
@@ -660,6 +673,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         "flame",
         "flame-zoomed",
         "sandwich",
+        "diff",
     ] {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png");
     }

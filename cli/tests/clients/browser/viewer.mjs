@@ -3,7 +3,7 @@
 // the search box, a deep link. Run by cli/tests/cli/web.rs with one
 // argument, a JSON file:
 //   {url, chromium, shots, mixed: {name, print, dump}, wide: {name, print},
-//    search: {pattern, hits}}
+//    search: {pattern, hits}, diff: {name, changes}}
 // where `print` is a file of `tracetree print --verbose` and `hits` one of
 // `tracetree search --json`. Prints `ok` alone when every check passes.
 
@@ -304,6 +304,36 @@ try {
     assert.equal(frame.total, callees.get(frame.path), `the callee ${frame.path}`);
   }
   checkNotBlank(await flame.screenshot({ path: `${config.shots}/sandwich.png` }), 'the sandwich');
+
+  // 6. A diff trace: `]` from the top steps through its changes in the
+  // order `tracetree search --diff` lists them (threads ascending, each in
+  // event order), `[` steps back within a thread; rows are coloured.
+  const changes = readFileSync(config.diff.changes, 'utf8').split('\n').filter(Boolean)
+    .map((l) => JSON.parse(l));
+  assert.ok(changes.length >= 4, `the diff has ${changes.length} changes`);
+  const diff = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  diff.setDefaultTimeout(PATIENCE);
+  diff.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await diff.goto(config.url + hash(config.diff.name));
+  await diff.waitForSelector('#tree .row.selected');
+  await diff.focus('#tree');
+  const selectedText = () => diff.$eval('#tree .row.selected', (e) => e.querySelector('.text').textContent);
+  const waitSelected = (text) => diff.waitForFunction((line) => {
+    const row = document.querySelector('#tree .row.selected');
+    return row && !row.classList.contains('loading') && row.querySelector('.text').textContent.startsWith(line);
+  }, text);
+  for (const change of changes.slice(0, 4)) {
+    await diff.keyboard.press(']');
+    await waitSelected(change.line);
+    assert.ok((await selectedText()).startsWith(change.line), `the change ${change.eventId}`);
+  }
+  if (changes[3].thread === changes[2].thread) {
+    await diff.keyboard.press('[');
+    await waitSelected(changes[2].line);
+  }
+  const coloured = await diff.$$eval('#tree .row', (rows) => rows.filter((r) => /diff-(added|removed|edited)/.test(r.className)).length);
+  assert.ok(coloured > 0, 'changed rows are coloured');
+  checkNotBlank(await diff.screenshot({ path: `${config.shots}/diff.png` }), 'the diff');
   assert.deepEqual(errors, [], 'no error in the page');
   process.stdout.write('ok\n');
 } catch (error) {
