@@ -811,3 +811,37 @@ fn rows_of_a_diff_trace_carry_their_status() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn a_server_on_every_address_says_whom_it_serves_and_does_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = files::generated(dir.path(), Shape::Mixed, 1, 64 << 10, None);
+    let mut web = Web::start(
+        dir.path(),
+        &["serve", "--http=0.0.0.0:0", trace.to_str().unwrap()],
+    );
+    let auth = format!("Bearer {}", web.token);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let (status, _, _) = web.raw("POST", "/rpc", &[("Authorization", &auth)], body);
+    assert_eq!(status, 200, "a request naming 127.0.0.1 is served");
+    let elsewhere = format!("192.0.2.7:{}", web.port);
+    let (status, _, _) = web.raw(
+        "POST",
+        "/rpc",
+        &[("Authorization", &auth), ("Host", &elsewhere)],
+        body,
+    );
+    assert_eq!(status, 403, "a request naming another address is not");
+    let _ = web.child.kill();
+    let mut said = String::new();
+    web.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert!(
+        said.contains("listening on 0.0.0.0:") && said.contains("only requests naming 127.0.0.1"),
+        "{said}"
+    );
+}

@@ -86,7 +86,15 @@ pub fn run(defaults: OpenDefaults, options: Options) -> std::io::Result<()> {
 async fn serve(defaults: OpenDefaults, options: Options) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() {
+    if addr.ip().is_unspecified() {
+        // The Host check serves only requests that name the server, which
+        // a request from elsewhere to an unspecified address cannot.
+        eprintln!(
+            "tracetree: warning: listening on {addr}, every address: other machines can \
+             connect, but only requests naming 127.0.0.1, localhost or [::1] are served \
+             (give this machine's own address, --http=IP:PORT, to serve others)"
+        );
+    } else if !addr.ip().is_loopback() {
         eprintln!(
             "tracetree: warning: listening on {addr}, not a loopback address: other machines \
              can reach this server (the token still guards it)"
