@@ -238,6 +238,10 @@ pub enum Error {
         /// The count reached (at least).
         value: u64,
     },
+    /// Work stopped because the caller asked it to (a stop flag set by
+    /// another thread): nothing it would have written was left behind.
+    #[error("stopped: {0} was cancelled before it finished")]
+    Cancelled(&'static str),
     /// An invariant of tracetree itself was broken: a bug.
     #[error("internal error: {0} (a bug in tracetree; please report)")]
     Internal(String),
@@ -445,6 +449,7 @@ impl Error {
                 Error::LimitExceeded { what, limit, value }
             }
             Error::Internal(what) => Error::Internal(what.clone()),
+            &Error::Cancelled(what) => Error::Cancelled(what),
             Error::NoSuchNode(what) => Error::NoSuchNode(what.clone()),
             Error::BadSource { path, what } => Error::BadSource {
                 path: path.clone(),

@@ -576,3 +576,31 @@ fn damaged_traces_give_errors_or_partial_exports_never_panics() {
     }
     assert!(outcomes[1] > 0, "nothing exported: {outcomes:?}");
 }
+
+#[test]
+fn a_stopped_export_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/multi-thread.trace");
+    let reader = LazyTraceReader::open(&trace).unwrap();
+    for format in [StackFormat::Folded, StackFormat::Speedscope] {
+        let out = dir.path().join(format!("stopped.{}", format.name()));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let options = StackOptions {
+            stop: Some(stop),
+            ..StackOptions::new(format, "test")
+        };
+        match export_stacks(&reader, &out, &options, &|_| {}) {
+            Err(tracetree::Error::Cancelled(what)) => assert_eq!(what, "the export"),
+            other => panic!("{format:?}: {other:?}"),
+        }
+        assert!(!out.exists(), "{format:?}: a stopped export left {out:?}");
+        // An existing output stays as it was.
+        std::fs::write(&out, b"kept").unwrap();
+        let options = StackOptions {
+            force: true,
+            ..options
+        };
+        assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"kept");
+    }
+}

@@ -91,6 +91,7 @@ impl ServeError {
             Error::Unsupported { .. } => code::NOT_A_TRACE,
             Error::Io { .. } => code::FILE_ERROR,
             Error::InvalidArgument { .. } | Error::LimitExceeded { .. } => code::INVALID_PARAMS,
+            Error::Cancelled(_) => code::REQUEST_CANCELLED,
             _ => code::INTERNAL_ERROR,
         };
         ServeError::new(code, format!("{method}: {about}: {error}"))

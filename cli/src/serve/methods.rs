@@ -105,7 +105,7 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/nodeByEvent" => node_by_event(session, method, parse(method, params)?),
         "trace/search" => search(session, request, parse(method, params)?),
         "trace/findNext" | "trace/findPrevious" => find(session, request, parse(method, params)?),
-        "trace/export" => export(session, method, parse(method, params)?),
+        "trace/export" => export(session, request, parse(method, params)?),
         "trace/flame" => flame(session, request, parse(method, params)?),
         "trace/sandwich" => sandwich(session, request, parse(method, params)?),
         "trace/follow" => {
@@ -748,8 +748,9 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
     })
 }
 
-fn export(session: &Session, method: &str, params: ExportParams) -> Result<Value, ServeError> {
+fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Value, ServeError> {
     use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let formats = [
@@ -789,6 +790,7 @@ fn export(session: &Session, method: &str, params: ExportParams) -> Result<Value
             .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect()),
         root,
         force: params.force,
+        stop: Some(Arc::clone(&request.cancel)),
         ..StackOptions::new(format, name)
     };
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");

@@ -114,6 +114,10 @@ pub struct StackOptions {
     pub force: bool,
     /// The name the output gives the trace (speedscope shows it).
     pub name: String,
+    /// Set by another thread to stop the export: the walks end at their
+    /// next tracepoint, nothing is written (an existing output is left as
+    /// it was) and the export fails with [`Error::Cancelled`].
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl StackOptions {
@@ -126,6 +130,7 @@ impl StackOptions {
             diff: None,
             force: false,
             name: name.into(),
+            stop: None,
         }
     }
 }
@@ -200,7 +205,9 @@ pub fn export_stacks(
                     _ => tempfile::tempfile().map_err(|e| Error::io(std::env::temp_dir(), e))?,
                 };
                 let part = BufWriter::with_capacity(1 << 18, file);
-                let run = |sink| write_part(reader, walk, plan.kept(), &frames, progress, sink);
+                let stop = options.stop.as_deref();
+                let run =
+                    |sink| write_part(reader, walk, plan.kept(), &frames, progress, stop, sink);
                 match options.format {
                     StackFormat::Folded => {
                         run(Box::new(folded::Folded::new(&thread, part, is_diff)))
@@ -799,19 +806,24 @@ fn walk_frames<'r, S: Sink + ?Sized>(
     })
 }
 
-/// Runs one walk into a format's writer: its part.
+/// Runs one walk into a format's writer: its part (an error when `stop`
+/// ended it).
 fn write_part(
     reader: &LazyTraceReader,
     walk: &Walk,
     kept: Kept,
     frames: &Frames,
     progress: &(dyn Fn(u64) + Sync),
+    stop: Option<&AtomicBool>,
     mut sink: Box<dyn Writer + '_>,
 ) -> Result<Part> {
     let mut cache = FrameCache::new(frames);
     let end = walk_frames(
-        reader, walk, kept, &mut cache, true, progress, None, &mut *sink,
+        reader, walk, kept, &mut cache, true, progress, stop, &mut *sink,
     )?;
+    if end.stopped {
+        return Err(Error::Cancelled("the export"));
+    }
     let (file, events) = sink.finish(end.clock, end.top)?;
     Ok(Part {
         file,
