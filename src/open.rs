@@ -184,9 +184,20 @@ impl TraceCache {
     /// the bytes read as it goes). When strict, an import that found its
     /// source incomplete or damaged, now or earlier, is an error.
     pub fn trace(&self, input: &Path, name: &str, progress: &dyn Fn(u64)) -> Result<TracePath> {
+        Ok(self.import(input, name, progress)?.0)
+    }
+
+    /// [`trace`](Self::trace), with what its import found missing.
+    fn import(
+        &self,
+        input: &Path,
+        name: &str,
+        progress: &dyn Fn(u64),
+    ) -> Result<(TracePath, Option<String>)> {
         let trace = trace_in_as(input, &self.imports, self.from, progress)?;
-        self.check_import_problem(name, import_problem(&trace))?;
-        Ok(trace)
+        let problem = import_problem(&trace);
+        self.check_import_problem(name, problem.clone())?;
+        Ok((trace, problem))
     }
 
     /// When strict, fails when the import of the input named `name` found
@@ -251,9 +262,8 @@ impl TraceCache {
         options: LazyOptions,
         growing: bool,
     ) -> Result<OpenedTrace> {
-        let trace = self.trace(input, name, &|_| {})?;
+        let (trace, import_problem) = self.import(input, name, &|_| {})?;
         let mut warnings = Vec::new();
-        let import_problem = import_problem(&trace);
         if let Some(problem) = &import_problem {
             warnings.push(format!("{name}: imported, incomplete: {problem}"));
         }

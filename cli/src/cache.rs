@@ -80,6 +80,15 @@ impl Cache {
         }
     }
 
+    /// This cache naming strict opening `flag` in its refusals
+    /// ([`TraceCache::strict_flag`]; `--strict` by default).
+    pub fn strict_flag(self, flag: &'static str) -> Cache {
+        Cache {
+            traces: self.traces.strict_flag(flag),
+            ..self
+        }
+    }
+
     /// The library's cache this one opens through.
     pub fn traces(&self) -> &TraceCache {
         &self.traces

@@ -193,8 +193,13 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         ),
         None => None,
     };
+    let flag = match options.strict {
+        Some(_) => "options.strict",
+        None => "--strict",
+    };
     let cache = Cache::new(cache_dir, no_cache, strict)
         .map_err(|e| opening(&e))?
+        .strict_flag(flag)
         .file_access(access)
         .reading_as(from);
     let growing = options.growing.unwrap_or(false);

@@ -25,12 +25,14 @@
 //! ([`LazyTraceReader::walk_thread`], threads in parallel), containers
 //! decoded, other tracepoints by their headers only
 //! ([`WalkDetail::Containers`]). The walker keeps only the open frames and
-//! turns depths into frame openings and closings for a format's writer (a
-//! `Sink`). The output is written atomically: the head, the first thread's
-//! part as it is walked, the others' parts (held in unlinked temporary
-//! files) in thread order, the tail. Frame names are interned once per
-//! trace. Memory is the nesting and the names, plus for folded stacks one
-//! trie entry per distinct stack.
+//! turns depths into frame openings and closings for a `Sink`: a format's
+//! `Writer`, or the flame graph's paths ([`flame`]); a stop flag ends it
+//! at the next tracepoint ([`StackOptions::stop`]). A format's output is
+//! written atomically: the head, the first thread's part as it is walked,
+//! the others' parts (held in unlinked temporary files) in thread order,
+//! the tail. Frames are interned once per trace, one per name (overloads
+//! of a method are one frame). Memory is the nesting and the names, plus
+//! for folded stacks one trie entry per distinct stack.
 //!
 //! With [`StackOptions::root`], only one node's subtree is walked; the
 //! containers above it open before it (weighing nothing) so that stacks
