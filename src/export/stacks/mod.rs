@@ -12,12 +12,10 @@
 //! their sample count instead, which counts the samples passing through
 //! them: their own weight is that count less their children's.
 //!
-//! v22 traces carry no timestamps, so the timelines use a tracepoint's
-//! position in its thread's pre-order sequence as its time (unit "none"
-//! for speedscope, microseconds for Chrome, nanoseconds for Perfetto): a
-//! frame opens at its own position and closes where the next tracepoint
-//! outside it would be, so its duration is its total weight. A sample
-//! tree's frames take as much time as they have samples.
+//! v22 traces carry no timestamps: a tracepoint's time is its position in
+//! its thread's pre-order sequence (unit "none" for speedscope, µs for
+//! Chrome, ns for Perfetto), so a frame lasts its total weight (a sample
+//! tree's frames, their samples).
 //!
 //! # The walk
 //!
