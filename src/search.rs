@@ -194,6 +194,16 @@ pub enum SearchFrom {
     After(LazyNode),
 }
 
+/// Where [`find_previous`] starts looking back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchBack {
+    /// At the last tracepoint of a thread in pre-order (itself looked at
+    /// first).
+    ThreadEnd(ThreadId),
+    /// Just before a node: before the last hit, to resume.
+    Before(LazyNode),
+}
+
 /// The first tracepoint at or after `from`, in its thread's pre-order,
 /// that `options` asks for (its `threads` and `max` aside), or `None`
 /// when the thread holds no more, or when `options.stop` was set (the
@@ -250,46 +260,64 @@ fn one_hit(
     Ok((pattern, wanted, options))
 }
 
-/// The last tracepoint before `before` in its thread's pre-order (its
-/// previous siblings' subtrees and its ancestors, nearest first) that
-/// `options` asks for (its `threads` and `max` aside), or `None` when
-/// there is none before it, or when `options.stop` was set. Each step back
-/// costs a node's place among its siblings ([`LazyTraceReader::position`])
-/// or a call's last child, and each node looked at is matched with the
-/// calls above it, as [`find_next`] matches.
+/// The last tracepoint before `from` in its thread's pre-order (its
+/// previous siblings' subtrees and its ancestors, nearest first), or from
+/// the thread's end, that `options` asks for (its `threads` and `max`
+/// aside), or `None` when there is none before it, or when `options.stop`
+/// was set. Each step back costs a node's place among its siblings
+/// ([`LazyTraceReader::position`]) or a call's last child, and each node
+/// looked at is matched with the calls above it, as [`find_next`] matches.
 pub fn find_previous(
     reader: &LazyTraceReader,
-    before: LazyNode,
+    from: SearchBack,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
     let (pattern, wanted, options) = one_hit(reader, options)?;
-    let thread = reader.node_thread(before);
-    // The containers above `at`, outermost first.
-    let mut above = reader.ancestors(before)?;
-    let mut at = before;
+    // `above` holds the containers above `at`, outermost first; `look`
+    // says whether `at` itself is looked at before stepping back.
+    let (thread, mut above, mut at, mut look) = match from {
+        SearchBack::Before(node) => (
+            reader.node_thread(node),
+            reader.ancestors(node)?,
+            node,
+            false,
+        ),
+        SearchBack::ThreadEnd(thread) => {
+            let roots = reader.root_count(thread)?;
+            let Some(&root) = reader
+                .roots_range(thread, roots.saturating_sub(1), 1)?
+                .first()
+            else {
+                return Ok(None);
+            };
+            let mut above = Vec::new();
+            let at = last_below(reader, root, &mut above)?;
+            (thread, above, at, true)
+        }
+    };
     loop {
         if stopped(&options) {
             return Ok(None);
         }
-        let index = reader.position(at)?;
-        if index == 0 {
-            match above.pop() {
-                Some(parent) => at = parent,
-                None => return Ok(None),
-            }
-        } else {
-            let previous = match above.last() {
-                Some(&parent) => reader.children_range(parent, index - 1, 1)?,
-                None => reader.roots_range(thread, index - 1, 1)?,
-            };
-            at = previous.into_iter().next().ok_or_else(|| {
-                Error::internal(format!("no sibling {} before a node at {index}", index - 1))
-            })?;
-            while let Some(child) = reader.last_child(at)? {
-                above.push(at);
-                at = child;
+        if !look {
+            let index = reader.position(at)?;
+            if index == 0 {
+                match above.pop() {
+                    Some(parent) => at = parent,
+                    None => return Ok(None),
+                }
+            } else {
+                let previous = match above.last() {
+                    Some(&parent) => reader.children_range(parent, index - 1, 1)?,
+                    None => reader.roots_range(thread, index - 1, 1)?,
+                };
+                let sibling = previous.into_iter().next().ok_or_else(|| {
+                    Error::internal(format!("no sibling {} before a node at {index}", index - 1))
+                })?;
+                at = last_below(reader, sibling, &mut above)?;
             }
         }
+        look = false;
         let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
         let path = above
             .iter()
@@ -302,6 +330,20 @@ pub fn find_previous(
             }
         }
     }
+}
+
+/// The last node of `node`'s subtree in pre-order, the containers from
+/// `node` down to it pushed onto `above`.
+fn last_below(
+    reader: &LazyTraceReader,
+    mut node: LazyNode,
+    above: &mut Vec<LazyNode>,
+) -> Result<LazyNode> {
+    while let Some(child) = reader.last_child(node)? {
+        above.push(node);
+        node = child;
+    }
+    Ok(node)
 }
 
 /// Whether `options.stop` was set.

@@ -372,8 +372,8 @@ async function goTo(handle) {
 const CHANGES = ['added', 'removed', 'edited'];
 
 /** Selects the next (`step` 1) or previous (-1) change of a diff trace
- * after or before the selected row: next in its thread, then from the
- * start of each thread shown after it; previous in its thread. */
+ * after or before the selected row: in its thread, then from the start
+ * (the end) of each thread shown after (before) it. */
 async function stepChange(step) {
   if (!state.trace) return;
   const row = state.tree.row(state.selected);
@@ -381,13 +381,12 @@ async function stepChange(step) {
   const thread = row.kind === 'thread' ? row.thread : Number(row.handle.split(':')[0]);
   const asks = [];
   if (row.kind !== 'thread') asks.push({ from: row.handle });
-  if (step > 0) {
-    if (row.kind === 'thread') asks.push({ thread });
-    const chosen = $('thread').value;
-    for (const t of state.threads) {
-      if (t.id > thread && (chosen === 'all' || String(t.id) === chosen)) asks.push({ thread: t.id });
-    }
-  }
+  else if (step > 0) asks.push({ thread });
+  const chosen = $('thread').value;
+  const shown = state.threads.filter((t) => chosen === 'all' || String(t.id) === chosen);
+  const ids = shown.map((t) => t.id).filter((id) => (step > 0 ? id > thread : id < thread));
+  if (step < 0) ids.reverse();
+  for (const id of ids) asks.push({ thread: id });
   const method = step > 0 ? 'trace/findNext' : 'trace/findPrevious';
   for (const ask of asks) {
     const { hit } = await state.rpc.call(method, { trace: state.trace, diff: CHANGES, ...ask });
@@ -396,7 +395,7 @@ async function stepChange(step) {
       return;
     }
   }
-  status(step > 0 ? 'no change after this row' : 'no change before this row in its thread');
+  status(step > 0 ? 'no change after this row' : 'no change before this row');
 }
 
 function clearHits() {

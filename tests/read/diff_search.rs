@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use tracetree::model::DiffStatus;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search};
+use tracetree::search::{SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search};
 use tracetree::{Error, Result};
 
 use tracetree_testkit::diffs::diff_pair;
@@ -142,13 +142,11 @@ fn find_next_and_previous_step_through_the_changes() {
         for (ours, theirs) in forward.iter().zip(&in_thread) {
             assert_eq!((ours.event, &ours.path), (theirs.event, &theirs.path));
         }
-        let Some(last) = forward.last() else {
-            continue;
-        };
-        let mut backward = vec![last.event];
-        let mut at = last.node;
-        while let Some(hit) = find_previous(&reader, at, &options).unwrap() {
-            at = hit.node;
+        // Back from the thread's end, to its first change.
+        let mut backward = Vec::new();
+        let mut from = SearchBack::ThreadEnd(thread);
+        while let Some(hit) = find_previous(&reader, from, &options).unwrap() {
+            from = SearchBack::Before(hit.node);
             backward.push(hit.event);
         }
         backward.reverse();

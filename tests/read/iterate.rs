@@ -6,7 +6,7 @@ use tracetree::common::{LogicalOffset, ThreadId};
 use tracetree::generate::Shape;
 use tracetree::print::node_text;
 use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search};
+use tracetree::search::{SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search};
 use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -163,13 +163,17 @@ fn find_previous_walks_back_from_hit_to_hit() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 // From the last 100 hits back: each finds the one before.
                 let tail = expected.len().saturating_sub(100);
+                let from_end = find_previous(&reader, SearchBack::ThreadEnd(thread), &options);
+                assert_eq!(from_end.unwrap().as_ref(), expected.last().copied());
                 for pair in expected[tail..].windows(2) {
-                    let found = find_previous(&reader, pair[1].node, &options).unwrap();
+                    let before = SearchBack::Before(pair[1].node);
+                    let found = find_previous(&reader, before, &options).unwrap();
                     assert_eq!(found.as_ref(), Some(pair[0]), "{}", trace.display());
                     hits += 1;
                 }
                 if let Some(first) = expected.first() {
-                    assert_eq!(find_previous(&reader, first.node, &options).unwrap(), None);
+                    let before = SearchBack::Before(first.node);
+                    assert_eq!(find_previous(&reader, before, &options).unwrap(), None);
                 }
             }
         }
@@ -181,7 +185,8 @@ fn find_previous_walks_back_from_hit_to_hit() {
         };
         let thread = reader.thread_ids()[0];
         let last = reader.roots(thread).unwrap().pop().unwrap();
-        assert_eq!(find_previous(&reader, last, &stopped).unwrap(), None);
+        let before = SearchBack::Before(last);
+        assert_eq!(find_previous(&reader, before, &stopped).unwrap(), None);
     }
     assert!(hits > 50, "{hits} hits walked back");
 }

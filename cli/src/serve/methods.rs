@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
+use tracetree::search::{
+    SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search_streaming,
+};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -716,38 +718,37 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
         None => None,
     };
     let fail = |e: &tracetree::Error| failed(method, &trace, params.from.as_deref(), e);
-    let found = if method == "trace/findPrevious" {
-        let Some(from) = from else {
+    let thread = match (from, params.thread) {
+        (Some(_), _) | (None, None) => None,
+        (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
+            Some(ThreadId::new(thread))
+        }
+        (None, Some(thread)) => {
+            return Err(ServeError::invalid_params(
+                method,
+                "thread",
+                format!("{}: no thread {thread}", trace.about()),
+            ));
+        }
+    };
+    let found = match (from, thread, method == "trace/findPrevious") {
+        (Some(node), _, true) => find_previous(&reader, SearchBack::Before(node), &options),
+        (None, Some(thread), true) => {
+            find_previous(&reader, SearchBack::ThreadEnd(thread), &options)
+        }
+        (Some(node), _, false) => find_next(&reader, SearchFrom::After(node), &options),
+        (None, Some(thread), false) => {
+            find_next(&reader, SearchFrom::ThreadStart(thread), &options)
+        }
+        (None, None, _) => {
             return Err(ServeError::invalid_params(
                 method,
                 "from",
-                "missing: a node handle",
+                "give `from` (a handle) or `thread`",
             ));
-        };
-        find_previous(&reader, from, &options).map_err(|e| fail(&e))?
-    } else {
-        let from = match (from, params.thread) {
-            (Some(from), _) => SearchFrom::After(from),
-            (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
-                SearchFrom::ThreadStart(ThreadId::new(thread))
-            }
-            (None, Some(thread)) => {
-                return Err(ServeError::invalid_params(
-                    method,
-                    "thread",
-                    format!("{}: no thread {thread}", trace.about()),
-                ));
-            }
-            (None, None) => {
-                return Err(ServeError::invalid_params(
-                    method,
-                    "from",
-                    "give `from` (a handle) or `thread`",
-                ));
-            }
-        };
-        find_next(&reader, from, &options).map_err(|e| fail(&e))?
-    };
+        }
+    }
+    .map_err(|e| fail(&e))?;
     to_value(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
     })

@@ -419,9 +419,10 @@ pub struct FindParams {
     /// The trace's id.
     pub trace: String,
     /// Look after this node (its subtree first), or before it, in its
-    /// thread (required by `trace/findPrevious`).
+    /// thread.
     pub from: Option<String>,
-    /// `trace/findNext` without `from`: look from this thread's start.
+    /// Without `from`: look from this thread's start (`trace/findNext`)
+    /// or from its end (`trace/findPrevious`).
     pub thread: Option<i32>,
     /// What to find, as `trace/search` takes it (empty, the default,
     /// matches every tracepoint).

@@ -17,7 +17,7 @@ use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::{LazyNode, LazyTraceReader};
 use tracetree::search::{
-    Hit, SearchFrom, SearchOptions, SearchResult, find_next, find_previous, search,
+    Hit, SearchBack, SearchFrom, SearchOptions, SearchResult, find_next, find_previous, search,
 };
 
 use super::counts::Counter;
@@ -785,49 +785,36 @@ fn change_from(
     let Some(mut at) = threads.iter().position(|&t| t == thread) else {
         return Ok(None);
     };
+    let mut started = false;
     loop {
-        let found = match (forward, node) {
-            (true, from) => {
-                let from = from.map_or(SearchFrom::ThreadStart(threads[at]), SearchFrom::After);
-                find_next(reader, from, &options)?
-            }
-            (false, Some(before)) => find_previous(reader, before, &options)?,
-            (false, None) => None,
+        let found = if forward {
+            let from = node.map_or(SearchFrom::ThreadStart(threads[at]), SearchFrom::After);
+            find_next(reader, from, &options)?
+        } else if let Some(before) = node {
+            find_previous(reader, SearchBack::Before(before), &options)?
+        } else if started {
+            find_previous(reader, SearchBack::ThreadEnd(threads[at]), &options)?
+        } else {
+            // Nothing lies before a thread's own row in it.
+            None
         };
+        started = true;
         if let Some(hit) = found {
             return Ok(Some(hit.node));
         }
         // On to the thread after, from its start; or the thread before,
-        // from its last tracepoint (itself looked at first).
+        // from its end.
         node = None;
         if forward {
             at += 1;
             if at == threads.len() {
                 return Ok(None);
             }
-            continue;
+        } else {
+            let Some(before) = at.checked_sub(1) else {
+                return Ok(None);
+            };
+            at = before;
         }
-        let Some(before) = at.checked_sub(1) else {
-            return Ok(None);
-        };
-        at = before;
-        let roots = reader.root_count(threads[at])?;
-        let Some(&root) = reader
-            .roots_range(threads[at], roots.saturating_sub(1), 1)?
-            .first()
-        else {
-            continue;
-        };
-        let last = reader.last_descendant(root)?;
-        if reader
-            .node(last)?
-            .tracepoint()
-            .header
-            .diff_status
-            .is_change()
-        {
-            return Ok(Some(last));
-        }
-        node = Some(last);
     }
 }

@@ -784,6 +784,12 @@ fn searches_and_finds_keep_the_changes_of_a_diff() {
         json!({"trace": t, "from": last, "diff": all}),
     );
     assert_eq!(previous["hit"]["eventId"], expected[expected.len() - 2]);
+    // From a thread's end, findPrevious finds its last change.
+    let from_end = server.call(
+        "trace/findPrevious",
+        json!({"trace": t, "thread": thread, "diff": all}),
+    );
+    assert_eq!(from_end["hit"]["eventId"], expected[expected.len() - 1]);
     // A change that is not one, and a plain trace, are errors.
     let wrong = server.error("trace/search", json!({"trace": t, "diff": ["moved"]}));
     assert_eq!(wrong.code, -32602, "{wrong:?}");

@@ -307,7 +307,7 @@ try {
 
   // 6. A diff trace: `]` from the top steps through its changes in the
   // order `tracetree search --diff` lists them (threads ascending, each in
-  // event order), `[` steps back within a thread; rows are coloured.
+  // event order), `[` steps back, also into the thread before; rows are coloured.
   const changes = readFileSync(config.diff.changes, 'utf8').split('\n').filter(Boolean)
     .map((l) => JSON.parse(l));
   assert.ok(changes.length >= 4, `the diff has ${changes.length} changes`);
@@ -331,6 +331,17 @@ try {
     await diff.keyboard.press('[');
     await waitSelected(changes[2].line);
   }
+  // `]` from the second thread's row finds that thread's first change, and
+  // `[` from there the last change of the first thread.
+  const [first, second] = [...new Set(changes.map((c) => c.thread))];
+  assert.ok(second !== undefined, 'both threads of the diff have changes');
+  await diff.keyboard.press('Home');
+  await diff.keyboard.press('ArrowLeft');
+  await diff.keyboard.press('ArrowDown');
+  await diff.keyboard.press(']');
+  await waitSelected(changes.find((c) => c.thread === second).line);
+  await diff.keyboard.press('[');
+  await waitSelected(changes.filter((c) => c.thread === first).at(-1).line);
   const coloured = await diff.$$eval('#tree .row', (rows) => rows.filter((r) => /diff-(added|removed|edited)/.test(r.className)).length);
   assert.ok(coloured > 0, 'changed rows are coloured');
   checkNotBlank(await diff.screenshot({ path: `${config.shots}/diff.png` }), 'the diff');
