@@ -26,6 +26,8 @@ const state = {
   search: null,
   jumps: 0,
   flame: null,
+  // The files under the server's `--root` (`trace/files`), or null.
+  rootFiles: null,
 };
 
 function status(text, error = false) {
@@ -61,6 +63,7 @@ async function main() {
   state.served = init.served?.traces ?? [];
   const select = $('trace');
   for (const trace of state.served) select.append(new Option(trace.name, trace.name));
+  if (init.served?.root) await listRoot(select);
   state.rpc.on('trace/grown', grown);
   state.list = new VirtualList($('tree'), ROW, renderRow);
   bindKeys();
@@ -69,15 +72,33 @@ async function main() {
   select.addEventListener('change', () => openTrace(select.value).catch(fail));
   $('thread').addEventListener('change', () => showThreads());
   window.addEventListener('hashchange', () => followHash().catch(fail));
-  if (state.served.length === 0) return status('this server serves no trace');
   await followHash();
   $('tree').focus();
 }
 
-/** Opens what the URL's hash names (else the first trace), and its node. */
+/** Adds the files under the server's `--root` to the trace menu. */
+async function listRoot(select) {
+  const { files, truncated } = await state.rpc.call('trace/files', {});
+  state.rootFiles = files;
+  if (files.length === 0) return;
+  const group = document.createElement('optgroup');
+  group.label = 'under --root';
+  for (const file of files) group.append(new Option(file, file));
+  if (truncated) {
+    const more = new Option('… more: name one in the URL (#trace=PATH)');
+    more.disabled = true;
+    group.append(more);
+  }
+  select.append(group);
+}
+
+/** Opens what the URL's hash names (else the first trace), and its node:
+ * a served trace, or with `--root` any path under it (the server checks). */
 async function followHash() {
   const { trace, node } = readHash();
-  const name = state.served.some((t) => t.name === trace) ? trace : state.served[0].name;
+  const named = trace && (state.rootFiles || state.served.some((t) => t.name === trace));
+  const name = named ? trace : (state.served[0]?.name ?? state.rootFiles?.[0]);
+  if (!name) return status(state.rootFiles ? 'no file under the served folder' : 'this server serves no trace');
   if (name !== state.name) await openTrace(name);
   if (node) await goTo(node);
 }
@@ -98,6 +119,7 @@ async function openTrace(name) {
   state.name = name;
   state.trace = opened.trace;
   state.threads = opened.threads;
+  if (![...$('trace').options].some((o) => o.value === name)) $('trace').append(new Option(name, name));
   $('trace').value = name;
   const threads = $('thread');
   threads.replaceChildren(new Option('all threads', 'all'));

@@ -143,7 +143,7 @@ fn parse<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, ServeErr
     })
 }
 
-fn to_value(value: impl serde::Serialize) -> Result<Value, ServeError> {
+pub(super) fn to_value(value: impl serde::Serialize) -> Result<Value, ServeError> {
     serde_json::to_value(value)
         .map_err(|e| ServeError::new(code::INTERNAL_ERROR, format!("result not encoded: {e}")))
 }

@@ -108,6 +108,7 @@ pub fn schema() -> Value {
         of::<SandwichParams>(g),
         of::<SandwichResult>(g),
     );
+    method("trace/files", null.clone(), of::<FileList>(g));
     let notifications = json!({
         "exit": null,
         "$/cancelRequest": of::<CancelParams>(g),

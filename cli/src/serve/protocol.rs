@@ -50,6 +50,17 @@ pub struct Served {
     pub root: bool,
 }
 
+/// `trace/files`' result: the files under `serve --http`'s `--root`
+/// that `trace/open` takes, by their paths relative to it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileList {
+    /// Relative paths, sorted.
+    pub files: Vec<String>,
+    /// Whether more files lie under the root than were listed.
+    pub truncated: bool,
+}
+
 /// A trace named on the command line of `serve --http`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

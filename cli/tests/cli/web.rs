@@ -389,6 +389,11 @@ fn only_the_served_traces_and_files_under_the_root_open() {
             json!({"path": path, "options": {"countTracepoints": false}}),
         )
     };
+    // The page's menu: what lies under the root, not the link out of it,
+    // and each one opens.
+    let listed = web.call("trace/files", Value::Null);
+    assert_eq!(listed["files"], json!(["sub/inside.trace"]), "{listed}");
+    assert_eq!(listed["truncated"], json!(false));
     let inside = open(&mut web, "sub/inside.trace");
     assert!(inside["error"].is_null(), "{inside}");
     assert!(open(&mut web, named.to_str().unwrap())["error"].is_null());
@@ -431,6 +436,7 @@ fn only_the_served_traces_and_files_under_the_root_open() {
     let mut web = Web::start(dir.path(), &["serve", "--http", named.to_str().unwrap()]);
     let answer = open(&mut web, root.join("sub/inside.trace").to_str().unwrap());
     assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert_eq!(web.call("trace/files", Value::Null)["files"], json!([]));
 }
 
 #[test]
@@ -641,8 +647,17 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
             pair.diff.to_str().unwrap(),
         ],
     );
+    // A server of a folder only: the page lists and opens what lies in it.
+    let served = dir.path().join("served");
+    std::fs::create_dir_all(served.join("sub")).unwrap();
+    std::fs::copy(&mixed, served.join("sub/mixed.trace")).unwrap();
+    let folder = Web::start(
+        &cache,
+        &["serve", "--http", "--root", served.to_str().unwrap()],
+    );
     let config = json!({
         "url": web.url,
+        "root": {"url": folder.url, "file": "sub/mixed.trace", "print": printed[0]},
         "chromium": CHROMIUM,
         "shots": shots,
         "mixed": {"name": mixed, "print": printed[0], "dump": dump_file},
@@ -674,6 +689,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         "flame-zoomed",
         "sandwich",
         "diff",
+        "root",
     ] {
         assert!(shots.join(format!("{shot}.png")).is_file(), "{shot}.png");
     }

@@ -5,13 +5,26 @@
 //! (resolved) root; `..`, absolute paths and links leading out are
 //! refused. Methods that write a file a page names (`trace/export`) or
 //! choose a folder to write in (`options.cacheDir`) are not served.
+//! `trace/files` lists the root's files for a page to choose from: at
+//! most [`MAX_LISTED`] regular files found among the first
+//! [`MAX_VISITED`] entries, hidden ones and index files left out, links
+//! not followed (so nothing listed leads out).
 
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::serve::errors::{ServeError, code};
-use crate::serve::protocol::{Served, ServedTrace};
+use crate::serve::protocol::{FileList, Served, ServedTrace};
+
+/// The most files `trace/files` lists.
+pub const MAX_LISTED: usize = 2000;
+
+/// The most entries under the root `trace/files` looks at.
+pub const MAX_VISITED: usize = 100_000;
+
+/// How deep under the root `trace/files` looks.
+const MAX_DEPTH: usize = 8;
 
 /// A trace given on the command line.
 #[derive(Debug, Clone)]
@@ -108,6 +121,44 @@ impl Files {
         Ok(path)
     }
 
+    /// The files under the root a page may open (`trace/files`), sorted
+    /// by path; none without a root.
+    pub fn list(&self) -> FileList {
+        let mut list = FileList {
+            files: Vec::new(),
+            truncated: false,
+        };
+        let Some(root) = &self.root else {
+            return list;
+        };
+        let hidden = |entry: &walkdir::DirEntry| {
+            entry.depth() > 0 && entry.file_name().to_string_lossy().starts_with('.')
+        };
+        let entries = walkdir::WalkDir::new(root)
+            .follow_links(false)
+            .max_depth(MAX_DEPTH)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|entry| !hidden(entry));
+        for (visited, entry) in entries.enumerate() {
+            if visited == MAX_VISITED || list.files.len() == MAX_LISTED {
+                list.truncated = true;
+                break;
+            }
+            // An entry that cannot be read is not one a page could open.
+            let Ok(entry) = entry else { continue };
+            let index = entry.path().extension().is_some_and(|e| e == "idx");
+            if !entry.file_type().is_file() || index {
+                continue;
+            }
+            let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
+            if let Some(relative) = relative {
+                list.files.push(relative.to_string());
+            }
+        }
+        list
+    }
+
     /// `params` of a request made over HTTP, checked and rewritten: a
     /// `trace/open`'s path resolved; what a page may not ask refused.
     pub fn admit(&self, method: &str, params: &mut Value) -> Result<(), ServeError> {
@@ -180,5 +231,43 @@ mod tests {
         }
         let none = Files::new(&[], None, false).unwrap();
         assert!(none.resolve("sub/a.trace").is_err());
+        assert!(none.list().files.is_empty());
+    }
+
+    #[test]
+    fn the_listing_holds_what_opens_and_nothing_that_leads_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        for folder in ["sub/deeper", ".hidden", "empty"] {
+            std::fs::create_dir_all(root.join(folder)).unwrap();
+        }
+        for file in [
+            "b.trace",
+            "b.trace.idx",
+            "sub/a.jfr",
+            "sub/deeper/c",
+            ".hidden/d",
+        ] {
+            std::fs::write(root.join(file), b"x").unwrap();
+        }
+        std::fs::write(dir.path().join("secret"), b"x").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.path().join("secret"), root.join("link")).unwrap();
+        let files = Files::new(&[], Some(&root), false).unwrap();
+        let list = files.list();
+        assert_eq!(list.files, ["b.trace", "sub/a.jfr", "sub/deeper/c"]);
+        assert!(!list.truncated);
+        for name in &list.files {
+            assert!(files.resolve(name).is_ok(), "{name}");
+        }
+        // Past the bound, the listing says so.
+        let many = root.join("many");
+        std::fs::create_dir_all(&many).unwrap();
+        for i in 0..=MAX_LISTED {
+            std::fs::write(many.join(format!("{i:05}")), b"").unwrap();
+        }
+        let list = files.list();
+        assert_eq!(list.files.len(), MAX_LISTED);
+        assert!(list.truncated);
     }
 }

@@ -273,6 +273,14 @@ impl App {
                     methods::initialize(params, Some(self.files.served())),
                 );
             }
+            "trace/files" => {
+                let app = Arc::clone(self);
+                let listed = tokio::task::spawn_blocking(move || app.files.list()).await;
+                let listed = listed.map_err(|e| {
+                    ServeError::new(code::INTERNAL_ERROR, format!("trace/files: {e}"))
+                });
+                return answer(id_json, listed.and_then(methods::to_value));
+            }
             "shutdown" => {
                 return answer(
                     id_json,

@@ -284,9 +284,10 @@ try {
   await flame.click('#flame-sandwich');
   await flame.waitForFunction(() => !document.querySelector('#sandwich').hidden
     && document.querySelector('#callers .frame') && !document.querySelector('#flame-pane').dataset.busy);
-  const sides = await flame.$$eval('#callers .frame, #callees .frame', (elements) => elements.map((e) => ({
-    side: e.parentElement.id, path: e.dataset.path, total: Number(e.dataset.total),
-  })));
+  // Read in one evaluation: frames handed over one by one may have been
+  // drawn again (detached) in between.
+  const sides = await flame.evaluate(() => [...document.querySelectorAll('#callers .frame, #callees .frame')]
+    .map((e) => ({ side: e.parentElement.id, path: e.dataset.path, total: Number(e.dataset.total) })));
   let outermost = 0;
   const callees = new Map();
   for (const [path, total] of counted) {
@@ -345,6 +346,22 @@ try {
   const coloured = await diff.$$eval('#tree .row', (rows) => rows.filter((r) => /diff-(added|removed|edited)/.test(r.className)).length);
   assert.ok(coloured > 0, 'changed rows are coloured');
   checkNotBlank(await diff.screenshot({ path: `${config.shots}/diff.png` }), 'the diff');
+  // 7. A server of a folder: its files are in the trace menu, and the
+  // first one opens with print's tree.
+  const folder = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  folder.setDefaultTimeout(PATIENCE);
+  folder.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await folder.goto(config.root.url);
+  await folder.waitForSelector('#tree .row.thread');
+  const menu = await folder.$$eval('#trace option', (options) => options.map((o) => o.value));
+  assert.deepEqual(menu, [config.root.file], 'the trace menu lists the folder');
+  assert.match(folder.url(), /#trace=sub%2Fmixed\.trace/, 'the link names the file');
+  await folder.focus('#tree');
+  await folder.keyboard.press('Enter');
+  const firstNode = nodeLines(config.root.print)[0].trim();
+  await folder.waitForFunction((text) => [...document.querySelectorAll('#tree .row .text')]
+    .some((e) => e.textContent === text), firstNode);
+  checkNotBlank(await folder.screenshot({ path: `${config.shots}/root.png` }), 'the folder');
   assert.deepEqual(errors, [], 'no error in the page');
   process.stdout.write('ok\n');
 } catch (error) {
