@@ -2,8 +2,10 @@
 and exported, as the command line does."""
 
 import json
-import subprocess
 import os
+import shutil
+import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,86 @@ def test_blinky_log_opens_with_what_its_import_skipped(tmp_path, own_cache):
         assert Path(trace.trace_path).parent == own_cache
         kinds = [node.kind for _, node in walk(trace)]
         assert kinds.count("method_call") == 1 and kinds.count("read_field") == 1, kinds
+        out = tmp_path / "dump.jsonl"
+        tracetree.dump(trace, out)
+        assert [record(t, n) for t, n in walk(trace)] == dumped(
+            out.read_text().splitlines(), KEYS)
+
+
+def tptp_message(id, *attributes):
+    """One little-endian TPTP message: id, length, attributes."""
+    body = b"".join(attributes)
+    return struct.pack("<HI", id, len(body)) + body
+
+
+def tptp_recording():
+    """Two threads: m0 calling m1 on thread 1, m1 alone on thread 2."""
+    L = lambda v: struct.pack("<Q", v)  # noqa: E731
+    I = lambda v: struct.pack("<I", v)  # noqa: E731
+    S = lambda text: text.encode() + b"\0"  # noqa: E731
+    out = b"0TBF\x01\x00\x01\x01" + I(12)
+    out += tptp_message(1011, L(0), L(0), L(0), I(0), S(""), L(0), L(0), S("A.java"), S(""),
+                        S(""), L(0), L(0), S("demo/A"), S(""), I(0), I(0), I(0), S(""), S(""))
+    for method in (0, 1):
+        out += tptp_message(1012, S(f"m{method}"), S("()V"), b"\0" * 4, S(""), L(0), L(0),
+                            S(""), L(0), L(0), L(method), S(""), S(""))
+    entry = lambda thread, time, method, ticket: tptp_message(  # noqa: E731
+        1015, L(0), L(thread), L(time), L(method), I(ticket), *[L(0)] * 5, S(""), S(""))
+    leave = lambda thread, time, ticket: tptp_message(  # noqa: E731
+        1016, L(0), L(thread), L(time), I(ticket), *[L(0)] * 6, S(""), S(""), S(""))
+    return (out + entry(1, 1, 0, 1) + entry(1, 2, 1, 2) + entry(2, 3, 1, 3) + leave(1, 4, 2)
+            + leave(2, 5, 3) + leave(1, 6, 1))
+
+
+def test_tptp_recording_opens_as_dump_reads_it(tmp_path, own_cache):
+    source = tmp_path / "run.trcbin"
+    source.write_bytes(tptp_recording())
+    with tracetree.open(source) as trace:
+        assert trace.source_format == "tptp"
+        assert len(trace.threads) == 2 and trace.status == "complete", trace.warnings
+        nodes = [node for _, node in walk(trace)]
+        assert [(n.depth, n.method) for n in nodes] == [(0, "demo.A.m0"), (1, "demo.A.m1"),
+                                                        (0, "demo.A.m1")]
+        out = tmp_path / "dump.jsonl"
+        tracetree.dump(trace, out)
+        assert [record(t, n) for t, n in walk(trace)] == dumped(
+            out.read_text().splitlines(), KEYS)
+    # Cut inside its last message: what is whole is kept, and the cut said.
+    cut = tmp_path / "cut.trcbin"
+    cut.write_bytes(tptp_recording()[:-20])
+    with tracetree.open(cut) as trace:
+        assert trace.status == "damaged"
+        assert any("runs past the end" in w for w in trace.warnings), trace.warnings
+        assert len([node for _, node in walk(trace)]) == 3
+    with pytest.raises(tracetree.DamagedTraceError):
+        tracetree.open(cut, strict=True)
+
+
+SPIN = """
+public class Spin {
+    static long hot(long x) { for (int i = 0; i < 1000; i++) x = x * 31 + i; return x; }
+    public static void main(String[] args) {
+        long end = System.nanoTime() + 800_000_000L, t = 0;
+        while (System.nanoTime() < end) t += hot(t);
+        System.out.println(t);
+    }
+}
+"""
+
+
+def test_jfr_recording_of_a_jdk_opens_as_dump_reads_it(tmp_path, own_cache):
+    """A recording made here by the JDK on PATH: its samples under Spin.main."""
+    if not (shutil.which("javac") and shutil.which("java")):
+        pytest.skip("no JDK (java, javac) on PATH to record with")
+    (tmp_path / "Spin.java").write_text(SPIN)
+    subprocess.run(["javac", "-d", str(tmp_path), str(tmp_path / "Spin.java")], check=True)
+    recording = tmp_path / "spin.jfr"
+    subprocess.run(["java", f"-XX:StartFlightRecording=filename={recording},settings=profile",
+                    "-cp", str(tmp_path), "Spin"], check=True, capture_output=True)
+    with tracetree.open(recording) as trace:
+        assert trace.source_format == "jfr"
+        nodes = [node for _, node in walk(trace)]
+        assert any(node.method == "Spin.main" for node in nodes), [n.method for n in nodes[:20]]
         out = tmp_path / "dump.jsonl"
         tracetree.dump(trace, out)
         assert [record(t, n) for t, n in walk(trace)] == dumped(
