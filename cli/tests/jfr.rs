@@ -13,17 +13,6 @@ fn tracetree(cache: &Path, args: &[&str]) -> (bool, String, String) {
     tracetree_testkit::cli::run_with_env(binary, &[("TRACETREE_CACHE_DIR", cache)], args)
 }
 
-const WORK: &str = r#"
-public class Spin {
-    static long hot(long x) { for (int i = 0; i < 1000; i++) x = x * 31 + i; return x; }
-    public static void main(String[] args) {
-        long end = System.nanoTime() + 800_000_000L, t = 0;
-        while (System.nanoTime() < end) t += hot(t);
-        System.out.println(t);
-    }
-}
-"#;
-
 #[test]
 fn info_import_print_and_dump_of_a_recording() {
     let have = |tool: &str| Command::new(tool).arg("--version").output().is_ok();
@@ -33,7 +22,7 @@ fn info_import_print_and_dump_of_a_recording() {
     }
     let dir = tempfile::tempdir().unwrap();
     let source = dir.path().join("Spin.java");
-    std::fs::write(&source, WORK).unwrap();
+    std::fs::copy(tracetree_testkit::files::testdata("Spin.java"), &source).unwrap();
     let ok = |c: &mut Command| c.status().is_ok_and(|s| s.success());
     assert!(ok(Command::new("javac")
         .arg("-d")

@@ -137,23 +137,13 @@ def test_tptp_recording_opens_as_dump_reads_it(tmp_path, own_cache):
         tracetree.open(cut, strict=True)
 
 
-SPIN = """
-public class Spin {
-    static long hot(long x) { for (int i = 0; i < 1000; i++) x = x * 31 + i; return x; }
-    public static void main(String[] args) {
-        long end = System.nanoTime() + 800_000_000L, t = 0;
-        while (System.nanoTime() < end) t += hot(t);
-        System.out.println(t);
-    }
-}
-"""
 
 
 def test_jfr_recording_of_a_jdk_opens_as_dump_reads_it(tmp_path, own_cache):
     """A recording made here by the JDK on PATH: its samples under Spin.main."""
     if not (shutil.which("javac") and shutil.which("java")):
         pytest.skip("no JDK (java, javac) on PATH to record with")
-    (tmp_path / "Spin.java").write_text(SPIN)
+    shutil.copy(REPO / "testdata" / "Spin.java", tmp_path / "Spin.java")
     subprocess.run(["javac", "-d", str(tmp_path), str(tmp_path / "Spin.java")], check=True)
     recording = tmp_path / "spin.jfr"
     subprocess.run(["java", f"-XX:StartFlightRecording=filename={recording},settings=profile",
