@@ -5,8 +5,9 @@
 // of children) and MIXED.trace from `tracetree gen` (calls to expand); a
 // trace is opened once before measuring, so that its lookups are cached. Prints, as JSON: the page's first rows (navigation
 // start to the tree drawn), the wide call's expansion (key to its first
-// rows drawn, and to its exact count), a scroll to its middle, and the
-// page's JavaScript heap through EXPANSIONS expansions and collapses.
+// rows drawn, and to its exact count), a scroll to its middle, the flame
+// graph of MIXED's first thread (key to frames drawn), and the page's
+// JavaScript heap through EXPANSIONS expansions and collapses.
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -72,6 +73,16 @@ try {
   await page.goto(`${url}#${new URLSearchParams({ trace: mixed })}`);
   await page.waitForFunction((name) => document.querySelector('#trace')?.value === name
     && document.querySelector('#tree .row.thread'), mixed);
+  await settled();
+  // The flame graph of the first thread, from the key to its frames drawn.
+  await page.focus('#tree');
+  const flameStart = await page.evaluate(() => performance.now());
+  await page.keyboard.press('f');
+  const flamed = await page.waitForFunction(() => document.querySelector('#flame .frame')
+    && !document.querySelector('#flame-pane').dataset.busy && performance.now(), null, { polling: 'raf' });
+  figures.flameOfFirstThreadMs = (await flamed.jsonValue()) - flameStart;
+  figures.flameFrames = await page.$$eval('#flame .frame', (frames) => frames.length);
+  await page.keyboard.press('Escape');
   await settled();
   const heap = async () => (await page.evaluate(() => performance.memory.usedJSHeapSize)) / 2 ** 20;
   figures.heapBeforeMB = await heap();
