@@ -31,7 +31,8 @@
 //! - [`open`](mod@open): any input opened as every front end opens it
 //!   ([`TraceCache`]): imported once into a cache, with its status and
 //!   warnings, or refused when strict.
-//! - [`generate`] (feature `generate`): synthetic traces.
+//! - `generate` (feature `generate`, off by default): synthetic traces for
+//!   the tests, the benchmarks and `tracetree gen`.
 //!
 //! [`storage`] maps files; [`error`] holds the typed errors;
 //! [`lowlevel`] gathers the byte-level parts the readers are built from,
