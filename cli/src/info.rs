@@ -17,7 +17,7 @@ use tracetree::read::{
     index_path,
 };
 use tracetree::storage::TraceBytes;
-use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
+use tracetree::storage::packed::PackedTrace;
 
 use crate::cache::Cache;
 use crate::words::{calls_or_loops, group, plural};
@@ -188,7 +188,11 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
     let (index, index_bytes) = if PackedTrace::is_packed(file) {
-        let index = PathBuf::from(format!("{}!{INDEX_ENTRY}", file.display()));
+        let index = PathBuf::from(format!(
+            "{}!{}",
+            file.display(),
+            PackedTrace::INDEX_ENTRY
+        ));
         (index, PackedTrace::open(file)?.index()?)
     } else {
         let index = index_path(file);

@@ -7,9 +7,12 @@ use std::path::{Path, PathBuf};
 
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy, write_index_to};
-use tracetree::storage::ZERO_SLACK;
 use tracetree::tree::TraceTree;
 use tracetree_testkit::lazy::{assert_same_tree, testdata_traces};
+
+/// Zeros a data file may end with and still be read as it is: the bound
+/// `TraceBytes::without_zero_tail` documents.
+const ZERO_SLACK: u64 = 64;
 
 /// A copy of `trace` (and its index) cut to `len` bytes with `zeros`
 /// zero bytes after (a sparse file: nothing is written for them).
