@@ -37,9 +37,8 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{
-    TracePath, cache_dir, stored_problem, stored_summary, trace_for, trace_in, trace_in_as,
-};
+pub use cache::{TracePath, stored_summary, trace_for};
+pub(crate) use cache::{stored_problem, trace_in_as};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
