@@ -8,9 +8,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
-use tracetree::export::stacks::{
-    CHROME_EVENTS_FOR_BROWSERS, StackFormat, StackOptions, export_stacks,
-};
+use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
 use tracetree::model::DiffStatus;
 
 use crate::cache::Cache;
@@ -136,13 +134,13 @@ fn stacks(
         group(summary.bytes)
     );
     summary_line(&line, to_stdout, out)?;
-    if format == StackFormat::Chrome && summary.events > CHROME_EVENTS_FOR_BROWSERS {
+    if format == StackFormat::Chrome && summary.events > StackFormat::CHROME_EVENTS_FOR_BROWSERS {
         eprintln!(
             "warning: {} events is more than browsers' trace viewers load comfortably \
              (about {}); export less with --root EVENT_ID or --thread ID, or use --format \
              perfetto",
             group(summary.events),
-            group(CHROME_EVENTS_FOR_BROWSERS)
+            group(StackFormat::CHROME_EVENTS_FOR_BROWSERS)
         );
     }
     Ok(())

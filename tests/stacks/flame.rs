@@ -10,9 +10,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value as Json;
 
 use tracetree::common::ThreadId;
-use tracetree::export::stacks::flame::{
-    ALL_THREADS, FlameGraph, FlameOptions, MAX_FRAMES, Sandwich, flame_graph, sandwich,
-};
+use tracetree::export::stacks::flame::{FlameGraph, FlameOptions, Sandwich, flame_graph, sandwich};
 use tracetree::generate::Shape;
 use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, WalkDetail};
 use tracetree::write_jsonl;
@@ -216,7 +214,7 @@ fn consistent(graph: &FlameGraph) {
 fn all_frames() -> FlameOptions {
     FlameOptions {
         min_fraction: 0.0,
-        max_frames: MAX_FRAMES,
+        max_frames: FlameOptions::MAX_FRAMES,
         ..FlameOptions::default()
     }
 }
@@ -268,12 +266,13 @@ fn widths_equal_counts_over_dump_rows() {
                 .filter(|r| r.thread == thread)
                 .map(r_clone)
                 .collect();
-            let root = vec![ALL_THREADS.to_string(), name.clone()];
+            let root = vec![FlameGraph::ALL_THREADS.to_string(), name.clone()];
             count(&own, &root, &method, Some(name), &mut want);
             all_total += want.flame.get(&root).map_or(0, |w| w.0);
         }
         if names.len() > 1 {
-            want.flame.insert(vec![ALL_THREADS.into()], (all_total, 0));
+            want.flame
+                .insert(vec![FlameGraph::ALL_THREADS.into()], (all_total, 0));
         } else {
             // One thread: its frame is the root.
             want.flame = want
@@ -436,7 +435,12 @@ fn pruning_keeps_widths_adding_up() {
     let reader = LazyTraceReader::open(&trace).unwrap();
     let full = flame_graph(&reader, &all_frames(), &|_| {}).unwrap();
     let full_widths = widths(&full);
-    for (fraction, max_frames) in [(0.01, MAX_FRAMES), (0.0, 7), (0.001, 40), (1.0, 10)] {
+    for (fraction, max_frames) in [
+        (0.01, FlameOptions::MAX_FRAMES),
+        (0.0, 7),
+        (0.001, 40),
+        (1.0, 10),
+    ] {
         let options = FlameOptions {
             min_fraction: fraction,
             max_frames,
@@ -525,7 +529,7 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
             ..FlameOptions::default()
         },
         FlameOptions {
-            max_frames: MAX_FRAMES + 1,
+            max_frames: FlameOptions::MAX_FRAMES + 1,
             ..FlameOptions::default()
         },
         FlameOptions {

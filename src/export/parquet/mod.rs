@@ -31,7 +31,7 @@
 //! the next (two row groups in memory; the walk and the encoding each get
 //! a core). Progress is reported in bytes of the thread's stream (its
 //! length known before the walk, its rows only after). A new part starts
-//! every [`ROW_GROUPS_PER_PART`] row groups. The partition is written
+//! every `ROW_GROUPS_PER_PART` (16) row groups. The partition is written
 //! under a temporary name beside it and renamed into place only when
 //! whole.
 
@@ -71,7 +71,7 @@ fn zstd_level() -> ZstdLevel {
 }
 
 /// Row groups written to one part file before the next part starts.
-pub const ROW_GROUPS_PER_PART: usize = 16;
+pub(crate) const ROW_GROUPS_PER_PART: usize = 16;
 
 /// How to export.
 #[derive(Debug, Clone)]

@@ -89,9 +89,11 @@ impl StackFormat {
     }
 }
 
-/// Chrome Trace Event files with more events than this are slow or too
-/// large for browsers' viewers.
-pub const CHROME_EVENTS_FOR_BROWSERS: u64 = 1_000_000;
+impl StackFormat {
+    /// Chrome Trace Event files ([`Chrome`](Self::Chrome)) with more
+    /// events than this are slow or too large for browsers' viewers.
+    pub const CHROME_EVENTS_FOR_BROWSERS: u64 = 1_000_000;
+}
 
 /// How to export.
 #[derive(Debug, Clone)]
