@@ -188,11 +188,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
     let (index, index_bytes) = if PackedTrace::is_packed(file) {
-        let index = PathBuf::from(format!(
-            "{}!{}",
-            file.display(),
-            PackedTrace::INDEX_ENTRY
-        ));
+        let index = PathBuf::from(format!("{}!{}", file.display(), PackedTrace::INDEX_ENTRY));
         (index, PackedTrace::open(file)?.index()?)
     } else {
         let index = index_path(file);
