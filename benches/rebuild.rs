@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::lowlevel::{DEFAULT_WINDOW, rebuild_index, rebuild_index_windowed};
+use tracetree::lowlevel::{rebuild_index, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -52,7 +52,7 @@ fn rebuild(c: &mut Criterion) {
     }
     // In windows (what `tracetree index` and an open without an index run):
     // each window's cells are dropped inside the timing, as they are there.
-    for window in [DEFAULT_WINDOW, 16 << 20] {
+    for window in [RebuildOptions::DEFAULT_WINDOW, 16 << 20] {
         group.bench_function(
             format!("rebuild 2 threads in {} MiB windows", window >> 20),
             |b| {

@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, FILE_HEADER_LEN, Object, decode_block};
+use tracetree::lowlevel::{BlockStep, Object, decode_block};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::read::index_path;
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
+use tracetree_testkit::layout::FILE_HEADER_LEN;
 
 #[path = "support/mod.rs"]
 mod support;

@@ -179,6 +179,7 @@ pub mod write;
 pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 pub use export::stacks::{StackFormat, StackOptions, export_stacks};
+pub use format::FORMAT_VERSION;
 pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};
 pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, print_trace, write_jsonl};

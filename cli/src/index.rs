@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::lowlevel::MAX_WORKERS_PER_CORE;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
@@ -25,7 +24,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
             "tracetree: using {workers} worker thread{} instead of {threads} (at most {} per \
              core, and one per MiB of data)",
             crate::words::plural(workers as u64),
-            MAX_WORKERS_PER_CORE
+            RebuildOptions::MAX_WORKERS_PER_CORE
         );
     }
     let bar = ProgressBar::new(size).with_style(

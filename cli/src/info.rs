@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tracetree::FORMAT_VERSION;
 use tracetree::Result;
 use tracetree::common::ThreadId;
 use tracetree::import::stored_summary;
-use tracetree::lowlevel::FORMAT_VERSION;
 use tracetree::lowlevel::parse_index;
 use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;

@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
+use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::rebuild_index;
-use tracetree::lowlevel::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
 use tracetree::lowlevel::{BlockStep, decode_block};
-use tracetree::lowlevel::{INDEX_FOOTER_LEN, parse_index};
+use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
+
+use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
-use tracetree::lowlevel::{DATA_MAGIC, Object, file_header};
+use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, Footer, JavaStr, MethodDescriptor,
     StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value,
@@ -13,6 +13,7 @@ use tracetree::model::{
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::EagerTrace;
 use tracetree::storage::TraceBytes;
+use tracetree_testkit::layout::{DATA_MAGIC, file_header};
 
 use tracetree_testkit::compare::first_difference;
 use tracetree_testkit::files;

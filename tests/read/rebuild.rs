@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tracetree::TraceBytes;
 use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
-use tracetree::lowlevel::{
-    MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuiltIndex, rebuild_index, rebuild_index_windowed,
-};
+use tracetree::lowlevel::{RebuiltIndex, rebuild_index, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -135,16 +133,16 @@ fn workers_are_capped_by_cores_and_by_the_data() {
     assert_eq!(asked(0).workers(0), 1, "never 0");
     assert_eq!(
         asked(100_000).workers(1 << 40),
-        cores * MAX_WORKERS_PER_CORE,
+        cores * RebuildOptions::MAX_WORKERS_PER_CORE,
         "a few per core"
     );
     assert_eq!(
         asked(2).workers(1 << 40),
-        2.min(cores * MAX_WORKERS_PER_CORE)
+        2.min(cores * RebuildOptions::MAX_WORKERS_PER_CORE)
     );
     assert_eq!(
-        asked(3).workers(2 * MIN_CHUNK + 1),
-        3.min(cores * MAX_WORKERS_PER_CORE)
+        asked(3).workers(2 * RebuildOptions::MIN_CHUNK + 1),
+        3.min(cores * RebuildOptions::MAX_WORKERS_PER_CORE)
     );
 }
 

@@ -9,10 +9,10 @@ use std::io::Write;
 use std::path::Path;
 
 use tracetree::generate::{Shape, ThreadGenerator};
-use tracetree::lowlevel::CELL_LEN;
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::{LazyOptions, LazyTraceReader, index_path};
 use tracetree::write::{StreamingOptions, StreamingWriter};
+use tracetree_testkit::layout::CELL_LEN;
 use tracetree_testkit::lazy::assert_same_tree;
 
 /// A finished trace of two threads (deep and mixed calls) in 512-byte

@@ -67,19 +67,31 @@ pub struct RebuildOptions {
     pub chunk_size: u64,
 }
 
-/// The smallest discovery chunk chosen when [`RebuildOptions::chunk_size`]
-/// is 0: a worker's unit of work.
-pub const MIN_CHUNK: u64 = 1 << 20;
-
-/// Workers per core a rebuild starts at most: more only add threads
-/// (each with its stack and allocator arena) that wait for a core.
-pub const MAX_WORKERS_PER_CORE: usize = 4;
+pub(crate) const MIN_CHUNK: u64 = RebuildOptions::MIN_CHUNK;
+const MAX_WORKERS_PER_CORE: usize = RebuildOptions::MAX_WORKERS_PER_CORE;
 
 impl RebuildOptions {
+    /// The smallest discovery chunk chosen when
+    /// [`chunk_size`](Self::chunk_size) is 0: a worker's unit of work.
+    pub const MIN_CHUNK: u64 = 1 << 20;
+
+    /// Workers per core a rebuild starts at most: more only add threads
+    /// (each with its stack and allocator arena) that wait for a core.
+    pub const MAX_WORKERS_PER_CORE: usize = 4;
+
+    /// A window for [`rebuild_index_windowed`] that bounds its heap
+    /// without slowing it: 128 MiB of data, whose cells take ~24 bytes per
+    /// container or reference object (about 20 MB for a mixed trace; the
+    /// windows' chunks reserve a cell per 64 bytes, touched only as
+    /// filled).
+    pub const DEFAULT_WINDOW: u64 = 128 << 20;
+
     /// The workers a rebuild of `data_len` bytes runs on: the threads
-    /// asked for (every core for 0), but at most [`MAX_WORKERS_PER_CORE`]
-    /// per core and at most one per discovery chunk (a chunk is at least
-    /// [`MIN_CHUNK`] bytes, or [`chunk_size`](Self::chunk_size)), never 0.
+    /// asked for (every core for 0), but at most
+    /// [`MAX_WORKERS_PER_CORE`](Self::MAX_WORKERS_PER_CORE) per core and at
+    /// most one per discovery chunk (a chunk is at least
+    /// [`MIN_CHUNK`](Self::MIN_CHUNK) bytes, or
+    /// [`chunk_size`](Self::chunk_size)), never 0.
     /// Asking for thousands of threads would otherwise start them all, for
     /// a trace of a few kilobytes too.
     pub fn workers(&self, data_len: u64) -> usize {
@@ -211,11 +223,8 @@ pub fn rebuild_index_observed(
     })
 }
 
-/// A window for [`rebuild_index_windowed`] that bounds its heap without
-/// slowing it: 128 MiB of data, whose cells take ~24 bytes per container or
-/// reference object (about 20 MB for a mixed trace; the windows' chunks
-/// reserve a cell per 64 bytes, touched only as filled).
-pub const DEFAULT_WINDOW: u64 = 128 << 20;
+/// [`RebuildOptions::DEFAULT_WINDOW`].
+pub(crate) const DEFAULT_WINDOW: u64 = RebuildOptions::DEFAULT_WINDOW;
 
 /// Rebuilds the index of `data` in windows of `window` bytes straight into
 /// an index file's bytes: header, each window's cells as they are made (in
