@@ -17,8 +17,8 @@ use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary, export_
 use tracetree::generate::Shape;
 use tracetree::lowlevel::Object;
 use tracetree::model::{
-    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, SAMPLE_COUNT_FLAG, Tracepoint,
-    TracepointBody, TracepointHeader, TracepointType, Type, Value,
+    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
+    TracepointHeader, TracepointType, Type, Value,
 };
 use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::tree::TraceTree;
@@ -173,7 +173,7 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
                             result: Value::Long(count),
                             ..
                         }),
-                    ) if flags & SAMPLE_COUNT_FLAG != 0 => Some((*count).max(0) as u64),
+                    ) if flags & Tracepoint::SAMPLE_COUNT_FLAG != 0 => Some((*count).max(0) as u64),
                     _ => None,
                 };
                 let frame = frame_name(&trace, tracepoint);
@@ -259,7 +259,7 @@ fn sample_tree_of(path: &Path, steps: &[(&str, i32, i64)], other_samples: i64) -
             method: MethodId::new(method),
             receiver: Value::Null,
             arguments: Vec::new(),
-            flags: SAMPLE_COUNT_FLAG,
+            flags: Tracepoint::SAMPLE_COUNT_FLAG,
         },
     };
     let samples = |count: i64| Footer::MethodCall {

@@ -37,7 +37,7 @@
 //! keep their full path. A diff trace is exported less its virtual roots,
 //! filtered by [`StackOptions::diff`], folded with two weights (`folded.rs`).
 //!
-//! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
+//! [`SAMPLE_COUNT_FLAG`]: crate::model::Tracepoint::SAMPLE_COUNT_FLAG
 
 mod chrome;
 pub mod flame;
