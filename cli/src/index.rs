@@ -38,7 +38,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
         bar.finish_and_clear();
         return report_check(&index_path(file), check?, out);
     }
-    let written = write_index(file, options, &progress);
+    let written = write_index(file, &index_path(file), options, &progress);
     bar.finish_and_clear();
     let written = written?;
     let unfinished = written.outcome.unfinished.len();

@@ -51,7 +51,7 @@ fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
 /// For a JFR recording, its own summary: chunks, duration, event counts
 /// by type (as `jfr summary` counts them), data loss and damage.
 pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
-    if tracetree::import::jfr::looks_like_jfr(file) {
+    if tracetree::SourceFormat::detect(file) == Some(tracetree::SourceFormat::Jfr) {
         write!(out, "{}", tracetree::import::jfr::summarize(file)?)?;
     }
     Ok(())

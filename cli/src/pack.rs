@@ -7,7 +7,7 @@ use std::path::Path;
 
 use indicatif::ProgressBar;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{index_path, write_index_to};
+use tracetree::read::{index_path, write_index};
 use tracetree::storage::packed::write_packed;
 use tracetree::{Error, Result};
 
@@ -34,7 +34,7 @@ pub fn run(
         scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
         index = scratch.path().join("trace.idx");
         let bar = ProgressBar::new_spinner().with_message("rebuilding the missing index");
-        let written = write_index_to(&trace.path, &index, RebuildOptions::default(), &|_| {
+        let written = write_index(&trace.path, &index, RebuildOptions::default(), &|_| {
             bar.tick()
         });
         bar.finish_and_clear();

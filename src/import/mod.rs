@@ -346,7 +346,7 @@ fn unpack(input: &Path, output: &Path, progress: &dyn Fn(u64)) -> Result<ImportS
         }
         let mut summary = ImportSummary::default();
         if !had_index {
-            crate::read::write_index(temp, Default::default(), &|_| {})?;
+            crate::read::write_index(temp, &index_path(temp), Default::default(), &|_| {})?;
             summary.warnings.push(format!(
                 "{} holds no {}: the index was rebuilt from the data",
                 input.display(),

@@ -11,8 +11,8 @@
 //! `resolve` (threads, methods and stack traces memoized per chunk), then
 //! the two mappings (`samples`, `trace`), the summary `info` prints
 //! (`summary`) and the import that writes the v22 trace (`write`). Outside,
-//! only [`Recording`], [`decode_all`], [`summarize`] and [`looks_like_jfr`]
-//! (and the types they take and give) are used.
+//! only [`Recording`], [`decode_all`] and [`summarize`] (and the types they
+//! take and give) are used; `SourceFormat::detect` tells a recording.
 //!
 //! Mapping (`docs/IMPORTS.md`): a recording holding `jdk.MethodTrace`
 //! events imports them as exact calls nested by time; otherwise (or with
@@ -68,7 +68,7 @@ pub(crate) struct JfrOptions {
 }
 
 /// Whether `path` is a file starting with the JFR magic `FLR\0`.
-pub fn looks_like_jfr(path: &Path) -> bool {
+pub(crate) fn looks_like_jfr(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0; 4];
     std::fs::File::open(path)
