@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use tracetree::FORMAT_VERSION;
 use tracetree::Result;
 use tracetree::common::ThreadId;
-use tracetree::import::stored_summary;
 use tracetree::lowlevel::parse_index;
 use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;
@@ -42,7 +41,7 @@ pub fn run(
 /// For a foreign trace opened through the cache, what its import mapped,
 /// skipped and found inconsistent.
 fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
-    if let Some(summary) = stored_summary(file) {
+    if let Some(summary) = tracetree::ImportSummary::stored_report(file) {
         out.write_all(summary.as_bytes())?;
     }
     Ok(())
@@ -52,7 +51,7 @@ fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
 /// by type (as `jfr summary` counts them), data loss and damage.
 pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
     if tracetree::SourceFormat::detect(file) == Some(tracetree::SourceFormat::Jfr) {
-        write!(out, "{}", tracetree::import::jfr::summarize(file)?)?;
+        write!(out, "{}", tracetree::import::jfr::JfrSummary::read(file)?)?;
     }
     Ok(())
 }

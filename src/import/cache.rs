@@ -181,9 +181,17 @@ pub fn summary_path(trace: &Path) -> PathBuf {
 /// What [`summary_path`] adds to a cached trace's name.
 const SUMMARY_SUFFIX: &str = ".import-summary";
 
-/// The summary of the import cached as `trace` ([`ImportSummary::report`]'s
-/// lines), when `trace` is a cached import that kept one.
-pub fn stored_summary(trace: &Path) -> Option<String> {
+impl ImportSummary {
+    /// The summary of the import cached as `trace` ([`report`](Self::report)'s
+    /// lines, as the import that made it wrote them), when `trace` is a
+    /// cached import that kept one.
+    pub fn stored_report(trace: &Path) -> Option<String> {
+        stored_summary(trace)
+    }
+}
+
+/// [`ImportSummary::stored_report`].
+pub(crate) fn stored_summary(trace: &Path) -> Option<String> {
     std::fs::read_to_string(summary_path(trace)).ok()
 }
 

@@ -37,7 +37,7 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, stored_summary, trace_for};
+pub use cache::{TracePath, trace_for};
 pub(crate) use cache::{stored_problem, trace_in_as};
 
 /// The formats tracetree imports.

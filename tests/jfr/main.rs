@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use reference::{Row, sample_rows, summary_counts, trace_rows};
-use tracetree::import::jfr::{Recording, summarize};
+use tracetree::import::jfr::{JfrSummary, Recording};
 use tracetree::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with};
 use tracetree::read::LazyTraceReader;
 
@@ -243,7 +243,7 @@ fn info_counts_equal_jfr_summary() {
     for (file, bin) in files {
         let text = jfr(&bin, &["summary"], &file);
         let (chunks, reference) = summary_counts(&text);
-        let summary = summarize(&file).unwrap();
+        let summary = JfrSummary::read(&file).unwrap();
         assert_eq!(summary.chunks, chunks);
         let ours: std::collections::BTreeMap<String, u64> = summary
             .types
@@ -324,7 +324,7 @@ fn a_recording_cut_anywhere_keeps_every_whole_chunk() {
             );
         }
         assert_eq!(total_samples(&rows), one_chunk, "cut at {len}");
-        let info = summarize(&cut).unwrap();
+        let info = JfrSummary::read(&cut).unwrap();
         assert_eq!(info.chunks, 1);
     }
 }
@@ -351,7 +351,7 @@ fn a_header_still_being_written_or_a_corrupt_size_is_damage() {
         let (summary, rows) = import(&path, true);
         assert_eq!(summary.damage.len(), 1, "{name}: {:?}", summary.damage);
         assert_eq!(total_samples(&rows), one_chunk, "{name}");
-        assert_eq!(summarize(&path).unwrap().damage.len(), 1);
+        assert_eq!(JfrSummary::read(&path).unwrap().damage.len(), 1);
     }
 }
 
@@ -384,7 +384,7 @@ fn every_byte_flip_imports_or_fails_typed() {
                 // Either result is fine; a panic fails the test.
                 let _ = import_file_with(&flipped, &out, None, &options, &|_| {});
             }
-            let _ = summarize(&flipped);
+            let _ = JfrSummary::read(&flipped);
         }
     }
 }
@@ -410,7 +410,7 @@ fn decoding_releases_each_chunk() {
     let recording = Recording::open(&path).unwrap();
     assert_eq!(recording.chunks().len(), copies);
     let opened = tracetree_testkit::memory::rss_file();
-    let (events, _) = tracetree::import::jfr::decode_all(&recording);
+    let (events, _) = recording.decode_all();
     let after = tracetree_testkit::memory::rss_file();
     assert!(events > 0);
     let (Some(before), Some(opened), Some(after)) = (before, opened, after) else {
