@@ -17,9 +17,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracetree::common::{EventId, LogicalOffset, ThreadId};
-use tracetree::export::parquet::{
-    BatchOptions, ParquetOptions, RecordBatches, export_parquet, record_batches,
-};
+use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches, export_parquet};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{Hit as FoundHit, search_streaming};
@@ -374,7 +372,7 @@ impl Trace {
             columns,
             ..BatchOptions::new(self.source_format())
         };
-        let batches = record_batches(reader, &options).or_raise()?;
+        let batches = RecordBatches::new(reader, &options).or_raise()?;
         let stream: Box<dyn RecordBatchReader + Send> = Box::new(Batches(batches));
         stream.into_pyarrow(py)
     }

@@ -982,7 +982,7 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Va
         &ask,
         token,
         "flame graph",
-        tracetree::export::stacks::flame::flame_graph,
+        tracetree::export::stacks::flame::FlameGraph::build,
     )?;
     to_value(flame_result(graph))
 }
@@ -1016,7 +1016,7 @@ fn sandwich(
         token,
         "sandwich",
         |reader, options, progress| {
-            tracetree::export::stacks::flame::sandwich(reader, frame, options, progress)
+            tracetree::export::stacks::flame::Sandwich::build(reader, frame, options, progress)
         },
     )?;
     to_value(SandwichResult {

@@ -40,7 +40,7 @@ mod columns;
 mod dictionary;
 mod rows;
 
-pub use batches::{BatchOptions, RecordBatches, record_batches};
+pub use batches::{BatchOptions, RecordBatches};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -128,7 +128,7 @@ pub struct ParquetSummary {
 }
 
 /// The columns of a thread's rows.
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     let dictionary = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     Arc::new(Schema::new(vec![
         Field::new("event_id", DataType::Int64, false),

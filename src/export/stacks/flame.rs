@@ -158,9 +158,20 @@ pub struct Sandwich {
     pub callees: FlameGraph,
 }
 
-/// The flame graph of the scope `options` names; `progress` receives the
-/// tracepoints walked, in steps.
-pub fn flame_graph(
+impl FlameGraph {
+    /// The flame graph of the scope `options` names in `reader`'s trace;
+    /// `progress` receives the tracepoints walked, in steps.
+    pub fn build(
+        reader: &LazyTraceReader,
+        options: &FlameOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<FlameGraph> {
+        flame_graph(reader, options, progress)
+    }
+}
+
+/// [`FlameGraph::build`].
+fn flame_graph(
     reader: &LazyTraceReader,
     options: &FlameOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -195,9 +206,22 @@ pub fn flame_graph(
     Ok(trie.summarize(&frames.names(), options, tracepoints, stopped, truncated))
 }
 
-/// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
-/// `loop_iteration`) in the scope `options` names.
-pub fn sandwich(
+impl Sandwich {
+    /// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
+    /// `loop_iteration`) in the scope `options` names in `reader`'s trace;
+    /// `progress` receives the tracepoints walked, in steps.
+    pub fn build(
+        reader: &LazyTraceReader,
+        method: &str,
+        options: &FlameOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Sandwich> {
+        sandwich(reader, method, options, progress)
+    }
+}
+
+/// [`Sandwich::build`].
+fn sandwich(
     reader: &LazyTraceReader,
     method: &str,
     options: &FlameOptions,
