@@ -30,7 +30,7 @@
 //! it to files instead, in constant memory (the command line's import
 //! cache does that for packs not read in place).
 //!
-//! [`write_packed`] writes the layout with every entry stored (the data
+//! [`PackedTrace::write`] writes the layout with every entry stored (the data
 //! entry aligned to a page, so its pages are the file's), which the
 //! recorder's unpacker (`ZipInputStream`) and any ZIP tool read.
 
@@ -401,7 +401,7 @@ impl PackedTrace {
     }
 }
 
-/// What [`write_packed`] wrote.
+/// What [`PackedTrace::write`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PackSummary {
     /// Bytes of the packed trace.
@@ -412,11 +412,24 @@ pub struct PackSummary {
     pub index: u64,
 }
 
-/// Writes a packed trace at `out` holding `info` as `info.txt`, the data
-/// file at `data` and the index file at `index`, every entry stored (the
-/// data entry starting on a page boundary), Zip64 where an entry needs it.
-/// Written atomically: a failure leaves nothing at `out`.
-pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+impl PackedTrace {
+    /// Writes a packed trace at `out` holding `info` as `info.txt`, the
+    /// data file at `data` and the index file at `index`, every entry
+    /// stored (the data entry starting on a page boundary), Zip64 where an
+    /// entry needs it. Written atomically: a failure leaves nothing at
+    /// `out`.
+    pub fn write(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+        write_packed(out, info, data, index)
+    }
+}
+
+/// [`PackedTrace::write`].
+pub(crate) fn write_packed(
+    out: &Path,
+    info: &str,
+    data: &Path,
+    index: &Path,
+) -> Result<PackSummary> {
     write_packed_entries(
         out,
         &[
@@ -437,7 +450,7 @@ pub(crate) enum PackSource<'a> {
 }
 
 /// Writes a packed trace at `out` holding `entries` in order, as
-/// [`write_packed`] does (stored, the data entry page-aligned, Zip64 where
+/// [`PackedTrace::write`] does (stored, the data entry page-aligned, Zip64 where
 /// needed, atomically). The summary's `data` and `index` are the sizes of
 /// the entries [`DATA_ENTRY`] and [`INDEX_ENTRY`], 0 when absent.
 pub(crate) fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Result<PackSummary> {
