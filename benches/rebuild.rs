@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::lowlevel::{rebuild_index, rebuild_index_windowed};
+use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -47,7 +47,9 @@ fn rebuild(c: &mut Criterion) {
                 chunk_size: 0,
             };
             // The ~160 MB of cells per GB are dropped outside the timing.
-            b.iter_with_large_drop(|| rebuild_index(black_box(data.as_slice()), options).unwrap())
+            b.iter_with_large_drop(|| {
+                RebuiltIndex::build(black_box(data.as_slice()), options).unwrap()
+            })
         });
     }
     // In windows (what `tracetree index` and an open without an index run):

@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use tracetree::TraceBytes;
-use tracetree::lowlevel::rebuild_index;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::read::RebuildOptions;
 
 fn main() -> Result<(), tracetree::Error> {
@@ -16,7 +16,7 @@ fn main() -> Result<(), tracetree::Error> {
     let data = TraceBytes::map(&file)?;
     for _ in 0..repeat {
         let start = Instant::now();
-        let rebuilt = rebuild_index(
+        let rebuilt = RebuiltIndex::build(
             data.as_slice(),
             RebuildOptions {
                 threads,

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::lowlevel::{BlockStep, decode_block};
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
@@ -339,7 +339,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     assert_eq!(named, threads, "every thread has a name block");
 
     // The rebuild from the data alone agrees, cell for cell and in order.
-    let rebuilt = rebuild_index(data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(data, RebuildOptions::default()).unwrap();
     assert!(rebuilt.unfinished.is_empty());
     let rebuilt: Vec<IndexCell> = rebuilt.cells.iter().copied().map(normalized).collect();
     let ours: Vec<IndexCell> = cells.iter().copied().map(normalized).collect();

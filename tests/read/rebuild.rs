@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tracetree::TraceBytes;
 use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
-use tracetree::lowlevel::{RebuiltIndex, rebuild_index, rebuild_index_windowed};
+use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -65,7 +65,7 @@ fn rebuilt_index_equals_the_written_one() {
             if options.chunk_size == 64 && data.len() > 1 << 20 {
                 continue;
             }
-            let rebuilt = rebuild_index(&data, options).unwrap();
+            let rebuilt = RebuiltIndex::build(&data, options).unwrap();
             let ours = normalized(rebuilt.cells.iter().copied());
             assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
             assert_eq!(ours, expected, "{name} with {options:?}");
@@ -80,7 +80,7 @@ fn rebuilt_index_equals_the_written_one() {
 fn assert_rebuilds_written(name: &str, data: &[u8], index: &[u8]) {
     let expected = written_cells(index);
     for options in OPTION_SETS {
-        let rebuilt = rebuild_index(data, options).unwrap();
+        let rebuilt = RebuiltIndex::build(data, options).unwrap();
         let ours = normalized(rebuilt.cells.iter().copied());
         assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
         assert_eq!(ours, expected, "{name} with {options:?}");
@@ -201,7 +201,7 @@ fn rebuild_reports_what_a_crashed_recorder_left() {
         return;
     };
     let data = std::fs::read(dir.join("crashed.trace")).unwrap();
-    let rebuilt = rebuild_index(&data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(&data, RebuildOptions::default()).unwrap();
     let eager = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     assert_eq!(rebuilt.report, *eager.report());
     assert_eq!(rebuilt.unfinished.len(), 15);
@@ -230,7 +230,7 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
     for len in (16..data.len()).step_by(7) {
         let cut = &data[..len];
         let eager = EagerTrace::load(TraceBytes::from_vec(cut.to_vec())).unwrap();
-        let rebuilt = rebuild_index(
+        let rebuilt = RebuiltIndex::build(
             cut,
             RebuildOptions {
                 threads: 2,

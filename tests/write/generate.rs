@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use tracetree::TraceBytes;
 use tracetree::generate::{DEEP_RECURSION, Shape, ThreadGenerator};
 use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
@@ -151,7 +151,7 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
                 threads,
                 chunk_size: 1 << 20,
             };
-            let rebuilt = rebuild_index(&data, options).unwrap();
+            let rebuilt = RebuiltIndex::build(&data, options).unwrap();
             let rebuilt: BTreeSet<IndexCell> = rebuilt
                 .cells
                 .iter()

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tracetree::TraceBytes;
 use tracetree::common::PhysicalOffset;
 use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::model::Type;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};
@@ -192,7 +192,7 @@ fn a_killed_writer_leaves_every_written_block() {
     lazy::assert_same_tree(&lazy, &eager, "killed, rebuilt");
 
     // The rebuild from the data alone agrees with the eager loader.
-    let rebuilt = rebuild_index(&data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(&data, RebuildOptions::default()).unwrap();
     assert_eq!(rebuilt.report, *report);
     assert_eq!(rebuilt.blocks, blocks.len());
     assert_eq!(rebuilt.unfinished.len(), report.unfinished_containers);

@@ -1,5 +1,5 @@
 //! Rebuilding an index from the data file alone, in parallel
-//! ([`rebuild_index`], `tracetree index`).
+//! ([`RebuiltIndex::build`], `tracetree index`).
 //!
 //! The data file has no block lengths, so blocks are found by parsing:
 //!
@@ -198,9 +198,11 @@ impl RebuiltCells {
     }
 }
 
-/// Rebuilds the index of the data file `data`.
-pub fn rebuild_index(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
-    rebuild_index_observed(data, options, &|_| {})
+impl RebuiltIndex {
+    /// Rebuilds the index of the data file `data`.
+    pub fn build(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
+        rebuild_index_observed(data, options, &|_| {})
+    }
 }
 
 /// Rebuilds the index of `data`, calling `progress` with the size of each
