@@ -928,9 +928,10 @@ pub fn import_trace<'py>(
     samples: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let from = source_format(from_)?;
-    let options = tracetree::import::ImportOptions { samples };
+    let mut options = tracetree::import::ImportOptions::default();
+    options.samples = samples;
     let summary = py
-        .detach(|| tracetree::import::import_file_with(&source, &output, from, &options, &|_| {}))
+        .detach(|| options.import_file(&source, &output, from, &|_| {}))
         .or_raise()?;
     let dict = PyDict::new(py);
     dict.set_item("threads", summary.threads)?;

@@ -252,7 +252,8 @@ fn counted(n: u64, thing: &str) -> String {
 
 /// Imports `input` (of `format`, or the detected one) into the v22 trace
 /// `output` (and `output.idx`), replacing them only on success.
-/// `progress` receives the bytes of source read.
+/// `progress` receives the bytes of source read. With choices:
+/// [`ImportOptions::import_file`].
 pub fn import_file(
     input: &Path,
     output: &Path,
@@ -264,14 +265,28 @@ pub fn import_file(
 
 /// Choices of an import that only some formats have.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportOptions {
     /// JFR: import the sample trees even when the recording holds method
     /// traces.
     pub samples: bool,
 }
 
-/// [`import_file`] with `options`.
-pub fn import_file_with(
+impl ImportOptions {
+    /// [`import_file`] with these choices.
+    pub fn import_file(
+        &self,
+        input: &Path,
+        output: &Path,
+        format: Option<SourceFormat>,
+        progress: &dyn Fn(u64),
+    ) -> Result<ImportSummary> {
+        import_file_with(input, output, format, self, progress)
+    }
+}
+
+/// [`ImportOptions::import_file`].
+fn import_file_with(
     input: &Path,
     output: &Path,
     format: Option<SourceFormat>,

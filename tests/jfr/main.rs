@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 
 use reference::{Row, sample_rows, summary_counts, trace_rows};
 use tracetree::import::jfr::{JfrSummary, Recording};
-use tracetree::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with};
+use tracetree::import::{ImportOptions, ImportSummary, SourceFormat};
 use tracetree::read::LazyTraceReader;
 
 /// Recordings made once for every test.
@@ -143,8 +143,9 @@ fn jfr(bin: &Path, args: &[&str], file: &Path) -> String {
 fn import(source: &Path, samples: bool) -> (ImportSummary, Vec<Row>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.trace");
-    let options = ImportOptions { samples };
-    let summary = import_file_with(source, &out, None, &options, &|_| {}).unwrap();
+    let mut options = ImportOptions::default();
+    options.samples = samples;
+    let summary = options.import_file(source, &out, None, &|_| {}).unwrap();
     let reader = LazyTraceReader::open(&out).unwrap();
     let mut dump = Vec::new();
     tracetree::print::write_jsonl(&reader, None, &mut dump).unwrap();
@@ -299,7 +300,9 @@ fn a_recording_cut_anywhere_keeps_every_whole_chunk() {
     for len in lengths {
         std::fs::write(&cut, &bytes[..len]).unwrap();
         let out = dir.path().join("cut.trace");
-        let result = import_file_with(&cut, &out, None, &ImportOptions { samples: true }, &|_| {});
+        let mut options = ImportOptions::default();
+        options.samples = true;
+        let result = options.import_file(&cut, &out, None, &|_| {});
         if len < chunk_len {
             assert!(result.is_err(), "cut at {len}: no whole chunk, an error");
             continue;
@@ -380,9 +383,10 @@ fn every_byte_flip_imports_or_fails_typed() {
             damaged[position] ^= mask;
             std::fs::write(&flipped, &damaged).unwrap();
             for samples in [true, false] {
-                let options = ImportOptions { samples };
+                let mut options = ImportOptions::default();
+                options.samples = samples;
                 // Either result is fine; a panic fails the test.
-                let _ = import_file_with(&flipped, &out, None, &options, &|_| {});
+                let _ = options.import_file(&flipped, &out, None, &|_| {});
             }
             let _ = JfrSummary::read(&flipped);
         }
