@@ -184,29 +184,37 @@ pub fn search_streaming(
     Ok(result)
 }
 
-/// Where [`find_next`] starts looking.
+/// Where [`find`] starts looking, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchFrom {
-    /// At the first tracepoint of a thread.
+    /// At the first tracepoint of a thread, looking forward.
     ThreadStart(ThreadId),
-    /// Just after a node (its first child, or what follows its subtree):
-    /// after the last hit, to resume.
+    /// Just after a node (its first child, or what follows its subtree),
+    /// looking forward: after the last hit, to resume.
     After(LazyNode),
+    /// Just before a node, looking back: its previous siblings' subtrees
+    /// and its ancestors, nearest first.
+    Before(LazyNode),
 }
 
-/// The first tracepoint at or after `from`, in its thread's pre-order,
-/// that `options` asks for (its `threads` and `max` aside), or `None`
-/// when the thread holds no more, or when `options.stop` was set (the
-/// caller knows which). Only that thread is looked at;
-/// the nodes are visited through [`LazyTraceReader::following`], so a
-/// find-next costs the nodes between two hits, not a scan of the trace.
-pub fn find_next(
+/// The nearest tracepoint from `from` in its thread's pre-order that
+/// `options` asks for (its `threads` and `max` aside), or `None` when the
+/// thread holds no more that way, or when `options.stop` was set (the
+/// caller knows which). Only that thread is looked at.
+///
+/// Forward, the nodes are visited through
+/// [`LazyTraceReader::following`], so a find-next costs the nodes between
+/// two hits, not a scan of the trace. Back, each step costs a node's place
+/// among its siblings ([`LazyTraceReader::position`]) or a call's last
+/// child, and each node looked at is matched with the calls above it, as
+/// forward.
+pub fn find(
     reader: &LazyTraceReader,
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (pattern, wanted, options) = one_hit(reader, options)?;
     let (thread, nodes, above) = match from {
+        SearchFrom::Before(node) => return find_previous(reader, node, options),
         SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
         SearchFrom::After(node) => {
             let mut above = reader.ancestors(node)?;
@@ -214,6 +222,7 @@ pub fn find_next(
             (reader.node_thread(node), reader.following(node)?, above)
         }
     };
+    let (pattern, wanted, options) = one_hit(reader, options)?;
     let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
     // The path down to the start, for the hits' paths and parents, is
     // stepped through without looking for hits.
@@ -250,14 +259,8 @@ fn one_hit(
     Ok((pattern, wanted, options))
 }
 
-/// The last tracepoint before `before` in its thread's pre-order (its
-/// previous siblings' subtrees and its ancestors, nearest first) that
-/// `options` asks for (its `threads` and `max` aside), or `None` when
-/// there is none before it, or when `options.stop` was set. Each step back
-/// costs a node's place among its siblings ([`LazyTraceReader::position`])
-/// or a call's last child, and each node looked at is matched with the
-/// calls above it, as [`find_next`] matches.
-pub fn find_previous(
+/// [`find`] from [`SearchFrom::Before`].
+fn find_previous(
     reader: &LazyTraceReader,
     before: LazyNode,
     options: &SearchOptions,

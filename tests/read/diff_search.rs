@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use tracetree::model::DiffStatus;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search};
+use tracetree::search::{SearchFrom, SearchOptions, find, search};
 use tracetree::{Error, Result};
 
 use tracetree_testkit::diffs::diff_pair;
@@ -134,7 +134,7 @@ fn find_next_and_previous_step_through_the_changes() {
         let in_thread: Vec<_> = expected.iter().filter(|h| h.thread == thread).collect();
         let mut forward = Vec::new();
         let mut from = SearchFrom::ThreadStart(thread);
-        while let Some(hit) = find_next(&reader, from, &options).unwrap() {
+        while let Some(hit) = find(&reader, from, &options).unwrap() {
             from = SearchFrom::After(hit.node);
             forward.push(hit);
         }
@@ -147,7 +147,7 @@ fn find_next_and_previous_step_through_the_changes() {
         };
         let mut backward = vec![last.event];
         let mut at = last.node;
-        while let Some(hit) = find_previous(&reader, at, &options).unwrap() {
+        while let Some(hit) = find(&reader, SearchFrom::Before(at), &options).unwrap() {
             at = hit.node;
             backward.push(hit.event);
         }
@@ -176,7 +176,7 @@ fn a_filter_by_diff_status_on_a_plain_trace_is_an_error() {
     let error = search(&plain, &options, &|_| {}).unwrap_err();
     assert!(matches!(error, Error::Unsupported { .. }), "{error}");
     assert!(error.to_string().contains("not a diff"), "{error}");
-    let next = find_next(
+    let next = find(
         &plain,
         SearchFrom::ThreadStart(plain.thread_ids()[0]),
         &options,

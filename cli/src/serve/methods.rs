@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
+use tracetree::search::{SearchFrom, SearchOptions, search_streaming};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -724,7 +724,8 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
                 "missing: a node handle",
             ));
         };
-        find_previous(&reader, from, &options).map_err(|e| fail(&e))?
+        tracetree::search::find(&reader, SearchFrom::Before(from), &options)
+            .map_err(|e| fail(&e))?
     } else {
         let from = match (from, params.thread) {
             (Some(from), _) => SearchFrom::After(from),
@@ -746,7 +747,7 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
                 ));
             }
         };
-        find_next(&reader, from, &options).map_err(|e| fail(&e))?
+        tracetree::search::find(&reader, from, &options).map_err(|e| fail(&e))?
     };
     to_value(FindResult {
         hit: found.map(|found| hit(&reader, &found)),

@@ -16,9 +16,7 @@ use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::{LazyNode, LazyTraceReader};
-use tracetree::search::{
-    Hit, SearchFrom, SearchOptions, SearchResult, find_next, find_previous, search,
-};
+use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, find, search};
 
 use super::counts::Counter;
 use super::follow::Follower;
@@ -789,9 +787,9 @@ fn change_from(
         let found = match (forward, node) {
             (true, from) => {
                 let from = from.map_or(SearchFrom::ThreadStart(threads[at]), SearchFrom::After);
-                find_next(reader, from, &options)?
+                find(reader, from, &options)?
             }
-            (false, Some(before)) => find_previous(reader, before, &options)?,
+            (false, Some(before)) => find(reader, SearchFrom::Before(before), &options)?,
             (false, None) => None,
         };
         if let Some(hit) = found {
