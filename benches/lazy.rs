@@ -27,7 +27,7 @@ use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,
 };
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, WalkStep};
 
 mod support;
 
@@ -197,13 +197,15 @@ fn lazy(c: &mut Criterion) {
                     let mut nodes = 0u64;
                     for thread in small.thread_ids() {
                         let roots = small.roots(thread).unwrap();
-                        walk(&small, &roots, None, |step| {
-                            if let WalkStep::Node { node, .. } = step {
-                                nodes += small.visit(node, |t, _| t.event().get() as u64 & 1)?;
-                            }
-                            Ok(())
-                        })
-                        .unwrap();
+                        small
+                            .walk(&roots, None, |step| {
+                                if let WalkStep::Node { node, .. } = step {
+                                    nodes +=
+                                        small.visit(node, |t, _| t.event().get() as u64 & 1)?;
+                                }
+                                Ok(())
+                            })
+                            .unwrap();
                     }
                     nodes
                 })

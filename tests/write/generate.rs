@@ -12,7 +12,7 @@ use tracetree::lowlevel::parse_index;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, WalkStep};
 use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
 
 use tracetree_testkit::files::generated;
@@ -41,13 +41,14 @@ fn max_depth<T: TraceTree>(trace: &T) -> usize {
     let mut deepest = 0;
     for thread in trace.thread_ids() {
         let roots = trace.roots(thread).unwrap();
-        walk(trace, &roots, None, |step| {
-            if let WalkStep::Node { depth, .. } = step {
-                deepest = deepest.max(depth);
-            }
-            Ok(())
-        })
-        .unwrap();
+        trace
+            .walk(&roots, None, |step| {
+                if let WalkStep::Node { depth, .. } = step {
+                    deepest = deepest.max(depth);
+                }
+                Ok(())
+            })
+            .unwrap();
     }
     deepest
 }

@@ -10,6 +10,7 @@ use tracetree::common::EventId;
 use tracetree::generate::samples;
 use tracetree::lowlevel::ObjectKind;
 use tracetree::read::EagerTrace;
+use tracetree::tree::TraceTree;
 use tracetree::write::{DumpOptions, ValueSpec};
 
 use tracetree_testkit::write::strategies::{check_property, threads};
@@ -123,15 +124,16 @@ fn event_ids_interleave_across_threads() {
     let per_thread_sorted = trace.threads().iter().all(|thread| {
         let mut previous = -1;
         let mut ok = true;
-        tracetree::tree::walk(&trace, &thread.roots, None, |step| {
-            if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                let id = trace.node(node).tracepoint().event().get();
-                ok &= id > previous;
-                previous = id;
-            }
-            Ok(())
-        })
-        .unwrap();
+        trace
+            .walk(&thread.roots, None, |step| {
+                if let tracetree::tree::WalkStep::Node { node, .. } = step {
+                    let id = trace.node(node).tracepoint().event().get();
+                    ok &= id > previous;
+                    previous = id;
+                }
+                Ok(())
+            })
+            .unwrap();
         ok
     });
     assert!(per_thread_sorted, "ids grow in each thread's pre-order");
