@@ -27,16 +27,12 @@ fn bench(c: &mut Criterion) {
     let whole = FlameOptions::default();
     let graph = FlameGraph::build(&reader, &whole, &|_| {}).unwrap();
     let thread = reader.thread_ids()[0];
-    let one_thread = FlameOptions {
-        threads: Some(vec![thread]),
-        ..FlameOptions::default()
-    };
+    let mut one_thread = FlameOptions::default();
+    one_thread.threads = Some(vec![thread]);
     // The thread's first root: most of its bytes.
     let node = reader.roots_range(thread, 0, 1).unwrap()[0];
-    let one_node = FlameOptions {
-        node: Some(node),
-        ..FlameOptions::default()
-    };
+    let mut one_node = FlameOptions::default();
+    one_node.node = Some(node);
     // The sandwich of the widest frame below the threads'.
     let method = graph
         .frames

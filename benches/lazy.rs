@@ -168,10 +168,8 @@ fn lazy(c: &mut Criterion) {
     });
     // The printers themselves, on every core, into a sink.
     group.bench_function("print --verbose to a sink, 1 MiB cache", |b| {
-        let options = PrintOptions {
-            verbose: true,
-            ..PrintOptions::default()
-        };
+        let mut options = PrintOptions::default();
+        options.verbose = true;
         b.iter(|| print_trace(&small, &options, &mut std::io::sink()).unwrap())
     });
     group.bench_function("dump --format jsonl to a sink, 1 MiB cache", |b| {

@@ -42,10 +42,9 @@ fn rebuild(c: &mut Criterion) {
     });
     for threads in [1, 2] {
         group.bench_function(format!("rebuild {threads} thread(s)"), |b| {
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 0,
-            };
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 0;
             // The ~160 MB of cells per GB are dropped outside the timing.
             b.iter_with_large_drop(|| {
                 RebuiltIndex::build(black_box(data.as_slice()), options).unwrap()
@@ -58,10 +57,9 @@ fn rebuild(c: &mut Criterion) {
         group.bench_function(
             format!("rebuild 2 threads in {} MiB windows", window >> 20),
             |b| {
-                let options = RebuildOptions {
-                    threads: 2,
-                    chunk_size: 0,
-                };
+                let mut options = RebuildOptions::default();
+                options.threads = 2;
+                options.chunk_size = 0;
                 b.iter(|| {
                     let mut cells = 0;
                     rebuild_index_windowed(

@@ -327,10 +327,9 @@ fn case(id: &str, traces: &Traces) -> Case {
         "rebuild_1" | "rebuild_2" => {
             let threads = if id == "rebuild_1" { 1 } else { 2 };
             let data = map(Which::Mixed);
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 0,
-            };
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 0;
             (
                 Which::Mixed,
                 Covers::File,

@@ -93,12 +93,11 @@ fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
 
 /// `gen`'s writer options for a trace of `threads` threads.
 fn options() -> StreamingOptions {
-    StreamingOptions {
-        block_size: 1 << 20,
-        queue_capacity: 4,
-        order: BlockOrder::RoundRobin,
-        ..StreamingOptions::default()
-    }
+    let mut options = StreamingOptions::default();
+    options.block_size = 1 << 20;
+    options.queue_capacity = 4;
+    options.order = BlockOrder::RoundRobin;
+    options
 }
 
 /// Writes `content` to `path`, one producer thread per recorded thread.

@@ -41,6 +41,7 @@ use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 
 /// What to look for.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SearchOptions {
     /// The text to find.
     pub pattern: String,

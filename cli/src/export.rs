@@ -94,13 +94,11 @@ fn stacks(
     let output = Output::file(request.output, request.force)?;
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
-    let options = StackOptions {
-        threads: request.threads.clone(),
-        root: request.root,
-        diff: request.diff.clone(),
-        force: request.force,
-        ..StackOptions::new(format, trace_name(request.file))
-    };
+    let mut options = StackOptions::new(format, trace_name(request.file));
+    options.threads = request.threads.clone();
+    options.root = request.root;
+    options.diff = request.diff.clone();
+    options.force = request.force;
     // A subtree's size is known only once walked: a count without a bar.
     let bar = match request.root {
         None => progress_bar(
@@ -176,12 +174,10 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
     let source = trace.imported_from.map_or("v22", |format| format.name());
-    let options = ParquetOptions {
-        row_group_rows: request.row_group_rows,
-        threads: request.threads.clone(),
-        force: request.force,
-        ..ParquetOptions::new(trace_name(request.file), source)
-    };
+    let mut options = ParquetOptions::new(trace_name(request.file), source);
+    options.row_group_rows = request.row_group_rows;
+    options.threads = request.threads.clone();
+    options.force = request.force;
     // The bar's length grows by each thread's stream as its export starts
     // (at once for up to one thread per worker).
     let bar = progress_bar(0, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");

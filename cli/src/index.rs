@@ -14,10 +14,9 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     // The rebuild reads the data without a zero-filled tail, and its
     // progress adds up to exactly that.
     let size = TraceBytes::map(file)?.without_zero_tail().0.len();
-    let options = RebuildOptions {
-        threads,
-        chunk_size: 0,
-    };
+    let mut options = RebuildOptions::default();
+    options.threads = threads;
+    options.chunk_size = 0;
     let workers = options.workers(size);
     if threads > workers {
         eprintln!(

@@ -26,10 +26,7 @@ fn sample() -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Small chunks, so corruption also hits the speculative block discovery.
-const REBUILD: RebuildOptions = RebuildOptions {
-    threads: 0,
-    chunk_size: 509,
-};
+const REBUILD: RebuildOptions = RebuildOptions::new().with_chunk_size(509);
 
 #[test]
 fn every_truncation_of_the_data_file_loads_what_is_complete() {

@@ -119,12 +119,10 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
     for trace in traces(dir.path()) {
         let reader = LazyTraceReader::open(&trace).unwrap();
         for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
-            let options = SearchOptions {
-                text,
-                ignore_case: text,
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.text = text;
+            options.ignore_case = text;
+            options.max = usize::MAX;
             let all = search(&reader, &options, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
@@ -152,12 +150,10 @@ fn find_previous_walks_back_from_hit_to_hit() {
     for trace in traces(dir.path()) {
         let reader = LazyTraceReader::open(&trace).unwrap();
         for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
-            let options = SearchOptions {
-                text,
-                ignore_case: text,
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.text = text;
+            options.ignore_case = text;
+            options.max = usize::MAX;
             let all = search(&reader, &options, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
@@ -178,10 +174,8 @@ fn find_previous_walks_back_from_hit_to_hit() {
         }
         // A set stop ends it at once.
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let stopped = SearchOptions {
-            stop: Some(stop),
-            ..SearchOptions::new("")
-        };
+        let mut stopped = SearchOptions::new("");
+        stopped.stop = Some(stop);
         let thread = reader.thread_ids()[0];
         let last = reader.roots(thread).unwrap().pop().unwrap();
         assert_eq!(

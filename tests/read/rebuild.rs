@@ -30,23 +30,11 @@ fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {
 }
 
 const OPTION_SETS: [RebuildOptions; 4] = [
-    RebuildOptions {
-        threads: 1,
-        chunk_size: 0,
-    },
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 0,
-    },
+    RebuildOptions::new().with_threads(1),
+    RebuildOptions::new().with_threads(2),
     // Tiny chunks: most chunks start inside a block and must find one.
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 997,
-    },
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 64,
-    },
+    RebuildOptions::new().with_threads(2).with_chunk_size(997),
+    RebuildOptions::new().with_threads(2).with_chunk_size(64),
 ];
 
 #[test]
@@ -125,10 +113,7 @@ fn assert_windows_agree(
 #[test]
 fn workers_are_capped_by_cores_and_by_the_data() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let asked = |threads| RebuildOptions {
-        threads,
-        chunk_size: 0,
-    };
+    let asked = |threads| RebuildOptions::new().with_threads(threads);
     assert_eq!(asked(5000).workers(2_700), 1, "one chunk of work");
     assert_eq!(asked(0).workers(0), 1, "never 0");
     assert_eq!(
@@ -165,10 +150,8 @@ fn rebuilt_index_equals_the_streaming_writers_index() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("streamed.trace");
-    let options = StreamingOptions {
-        block_size: 4 << 10,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 4 << 10;
     let writer = StreamingWriter::create_with_options(&path, options).unwrap();
     std::thread::scope(|scope| {
         for (t, shape) in [Shape::Mixed, Shape::Deep, Shape::Wide, Shape::Threads]
@@ -232,10 +215,7 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
         let eager = EagerTrace::load(TraceBytes::from_vec(cut.to_vec())).unwrap();
         let rebuilt = RebuiltIndex::build(
             cut,
-            RebuildOptions {
-                threads: 2,
-                chunk_size: 256,
-            },
+            RebuildOptions::new().with_threads(2).with_chunk_size(256),
         )
         .unwrap();
         assert_eq!(rebuilt.report, *eager.report(), "cut at {len}");
@@ -249,10 +229,9 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
             .filter(|c| c.kind() == ObjectKind::Tracepoint)
             .count();
         assert_eq!(cells + rebuilt.unfinished.len(), containers, "cut at {len}");
-        let options = RebuildOptions {
-            threads: 2,
-            chunk_size: 128,
-        };
+        let mut options = RebuildOptions::default();
+        options.threads = 2;
+        options.chunk_size = 128;
         assert_windows_agree(&format!("cut at {len}"), cut, options, 700, &rebuilt);
     }
 }

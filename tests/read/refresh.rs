@@ -19,11 +19,9 @@ use tracetree_testkit::lazy::assert_same_tree;
 /// blocks: its data and index bytes.
 fn finished_trace(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let path = dir.join("finished.trace");
-    let options = StreamingOptions {
-        block_size: 512,
-        flush_threshold: 64,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 512;
+    options.flush_threshold = 64;
     let writer = StreamingWriter::create_with_options(&path, options).unwrap();
     std::thread::scope(|scope| {
         for (t, shape) in [Shape::Deep, Shape::Mixed].into_iter().enumerate() {

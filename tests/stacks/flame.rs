@@ -212,11 +212,17 @@ fn consistent(graph: &FlameGraph) {
 }
 
 fn all_frames() -> FlameOptions {
-    FlameOptions {
-        min_fraction: 0.0,
-        max_frames: FlameOptions::MAX_FRAMES,
-        ..FlameOptions::default()
-    }
+    flame_options(|o| {
+        o.min_fraction = 0.0;
+        o.max_frames = FlameOptions::MAX_FRAMES;
+    })
+}
+
+/// The default options changed as `change` says.
+fn flame_options(change: impl FnOnce(&mut FlameOptions)) -> FlameOptions {
+    let mut options = FlameOptions::default();
+    change(&mut options);
+    options
 }
 
 fn thread_names(reader: &LazyTraceReader) -> BTreeMap<i32, String> {
@@ -302,10 +308,8 @@ fn widths_equal_counts_over_dump_rows() {
                 Some(name),
                 &mut want,
             );
-            let options = FlameOptions {
-                threads: Some(vec![ThreadId::new(thread)]),
-                ..all_frames()
-            };
+            let mut options = all_frames();
+            options.threads = Some(vec![ThreadId::new(thread)]);
             let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
             assert_eq!(widths(&got), want.flame, "{trace:?} thread {thread}");
         }
@@ -372,10 +376,8 @@ fn a_node_s_flame_and_sandwich_equal_counts_over_its_rows() {
         let mut want = Counted::default();
         count(&subtree, &[], &method, None, &mut want);
         let node = node_of(&reader, rows[at].event);
-        let options = FlameOptions {
-            node: Some(node),
-            ..all_frames()
-        };
+        let mut options = all_frames();
+        options.node = Some(node);
         let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         assert_eq!(got.tracepoints, subtree.len() as u64);
         if rows[at].frame.is_none() {
@@ -441,11 +443,9 @@ fn pruning_keeps_widths_adding_up() {
         (0.001, 40),
         (1.0, 10),
     ] {
-        let options = FlameOptions {
-            min_fraction: fraction,
-            max_frames,
-            ..FlameOptions::default()
-        };
+        let mut options = FlameOptions::default();
+        options.min_fraction = fraction;
+        options.max_frames = max_frames;
         let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         consistent(&got);
         assert_eq!(got.total(), full.total());
@@ -477,10 +477,8 @@ fn pruning_keeps_widths_adding_up() {
     }
     // Few paths kept while walking: the rest is `other`, totals unchanged.
     for max_paths in [1, 5, 100] {
-        let options = FlameOptions {
-            max_paths,
-            ..all_frames()
-        };
+        let mut options = all_frames();
+        options.max_paths = max_paths;
         let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         consistent(&got);
         assert!(got.truncated);
@@ -508,46 +506,16 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
         })
         .unwrap();
     let bad = [
-        FlameOptions {
-            min_fraction: f64::NAN,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: -0.5,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: 1.5,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: f64::INFINITY,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: 0,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: FlameOptions::MAX_FRAMES + 1,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: usize::MAX,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_paths: 0,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            threads: Some(vec![ThreadId::new(i32::MAX)]),
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            node: foreign,
-            ..FlameOptions::default()
-        },
+        flame_options(|o| o.min_fraction = f64::NAN),
+        flame_options(|o| o.min_fraction = -0.5),
+        flame_options(|o| o.min_fraction = 1.5),
+        flame_options(|o| o.min_fraction = f64::INFINITY),
+        flame_options(|o| o.max_frames = 0),
+        flame_options(|o| o.max_frames = FlameOptions::MAX_FRAMES + 1),
+        flame_options(|o| o.max_frames = usize::MAX),
+        flame_options(|o| o.max_paths = 0),
+        flame_options(|o| o.threads = Some(vec![ThreadId::new(i32::MAX)])),
+        flame_options(|o| o.node = foreign),
     ];
     for options in &bad {
         assert!(
@@ -562,20 +530,16 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
     assert!(Sandwich::build(&reader, "", &FlameOptions::default(), &|_| {}).is_err());
     // A node outside the threads asked for.
     let node = reader.roots_range(reader.thread_ids()[1], 0, 1).unwrap()[0];
-    let options = FlameOptions {
-        node: Some(node),
-        threads: Some(vec![reader.thread_ids()[0]]),
-        ..FlameOptions::default()
-    };
+    let mut options = FlameOptions::default();
+    options.node = Some(node);
+    options.threads = Some(vec![reader.thread_ids()[0]]);
     assert!(FlameGraph::build(&reader, &options, &|_| {}).is_err());
     // A method the trace lacks: empty, not an error.
     let none = Sandwich::build(&reader, "No.such", &FlameOptions::default(), &|_| {}).unwrap();
     assert_eq!((none.callers.total(), none.callees.frames.len()), (0, 1));
     // Stopped before it starts: each walk ends at its first tracepoint.
-    let options = FlameOptions {
-        stop: Some(Arc::new(AtomicBool::new(true))),
-        ..FlameOptions::default()
-    };
+    let mut options = FlameOptions::default();
+    options.stop = Some(Arc::new(AtomicBool::new(true)));
     let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
     assert!(got.stopped);
     assert!(got.tracepoints <= reader.thread_ids().len() as u64);

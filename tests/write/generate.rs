@@ -148,10 +148,9 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
             .map(|(i, raw)| raw.decode(i).unwrap().canonical())
             .collect();
         for threads in [1, 2] {
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 1 << 20,
-            };
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 1 << 20;
             let rebuilt = RebuiltIndex::build(&data, options).unwrap();
             let rebuilt: BTreeSet<IndexCell> = rebuilt
                 .cells

@@ -16,14 +16,17 @@ use tracetree::write::{DumpOptions, ValueSpec};
 use tracetree_testkit::write::strategies::{check_property, threads};
 use tracetree_testkit::write::{Leaf, Node, Thread, check_dump_layout, load, write};
 
-const KEEP_NAN: DumpOptions = DumpOptions {
-    canonicalize_nan: false,
-};
+/// Dump options that keep NaN payloads as they are.
+fn keep_nan() -> DumpOptions {
+    let mut options = DumpOptions::default();
+    options.canonicalize_nan = false;
+    options
+}
 
 #[test]
 fn random_traces_load_back_the_same() {
     check_property(96, file!(), threads, |threads| {
-        let (data, index, events) = write(&threads, KEEP_NAN).unwrap();
+        let (data, index, events) = write(&threads, keep_nan()).unwrap();
         check_dump_layout(&data, &index);
         let (loaded, loaded_events) = load(data).unwrap();
         prop_assert_eq!(&loaded, &threads);

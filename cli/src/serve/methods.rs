@@ -651,16 +651,14 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
             ));
         }
     }
-    let options = SearchOptions {
-        ignore_case: params.ignore_case,
-        text: params.text,
-        threads,
-        kinds: kinds(method, params.kinds.as_ref())?,
-        diff: diff_statuses(params.diff.as_deref()),
-        max,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..SearchOptions::new(params.pattern.clone())
-    };
+    let mut options = SearchOptions::new(params.pattern.clone());
+    options.ignore_case = params.ignore_case;
+    options.text = params.text;
+    options.threads = threads;
+    options.kinds = kinds(method, params.kinds.as_ref())?;
+    options.diff = diff_statuses(params.diff.as_deref());
+    options.max = max;
+    options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
     let scanned = std::sync::atomic::AtomicU64::new(0);
     let streamed = AtomicUsize::new(0);
@@ -703,14 +701,12 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let options = SearchOptions {
-        ignore_case: params.ignore_case,
-        text: params.text,
-        kinds: kinds(method, params.kinds.as_ref())?,
-        diff: diff_statuses(params.diff.as_deref()),
-        stop: Some(Arc::clone(&request.cancel)),
-        ..SearchOptions::new(params.pattern.clone())
-    };
+    let mut options = SearchOptions::new(params.pattern.clone());
+    options.ignore_case = params.ignore_case;
+    options.text = params.text;
+    options.kinds = kinds(method, params.kinds.as_ref())?;
+    options.diff = diff_statuses(params.diff.as_deref());
+    options.stop = Some(Arc::clone(&request.cancel));
     let from = match &params.from {
         Some(from) => Some(resolve(method, &trace, &reader, "from", from)?),
         None => None,
@@ -789,16 +785,14 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
         || "trace".into(),
         |stem| stem.to_string_lossy().into_owned(),
     );
-    let options = StackOptions {
-        threads: params
-            .threads
-            .as_ref()
-            .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect()),
-        root,
-        force: params.force,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..StackOptions::new(format, name)
-    };
+    let mut options = StackOptions::new(format, name);
+    options.threads = params
+        .threads
+        .as_ref()
+        .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect());
+    options.root = root;
+    options.force = params.force;
+    options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
     let written = std::sync::atomic::AtomicU64::new(0);
     let summary = export_stacks(
@@ -906,14 +900,13 @@ fn flame_options(
             ),
         ));
     }
-    Ok(FlameOptions {
-        threads,
-        node,
-        min_fraction,
-        max_frames,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..FlameOptions::default()
-    })
+    let mut options = FlameOptions::default();
+    options.threads = threads;
+    options.node = node;
+    options.min_fraction = min_fraction;
+    options.max_frames = max_frames;
+    options.stop = Some(Arc::clone(&request.cancel));
+    Ok(options)
 }
 
 /// A library flame graph as the protocol's.

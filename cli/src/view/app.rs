@@ -388,15 +388,13 @@ impl App {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let scanned = Arc::new(AtomicU64::new(0));
-        let options = SearchOptions {
-            ignore_case: pattern.chars().all(|c| !c.is_uppercase()),
-            text: true,
-            threads: Some(self.shown_threads()),
-            kinds: self.kind.map(|k| vec![k]),
-            max: MAX_HITS,
-            stop: Some(stop.clone()),
-            ..SearchOptions::new(pattern.clone())
-        };
+        let mut options = SearchOptions::new(pattern.clone());
+        options.ignore_case = pattern.chars().all(|c| !c.is_uppercase());
+        options.text = true;
+        options.threads = Some(self.shown_threads());
+        options.kinds = self.kind.map(|k| vec![k]);
+        options.max = MAX_HITS;
+        options.stop = Some(stop.clone());
         let total = self
             .reader
             .count_tracepoints()
@@ -776,10 +774,8 @@ fn change_from(
         DiffStatus::EditedOld,
         DiffStatus::EditedNew,
     ];
-    let options = SearchOptions {
-        diff: Some(changes.to_vec()),
-        ..SearchOptions::new("")
-    };
+    let mut options = SearchOptions::new("");
+    options.diff = Some(changes.to_vec());
     let Some(mut at) = threads.iter().position(|&t| t == thread) else {
         return Ok(None);
     };

@@ -96,12 +96,11 @@ pub(crate) fn multi_thread_in_small_blocks() -> (Vec<u8>, Vec<u8>) {
     use tracetree::write::StreamingOptions;
     use tracetree_testkit::stream::memory_writer;
 
-    let (mut writer, data, index) = memory_writer(StreamingOptions {
-        block_size: 64,
-        flush_threshold: 16,
-        queue_capacity: 2,
-        ..StreamingOptions::default()
-    });
+    let mut options = StreamingOptions::default();
+    options.block_size = 64;
+    options.flush_threshold = 16;
+    options.queue_capacity = 2;
+    let (mut writer, data, index) = memory_writer(options);
     samples::record_multi_thread(&mut writer).unwrap();
     writer.close().unwrap();
     (data.bytes(), index.bytes())

@@ -23,6 +23,7 @@ use crate::read::{LazyNode, LazyTraceReader};
 
 /// What [`RecordBatches::new`] streams.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// What the `source_format` column says (`v22`, `flow`, `jfr`, …).
     pub source_format: String,

@@ -75,6 +75,7 @@ pub(crate) const ROW_GROUPS_PER_PART: usize = 16;
 
 /// How to export.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ParquetOptions {
     /// The partition's name: `trace=NAME`.
     pub trace_name: String,

@@ -59,6 +59,7 @@ const ALL_THREADS: &str = FlameGraph::ALL_THREADS;
 
 /// What a flame graph or a sandwich covers and how far it is summarized.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FlameOptions {
     /// Only these threads (all when `None`).
     pub threads: Option<Vec<ThreadId>>,

@@ -97,6 +97,7 @@ impl StackFormat {
 
 /// How to export.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StackOptions {
     /// What to write.
     pub format: StackFormat,

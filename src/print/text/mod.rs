@@ -58,10 +58,15 @@ pub use line::TextFormatter;
 /// ```
 /// use tracetree::print::PrintOptions;
 ///
-/// let verbose = PrintOptions { verbose: true, ..PrintOptions::default() };
-/// let top = PrintOptions { max_depth: Some(1), ..PrintOptions::default() };
+/// let mut options = PrintOptions::default();
+/// options.verbose = true;
+/// options.max_depth = Some(1);
 /// ```
+///
+/// The options are `#[non_exhaustive]`: start from the default and set
+/// fields, so that an option added later breaks no caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PrintOptions {
     /// End each line with its code location, ` at File:LINE`.
     pub verbose: bool,

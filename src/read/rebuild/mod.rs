@@ -59,6 +59,7 @@ use crate::read::LoadReport;
 
 /// How to rebuild.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RebuildOptions {
     /// Worker threads; 0 uses every core. Capped by
     /// [`workers`](Self::workers).
@@ -71,6 +72,28 @@ pub(crate) const MIN_CHUNK: u64 = RebuildOptions::MIN_CHUNK;
 const MAX_WORKERS_PER_CORE: usize = RebuildOptions::MAX_WORKERS_PER_CORE;
 
 impl RebuildOptions {
+    /// The defaults (every core, chunks chosen from the file size), as a
+    /// constant expression.
+    pub const fn new() -> Self {
+        RebuildOptions {
+            threads: 0,
+            chunk_size: 0,
+        }
+    }
+
+    /// These options with `threads` workers (0: every core).
+    pub const fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// These options with discovery chunks of `bytes` (0: chosen from the
+    /// file size and the threads).
+    pub const fn with_chunk_size(mut self, bytes: u64) -> Self {
+        self.chunk_size = bytes;
+        self
+    }
+
     /// The smallest discovery chunk chosen when
     /// [`chunk_size`](Self::chunk_size) is 0: a worker's unit of work.
     pub const MIN_CHUNK: u64 = 1 << 20;
