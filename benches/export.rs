@@ -40,10 +40,8 @@ fn export(c: &mut Criterion) {
         .unwrap();
     let rows: u64 = reader.count_tracepoints().unwrap().values().sum();
     let out = tempfile::tempdir().unwrap();
-    let options = ParquetOptions {
-        force: true,
-        ..ParquetOptions::new("bench", "v22")
-    };
+    let mut options = ParquetOptions::new("bench", "v22");
+    options.force = true;
 
     let mut group = c.benchmark_group("export");
     group.sample_size(10);

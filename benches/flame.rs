@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::export::stacks::flame::{FlameOptions, flame_graph, sandwich};
+use tracetree::export::stacks::flame::{FlameGraph, FlameOptions, Sandwich};
 use tracetree::read::WalkDetail;
 use tracetree::{FileAccess, TraceBytes};
 
@@ -25,18 +25,14 @@ fn bench(c: &mut Criterion) {
     let (path, _) = support::generated(tracetree::generate::Shape::Mixed, 2, support::bench_size());
     let data = TraceBytes::open(&path, FileAccess::Map).unwrap();
     let whole = FlameOptions::default();
-    let graph = flame_graph(&reader, &whole, &|_| {}).unwrap();
+    let graph = FlameGraph::build(&reader, &whole, &|_| {}).unwrap();
     let thread = reader.thread_ids()[0];
-    let one_thread = FlameOptions {
-        threads: Some(vec![thread]),
-        ..FlameOptions::default()
-    };
+    let mut one_thread = FlameOptions::default();
+    one_thread.threads = Some(vec![thread]);
     // The thread's first root: most of its bytes.
     let node = reader.roots_range(thread, 0, 1).unwrap()[0];
-    let one_node = FlameOptions {
-        node: Some(node),
-        ..FlameOptions::default()
-    };
+    let mut one_node = FlameOptions::default();
+    one_node.node = Some(node);
     // The sandwich of the widest frame below the threads'.
     let method = graph
         .frames
@@ -62,7 +58,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(support::walk_headers_parallel(&reader)))
     });
     group.bench_function("flame_whole_trace", |b| {
-        b.iter(|| black_box(flame_graph(&reader, &whole, &|_| {}).unwrap()))
+        b.iter(|| black_box(FlameGraph::build(&reader, &whole, &|_| {}).unwrap()))
     });
     group.bench_function("containers_walk_one_thread", |b| {
         b.iter(|| {
@@ -77,13 +73,13 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("flame_one_thread", |b| {
-        b.iter(|| black_box(flame_graph(&reader, &one_thread, &|_| {}).unwrap()))
+        b.iter(|| black_box(FlameGraph::build(&reader, &one_thread, &|_| {}).unwrap()))
     });
     group.bench_function("flame_one_node", |b| {
-        b.iter(|| black_box(flame_graph(&reader, &one_node, &|_| {}).unwrap()))
+        b.iter(|| black_box(FlameGraph::build(&reader, &one_node, &|_| {}).unwrap()))
     });
     group.bench_function("sandwich_whole_trace", |b| {
-        b.iter(|| black_box(sandwich(&reader, &method, &whole, &|_| {}).unwrap()))
+        b.iter(|| black_box(Sandwich::build(&reader, &method, &whole, &|_| {}).unwrap()))
     });
     group.finish();
 }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::import::jfr::{Recording, decode_all};
+use tracetree::import::jfr::Recording;
 use tracetree::storage::TraceBytes;
 
 /// The workload: a custom event committed in a tight loop, 24 frames deep.
@@ -171,7 +171,7 @@ fn report_memory(path: &Path) {
             }
         });
         let recording = Recording::open(path).unwrap();
-        let counts = pool(2).install(|| decode_all(&recording));
+        let counts = pool(2).install(|| recording.decode_all());
         peak_anon.fetch_max(status_bytes("RssAnon:"), Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);
         counts
@@ -209,7 +209,7 @@ fn bench(c: &mut Criterion) {
         let pool = pool(threads);
         group.bench_function(
             format!("decode, frames resolved, {threads} thread(s)"),
-            |b| b.iter(|| black_box(pool.install(|| decode_all(&recording)))),
+            |b| b.iter(|| black_box(pool.install(|| recording.decode_all()))),
         );
     }
     group.bench_function("jfrs decode, frames resolved", |b| {

@@ -27,7 +27,7 @@ use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
     index_path, sidecar_path,
 };
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, WalkStep};
 
 mod support;
 
@@ -168,10 +168,8 @@ fn lazy(c: &mut Criterion) {
     });
     // The printers themselves, on every core, into a sink.
     group.bench_function("print --verbose to a sink, 1 MiB cache", |b| {
-        let options = PrintOptions {
-            verbose: true,
-            ..PrintOptions::default()
-        };
+        let mut options = PrintOptions::default();
+        options.verbose = true;
         b.iter(|| print_trace(&small, &options, &mut std::io::sink()).unwrap())
     });
     group.bench_function("dump --format jsonl to a sink, 1 MiB cache", |b| {
@@ -197,13 +195,15 @@ fn lazy(c: &mut Criterion) {
                     let mut nodes = 0u64;
                     for thread in small.thread_ids() {
                         let roots = small.roots(thread).unwrap();
-                        walk(&small, &roots, None, |step| {
-                            if let WalkStep::Node { node, .. } = step {
-                                nodes += small.visit(node, |t, _| t.event().get() as u64 & 1)?;
-                            }
-                            Ok(())
-                        })
-                        .unwrap();
+                        small
+                            .walk(&roots, None, |step| {
+                                if let WalkStep::Node { node, .. } = step {
+                                    nodes +=
+                                        small.visit(node, |t, _| t.event().get() as u64 & 1)?;
+                                }
+                                Ok(())
+                            })
+                            .unwrap();
                     }
                     nodes
                 })

@@ -22,14 +22,14 @@ use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
 use tracetree::read::{LazyTraceReader, index_path};
 use tracetree::storage::TraceBytes;
-use tracetree::storage::packed::{PackedTrace, write_packed};
+use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::jdk_pack;
 
 fn bench(c: &mut Criterion) {
     let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
     let packed = trace.with_extension("packedtrace");
     if !packed.exists() {
-        write_packed(&packed, "bench\n", &trace, &index_path(&trace)).unwrap();
+        PackedTrace::write(&packed, "bench\n", &trace, &index_path(&trace)).unwrap();
     }
     let scratch = tempfile::tempdir_in(support::trace_dir()).unwrap();
     // Warm the page cache with both files.

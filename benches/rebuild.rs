@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::lowlevel::{DEFAULT_WINDOW, rebuild_index, rebuild_index_windowed};
+use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -42,24 +42,24 @@ fn rebuild(c: &mut Criterion) {
     });
     for threads in [1, 2] {
         group.bench_function(format!("rebuild {threads} thread(s)"), |b| {
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 0,
-            };
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 0;
             // The ~160 MB of cells per GB are dropped outside the timing.
-            b.iter_with_large_drop(|| rebuild_index(black_box(data.as_slice()), options).unwrap())
+            b.iter_with_large_drop(|| {
+                RebuiltIndex::build(black_box(data.as_slice()), options).unwrap()
+            })
         });
     }
     // In windows (what `tracetree index` and an open without an index run):
     // each window's cells are dropped inside the timing, as they are there.
-    for window in [DEFAULT_WINDOW, 16 << 20] {
+    for window in [RebuildOptions::DEFAULT_WINDOW, 16 << 20] {
         group.bench_function(
             format!("rebuild 2 threads in {} MiB windows", window >> 20),
             |b| {
-                let options = RebuildOptions {
-                    threads: 2,
-                    chunk_size: 0,
-                };
+                let mut options = RebuildOptions::default();
+                options.threads = 2;
+                options.chunk_size = 0;
                 b.iter(|| {
                     let mut cells = 0;
                     rebuild_index_windowed(

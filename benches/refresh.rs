@@ -19,8 +19,8 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::lowlevel::CELL_LEN;
 use tracetree::read::{LazyOptions, index_path};
+use tracetree_testkit::layout::CELL_LEN;
 
 mod support;
 

@@ -27,10 +27,8 @@ fn bench(c: &mut Criterion) {
     group.bench_function("names", |b| {
         b.iter(|| black_box(search(&reader, &names, &|_| {}).unwrap().total))
     });
-    let text = SearchOptions {
-        text: true,
-        ..SearchOptions::new("4242")
-    };
+    let mut text = SearchOptions::new("4242");
+    text.text = true;
     group.bench_function("text", |b| {
         b.iter(|| black_box(search(&reader, &text, &|_| {}).unwrap().total))
     });

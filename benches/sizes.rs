@@ -51,7 +51,7 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use tracetree::TraceBytes;
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::lowlevel::rebuild_index;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{
     EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy,
@@ -105,8 +105,14 @@ const CASES: &[(&str, &str)] = &[
         "open_rebuild",
         "open, index missing (lookups rebuilt in memory)",
     ),
-    ("rebuild_1", "index rebuild (`rebuild_index`), 1 thread"),
-    ("rebuild_2", "index rebuild (`rebuild_index`), 2 threads"),
+    (
+        "rebuild_1",
+        "index rebuild (`RebuiltIndex::build`), 1 thread",
+    ),
+    (
+        "rebuild_2",
+        "index rebuild (`RebuiltIndex::build`), 2 threads",
+    ),
     (
         "random_expansions",
         "1,000 random expansions (all children of a random container), cold cache",
@@ -321,15 +327,14 @@ fn case(id: &str, traces: &Traces) -> Case {
         "rebuild_1" | "rebuild_2" => {
             let threads = if id == "rebuild_1" { 1 } else { 2 };
             let data = map(Which::Mixed);
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 0,
-            };
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 0;
             (
                 Which::Mixed,
                 Covers::File,
                 Box::new(move || {
-                    boxed(rebuild_index(black_box(data.as_slice()), options).unwrap())
+                    boxed(RebuiltIndex::build(black_box(data.as_slice()), options).unwrap())
                 }),
             )
         }

@@ -38,10 +38,8 @@ fn bench(c: &mut Criterion) {
         StackFormat::Chrome,
         StackFormat::Perfetto,
     ] {
-        let options = StackOptions {
-            force: true,
-            ..StackOptions::new(format, "bench")
-        };
+        let mut options = StackOptions::new(format, "bench");
+        options.force = true;
         let path = out.path().join(format.name());
         let summary = export_stacks(&reader, &path, &options, &|_| {}).unwrap();
         eprintln!(

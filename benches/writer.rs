@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, FILE_HEADER_LEN, Object, decode_block};
+use tracetree::lowlevel::{BlockStep, Object, decode_block};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::read::index_path;
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
+use tracetree_testkit::layout::FILE_HEADER_LEN;
 
 #[path = "support/mod.rs"]
 mod support;
@@ -92,12 +93,11 @@ fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
 
 /// `gen`'s writer options for a trace of `threads` threads.
 fn options() -> StreamingOptions {
-    StreamingOptions {
-        block_size: 1 << 20,
-        queue_capacity: 4,
-        order: BlockOrder::RoundRobin,
-        ..StreamingOptions::default()
-    }
+    let mut options = StreamingOptions::default();
+    options.block_size = 1 << 20;
+    options.queue_capacity = 4;
+    options.order = BlockOrder::RoundRobin;
+    options
 }
 
 /// Writes `content` to `path`, one producer thread per recorded thread.

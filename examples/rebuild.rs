@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use tracetree::TraceBytes;
-use tracetree::lowlevel::rebuild_index;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::read::RebuildOptions;
 
 fn main() -> Result<(), tracetree::Error> {
@@ -16,13 +16,8 @@ fn main() -> Result<(), tracetree::Error> {
     let data = TraceBytes::map(&file)?;
     for _ in 0..repeat {
         let start = Instant::now();
-        let rebuilt = rebuild_index(
-            data.as_slice(),
-            RebuildOptions {
-                threads,
-                chunk_size: 0,
-            },
-        )?;
+        let rebuilt =
+            RebuiltIndex::build(data.as_slice(), RebuildOptions::new().with_threads(threads))?;
         let seconds = start.elapsed().as_secs_f64();
         println!(
             "{} cells, {} blocks, {:.3} s, {:.0} MB/s",

@@ -31,7 +31,8 @@
 //! - [`open`](mod@open): any input opened as every front end opens it
 //!   ([`TraceCache`]): imported once into a cache, with its status and
 //!   warnings, or refused when strict.
-//! - [`generate`] (feature `generate`): synthetic traces.
+//! - `generate` (feature `generate`, off by default): synthetic traces for
+//!   the tests, the benchmarks and `tracetree gen`.
 //!
 //! [`storage`] maps files; [`error`] holds the typed errors;
 //! [`lowlevel`] gathers the byte-level parts the readers are built from,
@@ -178,6 +179,7 @@ pub mod write;
 pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 pub use export::stacks::{StackFormat, StackOptions, export_stacks};
+pub use format::FORMAT_VERSION;
 pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};
 pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, print_trace, write_jsonl};

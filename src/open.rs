@@ -317,7 +317,7 @@ fn import_problem(trace: &TracePath) -> Option<String> {
 }
 
 /// An import's damage and warnings, a line each.
-pub fn import_lines(summary: &ImportSummary) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn import_lines(summary: &ImportSummary) -> impl Iterator<Item = String> + '_ {
     let damage = summary
         .damage
         .iter()

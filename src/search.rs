@@ -41,6 +41,7 @@ use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 
 /// What to look for.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct SearchOptions {
     /// The text to find.
     pub pattern: String,
@@ -184,39 +185,62 @@ pub fn search_streaming(
     Ok(result)
 }
 
-/// Where [`find_next`] starts looking.
+/// Where [`find`] starts looking, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchFrom {
-    /// At the first tracepoint of a thread.
+    /// At the first tracepoint of a thread, looking forward.
     ThreadStart(ThreadId),
-    /// Just after a node (its first child, or what follows its subtree):
-    /// after the last hit, to resume.
+    /// Just after a node (its first child, or what follows its subtree),
+    /// looking forward: after the last hit, to resume.
     After(LazyNode),
-}
-
-/// Where [`find_previous`] starts looking back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchBack {
-    /// At the last tracepoint of a thread in pre-order (itself looked at
-    /// first).
-    ThreadEnd(ThreadId),
-    /// Just before a node: before the last hit, to resume.
+    /// Just before a node, looking back: its previous siblings' subtrees
+    /// and its ancestors, nearest first.
     Before(LazyNode),
+    /// At the last tracepoint of a thread in pre-order (itself looked at
+    /// first), looking back.
+    ThreadEnd(ThreadId),
 }
 
-/// The first tracepoint at or after `from`, in its thread's pre-order,
-/// that `options` asks for (its `threads` and `max` aside), or `None`
-/// when the thread holds no more, or when `options.stop` was set (the
-/// caller knows which). Only that thread is looked at;
-/// the nodes are visited through [`LazyTraceReader::following`], so a
-/// find-next costs the nodes between two hits, not a scan of the trace.
-pub fn find_next(
+/// The nearest tracepoint from `from` in its thread's pre-order that
+/// `options` asks for (its `threads` and `max` aside), or `None` when the
+/// thread holds no more that way, or when `options.stop` was set (the
+/// caller knows which). Only that thread is looked at.
+///
+/// Forward, the nodes are visited through
+/// [`LazyTraceReader::following`], so a find-next costs the nodes between
+/// two hits, not a scan of the trace. Back, each step costs a node's place
+/// among its siblings ([`LazyTraceReader::position`]) or a call's last
+/// child, and each node looked at is matched with the calls above it, as
+/// forward.
+pub fn find(
     reader: &LazyTraceReader,
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (pattern, wanted, options) = one_hit(reader, options)?;
     let (thread, nodes, above) = match from {
+        SearchFrom::Before(node) => {
+            let above = reader.ancestors(node)?;
+            return find_previous(
+                reader,
+                reader.node_thread(node),
+                above,
+                node,
+                false,
+                options,
+            );
+        }
+        SearchFrom::ThreadEnd(thread) => {
+            let roots = reader.root_count(thread)?;
+            let Some(&root) = reader
+                .roots_range(thread, roots.saturating_sub(1), 1)?
+                .first()
+            else {
+                return Ok(None);
+            };
+            let mut above = Vec::new();
+            let last = last_below(reader, root, &mut above)?;
+            return find_previous(reader, thread, above, last, true, options);
+        }
         SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
         SearchFrom::After(node) => {
             let mut above = reader.ancestors(node)?;
@@ -224,6 +248,7 @@ pub fn find_next(
             (reader.node_thread(node), reader.following(node)?, above)
         }
     };
+    let (pattern, wanted, options) = one_hit(reader, options)?;
     let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
     // The path down to the start, for the hits' paths and parents, is
     // stepped through without looking for hits.
@@ -260,41 +285,17 @@ fn one_hit(
     Ok((pattern, wanted, options))
 }
 
-/// The last tracepoint before `from` in its thread's pre-order (its
-/// previous siblings' subtrees and its ancestors, nearest first), or from
-/// the thread's end, that `options` asks for (its `threads` and `max`
-/// aside), or `None` when there is none before it, or when `options.stop`
-/// was set. Each step back costs a node's place among its siblings
-/// ([`LazyTraceReader::position`]) or a call's last child, and each node
-/// looked at is matched with the calls above it, as [`find_next`] matches.
-pub fn find_previous(
+/// [`find`] looking back in `thread` from `at` (looked at first when
+/// `look`), `above` holding the containers above it, outermost first.
+fn find_previous(
     reader: &LazyTraceReader,
-    from: SearchBack,
+    thread: ThreadId,
+    mut above: Vec<LazyNode>,
+    mut at: LazyNode,
+    mut look: bool,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
     let (pattern, wanted, options) = one_hit(reader, options)?;
-    // `above` holds the containers above `at`, outermost first; `look`
-    // says whether `at` itself is looked at before stepping back.
-    let (thread, mut above, mut at, mut look) = match from {
-        SearchBack::Before(node) => (
-            reader.node_thread(node),
-            reader.ancestors(node)?,
-            node,
-            false,
-        ),
-        SearchBack::ThreadEnd(thread) => {
-            let roots = reader.root_count(thread)?;
-            let Some(&root) = reader
-                .roots_range(thread, roots.saturating_sub(1), 1)?
-                .first()
-            else {
-                return Ok(None);
-            };
-            let mut above = Vec::new();
-            let at = last_below(reader, root, &mut above)?;
-            (thread, above, at, true)
-        }
-    };
     loop {
         if stopped(&options) {
             return Ok(None);

@@ -138,10 +138,9 @@ impl Cache {
 
     /// Opens `path` with the eager loader, within the memory budget.
     pub fn open_eager(&self, path: &Path) -> Result<EagerTrace> {
-        let options = EagerOptions {
-            memory_budget: self.memory_budget.or_else(available_memory),
-            file_access: self.lazy_options().access(),
-        };
+        let mut options = EagerOptions::default();
+        options.memory_budget = self.memory_budget.or_else(available_memory);
+        options.file_access = self.lazy_options().access();
         let trace = EagerTrace::open_with(path, options)?;
         self.check_data(path, trace.report(), trace.context().data().len())?;
         Ok(trace)

@@ -8,9 +8,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
-use tracetree::export::stacks::{
-    CHROME_EVENTS_FOR_BROWSERS, StackFormat, StackOptions, export_stacks,
-};
+use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
 use tracetree::model::DiffStatus;
 
 use crate::cache::Cache;
@@ -96,13 +94,11 @@ fn stacks(
     let output = Output::file(request.output, request.force)?;
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
-    let options = StackOptions {
-        threads: request.threads.clone(),
-        root: request.root,
-        diff: request.diff.clone(),
-        force: request.force,
-        ..StackOptions::new(format, trace_name(request.file))
-    };
+    let mut options = StackOptions::new(format, trace_name(request.file));
+    options.threads = request.threads.clone();
+    options.root = request.root;
+    options.diff = request.diff.clone();
+    options.force = request.force;
     // A subtree's size is known only once walked: a count without a bar.
     let bar = match request.root {
         None => progress_bar(
@@ -136,13 +132,13 @@ fn stacks(
         group(summary.bytes)
     );
     summary_line(&line, to_stdout, out)?;
-    if format == StackFormat::Chrome && summary.events > CHROME_EVENTS_FOR_BROWSERS {
+    if format == StackFormat::Chrome && summary.events > StackFormat::CHROME_EVENTS_FOR_BROWSERS {
         eprintln!(
             "warning: {} events is more than browsers' trace viewers load comfortably \
              (about {}); export less with --root EVENT_ID or --thread ID, or use --format \
              perfetto",
             group(summary.events),
-            group(CHROME_EVENTS_FOR_BROWSERS)
+            group(StackFormat::CHROME_EVENTS_FOR_BROWSERS)
         );
     }
     Ok(())
@@ -178,12 +174,10 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     let trace = cache.trace(request.file)?;
     let reader = cache.open_lazy(&trace.path)?;
     let source = trace.imported_from.map_or("v22", |format| format.name());
-    let options = ParquetOptions {
-        row_group_rows: request.row_group_rows,
-        threads: request.threads.clone(),
-        force: request.force,
-        ..ParquetOptions::new(trace_name(request.file), source)
-    };
+    let mut options = ParquetOptions::new(trace_name(request.file), source);
+    options.row_group_rows = request.row_group_rows;
+    options.threads = request.threads.clone();
+    options.force = request.force;
     // The bar's length grows by each thread's stream as its export starts
     // (at once for up to one thread per worker).
     let bar = progress_bar(0, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");

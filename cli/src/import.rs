@@ -9,7 +9,7 @@ use crate::output::check_trace_output;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::Result;
-use tracetree::import::{ImportOptions, SourceFormat, import_file_with};
+use tracetree::import::{ImportOptions, SourceFormat};
 
 pub fn run(
     cache: &Cache,
@@ -25,8 +25,9 @@ pub fn run(
         ProgressStyle::with_template("importing {bar:40} {bytes}/{total_bytes} ({bytes_per_sec})")
             .expect("valid template"),
     );
-    let options = ImportOptions { samples };
-    let summary = import_file_with(input, output, from, &options, &|bytes| bar.inc(bytes));
+    let mut options = ImportOptions::default();
+    options.samples = samples;
+    let summary = options.import_file(input, output, from, &|bytes| bar.inc(bytes));
     bar.finish_and_clear();
     let summary = summary?;
     report(&summary);

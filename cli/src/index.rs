@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tracetree::lowlevel::MAX_WORKERS_PER_CORE;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
@@ -15,17 +14,16 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     // The rebuild reads the data without a zero-filled tail, and its
     // progress adds up to exactly that.
     let size = TraceBytes::map(file)?.without_zero_tail().0.len();
-    let options = RebuildOptions {
-        threads,
-        chunk_size: 0,
-    };
+    let mut options = RebuildOptions::default();
+    options.threads = threads;
+    options.chunk_size = 0;
     let workers = options.workers(size);
     if threads > workers {
         eprintln!(
             "tracetree: using {workers} worker thread{} instead of {threads} (at most {} per \
              core, and one per MiB of data)",
             crate::words::plural(workers as u64),
-            MAX_WORKERS_PER_CORE
+            RebuildOptions::MAX_WORKERS_PER_CORE
         );
     }
     let bar = ProgressBar::new(size).with_style(
@@ -39,7 +37,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
         bar.finish_and_clear();
         return report_check(&index_path(file), check?, out);
     }
-    let written = write_index(file, options, &progress);
+    let written = write_index(file, &index_path(file), options, &progress);
     bar.finish_and_clear();
     let written = written?;
     let unfinished = written.outcome.unfinished.len();

@@ -4,10 +4,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tracetree::FORMAT_VERSION;
 use tracetree::Result;
 use tracetree::common::ThreadId;
-use tracetree::import::stored_summary;
-use tracetree::lowlevel::FORMAT_VERSION;
 use tracetree::lowlevel::parse_index;
 use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;
@@ -17,7 +16,7 @@ use tracetree::read::{
     index_path,
 };
 use tracetree::storage::TraceBytes;
-use tracetree::storage::packed::{INDEX_ENTRY, PackedTrace};
+use tracetree::storage::packed::PackedTrace;
 
 use crate::cache::Cache;
 use crate::words::{calls_or_loops, group, plural};
@@ -42,7 +41,7 @@ pub fn run(
 /// For a foreign trace opened through the cache, what its import mapped,
 /// skipped and found inconsistent.
 fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
-    if let Some(summary) = stored_summary(file) {
+    if let Some(summary) = tracetree::ImportSummary::stored_report(file) {
         out.write_all(summary.as_bytes())?;
     }
     Ok(())
@@ -51,8 +50,8 @@ fn write_import_summary(file: &Path, out: &mut impl Write) -> Result<()> {
 /// For a JFR recording, its own summary: chunks, duration, event counts
 /// by type (as `jfr summary` counts them), data loss and damage.
 pub fn write_jfr_summary(file: &Path, out: &mut impl Write) -> Result<()> {
-    if tracetree::import::jfr::looks_like_jfr(file) {
-        write!(out, "{}", tracetree::import::jfr::summarize(file)?)?;
+    if tracetree::SourceFormat::detect(file) == Some(tracetree::SourceFormat::Jfr) {
+        write!(out, "{}", tracetree::import::jfr::JfrSummary::read(file)?)?;
     }
     Ok(())
 }
@@ -188,7 +187,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     writeln!(out, "data size: {} bytes", trace.context().data().len())?;
     // A packed trace's index is its entry; a plain trace's, `FILE.idx`.
     let (index, index_bytes) = if PackedTrace::is_packed(file) {
-        let index = PathBuf::from(format!("{}!{INDEX_ENTRY}", file.display()));
+        let index = PathBuf::from(format!("{}!{}", file.display(), PackedTrace::INDEX_ENTRY));
         (index, PackedTrace::open(file)?.index()?)
     } else {
         let index = index_path(file);

@@ -885,12 +885,11 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             eager,
             ..
         } => {
-            let options = PrintOptions {
-                verbose,
-                threads: thread_filter(&threads),
-                max_depth: depth,
-                event_ids: ids,
-            };
+            let mut options = PrintOptions::default();
+            options.verbose = verbose;
+            options.threads = thread_filter(&threads);
+            options.max_depth = depth;
+            options.event_ids = ids;
             let file = cache.trace_path(&file)?;
             if eager {
                 let trace = cache.open_eager(&file)?;
@@ -970,15 +969,13 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             max_edits,
             ..
         } => {
-            let options = tracetree::diff::DiffOptions {
-                matching: diff::thread_matching(matching == MatchArg::Index, &maps)?,
-                start_threads,
-                only_start_threads,
-                unmatched: diff::unmatched(unmatched),
-                allow_diffs: force,
-                max_edits,
-                ..tracetree::diff::DiffOptions::default()
-            };
+            let mut options = tracetree::diff::DiffOptions::default();
+            options.matching = diff::thread_matching(matching == MatchArg::Index, &maps)?;
+            options.start_threads = start_threads;
+            options.only_start_threads = only_start_threads;
+            options.unmatched = diff::unmatched(unmatched);
+            options.allow_diffs = force;
+            options.max_edits = max_edits;
             let args = diff::DiffArgs {
                 left: &left,
                 right: &right,

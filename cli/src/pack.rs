@@ -7,8 +7,8 @@ use std::path::Path;
 
 use indicatif::ProgressBar;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{index_path, write_index_to};
-use tracetree::storage::packed::write_packed;
+use tracetree::read::{index_path, write_index};
+use tracetree::storage::packed::PackedTrace;
 use tracetree::{Error, Result};
 
 use crate::cache::Cache;
@@ -34,7 +34,7 @@ pub fn run(
         scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
         index = scratch.path().join("trace.idx");
         let bar = ProgressBar::new_spinner().with_message("rebuilding the missing index");
-        let written = write_index_to(&trace.path, &index, RebuildOptions::default(), &|_| {
+        let written = write_index(&trace.path, &index, RebuildOptions::default(), &|_| {
             bar.tick()
         });
         bar.finish_and_clear();
@@ -57,7 +57,7 @@ pub fn run(
     };
     let bar = ProgressBar::new_spinner().with_message(format!("packing {}", output.display()));
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
-    let summary = write_packed(&written.path, &info, &trace.path, &index);
+    let summary = PackedTrace::write(&written.path, &info, &trace.path, &index);
     bar.finish_and_clear();
     let summary = summary?;
     let to_stdout = written.is_stdout();

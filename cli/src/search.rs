@@ -38,15 +38,13 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
         )
     };
     let reader = cache.open_lazy(&cache.trace_path(request.file)?)?;
-    let options = SearchOptions {
-        ignore_case: request.ignore_case,
-        text: request.text,
-        threads: request.threads,
-        kinds,
-        diff: request.diff,
-        max: request.max,
-        ..SearchOptions::new(request.pattern)
-    };
+    let mut options = SearchOptions::new(request.pattern);
+    options.ignore_case = request.ignore_case;
+    options.text = request.text;
+    options.threads = request.threads;
+    options.kinds = kinds;
+    options.diff = request.diff;
+    options.max = request.max;
     let total: u64 = reader.count_tracepoints()?.values().sum();
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template(

@@ -17,9 +17,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracetree::common::{EventId, LogicalOffset, ThreadId};
-use tracetree::export::parquet::{
-    BatchOptions, ParquetOptions, RecordBatches, export_parquet, record_batches,
-};
+use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches, export_parquet};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{Hit as FoundHit, search_streaming};
@@ -336,15 +334,13 @@ impl Trace {
         ignore_case: bool,
         max: Option<usize>,
     ) -> PyResult<SearchHits> {
-        let options = SearchOptions {
-            ignore_case,
-            text,
-            threads: thread_ids(threads)?,
-            kinds: self::kinds(kinds)?,
-            diff: diff_statuses(diff)?,
-            max: max.unwrap_or(usize::MAX),
-            ..SearchOptions::new(pattern)
-        };
+        let mut options = SearchOptions::new(pattern);
+        options.ignore_case = ignore_case;
+        options.text = text;
+        options.threads = thread_ids(threads)?;
+        options.kinds = self::kinds(kinds)?;
+        options.diff = diff_statuses(diff)?;
+        options.max = max.unwrap_or(usize::MAX);
         Ok(SearchHits {
             shared: Arc::clone(&self.shared),
             state: Mutex::new(SearchState::Ready(Box::new(options))),
@@ -367,14 +363,12 @@ impl Trace {
         batch_rows: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         let reader = self.shared.reader()?;
-        let options = BatchOptions {
-            batch_rows,
-            threads: thread_ids(thread)?,
-            root: root.map(|node| node.lazy_node()),
-            columns,
-            ..BatchOptions::new(self.source_format())
-        };
-        let batches = record_batches(reader, &options).or_raise()?;
+        let mut options = BatchOptions::new(self.source_format());
+        options.batch_rows = batch_rows;
+        options.threads = thread_ids(thread)?;
+        options.root = root.map(|node| node.lazy_node());
+        options.columns = columns;
+        let batches = RecordBatches::new(reader, &options).or_raise()?;
         let stream: Box<dyn RecordBatchReader + Send> = Box::new(Batches(batches));
         stream.into_pyarrow(py)
     }
@@ -683,11 +677,9 @@ fn search_in_turn(
         {
             break;
         }
-        let one = SearchOptions {
-            threads: Some(vec![thread]),
-            max: left,
-            ..options.clone()
-        };
+        let mut one = options.clone();
+        one.threads = Some(vec![thread]);
+        one.max = left;
         let found = search_streaming(reader, &one, &|_| {}, on_hit)?;
         total += found.total;
         scanned += found.scanned;
@@ -815,12 +807,11 @@ pub fn print(
     event_ids: bool,
 ) -> PyResult<()> {
     let (reader, _, _) = reader_of(py, trace)?;
-    let options = PrintOptions {
-        verbose,
-        threads: thread_ids(threads)?,
-        max_depth,
-        event_ids,
-    };
+    let mut options = PrintOptions::default();
+    options.verbose = verbose;
+    options.threads = thread_ids(threads)?;
+    options.max_depth = max_depth;
+    options.event_ids = event_ids;
     py.detach(|| write_to(&out, |w| tracetree::print_trace(&*reader, &options, w)))
         .or_raise()
 }
@@ -881,11 +872,9 @@ pub fn export(
                 "invalid root: it is for the call-stack formats, not parquet".to_string(),
             ));
         }
-        let options = ParquetOptions {
-            threads,
-            force,
-            ..ParquetOptions::new(name, source)
-        };
+        let mut options = ParquetOptions::new(name, source);
+        options.threads = threads;
+        options.force = force;
         return py
             .detach(|| export_parquet(&reader, &out, &options, &|_| {}).map(|_| ()))
             .or_raise();
@@ -906,12 +895,10 @@ pub fn export(
             ),
         )
     })?;
-    let options = StackOptions {
-        threads,
-        root: root.map(EventId::new),
-        force,
-        ..StackOptions::new(stack_format, name)
-    };
+    let mut options = StackOptions::new(stack_format, name);
+    options.threads = threads;
+    options.root = root.map(EventId::new);
+    options.force = force;
     py.detach(|| tracetree::export_stacks(&reader, &out, &options, &|_| {}).map(|_| ()))
         .or_raise()
 }
@@ -930,9 +917,10 @@ pub fn import_trace<'py>(
     samples: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let from = source_format(from_)?;
-    let options = tracetree::import::ImportOptions { samples };
+    let mut options = tracetree::import::ImportOptions::default();
+    options.samples = samples;
     let summary = py
-        .detach(|| tracetree::import::import_file_with(&source, &output, from, &options, &|_| {}))
+        .detach(|| options.import_file(&source, &output, from, &|_| {}))
         .or_raise()?;
     let dict = PyDict::new(py);
     dict.set_item("threads", summary.threads)?;
@@ -1005,14 +993,12 @@ pub fn diff<'py>(
             ));
         }
     };
-    let options = tracetree::DiffOptions {
-        matching,
-        start_threads,
-        only_start_threads,
-        unmatched,
-        allow_diffs,
-        ..tracetree::DiffOptions::default()
-    };
+    let mut options = tracetree::DiffOptions::default();
+    options.matching = matching;
+    options.start_threads = start_threads;
+    options.only_start_threads = only_start_threads;
+    options.unmatched = unmatched;
+    options.allow_diffs = allow_diffs;
     let (left_reader, _, left_path) = reader_of(py, left)?;
     let (right_reader, _, right_path) = reader_of(py, right)?;
     let name = |side: &Bound<'py, PyAny>, path: &Path| {

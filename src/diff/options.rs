@@ -36,6 +36,7 @@ pub enum UnmatchedThreads {
 /// The options of [`diff_traces`](crate::diff::diff_traces): the
 /// reference's `TraceDiffOptions`, plus the bound on Myers' work.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DiffOptions {
     /// How threads are paired.
     pub matching: ThreadMatching,

@@ -1,5 +1,5 @@
-//! Synthetic traces, in one place (cargo feature `generate`, on by
-//! default):
+//! Synthetic traces, in one place (cargo feature `generate`, off by
+//! default: the command's `gen` and the tests turn it on):
 //!
 //! - `shapes`: traces of a chosen shape ([`Shape`], [`ThreadGenerator`]), deterministic for a seed,
 //!   recorded through any writer; [`generate_file`] writes one of a given

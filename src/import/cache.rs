@@ -21,7 +21,7 @@ use rustc_hash::FxHasher;
 use crate::error::{Error, Result};
 use crate::import::{ImportSummary, SourceFormat, import_file};
 use crate::read::index_path;
-pub use crate::storage::cache_dir;
+use crate::storage::cache_dir;
 use crate::storage::packed::PackedTrace;
 use crate::storage::write_file_atomically;
 
@@ -37,7 +37,9 @@ pub struct TracePath {
 }
 
 /// The v22 trace for `input`: `input` itself unless it is a foreign trace;
-/// then its import in [`cache_dir`], made now when absent or stale.
+/// then its import in the per-user cache
+/// ([`storage::cache_dir`](crate::storage::cache_dir)), made now when
+/// absent or stale.
 /// `progress` receives the bytes of source read by an import.
 pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
     if foreign_format(input)?.is_none() {
@@ -47,14 +49,14 @@ pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
 }
 
 /// [`trace_for`] with the cache in `dir`.
-pub fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
+pub(crate) fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
     trace_in_as(input, dir, None, progress)
 }
 
 /// [`trace_in`] reading `input` as `from` says when it is given (the
 /// command line's `--from`) instead of the format its layout shows.
 /// A format other than the detected one is cached apart from it.
-pub fn trace_in_as(
+pub(crate) fn trace_in_as(
     input: &Path,
     dir: &Path,
     from: Option<SourceFormat>,
@@ -179,16 +181,24 @@ pub fn summary_path(trace: &Path) -> PathBuf {
 /// What [`summary_path`] adds to a cached trace's name.
 const SUMMARY_SUFFIX: &str = ".import-summary";
 
-/// The summary of the import cached as `trace` ([`ImportSummary::report`]'s
-/// lines), when `trace` is a cached import that kept one.
-pub fn stored_summary(trace: &Path) -> Option<String> {
+impl ImportSummary {
+    /// The summary of the import cached as `trace` ([`report`](Self::report)'s
+    /// lines, as the import that made it wrote them), when `trace` is a
+    /// cached import that kept one.
+    pub fn stored_report(trace: &Path) -> Option<String> {
+        stored_summary(trace)
+    }
+}
+
+/// [`ImportSummary::stored_report`].
+pub(crate) fn stored_summary(trace: &Path) -> Option<String> {
     std::fs::read_to_string(summary_path(trace)).ok()
 }
 
 /// What made the import cached as `trace` incomplete or damaged, from its
 /// stored summary ([`ImportSummary::problem`] of the import made earlier);
 /// `None` when it was whole, or `trace` is no cached import.
-pub fn stored_problem(trace: &Path) -> Option<String> {
+pub(crate) fn stored_problem(trace: &Path) -> Option<String> {
     let stored = stored_summary(trace)?;
     let line = stored.lines().next()?.strip_prefix("imported: ")?;
     let problems: Vec<&str> = line

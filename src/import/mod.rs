@@ -37,9 +37,8 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{
-    TracePath, cache_dir, stored_problem, stored_summary, trace_for, trace_in, trace_in_as,
-};
+pub use cache::{TracePath, trace_for};
+pub(crate) use cache::{stored_problem, trace_in_as};
 
 /// The formats tracetree imports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -253,7 +252,8 @@ fn counted(n: u64, thing: &str) -> String {
 
 /// Imports `input` (of `format`, or the detected one) into the v22 trace
 /// `output` (and `output.idx`), replacing them only on success.
-/// `progress` receives the bytes of source read.
+/// `progress` receives the bytes of source read. With choices:
+/// [`ImportOptions::import_file`].
 pub fn import_file(
     input: &Path,
     output: &Path,
@@ -265,14 +265,28 @@ pub fn import_file(
 
 /// Choices of an import that only some formats have.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImportOptions {
     /// JFR: import the sample trees even when the recording holds method
     /// traces.
     pub samples: bool,
 }
 
-/// [`import_file`] with `options`.
-pub fn import_file_with(
+impl ImportOptions {
+    /// [`import_file`] with these choices.
+    pub fn import_file(
+        &self,
+        input: &Path,
+        output: &Path,
+        format: Option<SourceFormat>,
+        progress: &dyn Fn(u64),
+    ) -> Result<ImportSummary> {
+        import_file_with(input, output, format, self, progress)
+    }
+}
+
+/// [`ImportOptions::import_file`].
+fn import_file_with(
     input: &Path,
     output: &Path,
     format: Option<SourceFormat>,
@@ -347,7 +361,7 @@ fn unpack(input: &Path, output: &Path, progress: &dyn Fn(u64)) -> Result<ImportS
         }
         let mut summary = ImportSummary::default();
         if !had_index {
-            crate::read::write_index(temp, Default::default(), &|_| {})?;
+            crate::read::write_index(temp, &index_path(temp), Default::default(), &|_| {})?;
             summary.warnings.push(format!(
                 "{} holds no {}: the index was rebuilt from the data",
                 input.display(),

@@ -12,9 +12,10 @@ pub use reference::{
     LocalName, MethodDescriptor, StringObject, ThreadName, VariableDescriptor,
 };
 pub use string::JavaStr;
+pub(crate) use tracepoint::SAMPLE_COUNT_FLAG;
 pub use tracepoint::{
-    DiffStatus, Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, TracepointHeader,
-    TracepointName, TracepointType,
+    DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointName,
+    TracepointType,
 };
 pub use types::{AccessLocation, Type};
 pub use value::Value;

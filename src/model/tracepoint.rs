@@ -199,10 +199,8 @@ pub struct Tracepoint<'a> {
     pub body: TracepointBody<'a>,
 }
 
-/// Call flag bit 1: the call is a node of a merged sample tree (an
-/// imported JFR profile) and its result is the `long` count of samples
-/// passing through it, not a returned value.
-pub const SAMPLE_COUNT_FLAG: i16 = 2;
+/// [`Tracepoint::SAMPLE_COUNT_FLAG`].
+pub(crate) const SAMPLE_COUNT_FLAG: i16 = Tracepoint::SAMPLE_COUNT_FLAG;
 
 /// The type-specific fields of a tracepoint.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,7 +213,8 @@ pub enum TracepointBody<'a> {
         receiver: Value<'a>,
         /// The arguments.
         arguments: Vec<Value<'a>>,
-        /// Flags; bit 0 = incomplete, bit 1 = [`SAMPLE_COUNT_FLAG`].
+        /// Flags; bit 0 = incomplete, bit 1 =
+        /// [`SAMPLE_COUNT_FLAG`](Tracepoint::SAMPLE_COUNT_FLAG).
         flags: i16,
     },
     /// `array[index] ➜ value`.
@@ -327,7 +326,13 @@ pub enum Footer<'a> {
 }
 
 impl<'a> Tracepoint<'a> {
-    /// The sample count of a call flagged [`SAMPLE_COUNT_FLAG`]: the `long`
+    /// Call flag bit 1: the call is a node of a merged sample tree (an
+    /// imported JFR profile) and its result is the `long` count of samples
+    /// passing through it, not a returned value.
+    pub const SAMPLE_COUNT_FLAG: i16 = 2;
+
+    /// The sample count of a call flagged
+    /// [`SAMPLE_COUNT_FLAG`](Self::SAMPLE_COUNT_FLAG): the `long`
     /// result in its `footer`; `None` for any other tracepoint.
     pub fn sample_count(&self, footer: Option<&Footer<'_>>) -> Option<i64> {
         match (&self.body, footer) {

@@ -39,7 +39,8 @@ const LEAF_HEADERS: VisitDetail = VisitDetail {
 };
 
 /// Writes the JSON-lines dump of `threads` (all threads when `None`), on
-/// all cores ([`Parallelism::default`]).
+/// as many cores as rayon's pool has threads (`RAYON_NUM_THREADS` sets
+/// it); the output is the same byte for byte however many there are.
 pub fn write_jsonl<T>(tree: &T, threads: Option<&[ThreadId]>, out: &mut impl Write) -> Result<()>
 where
     T: TraceTree,
@@ -49,7 +50,7 @@ where
 
 /// [`write_jsonl`] with the work shared out as `parallelism` says; the
 /// output is the same byte for byte whatever it says.
-pub fn write_jsonl_with<T>(
+pub(crate) fn write_jsonl_with<T>(
     tree: &T,
     threads: Option<&[ThreadId]>,
     parallelism: &Parallelism,

@@ -4,17 +4,16 @@
 
 pub(crate) mod jsonl;
 mod ordered;
+#[cfg(test)]
+mod parallel_tests;
 mod parent;
 mod plan;
 mod text;
 
 pub(crate) use text::adorn;
 
-pub use jsonl::{write_jsonl, write_jsonl_with};
-pub use ordered::{OrderedStats, Parallelism};
-pub use text::{
-    Parent, PrintOptions, TextFormatter, node_text, print_trace, print_trace_with, tracepoint_text,
-};
+pub use jsonl::write_jsonl;
+pub use text::{Parent, PrintOptions, TextFormatter, node_text, print_trace};
 
 /// `n` with its thousands separated by commas (`2,663`), as every message
 /// and summary of the project writes counts.

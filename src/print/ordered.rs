@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 
 /// How the printers share out their work.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parallelism {
+pub(crate) struct Parallelism {
     /// Worker threads; 1 runs the plain sequential walk on the calling
     /// thread.
     pub workers: usize,
@@ -39,7 +39,7 @@ impl Default for Parallelism {
 
 /// What a parallel run observed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OrderedStats {
+pub(crate) struct OrderedStats {
     /// Work units run.
     pub units: usize,
     /// The most chunks produced but not yet written at any one time.

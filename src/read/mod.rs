@@ -43,7 +43,7 @@ pub use lookup::problem::{IndexProblem, IndexStatus};
 pub use lookup::sidecar::{
     SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
 };
-pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index, write_index_to};
+pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index};
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

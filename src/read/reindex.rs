@@ -48,19 +48,11 @@ pub enum IndexCheck {
 }
 
 /// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `FILE.idx`, unsynced (`write_derived_file_atomically`:
-/// readers check an index and rebuild a damaged one). `progress` receives
-/// the bytes of data done.
+/// atomically to `path` (the recorder's place is
+/// [`index_path`]`(data_path)`: `FILE.idx`), unsynced
+/// (`write_derived_file_atomically`: readers check an index and rebuild a
+/// damaged one). `progress` receives the bytes of data done.
 pub fn write_index(
-    data_path: &Path,
-    options: RebuildOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<WrittenIndex> {
-    write_index_to(data_path, &index_path(data_path), options, progress)
-}
-
-/// [`write_index`] into the file at `path` instead of `FILE.idx`.
-pub fn write_index_to(
     data_path: &Path,
     path: &Path,
     options: RebuildOptions,
@@ -69,7 +61,7 @@ pub fn write_index_to(
     write_index_unnamed(data_path, path, options, progress).map_err(|e| e.in_file(data_path))
 }
 
-/// [`write_index_to`], its errors not yet naming the data file.
+/// [`write_index`], its errors not yet naming the data file.
 fn write_index_unnamed(
     data_path: &Path,
     path: &Path,

@@ -36,7 +36,7 @@
 //!   one raises `SIGBUS` on access past its end. Read with
 //!   [`FileAccess::Read`], its lost bytes read as no object kind: errors.
 //! - Pages filled on first read (`pager`: a file read without a mapping, a
-//!   packed trace's level-0 entry, [`TraceBytes::paged`]) are filled again
+//!   packed trace's level-0 entry, `TraceBytes::paged`) are filled again
 //!   when read after a release, so the same window bounds them.
 
 mod atomic;
@@ -44,7 +44,7 @@ pub mod packed;
 #[cfg(target_os = "linux")]
 mod pager;
 mod resident;
-pub mod stored_blocks;
+pub(crate) mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
 pub use atomic::remove_temporaries;
@@ -117,7 +117,7 @@ pub enum FileAccess {
 
 /// Zeros a data file may end with before [`TraceBytes::without_zero_tail`]
 /// calls them a zero-filled tail.
-pub const ZERO_SLACK: u64 = 64;
+pub(crate) const ZERO_SLACK: u64 = 64;
 
 /// The bytes of a data or index file.
 ///
@@ -255,8 +255,8 @@ impl TraceBytes {
     /// hundred million objects. Every whole block ends with its
     /// `BLOCK_END` byte and a whole trace with its `EOF` byte, neither
     /// zero, so only a half-written last block can end in zeros, and
-    /// readers drop that block anyway: when more than [`ZERO_SLACK`] zeros
-    /// end the bytes, they are cut right after the last non-zero byte. The
+    /// readers drop that block anyway: when more than 64 zeros
+    /// (`ZERO_SLACK`) end the bytes, they are cut right after the last non-zero byte. The
     /// scan runs back from the end a window at a time, releasing what it
     /// read.
     pub fn without_zero_tail(self) -> (TraceBytes, u64) {
@@ -355,7 +355,8 @@ impl TraceBytes {
         !matches!(&*self.backing, Backing::Memory(_))
     }
 
-    /// Whether [`paged`](Self::paged) can serve entries here: `Err` says
+    /// Whether a packed trace's level-0 deflated entries can be read in
+    /// place here (pages filled from the pack on first read): `Err` says
     /// why not (asked of the kernel once a process).
     pub fn paging_available() -> std::result::Result<(), String> {
         #[cfg(target_os = "linux")]
@@ -373,7 +374,7 @@ impl TraceBytes {
     /// page filled from the pack file when first read and released like a
     /// mapping's (see `pager`, Linux only). `Err` says why they cannot
     /// be (no `userfaultfd` here); the caller then inflates the entry.
-    pub fn paged(blocks: stored_blocks::StoredBlocks) -> std::result::Result<Self, String> {
+    pub(crate) fn paged(blocks: stored_blocks::StoredBlocks) -> std::result::Result<Self, String> {
         #[cfg(target_os = "linux")]
         {
             if blocks.is_empty() {

@@ -20,9 +20,9 @@
 //! entry *deflated at level 0* (the recorder's `ZipOutputStream`: its
 //! data sits in stored deflate blocks of 32 KiB, each behind a 5-byte
 //! header, so it is not contiguous in the file) is read in place too:
-//! its blocks are walked on first need ([`StoredBlocks`]) and its
+//! its blocks are walked on first need (`StoredBlocks`) and its
 //! [`TraceBytes`] are paged in from the file on first read
-//! ([`TraceBytes::paged`]), with no copy on disk and no more memory than
+//! (`TraceBytes::paged`), with no copy on disk and no more memory than
 //! the readers' resident window. Where that cannot be (a really
 //! compressed entry, or no `userfaultfd` here: [`PackedTrace::why_inflated`]
 //! says), the entry is inflated into memory, its CRC and size checked, up
@@ -30,7 +30,7 @@
 //! it to files instead, in constant memory (the command line's import
 //! cache does that for packs not read in place).
 //!
-//! [`write_packed`] writes the layout with every entry stored (the data
+//! [`PackedTrace::write`] writes the layout with every entry stored (the data
 //! entry aligned to a page, so its pages are the file's), which the
 //! recorder's unpacker (`ZipInputStream`) and any ZIP tool read.
 
@@ -48,13 +48,13 @@ use crate::storage::stored_blocks::StoredBlocks;
 use crate::storage::{TraceBytes, write_file_atomically};
 
 /// The data file's entry.
-pub const DATA_ENTRY: &str = "trace.trace";
+pub(crate) const DATA_ENTRY: &str = "trace.trace";
 /// The index file's entry.
-pub const INDEX_ENTRY: &str = "trace.idx";
+pub(crate) const INDEX_ENTRY: &str = "trace.idx";
 /// The description's entry.
-pub const INFO_ENTRY: &str = "info.txt";
+pub(crate) const INFO_ENTRY: &str = "info.txt";
 /// Every entry a packed trace may hold: the three above, then a diff's.
-pub const KNOWN_ENTRIES: [&str; 8] = [
+const KNOWN_ENTRIES: [&str; 8] = [
     INFO_ENTRY,
     DATA_ENTRY,
     INDEX_ENTRY,
@@ -71,7 +71,8 @@ const ZIP_MAGIC: [u8; 4] = *b"PK\x03\x04";
 /// One entry of a packed trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackedEntry {
-    /// Its name, one of [`KNOWN_ENTRIES`].
+    /// Its name: [`PackedTrace::DATA_ENTRY`], [`PackedTrace::INDEX_ENTRY`],
+    /// [`PackedTrace::INFO_ENTRY`], or one of a diff pack's.
     pub name: String,
     /// Whether it is stored without compression (readable in place).
     pub stored: bool,
@@ -137,6 +138,13 @@ impl Seek for BytesCursor<'_> {
 }
 
 impl PackedTrace {
+    /// The data file's entry: `trace.trace`.
+    pub const DATA_ENTRY: &'static str = DATA_ENTRY;
+    /// The index file's entry: `trace.idx`.
+    pub const INDEX_ENTRY: &'static str = INDEX_ENTRY;
+    /// The description's entry: `info.txt`.
+    pub const INFO_ENTRY: &'static str = INFO_ENTRY;
+
     /// The most bytes a compressed entry is inflated into memory
     /// ([`data`](Self::data), [`index`](Self::index)): 1 GiB. Larger
     /// ones are [`unpack`](Self::unpack)ed to files.
@@ -393,7 +401,7 @@ impl PackedTrace {
     }
 }
 
-/// What [`write_packed`] wrote.
+/// What [`PackedTrace::write`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PackSummary {
     /// Bytes of the packed trace.
@@ -404,11 +412,24 @@ pub struct PackSummary {
     pub index: u64,
 }
 
-/// Writes a packed trace at `out` holding `info` as `info.txt`, the data
-/// file at `data` and the index file at `index`, every entry stored (the
-/// data entry starting on a page boundary), Zip64 where an entry needs it.
-/// Written atomically: a failure leaves nothing at `out`.
-pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+impl PackedTrace {
+    /// Writes a packed trace at `out` holding `info` as `info.txt`, the
+    /// data file at `data` and the index file at `index`, every entry
+    /// stored (the data entry starting on a page boundary), Zip64 where an
+    /// entry needs it. Written atomically: a failure leaves nothing at
+    /// `out`.
+    pub fn write(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
+        write_packed(out, info, data, index)
+    }
+}
+
+/// [`PackedTrace::write`].
+pub(crate) fn write_packed(
+    out: &Path,
+    info: &str,
+    data: &Path,
+    index: &Path,
+) -> Result<PackSummary> {
     write_packed_entries(
         out,
         &[
@@ -421,7 +442,7 @@ pub fn write_packed(out: &Path, info: &str, data: &Path, index: &Path) -> Result
 
 /// What one entry of a packed trace is written from.
 #[derive(Debug, Clone, Copy)]
-pub enum PackSource<'a> {
+pub(crate) enum PackSource<'a> {
     /// The entry named so, holding these bytes.
     Bytes(&'a str, &'a [u8]),
     /// The entry named so, holding this file's bytes.
@@ -429,10 +450,10 @@ pub enum PackSource<'a> {
 }
 
 /// Writes a packed trace at `out` holding `entries` in order, as
-/// [`write_packed`] does (stored, the data entry page-aligned, Zip64 where
+/// [`PackedTrace::write`] does (stored, the data entry page-aligned, Zip64 where
 /// needed, atomically). The summary's `data` and `index` are the sizes of
 /// the entries [`DATA_ENTRY`] and [`INDEX_ENTRY`], 0 when absent.
-pub fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Result<PackSummary> {
+pub(crate) fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Result<PackSummary> {
     let zip_error = |e: ZipError| Error::io(out, std::io::Error::other(e));
     write_file_atomically(out, |file| {
         let mut zip = ZipWriter::new(&mut *file);

@@ -55,12 +55,29 @@ pub trait TraceTree: Sync {
         Ok(children.split_off(from.min(end)))
     }
 
-    /// Walks the trees under `roots` as [`walk`] does, calling `f` with each
+    /// Walks the trees under `roots` depth-first in pre-order, without
+    /// recursion (a trace may nest hundreds of thousands of calls deep),
+    /// calling `f` for each node. Children deeper than `max_depth` are
+    /// reported as one [`WalkStep::Folded`] per parent. Nothing is decoded
+    /// but what finding children takes.
+    fn walk(
+        &self,
+        roots: &[Self::Node],
+        max_depth: Option<usize>,
+        f: impl FnMut(WalkStep<Self::Node>) -> Result<()>,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        walk(self, roots, max_depth, f)
+    }
+
+    /// Walks the trees under `roots` as [`walk`](Self::walk) does, calling `f` with each
     /// node's tracepoint and footer, and with its direct child count when
     /// `detail` asks for it (leaves by their headers only when it asks for
     /// no leaf bodies and the reader can skip them). What the printer and the JSON dump run;
     /// readers that can stream a subtree override it (the default visits
-    /// each node [`walk`] meets).
+    /// each node [`walk`](Self::walk) meets).
     fn walk_visit(
         &self,
         roots: &[Self::Node],
@@ -157,7 +174,7 @@ pub trait TraceTree: Sync {
     }
 }
 
-/// One step of a depth-first, pre-order [`walk`].
+/// One step of a depth-first, pre-order [`TraceTree::walk`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalkStep<N> {
     /// A node at `depth` (a thread's top-level tracepoints are at depth 0).
@@ -217,11 +234,8 @@ struct Frame<N> {
     page: std::vec::IntoIter<N>,
 }
 
-/// Walks the trees under `roots` depth-first in pre-order, without
-/// recursion (a trace may nest hundreds of thousands of calls deep), calling
-/// `f` for each node. Children deeper than `max_depth` are reported as one
-/// [`WalkStep::Folded`] per parent.
-pub fn walk<T: TraceTree>(
+/// [`TraceTree::walk`].
+pub(crate) fn walk<T: TraceTree>(
     tree: &T,
     roots: &[T::Node],
     max_depth: Option<usize>,

@@ -43,6 +43,7 @@ use crate::write::spec::IntoJavaStr;
 
 /// How a [`DumpWriter`] writes values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DumpOptions {
     /// Write every NaN `float` as `7FC00000` and every NaN `double` as
     /// `7FF8000000000000`, as the reference dump writer does (Java's

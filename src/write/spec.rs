@@ -47,12 +47,14 @@ impl<'a> IntoJavaStr<'a> for &JavaStr<'a> {
 }
 
 /// The type `name` (an object of that class, `java.lang.String`).
-pub fn class_type<'a>(name: impl IntoJavaStr<'a>) -> Type<'a> {
+#[cfg(any(test, feature = "generate"))]
+pub(crate) fn class_type<'a>(name: impl IntoJavaStr<'a>) -> Type<'a> {
     Type::Object(name.into_java_str())
 }
 
 /// The type of arrays of `element`.
-pub fn array_type(element: Type<'_>) -> Type<'_> {
+#[cfg(any(test, feature = "generate"))]
+pub(crate) fn array_type(element: Type<'_>) -> Type<'_> {
     Type::Array(Box::new(element))
 }
 

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod diffs;
 pub mod files;
 pub mod heldout;
+pub mod layout;
 pub mod lazy;
 pub mod memory;
 pub mod skip;

@@ -10,10 +10,12 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::lowlevel::rebuild_index;
-use tracetree::lowlevel::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::RebuiltIndex;
+use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{BlockStep, decode_block};
-use tracetree::lowlevel::{INDEX_FOOTER_LEN, parse_index};
+use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
+
+use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
@@ -337,7 +339,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     assert_eq!(named, threads, "every thread has a name block");
 
     // The rebuild from the data alone agrees, cell for cell and in order.
-    let rebuilt = rebuild_index(data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(data, RebuildOptions::default()).unwrap();
     assert!(rebuilt.unfinished.is_empty());
     let rebuilt: Vec<IndexCell> = rebuilt.cells.iter().copied().map(normalized).collect();
     let ours: Vec<IndexCell> = cells.iter().copied().map(normalized).collect();

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, StringId, ThreadId};
-use tracetree::lowlevel::{DATA_MAGIC, Object, file_header};
+use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, Footer, JavaStr, MethodDescriptor,
     StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value,
@@ -13,6 +13,7 @@ use tracetree::model::{
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::EagerTrace;
 use tracetree::storage::TraceBytes;
+use tracetree_testkit::layout::{DATA_MAGIC, file_header};
 
 use tracetree_testkit::compare::first_difference;
 use tracetree_testkit::files;
@@ -39,10 +40,8 @@ fn reference_traces_print_byte_for_byte_verbose_and_brief() {
         }
         let trace = EagerTrace::open(&trace_path).unwrap();
         for (verbose, expected) in [(true, &verbose_path), (false, &brief_path)] {
-            let options = PrintOptions {
-                verbose,
-                ..PrintOptions::default()
-            };
+            let mut options = PrintOptions::default();
+            options.verbose = verbose;
             let ours = print(&trace, &options);
             let expected = std::fs::read(expected).unwrap();
             assert!(
@@ -62,10 +61,8 @@ fn crashed_trace_prints_unfinished_calls_as_such() {
         return;
     };
     let trace = EagerTrace::open(dir.join("crashed.trace")).unwrap();
-    let options = PrintOptions {
-        verbose: true,
-        ..PrintOptions::default()
-    };
+    let mut options = PrintOptions::default();
+    options.verbose = true;
     let text = String::from_utf8(print(&trace, &options)).unwrap();
 
     // Calls whose result really is the `<unfinished method>` marker.
@@ -110,10 +107,8 @@ fn a_depth_limit_keeps_the_lines_above_it() {
     };
     let trace = EagerTrace::open(dir.join("small-stream.trace")).unwrap();
     let full = String::from_utf8(print(&trace, &PrintOptions::default())).unwrap();
-    let options = PrintOptions {
-        max_depth: Some(2),
-        ..PrintOptions::default()
-    };
+    let mut options = PrintOptions::default();
+    options.max_depth = Some(2);
     let limited = String::from_utf8(print(&trace, &options)).unwrap();
     let depth = |line: &str| (line.len() - line.trim_start_matches(' ').len()) / 2;
     // Without the fold lines, the limited text is the full text cut at depth 2.
@@ -163,10 +158,8 @@ fn printing_corrupted_traces_never_panics() {
         // Loading may fail with an error; printing what loads must not panic.
         if let Ok(trace) = EagerTrace::load(TraceBytes::from_vec(bytes)) {
             for verbose in [false, true] {
-                let options = PrintOptions {
-                    verbose,
-                    ..PrintOptions::default()
-                };
+                let mut options = PrintOptions::default();
+                options.verbose = verbose;
                 let _ = print_trace(&trace, &options, &mut io::sink());
             }
             printed += 1;
@@ -275,10 +268,8 @@ fn a_trace_200_000_calls_deep_prints_in_constant_stack() {
         let trace = deep_trace();
         assert_eq!(trace.nodes().len(), DEPTH);
         let mut out = Tail::default();
-        let options = PrintOptions {
-            verbose: true,
-            ..PrintOptions::default()
-        };
+        let mut options = PrintOptions::default();
+        options.verbose = true;
         print_trace(&trace, &options, &mut out).unwrap();
         (out.bytes, out.tail)
     });
@@ -300,10 +291,8 @@ fn a_trace_200_000_calls_deep_prints_in_constant_stack() {
 fn a_deep_trace_folds_below_the_depth_limit() {
     let text = on_small_stack(|| {
         let trace = deep_trace();
-        let options = PrintOptions {
-            max_depth: Some(2),
-            ..PrintOptions::default()
-        };
+        let mut options = PrintOptions::default();
+        options.max_depth = Some(2);
         print(&trace, &options)
     });
     assert_eq!(

@@ -21,10 +21,11 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
 use tracetree::common::{PhysicalOffset, ThreadId};
+use tracetree::lowlevel::Object;
 use tracetree::lowlevel::{BlockStep, decode_block};
-use tracetree::lowlevel::{FILE_HEADER_LEN, Object};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::write::{StreamingOptions, StreamingWriter};
+use tracetree_testkit::layout::FILE_HEADER_LEN;
 
 use tracetree_testkit::stream::Memory;
 use tracetree_testkit::{compare, files};

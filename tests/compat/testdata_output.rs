@@ -11,10 +11,8 @@ use tracetree_testkit::files;
 const TRACES: [&str; 2] = ["all-types", "multi-thread"];
 
 fn printed(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
-    let options = PrintOptions {
-        verbose,
-        ..PrintOptions::default()
-    };
+    let mut options = PrintOptions::default();
+    options.verbose = verbose;
     let mut out = Vec::new();
     print_trace(trace, &options, &mut out).unwrap();
     out

@@ -79,9 +79,8 @@ fn converting_a_crashed_trace_closes_its_unfinished_containers() {
     let original =
         EagerTrace::load(TraceBytes::read(dir.join("crashed.trace")).expect("read")).expect("load");
     assert!(original.report().unfinished_containers > 0);
-    let keep_nan = DumpOptions {
-        canonicalize_nan: false,
-    };
+    let mut keep_nan = DumpOptions::default();
+    keep_nan.canonicalize_nan = false;
     let writer = DumpWriter::from_trace(&original, keep_nan).expect("copy");
     let (data, index) = writer.to_bytes().expect("write");
     write::check_dump_layout(&data, &index);

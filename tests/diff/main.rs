@@ -79,10 +79,8 @@ fn diff_files(left: &Path, right: &Path, options: &DiffOptions, out: &Path) -> D
 
 fn print(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
     let mut out = Vec::new();
-    let options = PrintOptions {
-        verbose,
-        ..PrintOptions::default()
-    };
+    let mut options = PrintOptions::default();
+    options.verbose = verbose;
     print_trace(trace, &options, &mut out).unwrap();
     out
 }
@@ -246,10 +244,8 @@ fn unmatched_threads_are_diffed_skipped_or_refused() {
     );
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("d.packedtrace");
-    let skip = DiffOptions {
-        unmatched: UnmatchedThreads::Skip,
-        ..DiffOptions::default()
-    };
+    let mut skip = DiffOptions::default();
+    skip.unmatched = UnmatchedThreads::Skip;
     let summary = diff_files(&left, &right, &skip, &out);
     let ids: Vec<i32> = summary.threads.iter().map(|t| t.thread).collect();
     assert_eq!(ids, [0, 2], "the renamed thread's two halves are skipped");
@@ -257,10 +253,8 @@ fn unmatched_threads_are_diffed_skipped_or_refused() {
     let trace = EagerTrace::open(&out).unwrap();
     assert_eq!(trace.thread_ids().len(), 2);
 
-    let error = DiffOptions {
-        unmatched: UnmatchedThreads::Error,
-        ..DiffOptions::default()
-    };
+    let mut error = DiffOptions::default();
+    error.unmatched = UnmatchedThreads::Error;
     let (l, r) = (
         LazyTraceReader::open(&left).unwrap(),
         LazyTraceReader::open(&right).unwrap(),
@@ -275,10 +269,8 @@ fn unmatched_threads_are_diffed_skipped_or_refused() {
 
     // A map pairs the renamed thread at its own index; the threads it does
     // not name are unmatched (2 left, 2 right).
-    let map = DiffOptions {
-        matching: ThreadMatching::NameMap(vec![("worker-1".into(), "worker-1-rerun".into())]),
-        ..DiffOptions::default()
-    };
+    let mut map = DiffOptions::default();
+    map.matching = ThreadMatching::NameMap(vec![("worker-1".into(), "worker-1-rerun".into())]);
     let summary = diff_files(&left, &right, &map, &out);
     assert_eq!(
         summary.threads[0].name,
@@ -301,10 +293,8 @@ fn diffs_are_refused_as_inputs_unless_asked_for() {
         matches!(refused, Err(Error::InvalidArgument { .. })),
         "{refused:?}"
     );
-    let allowed = DiffOptions {
-        allow_diffs: true,
-        ..DiffOptions::default()
-    };
+    let mut allowed = DiffOptions::default();
+    allowed.allow_diffs = true;
     let summary = diff_traces(left, input(&diff, "d"), &allowed, &out).unwrap();
     assert!(
         summary
@@ -319,10 +309,8 @@ fn a_tight_bound_on_myers_falls_back_with_a_warning() {
     let Some((dir, _)) = cases() else { return };
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("bounded.packedtrace");
-    let bounded = DiffOptions {
-        max_edits: 0,
-        ..DiffOptions::default()
-    };
+    let mut bounded = DiffOptions::default();
+    bounded.max_edits = 0;
     let summary = diff_files(
         &dir.join("edits.left.trace"),
         &dir.join("edits.right.trace"),
@@ -441,10 +429,8 @@ fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
     for (left, right, options) in pairs {
         let held = diff_bytes(&left, &right, &options, &out);
         for max_held in [0, 1, 7] {
-            let bounded = DiffOptions {
-                max_held,
-                ..options.clone()
-            };
+            let mut bounded = options.clone();
+            bounded.max_held = max_held;
             let read_past = diff_bytes(&left, &right, &bounded, &out);
             for (what, (a, b)) in ["printed", "idmap", "threadmap"]
                 .iter()

@@ -200,10 +200,8 @@ fn try_expected_rows(reader: &LazyTraceReader) -> tracetree::Result<Vec<Row>> {
 
 fn export(path: &Path, dir: &Path, row_group_rows: usize) -> PathBuf {
     let reader = LazyTraceReader::open(path).unwrap();
-    let options = ParquetOptions {
-        row_group_rows,
-        ..ParquetOptions::new("t", "v22")
-    };
+    let mut options = ParquetOptions::new("t", "v22");
+    options.row_group_rows = row_group_rows;
     export_parquet(&reader, dir, &options, &|_| {})
         .unwrap()
         .partition
@@ -252,11 +250,9 @@ fn check_one_thread(path: &Path, row_group_rows: usize) {
     let dir = tempfile::tempdir().unwrap();
     let reader = LazyTraceReader::open(path).unwrap();
     let thread = *reader.thread_ids().last().unwrap();
-    let options = ParquetOptions {
-        row_group_rows,
-        threads: Some(vec![thread]),
-        ..ParquetOptions::new("t", "v22")
-    };
+    let mut options = ParquetOptions::new("t", "v22");
+    options.row_group_rows = row_group_rows;
+    options.threads = Some(vec![thread]);
     let summary = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
     let expected: Vec<Row> = expected_rows(&reader)
         .into_iter()
@@ -298,11 +294,9 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
                 let Ok(reader) = LazyTraceReader::open(&copy) else {
                     continue;
                 };
-                let options = ParquetOptions {
-                    row_group_rows: 3,
-                    force: true,
-                    ..ParquetOptions::new("t", "v22")
-                };
+                let mut options = ParquetOptions::new("t", "v22");
+                options.row_group_rows = 3;
+                options.force = true;
                 let out = dir.path().join("out");
                 match export_parquet(&reader, &out, &options, &|_| {}) {
                     Ok(summary) => {
@@ -331,10 +325,8 @@ fn progress_reads_each_threads_stream_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = generated(dir.path(), Shape::Threads, 3, 1 << 20, Some(64 << 10));
     let reader = LazyTraceReader::open(&path).unwrap();
-    let options = ParquetOptions {
-        row_group_rows: 500,
-        ..ParquetOptions::new("t", "v22")
-    };
+    let mut options = ParquetOptions::new("t", "v22");
+    options.row_group_rows = 500;
     // (bytes announced, bytes read, reports of bytes read) as reported,
     // and whether a report ever went past what had been announced.
     let seen = Mutex::new((0u64, 0u64, 0u64, false));
@@ -371,16 +363,12 @@ fn an_existing_partition_is_replaced_only_when_forced() {
     export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
     let error = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap_err();
     assert!(error.to_string().contains("--force"), "{error}");
-    let forced = ParquetOptions {
-        force: true,
-        ..options.clone()
-    };
+    let mut forced = options.clone();
+    forced.force = true;
     export_parquet(&reader, dir.path(), &forced, &|_| {}).unwrap();
-    let zero = ParquetOptions {
-        row_group_rows: 0,
-        force: true,
-        ..options.clone()
-    };
+    let mut zero = options.clone();
+    zero.row_group_rows = 0;
+    zero.force = true;
     assert!(export_parquet(&reader, dir.path(), &zero, &|_| {}).is_err());
     // Nothing but the partition is left in the dataset directory.
     let names: Vec<String> = std::fs::read_dir(dir.path())

@@ -14,8 +14,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use reference::{Row, sample_rows, summary_counts, trace_rows};
-use tracetree::import::jfr::{Recording, summarize};
-use tracetree::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with};
+use tracetree::import::jfr::{JfrSummary, Recording};
+use tracetree::import::{ImportOptions, ImportSummary, SourceFormat};
 use tracetree::read::LazyTraceReader;
 
 /// Recordings made once for every test.
@@ -143,8 +143,9 @@ fn jfr(bin: &Path, args: &[&str], file: &Path) -> String {
 fn import(source: &Path, samples: bool) -> (ImportSummary, Vec<Row>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.trace");
-    let options = ImportOptions { samples };
-    let summary = import_file_with(source, &out, None, &options, &|_| {}).unwrap();
+    let mut options = ImportOptions::default();
+    options.samples = samples;
+    let summary = options.import_file(source, &out, None, &|_| {}).unwrap();
     let reader = LazyTraceReader::open(&out).unwrap();
     let mut dump = Vec::new();
     tracetree::print::write_jsonl(&reader, None, &mut dump).unwrap();
@@ -243,7 +244,7 @@ fn info_counts_equal_jfr_summary() {
     for (file, bin) in files {
         let text = jfr(&bin, &["summary"], &file);
         let (chunks, reference) = summary_counts(&text);
-        let summary = summarize(&file).unwrap();
+        let summary = JfrSummary::read(&file).unwrap();
         assert_eq!(summary.chunks, chunks);
         let ours: std::collections::BTreeMap<String, u64> = summary
             .types
@@ -299,7 +300,9 @@ fn a_recording_cut_anywhere_keeps_every_whole_chunk() {
     for len in lengths {
         std::fs::write(&cut, &bytes[..len]).unwrap();
         let out = dir.path().join("cut.trace");
-        let result = import_file_with(&cut, &out, None, &ImportOptions { samples: true }, &|_| {});
+        let mut options = ImportOptions::default();
+        options.samples = true;
+        let result = options.import_file(&cut, &out, None, &|_| {});
         if len < chunk_len {
             assert!(result.is_err(), "cut at {len}: no whole chunk, an error");
             continue;
@@ -324,7 +327,7 @@ fn a_recording_cut_anywhere_keeps_every_whole_chunk() {
             );
         }
         assert_eq!(total_samples(&rows), one_chunk, "cut at {len}");
-        let info = summarize(&cut).unwrap();
+        let info = JfrSummary::read(&cut).unwrap();
         assert_eq!(info.chunks, 1);
     }
 }
@@ -351,7 +354,7 @@ fn a_header_still_being_written_or_a_corrupt_size_is_damage() {
         let (summary, rows) = import(&path, true);
         assert_eq!(summary.damage.len(), 1, "{name}: {:?}", summary.damage);
         assert_eq!(total_samples(&rows), one_chunk, "{name}");
-        assert_eq!(summarize(&path).unwrap().damage.len(), 1);
+        assert_eq!(JfrSummary::read(&path).unwrap().damage.len(), 1);
     }
 }
 
@@ -380,11 +383,12 @@ fn every_byte_flip_imports_or_fails_typed() {
             damaged[position] ^= mask;
             std::fs::write(&flipped, &damaged).unwrap();
             for samples in [true, false] {
-                let options = ImportOptions { samples };
+                let mut options = ImportOptions::default();
+                options.samples = samples;
                 // Either result is fine; a panic fails the test.
-                let _ = import_file_with(&flipped, &out, None, &options, &|_| {});
+                let _ = options.import_file(&flipped, &out, None, &|_| {});
             }
-            let _ = summarize(&flipped);
+            let _ = JfrSummary::read(&flipped);
         }
     }
 }
@@ -410,7 +414,7 @@ fn decoding_releases_each_chunk() {
     let recording = Recording::open(&path).unwrap();
     assert_eq!(recording.chunks().len(), copies);
     let opened = tracetree_testkit::memory::rss_file();
-    let (events, _) = tracetree::import::jfr::decode_all(&recording);
+    let (events, _) = recording.decode_all();
     let after = tracetree_testkit::memory::rss_file();
     assert!(events > 0);
     let (Some(before), Some(opened), Some(after)) = (before, opened, after) else {

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path};
-use tracetree::tree::{TraceTree, Visit, VisitDetail, WalkStep, walk};
+use tracetree::tree::{TraceTree, Visit, VisitDetail, WalkStep};
 
 use tracetree_testkit::lazy::{sidecar_of, with_sidecar};
 use tracetree_testkit::memory::{alone, proc_status as status, rss_anon, rss_file};
@@ -45,20 +45,21 @@ fn walk_bounded(bytes: u64) {
     let mut deepest = 0;
     for thread in reader.thread_ids() {
         let roots = reader.roots(thread).unwrap();
-        walk(&reader, &roots, None, |step| {
-            if let WalkStep::Node { node, depth } = step {
-                nodes += 1;
-                deepest = deepest.max(depth);
-                reader.visit(node, |tracepoint, _| tracepoint.event())?;
-                if nodes.is_multiple_of(4096) {
-                    let stats = reader.cache_stats();
-                    assert!(stats.bytes <= BUDGET, "{stats:?}");
-                    peak = peak.max(rss_anon());
+        reader
+            .walk(&roots, None, |step| {
+                if let WalkStep::Node { node, depth } = step {
+                    nodes += 1;
+                    deepest = deepest.max(depth);
+                    reader.visit(node, |tracepoint, _| tracepoint.event())?;
+                    if nodes.is_multiple_of(4096) {
+                        let stats = reader.cache_stats();
+                        assert!(stats.bytes <= BUDGET, "{stats:?}");
+                        peak = peak.max(rss_anon());
+                    }
                 }
-            }
-            Ok(())
-        })
-        .unwrap();
+                Ok(())
+            })
+            .unwrap();
     }
     let stats = reader.cache_stats();
     assert!(stats.peak_bytes <= BUDGET, "{stats:?}");

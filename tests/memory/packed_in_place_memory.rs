@@ -7,7 +7,7 @@ use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
 use tracetree::read::{LazyTraceReader, index_path};
 use tracetree::storage::TraceBytes;
-use tracetree::storage::packed::{DATA_ENTRY, PackedTrace};
+use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::{generated, jdk_pack};
 use tracetree_testkit::memory::{self, peak_growth};
 use tracetree_testkit::stream::Count;
@@ -34,9 +34,9 @@ fn walking_a_level_0_pack_keeps_a_window_of_it_resident() {
         return;
     }
     let pack = PackedTrace::open(&path).unwrap();
-    assert!(!pack.entry(DATA_ENTRY).unwrap().stored);
+    assert!(!pack.entry(PackedTrace::DATA_ENTRY).unwrap().stored);
     assert!(pack.in_place(), "{:?}", pack.why_inflated());
-    let data_len = pack.entry(DATA_ENTRY).unwrap().size;
+    let data_len = pack.entry(PackedTrace::DATA_ENTRY).unwrap().size;
     drop(pack);
 
     let window = 4 << 20;

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use tracetree::storage::packed::{DATA_ENTRY, INFO_ENTRY, PackedTrace};
+use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::lazy::Rng;
 use tracetree_testkit::memory::{self, peak_growth};
 use tracetree_testkit::stream::Count;
@@ -23,14 +23,14 @@ fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
     {
         let mut zip = ZipWriter::new(std::fs::File::create(&path).unwrap());
         let stored = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
-        zip.start_file(INFO_ENTRY, stored).unwrap();
+        zip.start_file(PackedTrace::INFO_ENTRY, stored).unwrap();
         zip.write_all(b"test\n").unwrap();
         // Random bytes do not compress: the deflater stores them, in
         // stored blocks, as the recorder's level 0 does.
         let deflated = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Deflated)
             .compression_level(Some(1));
-        zip.start_file(DATA_ENTRY, deflated).unwrap();
+        zip.start_file(PackedTrace::DATA_ENTRY, deflated).unwrap();
         let mut rng = Rng(7);
         let chunk: Vec<u8> = (0..1 << 20).map(|_| rng.below(256) as u8).collect();
         for _ in 0..ENTRY >> 20 {
@@ -39,7 +39,7 @@ fn unpacking_a_deflated_pack_keeps_none_of_it_resident() {
         zip.finish().unwrap();
     }
     let pack = PackedTrace::open(&path).unwrap();
-    let entry = pack.entry(DATA_ENTRY).unwrap();
+    let entry = pack.entry(PackedTrace::DATA_ENTRY).unwrap();
     assert!(!entry.stored);
     assert!(
         entry.packed_size >= ENTRY as u64,

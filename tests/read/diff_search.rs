@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use tracetree::model::DiffStatus;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search};
+use tracetree::search::{SearchFrom, SearchOptions, find, search};
 use tracetree::{Error, Result};
 
 use tracetree_testkit::diffs::diff_pair;
@@ -77,37 +77,29 @@ fn a_search_by_diff_status_finds_what_dump_marks() {
         // An empty pattern lists the changes themselves; by line (`text`),
         // the same.
         for text in [false, true] {
-            let options = SearchOptions {
-                diff: Some(changes(asked)),
-                text,
-                max: usize::MAX,
-                ..SearchOptions::new("")
-            };
+            let mut options = SearchOptions::new("");
+            options.diff = Some(changes(asked));
+            options.text = text;
+            options.max = usize::MAX;
             assert_eq!(found(&reader, &options).unwrap(), expected, "{asked:?}");
         }
     }
     assert_eq!(of(&["added"]).len(), summed(|t| t.added));
     assert_eq!(of(&["edited_old"]).len(), summed(|t| t.edited));
     // Each hit's line carries its marker, as `print` shows it.
-    let options = SearchOptions {
-        diff: Some(changes(&["added"])),
-        ..SearchOptions::new("")
-    };
+    let mut options = SearchOptions::new("");
+    options.diff = Some(changes(&["added"]));
     let hits = search(&reader, &options, &|_| {}).unwrap().hits;
     assert!(
         hits.iter().all(|hit| hit.line.starts_with("+ ")),
         "{hits:?}"
     );
     // A pattern narrows the changes to those it names.
-    let named = SearchOptions {
-        diff: Some(changes(&["added", "removed", "edited"])),
-        max: usize::MAX,
-        ..SearchOptions::new("compute")
-    };
-    let all_named = SearchOptions {
-        diff: None,
-        ..named.clone()
-    };
+    let mut named = SearchOptions::new("compute");
+    named.diff = Some(changes(&["added", "removed", "edited"]));
+    named.max = usize::MAX;
+    let mut all_named = named.clone();
+    all_named.diff = None;
     let changed: Vec<i64> = found(&reader, &named).unwrap();
     let everything = found(&reader, &all_named).unwrap();
     let all_changes = of(&["added", "removed", "edited_old", "edited_new"]);
@@ -123,18 +115,16 @@ fn find_next_and_previous_step_through_the_changes() {
     let dir = tempfile::tempdir().unwrap();
     let pair = diff_pair(dir.path(), 120_000, 2, 0.02);
     let reader = LazyTraceReader::open(&pair.diff).unwrap();
-    let options = SearchOptions {
-        diff: Some(changes(&["added", "removed", "edited"])),
-        max: usize::MAX,
-        ..SearchOptions::new("")
-    };
+    let mut options = SearchOptions::new("");
+    options.diff = Some(changes(&["added", "removed", "edited"]));
+    options.max = usize::MAX;
     let expected = search(&reader, &options, &|_| {}).unwrap().hits;
     assert!(!expected.is_empty());
     for thread in reader.thread_ids() {
         let in_thread: Vec<_> = expected.iter().filter(|h| h.thread == thread).collect();
         let mut forward = Vec::new();
         let mut from = SearchFrom::ThreadStart(thread);
-        while let Some(hit) = find_next(&reader, from, &options).unwrap() {
+        while let Some(hit) = find(&reader, from, &options).unwrap() {
             from = SearchFrom::After(hit.node);
             forward.push(hit);
         }
@@ -144,9 +134,9 @@ fn find_next_and_previous_step_through_the_changes() {
         }
         // Back from the thread's end, to its first change.
         let mut backward = Vec::new();
-        let mut from = SearchBack::ThreadEnd(thread);
-        while let Some(hit) = find_previous(&reader, from, &options).unwrap() {
-            from = SearchBack::Before(hit.node);
+        let mut from = SearchFrom::ThreadEnd(thread);
+        while let Some(hit) = find(&reader, from, &options).unwrap() {
+            from = SearchFrom::Before(hit.node);
             backward.push(hit.event);
         }
         backward.reverse();
@@ -167,14 +157,12 @@ fn a_filter_by_diff_status_on_a_plain_trace_is_an_error() {
             .is_diff()
             .unwrap()
     );
-    let options = SearchOptions {
-        diff: Some(changes(&["added"])),
-        ..SearchOptions::new("")
-    };
+    let mut options = SearchOptions::new("");
+    options.diff = Some(changes(&["added"]));
     let error = search(&plain, &options, &|_| {}).unwrap_err();
     assert!(matches!(error, Error::Unsupported { .. }), "{error}");
     assert!(error.to_string().contains("not a diff"), "{error}");
-    let next = find_next(
+    let next = find(
         &plain,
         SearchFrom::ThreadStart(plain.thread_ids()[0]),
         &options,

@@ -2,8 +2,8 @@
 //! sample trace gives `Ok` or a typed error, never a panic.
 
 use tracetree::TraceBytes;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -26,10 +26,7 @@ fn sample() -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Small chunks, so corruption also hits the speculative block discovery.
-const REBUILD: RebuildOptions = RebuildOptions {
-    threads: 0,
-    chunk_size: 509,
-};
+const REBUILD: RebuildOptions = RebuildOptions::new().with_chunk_size(509);
 
 #[test]
 fn every_truncation_of_the_data_file_loads_what_is_complete() {
@@ -44,7 +41,7 @@ fn every_truncation_of_the_data_file_loads_what_is_complete() {
         // A cut file is a crashed recorder's: it opens with its complete blocks.
         let trace = result.unwrap_or_else(|e| panic!("cut at {len}: {e}"));
         assert!(trace.report().missing_eof);
-        let rebuilt = rebuild_index(&data[..len], REBUILD).unwrap();
+        let rebuilt = RebuiltIndex::build(&data[..len], REBUILD).unwrap();
         assert_eq!(rebuilt.report, *trace.report(), "cut at {len}");
         assert!(trace.nodes().len() <= full.nodes().len());
     }
@@ -73,7 +70,7 @@ fn every_single_byte_corruption_of_the_data_file_is_ok_or_a_typed_error() {
                 assert!(error.to_string().contains("offset"), "{error}");
             }
             // The rebuild reads the same bytes the same way.
-            let rebuilt = rebuild_index(&bytes, REBUILD);
+            let rebuilt = RebuiltIndex::build(&bytes, REBUILD);
             assert_eq!(rebuilt.is_ok(), eager.is_ok(), "corrupted byte {position}");
         }
         bytes[position] = original;

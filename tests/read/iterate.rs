@@ -1,12 +1,12 @@
 //! What an embedder keeps and steps through: node handles, the child,
-//! subtree and following iterators, `find_next` and `node_text`, against
+//! subtree and following iterators, `find` and `node_text`, against
 //! a walk of the same traces and `search`.
 
 use tracetree::common::{LogicalOffset, ThreadId};
 use tracetree::generate::Shape;
 use tracetree::print::node_text;
 use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
-use tracetree::search::{SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search};
+use tracetree::search::{SearchFrom, SearchOptions, find, search};
 use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -119,25 +119,23 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
     for trace in traces(dir.path()) {
         let reader = LazyTraceReader::open(&trace).unwrap();
         for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
-            let options = SearchOptions {
-                text,
-                ignore_case: text,
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.text = text;
+            options.ignore_case = text;
+            options.max = usize::MAX;
             let all = search(&reader, &options, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 let mut from = SearchFrom::ThreadStart(thread);
                 for hit in expected.into_iter().take(200) {
-                    let found = find_next(&reader, from, &options).unwrap().unwrap();
+                    let found = find(&reader, from, &options).unwrap().unwrap();
                     assert_eq!(&found, hit, "{}", trace.display());
                     assert_eq!(node_text(&reader, found.node, false).unwrap(), found.line);
                     from = SearchFrom::After(found.node);
                     hits += 1;
                 }
                 if all.hits.iter().filter(|h| h.thread == thread).count() <= 200 {
-                    assert_eq!(find_next(&reader, from, &options).unwrap(), None);
+                    assert_eq!(find(&reader, from, &options).unwrap(), None);
                 }
             }
         }
@@ -152,41 +150,40 @@ fn find_previous_walks_back_from_hit_to_hit() {
     for trace in traces(dir.path()) {
         let reader = LazyTraceReader::open(&trace).unwrap();
         for (pattern, text) in [("run", false), ("a", true), ("Worker", false)] {
-            let options = SearchOptions {
-                text,
-                ignore_case: text,
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.text = text;
+            options.ignore_case = text;
+            options.max = usize::MAX;
             let all = search(&reader, &options, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 // From the last 100 hits back: each finds the one before.
                 let tail = expected.len().saturating_sub(100);
-                let from_end = find_previous(&reader, SearchBack::ThreadEnd(thread), &options);
+                let from_end = find(&reader, SearchFrom::ThreadEnd(thread), &options);
                 assert_eq!(from_end.unwrap().as_ref(), expected.last().copied());
                 for pair in expected[tail..].windows(2) {
-                    let before = SearchBack::Before(pair[1].node);
-                    let found = find_previous(&reader, before, &options).unwrap();
+                    let found = find(&reader, SearchFrom::Before(pair[1].node), &options).unwrap();
                     assert_eq!(found.as_ref(), Some(pair[0]), "{}", trace.display());
                     hits += 1;
                 }
                 if let Some(first) = expected.first() {
-                    let before = SearchBack::Before(first.node);
-                    assert_eq!(find_previous(&reader, before, &options).unwrap(), None);
+                    assert_eq!(
+                        find(&reader, SearchFrom::Before(first.node), &options).unwrap(),
+                        None
+                    );
                 }
             }
         }
         // A set stop ends it at once.
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let stopped = SearchOptions {
-            stop: Some(stop),
-            ..SearchOptions::new("")
-        };
+        let mut stopped = SearchOptions::new("");
+        stopped.stop = Some(stop);
         let thread = reader.thread_ids()[0];
         let last = reader.roots(thread).unwrap().pop().unwrap();
-        let before = SearchBack::Before(last);
-        assert_eq!(find_previous(&reader, before, &stopped).unwrap(), None);
+        assert_eq!(
+            find(&reader, SearchFrom::Before(last), &stopped).unwrap(),
+            None
+        );
     }
     assert!(hits > 50, "{hits} hits walked back");
 }

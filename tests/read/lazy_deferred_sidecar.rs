@@ -9,7 +9,6 @@ use std::fs::{self, File, FileTimes};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use tracetree::lowlevel::OPENED_MAGIC;
 use tracetree::read::{
     EagerTrace, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarProblem, index_path,
 };
@@ -42,7 +41,8 @@ fn a_first_open_defers_the_sidecar_to_the_next() {
     assert_same_tree(&eager, &first, "deferred first open");
     assert!(first.lookup_heap_bytes() > up_front);
     let note = fs::read(sidecar_of(&path)).unwrap();
-    assert_eq!(note[..8], OPENED_MAGIC);
+    // The note's magic (docs/FORMAT.md).
+    assert_eq!(note[..8], *b"TTOPENED");
     assert!(
         note.len() < 4096,
         "a note is a header: {} bytes",

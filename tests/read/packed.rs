@@ -14,7 +14,7 @@ use tracetree::import::{SourceFormat, import_file};
 use tracetree::print::write_jsonl;
 use tracetree::read::{EagerTrace, LazyTraceReader, index_path};
 use tracetree::storage::TraceBytes;
-use tracetree::storage::packed::{PackedTrace, write_packed};
+use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::{self, generated, testdata};
 use tracetree_testkit::lazy::{assert_same_tree, reference_traces, testdata_traces};
 
@@ -182,7 +182,7 @@ fn our_packs_unpack_with_the_jdk_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     for trace in traces().into_iter().filter(|t| index_path(t).is_file()) {
         let packed = dir.path().join("ours.packedtrace");
-        let summary = write_packed(&packed, "ours\n", &trace, &index_path(&trace)).unwrap();
+        let summary = PackedTrace::write(&packed, "ours\n", &trace, &index_path(&trace)).unwrap();
         assert_eq!(summary.bytes, std::fs::metadata(&packed).unwrap().len());
         let pack = PackedTrace::open(&packed).unwrap();
         assert!(pack.in_place());
@@ -344,7 +344,7 @@ fn a_pack_over_4_gib_uses_zip64_and_is_read_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let trace = generated(dir.path(), Shape::Mixed, 2, 4_300_000_000, None);
     let packed = dir.path().join("big.packedtrace");
-    write_packed(&packed, "big\n", &trace, &index_path(&trace)).unwrap();
+    PackedTrace::write(&packed, "big\n", &trace, &index_path(&trace)).unwrap();
     let pack = PackedTrace::open(&packed).unwrap();
     assert!(pack.in_place());
     let data = pack.entry("trace.trace").unwrap();

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tracetree::TraceBytes;
 use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
-use tracetree::lowlevel::{
-    MAX_WORKERS_PER_CORE, MIN_CHUNK, RebuiltIndex, rebuild_index, rebuild_index_windowed,
-};
+use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -32,23 +30,11 @@ fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {
 }
 
 const OPTION_SETS: [RebuildOptions; 4] = [
-    RebuildOptions {
-        threads: 1,
-        chunk_size: 0,
-    },
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 0,
-    },
+    RebuildOptions::new().with_threads(1),
+    RebuildOptions::new().with_threads(2),
     // Tiny chunks: most chunks start inside a block and must find one.
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 997,
-    },
-    RebuildOptions {
-        threads: 2,
-        chunk_size: 64,
-    },
+    RebuildOptions::new().with_threads(2).with_chunk_size(997),
+    RebuildOptions::new().with_threads(2).with_chunk_size(64),
 ];
 
 #[test]
@@ -67,7 +53,7 @@ fn rebuilt_index_equals_the_written_one() {
             if options.chunk_size == 64 && data.len() > 1 << 20 {
                 continue;
             }
-            let rebuilt = rebuild_index(&data, options).unwrap();
+            let rebuilt = RebuiltIndex::build(&data, options).unwrap();
             let ours = normalized(rebuilt.cells.iter().copied());
             assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
             assert_eq!(ours, expected, "{name} with {options:?}");
@@ -82,7 +68,7 @@ fn rebuilt_index_equals_the_written_one() {
 fn assert_rebuilds_written(name: &str, data: &[u8], index: &[u8]) {
     let expected = written_cells(index);
     for options in OPTION_SETS {
-        let rebuilt = rebuild_index(data, options).unwrap();
+        let rebuilt = RebuiltIndex::build(data, options).unwrap();
         let ours = normalized(rebuilt.cells.iter().copied());
         assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
         assert_eq!(ours, expected, "{name} with {options:?}");
@@ -127,24 +113,21 @@ fn assert_windows_agree(
 #[test]
 fn workers_are_capped_by_cores_and_by_the_data() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let asked = |threads| RebuildOptions {
-        threads,
-        chunk_size: 0,
-    };
+    let asked = |threads| RebuildOptions::new().with_threads(threads);
     assert_eq!(asked(5000).workers(2_700), 1, "one chunk of work");
     assert_eq!(asked(0).workers(0), 1, "never 0");
     assert_eq!(
         asked(100_000).workers(1 << 40),
-        cores * MAX_WORKERS_PER_CORE,
+        cores * RebuildOptions::MAX_WORKERS_PER_CORE,
         "a few per core"
     );
     assert_eq!(
         asked(2).workers(1 << 40),
-        2.min(cores * MAX_WORKERS_PER_CORE)
+        2.min(cores * RebuildOptions::MAX_WORKERS_PER_CORE)
     );
     assert_eq!(
-        asked(3).workers(2 * MIN_CHUNK + 1),
-        3.min(cores * MAX_WORKERS_PER_CORE)
+        asked(3).workers(2 * RebuildOptions::MIN_CHUNK + 1),
+        3.min(cores * RebuildOptions::MAX_WORKERS_PER_CORE)
     );
 }
 
@@ -167,10 +150,8 @@ fn rebuilt_index_equals_the_streaming_writers_index() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("streamed.trace");
-    let options = StreamingOptions {
-        block_size: 4 << 10,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 4 << 10;
     let writer = StreamingWriter::create_with_options(&path, options).unwrap();
     std::thread::scope(|scope| {
         for (t, shape) in [Shape::Mixed, Shape::Deep, Shape::Wide, Shape::Threads]
@@ -203,7 +184,7 @@ fn rebuild_reports_what_a_crashed_recorder_left() {
         return;
     };
     let data = std::fs::read(dir.join("crashed.trace")).unwrap();
-    let rebuilt = rebuild_index(&data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(&data, RebuildOptions::default()).unwrap();
     let eager = EagerTrace::load(TraceBytes::from_vec(data)).unwrap();
     assert_eq!(rebuilt.report, *eager.report());
     assert_eq!(rebuilt.unfinished.len(), 15);
@@ -232,12 +213,9 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
     for len in (16..data.len()).step_by(7) {
         let cut = &data[..len];
         let eager = EagerTrace::load(TraceBytes::from_vec(cut.to_vec())).unwrap();
-        let rebuilt = rebuild_index(
+        let rebuilt = RebuiltIndex::build(
             cut,
-            RebuildOptions {
-                threads: 2,
-                chunk_size: 256,
-            },
+            RebuildOptions::new().with_threads(2).with_chunk_size(256),
         )
         .unwrap();
         assert_eq!(rebuilt.report, *eager.report(), "cut at {len}");
@@ -251,10 +229,9 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
             .filter(|c| c.kind() == ObjectKind::Tracepoint)
             .count();
         assert_eq!(cells + rebuilt.unfinished.len(), containers, "cut at {len}");
-        let options = RebuildOptions {
-            threads: 2,
-            chunk_size: 128,
-        };
+        let mut options = RebuildOptions::default();
+        options.threads = 2;
+        options.chunk_size = 128;
         assert_windows_agree(&format!("cut at {len}"), cut, options, 700, &rebuilt);
     }
 }

@@ -9,21 +9,19 @@ use std::io::Write;
 use std::path::Path;
 
 use tracetree::generate::{Shape, ThreadGenerator};
-use tracetree::lowlevel::CELL_LEN;
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::{LazyOptions, LazyTraceReader, index_path};
 use tracetree::write::{StreamingOptions, StreamingWriter};
+use tracetree_testkit::layout::CELL_LEN;
 use tracetree_testkit::lazy::assert_same_tree;
 
 /// A finished trace of two threads (deep and mixed calls) in 512-byte
 /// blocks: its data and index bytes.
 fn finished_trace(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     let path = dir.join("finished.trace");
-    let options = StreamingOptions {
-        block_size: 512,
-        flush_threshold: 64,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 512;
+    options.flush_threshold = 64;
     let writer = StreamingWriter::create_with_options(&path, options).unwrap();
     std::thread::scope(|scope| {
         for (t, shape) in [Shape::Deep, Shape::Mixed].into_iter().enumerate() {

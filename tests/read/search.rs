@@ -46,11 +46,9 @@ fn calls_from_dump(reader: &LazyTraceReader, pattern: &str) -> Vec<(i64, i64, u6
 
 fn check_calls(path: &Path, pattern: &str) {
     let reader = LazyTraceReader::open(path).unwrap();
-    let options = SearchOptions {
-        kinds: Some(vec![TracepointType::MethodCall]),
-        max: usize::MAX,
-        ..SearchOptions::new(pattern)
-    };
+    let mut options = SearchOptions::new(pattern);
+    options.kinds = Some(vec![TracepointType::MethodCall]);
+    options.max = usize::MAX;
     let found = search(&reader, &options, &|_| {}).unwrap();
     let ours: Vec<_> = found
         .hits
@@ -113,11 +111,9 @@ fn text_search_finds_every_printed_line_that_holds_the_pattern() {
             if names.total > 0 {
                 continue;
             }
-            let options = SearchOptions {
-                text: true,
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.text = true;
+            options.max = usize::MAX;
             let found = search(&reader, &options, &|_| {}).unwrap();
             assert_eq!(
                 found.total,
@@ -138,20 +134,16 @@ fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
     let reader = LazyTraceReader::open(trace).unwrap();
     let all = search(&reader, &SearchOptions::new("a"), &|_| {}).unwrap();
     assert!(all.total > 3, "{}", all.total);
-    let one = SearchOptions {
-        max: 1,
-        ..SearchOptions::new("a")
-    };
+    let mut one = SearchOptions::new("a");
+    one.max = 1;
     let first = search(&reader, &one, &|_| {}).unwrap();
     assert_eq!((first.hits.len(), first.total), (1, all.total));
     assert_eq!(first.hits[0], all.hits[0]);
     // By thread: the hits of each thread add up to all.
     let mut per_thread: BTreeMap<ThreadId, u64> = BTreeMap::new();
     for thread in reader.thread_ids() {
-        let options = SearchOptions {
-            threads: Some(vec![thread]),
-            ..SearchOptions::new("a")
-        };
+        let mut options = SearchOptions::new("a");
+        options.threads = Some(vec![thread]);
         let found = search(&reader, &options, &|_| {}).unwrap();
         assert!(found.hits.iter().all(|hit| hit.thread == thread));
         per_thread.insert(thread, found.total);
@@ -159,10 +151,8 @@ fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
     assert_eq!(per_thread.values().sum::<u64>(), all.total);
     // Case: an upper-case pattern finds nothing lower-case unless asked.
     let upper = SearchOptions::new("ACCOUNT");
-    let ignoring = SearchOptions {
-        ignore_case: true,
-        ..upper.clone()
-    };
+    let mut ignoring = upper.clone();
+    ignoring.ignore_case = true;
     let exact = search(&reader, &SearchOptions::new("Account"), &|_| {}).unwrap();
     assert!(exact.total > 0, "{} has Account calls", trace.display());
     assert_eq!(search(&reader, &upper, &|_| {}).unwrap().total, 0);
@@ -230,11 +220,9 @@ fn field_and_local_accesses_found_by_name_are_the_decoded_ones() {
     for path in testdata_traces().into_iter().chain(reference_traces()) {
         let reader = LazyTraceReader::open(&path).unwrap();
         for pattern in ["", "a", "e", "x", "value", "count", "."] {
-            let options = SearchOptions {
-                kinds: Some(kinds.clone()),
-                max: usize::MAX,
-                ..SearchOptions::new(pattern)
-            };
+            let mut options = SearchOptions::new(pattern);
+            options.kinds = Some(kinds.clone());
+            options.max = usize::MAX;
             let found = search(&reader, &options, &|_| {}).unwrap();
             let mut ours: Vec<i64> = found
                 .hits

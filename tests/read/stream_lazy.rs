@@ -55,15 +55,13 @@ fn load_both_ways(data: &[u8], index: &[u8], what: &str) -> usize {
 
 #[test]
 fn streamed_samples_load_the_same_lazily() {
-    for options in [
-        StreamingOptions::default(),
-        StreamingOptions {
-            block_size: 64,
-            flush_threshold: 16,
-            queue_capacity: 2,
-            ..StreamingOptions::default()
-        },
-    ] {
+    for options in [StreamingOptions::default(), {
+        let mut options = StreamingOptions::default();
+        options.block_size = 64;
+        options.flush_threshold = 16;
+        options.queue_capacity = 2;
+        options
+    }] {
         let (mut writer, data, index) = memory_writer(options);
         samples::record_all_types(&mut writer).unwrap();
         writer.close().unwrap();
@@ -80,12 +78,10 @@ fn streamed_samples_load_the_same_lazily() {
 /// containers spanning hundreds of blocks, interleaved threads.
 #[test]
 fn concurrently_streamed_traces_load_the_same_lazily() {
-    let options = StreamingOptions {
-        block_size: 4096,
-        flush_threshold: 1024,
-        queue_capacity: 4,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 4096;
+    options.flush_threshold = 1024;
+    options.queue_capacity = 4;
     let (writer, data, index) = memory_writer(options);
     let shapes = [Shape::Mixed, Shape::Deep, Shape::Threads, Shape::Wide];
     std::thread::scope(|scope| {

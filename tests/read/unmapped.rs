@@ -42,10 +42,8 @@ fn reads_without_a_mapping_give_the_tree_the_mapping_gives() {
         assert!(nodes > 10_000, "{nodes} nodes");
     }
     // The eager loader too.
-    let options = EagerOptions {
-        file_access: FileAccess::Read,
-        ..EagerOptions::default()
-    };
+    let mut options = EagerOptions::default();
+    options.file_access = FileAccess::Read;
     let eager = EagerTrace::open_with(&path, options).unwrap();
     tracetree_testkit::lazy::assert_same_tree(&mapped, &eager, "eager, unmapped");
 }

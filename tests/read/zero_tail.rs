@@ -6,10 +6,13 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
 use tracetree::read::RebuildOptions;
-use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy, write_index_to};
-use tracetree::storage::ZERO_SLACK;
+use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy, write_index};
 use tracetree::tree::TraceTree;
 use tracetree_testkit::lazy::{assert_same_tree, testdata_traces};
+
+/// Zeros a data file may end with and still be read as it is: the bound
+/// `TraceBytes::without_zero_tail` documents.
+const ZERO_SLACK: u64 = 64;
 
 /// A copy of `trace` (and its index) cut to `len` bytes with `zeros`
 /// zero bytes after (a sparse file: nothing is written for them).
@@ -107,6 +110,6 @@ fn a_block_start_then_a_gigabyte_of_zeros_costs_nothing() {
     let eager = EagerTrace::open(&path).unwrap();
     assert!(eager.thread_ids().is_empty());
     let index = dir.path().join("zeros.idx");
-    let written = write_index_to(&path, &index, RebuildOptions::default(), &|_| {}).unwrap();
+    let written = write_index(&path, &index, RebuildOptions::default(), &|_| {}).unwrap();
     assert_eq!(written.cells, 0);
 }

@@ -167,11 +167,9 @@ fn a_filter_by_status_keeps_those_tracepoints_below_their_path() {
         ),
     ] {
         // What a search by the same statuses finds: each hit and its path.
-        let options = SearchOptions {
-            diff: Some(statuses.to_vec()),
-            max: usize::MAX,
-            ..SearchOptions::new("")
-        };
+        let mut options = SearchOptions::new("");
+        options.diff = Some(statuses.to_vec());
+        options.max = usize::MAX;
         let hits = search(&reader, &options, &|_| {}).unwrap().hits;
         assert!(!hits.is_empty(), "{name}");
         let out = dir.path().join(name);
@@ -184,10 +182,8 @@ fn a_filter_by_status_keeps_those_tracepoints_below_their_path() {
             .values()
             .fold((0, 0), |(l, r), (dl, dr)| (l + dl, r + dr));
         let count = |status: DiffStatus| {
-            let options = SearchOptions {
-                diff: Some(vec![status]),
-                ..SearchOptions::new("")
-            };
+            let mut options = SearchOptions::new("");
+            options.diff = Some(vec![status]);
             search(&reader, &options, &|_| {}).unwrap().total
         };
         let expected = statuses.iter().fold((0, 0), |(l, r), &status| {

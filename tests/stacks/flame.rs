@@ -10,9 +10,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value as Json;
 
 use tracetree::common::ThreadId;
-use tracetree::export::stacks::flame::{
-    ALL_THREADS, FlameGraph, FlameOptions, MAX_FRAMES, Sandwich, flame_graph, sandwich,
-};
+use tracetree::export::stacks::flame::{FlameGraph, FlameOptions, Sandwich};
 use tracetree::generate::Shape;
 use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, WalkDetail};
 use tracetree::write_jsonl;
@@ -214,11 +212,17 @@ fn consistent(graph: &FlameGraph) {
 }
 
 fn all_frames() -> FlameOptions {
-    FlameOptions {
-        min_fraction: 0.0,
-        max_frames: MAX_FRAMES,
-        ..FlameOptions::default()
-    }
+    flame_options(|o| {
+        o.min_fraction = 0.0;
+        o.max_frames = FlameOptions::MAX_FRAMES;
+    })
+}
+
+/// The default options changed as `change` says.
+fn flame_options(change: impl FnOnce(&mut FlameOptions)) -> FlameOptions {
+    let mut options = FlameOptions::default();
+    change(&mut options);
+    options
 }
 
 fn thread_names(reader: &LazyTraceReader) -> BTreeMap<i32, String> {
@@ -268,12 +272,13 @@ fn widths_equal_counts_over_dump_rows() {
                 .filter(|r| r.thread == thread)
                 .map(r_clone)
                 .collect();
-            let root = vec![ALL_THREADS.to_string(), name.clone()];
+            let root = vec![FlameGraph::ALL_THREADS.to_string(), name.clone()];
             count(&own, &root, &method, Some(name), &mut want);
             all_total += want.flame.get(&root).map_or(0, |w| w.0);
         }
         if names.len() > 1 {
-            want.flame.insert(vec![ALL_THREADS.into()], (all_total, 0));
+            want.flame
+                .insert(vec![FlameGraph::ALL_THREADS.into()], (all_total, 0));
         } else {
             // One thread: its frame is the root.
             want.flame = want
@@ -282,11 +287,11 @@ fn widths_equal_counts_over_dump_rows() {
                 .map(|(p, w)| (p[1..].to_vec(), w))
                 .collect();
         }
-        let got = flame_graph(&reader, &all_frames(), &|_| {}).unwrap();
+        let got = FlameGraph::build(&reader, &all_frames(), &|_| {}).unwrap();
         assert_eq!(got.tracepoints, rows.len() as u64, "{trace:?}");
         assert_eq!(widths(&got), want.flame, "{trace:?}");
         assert!(!got.stopped && !got.truncated && got.left_out == 0);
-        let sandwich = sandwich(&reader, &method, &all_frames(), &|_| {}).unwrap();
+        let sandwich = Sandwich::build(&reader, &method, &all_frames(), &|_| {}).unwrap();
         check_sandwich(&sandwich, &want, &method);
         // Each thread alone: the thread's frame is the root.
         for (&thread, name) in &names {
@@ -303,11 +308,9 @@ fn widths_equal_counts_over_dump_rows() {
                 Some(name),
                 &mut want,
             );
-            let options = FlameOptions {
-                threads: Some(vec![ThreadId::new(thread)]),
-                ..all_frames()
-            };
-            let got = flame_graph(&reader, &options, &|_| {}).unwrap();
+            let mut options = all_frames();
+            options.threads = Some(vec![ThreadId::new(thread)]);
+            let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
             assert_eq!(widths(&got), want.flame, "{trace:?} thread {thread}");
         }
     }
@@ -373,11 +376,9 @@ fn a_node_s_flame_and_sandwich_equal_counts_over_its_rows() {
         let mut want = Counted::default();
         count(&subtree, &[], &method, None, &mut want);
         let node = node_of(&reader, rows[at].event);
-        let options = FlameOptions {
-            node: Some(node),
-            ..all_frames()
-        };
-        let got = flame_graph(&reader, &options, &|_| {}).unwrap();
+        let mut options = all_frames();
+        options.node = Some(node);
+        let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         assert_eq!(got.tracepoints, subtree.len() as u64);
         if rows[at].frame.is_none() {
             // A leaf: its kind's frame, weighing 1.
@@ -386,7 +387,7 @@ fn a_node_s_flame_and_sandwich_equal_counts_over_its_rows() {
             continue;
         }
         assert_eq!(widths(&got), want.flame, "event {}", rows[at].event);
-        let sandwich = sandwich(&reader, &method, &options, &|_| {}).unwrap();
+        let sandwich = Sandwich::build(&reader, &method, &options, &|_| {}).unwrap();
         check_sandwich(&sandwich, &want, &method);
     }
 }
@@ -396,7 +397,7 @@ fn sample_trees_weigh_their_samples() {
     let dir = tempfile::tempdir().unwrap();
     let trace = sample_tree(dir.path());
     let reader = LazyTraceReader::open(&trace).unwrap();
-    let got = flame_graph(&reader, &all_frames(), &|_| {}).unwrap();
+    let got = FlameGraph::build(&reader, &all_frames(), &|_| {}).unwrap();
     let want: Widths = [
         (vec!["all"], (15, 0)),
         (vec!["all", "main"], (10, 0)),
@@ -417,7 +418,7 @@ fn sample_trees_weigh_their_samples() {
         order,
         ["all", "main", "S.a", "S.b", "S.c", "S.d", "other", "S.a"]
     );
-    let sandwich = sandwich(&reader, "S.b", &all_frames(), &|_| {}).unwrap();
+    let sandwich = Sandwich::build(&reader, "S.b", &all_frames(), &|_| {}).unwrap();
     let callers: Vec<(&str, u64)> = sandwich
         .callers
         .frames
@@ -434,15 +435,18 @@ fn pruning_keeps_widths_adding_up() {
     let dir = tempfile::tempdir().unwrap();
     let trace = generated(dir.path(), Shape::Mixed, 3, 1 << 20, Some(64 << 10));
     let reader = LazyTraceReader::open(&trace).unwrap();
-    let full = flame_graph(&reader, &all_frames(), &|_| {}).unwrap();
+    let full = FlameGraph::build(&reader, &all_frames(), &|_| {}).unwrap();
     let full_widths = widths(&full);
-    for (fraction, max_frames) in [(0.01, MAX_FRAMES), (0.0, 7), (0.001, 40), (1.0, 10)] {
-        let options = FlameOptions {
-            min_fraction: fraction,
-            max_frames,
-            ..FlameOptions::default()
-        };
-        let got = flame_graph(&reader, &options, &|_| {}).unwrap();
+    for (fraction, max_frames) in [
+        (0.01, FlameOptions::MAX_FRAMES),
+        (0.0, 7),
+        (0.001, 40),
+        (1.0, 10),
+    ] {
+        let mut options = FlameOptions::default();
+        options.min_fraction = fraction;
+        options.max_frames = max_frames;
+        let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         consistent(&got);
         assert_eq!(got.total(), full.total());
         assert!(got.frames.len() <= max_frames);
@@ -473,16 +477,14 @@ fn pruning_keeps_widths_adding_up() {
     }
     // Few paths kept while walking: the rest is `other`, totals unchanged.
     for max_paths in [1, 5, 100] {
-        let options = FlameOptions {
-            max_paths,
-            ..all_frames()
-        };
-        let got = flame_graph(&reader, &options, &|_| {}).unwrap();
+        let mut options = all_frames();
+        options.max_paths = max_paths;
+        let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
         consistent(&got);
         assert!(got.truncated);
         assert_eq!(got.total(), full.total());
         assert!(got.frames.len() <= max_paths + 1);
-        let sandwich = sandwich(&reader, &full.frames[3].name, &options, &|_| {}).unwrap();
+        let sandwich = Sandwich::build(&reader, &full.frames[3].name, &options, &|_| {}).unwrap();
         consistent(&sandwich.callers);
         consistent(&sandwich.callees);
         assert_eq!(sandwich.callers.total(), sandwich.callees.total());
@@ -504,81 +506,47 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
         })
         .unwrap();
     let bad = [
-        FlameOptions {
-            min_fraction: f64::NAN,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: -0.5,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: 1.5,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            min_fraction: f64::INFINITY,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: 0,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: MAX_FRAMES + 1,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_frames: usize::MAX,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            max_paths: 0,
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            threads: Some(vec![ThreadId::new(i32::MAX)]),
-            ..FlameOptions::default()
-        },
-        FlameOptions {
-            node: foreign,
-            ..FlameOptions::default()
-        },
+        flame_options(|o| o.min_fraction = f64::NAN),
+        flame_options(|o| o.min_fraction = -0.5),
+        flame_options(|o| o.min_fraction = 1.5),
+        flame_options(|o| o.min_fraction = f64::INFINITY),
+        flame_options(|o| o.max_frames = 0),
+        flame_options(|o| o.max_frames = FlameOptions::MAX_FRAMES + 1),
+        flame_options(|o| o.max_frames = usize::MAX),
+        flame_options(|o| o.max_paths = 0),
+        flame_options(|o| o.threads = Some(vec![ThreadId::new(i32::MAX)])),
+        flame_options(|o| o.node = foreign),
     ];
     for options in &bad {
         assert!(
-            flame_graph(&reader, options, &|_| {}).is_err(),
+            FlameGraph::build(&reader, options, &|_| {}).is_err(),
             "{options:?}"
         );
         assert!(
-            sandwich(&reader, "x", options, &|_| {}).is_err(),
+            Sandwich::build(&reader, "x", options, &|_| {}).is_err(),
             "{options:?}"
         );
     }
-    assert!(sandwich(&reader, "", &FlameOptions::default(), &|_| {}).is_err());
+    assert!(Sandwich::build(&reader, "", &FlameOptions::default(), &|_| {}).is_err());
     // A node outside the threads asked for.
     let node = reader.roots_range(reader.thread_ids()[1], 0, 1).unwrap()[0];
-    let options = FlameOptions {
-        node: Some(node),
-        threads: Some(vec![reader.thread_ids()[0]]),
-        ..FlameOptions::default()
-    };
-    assert!(flame_graph(&reader, &options, &|_| {}).is_err());
+    let mut options = FlameOptions::default();
+    options.node = Some(node);
+    options.threads = Some(vec![reader.thread_ids()[0]]);
+    assert!(FlameGraph::build(&reader, &options, &|_| {}).is_err());
     // A method the trace lacks: empty, not an error.
-    let none = sandwich(&reader, "No.such", &FlameOptions::default(), &|_| {}).unwrap();
+    let none = Sandwich::build(&reader, "No.such", &FlameOptions::default(), &|_| {}).unwrap();
     assert_eq!((none.callers.total(), none.callees.frames.len()), (0, 1));
     // Stopped before it starts: each walk ends at its first tracepoint.
-    let options = FlameOptions {
-        stop: Some(Arc::new(AtomicBool::new(true))),
-        ..FlameOptions::default()
-    };
-    let got = flame_graph(&reader, &options, &|_| {}).unwrap();
+    let mut options = FlameOptions::default();
+    options.stop = Some(Arc::new(AtomicBool::new(true)));
+    let got = FlameGraph::build(&reader, &options, &|_| {}).unwrap();
     assert!(got.stopped);
     assert!(got.tracepoints <= reader.thread_ids().len() as u64);
     consistent(&got);
     // Progress adds up to the tracepoints walked.
     let walked = std::sync::atomic::AtomicU64::new(0);
-    let got = flame_graph(&reader, &FlameOptions::default(), &|n| {
+    let got = FlameGraph::build(&reader, &FlameOptions::default(), &|n| {
         walked.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     })
     .unwrap();
@@ -589,12 +557,12 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
 fn damaged_traces_give_errors_or_partial_graphs_never_panics() {
     let mut outcomes = [0usize; 2];
     for reader in damaged_readers() {
-        let result = flame_graph(&reader, &FlameOptions::default(), &|_| {});
+        let result = FlameGraph::build(&reader, &FlameOptions::default(), &|_| {});
         if let Ok(graph) = &result {
             consistent(graph);
         }
         outcomes[usize::from(result.is_ok())] += 1;
-        let _ = sandwich(&reader, "loop", &FlameOptions::default(), &|_| {});
+        let _ = Sandwich::build(&reader, "loop", &FlameOptions::default(), &|_| {});
     }
     assert!(outcomes[1] > 0, "nothing summarized: {outcomes:?}");
 }

@@ -17,8 +17,8 @@ use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary, export_
 use tracetree::generate::Shape;
 use tracetree::lowlevel::Object;
 use tracetree::model::{
-    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, SAMPLE_COUNT_FLAG, Tracepoint,
-    TracepointBody, TracepointHeader, TracepointType, Type, Value,
+    ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
+    TracepointHeader, TracepointType, Type, Value,
 };
 use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::tree::TraceTree;
@@ -43,10 +43,8 @@ fn export(
 ) -> (PathBuf, StackSummary) {
     let reader = LazyTraceReader::open(trace).unwrap();
     let out = dir.join(format!("out.{}", format.name()));
-    let mut options = StackOptions {
-        force: true,
-        ..StackOptions::new(format, "test")
-    };
+    let mut options = StackOptions::new(format, "test");
+    options.force = true;
     tune(&mut options);
     let summary = export_stacks(&reader, &out, &options, &|_| {}).unwrap();
     (out, summary)
@@ -173,7 +171,7 @@ fn expected(path: &Path, only: Option<(ThreadId, EventId)>) -> Expected {
                             result: Value::Long(count),
                             ..
                         }),
-                    ) if flags & SAMPLE_COUNT_FLAG != 0 => Some((*count).max(0) as u64),
+                    ) if flags & Tracepoint::SAMPLE_COUNT_FLAG != 0 => Some((*count).max(0) as u64),
                     _ => None,
                 };
                 let frame = frame_name(&trace, tracepoint);
@@ -259,7 +257,7 @@ fn sample_tree_of(path: &Path, steps: &[(&str, i32, i64)], other_samples: i64) -
             method: MethodId::new(method),
             receiver: Value::Null,
             arguments: Vec::new(),
-            flags: SAMPLE_COUNT_FLAG,
+            flags: Tracepoint::SAMPLE_COUNT_FLAG,
         },
     };
     let samples = |count: i64| Footer::MethodCall {
@@ -585,10 +583,8 @@ fn a_stopped_export_writes_nothing_and_says_so() {
     for format in [StackFormat::Folded, StackFormat::Speedscope] {
         let out = dir.path().join(format!("stopped.{}", format.name()));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let options = StackOptions {
-            stop: Some(stop),
-            ..StackOptions::new(format, "test")
-        };
+        let mut options = StackOptions::new(format, "test");
+        options.stop = Some(stop);
         match export_stacks(&reader, &out, &options, &|_| {}) {
             Err(tracetree::Error::Cancelled(what)) => assert_eq!(what, "the export"),
             other => panic!("{format:?}: {other:?}"),
@@ -596,10 +592,7 @@ fn a_stopped_export_writes_nothing_and_says_so() {
         assert!(!out.exists(), "{format:?}: a stopped export left {out:?}");
         // An existing output stays as it was.
         std::fs::write(&out, b"kept").unwrap();
-        let options = StackOptions {
-            force: true,
-            ..options
-        };
+        options.force = true;
         assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
         assert_eq!(std::fs::read(&out).unwrap(), b"kept");
     }

@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use tracetree::TraceBytes;
 use tracetree::generate::{DEEP_RECURSION, Shape, ThreadGenerator};
 use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
-use tracetree::tree::{TraceTree, WalkStep, walk};
+use tracetree::tree::{TraceTree, WalkStep};
 use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
 
 use tracetree_testkit::files::generated;
@@ -41,13 +41,14 @@ fn max_depth<T: TraceTree>(trace: &T) -> usize {
     let mut deepest = 0;
     for thread in trace.thread_ids() {
         let roots = trace.roots(thread).unwrap();
-        walk(trace, &roots, None, |step| {
-            if let WalkStep::Node { depth, .. } = step {
-                deepest = deepest.max(depth);
-            }
-            Ok(())
-        })
-        .unwrap();
+        trace
+            .walk(&roots, None, |step| {
+                if let WalkStep::Node { depth, .. } = step {
+                    deepest = deepest.max(depth);
+                }
+                Ok(())
+            })
+            .unwrap();
     }
     deepest
 }
@@ -147,11 +148,10 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
             .map(|(i, raw)| raw.decode(i).unwrap().canonical())
             .collect();
         for threads in [1, 2] {
-            let options = RebuildOptions {
-                threads,
-                chunk_size: 1 << 20,
-            };
-            let rebuilt = rebuild_index(&data, options).unwrap();
+            let mut options = RebuildOptions::default();
+            options.threads = threads;
+            options.chunk_size = 1 << 20;
+            let rebuilt = RebuiltIndex::build(&data, options).unwrap();
             let rebuilt: BTreeSet<IndexCell> = rebuilt
                 .cells
                 .iter()

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tracetree::TraceBytes;
 use tracetree::common::PhysicalOffset;
 use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::rebuild_index;
 use tracetree::model::Type;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};
@@ -39,10 +39,8 @@ fn child_streams_until_killed() {
     let Some(path) = std::env::var_os(CHILD) else {
         return;
     };
-    let options = StreamingOptions {
-        block_size: BLOCK_SIZE,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = BLOCK_SIZE;
     let writer = StreamingWriter::create_with_options(PathBuf::from(path), options).unwrap();
     let run = MethodSpec::new("app.Worker", "run", vec![], Type::Void);
     let step = MethodSpec::new("app.Worker", "step", vec![Type::Int], Type::Int);
@@ -192,7 +190,7 @@ fn a_killed_writer_leaves_every_written_block() {
     lazy::assert_same_tree(&lazy, &eager, "killed, rebuilt");
 
     // The rebuild from the data alone agrees with the eager loader.
-    let rebuilt = rebuild_index(&data, RebuildOptions::default()).unwrap();
+    let rebuilt = RebuiltIndex::build(&data, RebuildOptions::default()).unwrap();
     assert_eq!(rebuilt.report, *report);
     assert_eq!(rebuilt.blocks, blocks.len());
     assert_eq!(rebuilt.unfinished.len(), report.unfinished_containers);
@@ -234,14 +232,9 @@ fn a_killed_writer_leaves_every_written_block() {
 fn a_truncated_index_keeps_its_whole_cells() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("closed.trace");
-    let writer = StreamingWriter::create_with_options(
-        &path,
-        StreamingOptions {
-            block_size: 256,
-            ..StreamingOptions::default()
-        },
-    )
-    .unwrap();
+    let mut options = StreamingOptions::default();
+    options.block_size = 256;
+    let writer = StreamingWriter::create_with_options(&path, options).unwrap();
     let mut thread = writer.new_thread("main").unwrap();
     let method = MethodSpec::new("A", "m", vec![], Type::Void);
     for _ in 0..50 {

@@ -241,12 +241,10 @@ fn a_disk_filling_mid_stream_fails_every_producer() {
         memory: Memory::default(),
         room: Arc::new(Mutex::new(200_000)),
     };
-    let options = StreamingOptions {
-        block_size: 4096,
-        flush_threshold: 64,
-        queue_capacity: 1,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = 4096;
+    options.flush_threshold = 64;
+    options.queue_capacity = 1;
     let writer = StreamingWriter::from_writers(disk.clone(), Memory::default(), options).unwrap();
     let m = method();
     let errors: Vec<tracetree::Error> = std::thread::scope(|scope| {

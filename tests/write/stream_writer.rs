@@ -21,18 +21,20 @@ use tracetree_testkit::stream::{CutRule, check_stream_layout, memory_writer, str
 use tracetree_testkit::write::strategies::{check_property, threads};
 use tracetree_testkit::write::{Leaf, Node, Thread, load, record, write};
 
-const KEEP_NAN: DumpOptions = DumpOptions {
-    canonicalize_nan: false,
-};
+/// Dump options that keep NaN payloads as they are.
+fn keep_nan() -> DumpOptions {
+    let mut options = DumpOptions::default();
+    options.canonicalize_nan = false;
+    options
+}
 
 /// Small blocks, so even small traces span many.
 fn small_blocks(block_size: usize, flush_threshold: usize) -> StreamingOptions {
-    StreamingOptions {
-        block_size,
-        flush_threshold,
-        queue_capacity: 2,
-        ..StreamingOptions::default()
-    }
+    let mut options = StreamingOptions::default();
+    options.block_size = block_size;
+    options.flush_threshold = flush_threshold;
+    options.queue_capacity = 2;
+    options
 }
 
 #[test]
@@ -52,7 +54,7 @@ fn random_traces_stream_as_they_dump() {
             let options = small_blocks(block_size, flush_threshold);
             let (data, index, events) = stream(&threads, options).unwrap();
             check_stream_layout(&data, &index, Some(CutRule::from(options)));
-            let (dumped, _, dump_events) = write(&threads, KEEP_NAN).unwrap();
+            let (dumped, _, dump_events) = write(&threads, keep_nan()).unwrap();
             let (loaded, loaded_events) = load(data).unwrap();
             prop_assert_eq!(&loaded, &threads);
             prop_assert_eq!(&loaded, &load(dumped).unwrap().0);
@@ -71,7 +73,7 @@ fn sample_streams_as_it_dumps(
     dump: Recorder<DumpWriter>,
     stream: Recorder<StreamingWriter>,
 ) {
-    let mut dump_writer = DumpWriter::with_options(KEEP_NAN);
+    let mut dump_writer = DumpWriter::with_options(keep_nan());
     dump(&mut dump_writer).unwrap();
     let (dumped, _) = dump_writer.to_bytes().unwrap();
     for options in [StreamingOptions::default(), small_blocks(64, 16)] {

@@ -2,10 +2,10 @@
 //! per test, on the sample traces.
 
 use tracetree::generate::samples;
-use tracetree::lowlevel::ByteReader;
-use tracetree::lowlevel::peek_kind_and_id;
-use tracetree::lowlevel::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_MAGIC, Object, ObjectKind};
-use tracetree::lowlevel::{CELL_LEN, INDEX_FOOTER_LEN, parse_index};
+use tracetree::lowlevel::{ByteReader, Object, ObjectKind, parse_index};
+use tracetree_testkit::layout::{
+    BLOCK_HEADER_LEN, CELL_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN, INDEX_MAGIC,
+};
 
 /// A cell's fields as stored: these tests check the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +38,21 @@ fn samples() -> Vec<(Vec<u8>, Vec<u8>, Vec<Cell>)> {
         .collect()
 }
 
+/// The kind and id of the object at `at`, read as `FORMAT-NOTES.md` lays
+/// them out: the kind byte, then the id (big-endian `i32`), after a code
+/// location's own kind byte for a code location.
+fn kind_and_id(data: &[u8], at: u64) -> Option<(ObjectKind, i32)> {
+    let at = usize::try_from(at).ok()?;
+    let kind = ObjectKind::from_byte(*data.get(at)?)?;
+    let id_at = if kind == ObjectKind::CodeLocation {
+        at + 2
+    } else {
+        at + 1
+    };
+    let id = data.get(id_at..id_at + 4)?;
+    Some((kind, i32::from_be_bytes(id.try_into().ok()?)))
+}
+
 fn block_cells(cells: &[Cell]) -> impl Iterator<Item = (usize, &Cell)> {
     cells
         .iter()
@@ -50,7 +65,7 @@ fn reference_cells_point_at_an_object_of_their_kind_and_id() {
     for (data, _, cells) in samples() {
         for cell in cells.iter().filter(|cell| cell.kind.is_reference()) {
             assert_eq!(
-                peek_kind_and_id(&data, cell.start as u64),
+                kind_and_id(&data, cell.start as u64),
                 Some((cell.kind, cell.id)),
                 "{cell:?}"
             );
@@ -66,7 +81,7 @@ fn block_cells_span_block_start_to_block_end_and_follow_the_blocks_other_cells()
             let (start, end) = (cell.start as usize, cell.end as usize);
             assert_eq!(cell.id, position as i32, "block ids are thread positions");
             assert_eq!(
-                peek_kind_and_id(&data, start as u64),
+                kind_and_id(&data, start as u64),
                 Some((ObjectKind::BlockStart, cell.id))
             );
             assert_eq!(data[end], ObjectKind::BlockEnd as u8);
@@ -99,7 +114,7 @@ fn thread_names_follow_block_starts() {
         for (_, cell) in block_cells(&cells) {
             let name_at = cell.start as u64 + BLOCK_HEADER_LEN;
             assert_eq!(
-                peek_kind_and_id(&data, name_at),
+                kind_and_id(&data, name_at),
                 Some((ObjectKind::ThreadName, cell.id))
             );
         }

@@ -10,19 +10,23 @@ use tracetree::common::EventId;
 use tracetree::generate::samples;
 use tracetree::lowlevel::ObjectKind;
 use tracetree::read::EagerTrace;
+use tracetree::tree::TraceTree;
 use tracetree::write::{DumpOptions, ValueSpec};
 
 use tracetree_testkit::write::strategies::{check_property, threads};
 use tracetree_testkit::write::{Leaf, Node, Thread, check_dump_layout, load, write};
 
-const KEEP_NAN: DumpOptions = DumpOptions {
-    canonicalize_nan: false,
-};
+/// Dump options that keep NaN payloads as they are.
+fn keep_nan() -> DumpOptions {
+    let mut options = DumpOptions::default();
+    options.canonicalize_nan = false;
+    options
+}
 
 #[test]
 fn random_traces_load_back_the_same() {
     check_property(96, file!(), threads, |threads| {
-        let (data, index, events) = write(&threads, KEEP_NAN).unwrap();
+        let (data, index, events) = write(&threads, keep_nan()).unwrap();
         check_dump_layout(&data, &index);
         let (loaded, loaded_events) = load(data).unwrap();
         prop_assert_eq!(&loaded, &threads);
@@ -123,15 +127,16 @@ fn event_ids_interleave_across_threads() {
     let per_thread_sorted = trace.threads().iter().all(|thread| {
         let mut previous = -1;
         let mut ok = true;
-        tracetree::tree::walk(&trace, &thread.roots, None, |step| {
-            if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                let id = trace.node(node).tracepoint().event().get();
-                ok &= id > previous;
-                previous = id;
-            }
-            Ok(())
-        })
-        .unwrap();
+        trace
+            .walk(&thread.roots, None, |step| {
+                if let tracetree::tree::WalkStep::Node { node, .. } = step {
+                    let id = trace.node(node).tracepoint().event().get();
+                    ok &= id > previous;
+                    previous = id;
+                }
+                Ok(())
+            })
+            .unwrap();
         ok
     });
     assert!(per_thread_sorted, "ids grow in each thread's pre-order");

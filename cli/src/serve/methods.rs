@@ -14,9 +14,7 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{
-    SearchBack, SearchFrom, SearchOptions, find_next, find_previous, search_streaming,
-};
+use tracetree::search::{SearchFrom, SearchOptions, search_streaming};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -653,16 +651,14 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
             ));
         }
     }
-    let options = SearchOptions {
-        ignore_case: params.ignore_case,
-        text: params.text,
-        threads,
-        kinds: kinds(method, params.kinds.as_ref())?,
-        diff: diff_statuses(params.diff.as_deref()),
-        max,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..SearchOptions::new(params.pattern.clone())
-    };
+    let mut options = SearchOptions::new(params.pattern.clone());
+    options.ignore_case = params.ignore_case;
+    options.text = params.text;
+    options.threads = threads;
+    options.kinds = kinds(method, params.kinds.as_ref())?;
+    options.diff = diff_statuses(params.diff.as_deref());
+    options.max = max;
+    options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
     let scanned = std::sync::atomic::AtomicU64::new(0);
     let streamed = AtomicUsize::new(0);
@@ -705,14 +701,12 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let options = SearchOptions {
-        ignore_case: params.ignore_case,
-        text: params.text,
-        kinds: kinds(method, params.kinds.as_ref())?,
-        diff: diff_statuses(params.diff.as_deref()),
-        stop: Some(Arc::clone(&request.cancel)),
-        ..SearchOptions::new(params.pattern.clone())
-    };
+    let mut options = SearchOptions::new(params.pattern.clone());
+    options.ignore_case = params.ignore_case;
+    options.text = params.text;
+    options.kinds = kinds(method, params.kinds.as_ref())?;
+    options.diff = diff_statuses(params.diff.as_deref());
+    options.stop = Some(Arc::clone(&request.cancel));
     let from = match &params.from {
         Some(from) => Some(resolve(method, &trace, &reader, "from", from)?),
         None => None,
@@ -731,15 +725,11 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
             ));
         }
     };
-    let found = match (from, thread, method == "trace/findPrevious") {
-        (Some(node), _, true) => find_previous(&reader, SearchBack::Before(node), &options),
-        (None, Some(thread), true) => {
-            find_previous(&reader, SearchBack::ThreadEnd(thread), &options)
-        }
-        (Some(node), _, false) => find_next(&reader, SearchFrom::After(node), &options),
-        (None, Some(thread), false) => {
-            find_next(&reader, SearchFrom::ThreadStart(thread), &options)
-        }
+    let from = match (from, thread, method == "trace/findPrevious") {
+        (Some(node), _, true) => SearchFrom::Before(node),
+        (None, Some(thread), true) => SearchFrom::ThreadEnd(thread),
+        (Some(node), _, false) => SearchFrom::After(node),
+        (None, Some(thread), false) => SearchFrom::ThreadStart(thread),
         (None, None, _) => {
             return Err(ServeError::invalid_params(
                 method,
@@ -747,8 +737,8 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
                 "give `from` (a handle) or `thread`",
             ));
         }
-    }
-    .map_err(|e| fail(&e))?;
+    };
+    let found = tracetree::search::find(&reader, from, &options).map_err(|e| fail(&e))?;
     to_value(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
     })
@@ -789,16 +779,14 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
         || "trace".into(),
         |stem| stem.to_string_lossy().into_owned(),
     );
-    let options = StackOptions {
-        threads: params
-            .threads
-            .as_ref()
-            .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect()),
-        root,
-        force: params.force,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..StackOptions::new(format, name)
-    };
+    let mut options = StackOptions::new(format, name);
+    options.threads = params
+        .threads
+        .as_ref()
+        .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect());
+    options.root = root;
+    options.force = params.force;
+    options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
     let written = std::sync::atomic::AtomicU64::new(0);
     let summary = export_stacks(
@@ -906,14 +894,13 @@ fn flame_options(
             ),
         ));
     }
-    Ok(FlameOptions {
-        threads,
-        node,
-        min_fraction,
-        max_frames,
-        stop: Some(Arc::clone(&request.cancel)),
-        ..FlameOptions::default()
-    })
+    let mut options = FlameOptions::default();
+    options.threads = threads;
+    options.node = node;
+    options.min_fraction = min_fraction;
+    options.max_frames = max_frames;
+    options.stop = Some(Arc::clone(&request.cancel));
+    Ok(options)
 }
 
 /// A library flame graph as the protocol's.
@@ -983,7 +970,7 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Va
         &ask,
         token,
         "flame graph",
-        tracetree::export::stacks::flame::flame_graph,
+        tracetree::export::stacks::flame::FlameGraph::build,
     )?;
     to_value(flame_result(graph))
 }
@@ -1017,7 +1004,7 @@ fn sandwich(
         token,
         "sandwich",
         |reader, options, progress| {
-            tracetree::export::stacks::flame::sandwich(reader, frame, options, progress)
+            tracetree::export::stacks::flame::Sandwich::build(reader, frame, options, progress)
         },
     )?;
     to_value(SandwichResult {

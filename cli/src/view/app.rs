@@ -16,9 +16,7 @@ use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::{LazyNode, LazyTraceReader};
-use tracetree::search::{
-    Hit, SearchBack, SearchFrom, SearchOptions, SearchResult, find_next, find_previous, search,
-};
+use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, find, search};
 
 use super::counts::Counter;
 use super::follow::Follower;
@@ -390,15 +388,13 @@ impl App {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let scanned = Arc::new(AtomicU64::new(0));
-        let options = SearchOptions {
-            ignore_case: pattern.chars().all(|c| !c.is_uppercase()),
-            text: true,
-            threads: Some(self.shown_threads()),
-            kinds: self.kind.map(|k| vec![k]),
-            max: MAX_HITS,
-            stop: Some(stop.clone()),
-            ..SearchOptions::new(pattern.clone())
-        };
+        let mut options = SearchOptions::new(pattern.clone());
+        options.ignore_case = pattern.chars().all(|c| !c.is_uppercase());
+        options.text = true;
+        options.threads = Some(self.shown_threads());
+        options.kinds = self.kind.map(|k| vec![k]);
+        options.max = MAX_HITS;
+        options.stop = Some(stop.clone());
         let total = self
             .reader
             .count_tracepoints()
@@ -778,25 +774,24 @@ fn change_from(
         DiffStatus::EditedOld,
         DiffStatus::EditedNew,
     ];
-    let options = SearchOptions {
-        diff: Some(changes.to_vec()),
-        ..SearchOptions::new("")
-    };
+    let mut options = SearchOptions::new("");
+    options.diff = Some(changes.to_vec());
     let Some(mut at) = threads.iter().position(|&t| t == thread) else {
         return Ok(None);
     };
     let mut started = false;
     loop {
-        let found = if forward {
-            let from = node.map_or(SearchFrom::ThreadStart(threads[at]), SearchFrom::After);
-            find_next(reader, from, &options)?
-        } else if let Some(before) = node {
-            find_previous(reader, SearchBack::Before(before), &options)?
-        } else if started {
-            find_previous(reader, SearchBack::ThreadEnd(threads[at]), &options)?
-        } else {
+        let from = match (forward, node) {
+            (true, None) => Some(SearchFrom::ThreadStart(threads[at])),
+            (true, Some(after)) => Some(SearchFrom::After(after)),
+            (false, Some(before)) => Some(SearchFrom::Before(before)),
+            (false, None) if started => Some(SearchFrom::ThreadEnd(threads[at])),
             // Nothing lies before a thread's own row in it.
-            None
+            (false, None) => None,
+        };
+        let found = match from {
+            Some(from) => find(reader, from, &options)?,
+            None => None,
         };
         started = true;
         if let Some(hit) = found {

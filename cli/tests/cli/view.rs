@@ -73,7 +73,7 @@ fn view_opens_expands_pages_searches_jumps_and_quits_in_a_terminal() {
 /// The index bytes a recorder has written once `data_len` bytes of data
 /// are on disk: the cells of every block whose `BLOCK_END` is in them.
 pub(crate) fn index_written(index: &[u8], data_len: usize) -> usize {
-    use tracetree::lowlevel::CELL_LEN;
+    use tracetree_testkit::layout::CELL_LEN;
     let cells = &index[16..index.len() - CELL_LEN - 8];
     let mut written = 16;
     for (n, cell) in cells.chunks_exact(CELL_LEN).enumerate() {
@@ -96,12 +96,11 @@ pub(crate) fn multi_thread_in_small_blocks() -> (Vec<u8>, Vec<u8>) {
     use tracetree::write::StreamingOptions;
     use tracetree_testkit::stream::memory_writer;
 
-    let (mut writer, data, index) = memory_writer(StreamingOptions {
-        block_size: 64,
-        flush_threshold: 16,
-        queue_capacity: 2,
-        ..StreamingOptions::default()
-    });
+    let mut options = StreamingOptions::default();
+    options.block_size = 64;
+    options.flush_threshold = 16;
+    options.queue_capacity = 2;
+    let (mut writer, data, index) = memory_writer(options);
     samples::record_multi_thread(&mut writer).unwrap();
     writer.close().unwrap();
     (data.bytes(), index.bytes())
@@ -147,7 +146,7 @@ fn view_follows_a_growing_trace_in_a_terminal() {
     // The recorder goes on: everything but the end of the trace lands.
     let end = index_written(&index, data.len() - 1);
     let last_block = index[16..end]
-        .chunks_exact(tracetree::lowlevel::CELL_LEN)
+        .chunks_exact(tracetree_testkit::layout::CELL_LEN)
         .rev()
         .find(|cell| cell[0] == tracetree::common::ObjectKind::BlockStart as u8)
         .map(|cell| i64::from_be_bytes(cell[13..21].try_into().unwrap()) as usize)

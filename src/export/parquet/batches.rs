@@ -21,8 +21,9 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::read::{LazyNode, LazyTraceReader};
 
-/// What [`record_batches`] streams.
+/// What [`RecordBatches::new`] streams.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// What the `source_format` column says (`v22`, `flow`, `jfr`, …).
     pub source_format: String,
@@ -33,7 +34,8 @@ pub struct BatchOptions {
     /// Only this node's subtree (its rows as its thread's export has
     /// them); `threads`, when also given, must hold its thread.
     pub root: Option<LazyNode>,
-    /// Only these columns of [`schema`], in this order (all when `None`).
+    /// Only these of the export's columns (the [module](super)'s table
+    /// lists them), in this order (all when `None`).
     pub columns: Option<Vec<String>>,
 }
 
@@ -57,7 +59,7 @@ impl BatchOptions {
 
 /// The Parquet export's rows of a trace, batch by batch: threads in
 /// ascending order, each in pre-order (an iterator; see
-/// [`record_batches`]).
+/// [`RecordBatches::new`]).
 pub struct RecordBatches {
     schema: SchemaRef,
     /// Indexes into the full schema's columns, when only some are wanted.
@@ -66,15 +68,19 @@ pub struct RecordBatches {
     walker: Option<JoinHandle<()>>,
 }
 
-/// Streams the rows [`export_parquet`](super::export_parquet) writes for
-/// `reader`'s trace (or the part `options` selects) as Arrow record
-/// batches of `options.batch_rows` rows, built on a thread of their own
-/// while the caller reads the previous one. Fails at once on a thread or
-/// column the trace or schema does not have.
-pub fn record_batches(
-    reader: Arc<LazyTraceReader>,
-    options: &BatchOptions,
-) -> Result<RecordBatches> {
+impl RecordBatches {
+    /// Streams the rows [`export_parquet`](super::export_parquet) writes
+    /// for `reader`'s trace (or the part `options` selects) as Arrow
+    /// record batches of `options.batch_rows` rows, built on a thread of
+    /// their own while the caller reads the previous one. Fails at once on
+    /// a thread or column the trace or schema does not have.
+    pub fn new(reader: Arc<LazyTraceReader>, options: &BatchOptions) -> Result<RecordBatches> {
+        record_batches(reader, options)
+    }
+}
+
+/// [`RecordBatches::new`].
+fn record_batches(reader: Arc<LazyTraceReader>, options: &BatchOptions) -> Result<RecordBatches> {
     if options.batch_rows == 0 {
         return Err(Error::invalid("batch size", "must be at least 1 row"));
     }
@@ -149,7 +155,8 @@ pub fn record_batches(
 }
 
 impl RecordBatches {
-    /// The batches' columns: [`schema`], or the columns asked for.
+    /// The batches' columns: the export's (the [module](super)'s table), or
+    /// the columns asked for.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }

@@ -31,7 +31,7 @@
 //! the next (two row groups in memory; the walk and the encoding each get
 //! a core). Progress is reported in bytes of the thread's stream (its
 //! length known before the walk, its rows only after). A new part starts
-//! every [`ROW_GROUPS_PER_PART`] row groups. The partition is written
+//! every `ROW_GROUPS_PER_PART` (16) row groups. The partition is written
 //! under a temporary name beside it and renamed into place only when
 //! whole.
 
@@ -40,7 +40,7 @@ mod columns;
 mod dictionary;
 mod rows;
 
-pub use batches::{BatchOptions, RecordBatches, record_batches};
+pub use batches::{BatchOptions, RecordBatches};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,10 +71,11 @@ fn zstd_level() -> ZstdLevel {
 }
 
 /// Row groups written to one part file before the next part starts.
-pub const ROW_GROUPS_PER_PART: usize = 16;
+pub(crate) const ROW_GROUPS_PER_PART: usize = 16;
 
 /// How to export.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ParquetOptions {
     /// The partition's name: `trace=NAME`.
     pub trace_name: String,
@@ -128,7 +129,7 @@ pub struct ParquetSummary {
 }
 
 /// The columns of a thread's rows.
-pub fn schema() -> SchemaRef {
+pub(crate) fn schema() -> SchemaRef {
     let dictionary = || DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
     Arc::new(Schema::new(vec![
         Field::new("event_id", DataType::Int64, false),

@@ -54,18 +54,12 @@ use crate::export::selected_threads;
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::search::{NameKey, name_of};
 
-/// The most frames a summary may hold ([`FlameOptions::max_frames`]).
-pub const MAX_FRAMES: usize = 1_000_000;
-
-/// Distinct paths kept by default while walking
-/// ([`FlameOptions::max_paths`]).
-pub const DEFAULT_MAX_PATHS: usize = 1 << 20;
-
-/// The name of the root above several threads.
-pub const ALL_THREADS: &str = "all";
+const MAX_FRAMES: usize = FlameOptions::MAX_FRAMES;
+const ALL_THREADS: &str = FlameGraph::ALL_THREADS;
 
 /// What a flame graph or a sandwich covers and how far it is summarized.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FlameOptions {
     /// Only these threads (all when `None`).
     pub threads: Option<Vec<ThreadId>>,
@@ -75,13 +69,23 @@ pub struct FlameOptions {
     /// Frames whose total is under this fraction of the root's are left
     /// out (0 keeps every frame; a viewer asks for one pixel: 1 / width).
     pub min_fraction: f64,
-    /// At most this many frames, the widest first (1 to [`MAX_FRAMES`]).
+    /// At most this many frames, the widest first (1 to
+    /// [`MAX_FRAMES`](Self::MAX_FRAMES)).
     pub max_frames: usize,
     /// At most this many distinct paths kept while walking, all threads
     /// together (the memory bound); past it, weights go to `other`.
     pub max_paths: usize,
     /// When set, the walks stop (see [`FlameGraph::stopped`]).
     pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl FlameOptions {
+    /// The most frames a summary may hold ([`max_frames`](Self::max_frames)).
+    pub const MAX_FRAMES: usize = 1_000_000;
+
+    /// Distinct paths kept by default while walking
+    /// ([`max_paths`](Self::max_paths)).
+    pub const DEFAULT_MAX_PATHS: usize = 1 << 20;
 }
 
 impl Default for FlameOptions {
@@ -92,7 +96,7 @@ impl Default for FlameOptions {
             node: None,
             min_fraction: 1.0 / 2000.0,
             max_frames: 10_000,
-            max_paths: DEFAULT_MAX_PATHS,
+            max_paths: Self::DEFAULT_MAX_PATHS,
             stop: None,
         }
     }
@@ -137,6 +141,9 @@ pub struct FlameGraph {
 }
 
 impl FlameGraph {
+    /// The name of the root above several threads.
+    pub const ALL_THREADS: &'static str = "all";
+
     /// The root's total: the weight of the whole scope.
     pub fn total(&self) -> u64 {
         self.frames.first().map_or(0, |root| root.total)
@@ -152,9 +159,20 @@ pub struct Sandwich {
     pub callees: FlameGraph,
 }
 
-/// The flame graph of the scope `options` names; `progress` receives the
-/// tracepoints walked, in steps.
-pub fn flame_graph(
+impl FlameGraph {
+    /// The flame graph of the scope `options` names in `reader`'s trace;
+    /// `progress` receives the tracepoints walked, in steps.
+    pub fn build(
+        reader: &LazyTraceReader,
+        options: &FlameOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<FlameGraph> {
+        flame_graph(reader, options, progress)
+    }
+}
+
+/// [`FlameGraph::build`].
+fn flame_graph(
     reader: &LazyTraceReader,
     options: &FlameOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -189,9 +207,22 @@ pub fn flame_graph(
     Ok(trie.summarize(&frames.names(), options, tracepoints, stopped, truncated))
 }
 
-/// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
-/// `loop_iteration`) in the scope `options` names.
-pub fn sandwich(
+impl Sandwich {
+    /// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
+    /// `loop_iteration`) in the scope `options` names in `reader`'s trace;
+    /// `progress` receives the tracepoints walked, in steps.
+    pub fn build(
+        reader: &LazyTraceReader,
+        method: &str,
+        options: &FlameOptions,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Sandwich> {
+        sandwich(reader, method, options, progress)
+    }
+}
+
+/// [`Sandwich::build`].
+fn sandwich(
     reader: &LazyTraceReader,
     method: &str,
     options: &FlameOptions,

@@ -37,7 +37,7 @@
 //! keep their full path. A diff trace is exported less its virtual roots,
 //! filtered by [`StackOptions::diff`], folded with two weights (`folded.rs`).
 //!
-//! [`SAMPLE_COUNT_FLAG`]: crate::model::SAMPLE_COUNT_FLAG
+//! [`SAMPLE_COUNT_FLAG`]: crate::model::Tracepoint::SAMPLE_COUNT_FLAG
 
 mod chrome;
 pub mod flame;
@@ -89,12 +89,15 @@ impl StackFormat {
     }
 }
 
-/// Chrome Trace Event files with more events than this are slow or too
-/// large for browsers' viewers.
-pub const CHROME_EVENTS_FOR_BROWSERS: u64 = 1_000_000;
+impl StackFormat {
+    /// Chrome Trace Event files ([`Chrome`](Self::Chrome)) with more
+    /// events than this are slow or too large for browsers' viewers.
+    pub const CHROME_EVENTS_FOR_BROWSERS: u64 = 1_000_000;
+}
 
 /// How to export.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StackOptions {
     /// What to write.
     pub format: StackFormat,

@@ -11,8 +11,9 @@
 //! `resolve` (threads, methods and stack traces memoized per chunk), then
 //! the two mappings (`samples`, `trace`), the summary `info` prints
 //! (`summary`) and the import that writes the v22 trace (`write`). Outside,
-//! only [`Recording`], [`decode_all`], [`summarize`] and [`looks_like_jfr`]
-//! (and the types they take and give) are used.
+//! only [`Recording`] (its chunks, [`Recording::decode_all`]) and
+//! [`JfrSummary::read`] (and the types they take and give) are used;
+//! `SourceFormat::detect` tells a recording.
 //!
 //! Mapping (`docs/IMPORTS.md`): a recording holding `jdk.MethodTrace`
 //! events imports them as exact calls nested by time; otherwise (or with
@@ -57,7 +58,7 @@ pub use chunk::ChunkHeader;
 pub(crate) use chunk::{ChunkDamage, ChunkScan, find_chunks};
 pub(crate) use input::{JfrError, JfrResult};
 pub(crate) use reader::Chunk;
-pub use summary::{JfrSummary, summarize};
+pub use summary::JfrSummary;
 pub(crate) use write::import;
 
 /// Choices of a JFR import.
@@ -68,7 +69,7 @@ pub(crate) struct JfrOptions {
 }
 
 /// Whether `path` is a file starting with the JFR magic `FLR\0`.
-pub fn looks_like_jfr(path: &Path) -> bool {
+pub(crate) fn looks_like_jfr(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0; 4];
     std::fs::File::open(path)
@@ -154,20 +155,21 @@ impl Recording {
             })
             .collect()
     }
+
+    /// Decodes every event of every chunk, in parallel, with the stack
+    /// trace of each event that has one resolved to its methods (the
+    /// decoding the benchmarks measure); returns the events and the frames
+    /// resolved.
+    pub fn decode_all(&self) -> (u64, u64) {
+        let per_chunk = self.map_chunks(|_, chunk| decode_chunk(chunk));
+        per_chunk
+            .into_iter()
+            .flatten()
+            .fold((0, 0), |(e, f), (ce, cf)| (e + ce, f + cf))
+    }
 }
 
-/// Decodes every event of every chunk, in parallel, with the stack trace
-/// of each event that has one resolved to its methods (the decoding the
-/// benchmarks measure); returns the events and the frames resolved.
-pub fn decode_all(recording: &Recording) -> (u64, u64) {
-    let per_chunk = recording.map_chunks(|_, chunk| decode_chunk(chunk));
-    per_chunk
-        .into_iter()
-        .flatten()
-        .fold((0, 0), |(e, f), (ce, cf)| (e + ce, f + cf))
-}
-
-/// [`decode_all`] for one chunk.
+/// [`Recording::decode_all`] for one chunk.
 pub(crate) fn decode_chunk(chunk: &Chunk<'_>) -> (u64, u64) {
     let mut resolver = resolve::Resolver::new(chunk);
     let stack_field: Vec<Option<usize>> = chunk

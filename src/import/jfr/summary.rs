@@ -67,8 +67,15 @@ struct ChunkCounts {
     jvm_version: Option<String>,
 }
 
-/// Summarizes the recording at `path`.
-pub fn summarize(path: &Path) -> Result<JfrSummary> {
+impl JfrSummary {
+    /// Summarizes the recording at `path`.
+    pub fn read(path: &Path) -> Result<JfrSummary> {
+        summarize(path)
+    }
+}
+
+/// [`JfrSummary::read`].
+fn summarize(path: &Path) -> Result<JfrSummary> {
     let recording = Recording::open(path)?;
     let mut summary = JfrSummary {
         damage: recording.damage().iter().map(|d| d.to_string()).collect(),

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::Chunk;
 use super::chunk::{HEADER_SIZE, find_chunks};
-use crate::import::{ImportOptions, ImportSummary, SourceFormat, import_file_with};
+use crate::import::{ImportOptions, ImportSummary, SourceFormat};
 use crate::read::LazyTraceReader;
 
 /// Writes values in a chunk's integer encoding.
@@ -324,7 +324,7 @@ fn import_and_dump(bytes: &[u8]) -> Imported {
     assert_eq!(SourceFormat::detect(&input), Some(SourceFormat::Jfr));
     let output = dir.path().join("x.trace");
     let options = ImportOptions::default();
-    let summary = import_file_with(&input, &output, None, &options, &|_| {}).unwrap();
+    let summary = options.import_file(&input, &output, None, &|_| {}).unwrap();
     assert!(summary.damage.is_empty(), "{:?}", summary.damage);
     let reader = LazyTraceReader::open(&output).unwrap();
     let mut printed = Vec::new();
@@ -470,8 +470,9 @@ fn unknown_feature_flags_are_read_as_unset_with_a_warning() {
     let input = dir.path().join("flags.jfr");
     std::fs::write(&input, &bytes).unwrap();
     let output = dir.path().join("flags.trace");
-    let summary =
-        import_file_with(&input, &output, None, &ImportOptions::default(), &|_| {}).unwrap();
+    let summary = ImportOptions::default()
+        .import_file(&input, &output, None, &|_| {})
+        .unwrap();
     assert_eq!(summary.warnings.len(), 1, "{:?}", summary.warnings);
     assert!(
         summary.warnings[0].contains("feature flags 0x04"),

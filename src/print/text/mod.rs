@@ -58,10 +58,15 @@ pub use line::TextFormatter;
 /// ```
 /// use tracetree::print::PrintOptions;
 ///
-/// let verbose = PrintOptions { verbose: true, ..PrintOptions::default() };
-/// let top = PrintOptions { max_depth: Some(1), ..PrintOptions::default() };
+/// let mut options = PrintOptions::default();
+/// options.verbose = true;
+/// options.max_depth = Some(1);
 /// ```
+///
+/// The options are `#[non_exhaustive]`: start from the default and set
+/// fields, so that an option added later breaks no caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PrintOptions {
     /// End each line with its code location, ` at File:LINE`.
     pub verbose: bool,
@@ -82,8 +87,10 @@ pub struct PrintOptions {
     pub event_ids: bool,
 }
 
-/// Writes the text form of `tree` to `out`, on all cores
-/// ([`Parallelism::default`]).
+/// Writes the text form of `tree` to `out`, on as many cores as rayon's
+/// pool has threads (`RAYON_NUM_THREADS` sets it): threads and the
+/// subtrees near their tops are formatted in parallel into chunks written
+/// in order, so the output is the same byte for byte as one walk's.
 ///
 /// Walks without recursion, so traces nested hundreds of thousands of calls
 /// deep print in constant stack. Output is buffered here in large chunks;
@@ -99,7 +106,7 @@ where
 /// and the subtrees near their tops are formatted on its workers into
 /// chunks written in order, so the output is the same byte for byte as one
 /// walk's. One worker walks on the calling thread.
-pub fn print_trace_with<T>(
+pub(crate) fn print_trace_with<T>(
     tree: &T,
     options: &PrintOptions,
     parallelism: &Parallelism,
@@ -199,7 +206,7 @@ fn print_part<T: TraceTree, O: Gathered>(
 /// indentation and line end. `parent` describes its direct parent
 /// ([`Parent::of`] the parent's tracepoint); `footer` is its footer if it is
 /// a finished container. To render many lines, keep a [`TextFormatter`].
-pub fn tracepoint_text(
+pub(crate) fn tracepoint_text(
     context: &TraceContext,
     tracepoint: &Tracepoint<'_>,
     footer: Option<&Footer<'_>>,

@@ -118,6 +118,7 @@ const NO_PARENT: u32 = u32::MAX;
 
 /// How to load a trace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EagerOptions {
     /// The most memory the load may take, in bytes, mapped data included;
     /// `None`: no limit. See [`EagerTrace::estimated_memory`] for the estimate.

@@ -1,5 +1,5 @@
 //! Rebuilding an index from the data file alone, in parallel
-//! ([`rebuild_index`], `tracetree index`).
+//! ([`RebuiltIndex::build`], `tracetree index`).
 //!
 //! The data file has no block lengths, so blocks are found by parsing:
 //!
@@ -59,6 +59,7 @@ use crate::read::LoadReport;
 
 /// How to rebuild.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RebuildOptions {
     /// Worker threads; 0 uses every core. Capped by
     /// [`workers`](Self::workers).
@@ -67,19 +68,53 @@ pub struct RebuildOptions {
     pub chunk_size: u64,
 }
 
-/// The smallest discovery chunk chosen when [`RebuildOptions::chunk_size`]
-/// is 0: a worker's unit of work.
-pub const MIN_CHUNK: u64 = 1 << 20;
-
-/// Workers per core a rebuild starts at most: more only add threads
-/// (each with its stack and allocator arena) that wait for a core.
-pub const MAX_WORKERS_PER_CORE: usize = 4;
+pub(crate) const MIN_CHUNK: u64 = RebuildOptions::MIN_CHUNK;
+const MAX_WORKERS_PER_CORE: usize = RebuildOptions::MAX_WORKERS_PER_CORE;
 
 impl RebuildOptions {
+    /// The defaults (every core, chunks chosen from the file size), as a
+    /// constant expression.
+    pub const fn new() -> Self {
+        RebuildOptions {
+            threads: 0,
+            chunk_size: 0,
+        }
+    }
+
+    /// These options with `threads` workers (0: every core).
+    pub const fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// These options with discovery chunks of `bytes` (0: chosen from the
+    /// file size and the threads).
+    pub const fn with_chunk_size(mut self, bytes: u64) -> Self {
+        self.chunk_size = bytes;
+        self
+    }
+
+    /// The smallest discovery chunk chosen when
+    /// [`chunk_size`](Self::chunk_size) is 0: a worker's unit of work.
+    pub const MIN_CHUNK: u64 = 1 << 20;
+
+    /// Workers per core a rebuild starts at most: more only add threads
+    /// (each with its stack and allocator arena) that wait for a core.
+    pub const MAX_WORKERS_PER_CORE: usize = 4;
+
+    /// A window for [`rebuild_index_windowed`] that bounds its heap
+    /// without slowing it: 128 MiB of data, whose cells take ~24 bytes per
+    /// container or reference object (about 20 MB for a mixed trace; the
+    /// windows' chunks reserve a cell per 64 bytes, touched only as
+    /// filled).
+    pub const DEFAULT_WINDOW: u64 = 128 << 20;
+
     /// The workers a rebuild of `data_len` bytes runs on: the threads
-    /// asked for (every core for 0), but at most [`MAX_WORKERS_PER_CORE`]
-    /// per core and at most one per discovery chunk (a chunk is at least
-    /// [`MIN_CHUNK`] bytes, or [`chunk_size`](Self::chunk_size)), never 0.
+    /// asked for (every core for 0), but at most
+    /// [`MAX_WORKERS_PER_CORE`](Self::MAX_WORKERS_PER_CORE) per core and at
+    /// most one per discovery chunk (a chunk is at least
+    /// [`MIN_CHUNK`](Self::MIN_CHUNK) bytes, or
+    /// [`chunk_size`](Self::chunk_size)), never 0.
     /// Asking for thousands of threads would otherwise start them all, for
     /// a trace of a few kilobytes too.
     pub fn workers(&self, data_len: u64) -> usize {
@@ -186,9 +221,11 @@ impl RebuiltCells {
     }
 }
 
-/// Rebuilds the index of the data file `data`.
-pub fn rebuild_index(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
-    rebuild_index_observed(data, options, &|_| {})
+impl RebuiltIndex {
+    /// Rebuilds the index of the data file `data`.
+    pub fn build(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
+        rebuild_index_observed(data, options, &|_| {})
+    }
 }
 
 /// Rebuilds the index of `data`, calling `progress` with the size of each
@@ -211,11 +248,8 @@ pub fn rebuild_index_observed(
     })
 }
 
-/// A window for [`rebuild_index_windowed`] that bounds its heap without
-/// slowing it: 128 MiB of data, whose cells take ~24 bytes per container or
-/// reference object (about 20 MB for a mixed trace; the windows' chunks
-/// reserve a cell per 64 bytes, touched only as filled).
-pub const DEFAULT_WINDOW: u64 = 128 << 20;
+/// [`RebuildOptions::DEFAULT_WINDOW`].
+pub(crate) const DEFAULT_WINDOW: u64 = RebuildOptions::DEFAULT_WINDOW;
 
 /// Rebuilds the index of `data` in windows of `window` bytes straight into
 /// an index file's bytes: header, each window's cells as they are made (in

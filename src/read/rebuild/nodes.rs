@@ -70,7 +70,7 @@ impl<'w> NodeBlock<'w> {
 /// each), two windows at a time.
 const NODE_WINDOW: u64 = 32 << 20;
 
-/// Discovers and stitches `data`'s blocks as [`rebuild_index`](super::rebuild_index)
+/// Discovers and stitches `data`'s blocks as [`RebuiltIndex::build`](super::RebuiltIndex::build)
 /// does, one window of [`NODE_WINDOW`] at a time, and gives each
 /// window's blocks to `visit` in file order (while the next window is
 /// discovered). Returns what the rebuild found: the containers left open,

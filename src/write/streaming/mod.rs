@@ -40,6 +40,7 @@ pub use self::thread::{StreamingThread, ThreadBatch};
 
 /// How a [`StreamingWriter`] cuts and queues blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamingOptions {
     /// Payload bytes a block holds before it is cut (the reference
     /// recorder's per-thread buffer: 1 MiB). A single object larger than

@@ -256,11 +256,9 @@ pub fn record_concurrently(
 
 /// A streaming writer to `path` with blocks of `block_size` bytes.
 pub fn streaming_writer(path: &Path, block_size: usize) -> StreamingWriter {
-    let options = StreamingOptions {
-        block_size,
-        flush_threshold: 0,
-        queue_capacity: 2,
-        ..StreamingOptions::default()
-    };
+    let mut options = StreamingOptions::default();
+    options.block_size = block_size;
+    options.flush_threshold = 0;
+    options.queue_capacity = 2;
     StreamingWriter::create_with_options(path, options).unwrap()
 }

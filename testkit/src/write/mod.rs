@@ -9,8 +9,9 @@ use std::collections::{HashMap, HashSet};
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use tracetree::lowlevel::{BlockStep, decode_block};
-use tracetree::lowlevel::{FILE_HEADER_LEN, IndexCell, Object, ObjectKind};
-use tracetree::lowlevel::{INDEX_FOOTER_LEN, parse_index};
+use tracetree::lowlevel::{IndexCell, Object, ObjectKind, parse_index};
+
+use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
 use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{

@@ -44,7 +44,6 @@ mod load;
 mod tests;
 mod write;
 
-pub use layout::SAMPLED_BLOCKS;
 pub(crate) use layout::{Files, LoadedSidecar, Stamp};
 pub(crate) use load::load;
 pub(crate) use write::{Summary, write, write_opened, write_scratch};

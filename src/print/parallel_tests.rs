@@ -7,14 +7,42 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-use tracetree::TraceBytes;
-use tracetree::common::ThreadId;
-use tracetree::generate::Shape;
-use tracetree::print::{Parallelism, PrintOptions, print_trace_with, write_jsonl_with};
-use tracetree::read::{EagerTrace, LazyTraceReader};
-use tracetree::tree::{TraceTree, VisitDetail};
+use std::path::PathBuf;
 
-use tracetree_testkit::files;
+use crate::common::ThreadId;
+use crate::generate::{GenerateOptions, Shape, generate_file};
+use crate::print::PrintOptions;
+use crate::print::jsonl::write_jsonl_with;
+use crate::print::ordered::Parallelism;
+use crate::print::text::print_trace_with;
+use crate::read::{EagerTrace, LazyTraceReader, Visit, VisitDetail};
+use crate::storage::TraceBytes;
+use crate::tree::TraceTree;
+
+/// A bundled trace of `testdata/`.
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
+}
+
+/// A trace of `shape` and about `size` bytes generated into `dir`.
+fn generated(
+    dir: &Path,
+    shape: Shape,
+    threads: usize,
+    size: u64,
+    block_size: Option<usize>,
+) -> PathBuf {
+    let path = dir.join(format!("{shape}.trace"));
+    let options = GenerateOptions {
+        threads,
+        block_size,
+        ..GenerateOptions::new(size, shape)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    path
+}
 
 const SEQUENTIAL: Parallelism = Parallelism {
     workers: 1,
@@ -101,7 +129,7 @@ fn check_file(name: &str, path: &Path) {
 #[test]
 fn bundled_traces_print_the_same_in_parallel() {
     for name in ["all-types", "multi-thread"] {
-        check_file(name, &files::testdata(&format!("{name}.trace")));
+        check_file(name, &testdata(&format!("{name}.trace")));
     }
 }
 
@@ -114,7 +142,7 @@ fn generated_traces_of_every_shape_print_the_same_in_parallel() {
         (Shape::Threads, 2 << 20),
         (Shape::Deep, 1 << 20),
     ] {
-        let path = files::generated(dir.path(), shape, 2, size, Some(64 << 10));
+        let path = generated(dir.path(), shape, 2, size, Some(64 << 10));
         check_file(&shape.to_string(), &path);
     }
 }
@@ -141,7 +169,7 @@ impl Write for FailingOutput {
 #[test]
 fn a_failing_output_ends_a_parallel_print_with_its_error() {
     let dir = tempfile::tempdir().unwrap();
-    let path = files::generated(dir.path(), Shape::Wide, 2, 4 << 20, Some(64 << 10));
+    let path = generated(dir.path(), Shape::Wide, 2, 4 << 20, Some(64 << 10));
     let lazy = LazyTraceReader::open(&path).unwrap();
     for parallelism in parallel_settings() {
         let mut out = FailingOutput { room: 100_000 };
@@ -175,14 +203,14 @@ fn dumped_child_counts(dump: &[u8]) -> Vec<u64> {
 fn dumped_child_counts_are_the_trees_own() {
     let dir = tempfile::tempdir().unwrap();
     for (shape, size) in [(Shape::Mixed, 3 << 20), (Shape::Deep, 2 << 20)] {
-        let path = files::generated(dir.path(), shape, 2, size, Some(64 << 10));
+        let path = generated(dir.path(), shape, 2, size, Some(64 << 10));
         let eager = EagerTrace::load(TraceBytes::from_vec(std::fs::read(&path).unwrap())).unwrap();
         let mut expected = Vec::new();
         for thread in eager.thread_ids() {
             let roots = eager.roots(thread).unwrap();
             eager
                 .walk_visit(&roots, None, VisitDetail::with_child_counts(), |step| {
-                    if let tracetree::tree::Visit::Node { node, .. } = step {
+                    if let Visit::Node { node, .. } = step {
                         expected.push(eager.child_count(node).unwrap() as u64);
                     }
                     Ok(())
@@ -212,7 +240,7 @@ fn dumped_child_counts_are_the_trees_own() {
 fn calls_cut_into_runs_of_siblings_print_the_same() {
     let dir = tempfile::tempdir().unwrap();
     for shape in [Shape::Mixed, Shape::Threads] {
-        let path = files::generated(dir.path(), shape, 2, 12 << 20, None);
+        let path = generated(dir.path(), shape, 2, 12 << 20, None);
         let lazy = LazyTraceReader::open(&path).unwrap();
         let root = lazy.roots(lazy.thread_ids()[0]).unwrap()[0];
         assert!(
