@@ -36,13 +36,8 @@ use crate::write::{BlockOrder, StreamingOptions, StreamingSummary, StreamingWrit
 
 use super::shapes::{Shape, ThreadGenerator};
 
-/// Bytes all the block buffers of [`generate_file`]'s writer may take
-/// together, whatever the number of threads (while blocks of
-/// [`MIN_BLOCK_SIZE`] fit it).
-pub const BUFFER_BUDGET: usize = 256 << 20;
-
-/// The smallest block size [`BUFFER_BUDGET`] lowers blocks to.
-pub const MIN_BLOCK_SIZE: usize = 4 << 10;
+const BUFFER_BUDGET: usize = GenerateOptions::BUFFER_BUDGET;
+const MIN_BLOCK_SIZE: usize = GenerateOptions::MIN_BLOCK_SIZE;
 
 /// Blocks queued for the I/O thread.
 const QUEUE_CAPACITY: usize = 4;
@@ -69,11 +64,21 @@ pub struct GenerateOptions {
     pub seed: u64,
     /// Payload bytes per block; `None`: 1 MiB, 16 KiB for
     /// [`Shape::Threads`]. Lowered to keep the buffers within
-    /// [`BUFFER_BUDGET`] ([`block_size_used`](Self::block_size_used)).
+    /// [`BUFFER_BUDGET`](Self::BUFFER_BUDGET)
+    /// ([`block_size_used`](Self::block_size_used)).
     pub block_size: Option<usize>,
 }
 
 impl GenerateOptions {
+    /// Bytes all the block buffers of [`generate_file`]'s writer may take
+    /// together, whatever the number of threads (while blocks of
+    /// [`MIN_BLOCK_SIZE`](Self::MIN_BLOCK_SIZE) fit it).
+    pub const BUFFER_BUDGET: usize = 256 << 20;
+
+    /// The smallest block size [`BUFFER_BUDGET`](Self::BUFFER_BUDGET)
+    /// lowers blocks to.
+    pub const MIN_BLOCK_SIZE: usize = 4 << 10;
+
     /// `size` bytes of `shape` in 2 threads, seed 1, default blocks.
     pub fn new(size: u64, shape: Shape) -> Self {
         GenerateOptions {
@@ -87,8 +92,8 @@ impl GenerateOptions {
 
     /// The block size the trace is written with: the one asked for (or the
     /// shape's default), lowered so that [`buffer_bytes`](Self::buffer_bytes)
-    /// stays within [`BUFFER_BUDGET`], but not below [`MIN_BLOCK_SIZE`] (nor
-    /// raised to it).
+    /// stays within [`BUFFER_BUDGET`](Self::BUFFER_BUDGET), but not below
+    /// [`MIN_BLOCK_SIZE`](Self::MIN_BLOCK_SIZE) (nor raised to it).
     pub fn block_size_used(&self) -> usize {
         let asked = self.block_size.unwrap_or(match self.shape {
             Shape::Threads => 16 << 10,

@@ -17,6 +17,6 @@ pub mod raw;
 pub mod samples;
 mod shapes;
 
-pub use file::{BUFFER_BUDGET, GenerateOptions, MIN_BLOCK_SIZE, generate_file};
+pub use file::{GenerateOptions, generate_file};
 pub use mutate::{Mutations, mutate};
-pub use shapes::{DEEP_RECURSION, Shape, ThreadGenerator, parse_size};
+pub use shapes::{Shape, ThreadGenerator, parse_size};

@@ -34,8 +34,7 @@ use crate::model::{
 };
 use crate::write::{PushRecorder, StreamingThread, ThreadBatch, ThreadRecorder};
 
-/// How deep [`Shape::Deep`] recurses before unwinding.
-pub const DEEP_RECURSION: usize = 200_000;
+const DEEP_RECURSION: usize = Shape::DEEP_RECURSION;
 
 /// The shape of a generated trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +47,11 @@ pub enum Shape {
     Deep,
     /// The mixed shape for many interleaved threads.
     Threads,
+}
+
+impl Shape {
+    /// How deep [`Shape::Deep`] recurses before unwinding.
+    pub const DEEP_RECURSION: usize = 200_000;
 }
 
 impl FromStr for Shape {

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use tracetree::TraceBytes;
-use tracetree::generate::{DEEP_RECURSION, Shape, ThreadGenerator};
+use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::lowlevel::IndexCell;
 use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
@@ -108,7 +108,7 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
     on_small_stack(|| {
         let lazy = LazyTraceReader::open(&path).unwrap();
         let depth = max_depth(&lazy);
-        assert!(depth >= DEEP_RECURSION, "depth {depth}");
+        assert!(depth >= Shape::DEEP_RECURSION, "depth {depth}");
 
         // Print and dump, lazily and eagerly.
         let mut printed = Count::default();
@@ -118,18 +118,18 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
         print_trace(&eager, &PrintOptions::default(), &mut printed_eagerly).unwrap();
         assert_eq!(printed.0, printed_eagerly.0);
         // Indentation alone: 2 spaces per level, for every level.
-        let levels = DEEP_RECURSION as u64;
+        let levels = Shape::DEEP_RECURSION as u64;
         assert!(printed.0 > levels * (levels - 1), "{} bytes", printed.0);
         let dumped = jsonl(&lazy);
         assert_eq!(dumped, jsonl(&eager));
-        assert!(dumped.len() > 2 * DEEP_RECURSION * 50);
+        assert!(dumped.len() > 2 * Shape::DEEP_RECURSION * 50);
 
         // Down to the deepest call (`recurse(n)` writes `i`, then calls
         // `recurse(n + 1)`), then its parent and a lookup by event id.
         let thread = lazy.thread_ids()[0];
         let root = lazy.root(thread).unwrap().unwrap();
         let mut node = lazy.children_range(root, 0, 1).unwrap()[0];
-        for _ in 1..DEEP_RECURSION {
+        for _ in 1..Shape::DEEP_RECURSION {
             node = lazy.children_range(node, 1, 1).unwrap()[0];
         }
         let event = lazy.node(node).unwrap().tracepoint().header.event;
