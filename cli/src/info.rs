@@ -216,10 +216,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     for thread in trace.threads() {
         write_thread(trace.context(), thread.thread, thread.blocks, out)?;
     }
-    let mut by_type = [0u64; TracepointType::ALL.len()];
-    for node in trace.nodes() {
-        by_type[node.tracepoint_type() as usize] += 1;
-    }
+    let by_type = trace.counts_by_type();
     let counts: BTreeMap<TracepointType, u64> = TracepointType::ALL
         .into_iter()
         .zip(by_type)

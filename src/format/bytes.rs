@@ -406,6 +406,10 @@ impl<'a> SliceWriter<'a> {
     /// Writes raw bytes.
     #[inline]
     pub fn bytes(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            // Most often a call's empty exception: no copy to call.
+            return;
+        }
         let room = self.out.get_mut(self.position..);
         match room.and_then(|room| room.get_mut(..bytes.len())) {
             Some(head) => {

@@ -583,10 +583,22 @@ fn item(rng: &mut SplitMix64) -> Value<'static> {
 
 /// `prefix` and a number, in `text`, as a string value.
 fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t> {
-    use std::fmt::Write;
     text.clear();
-    // Writing to a String cannot fail.
-    let _ = write!(text, "{prefix}{number}");
+    text.push_str(prefix);
+    // The number's decimal digits, as `{number}` writes them, without the
+    // formatting machinery (a tenth of the tracepoints carry one).
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = number;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    text.extend(digits[at..].iter().map(|&digit| char::from(digit)));
     // ASCII without NUL is modified UTF-8 as it is.
     Value::String(JavaStr::from_validated(text.as_bytes()))
 }

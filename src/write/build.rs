@@ -72,6 +72,7 @@ impl ContainerStack {
     }
 
     /// Fails unless `footer` can close the innermost open container.
+    #[inline]
     pub(crate) fn check_footer(&self, footer: &Footer<'_>, thread: ThreadId) -> Result<()> {
         let expected = match footer {
             Footer::MethodCall { .. } => TracepointType::MethodCall,

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::{
     BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerThread, EagerTrace, NO_PARENT,
-    NodeId, Slot,
+    NodeId, Slot, TypeCounts,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
@@ -33,6 +33,8 @@ struct Leftovers {
     /// Footers of those containers: node number, footer offset.
     outer_footers: Vec<(u64, PhysicalOffset)>,
     roots: Vec<NodeId>,
+    /// The block's tracepoints by type.
+    by_type: TypeCounts,
 }
 
 /// What the windows build.
@@ -41,6 +43,7 @@ struct Pass<'a> {
     context: ContextBuilder,
     slots: Vec<Slot>,
     threads: FxHashMap<ThreadId, ThreadNodes>,
+    by_type: TypeCounts,
     /// The most nodes the memory budget leaves room for.
     max_nodes: u64,
     budget: Option<u64>,
@@ -82,6 +85,7 @@ pub(super) fn load_estimating(
         context: ContextBuilder::new(),
         slots,
         threads: FxHashMap::default(),
+        by_type: [0; TracepointType::ALL.len()],
         max_nodes,
         budget: options.memory_budget,
     };
@@ -100,12 +104,14 @@ pub(super) fn load_estimating(
     threads.sort_by_key(|thread| thread.thread);
     let mut slots = pass.slots;
     let children = children_ranges(&mut slots);
+    let by_type = pass.by_type;
     Ok(EagerTrace {
         context: pass.context.build(data),
         threads,
         slots,
         children,
         report,
+        by_type,
     })
 }
 
@@ -148,6 +154,9 @@ impl Pass<'_> {
             let thread = self.threads.entry(block.thread).or_default();
             thread.blocks += 1;
             thread.roots.extend(leftovers.roots);
+            for (all, block) in self.by_type.iter_mut().zip(leftovers.by_type) {
+                *all += block;
+            }
             // Reference objects: few, decoded once for the context (the
             // discovery checked that they skip).
             for offset in block.references() {
@@ -212,6 +221,7 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
                     },
                 };
                 part[next] = Slot::new(offset, tracepoint_type, parent as u32);
+                leftovers.by_type[tracepoint_type as usize] += 1;
                 if tracepoint_type.is_container() {
                     open.push(next as u32);
                 }

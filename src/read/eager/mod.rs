@@ -259,7 +259,11 @@ pub struct EagerTrace {
     slots: Vec<Slot>,
     children: Vec<NodeId>,
     report: LoadReport,
+    by_type: TypeCounts,
 }
+
+/// Nodes per tracepoint type, by the type's byte.
+type TypeCounts = [u64; TracepointType::ALL.len()];
 
 impl EagerTrace {
     /// Loads the data file at `path` (its index, if any, is not used), or
@@ -327,6 +331,13 @@ impl EagerTrace {
     /// How many nodes (tracepoints) the trace holds.
     pub fn node_count(&self) -> usize {
         self.slots.len()
+    }
+
+    /// How many nodes of each tracepoint type the trace holds, indexed by
+    /// the type's byte ([`TracepointType::ALL`]'s order): counted while
+    /// loading.
+    pub fn counts_by_type(&self) -> [u64; TracepointType::ALL.len()] {
+        self.by_type
     }
 
     /// All nodes, in file order (each thread's nodes in pre-order).

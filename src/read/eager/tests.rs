@@ -83,6 +83,11 @@ fn nodes_decode_as_the_block_decoder_reads_them() {
     }
     let roots: usize = trace.threads().iter().map(|t| t.roots.len()).sum();
     assert_eq!(roots, expected.iter().filter(|e| e.1.is_none()).count());
+    let mut by_type = [0u64; TracepointType::ALL.len()];
+    for (tracepoint, _, _) in &expected {
+        by_type[tracepoint.tracepoint_type() as usize] += 1;
+    }
+    assert_eq!(trace.counts_by_type(), by_type);
 }
 
 #[test]

@@ -123,14 +123,14 @@ impl StreamingThread {
     #[inline]
     fn write_tracepoint(&mut self, tracepoint: &Tracepoint<'_>, pushed_events: i64) -> Result<()> {
         let mut state = self.state()?;
-        write_tracepoint(&self.context(), &mut state, tracepoint, pushed_events)
+        write_tracepoint(self, &mut state, tracepoint, pushed_events)
     }
 
     /// Closes the innermost open container with `footer`, which must be of
     /// its type.
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         let mut state = self.state()?;
-        write_footer(&self.context(), self.slot.thread, &mut state, footer)
+        write_footer(self, &mut state, footer)
     }
 
     /// Takes the thread's buffer for a run of
@@ -204,19 +204,13 @@ impl ThreadBatch<'_> {
     #[inline]
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
         let pushed_events = pushed_events(&self.handle.shared, tracepoint)?;
-        write_tracepoint(
-            &self.handle.context(),
-            &mut self.state,
-            tracepoint,
-            pushed_events,
-        )
+        write_tracepoint(self.handle, &mut self.state, tracepoint, pushed_events)
     }
 
     /// [`StreamingThread::push_footer`], in the batch.
     #[inline]
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
-        let thread = self.handle.slot.thread;
-        write_footer(&self.handle.context(), thread, &mut self.state, footer)
+        write_footer(self.handle, &mut self.state, footer)
     }
 }
 
@@ -234,52 +228,82 @@ fn pushed_events(shared: &Shared, tracepoint: &Tracepoint<'_>) -> Result<i64> {
     Ok(i64::from(event) + 1)
 }
 
-/// Writes a tracepoint into a thread's buffer; `pushed_events` is greater
-/// than its event id if the caller chose that id.
+/// Writes a tracepoint into the buffer of `handle`'s thread;
+/// `pushed_events` is greater than its event id if the caller chose that
+/// id. The writer's context is built only off the fast path.
 #[inline(always)]
 fn write_tracepoint(
-    context: &Context<'_, Producer<'_>>,
+    handle: &StreamingThread,
     state: &mut ThreadState,
     tracepoint: &Tracepoint<'_>,
     pushed_events: i64,
 ) -> Result<()> {
     if !state.block.try_tracepoint(tracepoint) {
-        // Reference objects to write first, a block to cut, or an error.
-        // Encoding checks the tracepoint: the detailed check runs only to
-        // name what is wrong.
-        state.block.tracepoint(context, tracepoint, || {
-            rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
-        })?;
+        write_tracepoint_slowly(handle, state, tracepoint)?;
     }
     state.open.push(tracepoint);
     state.tracepoints += 1;
     state.pushed_events = state.pushed_events.max(pushed_events);
     if !tracepoint.is_container() && state.block.is_full() {
-        state.block.flush(context)?;
+        flush_full(handle, state)?;
     }
     Ok(())
 }
 
-/// Closes the innermost open container of a thread's buffer with
-/// `footer`, which must be of its type.
+/// The general path of [`write_tracepoint`]: reference objects to write
+/// first, a block to cut, or an error. Kept out of the fast path, whose
+/// frame and registers it would otherwise take.
+#[cold]
+#[inline(never)]
+fn write_tracepoint_slowly(
+    handle: &StreamingThread,
+    state: &mut ThreadState,
+    tracepoint: &Tracepoint<'_>,
+) -> Result<()> {
+    // Encoding checks the tracepoint: the detailed check runs only to name
+    // what is wrong.
+    state.block.tracepoint(&handle.context(), tracepoint, || {
+        rejected(check_tracepoint(tracepoint), tracepoint.encoded_len())
+    })
+}
+
+/// Cuts a full block (once a megabyte or so: out of the fast path).
+#[cold]
+#[inline(never)]
+fn flush_full(handle: &StreamingThread, state: &mut ThreadState) -> Result<()> {
+    state.block.flush(&handle.context())
+}
+
+/// Closes the innermost open container of the buffer of `handle`'s
+/// thread with `footer`, which must be of its type.
 #[inline(always)]
 fn write_footer(
-    context: &Context<'_, Producer<'_>>,
-    thread: ThreadId,
+    handle: &StreamingThread,
     state: &mut ThreadState,
     footer: &Footer<'_>,
 ) -> Result<()> {
-    state.open.check_footer(footer, thread)?;
+    state.open.check_footer(footer, handle.slot.thread)?;
     if !state.block.try_footer(footer) {
-        state.block.footer(context, footer, || {
-            rejected(check_footer(footer), footer.encoded_len())
-        })?;
+        write_footer_slowly(handle, state, footer)?;
     }
     state.open.pop_checked()?;
     if state.block.is_full() {
-        state.block.flush(context)?;
+        flush_full(handle, state)?;
     }
     Ok(())
+}
+
+/// The general path of [`write_footer`], as [`write_tracepoint_slowly`].
+#[cold]
+#[inline(never)]
+fn write_footer_slowly(
+    handle: &StreamingThread,
+    state: &mut ThreadState,
+    footer: &Footer<'_>,
+) -> Result<()> {
+    state.block.footer(&handle.context(), footer, || {
+        rejected(check_footer(footer), footer.encoded_len())
+    })
 }
 
 impl BuildTarget for StreamingThread {
