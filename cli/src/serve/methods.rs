@@ -14,7 +14,9 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{SearchFrom, SearchOptions, find_next, find_previous, search_streaming};
+use tracetree::search::{
+    SearchFrom, SearchOptions, find_next, find_previous, search as search_trace, search_each,
+};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -665,40 +667,40 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
     };
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
     let scanned = std::sync::atomic::AtomicU64::new(0);
-    let streamed = AtomicUsize::new(0);
-    let partial = params.partial_result_token.as_ref();
-    let found = search_streaming(
-        &reader,
-        &options,
-        &|n| {
-            let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
-            progress.report_every(&format!("{total} tracepoints scanned"));
-        },
-        &|found| {
-            if let Some(token) = partial
-                && streamed.fetch_add(1, Ordering::Relaxed) < max
-            {
-                session.notify(
-                    "$/progress",
-                    ProgressParams {
-                        token: token.clone(),
-                        value: json!({ "hits": [hit(&reader, found)] }),
-                    },
-                );
-            }
-        },
-    )
-    .map_err(|e| failed(method, &trace, None, &e))?;
-    drop(progress);
-    let hits = if partial.is_some() {
-        Vec::new()
-    } else {
-        found.hits.iter().map(|h| hit(&reader, h)).collect()
+    let report = |n| {
+        let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
+        progress.report_every(&format!("{total} tracepoints scanned"));
     };
-    reply(SearchResult {
-        hits,
-        total: found.total,
-    })
+    let fail = |e: tracetree::Error| failed(method, &trace, None, &e);
+    // Streamed: each hit is written as it is found (the walk waits on a
+    // client slow to read), none is kept. Otherwise at most `max` are.
+    let (hits, total) = match &params.partial_result_token {
+        Some(token) => {
+            let streamed = AtomicUsize::new(0);
+            let counts = search_each(&reader, &options, &report, &|found| {
+                if streamed.fetch_add(1, Ordering::Relaxed) < max {
+                    session.notify(
+                        "$/progress",
+                        ProgressParams {
+                            token: token.clone(),
+                            value: json!({ "hits": [hit(&reader, &found)] }),
+                        },
+                    );
+                }
+            })
+            .map_err(fail)?;
+            (Vec::new(), counts.total)
+        }
+        None => {
+            let found = search_trace(&reader, &options, &report).map_err(fail)?;
+            (
+                found.hits.iter().map(|h| hit(&reader, h)).collect(),
+                found.total,
+            )
+        }
+    };
+    drop(progress);
+    reply(SearchResult { hits, total })
 }
 
 fn find(session: &Session, request: &Request, params: FindParams) -> Result<Reply, ServeError> {
