@@ -207,15 +207,27 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
         .file_access(access)
         .reading_as(from);
     let growing = options.growing.unwrap_or(false);
+    // A rebuild of the lookups (no index) stops when the request is
+    // cancelled, and so does the count below.
+    let lazy = cache.lazy_options().stop(Some(Arc::clone(&request.cancel)));
     let opened = cache
         .traces()
-        .open(&path, &params.path, cache.lazy_options(), growing)
+        .open(&path, &params.path, lazy, growing)
         .map_err(|e| opening(&e))?;
     let (reader, status, warnings) = (opened.reader, opened.status, opened.warnings);
     let tracepoints = if options.count_tracepoints.unwrap_or(true) {
         progress.report("counting tracepoints");
-        let counts = reader.count_tracepoints().map_err(|e| opening(&e))?;
-        Some(counts.values().sum())
+        let counts = reader
+            .walk_threads(
+                tracetree::read::WalkDetail::Headers,
+                |_| 0u64,
+                |count, _| {
+                    *count += 1;
+                    Ok(!request.cancelled())
+                },
+            )
+            .map_err(|e| opening(&e))?;
+        Some(counts.iter().sum())
     } else {
         None
     };
