@@ -20,12 +20,14 @@
 //!
 //! The walker keeps the open calls above the current tracepoint (their
 //! names and what they tell their children about printing) so a hit comes
-//! with its path from the thread's top. Each thread keeps its first
-//! [`SearchOptions::max`] hits and counts the rest: memory is bounded by
-//! the nesting, the names and `max`, never by the trace.
+//! with its path from the thread's top. [`search_each`] hands each hit
+//! over as it is found and keeps none: its memory is bounded by the
+//! nesting and the names, never by the hits; [`search`] gathers each
+//! thread's first [`SearchOptions::max`] hits over it and counts the rest.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
@@ -58,7 +60,8 @@ pub struct SearchOptions {
     /// `removed` and `edited`). A search with it is an error on a trace
     /// that is not a diff ([`LazyTraceReader::is_diff`]).
     pub diff: Option<Vec<DiffStatus>>,
-    /// Hits kept (the rest are counted).
+    /// Hits kept (the rest are counted): by [`search`] in all, by
+    /// [`search_each`] handed over in each thread.
     pub max: usize,
     /// Set by another thread to end the search early (what was found so
     /// far is returned).
@@ -110,26 +113,57 @@ pub struct SearchResult {
     pub scanned: u64,
 }
 
-/// Finds what `options` asks for in `reader`'s trace. `progress` receives
-/// the tracepoints scanned, in steps.
+/// What a search that handed its hits over counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchCounts {
+    /// Every hit, handed over or not.
+    pub total: u64,
+    /// Tracepoints looked at.
+    pub scanned: u64,
+}
+
+/// Finds what `options` asks for in `reader`'s trace, keeping the first
+/// [`SearchOptions::max`] hits. `progress` receives the tracepoints
+/// scanned, in steps.
 pub fn search(
     reader: &LazyTraceReader,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<SearchResult> {
-    search_streaming(reader, options, progress, &|_| {})
+    // Each thread's hits, in event order; threads ascending at the end.
+    let per_thread: Mutex<BTreeMap<ThreadId, Vec<Hit>>> = Mutex::new(BTreeMap::new());
+    let counts = search_each(reader, options, progress, &|hit| {
+        let mut per_thread = per_thread.lock().unwrap_or_else(PoisonError::into_inner);
+        per_thread.entry(hit.thread).or_default().push(hit);
+    })?;
+    let per_thread = per_thread
+        .into_inner()
+        .unwrap_or_else(PoisonError::into_inner);
+    let mut hits = Vec::new();
+    for (_, thread) in per_thread {
+        let room = options.max.saturating_sub(hits.len());
+        hits.extend(thread.into_iter().take(room));
+    }
+    Ok(SearchResult {
+        hits,
+        total: counts.total,
+        scanned: counts.scanned,
+    })
 }
 
-/// [`search`], handing each hit to `on_hit` as soon as its thread's walk
-/// finds it (from the walking threads, in no order across threads), as a
-/// client streaming partial results shows them: up to
-/// [`SearchOptions::max`] hits per thread, each also kept in the result.
-pub fn search_streaming(
+/// [`search`] as a stream: each hit is handed to `on_hit` as soon as its
+/// thread's walk finds it (from the walking threads; in event order
+/// within a thread, in no order across threads), up to
+/// [`SearchOptions::max`] hits per thread, and none is kept: whatever the
+/// number of hits, the search holds the open calls above the tracepoint
+/// it is at and the names met. A caller bounds its own memory by what
+/// `on_hit` does (a bounded queue makes the walk wait for its reader).
+pub fn search_each(
     reader: &LazyTraceReader,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
-    on_hit: &(dyn Fn(&Hit) + Sync),
-) -> Result<SearchResult> {
+    on_hit: &(dyn Fn(Hit) + Sync),
+) -> Result<SearchCounts> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -147,7 +181,7 @@ pub fn search_streaming(
     };
     let per_thread = reader.walk_threads(
         detail,
-        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread), on_hit),
+        |thread| ThreadSearch::new(reader, thread, wanted_thread(thread), Some(on_hit)),
         |search, walked| {
             if !search.wanted || stopped(options) {
                 return Ok(false);
@@ -174,15 +208,13 @@ pub fn search_streaming(
             Ok(true)
         },
     )?;
-    let mut result = SearchResult::default();
+    let mut counts = SearchCounts::default();
     for thread in per_thread {
-        result.total += thread.total;
-        result.scanned += thread.scanned;
-        let room = options.max.saturating_sub(result.hits.len());
-        result.hits.extend(thread.hits.into_iter().take(room));
+        counts.total += thread.total;
+        counts.scanned += thread.scanned;
     }
-    progress(result.scanned - reported.load(Ordering::Relaxed));
-    Ok(result)
+    progress(counts.scanned - reported.load(Ordering::Relaxed));
+    Ok(counts)
 }
 
 /// Where [`find`] starts looking, and which way.
@@ -249,7 +281,7 @@ pub fn find(
         }
     };
     let (pattern, wanted, options) = one_hit(reader, options)?;
-    let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
+    let mut search = ThreadSearch::new(reader, thread, true, None);
     // The path down to the start, for the hits' paths and parents, is
     // stepped through without looking for hits.
     let above = above
@@ -319,7 +351,7 @@ fn find_previous(
             }
         }
         look = false;
-        let mut search = ThreadSearch::new(reader, thread, true, &|_| {});
+        let mut search = ThreadSearch::new(reader, thread, true, None);
         let path = above
             .iter()
             .enumerate()
@@ -525,11 +557,14 @@ struct ThreadSearch<'c> {
     /// what they tell their children.
     open: Vec<(u32, ParentOf)>,
     line: String,
-    hits: Vec<Hit>,
+    /// Hits handed over (at most `max`).
+    handed: usize,
     total: u64,
     scanned: u64,
-    /// Told of each hit kept, as it is found.
-    on_hit: &'c (dyn Fn(&Hit) + Sync),
+    /// Handed each hit, as it is found; without it, the hit is kept in
+    /// `found` (a find's one hit).
+    on_hit: Option<&'c (dyn Fn(Hit) + Sync)>,
+    found: Option<Hit>,
 }
 
 impl<'c> ThreadSearch<'c> {
@@ -537,7 +572,7 @@ impl<'c> ThreadSearch<'c> {
         reader: &'c LazyTraceReader,
         thread: ThreadId,
         wanted: bool,
-        on_hit: &'c (dyn Fn(&Hit) + Sync),
+        on_hit: Option<&'c (dyn Fn(Hit) + Sync)>,
     ) -> Self {
         let context = reader.context();
         ThreadSearch {
@@ -550,10 +585,11 @@ impl<'c> ThreadSearch<'c> {
             name_of: FxHashMap::default(),
             open: Vec::new(),
             line: String::new(),
-            hits: Vec::new(),
+            handed: 0,
             total: 0,
             scanned: 0,
             on_hit,
+            found: None,
         }
     }
 
@@ -610,7 +646,7 @@ impl<'c> ThreadSearch<'c> {
             options,
             wanted,
         )?;
-        Ok(self.hits.pop())
+        Ok(self.found.take())
     }
 
     /// The tracepoint's printed line, into `line`.
@@ -621,8 +657,9 @@ impl<'c> ThreadSearch<'c> {
             .write_tracepoint(&mut self.line, tracepoint, footer, parent)
     }
 
-    /// Counts a hit, and keeps it (with its line and path) while there is
-    /// room; `rendered` says `line` already holds its line.
+    /// Counts a hit, and hands it over (with its line and path) while
+    /// fewer than `max` were; `rendered` says `line` already holds its
+    /// line.
     fn hit(
         &mut self,
         node: LazyNode,
@@ -633,11 +670,12 @@ impl<'c> ThreadSearch<'c> {
         rendered: bool,
     ) -> Result<()> {
         self.total += 1;
-        if self.hits.len() < options.max {
+        if self.handed < options.max {
             if !rendered {
                 self.render(tracepoint, footer)?;
             }
-            self.hits.push(Hit {
+            self.handed += 1;
+            let hit = Hit {
                 thread: self.thread,
                 event: tracepoint.event(),
                 node,
@@ -648,9 +686,10 @@ impl<'c> ThreadSearch<'c> {
                     .map(|&(name, _)| self.names[name as usize].0.clone())
                     .collect(),
                 line: self.line.clone(),
-            });
-            if let Some(hit) = self.hits.last() {
-                (self.on_hit)(hit);
+            };
+            match self.on_hit {
+                Some(on_hit) => on_hit(hit),
+                None => self.found = Some(hit),
             }
         }
         Ok(())
@@ -701,7 +740,7 @@ impl<'c> ThreadSearch<'c> {
         let place = key.map(|key| self.place(key, pattern));
         let matched = pattern.is_empty() || place.is_some_and(|place| self.names[place as usize].1);
         if wanted.wants(&walked.header) && matched {
-            if self.hits.len() < options.max {
+            if self.handed < options.max {
                 let data = self.reader.node(node)?;
                 self.hit(
                     node,

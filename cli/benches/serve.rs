@@ -10,8 +10,11 @@
 //! `trace/open` without the tracepoint count, then `trace/close`) beside
 //! `LazyOptions::open`; `page` (a `trace/children` page of 200 at a random
 //! start in the wide call) beside `children_range` and each child's line
-//! and count. Criterion gives the medians; each case's p99 over
-//! `PAGES` pages is printed beside them.
+//! and count. Criterion gives the medians; then the median and p99 of
+//! `PAGES` pages at random starts are printed for the server and the
+//! library alike, and the throughput of `CLIENTS` clients at once (each
+//! its own server process, as IDE windows run them), each beside one
+//! client alone.
 //!
 //! `cargo bench -p tracetree-cli --bench serve`;
 //! `TRACETREE_BENCH_SIZE=10GB` for the issue's figures.
@@ -27,8 +30,12 @@ use serde_json::{Value, json};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::{LazyOptions, LazyTraceReader};
 
-/// Pages timed for the printed p99.
-const PAGES: usize = 2_000;
+/// Pages timed for the printed median and p99.
+const PAGES: usize = 10_000;
+/// Clients at once in the throughput case.
+const CLIENTS: usize = 4;
+/// Pages each client asks for in the throughput cases.
+const CLIENT_PAGES: usize = 2_000;
 /// Children per page.
 const PAGE: usize = 200;
 
@@ -201,10 +208,7 @@ fn bench(c: &mut Criterion) {
     for _ in 0..PAGES {
         let start = starts.next(children - PAGE);
         let began = Instant::now();
-        client.call(
-            "trace/children",
-            json!({"trace": t, "node": wide_handle, "start": start, "count": PAGE}),
-        );
+        page(&mut client, &t, &wide_handle, start);
         server.push(began.elapsed());
         let began = Instant::now();
         library_page(&reader, wide, start);
@@ -213,9 +217,67 @@ fn bench(c: &mut Criterion) {
     let (server_median, server_p99) = p99(server);
     let (library_median, library_p99) = p99(library);
     eprintln!(
-        "pages of {PAGE} over {PAGES} random starts in {children} children: server median {server_median:?}, \
-         p99 {server_p99:?}; library median {library_median:?}, p99 {library_p99:?}"
+        "pages of {PAGE} over {PAGES} random starts in {children} children: server median \
+         {server_median:?}, p99 {server_p99:?}; library median {library_median:?}, p99 {library_p99:?}"
     );
+    drop(client);
+    let alone = throughputs(1, &trace, cache.path(), &wide_handle, children)[0];
+    let together = throughputs(CLIENTS, &trace, cache.path(), &wide_handle, children);
+    let shown: Vec<String> = together
+        .iter()
+        .map(|pages| format!("{pages:.0} ({:.2})", pages / alone))
+        .collect();
+    eprintln!(
+        "pages of {PAGE} a second, {CLIENT_PAGES} pages each: one client alone {alone:.0}; \
+         {CLIENTS} clients at once (each beside alone) {}",
+        shown.join(", ")
+    );
+}
+
+/// A `trace/children` page of the wide call.
+fn page(client: &mut Client, trace: &str, wide: &str, start: usize) -> Value {
+    client.call(
+        "trace/children",
+        json!({"trace": trace, "node": wide, "start": start, "count": PAGE}),
+    )
+}
+
+/// The pages a second of each of `clients` clients paging the wide call
+/// at once, each through its own server.
+fn throughputs(
+    clients: usize,
+    trace: &Path,
+    cache: &Path,
+    wide: &str,
+    children: usize,
+) -> Vec<f64> {
+    let ready = std::sync::Barrier::new(clients);
+    std::thread::scope(|scope| {
+        let running: Vec<_> = (0..clients)
+            .map(|n| {
+                let ready = &ready;
+                scope.spawn(move || {
+                    let mut client = Client::start(cache);
+                    let opened = client.call(
+                        "trace/open",
+                        json!({"path": trace, "options": {"countTracepoints": false}}),
+                    );
+                    let t = opened["trace"].as_str().unwrap().to_string();
+                    let mut starts = Starts(0x2545_F491_4F6C_DD1D ^ n as u64);
+                    // The call's child index is built by the first page
+                    // past its first: not timed.
+                    page(&mut client, &t, wide, children / 2);
+                    ready.wait();
+                    let began = Instant::now();
+                    for _ in 0..CLIENT_PAGES {
+                        page(&mut client, &t, wide, starts.next(children - PAGE));
+                    }
+                    CLIENT_PAGES as f64 / began.elapsed().as_secs_f64()
+                })
+            })
+            .collect();
+        running.into_iter().map(|t| t.join().unwrap()).collect()
+    })
 }
 
 criterion_group!(benches, bench);

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
@@ -20,7 +20,7 @@ use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches, export_parquet};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{Hit as FoundHit, search_streaming};
+use tracetree::search::{Hit as FoundHit, search_each};
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
     StackFormat, StackOptions, TraceCache,
@@ -635,7 +635,7 @@ impl SearchHits {
             .name("tracetree-search".into())
             .spawn(move || {
                 let ended = search_in_turn(&reader, &options, &threads, &|hit| {
-                    if hand.send(Found::Hit(hit.clone())).is_err() {
+                    if hand.send(Found::Hit(hit)).is_err() {
                         stopping.store(true, Ordering::Relaxed);
                     }
                 });
@@ -660,13 +660,13 @@ impl SearchHits {
 }
 
 /// Searches `threads` of `reader` one after another, handing each hit to
-/// `on_hit`, at most `options.max` in all; every hit's count and the
-/// tracepoints looked at.
+/// `on_hit`, at most `options.max` in all, keeping none; every hit's
+/// count and the tracepoints looked at.
 fn search_in_turn(
     reader: &LazyTraceReader,
     options: &SearchOptions,
     threads: &[ThreadId],
-    on_hit: &(dyn Fn(&FoundHit) + Sync),
+    on_hit: &(dyn Fn(FoundHit) + Sync),
 ) -> tracetree::Result<(u64, u64)> {
     let (mut total, mut scanned, mut left) = (0, 0, options.max);
     for &thread in threads {
@@ -680,10 +680,14 @@ fn search_in_turn(
         let mut one = options.clone();
         one.threads = Some(vec![thread]);
         one.max = left;
-        let found = search_streaming(reader, &one, &|_| {}, on_hit)?;
+        let handed = AtomicUsize::new(0);
+        let found = search_each(reader, &one, &|_| {}, &|hit| {
+            handed.fetch_add(1, Ordering::Relaxed);
+            on_hit(hit);
+        })?;
         total += found.total;
         scanned += found.scanned;
-        left -= found.hits.len().min(left);
+        left -= handed.into_inner().min(left);
     }
     Ok((total, scanned))
 }

@@ -79,6 +79,7 @@ fn write_index_unnamed(
             writer,
             &|covered| {
                 data.release_around(covered);
+                Ok(())
             },
         )
     })?;

@@ -576,6 +576,58 @@ fn a_rebuild_at_open_reports_progress() {
     assert_eq!(quiet.load(Ordering::Relaxed), 0);
 }
 
+/// A stop set while an open rebuilds the lookups ends it after the window
+/// of data it is in: the open is `Cancelled`, the progress reported falls
+/// short of the data's length, and no sidecar is written; the same open
+/// without the stop reads the trace.
+#[test]
+fn a_stop_ends_an_open_that_rebuilds_the_lookups() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use tracetree::generate::{GenerateOptions, Shape, generate_file};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.trace");
+    generate_file(&path, &GenerateOptions::new(64 << 20, Shape::Mixed), |_| {}).unwrap();
+    std::fs::remove_file(index_path(&path)).unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    let lookups = dir.path().join("lookups");
+    let options = || {
+        LazyTraceReader::options()
+            .resident_window(Some(16 << 20))
+            .sidecar_dir(Some(lookups.clone()))
+            .defer_sidecar(None)
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let stopped = options()
+        .stop(Some(Arc::clone(&stop)))
+        .rebuild_progress({
+            let (stop, done) = (Arc::clone(&stop), Arc::clone(&done));
+            move |bytes| {
+                done.fetch_add(bytes, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .open(&path);
+    let Err(error) = stopped else {
+        panic!("the stopped open read the trace");
+    };
+    assert!(
+        matches!(error.unwrapped(), tracetree::Error::Cancelled(_)),
+        "{error}"
+    );
+    let done = done.load(Ordering::Relaxed);
+    assert!(done > 0 && done < len, "{done} of {len} bytes");
+    let written = std::fs::read_dir(&lookups).map_or(0, |files| files.count());
+    assert_eq!(written, 0, "nothing written for a stopped open");
+    let reader = options()
+        .stop(Some(Arc::new(AtomicBool::new(false))))
+        .open(&path)
+        .unwrap();
+    assert!(matches!(reader.report().status, IndexStatus::Rebuilt(_)));
+    assert!(reader.count_tracepoints().unwrap().values().sum::<u64>() > 0);
+}
+
 /// A thread's footers are checked in pieces of 2^18 cells taken in turn by
 /// two threads: a cell that does not end at a footer, in the last piece
 /// and in a middle one, is still found, the first one named, and the

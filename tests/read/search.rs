@@ -240,3 +240,67 @@ fn field_and_local_accesses_found_by_name_are_the_decoded_ones() {
     }
     assert!(checked > 0, "no access was compared");
 }
+
+/// A search of millions of hits handed over one by one keeps none of
+/// them: each hit's path shares its names with the walk's table of names
+/// (an `Arc` each), so the holders of the wide call's name are counted at
+/// every hit: the table, the hits the caller still holds (its first
+/// `HELD`, and a bounded queue of the last `HELD`) and the hit handed
+/// over, never more. A search that kept its hits would add one holder a
+/// hit.
+#[test]
+fn a_search_handing_its_hits_over_keeps_none_of_them() {
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+    use tracetree::generate::{GenerateOptions, Shape, generate_file};
+    use tracetree::search::search_each;
+
+    const HELD: usize = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let options = GenerateOptions {
+        threads: 1,
+        ..GenerateOptions::new(48 << 20, Shape::Wide)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    let reader = LazyTraceReader::open(&path).unwrap();
+    let mut options = SearchOptions::new("i");
+    options.kinds = Some(vec![TracepointType::WriteLocal]);
+    options.max = usize::MAX;
+    // (the first hits, the queue, hits handed over, the most holders
+    // seen, the first count off)
+    let state = Mutex::new((Vec::new(), VecDeque::new(), 0u64, 0usize, None));
+    let counts = search_each(&reader, &options, &|_| {}, &|hit| {
+        let mut state = state.lock().unwrap();
+        let (first, held, handed, most, off) = &mut *state;
+        let name = hit.path.last().expect("a hit inside the wide call");
+        let holders = Arc::strong_count(name);
+        let expected = 1 + first.len() + held.len() + 1;
+        *most = (*most).max(holders);
+        if holders != expected && off.is_none() {
+            *off = Some((*handed, holders, expected));
+        }
+        *handed += 1;
+        if first.len() < HELD {
+            first.push(hit);
+            return;
+        }
+        held.push_back(hit);
+        if held.len() > HELD {
+            held.pop_front();
+        }
+    })
+    .unwrap();
+    let (first, held, handed, most, off) = state.into_inner().unwrap();
+    assert_eq!(off, None, "(hit, holders, expected)");
+    assert_eq!(handed, counts.total);
+    assert!(counts.total > 1_000_000, "{} hits", counts.total);
+    assert_eq!(most, 2 * HELD + 2);
+    assert_eq!(held.len(), HELD);
+    // The hits and count of the search that gathers them (up to `max`).
+    let mut first_only = options.clone();
+    first_only.max = HELD;
+    let gathered = search(&reader, &first_only, &|_| {}).unwrap();
+    assert_eq!(gathered.total, counts.total);
+    assert_eq!(gathered.hits, first);
+}

@@ -7,6 +7,12 @@
 //! `$/cancelRequest` sets and a search's walk reads at every tracepoint;
 //! a cancelled request is answered `RequestCancelled` (-32800).
 //!
+//! Over stdio, the thread that reads the input dispatches each message
+//! itself, and a worker writes its answer (and its notifications) to the
+//! output itself: a page meets one hand-off, from the reader to a worker.
+//! What the dispatcher answers goes through a writer thread, so that the
+//! reader never waits on a client that is not reading.
+//!
 //! Bounded: at most `maxRequestsInFlight` requests are received and not
 //! yet answered (past it a request is refused with `LIMIT_REACHED` at
 //! once), the writer's queue holds a fixed multiple of that, and each
@@ -20,14 +26,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
-use lsp_server::{Message, Notification, RequestId, Response};
+use lsp_server::{Message, RequestId};
 use serde_json::Value;
 
 use super::errors::{ServeError, code};
 use super::methods::{self, Lane};
 use super::protocol::{CancelParams, Limits};
 use super::traces::Traces;
-use super::transport::{self, Incoming, Outgoing};
+use super::transport::{self, Incoming, Outgoing, Output, Reply};
 
 /// Workers for quick requests.
 const QUICK_WORKERS: usize = 4;
@@ -67,36 +73,44 @@ pub struct Session {
     pub traces: Traces,
     /// `trace/open`'s defaults.
     pub defaults: OpenDefaults,
-    /// To the writer.
+    /// To the writer: what the dispatcher answers (and, without `direct`,
+    /// everything).
     out: Sender<Outgoing>,
+    /// Where workers write their answers and notifications themselves.
+    direct: Option<Arc<Output>>,
     /// The cancel flag of each request in flight.
     in_flight: Mutex<HashMap<RequestId, Arc<AtomicBool>>>,
 }
 
 impl Session {
     /// Sends a notification (a failure means the client is gone).
-    pub fn notify(&self, method: &str, params: impl serde::Serialize) {
-        let notification = Notification::new(method.to_string(), params);
-        let _ = self
-            .out
-            .send(Outgoing::Message(Message::Notification(notification)));
+    pub fn notify(&self, method: &'static str, params: impl serde::Serialize) {
+        if let Ok(params) = Reply::of(&params) {
+            self.send(Outgoing::Notification(method, params));
+        }
     }
 
-    fn respond(&self, id: RequestId, result: Result<Value, ServeError>) {
-        let response = match result {
-            Ok(value) => Response::new_ok(id, value),
-            Err(error) => Response {
-                id,
-                response_result: Err(lsp_server::ResponseError {
-                    code: error.code,
-                    message: error.message,
-                    data: error.data,
-                }),
-            },
-        };
-        let _ = self
-            .out
-            .send(Outgoing::Message(Message::Response(response)));
+    /// A worker's answer (or notification): written by this thread when
+    /// the transport allows, else queued for the writer.
+    fn send(&self, outgoing: Outgoing) {
+        match &self.direct {
+            Some(output) => {
+                output.send(&outgoing);
+            }
+            None => {
+                let _ = self.out.send(outgoing);
+            }
+        }
+    }
+
+    fn respond(&self, id: RequestId, result: Result<Reply, ServeError>) {
+        self.send(Outgoing::Response(id, result));
+    }
+
+    /// The dispatcher's own answer, queued for the writer: the reader
+    /// never waits on the output.
+    fn answer(&self, id: RequestId, result: Result<Reply, ServeError>) {
+        let _ = self.out.send(Outgoing::Response(id, result));
     }
 
     fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Arc<AtomicBool>>> {
@@ -122,17 +136,23 @@ impl Request {
 /// Serves one session on standard input and output; returns whether it
 /// ended as LSP wants (`shutdown`, then `exit`, or the input closed).
 pub fn serve(defaults: OpenDefaults) -> bool {
-    let (to_writer, from_workers) = bounded(4 * LIMITS.max_requests_in_flight);
-    let (to_dispatcher, incoming) = bounded(0);
-    let reader = transport::reader(to_dispatcher, LIMITS.max_message_bytes);
-    let writer = transport::writer(from_workers);
-    let core = Core::start(defaults, to_writer);
-    let clean = core.dispatcher(false).run(&incoming);
+    let output = match Output::stdout() {
+        Ok(output) => Arc::new(output),
+        Err(error) => {
+            eprintln!("tracetree: error: standard output cannot be written: {error}");
+            return false;
+        }
+    };
+    let (to_writer, from_dispatcher) = bounded(4 * LIMITS.max_requests_in_flight);
+    let writer = transport::writer(from_dispatcher, Arc::clone(&output));
+    let core = Core::start(defaults, to_writer, Some(output));
+    let mut dispatcher = core.dispatcher(false);
+    let clean = transport::read_stdin(LIMITS.max_message_bytes, |incoming| {
+        dispatcher.handle(incoming)
+    });
+    drop(dispatcher);
     core.end();
-    drop(incoming);
     let _ = writer.join();
-    // The reader may be blocked on the input; it ends with the process.
-    drop(reader);
     tracetree::storage::remove_temporaries();
     clean
 }
@@ -149,12 +169,18 @@ pub struct Core {
 }
 
 impl Core {
-    /// Starts the workers of a session whose messages go to `out`.
-    pub fn start(defaults: OpenDefaults, out: Sender<Outgoing>) -> Core {
+    /// Starts the workers of a session whose messages go to `out`, or
+    /// those of workers to `direct` when given.
+    pub fn start(
+        defaults: OpenDefaults,
+        out: Sender<Outgoing>,
+        direct: Option<Arc<Output>>,
+    ) -> Core {
         let session = Arc::new(Session {
             traces: Traces::new(LIMITS.max_open_traces),
             defaults,
             out,
+            direct,
             in_flight: Mutex::new(HashMap::new()),
         });
         let (quick, quick_jobs) = unbounded::<Job>();
@@ -229,36 +255,47 @@ impl Dispatcher {
     /// Reads messages until `exit` or the end of the input.
     pub fn run(mut self, incoming: &Receiver<Incoming>) -> bool {
         loop {
-            let message = match incoming.recv() {
-                Ok(Incoming::Message(message)) => message,
-                Ok(Incoming::Invalid(error, Some(id))) => {
-                    self.session.respond(id, Err(error));
-                    continue;
-                }
-                Ok(Incoming::Invalid(error, None)) => {
-                    let _ = self.session.out.send(Outgoing::NullIdError(error));
-                    continue;
-                }
-                Ok(Incoming::End(error)) => {
-                    if let Some(error) = error {
-                        let _ = self.session.out.send(Outgoing::NullIdError(error));
-                    }
-                    return true;
-                }
-                Err(_) => return true,
+            let Ok(message) = incoming.recv() else {
+                return true;
             };
-            match message {
-                Message::Request(request) => self.request(request),
-                Message::Notification(notification) => match notification.method.as_str() {
-                    "exit" => return self.shut_down,
-                    "$/cancelRequest" => self.cancel(notification.params),
-                    // `initialized`, `$/setTrace` and the like: nothing to do.
-                    _ => {}
-                },
-                // The server sends no requests: a response answers none.
-                Message::Response(_) => {}
+            if let Some(clean) = self.handle(message) {
+                return clean;
             }
         }
+    }
+
+    /// Handles one message; `Some` at the end of the session (`exit` or
+    /// the end of the input), saying whether it ended cleanly.
+    pub fn handle(&mut self, incoming: Incoming) -> Option<bool> {
+        let message = match incoming {
+            Incoming::Message(message) => message,
+            Incoming::Invalid(error, Some(id)) => {
+                self.session.answer(id, Err(error));
+                return None;
+            }
+            Incoming::Invalid(error, None) => {
+                let _ = self.session.out.send(Outgoing::NullIdError(error));
+                return None;
+            }
+            Incoming::End(error) => {
+                if let Some(error) = error {
+                    let _ = self.session.out.send(Outgoing::NullIdError(error));
+                }
+                return Some(true);
+            }
+        };
+        match message {
+            Message::Request(request) => self.request(request),
+            Message::Notification(notification) => match notification.method.as_str() {
+                "exit" => return Some(self.shut_down),
+                "$/cancelRequest" => self.cancel(notification.params),
+                // `initialized`, `$/setTrace` and the like: nothing to do.
+                _ => {}
+            },
+            // The server sends no requests: a response answers none.
+            Message::Response(_) => {}
+        }
+        None
     }
 
     fn cancel(&self, params: Value) {
@@ -279,9 +316,9 @@ impl Dispatcher {
         if !self.initialized {
             if method == "initialize" {
                 self.initialized = true;
-                return session.respond(id, methods::initialize(params, None));
+                return session.answer(id, methods::initialize(params, None));
             }
-            return session.respond(
+            return session.answer(
                 id,
                 Err(ServeError::new(
                     code::SERVER_NOT_INITIALIZED,
@@ -291,9 +328,8 @@ impl Dispatcher {
                 )),
             );
         }
-        let refuse = |code, message: String| {
-            session.respond(id.clone(), Err(ServeError::new(code, message)))
-        };
+        let refuse =
+            |code, message: String| session.answer(id.clone(), Err(ServeError::new(code, message)));
         if self.shut_down {
             return refuse(
                 code::INVALID_REQUEST,
@@ -309,7 +345,7 @@ impl Dispatcher {
             }
             "shutdown" => {
                 self.shut_down = true;
-                return session.respond(id, Ok(Value::Null));
+                return session.answer(id, Ok(Reply::null()));
             }
             _ => {}
         }

@@ -14,13 +14,14 @@ use serde_json::{Value, json};
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{SearchFrom, SearchOptions, search_streaming};
+use tracetree::search::{SearchFrom, SearchOptions, search as search_trace, search_each};
 use tracetree::{LazyNode, LazyTraceReader};
 
 use super::dispatch::{LIMITS, Request, Session};
 use super::errors::{ServeError, code};
 use super::protocol::*;
 use super::traces::{OpenTrace, handle_text, resolve};
+use super::transport::Reply;
 use crate::cache::Cache;
 
 /// Which workers serve a method.
@@ -61,11 +62,11 @@ pub fn lane(method: &str) -> Option<Lane> {
 }
 
 /// `initialize`'s answer; `served` over HTTP.
-pub fn initialize(params: Value, served: Option<Served>) -> Result<Value, ServeError> {
+pub fn initialize(params: Value, served: Option<Served>) -> Result<Reply, ServeError> {
     let _: InitializeParams = parse("initialize", params)?;
     let mut methods = vec!["initialize".to_string(), "shutdown".to_string()];
     methods.extend(METHODS.iter().map(|(name, _)| name.to_string()));
-    to_value(InitializeResult {
+    reply(InitializeResult {
         server_info: ServerInfo {
             name: "tracetree".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -83,19 +84,19 @@ pub fn initialize(params: Value, served: Option<Served>) -> Result<Value, ServeE
 }
 
 /// Serves one trace request.
-pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<Value, ServeError> {
+pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     match method {
         "trace/open" => open(session, request, parse(method, params)?),
         "trace/close" => {
             let TraceParams { trace } = parse(method, params)?;
-            session.traces.close(method, &trace).map(|()| Value::Null)
+            session.traces.close(method, &trace).map(|()| Reply::null())
         }
         "trace/threads" => {
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
             let reader = trace.reader();
-            to_value(threads(&reader).map_err(|e| failed(method, &trace, None, &e))?)
+            reply(threads(&reader).map_err(|e| failed(method, &trace, None, &e))?)
         }
         "trace/roots" => roots(session, method, parse(method, params)?),
         "trace/children" => children(session, method, parse(method, params)?),
@@ -111,7 +112,7 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/follow" => {
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
-            super::follow::start(session, &trace).map(|()| Value::Null)
+            super::follow::start(session, &trace).map(|()| Reply::null())
         }
         _ => Err(ServeError::new(
             code::METHOD_NOT_FOUND,
@@ -141,9 +142,10 @@ fn parse<P: DeserializeOwned>(method: &str, params: Value) -> Result<P, ServeErr
     })
 }
 
-pub(super) fn to_value(value: impl serde::Serialize) -> Result<Value, ServeError> {
-    serde_json::to_value(value)
-        .map_err(|e| ServeError::new(code::INTERNAL_ERROR, format!("result not encoded: {e}")))
+/// The result as JSON text, serialized from its type (no tree of values
+/// in between).
+pub(super) fn reply(value: impl serde::Serialize) -> Result<Reply, ServeError> {
+    Reply::of(&value)
 }
 
 /// A library error met by `method` on `trace` (and `node`).
@@ -164,7 +166,7 @@ fn failed(
     }
 }
 
-fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Value, ServeError> {
+fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Reply, ServeError> {
     let method = "trace/open";
     session.traces.check_room(method)?;
     let path = PathBuf::from(&params.path);
@@ -203,15 +205,27 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
         .file_access(access)
         .reading_as(from);
     let growing = options.growing.unwrap_or(false);
+    // A rebuild of the lookups (no index) stops when the request is
+    // cancelled, and so does the count below.
+    let lazy = cache.lazy_options().stop(Some(Arc::clone(&request.cancel)));
     let opened = cache
         .traces()
-        .open(&path, &params.path, cache.lazy_options(), growing)
+        .open(&path, &params.path, lazy, growing)
         .map_err(|e| opening(&e))?;
     let (reader, status, warnings) = (opened.reader, opened.status, opened.warnings);
     let tracepoints = if options.count_tracepoints.unwrap_or(true) {
         progress.report("counting tracepoints");
-        let counts = reader.count_tracepoints().map_err(|e| opening(&e))?;
-        Some(counts.values().sum())
+        let counts = reader
+            .walk_threads(
+                tracetree::read::WalkDetail::Headers,
+                |_| 0u64,
+                |count, _| {
+                    *count += 1;
+                    Ok(!request.cancelled())
+                },
+            )
+            .map_err(|e| opening(&e))?;
+        Some(counts.iter().sum())
     } else {
         None
     };
@@ -224,7 +238,7 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Valu
     }
     let open = session.traces.add(method, path, reader, cache, growing)?;
     drop(progress);
-    to_value(OpenResult {
+    reply(OpenResult {
         trace: open.id.clone(),
         threads,
         tracepoints,
@@ -263,7 +277,7 @@ fn page_count(method: &str, count: usize) -> Result<usize, ServeError> {
     Ok(count)
 }
 
-fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Value, ServeError> {
+fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let count = page_count(method, params.count)?;
@@ -282,13 +296,13 @@ fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Value, 
         .map_err(|e| fail(&e))?;
     let nodes = rows(&reader, &page, Parent::TopLevel, 0).map_err(|e| fail(&e))?;
     let total = reader.root_count(thread).map_err(|e| fail(&e))? as u64;
-    to_value(NodesResult {
+    reply(NodesResult {
         nodes,
         total: Some(total),
     })
 }
 
-fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<Value, ServeError> {
+fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let count = page_count(method, params.count)?;
@@ -305,7 +319,7 @@ fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<V
         .map_err(|e| fail(&e))?
         .exact()
         .map(|n| n as u64);
-    to_value(NodesResult { nodes, total })
+    reply(NodesResult { nodes, total })
 }
 
 /// The rows of `nodes`, children of a node that tells them `parent`, at
@@ -363,13 +377,13 @@ fn lone_row(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<(Node
     Ok((row, above))
 }
 
-fn node(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+fn node(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let node = resolve(method, &trace, &reader, "node", &params.node)?;
     let detail =
         detail(&reader, node).map_err(|e| failed(method, &trace, Some(&params.node), &e))?;
-    to_value(detail)
+    reply(detail)
 }
 
 /// `node` in full.
@@ -519,7 +533,7 @@ fn diff_status(status: DiffStatus) -> &'static str {
     }
 }
 
-fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let node = resolve(method, &trace, &reader, "node", &params.node)?;
@@ -532,17 +546,17 @@ fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Valu
         nodes.push(row(&reader, &mut formatter, ancestor, parent, depth).map_err(|e| fail(&e))?);
         parent = Parent::of(reader.node(ancestor).map_err(|e| fail(&e))?.tracepoint());
     }
-    to_value(AncestorsResult { nodes })
+    reply(AncestorsResult { nodes })
 }
 
-fn position(session: &Session, method: &str, params: NodeParams) -> Result<Value, ServeError> {
+fn position(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let node = resolve(method, &trace, &reader, "node", &params.node)?;
     let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
     let above = reader.ancestors(node).map_err(|e| fail(&e))?;
     let index = reader.position(node).map_err(|e| fail(&e))?;
-    to_value(PositionResult {
+    reply(PositionResult {
         parent: above
             .last()
             .map(|&parent| handle_text(reader.handle(parent))),
@@ -555,7 +569,7 @@ fn node_by_event(
     session: &Session,
     method: &str,
     params: NodeByEventParams,
-) -> Result<Value, ServeError> {
+) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
@@ -578,7 +592,7 @@ fn node_by_event(
             params.event_id, params.thread
         )));
     }
-    to_value(lone_row(&reader, node).map_err(|e| fail(&e))?.0)
+    reply(lone_row(&reader, node).map_err(|e| fail(&e))?.0)
 }
 
 /// Tracepoint kinds by their `dump` names, else `INVALID_PARAMS`.
@@ -622,7 +636,7 @@ fn hit(reader: &LazyTraceReader, hit: &tracetree::search::Hit) -> Hit {
     }
 }
 
-fn search(session: &Session, request: &Request, params: SearchParams) -> Result<Value, ServeError> {
+fn search(session: &Session, request: &Request, params: SearchParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
@@ -661,43 +675,43 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
     options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
     let scanned = std::sync::atomic::AtomicU64::new(0);
-    let streamed = AtomicUsize::new(0);
-    let partial = params.partial_result_token.as_ref();
-    let found = search_streaming(
-        &reader,
-        &options,
-        &|n| {
-            let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
-            progress.report_every(&format!("{total} tracepoints scanned"));
-        },
-        &|found| {
-            if let Some(token) = partial
-                && streamed.fetch_add(1, Ordering::Relaxed) < max
-            {
-                session.notify(
-                    "$/progress",
-                    ProgressParams {
-                        token: token.clone(),
-                        value: json!({ "hits": [hit(&reader, found)] }),
-                    },
-                );
-            }
-        },
-    )
-    .map_err(|e| failed(method, &trace, None, &e))?;
-    drop(progress);
-    let hits = if partial.is_some() {
-        Vec::new()
-    } else {
-        found.hits.iter().map(|h| hit(&reader, h)).collect()
+    let report = |n| {
+        let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
+        progress.report_every(&format!("{total} tracepoints scanned"));
     };
-    to_value(SearchResult {
-        hits,
-        total: found.total,
-    })
+    let fail = |e: tracetree::Error| failed(method, &trace, None, &e);
+    // Streamed: each hit is written as it is found (the walk waits on a
+    // client slow to read), none is kept. Otherwise at most `max` are.
+    let (hits, total) = match &params.partial_result_token {
+        Some(token) => {
+            let streamed = AtomicUsize::new(0);
+            let counts = search_each(&reader, &options, &report, &|found| {
+                if streamed.fetch_add(1, Ordering::Relaxed) < max {
+                    session.notify(
+                        "$/progress",
+                        ProgressParams {
+                            token: token.clone(),
+                            value: json!({ "hits": [hit(&reader, &found)] }),
+                        },
+                    );
+                }
+            })
+            .map_err(fail)?;
+            (Vec::new(), counts.total)
+        }
+        None => {
+            let found = search_trace(&reader, &options, &report).map_err(fail)?;
+            (
+                found.hits.iter().map(|h| hit(&reader, h)).collect(),
+                found.total,
+            )
+        }
+    };
+    drop(progress);
+    reply(SearchResult { hits, total })
 }
 
-fn find(session: &Session, request: &Request, params: FindParams) -> Result<Value, ServeError> {
+fn find(session: &Session, request: &Request, params: FindParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
@@ -739,12 +753,12 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Valu
         }
     };
     let found = tracetree::search::find(&reader, from, &options).map_err(|e| fail(&e))?;
-    to_value(FindResult {
+    reply(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
     })
 }
 
-fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Value, ServeError> {
+fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Reply, ServeError> {
     use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
@@ -802,7 +816,7 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
         failed(method, &trace, params.node.as_deref(), &e).with("output", params.output.as_str())
     })?;
     drop(progress);
-    to_value(ExportResult {
+    reply(ExportResult {
         output: params.output,
         threads: summary.threads as u64,
         tracepoints: summary.tracepoints,
@@ -954,7 +968,7 @@ fn flame_request<T>(
     .map_err(|e| failed(method, &trace, ask.node, &e))
 }
 
-fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Value, ServeError> {
+fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Reply, ServeError> {
     let ask = FlameAsk {
         thread: params.thread,
         node: params.node.as_deref(),
@@ -972,14 +986,14 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Va
         "flame graph",
         tracetree::export::stacks::flame::FlameGraph::build,
     )?;
-    to_value(flame_result(graph))
+    reply(flame_result(graph))
 }
 
 fn sandwich(
     session: &Session,
     request: &Request,
     params: SandwichParams,
-) -> Result<Value, ServeError> {
+) -> Result<Reply, ServeError> {
     if params.method.is_empty() {
         return Err(ServeError::invalid_params(
             &request.method,
@@ -1007,7 +1021,7 @@ fn sandwich(
             tracetree::export::stacks::flame::Sandwich::build(reader, frame, options, progress)
         },
     )?;
-    to_value(SandwichResult {
+    reply(SandwichResult {
         callers: flame_result(sandwich.callers),
         callees: flame_result(sandwich.callees),
     })

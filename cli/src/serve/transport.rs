@@ -1,17 +1,28 @@
 //! The wire: LSP's base protocol (`Content-Length` headers, then a JSON-RPC
-//! 2.0 message) on standard input and output, framed and parsed by the
-//! `lsp-server` crate, on two threads of their own as its stdio transport
-//! runs them. Unlike that transport, the reader survives a bad message:
+//! 2.0 message) on standard input and output. Messages are read and parsed
+//! by the `lsp-server` crate, on the thread that dispatches them (no
+//! hand-off between reading and dispatching). Unlike that crate's
+//! transport, the reader survives a bad message:
 //! its bytes are kept while it is read, so a body that is not JSON is
 //! answered `-32700`, one that is JSON but no request `-32600` (with its
 //! id when it has one), and the next message is read. A header that
 //! cannot be read, or a `Content-Length` over the limit (checked before
 //! the body is allocated), ends the session after a `-32700`.
+//!
+//! What the server sends is written as JSON text once: a result is
+//! serialized from its type into a [`Reply`] by the worker that computed
+//! it, and framed with its header into one buffer written in one call,
+//! by that worker ([`Output`]: standard output under a lock held only
+//! for the write) or by the writer thread for what the dispatcher answers
+//! itself.
 
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::fd::AsFd;
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use lsp_server::{Message, RequestId};
 use serde_json::{Value, json};
 
@@ -29,45 +40,169 @@ pub enum Incoming {
     End(Option<ServeError>),
 }
 
-/// What the writer writes.
+/// A result, or a notification's parameters, written as JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply(String);
+
+impl Reply {
+    /// `value` as JSON text.
+    pub fn of(value: &impl serde::Serialize) -> Result<Reply, ServeError> {
+        serde_json::to_string(value)
+            .map(Reply)
+            .map_err(|e| ServeError::new(code::INTERNAL_ERROR, format!("result not encoded: {e}")))
+    }
+
+    /// `null`.
+    pub fn null() -> Reply {
+        Reply("null".into())
+    }
+
+    /// The JSON text.
+    pub fn json(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What the server sends.
 pub enum Outgoing {
-    /// A message.
-    Message(Message),
+    /// The answer to a request.
+    Response(RequestId, Result<Reply, ServeError>),
+    /// A notification: its method and parameters.
+    Notification(&'static str, Reply),
     /// An error answer to a message whose id could not be read: JSON-RPC
-    /// wants `"id": null`, which `lsp_server::Response` cannot hold.
+    /// wants `"id": null`.
     NullIdError(ServeError),
 }
 
-/// Starts the reader of standard input, handing what it reads to `to`;
-/// messages over `max_bytes` end the input.
-pub fn reader(to: Sender<Incoming>, max_bytes: usize) -> JoinHandle<()> {
-    std::thread::Builder::new()
-        .name("serve-reader".into())
-        .spawn(move || {
-            let mut input = Recording::new(BufReader::new(io::stdin()), max_bytes);
-            loop {
-                input.start_message();
-                let incoming = match Message::read(&mut input) {
-                    Ok(Some(message)) => Incoming::Message(message),
-                    Ok(None) => Incoming::End(None),
-                    Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
-                        Incoming::End(None)
-                    }
-                    Err(error) => match input.whole_body() {
-                        Some(body) => invalid(body),
-                        None => Incoming::End(Some(ServeError::new(
-                            code::PARSE_ERROR,
-                            format!("unreadable message header, the session ends: {error}"),
-                        ))),
-                    },
-                };
-                let end = matches!(incoming, Incoming::End(_));
-                if to.send(incoming).is_err() || end {
-                    return;
-                }
-            }
+impl Outgoing {
+    /// The message's JSON-RPC body, in the pieces it is framed from (a
+    /// result is not copied into a string of its own first).
+    pub fn body_parts(&self) -> [std::borrow::Cow<'_, str>; 3] {
+        use std::borrow::Cow::{Borrowed, Owned};
+        let id_text = |id: &RequestId| serde_json::to_string(id).unwrap_or_else(|_| "null".into());
+        match self {
+            Outgoing::Response(id, Ok(result)) => [
+                Owned(format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":"#,
+                    id_text(id)
+                )),
+                Borrowed(result.json()),
+                Borrowed("}"),
+            ],
+            Outgoing::Response(id, Err(error)) => [
+                Owned(format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"error":"#,
+                    id_text(id)
+                )),
+                Owned(error_json(error).to_string()),
+                Borrowed("}"),
+            ],
+            Outgoing::Notification(method, params) => [
+                Owned(format!(
+                    r#"{{"jsonrpc":"2.0","method":{},"params":"#,
+                    Value::from(*method)
+                )),
+                Borrowed(params.json()),
+                Borrowed("}"),
+            ],
+            Outgoing::NullIdError(error) => [
+                Borrowed(r#"{"jsonrpc":"2.0","id":null,"error":"#),
+                Owned(error_json(error).to_string()),
+                Borrowed("}"),
+            ],
+        }
+    }
+
+    /// The message's JSON-RPC body.
+    pub fn body(&self) -> String {
+        self.body_parts().concat()
+    }
+
+    /// The message framed: its header and body, in one buffer.
+    fn framed(&self) -> Vec<u8> {
+        let parts = self.body_parts();
+        let length: usize = parts.iter().map(|part| part.len()).sum();
+        let mut framed = Vec::with_capacity(length + 32);
+        let _ = write!(framed, "Content-Length: {length}\r\n\r\n");
+        for part in &parts {
+            framed.extend_from_slice(part.as_bytes());
+        }
+        framed
+    }
+}
+
+/// A JSON-RPC error object.
+pub fn error_json(error: &ServeError) -> Value {
+    let mut body = json!({"code": error.code, "message": error.message});
+    if let Some(data) = &error.data {
+        body["data"] = data.clone();
+    }
+    body
+}
+
+/// Standard output, written by whoever has a message: each message is
+/// one write of its framed bytes under the lock (never interleaved), by
+/// the thread that has it (no hand-off to a writer). Unbuffered: a
+/// message leaves in one system call, not a header first. After a failed
+/// write (the client is gone) it writes nothing more.
+pub struct Output {
+    file: Mutex<Option<File>>,
+}
+
+impl Output {
+    /// Standard output (its descriptor duplicated, so that each message
+    /// is written unbuffered).
+    pub fn stdout() -> io::Result<Output> {
+        let file = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+        Ok(Output {
+            file: Mutex::new(Some(file)),
         })
-        .expect("a thread can be started")
+    }
+
+    /// Writes `message`; `false` when the client is gone.
+    pub fn send(&self, message: &Outgoing) -> bool {
+        let framed = message.framed();
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(out) = file.as_mut() else {
+            return false;
+        };
+        if out.write_all(&framed).is_err() {
+            *file = None;
+            return false;
+        }
+        true
+    }
+}
+
+/// Reads standard input's messages on this thread, handing each to
+/// `handle` until it returns `Some` (whether the session ended cleanly)
+/// or the input ends (handed over as [`Incoming::End`]); messages over
+/// `max_bytes` end the input.
+pub fn read_stdin(max_bytes: usize, mut handle: impl FnMut(Incoming) -> Option<bool>) -> bool {
+    let stdin = io::stdin();
+    let mut input = Recording::new(BufReader::new(stdin.lock()), max_bytes);
+    loop {
+        input.start_message();
+        let incoming = match Message::read(&mut input) {
+            Ok(Some(message)) => Incoming::Message(message),
+            Ok(None) => Incoming::End(None),
+            Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => Incoming::End(None),
+            Err(error) => match input.whole_body() {
+                Some(body) => invalid(body),
+                None => Incoming::End(Some(ServeError::new(
+                    code::PARSE_ERROR,
+                    format!("unreadable message header, the session ends: {error}"),
+                ))),
+            },
+        };
+        let end = matches!(incoming, Incoming::End(_));
+        if let Some(clean) = handle(incoming) {
+            return clean;
+        }
+        if end {
+            return true;
+        }
+    }
 }
 
 /// The error for a whole message `body` that is not a JSON-RPC message.
@@ -96,38 +231,21 @@ fn invalid(body: &[u8]) -> Incoming {
     }
 }
 
-/// Starts the writer of standard output, writing what `from` gives until
-/// every sender is gone or the output is closed.
-pub fn writer(from: Receiver<Outgoing>) -> JoinHandle<()> {
+/// Starts the writer of what the dispatcher answers itself, writing
+/// what `from` gives to `output` until every sender is gone or the
+/// client is.
+pub fn writer(from: Receiver<Outgoing>, output: std::sync::Arc<Output>) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("serve-writer".into())
         .spawn(move || {
-            let stdout = io::stdout();
-            let mut out = stdout.lock();
             for outgoing in from {
-                let written = match outgoing {
-                    Outgoing::Message(message) => message.write(&mut out),
-                    Outgoing::NullIdError(error) => write_null_id_error(&mut out, &error),
-                };
-                if written.is_err() {
+                if !output.send(&outgoing) {
                     // The client is gone: what is left is dropped.
                     return;
                 }
             }
         })
         .expect("a thread can be started")
-}
-
-/// `{"jsonrpc":"2.0","id":null,"error":...}` with its header, framed as
-/// `Message::write` frames every other message.
-fn write_null_id_error(out: &mut impl Write, error: &ServeError) -> io::Result<()> {
-    let mut body = json!({"code": error.code, "message": error.message});
-    if let Some(data) = &error.data {
-        body["data"] = data.clone();
-    }
-    let text = json!({"jsonrpc": "2.0", "id": null, "error": body}).to_string();
-    write!(out, "Content-Length: {}\r\n\r\n{text}", text.len())?;
-    out.flush()
 }
 
 /// Standard input, keeping the bytes of the message being read (its

@@ -472,6 +472,37 @@ fn a_cancelled_search_answers_request_cancelled_while_pages_go_on() {
     assert_eq!(server.finish().code(), Some(0));
 }
 
+/// An open that rebuilds the lookups of a trace without its index stops
+/// when cancelled: answered -32800, nothing left in the cache, the server
+/// still serving (the rebuild's stop itself: `a_stop_ends_an_open_that_
+/// rebuilds_the_lookups` in the library's tests).
+#[test]
+fn a_cancelled_open_stops_its_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = files::generated(dir.path(), Shape::Mixed, 2, 256 << 20, None);
+    std::fs::remove_file(tracetree::read::index_path(&trace)).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let open = server.start_request("trace/open", json!({"path": trace}));
+    // Under way (a rebuild of 256 MB, then a count of its tracepoints).
+    std::thread::sleep(Duration::from_millis(30));
+    let cancelled_at = std::time::Instant::now();
+    server.notify("$/cancelRequest", json!({"id": open}));
+    let error = server.answer(&open).expect_err("a cancelled open");
+    // Said, not asserted: how long the stop took.
+    eprintln!(
+        "the open answered {:?} after its cancel",
+        cancelled_at.elapsed()
+    );
+    assert_eq!(error.code, -32800, "{}", error.message);
+    let lookups = cache.path().join("lookups");
+    let left = std::fs::read_dir(&lookups).map_or(0, |files| files.count());
+    assert_eq!(left, 0, "a cancelled open writes no sidecar");
+    let opened = server.call("trace/open", json!({"path": trace}));
+    assert!(opened["tracepoints"].as_u64().unwrap() > 0);
+    assert_eq!(server.finish().code(), Some(0));
+}
+
 #[test]
 fn a_client_gone_mid_search_leaves_the_server_exiting_cleanly() {
     let dir = tempfile::tempdir().unwrap();

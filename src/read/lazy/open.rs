@@ -41,6 +41,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
 use super::*;
@@ -53,7 +54,7 @@ use crate::read::lookup::sidecar::{
 };
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
-    rebuild_lookup, rebuild_to_scratch,
+    rebuild_lookup, rebuild_to_scratch, stopped,
 };
 use crate::storage::Resident;
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
@@ -73,6 +74,7 @@ pub struct LazyOptions {
     resident_window: Option<u64>,
     file_access: FileAccess,
     rebuild_progress: Option<RebuildProgress>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// The caller's observer of a rebuild at open
@@ -99,6 +101,7 @@ impl Default for LazyOptions {
             resident_window: Some(LazyOptions::DEFAULT_RESIDENT_WINDOW),
             file_access: FileAccess::default(),
             rebuild_progress: None,
+            stop: None,
         }
     }
 }
@@ -247,6 +250,18 @@ impl LazyOptions {
     /// takes seconds.
     pub fn rebuild_progress(mut self, progress: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.rebuild_progress = Some(RebuildProgress(Arc::new(progress)));
+        self
+    }
+
+    /// Ends an open that rebuilds the lookups from the data (its index
+    /// missing, broken or refused) once `stop` is set from another thread:
+    /// the rebuild stops after the window of data it is in (the resident
+    /// window, at least 4 MiB; 128 MiB without one), nothing is written
+    /// beside or for the trace, and the open returns
+    /// [`Error::Cancelled`]. Opens served by a sidecar or the index are
+    /// short and do not look at it.
+    pub fn stop(mut self, stop: Option<Arc<AtomicBool>>) -> Self {
+        self.stop = stop;
         self
     }
 
@@ -484,10 +499,15 @@ impl LazyOptions {
                     Some(RebuildProgress(progress)) => progress.as_ref(),
                     None => &|_| {},
                 };
-                let loaded = match rebuild_to_scratch(data, self.resident_window, progress)? {
+                let stop = self.stop.as_deref();
+                let loaded = match rebuild_to_scratch(data, self.resident_window, progress, stop)? {
                     Some(loaded) => loaded,
-                    None => rebuild_lookup(data, progress)?,
+                    None => {
+                        stopped(stop)?;
+                        rebuild_lookup(data, progress)?
+                    }
                 };
+                stopped(stop)?;
                 Ok((loaded, IndexStatus::Rebuilt(problem), 0))
             }
         }

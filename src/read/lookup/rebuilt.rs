@@ -2,6 +2,8 @@
 //! into a scratch index and loaded like the recorder's, or kept on the
 //! heap when no scratch file can be written.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::containers::container_cell;
 use super::index::{LoadedIndex, load_index_until};
 use super::table::Lookup;
@@ -36,11 +38,13 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 /// the scan a crashed recorder's index needs, and without building a table:
 /// the cells still stream into the sidecar. `None` when no scratch file
 /// could be written or mapped (the caller then rebuilds on the heap); data
-/// errors are errors.
+/// errors are errors. Once `stop` is set, the rebuild ends after the
+/// window it is in: [`Error::Cancelled`].
 pub(crate) fn rebuild_to_scratch(
     data: &TraceBytes,
     window: Option<u64>,
     progress: &(dyn Fn(u64) + Sync),
+    stop: Option<&AtomicBool>,
 ) -> Result<Option<LoadedIndex>> {
     let Ok(file) = tempfile::tempfile_in(std::env::temp_dir()) else {
         return Ok(None);
@@ -56,6 +60,7 @@ pub(crate) fn rebuild_to_scratch(
             if window.is_some() {
                 data.release_around(covered);
             }
+            stopped(stop)
         },
     );
     let outcome = match written {
@@ -82,6 +87,14 @@ pub(crate) fn rebuild_to_scratch(
     }
     loaded.data = outcome.report;
     Ok(Some(loaded))
+}
+
+/// [`Error::Cancelled`] when `stop` is set.
+pub(crate) fn stopped(stop: Option<&AtomicBool>) -> Result<()> {
+    match stop {
+        Some(stop) if stop.load(Ordering::Relaxed) => Err(Error::Cancelled("the open")),
+        _ => Ok(()),
+    }
 }
 
 /// Rebuilds the lookup structures from the data file alone, with the

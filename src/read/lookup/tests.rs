@@ -124,7 +124,7 @@ fn only_an_index_files_cells_have_their_footers_read() {
         ..SynthOptions::default()
     });
     let data = TraceBytes::from_vec(data);
-    let rebuilt = rebuild_to_scratch(&data, None, &|_| {})
+    let rebuilt = rebuild_to_scratch(&data, None, &|_| {}, None)
         .unwrap()
         .expect("a scratch index");
     let loaded = load_index(&data, TraceBytes::from_vec(index), None).unwrap();

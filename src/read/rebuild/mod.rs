@@ -254,7 +254,8 @@ pub(crate) const DEFAULT_WINDOW: u64 = RebuildOptions::DEFAULT_WINDOW;
 /// Rebuilds the index of `data` in windows of `window` bytes straight into
 /// an index file's bytes: header, each window's cells as they are made (in
 /// the streaming writer's order), and a footer, written to `out`; calls
-/// `done` with the data each window covered (to release its pages).
+/// `done` with the data each window covered (to release its pages; an
+/// error from it, such as [`Error::Cancelled`], ends the rebuild).
 /// Returns what the rebuild found and the number of cells written. The
 /// heap holds one window's cells. I/O errors are [`Error::Io`] without a path.
 pub fn write_rebuilt_index(
@@ -263,7 +264,7 @@ pub fn write_rebuilt_index(
     window: u64,
     progress: &(dyn Fn(u64) + Sync),
     out: &mut (dyn std::io::Write + Send),
-    done: &(dyn Fn(std::ops::Range<u64>) + Sync),
+    done: &(dyn Fn(std::ops::Range<u64>) -> Result<()> + Sync),
 ) -> Result<(RebuildOutcome, usize)> {
     out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
     let mut cells = 0;
@@ -285,8 +286,7 @@ pub fn write_rebuilt_index(
                     }
                 }
             }
-            done(covered);
-            Ok(())
+            done(covered)
         })?;
     out.write_all(&bytes)?;
     crate::format::index::encode_index_footer(out, -1, -1)?;

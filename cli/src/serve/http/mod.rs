@@ -42,7 +42,7 @@ use tokio::sync::{broadcast, oneshot};
 use super::dispatch::{Core, LIMITS, OpenDefaults};
 use super::errors::{ServeError, code};
 use super::methods;
-use super::transport::{Incoming, Outgoing};
+use super::transport::{Incoming, Outgoing, Reply, error_json};
 pub use files::Files;
 
 /// What the server is asked to serve, and where.
@@ -57,7 +57,7 @@ pub struct Options {
 }
 
 /// A message the page sent, as the session answers it.
-type Answer = oneshot::Sender<lsp_server::Response>;
+type Answer = oneshot::Sender<Result<Reply, ServeError>>;
 
 /// What every handler shares.
 pub struct App {
@@ -70,7 +70,7 @@ pub struct App {
     events: broadcast::Sender<Arc<str>>,
     /// `trace/open` results by the file and options opened, so that a
     /// reloaded page finds its trace open.
-    opened: Mutex<HashMap<String, Value>>,
+    opened: Mutex<HashMap<String, Reply>>,
     session: Arc<super::dispatch::Session>,
 }
 
@@ -102,7 +102,7 @@ async fn serve(defaults: OpenDefaults, options: Options) -> std::io::Result<()> 
     }
     let token = guard::new_token()?;
     let (to_writer, from_workers) = bounded(4 * LIMITS.max_requests_in_flight);
-    let core = Core::start(defaults, to_writer);
+    let core = Core::start(defaults, to_writer, None);
     let (to_dispatcher, incoming) = bounded(LIMITS.max_requests_in_flight);
     let dispatcher = core.dispatcher(true);
     std::thread::Builder::new()
@@ -161,26 +161,19 @@ fn writer(
         .spawn(move || {
             for outgoing in from {
                 match outgoing {
-                    Outgoing::Message(Message::Response(response)) => {
-                        let waiting = lock(&pending).remove(&response.id);
+                    Outgoing::Response(id, result) => {
+                        let waiting = lock(&pending).remove(&id);
                         if let Some(answer) = waiting {
                             // The page may have gone: nothing to do.
-                            let _ = answer.send(response);
+                            let _ = answer.send(result);
                         }
                     }
-                    Outgoing::Message(Message::Notification(notification)) => {
-                        let text = json!({
-                            "jsonrpc": "2.0",
-                            "method": notification.method,
-                            "params": notification.params,
-                        })
-                        .to_string();
+                    notification @ Outgoing::Notification(..) => {
                         // No stream open: nobody listens.
-                        let _ = events.send(text.into());
+                        let _ = events.send(notification.body().into());
                     }
-                    // The server sends no requests; the HTTP front end
-                    // answers unreadable messages itself.
-                    Outgoing::Message(Message::Request(_)) | Outgoing::NullIdError(_) => {}
+                    // The HTTP front end answers unreadable messages itself.
+                    Outgoing::NullIdError(_) => {}
                 }
             }
         })?;
@@ -192,22 +185,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A JSON-RPC answer as the HTTP response.
-fn answer(id: Value, result: Result<Value, ServeError>) -> Response {
+fn answer(id: Value, result: Result<Reply, ServeError>) -> Response {
     let body = match result {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err(error) => {
-            let mut body = json!({"code": error.code, "message": error.message});
-            if let Some(data) = error.data {
-                body["data"] = data;
-            }
-            json!({"jsonrpc": "2.0", "id": id, "error": body})
-        }
+        Ok(result) => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
+            result.json()
+        ),
+        Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error_json(&error)}).to_string(),
     };
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 fn id_value(id: &RequestId) -> Value {
@@ -279,7 +265,7 @@ impl App {
                 let listed = listed.map_err(|e| {
                     ServeError::new(code::INTERNAL_ERROR, format!("trace/files: {e}"))
                 });
-                return answer(id_json, listed.and_then(methods::to_value));
+                return answer(id_json, listed.and_then(methods::reply));
             }
             "shutdown" => {
                 return answer(
@@ -344,7 +330,7 @@ impl App {
             app: Arc::clone(self),
             id: Some(id),
         };
-        let Ok(response) = answer_rx.await else {
+        let Ok(result) = answer_rx.await else {
             return answer(
                 id_json,
                 Err(ServeError::new(
@@ -354,11 +340,6 @@ impl App {
             );
         };
         cancel_on_drop.id = None;
-        let result = response.response_result.map_err(|error| ServeError {
-            code: error.code,
-            message: error.message,
-            data: error.data,
-        });
         if let (Some(key), Ok(result)) = (reopen_key, &result) {
             lock(&self.opened).insert(key, result.clone());
         }
@@ -367,10 +348,11 @@ impl App {
 
     /// The result of an earlier `trace/open` with the same parameters,
     /// when its trace is still open.
-    fn still_open(&self, key: &str) -> Option<Value> {
+    fn still_open(&self, key: &str) -> Option<Reply> {
         let mut opened = lock(&self.opened);
         let result = opened.get(key)?;
-        let id = result.get("trace")?.as_str()?;
+        let parsed: Value = serde_json::from_str(result.json()).ok()?;
+        let id = parsed.get("trace")?.as_str()?;
         if self.session.traces.get("trace/open", id).is_ok() {
             return Some(result.clone());
         }
