@@ -694,7 +694,7 @@ impl<W: Write> Walk<'_, '_, W> {
                          status: DiffStatus|
          -> Result<Option<EventId>> {
             while open.len() > depth {
-                this.close_copied(&mut open)?;
+                this.close_copies(&mut open)?;
             }
             let events = match status {
                 DiffStatus::Removed => (Some(tracepoint.event()), None),
@@ -727,7 +727,7 @@ impl<W: Write> Walk<'_, '_, W> {
             Origin::Virtual => None,
         };
         while !open.is_empty() {
-            self.close_copied(&mut open)?;
+            self.close_copies(&mut open)?;
         }
         if let Some((status, event, events)) = noted {
             self.divergence(stack, left, right, status, event, events)?;
@@ -735,7 +735,7 @@ impl<W: Write> Walk<'_, '_, W> {
         Ok(())
     }
 
-    fn close_copied(&mut self, open: &mut Vec<(Close, i32)>) -> Result<()> {
+    fn close_copies(&mut self, open: &mut Vec<(Close, i32)>) -> Result<()> {
         match open.pop() {
             Some((Close::Footer(footer), _)) => self.out.close(&footer),
             Some((Close::Loop, children)) => self.out.close(&Footer::Loop {

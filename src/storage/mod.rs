@@ -1,7 +1,8 @@
 //! [`TraceBytes`]: the bytes of a trace file, memory-mapped, paged in by
 //! `pread` ([`FileAccess::Read`]) or in memory, cheap to clone and
-//! shareable across threads; and files written whole or not at all
-//! (`atomic`).
+//! shareable across threads; `ByteSource` (`source.rs`): those bytes as a
+//! reader's random reads take them, lent or copied, chosen once at open;
+//! and files written whole or not at all (`atomic`).
 //!
 //! # Memory
 //!
@@ -21,9 +22,8 @@
 //!   with them the pages of the index and sidecar mappings; random reads
 //!   record the 2 MiB-aligned regions they enter (a fault maps at most an
 //!   aligned folio) and release them once they add up to a window
-//!   (`resident.rs`); opening releases what its passes touched.
-//!
-//! The memory tests (`tests/memory/`) check these bounds.
+//!   (`resident.rs`); opening releases what its passes touched. The
+//!   memory tests (`tests/memory/`) check these bounds.
 //!
 //! # Invariants
 //!
@@ -44,6 +44,7 @@ pub mod packed;
 #[cfg(target_os = "linux")]
 mod pager;
 mod resident;
+mod source;
 pub(crate) mod stored_blocks;
 
 pub(crate) use atomic::TemporaryName;
@@ -52,6 +53,7 @@ pub(crate) use atomic::{
     write_derived_file_atomically, write_file_atomically, write_trace_atomically,
 };
 pub(crate) use resident::Resident;
+pub(crate) use source::{ByteSource, CUT_SHORT, Reads};
 
 use std::fmt;
 use std::fs::File;

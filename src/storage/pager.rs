@@ -84,8 +84,8 @@ impl Source {
 }
 
 /// The byte a page is filled with where its source was cut short under
-/// the reader: no object kind, so every decoder stops there with an error.
-pub(crate) const CUT_SHORT: u8 = 0xFF;
+/// the reader: the one random reads give there too.
+pub(crate) use super::source::CUT_SHORT;
 
 /// The bytes a fault fills: the aligned 128 KiB around the page read. A
 /// forward read of 1 GB makes ~8,000 faults; the readers' sparse passes

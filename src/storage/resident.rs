@@ -6,10 +6,9 @@
 //! on its own, a lookup) cannot know what they will need again, so they
 //! count instead: each distinct [`FAULT_AROUND`]-aligned region of the data
 //! file they enter counts once (the kernel maps at most a whole folio, and
-//! folios are aligned to their size), and so does each node decoded from a
-//! copy whose container was found through mapped cells; when the count adds
-//! up to a window, the regions are released together with every page of
-//! the lookups' mappings (index file, sidecar). Releasing never changes
+//! folios are aligned to their size); when the count adds up to a window,
+//! the regions are released together with every page of the lookups'
+//! mappings (index file, sidecar). Releasing never changes
 //! what a reader sees, only what stays resident: a released page faults
 //! back in.
 //!
@@ -37,22 +36,20 @@ pub(crate) struct Resident {
 }
 
 /// The folio regions random reads entered since the last release (each
-/// once), and how many nodes they decoded from copies.
+/// once).
 #[derive(Debug, Default)]
 struct Scattered {
     regions: Vec<u64>,
-    copied: u64,
 }
 
 impl Scattered {
-    /// Once the regions and copies add up to `window`, the regions, with
-    /// the count started again.
+    /// Once the regions add up to `window`, the regions, with the count
+    /// started again.
     fn take_if_full(&mut self, window: u64) -> Option<Vec<u64>> {
-        let used = self.regions.len() as u64 + self.copied;
+        let used = self.regions.len() as u64;
         if used.saturating_mul(FAULT_AROUND) < window {
             return None;
         }
-        self.copied = 0;
         Some(std::mem::take(&mut self.regions))
     }
 }
@@ -81,17 +78,6 @@ impl Resident {
                     scattered.regions.push(region);
                 }
             }
-            scattered.take_if_full(self.window)
-        };
-        self.release_scattered(full);
-    }
-
-    /// A node was decoded on its own from copied bytes, its container found
-    /// through the mapped cells (which that lookup mapped).
-    pub(crate) fn copied_at_random(&self) {
-        let full = {
-            let mut scattered = self.scattered.lock().unwrap_or_else(|e| e.into_inner());
-            scattered.copied += 1;
             scattered.take_if_full(self.window)
         };
         self.release_scattered(full);

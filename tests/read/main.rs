@@ -1,7 +1,6 @@
 //! The readers: the lazy reader against the eager one, the index policy and
 //! its repair, the sidecar, the rebuild, and damaged or hostile input.
 
-mod copied_reads;
 mod damaged_agreement;
 mod diff_search;
 mod heldout_lazy;
@@ -18,6 +17,7 @@ mod navigate;
 mod opening;
 mod packed;
 mod random_mutations;
+mod random_reads;
 mod rebuild;
 mod refresh;
 mod search;

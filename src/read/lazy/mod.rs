@@ -29,16 +29,17 @@
 //! lock (the cache's `Mutex` is held to look up and insert, each thread's
 //! table is built once in a `OnceLock`, containers resolved on demand sit
 //! behind an `RwLock`), and threads that miss the same entry at once wait
-//! for one build of it. Memory is the lookups, the cache budget and the resident window,
-//! never the trace. Event ids are assumed to ascend in each thread's
+//! for one build of it. Memory is the lookups, the cache budget and the
+//! resident window, never the trace. Random reads take their bytes as
+//! chosen once at open (`storage::Reads`: copied under a resident window,
+//! lent otherwise). Event ids are assumed to ascend in each thread's
 //! pre-order for leaf lookups by id (the recorders' output); otherwise the
 //! lookup scans. The open is `open.rs`, a growing trace's refresh
 //! `refresh.rs`, lookups of nodes, children and parents `scopes.rs` (and
-//! from copies, `copied.rs`), walks `walk.rs`, the cuts the parallel
-//! printer asks for `cuts.rs`, the cache `cache.rs`.
+//! from one read of the bytes near them, `short.rs`), walks `walk.rs`, the
+//! cuts the parallel printer asks for `cuts.rs`, the cache `cache.rs`.
 
 mod cache;
-mod copied;
 mod cuts;
 mod headers;
 mod iterate;
@@ -46,6 +47,7 @@ mod navigate;
 mod open;
 mod refresh;
 mod scopes;
+mod short;
 mod walk;
 
 use std::collections::HashMap;
@@ -64,11 +66,11 @@ use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointName, TracepointType};
 use crate::read::lookup::block_table::BlockTable;
-use crate::read::lookup::containers::{CellView, ContainerTable, CopiedRun};
+use crate::read::lookup::containers::{CellView, ContainerTable, Run};
 use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
-use crate::storage::Resident;
 use crate::storage::TraceBytes;
+use crate::storage::{Reads, Resident};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 
 /// A node of a [`LazyTraceReader`]: a tracepoint, by its thread and logical
@@ -199,9 +201,9 @@ struct Scan<'r> {
     table: &'r ContainerTable,
     cells: CellView<'r>,
     hint: Option<usize>,
-    /// The containers of a short call's content, copied: a scan of a copy
-    /// of that content looks its containers up there (`copied.rs`).
-    run: Option<CopiedRun>,
+    /// The containers of a short call's content, read at once: a scan of
+    /// a copy of that content looks its containers up there (`short.rs`).
+    run: Option<Run>,
 }
 
 /// A trace opened for random access. See the [module documentation](self).
@@ -209,6 +211,9 @@ pub struct LazyTraceReader {
     data: TraceBytes,
     /// What forward reads release behind them; `None` keeps every page.
     resident: Option<Resident>,
+    /// How random reads take their bytes: copied under a resident window,
+    /// lent otherwise (chosen at open).
+    reads: Reads,
     context: TraceContext,
     lookup: Lookup,
     /// Content ends of containers a used index had no cell for, found by
@@ -335,9 +340,9 @@ impl LazyTraceReader {
         }
     }
 
-    /// A node's tracepoint, footer and content range. Under a resident
-    /// window a short call is read whole from a copy, and its first page
-    /// of children cached with it (see `copied.rs`).
+    /// A node's tracepoint, footer and content range. A short call is read
+    /// whole from one read of its bytes, and its first page of children
+    /// cached with it (see `short.rs`).
     pub fn node(&self, node: LazyNode) -> Result<Arc<NodeData>> {
         self.own(node)?;
         let key = Key::Node {
@@ -346,7 +351,7 @@ impl LazyTraceReader {
         };
         let mut first_page = None;
         let entry = self.cache.get_or_build(key, || {
-            let data = match self.node_copied(node) {
+            let data = match self.node_at_once(node) {
                 Some((data, page)) => {
                     first_page = page;
                     data
@@ -419,8 +424,9 @@ impl LazyTraceReader {
 
     fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
         let slot = self.own(node)?;
-        // From copies where it can (`copied.rs`), else through the mappings.
-        if let Some(parent) = self.parent_copied(node) {
+        // From the bytes near the node where it can (`short.rs`), else
+        // through the container table and the headers.
+        if let Some(parent) = self.parent_near(node) {
             return Ok(parent);
         }
         let (table, cells) = self.containers(slot)?;

@@ -56,9 +56,9 @@ use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
     rebuild_lookup, rebuild_to_scratch, stopped,
 };
-use crate::storage::Resident;
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use crate::storage::{FileAccess, TraceBytes};
+use crate::storage::{Reads, Resident};
 use cache::NodeCache;
 
 /// How to open a [`LazyTraceReader`].
@@ -614,6 +614,10 @@ impl LazyOptions {
         LazyTraceReader {
             context: context.build(data.clone()),
             data,
+            reads: match resident {
+                Some(_) => Reads::Copy,
+                None => Reads::Lend,
+            },
             resident,
             lookup,
             resolved: RwLock::new(HashMap::new()),

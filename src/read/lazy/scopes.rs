@@ -50,19 +50,37 @@ use crate::model::{TracepointHeader, TracepointType};
 use crate::read::lookup::IndexProblem;
 use crate::read::lookup::containers::{CellView, ContainerTable};
 use crate::read::lookup::stream::{Stream, scan_unindexed, unexpected};
+use crate::storage::{ByteSource, Reads};
 use cache::{Checkpoint, ChildIndex, Entry, Key, PAGE};
 
 impl LazyTraceReader {
     pub(super) fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
+        self.containers_read(slot, Reads::Lend)
+    }
+
+    /// Thread `slot`'s container table, its cells read as the reader's
+    /// random reads are ([`Reads`], chosen at open).
+    pub(super) fn random_containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
+        self.containers_read(slot, self.reads)
+    }
+
+    fn containers_read(
+        &self,
+        slot: usize,
+        reads: Reads,
+    ) -> Result<(&ContainerTable, CellView<'_>)> {
         if !self.lookup.is_built(slot) {
             // Building reads every cell of the thread, and checks a footer
             // byte in the data per container (a page of nearly every
             // block): release them after.
-            let built = self.lookup.containers(self.data.as_slice(), slot);
+            let built = self
+                .lookup
+                .containers_read(self.data.as_slice(), slot, reads);
             self.release_all();
             return built;
         }
-        self.lookup.containers(self.data.as_slice(), slot)
+        self.lookup
+            .containers_read(self.data.as_slice(), slot, reads)
     }
 
     /// Releases every page of the data and lookup mappings (with a resident
@@ -78,6 +96,11 @@ impl LazyTraceReader {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .is_empty()
+    }
+
+    /// The data file's bytes, read as random reads are ([`Reads`]).
+    pub(super) fn source(&self) -> ByteSource<'_> {
+        ByteSource::new(&self.data, self.reads)
     }
 
     pub(super) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
@@ -99,10 +122,13 @@ impl LazyTraceReader {
         Ok(scan)
     }
 
+    /// Thread `slot`'s stream for random reads: it counts the blocks it
+    /// enters, and reads objects alone as random reads do ([`Reads`]).
     pub(super) fn stream(&self, slot: usize) -> Stream<'_> {
         self.lookup
             .stream(self.data.as_slice(), slot)
             .counted(self.resident.as_ref())
+            .reading(self.source())
     }
 
     pub(super) fn top_scope(&self, slot: usize) -> Scope {
@@ -163,14 +189,19 @@ impl LazyTraceReader {
     }
 
     pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
-        let mut scan = self.scan(node.slot as usize)?;
         // A node asked for on its own may lie anywhere in the file: its
-        // bytes are copied, not faulted in (`Stream::object_copied`), and
-        // so is what its container's lookup reads, where it can be.
+        // bytes and its container's cells are read as random reads are.
+        let (table, cells) = self.random_containers(node.slot as usize)?;
+        let mut scan = Scan {
+            slot: node.slot as usize,
+            stream: self.stream(node.slot as usize),
+            table,
+            cells,
+            hint: None,
+            run: None,
+        };
         let mut buffer = Vec::new();
-        let (object, len) = scan
-            .stream
-            .object_copied(node.at, None, &self.data, &mut buffer)?;
+        let (object, len) = scan.stream.object_alone(node.at, None, &mut buffer)?;
         let Object::Tracepoint(tracepoint) = object else {
             let kind = object.kind();
             return Err(unexpected(
@@ -182,16 +213,7 @@ impl LazyTraceReader {
         };
         let tracepoint = tracepoint.into_owned();
         let start = node.at + len;
-        let content = match self.content_copied(&scan, start, &tracepoint.header) {
-            Some(content) => content,
-            None => {
-                // The lookup reads the mapped cells: count them.
-                if let Some(resident) = &self.resident {
-                    resident.copied_at_random();
-                }
-                self.content_of(&mut scan, start, &tracepoint.header)?
-            }
-        };
+        let content = self.content_of(&mut scan, start, &tracepoint.header)?;
         let footer = match content.filter(|content| content.finished) {
             Some(content) => Some(self.footer_alone(
                 &mut scan.stream,
@@ -208,8 +230,7 @@ impl LazyTraceReader {
     }
 
     /// The footer at `end` of a container of type `container` in
-    /// `stream`'s thread, on its own: copied under a resident window
-    /// ([`Stream::footer_copied`]), else read through the mapping.
+    /// `stream`'s thread, read on its own ([`Stream::footer_alone`]).
     pub(super) fn footer_alone(
         &self,
         stream: &mut Stream<'_>,
@@ -217,35 +238,13 @@ impl LazyTraceReader {
         container: TracepointType,
     ) -> Result<Footer<'static>> {
         let mut buffer = Vec::new();
-        let (footer, _) = stream.footer_copied(end, container, &self.data, &mut buffer)?;
+        let (footer, _) = stream.footer_alone(end, container, &mut buffer)?;
         Ok(footer.into_owned())
     }
 
-    /// [`content_of`](Self::content_of) for a node decoded on its own, with
-    /// a resident window: its container is found with reads that map
-    /// nothing (`ContainerTable::find_start_copied`).
-    /// `None` when it cannot be found so.
-    fn content_copied(
-        &self,
-        scan: &Scan<'_>,
-        start: LogicalOffset,
-        header: &TracepointHeader,
-    ) -> Option<Option<ContentRange>> {
-        if !header.tracepoint_type.is_container() {
-            return Some(None);
-        }
-        self.resident.as_ref()?;
-        let cells = self.lookup.copied_cells(scan.slot)?;
-        let (_, end) = scan.table.find_start_copied(cells, start)??;
-        Some(Some(ContentRange {
-            start,
-            end,
-            finished: end < scan.stream.len(),
-        }))
-    }
-
     /// Calls `f` with each direct child of `scope` from offset `from` on,
-    /// until `f` returns false; returns the offset after the last child seen.
+    /// until `f` returns false; returns the offset after the last child
+    /// seen (when `f` stops the scan, at most the next child's offset).
     /// Children are skipped, not decoded; a child container's subtree is
     /// jumped over through its content range.
     pub(super) fn scan_children(
@@ -267,26 +266,19 @@ impl LazyTraceReader {
         hint: Option<usize>,
         mut f: impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
     ) -> Result<LogicalOffset> {
-        // A short call's children are scanned from copies where they can
-        // be; should that fail part way, the scan through the mappings
-        // goes on from the children already given.
-        let mut given = 0;
-        let copied = self.scan_children_copied(scope, from, &mut |at, header| {
-            given += 1;
-            f(at, header)
-        });
-        if let Some(end) = copied {
+        // A short call's children are read at once where they can be
+        // (`short.rs`), before any is given; else the scope is scanned.
+        if let Some((children, end)) = self.short_children(scope, from) {
+            for (i, (at, header)) in children.iter().enumerate() {
+                if !f(*at, header) {
+                    return Ok(children.get(i + 1).map_or(end, |&(next, _)| next));
+                }
+            }
             return Ok(end);
         }
         let mut scan = self.forward_scan(scope.slot)?;
         scan.hint = hint;
-        self.scan_children_in(&mut scan, scope, from, |at, header| {
-            if given > 0 {
-                given -= 1;
-                return true;
-            }
-            f(at, header)
-        })
+        self.scan_children_in(&mut scan, scope, from, f)
     }
 
     /// [`scan_children`](Self::scan_children) through `scan`, a scan of

@@ -129,7 +129,7 @@ struct Open {
 
 impl Scan<'_> {
     /// The content end of the container whose content starts at `start`,
-    /// from the copied run of a scan of a copy, else from the table, trying
+    /// from the run of a scan of a copy, else from the table, trying
     /// the container after the last found first (a sequential walk meets
     /// them in that order).
     #[inline(always)]
@@ -138,13 +138,16 @@ impl Scan<'_> {
             return run.end_of(start);
         }
         let next = self.hint.map_or(0, |hint| hint + 1);
-        let k = if next < self.table.len() && self.table.start(self.cells, next) == start {
-            next
+        let (k, end) = if next < self.table.len() && self.table.start(self.cells, next) == start {
+            (next, self.table.end(self.cells, next))
+        } else if self.hint.is_some() {
+            let k = self.table.find_start(self.cells, start, self.hint)?;
+            (k, self.table.end(self.cells, k))
         } else {
-            self.table.find_start(self.cells, start, self.hint)?
+            self.table.find_range(self.cells, start)?
         };
         self.hint = Some(k);
-        Some(self.table.end(self.cells, k))
+        Some(end)
     }
 }
 

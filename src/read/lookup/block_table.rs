@@ -10,7 +10,7 @@
 
 use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::BLOCK_HEADER_LEN;
-use crate::storage::TraceBytes;
+use crate::storage::ByteSource;
 
 /// One block as an index cell or a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,15 +84,15 @@ impl ThreadBlocks {
         (start, end, self.payload_starts[block])
     }
 
-    /// A copy of the bytes of `range` of this stream, read from `data` by
-    /// `pread` ([`TraceBytes::copy_at`]: nothing is mapped), with blocks
+    /// A copy of the bytes of `range` of this stream, read from the data
+    /// file through `source` (lent, or by `pread`: nothing mapped), with blocks
     /// that find the same logical offsets in the copy, and the stream's
     /// length; offsets outside `range` lie past the copy's end (reading
     /// them is an error). `None` when `range` is empty or not in
     /// the stream, or a read falls short.
-    pub(crate) fn copy_range(
+    pub(crate) fn read_range(
         &self,
-        data: &TraceBytes,
+        source: ByteSource<'_>,
         range: std::ops::Range<LogicalOffset>,
     ) -> Option<(Vec<u8>, ThreadBlocks)> {
         let (from, to) = (range.start.0, range.end.0);
@@ -126,7 +126,7 @@ impl ThreadBlocks {
             }
             let filled = (at - from) as usize;
             let piece = &mut bytes[filled..(end.min(to) - from) as usize];
-            if data.copy_at(physical + (at - start), piece) != piece.len() {
+            if source.read_into(physical + (at - start), piece) != piece.len() {
                 return None;
             }
             copy.logical_starts.push(at);
@@ -273,6 +273,7 @@ impl BlockTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::{Reads, TraceBytes};
 
     fn block(thread: i32, start: u64, payload: u64) -> BlockInfo {
         BlockInfo {
@@ -332,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn a_copied_range_reads_the_same_logical_bytes() {
+    fn a_range_read_at_once_has_the_same_logical_bytes() {
         let table = table();
         // Byte `i` of the file is `i`.
         let data = TraceBytes::from_vec((0..80u8).collect());
@@ -340,7 +341,10 @@ mod tests {
         // Logical 6..14 of thread 1: the end of its first block, the
         // start of its second, with thread 0's blocks between them.
         let (bytes, copy) = t1
-            .copy_range(&data, LogicalOffset(6)..LogicalOffset(14))
+            .read_range(
+                ByteSource::new(&data, Reads::Copy),
+                LogicalOffset(6)..LogicalOffset(14),
+            )
             .unwrap();
         assert_eq!(bytes, [27, 28, 29, 30, 53, 54, 55, 56]);
         for at in 6..14 {
@@ -357,18 +361,27 @@ mod tests {
         assert_eq!(copy.block_of(LogicalOffset(17)), None);
         // Empty or outside the stream: no copy.
         assert!(
-            t1.copy_range(&data, LogicalOffset(3)..LogicalOffset(3))
-                .is_none()
+            t1.read_range(
+                ByteSource::new(&data, Reads::Copy),
+                LogicalOffset(3)..LogicalOffset(3)
+            )
+            .is_none()
         );
         assert!(
-            t1.copy_range(&data, LogicalOffset(3)..LogicalOffset(18))
-                .is_none()
+            t1.read_range(
+                ByteSource::new(&data, Reads::Copy),
+                LogicalOffset(3)..LogicalOffset(18)
+            )
+            .is_none()
         );
         // A file shorter than the blocks say: no copy.
         let short = TraceBytes::from_vec((0..40u8).collect());
         assert!(
-            t1.copy_range(&short, LogicalOffset(6)..LogicalOffset(14))
-                .is_none()
+            t1.read_range(
+                ByteSource::new(&short, Reads::Copy),
+                LogicalOffset(6)..LogicalOffset(14)
+            )
+            .is_none()
         );
     }
 

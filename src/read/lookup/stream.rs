@@ -10,13 +10,13 @@ use crate::format::skip::{Skipped, skip_footer, skip_object, try_skip, try_skip_
 use crate::format::{ByteReader, Object, ObjectKind};
 use crate::model::{Footer, TracepointHeader, TracepointType};
 use crate::read::lookup::block_table::ThreadBlocks;
-use crate::storage::{Resident, TraceBytes};
+use crate::storage::{ByteSource, Resident};
 
-/// The bytes [`Stream::object_copied`] copies first: most objects are
+/// The bytes [`Stream::object_alone`] copies first: most objects are
 /// shorter.
 const FIRST_COPY: u64 = 1 << 10;
 
-/// The most bytes [`Stream::object_copied`] copies; a longer object is
+/// The most bytes [`Stream::object_alone`] copies; a longer object is
 /// read through the mapping.
 const MAX_COPIED: u64 = 1 << 20;
 
@@ -33,6 +33,9 @@ pub(crate) struct Stream<'r> {
     /// Where a stream that does not release counts the blocks it enters
     /// ([`Resident::entered_at_random`]).
     counted: Option<&'r Resident>,
+    /// Where objects read on their own take their bytes, when they are
+    /// copied rather than lent ([`Stream::reading`]).
+    copies: Option<ByteSource<'r>>,
     /// Whether a releasing stream also releases the blocks it kept when it
     /// is dropped (a walk's: the walk is over).
     release_at_end: bool,
@@ -86,6 +89,7 @@ impl<'r> Stream<'r> {
             block: (0, 0, 0),
             resident: None,
             counted: None,
+            copies: None,
             release_at_end: false,
             first_read: u64::MAX,
             last_read: 0,
@@ -99,13 +103,24 @@ impl<'r> Stream<'r> {
         self
     }
 
+    /// Makes the objects this stream reads on their own
+    /// ([`object_alone`](Self::object_alone),
+    /// [`footer_alone`](Self::footer_alone)) take their bytes as `source`
+    /// does (the data file's bytes, read as the reader's random reads are).
+    pub(crate) fn reading(mut self, source: ByteSource<'r>) -> Self {
+        self.copies = source.copies().then_some(source);
+        self
+    }
+
     /// Makes this stream release the blocks it leaves behind when it moves
     /// forward, `resident.window` bytes at a time. For streams read front
     /// to back (walks, scans of a call's children); moving backwards
     /// releases nothing.
     pub(crate) fn releasing(mut self, resident: Option<&'r Resident>) -> Self {
         self.resident = resident.map(|resident| (resident, None));
+        // What it reads stays within its window: lent, never copied.
         self.counted = None;
+        self.copies = None;
         self
     }
 
@@ -210,33 +225,30 @@ impl<'r> Stream<'r> {
         Ok(from..to)
     }
 
-    /// Copies the object at `at` from `source` (the data file's bytes)
-    /// into `buffer`, enough of its block for `measure` (its length, given
-    /// bytes from its start and their physical offset) to succeed: 4 KiB
-    /// first, then 16 times more until the block's end, where `measure`'s
-    /// error is the object's. `None` for an object longer than
-    /// [`MAX_COPIED`] bytes, for bytes in memory, or when the stream is not
-    /// counted against a resident window: to be read as they are. Returns the
-    /// object's physical offset.
+    /// Copies the object at `at` into `buffer` when this stream's objects
+    /// read alone are copied ([`reading`](Self::reading)), enough of its
+    /// block for `measure` (its length, given bytes from its start and
+    /// their physical offset) to succeed: 1 KiB first, then 16 times more
+    /// until the block's end, where `measure`'s error is the object's.
+    /// `None` when they are lent, or for an object longer than
+    /// [`MAX_COPIED`] bytes: to be read as they are. Returns the object's
+    /// physical offset.
     fn copy_object(
         &mut self,
         at: LogicalOffset,
-        source: &TraceBytes,
         buffer: &mut Vec<u8>,
         measure: impl Fn(&[u8], u64) -> Result<u64>,
     ) -> Result<Option<u64>> {
-        // Without a resident window pages stay mapped, and a page read
-        // again costs nothing: the mapping is faster.
-        if self.counted.is_none() || !source.is_mapped() {
+        let Some(source) = self.copies else {
             return Ok(None);
-        }
+        };
         let span = self.physical_span(at)?;
         let left = span.end - span.start;
         let mut wanted = left.min(FIRST_COPY);
         loop {
             // At most `MAX_COPIED` bytes, within the data file (checked).
             buffer.resize(wanted as usize, 0);
-            let copied = source.copy_at(span.start, buffer);
+            let copied = source.read_into(span.start, buffer);
             buffer.truncate(copied);
             match measure(buffer, span.start) {
                 Ok(_) => return Ok(Some(span.start)),
@@ -248,16 +260,14 @@ impl<'r> Stream<'r> {
         }
     }
 
-    /// [`object`](Self::object), its bytes copied into `buffer` instead
-    /// of read through the mapping ([`TraceBytes::copy_at`]): for reads
-    /// that land anywhere in the file (a node decoded on its own), which
-    /// then fault in no page that must later be released (the caller
-    /// counts it: [`Resident::copied_at_random`]).
-    pub(crate) fn object_copied<'b>(
+    /// The object at `at` read on its own (a node asked for anywhere in
+    /// the file): its bytes copied into `buffer` when the stream's objects
+    /// read alone are ([`reading`](Self::reading)), which then fault in no
+    /// page that must later be released; else [`object`](Self::object).
+    pub(crate) fn object_alone<'b>(
         &mut self,
         at: LogicalOffset,
         open: Option<TracepointType>,
-        source: &TraceBytes,
         buffer: &'b mut Vec<u8>,
     ) -> Result<(Object<'b>, u64)>
     where
@@ -271,7 +281,7 @@ impl<'r> Stream<'r> {
             skip_object(&mut reader, open)?;
             Ok(reader.position() as u64)
         };
-        match self.copy_object(at, source, buffer, measure)? {
+        match self.copy_object(at, buffer, measure)? {
             Some(physical) => {
                 let mut reader = ByteReader::new(buffer, physical);
                 let object = Object::decode(&mut reader, open)?;
@@ -281,13 +291,12 @@ impl<'r> Stream<'r> {
         }
     }
 
-    /// [`footer`](Self::footer), its bytes copied into `buffer` as
-    /// [`object_copied`](Self::object_copied) copies an object's.
-    pub(crate) fn footer_copied<'b>(
+    /// The footer at `at` read on its own, as
+    /// [`object_alone`](Self::object_alone) reads an object.
+    pub(crate) fn footer_alone<'b>(
         &mut self,
         at: LogicalOffset,
         container: TracepointType,
-        source: &TraceBytes,
         buffer: &'b mut Vec<u8>,
     ) -> Result<(Footer<'b>, u64)>
     where
@@ -301,7 +310,7 @@ impl<'r> Stream<'r> {
             skip_footer(&mut reader, container)?;
             Ok(reader.position() as u64)
         };
-        match self.copy_object(at, source, buffer, measure)? {
+        match self.copy_object(at, buffer, measure)? {
             Some(physical) => {
                 let mut reader = past_footer_kind(ByteReader::new(buffer, physical))?;
                 let footer = Footer::decode(&mut reader, container)?;

@@ -6,7 +6,7 @@ use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
-use super::containers::{CopiedCells, container_cell};
+use super::containers::container_cell;
 use super::problem::IndexProblem;
 use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
@@ -18,8 +18,7 @@ use crate::read::lookup::containers::{
     PostOrderCursor, Source, WithMadeCells,
 };
 use crate::read::lookup::stream::{Stream, Unindexed, scan_unindexed};
-use crate::storage::Resident;
-use crate::storage::TraceBytes;
+use crate::storage::{Reads, Resident, TraceBytes};
 use crate::turns::Turns;
 
 /// Blocks, reference cells and container tables: what finding things needs.
@@ -208,13 +207,23 @@ impl Lookup {
         data: &[u8],
         slot: usize,
     ) -> Result<(&ContainerTable, CellView<'_>)> {
+        self.containers_read(data, slot, Reads::Lend)
+    }
+
+    /// [`containers`](Self::containers), the cells read as `reads` says.
+    pub(crate) fn containers_read(
+        &self,
+        data: &[u8],
+        slot: usize,
+        reads: Reads,
+    ) -> Result<(&ContainerTable, CellView<'_>)> {
         let thread = &self.threads[slot];
         let table = match thread.rescanned.get() {
             Some(rescanned) => rescanned,
             None => thread.built.get_or_init(|| self.build(data, slot)),
         };
         match table {
-            Ok(built) => Ok((&built.table, built.view(self.file.slice()))),
+            Ok(built) => Ok((&built.table, built.view(&self.file, reads))),
             Err(error) => Err(Error::replay(error)),
         }
     }
@@ -262,7 +271,7 @@ impl Lookup {
             Ok(mut containers) => match footers {
                 Ok(()) => {
                     if !thread.made.is_empty() {
-                        containers.add(self.file.slice(), thread.made.clone());
+                        containers.add(&self.file, thread.made.clone());
                     }
                     return Ok(containers);
                 }
@@ -447,7 +456,7 @@ impl Lookup {
             Some(Ok(built)) => {
                 // Kept for a refresh too (`Lookup::extended`).
                 thread.made = cells.clone();
-                built.add(self.file.slice(), cells);
+                built.add(&self.file, cells);
                 // Merging rereads every cell of the thread (their ends):
                 // release them at once instead of leaving the thread's share
                 // of the index mapped until the open ends.
@@ -495,25 +504,6 @@ impl Lookup {
     /// Whether thread `slot`'s table is built.
     pub(crate) fn is_built(&self, slot: usize) -> bool {
         self.threads[slot].built.get().is_some()
-    }
-
-    /// Thread `slot`'s container cells as read by `pread`, once its table
-    /// is built (the cells of the table [`containers`](Self::containers)
-    /// gives).
-    pub(crate) fn copied_cells(&self, slot: usize) -> Option<CopiedCells<'_>> {
-        let thread = self.threads.get(slot)?;
-        let built = match thread.rescanned.get() {
-            Some(rescanned) => rescanned,
-            None => thread.built.get()?,
-        };
-        let built = built.as_ref().ok()?;
-        Some(match &built.flat {
-            Some(flat) => CopiedCells::Flat(flat),
-            None => CopiedCells::Cells {
-                file: &self.file,
-                made: &built.made,
-            },
-        })
     }
 
     /// The mapped files the lookups read in place: the index file, and the

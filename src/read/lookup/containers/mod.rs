@@ -1,30 +1,31 @@
 //! Container lookups without per-cell allocation: every container's content
 //! range, found by (thread, logical start) or by event id.
 //!
-//! The cells stay where they are (the mapped index file, or cells made in
-//! memory by a rebuild or a repair); each thread keeps one `u32` per
+//! The cells stay where they are (the mapped index file, a sidecar's flat
+//! arrays, or cells made in memory by a rebuild or a repair), read through
+//! one view, `CellView`, whose reads are lent or copied as the reader's
+//! byte source says (`storage::Reads`); each thread keeps one `u32` per
 //! container: the cell's number, in start order (pre-order). A streaming
 //! index lists a thread's containers in post-order;
 //! `ContainerTable::from_post_order` turns that into start order in one
 //! backwards pass, checking on the way that the ranges nest.
 
-mod copied;
 mod order;
+mod runs;
 mod table;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use copied::*;
 pub(crate) use order::*;
+pub(crate) use runs::*;
 pub(crate) use table::*;
 
 use zerocopy::FromBytes;
-use zerocopy::little_endian::{I32, U64};
 
 use crate::common::LogicalOffset;
 use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
-use crate::storage::{ReleaseBehind, TraceBytes};
+use crate::storage::{ByteSource, CUT_SHORT, Reads, ReleaseBehind, TraceBytes};
 
 /// Where a cell's content start lies in it.
 const START_AT: usize = std::mem::offset_of!(RawIndexCell, start);
@@ -57,77 +58,6 @@ impl FileCells {
     pub(crate) fn bytes(&self) -> Option<&TraceBytes> {
         self.bytes.as_ref()
     }
-
-    /// Cell number `id`, read from the index file ([`TraceBytes::copy_at`]:
-    /// a `pread`, which maps no page); `None` past the cells or when the
-    /// read falls short.
-    pub(crate) fn copy_cell(&self, id: usize) -> Option<RawIndexCell> {
-        let bytes = self.bytes.as_ref().filter(|_| id < self.count)?;
-        let mut cell = [0u8; CELL_LEN];
-        let at = FILE_HEADER_LEN + (id * CELL_LEN) as u64;
-        (bytes.copy_at(at, &mut cell) == CELL_LEN)
-            .then(|| RawIndexCell::read_from_bytes(&cell).ok())
-            .flatten()
-    }
-
-    /// The content starts of cells `ids` into `starts`, and their ends
-    /// into `ends` when given, read from the index file in one `pread` of
-    /// the span from the least to the greatest: of as many of the first
-    /// ids as lie within [`COPIED_SPAN`](Self::COPIED_SPAN) bytes of each
-    /// other; returns how many (0 when the first lies past the file's
-    /// cells, made in memory, or the read falls short).
-    pub(crate) fn copy_ranges_of(
-        &self,
-        ids: &[u32],
-        starts: &mut [u64],
-        mut ends: Option<&mut [u64]>,
-    ) -> usize {
-        let Some(bytes) = self.bytes.as_ref() else {
-            return 0;
-        };
-        let most = Self::COPIED_SPAN / CELL_LEN;
-        let (mut min, mut max, mut n) = (u32::MAX, 0, 0);
-        for &id in ids.iter().take(starts.len()) {
-            let (low, high) = (min.min(id), max.max(id));
-            if (high - low) as usize >= most || high as usize >= self.count {
-                break;
-            }
-            (min, max, n) = (low, high, n + 1);
-        }
-        if n == 0 {
-            return 0;
-        }
-        let (min, len) = (min as usize, (max - min + 1) as usize * CELL_LEN);
-        // Only `len` bytes zeroed (most spans are a few KiB).
-        let mut span = vec![0u8; len];
-        if bytes.copy_at(FILE_HEADER_LEN + (min * CELL_LEN) as u64, &mut span) != len {
-            return 0;
-        }
-        // A cell's start and end, read where they lie in it (big-endian
-        // `i64`s after the kind byte and the id) rather than through a
-        // `RawIndexCell` copied out of the span.
-        let word = |at: usize| {
-            let bytes = span
-                .get(at..at + 8)
-                .and_then(|b| <[u8; 8]>::try_from(b).ok());
-            bytes.map(|b| i64::from_be_bytes(b) as u64)
-        };
-        for (i, &id) in ids[..n].iter().enumerate() {
-            let at = (id as usize - min) * CELL_LEN;
-            let (Some(start), Some(end)) = (word(at + START_AT), word(at + END_AT)) else {
-                return 0;
-            };
-            starts[i] = start;
-            if let Some(ends) = ends.as_deref_mut().and_then(|ends| ends.get_mut(i)) {
-                *ends = end;
-            }
-        }
-        n
-    }
-
-    /// The most bytes of cells [`copy_ranges_of`](Self::copy_ranges_of)
-    /// reads at once.
-    pub(crate) const COPIED_SPAN: usize = 8 << 10;
 
     /// A pass over the cells (either direction) that releases the index
     /// pages it leaves behind every `window` bytes; nothing without a
@@ -169,78 +99,247 @@ impl CellPass<'_> {
     }
 }
 
-/// Index cells by number, borrowed: the index file's, then those one thread
-/// made in memory; or a sidecar's flat arrays (cell `k` is the thread's
-/// `k`-th container in start order).
+/// A thread's container cells by number, read through a [`ByteSource`]
+/// (lent from the mappings, or copied: [`Reads`]): the index file's, then
+/// those one thread made in memory; or a sidecar's flat arrays (cell `k`
+/// is the thread's `k`-th container in start order).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CellView<'a> {
-    file: &'a [RawIndexCell],
+    /// The index file and its cell count.
+    file: Option<(ByteSource<'a>, usize)>,
     made: &'a [RawIndexCell],
     flat: Option<FlatCells<'a>>,
 }
 
-/// One thread's containers as a sidecar holds them: content starts, content
-/// ends and event ids, little-endian, in start order, all of one length.
+/// A sidecar's flat arrays as a [`CellView`] reads them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FlatCells<'a> {
-    pub(crate) starts: &'a [U64],
-    pub(crate) ends: &'a [U64],
-    pub(crate) events: &'a [I32],
+struct FlatCells<'a> {
+    source: ByteSource<'a>,
+    starts: u64,
+    ends: u64,
+    events: u64,
+    len: usize,
 }
 
 impl<'a> CellView<'a> {
-    /// A view of `file` cells, then `made` ones.
-    pub(crate) fn new(file: &'a [RawIndexCell], made: &'a [RawIndexCell]) -> Self {
+    /// A view of the index file's cells, then `made` ones.
+    pub(crate) fn new(file: &'a FileCells, made: &'a [RawIndexCell], reads: Reads) -> Self {
         CellView {
-            file,
+            file: (file.bytes.as_ref()).map(|bytes| (ByteSource::new(bytes, reads), file.count)),
+            made,
+            flat: None,
+        }
+    }
+
+    /// A view of cells made in memory only.
+    #[cfg(test)]
+    pub(crate) fn made(made: &'a [RawIndexCell]) -> Self {
+        CellView {
+            file: None,
             made,
             flat: None,
         }
     }
 
     /// A view of a sidecar's arrays.
-    pub(crate) fn flat(flat: FlatCells<'a>) -> Self {
+    pub(crate) fn flat(flat: &'a MappedCells, reads: Reads) -> Self {
         CellView {
-            file: &[],
+            file: None,
             made: &[],
-            flat: Some(flat),
+            flat: Some(FlatCells {
+                source: ByteSource::new(&flat.bytes, reads),
+                starts: flat.starts as u64,
+                ends: flat.ends as u64,
+                events: flat.events as u64,
+                len: flat.len,
+            }),
+        }
+    }
+
+    /// Whether the view's reads copy (else they lend).
+    #[inline]
+    pub(crate) fn copies(&self) -> bool {
+        match (&self.flat, &self.file) {
+            (Some(flat), _) => flat.source.copies(),
+            (None, Some((file, _))) => file.copies(),
+            (None, None) => false,
         }
     }
 
     /// Cell number `id` (index or made cells only).
     #[inline]
-    pub(crate) fn get(&self, id: u32) -> &'a RawIndexCell {
+    pub(crate) fn get(&self, id: u32) -> RawIndexCell {
         let id = id as usize;
-        match self.file.get(id) {
-            Some(cell) => cell,
-            None => &self.made[id - self.file.len()],
+        let count = self.file.map_or(0, |(_, count)| count);
+        match (self.file, id.checked_sub(count)) {
+            (Some((file, _)), None) => {
+                let cell = file.array::<CELL_LEN>(FILE_HEADER_LEN + (id * CELL_LEN) as u64);
+                RawIndexCell::read_from_bytes(&cell).unwrap_or(CUT_CELL)
+            }
+            (_, made) => self
+                .made
+                .get(made.unwrap_or(id))
+                .copied()
+                .unwrap_or(CUT_CELL),
+        }
+    }
+
+    /// The big-endian `i64` at byte `within` of index cell `id` (a start
+    /// or an end), read where it lies rather than with its cell.
+    #[inline]
+    fn word(&self, id: u32, within: usize) -> u64 {
+        match self.file {
+            Some((file, count)) if (id as usize) < count => {
+                let at = FILE_HEADER_LEN + (id as usize * CELL_LEN + within) as u64;
+                i64::from_be_bytes(file.array::<8>(at)) as u64
+            }
+            _ => {
+                let cell = self.get(id);
+                (if within == START_AT {
+                    cell.start
+                } else {
+                    cell.end
+                })
+                .get() as u64
+            }
         }
     }
 
     #[inline]
-    fn start(&self, id: u32) -> u64 {
+    pub(crate) fn start(&self, id: u32) -> u64 {
         match &self.flat {
-            Some(flat) => flat.starts[id as usize].get(),
-            None => self.get(id).start.get() as u64,
+            Some(flat) => flat.word(flat.starts, id),
+            None => self.word(id, START_AT),
         }
     }
 
     #[inline]
-    fn end(&self, id: u32) -> u64 {
+    pub(crate) fn end(&self, id: u32) -> u64 {
         match &self.flat {
-            Some(flat) => flat.ends[id as usize].get(),
-            None => self.get(id).end.get() as u64,
+            Some(flat) => flat.word(flat.ends, id),
+            None => self.word(id, END_AT),
         }
     }
 
     #[inline]
-    fn event(&self, id: u32) -> i32 {
+    pub(crate) fn event(&self, id: u32) -> i32 {
         match &self.flat {
-            Some(flat) => flat.events[id as usize].get(),
+            Some(flat) => {
+                let at = flat.events + id as u64 * 4;
+                i32::from_le_bytes(flat.source.array::<4>(at))
+            }
             None => self.get(id).id.get(),
         }
     }
+
+    /// The content starts of the cells at `positions` into `starts`, and
+    /// their ends into `ends` when given (as long as `starts`), and how
+    /// many from the first: all, but index cells copied only as many as lie
+    /// within [`SPAN`] bytes of each other (one read), at least one.
+    pub(crate) fn ranges(
+        &self,
+        positions: Positions<'_>,
+        starts: &mut [u64],
+        mut ends: Option<&mut [u64]>,
+    ) -> usize {
+        let n = starts.len();
+        if n == 0 {
+            return 0;
+        }
+        if let (Some(flat), Positions::From(first)) = (&self.flat, positions) {
+            flat.source.u64s_le(flat.starts + first as u64 * 8, starts);
+            if let Some(ends) = ends {
+                flat.source.u64s_le(flat.ends + first as u64 * 8, ends);
+            }
+            return n;
+        }
+        let id = |i: usize| match positions {
+            Positions::From(first) => (first + i) as u32,
+            Positions::Listed(ids) => ids[i],
+        };
+        let copied = match self.file {
+            Some((file, count)) if file.copies() => Some((file, count)),
+            _ => None,
+        };
+        let Some((file, count)) = copied else {
+            for i in 0..n {
+                starts[i] = self.start(id(i));
+                if let Some(ends) = ends.as_deref_mut() {
+                    ends[i] = self.end(id(i));
+                }
+            }
+            return n;
+        };
+        // Copied index cells: the span from the least id to the greatest,
+        // in one read, of as many as lie within `SPAN` bytes.
+        let (mut min, mut max, mut taken) = (u32::MAX, 0, 0);
+        for i in 0..n {
+            let (low, high) = (min.min(id(i)), max.max(id(i)));
+            if high as usize >= count || (high - low) as usize >= SPAN / CELL_LEN {
+                break;
+            }
+            (min, max, taken) = (low, high, i + 1);
+        }
+        let mut span = Vec::new();
+        let from = FILE_HEADER_LEN + min as u64 * CELL_LEN as u64;
+        let span = file.bytes(
+            from..from + (max - min + 1) as u64 * CELL_LEN as u64,
+            &mut span,
+        );
+        let word = |at: usize| {
+            let bytes = span
+                .get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok());
+            bytes.map_or(u64::MAX, |b| i64::from_be_bytes(b) as u64)
+        };
+        for i in 0..taken {
+            let at = (id(i) - min) as usize * CELL_LEN;
+            starts[i] = word(at + START_AT);
+            if let Some(ends) = ends.as_deref_mut() {
+                ends[i] = word(at + END_AT);
+            }
+        }
+        if taken == 0 {
+            // The first alone: a made cell, or one far from the others.
+            starts[0] = self.start(id(0));
+            if let Some(ends) = ends {
+                ends[0] = self.end(id(0));
+            }
+            return 1.min(n);
+        }
+        taken
+    }
 }
+
+impl FlatCells<'_> {
+    /// The `id`-th little-endian `u64` of the array at byte `array`.
+    #[inline]
+    fn word(&self, array: u64, id: u32) -> u64 {
+        debug_assert!((id as usize) < self.len);
+        u64::from_le_bytes(self.source.array::<8>(array + id as u64 * 8))
+    }
+}
+
+/// Which cells [`CellView::ranges`] reads: listed by number, or those
+/// numbered from a first on (a sidecar's, whose table is in cell order).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Positions<'a> {
+    /// Listed.
+    Listed(&'a [u32]),
+    /// From this number on.
+    From(usize),
+}
+
+/// The most bytes of index cells [`CellView::ranges`] copies at once.
+pub(crate) const SPAN: usize = 8 << 10;
+
+/// A cell read where the file was cut short ([`CUT_SHORT`] bytes).
+const CUT_CELL: RawIndexCell = RawIndexCell {
+    kind: CUT_SHORT,
+    id: zerocopy::byteorder::I32::ZERO,
+    start: zerocopy::byteorder::I64::ZERO,
+    end: zerocopy::byteorder::I64::ZERO,
+};
 
 /// Where a thread's container cells are, before its table is built.
 #[derive(Debug)]
@@ -290,79 +389,12 @@ pub(crate) struct MappedCells {
     pub(crate) len: usize,
 }
 
-impl MappedCells {
-    /// Reads `out.len()` content starts from position `from` on from the
-    /// sidecar's file ([`TraceBytes::copy_at`]: a `pread`, which maps no
-    /// page); false when they are not all there.
-    pub(crate) fn copy_starts(&self, from: usize, out: &mut [u64]) -> bool {
-        from.checked_add(out.len())
-            .is_some_and(|end| end <= self.len)
-            && self.copy_words(self.starts + from * 8, out)
-    }
-
-    /// The content ends of `out.len()` containers from position `from`
-    /// on, read as [`copy_starts`](Self::copy_starts) reads.
-    pub(crate) fn copy_ends(&self, from: usize, out: &mut [u64]) -> bool {
-        from.checked_add(out.len())
-            .is_some_and(|end| end <= self.len)
-            && self.copy_words(self.ends + from * 8, out)
-    }
-
-    /// The content end of the `k`-th container.
-    pub(crate) fn copy_end(&self, k: usize) -> Option<u64> {
-        let mut end = [0];
-        self.copy_ends(k, &mut end).then_some(end[0])
-    }
-
-    /// The event id of the `k`-th container, read by `pread`.
-    pub(crate) fn copy_event(&self, k: usize) -> Option<i32> {
-        let mut event = [0u8; 4];
-        let at = k.checked_mul(4)?.checked_add(self.events)?;
-        (k < self.len && self.bytes.copy_at(at as u64, &mut event) == 4)
-            .then(|| i32::from_le_bytes(event))
-    }
-
-    /// Words from byte `at` of the sidecar on into `out`, in one read.
-    fn copy_words(&self, at: usize, out: &mut [u64]) -> bool {
-        let mut bytes = vec![0u8; out.len() * 8];
-        if self.bytes.copy_at(at as u64, &mut bytes) != bytes.len() {
-            return false;
-        }
-        for (word, le) in out.iter_mut().zip(bytes.chunks_exact(8)) {
-            *word = u64::from_le_bytes(<[u8; 8]>::try_from(le).unwrap_or_default());
-        }
-        true
-    }
-
-    /// The arrays (empty if the ranges were not checked to be inside the
-    /// mapping, which the sidecar loader does).
-    pub(crate) fn cells(&self) -> FlatCells<'_> {
-        let bytes = self.bytes.as_slice();
-        let slice = |at: usize, width: usize| bytes.get(at..at.saturating_add(self.len * width));
-        let starts = slice(self.starts, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
-        let ends = slice(self.ends, 8).and_then(|b| <[U64]>::ref_from_bytes(b).ok());
-        let events = slice(self.events, 4).and_then(|b| <[I32]>::ref_from_bytes(b).ok());
-        match (starts, ends, events) {
-            (Some(starts), Some(ends), Some(events)) => FlatCells {
-                starts,
-                ends,
-                events,
-            },
-            _ => FlatCells {
-                starts: &[],
-                ends: &[],
-                events: &[],
-            },
-        }
-    }
-}
-
 impl Containers {
     /// The cells of this thread, after the index file's `file`.
-    pub(crate) fn view<'a>(&'a self, file: &'a [RawIndexCell]) -> CellView<'a> {
+    pub(crate) fn view<'a>(&'a self, file: &'a FileCells, reads: Reads) -> CellView<'a> {
         match &self.flat {
-            Some(flat) => CellView::flat(flat.cells()),
-            None => CellView::new(file, &self.made),
+            Some(flat) => CellView::flat(flat, reads),
+            None => CellView::new(file, &self.made, reads),
         }
     }
 
@@ -373,10 +405,9 @@ impl Containers {
         source: Source,
         window: Option<u64>,
     ) -> Result<Self, NestingError> {
-        let file = cells.slice();
         match source {
             Source::Ranges { ranges, count } => {
-                let view = CellView::new(file, &[]);
+                let view = CellView::new(cells, &[], Reads::Lend);
                 let post_backwards = post_backwards(view, &ranges, cells.pass(window));
                 let table = match ContainerTable::convert(view, count, post_backwards) {
                     Err(Convert::Unsorted) => {
@@ -400,10 +431,10 @@ impl Containers {
                 finished,
                 unfinished,
             } => {
-                let first = file.len() as u32;
+                let first = cells.len() as u32;
                 let finished_count = finished.len() as u32;
                 let made: Vec<RawIndexCell> = finished.into_iter().chain(unfinished).collect();
-                let view = CellView::new(file, &made);
+                let view = CellView::new(cells, &made, Reads::Lend);
                 let post = (first..first + finished_count).collect();
                 let mut table = ContainerTable::from_post_order(view, post)?;
                 let extra: Vec<u32> = (first + finished_count..first + made.len() as u32).collect();
@@ -431,7 +462,7 @@ impl Containers {
         window: Option<u64>,
         place: impl FnMut(Placed),
     ) -> Option<Converted> {
-        let view = CellView::new(cells.slice(), &[]);
+        let view = CellView::new(cells, &[], Reads::Lend);
         let post_backwards = post_backwards(view, ranges, cells.pass(window));
         convert_into(view, count, post_backwards, place)
             .ok()
@@ -439,10 +470,10 @@ impl Containers {
     }
 
     /// Adds cells made for containers the table lacks (ascending by start).
-    pub(crate) fn add(&mut self, file: &[RawIndexCell], cells: Vec<RawIndexCell>) {
+    pub(crate) fn add(&mut self, file: &FileCells, cells: Vec<RawIndexCell>) {
         if let Some(flat) = self.flat.take() {
             // A sidecar's table: copy it into made cells first.
-            let view = CellView::flat(flat.cells());
+            let view = CellView::flat(&flat, Reads::Lend);
             let first = (file.len() + self.made.len()) as u32;
             self.made.extend((0..self.table.len()).map(|k| {
                 container_cell(
@@ -452,12 +483,14 @@ impl Containers {
                 )
             }));
             let ids: Vec<u32> = (first..first + self.table.len() as u32).collect();
-            self.table = ContainerTable::from_pre_order(CellView::new(file, &self.made), ids);
+            self.table =
+                ContainerTable::from_pre_order(CellView::new(file, &self.made, Reads::Lend), ids);
         }
         let first = (file.len() + self.made.len()) as u32;
         let ids: Vec<u32> = (first..first + cells.len() as u32).collect();
         self.made.extend(cells);
-        self.table.merge(CellView::new(file, &self.made), &ids);
+        self.table
+            .merge(CellView::new(file, &self.made, Reads::Lend), &ids);
     }
 
     /// Bytes of heap.

@@ -383,30 +383,45 @@ impl ContainerTable {
         hint: Option<usize>,
     ) -> Option<usize> {
         let key = start.0;
-        let (mut low, mut high) = (0, self.len());
-        if let Some(hint) = hint.filter(|&h| h < self.len() && cells.start(self.id(h)) < key) {
-            // Gallop: the target is usually just past the hint's subtree.
-            low = hint + 1;
-            let mut step = 1;
-            loop {
-                let probe = hint + step;
-                if probe >= high {
-                    break;
-                }
-                if cells.start(self.id(probe)) >= key {
-                    high = probe + 1;
-                    break;
-                }
-                low = probe + 1;
-                step *= 2;
-            }
-        }
-        let at = if hint.is_some() {
-            self.partition(low, high, |id| cells.start(id) < key)
-        } else {
-            self.partition_by_start(cells, |start| start < key)
+        let Some(hint) = hint.filter(|&h| h < self.len() && cells.start(self.id(h)) < key) else {
+            return self.find_range(cells, start).map(|(k, _)| k);
         };
+        // Gallop: the target is usually just past the hint's subtree.
+        let (mut low, mut high) = (hint + 1, self.len());
+        let mut step = 1;
+        loop {
+            let probe = hint + step;
+            if probe >= high {
+                break;
+            }
+            if cells.start(self.id(probe)) >= key {
+                high = probe + 1;
+                break;
+            }
+            low = probe + 1;
+            step *= 2;
+        }
+        let at = self.partition(low, high, |id| cells.start(id) < key);
         (at < self.len() && cells.start(self.id(at)) == key).then_some(at)
+    }
+
+    /// The container whose content starts at `start`, and its content end.
+    pub(crate) fn find_range(
+        &self,
+        cells: CellView<'_>,
+        start: LogicalOffset,
+    ) -> Option<(usize, LogicalOffset)> {
+        let (at, first) = self.search_start(cells, |s| s < start.0);
+        let (found, end) = match first {
+            Some(first) => first,
+            None if at < self.len() => (cells.start(self.id(at)), None),
+            None => return None,
+        };
+        if found != start.0 {
+            return None;
+        }
+        let end = end.unwrap_or_else(|| cells.end(self.id(at)));
+        Some((at, LogicalOffset(end)))
     }
 
     /// The first container whose content starts at or after `at` (the
@@ -416,7 +431,7 @@ impl ContainerTable {
         cells: CellView<'_>,
         at: LogicalOffset,
     ) -> usize {
-        self.partition_by_start(cells, |start| start < at.0)
+        self.search_start(cells, |start| start < at.0).0
     }
 
     /// The last container whose content starts at or before `at`.
@@ -425,7 +440,8 @@ impl ContainerTable {
         cells: CellView<'_>,
         at: LogicalOffset,
     ) -> Option<usize> {
-        self.partition_by_start(cells, |start| start <= at.0)
+        self.search_start(cells, |start| start <= at.0)
+            .0
             .checked_sub(1)
     }
 
@@ -517,16 +533,54 @@ impl ContainerTable {
     }
 
     /// The first position whose content start fails `pred` (those failing
-    /// it follow those passing it), searched through the [`Fence`].
-    fn partition_by_start(&self, cells: CellView<'_>, pred: impl Fn(u64) -> bool) -> usize {
+    /// it follow those passing it), searched through the [`Fence`]; with
+    /// that container's start, and its end when read with it (`None` when
+    /// not read, or past the last). Where the cells are copied, the fewer
+    /// than [`FENCE`] containers the fence leaves are read at once
+    /// ([`CellView::ranges`]: index cells with their ends) instead of one
+    /// read per step of the search.
+    pub(super) fn search_start(
+        &self,
+        cells: CellView<'_>,
+        pred: impl Fn(u64) -> bool,
+    ) -> (usize, Option<(u64, Option<u64>)>) {
         let (low, high) = match self.fence(cells) {
             Some(fence) => Fence::narrow(fence.failing_start(&pred), self.len()),
             None => (0, self.len()),
         };
-        self.partition(low, high, |id| pred(cells.start(id)))
+        let n = high - low;
+        if cells.copies() && n <= FENCE {
+            let (mut starts, mut ends) = ([0u64; FENCE], [0u64; FENCE]);
+            let (starts, ends) = (&mut starts[..n], &mut ends[..n]);
+            let positions = self.positions(low);
+            // Index cells hold their ends: read with the starts.
+            let listed = matches!(positions, Positions::Listed(_));
+            let ends = listed.then_some(ends);
+            let positions = match positions {
+                Positions::Listed(ids) => Positions::Listed(&ids[..n]),
+                from => from,
+            };
+            let mut ends = ends;
+            if cells.ranges(positions, starts, ends.as_deref_mut()) == n {
+                let passing = starts.partition_point(|&s| pred(s));
+                let end = |ends: &[u64]| ends[passing];
+                let first = (starts.get(passing)).map(|&s| (s, ends.as_deref().map(end)));
+                return (low + passing, first);
+            }
+        }
+        (self.partition(low, high, |id| pred(cells.start(id))), None)
     }
 
-    /// [`partition_by_start`](Self::partition_by_start) by event id, for
+    /// The cells of the containers from position `first` on, for
+    /// [`CellView::ranges`].
+    pub(super) fn positions(&self, first: usize) -> Positions<'_> {
+        match &self.order {
+            Order::Ids(ids) => Positions::Listed(ids.get(first..).unwrap_or(&[])),
+            Order::Identity(_) => Positions::From(first),
+        }
+    }
+
+    /// [`search_start`](Self::search_start) by event id, for
     /// tables whose event ids ascend.
     fn partition_by_event(&self, cells: CellView<'_>, pred: impl Fn(i32) -> bool) -> usize {
         let (low, high) = match self.fence(cells) {

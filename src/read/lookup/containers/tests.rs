@@ -1,7 +1,6 @@
 //! Tables from post-order cells, nesting errors, lookups by start and event.
 
 use zerocopy::byteorder::{BigEndian, I32, I64};
-use zerocopy::little_endian::{I32 as I32le, U64};
 
 use super::table::*;
 use super::*;
@@ -14,7 +13,7 @@ struct Made(Vec<RawIndexCell>);
 
 impl Made {
     fn view(&self) -> CellView<'_> {
-        CellView::new(&[], &self.0)
+        CellView::made(&self.0)
     }
 }
 
@@ -168,15 +167,27 @@ fn searches_through_the_fence_agree_with_a_linear_scan() {
         check_searches(&pre, &table, cells.view(), seed);
         // The same containers as a sidecar maps them: a table that builds
         // its fence after some searches.
-        let starts: Vec<U64> = pre.iter().map(|c| U64::new(c.1)).collect();
-        let ends: Vec<U64> = pre.iter().map(|c| U64::new(c.2)).collect();
-        let events: Vec<I32le> = pre.iter().map(|c| I32le::new(c.0)).collect();
-        let flat = CellView::flat(FlatCells {
-            starts: &starts,
-            ends: &ends,
-            events: &events,
-        });
-        let maxima = (0..chunk_count(pre.len()))
+        let mut arrays = Vec::new();
+        for c in &pre {
+            arrays.extend_from_slice(&c.1.to_le_bytes());
+        }
+        for c in &pre {
+            arrays.extend_from_slice(&c.2.to_le_bytes());
+        }
+        for c in &pre {
+            arrays.extend_from_slice(&c.0.to_le_bytes());
+        }
+        // Mapped, so that copied reads copy (bytes in memory are lent).
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("arrays"), &arrays).unwrap();
+        let flat = MappedCells {
+            bytes: crate::storage::TraceBytes::map(dir.path().join("arrays")).unwrap(),
+            starts: 0,
+            ends: pre.len() * 8,
+            events: pre.len() * 16,
+            len: pre.len(),
+        };
+        let maxima: Vec<u64> = (0..chunk_count(pre.len()))
             .map(|c| {
                 pre[c * 256..pre.len().min(c * 256 + 256)]
                     .iter()
@@ -185,9 +196,13 @@ fn searches_through_the_fence_agree_with_a_linear_scan() {
                     .unwrap()
             })
             .collect();
-        let mapped = ContainerTable::mapped(pre.len(), Words::Owned(maxima), true);
-        check_searches(&pre, &mapped, flat, seed);
-        check_searches(&pre, &mapped, flat, seed);
+        // Lent and copied reads, before and after the fence is built.
+        for reads in [Reads::Lend, Reads::Copy] {
+            let mapped = ContainerTable::mapped(pre.len(), Words::Owned(maxima.clone()), true);
+            let cells = CellView::flat(&flat, reads);
+            check_searches(&pre, &mapped, cells, seed);
+            check_searches(&pre, &mapped, cells, seed);
+        }
     }
 }
 
@@ -204,6 +219,25 @@ fn check_searches(pre: &[(i32, u64, u64)], table: &ContainerTable, cells: CellVi
         );
         let exact = pre.iter().position(|c| c.1 == at);
         assert_eq!(table.find_start(cells, LogicalOffset(at), None), exact);
+        let range = exact.map(|k| (k, LogicalOffset(pre[k].2)));
+        assert_eq!(table.find_range(cells, LogicalOffset(at)), range);
+        let after = pre.iter().position(|c| c.1 >= at).unwrap_or(pre.len());
+        assert_eq!(
+            table.first_starting_at_or_after(cells, LogicalOffset(at)),
+            after
+        );
+        let run = table.run_from(cells, LogicalOffset(at), 3);
+        assert_eq!(run.position(), after, "seed {seed}, offset {at}");
+        let ranges: Vec<_> = run.ranges().map(|(s, e)| (s.0, e.0)).collect();
+        let want: Vec<_> = pre[after..].iter().take(3).map(|c| (c.1, c.2)).collect();
+        assert_eq!(ranges, want, "seed {seed}, offset {at}");
+        let before = table.run_before(cells, LogicalOffset(at), 3);
+        let last = expected.map_or(0, |k| k + 1);
+        assert_eq!(
+            before.position() + before.len(),
+            last,
+            "seed {seed}, offset {at}"
+        );
     }
     for event in -2..pre.len() as i32 * 2 + 2 {
         let expected = pre.iter().rposition(|c| c.0 < event);

@@ -1,8 +1,10 @@
-//! Nodes decoded on their own are copied from the data file instead of
-//! read through its mapping (when a resident window bounds the mapping):
-//! objects of every size decode as through the mapping: those longer than
-//! the first copy after a longer one, those longer than the largest copy
-//! through the mapping.
+//! Random reads (a node decoded on its own, a short call's children, a
+//! parent) take their bytes as chosen at open: copied from the files by
+//! `pread` when a resident window bounds the mapping, lent from the
+//! mapping without one. Both give the same answers: objects of every size
+//! (those longer than the first copy after a longer one, those longer
+//! than the largest copy through the mapping), containers, children and
+//! parents, on the index and on a sidecar.
 
 use std::path::Path;
 
@@ -99,12 +101,11 @@ fn nodes_of_every_size_decode_from_copies_as_from_the_mapping() {
 /// Under a resident window, the container of a node decoded on its own is
 /// looked up with the cells read by `pread` (index cells one by one or in
 /// one span, a sidecar's starts in one read) instead of through their
-/// mappings. Every
-/// container's node and children must come out as they do without a
-/// window (every lookup through the mappings), on the index and on a
-/// sidecar; the sidecar's table reads by `pread` only once its fence is
-/// built (after some dozens of searches), so the first containers take
-/// the other path.
+/// mappings. Every container's node and children must come out as they
+/// do without a window (every read lent from the mappings), on the index
+/// and on a sidecar; the sidecar's table narrows its searches with a fence
+/// only after some dozens of searches, so the first containers are found
+/// by a binary search over all of its starts.
 #[test]
 fn containers_looked_up_by_pread_are_those_the_mappings_give() {
     let dir = tempfile::tempdir().unwrap();

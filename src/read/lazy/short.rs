@@ -1,32 +1,30 @@
-//! A short call's node and children, and a node's parent, read from
-//! copies: random reads that map nothing.
+//! A short call's node and children, and a node's parent, from one read
+//! of the bytes around them: the random reads of the lazy reader.
 //!
-//! With a resident window every page a random read touches must be counted
-//! and later released (`storage::Resident`), and each release costs a
-//! system call that makes the other cores flush their TLBs. So a node not
-//! in the cache is read by `pread` (`TraceBytes::copy_at`): one copy of
-//! [`SHORT_CALL`] bytes from its header holds most calls whole, parsed
-//! object by object, entering every container and leaving it at its footer,
-//! so no cell is read (`short_call_copied`); a longer call takes its cells
-//! first (`ContainerTable::copy_run_from`: the search and the run after it
-//! in one read where the cells lie close), then the call in one copy (at
-//! most [`MAX_CONTENT`] bytes; longer calls take the footer alone). The
-//! node and its first page of children are decoded and cached together
-//! (`node_copied`). A node's parent (`parent_copied`) takes the cells of
-//! up to [`BEHIND`] containers before the node in one read
-//! (`ContainerTable::copy_run_before`): the last one ending after the node
-//! holds it; the widest one between that and the node is its last child
+//! A node not in the cache is read whole where it is short: one read of
+//! [`SHORT_CALL`] bytes from its header (through the reader's
+//! [`ByteSource`](crate::storage::ByteSource): copied under a resident
+//! window, so that nothing is mapped that must be counted and released,
+//! else lent) holds most calls whole, parsed object by object, entering
+//! every container and leaving it at its footer, so no cell is read
+//! (`short_call`); a longer call takes its cells first
+//! (`ContainerTable::run_from`: the search and the run after it in one
+//! read where the cells lie close), then the call in one read (at most
+//! [`MAX_CONTENT`] bytes; longer calls take the footer alone). The node and
+//! its first page of children are decoded and cached together
+//! (`node_at_once`). A node's parent (`parent_near`) takes the cells of up
+//! to [`BEHIND`] containers before the node in one read
+//! (`ContainerTable::run_before`): the last one ending after the node holds
+//! it; the widest one between that and the node is its last child
 //! container before the node, and stepping over the children from there
-//! must end exactly at the node. Without a mapping
-//! ([`FileAccess::Read`](crate::storage::FileAccess)) these reads go to
-//! the file as they do with one.
+//! must end exactly at the node.
 //!
-//! Invariant: whatever stops a copied read (no window, a long call, more
-//! containers than the run holds, cells too far apart, a container without
-//! a cell, a read past the copy, bad bytes) gives `None`, and the caller
-//! reads through the pages, skipping the children the copy already gave:
-//! the bytes are the file's either way, so the answers are the same, and
-//! errors are reported from the pages, with their offsets in the file.
+//! Invariant: whatever these reads do not cover (a long call, more
+//! containers than the run holds, a container without a cell, a read past
+//! the bytes read, bad bytes) gives `None` before any child is given, and
+//! the caller takes the general way (`scopes.rs`): the bytes are the
+//! file's either way, so the answers are the same, and errors are
+//! reported by the general way, with their offsets in the file.
 
 use std::sync::Arc;
 
@@ -36,7 +34,7 @@ use crate::format::Object;
 use crate::read::lookup::block_table::ThreadBlocks;
 
 /// The bytes copied from a call's header on to read it whole without its
-/// cells ([`LazyTraceReader::short_call_copied`]): nine calls in ten of a
+/// cells ([`LazyTraceReader::short_call`]): nine calls in ten of a
 /// mixed trace end within them.
 const SHORT_CALL: u64 = 2 << 10;
 
@@ -51,11 +49,11 @@ const FIRST_CONTAINERS: usize = 16;
 const MAX_CONTAINERS: usize = 2048;
 
 /// The containers before a node whose cells a parent search copies (its
-/// parent among them, else the search goes through the mappings).
+/// parent among them, else the search goes the general way).
 const BEHIND: usize = 64;
 
 /// The bytes before a container's content copied to find its header in (a
-/// longer header is found through the mappings).
+/// longer header is found the general way).
 const HEADER_ROOM: u64 = 512;
 
 /// The longest stretch of a parent's content before a node stepped over
@@ -64,53 +62,53 @@ const HEADER_ROOM: u64 = 512;
 const SHORT_SCAN: u64 = 4 << 10;
 
 /// The bytes after a short call's content copied with it for its footer
-/// ([`LazyTraceReader::expand_copied`]); a longer footer is copied on its
+/// ([`LazyTraceReader::expand_from_cells`]); a longer footer is copied on its
 /// own.
 const FOOTER_ROOM: u64 = 512;
 
 impl LazyTraceReader {
-    /// [`scan_children`](Self::scan_children) of a short call from copies
-    /// (see the module); `None` when it cannot be scanned so, after giving
-    /// `f` any number of the children (the caller goes on from there).
-    pub(super) fn scan_children_copied(
+    /// The direct children of a short call's `scope` from `from` on, with
+    /// the offset after the last, from one read (see the module); `None`
+    /// when they cannot be read so.
+    pub(super) fn short_children(
         &self,
         scope: Scope,
         from: LogicalOffset,
-        f: &mut impl FnMut(LogicalOffset, &TracepointHeader) -> bool,
-    ) -> Option<LogicalOffset> {
-        self.resident.as_ref()?;
+    ) -> Option<(Vec<(LogicalOffset, TracepointHeader)>, LogicalOffset)> {
         let len = scope.end.0.checked_sub(from.0)?;
         if len == 0 || len > MAX_CONTENT {
             return None;
         }
-        let cells = self.lookup.copied_cells(scope.slot)?;
-        let (table, view) = self.containers(scope.slot).ok()?;
-        let mut run = table.copy_run_from(cells, from, FIRST_CONTAINERS)?;
+        let (table, cells) = self.random_containers(scope.slot).ok()?;
+        let mut run = table.run_from(cells, from, FIRST_CONTAINERS);
         if !table.extend_run(cells, &mut run, scope.end, MAX_CONTAINERS) {
             return None;
         }
         let blocks = self.lookup.blocks.thread(scope.slot);
-        let (bytes, copy) = blocks.copy_range(&self.data, from..scope.end)?;
-        let mut scan = Scan::of_copy(scope.slot, Stream::new(&bytes, &copy), table, view, run);
-        self.scan_children_in(&mut scan, scope, from, f).ok()
+        let (bytes, copy) = blocks.read_range(self.source(), from..scope.end)?;
+        let mut scan = Scan::of_copy(scope.slot, Stream::new(&bytes, &copy), table, cells, run);
+        let mut children = Vec::new();
+        let end = self.scan_children_in(&mut scan, scope, from, |at, header| {
+            children.push((at, *header));
+            true
+        });
+        Some((children, end.ok()?))
     }
 
     /// A node and, for a call, its first page of children (`None` when
-    /// their scan did not finish) read from copies under a resident
-    /// window: a short call from one copy, else its cells and the call
-    /// (see the module). `None` without a window, or when it cannot be
-    /// read so: the caller decodes the node on its own.
-    pub(super) fn node_copied(
+    /// their scan did not finish) read at once: a short call from one
+    /// read, else its cells and the call (see the module). `None` when it
+    /// cannot be read so: the caller decodes the node on its own.
+    pub(super) fn node_at_once(
         &self,
         node: LazyNode,
     ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
-        self.resident.as_ref()?;
-        match self.short_call_copied(node) {
+        match self.short_call(node) {
             Some(ShortCall::Whole(data, page)) => Some((data, page)),
             Some(ShortCall::Longer(tracepoint, len)) => {
-                self.expand_copied(node, Some((tracepoint, len)))
+                self.expand_from_cells(node, Some((tracepoint, len)))
             }
-            None => self.expand_copied(node, None),
+            None => self.expand_from_cells(node, None),
         }
     }
 
@@ -120,7 +118,7 @@ impl LazyTraceReader {
     /// tracepoint alone; `None` when the node does not decode (the caller
     /// reads it another way, which reports what is wrong) or the thread's
     /// cells are no longer trusted. A leaf is decoded from the copy too.
-    fn short_call_copied(&self, node: LazyNode) -> Option<ShortCall> {
+    fn short_call(&self, node: LazyNode) -> Option<ShortCall> {
         // A thread whose cells were contradicted answers from its rescanned
         // table, or with the rescan's error, as every other lookup does.
         if !self.lookup.trusted(node.slot as usize) {
@@ -128,9 +126,9 @@ impl LazyTraceReader {
         }
         let blocks = self.lookup.blocks.thread(node.slot as usize);
         let to = LogicalOffset(node.at.0.saturating_add(SHORT_CALL).min(blocks.len));
-        let (bytes, copy, tracepoint, header_len) = match self.call_copy(node, to)? {
-            CallCopy::Leaf(leaf) => return Some(ShortCall::Whole(leaf, None)),
-            CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
+        let (bytes, copy, tracepoint, header_len) = match self.call_bytes(node, to)? {
+            CallBytes::Leaf(leaf) => return Some(ShortCall::Whole(leaf, None)),
+            CallBytes::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
         };
         let mut stream = Stream::new(&bytes, &copy);
         let container = tracepoint.header.tracepoint_type;
@@ -192,18 +190,17 @@ impl LazyTraceReader {
     /// [`MAX_CONTENT`] from its cells and a copy of its footer, when its
     /// tracepoint is known. `None` when it cannot be read so. A leaf is
     /// decoded from the copy too (no page).
-    fn expand_copied(
+    fn expand_from_cells(
         &self,
         node: LazyNode,
         known: Option<(Tracepoint<'static>, u64)>,
     ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
         let slot = node.slot as usize;
-        let cells = self.lookup.copied_cells(slot)?;
-        let (table, view) = self.containers(slot).ok()?;
+        let (table, cells) = self.random_containers(slot).ok()?;
         // The first container starting after the node's offset is its own
         // when it is a container with a cell (no other container's content
         // can start inside its header): checked against the header below.
-        let mut run = table.copy_run_from(cells, node.at + 1, FIRST_CONTAINERS + 1)?;
+        let mut run = table.run_from(cells, node.at + 1, FIRST_CONTAINERS + 1);
         let (start, end) = run.first()?;
         let blocks = self.lookup.blocks.thread(slot);
         let content_len = end.0.checked_sub(node.at.0)?;
@@ -239,13 +236,13 @@ impl LazyTraceReader {
         // copy starts at its content.
         let (bytes, copy, tracepoint, len) = match known {
             Some((tracepoint, len)) if node.at + len == start => {
-                let (bytes, copy) = blocks.copy_range(&self.data, start..to)?;
+                let (bytes, copy) = blocks.read_range(self.source(), start..to)?;
                 (bytes, copy, tracepoint, len)
             }
             Some(_) => return None,
-            None => match self.call_copy(node, to)? {
-                CallCopy::Leaf(leaf) => return Some((leaf, None)),
-                CallCopy::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
+            None => match self.call_bytes(node, to)? {
+                CallBytes::Leaf(leaf) => return Some((leaf, None)),
+                CallBytes::Call(bytes, copy, tracepoint, len) => (bytes, copy, tracepoint, len),
             },
         };
         let mut stream = Stream::new(&bytes, &copy);
@@ -274,7 +271,7 @@ impl LazyTraceReader {
         let scope = Scope { slot, start, end };
         let covered = table.extend_run(cells, &mut run, end, MAX_CONTAINERS + 1);
         let page = covered.then(|| {
-            let mut scan = Scan::of_copy(slot, stream, table, view, run);
+            let mut scan = Scan::of_copy(slot, stream, table, cells, run);
             let mut children = Vec::new();
             self.scan_children_in(&mut scan, scope, start, |at, _| {
                 children.push(at);
@@ -294,36 +291,34 @@ impl LazyTraceReader {
     /// A copy of `node`'s thread from the node to `to`, and the node
     /// decoded from it: a leaf whole, a call's tracepoint with its length
     /// (its content starts after it); `None` when it does not decode so.
-    fn call_copy(&self, node: LazyNode, to: LogicalOffset) -> Option<CallCopy> {
+    fn call_bytes(&self, node: LazyNode, to: LogicalOffset) -> Option<CallBytes> {
         let blocks = self.lookup.blocks.thread(node.slot as usize);
-        let (bytes, copy) = blocks.copy_range(&self.data, node.at..to)?;
+        let (bytes, copy) = blocks.read_range(self.source(), node.at..to)?;
         let (object, len) = Stream::new(&bytes, &copy).object(node.at, None).ok()?;
         let Object::Tracepoint(tracepoint) = object else {
             return None;
         };
         let tracepoint = tracepoint.into_owned();
         if !tracepoint.header.tracepoint_type.is_container() {
-            return Some(CallCopy::Leaf(NodeData {
+            return Some(CallBytes::Leaf(NodeData {
                 tracepoint,
                 footer: None,
                 content: None,
             }));
         }
-        Some(CallCopy::Call(bytes, copy, tracepoint, len))
+        Some(CallBytes::Call(bytes, copy, tracepoint, len))
     }
 
     /// The container `node` is a direct child of (`Some(None)` at the top
     /// level), found from copies (see the module); `None` when it cannot
     /// be found so.
-    pub(super) fn parent_copied(&self, node: LazyNode) -> Option<Option<LazyNode>> {
-        self.resident.as_ref()?;
+    pub(super) fn parent_near(&self, node: LazyNode) -> Option<Option<LazyNode>> {
         let slot = node.slot as usize;
         if !self.lookup.trusted(slot) {
             return None;
         }
-        let cells = self.lookup.copied_cells(slot)?;
-        let (table, view) = self.containers(slot).ok()?;
-        let run = table.copy_run_before(cells, node.at, BEHIND)?;
+        let (table, cells) = self.random_containers(slot).ok()?;
+        let run = table.run_before(cells, node.at, BEHIND);
         // Of the containers starting at or before the node, those holding
         // it end after it: the last of them is the innermost. Of those
         // after it, the widest is its last child container before the
@@ -335,7 +330,7 @@ impl LazyTraceReader {
                 true,
             ),
             None => {
-                let before = table.holding_before_copied(cells, run.position(), node.at)?;
+                let before = table.holding_before(cells, run.position(), node.at)?;
                 let widest = [before.widest, run.widest_from(0)].into_iter().flatten();
                 (
                     before.holding,
@@ -359,13 +354,13 @@ impl LazyTraceReader {
                 if node.at.0.checked_sub(end.0)? > MAX_CONTENT {
                     return None;
                 }
-                let (_, container) = self.header_copied(slot, j, start)?;
-                let (bytes, copy) = blocks.copy_range(&self.data, end..node.at)?;
+                let (_, container) = self.header_before(slot, j, start)?;
+                let (bytes, copy) = blocks.read_range(self.source(), end..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
                 let from = end + stream.footer_len(end, container).ok()?;
-                self.reaches(Scan::of_copy(slot, stream, table, view, run), scope, from)?;
+                self.reaches(Scan::of_copy(slot, stream, table, cells, run), scope, from)?;
                 match parent {
-                    Some((k, start)) => Some(self.header_copied(slot, k, start)?.0),
+                    Some((k, start)) => Some(self.header_before(slot, k, start)?.0),
                     None => None,
                 }
             }
@@ -376,14 +371,14 @@ impl LazyTraceReader {
                 if from == node.at {
                     return Some(None);
                 }
-                let (bytes, copy) = blocks.copy_range(&self.data, from..node.at)?;
+                let (bytes, copy) = blocks.read_range(self.source(), from..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
                 let header = match parent {
                     Some((k, start)) => Some(self.header_in(&mut stream, slot, k, start)?.0),
                     None => None,
                 };
                 self.reaches(
-                    Scan::of_copy(slot, stream, table, view, run),
+                    Scan::of_copy(slot, stream, table, cells, run),
                     scope,
                     scope.start,
                 )?;
@@ -396,7 +391,7 @@ impl LazyTraceReader {
     /// The header of thread `slot`'s `k`-th container, whose content
     /// starts at `start`, and its type: searched for in a copy of the
     /// [`HEADER_ROOM`] bytes before its content.
-    fn header_copied(
+    fn header_before(
         &self,
         slot: usize,
         k: usize,
@@ -407,7 +402,7 @@ impl LazyTraceReader {
             .lookup
             .blocks
             .thread(slot)
-            .copy_range(&self.data, from..start)?;
+            .read_range(self.source(), from..start)?;
         self.header_in(&mut Stream::new(&bytes, &copy), slot, k, start)
     }
 
@@ -421,9 +416,8 @@ impl LazyTraceReader {
         k: usize,
         start: LogicalOffset,
     ) -> Option<(LogicalOffset, TracepointType)> {
-        let cells = self.lookup.copied_cells(slot)?;
-        let (table, _) = self.containers(slot).ok()?;
-        let event = table.event_copied(cells, k)?;
+        let (table, cells) = self.random_containers(slot).ok()?;
+        let event = table.event(cells, k);
         let thread = self.lookup.blocks.thread(slot).thread;
         container_header(stream, start, thread, event)
             .ok()
@@ -439,7 +433,7 @@ impl LazyTraceReader {
 }
 
 /// What a copy of [`SHORT_CALL`] bytes gave of a node
-/// ([`LazyTraceReader::short_call_copied`]).
+/// ([`LazyTraceReader::short_call`]).
 enum ShortCall {
     /// The node whole, and a call's first page of children.
     Whole(NodeData, Option<Arc<[LogicalOffset]>>),
@@ -448,7 +442,7 @@ enum ShortCall {
 }
 
 /// A node decoded from a copy ([`LazyTraceReader::call_copy`]).
-enum CallCopy {
+enum CallBytes {
     /// A leaf, whole.
     Leaf(NodeData),
     /// A call: the copy's bytes and blocks, its tracepoint and length.
@@ -463,7 +457,7 @@ impl<'r> Scan<'r> {
         stream: Stream<'r>,
         table: &'r ContainerTable,
         cells: CellView<'r>,
-        run: CopiedRun,
+        run: Run,
     ) -> Self {
         Scan {
             slot,
