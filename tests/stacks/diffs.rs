@@ -13,7 +13,7 @@ use tracetree::read::LazyTraceReader;
 use tracetree::search::{SearchOptions, search};
 use tracetree_testkit::diffs::diff_pair;
 
-use super::{FORMATS, export, sample_tree_of};
+use super::{FORMATS, export, sample_tree, sample_tree_of};
 
 /// Two-column folded stacks: stack → (left, right).
 type Differential = BTreeMap<String, (u64, u64)>;
@@ -96,20 +96,7 @@ fn sample_trees_diff_to_each_sides_own_samples() {
     // a(10) { b(6) { c(4) }, d(3) } against a(12) { b(7) { c(4) }, c(2) }:
     // edited calls (their counts differ), a removed and an added one, and
     // an unchanged one below an edit; `other` a(5) against a(8).
-    let left = sample_tree_of(
-        &dir.path().join("left.trace"),
-        &[
-            ("open", 0, 10),
-            ("open", 1, 6),
-            ("open", 2, 4),
-            ("close", 2, 4),
-            ("close", 1, 6),
-            ("open", 3, 3),
-            ("close", 3, 3),
-            ("close", 0, 10),
-        ],
-        5,
-    );
+    let left = sample_tree(dir.path());
     let right = sample_tree_of(
         &dir.path().join("right.trace"),
         &[

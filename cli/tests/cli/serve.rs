@@ -187,6 +187,18 @@ fn big_trace(dir: &Path) -> PathBuf {
     files::generated(dir, Shape::Mixed, 2, 24 << 20, None)
 }
 
+/// A server with [`big_trace`] (made in `dir`) open, and the trace's id.
+fn serving_big_trace(dir: &Path, cache: &Path) -> (Server, String) {
+    let trace = big_trace(dir);
+    let mut server = Server::initialized(cache, &[]);
+    let opened = server.call(
+        "trace/open",
+        json!({"path": trace, "options": {"countTracepoints": false}}),
+    );
+    let t = opened["trace"].as_str().unwrap().to_string();
+    (server, t)
+}
+
 #[test]
 fn a_python_client_drives_a_whole_session() {
     if Command::new("python3").arg("--version").output().is_err() {
@@ -446,15 +458,8 @@ fn twenty_traces_open_at_once_and_the_limit_is_an_error() {
 
 #[test]
 fn a_cancelled_search_answers_request_cancelled_while_pages_go_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = big_trace(dir.path());
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = Server::initialized(cache.path(), &[]);
-    let opened = server.call(
-        "trace/open",
-        json!({"path": trace, "options": {"countTracepoints": false}}),
-    );
-    let t = opened["trace"].as_str().unwrap().to_string();
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, t) = serving_big_trace(dir.path(), cache.path());
     // Searching every printed line for text no line holds: a whole walk.
     let search = server.start_request(
         "trace/search",
@@ -1113,15 +1118,8 @@ fn flame_requests_with_bad_parameters_name_their_field() {
 
 #[test]
 fn a_cancelled_flame_graph_answers_request_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = big_trace(dir.path());
-    let cache = tempfile::tempdir().unwrap();
-    let mut server = Server::initialized(cache.path(), &[]);
-    let opened = server.call(
-        "trace/open",
-        json!({"path": trace, "options": {"countTracepoints": false}}),
-    );
-    let t = opened["trace"].as_str().unwrap().to_string();
+    let (dir, cache) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, t) = serving_big_trace(dir.path(), cache.path());
     // Two slow searches hold the long lane's workers; the flame graph
     // waits behind them, is cancelled, and never starts.
     let slow = json!({"trace": t, "pattern": "no line holds this", "text": true});
