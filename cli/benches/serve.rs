@@ -12,9 +12,11 @@
 //! start in the wide call) beside `children_range` and each child's line
 //! and count. Criterion gives the medians; then the median and p99 of
 //! `PAGES` pages at random starts are printed for the server and the
-//! library alike, and the throughput of `CLIENTS` clients at once (each
-//! its own server process, as IDE windows run them), each beside one
-//! client alone.
+//! library alike; the time to a search's first streamed hit (a
+//! `partialResultToken` search, cancelled once the hit arrives) beside the
+//! library's `search_each` reaching its first hit; and the throughput of
+//! `CLIENTS` clients at once (each its own server process, as IDE windows
+//! run them), each beside one client alone.
 //!
 //! `cargo bench -p tracetree-cli --bench serve`;
 //! `TRACETREE_BENCH_SIZE=10GB` for the issue's figures.
@@ -29,6 +31,7 @@ use lsp_server::{Message, Request, RequestId};
 use serde_json::{Value, json};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::{LazyOptions, LazyTraceReader};
+use tracetree::search::{SearchOptions, search_each};
 
 /// Pages timed for the printed median and p99.
 const PAGES: usize = 10_000;
@@ -38,6 +41,8 @@ const CLIENTS: usize = 4;
 const CLIENT_PAGES: usize = 2_000;
 /// Children per page.
 const PAGE: usize = 200;
+/// Searches timed to their first streamed hit, per pattern.
+const FIRST_HITS: usize = 20;
 
 fn binary() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_tracetree"))
@@ -99,6 +104,49 @@ impl Client {
         client
     }
 
+    /// The time from sending a streamed `trace/search` to its first
+    /// `$/progress` hit; the search is then cancelled and its answer read.
+    fn first_hit(&mut self, mut params: Value) -> Duration {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        let token = format!("hits-{}", self.next);
+        params["partialResultToken"] = json!(token);
+        let began = Instant::now();
+        Message::Request(Request::new(id.clone(), "trace/search".into(), params))
+            .write(&mut self.input)
+            .unwrap();
+        self.input.flush().unwrap();
+        let mut first = None;
+        loop {
+            match Message::read(&mut self.output).unwrap() {
+                Some(Message::Notification(note))
+                    if note.method == "$/progress" && note.params["token"] == json!(token) =>
+                {
+                    let hits = note.params["value"]["hits"].as_array().map(Vec::len);
+                    if first.is_none() && hits.unwrap_or(0) > 0 {
+                        first = Some(began.elapsed());
+                        Message::Notification(lsp_server::Notification::new(
+                            "$/cancelRequest".into(),
+                            json!({"id": self.next}),
+                        ))
+                        .write(&mut self.input)
+                        .unwrap();
+                        self.input.flush().unwrap();
+                    }
+                }
+                Some(Message::Response(response)) => {
+                    assert_eq!(response.id, id);
+                    return first.expect("a streamed hit before the search's answer");
+                }
+                Some(Message::Notification(note)) if note.method == "$/progress" => {
+                    panic!("a hit of an answered search: {:?}", note.params)
+                }
+                Some(_) => {}
+                None => panic!("the server closed its output during a search"),
+            }
+        }
+    }
+
     fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = RequestId::from(self.next);
@@ -152,6 +200,23 @@ fn library_page(reader: &LazyTraceReader, wide: tracetree::LazyNode, start: usiz
         reader.quick_child_count(child).unwrap();
     }
     page.len()
+}
+
+/// The time `search_each` takes to hand over its first hit in-process;
+/// the search is then stopped.
+fn library_first_hit(reader: &LazyTraceReader, pattern: &str, text: bool) -> Duration {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut options = SearchOptions::new(pattern);
+    options.text = text;
+    options.stop = Some(stop.clone());
+    let first = std::sync::Mutex::new(None);
+    let began = Instant::now();
+    search_each(reader, &options, &|_| {}, &|_| {
+        first.lock().unwrap().get_or_insert_with(|| began.elapsed());
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    first.into_inner().unwrap().expect("a hit")
 }
 
 fn p99(mut times: Vec<Duration>) -> (Duration, Duration) {
@@ -220,6 +285,21 @@ fn bench(c: &mut Criterion) {
         "pages of {PAGE} over {PAGES} random starts in {children} children: server median \
          {server_median:?}, p99 {server_p99:?}; library median {library_median:?}, p99 {library_p99:?}"
     );
+    for (pattern, text) in [("value", false), ("item.value = 7", true)] {
+        let (mut server, mut library) = (Vec::new(), Vec::new());
+        for _ in 0..FIRST_HITS {
+            server.push(client.first_hit(json!({
+                "trace": t, "pattern": pattern, "text": text
+            })));
+            library.push(library_first_hit(&reader, pattern, text));
+        }
+        let (server_median, server_p99) = p99(server);
+        let (library_median, _) = p99(library);
+        eprintln!(
+            "first streamed hit of {pattern:?} (text {text}), {FIRST_HITS} searches: server median \
+             {server_median:?}, p99 {server_p99:?}; library's first hit median {library_median:?}"
+        );
+    }
     drop(client);
     let alone = throughputs(1, &trace, cache.path(), &wide_handle, children)[0];
     let together = throughputs(CLIENTS, &trace, cache.path(), &wide_handle, children);
