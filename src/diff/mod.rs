@@ -50,6 +50,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use crate::storage::diff_map::{DiffMap, DiffOrigin};
 pub use options::{DiffOptions, ThreadMatching, ThreadPair, UnmatchedThreads};
 
 use crate::common::{EventId, ThreadId};

@@ -1,8 +1,8 @@
-//! [`TraceBytes`]: the bytes of a trace file, memory-mapped, paged in by
-//! `pread` ([`FileAccess::Read`]) or in memory, cheap to clone and
-//! shareable across threads; `ByteSource` (`source.rs`): those bytes as a
-//! reader's random reads take them, lent or copied, chosen once at open;
-//! and files written whole or not at all (`atomic`).
+//! [`TraceBytes`]: a trace file's bytes, memory-mapped, paged in by `pread`
+//! ([`FileAccess::Read`]) or in memory, cheap to clone and shared by threads;
+//! `ByteSource` (`source.rs`): those bytes as a reader's random reads take
+//! them, lent or copied, chosen at open; files written whole or not at all
+//! (`atomic`); packs (`packed`; `diff_map.rs`: a diff's map to its inputs).
 //!
 //! # Memory
 //!
@@ -40,6 +40,7 @@
 //!   when read after a release, so the same window bounds them.
 
 mod atomic;
+pub(crate) mod diff_map;
 pub mod packed;
 #[cfg(target_os = "linux")]
 mod pager;

@@ -244,6 +244,17 @@ impl PackedTrace {
         })
     }
 
+    /// The file it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A diff's map back to its inputs (`diff.idmap`, `diff.threadmap`);
+    /// `None` when the pack holds none.
+    pub fn diff_map(&self) -> Option<super::diff_map::DiffMap> {
+        super::diff_map::DiffMap::of(self)
+    }
+
     /// Its entries, in the ZIP's order.
     pub fn entries(&self) -> &[PackedEntry] {
         &self.entries
@@ -287,7 +298,13 @@ impl PackedTrace {
 
     /// The index file's bytes, `None` when the pack holds no index.
     pub fn index(&self) -> Result<Option<TraceBytes>> {
-        self.entry(INDEX_ENTRY)
+        self.entry_bytes(INDEX_ENTRY)
+    }
+
+    /// The bytes of the entry `name`, as [`data`](Self::data) reads them;
+    /// `None` when the pack has no such entry.
+    pub fn entry_bytes(&self, name: &str) -> Result<Option<TraceBytes>> {
+        self.entry(name)
             .map(|entry| self.bytes_of(entry))
             .transpose()
     }

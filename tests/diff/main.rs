@@ -5,12 +5,14 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use tracetree::common::EventId;
 use tracetree::diff::{
     DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads, diff_traces,
 };
 use tracetree::model::DiffStatus;
 use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::EagerTrace;
+use tracetree::tree::{Visit, VisitDetail};
 use tracetree::{Error, LazyTraceReader, TraceBytes, TraceTree};
 
 use tracetree_testkit::compare::assert_same_bytes;
@@ -232,6 +234,134 @@ fn a_trace_diffed_with_itself_is_all_unchanged_and_maps_every_event_to_itself() 
     assert_eq!(idmap.len() as u64, summary.tracepoints * 8);
     for line in idmap.chunks(8) {
         assert_eq!(line[..4], line[4..], "an event paired with another");
+    }
+}
+
+#[test]
+fn a_diff_maps_each_event_back_to_its_inputs_as_the_reference_does() {
+    let Some((dir, cases)) = cases() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    for (name, flags) in cases {
+        let out = scratch.path().join(format!("{name}.packedtrace"));
+        let left = dir.join(format!("{name}.left.trace"));
+        diff_files(
+            &left,
+            &dir.join(format!("{name}.right.trace")),
+            &options(&flags),
+            &out,
+        );
+        let ours_reader = LazyTraceReader::open(&out).unwrap();
+        let ours = ours_reader.diff_map().expect("a map");
+        // The reference packs its maps deflated: read another way.
+        let reference_reader =
+            LazyTraceReader::open(dir.join(format!("{name}.diff.packedtrace"))).unwrap();
+        let reference = reference_reader.diff_map().expect("the reference's map");
+        assert_eq!((ours.problem(), reference.problem()), (None, None));
+        assert!(LazyTraceReader::open(&left).unwrap().diff_map().is_none());
+        let trace = EagerTrace::open(&out).unwrap();
+        assert_eq!(ours.len(), trace.nodes().len() as u64, "{name}");
+        let (mut paired, mut one_sided) = (0, 0);
+        for thread in trace.thread_ids() {
+            assert_eq!(ours.thread(thread), reference.thread(thread), "{name}");
+            let sides = ours.thread(thread).expect("every thread mapped");
+            assert!(sides.left.is_some() || sides.right.is_some(), "{name}");
+            let roots = trace.roots(thread).unwrap();
+            trace
+                .walk_visit(&roots, None, VisitDetail::default(), |visit| {
+                    let Visit::Node { tracepoint, .. } = visit else {
+                        return Ok(());
+                    };
+                    let event = tracepoint.header.event;
+                    let origin = ours.event(event)?.expect("every event mapped");
+                    assert_eq!(reference.event(event)?, Some(origin), "{name} {event:?}");
+                    let expected = match tracepoint.header.diff_status {
+                        DiffStatus::Added => (false, true),
+                        DiffStatus::Removed => (true, false),
+                        DiffStatus::None => (false, false),
+                        _ => (true, true),
+                    };
+                    let found = (origin.left.is_some(), origin.right.is_some());
+                    assert_eq!(found, expected, "{name} {event:?}");
+                    if found == (true, true) {
+                        paired += 1;
+                    } else {
+                        one_sided += 1;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        assert!(
+            paired > 0 && one_sided > 0,
+            "{name}: {paired} paired, {one_sided} not"
+        );
+        let past = i32::try_from(ours.len()).unwrap();
+        assert_eq!(ours.event(EventId::new(past)).unwrap(), None);
+        assert_eq!(ours.event(EventId::new(-1)).unwrap(), None);
+    }
+}
+
+#[test]
+fn a_damaged_map_is_left_out_and_said_and_the_diff_still_reads() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let trace = dir.join("small-stream.trace");
+    let out = scratch.path().join("same.packedtrace");
+    diff_files(&trace, &trace, &DiffOptions::default(), &out);
+    let whole = LazyTraceReader::open(&out).unwrap();
+    let lines = whole.diff_map().unwrap().len();
+    // The pack written again with each map damaged in turn.
+    let names = entry_names(&out);
+    let cases = [
+        ("cut", "not a whole number of 8-byte lines"),
+        ("negative", "input event id -7"),
+        ("threads", "says 1000 threads"),
+    ];
+    for (case, expected) in cases {
+        let damaged = scratch.path().join(format!("{case}.packedtrace"));
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&damaged).unwrap());
+        for name in &names {
+            let mut bytes = entry(&out, name);
+            match (case, name.as_str()) {
+                ("cut", "diff.idmap") => bytes.truncate(bytes.len() - 3),
+                ("negative", "diff.idmap") => bytes[..4].copy_from_slice(&(-7i32).to_be_bytes()),
+                ("threads", "diff.threadmap") => bytes[..4].copy_from_slice(&1000i32.to_be_bytes()),
+                _ => {}
+            }
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Stored);
+            zip.start_file(name.as_str(), options).unwrap();
+            std::io::Write::write_all(&mut zip, &bytes).unwrap();
+        }
+        zip.finish().unwrap();
+        let reader = LazyTraceReader::open(&damaged).unwrap();
+        assert_eq!(
+            reader
+                .child_count(reader.roots(reader.thread_ids()[0]).unwrap()[0])
+                .ok(),
+            whole
+                .child_count(whole.roots(whole.thread_ids()[0]).unwrap()[0])
+                .ok()
+        );
+        let map = reader.diff_map().expect("a map");
+        let said = match case {
+            "negative" => map.event(EventId::new(0)).unwrap_err().to_string(),
+            _ => map.problem().expect("a problem").to_string(),
+        };
+        assert!(
+            said.contains(expected) && said.contains(&*damaged.to_string_lossy()),
+            "{said}"
+        );
+        match case {
+            "cut" => assert_eq!(map.len(), lines - 1),
+            "threads" => assert_eq!(map.thread(reader.thread_ids()[0]), None),
+            _ => assert_eq!(
+                map.event(EventId::new(1)).unwrap(),
+                whole.diff_map().unwrap().event(EventId::new(1)).unwrap()
+            ),
+        }
     }
 }
 

@@ -212,7 +212,11 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
         .traces()
         .open(&path, &params.path, lazy, growing)
         .map_err(|e| opening(&e))?;
-    let (reader, status, warnings) = (opened.reader, opened.status, opened.warnings);
+    let (reader, status, mut warnings) = (opened.reader, opened.status, opened.warnings);
+    // A damaged map leaves the diff readable: said, not refused.
+    if let Some(problem) = reader.diff_map().and_then(|map| map.problem()) {
+        warnings.push(format!("the diff's map to its inputs: {problem}"));
+    }
     let tracepoints = if options.count_tracepoints.unwrap_or(true) {
         progress.report("counting tracepoints");
         let counts = reader
@@ -381,9 +385,35 @@ fn node(session: &Session, method: &str, params: NodeParams) -> Result<Reply, Se
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
     let node = resolve(method, &trace, &reader, "node", &params.node)?;
-    let detail =
-        detail(&reader, node).map_err(|e| failed(method, &trace, Some(&params.node), &e))?;
+    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+    let mut detail = detail(&reader, node).map_err(|e| fail(&e))?;
+    if let Some(map) = reader.diff_map() {
+        detail.origin = origin(map, &reader, node).map_err(|e| fail(&e))?;
+    }
     reply(detail)
+}
+
+/// Where `node` of a diff came from, by the diff's map.
+fn origin(
+    map: &tracetree::diff::DiffMap,
+    reader: &LazyTraceReader,
+    node: LazyNode,
+) -> tracetree::Result<Option<DiffOrigin>> {
+    let header = reader.node(node)?.tracepoint().header;
+    let Some(events) = map.event(header.event)? else {
+        return Ok(None);
+    };
+    let threads = map.thread(header.thread);
+    let side = |event: Option<tracetree::common::EventId>, thread: Option<Option<u32>>| {
+        event.map(|event| InputEvent {
+            thread_index: thread.flatten(),
+            event_id: event.get(),
+        })
+    };
+    Ok(Some(DiffOrigin {
+        left: side(events.left, threads.map(|t| t.left)),
+        right: side(events.right, threads.map(|t| t.right)),
+    }))
 }
 
 /// `node` in full.
@@ -429,6 +459,7 @@ fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDet
         value: None,
         iteration: None,
         unfinished: tracepoint.header.tracepoint_type.is_container() && data.footer().is_none(),
+        origin: None,
     };
     let not_null = |value: &TraceValue<'_>| !matches!(value, TraceValue::Null);
     match &tracepoint.body {

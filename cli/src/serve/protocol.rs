@@ -317,6 +317,33 @@ pub struct NodeDetail {
     pub iteration: Option<i32>,
     /// A call or loop the recorder never finished.
     pub unfinished: bool,
+    /// In a packed diff (`tracetree diff`'s, or the recorder library's):
+    /// the tracepoints of the two inputs it was made from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<DiffOrigin>,
+}
+
+/// Where a tracepoint of a diff came from.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffOrigin {
+    /// Its counterpart in the left (old) input; `null` for an added one
+    /// (and a virtual root).
+    pub left: Option<InputEvent>,
+    /// Its counterpart in the right (new) input; `null` for a removed one
+    /// (and a virtual root).
+    pub right: Option<InputEvent>,
+}
+
+/// A tracepoint of a diff's input.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InputEvent {
+    /// Its thread's position among the input's threads ordered by id (as
+    /// `trace/open` lists them); `null` when the diff does not say.
+    pub thread_index: Option<u32>,
+    /// Its event id (for `trace/nodeByEvent` on the input).
+    pub event_id: i32,
 }
 
 /// A code location.

@@ -836,6 +836,87 @@ fn searches_and_finds_keep_the_changes_of_a_diff() {
     assert!(server.finish().success());
 }
 
+#[test]
+fn a_diff_node_names_its_counterparts_in_the_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(dir.path(), 60_000, 2, 0.03);
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let mut open = |path: &Path| {
+        let opened = server.call("trace/open", json!({"path": path}));
+        let threads: Vec<i64> = opened["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_i64().unwrap())
+            .collect();
+        (opened["trace"].as_str().unwrap().to_string(), threads)
+    };
+    let (t, _) = open(&pair.diff);
+    let (left, left_threads) = open(&pair.left);
+    let (right, right_threads) = open(&pair.right);
+    let changes = server.call(
+        "trace/search",
+        json!({"trace": t, "diff": ["added", "removed", "edited"], "max": 100000}),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    for hit in changes["hits"].as_array().unwrap() {
+        let node = server.call("trace/node", json!({"trace": t, "node": hit["handle"]}));
+        let status = node["diffStatus"].as_str().unwrap().to_string();
+        let origin = &node["origin"];
+        let sides = [
+            ("left", &left, &left_threads),
+            ("right", &right, &right_threads),
+        ];
+        for (side, input, threads) in sides {
+            let expected = match status.as_str() {
+                "added" => side == "right",
+                "removed" => side == "left",
+                _ => true,
+            };
+            assert_eq!(
+                origin[side].is_object(),
+                expected,
+                "{status} {side}: {node}"
+            );
+            if !expected || !seen.insert((status.clone(), side)) {
+                continue;
+            }
+            // The counterpart is the same tracepoint, but for the marker.
+            let at = &origin[side];
+            let thread = threads[at["threadIndex"].as_u64().unwrap() as usize];
+            let found = server.call(
+                "trace/nodeByEvent",
+                json!({"trace": input, "thread": thread, "eventId": at["eventId"]}),
+            );
+            let text = found["text"].as_str().unwrap();
+            // An edit's side shows its own input's line; the other differs.
+            let edited = status.starts_with("edited");
+            if !edited || (status == "edited_old") == (side == "left") {
+                assert_eq!(
+                    &node["text"].as_str().unwrap()[2..],
+                    text,
+                    "{status} {side}"
+                );
+            }
+        }
+    }
+    assert!(
+        seen.len() >= 6,
+        "changes of every kind on both sides: {seen:?}"
+    );
+    let plain = server.call(
+        "trace/roots",
+        json!({"trace": left, "thread": left_threads[0], "count": 1}),
+    );
+    let node = server.call(
+        "trace/node",
+        json!({"trace": left, "node": plain["nodes"][0]["handle"]}),
+    );
+    assert!(node.get("origin").is_none(), "{node}");
+    assert!(server.finish().success());
+}
+
 /// Frame paths (names, outermost first) → (total, self), counted over
 /// `tracetree dump`'s rows of `thread` (all threads under `all` when
 /// `None`), as a flame graph weighs them: each tracepoint 1, under the

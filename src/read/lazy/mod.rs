@@ -70,6 +70,7 @@ use crate::read::lookup::containers::{CellView, ContainerTable, Run};
 use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
 use crate::storage::TraceBytes;
+use crate::storage::diff_map::DiffMap;
 use crate::storage::{Reads, Resident};
 use cache::{ChildIndex, Entry, Key, NodeCache, PAGE};
 
@@ -225,6 +226,8 @@ pub struct LazyTraceReader {
     id: u32,
     /// What a growing view keeps to refresh (`None` for other opens).
     growing: Option<Box<refresh::Growing>>,
+    /// A packed diff's map back to its inputs.
+    diff_map: Option<DiffMap>,
 }
 
 const _: fn() = || {

@@ -18,6 +18,7 @@ use super::{LazyNode, LazyTraceReader, Paging};
 use crate::common::ThreadId;
 use crate::error::Result;
 use crate::model::DiffStatus;
+use crate::storage::diff_map::DiffMap;
 
 /// A node's number of direct children, as far as
 /// [`LazyTraceReader::quick_child_count`] knows it.
@@ -99,6 +100,14 @@ impl LazyTraceReader {
             Some(slot) => self.scope_children(self.top_scope(slot), from, count),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// A packed diff's map back to its two inputs: the left and right
+    /// events (and threads) each of its tracepoints was made from, as the
+    /// recorder library's reader gives them; `None` for a trace that is
+    /// not a packed diff.
+    pub fn diff_map(&self) -> Option<&DiffMap> {
+        self.diff_map.as_ref()
     }
 
     /// Whether the trace is a diff (`tracetree diff`'s, or the recorder

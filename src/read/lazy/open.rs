@@ -321,7 +321,9 @@ impl LazyOptions {
             ))),
         };
         let on_disk = self.on_disk(path, stamped_at, stamp, stamp);
-        self.build(data, index, Some(index_name), Some(on_disk))
+        let mut reader = self.build(data, index, Some(index_name), Some(on_disk))?;
+        reader.diff_map = pack.diff_map();
+        Ok(reader)
     }
 
     /// Where the sidecar of the trace at `path` goes, and the stamps it
@@ -625,6 +627,7 @@ impl LazyOptions {
             report,
             id,
             growing: None,
+            diff_map: None,
         }
     }
 }
