@@ -15,6 +15,7 @@ use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 
+use tracetree::common::EventId;
 use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
 use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
@@ -38,6 +39,9 @@ struct Row {
     file: Option<String>,
     line: i32,
     samples: Option<i64>,
+    diff: Option<String>,
+    left: Option<i64>,
+    right: Option<i64>,
 }
 
 fn dictionary(batch: &RecordBatch, column: &str, i: usize) -> Option<String> {
@@ -104,6 +108,7 @@ fn read_rows(partition: &Path) -> Vec<Row> {
                     int64("subtree_end"),
                     int64("samples"),
                 );
+                let (left, right) = (int64("left_event_id"), int64("right_event_id"));
                 let (depth, index) = (uint32("depth"), uint32("child_index"));
                 let line = batch
                     .column_by_name("line")
@@ -128,6 +133,9 @@ fn read_rows(partition: &Path) -> Vec<Row> {
                         file: dictionary(&batch, "file", i),
                         line: line.value(i),
                         samples: (!samples.is_null(i)).then(|| samples.value(i)),
+                        diff: dictionary(&batch, "diff_status", i),
+                        left: (!left.is_null(i)).then(|| left.value(i)),
+                        right: (!right.is_null(i)).then(|| right.value(i)),
                     });
                 }
             }
@@ -176,6 +184,11 @@ fn try_expected_rows(reader: &LazyTraceReader) -> tracetree::Result<Vec<Row>> {
             }
         };
         let event_id = record["event_id"].as_i64().unwrap();
+        let origin = match reader.diff_map() {
+            Some(map) => map.event(EventId::new(event_id as i32))?,
+            None => None,
+        };
+        let side = |side: Option<EventId>| side.map(|event| i64::from(event.get()));
         // Every open ancestor's subtree now reaches this row.
         for &(row, _, _) in &open {
             rows[row].subtree_end = event_id;
@@ -193,6 +206,9 @@ fn try_expected_rows(reader: &LazyTraceReader) -> tracetree::Result<Vec<Row>> {
             file: record["file"].as_str().map(str::to_string),
             line: record["line"].as_i64().unwrap() as i32,
             samples: record["samples"].as_i64(),
+            diff: record["diff"].as_str().map(str::to_string),
+            left: origin.and_then(|o| side(o.left)),
+            right: origin.and_then(|o| side(o.right)),
         });
     }
     Ok(rows)
@@ -230,6 +246,52 @@ fn testdata_and_reference_traces_export_row_for_row_as_dumped() {
     for trace in reference_traces() {
         check_trace(&trace, 50_000);
     }
+}
+
+#[test]
+fn diffs_export_their_statuses_and_the_inputs_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = tracetree_testkit::diffs::diff_pair(dir.path(), 60_000, 2, 0.03);
+    // Row groups of 7 rows: the map is read across many of them.
+    check_trace(&pair.diff, 7);
+    let rows = read_rows(&export(&pair.diff, &dir.path().join("dataset"), 50_000));
+    let count = |status: &str| {
+        rows.iter()
+            .filter(|r| r.diff.as_deref() == Some(status))
+            .count()
+    };
+    let summed = |f: fn(&tracetree::diff::ThreadSummary) -> u64| -> usize {
+        pair.summary.threads.iter().map(f).sum::<u64>() as usize
+    };
+    assert_eq!(count("added"), summed(|t| t.added));
+    assert_eq!(count("removed"), summed(|t| t.removed));
+    assert!(
+        rows.iter()
+            .filter(|r| r.diff.as_deref() == Some("added"))
+            .all(|r| r.left.is_none() && r.right.is_some())
+    );
+    assert!(
+        rows.iter()
+            .filter(|r| r.diff.as_deref() == Some("unchanged"))
+            .all(|r| r.left.is_some() && r.right.is_some())
+    );
+    // The reference's own diffs, their maps deflated in the pack.
+    let Some(reference) = tracetree_testkit::files::reference_traces() else {
+        return;
+    };
+    for case in ["edits", "renamed-thread", "match-index"] {
+        check_trace(
+            &reference.join(format!("diff/{case}.diff.packedtrace")),
+            50_000,
+        );
+    }
+    // A trace that is not a diff has neither.
+    let plain = read_rows(&export(&pair.left, &dir.path().join("plain"), 50_000));
+    assert!(
+        plain
+            .iter()
+            .all(|r| r.diff.is_none() && r.left.is_none() && r.right.is_none())
+    );
 }
 
 #[test]

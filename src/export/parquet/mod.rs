@@ -21,6 +21,8 @@
 //! | `args` | nullable string | a call's arguments, or the value a write stored, as a JSON array of printed values |
 //! | `samples` | nullable int64 | the sample count of an imported sample tree's node |
 //! | `source_format` | dictionary string | `v22`, or the format the trace was imported from |
+//! | `diff_status` | dictionary string, null but in a diff | `unchanged`, `removed`, `added`, `edited_old`, `edited_new` |
+//! | `left_event_id`, `right_event_id` | nullable int64 | in a packed diff, the inputs' events it was made from |
 //!
 //! Each thread is exported on its own rayon worker by one walk (`rows`),
 //! row groups of `row_group_rows` rows compressed with zstd and streamed
@@ -148,6 +150,9 @@ pub(crate) fn schema() -> SchemaRef {
         Field::new("args", DataType::Utf8, true),
         Field::new("samples", DataType::Int64, true),
         Field::new("source_format", dictionary(), false),
+        Field::new("diff_status", dictionary(), true),
+        Field::new("left_event_id", DataType::Int64, true),
+        Field::new("right_event_id", DataType::Int64, true),
     ]))
 }
 
@@ -332,7 +337,13 @@ fn fill(
         .find(|info| info.id == thread)
         .map_or(0, |info| info.bytes);
     progress(ParquetProgress::Started(length));
-    let mut rows = Rows::new(reader.context(), schema(), source_format, row_group_rows);
+    let mut rows = Rows::new(
+        reader.context(),
+        schema(),
+        source_format,
+        row_group_rows,
+        reader.diff_map(),
+    );
     // The depth of the walk's top level in its thread.
     let mut base = 0;
     if let Walk::Subtree(node) = walk {

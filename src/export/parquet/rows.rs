@@ -19,19 +19,23 @@ use arrow_array::{ArrayRef, Int32Array, RecordBatch};
 use arrow_schema::SchemaRef;
 use rustc_hash::FxHashMap;
 
-use crate::common::{CodeLocationId, MethodId};
+use crate::common::{CodeLocationId, EventId, MethodId};
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, SAMPLE_COUNT_FLAG, Tracepoint, TracepointBody, Type, Value};
 use crate::print::TextFormatter;
 use crate::print::jsonl::push_json_string;
 use crate::read::{LazyNode, LazyTraceReader};
+use crate::storage::diff_map::{DiffMap, DiffMapCursor};
 
 use super::columns::{KeyedColumn, Numbers, OptionalNumbers, Texts};
 
 /// The most rows the columns are sized for up front (a larger row group
 /// grows them as it fills).
 const MAX_PRESIZED_ROWS: usize = 1 << 20;
+
+/// Lines of a diff's id map read at once (8 bytes each).
+const ORIGINS_READ_AT_ONCE: usize = 8192;
 
 /// A method's class, name and JVM descriptor.
 type MethodNames = (Arc<str>, Arc<str>, Arc<str>);
@@ -64,6 +68,10 @@ pub(super) struct Rows<'c> {
     method_keys: FxHashMap<MethodId, Option<MethodKeys>>,
     location_keys: FxHashMap<CodeLocationId, (i32, Option<i32>)>,
     kind_keys: [Option<i32>; 16],
+    /// This row group's keys by diff status (`DiffStatus as i32 + 1`).
+    diff_keys: [Option<i32>; 8],
+    /// A diff's map back to its inputs, read in event order.
+    origins: Option<DiffMapCursor<'c>>,
     /// The open nesting, outermost first.
     open: Vec<OpenRow>,
     /// The parent of the top-level rows ([`below`](Self::below)), and how
@@ -98,6 +106,9 @@ struct Columns {
     samples: OptionalNumbers<Int64Type>,
     /// Filled when the row group ends: every row has the same value.
     source_format: KeyedColumn,
+    diff_status: KeyedColumn,
+    left_event_id: OptionalNumbers<Int64Type>,
+    right_event_id: OptionalNumbers<Int64Type>,
 }
 
 /// Bytes of text a row is expected to have in the `result` and `args`
@@ -127,6 +138,9 @@ impl Columns {
             args: text(),
             samples: OptionalNumbers::with_capacity(rows),
             source_format: KeyedColumn::with_capacity(rows),
+            diff_status: KeyedColumn::with_capacity(rows),
+            left_event_id: OptionalNumbers::with_capacity(rows),
+            right_event_id: OptionalNumbers::with_capacity(rows),
         }
     }
 }
@@ -137,6 +151,7 @@ impl<'c> Rows<'c> {
         schema: SchemaRef,
         source_format: &'c str,
         row_group_rows: usize,
+        diff_map: Option<&'c DiffMap>,
     ) -> Self {
         Rows {
             context,
@@ -148,6 +163,8 @@ impl<'c> Rows<'c> {
             method_keys: FxHashMap::default(),
             location_keys: FxHashMap::default(),
             kind_keys: [None; 16],
+            diff_keys: [None; 8],
+            origins: diff_map.map(|map| map.cursor(ORIGINS_READ_AT_ONCE)),
             open: Vec::new(),
             top_parent: None,
             roots: 0,
@@ -232,6 +249,30 @@ impl<'c> Rows<'c> {
         columns.line.push(line);
         columns.file.push(file);
         columns.samples.push(tracepoint.sample_count(footer));
+        let status = tracepoint.header.diff_status;
+        // `None` is -1: the slots go from 0.
+        let slot = (status as i32 + 1) as usize;
+        let status_key = match (self.diff_keys[slot], status.name()) {
+            (Some(key), _) => Some(key),
+            (None, Some(name)) => {
+                let key = columns.diff_status.key(&Arc::from(name))?;
+                self.diff_keys[slot] = Some(key);
+                Some(key)
+            }
+            (None, None) => None,
+        };
+        columns.diff_status.push(status_key);
+        let origin = match &mut self.origins {
+            Some(origins) => origins.event(tracepoint.event())?,
+            None => None,
+        };
+        let side = |side: Option<EventId>| side.map(|event| i64::from(event.0));
+        columns
+            .left_event_id
+            .push(origin.and_then(|o| side(o.left)));
+        columns
+            .right_event_id
+            .push(origin.and_then(|o| side(o.right)));
         self.body(tracepoint, footer)
     }
 
@@ -388,10 +429,14 @@ impl<'c> Rows<'c> {
             c.args.finish()?,
             c.samples.finish(),
             c.source_format.finish()?,
+            c.diff_status.finish()?,
+            c.left_event_id.finish(),
+            c.right_event_id.finish(),
         ];
         self.method_keys.clear();
         self.location_keys.clear();
         self.kind_keys = [None; 16];
+        self.diff_keys = [None; 8];
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::internal(format!("building a Parquet row group: {e}")))
     }
@@ -425,6 +470,9 @@ impl<'c> Rows<'c> {
         c.args.reclaim(next(), rows, bytes);
         c.samples.reclaim(next(), rows);
         c.source_format.reclaim(next(), rows);
+        c.diff_status.reclaim(next(), rows);
+        c.left_event_id.reclaim(next(), rows);
+        c.right_event_id.reclaim(next(), rows);
     }
 }
 
