@@ -153,6 +153,28 @@ fn plan_thread<T: TraceTree>(tree: &T, thread: ThreadId, cut: Cut) -> Result<Vec
     Ok(parts)
 }
 
+/// The parts of the tree under `node` (one of `thread`'s), in output
+/// order, depths relative to the node's: the cutting of a thread's trees,
+/// from one node (the flame graph of a node walks them on several cores).
+pub(crate) fn plan_node<T: TraceTree>(
+    tree: &T,
+    thread: ThreadId,
+    node: T::Node,
+    cut: Cut,
+) -> Result<Vec<Part<T::Node>>> {
+    let mut parts = Vec::new();
+    cut_node(
+        tree,
+        thread,
+        node,
+        0,
+        &Arc::new(Vec::new()),
+        cut,
+        &mut parts,
+    )?;
+    Ok(parts)
+}
+
 /// Cuts the tree under `node` (at `depth`, below `parents`) into parts.
 fn cut_node<T: TraceTree>(
     tree: &T,
