@@ -3,41 +3,41 @@
 //!
 //! # Frames and weights
 //!
-//! The call-stack exports' own ([`super`]): a frame is a call
-//! (`Class.method`) or a loop or iteration (by kind), frames of one name
-//! are one frame, every tracepoint weighs 1 and a sample tree's call its
+//! The call-stack exports' own ([`super`]): a frame is a call or a loop or
+//! iteration, one per name; a tracepoint weighs 1, a sample tree's call its
 //! sample count. A flame graph merges the paths of a scope (a node's
 //! subtree, a thread, some threads under a root `all`) by frame name: a
-//! frame's `total` is the weight of its subtree on that path, its `self`
-//! the weight of its own tracepoint and leaves, as a folded stack's line.
+//! frame's `total` is its subtree's weight on that path, its `self` its
+//! own tracepoint's and leaves', as a folded stack's line.
 //!
 //! # The walk
 //!
-//! One walk per thread, threads in parallel, the exports' walker feeding
-//! a trie of (parent, frame) → path that adds each frame's own weight as
-//! it closes; memory is the nesting plus one entry per distinct path,
-//! never the trace's size. Past [`FlameOptions::max_paths`] (all the
-//! walks' tries together) a new path is not kept: its weight goes to its
-//! nearest kept ancestor's `other`. A stop flag ends the walks within one
-//! tracepoint; the summary then says `stopped` and covers what was walked.
+//! One walk per thread, threads in parallel, the exports' walker feeding a
+//! trie of (parent, frame) → path that adds each frame's own weight as it
+//! closes; memory: the nesting, one entry per distinct path. One thread's or
+//! node's walk is cut as the parallel printers cut a thread (`print::plan`),
+//! the parts walked on several cores into tries rooted at their place and
+//! merged in order: the merged trie is the one walk's, entry for entry.
+//! Past [`FlameOptions::max_paths`] (all tries together; a part's room given
+//! back once merged) a path's weight goes to its nearest kept ancestor's
+//! `other`; a cut walk that reaches it, or would cut a sample tree's call,
+//! is walked again whole. A stop flag ends the walks (`stopped`).
 //!
 //! # The summary
 //!
-//! Totals are added up from the trie (children follow their parents, so
-//! one backward pass), then frames are kept widest first, each only below
-//! a kept parent, while their total is at least `min_fraction` of the
-//! root's and until `max_frames`. Invariant: every kept frame's `total`
-//! equals its `self` plus its `other` plus its kept children's totals, so
-//! widths drawn from the summary add up; `other` holds what was left out.
-//! Frames come in pre-order, children widest first (then by name).
+//! Totals are added up from the trie (one backward pass), then frames are
+//! kept widest first, each only below a kept parent, while their total is
+//! at least `min_fraction` of the root's and until `max_frames`. Invariant:
+//! every kept frame's `total` equals its `self` plus its `other` plus its
+//! kept children's totals (`other`: what was left out). Pre-order,
+//! children widest first (then by name).
 //!
 //! # The sandwich
 //!
 //! For one method M, as speedscope defines it: each outermost call of M
-//! (not inside another M) weighs its total. The callees are those calls'
-//! subtrees merged, rooted at M; the callers the paths from M up to the
-//! scope's root (the node, or the thread's frame), inverted and merged,
-//! each ending with its call's weight as `self`: both roots weigh the same.
+//! weighs its total. The callees are those calls' subtrees merged, rooted
+//! at M; the callers the paths from M up to the scope's root, inverted and
+//! merged, each ending with its call's weight as `self`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -57,6 +57,12 @@ use crate::search::{NameKey, name_of};
 use crate::turns::in_turns;
 
 const MAX_FRAMES: usize = FlameOptions::MAX_FRAMES;
+/// Bytes per run of siblings in a cut walk: each part's trie meets again
+/// most of the paths the parts before it met, so parts far larger than the
+/// printers' keep the tries' work small beside the walk's.
+const RUN_BYTES: u64 = 16 << 20;
+/// Children per range in a cut walk (a wide call's), for the same reason.
+const CHILDREN_PER_RANGE: usize = 1 << 16;
 const ALL_THREADS: &str = FlameGraph::ALL_THREADS;
 
 /// What a flame graph or a sandwich covers and how far it is summarized.
@@ -522,6 +528,8 @@ fn cut_walk(
         parents: false,
         max_depth: None,
         line_counts: false,
+        run_bytes: RUN_BYTES,
+        children_per_range: CHILDREN_PER_RANGE,
     };
     let (parts, subtree) = match walk {
         Walk::Thread(thread) => (plan(reader, &[*thread], cut, 1)?, false),
