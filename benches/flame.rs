@@ -6,7 +6,9 @@
 //! and the node's one thread alone (a thread's bytes are about half the
 //! trace's; the throughput counted is the whole trace's for every case, so
 //! compare those on the same scope: `containers_walk_one_thread` is the
-//! walk alone under the one-thread flame graph).
+//! walk alone under the one-thread flame graph, and
+//! `flame_one_thread_one_core` the same flame graph as one walk on one
+//! core, the baseline of its walk cut across cores).
 //!
 //! Run with `cargo bench --bench flame`.
 
@@ -74,6 +76,17 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("flame_one_thread", |b| {
         b.iter(|| black_box(FlameGraph::build(&reader, &one_thread, &|_| {}).unwrap()))
+    });
+    // The one walk on one core: the baseline of the cut walks above.
+    let one_core = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    group.bench_function("flame_one_thread_one_core", |b| {
+        b.iter(|| {
+            one_core
+                .install(|| black_box(FlameGraph::build(&reader, &one_thread, &|_| {}).unwrap()))
+        })
     });
     group.bench_function("flame_one_node", |b| {
         b.iter(|| black_box(FlameGraph::build(&reader, &one_node, &|_| {}).unwrap()))

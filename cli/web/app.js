@@ -1,7 +1,9 @@
 // The browser viewer: the traces the server serves, each a tree browsed
 // as the terminal viewer browses it (keys included), the details of the
 // selected node, a thread filter, search with its hits' paths, and deep
-// links (`#trace=NAME&node=HANDLE`: a reload reopens the same place).
+// links (`#trace=NAME&node=HANDLE`, with `&flame=1` (the node's), `thread:N`
+// or `all` and `&zoom=PATH` while a flame graph is shown: a reload reopens
+// the same place).
 
 import { Rpc, CANCELLED } from './rpc.js';
 import { Tree } from './tree.js';
@@ -44,13 +46,17 @@ function fail(error) {
 
 function readHash() {
   const params = new URLSearchParams(location.hash.slice(1));
-  return { trace: params.get('trace'), node: params.get('node') };
+  return { trace: params.get('trace'), node: params.get('node'), flame: params.get('flame'), zoom: params.get('zoom') };
 }
 
-function writeHash(node) {
+/** Names the trace and `node` in the URL, and the flame graph shown
+ * (`flame`: its scope's link, `zoom`: the path zoomed into). */
+function writeHash(node, flame = null, zoom = null) {
   const params = new URLSearchParams();
   if (state.name !== null) params.set('trace', state.name);
   if (node) params.set('node', node);
+  if (flame) params.set('flame', flame);
+  if (flame && zoom && zoom.length > 1) params.set('zoom', JSON.stringify(zoom));
   history.replaceState(null, '', `${location.pathname}${location.search}#${params}`);
 }
 
@@ -95,12 +101,32 @@ async function listRoot(select) {
 /** Opens what the URL's hash names (else the first trace), and its node:
  * a served trace, or with `--root` any path under it (the server checks). */
 async function followHash() {
-  const { trace, node } = readHash();
+  const { trace, node, flame, zoom } = readHash();
   const named = trace && (state.rootFiles || state.served.some((t) => t.name === trace));
   const name = named ? trace : (state.served[0]?.name ?? state.rootFiles?.[0]);
   if (!name) return status(state.rootFiles ? 'no file under the served folder' : 'this server serves no trace');
   if (name !== state.name) await openTrace(name);
   if (node) await goTo(node);
+  let path = null;
+  try {
+    path = zoom ? JSON.parse(zoom) : null;
+  } catch {
+    status('the link\'s zoom is not a path', true);
+  }
+  if (flame) await openFlame(linkedScope(flame, node), Array.isArray(path) ? path.map(String) : null);
+  else if (!$('flame-pane').hidden) closeFlame();
+}
+
+/** The flame graph's scope a link names (`flame=`): the node's (`1`), a
+ * thread's (`thread:N`), or every thread's (`all`). */
+function linkedScope(flame, node) {
+  const thread = /^thread:(\d+)$/.exec(flame);
+  if (thread) return { trace: state.trace, thread: Number(thread[1]), title: `thread ${Number(thread[1]) + 1}`, link: flame };
+  if (flame === '1' && node) {
+    const row = state.tree.row(state.selected);
+    return { trace: state.trace, node, title: row?.handle === node ? row.text : node, link: '1' };
+  }
+  return { trace: state.trace, title: 'every thread', link: 'all' };
 }
 
 async function openTrace(name) {
@@ -341,7 +367,10 @@ function bindKeys() {
 }
 
 function bindFlame() {
-  state.flame = new FlameView($('flame-pane'), state.rpc, fail);
+  state.flame = new FlameView($('flame-pane'), state.rpc, fail, (path) => {
+    const scope = state.flame.scope;
+    if (scope) writeHash(scope.node ?? null, scope.link, path);
+  });
   $('flame-open').addEventListener('click', () => openFlame().catch(fail));
   $('flame-close').addEventListener('click', closeFlame);
   $('flame-pane').addEventListener('keydown', (event) => {
@@ -350,32 +379,37 @@ function bindFlame() {
   });
 }
 
-/** The flame graph of the selected node; of the selected thread's row, or
- * of the thread chosen, or of every thread. */
-async function openFlame() {
+/** The flame graph of `scope` (by default the selected node's; the
+ * selected thread's row's, or the thread chosen's, or every thread's),
+ * zoomed into `zoom` (a path of names) when given; the URL names it. */
+async function openFlame(scope = null, zoom = null) {
   if (!state.trace) return;
-  const row = state.tree?.row(state.selected);
-  const chosen = $('thread').value;
-  let scope;
-  if (row && row.kind !== 'thread') {
-    scope = { trace: state.trace, node: row.handle, title: row.text };
-  } else if (row && row.kind === 'thread') {
-    scope = { trace: state.trace, thread: row.thread, title: `thread ${row.thread + 1}` };
-  } else if (chosen !== 'all') {
-    scope = { trace: state.trace, thread: Number(chosen), title: `thread ${Number(chosen) + 1}` };
-  } else {
-    scope = { trace: state.trace, title: 'every thread' };
+  if (!scope) {
+    const row = state.tree?.row(state.selected);
+    const chosen = $('thread').value;
+    if (row && row.kind !== 'thread') {
+      scope = { trace: state.trace, node: row.handle, title: row.text, link: '1' };
+    } else if (row && row.kind === 'thread') {
+      scope = { trace: state.trace, thread: row.thread, title: `thread ${row.thread + 1}`, link: `thread:${row.thread}` };
+    } else if (chosen !== 'all') {
+      scope = { trace: state.trace, thread: Number(chosen), title: `thread ${Number(chosen) + 1}`, link: `thread:${chosen}` };
+    } else {
+      scope = { trace: state.trace, title: 'every thread', link: 'all' };
+    }
   }
+  writeHash(scope.node ?? null, scope.link, zoom);
   $('tree-pane').hidden = true;
   $('flame-pane').hidden = false;
   $('flame-pane').tabIndex = 0;
   $('flame-pane').focus();
-  await state.flame.show(scope);
+  await state.flame.show(scope, zoom);
 }
 
 function closeFlame() {
   $('flame-pane').hidden = true;
   $('tree-pane').hidden = false;
+  const row = state.tree?.row(state.selected);
+  writeHash(row && row.kind !== 'thread' ? row.handle : null);
   $('tree').focus();
 }
 

@@ -6,10 +6,12 @@
 // A frame is a div placed by its weights: its width is its total over the
 // total in view, its children start at its left edge, widest first, and
 // what remains to their right is its own weight and `other`. Clicking a
-// frame zooms into it (its ancestors span the view, dimmed) and asks the
-// engine again for the finer frames of the new scale; the sandwich of the
-// selected frame shows its callers above it (an inverted graph, growing
-// upward) and its callees below.
+// frame zooms into it (its ancestors span the view, dimmed) from the
+// summary when it holds every frame a pixel wide at the new scale (what it
+// left out under the frame is narrower, or nothing was), else the engine
+// walks again for the finer frames; the sandwich of the selected frame
+// shows its callers above it (an inverted graph, growing upward) and its
+// callees below.
 
 const ROW = 18;
 /** Frames the page asks for, at most. */
@@ -122,6 +124,7 @@ class Graph {
       div.dataset.name = frame.name;
       div.dataset.total = frame.total;
       div.dataset.self = frame.self;
+      div.dataset.other = frame.other;
       div.dataset.depth = frame.depth;
       div.dataset.path = JSON.stringify(frame.path);
       div.style.left = `${left}px`;
@@ -142,8 +145,10 @@ class Graph {
 
 export class FlameView {
   /** `pane` holds the view; `rpc` the service; `fail` reports errors. */
-  constructor(pane, rpc, fail) {
+  /** `onZoom(path)` hears of each frame zoomed into (for links). */
+  constructor(pane, rpc, fail, onZoom = () => {}) {
     this.pane = pane;
+    this.onZoom = onZoom;
     this.rpc = rpc;
     this.fail = fail;
     this.scope = null;
@@ -175,8 +180,9 @@ export class FlameView {
     });
   }
 
-  /** The flame graph of `scope`: `{trace, node?, thread?, title}`. */
-  async show(scope) {
+  /** The flame graph of `scope`: `{trace, node?, thread?, title}`,
+   * zoomed into the frame at `path` (names from the root) when given. */
+  async show(scope, path = null) {
     this.scope = scope;
     this.pane.querySelector('#sandwich').hidden = true;
     this.head.textContent = `flame graph of ${scope.title}`;
@@ -185,6 +191,9 @@ export class FlameView {
     this.graph.set(result);
     this.selected = this.graph.zoomed;
     this.describe(this.selected);
+    const key = path && path.length > 1 ? pathKey(path) : null;
+    const frame = key && this.graph.frames.find((f) => pathKey(f.path) === key);
+    if (frame) await this.zoomInto(frame);
   }
 
   width() {
@@ -228,25 +237,45 @@ export class FlameView {
     }
   }
 
-  /** Zooms into `frame`, then asks for the frames a pixel wide at the new
-   * scale. */
-  zoomInto(frame) {
+  /** Whether the summary holds every frame under `frame` a pixel wide
+   * once `frame` spans the view: nothing was left out for the bound on
+   * frames, and what was left out under it (`other`) is narrower than the
+   * summary's threshold, itself under a pixel at the new scale, or
+   * nothing was. */
+  resolves(frame) {
+    const result = this.graph.result;
+    if (result.truncated || result.frames.length >= MAX_FRAMES) return false;
+    if (result.threshold * this.width() <= frame.total) return true;
+    const key = pathKey(frame.path);
+    return !this.graph.frames.some((f) => f.other > 0
+      && (f.index === frame.index || pathKey(f.path).startsWith(`${key}\u0001`)));
+  }
+
+  /** Zooms into `frame`: from the summary when it resolves the frame,
+   * else the engine walks again for the frames a pixel wide at the new
+   * scale. Says which on the pane (`data-zoomed-from`). */
+  async zoomInto(frame) {
     this.selected = frame;
     const path = frame.path;
     this.graph.zoomTo(path);
     this.describe(frame);
+    this.onZoom(path);
     const root = this.graph.frames[0];
-    if (!root || frame.total === 0) return;
+    if (!root || frame.total === 0 || this.resolves(frame)) {
+      this.pane.dataset.zoomedFrom = 'summary';
+      return;
+    }
+    this.pane.dataset.zoomedFrom = 'walk';
     const fraction = frame.total / root.total / this.width();
-    if (fraction >= this.graph.result.threshold / Math.max(1, root.total)) return;
-    this.fetch('trace/flame', this.params(fraction))
-      .then((result) => {
-        if (!result || this.selected !== frame) return;
-        this.graph.set(result, path);
-        this.selected = this.graph.zoomed;
-        this.describe(this.selected);
-      })
-      .catch(this.fail);
+    try {
+      const result = await this.fetch('trace/flame', this.params(fraction));
+      if (!result || this.selected !== frame) return;
+      this.graph.set(result, path);
+      this.selected = this.graph.zoomed;
+      this.describe(this.selected);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   /** The sandwich of the frame `name`: its callers above, callees below. */

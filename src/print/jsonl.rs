@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointBody, TracepointHeader, TracepointType};
 use crate::print::ordered::{OrderedStats, Parallelism, run_ordered};
-use crate::print::plan::{Cut, Source, plan};
+use crate::print::plan::{CHILDREN_PER_RANGE, Cut, RUN_BYTES, Source, plan};
 use crate::tree::{TraceTree, Visit, VisitDetail};
 
 /// Bytes a walk gathers before it writes them out.
@@ -76,6 +76,8 @@ where
         parents: false,
         max_depth: None,
         line_counts: true,
+        run_bytes: RUN_BYTES,
+        children_per_range: CHILDREN_PER_RANGE,
     };
     let parts = plan(tree, threads, cut, parallelism.workers)?;
     run_ordered(

@@ -7,7 +7,7 @@ mod ordered;
 #[cfg(test)]
 mod parallel_tests;
 mod parent;
-mod plan;
+pub(crate) mod plan;
 mod text;
 
 pub(crate) use text::adorn;

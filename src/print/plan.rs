@@ -31,14 +31,14 @@ const FEW_CHILDREN: usize = 8;
 /// fits the buffers a worker may fill ahead of the one being written.
 ///
 /// [`CHUNK_BYTES`]: crate::print::ordered::CHUNK_BYTES
-const CHILDREN_PER_RANGE: usize = 1024;
+pub(crate) const CHILDREN_PER_RANGE: usize = 1024;
 /// Bytes of trace per run of siblings, where the reader cuts a node's
 /// children into runs without counting them ([`TraceTree::sibling_cuts`]).
 /// Each run's walk starts and ends in a block of the data that the runs
 /// beside it read too (and release behind them): runs of 1 MiB fault about
 /// 40% fewer pages over a whole print than runs of 256 KiB, and print a
 /// 1 GB trace 7% faster; 4 MiB runs fault more again.
-const RUN_BYTES: u64 = 1024 * 1024;
+pub(crate) const RUN_BYTES: u64 = 1024 * 1024;
 
 /// Where a part's tracepoints come from.
 #[derive(Debug, Clone)]
@@ -100,6 +100,11 @@ pub struct Cut {
     /// A cut node's line needs its child count (the JSON dump): it is
     /// counted while cutting, on the threads that cut.
     pub line_counts: bool,
+    /// Bytes of trace per run of siblings (the printers: [`RUN_BYTES`]).
+    pub run_bytes: u64,
+    /// Children per range where they are cut by number (the printers:
+    /// [`CHILDREN_PER_RANGE`]).
+    pub children_per_range: usize,
 }
 
 /// The parts of `threads`' output, in output order. With more than one
@@ -153,6 +158,28 @@ fn plan_thread<T: TraceTree>(tree: &T, thread: ThreadId, cut: Cut) -> Result<Vec
     Ok(parts)
 }
 
+/// The parts of the tree under `node` (one of `thread`'s), in output
+/// order, depths relative to the node's: the cutting of a thread's trees,
+/// from one node (the flame graph of a node walks them on several cores).
+pub(crate) fn plan_node<T: TraceTree>(
+    tree: &T,
+    thread: ThreadId,
+    node: T::Node,
+    cut: Cut,
+) -> Result<Vec<Part<T::Node>>> {
+    let mut parts = Vec::new();
+    cut_node(
+        tree,
+        thread,
+        node,
+        0,
+        &Arc::new(Vec::new()),
+        cut,
+        &mut parts,
+    )?;
+    Ok(parts)
+}
+
 /// Cuts the tree under `node` (at `depth`, below `parents`) into parts.
 fn cut_node<T: TraceTree>(
     tree: &T,
@@ -176,7 +203,7 @@ fn cut_node<T: TraceTree>(
         whole(parts);
         return Ok(());
     }
-    let runs = tree.sibling_cuts(node, RUN_BYTES)?;
+    let runs = tree.sibling_cuts(node, cut.run_bytes)?;
     // Counted here, on the threads cutting the tree, when the children are
     // cut by number or the node's line needs the count (the dump's).
     let count = match (&runs, cut.line_counts) {
@@ -227,7 +254,7 @@ fn cut_node<T: TraceTree>(
         }
         return Ok(());
     }
-    let per_range = CHILDREN_PER_RANGE;
+    let per_range = cut.children_per_range.max(1);
     for from in (0..count).step_by(per_range) {
         parts.push(Part {
             thread,

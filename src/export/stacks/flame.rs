@@ -3,46 +3,46 @@
 //!
 //! # Frames and weights
 //!
-//! The call-stack exports' own ([`super`]): a frame is a call
-//! (`Class.method`) or a loop or iteration (by kind), frames of one name
-//! are one frame, every tracepoint weighs 1 and a sample tree's call its
+//! The call-stack exports' own ([`super`]): a frame is a call or a loop or
+//! iteration, one per name; a tracepoint weighs 1, a sample tree's call its
 //! sample count. A flame graph merges the paths of a scope (a node's
 //! subtree, a thread, some threads under a root `all`) by frame name: a
-//! frame's `total` is the weight of its subtree on that path, its `self`
-//! the weight of its own tracepoint and leaves, as a folded stack's line.
+//! frame's `total` is its subtree's weight on that path, its `self` its
+//! own tracepoint's and leaves', as a folded stack's line.
 //!
 //! # The walk
 //!
-//! One walk per thread, threads in parallel, the exports' walker feeding
-//! a trie of (parent, frame) → path that adds each frame's own weight as
-//! it closes; memory is the nesting plus one entry per distinct path,
-//! never the trace's size. Past [`FlameOptions::max_paths`] (all the
-//! walks' tries together) a new path is not kept: its weight goes to its
-//! nearest kept ancestor's `other`. A stop flag ends the walks within one
-//! tracepoint; the summary then says `stopped` and covers what was walked.
+//! One walk per thread, threads in parallel, the exports' walker feeding a
+//! trie of (parent, frame) → path that adds each frame's own weight as it
+//! closes; memory: the nesting, one entry per distinct path. One thread's or
+//! node's walk is cut as the parallel printers cut a thread (`print::plan`),
+//! the parts walked on several cores into tries rooted at their place and
+//! merged in order: the merged trie is the one walk's, entry for entry.
+//! Past [`FlameOptions::max_paths`] (all tries together; a part's room given
+//! back once merged) a path's weight goes to its nearest kept ancestor's
+//! `other`; a cut walk that reaches it, or would cut a sample tree's call,
+//! is walked again whole. A stop flag ends the walks (`stopped`).
 //!
 //! # The summary
 //!
-//! Totals are added up from the trie (children follow their parents, so
-//! one backward pass), then frames are kept widest first, each only below
-//! a kept parent, while their total is at least `min_fraction` of the
-//! root's and until `max_frames`. Invariant: every kept frame's `total`
-//! equals its `self` plus its `other` plus its kept children's totals, so
-//! widths drawn from the summary add up; `other` holds what was left out.
-//! Frames come in pre-order, children widest first (then by name).
+//! Totals are added up from the trie (one backward pass), then frames are
+//! kept widest first, each only below a kept parent, while their total is
+//! at least `min_fraction` of the root's and until `max_frames`. Invariant:
+//! every kept frame's `total` equals its `self` plus its `other` plus its
+//! kept children's totals (`other`: what was left out). Pre-order,
+//! children widest first (then by name).
 //!
 //! # The sandwich
 //!
 //! For one method M, as speedscope defines it: each outermost call of M
-//! (not inside another M) weighs its total. The callees are those calls'
-//! subtrees merged, rooted at M; the callers the paths from M up to the
-//! scope's root (the node, or the thread's frame), inverted and merged,
-//! each ending with its call's weight as `self`: both roots weigh the same.
+//! weighs its total. The callees are those calls' subtrees merged, rooted
+//! at M; the callers the paths from M up to the scope's root, inverted and
+//! merged, each ending with its call's weight as `self`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -51,10 +51,18 @@ use super::{FrameCache, Frames, Kept, Sink, Walk, Weight, frame_key, thread_name
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::export::selected_threads;
+use crate::print::plan::{Cut, Source, plan, plan_node};
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::search::{NameKey, name_of};
+use crate::turns::in_turns;
 
 const MAX_FRAMES: usize = FlameOptions::MAX_FRAMES;
+/// Bytes per run of siblings in a cut walk: each part's trie meets again
+/// most of the paths the parts before it met, so parts far larger than the
+/// printers' keep the tries' work small beside the walk's.
+const RUN_BYTES: u64 = 16 << 20;
+/// Children per range in a cut walk (a wide call's), for the same reason.
+const CHILDREN_PER_RANGE: usize = 1 << 16;
 const ALL_THREADS: &str = FlameGraph::ALL_THREADS;
 
 /// What a flame graph or a sandwich covers and how far it is summarized.
@@ -167,19 +175,33 @@ impl FlameGraph {
         options: &FlameOptions,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<FlameGraph> {
-        flame_graph(reader, options, progress)
+        flame_graph(reader, options, progress, true)
     }
 }
 
-/// [`FlameGraph::build`].
+/// [`FlameGraph::build`]; `cut`: one walk (a thread's, a node's) may be
+/// cut into parts walked on several cores.
 fn flame_graph(
     reader: &LazyTraceReader,
     options: &FlameOptions,
     progress: &(dyn Fn(u64) + Sync),
+    cut: bool,
 ) -> Result<FlameGraph> {
     check(options)?;
     let scope = Scope::new(reader, options)?;
     let frames = Frames::default();
+    if let [walk] = scope.walks.as_slice()
+        && cut
+        && rayon::current_num_threads() > 1
+    {
+        let root = scope.root_frame(reader, &mut FrameCache::new(&frames), walk)?;
+        if let Some(cut) = cut_walk(reader, walk, &frames, root, options, progress)? {
+            let names = frames.names();
+            return Ok(cut
+                .trie
+                .summarize(&names, options, cut.tracepoints, cut.stopped, false));
+        }
+    }
     let budget = Budget::new(options.max_paths);
     let walked = scope.walk(reader, &frames, options, progress, |cache, walk| {
         let root = scope.root_frame(reader, cache, walk)?;
@@ -346,6 +368,7 @@ impl Scope {
     ) -> Result<u32> {
         match walk {
             Walk::Thread(thread) => Ok(cache.named(&thread_name(reader, *thread))),
+            Walk::Part(_) => Err(Error::internal("a part of a walk has no root frame")),
             Walk::Subtree { node, .. } => {
                 let data = reader.node(*node)?;
                 let tracepoint = data.tracepoint();
@@ -422,6 +445,194 @@ impl Budget {
     fn reached(&self) -> bool {
         self.reached.load(Ordering::Relaxed)
     }
+
+    /// Gives back room for `paths` paths (a part's trie, merged).
+    fn give_back(&self, paths: usize) {
+        self.left.fetch_add(paths, Ordering::Relaxed);
+    }
+}
+
+/// A walk cut into parts, merged.
+struct CutWalk {
+    trie: Trie,
+    tracepoints: u64,
+    stopped: bool,
+}
+
+/// Where a part's weights go: the frames of the cut nodes above it, from
+/// the scope's top (a node's scope: its own frame first), and whether the
+/// part is a cut node's own tracepoint (its frame is the last).
+struct Place {
+    frames: Arc<[u32]>,
+    line: bool,
+}
+
+/// The parts walked so far, merged in order.
+struct Merged {
+    trie: Trie,
+    /// The next part to merge.
+    next: usize,
+    /// Parts walked ahead of it: their trie (`None` for a line) and end.
+    ready: std::collections::BTreeMap<usize, Option<(Trie, super::WalkEnd)>>,
+    tracepoints: u64,
+    stopped: bool,
+}
+
+impl Merged {
+    /// Merges the parts ready from `next` on.
+    fn merge_ready(&mut self, places: &[Place], subtree: bool, budget: &Budget) {
+        while let Some(walked) = self.ready.remove(&self.next) {
+            let place = &places[self.next];
+            let mut frames = place.frames.iter();
+            let mut entry = 0;
+            if subtree {
+                frames.next();
+            }
+            for &frame in frames {
+                entry = self.trie.child(entry, frame, budget);
+            }
+            match walked {
+                None => {
+                    self.trie.add(entry, 1);
+                    self.tracepoints += 1;
+                }
+                Some((part, end)) => {
+                    self.trie.merge(entry, &part, budget);
+                    budget.give_back(part.len() - 1);
+                    self.tracepoints += end.tracepoints;
+                    self.stopped |= end.stopped;
+                }
+            }
+            self.next += 1;
+        }
+    }
+}
+
+/// One walk (a thread's, a node's subtree) cut into parts as the parallel
+/// printers cut it, walked on up to rayon's number of threads, each part
+/// into a trie of its own rooted at its place and merged in order: the
+/// merged trie is the one walk's, entry for entry. `None` where the walk
+/// is left whole: a single part, a sample tree's call cut (its own weight
+/// depends on its children's), or `max_paths` reached by the tries
+/// together (the one walk then decides which paths are kept).
+fn cut_walk(
+    reader: &LazyTraceReader,
+    walk: &Walk,
+    frames: &Frames,
+    root: u32,
+    options: &FlameOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Option<CutWalk>> {
+    let cut = Cut {
+        headers: false,
+        parents: false,
+        max_depth: None,
+        line_counts: false,
+        run_bytes: RUN_BYTES,
+        children_per_range: CHILDREN_PER_RANGE,
+    };
+    let (parts, subtree) = match walk {
+        Walk::Thread(thread) => (plan(reader, &[*thread], cut, 1)?, false),
+        Walk::Subtree { thread, node, .. } => (plan_node(reader, *thread, *node, cut)?, true),
+        Walk::Part(_) => return Ok(None),
+    };
+    if parts.len() < 2 {
+        return Ok(None);
+    }
+    let mut cache = FrameCache::new(frames);
+    let mut open: Vec<(usize, u32)> = Vec::new();
+    let mut above: Arc<[u32]> = Arc::from([]);
+    let mut places = Vec::with_capacity(parts.len());
+    for part in &parts {
+        if open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
+            while open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
+                open.pop();
+            }
+            above = open.iter().map(|&(_, frame)| frame).collect();
+        }
+        let Source::Line(node, _) = part.source else {
+            places.push(Place {
+                frames: above.clone(),
+                line: false,
+            });
+            continue;
+        };
+        let data = reader.node(node)?;
+        let tracepoint = data.tracepoint();
+        if tracepoint.sample_count(data.footer()).is_some() {
+            return Ok(None);
+        }
+        open.push((
+            part.depth,
+            cache.id(reader.context(), frame_key(tracepoint)),
+        ));
+        above = open.iter().map(|&(_, frame)| frame).collect();
+        places.push(Place {
+            frames: above.clone(),
+            line: true,
+        });
+    }
+    let budget = Budget::new(options.max_paths);
+    let merged = Mutex::new(Merged {
+        trie: Trie::new(root),
+        next: 0,
+        ready: Default::default(),
+        tracepoints: 0,
+        stopped: false,
+    });
+    let stop = options.stop.as_deref();
+    let walked = in_turns(
+        rayon::current_num_threads(),
+        parts.len(),
+        || FrameCache::new(frames),
+        |cache, i| -> Result<bool> {
+            let walked = match places[i].line {
+                true => {
+                    progress(1);
+                    None
+                }
+                false => {
+                    let mut paths = Paths::new(Trie::new(root), false, &budget);
+                    let part = Walk::Part(parts[i].clone());
+                    let end = walk_frames(
+                        reader,
+                        &part,
+                        Kept::ALL,
+                        cache,
+                        false,
+                        progress,
+                        stop,
+                        &mut paths,
+                    )?;
+                    paths.trie.weight[0] += end.top.all;
+                    Some((paths.trie, end))
+                }
+            };
+            let stopped = walked.as_ref().is_some_and(|(_, end)| end.stopped);
+            let mut merged = merged
+                .lock()
+                .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
+            merged.ready.insert(i, walked);
+            merged.merge_ready(&places, subtree, &budget);
+            // Past the bound, the one walk decides: stop cutting.
+            Ok(stopped || budget.reached())
+        },
+        |result| !matches!(result, Ok(false)),
+    );
+    for result in walked.into_iter().flatten() {
+        result?;
+    }
+    let merged = merged
+        .into_inner()
+        .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
+    if budget.reached() {
+        return Ok(None);
+    }
+    Ok(Some(CutWalk {
+        trie: merged.trie,
+        tracepoints: merged.tracepoints,
+        stopped: merged.stopped,
+    }))
 }
 
 /// Distinct paths merged by frame: node 0 the root, every node after its
@@ -707,3 +918,6 @@ impl Sink for Sandwiches<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod cut_tests;

@@ -59,6 +59,7 @@ use crate::error::{Error, NodeProblem, Result};
 use crate::export::selected_threads;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
+use crate::print::plan::{self, Source};
 use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
 use crate::search::{NameKey, name_of, status_place, wanted_statuses};
 
@@ -283,12 +284,17 @@ enum Walk {
         node: LazyNode,
         ancestors: Vec<LazyNode>,
     },
+    /// One part of a thread's trees as the printers cut them (a flame
+    /// graph's walk on several cores), depths from 0 at the part's top;
+    /// a node's own line is not walked.
+    Part(plan::Part<LazyNode>),
 }
 
 impl Walk {
     fn thread(&self) -> ThreadId {
         match self {
             Walk::Thread(thread) | Walk::Subtree { thread, .. } => *thread,
+            Walk::Part(part) => part.thread,
         }
     }
 }
@@ -796,6 +802,29 @@ fn walk_frames<'r, S: Sink + ?Sized>(
             }
             reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
         }
+        Walk::Part(part) => match &part.source {
+            Source::Header { .. } | Source::Line(..) => {}
+            Source::Trees(nodes) => {
+                // A stop ends each tree's walk at its first step.
+                for &node in nodes {
+                    reader.walk_subtree(node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
+                }
+            }
+            &Source::Siblings {
+                parent,
+                first,
+                next,
+            } => reader.walk_siblings(parent, first, next, WalkDetail::Containers, |w| {
+                visit(&mut walker, w)
+            })?,
+            &Source::Children {
+                parent,
+                from,
+                count,
+            } => reader.walk_children(parent, from, count, WalkDetail::Containers, |w| {
+                visit(&mut walker, w)
+            })?,
+        },
     }
     while !walker.open.is_empty() {
         walker.close()?;

@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::print::ordered::{Flushed, Gathered, OrderedStats, Parallelism, run_ordered};
-use crate::print::plan::{Cut, Part, Source, plan};
+use crate::print::plan::{CHILDREN_PER_RANGE, Cut, Part, RUN_BYTES, Source, plan};
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::tree::{TraceTree, Visit, VisitDetail};
 
@@ -131,6 +131,8 @@ where
         parents: true,
         max_depth: options.max_depth,
         line_counts: false,
+        run_bytes: RUN_BYTES,
+        children_per_range: CHILDREN_PER_RANGE,
     };
     let parts = plan(tree, &threads, cut, parallelism.workers)?;
     run_ordered(

@@ -504,17 +504,100 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let Some(scope) = self.scope(parent)? else {
+        let Some((first, next)) = self.children_bounds(parent, from, count)? else {
             return Ok(());
         };
+        self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
+    }
+
+    /// Where `parent`'s children `from..from + count` begin and where the
+    /// next child after them begins (`None` past its last); `None` when
+    /// there is no child `from`.
+    fn children_bounds(
+        &self,
+        parent: LazyNode,
+        from: usize,
+        count: usize,
+    ) -> Result<Option<(LazyNode, Option<LazyNode>)>> {
+        let Some(scope) = self.scope(parent)? else {
+            return Ok(None);
+        };
         let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
-            return Ok(());
+            return Ok(None);
         };
         let next = self
             .scope_children(scope, from.saturating_add(count), 1)?
             .first()
             .copied();
-        self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
+        Ok(Some((first, next)))
+    }
+
+    /// The stretch of `parent`'s content from `first` up to `next` (see
+    /// [`walk_visit_siblings`](Self::walk_visit_siblings)); `None` for a leaf.
+    fn siblings_stretch(
+        &self,
+        parent: LazyNode,
+        first: Option<LazyNode>,
+        next: Option<LazyNode>,
+    ) -> Result<Option<Stretch>> {
+        let Some(scope) = self.scope(parent)? else {
+            return Ok(None);
+        };
+        let within = |node: Option<LazyNode>, or: LogicalOffset| match node {
+            Some(node)
+                if node.slot != parent.slot || node.at < scope.start || node.at > scope.end =>
+            {
+                Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)))
+            }
+            Some(node) => Ok(node.at),
+            None => Ok(or),
+        };
+        Ok(Some(Stretch {
+            slot: scope.slot,
+            from: within(first, scope.start)?,
+            end: within(next, scope.end)?,
+            depth: 0,
+            one: false,
+        }))
+    }
+
+    /// Walks the trees of `parent`'s children from `first` up to `next`
+    /// as [`walk_subtree`](Self::walk_subtree) walks one tree (the
+    /// children at depth 0): the run of siblings
+    /// [`walk_visit_siblings`](Self::walk_visit_siblings) reads, for walks
+    /// cut into runs (flame graphs). `f` returns whether to go on.
+    pub(crate) fn walk_siblings(
+        &self,
+        parent: LazyNode,
+        first: Option<LazyNode>,
+        next: Option<LazyNode>,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let Some(stretch) = self.siblings_stretch(parent, first, next)? else {
+            return Ok(());
+        };
+        self.walk_range(stretch, Plan::all(detail), &mut |step| match step {
+            Walked::Node(walked, _) => f(walked),
+            Walked::Folded { .. } => Ok(true),
+        })?;
+        Ok(())
+    }
+
+    /// Walks the trees of `parent`'s children `from..from + count` as
+    /// [`walk_siblings`](Self::walk_siblings) does.
+    pub(crate) fn walk_children(
+        &self,
+        parent: LazyNode,
+        from: usize,
+        count: usize,
+        detail: WalkDetail,
+        f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        let Some((first, next)) = self.children_bounds(parent, from, count)? else {
+            return Ok(());
+        };
+        self.walk_siblings(parent, Some(first), next, detail, f)
     }
 
     /// Walks the trees of `parent`'s children from `first` (its first
@@ -532,24 +615,8 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let Some(scope) = self.scope(parent)? else {
+        let Some(stretch) = self.siblings_stretch(parent, first, next)? else {
             return Ok(());
-        };
-        let within = |node: Option<LazyNode>, or: LogicalOffset| match node {
-            Some(node)
-                if node.slot != parent.slot || node.at < scope.start || node.at > scope.end =>
-            {
-                Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)))
-            }
-            Some(node) => Ok(node.at),
-            None => Ok(or),
-        };
-        let stretch = Stretch {
-            slot: scope.slot,
-            from: within(first, scope.start)?,
-            end: within(next, scope.end)?,
-            depth: 0,
-            one: false,
         };
         self.visit_stretch(stretch, max_depth, detail, f)
     }

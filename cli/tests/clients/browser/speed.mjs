@@ -6,10 +6,12 @@
 // trace is opened once before measuring, so that its lookups are cached. Prints, as JSON: the page's first rows (navigation
 // start to the tree drawn), the wide call's expansion (key to its first
 // rows drawn, and to its exact count), a scroll to its middle, the flame
-// graph of MIXED's first thread (key to frames drawn), and the page's
-// JavaScript heap through EXPANSIONS expansions and collapses.
+// graph of the wide call (key to frames drawn), the flame graph of MIXED's
+// first thread, and the page's JavaScript heap through EXPANSIONS
+// expansions and collapses; with the load averages at the start and end.
 
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 
@@ -24,7 +26,7 @@ const browser = await chromium.launch({
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
     '--enable-precise-memory-info'],
 });
-const figures = {};
+const figures = { loadAtStart: loadavg() };
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(120_000);
@@ -68,6 +70,16 @@ try {
   const scrolled = await page.waitForFunction(() => Number(document.querySelector('#tree .row')?.dataset.index) > 1000
     && !document.querySelector('#tree .row.loading') && performance.now(), null, { polling: 'raf' });
   figures.scrollToMiddleMs = (await scrolled.jsonValue()) - scrollStart;
+  // The flame graph of the wide call (still selected), from the key to
+  // its frames drawn.
+  await page.focus('#tree');
+  const wideFlameStart = await page.evaluate(() => performance.now());
+  await page.keyboard.press('f');
+  const wideFlamed = await page.waitForFunction(() => document.querySelector('#flame .frame')
+    && !document.querySelector('#flame-pane').dataset.busy && performance.now(), null, { polling: 'raf' });
+  figures.flameOfWideCallMs = (await wideFlamed.jsonValue()) - wideFlameStart;
+  figures.wideCallTracepoints = await page.$eval('#flame .frame', (frame) => Number(frame.dataset.total));
+  await page.keyboard.press('Escape');
   // Calls of the mixed trace expanded depth first, one in four collapsed
   // again, the heap read every hundred.
   await page.goto(`${url}#${new URLSearchParams({ trace: mixed })}`);
@@ -109,6 +121,7 @@ try {
   figures.heapAfterMB = await heap();
   figures.rowsInPage = await page.$$eval('#tree .row', (rows) => rows.length);
   figures.domNodes = await page.evaluate(() => document.getElementsByTagName('*').length);
+  figures.loadAtEnd = loadavg();
   process.stdout.write(`${JSON.stringify(figures, null, 1)}\n`);
 } finally {
   await browser.close();

@@ -226,6 +226,11 @@ try {
     const row = document.querySelector('#tree .row.selected');
     return row && !row.classList.contains('loading') && row.dataset.handle && !row.dataset.handle.startsWith('thread:');
   });
+  // The engine's flame graph walks asked for.
+  let flameWalks = 0;
+  flame.on('request', (request) => {
+    if (request.method() === 'POST' && request.postData()?.includes('"trace/flame"')) flameWalks++;
+  });
   await flame.keyboard.press('f');
   const drawnFrames = async () => {
     await flame.waitForFunction(() => document.querySelectorAll('#flame .frame').length > 0
@@ -236,6 +241,7 @@ try {
       total: Number(e.dataset.total),
       left: parseFloat(e.style.left),
       width: parseFloat(e.style.width),
+      other: Number(e.dataset.other),
       above: e.classList.contains('above'),
     })));
   };
@@ -267,6 +273,12 @@ try {
     && frames.some((g) => g.path.startsWith(f.path.slice(0, -1) + ',')))
     .sort((a, b) => b.total - a.total)[0];
   assert.ok(zoomTarget, 'a frame to zoom into');
+  // The summary drawn at the root's scale resolves the frame (every frame
+  // under it a pixel wide once it spans the view) only when nothing under
+  // it was left out: else the engine walks again, once.
+  const leftOut = frames.some((f) => f.other > 0
+    && (f.path === zoomTarget.path || f.path.startsWith(zoomTarget.path.slice(0, -1) + ',')));
+  const walksBefore = flameWalks;
   await flame.click(`#flame .frame[data-index="${zoomTarget.index}"]`);
   await flame.waitForFunction((path) => {
     const zoomed = document.querySelector('#flame .frame:not(.above)');
@@ -278,7 +290,31 @@ try {
   assert.equal(zoomed.width, graphWidth, 'the frame zoomed into spans the view');
   assert.ok(frames.some((f) => f.above && f.path === flameRoot), 'its ancestors stay above it');
   await checkView(frames, zoomTarget.path);
+  const zoomedFrom = await flame.$eval('#flame-pane', (e) => e.dataset.zoomedFrom);
+  assert.equal(zoomedFrom, leftOut ? 'walk' : 'summary', 'zoomed from the summary only when it resolves the frame');
+  assert.equal(flameWalks - walksBefore, zoomedFrom === 'walk' ? 1 : 0, 'a walk only when zoomed by one');
   checkNotBlank(await flame.screenshot({ path: `${config.shots}/flame-zoomed.png` }), 'the zoomed flame graph');
+  // The link names the trace, the node, the flame graph and the zoom: a
+  // fresh page opened on it shows the same frames.
+  const link = new URLSearchParams(new URL(flame.url()).hash.slice(1));
+  assert.equal(link.get('trace'), config.mixed.name);
+  assert.equal(link.get('flame'), '1');
+  assert.ok(link.get('node'), 'the link names the node');
+  assert.deepEqual(JSON.parse(link.get('zoom')), JSON.parse(zoomTarget.path));
+  const fromLink = await browser.newPage({ viewport: { width: 1280, height: 760 } });
+  fromLink.setDefaultTimeout(PATIENCE);
+  fromLink.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  await fromLink.goto(flame.url());
+  await fromLink.waitForFunction((path) => {
+    const zoomed = document.querySelector('#flame .frame:not(.above)');
+    return zoomed?.dataset.path === path && !document.querySelector('#flame-pane').dataset.busy
+      && document.querySelector('#tree-pane').hidden;
+  }, zoomTarget.path);
+  const framesFromLink = await fromLink.$$eval('#flame .frame', (elements) => elements
+    .map((e) => `${e.dataset.path} ${e.dataset.total} ${e.classList.contains('above')}`).sort());
+  assert.deepEqual(framesFromLink, frames.map((f) => `${f.path} ${f.total} ${f.above}`).sort(), 'the link shows the same frames');
+  checkNotBlank(await fromLink.screenshot({ path: `${config.shots}/flame-link.png` }), 'the flame graph\'s link');
+  await fromLink.close();
   // The sandwich of the frame zoomed into.
   const method = JSON.parse(zoomTarget.path).at(-1);
   await flame.click('#flame-sandwich');
@@ -305,6 +341,15 @@ try {
     assert.equal(frame.total, callees.get(frame.path), `the callee ${frame.path}`);
   }
   checkNotBlank(await flame.screenshot({ path: `${config.shots}/sandwich.png` }), 'the sandwich');
+  // Back to the root: the finer summary resolves it, no walk.
+  const walksAtRoot = flameWalks;
+  await flame.click(`#flame .frame.above[data-path='${flameRoot.replaceAll("'", "\\'")}']`);
+  await flame.waitForFunction((path) => document.querySelector('#flame .frame:not(.above)')?.dataset.path === path
+    && !document.querySelector('#flame .frame.above'), flameRoot);
+  assert.equal(await flame.$eval('#flame-pane', (e) => e.dataset.zoomedFrom), 'summary', 'the root zoomed from the summary');
+  assert.equal(flameWalks, walksAtRoot, 'no walk to zoom out');
+  await checkView(await drawnFrames(), flameRoot);
+  assert.ok(!new URL(flame.url()).hash.includes('zoom='), 'the link at the root names no zoom');
 
   // 6. A diff trace: `]` from the top steps through its changes in the
   // order `tracetree search --diff` lists them (threads ascending, each in

@@ -1,0 +1,142 @@
+//! A flame graph whose one walk (a thread's, a node's) is cut into parts
+//! on several cores is the one walk's, frame for frame and field for
+//! field: on generated traces of wide, deep and mixed calls, for threads
+//! and nodes, pruned or whole, and past `max_paths`.
+
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::generate::{GenerateOptions, Shape, generate_file};
+use crate::read::WalkDetail;
+
+/// A one-thread trace of `shape` and about `size` bytes in `dir`.
+fn generated(dir: &Path, shape: Shape, size: u64) -> PathBuf {
+    let path = dir.join(format!("{shape}.trace"));
+    let options = GenerateOptions {
+        threads: 1,
+        block_size: Some(64 * 1024),
+        ..GenerateOptions::new(size, shape)
+    };
+    generate_file(&path, &options, |_| {}).unwrap();
+    path
+}
+
+fn pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap()
+}
+
+fn every_frame(node: Option<LazyNode>) -> FlameOptions {
+    FlameOptions {
+        node,
+        min_fraction: 0.0,
+        max_frames: FlameOptions::MAX_FRAMES,
+        ..FlameOptions::default()
+    }
+}
+
+/// Whether the walk `options` names is cut (not left whole).
+fn cut(reader: &LazyTraceReader, options: &FlameOptions) -> bool {
+    pool().install(|| {
+        let scope = Scope::new(reader, options).unwrap();
+        let frames = Frames::default();
+        let [walk] = scope.walks.as_slice() else {
+            panic!("one walk expected");
+        };
+        let root = scope
+            .root_frame(reader, &mut FrameCache::new(&frames), walk)
+            .unwrap();
+        cut_walk(reader, walk, &frames, root, options, &|_| {})
+            .unwrap()
+            .is_some()
+    })
+}
+
+/// The cut walk's summary equals the one walk's; returns it.
+fn same(reader: &LazyTraceReader, options: &FlameOptions) -> FlameGraph {
+    let walked = AtomicUsize::new(0);
+    let progress = |n: u64| {
+        walked.fetch_add(n as usize, Ordering::Relaxed);
+    };
+    let parallel = pool().install(|| flame_graph(reader, options, &progress, true).unwrap());
+    let serial = flame_graph(reader, options, &|_| {}, false).unwrap();
+    assert_eq!(parallel, serial);
+    // Where the parts' tries reach `max_paths` together, the one walk
+    // runs after the cut one.
+    let walked = walked.into_inner() as u64;
+    match cut(reader, options) {
+        true => assert_eq!(walked, parallel.tracepoints),
+        false => assert!(walked >= parallel.tracepoints),
+    }
+    parallel
+}
+
+#[test]
+fn a_thread_cut_into_parts_gives_the_one_walk_s_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    // Mixed: runs of siblings (the thread's call is over 4 MiB); wide: one
+    // call of leaves, cut by child number; deep: recursion below the cuts.
+    for (shape, size) in [
+        (Shape::Mixed, 12 << 20),
+        (Shape::Wide, 3 << 20),
+        (Shape::Deep, 6 << 20),
+    ] {
+        let reader = LazyTraceReader::open(generated(dir.path(), shape, size)).unwrap();
+        for options in [every_frame(None), FlameOptions::default()] {
+            assert!(cut(&reader, &options), "{shape}: the walk was not cut");
+            let graph = same(&reader, &options);
+            assert!(graph.frames.len() > 1, "{shape}");
+            assert!(!graph.truncated);
+        }
+    }
+}
+
+#[test]
+fn a_node_cut_into_parts_gives_the_one_walk_s_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shape, size) in [(Shape::Mixed, 12 << 20), (Shape::Wide, 3 << 20)] {
+        let reader = LazyTraceReader::open(generated(dir.path(), shape, size)).unwrap();
+        let thread = reader.thread_ids()[0];
+        let root = reader.roots(thread).unwrap()[0];
+        let options = every_frame(Some(root));
+        assert!(
+            cut(&reader, &options),
+            "{shape}: the node's walk was not cut"
+        );
+        same(&reader, &options);
+        // A call a few levels down, with children of its own.
+        let mut inner = None;
+        reader
+            .walk_subtree(root, WalkDetail::Headers, |walked| {
+                if walked.depth >= 2 && walked.header.tracepoint_type.is_container() {
+                    inner = Some(walked.node);
+                }
+                Ok(inner.is_none())
+            })
+            .unwrap();
+        if let Some(inner) = inner {
+            same(&reader, &every_frame(Some(inner)));
+        }
+    }
+}
+
+#[test]
+fn past_max_paths_the_cut_walk_gives_the_one_walk_s_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let reader = LazyTraceReader::open(generated(dir.path(), Shape::Mixed, 12 << 20)).unwrap();
+    let whole = same(&reader, &every_frame(None));
+    let paths = whole.frames.len();
+    // Exactly enough for the one walk: the parts' tries, in flight
+    // together, may need more; either way the graphs agree.
+    for max_paths in [paths - 1, paths, paths + 1, paths / 2, 7, 1] {
+        let options = FlameOptions {
+            max_paths,
+            ..every_frame(None)
+        };
+        let graph = same(&reader, &options);
+        assert_eq!(graph.truncated, max_paths < paths - 1, "{max_paths}");
+        assert_eq!(graph.total(), whole.total());
+    }
+}
