@@ -29,7 +29,7 @@
 //! - **Rebuild.** A missing or broken index is rebuilt by the parallel
 //!   rebuild (`read::rebuild`) in windows into an unlinked scratch index,
 //!   then loaded like the recorder's; only when no scratch file can be
-//!   written do the lookups stay on the heap (`index::rebuild_lookup`).
+//!   written do the lookups stay on the heap (`rebuild::rebuild_lookup`).
 //! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
 //!   (`lookup/sidecar/`) when a sidecar directory is given, else to a
 //!   scratch file, and mapped back; a first open with the index defers it
@@ -54,8 +54,8 @@ use crate::read::lookup::sidecar::{
 };
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
-    rebuild_lookup, rebuild_to_scratch, stopped,
 };
+use crate::read::rebuild::{rebuild_lookup, rebuild_to_scratch, stopped};
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use crate::storage::{FileAccess, TraceBytes};
 use crate::storage::{Reads, Resident};

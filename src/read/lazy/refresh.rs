@@ -7,7 +7,7 @@
 //! recorder's, and its data often runs ahead of its index. The growing view
 //! is the data up to the last block the index lists whole, and the index up
 //! to the cell of the first block not in the data yet
-//! (`lookup::extend::growing_view`): whole blocks only, each with its
+//! (`rebuild::extend::growing_view`): whole blocks only, each with its
 //! cells, opened as that prefix of the files would open (calls not finished
 //! yet end at their thread's end), no sidecar read or written. An index with
 //! its footer means the trace is complete: the view is the whole files.
@@ -36,8 +36,8 @@ use rustc_hash::FxHasher;
 use super::*;
 use crate::format::index::CELL_LEN;
 use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, check_file_header};
-use crate::read::lookup::extend::growing_view;
 use crate::read::lookup::{IndexStatus, index_path};
+use crate::read::rebuild::growing_view;
 use crate::read::{BlockInfo, LoadReport};
 
 /// What a [`LazyTraceReader::refresh`] did.

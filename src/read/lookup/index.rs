@@ -138,7 +138,7 @@ pub(crate) fn load_index(
 /// the index): the blocks must cover the data up to them.
 // Long: one pass over the cells; every case updates the pass's running
 // state (the current list, its run, the lengths so far).
-pub(super) fn load_index_until(
+pub(crate) fn load_index_until(
     data: &TraceBytes,
     index: TraceBytes,
     window: Option<u64>,
@@ -350,7 +350,7 @@ pub(super) fn load_index_until(
 /// the `BLOCK_END`: a cell that points a few bytes into an object can read
 /// as the right kind and id (the high byte of a small thread id is a
 /// `THREAD_NAME` kind byte).
-pub(super) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64) -> bool {
+pub(crate) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64) -> bool {
     let block = blocks
         .partition_point(|block| block.start.0 <= offset)
         .checked_sub(1)
@@ -461,7 +461,7 @@ fn cell_steps(cells: &[RawIndexCell], index: &TraceBytes, release: bool) -> Vec<
 }
 
 /// Whether container cell `raw`'s range lies inside a stream of `len` bytes.
-pub(super) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
+pub(crate) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
     let (start, end) = (raw.start.get(), raw.end.get());
     start > 0 && start <= end && (end as u64) < len
 }
