@@ -25,7 +25,7 @@ use tracetree::common::ThreadId;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
-    index_path, sidecar_path,
+    index_path,
 };
 use tracetree::tree::{TraceTree, WalkStep};
 
@@ -101,7 +101,10 @@ fn lazy(c: &mut Criterion) {
         b.iter_with_large_drop(|| no_sidecar().open(&path).unwrap())
     });
     // The sidecar: written once (timed here), then used by every open.
-    let _ = std::fs::remove_file(sidecar_path(&support::sidecar_dir(), &path));
+    let _ = std::fs::remove_file(LazyTraceReader::sidecar_path(
+        &support::sidecar_dir(),
+        &path,
+    ));
     let started = std::time::Instant::now();
     let first = support::with_sidecar().open(&path).unwrap();
     let written = started.elapsed();
@@ -113,9 +116,12 @@ fn lazy(c: &mut Criterion) {
     eprintln!(
         "first open writing the sidecar: {:.0} ms; sidecar {} bytes",
         written.as_secs_f64() * 1e3,
-        std::fs::metadata(sidecar_path(&support::sidecar_dir(), &path))
-            .unwrap()
-            .len()
+        std::fs::metadata(LazyTraceReader::sidecar_path(
+            &support::sidecar_dir(),
+            &path
+        ))
+        .unwrap()
+        .len()
     );
     assert!(
         support::with_sidecar()

@@ -76,19 +76,19 @@ fn refresh(c: &mut Criterion) {
     let first_build = start.elapsed().as_secs_f64();
     append(&path, &data[old_end as usize + 1..=grown_end as usize]);
     append(&idx, &index[old_index..grown_index]);
-    let refreshed = old.refresh().unwrap().unwrap();
+    let (refreshed, report) = old.refresh().unwrap().unwrap();
     // A refreshed reader builds its threads' container tables on first
     // use, from all their cells, as an opened one does.
     let start = std::time::Instant::now();
-    refreshed.reader.build_lookups();
+    refreshed.build_lookups();
     eprintln!(
         "refresh of {} MB of data: {:?}; {} blocks, {} containers, {} unfinished; \
          then its tables built in {:.3} s (the old view's: {first_build:.3} s)",
         grown_end / MB,
-        refreshed.report,
-        refreshed.reader.report().blocks,
-        refreshed.reader.report().containers,
-        refreshed.reader.report().data.unfinished_containers,
+        report,
+        refreshed.report().blocks,
+        refreshed.report().containers,
+        refreshed.report().data.unfinished_containers,
         start.elapsed().as_secs_f64(),
     );
     drop(refreshed);

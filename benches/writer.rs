@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, Object, decode_block};
+use tracetree::lowlevel::{BlockStep, Object};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::read::index_path;
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
@@ -54,7 +54,7 @@ fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     loop {
         let mut index = 0;
-        let step = decode_block::<Object<'_>>(bytes, at, |thread| {
+        let step = BlockStep::<Object<'_>>::decode(bytes, at, |thread| {
             index = match threads.iter().position(|t| t.thread == thread) {
                 Some(index) => index,
                 None => {

@@ -14,5 +14,5 @@ pub use crate::format::Object;
 pub use crate::format::bytes::ByteReader;
 pub use crate::format::index::parse_index;
 pub use crate::import::flow::{FlowDamage, FlowDecoder, FlowEvent};
-pub use crate::read::block::{BlockStep, decode_block};
-pub use crate::read::rebuild::{RebuiltIndex, rebuild_index_windowed};
+pub use crate::read::block::BlockStep;
+pub use crate::read::rebuild::RebuiltIndex;

@@ -105,18 +105,10 @@ pub struct Hit {
 /// What a search found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchResult {
-    /// The hits kept: threads ascending, each in event order.
+    /// The hits kept: threads ascending, each in event order (none from
+    /// [`search_each`], which hands them over).
     pub hits: Vec<Hit>,
     /// Every hit, kept or not.
-    pub total: u64,
-    /// Tracepoints looked at.
-    pub scanned: u64,
-}
-
-/// What a search that handed its hits over counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SearchCounts {
-    /// Every hit, handed over or not.
     pub total: u64,
     /// Tracepoints looked at.
     pub scanned: u64,
@@ -144,11 +136,7 @@ pub fn search(
         let room = options.max.saturating_sub(hits.len());
         hits.extend(thread.into_iter().take(room));
     }
-    Ok(SearchResult {
-        hits,
-        total: counts.total,
-        scanned: counts.scanned,
-    })
+    Ok(SearchResult { hits, ..counts })
 }
 
 /// [`search`] as a stream: each hit is handed to `on_hit` as soon as its
@@ -163,7 +151,7 @@ pub fn search_each(
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
     on_hit: &(dyn Fn(Hit) + Sync),
-) -> Result<SearchCounts> {
+) -> Result<SearchResult> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -208,7 +196,7 @@ pub fn search_each(
             Ok(true)
         },
     )?;
-    let mut counts = SearchCounts::default();
+    let mut counts = SearchResult::default();
     for thread in per_thread {
         counts.total += thread.total;
         counts.scanned += thread.scanned;
@@ -249,7 +237,8 @@ pub fn find(
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (thread, nodes, above) = match from {
+    type Nodes<'r> = Box<dyn Iterator<Item = Result<(LazyNode, usize)>> + 'r>;
+    let (thread, nodes, above): (_, Nodes<'_>, _) = match from {
         SearchFrom::Before(node) => {
             let above = reader.ancestors(node)?;
             return find_previous(
@@ -273,11 +262,17 @@ pub fn find(
             let last = last_below(reader, root, &mut above)?;
             return find_previous(reader, thread, above, last, true, options);
         }
-        SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
+        SearchFrom::ThreadStart(thread) => {
+            (thread, Box::new(reader.thread_nodes(thread)), Vec::new())
+        }
         SearchFrom::After(node) => {
             let mut above = reader.ancestors(node)?;
             above.push(node);
-            (reader.node_thread(node), reader.following(node)?, above)
+            (
+                reader.node_thread(node),
+                Box::new(reader.following(node)?),
+                above,
+            )
         }
     };
     let (pattern, wanted, options) = one_hit(reader, options)?;

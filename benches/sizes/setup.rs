@@ -63,7 +63,7 @@ pub fn first_open_link(mixed: &Path) -> (PathBuf, PathBuf) {
         let _ = std::fs::remove_file(&to);
         std::os::unix::fs::symlink(from, to).unwrap();
     }
-    let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
+    let sidecar = tracetree::LazyTraceReader::sidecar_path(&support::sidecar_dir(), &linked);
     (linked, sidecar)
 }
 

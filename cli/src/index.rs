@@ -6,7 +6,7 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::read::RebuildOptions;
-use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
+use tracetree::read::{IndexCheck, IndexProblem, index_path};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
 
@@ -33,11 +33,11 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     bar.set_message("rebuilding index");
     let progress = |bytes| bar.inc(bytes);
     if check {
-        let check = check_index(file, options, &progress);
+        let check = options.check_index(file, &progress);
         bar.finish_and_clear();
         return report_check(&index_path(file), check?, out);
     }
-    let written = write_index(file, &index_path(file), options, &progress);
+    let written = options.write_index(file, &index_path(file), &progress);
     bar.finish_and_clear();
     let written = written?;
     let unfinished = written.outcome.unfinished.len();

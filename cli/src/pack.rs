@@ -7,7 +7,7 @@ use std::path::Path;
 
 use indicatif::ProgressBar;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{index_path, write_index};
+use tracetree::read::index_path;
 use tracetree::storage::packed::PackedTrace;
 use tracetree::{Error, Result};
 
@@ -34,9 +34,7 @@ pub fn run(
         scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
         index = scratch.path().join("trace.idx");
         let bar = ProgressBar::new_spinner().with_message("rebuilding the missing index");
-        let written = write_index(&trace.path, &index, RebuildOptions::default(), &|_| {
-            bar.tick()
-        });
+        let written = RebuildOptions::default().write_index(&trace.path, &index, &|_| bar.tick());
         bar.finish_and_clear();
         written?;
         eprintln!(

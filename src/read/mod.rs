@@ -30,16 +30,13 @@ mod visit;
 pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
-    LazyTraceReader, NodeData, NodeHandle, PreOrder, RefreshReport, Refreshed, ThreadInfo,
-    WalkDetail, WalkNode,
+    LazyTraceReader, NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
-pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
+pub use lookup::block_table::BlockInfo;
 pub use lookup::index::{IndexReport, index_path};
 pub use lookup::problem::{IndexProblem, IndexStatus};
-pub use lookup::sidecar::{
-    SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
-};
-pub use rebuild::{IndexCheck, WrittenIndex, check_index, write_index};
+pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
+pub use rebuild::{IndexCheck, WrittenIndex};
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, SidecarOutcome,
-    SidecarPolicy, SidecarProblem, index_path, sidecar_path,
+    SidecarPolicy, SidecarProblem, index_path,
 };
 
 use tracetree_testkit::lazy::{
@@ -208,7 +208,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
             .sidecar(SidecarPolicy::Off)
             .open(&path)
             .unwrap();
-        let blocks = reader.block_table().blocks().to_vec();
+        let blocks = reader.blocks().to_vec();
         let block = blocks[blocks.len() / 2];
         drop(reader);
         assert_rejected_after(&path, |path| {
@@ -226,7 +226,7 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
         .sidecar(SidecarPolicy::Off)
         .open(&path)
         .unwrap();
-    let block = reader.block_table().blocks()[1];
+    let block = reader.blocks()[1];
     drop(reader);
     assert_rejected_after(&path, |path| {
         let mtime = fs::metadata(path).unwrap().modified().unwrap();
@@ -544,7 +544,7 @@ fn a_sidecar_directory_keeps_within_its_budget() {
     };
     let sidecars: Vec<PathBuf> = traces
         .iter()
-        .map(|trace| sidecar_path(&lookups, trace))
+        .map(|trace| LazyTraceReader::sidecar_path(&lookups, trace))
         .collect();
     for (i, trace) in traces.iter().enumerate() {
         let reader = options().open(trace).unwrap();

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracetree::TraceBytes;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
-use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -94,13 +94,14 @@ fn assert_windows_agree(
     let progress = |bytes| {
         done.fetch_add(bytes, Ordering::Relaxed);
     };
-    let outcome = rebuild_index_windowed(data, options, window, &progress, &mut |window, range| {
-        assert_eq!(range.start, covered, "{name}: windows follow one another");
-        covered = range.end;
-        cells.extend(window.iter().copied());
-        Ok(())
-    })
-    .unwrap();
+    let outcome = options
+        .rebuild_windowed(data, window, &progress, &mut |window, range| {
+            assert_eq!(range.start, covered, "{name}: windows follow one another");
+            covered = range.end;
+            cells.extend(window.iter().copied());
+            Ok(())
+        })
+        .unwrap();
     let what = format!("{name} in windows of {window} with {options:?}");
     assert!(cells.iter().eq(whole.cells.iter()), "{what}: cells");
     assert_eq!(outcome.unfinished, whole.unfinished, "{what}");

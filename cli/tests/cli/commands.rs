@@ -640,7 +640,7 @@ fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
     let reader = tracetree::read::LazyOptions::default()
         .open(&trace)
         .unwrap();
-    let blocks = reader.block_table().blocks();
+    let blocks = reader.blocks();
     let middle = blocks[blocks.len() / 2].start;
     drop(reader);
     let mut flipped = data.clone();

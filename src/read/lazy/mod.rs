@@ -56,16 +56,16 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 pub use cache::{CacheStats, ContentRange, NodeData};
-pub use iterate::{Children, NodeHandle, PreOrder};
+pub use iterate::{Children, NodeHandle};
 pub use navigate::ChildCount;
 pub use open::LazyOptions;
-pub use refresh::{RefreshReport, Refreshed};
+pub use refresh::RefreshReport;
 
 use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointName, TracepointType};
-use crate::read::lookup::block_table::BlockTable;
+use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::containers::{CellView, ContainerTable, Run};
 use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
@@ -264,9 +264,9 @@ impl LazyTraceReader {
         &self.context
     }
 
-    /// The blocks of every thread.
-    pub fn block_table(&self) -> &BlockTable {
-        &self.lookup.blocks
+    /// The blocks of every thread, in file order.
+    pub fn blocks(&self) -> &[BlockInfo] {
+        self.lookup.blocks.blocks()
     }
 
     /// The threads, ascending by id.

@@ -187,7 +187,7 @@ impl LazyOptions {
     }
 
     /// Whether to use and write the lookup sidecar
-    /// ([`sidecar_path`](crate::read::sidecar_path())); default read-write.
+    /// ([`LazyTraceReader::sidecar_path`]); default read-write.
     /// Where none can be written (no [`sidecar_dir`](Self::sidecar_dir), a
     /// read-only one, or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
     /// scratch file instead, mapped so that they are not on the heap;
@@ -199,7 +199,7 @@ impl LazyOptions {
     }
 
     /// Where sidecars are kept between opens: `Some(dir)` keeps each
-    /// trace's sidecar in `dir` ([`sidecar_path`](crate::read::sidecar_path())),
+    /// trace's sidecar in `dir` ([`LazyTraceReader::sidecar_path`]),
     /// so that later opens of an unchanged trace map it instead of
     /// building the lookups again; the oldest sidecars there are removed
     /// once they add up to more than the
@@ -672,6 +672,15 @@ impl OnDisk {
 }
 
 impl LazyTraceReader {
+    /// The lookup sidecar of the data file `data` in the sidecar directory
+    /// `dir`: `NAME-HASH.ttlookup`, where `NAME` is the data file's name
+    /// (made safe for a file name) and `HASH` a fixed 64-bit hash of its
+    /// canonical path, so that each trace has one place and a moved or
+    /// replaced trace is told apart by the sidecar's stamps, not its name.
+    pub fn sidecar_path(dir: &Path, data: &Path) -> std::path::PathBuf {
+        sidecar_path(dir, data)
+    }
+
     /// What a sidecar of this reader records besides the lookups.
     pub(super) fn summary(&self) -> Summary<'_> {
         Summary {

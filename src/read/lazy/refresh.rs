@@ -58,15 +58,6 @@ pub struct RefreshReport {
     pub reopened: Option<String>,
 }
 
-/// A reader refreshed over a grown trace, and what the refresh did.
-#[derive(Debug)]
-pub struct Refreshed {
-    /// The reader of the new view.
-    pub reader: LazyTraceReader,
-    /// What the refresh did.
-    pub report: RefreshReport,
-}
-
 /// What a reader of a growing view keeps to refresh.
 #[derive(Debug, Clone)]
 pub(super) struct Growing {
@@ -169,7 +160,7 @@ impl LazyTraceReader {
     /// reader are refused by the new one; their [`NodeHandle`]s carry
     /// over. Only for readers opened with [`LazyOptions::open_growing`]
     /// (or refreshed): others give [`Error::InvalidArgument`].
-    pub fn refresh(&self) -> Result<Option<Refreshed>> {
+    pub fn refresh(&self) -> Result<Option<(LazyTraceReader, RefreshReport)>> {
         let Some(growing) = &self.growing else {
             return Err(Error::invalid("reader", "only a growing view refreshes"));
         };
@@ -255,11 +246,11 @@ impl LazyTraceReader {
             ),
             ..(**growing).clone()
         }));
-        Ok(Some(Refreshed { reader, report }))
+        Ok(Some((reader, report)))
     }
 
     /// The view opened afresh, the report saying why.
-    fn reopen(&self, growing: &Growing, why: &str) -> Result<Refreshed> {
+    fn reopen(&self, growing: &Growing, why: &str) -> Result<(LazyTraceReader, RefreshReport)> {
         let reader = growing.options.open_growing(&growing.path)?;
         let lens = reader.growing.as_ref().map_or((0, 0), |g| g.view_lens);
         let report = RefreshReport {
@@ -269,6 +260,6 @@ impl LazyTraceReader {
             bytes_read: lens.0 + lens.1,
             reopened: Some(why.to_string()),
         };
-        Ok(Refreshed { reader, report })
+        Ok((reader, report))
     }
 }

@@ -20,7 +20,7 @@ use crate::read::rebuild::{
 };
 use crate::storage::{TraceBytes, write_derived_file_atomically};
 
-/// What [`write_index`] wrote.
+/// What [`RebuildOptions::write_index`] wrote.
 #[derive(Debug)]
 pub struct WrittenIndex {
     /// The index file (`FILE.idx`).
@@ -47,22 +47,36 @@ pub enum IndexCheck {
     Unjustified(IndexCell),
 }
 
-/// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `path` (the recorder's place is
-/// [`index_path`]`(data_path)`: `FILE.idx`), unsynced
-/// (`write_derived_file_atomically`: readers check an index and rebuild a
-/// damaged one). `progress` receives the bytes of data done.
-pub fn write_index(
-    data_path: &Path,
-    path: &Path,
-    options: RebuildOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<WrittenIndex> {
-    write_index_unnamed(data_path, path, options, progress).map_err(|e| e.in_file(data_path))
+impl RebuildOptions {
+    /// Rebuilds the index of the data file `data_path` and writes it
+    /// atomically to `path` (the recorder's place is
+    /// [`index_path`]`(data_path)`: `FILE.idx`), unsynced
+    /// (`write_derived_file_atomically`: readers check an index and rebuild
+    /// a damaged one). `progress` receives the bytes of data done.
+    pub fn write_index(
+        self,
+        data_path: &Path,
+        path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<WrittenIndex> {
+        write_index(data_path, path, self, progress).map_err(|e| e.in_file(data_path))
+    }
+
+    /// Rebuilds the index of the data file `data_path` in memory and
+    /// compares it with `FILE.idx`. `progress` receives the bytes of data
+    /// done.
+    pub fn check_index(
+        self,
+        data_path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<IndexCheck> {
+        check_index(data_path, self, progress)
+    }
 }
 
-/// [`write_index`], its errors not yet naming the data file.
-fn write_index_unnamed(
+/// [`RebuildOptions::write_index`], its errors not yet naming the data
+/// file.
+fn write_index(
     data_path: &Path,
     path: &Path,
     options: RebuildOptions,
@@ -90,9 +104,8 @@ fn write_index_unnamed(
     })
 }
 
-/// Rebuilds the index of the data file `data_path` in memory and compares
-/// it with `FILE.idx`. `progress` receives the bytes of data done.
-pub fn check_index(
+/// [`RebuildOptions::check_index`].
+fn check_index(
     data_path: &Path,
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),

@@ -46,7 +46,7 @@ use discover::*;
 use stitch::*;
 
 pub(crate) use extend::growing_view;
-pub use index_file::{IndexCheck, WrittenIndex, check_index, write_index};
+pub use index_file::{IndexCheck, WrittenIndex};
 pub(crate) use lookups::*;
 pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
 
@@ -104,7 +104,7 @@ impl RebuildOptions {
     /// (each with its stack and allocator arena) that wait for a core.
     pub const MAX_WORKERS_PER_CORE: usize = 4;
 
-    /// A window for [`rebuild_index_windowed`] that bounds its heap
+    /// A window for [`RebuildOptions::rebuild_windowed`] that bounds its heap
     /// without slowing it: 128 MiB of data, whose cells take ~24 bytes per
     /// container or reference object (about 20 MB for a mixed trace; the
     /// windows' chunks reserve a cell per 64 bytes, touched only as
@@ -306,17 +306,30 @@ pub struct RebuildOutcome {
     pub report: LoadReport,
 }
 
-/// Rebuilds the index of `data` one window of about `window` bytes of data
-/// at a time, so that the heap holds one window's cells, not the file's:
-/// each window is discovered in parallel and stitched onto the state the
-/// windows before it left (each thread's logical length and open
-/// containers), then its finished cells go to `sink` (in the streaming
-/// writer's order, each window's after the previous one's) with the range
-/// of data they cover, and are dropped. A window ends at the end of the
-/// block that straddles its nominal end; `sink` gets a window's cells
-/// while the next window is discovered. `window` of `u64::MAX` is one
-/// window: `rebuild_index_observed`.
-pub fn rebuild_index_windowed(
+impl RebuildOptions {
+    /// Rebuilds the index of `data` one window of about `window` bytes of
+    /// data at a time, so that the heap holds one window's cells, not the
+    /// file's: each window is discovered in parallel and stitched onto the
+    /// state the windows before it left (each thread's logical length and
+    /// open containers), then its finished cells go to `sink` (in the
+    /// streaming writer's order, each window's after the previous one's)
+    /// with the range of data they cover, and are dropped. A window ends at
+    /// the end of the block that straddles its nominal end; `sink` gets a
+    /// window's cells while the next window is discovered. `window` of
+    /// `u64::MAX` is one window.
+    pub fn rebuild_windowed(
+        self,
+        data: &[u8],
+        window: u64,
+        progress: &(dyn Fn(u64) + Sync),
+        sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
+    ) -> Result<RebuildOutcome> {
+        rebuild_index_windowed(data, self, window, progress, sink)
+    }
+}
+
+/// [`RebuildOptions::rebuild_windowed`].
+pub(crate) fn rebuild_index_windowed(
     data: &[u8],
     options: RebuildOptions,
     window: u64,

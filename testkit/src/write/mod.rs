@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, decode_block};
+use tracetree::lowlevel::BlockStep;
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind, parse_index};
 
 use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
@@ -508,7 +508,7 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
     let mut position = 0;
     let mut last_data_start: i64 = 0;
     loop {
-        match decode_block(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
+        match BlockStep::decode(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
             BlockStep::Block(block) => {
                 assert_eq!(
                     block.thread.get(),
