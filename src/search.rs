@@ -205,7 +205,7 @@ pub fn search_each(
     Ok(counts)
 }
 
-/// Where [`find`] starts looking, and which way.
+/// Where [`SearchFrom::find`] starts looking, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchFrom {
     /// At the first tracepoint of a thread, looking forward.
@@ -221,18 +221,25 @@ pub enum SearchFrom {
     ThreadEnd(ThreadId),
 }
 
-/// The nearest tracepoint from `from` in its thread's pre-order that
-/// `options` asks for (its `threads` and `max` aside), or `None` when the
-/// thread holds no more that way, or when `options.stop` was set (the
-/// caller knows which). Only that thread is looked at.
-///
-/// Forward, the nodes are visited through
-/// [`LazyTraceReader::following`], so a find-next costs the nodes between
-/// two hits, not a scan of the trace. Back, each step costs a node's place
-/// among its siblings ([`LazyTraceReader::position`]) or a call's last
-/// child, and each node looked at is matched with the calls above it, as
-/// forward.
-pub fn find(
+impl SearchFrom {
+    /// The nearest tracepoint from this place in its thread's pre-order that
+    /// `options` asks for (its `threads` and `max` aside), or `None` when the
+    /// thread holds no more that way, or when `options.stop` was set (the
+    /// caller knows which). Only that thread is looked at.
+    ///
+    /// Forward, the nodes are visited through
+    /// [`LazyTraceReader::following`], so a find-next costs the nodes between
+    /// two hits, not a scan of the trace. Back, each step costs a node's place
+    /// among its siblings ([`LazyTraceReader::position`]) or a call's last
+    /// child, and each node looked at is matched with the calls above it, as
+    /// forward.
+    pub fn find(self, reader: &LazyTraceReader, options: &SearchOptions) -> Result<Option<Hit>> {
+        find(reader, self, options)
+    }
+}
+
+/// [`SearchFrom::find`].
+fn find(
     reader: &LazyTraceReader,
     from: SearchFrom,
     options: &SearchOptions,

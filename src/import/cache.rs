@@ -39,8 +39,8 @@ pub struct TracePath {
 impl TracePath {
     /// The v22 trace for `input`: `input` itself unless it is a foreign
     /// trace; then its import in the per-user cache
-    /// ([`storage::cache_dir`](crate::storage::cache_dir)), made now when
-    /// absent or stale. `progress` receives the bytes of source read by an
+    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)), made
+    /// now when absent or stale. `progress` receives the bytes of source read by an
     /// import.
     pub fn for_input(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
         if foreign_format(input)?.is_none() {

@@ -29,8 +29,8 @@ mod visit;
 
 pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
-    CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
-    LazyTraceReader, NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
+    CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
+    NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
 pub use lookup::block_table::BlockInfo;
 pub use lookup::index::{IndexReport, index_path};

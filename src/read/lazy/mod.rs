@@ -55,7 +55,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-pub use cache::{CacheStats, ContentRange, NodeData};
+pub(crate) use cache::ContentRange;
+pub use cache::{CacheStats, NodeData};
 pub use iterate::{Children, NodeHandle};
 pub use navigate::ChildCount;
 pub use open::LazyOptions;

@@ -206,8 +206,8 @@ impl LazyOptions {
     /// [`sidecar_budget`](Self::sidecar_budget). `None` (the default) keeps
     /// none: each open writes its lookups to an unlinked scratch file.
     /// Nothing is ever written beside the trace.
-    /// [`storage::cache_dir`](crate::storage::cache_dir) is the per-user
-    /// cache directory the command line uses.
+    /// The command line uses the per-user cache directory
+    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)).
     pub fn sidecar_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.sidecar_dir = dir;
         self
