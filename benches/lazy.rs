@@ -25,7 +25,6 @@ use tracetree::common::ThreadId;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
-    index_path,
 };
 use tracetree::tree::{TraceTree, WalkStep};
 
@@ -82,7 +81,9 @@ fn lazy(c: &mut Criterion) {
         reader.thread_ids().len(),
         reader.report().blocks,
         reader.report().containers,
-        std::fs::metadata(index_path(&path)).unwrap().len(),
+        std::fs::metadata(LazyTraceReader::index_path(&path))
+            .unwrap()
+            .len(),
         reader.lookup_heap_bytes(),
     );
 

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::LazyTraceReader;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{IndexCheck, IndexProblem, index_path};
+use tracetree::read::{IndexCheck, IndexProblem};
 use tracetree::storage::TraceBytes;
 use tracetree::{Error, Result};
 
@@ -35,9 +36,9 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     if check {
         let check = options.check_index(file, &progress);
         bar.finish_and_clear();
-        return report_check(&index_path(file), check?, out);
+        return report_check(&LazyTraceReader::index_path(file), check?, out);
     }
-    let written = options.write_index(file, &index_path(file), &progress);
+    let written = options.write_index(file, &LazyTraceReader::index_path(file), &progress);
     bar.finish_and_clear();
     let written = written?;
     let unfinished = written.outcome.unfinished.len();

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
+use tracetree::LazyTraceReader;
 use tracetree::read::RebuildOptions;
-use tracetree::read::index_path;
 use tracetree::storage::packed::PackedTrace;
 use tracetree::{Error, Result};
 
@@ -26,7 +26,7 @@ pub fn run(
     let written = Output::file(output, force)?;
     let trace = cache.trace(file)?;
     cache.check_whole(&trace.path)?;
-    let mut index = index_path(&trace.path);
+    let mut index = LazyTraceReader::index_path(&trace.path);
     // A trace without its index gets one rebuilt into a temporary folder:
     // nothing is written beside the user's trace.
     let scratch;

@@ -3,6 +3,7 @@
 //! of unaligned big-endian fields.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use zerocopy::byteorder::{BigEndian, I32, I64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -142,6 +143,14 @@ impl IndexCells<'_> {
             .map(|(n, raw)| raw.decode(n))
             .collect()
     }
+}
+
+/// The index file of a data file: its path plus `.idx`
+/// ([`LazyTraceReader::index_path`](crate::read::LazyTraceReader::index_path)).
+pub(crate) fn index_path(data: &Path) -> PathBuf {
+    let mut path = data.as_os_str().to_owned();
+    path.push(".idx");
+    PathBuf::from(path)
 }
 
 /// Splits an index file into its cells. A file without a footer (a crashed

@@ -33,7 +33,8 @@ pub use lazy::{
     NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
 pub use lookup::block_table::BlockInfo;
-pub use lookup::index::{IndexReport, index_path};
+pub use lookup::index::IndexReport;
+pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};
 pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
 pub use rebuild::{IndexCheck, WrittenIndex};

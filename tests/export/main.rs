@@ -276,7 +276,7 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let (mut exported, mut failed) = (0, 0);
     for trace in testdata_traces() {
-        let index = tracetree::read::index_path(&trace);
+        let index = tracetree::LazyTraceReader::index_path(&trace);
         for (file, other) in [(&trace, &index), (&index, &trace)] {
             let bytes = std::fs::read(file).unwrap();
             let stride = (bytes.len() / 120).max(1);
@@ -285,9 +285,9 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
                 damaged[at] ^= 0xA5;
                 let copy = dir.path().join("damaged.trace");
                 let (damaged_path, other_path) = if file == &trace {
-                    (copy.clone(), tracetree::read::index_path(&copy))
+                    (copy.clone(), tracetree::LazyTraceReader::index_path(&copy))
                 } else {
-                    (tracetree::read::index_path(&copy), copy.clone())
+                    (tracetree::LazyTraceReader::index_path(&copy), copy.clone())
                 };
                 std::fs::write(&damaged_path, &damaged).unwrap();
                 std::fs::copy(other, &other_path).unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, SidecarOutcome,
-    SidecarPolicy, SidecarProblem, index_path,
+    SidecarPolicy, SidecarProblem,
 };
 
 use tracetree_testkit::lazy::{
@@ -22,8 +22,12 @@ use tracetree_testkit::synth::blocks_trace;
 fn copy_trace(trace: &Path, dir: &Path) -> PathBuf {
     let path = dir.join(trace.file_name().unwrap());
     fs::copy(trace, &path).unwrap();
-    if index_path(trace).exists() {
-        fs::copy(index_path(trace), index_path(&path)).unwrap();
+    if LazyTraceReader::index_path(trace).exists() {
+        fs::copy(
+            LazyTraceReader::index_path(trace),
+            LazyTraceReader::index_path(&path),
+        )
+        .unwrap();
     }
     path
 }
@@ -118,7 +122,7 @@ fn crashed_traces_keep_their_report_through_the_sidecar() {
         let dir = tempfile::tempdir().unwrap();
         let path = synth_trace(dir.path(), Some(Crash { half_written_block }));
         written_then_used(&path);
-        fs::remove_file(index_path(&path)).unwrap();
+        fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
         written_then_used(&path);
     }
 }
@@ -251,15 +255,15 @@ fn a_changed_index_makes_the_sidecar_stale() {
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
     assert_rejected_after(&path, |path| {
-        let mut index = fs::read(index_path(path)).unwrap();
+        let mut index = fs::read(LazyTraceReader::index_path(path)).unwrap();
         index.push(0);
-        fs::write(index_path(path), index).unwrap();
+        fs::write(LazyTraceReader::index_path(path), index).unwrap();
     });
     // A byte of the last cell flipped, mtime put back.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
     assert_rejected_after(&path, |path| {
-        let index = index_path(path);
+        let index = LazyTraceReader::index_path(path);
         let mtime = fs::metadata(&index).unwrap().modified().unwrap();
         let mut bytes = fs::read(&index).unwrap();
         let at = bytes.len() - 40;
@@ -270,13 +274,17 @@ fn a_changed_index_makes_the_sidecar_stale() {
     // Removed.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    assert_rejected_after(&path, |path| fs::remove_file(index_path(path)).unwrap());
+    assert_rejected_after(&path, |path| {
+        fs::remove_file(LazyTraceReader::index_path(path)).unwrap()
+    });
     // Appeared, where there was none.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    let index = fs::read(index_path(&path)).unwrap();
-    fs::remove_file(index_path(&path)).unwrap();
-    assert_rejected_after(&path, |path| fs::write(index_path(path), &index).unwrap());
+    let index = fs::read(LazyTraceReader::index_path(&path)).unwrap();
+    fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
+    assert_rejected_after(&path, |path| {
+        fs::write(LazyTraceReader::index_path(path), &index).unwrap()
+    });
     assert!(
         with_sidecar(&path)
             .open(&path)

@@ -137,7 +137,7 @@ fn rebuilt_index_equals_the_bundled_testdata_index() {
     for name in ["all-types", "multi-thread"] {
         let path = files::testdata(&format!("{name}.trace"));
         let data = std::fs::read(&path).unwrap();
-        let index = std::fs::read(tracetree::read::index_path(&path)).unwrap();
+        let index = std::fs::read(tracetree::LazyTraceReader::index_path(&path)).unwrap();
         assert_rebuilds_written(name, &data, &index);
     }
 }
@@ -175,7 +175,7 @@ fn rebuilt_index_equals_the_streaming_writers_index() {
     let summary = writer.close().unwrap();
     assert!(summary.blocks > 20, "{summary:?}");
     let data = std::fs::read(&path).unwrap();
-    let index = std::fs::read(tracetree::read::index_path(&path)).unwrap();
+    let index = std::fs::read(tracetree::LazyTraceReader::index_path(&path)).unwrap();
     assert_rebuilds_written("streamed", &data, &index);
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::print::{PrintOptions, print_trace};
-use tracetree::read::{LazyOptions, LazyTraceReader, index_path};
+use tracetree::read::{LazyOptions, LazyTraceReader};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 use tracetree_testkit::layout::CELL_LEN;
 use tracetree_testkit::lazy::assert_same_tree;
@@ -40,7 +40,7 @@ fn finished_trace(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     });
     writer.close().unwrap();
     let data = std::fs::read(&path).unwrap();
-    let index = std::fs::read(index_path(&path)).unwrap();
+    let index = std::fs::read(LazyTraceReader::index_path(&path)).unwrap();
     (data, index)
 }
 
@@ -98,7 +98,7 @@ fn a_refreshed_trace_reads_as_a_fresh_open_of_the_grown_files() {
     let (data, index) = finished_trace(dir.path());
     assert!(data.len() > 40 * 512, "{}", data.len());
     let path = dir.path().join("growing.trace");
-    let idx = index_path(&path);
+    let idx = LazyTraceReader::index_path(&path);
     // The first step: a few blocks.
     let (mut data_at, mut index_at) = (0, 0);
     let mut grow = |to: usize, lag: usize| {
@@ -172,7 +172,7 @@ fn a_shrunk_or_rewritten_trace_is_opened_again() {
     let dir = tempfile::tempdir().unwrap();
     let (data, index) = finished_trace(dir.path());
     let path = dir.path().join("growing.trace");
-    let idx = index_path(&path);
+    let idx = LazyTraceReader::index_path(&path);
     let half = data.len() / 2;
     std::fs::write(&path, &data[..half]).unwrap();
     std::fs::write(&idx, &index[..index_written(&data, &index, half)]).unwrap();

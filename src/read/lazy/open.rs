@@ -672,6 +672,12 @@ impl OnDisk {
 }
 
 impl LazyTraceReader {
+    /// The recorder's index file of the data file `data`: its path plus
+    /// `.idx`.
+    pub fn index_path(data: &Path) -> std::path::PathBuf {
+        index_path(data)
+    }
+
     /// The lookup sidecar of the data file `data` in the sidecar directory
     /// `dir`: `NAME-HASH.ttlookup`, where `NAME` is the data file's name
     /// (made safe for a file name) and `HASH` a fixed 64-bit hash of its

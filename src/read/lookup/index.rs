@@ -31,13 +31,14 @@
 //! scanning only where they can be (`Lookup::repair_all`).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::problem::{IndexProblem, IndexStatus};
 use super::table::Lookup;
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::format::ContextBuilder;
 use crate::format::bytes::ByteReader;
+pub(crate) use crate::format::index::index_path;
 use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::skip::skip_object;
@@ -47,13 +48,6 @@ use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::lookup::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
-
-/// The index file of a data file: its path plus `.idx`.
-pub fn index_path(data: &Path) -> PathBuf {
-    let mut path = data.as_os_str().to_owned();
-    path.push(".idx");
-    PathBuf::from(path)
-}
 
 /// How a trace's lookup structures were made, and what the data lacked.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -50,7 +50,8 @@ pub enum IndexCheck {
 impl RebuildOptions {
     /// Rebuilds the index of the data file `data_path` and writes it
     /// atomically to `path` (the recorder's place is
-    /// [`index_path`]`(data_path)`: `FILE.idx`), unsynced
+    /// [`LazyTraceReader::index_path`](crate::read::LazyTraceReader::index_path)`(data_path)`:
+    /// `FILE.idx`), unsynced
     /// (`write_derived_file_atomically`: readers check an index and rebuild
     /// a damaged one). `progress` receives the bytes of data done.
     pub fn write_index(
