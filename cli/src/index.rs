@@ -6,10 +6,10 @@ use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::LazyTraceReader;
+use tracetree::Result;
+use tracetree::read::IndexFile;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{IndexCheck, IndexProblem};
 use tracetree::storage::TraceBytes;
-use tracetree::{Error, Result};
 
 pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     // The rebuild reads the data without a zero-filled tail, and its
@@ -36,7 +36,7 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     if check {
         let check = options.check_index(file, &progress);
         bar.finish_and_clear();
-        return report_check(&LazyTraceReader::index_path(file), check?, out);
+        return report_check(check?, out);
     }
     let written = options.write_index(file, &LazyTraceReader::index_path(file), &progress);
     bar.finish_and_clear();
@@ -57,25 +57,14 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     Ok(())
 }
 
-/// Prints a matching index; a mismatch is the command's error.
-fn report_check(index: &Path, check: IndexCheck, out: &mut impl Write) -> Result<()> {
-    match check {
-        IndexCheck::Matches { cells, has_footer } => {
-            writeln!(
-                out,
-                "{}: ok ({cells} cells match the data{})",
-                index.display(),
-                if has_footer { "" } else { "; no footer" }
-            )?;
-            Ok(())
-        }
-        IndexCheck::Lacks(cell) => Err(Error::BrokenIndex {
-            index: Some(index.to_path_buf()),
-            problem: IndexProblem::Lacks(cell),
-        }),
-        IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex {
-            index: Some(index.to_path_buf()),
-            problem: IndexProblem::Unjustified(cell),
-        }),
-    }
+/// Prints a matching index (a mismatch is the check's error).
+fn report_check(check: IndexFile, out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "{}: ok ({} cells match the data{})",
+        check.path.display(),
+        check.cells,
+        if check.has_footer { "" } else { "; no footer" }
+    )?;
+    Ok(())
 }

@@ -37,7 +37,7 @@ pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};
 pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
-pub use rebuild::{IndexCheck, WrittenIndex};
+pub use rebuild::IndexFile;
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

@@ -46,7 +46,7 @@ use discover::*;
 use stitch::*;
 
 pub(crate) use extend::growing_view;
-pub use index_file::{IndexCheck, WrittenIndex};
+pub use index_file::IndexFile;
 pub(crate) use lookups::*;
 pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
 
