@@ -37,17 +37,22 @@
 //!
 //! Invariants: an open never writes beside the trace; a cell's start and
 //! event id, which cannot be checked without decoding, are checked when a
-//! lookup goes through them (`scopes.rs`).
+//! lookup goes through them (`nodes/scopes.rs`).
+
+mod refresh;
+
+pub(in crate::read::lazy) use refresh::Growing;
+pub use refresh::RefreshReport;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
-use super::*;
 use crate::error::{Error, Result};
 use crate::format::{DATA_MAGIC, check_file_header};
 use crate::read::LoadReport;
+use crate::read::lazy::*;
 use crate::read::lookup::sidecar::{
     self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
     Stamp, Summary, sidecar_path,
@@ -66,7 +71,7 @@ use cache::NodeCache;
 pub struct LazyOptions {
     cache_bytes: usize,
     index: IndexChoice,
-    pub(super) index_path: Option<PathBuf>,
+    pub(in crate::read::lazy) index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
     sidecar_dir: Option<PathBuf>,
     sidecar_budget: u64,
@@ -356,7 +361,7 @@ impl LazyOptions {
     /// The open, step by step: a valid sidecar answers everything; else
     /// the index is checked and repaired, or the lookups are rebuilt from
     /// the data; then the lookups are written to a sidecar and mapped back.
-    pub(super) fn build(
+    pub(in crate::read::lazy) fn build(
         &self,
         data: TraceBytes,
         index: std::result::Result<TraceBytes, IndexProblem>,
@@ -583,7 +588,7 @@ impl LazyOptions {
     /// tables mapped instead of held on the heap), with the report of
     /// `reader`; `reader` itself if the sidecar did not load, or if lookups
     /// resolved on demand would be lost.
-    pub(super) fn mapped_back(
+    pub(in crate::read::lazy) fn mapped_back(
         &self,
         reader: LazyTraceReader,
         loaded: std::result::Result<sidecar::LoadedSidecar, String>,
@@ -597,7 +602,7 @@ impl LazyOptions {
         }
     }
 
-    pub(super) fn reader(
+    pub(in crate::read::lazy) fn reader(
         &self,
         data: TraceBytes,
         mut lookup: Lookup,
@@ -648,7 +653,7 @@ fn trace_id(data: &TraceBytes, lookup: &Lookup) -> u32 {
 
 /// Where a trace opened from a path keeps its sidecar, and the stamps of
 /// its files taken before they were mapped.
-pub(super) struct OnDisk {
+pub(in crate::read::lazy) struct OnDisk {
     /// `None` without a sidecar directory.
     sidecar: Option<PathBuf>,
     stamped_at: u64,
@@ -657,7 +662,7 @@ pub(super) struct OnDisk {
 }
 
 impl OnDisk {
-    pub(super) fn files<'a>(
+    pub(in crate::read::lazy) fn files<'a>(
         &self,
         data: &'a TraceBytes,
         index: Option<&'a TraceBytes>,
@@ -672,6 +677,17 @@ impl OnDisk {
 }
 
 impl LazyTraceReader {
+    /// Opens the data file at `path` with its index `PATH.idx` and the
+    /// default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        LazyOptions::default().open(path)
+    }
+
+    /// Options for opening a reader.
+    pub fn options() -> LazyOptions {
+        LazyOptions::default()
+    }
+
     /// The recorder's index file of the data file `data`: its path plus
     /// `.idx`.
     pub fn index_path(data: &Path) -> std::path::PathBuf {
@@ -688,7 +704,7 @@ impl LazyTraceReader {
     }
 
     /// What a sidecar of this reader records besides the lookups.
-    pub(super) fn summary(&self) -> Summary<'_> {
+    pub(in crate::read::lazy) fn summary(&self) -> Summary<'_> {
         Summary {
             status: &self.report.status,
             references: self.report.references,

@@ -18,9 +18,9 @@
 //! subtree, [`LazyTraceReader::walk_subtree`] reads the stream once and is
 //! faster; these serve a few steps at a time.
 
-use super::{LazyNode, LazyTraceReader};
 use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
+use crate::read::lazy::{LazyNode, LazyTraceReader};
 
 /// Children asked of the reader at a time.
 const ITERATOR_PAGE: usize = 256;

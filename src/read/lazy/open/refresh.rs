@@ -25,7 +25,7 @@
 //! the lookups cannot be extended (rebuilt, distrusted), the refresh opens
 //! the view afresh and says why ([`RefreshReport::reopened`]). Nodes of the
 //! older reader are refused by the new one (another trace id);
-//! [`NodeHandle`](super::NodeHandle)s carry over. A file truncated under a
+//! [`NodeHandle`](crate::read::NodeHandle)s carry over. A file truncated under a
 //! mapped reader faults when lost pages are read; read it with
 //! [`FileAccess::Read`](crate::storage::FileAccess) to get errors instead.
 
@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHasher;
 
-use super::*;
 use crate::format::index::CELL_LEN;
 use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, check_file_header};
+use crate::read::lazy::*;
 use crate::read::lookup::{IndexStatus, index_path};
 use crate::read::rebuild::growing_view;
 use crate::read::{BlockInfo, LoadReport};
@@ -60,7 +60,7 @@ pub struct RefreshReport {
 
 /// What a reader of a growing view keeps to refresh.
 #[derive(Debug, Clone)]
-pub(super) struct Growing {
+pub(in crate::read::lazy) struct Growing {
     options: LazyOptions,
     path: PathBuf,
     index_path: PathBuf,
