@@ -8,7 +8,7 @@ use tracetree::FORMAT_VERSION;
 use tracetree::LazyTraceReader;
 use tracetree::Result;
 use tracetree::common::ThreadId;
-use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::IndexCell;
 use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;
 use tracetree::read::lazy::WalkDetail;
@@ -196,7 +196,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     };
     match index_bytes {
         None => writeln!(out, "index: missing ({})", index.display())?,
-        Some(bytes) => match parse_index(bytes.as_slice()) {
+        Some(bytes) => match IndexCell::parse_file(bytes.as_slice()) {
             Ok(cells) => writeln!(
                 out,
                 "index: {} ({} cells, {}; not used by the eager loader)",

@@ -153,9 +153,17 @@ pub(crate) fn index_path(data: &Path) -> PathBuf {
     PathBuf::from(path)
 }
 
-/// Splits an index file into its cells. A file without a footer (a crashed
-/// recorder's) yields every complete cell and `has_footer == false`.
-pub fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
+impl IndexCell {
+    /// Splits an index file into its cells, read in place. A file without
+    /// a footer (a crashed recorder's) yields every complete cell and
+    /// `has_footer == false`.
+    pub fn parse_file(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
+        parse_index(bytes)
+    }
+}
+
+/// [`IndexCell::parse_file`].
+pub(crate) fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
     crate::format::check_file_header(bytes, INDEX_MAGIC)?;
     let body = &bytes[FILE_HEADER_LEN as usize..];
     let has_footer = body.len() >= INDEX_FOOTER_LEN

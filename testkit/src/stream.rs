@@ -12,7 +12,6 @@ use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use tracetree::lowlevel::BlockStep;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
@@ -179,7 +178,7 @@ fn normalized(cell: IndexCell) -> IndexCell {
 ///   group that did not fit (or may not have: which reference objects a
 ///   group needed depends on what the I/O thread had written by then).
 pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> StreamLayout {
-    let parsed = parse_index(index).expect("index header");
+    let parsed = IndexCell::parse_file(index).expect("index header");
     assert!(parsed.has_footer, "index footer");
     let cells: Vec<IndexCell> = parsed
         .cells

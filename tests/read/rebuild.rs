@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracetree::TraceBytes;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
@@ -19,7 +18,7 @@ fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell>
 }
 
 fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {
-    let cells = parse_index(index).unwrap();
+    let cells = IndexCell::parse_file(index).unwrap();
     normalized(
         cells
             .cells
