@@ -32,7 +32,6 @@ pub use lazy::{
     CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
     NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
-pub use lookup::block_table::BlockInfo;
 pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};

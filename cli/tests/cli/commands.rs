@@ -649,14 +649,11 @@ fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
     let damaged = dir.path().join("damaged.trace");
     // A half-written last block, then an unknown object kind where the
     // middle block starts.
-    let reader = tracetree::read::LazyOptions::default()
-        .open(&trace)
-        .unwrap();
-    let blocks = reader.blocks();
-    let middle = blocks[blocks.len() / 2].start;
-    drop(reader);
+    let index = std::fs::read(LazyTraceReader::index_path(std::path::Path::new(&trace))).unwrap();
+    let blocks = tracetree_testkit::layout::index_blocks(&index);
+    let (middle, _) = blocks[blocks.len() / 2];
     let mut flipped = data.clone();
-    flipped[middle.get() as usize] = 0xEE;
+    flipped[middle as usize] = 0xEE;
     let cases = [
         (&data[..data.len() - data.len() / 5], "is cut short"),
         (

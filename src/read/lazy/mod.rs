@@ -58,7 +58,6 @@ use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointName, TracepointType};
-use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::containers::{CellView, ContainerTable, Run};
 use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
@@ -244,11 +243,6 @@ impl LazyTraceReader {
     /// The trace's reference objects (decoded on first use).
     pub fn context(&self) -> &TraceContext {
         &self.context
-    }
-
-    /// The blocks of every thread, in file order.
-    pub fn blocks(&self) -> &[BlockInfo] {
-        self.lookup.blocks.blocks()
     }
 
     /// The threads, ascending by id.

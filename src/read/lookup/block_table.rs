@@ -14,7 +14,7 @@ use crate::storage::ByteSource;
 
 /// One block as an index cell or a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockInfo {
+pub(crate) struct BlockInfo {
     /// The block's thread.
     pub thread: ThreadId,
     /// Offset of its `BLOCK_START` kind byte.

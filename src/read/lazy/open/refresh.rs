@@ -35,10 +35,11 @@ use rustc_hash::FxHasher;
 
 use crate::format::index::CELL_LEN;
 use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, check_file_header};
+use crate::read::LoadReport;
 use crate::read::lazy::*;
+use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::{IndexStatus, index_path};
 use crate::read::rebuild::growing_view;
-use crate::read::{BlockInfo, LoadReport};
 
 /// What a [`LazyTraceReader::refresh`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
