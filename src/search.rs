@@ -319,7 +319,7 @@ fn one_hit(
     Ok((pattern, wanted, options))
 }
 
-/// [`find`] looking back in `thread` from `at` (looked at first when
+/// [`SearchFrom::find`] looking back in `thread` from `at` (looked at first when
 /// `look`), `above` holding the containers above it, outermost first.
 fn find_previous(
     reader: &LazyTraceReader,
