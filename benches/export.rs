@@ -23,7 +23,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::export::parquet::{ParquetOptions, export_parquet};
+use tracetree::export::parquet::ParquetOptions;
 use tracetree::generate::Shape;
 use tracetree::model::TracepointBody;
 use tracetree::read::{LazyTraceReader, WalkDetail};
@@ -51,12 +51,12 @@ fn export(c: &mut Criterion) {
         b.iter(|| black_box(support::walk_headers_parallel(&reader)))
     });
     group.bench_function("parquet", |b| {
-        b.iter(|| black_box(export_parquet(&reader, out.path(), &options, &|_| {}).unwrap()))
+        b.iter(|| black_box(options.export(&reader, out.path(), &|_| {}).unwrap()))
     });
     group.finish();
 
     // The dataset the query reads, whether or not the export was run above.
-    export_parquet(&reader, out.path(), &options, &|_| {}).unwrap();
+    options.export(&reader, out.path(), &|_| {}).unwrap();
     let mut group = c.benchmark_group("top_10_methods");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));

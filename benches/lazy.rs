@@ -25,7 +25,6 @@ use tracetree::common::ThreadId;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
-    index_path, sidecar_path,
 };
 use tracetree::tree::{TraceTree, WalkStep};
 
@@ -82,7 +81,9 @@ fn lazy(c: &mut Criterion) {
         reader.thread_ids().len(),
         reader.report().blocks,
         reader.report().containers,
-        std::fs::metadata(index_path(&path)).unwrap().len(),
+        std::fs::metadata(LazyTraceReader::index_path(&path))
+            .unwrap()
+            .len(),
         reader.lookup_heap_bytes(),
     );
 
@@ -101,7 +102,10 @@ fn lazy(c: &mut Criterion) {
         b.iter_with_large_drop(|| no_sidecar().open(&path).unwrap())
     });
     // The sidecar: written once (timed here), then used by every open.
-    let _ = std::fs::remove_file(sidecar_path(&support::sidecar_dir(), &path));
+    let _ = std::fs::remove_file(LazyTraceReader::sidecar_path(
+        &support::sidecar_dir(),
+        &path,
+    ));
     let started = std::time::Instant::now();
     let first = support::with_sidecar().open(&path).unwrap();
     let written = started.elapsed();
@@ -113,9 +117,12 @@ fn lazy(c: &mut Criterion) {
     eprintln!(
         "first open writing the sidecar: {:.0} ms; sidecar {} bytes",
         written.as_secs_f64() * 1e3,
-        std::fs::metadata(sidecar_path(&support::sidecar_dir(), &path))
-            .unwrap()
-            .len()
+        std::fs::metadata(LazyTraceReader::sidecar_path(
+            &support::sidecar_dir(),
+            &path
+        ))
+        .unwrap()
+        .len()
     );
     assert!(
         support::with_sidecar()

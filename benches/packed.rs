@@ -20,7 +20,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
-use tracetree::read::{LazyTraceReader, index_path};
+use tracetree::read::LazyTraceReader;
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::jdk_pack;
@@ -29,7 +29,13 @@ fn bench(c: &mut Criterion) {
     let (trace, _) = support::generated(Shape::Mixed, 2, support::bench_size());
     let packed = trace.with_extension("packedtrace");
     if !packed.exists() {
-        PackedTrace::write(&packed, "bench\n", &trace, &index_path(&trace)).unwrap();
+        PackedTrace::write(
+            &packed,
+            "bench\n",
+            &trace,
+            &LazyTraceReader::index_path(&trace),
+        )
+        .unwrap();
     }
     let scratch = tempfile::tempdir_in(support::trace_dir()).unwrap();
     // Warm the page cache with both files.
@@ -112,7 +118,7 @@ fn copy_then_open(packed: &Path, scratch: &Path) {
     let pack = PackedTrace::open(packed).unwrap();
     let data_path = scratch.join("trace.trace");
     let mut data = std::fs::File::create(&data_path).unwrap();
-    let mut index = std::fs::File::create(index_path(&data_path)).unwrap();
+    let mut index = std::fs::File::create(LazyTraceReader::index_path(&data_path)).unwrap();
     pack.unpack(&mut data, &mut index).unwrap();
     data.flush().unwrap();
     black_box(LazyTraceReader::open(&data_path).unwrap().thread_ids());
@@ -126,7 +132,7 @@ fn level0_pack(trace: &Path) -> Option<PathBuf> {
         return Some(packed);
     }
     let partial = trace.with_extension("level0.partial");
-    let index = index_path(trace);
+    let index = LazyTraceReader::index_path(trace);
     if !jdk_pack("deflate0", &partial, "bench\n", trace, Some(&index), None) {
         return None;
     }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -62,17 +62,17 @@ fn rebuild(c: &mut Criterion) {
                 options.chunk_size = 0;
                 b.iter(|| {
                     let mut cells = 0;
-                    rebuild_index_windowed(
-                        black_box(data.as_slice()),
-                        options,
-                        window,
-                        &|_| {},
-                        &mut |window, _| {
-                            cells += window.len();
-                            Ok(())
-                        },
-                    )
-                    .unwrap();
+                    options
+                        .rebuild_windowed(
+                            black_box(data.as_slice()),
+                            window,
+                            &|_| {},
+                            &mut |window, _| {
+                                cells += window.len();
+                                Ok(())
+                            },
+                        )
+                        .unwrap();
                     cells
                 })
             },

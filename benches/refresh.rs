@@ -17,9 +17,10 @@ use std::io::Write;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use tracetree::LazyTraceReader;
 use tracetree::TraceBytes;
 use tracetree::generate::Shape;
-use tracetree::read::{LazyOptions, index_path};
+use tracetree::read::LazyOptions;
 use tracetree_testkit::layout::CELL_LEN;
 
 mod support;
@@ -57,7 +58,7 @@ fn refresh(c: &mut Criterion) {
     let size = support::bench_size_or("1GB");
     let (source, _) = support::generated(Shape::Mixed, 2, size);
     let data = TraceBytes::map(&source).unwrap();
-    let index = TraceBytes::map(index_path(&source)).unwrap();
+    let index = TraceBytes::map(LazyTraceReader::index_path(&source)).unwrap();
     let (data, index) = (data.as_slice(), index.as_slice());
     // Grown: every block but the thread-name ones a recorder writes when
     // it closes; before: whole blocks up to about 1 MB before that.
@@ -65,7 +66,7 @@ fn refresh(c: &mut Criterion) {
     let (old_index, old_end) = cells_before(index, grown_end.saturating_sub(MB));
     let dir = tempfile::tempdir_in(concat!(env!("CARGO_MANIFEST_DIR"), "/target")).unwrap();
     let path = dir.path().join("growing.trace");
-    let idx = index_path(&path);
+    let idx = LazyTraceReader::index_path(&path);
     append(&path, &data[..=old_end as usize]);
     append(&idx, &index[..old_index]);
     let old = LazyOptions::default().open_growing(&path).unwrap();
@@ -76,19 +77,19 @@ fn refresh(c: &mut Criterion) {
     let first_build = start.elapsed().as_secs_f64();
     append(&path, &data[old_end as usize + 1..=grown_end as usize]);
     append(&idx, &index[old_index..grown_index]);
-    let refreshed = old.refresh().unwrap().unwrap();
+    let (refreshed, report) = old.refresh().unwrap().unwrap();
     // A refreshed reader builds its threads' container tables on first
     // use, from all their cells, as an opened one does.
     let start = std::time::Instant::now();
-    refreshed.reader.build_lookups();
+    refreshed.build_lookups();
     eprintln!(
         "refresh of {} MB of data: {:?}; {} blocks, {} containers, {} unfinished; \
          then its tables built in {:.3} s (the old view's: {first_build:.3} s)",
         grown_end / MB,
-        refreshed.report,
-        refreshed.reader.report().blocks,
-        refreshed.reader.report().containers,
-        refreshed.reader.report().data.unfinished_containers,
+        report,
+        refreshed.report().blocks,
+        refreshed.report().containers,
+        refreshed.report().data.unfinished_containers,
         start.elapsed().as_secs_f64(),
     );
     drop(refreshed);

@@ -22,10 +22,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
+use tracetree::LazyTraceReader;
 use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, Object, decode_block};
+use tracetree::lowlevel::{BlockStep, Object};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
-use tracetree::read::index_path;
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
 use tracetree_testkit::layout::FILE_HEADER_LEN;
 
@@ -54,7 +54,7 @@ fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     loop {
         let mut index = 0;
-        let step = decode_block::<Object<'_>>(bytes, at, |thread| {
+        let step = BlockStep::<Object<'_>>::decode(bytes, at, |thread| {
             index = match threads.iter().position(|t| t.thread == thread) {
                 Some(index) => index,
                 None => {
@@ -152,7 +152,7 @@ fn out_dir() -> PathBuf {
 /// for freeing it.
 fn remove(path: &Path) {
     let _ = std::fs::remove_file(path);
-    let _ = std::fs::remove_file(index_path(path));
+    let _ = std::fs::remove_file(LazyTraceReader::index_path(path));
 }
 
 fn bench(c: &mut Criterion) {
@@ -167,8 +167,8 @@ fn bench(c: &mut Criterion) {
         write(&out, &content);
         assert!(
             std::fs::read(&out).unwrap() == data
-                && std::fs::read(index_path(&out)).unwrap()
-                    == std::fs::read(index_path(&source)).unwrap(),
+                && std::fs::read(LazyTraceReader::index_path(&out)).unwrap()
+                    == std::fs::read(LazyTraceReader::index_path(&source)).unwrap(),
             "the rewritten trace differs from the generated one"
         );
         let tracepoints = content

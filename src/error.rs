@@ -465,7 +465,7 @@ impl Error {
 
 /// What the file at `path`, which does not start with the v22 magic,
 /// looks like to a reader (which knows no foreign format: opening one of
-/// those goes through `import::trace_for`, which says more).
+/// those goes through `TracePath::for_input`, which says more).
 pub(crate) fn not_a_trace(path: &Path) -> String {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
         "an empty file".to_string()

@@ -41,7 +41,7 @@
 //! # The front door
 //!
 //! The crate root re-exports what an embedder uses: opening any trace
-//! ([`TraceCache`], [`trace_for`], [`LazyTraceReader`] and [`LazyOptions`],
+//! ([`TraceCache`], [`TracePath::for_input`], [`LazyTraceReader`] and [`LazyOptions`],
 //! [`EagerTrace`]),
 //! its nodes ([`LazyNode`], [`NodeHandle`]) and any reader as a tree
 //! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
@@ -61,7 +61,7 @@
 //! use std::sync::Arc;
 //! use std::sync::atomic::AtomicBool;
 //!
-//! use tracetree::{LazyTraceReader, SearchOptions, node_text, search, trace_for};
+//! use tracetree::{LazyTraceReader, SearchOptions, TracePath, node_text, search};
 //! # use tracetree::model::Type;
 //! # use tracetree::{
 //! #     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
@@ -86,7 +86,7 @@
 //! #     thread.exit_call(CallOutcome::VOID)?;
 //! # }
 //! # writer.save(&path)?;
-//! let trace = trace_for(&path, &|_bytes_imported| {})?;
+//! let trace = TracePath::for_input(&path, &|_bytes_imported| {})?;
 //! let reader = LazyTraceReader::open(&trace.path)?;
 //!
 //! let thread = reader.thread_ids()[0];
@@ -180,7 +180,7 @@ pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
 pub use export::stacks::{StackFormat, StackOptions, export_stacks};
 pub use format::FORMAT_VERSION;
-pub use import::{ImportSummary, SourceFormat, TracePath, import_file, trace_for};
+pub use import::{ImportSummary, SourceFormat, TracePath, import_file};
 pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
 pub use read::{

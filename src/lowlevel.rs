@@ -12,7 +12,6 @@ pub use crate::common::{IndexCell, ObjectKind};
 pub use crate::format::Object;
 /// Big-endian primitives over byte slices: the decoders' reader.
 pub use crate::format::bytes::ByteReader;
-pub use crate::format::index::parse_index;
 pub use crate::import::flow::{FlowDamage, FlowDecoder, FlowEvent};
-pub use crate::read::block::{BlockStep, decode_block};
-pub use crate::read::rebuild::{RebuiltIndex, rebuild_index_windowed};
+pub use crate::read::block::BlockStep;
+pub use crate::read::rebuild::RebuiltIndex;

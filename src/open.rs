@@ -29,8 +29,9 @@ use crate::storage::{FileAccess, cache_dir};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CacheLocation {
-    /// The per-user cache directory ([`cache_dir`]); a temporary folder
-    /// where there is none.
+    /// The per-user cache directory: `$TRACETREE_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`; a
+    /// temporary folder where there is none.
     #[default]
     PerUser,
     /// This folder.

@@ -105,18 +105,10 @@ pub struct Hit {
 /// What a search found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchResult {
-    /// The hits kept: threads ascending, each in event order.
+    /// The hits kept: threads ascending, each in event order (none from
+    /// [`search_each`], which hands them over).
     pub hits: Vec<Hit>,
     /// Every hit, kept or not.
-    pub total: u64,
-    /// Tracepoints looked at.
-    pub scanned: u64,
-}
-
-/// What a search that handed its hits over counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SearchCounts {
-    /// Every hit, handed over or not.
     pub total: u64,
     /// Tracepoints looked at.
     pub scanned: u64,
@@ -144,11 +136,7 @@ pub fn search(
         let room = options.max.saturating_sub(hits.len());
         hits.extend(thread.into_iter().take(room));
     }
-    Ok(SearchResult {
-        hits,
-        total: counts.total,
-        scanned: counts.scanned,
-    })
+    Ok(SearchResult { hits, ..counts })
 }
 
 /// [`search`] as a stream: each hit is handed to `on_hit` as soon as its
@@ -163,7 +151,7 @@ pub fn search_each(
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
     on_hit: &(dyn Fn(Hit) + Sync),
-) -> Result<SearchCounts> {
+) -> Result<SearchResult> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -208,7 +196,7 @@ pub fn search_each(
             Ok(true)
         },
     )?;
-    let mut counts = SearchCounts::default();
+    let mut counts = SearchResult::default();
     for thread in per_thread {
         counts.total += thread.total;
         counts.scanned += thread.scanned;
@@ -217,7 +205,7 @@ pub fn search_each(
     Ok(counts)
 }
 
-/// Where [`find`] starts looking, and which way.
+/// Where [`SearchFrom::find`] starts looking, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchFrom {
     /// At the first tracepoint of a thread, looking forward.
@@ -233,23 +221,31 @@ pub enum SearchFrom {
     ThreadEnd(ThreadId),
 }
 
-/// The nearest tracepoint from `from` in its thread's pre-order that
-/// `options` asks for (its `threads` and `max` aside), or `None` when the
-/// thread holds no more that way, or when `options.stop` was set (the
-/// caller knows which). Only that thread is looked at.
-///
-/// Forward, the nodes are visited through
-/// [`LazyTraceReader::following`], so a find-next costs the nodes between
-/// two hits, not a scan of the trace. Back, each step costs a node's place
-/// among its siblings ([`LazyTraceReader::position`]) or a call's last
-/// child, and each node looked at is matched with the calls above it, as
-/// forward.
-pub fn find(
+impl SearchFrom {
+    /// The nearest tracepoint from this place in its thread's pre-order that
+    /// `options` asks for (its `threads` and `max` aside), or `None` when the
+    /// thread holds no more that way, or when `options.stop` was set (the
+    /// caller knows which). Only that thread is looked at.
+    ///
+    /// Forward, the nodes are visited through
+    /// [`LazyTraceReader::following`], so a find-next costs the nodes between
+    /// two hits, not a scan of the trace. Back, each step costs a node's place
+    /// among its siblings ([`LazyTraceReader::position`]) or a call's last
+    /// child, and each node looked at is matched with the calls above it, as
+    /// forward.
+    pub fn find(self, reader: &LazyTraceReader, options: &SearchOptions) -> Result<Option<Hit>> {
+        find(reader, self, options)
+    }
+}
+
+/// [`SearchFrom::find`].
+fn find(
     reader: &LazyTraceReader,
     from: SearchFrom,
     options: &SearchOptions,
 ) -> Result<Option<Hit>> {
-    let (thread, nodes, above) = match from {
+    type Nodes<'r> = Box<dyn Iterator<Item = Result<(LazyNode, usize)>> + 'r>;
+    let (thread, nodes, above): (_, Nodes<'_>, _) = match from {
         SearchFrom::Before(node) => {
             let above = reader.ancestors(node)?;
             return find_previous(
@@ -273,11 +269,17 @@ pub fn find(
             let last = last_below(reader, root, &mut above)?;
             return find_previous(reader, thread, above, last, true, options);
         }
-        SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
+        SearchFrom::ThreadStart(thread) => {
+            (thread, Box::new(reader.thread_nodes(thread)), Vec::new())
+        }
         SearchFrom::After(node) => {
             let mut above = reader.ancestors(node)?;
             above.push(node);
-            (reader.node_thread(node), reader.following(node)?, above)
+            (
+                reader.node_thread(node),
+                Box::new(reader.following(node)?),
+                above,
+            )
         }
     };
     let (pattern, wanted, options) = one_hit(reader, options)?;
@@ -317,7 +319,7 @@ fn one_hit(
     Ok((pattern, wanted, options))
 }
 
-/// [`find`] looking back in `thread` from `at` (looked at first when
+/// [`SearchFrom::find`] looking back in `thread` from `at` (looked at first when
 /// `look`), `above` holding the containers above it, outermost first.
 fn find_previous(
     reader: &LazyTraceReader,

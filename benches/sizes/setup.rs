@@ -5,9 +5,7 @@ use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use tracetree::read::{
-    LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path,
-};
+use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy};
 
 use super::EXPANSIONS;
 use super::support::{self, trace_dir};
@@ -58,12 +56,15 @@ pub fn first_open_link(mixed: &Path) -> (PathBuf, PathBuf) {
     let linked = dir.join(mixed.file_name().unwrap());
     for (from, to) in [
         (mixed.to_path_buf(), linked.clone()),
-        (index_path(mixed), index_path(&linked)),
+        (
+            LazyTraceReader::index_path(mixed),
+            LazyTraceReader::index_path(&linked),
+        ),
     ] {
         let _ = std::fs::remove_file(&to);
         std::os::unix::fs::symlink(from, to).unwrap();
     }
-    let sidecar = tracetree::read::sidecar_path(&support::sidecar_dir(), &linked);
+    let sidecar = tracetree::LazyTraceReader::sidecar_path(&support::sidecar_dir(), &linked);
     (linked, sidecar)
 }
 
@@ -88,7 +89,7 @@ pub struct Scratch(pub PathBuf);
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(index_path(&self.0));
+        let _ = std::fs::remove_file(LazyTraceReader::index_path(&self.0));
     }
 }
 

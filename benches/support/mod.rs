@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use tracetree::common::ThreadId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::generate::{GenerateOptions, Shape, generate_file};
-use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, WalkNode, index_path};
+use tracetree::read::{LazyNode, LazyTraceReader, Visit, WalkDetail, WalkNode};
 use tracetree::tree::{TraceTree, VisitDetail};
 
 /// The size of the benchmark trace: `TRACETREE_BENCH_SIZE` (`100MB`, `1GB`,
@@ -38,7 +38,7 @@ pub fn generated(shape: Shape, threads: usize, bytes: u64) -> (PathBuf, Option<f
     let dir = trace_dir();
     std::fs::create_dir_all(&dir).unwrap();
     let path = generated_path(shape, threads, bytes);
-    if path.exists() && index_path(&path).exists() {
+    if path.exists() && LazyTraceReader::index_path(&path).exists() {
         return (path, None);
     }
     let partial = dir.join(format!("gen-{shape}-{threads}t-{bytes}.partial"));
@@ -50,7 +50,10 @@ pub fn generated(shape: Shape, threads: usize, bytes: u64) -> (PathBuf, Option<f
     let start = std::time::Instant::now();
     generate_file(&partial, &options, |_| {}).unwrap();
     let seconds = start.elapsed().as_secs_f64();
-    rename(&index_path(&partial), &index_path(&path));
+    rename(
+        &LazyTraceReader::index_path(&partial),
+        &LazyTraceReader::index_path(&path),
+    );
     rename(&partial, &path);
     (path, Some(seconds))
 }

@@ -147,7 +147,7 @@ fn stacks(
 #[cfg(feature = "parquet")]
 fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
     use tracetree::Error;
-    use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
+    use tracetree::export::parquet::{ParquetOptions, ParquetProgress};
 
     if request.root.is_some() {
         return Err(Error::invalid(
@@ -181,7 +181,7 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     // The bar's length grows by each thread's stream as its export starts
     // (at once for up to one thread per worker).
     let bar = progress_bar(0, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");
-    let summary = export_parquet(&reader, request.output, &options, &|step| match step {
+    let summary = options.export(&reader, request.output, &|step| match step {
         ParquetProgress::Started(bytes) => bar.inc_length(bytes),
         ParquetProgress::Read(bytes) => bar.inc(bytes),
     });

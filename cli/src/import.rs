@@ -34,7 +34,7 @@ pub fn run(
     if let Err(error) = cache.check_import(input, &summary) {
         // Under --strict an incomplete import fails and leaves nothing.
         let _ = std::fs::remove_file(output);
-        let _ = std::fs::remove_file(tracetree::read::index_path(output));
+        let _ = std::fs::remove_file(tracetree::LazyTraceReader::index_path(output));
         return Err(error);
     }
     writeln!(out, "wrote {}", output.display())?;

@@ -5,10 +5,11 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tracetree::LazyTraceReader;
+use tracetree::Result;
+use tracetree::read::IndexFile;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{IndexCheck, IndexProblem, check_index, index_path, write_index};
 use tracetree::storage::TraceBytes;
-use tracetree::{Error, Result};
 
 pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Result<()> {
     // The rebuild reads the data without a zero-filled tail, and its
@@ -33,11 +34,11 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     bar.set_message("rebuilding index");
     let progress = |bytes| bar.inc(bytes);
     if check {
-        let check = check_index(file, options, &progress);
+        let check = options.check_index(file, &progress);
         bar.finish_and_clear();
-        return report_check(&index_path(file), check?, out);
+        return report_check(check?, out);
     }
-    let written = write_index(file, &index_path(file), options, &progress);
+    let written = options.write_index(file, &LazyTraceReader::index_path(file), &progress);
     bar.finish_and_clear();
     let written = written?;
     let unfinished = written.outcome.unfinished.len();
@@ -56,25 +57,14 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     Ok(())
 }
 
-/// Prints a matching index; a mismatch is the command's error.
-fn report_check(index: &Path, check: IndexCheck, out: &mut impl Write) -> Result<()> {
-    match check {
-        IndexCheck::Matches { cells, has_footer } => {
-            writeln!(
-                out,
-                "{}: ok ({cells} cells match the data{})",
-                index.display(),
-                if has_footer { "" } else { "; no footer" }
-            )?;
-            Ok(())
-        }
-        IndexCheck::Lacks(cell) => Err(Error::BrokenIndex {
-            index: Some(index.to_path_buf()),
-            problem: IndexProblem::Lacks(cell),
-        }),
-        IndexCheck::Unjustified(cell) => Err(Error::BrokenIndex {
-            index: Some(index.to_path_buf()),
-            problem: IndexProblem::Unjustified(cell),
-        }),
-    }
+/// Prints a matching index (a mismatch is the check's error).
+fn report_check(check: IndexFile, out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "{}: ok ({} cells match the data{})",
+        check.path.display(),
+        check.cells,
+        if check.has_footer { "" } else { "; no footer" }
+    )?;
+    Ok(())
 }

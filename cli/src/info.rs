@@ -5,15 +5,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tracetree::FORMAT_VERSION;
+use tracetree::LazyTraceReader;
 use tracetree::Result;
 use tracetree::common::ThreadId;
-use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::IndexCell;
 use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;
 use tracetree::read::lazy::WalkDetail;
 use tracetree::read::{
     IndexProblem, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport,
-    index_path,
 };
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::PackedTrace;
@@ -90,7 +90,7 @@ fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wri
     let report = reader.report();
     writeln!(out, "data size: {} bytes", reader.context().data().len())?;
     let index = report.path.as_ref().map_or_else(
-        || index_path(file).display().to_string(),
+        || LazyTraceReader::index_path(file).display().to_string(),
         |p| p.display().to_string(),
     );
     // A spooled input's index (a packed trace's entry) under the name given.
@@ -190,13 +190,13 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
         let index = PathBuf::from(format!("{}!{}", file.display(), PackedTrace::INDEX_ENTRY));
         (index, PackedTrace::open(file)?.index()?)
     } else {
-        let index = index_path(file);
+        let index = LazyTraceReader::index_path(file);
         let bytes = TraceBytes::map(&index).ok();
         (index, bytes)
     };
     match index_bytes {
         None => writeln!(out, "index: missing ({})", index.display())?,
-        Some(bytes) => match parse_index(bytes.as_slice()) {
+        Some(bytes) => match IndexCell::parse_file(bytes.as_slice()) {
             Ok(cells) => writeln!(
                 out,
                 "index: {} ({} cells, {}; not used by the eager loader)",

@@ -145,5 +145,5 @@ pub fn check_trace_output(path: &Path, force: bool) -> Result<()> {
     }
     check_folder(path)?;
     refuse_existing(path, force)?;
-    refuse_existing(&tracetree::read::index_path(path), force)
+    refuse_existing(&tracetree::LazyTraceReader::index_path(path), force)
 }

@@ -6,8 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
+use tracetree::LazyTraceReader;
 use tracetree::read::RebuildOptions;
-use tracetree::read::{index_path, write_index};
 use tracetree::storage::packed::PackedTrace;
 use tracetree::{Error, Result};
 
@@ -26,7 +26,7 @@ pub fn run(
     let written = Output::file(output, force)?;
     let trace = cache.trace(file)?;
     cache.check_whole(&trace.path)?;
-    let mut index = index_path(&trace.path);
+    let mut index = LazyTraceReader::index_path(&trace.path);
     // A trace without its index gets one rebuilt into a temporary folder:
     // nothing is written beside the user's trace.
     let scratch;
@@ -34,9 +34,7 @@ pub fn run(
         scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
         index = scratch.path().join("trace.idx");
         let bar = ProgressBar::new_spinner().with_message("rebuilding the missing index");
-        let written = write_index(&trace.path, &index, RebuildOptions::default(), &|_| {
-            bar.tick()
-        });
+        let written = RebuildOptions::default().write_index(&trace.path, &index, &|_| bar.tick());
         bar.finish_and_clear();
         written?;
         eprintln!(

@@ -1,5 +1,5 @@
 //! `tracetree._native`: the Python bindings of the tracetree library, a
-//! thin layer over its front door (`trace_for`'s cache, the lazy reader,
+//! thin layer over its front door (`TracePath::for_input`'s cache, the lazy reader,
 //! `node_text`, `search`, the Parquet export's Arrow batches).
 //!
 //! A `Trace` shares its reader with its nodes through [`Shared`]; closing

@@ -17,7 +17,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracetree::common::{EventId, LogicalOffset, ThreadId};
-use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches, export_parquet};
+use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{Hit as FoundHit, search_each};
@@ -880,7 +880,7 @@ pub fn export(
         options.threads = threads;
         options.force = force;
         return py
-            .detach(|| export_parquet(&reader, &out, &options, &|_| {}).map(|_| ()))
+            .detach(|| options.export(&reader, &out, &|_| {}).map(|_| ()))
             .or_raise();
     }
     let stack_format = [

@@ -3,6 +3,7 @@
 //! of unaligned big-endian fields.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use zerocopy::byteorder::{BigEndian, I32, I64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
@@ -144,9 +145,25 @@ impl IndexCells<'_> {
     }
 }
 
-/// Splits an index file into its cells. A file without a footer (a crashed
-/// recorder's) yields every complete cell and `has_footer == false`.
-pub fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
+/// The index file of a data file: its path plus `.idx`
+/// ([`LazyTraceReader::index_path`](crate::read::LazyTraceReader::index_path)).
+pub(crate) fn index_path(data: &Path) -> PathBuf {
+    let mut path = data.as_os_str().to_owned();
+    path.push(".idx");
+    PathBuf::from(path)
+}
+
+impl IndexCell {
+    /// Splits an index file into its cells, read in place. A file without
+    /// a footer (a crashed recorder's) yields every complete cell and
+    /// `has_footer == false`.
+    pub fn parse_file(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
+        parse_index(bytes)
+    }
+}
+
+/// [`IndexCell::parse_file`].
+pub(crate) fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
     crate::format::check_file_header(bytes, INDEX_MAGIC)?;
     let body = &bytes[FILE_HEADER_LEN as usize..];
     let has_footer = body.len() >= INDEX_FOOTER_LEN

@@ -36,19 +36,21 @@ pub struct TracePath {
     pub imported_now: Option<ImportSummary>,
 }
 
-/// The v22 trace for `input`: `input` itself unless it is a foreign trace;
-/// then its import in the per-user cache
-/// ([`storage::cache_dir`](crate::storage::cache_dir)), made now when
-/// absent or stale.
-/// `progress` receives the bytes of source read by an import.
-pub fn trace_for(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
-    if foreign_format(input)?.is_none() {
-        return trace_in(input, Path::new(""), progress);
+impl TracePath {
+    /// The v22 trace for `input`: `input` itself unless it is a foreign
+    /// trace; then its import in the per-user cache
+    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)), made
+    /// now when absent or stale. `progress` receives the bytes of source read by an
+    /// import.
+    pub fn for_input(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
+        if foreign_format(input)?.is_none() {
+            return trace_in(input, Path::new(""), progress);
+        }
+        trace_in(input, &cache_dir()?, progress)
     }
-    trace_in(input, &cache_dir()?, progress)
 }
 
-/// [`trace_for`] with the cache in `dir`.
+/// [`TracePath::for_input`] with the cache in `dir`.
 pub(crate) fn trace_in(input: &Path, dir: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {
     trace_in_as(input, dir, None, progress)
 }

@@ -37,7 +37,7 @@ use crate::read::index_path;
 use crate::storage::packed::PackedTrace;
 use crate::write::StreamingWriter;
 
-pub use cache::{TracePath, trace_for};
+pub use cache::TracePath;
 pub(crate) use cache::{stored_problem, trace_in_as};
 
 /// The formats tracetree imports.
@@ -361,7 +361,7 @@ fn unpack(input: &Path, output: &Path, progress: &dyn Fn(u64)) -> Result<ImportS
         }
         let mut summary = ImportSummary::default();
         if !had_index {
-            crate::read::write_index(temp, &index_path(temp), Default::default(), &|_| {})?;
+            crate::read::RebuildOptions::default().write_index(temp, &index_path(temp), &|_| {})?;
             summary.warnings.push(format!(
                 "{} holds no {}: the index was rebuilt from the data",
                 input.display(),

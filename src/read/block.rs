@@ -108,13 +108,24 @@ pub enum BlockStep<O> {
     },
 }
 
-/// Decodes the block starting at `at`. `open` is the stack of the types of
-/// the block's thread's open containers, innermost last, as the previous
-/// blocks left it; it is updated only when the block is complete, so a
-/// half-written block leaves no trace. `open_stacks` gives that stack for a
-/// thread once the block's thread is known. `O` says whether the objects
-/// are decoded ([`Object`]) or skipped (`Skipped`).
-pub fn decode_block<'a, 's, O: BlockObject<'a>>(
+impl<'a, O: BlockObject<'a>> BlockStep<O> {
+    /// Decodes the block starting at `at`. `open_stacks` gives, once the
+    /// block's thread is known, the stack of the types of that thread's
+    /// open containers, innermost last, as the previous blocks left it; it
+    /// is updated only when the block is complete, so a half-written block
+    /// leaves no trace. `O` says whether the objects are decoded
+    /// ([`Object`]) or skipped (`Skipped`).
+    pub fn decode<'s>(
+        data: &'a [u8],
+        at: PhysicalOffset,
+        open_stacks: impl FnOnce(ThreadId) -> &'s mut Vec<TracepointType>,
+    ) -> Result<Self, DecodeError> {
+        decode_block(data, at, open_stacks)
+    }
+}
+
+/// [`BlockStep::decode`].
+pub(crate) fn decode_block<'a, 's, O: BlockObject<'a>>(
     data: &'a [u8],
     at: PhysicalOffset,
     open_stacks: impl FnOnce(ThreadId) -> &'s mut Vec<TracepointType>,

@@ -1,49 +1,42 @@
 //! Reading v22 traces. Two readers answer the same questions through
 //! [`TraceTree`](crate::tree::TraceTree):
 //!
-//! - `eager`: [`EagerTrace`] reads the whole data file once, without an
-//!   index, and keeps one small record per tracepoint; for traces that fit
-//!   in memory, and as the reference the lazy reader is tested against.
-//! - [`lazy`]: [`LazyTraceReader`] maps the data and index files, keeps only
-//!   the lookups in memory and decodes nodes and pages of children when
-//!   asked, in bounded memory whatever the trace's size.
+//! - `eager`: [`EagerTrace`] reads the whole data file once and keeps one
+//!   small record per tracepoint; for traces that fit in memory, and the
+//!   reference the lazy reader is tested against.
+//! - [`lazy`]: [`LazyTraceReader`] keeps only the lookups in memory and
+//!   decodes nodes and pages of children when asked, in bounded memory
+//!   whatever the trace's size.
 //!
-//! What they stand on: `block`, the one block decoder of every reader that
-//! walks a data file from start to end; `lookup`, what finds blocks,
-//! reference objects and containers without reading the data (the
-//! recorder's index checked against the data, the lookup sidecar, or cells
-//! rebuilt from the data); `rebuild`, the parallel index rebuild from the
-//! data alone; `reindex`, a whole index file written or checked
-//! ([`write_index`], [`check_index`]: `tracetree index`); and `visit`, what
-//! a whole-trace walk hands its visitor ([`Visit`], [`VisitDetail`]).
+//! What they stand on, layer by layer: `block`, the one block decoder of
+//! every reader that walks a data file from start to end; `lookup`, what
+//! finds blocks, reference objects and containers without reading the data
+//! (the recorder's index checked against the data, or the lookup sidecar);
+//! `rebuild`, everything built from the data alone (the parallel index
+//! rebuild, an index file written or checked, a reader's lookups rebuilt or
+//! extended); and `visit`, what a whole-trace walk hands its visitor.
 //!
-//! Invariants: a reader never writes beside the trace (sidecars go to a
-//! sidecar directory or an unlinked scratch file); bad bytes give typed
-//! errors, never a panic; both readers give the same tree for the same
-//! data file (`tests/read/lazy_equivalence.rs`,
-//! `tests/read/damaged_agreement.rs`).
+//! Invariants: a reader never writes beside the trace; bad bytes give typed
+//! errors, never a panic; both readers give the same tree for the same data
+//! file (`tests/read/lazy_equivalence.rs`).
 
 pub(crate) mod block;
 mod eager;
 pub mod lazy;
 pub(crate) mod lookup;
 pub(crate) mod rebuild;
-mod reindex;
 mod visit;
 
 pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
-    CacheStats, ChildCount, Children, ContentRange, IndexChoice, LazyNode, LazyOptions,
-    LazyTraceReader, NodeData, NodeHandle, PreOrder, RefreshReport, Refreshed, ThreadInfo,
-    WalkDetail, WalkNode,
+    CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
+    NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
-pub use lookup::block_table::{BlockInfo, BlockSpan, BlockTable};
-pub use lookup::index::{IndexReport, index_path};
+pub use lookup::index::IndexReport;
+pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};
-pub use lookup::sidecar::{
-    SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport, sidecar_path,
-};
-pub use reindex::{IndexCheck, WrittenIndex, check_index, write_index};
+pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
+pub use rebuild::IndexFile;
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

@@ -626,7 +626,7 @@ pub(crate) fn read_file_at(file: &File, offset: u64, buffer: &mut [u8]) -> std::
 
 /// The per-user cache directory of tracetree: `$TRACETREE_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`.
-pub fn cache_dir() -> Result<PathBuf> {
+pub(crate) fn cache_dir() -> Result<PathBuf> {
     let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
     if let Some(dir) = var("TRACETREE_CACHE_DIR") {
         return Ok(PathBuf::from(dir));

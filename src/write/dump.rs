@@ -249,9 +249,7 @@ impl DumpWriter {
     /// into place, so a failure leaves no half-written file behind.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let data_path = path.as_ref().to_path_buf();
-        let mut index_path = data_path.clone().into_os_string();
-        index_path.push(".idx");
-        let index_path = PathBuf::from(index_path);
+        let index_path = crate::format::index::index_path(&data_path);
         self.check_finished()?;
         let data_temp = TempFile::create(&data_path)?;
         let index_temp = TempFile::create(&index_path)?;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::model::{Footer, Tracepoint, TracepointHeader};
-use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader, WalkDetail, sidecar_path};
+use tracetree::read::{LazyNode, LazyOptions, LazyTraceReader, WalkDetail};
 use tracetree::tree::{TraceTree, Visit, VisitDetail};
 
 use crate::files::COMPLETE_REFERENCE_TRACES;
@@ -26,7 +26,7 @@ pub fn with_sidecar(trace: &Path) -> LazyOptions {
 
 /// Where [`with_sidecar`] keeps `trace`'s sidecar.
 pub fn sidecar_of(trace: &Path) -> PathBuf {
-    sidecar_path(&sidecar_dir(trace), trace)
+    LazyTraceReader::sidecar_path(&sidecar_dir(trace), trace)
 }
 
 /// The reference traces present, by path.

@@ -10,9 +10,8 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
+use tracetree::lowlevel::BlockStep;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
-use tracetree::lowlevel::{BlockStep, decode_block};
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
@@ -179,7 +178,7 @@ fn normalized(cell: IndexCell) -> IndexCell {
 ///   group that did not fit (or may not have: which reference objects a
 ///   group needed depends on what the I/O thread had written by then).
 pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> StreamLayout {
-    let parsed = parse_index(index).expect("index header");
+    let parsed = IndexCell::parse_file(index).expect("index header");
     assert!(parsed.has_footer, "index footer");
     let cells: Vec<IndexCell> = parsed
         .cells
@@ -207,7 +206,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     let mut previous: HashMap<ThreadId, BlockShape> = HashMap::new();
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     loop {
-        let step = decode_block(data, at, |thread| stacks.entry(thread).or_default()).unwrap();
+        let step = BlockStep::decode(data, at, |thread| stacks.entry(thread).or_default()).unwrap();
         let block = match step {
             BlockStep::Block(block) => block,
             BlockStep::Eof(offset) => {
@@ -358,7 +357,7 @@ pub fn complete_blocks(data: &[u8]) -> Vec<(ThreadId, u64)> {
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     let mut blocks = Vec::new();
     while let Ok(BlockStep::Block(block)) =
-        decode_block::<Object>(data, at, |thread| stacks.entry(thread).or_default())
+        BlockStep::<Object>::decode(data, at, |thread| stacks.entry(thread).or_default())
     {
         blocks.push((block.thread, block.start.get()));
         at = block.next();

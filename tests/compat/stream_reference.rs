@@ -21,8 +21,8 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
 use tracetree::common::{PhysicalOffset, ThreadId};
+use tracetree::lowlevel::BlockStep;
 use tracetree::lowlevel::Object;
-use tracetree::lowlevel::{BlockStep, decode_block};
 use tracetree::model::{Footer, Tracepoint, TracepointType};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 use tracetree_testkit::layout::FILE_HEADER_LEN;
@@ -82,7 +82,7 @@ fn replay(name: &str) {
     let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
     let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     while let BlockStep::Block(block) =
-        decode_block(&data, at, |thread| stacks.entry(thread).or_default()).unwrap()
+        BlockStep::decode(&data, at, |thread| stacks.entry(thread).or_default()).unwrap()
     {
         at = block.next();
         let thread = steps.entry(block.thread).or_default();

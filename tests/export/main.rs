@@ -16,7 +16,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value as Json;
 
 use tracetree::common::EventId;
-use tracetree::export::parquet::{ParquetOptions, ParquetProgress, export_parquet};
+use tracetree::export::parquet::{ParquetOptions, ParquetProgress};
 use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
@@ -218,9 +218,7 @@ fn export(path: &Path, dir: &Path, row_group_rows: usize) -> PathBuf {
     let reader = LazyTraceReader::open(path).unwrap();
     let mut options = ParquetOptions::new("t", "v22");
     options.row_group_rows = row_group_rows;
-    export_parquet(&reader, dir, &options, &|_| {})
-        .unwrap()
-        .partition
+    options.export(&reader, dir, &|_| {}).unwrap().partition
 }
 
 fn check_trace(path: &Path, row_group_rows: usize) {
@@ -315,7 +313,7 @@ fn check_one_thread(path: &Path, row_group_rows: usize) {
     let mut options = ParquetOptions::new("t", "v22");
     options.row_group_rows = row_group_rows;
     options.threads = Some(vec![thread]);
-    let summary = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
+    let summary = options.export(&reader, dir.path(), &|_| {}).unwrap();
     let expected: Vec<Row> = expected_rows(&reader)
         .into_iter()
         .filter(|row| row.thread == i64::from(thread.get()))
@@ -338,7 +336,7 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let (mut exported, mut failed) = (0, 0);
     for trace in testdata_traces() {
-        let index = tracetree::read::index_path(&trace);
+        let index = tracetree::LazyTraceReader::index_path(&trace);
         for (file, other) in [(&trace, &index), (&index, &trace)] {
             let bytes = std::fs::read(file).unwrap();
             let stride = (bytes.len() / 120).max(1);
@@ -347,9 +345,9 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
                 damaged[at] ^= 0xA5;
                 let copy = dir.path().join("damaged.trace");
                 let (damaged_path, other_path) = if file == &trace {
-                    (copy.clone(), tracetree::read::index_path(&copy))
+                    (copy.clone(), tracetree::LazyTraceReader::index_path(&copy))
                 } else {
-                    (tracetree::read::index_path(&copy), copy.clone())
+                    (tracetree::LazyTraceReader::index_path(&copy), copy.clone())
                 };
                 std::fs::write(&damaged_path, &damaged).unwrap();
                 std::fs::copy(other, &other_path).unwrap();
@@ -360,7 +358,7 @@ fn damaged_traces_export_as_they_dump_or_fail_with_an_error() {
                 options.row_group_rows = 3;
                 options.force = true;
                 let out = dir.path().join("out");
-                match export_parquet(&reader, &out, &options, &|_| {}) {
+                match options.export(&reader, &out, &|_| {}) {
                     Ok(summary) => {
                         exported += 1;
                         let fresh = LazyTraceReader::open(&copy);
@@ -393,18 +391,19 @@ fn progress_reads_each_threads_stream_once() {
     // and whether a report ever went past what had been announced.
     let seen = Mutex::new((0u64, 0u64, 0u64, false));
     let out = dir.path().join("out");
-    let summary = export_parquet(&reader, &out, &options, &|step| {
-        let mut seen = seen.lock().unwrap();
-        match step {
-            ParquetProgress::Started(bytes) => seen.0 += bytes,
-            ParquetProgress::Read(bytes) => {
-                seen.1 += bytes;
-                seen.2 += 1;
+    let summary = options
+        .export(&reader, &out, &|step| {
+            let mut seen = seen.lock().unwrap();
+            match step {
+                ParquetProgress::Started(bytes) => seen.0 += bytes,
+                ParquetProgress::Read(bytes) => {
+                    seen.1 += bytes;
+                    seen.2 += 1;
+                }
             }
-        }
-        seen.3 |= seen.1 > seen.0;
-    })
-    .unwrap();
+            seen.3 |= seen.1 > seen.0;
+        })
+        .unwrap();
     let rows: u64 = summary.rows.iter().map(|(_, rows)| rows).sum();
     let expected: u64 = reader.count_tracepoints().unwrap().values().sum();
     assert_eq!(rows, expected);
@@ -422,16 +421,16 @@ fn an_existing_partition_is_replaced_only_when_forced() {
     let trace = &testdata_traces()[0];
     let reader = LazyTraceReader::open(trace).unwrap();
     let options = ParquetOptions::new("t", "v22");
-    export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap();
-    let error = export_parquet(&reader, dir.path(), &options, &|_| {}).unwrap_err();
+    options.export(&reader, dir.path(), &|_| {}).unwrap();
+    let error = options.export(&reader, dir.path(), &|_| {}).unwrap_err();
     assert!(error.to_string().contains("--force"), "{error}");
     let mut forced = options.clone();
     forced.force = true;
-    export_parquet(&reader, dir.path(), &forced, &|_| {}).unwrap();
+    forced.export(&reader, dir.path(), &|_| {}).unwrap();
     let mut zero = options.clone();
     zero.row_group_rows = 0;
     zero.force = true;
-    assert!(export_parquet(&reader, dir.path(), &zero, &|_| {}).is_err());
+    assert!(zero.export(&reader, dir.path(), &|_| {}).is_err());
     // Nothing but the partition is left in the dataset directory.
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail, index_path};
+use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail};
 use tracetree::tree::{TraceTree, Visit, VisitDetail, WalkStep};
 
 use tracetree_testkit::lazy::{sidecar_of, with_sidecar};
@@ -216,7 +216,7 @@ fn traversal_resident(bytes: u64, window: u64) {
         // about in step with the data); slack for footers read ahead.
         const FAULT_AROUND: u64 = 64 << 10;
         let lookups = match sidecar {
-            SidecarPolicy::Off => index_path(&path),
+            SidecarPolicy::Off => LazyTraceReader::index_path(&path),
             _ => sidecar_of(&path),
         };
         let lookups = std::fs::metadata(lookups).unwrap().len();

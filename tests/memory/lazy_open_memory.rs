@@ -12,7 +12,8 @@
 //! says so and checks nothing. The test runs alone so that no other test's
 //! memory shares the process's mark.
 
-use tracetree::read::{SidecarOutcome, SidecarPolicy, index_path};
+use tracetree::LazyTraceReader;
+use tracetree::read::{SidecarOutcome, SidecarPolicy};
 
 use tracetree::generate::Shape;
 use tracetree_testkit::{files, memory, synth};
@@ -24,7 +25,9 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
     let dir = tempfile::tempdir().unwrap();
     let path = synth::synth_trace(dir.path(), "open-memory-256m", 256 << 20, 11);
     let files = std::fs::metadata(&path).unwrap().len()
-        + std::fs::metadata(index_path(&path)).unwrap().len();
+        + std::fs::metadata(LazyTraceReader::index_path(&path))
+            .unwrap()
+            .len();
     // The sidecar written next to the trace, then a scratch one (read-only
     // policy): both encode the same sections.
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
@@ -72,7 +75,9 @@ fn tables_built_on_first_use_keep_a_few_windows_resident() {
     const WINDOW: u64 = 1 << 20;
     let dir = tempfile::tempdir().unwrap();
     let path = synth::synth_trace(dir.path(), "build-memory-256m", 256 << 20, 11);
-    let index = std::fs::metadata(index_path(&path)).unwrap().len();
+    let index = std::fs::metadata(LazyTraceReader::index_path(&path))
+        .unwrap()
+        .len();
     let reader = tracetree::read::LazyTraceReader::options()
         .sidecar(SidecarPolicy::Off)
         .resident_window(Some(WINDOW))

@@ -14,8 +14,9 @@
 //! checks nothing. The test runs alone so that no other test's memory
 //! shares the process's mark.
 
+use tracetree::LazyTraceReader;
 use tracetree::generate::raw::Crash;
-use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy, index_path};
+use tracetree::read::{IndexStatus, SidecarOutcome, SidecarPolicy};
 
 use tracetree_testkit::{memory, synth};
 
@@ -44,7 +45,7 @@ fn opening_without_an_index_keeps_a_window_resident() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("no-index.trace");
         std::os::unix::fs::symlink(&trace, &path).unwrap();
-        assert!(!index_path(&path).exists());
+        assert!(!LazyTraceReader::index_path(&path).exists());
         for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
             let Some((reader, grown)) = memory::open_peak(&path, policy, WINDOW) else {
                 return;

@@ -14,8 +14,9 @@
 //! says so and checks nothing. The test runs alone so that no other
 //! test's memory shares the process's mark.
 
+use tracetree::LazyTraceReader;
 use tracetree::generate::raw::Crash;
-use tracetree::read::{IndexStatus, SidecarPolicy, index_path};
+use tracetree::read::{IndexStatus, SidecarPolicy};
 
 use tracetree_testkit::{memory, synth};
 
@@ -29,7 +30,7 @@ fn repairing_a_crashed_recorders_index_keeps_a_window_of_the_data_resident() {
     };
     let path = synth::synth_trace_ending(dir.path(), "repair-256m", 256 << 20, 17, Some(crash));
     let size = std::fs::metadata(&path).unwrap().len();
-    assert!(index_path(&path).exists());
+    assert!(LazyTraceReader::index_path(&path).exists());
     for policy in [SidecarPolicy::ReadWrite, SidecarPolicy::ReadOnly] {
         let Some((reader, grown)) = memory::open_peak(&path, policy, WINDOW) else {
             return;

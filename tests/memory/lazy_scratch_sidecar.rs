@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::read::{IndexChoice, LazyTraceReader, SidecarOutcome, SidecarPolicy, index_path};
+use tracetree::read::{IndexChoice, LazyTraceReader, SidecarOutcome, SidecarPolicy};
 
 use tracetree_testkit::lazy::sidecar_of;
 use tracetree_testkit::memory::{self, rss_anon};
@@ -25,7 +25,11 @@ fn trace(dir: &Path, bytes: u64) -> PathBuf {
 fn read_only_copy(trace: &Path, dir: &Path) -> PathBuf {
     let linked = dir.join("t.trace");
     std::os::unix::fs::symlink(trace, &linked).unwrap();
-    std::os::unix::fs::symlink(index_path(trace), index_path(&linked)).unwrap();
+    std::os::unix::fs::symlink(
+        LazyTraceReader::index_path(trace),
+        LazyTraceReader::index_path(&linked),
+    )
+    .unwrap();
     let mut permissions = std::fs::metadata(dir).unwrap().permissions();
     permissions.set_readonly(true);
     std::fs::set_permissions(dir, permissions).unwrap();

@@ -5,7 +5,7 @@
 
 use tracetree::generate::Shape;
 use tracetree::print::write_jsonl;
-use tracetree::read::{LazyTraceReader, index_path};
+use tracetree::read::LazyTraceReader;
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::{generated, jdk_pack};
@@ -28,7 +28,7 @@ fn walking_a_level_0_pack_keeps_a_window_of_it_resident() {
         &path,
         "test\n",
         &trace,
-        Some(&index_path(&trace)),
+        Some(&LazyTraceReader::index_path(&trace)),
         None,
     ) {
         return;

@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use tracetree::model::DiffStatus;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchFrom, SearchOptions, find, search};
+use tracetree::search::{SearchFrom, SearchOptions, search};
 use tracetree::{Error, Result};
 
 use tracetree_testkit::diffs::diff_pair;
@@ -124,7 +124,7 @@ fn find_next_and_previous_step_through_the_changes() {
         let in_thread: Vec<_> = expected.iter().filter(|h| h.thread == thread).collect();
         let mut forward = Vec::new();
         let mut from = SearchFrom::ThreadStart(thread);
-        while let Some(hit) = find(&reader, from, &options).unwrap() {
+        while let Some(hit) = from.find(&reader, &options).unwrap() {
             from = SearchFrom::After(hit.node);
             forward.push(hit);
         }
@@ -135,7 +135,7 @@ fn find_next_and_previous_step_through_the_changes() {
         // Back from the thread's end, to its first change.
         let mut backward = Vec::new();
         let mut from = SearchFrom::ThreadEnd(thread);
-        while let Some(hit) = find(&reader, from, &options).unwrap() {
+        while let Some(hit) = from.find(&reader, &options).unwrap() {
             from = SearchFrom::Before(hit.node);
             backward.push(hit.event);
         }
@@ -162,11 +162,7 @@ fn a_filter_by_diff_status_on_a_plain_trace_is_an_error() {
     let error = search(&plain, &options, &|_| {}).unwrap_err();
     assert!(matches!(error, Error::Unsupported { .. }), "{error}");
     assert!(error.to_string().contains("not a diff"), "{error}");
-    let next = find(
-        &plain,
-        SearchFrom::ThreadStart(plain.thread_ids()[0]),
-        &options,
-    );
+    let next = SearchFrom::ThreadStart(plain.thread_ids()[0]).find(&plain, &options);
     assert!(matches!(next, Err(Error::Unsupported { .. })));
     // Without the filter, an empty pattern finds every tracepoint.
     let all = search(&plain, &SearchOptions::new(""), &|_| {}).unwrap();

@@ -9,8 +9,9 @@
 
 use std::path::Path;
 
+use tracetree::LazyTraceReader;
 use tracetree::generate::Shape;
-use tracetree::read::{EagerTrace, IndexStatus, index_path};
+use tracetree::read::{EagerTrace, IndexStatus};
 use tracetree::write::{DumpOptions, DumpWriter};
 
 use tracetree_testkit::heldout::validator::{self, Walked};
@@ -22,7 +23,7 @@ use tracetree_testkit::{files, heldout};
 fn read(path: &Path) -> (Vec<u8>, Vec<u8>) {
     (
         std::fs::read(path).unwrap(),
-        std::fs::read(index_path(path)).unwrap(),
+        std::fs::read(LazyTraceReader::index_path(path)).unwrap(),
     )
 }
 
@@ -141,11 +142,19 @@ fn snapshots_of_a_live_writer_open_with_their_complete_blocks() {
             std::thread::sleep(std::time::Duration::from_millis(3));
             let copy = dir.path().join(format!("snap{k}.trace"));
             if k % 2 == 0 {
-                std::fs::copy(index_path(&path), index_path(&copy)).unwrap();
+                std::fs::copy(
+                    LazyTraceReader::index_path(&path),
+                    LazyTraceReader::index_path(&copy),
+                )
+                .unwrap();
                 std::fs::copy(&path, &copy).unwrap();
             } else {
                 std::fs::copy(&path, &copy).unwrap();
-                std::fs::copy(index_path(&path), index_path(&copy)).unwrap();
+                std::fs::copy(
+                    LazyTraceReader::index_path(&path),
+                    LazyTraceReader::index_path(&copy),
+                )
+                .unwrap();
             }
             snapshots.push(copy);
         }
@@ -227,9 +236,9 @@ fn damaged_indexes_read_as_the_data() {
     std::fs::write(&path, &data).unwrap();
     let check = |index: Option<&[u8]>, what: &str| {
         match index {
-            Some(index) => std::fs::write(index_path(&path), index).unwrap(),
+            Some(index) => std::fs::write(LazyTraceReader::index_path(&path), index).unwrap(),
             None => {
-                let _ = std::fs::remove_file(index_path(&path));
+                let _ = std::fs::remove_file(LazyTraceReader::index_path(&path));
             }
         }
         check_reads(&path, &walked, 8, what);
@@ -351,11 +360,11 @@ fn data_cut_at_every_byte_opens_with_its_complete_blocks() {
             + CELL * (walked.cells.len()).min((index.len() - INDEX_HEADER - CELL - 8) / CELL);
         let choice = len % 3;
         match choice {
-            0 => std::fs::write(index_path(&path), &index).unwrap(),
+            0 => std::fs::write(LazyTraceReader::index_path(&path), &index).unwrap(),
             1 => {
-                let _ = std::fs::remove_file(index_path(&path));
+                let _ = std::fs::remove_file(LazyTraceReader::index_path(&path));
             }
-            _ => std::fs::write(index_path(&path), &index[..prefix]).unwrap(),
+            _ => std::fs::write(LazyTraceReader::index_path(&path), &index[..prefix]).unwrap(),
         }
         let what = format!("data cut to {len} bytes (index choice {choice})");
         check_reads(&path, &walked, if len % 97 == 0 { 5 } else { 0 }, &what);

@@ -2,8 +2,8 @@
 //! sample trace gives `Ok` or a typed error, never a panic.
 
 use tracetree::TraceBytes;
+use tracetree::lowlevel::IndexCell;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -81,12 +81,12 @@ fn every_single_byte_corruption_of_the_data_file_is_ok_or_a_typed_error() {
 fn every_truncation_and_corruption_of_the_index_file_parses_or_fails_cleanly() {
     let Some((_, index)) = sample() else { return };
     for len in 0..index.len() {
-        let _ = parse_index(&index[..len]);
+        let _ = IndexCell::parse_file(&index[..len]);
     }
     let mut bytes = index.clone();
     for position in 0..index.len() {
         bytes[position] ^= 0xFF;
-        if let Ok(cells) = parse_index(&bytes) {
+        if let Ok(cells) = IndexCell::parse_file(&bytes) {
             for (i, cell) in cells.cells.iter().enumerate() {
                 let _ = cell.decode(i);
             }

@@ -6,7 +6,7 @@ use tracetree::common::{LogicalOffset, ThreadId};
 use tracetree::generate::Shape;
 use tracetree::print::node_text;
 use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
-use tracetree::search::{SearchFrom, SearchOptions, find, search};
+use tracetree::search::{SearchFrom, SearchOptions, search};
 use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -128,14 +128,14 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 let mut from = SearchFrom::ThreadStart(thread);
                 for hit in expected.into_iter().take(200) {
-                    let found = find(&reader, from, &options).unwrap().unwrap();
+                    let found = from.find(&reader, &options).unwrap().unwrap();
                     assert_eq!(&found, hit, "{}", trace.display());
                     assert_eq!(node_text(&reader, found.node, false).unwrap(), found.line);
                     from = SearchFrom::After(found.node);
                     hits += 1;
                 }
                 if all.hits.iter().filter(|h| h.thread == thread).count() <= 200 {
-                    assert_eq!(find(&reader, from, &options).unwrap(), None);
+                    assert_eq!(from.find(&reader, &options).unwrap(), None);
                 }
             }
         }
@@ -159,16 +159,20 @@ fn find_previous_walks_back_from_hit_to_hit() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 // From the last 100 hits back: each finds the one before.
                 let tail = expected.len().saturating_sub(100);
-                let from_end = find(&reader, SearchFrom::ThreadEnd(thread), &options);
+                let from_end = SearchFrom::ThreadEnd(thread).find(&reader, &options);
                 assert_eq!(from_end.unwrap().as_ref(), expected.last().copied());
                 for pair in expected[tail..].windows(2) {
-                    let found = find(&reader, SearchFrom::Before(pair[1].node), &options).unwrap();
+                    let found = SearchFrom::Before(pair[1].node)
+                        .find(&reader, &options)
+                        .unwrap();
                     assert_eq!(found.as_ref(), Some(pair[0]), "{}", trace.display());
                     hits += 1;
                 }
                 if let Some(first) = expected.first() {
                     assert_eq!(
-                        find(&reader, SearchFrom::Before(first.node), &options).unwrap(),
+                        SearchFrom::Before(first.node)
+                            .find(&reader, &options)
+                            .unwrap(),
                         None
                     );
                 }
@@ -181,7 +185,7 @@ fn find_previous_walks_back_from_hit_to_hit() {
         let thread = reader.thread_ids()[0];
         let last = reader.roots(thread).unwrap().pop().unwrap();
         assert_eq!(
-            find(&reader, SearchFrom::Before(last), &stopped).unwrap(),
+            SearchFrom::Before(last).find(&reader, &stopped).unwrap(),
             None
         );
     }

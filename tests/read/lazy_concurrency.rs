@@ -7,9 +7,7 @@ use std::sync::Arc;
 use tracetree::TraceBytes;
 use tracetree::common::EventId;
 use tracetree::generate::raw::{self, SynthOptions};
-use tracetree::read::{
-    EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail, index_path,
-};
+use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail};
 
 use tracetree_testkit::lazy::{EagerIndex, Rng, open_in_memory, reference_traces};
 
@@ -176,7 +174,7 @@ fn expansions_and_walks_race_with_page_releases() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("released.trace");
     std::fs::write(&path, &data).unwrap();
-    std::fs::write(index_path(&path), &index).unwrap();
+    std::fs::write(LazyTraceReader::index_path(&path), &index).unwrap();
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     let keep = LazyTraceReader::options()
         .sidecar(SidecarPolicy::Off)

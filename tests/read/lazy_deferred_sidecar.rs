@@ -9,9 +9,7 @@ use std::fs::{self, File, FileTimes};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use tracetree::read::{
-    EagerTrace, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarProblem, index_path,
-};
+use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarProblem};
 use tracetree::tree::TraceTree;
 
 use tracetree_testkit::lazy::{assert_same_tree, sidecar_dir, sidecar_of};
@@ -68,7 +66,7 @@ fn a_note_for_other_files_or_a_damaged_one_defers_again() {
     let later = SystemTime::now() + Duration::from_secs(5);
     File::options()
         .write(true)
-        .open(index_path(&path))
+        .open(LazyTraceReader::index_path(&path))
         .unwrap()
         .set_times(FileTimes::new().set_modified(later))
         .unwrap();
@@ -109,7 +107,7 @@ fn rebuilds_and_large_tables_write_the_sidecar_at_once() {
     assert_eq!(sidecar.outcome, SidecarOutcome::Written);
     // No index: the rebuild's lookups are written at once.
     fs::remove_file(sidecar_of(&path)).unwrap();
-    fs::remove_file(index_path(&path)).unwrap();
+    fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
     let (outcome, _, _) = open(&path);
     assert_eq!(outcome, SidecarOutcome::Written);
     assert_eq!(open(&path).0, SidecarOutcome::Used);

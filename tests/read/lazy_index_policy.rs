@@ -6,9 +6,7 @@
 use tracetree::TraceBytes;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::lowlevel::ObjectKind;
-use tracetree::read::{
-    EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, index_path,
-};
+use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};
 
 use tracetree_testkit::lazy;
 use tracetree_testkit::lazy::assert_same_tree;
@@ -138,10 +136,10 @@ fn rule_missing_index_file() {
         lazy.report().status,
         IndexStatus::Rebuilt(IndexProblem::Missing(_))
     ));
-    assert_eq!(lazy.report().path, Some(index_path(&path)));
+    assert_eq!(lazy.report().path, Some(LazyTraceReader::index_path(&path)));
     assert_same_tree(&lazy, &sample.eager, "missing on disk");
     // With the index next to it, it is used.
-    std::fs::write(index_path(&path), &sample.index).unwrap();
+    std::fs::write(LazyTraceReader::index_path(&path), &sample.index).unwrap();
     assert!(LazyTraceReader::open(&path).unwrap().report().index_used());
 }
 
@@ -569,7 +567,7 @@ fn a_rebuild_at_open_reports_progress() {
     let reader = open(&done);
     assert!(matches!(reader.report().status, IndexStatus::Rebuilt(_)));
     assert_eq!(done.load(Ordering::Relaxed), sample.data.len() as u64);
-    std::fs::write(index_path(&path), &sample.index).unwrap();
+    std::fs::write(LazyTraceReader::index_path(&path), &sample.index).unwrap();
     let quiet = Arc::new(AtomicU64::new(0));
     let reader = open(&quiet);
     assert!(matches!(reader.report().status, IndexStatus::Used { .. }));
@@ -588,7 +586,7 @@ fn a_stop_ends_an_open_that_rebuilds_the_lookups() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.trace");
     generate_file(&path, &GenerateOptions::new(64 << 20, Shape::Mixed), |_| {}).unwrap();
-    std::fs::remove_file(index_path(&path)).unwrap();
+    std::fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
     let lookups = dir.path().join("lookups");
     let options = || {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{
     EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader, SidecarOutcome,
-    SidecarPolicy, SidecarProblem, index_path, sidecar_path,
+    SidecarPolicy, SidecarProblem,
 };
 
 use tracetree_testkit::lazy::{
@@ -22,8 +22,12 @@ use tracetree_testkit::synth::blocks_trace;
 fn copy_trace(trace: &Path, dir: &Path) -> PathBuf {
     let path = dir.join(trace.file_name().unwrap());
     fs::copy(trace, &path).unwrap();
-    if index_path(trace).exists() {
-        fs::copy(index_path(trace), index_path(&path)).unwrap();
+    if LazyTraceReader::index_path(trace).exists() {
+        fs::copy(
+            LazyTraceReader::index_path(trace),
+            LazyTraceReader::index_path(&path),
+        )
+        .unwrap();
     }
     path
 }
@@ -39,6 +43,12 @@ fn rejected(reader: &LazyTraceReader) -> Option<SidecarProblem> {
 /// A generated multi-block trace on disk.
 fn synth_trace(dir: &Path, crash: Option<Crash>) -> PathBuf {
     blocks_trace(dir, crash, 256 << 10)
+}
+
+/// The blocks of the trace at `path`, as its index lists them.
+fn blocks_of(path: &Path) -> Vec<(u64, u64)> {
+    let index = fs::read(LazyTraceReader::index_path(path)).unwrap();
+    tracetree_testkit::layout::index_blocks(&index)
 }
 
 /// Opens `path` twice: the first open writes the sidecar, the second uses
@@ -118,7 +128,7 @@ fn crashed_traces_keep_their_report_through_the_sidecar() {
         let dir = tempfile::tempdir().unwrap();
         let path = synth_trace(dir.path(), Some(Crash { half_written_block }));
         written_then_used(&path);
-        fs::remove_file(index_path(&path)).unwrap();
+        fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
         written_then_used(&path);
     }
 }
@@ -204,17 +214,12 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
     for at_in_header in [4, 0] {
         let dir = tempfile::tempdir().unwrap();
         let path = synth_trace(dir.path(), None);
-        let reader = with_sidecar(&path)
-            .sidecar(SidecarPolicy::Off)
-            .open(&path)
-            .unwrap();
-        let blocks = reader.block_table().blocks().to_vec();
-        let block = blocks[blocks.len() / 2];
-        drop(reader);
+        let blocks = blocks_of(&path);
+        let (start, _) = blocks[blocks.len() / 2];
         assert_rejected_after(&path, |path| {
             let mtime = fs::metadata(path).unwrap().modified().unwrap();
             let mut data = fs::read(path).unwrap();
-            data[block.start.get() as usize + at_in_header] ^= 1;
+            data[start as usize + at_in_header] ^= 1;
             fs::write(path, data).unwrap();
             keep_mtime(path, mtime);
         });
@@ -222,16 +227,11 @@ fn a_changed_data_file_makes_the_sidecar_stale() {
     // The byte before a block's end (its last object), mtime put back.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    let reader = with_sidecar(&path)
-        .sidecar(SidecarPolicy::Off)
-        .open(&path)
-        .unwrap();
-    let block = reader.block_table().blocks()[1];
-    drop(reader);
+    let (_, end) = blocks_of(&path)[1];
     assert_rejected_after(&path, |path| {
         let mtime = fs::metadata(path).unwrap().modified().unwrap();
         let mut data = fs::read(path).unwrap();
-        data[block.end.get() as usize - 1] ^= 0x40;
+        data[end as usize - 1] ^= 0x40;
         fs::write(path, data).unwrap();
         keep_mtime(path, mtime);
     });
@@ -251,15 +251,15 @@ fn a_changed_index_makes_the_sidecar_stale() {
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
     assert_rejected_after(&path, |path| {
-        let mut index = fs::read(index_path(path)).unwrap();
+        let mut index = fs::read(LazyTraceReader::index_path(path)).unwrap();
         index.push(0);
-        fs::write(index_path(path), index).unwrap();
+        fs::write(LazyTraceReader::index_path(path), index).unwrap();
     });
     // A byte of the last cell flipped, mtime put back.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
     assert_rejected_after(&path, |path| {
-        let index = index_path(path);
+        let index = LazyTraceReader::index_path(path);
         let mtime = fs::metadata(&index).unwrap().modified().unwrap();
         let mut bytes = fs::read(&index).unwrap();
         let at = bytes.len() - 40;
@@ -270,13 +270,17 @@ fn a_changed_index_makes_the_sidecar_stale() {
     // Removed.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    assert_rejected_after(&path, |path| fs::remove_file(index_path(path)).unwrap());
+    assert_rejected_after(&path, |path| {
+        fs::remove_file(LazyTraceReader::index_path(path)).unwrap()
+    });
     // Appeared, where there was none.
     let dir = tempfile::tempdir().unwrap();
     let path = synth_trace(dir.path(), None);
-    let index = fs::read(index_path(&path)).unwrap();
-    fs::remove_file(index_path(&path)).unwrap();
-    assert_rejected_after(&path, |path| fs::write(index_path(path), &index).unwrap());
+    let index = fs::read(LazyTraceReader::index_path(&path)).unwrap();
+    fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
+    assert_rejected_after(&path, |path| {
+        fs::write(LazyTraceReader::index_path(path), &index).unwrap()
+    });
     assert!(
         with_sidecar(&path)
             .open(&path)
@@ -544,7 +548,7 @@ fn a_sidecar_directory_keeps_within_its_budget() {
     };
     let sidecars: Vec<PathBuf> = traces
         .iter()
-        .map(|trace| sidecar_path(&lookups, trace))
+        .map(|trace| LazyTraceReader::sidecar_path(&lookups, trace))
         .collect();
     for (i, trace) in traces.iter().enumerate() {
         let reader = options().open(trace).unwrap();

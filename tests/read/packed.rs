@@ -12,7 +12,7 @@ use tracetree::Error;
 use tracetree::generate::Shape;
 use tracetree::import::{SourceFormat, import_file};
 use tracetree::print::write_jsonl;
-use tracetree::read::{EagerTrace, LazyTraceReader, index_path};
+use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::PackedTrace;
 use tracetree_testkit::files::{self, generated, testdata};
@@ -60,7 +60,7 @@ fn java_pack(args: &[&Path]) {
 fn jdk_pack(dir: &Path, trace: &Path, mode: &str, extra: Option<&str>) -> PathBuf {
     let name = trace.file_stem().unwrap().to_string_lossy();
     let out = dir.join(format!("{name}-{mode}.packedtrace"));
-    let index = Some(index_path(trace)).filter(|index| index.is_file());
+    let index = Some(LazyTraceReader::index_path(trace)).filter(|index| index.is_file());
     let info = "a trace packed by the JDK\n";
     assert!(files::jdk_pack(
         mode,
@@ -130,7 +130,7 @@ fn jdk_deflated_packs_read_in_place_or_inflate_and_unpack_to_the_same_bytes() {
     }
     let dir = tempfile::tempdir().unwrap();
     for trace in traces() {
-        let index = std::fs::read(index_path(&trace)).ok();
+        let index = std::fs::read(LazyTraceReader::index_path(&trace)).ok();
         for mode in ["deflate0", "deflate"] {
             let what = format!("{} ({mode})", trace.display());
             let packed = jdk_pack(dir.path(), &trace, mode, None);
@@ -163,7 +163,10 @@ fn jdk_deflated_packs_read_in_place_or_inflate_and_unpack_to_the_same_bytes() {
             let summary = import_file(&packed, &out, None, &|_| {}).unwrap();
             assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&trace).unwrap());
             match &index {
-                Some(index) => assert_eq!(&std::fs::read(index_path(&out)).unwrap(), index),
+                Some(index) => assert_eq!(
+                    &std::fs::read(LazyTraceReader::index_path(&out)).unwrap(),
+                    index
+                ),
                 None => assert_eq!(summary.warnings.len(), 1, "{what}: {summary:?}"),
             }
             assert_eq!(
@@ -180,9 +183,18 @@ fn our_packs_unpack_with_the_jdk_to_the_same_bytes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for trace in traces().into_iter().filter(|t| index_path(t).is_file()) {
+    for trace in traces()
+        .into_iter()
+        .filter(|t| LazyTraceReader::index_path(t).is_file())
+    {
         let packed = dir.path().join("ours.packedtrace");
-        let summary = PackedTrace::write(&packed, "ours\n", &trace, &index_path(&trace)).unwrap();
+        let summary = PackedTrace::write(
+            &packed,
+            "ours\n",
+            &trace,
+            &LazyTraceReader::index_path(&trace),
+        )
+        .unwrap();
         assert_eq!(summary.bytes, std::fs::metadata(&packed).unwrap().len());
         let pack = PackedTrace::open(&packed).unwrap();
         assert!(pack.in_place());
@@ -198,7 +210,7 @@ fn our_packs_unpack_with_the_jdk_to_the_same_bytes() {
         );
         assert_eq!(
             std::fs::read(unpacked.join("trace.idx")).unwrap(),
-            std::fs::read(index_path(&trace)).unwrap()
+            std::fs::read(LazyTraceReader::index_path(&trace)).unwrap()
         );
         assert_eq!(std::fs::read(unpacked.join("info.txt")).unwrap(), b"ours\n");
         assert_eq!(dump(&packed), dump(&trace), "{}", trace.display());
@@ -344,7 +356,13 @@ fn a_pack_over_4_gib_uses_zip64_and_is_read_in_place() {
     let dir = tempfile::tempdir().unwrap();
     let trace = generated(dir.path(), Shape::Mixed, 2, 4_300_000_000, None);
     let packed = dir.path().join("big.packedtrace");
-    PackedTrace::write(&packed, "big\n", &trace, &index_path(&trace)).unwrap();
+    PackedTrace::write(
+        &packed,
+        "big\n",
+        &trace,
+        &LazyTraceReader::index_path(&trace),
+    )
+    .unwrap();
     let pack = PackedTrace::open(&packed).unwrap();
     assert!(pack.in_place());
     let data = pack.entry("trace.trace").unwrap();

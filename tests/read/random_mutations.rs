@@ -17,10 +17,11 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use tracetree::LazyTraceReader;
 use tracetree::TraceBytes;
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
-use tracetree::read::{EagerTrace, WalkDetail, index_path};
+use tracetree::read::{EagerTrace, WalkDetail};
 
 use tracetree_testkit::lazy::{Rng, expand_all, open_in_memory, reference_traces, testdata_traces};
 
@@ -48,7 +49,10 @@ fn corpus() -> Vec<(String, Vec<u8>, Vec<u8>)> {
     let mut files = testdata_traces();
     files.extend(reference_traces());
     for path in files {
-        let (Ok(data), Ok(index)) = (std::fs::read(&path), std::fs::read(index_path(&path))) else {
+        let (Ok(data), Ok(index)) = (
+            std::fs::read(&path),
+            std::fs::read(LazyTraceReader::index_path(&path)),
+        ) else {
             continue;
         };
         // Large files make slow cases; the small ones cover the format.

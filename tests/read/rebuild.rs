@@ -5,9 +5,8 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracetree::TraceBytes;
-use tracetree::lowlevel::parse_index;
+use tracetree::lowlevel::RebuiltIndex;
 use tracetree::lowlevel::{IndexCell, ObjectKind};
-use tracetree::lowlevel::{RebuiltIndex, rebuild_index_windowed};
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 
@@ -19,7 +18,7 @@ fn normalized(cells: impl IntoIterator<Item = IndexCell>) -> BTreeSet<IndexCell>
 }
 
 fn written_cells(index: &[u8]) -> BTreeSet<IndexCell> {
-    let cells = parse_index(index).unwrap();
+    let cells = IndexCell::parse_file(index).unwrap();
     normalized(
         cells
             .cells
@@ -94,13 +93,14 @@ fn assert_windows_agree(
     let progress = |bytes| {
         done.fetch_add(bytes, Ordering::Relaxed);
     };
-    let outcome = rebuild_index_windowed(data, options, window, &progress, &mut |window, range| {
-        assert_eq!(range.start, covered, "{name}: windows follow one another");
-        covered = range.end;
-        cells.extend(window.iter().copied());
-        Ok(())
-    })
-    .unwrap();
+    let outcome = options
+        .rebuild_windowed(data, window, &progress, &mut |window, range| {
+            assert_eq!(range.start, covered, "{name}: windows follow one another");
+            covered = range.end;
+            cells.extend(window.iter().copied());
+            Ok(())
+        })
+        .unwrap();
     let what = format!("{name} in windows of {window} with {options:?}");
     assert!(cells.iter().eq(whole.cells.iter()), "{what}: cells");
     assert_eq!(outcome.unfinished, whole.unfinished, "{what}");
@@ -136,7 +136,7 @@ fn rebuilt_index_equals_the_bundled_testdata_index() {
     for name in ["all-types", "multi-thread"] {
         let path = files::testdata(&format!("{name}.trace"));
         let data = std::fs::read(&path).unwrap();
-        let index = std::fs::read(tracetree::read::index_path(&path)).unwrap();
+        let index = std::fs::read(tracetree::LazyTraceReader::index_path(&path)).unwrap();
         assert_rebuilds_written(name, &data, &index);
     }
 }
@@ -174,7 +174,7 @@ fn rebuilt_index_equals_the_streaming_writers_index() {
     let summary = writer.close().unwrap();
     assert!(summary.blocks > 20, "{summary:?}");
     let data = std::fs::read(&path).unwrap();
-    let index = std::fs::read(tracetree::read::index_path(&path)).unwrap();
+    let index = std::fs::read(tracetree::LazyTraceReader::index_path(&path)).unwrap();
     assert_rebuilds_written("streamed", &data, &index);
 }
 

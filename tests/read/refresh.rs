@@ -10,7 +10,7 @@ use std::path::Path;
 
 use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::print::{PrintOptions, print_trace};
-use tracetree::read::{LazyOptions, LazyTraceReader, index_path};
+use tracetree::read::{LazyOptions, LazyTraceReader};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 use tracetree_testkit::layout::CELL_LEN;
 use tracetree_testkit::lazy::assert_same_tree;
@@ -40,7 +40,7 @@ fn finished_trace(dir: &Path) -> (Vec<u8>, Vec<u8>) {
     });
     writer.close().unwrap();
     let data = std::fs::read(&path).unwrap();
-    let index = std::fs::read(index_path(&path)).unwrap();
+    let index = std::fs::read(LazyTraceReader::index_path(&path)).unwrap();
     (data, index)
 }
 
@@ -98,7 +98,7 @@ fn a_refreshed_trace_reads_as_a_fresh_open_of_the_grown_files() {
     let (data, index) = finished_trace(dir.path());
     assert!(data.len() > 40 * 512, "{}", data.len());
     let path = dir.path().join("growing.trace");
-    let idx = index_path(&path);
+    let idx = LazyTraceReader::index_path(&path);
     // The first step: a few blocks.
     let (mut data_at, mut index_at) = (0, 0);
     let mut grow = |to: usize, lag: usize| {
@@ -122,12 +122,11 @@ fn a_refreshed_trace_reads_as_a_fresh_open_of_the_grown_files() {
         grow(to, if step % 2 == 1 { 3 * CELL_LEN + 7 } else { 0 });
         let what = format!("step {step}");
         let old_view = reader.report().blocks;
-        let Some(refreshed) = reader.refresh().unwrap() else {
+        let Some((refreshed, report)) = reader.refresh().unwrap() else {
             continue;
         };
-        let report = &refreshed.report;
         assert_eq!(report.reopened, None, "{what}: {report:?}");
-        let new = refreshed.reader.report().blocks - old_view;
+        let new = refreshed.report().blocks - old_view;
         assert_eq!(report.new_blocks, new, "{what}");
         // Only what was appended, the old last block and cell, and the
         // headers are read.
@@ -137,21 +136,21 @@ fn a_refreshed_trace_reads_as_a_fresh_open_of_the_grown_files() {
             "{what}: {report:?}"
         );
         assert!(report.new_data_bytes > 0, "{what}");
-        assert_same_as_fresh(&refreshed.reader, &path, &what);
+        assert_same_as_fresh(&refreshed, &path, &what);
         // Nodes carry over through their handles.
         let thread = reader.thread_ids()[0];
         if let Some(&root) = reader.roots(thread).unwrap().first() {
             let handle = reader.handle(root);
-            let moved = refreshed.reader.resolve_handle(handle).unwrap();
-            assert!(refreshed.reader.node(root).is_err(), "{what}");
+            let moved = refreshed.resolve_handle(handle).unwrap();
+            assert!(refreshed.node(root).is_err(), "{what}");
             assert_eq!(
-                refreshed.reader.node(moved).unwrap().tracepoint(),
+                refreshed.node(moved).unwrap().tracepoint(),
                 reader.node(root).unwrap().tracepoint(),
                 "{what}"
             );
         }
-        unfinished_seen += refreshed.reader.report().data.unfinished_containers;
-        reader = refreshed.reader;
+        unfinished_seen += refreshed.report().data.unfinished_containers;
+        reader = refreshed;
         extended += 1;
     }
     assert!(extended > 10, "{extended}");
@@ -160,12 +159,12 @@ fn a_refreshed_trace_reads_as_a_fresh_open_of_the_grown_files() {
     // whole files, opened afresh.
     grow(data.len(), 0);
     append(&idx, &index[index_at..]);
-    let done = reader.refresh().unwrap().expect("the trace grew");
-    assert!(done.report.reopened.is_some());
+    let (done, done_report) = reader.refresh().unwrap().expect("the trace grew");
+    assert!(done_report.reopened.is_some());
     let whole = LazyTraceReader::open(&path).unwrap();
     assert!(whole.report().data.is_complete());
-    assert_same_tree(&done.reader, &whole, "finished");
-    assert!(done.reader.refresh().unwrap().is_none());
+    assert_same_tree(&done, &whole, "finished");
+    assert!(done.refresh().unwrap().is_none());
 }
 
 #[test]
@@ -173,7 +172,7 @@ fn a_shrunk_or_rewritten_trace_is_opened_again() {
     let dir = tempfile::tempdir().unwrap();
     let (data, index) = finished_trace(dir.path());
     let path = dir.path().join("growing.trace");
-    let idx = index_path(&path);
+    let idx = LazyTraceReader::index_path(&path);
     let half = data.len() / 2;
     std::fs::write(&path, &data[..half]).unwrap();
     std::fs::write(&idx, &index[..index_written(&data, &index, half)]).unwrap();
@@ -184,13 +183,13 @@ fn a_shrunk_or_rewritten_trace_is_opened_again() {
     let quarter = data.len() / 4;
     std::fs::write(&path, &data[..quarter]).unwrap();
     std::fs::write(&idx, &index[..index_written(&data, &index, quarter)]).unwrap();
-    let shrunk = reader.refresh().unwrap().expect("the files changed");
-    let why = shrunk.report.reopened.clone().expect("opened again");
+    let (shrunk, shrunk_report) = reader.refresh().unwrap().expect("the files changed");
+    let why = shrunk_report.reopened.clone().expect("opened again");
     assert!(why.contains("shrank"), "{why}");
-    assert_same_as_fresh(&shrunk.reader, &path, "shrunk");
+    assert_same_as_fresh(&shrunk, &path, "shrunk");
 
     // Grown again, but a byte of the old last block changed.
-    let reader = shrunk.reader;
+    let reader = shrunk;
     let last = reader.report().blocks;
     assert!(last > 0);
     let mut changed = data[..half].to_vec();
@@ -204,10 +203,6 @@ fn a_shrunk_or_rewritten_trace_is_opened_again() {
     changed[last_end - 1] ^= 0x55;
     std::fs::write(&path, &changed).unwrap();
     std::fs::write(&idx, &index[..index_written(&data, &index, half)]).unwrap();
-    let rewritten = reader.refresh().unwrap().expect("the files changed");
-    assert!(
-        rewritten.report.reopened.is_some(),
-        "{:?}",
-        rewritten.report
-    );
+    let (_, rewritten) = reader.refresh().unwrap().expect("the files changed");
+    assert!(rewritten.reopened.is_some(), "{:?}", rewritten);
 }

@@ -6,7 +6,7 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 
 use tracetree::read::RebuildOptions;
-use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy, write_index};
+use tracetree::read::{EagerTrace, LazyOptions, LazyTraceReader, SidecarPolicy};
 use tracetree::tree::TraceTree;
 use tracetree_testkit::lazy::{assert_same_tree, testdata_traces};
 
@@ -110,6 +110,8 @@ fn a_block_start_then_a_gigabyte_of_zeros_costs_nothing() {
     let eager = EagerTrace::open(&path).unwrap();
     assert!(eager.thread_ids().is_empty());
     let index = dir.path().join("zeros.idx");
-    let written = write_index(&path, &index, RebuildOptions::default(), &|_| {}).unwrap();
+    let written = RebuildOptions::default()
+        .write_index(&path, &index, &|_| {})
+        .unwrap();
     assert_eq!(written.cells, 0);
 }

@@ -540,7 +540,7 @@ fn threads_are_chosen_and_outputs_replaced_only_when_forced() {
 fn damaged_readers() -> Vec<LazyTraceReader> {
     let trace = tracetree_testkit::files::testdata("all-types.trace");
     let data = std::fs::read(&trace).unwrap();
-    let index = std::fs::read(tracetree::read::index_path(&trace)).unwrap();
+    let index = std::fs::read(tracetree::LazyTraceReader::index_path(&trace)).unwrap();
     let mut readers = Vec::new();
     for cut in (16..data.len()).step_by(data.len() / 40 + 1) {
         for flip in [None, Some(cut)] {

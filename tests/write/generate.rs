@@ -8,7 +8,6 @@ use tracetree::TraceBytes;
 use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::lowlevel::IndexCell;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
@@ -140,7 +139,7 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
 
         // The parallel rebuild gives the writer's cells; the lazy reader's
         // own rebuild reads the same tree.
-        let written: BTreeSet<IndexCell> = parse_index(&index)
+        let written: BTreeSet<IndexCell> = IndexCell::parse_file(&index)
             .unwrap()
             .cells
             .iter()

@@ -16,7 +16,6 @@ use tracetree::TraceBytes;
 use tracetree::common::PhysicalOffset;
 use tracetree::lowlevel::IndexCell;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::parse_index;
 use tracetree::model::Type;
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, IndexProblem, IndexStatus, LazyTraceReader};
@@ -158,7 +157,7 @@ fn a_killed_writer_leaves_every_written_block() {
     // pages for a fatal signal), or a block written without its cells yet.
     // Then bytes after the last indexed block make the reader rebuild.
     let indexed_end = normalized(
-        parse_index(&index)
+        IndexCell::parse_file(&index)
             .unwrap()
             .cells
             .iter()
@@ -204,7 +203,7 @@ fn a_killed_writer_leaves_every_written_block() {
     // The index left behind has no footer and is a prefix of the rebuilt
     // one, short of at most the last block's cells; so is any cut of it.
     let rebuilt = normalized(rebuilt.cells.iter().copied());
-    let parsed = parse_index(&index).unwrap();
+    let parsed = IndexCell::parse_file(&index).unwrap();
     assert!(!parsed.has_footer);
     let written = normalized(parsed.cells.iter().map(|c| c.decode(0).unwrap()));
     assert_eq!(written[..], rebuilt[..written.len()]);
@@ -218,7 +217,7 @@ fn a_killed_writer_leaves_every_written_block() {
         blocks.len()
     );
     for cut in [16, 17, 16 + 21 * 7 + 5, index.len() / 2, index.len() - 1] {
-        let parsed = parse_index(&index[..cut]).unwrap();
+        let parsed = IndexCell::parse_file(&index[..cut]).unwrap();
         assert!(!parsed.has_footer);
         let cells = normalized(parsed.cells.iter().map(|c| c.decode(0).unwrap()));
         assert_eq!(cells[..], written[..cells.len()], "index cut at {cut}");
@@ -244,11 +243,11 @@ fn a_truncated_index_keeps_its_whole_cells() {
     thread.finish().unwrap();
     writer.close().unwrap();
     let index = std::fs::read(dir.path().join("closed.trace.idx")).unwrap();
-    let full = parse_index(&index).unwrap();
+    let full = IndexCell::parse_file(&index).unwrap();
     assert!(full.has_footer);
     let cells: Vec<IndexCell> = full.cells.iter().map(|c| c.decode(0).unwrap()).collect();
     for cut in 16..index.len() {
-        let parsed = parse_index(&index[..cut]).unwrap();
+        let parsed = IndexCell::parse_file(&index[..cut]).unwrap();
         assert!(!parsed.has_footer, "cut at {cut}");
         let whole = ((cut - 16) / 21).min(cells.len());
         // A cut after the footer's EOF cell leaves that cell as a cell.

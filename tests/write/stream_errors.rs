@@ -174,7 +174,7 @@ fn closing_with_open_containers_fails_but_writes_the_trace() {
     assert!(!report.missing_eof, "{report:?}");
     assert_eq!(report.unfinished_containers, 2);
     assert!(
-        tracetree::lowlevel::parse_index(&index.bytes())
+        tracetree::lowlevel::IndexCell::parse_file(&index.bytes())
             .unwrap()
             .has_footer
     );

@@ -222,7 +222,7 @@ fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> 
     let mut at = tracetree::common::PhysicalOffset::new(16);
     let mut blocks = Vec::new();
     while let tracetree::lowlevel::BlockStep::Block(block) =
-        tracetree::lowlevel::decode_block::<tracetree::lowlevel::Object>(data, at, |t| {
+        tracetree::lowlevel::BlockStep::<tracetree::lowlevel::Object>::decode(data, at, |t| {
             stacks.entry(t).or_insert(Vec::new())
         })
         .unwrap()

@@ -2,7 +2,8 @@
 //! per test, on the sample traces.
 
 use tracetree::generate::samples;
-use tracetree::lowlevel::{ByteReader, Object, ObjectKind, parse_index};
+use tracetree::lowlevel::IndexCell;
+use tracetree::lowlevel::{ByteReader, Object, ObjectKind};
 use tracetree_testkit::layout::{
     BLOCK_HEADER_LEN, CELL_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN, INDEX_MAGIC,
 };
@@ -22,7 +23,7 @@ fn samples() -> Vec<(Vec<u8>, Vec<u8>, Vec<Cell>)> {
         .into_iter()
         .map(|(_, generate)| {
             let (data, index) = generate().unwrap().to_bytes().unwrap();
-            let cells = parse_index(&index)
+            let cells = IndexCell::parse_file(&index)
                 .unwrap()
                 .cells
                 .iter()

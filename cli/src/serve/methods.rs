@@ -783,7 +783,7 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Repl
             ));
         }
     };
-    let found = tracetree::search::find(&reader, from, &options).map_err(|e| fail(&e))?;
+    let found = from.find(&reader, &options).map_err(|e| fail(&e))?;
     reply(FindResult {
         hit: found.map(|found| hit(&reader, &found)),
     })

@@ -16,7 +16,7 @@ use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::{LazyNode, LazyTraceReader};
-use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, find, search};
+use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, search};
 
 use super::counts::Counter;
 use super::follow::Follower;
@@ -790,7 +790,7 @@ fn change_from(
             (false, None) => None,
         };
         let found = match from {
-            Some(from) => find(reader, from, &options)?,
+            Some(from) => from.find(reader, &options)?,
             None => None,
         };
         started = true;

@@ -40,13 +40,13 @@ impl Follower {
                 }
                 let sent = match reader.refresh() {
                     Ok(None) => Ok(()),
-                    Ok(Some(refreshed)) => {
+                    Ok(Some((refreshed, report))) => {
                         // The tables are built here, not on the first
                         // key that needs them.
-                        refreshed.reader.build_lookups();
-                        let next = Arc::new(refreshed.reader);
+                        refreshed.build_lookups();
+                        let next = Arc::new(refreshed);
                         reader = Arc::clone(&next);
-                        answer.send(Ok((next, refreshed.report)))
+                        answer.send(Ok((next, report)))
                     }
                     Err(error) => answer.send(Err(error)),
                 };

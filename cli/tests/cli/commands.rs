@@ -1,6 +1,6 @@
 //! The `tracetree` binary: commands, `--help`, one-line errors.
 
-use tracetree::read::{IndexStatus, LazyTraceReader, index_path};
+use tracetree::read::{IndexStatus, LazyTraceReader};
 
 use tracetree_testkit::compare::first_difference;
 use tracetree_testkit::files;
@@ -15,7 +15,11 @@ pub(crate) fn bundled() -> (tempfile::TempDir, String) {
     let trace = dir.path().join("multi-thread.trace");
     let source = files::testdata("multi-thread.trace");
     std::fs::copy(&source, &trace).unwrap();
-    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    std::fs::copy(
+        LazyTraceReader::index_path(&source),
+        LazyTraceReader::index_path(&trace),
+    )
+    .unwrap();
     let trace = trace.display().to_string();
     (dir, trace)
 }
@@ -201,7 +205,11 @@ fn info_says_when_the_lookups_went_to_a_scratch_file() {
     let trace = dir.path().join("t.trace");
     let source = files::testdata("multi-thread.trace");
     std::fs::copy(&source, &trace).unwrap();
-    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    std::fs::copy(
+        LazyTraceReader::index_path(&source),
+        LazyTraceReader::index_path(&trace),
+    )
+    .unwrap();
     let scratch_line = |out: &str| {
         let line = out
             .lines()
@@ -244,7 +252,11 @@ fn reads_add_nothing_beside_the_trace() {
     let trace = dir.path().join("t.trace");
     let source = files::testdata("multi-thread.trace");
     std::fs::copy(&source, &trace).unwrap();
-    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    std::fs::copy(
+        LazyTraceReader::index_path(&source),
+        LazyTraceReader::index_path(&trace),
+    )
+    .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let file = trace.to_str().unwrap();
     let cache_dir = cache.path().to_str().unwrap();
@@ -276,7 +288,7 @@ fn reads_add_nothing_beside_the_trace() {
 fn info_reports_the_sidecar_through_index_and_deferral() {
     let dir = tempfile::tempdir().unwrap();
     let path = blocks_trace(dir.path(), None, 256 << 10);
-    std::fs::remove_file(index_path(&path)).unwrap();
+    std::fs::remove_file(LazyTraceReader::index_path(&path)).unwrap();
     let cache = dir.path().join("cache");
     let file = path.to_str().unwrap();
     let with_cache = |command: &str| {
@@ -637,14 +649,11 @@ fn damaged_and_cut_traces_warn_read_alike_and_fail_under_strict() {
     let damaged = dir.path().join("damaged.trace");
     // A half-written last block, then an unknown object kind where the
     // middle block starts.
-    let reader = tracetree::read::LazyOptions::default()
-        .open(&trace)
-        .unwrap();
-    let blocks = reader.block_table().blocks();
-    let middle = blocks[blocks.len() / 2].start;
-    drop(reader);
+    let index = std::fs::read(LazyTraceReader::index_path(std::path::Path::new(&trace))).unwrap();
+    let blocks = tracetree_testkit::layout::index_blocks(&index);
+    let (middle, _) = blocks[blocks.len() / 2];
     let mut flipped = data.clone();
-    flipped[middle.get() as usize] = 0xEE;
+    flipped[middle as usize] = 0xEE;
     let cases = [
         (&data[..data.len() - data.len() / 5], "is cut short"),
         (

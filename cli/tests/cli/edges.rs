@@ -4,8 +4,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-use tracetree::read::index_path;
+use tracetree::LazyTraceReader;
 use tracetree_testkit::files;
 
 use crate::commands::bundled;
@@ -312,7 +311,7 @@ fn index_caps_its_workers() {
 fn a_failed_index_write_leaves_no_temporary_file() {
     let (dir, file) = bundled();
     // The index's place is taken by a folder: the rename fails.
-    let index = index_path(Path::new(&file));
+    let index = LazyTraceReader::index_path(Path::new(&file));
     std::fs::remove_file(&index).unwrap();
     std::fs::create_dir(&index).unwrap();
     std::fs::write(index.join("keep"), b"").unwrap();
@@ -355,7 +354,7 @@ fn an_interrupted_index_leaves_no_temporary_file() {
     let trace_name = trace.to_str().unwrap();
     let (ok, _, err) = tracetree(&["gen", trace_name, "--size", "64MB"]);
     assert!(ok, "{err}");
-    let index = index_path(&trace);
+    let index = LazyTraceReader::index_path(&trace);
     std::fs::remove_file(&index).unwrap();
     let data = std::fs::read(&trace).unwrap();
     // SIGKILL too: the index has no name until it is whole.
@@ -421,7 +420,7 @@ fn an_interrupted_index_leaves_no_temporary_file() {
 #[test]
 fn index_check_says_what_differs_in_words() {
     let (_dir, file) = bundled();
-    let index = index_path(Path::new(&file));
+    let index = LazyTraceReader::index_path(Path::new(&file));
     let bytes = std::fs::read(&index).unwrap();
     // Without its last three cells (the footer kept).
     let footer = 21 + 8;
@@ -444,7 +443,7 @@ fn info_describes_the_index_on_disk_now() {
         out
     };
     assert!(info().contains("(valid, used)"));
-    let index = index_path(Path::new(&file));
+    let index = LazyTraceReader::index_path(Path::new(&file));
     let good = std::fs::read(&index).unwrap();
     // Replaced by a broken one: not the cached description of the old one.
     std::fs::write(&index, b"not an index").unwrap();

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
+use tracetree::LazyTraceReader;
 use tracetree::generate::Shape;
-use tracetree::read::index_path;
 
 use tracetree_testkit::heldout;
 use tracetree_testkit::heldout::validator;
@@ -48,7 +48,7 @@ fn rebuild_and_check(path: &Path, walked: &validator::Walked, what: &str) {
     let (ok, out, err) = tracetree(&["index", p, "--check"]);
     assert!(ok, "{what}: index --check: {out}{err}");
     let (cells, footer) =
-        validator::index_cells(&std::fs::read(index_path(path)).unwrap()).unwrap();
+        validator::index_cells(&std::fs::read(LazyTraceReader::index_path(path)).unwrap()).unwrap();
     assert!(footer, "{what}: the rebuilt index has its footer");
     validator::same_cells(&cells, &walked.cells).unwrap_or_else(|e| panic!("{what}: {e}"));
 }
@@ -58,7 +58,7 @@ fn index_rebuilds_what_the_validator_finds_and_info_reports_losses() {
     let dir = tempfile::tempdir().unwrap();
     let source = heldout::streamed(dir.path(), "src", Shape::Mixed, 5, 96, 30_000, 9);
     let data = std::fs::read(&source).unwrap();
-    let index = std::fs::read(index_path(&source)).unwrap();
+    let index = std::fs::read(LazyTraceReader::index_path(&source)).unwrap();
     let full = validator::validate(&data, &index).unwrap();
     let path = dir.path().join("t.trace");
     let p = path_str(&path);
@@ -74,9 +74,9 @@ fn index_rebuilds_what_the_validator_finds_and_info_reports_losses() {
     ] {
         std::fs::write(&path, &data).unwrap();
         match index {
-            Some(index) => std::fs::write(index_path(&path), index).unwrap(),
+            Some(index) => std::fs::write(LazyTraceReader::index_path(&path), index).unwrap(),
             None => {
-                let _ = std::fs::remove_file(index_path(&path));
+                let _ = std::fs::remove_file(LazyTraceReader::index_path(&path));
             }
         }
         let (ok, out) = run_any(&["dump", p], what);
@@ -93,7 +93,7 @@ fn index_rebuilds_what_the_validator_finds_and_info_reports_losses() {
         let walked = validator::walk(&data[..len]).unwrap();
         let what = format!("data cut to {len}");
         std::fs::write(&path, &data[..len]).unwrap();
-        std::fs::write(index_path(&path), &index).unwrap();
+        std::fs::write(LazyTraceReader::index_path(&path), &index).unwrap();
         let (ok, info) = run_any(&["info", p], &what);
         assert!(ok, "{what}");
         let dropped = len - walked.complete_end;
@@ -190,9 +190,9 @@ fn hostile_files_fail_with_one_line() {
             std::fs::write(&path, bytes).unwrap();
             let _ = std::fs::remove_file(dir.path().join("h.trace.ttlookup"));
             match &index {
-                Some(index) => std::fs::write(index_path(&path), index).unwrap(),
+                Some(index) => std::fs::write(LazyTraceReader::index_path(&path), index).unwrap(),
                 None => {
-                    let _ = std::fs::remove_file(index_path(&path));
+                    let _ = std::fs::remove_file(LazyTraceReader::index_path(&path));
                 }
             }
             for args in [

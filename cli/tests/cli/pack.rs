@@ -1,8 +1,7 @@
 //! `tracetree pack`, and packed traces given to the other commands.
 
 use std::path::Path;
-
-use tracetree::read::index_path;
+use tracetree::LazyTraceReader;
 use tracetree_testkit::files;
 
 use super::tracetree_cached;
@@ -14,7 +13,11 @@ fn packed_traces_answer_every_command_as_their_trace() {
     let source = files::testdata("multi-thread.trace");
     let trace = dir.path().join("multi-thread.trace");
     std::fs::copy(&source, &trace).unwrap();
-    std::fs::copy(index_path(&source), index_path(&trace)).unwrap();
+    std::fs::copy(
+        LazyTraceReader::index_path(&source),
+        LazyTraceReader::index_path(&trace),
+    )
+    .unwrap();
     let trace = trace.to_str().unwrap();
     let packed = dir.path().join("multi.packedtrace");
     let packed = packed.to_str().unwrap();
@@ -55,8 +58,8 @@ fn packed_traces_answer_every_command_as_their_trace() {
         std::fs::read(&source).unwrap()
     );
     assert_eq!(
-        std::fs::read(index_path(&unpacked)).unwrap(),
-        std::fs::read(index_path(&source)).unwrap()
+        std::fs::read(LazyTraceReader::index_path(&unpacked)).unwrap(),
+        std::fs::read(LazyTraceReader::index_path(&source)).unwrap()
     );
 }
 
@@ -99,7 +102,7 @@ fn a_trace_without_its_index_is_packed_with_a_rebuilt_one() {
     let err = pack(&cache, &trace, &packed);
     assert!(err.contains("has no index"), "{err}");
     assert!(
-        !index_path(&trace).exists(),
+        !LazyTraceReader::index_path(&trace).exists(),
         "nothing written beside the trace"
     );
     let (ok, info, err) = tracetree_cached(&cache, &["info", packed.to_str().unwrap()]);
@@ -137,7 +140,7 @@ fn recorder_packs_are_read_in_place_without_a_copy_in_the_cache() {
     let cache = dir.path().join("cache");
     let trace = files::testdata("multi-thread.trace");
     let packed = dir.path().join("recorded.packedtrace");
-    let index = index_path(&trace);
+    let index = LazyTraceReader::index_path(&trace);
     if !files::jdk_pack(
         "deflate0",
         &packed,

@@ -485,7 +485,7 @@ fn a_cancelled_search_answers_request_cancelled_while_pages_go_on() {
 fn a_cancelled_open_stops_its_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let trace = files::generated(dir.path(), Shape::Mixed, 2, 256 << 20, None);
-    std::fs::remove_file(tracetree::read::index_path(&trace)).unwrap();
+    std::fs::remove_file(tracetree::LazyTraceReader::index_path(&trace)).unwrap();
     let cache = tempfile::tempdir().unwrap();
     let mut server = Server::initialized(cache.path(), &[]);
     let open = server.start_request("trace/open", json!({"path": trace}));
@@ -696,7 +696,7 @@ fn a_followed_trace_tells_its_growth_and_handles_carry_over() {
     let dir = tempfile::tempdir().unwrap();
     let (data, index) = multi_thread_in_small_blocks();
     let trace = dir.path().join("growing.trace");
-    let idx = tracetree::read::index_path(&trace);
+    let idx = tracetree::LazyTraceReader::index_path(&trace);
     let cache = tempfile::tempdir().unwrap();
     let mut server = Server::initialized(cache.path(), &[]);
     // The first cut whose view shows thread 0's root with some of its 8

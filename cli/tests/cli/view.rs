@@ -113,7 +113,7 @@ fn view_follows_a_growing_trace_in_a_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let (data, index) = multi_thread_in_small_blocks();
     let trace = dir.path().join("growing.trace");
-    let idx = tracetree::read::index_path(&trace);
+    let idx = tracetree::LazyTraceReader::index_path(&trace);
     // The first cut whose view shows the first thread's root call with some
     // of its 8 children: the call is not finished yet.
     let (cut, shown) = (1..20)

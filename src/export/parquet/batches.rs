@@ -69,7 +69,7 @@ pub struct RecordBatches {
 }
 
 impl RecordBatches {
-    /// Streams the rows [`export_parquet`](super::export_parquet) writes
+    /// Streams the rows [`ParquetOptions::export`](super::ParquetOptions::export) writes
     /// for `reader`'s trace (or the part `options` selects) as Arrow
     /// record batches of `options.batch_rows` rows, built on a thread of
     /// their own while the caller reads the previous one. Fails at once on

@@ -156,10 +156,22 @@ pub(crate) fn schema() -> SchemaRef {
     ]))
 }
 
-/// Exports `reader`'s trace into the dataset directory `dir`, threads in
-/// parallel; `progress` receives each thread's length when it starts,
-/// and the bytes read as their rows are written.
-pub fn export_parquet(
+impl ParquetOptions {
+    /// Exports `reader`'s trace into the dataset directory `dir`, threads
+    /// in parallel; `progress` receives each thread's length when it
+    /// starts, and the bytes read as their rows are written.
+    pub fn export(
+        &self,
+        reader: &LazyTraceReader,
+        dir: &Path,
+        progress: &(dyn Fn(ParquetProgress) + Sync),
+    ) -> Result<ParquetSummary> {
+        export_parquet(reader, dir, self, progress)
+    }
+}
+
+/// [`ParquetOptions::export`].
+fn export_parquet(
     reader: &LazyTraceReader,
     dir: &Path,
     options: &ParquetOptions,

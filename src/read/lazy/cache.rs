@@ -84,9 +84,11 @@ impl NodeData {
         self.footer.as_ref()
     }
 
-    /// A container's content range; `None` for leaves.
-    pub fn content(&self) -> Option<ContentRange> {
-        self.content
+    /// Where a container's children lie in its thread's logical stream
+    /// (the end is the footer's start, or the stream's end for an
+    /// unfinished container); `None` for leaves.
+    pub fn content(&self) -> Option<std::ops::Range<LogicalOffset>> {
+        self.content.map(|content| content.start..content.end)
     }
 
     /// Whether this is a container the recorder never finished.
@@ -97,7 +99,7 @@ impl NodeData {
 
 /// Where a container's children lie in its thread's logical stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ContentRange {
+pub(crate) struct ContentRange {
     /// The first byte after the container's header.
     pub start: LogicalOffset,
     /// The footer's offset; for an unfinished container, the end of the stream.

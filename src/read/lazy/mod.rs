@@ -27,45 +27,37 @@
 //!
 //! Invariants: the reader is `Send + Sync`; decoding happens outside every
 //! lock (the cache's `Mutex` is held to look up and insert, each thread's
-//! table is built once in a `OnceLock`, containers resolved on demand sit
-//! behind an `RwLock`), and threads that miss the same entry at once wait
-//! for one build of it. Memory is the lookups, the cache budget and the
-//! resident window, never the trace. Random reads take their bytes as
-//! chosen once at open (`storage::Reads`: copied under a resident window,
-//! lent otherwise). Event ids are assumed to ascend in each thread's
-//! pre-order for leaf lookups by id (the recorders' output); otherwise the
-//! lookup scans. The open is `open.rs`, a growing trace's refresh
-//! `refresh.rs`, lookups of nodes, children and parents `scopes.rs` (and
-//! from one read of the bytes near them, `short.rs`), walks `walk.rs`, the
-//! cuts the parallel printer asks for `cuts.rs`, the cache `cache.rs`.
+//! table is built once in a `OnceLock`), and threads that miss the same
+//! entry at once wait for one build of it. Memory is the lookups, the cache
+//! budget and the resident window, never the trace. Random reads take their
+//! bytes as chosen once at open (`storage::Reads`). Event ids are assumed
+//! to ascend in each thread's pre-order for leaf lookups by id; otherwise
+//! the lookup scans.
+//!
+//! The files, by what they serve: `open/` (the open, a growing trace's
+//! refresh), `nodes/` (finding nodes, children and parents), `walk.rs`
+//! (whole threads and subtrees), `cuts.rs` (the runs of siblings the
+//! parallel printer cuts its work at), `cache.rs` (decoded nodes, pages).
 
 mod cache;
 mod cuts;
-mod headers;
-mod iterate;
-mod navigate;
+mod nodes;
 mod open;
-mod refresh;
-mod scopes;
-mod short;
 mod walk;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
 use std::sync::{Arc, RwLock};
 
-pub use cache::{CacheStats, ContentRange, NodeData};
-pub use iterate::{Children, NodeHandle, PreOrder};
-pub use navigate::ChildCount;
-pub use open::LazyOptions;
-pub use refresh::{RefreshReport, Refreshed};
+pub(crate) use cache::ContentRange;
+pub use cache::{CacheStats, NodeData};
+pub use nodes::{ChildCount, Children, NodeHandle};
+pub use open::{LazyOptions, RefreshReport};
 
 use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointName, TracepointType};
-use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::{CellView, ContainerTable, Run};
 use crate::read::lookup::stream::Stream;
 use crate::read::lookup::{IndexProblem, IndexReport, Lookup};
@@ -203,7 +195,7 @@ struct Scan<'r> {
     cells: CellView<'r>,
     hint: Option<usize>,
     /// The containers of a short call's content, read at once: a scan of
-    /// a copy of that content looks its containers up there (`short.rs`).
+    /// a copy of that content looks its containers up there (`nodes/short.rs`).
     run: Option<Run>,
 }
 
@@ -225,7 +217,7 @@ pub struct LazyTraceReader {
     /// Which trace a node belongs to: its nodes carry it.
     id: u32,
     /// What a growing view keeps to refresh (`None` for other opens).
-    growing: Option<Box<refresh::Growing>>,
+    growing: Option<Box<open::Growing>>,
     /// A packed diff's map back to its inputs.
     diff_map: Option<DiffMap>,
 }
@@ -246,17 +238,6 @@ impl fmt::Debug for LazyTraceReader {
 }
 
 impl LazyTraceReader {
-    /// Opens the data file at `path` with its index `PATH.idx` and the
-    /// default options.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        LazyOptions::default().open(path)
-    }
-
-    /// Options for opening a reader.
-    pub fn options() -> LazyOptions {
-        LazyOptions::default()
-    }
-
     /// How the lookup structures were made, and what the data lacked.
     pub fn report(&self) -> &IndexReport {
         &self.report
@@ -265,11 +246,6 @@ impl LazyTraceReader {
     /// The trace's reference objects (decoded on first use).
     pub fn context(&self) -> &TraceContext {
         &self.context
-    }
-
-    /// The blocks of every thread.
-    pub fn block_table(&self) -> &BlockTable {
-        &self.lookup.blocks
     }
 
     /// The threads, ascending by id.
@@ -325,229 +301,6 @@ impl LazyTraceReader {
             }));
         }
         Ok(slot)
-    }
-
-    /// A thread's top-level tracepoints (normally its one root call).
-    pub fn roots(&self, thread: ThreadId) -> Result<Vec<LazyNode>> {
-        match self.lookup.blocks.slot(thread) {
-            Some(slot) => self.scope_children(self.top_scope(slot), 0, usize::MAX),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// A thread's first top-level tracepoint: its root call.
-    pub fn root(&self, thread: ThreadId) -> Result<Option<LazyNode>> {
-        match self.lookup.blocks.slot(thread) {
-            Some(slot) => Ok(self.scope_children(self.top_scope(slot), 0, 1)?.pop()),
-            None => Ok(None),
-        }
-    }
-
-    /// A node's tracepoint, footer and content range. A short call is read
-    /// whole from one read of its bytes, and its first page of children
-    /// cached with it (see `short.rs`).
-    pub fn node(&self, node: LazyNode) -> Result<Arc<NodeData>> {
-        self.own(node)?;
-        let key = Key::Node {
-            slot: node.slot,
-            at: node.at.0,
-        };
-        let mut first_page = None;
-        let entry = self.cache.get_or_build(key, || {
-            let data = match self.node_at_once(node) {
-                Some((data, page)) => {
-                    first_page = page;
-                    data
-                }
-                None => self.decode_node(node)?,
-            };
-            Ok(Entry::Node(Arc::new(data)))
-        })?;
-        let data = match entry.into_node() {
-            Some(data) => data,
-            // Node keys hold nodes; the fallback only keeps this total.
-            None => return self.decode_node(node).map(Arc::new),
-        };
-        if let (Some(page), Some(scope)) = (first_page, Self::scope_of(node, &data)) {
-            let key = self.page_key(scope, 0);
-            if !self.cache.contains(&key) {
-                self.cache.insert(key, Entry::Page(page));
-            }
-        }
-        Ok(data)
-    }
-
-    /// How many direct children a node has. The first call on a container
-    /// scans its content once (skipping the children's own subtrees).
-    pub fn child_count(&self, node: LazyNode) -> Result<usize> {
-        match Self::scope_of(node, &*self.node(node)?) {
-            Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
-                Paging::One(page) => page.len(),
-                Paging::Many(index) => index.count,
-            }),
-            _ => Ok(0),
-        }
-    }
-
-    /// A node's direct children, in order.
-    pub fn children(&self, node: LazyNode) -> Result<Vec<LazyNode>> {
-        self.children_range(node, 0, usize::MAX)
-    }
-
-    /// The direct children `[from, from + count)` of a node (fewer at the
-    /// end). Scans only the pages of children asked for, plus, for pages
-    /// after the first, one scan of the content to find where pages start.
-    pub fn children_range(
-        &self,
-        node: LazyNode,
-        from: usize,
-        count: usize,
-    ) -> Result<Vec<LazyNode>> {
-        match Self::scope_of(node, &*self.node(node)?) {
-            Some(scope) => self.scope_children(scope, from, count),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// The container a node is a direct child of; `None` for top-level nodes.
-    pub fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
-        self.trusting(|| self.parent_once(node))
-    }
-
-    /// Runs a lookup through the container tables; if it made the reader
-    /// distrust a thread's cells (they contradicted the data), runs it
-    /// again over the tables found by scanning.
-    fn trusting<T>(&self, f: impl Fn() -> Result<T>) -> Result<T> {
-        let before = self.lookup.distrusted();
-        match f() {
-            Err(_) if self.lookup.distrusted() != before => f(),
-            result => result,
-        }
-    }
-
-    fn parent_once(&self, node: LazyNode) -> Result<Option<LazyNode>> {
-        let slot = self.own(node)?;
-        // From the bytes near the node where it can (`short.rs`), else
-        // through the container table and the headers.
-        if let Some(parent) = self.parent_near(node) {
-            return Ok(parent);
-        }
-        let (table, cells) = self.containers(slot)?;
-        let mut enclosing = table.last_starting_at_or_before(cells, node.at);
-        while let Some(k) = enclosing {
-            if node.at < table.end(cells, k) {
-                break;
-            }
-            enclosing = table.parent(cells, k);
-        }
-        // Its header must end where its cell says its content starts
-        // (otherwise the thread's cells are distrusted and the call
-        // retried), so its content can be scanned from there.
-        let (found, mut scope) = match enclosing {
-            Some(k) => (
-                Some(self.container_node(slot, k)?),
-                self.container_scope(slot, k)?,
-            ),
-            None => (None, self.top_scope(slot)),
-        };
-        // A container without a trusted cell may lie between that
-        // container and the node: one the index has no cell for, or one
-        // whose cell's start was moved past the node (nothing contradicts
-        // such a cell until a lookup goes through it). The headers decide:
-        // the last direct child before the node, if it is a container
-        // holding the node, is a nearer ancestor.
-        let mut parent = found;
-        while let Some(at) = self.last_child_before_near(scope, node.at)? {
-            let child = self.node_at(slot, at);
-            match self.scope(child)? {
-                Some(inner) if inner.start <= node.at && node.at < inner.end => {
-                    parent = Some(child);
-                    scope = inner;
-                }
-                _ => break,
-            }
-        }
-        Ok(parent)
-    }
-
-    /// The node of the tracepoint with event id `event`.
-    ///
-    /// A container is found through the index; a leaf through the
-    /// containers around it, which needs event ids to ascend in each
-    /// thread's pre-order (they do in what real recorders write). A thread
-    /// where they do not is searched by a sequential scan.
-    pub fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
-        self.trusting(|| self.node_by_event_once(event))
-    }
-
-    fn node_by_event_once(&self, event: EventId) -> Result<Option<LazyNode>> {
-        let threads = self.lookup.blocks.thread_count();
-        for slot in 0..threads {
-            let (table, cells) = self.containers(slot)?;
-            if let Some(k) = table.find_event(cells, event) {
-                let node = self.container_node(slot, k)?;
-                if self.stream(slot).header(node.at)?.event != event {
-                    return Err(self.contradicted(
-                        slot,
-                        format!("the cell of event id {event} leads to another container"),
-                    ));
-                }
-                return Ok(Some(node));
-            }
-        }
-        // Threads where the container before `event` is nearest first.
-        let mut candidates: Vec<(u64, usize, Option<usize>)> = Vec::new();
-        let mut unordered = Vec::new();
-        for slot in 0..threads {
-            let (table, cells) = self.containers(slot)?;
-            if !table.events_ascend() {
-                unordered.push(slot);
-                continue;
-            }
-            let before = table.last_event_below(cells, event);
-            let gap = before.map_or(u64::MAX, |k| {
-                (event.0 as i64 - table.event(cells, k).0 as i64) as u64
-            });
-            candidates.push((gap, slot, before));
-        }
-        candidates.sort_unstable();
-        for (_, slot, before) in candidates {
-            // The tracepoint is a child of that container or of one of its
-            // ancestors, or at the top level.
-            let (table, cells) = self.containers(slot)?;
-            let mut container = before;
-            loop {
-                let scope = match container {
-                    Some(k) => self.container_scope(slot, k)?,
-                    None => self.top_scope(slot),
-                };
-                let found = self.find_by_event_in(scope, event);
-                if let Some(node) = self.through_cell(slot, container, found)? {
-                    return Ok(Some(node));
-                }
-                match container {
-                    Some(k) => container = table.parent(cells, k),
-                    None => break,
-                }
-            }
-        }
-        for slot in unordered {
-            let mut found = None;
-            self.walk_thread(
-                self.lookup.blocks.thread(slot).thread,
-                WalkDetail::Headers,
-                |walked| {
-                    if walked.header.event == event {
-                        found = Some(walked.node);
-                    }
-                    Ok(found.is_none())
-                },
-            )?;
-            if found.is_some() {
-                return Ok(found);
-            }
-        }
-        Ok(None)
     }
 
     /// Forgets everything cached for a node's subtree (its decoded

@@ -14,7 +14,7 @@ use crate::storage::ByteSource;
 
 /// One block as an index cell or a scan gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockInfo {
+pub(crate) struct BlockInfo {
     /// The block's thread.
     pub thread: ThreadId,
     /// Offset of its `BLOCK_START` kind byte.
@@ -37,7 +37,7 @@ impl BlockInfo {
 
 /// The bytes available from a logical position to the end of its block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BlockSpan {
+pub(crate) struct BlockSpan {
     /// Where the position lies in the data file.
     pub physical: PhysicalOffset,
     /// Contiguous payload bytes from there to the block's `BLOCK_END`.
@@ -156,12 +156,9 @@ impl ThreadBlocks {
 
 /// Every thread's blocks, and translation between logical and physical offsets.
 #[derive(Debug, Clone, Default)]
-pub struct BlockTable {
+pub(crate) struct BlockTable {
     /// Ascending by thread id.
     threads: Vec<ThreadBlocks>,
-    /// Every non-empty block as (physical payload start, slot, block index),
-    /// ascending by physical offset.
-    by_physical: Vec<(u64, u32, u32)>,
     /// Every block, in file order.
     blocks: Vec<BlockInfo>,
 }
@@ -181,7 +178,6 @@ impl BlockTable {
                 ..ThreadBlocks::default()
             })
             .collect();
-        let mut by_physical = Vec::new();
         for block in &blocks {
             let slot = ids
                 .binary_search(&block.thread)
@@ -190,21 +186,12 @@ impl BlockTable {
             thread.block_count += 1;
             let len = block.payload_len();
             if len > 0 {
-                by_physical.push((
-                    block.payload_start().0,
-                    slot as u32,
-                    thread.logical_starts.len() as u32,
-                ));
                 thread.logical_starts.push(thread.len);
                 thread.payload_starts.push(block.payload_start().0);
                 thread.len += len;
             }
         }
-        BlockTable {
-            threads,
-            by_physical,
-            blocks,
-        }
+        BlockTable { threads, blocks }
     }
 
     /// The threads, ascending.
@@ -233,40 +220,9 @@ impl BlockTable {
         &self.threads[slot]
     }
 
-    /// How many blocks `thread` has (empty ones included).
-    pub fn block_count(&self, thread: ThreadId) -> usize {
-        self.slot(thread)
-            .map_or(0, |slot| self.threads[slot].block_count)
-    }
-
     /// The length of `thread`'s logical stream.
     pub fn logical_len(&self, thread: ThreadId) -> LogicalOffset {
         LogicalOffset(self.slot(thread).map_or(0, |slot| self.threads[slot].len))
-    }
-
-    /// Where logical offset `at` of `thread` lies in the data file; `None`
-    /// past the end of the thread's stream.
-    pub fn to_physical(&self, thread: ThreadId, at: LogicalOffset) -> Option<PhysicalOffset> {
-        self.span(thread, at).map(|span| span.physical)
-    }
-
-    /// Where `at` lies, and how many bytes follow it in the same block.
-    pub fn span(&self, thread: ThreadId, at: LogicalOffset) -> Option<BlockSpan> {
-        self.threads[self.slot(thread)?].span(at)
-    }
-
-    /// The thread and logical offset of physical offset `at`, when it lies in
-    /// a block's payload.
-    pub fn to_logical(&self, at: PhysicalOffset) -> Option<(ThreadId, LogicalOffset)> {
-        let index = self
-            .by_physical
-            .partition_point(|&(start, _, _)| start <= at.0)
-            .checked_sub(1)?;
-        let (payload_start, slot, block) = self.by_physical[index];
-        let thread = &self.threads[slot as usize];
-        let (logical_start, logical_end, _) = thread.block_bounds(block as usize);
-        let logical = logical_start + (at.0 - payload_start);
-        (logical < logical_end).then_some((thread.thread, LogicalOffset(logical)))
     }
 }
 
@@ -301,8 +257,8 @@ mod tests {
             table.thread_ids().collect::<Vec<_>>(),
             [ThreadId(0), ThreadId(1)]
         );
-        assert_eq!(table.block_count(ThreadId(0)), 3);
-        assert_eq!(table.block_count(ThreadId(1)), 2);
+        assert_eq!(table.thread(0).block_count, 3);
+        assert_eq!(table.thread(1).block_count, 2);
         assert_eq!(table.logical_len(ThreadId(0)), LogicalOffset(7));
         assert_eq!(table.logical_len(ThreadId(1)), LogicalOffset(17));
     }
@@ -310,26 +266,20 @@ mod tests {
     #[test]
     fn logical_offsets_translate_across_block_boundaries() {
         let table = table();
-        let t1 = ThreadId(1);
-        assert_eq!(
-            table.to_physical(t1, LogicalOffset(0)),
-            Some(PhysicalOffset(21))
-        );
-        assert_eq!(
-            table.to_physical(t1, LogicalOffset(9)),
-            Some(PhysicalOffset(30))
-        );
+        let (t0, t1) = (table.thread(0), table.thread(1));
+        let physical = |at| t1.span(LogicalOffset(at)).map(|span| span.physical);
+        assert_eq!(physical(0), Some(PhysicalOffset(21)));
+        assert_eq!(physical(9), Some(PhysicalOffset(30)));
         // The end of the first block is the start of the second.
-        let span = table.span(t1, LogicalOffset(10)).unwrap();
+        let span = t1.span(LogicalOffset(10)).unwrap();
         assert_eq!((span.physical, span.len), (PhysicalOffset(53), 7));
-        assert_eq!(table.to_physical(t1, LogicalOffset(17)), None);
+        assert_eq!(physical(17), None);
         // Thread 0 skips its empty block.
-        let t0 = ThreadId(0);
-        let span = table.span(t0, LogicalOffset(4)).unwrap();
+        let span = t0.span(LogicalOffset(4)).unwrap();
         assert_eq!((span.physical, span.len), (PhysicalOffset(66), 3));
-        let span = table.span(t0, LogicalOffset(1)).unwrap();
+        let span = t0.span(LogicalOffset(1)).unwrap();
         assert_eq!((span.physical, span.len), (PhysicalOffset(38), 3));
-        assert_eq!(table.to_physical(ThreadId(7), LogicalOffset(0)), None);
+        assert_eq!(table.slot(ThreadId(7)), None);
     }
 
     #[test]
@@ -349,7 +299,7 @@ mod tests {
         assert_eq!(bytes, [27, 28, 29, 30, 53, 54, 55, 56]);
         for at in 6..14 {
             let (start, _, physical) = copy.block_bounds(copy.block_of(LogicalOffset(at)).unwrap());
-            let original = table.to_physical(ThreadId(1), LogicalOffset(at)).unwrap();
+            let original = t1.span(LogicalOffset(at)).unwrap().physical;
             assert_eq!(bytes[(physical + at - start) as usize] as u64, original.0);
         }
         // Outside the range: past the copy's end; the stream keeps its length.
@@ -383,27 +333,5 @@ mod tests {
             )
             .is_none()
         );
-    }
-
-    #[test]
-    fn physical_offsets_translate_back() {
-        let table = table();
-        for thread in table.thread_ids().collect::<Vec<_>>() {
-            for at in 0..table.logical_len(thread).0 {
-                let physical = table.to_physical(thread, LogicalOffset(at)).unwrap();
-                assert_eq!(
-                    table.to_logical(physical),
-                    Some((thread, LogicalOffset(at)))
-                );
-            }
-        }
-        // Block headers and ends are in no payload.
-        for physical in [0, 16, 20, 31, 32, 41, 42, 46, 60, 69, 100] {
-            assert_eq!(
-                table.to_logical(PhysicalOffset(physical)),
-                None,
-                "{physical}"
-            );
-        }
     }
 }

@@ -31,13 +31,14 @@
 //! scanning only where they can be (`Lookup::repair_all`).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::problem::{IndexProblem, IndexStatus};
 use super::table::Lookup;
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::format::ContextBuilder;
 use crate::format::bytes::ByteReader;
+pub(crate) use crate::format::index::index_path;
 use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell, parse_index};
 use crate::format::object::peek_kind_and_id;
 use crate::format::skip::skip_object;
@@ -47,13 +48,6 @@ use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::lookup::sidecar::SidecarReport;
 use crate::storage::TraceBytes;
-
-/// The index file of a data file: its path plus `.idx`.
-pub fn index_path(data: &Path) -> PathBuf {
-    let mut path = data.as_os_str().to_owned();
-    path.push(".idx");
-    PathBuf::from(path)
-}
 
 /// How a trace's lookup structures were made, and what the data lacked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,7 +132,7 @@ pub(crate) fn load_index(
 /// the index): the blocks must cover the data up to them.
 // Long: one pass over the cells; every case updates the pass's running
 // state (the current list, its run, the lengths so far).
-pub(super) fn load_index_until(
+pub(crate) fn load_index_until(
     data: &TraceBytes,
     index: TraceBytes,
     window: Option<u64>,
@@ -350,7 +344,7 @@ pub(super) fn load_index_until(
 /// the `BLOCK_END`: a cell that points a few bytes into an object can read
 /// as the right kind and id (the high byte of a small thread id is a
 /// `THREAD_NAME` kind byte).
-pub(super) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64) -> bool {
+pub(crate) fn reference_is_whole(data: &[u8], blocks: &[BlockInfo], offset: u64) -> bool {
     let block = blocks
         .partition_point(|block| block.start.0 <= offset)
         .checked_sub(1)
@@ -461,7 +455,7 @@ fn cell_steps(cells: &[RawIndexCell], index: &TraceBytes, release: bool) -> Vec<
 }
 
 /// Whether container cell `raw`'s range lies inside a stream of `len` bytes.
-pub(super) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
+pub(crate) fn cell_inside(raw: &RawIndexCell, len: u64) -> bool {
     let (start, end) = (raw.start.get(), raw.end.get());
     start > 0 && start <= end && (end as u64) < len
 }

@@ -28,13 +28,13 @@ pub(crate) struct Lookup {
     /// The index file's cells (none after a rebuild).
     pub(crate) file: FileCells,
     /// One per thread, in the block table's thread order.
-    pub(super) threads: Vec<ThreadContainers>,
+    pub(crate) threads: Vec<ThreadContainers>,
     /// Calls of [`Lookup::distrust`] that replaced a table.
-    pub(super) distrusted: AtomicUsize,
+    pub(crate) distrusted: AtomicUsize,
     /// With a resident window: the data file, whose pages a table build's
     /// footer checks release behind them every that many bytes of a
     /// thread's stream ([`Lookup::release_reads`]).
-    pub(super) release_reads: Option<(TraceBytes, u64)>,
+    pub(crate) release_reads: Option<(TraceBytes, u64)>,
 }
 
 /// A thread's table, or the error of the scan that should have made it
@@ -45,28 +45,28 @@ type Table = std::result::Result<Containers, Error>;
 /// One thread's containers: where their cells are until first use, then
 /// the table built from them.
 #[derive(Debug)]
-pub(super) struct ThreadContainers {
+pub(crate) struct ThreadContainers {
     /// Container cells known at open.
-    pub(super) count: usize,
+    pub(crate) count: usize,
     /// The index's runs of cells holding the thread's container cells
     /// (empty for cells made by a scan or a sidecar's): kept after the
     /// table is built, so that a refresh appends to them
     /// (`Lookup::extended`).
-    pub(super) ranges: Vec<(u32, u32)>,
-    pub(super) source: Mutex<Option<Source>>,
+    pub(crate) ranges: Vec<(u32, u32)>,
+    pub(crate) source: Mutex<Option<Source>>,
     /// The cells numbered below this one (in `ranges`) were found to end
     /// at footers: a refresh carries it over, and a table build checks only
     /// the cells after it (the data before a growing trace's old end does
     /// not change).
-    pub(super) footers_checked: AtomicU32,
+    pub(crate) footers_checked: AtomicU32,
     /// Cells made for containers the index has no cell for (a rebuild's
     /// calls that never finished, a repair's finds), ascending by start:
     /// added to the table when it is built, interleaved when the index's
     /// cells stream ([`WithMadeCells`]).
-    pub(super) made: Vec<RawIndexCell>,
+    pub(crate) made: Vec<RawIndexCell>,
     /// The containers without a cell still open at the stream's end,
     /// outermost first, once a repair has looked (`None` before).
-    pub(super) open: Option<Vec<Unindexed>>,
+    pub(crate) open: Option<Vec<Unindexed>>,
     built: OnceLock<Table>,
     /// The table found by scanning the thread after a lookup through
     /// `built` contradicted the data (it replaces `built` from then on).
@@ -78,13 +78,13 @@ pub(super) struct ThreadContainers {
 impl ThreadContainers {
     /// Whether its cells were trusted so far: no problem found, no scan
     /// replaced them, no table build failed.
-    pub(super) fn trusted(&self) -> bool {
+    pub(crate) fn trusted(&self) -> bool {
         self.problem.get().is_none()
             && self.rescanned.get().is_none()
             && !matches!(self.built.get(), Some(Err(_)))
     }
 
-    pub(super) fn new(count: usize, source: Source) -> Self {
+    pub(crate) fn new(count: usize, source: Source) -> Self {
         let ranges = match &source {
             Source::Ranges { ranges, .. } => ranges.clone(),
             Source::Made { .. } => Vec::new(),
@@ -119,7 +119,7 @@ impl Lookup {
 }
 
 impl Lookup {
-    pub(super) fn new(
+    pub(crate) fn new(
         blocks: BlockTable,
         file: FileCells,
         sources: Vec<(ThreadId, usize, Source)>,

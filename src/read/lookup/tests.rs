@@ -11,6 +11,7 @@ use crate::common::LogicalOffset;
 use crate::format::ObjectKind;
 use crate::format::index::RawIndexCell;
 use crate::generate::raw::{Crash, SynthOptions, generate};
+use crate::read::rebuild::rebuild_to_scratch;
 use crate::storage::TraceBytes;
 
 /// A crashed recorder's trace, and its footer-less index loaded.

@@ -1,51 +1,53 @@
-//! Rebuilding an index from the data file alone, in parallel
-//! ([`RebuiltIndex::build`], `tracetree index`).
+//! Everything built from the data alone: the parallel index rebuild (this
+//! file, `discover.rs`, `stitch.rs`; the eager loader's nodes, `nodes.rs`),
+//! a whole index file written or checked (`index_file.rs`: `tracetree
+//! index`), a random-access reader's lookups rebuilt when the index is
+//! missing or broken (`lookups.rs`), and a growing trace's lookups extended
+//! over the data appended since (`extend.rs`, for a refresh).
 //!
 //! The data file has no block lengths, so blocks are found by parsing:
 //!
 //! 1. **Discover** (parallel): the file is cut into chunks (about 32 per
-//!    worker, at least 1 MiB and 4 blocks). A chunk after the first starts at a
-//!    `BLOCK_START` byte right after a `BLOCK_END` byte from which a whole
-//!    block parses and is followed by another block, `EOF` or the end, and
-//!    follows the chain of blocks to its end (resyncing the same way after
-//!    a block it cannot parse). Each block is *summarized* by skipping its
-//!    objects into its chunk's flat arrays: its cells in write order, the
-//!    footers closing containers of earlier blocks (their type *assumed*:
-//!    the first whose footer parses and is followed by a valid object,
-//!    with backtracking), and the containers it leaves open.
+//!    worker, at least 1 MiB and 4 blocks). A chunk after the first starts
+//!    at a `BLOCK_START` byte right after a `BLOCK_END` byte from which a
+//!    whole block parses and is followed by another block, `EOF` or the
+//!    end. Each block is *summarized* by skipping its objects: its cells in
+//!    write order, the footers closing containers of earlier blocks (their
+//!    type *assumed*, with backtracking), the containers it leaves open.
 //! 2. **Stitch** (sequential, over the blocks' records only): each block
 //!    must start where the previous ended, and a summary is used only if
 //!    every assumed footer type equals the type on top of its thread's
 //!    stack of open containers; otherwise the block is parsed again
-//!    exactly. A wrong guess or a false `BLOCK_START` costs time, never
-//!    correctness. A thread's logical offsets are its running payload
-//!    length.
-//! 3. **Finish** (parallel): each run of consecutive blocks of a chunk gets
-//!    its base offsets and crossing cells filled in place (`RebuiltCells`:
-//!    the runs in order), then the containers that never got a footer, and
-//!    what the data lacked (the eager loader's `LoadReport`).
+//!    exactly. A wrong guess costs time, never correctness.
+//! 3. **Finish** (parallel): base offsets and crossing cells filled in
+//!    place, then the containers that never got a footer, and what the data
+//!    lacked (the eager loader's `LoadReport`).
 //!
-//! **Windows.** `rebuild_index_windowed` runs the three steps on one window
-//! of the data at a time (`rebuild::DEFAULT_WINDOW`, or a caller's): the
-//! stitch carries each thread's logical length and open containers from
-//! one window to the next, a window ends where the block straddling its
-//! nominal end ends, and its cells go to a sink while the workers discover
-//! the next, so the heap holds about one window's cells.
-//! `rebuild_index_observed` is the one-window case.
+//! **Windows.** `rebuild_index_windowed` runs the three steps one window of
+//! the data at a time: the stitch carries each thread's logical length and
+//! open containers to the next window, which ends where the block
+//! straddling its nominal end ends; its cells go to a sink while the
+//! workers discover the next, so the heap holds about one window's cells.
 //!
-//! **Nodes** (`nodes.rs`): the eager loader's run also lists every
-//! tracepoint and footer. **Invariants.** The rebuilt cells equal the
-//! recorder's as a set (`IndexCell::canonical`), for every reference
-//! trace, chunking and windowing, and every windowing gives the same cells
-//! in the same order (`tests/read/rebuild.rs`).
+//! **Invariants.** The rebuilt cells equal the recorder's as a set
+//! (`IndexCell::canonical`) for every reference trace, chunking and
+//! windowing, and every windowing gives the same cells in the same order
+//! (`tests/read/rebuild.rs`). This layer imports `read::lookup`, never the
+//! reverse, and never `read::lazy`.
 
 mod discover;
+mod extend;
+mod index_file;
+mod lookups;
 mod nodes;
 mod stitch;
 
 use discover::*;
 use stitch::*;
 
+pub(crate) use extend::growing_view;
+pub use index_file::IndexFile;
+pub(crate) use lookups::*;
 pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
 
 use rayon::prelude::*;
@@ -102,7 +104,7 @@ impl RebuildOptions {
     /// (each with its stack and allocator arena) that wait for a core.
     pub const MAX_WORKERS_PER_CORE: usize = 4;
 
-    /// A window for [`rebuild_index_windowed`] that bounds its heap
+    /// A window for [`RebuildOptions::rebuild_windowed`] that bounds its heap
     /// without slowing it: 128 MiB of data, whose cells take ~24 bytes per
     /// container or reference object (about 20 MB for a mixed trace; the
     /// windows' chunks reserve a cell per 64 bytes, touched only as
@@ -304,17 +306,30 @@ pub struct RebuildOutcome {
     pub report: LoadReport,
 }
 
-/// Rebuilds the index of `data` one window of about `window` bytes of data
-/// at a time, so that the heap holds one window's cells, not the file's:
-/// each window is discovered in parallel and stitched onto the state the
-/// windows before it left (each thread's logical length and open
-/// containers), then its finished cells go to `sink` (in the streaming
-/// writer's order, each window's after the previous one's) with the range
-/// of data they cover, and are dropped. A window ends at the end of the
-/// block that straddles its nominal end; `sink` gets a window's cells
-/// while the next window is discovered. `window` of `u64::MAX` is one
-/// window: `rebuild_index_observed`.
-pub fn rebuild_index_windowed(
+impl RebuildOptions {
+    /// Rebuilds the index of `data` one window of about `window` bytes of
+    /// data at a time, so that the heap holds one window's cells, not the
+    /// file's: each window is discovered in parallel and stitched onto the
+    /// state the windows before it left (each thread's logical length and
+    /// open containers), then its finished cells go to `sink` (in the
+    /// streaming writer's order, each window's after the previous one's)
+    /// with the range of data they cover, and are dropped. A window ends at
+    /// the end of the block that straddles its nominal end; `sink` gets a
+    /// window's cells while the next window is discovered. `window` of
+    /// `u64::MAX` is one window.
+    pub fn rebuild_windowed(
+        self,
+        data: &[u8],
+        window: u64,
+        progress: &(dyn Fn(u64) + Sync),
+        sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
+    ) -> Result<RebuildOutcome> {
+        rebuild_index_windowed(data, self, window, progress, sink)
+    }
+}
+
+/// [`RebuildOptions::rebuild_windowed`].
+pub(crate) fn rebuild_index_windowed(
     data: &[u8],
     options: RebuildOptions,
     window: u64,

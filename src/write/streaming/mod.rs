@@ -15,7 +15,7 @@ mod turns;
 
 use std::fs::File;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -349,9 +349,7 @@ impl StreamingWriter {
     /// Starts a trace at `path`, its index at `path` + `.idx`.
     pub fn create_with_options(path: impl AsRef<Path>, options: StreamingOptions) -> Result<Self> {
         let data_path = path.as_ref().to_path_buf();
-        let mut index_path = data_path.clone().into_os_string();
-        index_path.push(".idx");
-        let index_path = PathBuf::from(index_path);
+        let index_path = crate::format::index::index_path(&data_path);
         let data = create_replacing(&data_path)?;
         let index = create_replacing(&index_path)?;
         Self::start(

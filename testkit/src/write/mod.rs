@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, decode_block};
-use tracetree::lowlevel::{IndexCell, Object, ObjectKind, parse_index};
+use tracetree::lowlevel::BlockStep;
+use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
@@ -490,7 +490,7 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
 /// offset) when its footer is written, the block's `BLOCK_START` cell after
 /// its other cells; `EOF`; and the index footer.
 pub fn check_dump_layout(data: &[u8], index: &[u8]) {
-    let parsed = parse_index(index).expect("index header");
+    let parsed = IndexCell::parse_file(index).expect("index header");
     assert!(parsed.has_footer, "index footer");
     let cells: Vec<IndexCell> = parsed
         .cells
@@ -508,7 +508,7 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
     let mut position = 0;
     let mut last_data_start: i64 = 0;
     loop {
-        match decode_block(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
+        match BlockStep::decode(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
             BlockStep::Block(block) => {
                 assert_eq!(
                     block.thread.get(),

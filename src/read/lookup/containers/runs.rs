@@ -1,6 +1,6 @@
 //! Runs of consecutive containers (in start order) read at once, and the
 //! innermost container holding an offset before such a run: what the lazy
-//! reader's random reads look containers up in (`lazy/short.rs`).
+//! reader's random reads look containers up in (`lazy/nodes/short.rs`).
 //!
 //! A run from a key ([`ContainerTable::run_from`]) or up to one
 //! ([`ContainerTable::run_before`]) reads the cells the search for the key

@@ -61,12 +61,8 @@ pub const OPENED_MAGIC: [u8; 8] = *b"TTOPENED";
 /// The sidecar layout's version; a sidecar of another version is ignored.
 pub const SIDECAR_VERSION: u32 = 1;
 
-/// The sidecar of the data file `data` in the sidecar directory `dir`:
-/// `NAME-HASH.ttlookup`, where `NAME` is the data file's name (made safe
-/// for a file name) and `HASH` a fixed 64-bit hash of its canonical path,
-/// so that each trace has one place and a moved or replaced trace is told
-/// apart by the sidecar's stamps, not its name.
-pub fn sidecar_path(dir: &Path, data: &Path) -> PathBuf {
+/// [`LazyTraceReader::sidecar_path`](crate::read::LazyTraceReader::sidecar_path).
+pub(crate) fn sidecar_path(dir: &Path, data: &Path) -> PathBuf {
     use std::hash::Hasher;
     let canonical = std::fs::canonicalize(data).unwrap_or_else(|_| data.to_path_buf());
     let mut hasher = rustc_hash::FxHasher::default();

@@ -120,7 +120,7 @@ fn a_crashed_recorders_missing_containers_stream_with_the_cells() {
         let data = TraceBytes::from_vec(data);
         // Without the index: the rebuild's calls that never finished.
         let (streamed, built) = lookups_both_ways(data.clone(), None, |data| {
-            crate::read::lookup::rebuild_to_scratch(data, Some(1 << 16), &|_| {}, None)
+            crate::read::rebuild::rebuild_to_scratch(data, Some(1 << 16), &|_| {}, None)
                 .unwrap()
                 .expect("a scratch index")
         });

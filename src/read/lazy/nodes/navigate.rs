@@ -13,11 +13,11 @@
 //! log₂(children) lookups in the parent's page index, never a scan of
 //! its siblings.
 
-use super::cache::PAGE;
-use super::{LazyNode, LazyTraceReader, Paging};
 use crate::common::ThreadId;
 use crate::error::Result;
 use crate::model::DiffStatus;
+use crate::read::lazy::cache::PAGE;
+use crate::read::lazy::{LazyNode, LazyTraceReader, Paging};
 use crate::storage::diff_map::DiffMap;
 
 /// A node's number of direct children, as far as

@@ -20,54 +20,58 @@ use crate::read::rebuild::{
 };
 use crate::storage::{TraceBytes, write_derived_file_atomically};
 
-/// What [`write_index`] wrote.
+/// An index file written from the data ([`RebuildOptions::write_index`]),
+/// or checked against it ([`RebuildOptions::check_index`]).
 #[derive(Debug)]
-pub struct WrittenIndex {
+pub struct IndexFile {
     /// The index file (`FILE.idx`).
     pub path: PathBuf,
-    /// The cells written, footer excluded.
+    /// Its cells, footer excluded (checked: the distinct canonical cells).
     pub cells: usize,
+    /// Whether it ends with a footer (a crashed recorder's has none).
+    pub has_footer: bool,
     /// What the rebuild found in the data.
     pub outcome: RebuildOutcome,
 }
 
-/// How an existing index compares with the one the data justifies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IndexCheck {
-    /// Both hold the same cells.
-    Matches {
-        /// Distinct canonical cells.
-        cells: usize,
-        /// Whether the index file ends with a footer.
-        has_footer: bool,
-    },
-    /// The index lacks this cell the data justifies.
-    Lacks(IndexCell),
-    /// The index has this cell the data does not justify.
-    Unjustified(IndexCell),
+impl RebuildOptions {
+    /// Rebuilds the index of the data file `data_path` and writes it
+    /// atomically to `path` (the recorder's place is
+    /// [`LazyTraceReader::index_path`](crate::read::LazyTraceReader::index_path)`(data_path)`:
+    /// `FILE.idx`), unsynced
+    /// (`write_derived_file_atomically`: readers check an index and rebuild
+    /// a damaged one). `progress` receives the bytes of data done.
+    pub fn write_index(
+        self,
+        data_path: &Path,
+        path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<IndexFile> {
+        write_index(data_path, path, self, progress).map_err(|e| e.in_file(data_path))
+    }
+
+    /// Rebuilds the index of the data file `data_path` in memory and
+    /// compares it with `FILE.idx`: a cell one has and the other lacks is
+    /// an [`Error::BrokenIndex`] ([`IndexProblem::Lacks`],
+    /// [`IndexProblem::Unjustified`]). `progress` receives the bytes of data
+    /// done.
+    pub fn check_index(
+        self,
+        data_path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<IndexFile> {
+        check_index(data_path, self, progress)
+    }
 }
 
-/// Rebuilds the index of the data file `data_path` and writes it
-/// atomically to `path` (the recorder's place is
-/// [`index_path`]`(data_path)`: `FILE.idx`), unsynced
-/// (`write_derived_file_atomically`: readers check an index and rebuild a
-/// damaged one). `progress` receives the bytes of data done.
-pub fn write_index(
+/// [`RebuildOptions::write_index`], its errors not yet naming the data
+/// file.
+fn write_index(
     data_path: &Path,
     path: &Path,
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<WrittenIndex> {
-    write_index_unnamed(data_path, path, options, progress).map_err(|e| e.in_file(data_path))
-}
-
-/// [`write_index`], its errors not yet naming the data file.
-fn write_index_unnamed(
-    data_path: &Path,
-    path: &Path,
-    options: RebuildOptions,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<WrittenIndex> {
+) -> Result<IndexFile> {
     let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
     let path = path.to_path_buf();
     let (outcome, cells) = write_derived_file_atomically(&path, |writer| {
@@ -83,20 +87,20 @@ fn write_index_unnamed(
             },
         )
     })?;
-    Ok(WrittenIndex {
+    Ok(IndexFile {
         path,
         cells,
+        has_footer: true,
         outcome,
     })
 }
 
-/// Rebuilds the index of the data file `data_path` in memory and compares
-/// it with `FILE.idx`. `progress` receives the bytes of data done.
-pub fn check_index(
+/// [`RebuildOptions::check_index`].
+fn check_index(
     data_path: &Path,
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<IndexCheck> {
+) -> Result<IndexFile> {
     let (data, _) = TraceBytes::map(data_path)?.without_zero_tail();
     let rebuilt = rebuild_index_observed(data.as_slice(), options, progress)
         .map_err(|e| e.in_file(data_path))?;
@@ -109,15 +113,21 @@ pub fn check_index(
     let parsed = parse_index(bytes.as_slice()).map_err(|e| broken(IndexProblem::Header(e)))?;
     let written = normalized(parsed.decode_all().map_err(broken)?);
     let expected = normalized(rebuilt.cells.into_vec());
-    Ok(if let Some(cell) = first_missing(&expected, &written) {
-        IndexCheck::Lacks(*cell)
-    } else if let Some(cell) = first_missing(&written, &expected) {
-        IndexCheck::Unjustified(*cell)
-    } else {
-        IndexCheck::Matches {
-            cells: written.len(),
-            has_footer: parsed.has_footer,
-        }
+    if let Some(cell) = first_missing(&expected, &written) {
+        return Err(broken(IndexProblem::Lacks(*cell)));
+    }
+    if let Some(cell) = first_missing(&written, &expected) {
+        return Err(broken(IndexProblem::Unjustified(*cell)));
+    }
+    Ok(IndexFile {
+        path: index,
+        cells: written.len(),
+        has_footer: parsed.has_footer,
+        outcome: RebuildOutcome {
+            unfinished: rebuilt.unfinished,
+            blocks: rebuilt.blocks,
+            report: rebuilt.report,
+        },
     })
 }
 

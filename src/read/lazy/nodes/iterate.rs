@@ -18,9 +18,9 @@
 //! subtree, [`LazyTraceReader::walk_subtree`] reads the stream once and is
 //! faster; these serve a few steps at a time.
 
-use super::{LazyNode, LazyTraceReader};
 use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
+use crate::read::lazy::{LazyNode, LazyTraceReader};
 
 /// Children asked of the reader at a time.
 const ITERATOR_PAGE: usize = 256;
@@ -96,11 +96,11 @@ impl Iterator for Children<'_> {
     }
 }
 
-/// Nodes in pre-order with their depths in the thread's tree (0 for a
-/// top-level tracepoint): a node's subtree ([`LazyTraceReader::subtree`])
-/// or what follows a node in its thread ([`LazyTraceReader::following`]).
+/// Nodes in pre-order with their depths: a node's subtree
+/// ([`LazyTraceReader::subtree`]) or what follows a node in its thread
+/// ([`LazyTraceReader::following`]).
 #[derive(Debug)]
-pub struct PreOrder<'r> {
+struct PreOrder<'r> {
     reader: &'r LazyTraceReader,
     /// The node to give first (a subtree's root), with its depth.
     first: Option<(LazyNode, usize)>,
@@ -180,7 +180,7 @@ impl LazyTraceReader {
 
     /// `node` and its descendants in pre-order, with their depths below
     /// `node` (`node` at 0).
-    pub fn subtree(&self, node: LazyNode) -> PreOrder<'_> {
+    pub fn subtree(&self, node: LazyNode) -> impl Iterator<Item = Result<(LazyNode, usize)>> + '_ {
         PreOrder {
             reader: self,
             first: Some((node, 0)),
@@ -189,7 +189,10 @@ impl LazyTraceReader {
     }
 
     /// Every node of `thread` in pre-order, with its depth.
-    pub fn thread_nodes(&self, thread: ThreadId) -> PreOrder<'_> {
+    pub fn thread_nodes(
+        &self,
+        thread: ThreadId,
+    ) -> impl Iterator<Item = Result<(LazyNode, usize)>> + '_ {
         PreOrder {
             reader: self,
             first: None,
@@ -201,7 +204,10 @@ impl LazyTraceReader {
     /// in the thread's tree: `node`'s descendants, then its later
     /// siblings' subtrees, then those of its ancestors' later siblings.
     /// A search resumes here from its last hit.
-    pub fn following(&self, node: LazyNode) -> Result<PreOrder<'_>> {
+    pub fn following(
+        &self,
+        node: LazyNode,
+    ) -> Result<impl Iterator<Item = Result<(LazyNode, usize)>> + '_> {
         let thread = self.node_thread(node);
         let mut chain = self.ancestors(node)?;
         chain.push(node);

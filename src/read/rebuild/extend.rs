@@ -9,16 +9,16 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::containers::{FileCells, Source, container_cell};
-use super::index::{
-    cell_inside as inside, checked_block_cell, checked_reference_cell, reference_is_whole,
-};
-use super::stream::{Stream, Unindexed, scan_open};
-use super::table::{Lookup, ThreadContainers};
 use crate::common::{LogicalOffset, PhysicalOffset, ThreadId};
 use crate::format::index::{CELL_LEN, RawIndexCell, parse_index};
 use crate::format::{FILE_HEADER_LEN, ObjectKind};
 use crate::read::lookup::block_table::BlockTable;
+use crate::read::lookup::containers::{FileCells, Source, container_cell};
+use crate::read::lookup::index::{
+    cell_inside as inside, checked_block_cell, checked_reference_cell, reference_is_whole,
+};
+use crate::read::lookup::stream::{Stream, Unindexed, scan_open};
+use crate::read::lookup::table::{Lookup, ThreadContainers};
 use crate::storage::TraceBytes;
 
 /// The part of a trace still being written that its index describes: the

@@ -4,15 +4,15 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::containers::container_cell;
-use super::index::{LoadedIndex, load_index_until};
-use super::table::Lookup;
 use crate::common::IndexCell;
 use crate::error::{Error, Result};
 use crate::format::ContextBuilder;
 use crate::format::index::RawIndexCell;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
+use crate::read::lookup::containers::container_cell;
 use crate::read::lookup::containers::{FileCells, Source};
+use crate::read::lookup::index::{LoadedIndex, load_index_until};
+use crate::read::lookup::table::Lookup;
 use crate::read::rebuild::{
     DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index_observed,
     write_rebuilt_index,

@@ -7,7 +7,7 @@
 //! recorder's, and its data often runs ahead of its index. The growing view
 //! is the data up to the last block the index lists whole, and the index up
 //! to the cell of the first block not in the data yet
-//! (`lookup::extend::growing_view`): whole blocks only, each with its
+//! (`rebuild::extend::growing_view`): whole blocks only, each with its
 //! cells, opened as that prefix of the files would open (calls not finished
 //! yet end at their thread's end), no sidecar read or written. An index with
 //! its footer means the trace is complete: the view is the whole files.
@@ -25,7 +25,7 @@
 //! the lookups cannot be extended (rebuilt, distrusted), the refresh opens
 //! the view afresh and says why ([`RefreshReport::reopened`]). Nodes of the
 //! older reader are refused by the new one (another trace id);
-//! [`NodeHandle`](super::NodeHandle)s carry over. A file truncated under a
+//! [`NodeHandle`](crate::read::NodeHandle)s carry over. A file truncated under a
 //! mapped reader faults when lost pages are read; read it with
 //! [`FileAccess::Read`](crate::storage::FileAccess) to get errors instead.
 
@@ -33,12 +33,13 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHasher;
 
-use super::*;
 use crate::format::index::CELL_LEN;
 use crate::format::{DATA_MAGIC, FILE_HEADER_LEN, check_file_header};
-use crate::read::lookup::extend::growing_view;
+use crate::read::LoadReport;
+use crate::read::lazy::*;
+use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::{IndexStatus, index_path};
-use crate::read::{BlockInfo, LoadReport};
+use crate::read::rebuild::growing_view;
 
 /// What a [`LazyTraceReader::refresh`] did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -58,18 +59,9 @@ pub struct RefreshReport {
     pub reopened: Option<String>,
 }
 
-/// A reader refreshed over a grown trace, and what the refresh did.
-#[derive(Debug)]
-pub struct Refreshed {
-    /// The reader of the new view.
-    pub reader: LazyTraceReader,
-    /// What the refresh did.
-    pub report: RefreshReport,
-}
-
 /// What a reader of a growing view keeps to refresh.
 #[derive(Debug, Clone)]
-pub(super) struct Growing {
+pub(in crate::read::lazy) struct Growing {
     options: LazyOptions,
     path: PathBuf,
     index_path: PathBuf,
@@ -169,7 +161,7 @@ impl LazyTraceReader {
     /// reader are refused by the new one; their [`NodeHandle`]s carry
     /// over. Only for readers opened with [`LazyOptions::open_growing`]
     /// (or refreshed): others give [`Error::InvalidArgument`].
-    pub fn refresh(&self) -> Result<Option<Refreshed>> {
+    pub fn refresh(&self) -> Result<Option<(LazyTraceReader, RefreshReport)>> {
         let Some(growing) = &self.growing else {
             return Err(Error::invalid("reader", "only a growing view refreshes"));
         };
@@ -255,11 +247,11 @@ impl LazyTraceReader {
             ),
             ..(**growing).clone()
         }));
-        Ok(Some(Refreshed { reader, report }))
+        Ok(Some((reader, report)))
     }
 
     /// The view opened afresh, the report saying why.
-    fn reopen(&self, growing: &Growing, why: &str) -> Result<Refreshed> {
+    fn reopen(&self, growing: &Growing, why: &str) -> Result<(LazyTraceReader, RefreshReport)> {
         let reader = growing.options.open_growing(&growing.path)?;
         let lens = reader.growing.as_ref().map_or((0, 0), |g| g.view_lens);
         let report = RefreshReport {
@@ -269,6 +261,6 @@ impl LazyTraceReader {
             bytes_read: lens.0 + lens.1,
             reopened: Some(why.to_string()),
         };
-        Ok(Refreshed { reader, report })
+        Ok((reader, report))
     }
 }

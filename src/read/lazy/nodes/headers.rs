@@ -20,11 +20,11 @@
 //! is asked for in microseconds). Only cells nothing has contradicted are
 //! used; anything that does not fit falls back to the child index.
 
-use super::{LazyTraceReader, Scope};
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::Result;
 use crate::format::{ByteReader, ObjectKind};
 use crate::model::{Tracepoint, TracepointType};
+use crate::read::lazy::{LazyTraceReader, Scope};
 use crate::read::lookup::stream::Stream;
 
 /// The longest container header searched for behind its content (a call's
@@ -41,7 +41,7 @@ const NEAR_CHILDREN: usize = 4096;
 /// starts at `start`: its offset and type, found by searching back from
 /// `start` (shortest first); `None` when no such header within
 /// [`MAX_HEADER`] bytes ends there.
-pub(super) fn container_header(
+pub(in crate::read::lazy) fn container_header(
     stream: &mut Stream<'_>,
     start: LogicalOffset,
     thread: ThreadId,
@@ -79,7 +79,11 @@ impl LazyTraceReader {
     /// The header of thread `slot`'s `k`-th container, searched back from
     /// its content ([`container_header`]); `None` when the thread's cells
     /// were contradicted or no header is found so.
-    pub(super) fn header_of_cell(&self, slot: usize, k: usize) -> Option<LogicalOffset> {
+    pub(in crate::read::lazy) fn header_of_cell(
+        &self,
+        slot: usize,
+        k: usize,
+    ) -> Option<LogicalOffset> {
         if !self.lookup.trusted(slot) {
             return None;
         }
@@ -103,7 +107,7 @@ impl LazyTraceReader {
     /// from its cell) and where it ends (after its footer, whose length
     /// the header's type gives): a point between its siblings on either
     /// side. `None` when its header is not found so.
-    pub(super) fn container_span(
+    pub(in crate::read::lazy) fn container_span(
         &self,
         stream: &mut Stream<'_>,
         slot: usize,
@@ -123,7 +127,7 @@ impl LazyTraceReader {
     /// ](Self::sibling_boundary_before) finds, when there is one and fewer
     /// than [`NEAR_CHILDREN`] children lie between; through the scope's
     /// pages otherwise.
-    pub(super) fn last_child_before_near(
+    pub(in crate::read::lazy) fn last_child_before_near(
         &self,
         scope: Scope,
         start: LogicalOffset,

@@ -29,7 +29,7 @@
 //! - **Rebuild.** A missing or broken index is rebuilt by the parallel
 //!   rebuild (`read::rebuild`) in windows into an unlinked scratch index,
 //!   then loaded like the recorder's; only when no scratch file can be
-//!   written do the lookups stay on the heap (`index::rebuild_lookup`).
+//!   written do the lookups stay on the heap (`rebuild::rebuild_lookup`).
 //! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
 //!   (`lookup/sidecar/`) when a sidecar directory is given, else to a
 //!   scratch file, and mapped back; a first open with the index defers it
@@ -37,25 +37,30 @@
 //!
 //! Invariants: an open never writes beside the trace; a cell's start and
 //! event id, which cannot be checked without decoding, are checked when a
-//! lookup goes through them (`scopes.rs`).
+//! lookup goes through them (`nodes/scopes.rs`).
+
+mod refresh;
+
+pub(in crate::read::lazy) use refresh::Growing;
+pub use refresh::RefreshReport;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 
-use super::*;
 use crate::error::{Error, Result};
 use crate::format::{DATA_MAGIC, check_file_header};
 use crate::read::LoadReport;
+use crate::read::lazy::*;
 use crate::read::lookup::sidecar::{
     self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
     Stamp, Summary, sidecar_path,
 };
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
-    rebuild_lookup, rebuild_to_scratch, stopped,
 };
+use crate::read::rebuild::{rebuild_lookup, rebuild_to_scratch, stopped};
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use crate::storage::{FileAccess, TraceBytes};
 use crate::storage::{Reads, Resident};
@@ -66,7 +71,7 @@ use cache::NodeCache;
 pub struct LazyOptions {
     cache_bytes: usize,
     index: IndexChoice,
-    pub(super) index_path: Option<PathBuf>,
+    pub(in crate::read::lazy) index_path: Option<PathBuf>,
     sidecar: SidecarPolicy,
     sidecar_dir: Option<PathBuf>,
     sidecar_budget: u64,
@@ -187,7 +192,7 @@ impl LazyOptions {
     }
 
     /// Whether to use and write the lookup sidecar
-    /// ([`sidecar_path`](crate::read::sidecar_path())); default read-write.
+    /// ([`LazyTraceReader::sidecar_path`]); default read-write.
     /// Where none can be written (no [`sidecar_dir`](Self::sidecar_dir), a
     /// read-only one, or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
     /// scratch file instead, mapped so that they are not on the heap;
@@ -199,15 +204,15 @@ impl LazyOptions {
     }
 
     /// Where sidecars are kept between opens: `Some(dir)` keeps each
-    /// trace's sidecar in `dir` ([`sidecar_path`](crate::read::sidecar_path())),
+    /// trace's sidecar in `dir` ([`LazyTraceReader::sidecar_path`]),
     /// so that later opens of an unchanged trace map it instead of
     /// building the lookups again; the oldest sidecars there are removed
     /// once they add up to more than the
     /// [`sidecar_budget`](Self::sidecar_budget). `None` (the default) keeps
     /// none: each open writes its lookups to an unlinked scratch file.
     /// Nothing is ever written beside the trace.
-    /// [`storage::cache_dir`](crate::storage::cache_dir) is the per-user
-    /// cache directory the command line uses.
+    /// The command line uses the per-user cache directory
+    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)).
     pub fn sidecar_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.sidecar_dir = dir;
         self
@@ -358,7 +363,7 @@ impl LazyOptions {
     /// The open, step by step: a valid sidecar answers everything; else
     /// the index is checked and repaired, or the lookups are rebuilt from
     /// the data; then the lookups are written to a sidecar and mapped back.
-    pub(super) fn build(
+    pub(in crate::read::lazy) fn build(
         &self,
         data: TraceBytes,
         index: std::result::Result<TraceBytes, IndexProblem>,
@@ -585,7 +590,7 @@ impl LazyOptions {
     /// tables mapped instead of held on the heap), with the report of
     /// `reader`; `reader` itself if the sidecar did not load, or if lookups
     /// resolved on demand would be lost.
-    pub(super) fn mapped_back(
+    pub(in crate::read::lazy) fn mapped_back(
         &self,
         reader: LazyTraceReader,
         loaded: std::result::Result<sidecar::LoadedSidecar, String>,
@@ -599,7 +604,7 @@ impl LazyOptions {
         }
     }
 
-    pub(super) fn reader(
+    pub(in crate::read::lazy) fn reader(
         &self,
         data: TraceBytes,
         mut lookup: Lookup,
@@ -651,7 +656,7 @@ fn trace_id(data: &TraceBytes, lookup: &Lookup) -> u32 {
 
 /// Where a trace opened from a path keeps its sidecar, and the stamps of
 /// its files taken before they were mapped.
-pub(super) struct OnDisk {
+pub(in crate::read::lazy) struct OnDisk {
     /// `None` without a sidecar directory.
     sidecar: Option<PathBuf>,
     stamped_at: u64,
@@ -660,7 +665,7 @@ pub(super) struct OnDisk {
 }
 
 impl OnDisk {
-    pub(super) fn files<'a>(
+    pub(in crate::read::lazy) fn files<'a>(
         &self,
         data: &'a TraceBytes,
         index: Option<&'a TraceBytes>,
@@ -675,8 +680,34 @@ impl OnDisk {
 }
 
 impl LazyTraceReader {
+    /// Opens the data file at `path` with its index `PATH.idx` and the
+    /// default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        LazyOptions::default().open(path)
+    }
+
+    /// Options for opening a reader.
+    pub fn options() -> LazyOptions {
+        LazyOptions::default()
+    }
+
+    /// The recorder's index file of the data file `data`: its path plus
+    /// `.idx`.
+    pub fn index_path(data: &Path) -> std::path::PathBuf {
+        index_path(data)
+    }
+
+    /// The lookup sidecar of the data file `data` in the sidecar directory
+    /// `dir`: `NAME-HASH.ttlookup`, where `NAME` is the data file's name
+    /// (made safe for a file name) and `HASH` a fixed 64-bit hash of its
+    /// canonical path, so that each trace has one place and a moved or
+    /// replaced trace is told apart by the sidecar's stamps, not its name.
+    pub fn sidecar_path(dir: &Path, data: &Path) -> std::path::PathBuf {
+        sidecar_path(dir, data)
+    }
+
     /// What a sidecar of this reader records besides the lookups.
-    pub(super) fn summary(&self) -> Summary<'_> {
+    pub(in crate::read::lazy) fn summary(&self) -> Summary<'_> {
         Summary {
             status: &self.report.status,
             references: self.report.references,

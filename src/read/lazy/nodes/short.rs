@@ -29,8 +29,8 @@
 use std::sync::Arc;
 
 use super::headers::container_header;
-use super::*;
 use crate::format::Object;
+use crate::read::lazy::*;
 use crate::read::lookup::block_table::ThreadBlocks;
 
 /// The bytes copied from a call's header on to read it whole without its
@@ -70,7 +70,7 @@ impl LazyTraceReader {
     /// The direct children of a short call's `scope` from `from` on, with
     /// the offset after the last, from one read (see the module); `None`
     /// when they cannot be read so.
-    pub(super) fn short_children(
+    pub(in crate::read::lazy) fn short_children(
         &self,
         scope: Scope,
         from: LogicalOffset,
@@ -99,7 +99,7 @@ impl LazyTraceReader {
     /// their scan did not finish) read at once: a short call from one
     /// read, else its cells and the call (see the module). `None` when it
     /// cannot be read so: the caller decodes the node on its own.
-    pub(super) fn node_at_once(
+    pub(in crate::read::lazy) fn node_at_once(
         &self,
         node: LazyNode,
     ) -> Option<(NodeData, Option<Arc<[LogicalOffset]>>)> {
@@ -312,7 +312,7 @@ impl LazyTraceReader {
     /// The container `node` is a direct child of (`Some(None)` at the top
     /// level), found from copies (see the module); `None` when it cannot
     /// be found so.
-    pub(super) fn parent_near(&self, node: LazyNode) -> Option<Option<LazyNode>> {
+    pub(in crate::read::lazy) fn parent_near(&self, node: LazyNode) -> Option<Option<LazyNode>> {
         let slot = node.slot as usize;
         if !self.lookup.trusted(slot) {
             return None;

@@ -42,11 +42,11 @@ use std::sync::Arc;
 
 pub use cache::NodeData;
 
-use super::*;
 use crate::common::{EventId, LogicalOffset};
 use crate::error::{Error, NodeProblem, Result};
 use crate::format::{Object, ObjectKind};
 use crate::model::{TracepointHeader, TracepointType};
+use crate::read::lazy::*;
 use crate::read::lookup::IndexProblem;
 use crate::read::lookup::containers::{CellView, ContainerTable};
 use crate::read::lookup::stream::{Stream, scan_unindexed, unexpected};
@@ -54,13 +54,19 @@ use crate::storage::{ByteSource, Reads};
 use cache::{Checkpoint, ChildIndex, Entry, Key, PAGE};
 
 impl LazyTraceReader {
-    pub(super) fn containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
+    pub(in crate::read::lazy) fn containers(
+        &self,
+        slot: usize,
+    ) -> Result<(&ContainerTable, CellView<'_>)> {
         self.containers_read(slot, Reads::Lend)
     }
 
     /// Thread `slot`'s container table, its cells read as the reader's
     /// random reads are ([`Reads`], chosen at open).
-    pub(super) fn random_containers(&self, slot: usize) -> Result<(&ContainerTable, CellView<'_>)> {
+    pub(in crate::read::lazy) fn random_containers(
+        &self,
+        slot: usize,
+    ) -> Result<(&ContainerTable, CellView<'_>)> {
         self.containers_read(slot, self.reads)
     }
 
@@ -85,13 +91,13 @@ impl LazyTraceReader {
 
     /// Releases every page of the data and lookup mappings (with a resident
     /// window).
-    pub(super) fn release_all(&self) {
+    pub(in crate::read::lazy) fn release_all(&self) {
         if let Some(resident) = &self.resident {
             resident.release_all();
         }
     }
 
-    pub(super) fn resolved_is_empty(&self) -> bool {
+    pub(in crate::read::lazy) fn resolved_is_empty(&self) -> bool {
         self.resolved
             .read()
             .unwrap_or_else(|e| e.into_inner())
@@ -99,11 +105,11 @@ impl LazyTraceReader {
     }
 
     /// The data file's bytes, read as random reads are ([`Reads`]).
-    pub(super) fn source(&self) -> ByteSource<'_> {
+    pub(in crate::read::lazy) fn source(&self) -> ByteSource<'_> {
         ByteSource::new(&self.data, self.reads)
     }
 
-    pub(super) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
+    pub(in crate::read::lazy) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
         let (table, cells) = self.containers(slot)?;
         Ok(Scan {
             slot,
@@ -116,7 +122,7 @@ impl LazyTraceReader {
     }
 
     /// A scan that goes forward, releasing what it leaves behind.
-    pub(super) fn forward_scan(&self, slot: usize) -> Result<Scan<'_>> {
+    pub(in crate::read::lazy) fn forward_scan(&self, slot: usize) -> Result<Scan<'_>> {
         let mut scan = self.scan(slot)?;
         scan.stream = scan.stream.releasing(self.resident.as_ref());
         Ok(scan)
@@ -124,14 +130,14 @@ impl LazyTraceReader {
 
     /// Thread `slot`'s stream for random reads: it counts the blocks it
     /// enters, and reads objects alone as random reads do ([`Reads`]).
-    pub(super) fn stream(&self, slot: usize) -> Stream<'_> {
+    pub(in crate::read::lazy) fn stream(&self, slot: usize) -> Stream<'_> {
         self.lookup
             .stream(self.data.as_slice(), slot)
             .counted(self.resident.as_ref())
             .reading(self.source())
     }
 
-    pub(super) fn top_scope(&self, slot: usize) -> Scope {
+    pub(in crate::read::lazy) fn top_scope(&self, slot: usize) -> Scope {
         Scope {
             slot,
             start: LogicalOffset(0),
@@ -139,7 +145,7 @@ impl LazyTraceReader {
         }
     }
 
-    pub(super) fn container_scope(&self, slot: usize, k: usize) -> Result<Scope> {
+    pub(in crate::read::lazy) fn container_scope(&self, slot: usize, k: usize) -> Result<Scope> {
         let (table, cells) = self.containers(slot)?;
         Ok(Scope {
             slot,
@@ -148,12 +154,12 @@ impl LazyTraceReader {
         })
     }
 
-    pub(super) fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
+    pub(in crate::read::lazy) fn scope(&self, node: LazyNode) -> Result<Option<Scope>> {
         Ok(Self::scope_of(node, &*self.node(node)?))
     }
 
     /// The scope of `node`'s children, given its data; `None` for a leaf.
-    pub(super) fn scope_of(node: LazyNode, data: &NodeData) -> Option<Scope> {
+    pub(in crate::read::lazy) fn scope_of(node: LazyNode, data: &NodeData) -> Option<Scope> {
         data.content.map(|content| Scope {
             slot: node.slot as usize,
             start: content.start,
@@ -162,7 +168,7 @@ impl LazyTraceReader {
     }
 
     /// The end of a container the index has no cell for, by scanning.
-    pub(super) fn resolve(
+    pub(in crate::read::lazy) fn resolve(
         &self,
         slot: usize,
         start: LogicalOffset,
@@ -188,7 +194,7 @@ impl LazyTraceReader {
         known(&resolved).ok_or(Error::NoSuchNode(NodeProblem::NoContainerEnd(start)))
     }
 
-    pub(super) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
+    pub(in crate::read::lazy) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
         // A node asked for on its own may lie anywhere in the file: its
         // bytes and its container's cells are read as random reads are.
         let (table, cells) = self.random_containers(node.slot as usize)?;
@@ -231,7 +237,7 @@ impl LazyTraceReader {
 
     /// The footer at `end` of a container of type `container` in
     /// `stream`'s thread, read on its own ([`Stream::footer_alone`]).
-    pub(super) fn footer_alone(
+    pub(in crate::read::lazy) fn footer_alone(
         &self,
         stream: &mut Stream<'_>,
         end: LogicalOffset,
@@ -247,7 +253,7 @@ impl LazyTraceReader {
     /// seen (when `f` stops the scan, at most the next child's offset).
     /// Children are skipped, not decoded; a child container's subtree is
     /// jumped over through its content range.
-    pub(super) fn scan_children(
+    pub(in crate::read::lazy) fn scan_children(
         &self,
         scope: Scope,
         from: LogicalOffset,
@@ -259,7 +265,7 @@ impl LazyTraceReader {
     /// [`scan_children`](Self::scan_children), the containers met looked
     /// up in the container table from entry `hint` on (a container known
     /// to start before `from`, such as the scope's own).
-    pub(super) fn scan_children_after(
+    pub(in crate::read::lazy) fn scan_children_after(
         &self,
         scope: Scope,
         from: LogicalOffset,
@@ -283,7 +289,7 @@ impl LazyTraceReader {
 
     /// [`scan_children`](Self::scan_children) through `scan`, a scan of
     /// the scope's thread that may go on to later scopes.
-    pub(super) fn scan_children_in(
+    pub(in crate::read::lazy) fn scan_children_in(
         &self,
         scan: &mut Scan<'_>,
         scope: Scope,
@@ -327,7 +333,7 @@ impl LazyTraceReader {
     /// How many children a scope has and where its pages start; scans the
     /// scope once, keeping the pages it passes while they take at most a
     /// quarter of the cache.
-    pub(super) fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
+    pub(in crate::read::lazy) fn child_index(&self, scope: Scope) -> Result<Arc<ChildIndex>> {
         let entry = self.cache.get_or_build(self.index_key(scope), || {
             Ok(Entry::Index(Arc::new(self.scan_child_index(scope)?)))
         })?;
@@ -384,7 +390,10 @@ impl LazyTraceReader {
     }
 
     /// The scope's child index, if the cache still holds it.
-    pub(super) fn cached_child_index(&self, scope: Scope) -> Option<Arc<ChildIndex>> {
+    pub(in crate::read::lazy) fn cached_child_index(
+        &self,
+        scope: Scope,
+    ) -> Option<Arc<ChildIndex>> {
         match self.cache.get(&self.index_key(scope)) {
             Some(Entry::Index(index)) => Some(index),
             _ => None,
@@ -398,7 +407,7 @@ impl LazyTraceReader {
         }
     }
 
-    pub(super) fn page_key(&self, scope: Scope, page: usize) -> Key {
+    pub(in crate::read::lazy) fn page_key(&self, scope: Scope, page: usize) -> Key {
         Key::Page {
             slot: scope.slot as u32,
             start: scope.start.0,
@@ -409,7 +418,11 @@ impl LazyTraceReader {
     /// Page `page` of a scope's child addresses. A page after the first is
     /// scanned from the checkpoint before it; the pages passed on the way
     /// are cached too (walks ask for pages in order).
-    pub(super) fn page(&self, scope: Scope, page: usize) -> Result<Arc<[LogicalOffset]>> {
+    pub(in crate::read::lazy) fn page(
+        &self,
+        scope: Scope,
+        page: usize,
+    ) -> Result<Arc<[LogicalOffset]>> {
         let entry = self.cache.get_or_build(self.page_key(scope, page), || {
             Ok(Entry::Page(self.scan_page(scope, page)?))
         })?;
@@ -465,7 +478,7 @@ impl LazyTraceReader {
 
     /// How a scope's children are paged: one page, or the child index of
     /// several. Only scopes with more than one page get a child index.
-    pub(super) fn paging(&self, scope: Scope) -> Result<Paging> {
+    pub(in crate::read::lazy) fn paging(&self, scope: Scope) -> Result<Paging> {
         let first = self.page(scope, 0)?;
         if first.len() < PAGE {
             Ok(Paging::One(first))
@@ -475,7 +488,7 @@ impl LazyTraceReader {
     }
 
     /// The children `[from, from + count)` of a scope.
-    pub(super) fn scope_children(
+    pub(in crate::read::lazy) fn scope_children(
         &self,
         scope: Scope,
         from: usize,
@@ -506,7 +519,7 @@ impl LazyTraceReader {
     /// The node of the `k`-th container of thread `slot`: its header is
     /// searched back from its content (`headers`), or else found among its
     /// parent's children (the index knows only where its content starts).
-    pub(super) fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
+    pub(in crate::read::lazy) fn container_node(&self, slot: usize, k: usize) -> Result<LazyNode> {
         self.container_node_checking(slot, k, true)
     }
 
@@ -514,7 +527,7 @@ impl LazyTraceReader {
     /// failed scan of the parent's content checks the parent's cell
     /// ([`through_cell`](Self::through_cell), one level: no recursion up a
     /// deep chain of corrupt scopes).
-    pub(super) fn container_node_checking(
+    pub(in crate::read::lazy) fn container_node_checking(
         &self,
         slot: usize,
         k: usize,
@@ -574,7 +587,7 @@ impl LazyTraceReader {
     /// the thread's cells are distrusted and that is the error (the public
     /// call then retries); otherwise the data is corrupt and the error is
     /// the scan's. Costs nothing unless the scan failed.
-    pub(super) fn through_cell<T>(
+    pub(in crate::read::lazy) fn through_cell<T>(
         &self,
         slot: usize,
         k: Option<usize>,
@@ -592,14 +605,14 @@ impl LazyTraceReader {
     /// The error for a lookup whose container cell contradicts the data;
     /// the thread's cells are distrusted from then on (see
     /// [`LazyTraceReader::trusting`]).
-    pub(super) fn contradicted(&self, slot: usize, what: String) -> Error {
+    pub(in crate::read::lazy) fn contradicted(&self, slot: usize, what: String) -> Error {
         let problem = IndexProblem::Inconsistent(what.clone());
         self.lookup.distrust(self.data.as_slice(), slot, problem);
         Error::NoSuchNode(NodeProblem::Contradicted(what))
     }
 
     /// The last direct child of `scope` that starts before `start`.
-    pub(super) fn last_child_before(
+    pub(in crate::read::lazy) fn last_child_before(
         &self,
         scope: Scope,
         start: LogicalOffset,
@@ -630,7 +643,7 @@ impl LazyTraceReader {
     /// The node with event id `event` among the direct children of `scope`
     /// (whose event ids must ascend), or among the descendants of a child
     /// container the index has no cell for.
-    pub(super) fn find_by_event_in(
+    pub(in crate::read::lazy) fn find_by_event_in(
         &self,
         mut scope: Scope,
         event: EventId,
@@ -655,7 +668,7 @@ impl LazyTraceReader {
 
     /// Searches the direct children of `scope` by event id: the child with
     /// `event`, or else the last child with a smaller one.
-    pub(super) fn search_children_by_event(
+    pub(in crate::read::lazy) fn search_children_by_event(
         &self,
         scope: Scope,
         event: EventId,
