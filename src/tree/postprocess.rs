@@ -150,31 +150,19 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// The slots of a kept container's children list that the chain peeked:
-/// a call's by its raw child count and names, a loop's last.
-fn peeked_slots(ty: TracepointType, names: Names, n: usize) -> Vec<usize> {
+/// a call's by its raw child count and names, a loop's last (at most two,
+/// ascending).
+fn peeked_slots(ty: TracepointType, names: Names, n: usize) -> [Option<usize>; 2] {
     match ty {
-        TracepointType::MethodCall => {
-            let mut slots = Vec::new();
-            if n == 1 {
-                slots.push(0);
-            }
-            if n == 2 || n == 3 {
-                if names.synthetic_get || names.synthetic_set {
-                    let slot = if names.synthetic_get { 1 } else { 2 };
-                    if slot < n {
-                        slots.push(slot);
-                    }
-                }
-                if n == 2 {
-                    slots.extend([0, 1]);
-                }
-            }
-            slots.sort_unstable();
-            slots.dedup();
-            slots
-        }
-        TracepointType::Loop if n > 0 => vec![n - 1],
-        _ => Vec::new(),
+        TracepointType::MethodCall => match n {
+            1 => [Some(0), None],
+            2 => [Some(0), Some(1)],
+            3 if names.synthetic_get => [Some(1), None],
+            3 if names.synthetic_set => [Some(2), None],
+            _ => [None, None],
+        },
+        TracepointType::Loop if n > 0 => [Some(n - 1), None],
+        _ => [None, None],
     }
 }
 
@@ -424,47 +412,63 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         n: usize,
         budget: u32,
     ) -> Result<Option<Peeked<T::Node>>> {
-        let context = self.context();
         for index in from..n {
             let Some(&child) = self.inner.children_range(parent, index, 1)?.first() else {
                 return Ok(None);
             };
-            let Some(node) = self.resolve(child, budget)? else {
-                continue;
-            };
-            return self.inner.visit(node.inner, |tp, _| -> Result<_> {
-                let mut peeked = Peeked {
-                    node,
-                    ty: tp.tracepoint_type(),
-                    method: None,
-                    field: None,
-                    local_name: None,
-                    read_type: None,
-                    no_arguments: false,
-                };
-                match &tp.body {
-                    TracepointBody::MethodCall {
-                        method, arguments, ..
-                    } => {
-                        peeked.method = Some(*method);
-                        peeked.no_arguments = arguments.is_empty();
-                    }
-                    TracepointBody::ReadField { field, value, .. } => {
-                        peeked.field = Some(*field);
-                        peeked.read_type = Some(type_of_value(context, value)?);
-                    }
-                    TracepointBody::WriteField { field, .. } => peeked.field = Some(*field),
-                    TracepointBody::ReadLocal { variable, .. }
-                    | TracepointBody::WriteLocal { variable, .. } => {
-                        peeked.local_name =
-                            Some(context.variable(*variable)?.name.as_bytes().to_vec());
-                    }
-                    _ => {}
+            // Decided and described in one read when it shows itself.
+            let decided = self.inner.visit(child, |tp, footer| -> Result<_> {
+                Ok(match self.decide(child, tp, footer, budget)? {
+                    None => None,
+                    Some(node) if node.inner == child => Some(Ok(self.describe(node, tp)?)),
+                    Some(node) => Some(Err(node)),
+                })
+            })??;
+            match decided {
+                None => continue,
+                Some(Ok(peeked)) => return Ok(Some(peeked)),
+                Some(Err(node)) => {
+                    return self
+                        .inner
+                        .visit(node.inner, |tp, _| self.describe(node, tp))?
+                        .map(Some);
                 }
-                Ok(Some(peeked))
-            })?;
+            }
         }
         Ok(None)
+    }
+
+    /// What a peek needs of a kept node whose raw tracepoint is `tp`.
+    fn describe(&self, node: PostNode<T::Node>, tp: &Tracepoint<'_>) -> Result<Peeked<T::Node>> {
+        let context = self.context();
+        let mut peeked = Peeked {
+            node,
+            ty: tp.tracepoint_type(),
+            method: None,
+            field: None,
+            local_name: None,
+            read_type: None,
+            no_arguments: false,
+        };
+        match &tp.body {
+            TracepointBody::MethodCall {
+                method, arguments, ..
+            } => {
+                peeked.method = Some(*method);
+                peeked.no_arguments = arguments.is_empty();
+            }
+            TracepointBody::ReadField { field, value, .. } => {
+                peeked.field = Some(*field);
+                peeked.read_type = Some(type_of_value(context, value)?);
+            }
+            TracepointBody::WriteField { field, .. } => peeked.field = Some(*field),
+            TracepointBody::ReadLocal { variable, .. }
+            | TracepointBody::WriteLocal { variable, .. } => {
+                peeked.local_name = Some(context.variable(*variable)?.name.as_bytes().to_vec());
+            }
+            _ => {}
+        }
+        Ok(peeked)
     }
 
     /// The reference's chain on a call whose name could qualify.
@@ -634,7 +638,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
             }
         }
         let slots = self.slots_of(parent, tracker.n)?;
-        for again in tracker.stale(&slots) {
+        for again in tracker.stale(slots) {
             keep(again);
             shown += 1;
         }
@@ -642,17 +646,14 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
     }
 
     /// [`peeked_slots`] of a raw container.
-    fn slots_of(&self, parent: T::Node, n: usize) -> Result<Vec<usize>> {
+    fn slots_of(&self, parent: T::Node, n: usize) -> Result<[Option<usize>; 2]> {
+        let shape = self.shape_of(parent)?;
+        Ok(peeked_slots(shape.ty, shape.names, n))
+    }
+
+    fn shape_of(&self, node: T::Node) -> Result<Shape> {
         let context = self.context();
-        self.inner.visit(parent, |tp, _| -> Result<_> {
-            let names = match &tp.body {
-                TracepointBody::MethodCall { method, .. } => {
-                    names_of(context.method(*method)?.name.as_bytes())
-                }
-                _ => Names::default(),
-            };
-            Ok(peeked_slots(tp.tracepoint_type(), names, n))
-        })?
+        self.inner.visit(node, |tp, _| Shape::of(context, tp))?
     }
 
     /// Shows `tp` (the raw tracepoint of `node.inner`) as `node` shows it.
@@ -718,9 +719,9 @@ impl<N: Copy> Tracker<N> {
 
     /// The children the reference lists again after the kept ones: each
     /// peeked slot past them holding the first kept child at or after it.
-    fn stale(&self, slots: &[usize]) -> Vec<PostNode<N>> {
+    fn stale(&self, slots: [Option<usize>; 2]) -> Vec<PostNode<N>> {
         let mut again = Vec::new();
-        for &slot in slots {
+        for slot in slots.into_iter().flatten() {
             if slot < self.kept || slot >= self.n {
                 continue;
             }
@@ -743,6 +744,50 @@ impl<N: Copy> Tracker<N> {
     }
 }
 
+/// What [`peeked_slots`] needs of a container.
+#[derive(Clone, Copy)]
+struct Shape {
+    ty: TracepointType,
+    names: Names,
+}
+
+impl Shape {
+    fn of(context: &TraceContext, tp: &Tracepoint<'_>) -> Result<Shape> {
+        let names = match &tp.body {
+            TracepointBody::MethodCall { method, .. } => {
+                names_of(context.method(*method)?.name.as_bytes())
+            }
+            _ => Names::default(),
+        };
+        Ok(Shape {
+            ty: tp.tracepoint_type(),
+            names,
+        })
+    }
+
+    /// Whether a list of `n` children under it can show a peeked slot
+    /// again (calls of up to three children, loops).
+    fn may_repeat(self, n: usize) -> bool {
+        peeked_slots(self.ty, self.names, n)[0].is_some()
+    }
+}
+
+/// Where a node is: its raw depth in the inner walk, its depth shown.
+#[derive(Clone, Copy)]
+struct Place {
+    raw_depth: isize,
+    depth: usize,
+}
+
+/// A loop iteration held until the walk's next node says whether it has
+/// children.
+struct Pending<N> {
+    node: N,
+    tracepoint: Tracepoint<'static>,
+    footer: Option<Footer<'static>>,
+    at: Place,
+}
+
 /// One open raw container in a streamed walk.
 struct Frame<N> {
     /// Its raw depth in the inner walk (−1: the parent of the roots).
@@ -753,7 +798,7 @@ struct Frame<N> {
 enum Mode<N> {
     /// Its kept children are shown at `depth`.
     Show {
-        parent: N,
+        shape: Shape,
         depth: usize,
         tracker: Tracker<N>,
     },
@@ -776,9 +821,10 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
     ) -> Result<()> {
         let mut tracker = Tracker::default();
+        let shape = self.shape_of(parent)?;
         if let Some(first) = first {
             // The children before `first`, for the peeked slots at the end.
-            if next.is_none() {
+            if next.is_none() && shape.may_repeat(self.inner.child_count(parent)?) {
                 let mut from = 0;
                 'scan: loop {
                     let page = self.inner.children_range(parent, from, SCAN_PAGE)?;
@@ -798,11 +844,13 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         let mut frames: Vec<Frame<T::Node>> = vec![Frame {
             raw_depth: -1,
             mode: Mode::Show {
-                parent,
+                shape,
                 depth,
                 tracker,
             },
         }];
+        let context = self.context();
+        let mut pending: Option<Pending<T::Node>> = None;
         let inner_detail = VisitDetail {
             child_counts: false,
             leaf_bodies: true,
@@ -822,6 +870,28 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
                     ));
                 };
                 let raw_depth = raw_depth as isize;
+                if let Some(iteration) = pending.take() {
+                    let kept = raw_depth > iteration.at.raw_depth;
+                    let shown = shown(raw(iteration.node, &iteration.tracepoint));
+                    if let Some(Frame {
+                        mode: Mode::Show { tracker, .. },
+                        ..
+                    }) = frames.last_mut()
+                    {
+                        tracker.add(kept.then_some(shown));
+                    }
+                    if kept {
+                        self.show_plain(
+                            shown,
+                            &iteration.tracepoint,
+                            iteration.footer.as_ref(),
+                            iteration.at,
+                            (max_depth, detail),
+                            f,
+                            &mut frames,
+                        )?;
+                    }
+                }
                 while frames.last().is_some_and(|top| top.raw_depth >= raw_depth) {
                     let top = frames.pop().expect("checked");
                     self.close(top, max_depth, detail, f)?;
@@ -834,12 +904,28 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
                         if let Some((target, depth)) = *target
                             && target == node
                         {
-                            Self::open(node, raw_depth, depth, &mut frames);
+                            Self::open(
+                                Shape::of(context, tracepoint)?,
+                                raw_depth,
+                                depth,
+                                &mut frames,
+                            );
                         }
                         Ok(())
                     }
                     Mode::Show { depth, tracker, .. } => {
                         let depth = *depth;
+                        if tracepoint.tracepoint_type() == TracepointType::LoopIteration {
+                            // Kept when it has children: when the walk's next
+                            // node is one.
+                            pending = Some(Pending {
+                                node,
+                                tracepoint: tracepoint.clone().into_owned(),
+                                footer: footer.map(|footer| footer.clone().into_owned()),
+                                at: Place { raw_depth, depth },
+                            });
+                            return Ok(());
+                        }
                         let decided = self.decide(node, tracepoint, footer, CHAIN_LIMIT)?;
                         tracker.add(decided);
                         let Some(shown) = decided else {
@@ -852,31 +938,16 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
                             return Ok(());
                         };
                         if shown.inner == node {
-                            let children = if detail.child_counts {
-                                Some(self.child_count(shown)?)
-                            } else {
-                                None
-                            };
-                            Self::show(shown, tracepoint, footer, |tracepoint, footer| {
-                                f(Visit::Node {
-                                    node: shown,
-                                    depth,
-                                    tracepoint,
-                                    footer,
-                                    children,
-                                })
-                            })?;
-                            if tracepoint.is_container() {
-                                if max_depth.is_some_and(|max| depth >= max) {
-                                    self.fold(shown, depth, f)?;
-                                    frames.push(Frame {
-                                        raw_depth,
-                                        mode: Mode::Hide { target: None },
-                                    });
-                                } else {
-                                    Self::open(node, raw_depth, depth + 1, &mut frames);
-                                }
-                            }
+                            let at = Place { raw_depth, depth };
+                            self.show_plain(
+                                shown,
+                                tracepoint,
+                                footer,
+                                at,
+                                (max_depth, detail),
+                                f,
+                                &mut frames,
+                            )?;
                         } else {
                             self.emit(shown, depth, detail, f)?;
                             let container = self.is_container(shown)?;
@@ -899,6 +970,14 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
                     }
                 }
             })?;
+        if pending.is_some()
+            && let Some(Frame {
+                mode: Mode::Show { tracker, .. },
+                ..
+            }) = frames.last_mut()
+        {
+            tracker.add(None);
+        }
         while let Some(top) = frames.pop() {
             if top.raw_depth == -1 && next.is_some() {
                 break;
@@ -908,12 +987,58 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         Ok(())
     }
 
+    /// Hands a raw node that shows itself to `f`, and opens its children.
+    #[allow(clippy::too_many_arguments)]
+    fn show_plain(
+        &self,
+        shown: PostNode<T::Node>,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        at: Place,
+        (max_depth, detail): (Option<usize>, VisitDetail),
+        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        frames: &mut Vec<Frame<T::Node>>,
+    ) -> Result<()> {
+        let Place { raw_depth, depth } = at;
+        let children = if detail.child_counts {
+            Some(self.child_count(shown)?)
+        } else {
+            None
+        };
+        Self::show(shown, tracepoint, footer, |tracepoint, footer| {
+            f(Visit::Node {
+                node: shown,
+                depth,
+                tracepoint,
+                footer,
+                children,
+            })
+        })?;
+        if tracepoint.is_container() {
+            if max_depth.is_some_and(|max| depth >= max) {
+                self.fold(shown, depth, f)?;
+                frames.push(Frame {
+                    raw_depth,
+                    mode: Mode::Hide { target: None },
+                });
+            } else {
+                Self::open(
+                    Shape::of(self.context(), tracepoint)?,
+                    raw_depth,
+                    depth + 1,
+                    frames,
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Opens a shown raw container whose children show at `depth`.
-    fn open(node: T::Node, raw_depth: isize, depth: usize, frames: &mut Vec<Frame<T::Node>>) {
+    fn open(shape: Shape, raw_depth: isize, depth: usize, frames: &mut Vec<Frame<T::Node>>) {
         frames.push(Frame {
             raw_depth,
             mode: Mode::Show {
-                parent: node,
+                shape,
                 depth,
                 tracker: Tracker::default(),
             },
@@ -930,15 +1055,15 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
     ) -> Result<()> {
         let Mode::Show {
-            parent,
+            shape,
             depth,
             tracker,
         } = frame.mode
         else {
             return Ok(());
         };
-        let slots = self.slots_of(parent, tracker.n)?;
-        for again in tracker.stale(&slots) {
+        let slots = peeked_slots(shape.ty, shape.names, tracker.n);
+        for again in tracker.stale(slots) {
             self.walk_from(&[again], depth, max_depth, detail, f)?;
         }
         Ok(())
