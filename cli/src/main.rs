@@ -28,9 +28,6 @@ use tracetree::print::PrintOptions;
 use cache::Cache;
 use tracetree::{Error, FileAccess, Result};
 
-/// Open, print and convert execution traces of JVM programs (Lincheck trace
-/// format, version 22).
-
 /// Runs `$body` on `$trace` as recorded, or through the reference's
 /// post-processing when `$post` (`--postprocess`).
 macro_rules! seen_as {
@@ -46,6 +43,8 @@ macro_rules! seen_as {
     };
 }
 
+/// Open, print and convert execution traces of JVM programs (Lincheck trace
+/// format, version 22).
 #[derive(Debug, Parser)]
 #[command(name = "tracetree", version, about, long_about = None)]
 pub struct Cli {

@@ -772,6 +772,9 @@ impl Shape {
     }
 }
 
+/// What a walk of the view hands its nodes to.
+type Visitor<'f, N> = dyn FnMut(Visit<'_, PostNode<N>>) -> Result<()> + 'f;
+
 /// Where a node is: its raw depth in the inner walk, its depth shown.
 #[derive(Clone, Copy)]
 struct Place {
@@ -818,7 +821,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         depth: usize,
         max_depth: Option<usize>,
         detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
         let mut tracker = Tracker::default();
         let shape = self.shape_of(parent)?;
@@ -996,7 +999,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         footer: Option<&Footer<'_>>,
         at: Place,
         (max_depth, detail): (Option<usize>, VisitDetail),
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
         frames: &mut Vec<Frame<T::Node>>,
     ) -> Result<()> {
         let Place { raw_depth, depth } = at;
@@ -1052,7 +1055,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         frame: Frame<T::Node>,
         max_depth: Option<usize>,
         detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
         let Mode::Show {
             shape,
@@ -1073,7 +1076,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         &self,
         node: PostNode<T::Node>,
         depth: usize,
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
         let count = self.child_count(node)?;
         if count > 0 {
@@ -1091,7 +1094,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         node: PostNode<T::Node>,
         depth: usize,
         detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
         let children = if detail.child_counts {
             Some(self.child_count(node)?)
@@ -1118,7 +1121,7 @@ impl<'a, T: TraceTree> Postprocessed<'a, T> {
         depth: usize,
         max_depth: Option<usize>,
         detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()>,
+        f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
         for &root in roots {
             self.emit(root, depth, detail, f)?;

@@ -49,7 +49,7 @@ fn write_patterns(path: &Path) {
     let get_y = a("getY", vec![], string());
     let get_x_arg = a("getX", vec![Type::Int], Type::Int);
     let defaults = a("callMe$defaults", vec![], Type::Void);
-    let foo = a("foo", vec![], Type::Void);
+    let two_children = a("foo", vec![], Type::Void);
     let bar = a("bar", vec![], Type::Void);
     let b_default = MethodSpec::new("B", "callMe$default", vec![], Type::Void);
     let field = FieldSpec::new("A", "_field", Type::Int);
@@ -298,7 +298,7 @@ fn write_patterns(path: &Path) {
 
     // 10. A call of two children, the first dropped: the reference lists
     // the second twice (its peeked slot stays filled).
-    t.enter_call(Some(&at("operation", 10)), CallSpec::new(&foo))
+    t.enter_call(Some(&at("operation", 10)), CallSpec::new(&two_children))
         .unwrap();
     t.leaf(
         Some(&at("foo", 70)),
