@@ -28,6 +28,21 @@ use tracetree::print::PrintOptions;
 use cache::Cache;
 use tracetree::{Error, FileAccess, Result};
 
+/// Runs `$body` on `$trace` as recorded, or through the reference's
+/// post-processing when `$post` (`--postprocess`).
+macro_rules! seen_as {
+    ($post:expr, $trace:expr, |$tree:ident| $body:expr) => {
+        if $post {
+            let view = tracetree::tree::Postprocessed::new(&$trace);
+            let $tree = &view;
+            $body
+        } else {
+            let $tree = &$trace;
+            $body
+        }
+    };
+}
+
 /// Open, print and convert execution traces of JVM programs (Lincheck trace
 /// format, version 22).
 #[derive(Debug, Parser)]
@@ -119,7 +134,9 @@ pub enum Command {
         eager: bool,
     },
     /// Dump every tracepoint as one JSON object per line.
-    #[command(after_help = "Examples:\n  tracetree dump app.trace --thread 0 | jq .method")]
+    #[command(
+        after_help = "Examples:\n  tracetree dump app.trace --thread 0 | jq .method\n  tracetree dump app.trace --postprocess"
+    )]
     Dump {
         #[command(flatten)]
         cache: CacheFlags,
@@ -144,6 +161,13 @@ pub enum Command {
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
         eager: bool,
+        /// Show the trace as the recorder's IDE plugin and trace diff show it,
+        /// through the reference's post-processing: `$default` and `access$`
+        /// call pairs collapsed, synthetic and generated field accessors shown
+        /// as their field access, coverage instrumentation and empty loop
+        /// iterations dropped. Off, the trace as recorded.
+        #[arg(long)]
+        postprocess: bool,
     },
     /// Rebuild a trace's index from its data file (in parallel) and write
     /// `FILE.idx` atomically, or check the existing one.
@@ -166,7 +190,7 @@ pub enum Command {
     /// Print a trace as text, one line per tracepoint, byte for byte as the
     /// reference (Lincheck) printer does.
     #[command(
-        after_help = "Examples:\n  tracetree print app.trace --depth 2\n  tracetree print recording/ --ids | less"
+        after_help = "Examples:\n  tracetree print app.trace --depth 2\n  tracetree print recording/ --ids | less\n  tracetree print app.trace --postprocess"
     )]
     Print {
         #[command(flatten)]
@@ -202,6 +226,13 @@ pub enum Command {
         /// Read the whole trace with the eager loader instead of the lazy reader.
         #[arg(long)]
         eager: bool,
+        /// Show the trace as the recorder's IDE plugin and trace diff show it,
+        /// through the reference's post-processing: `$default` and `access$`
+        /// call pairs collapsed, synthetic and generated field accessors shown
+        /// as their field access, coverage instrumentation and empty loop
+        /// iterations dropped. Off, the trace as recorded.
+        #[arg(long)]
+        postprocess: bool,
     },
     /// Generate a synthetic trace of a given size and shape with the
     /// streaming writer, for benchmarks: the same bytes for the same seed
@@ -299,7 +330,7 @@ pub enum Command {
     /// and the first divergence) goes to stderr, or to stdout with
     /// `--summary`.
     #[command(
-        after_help = "Examples:\n  tracetree diff passing.trace failing.trace -o run.diff.packedtrace\n  tracetree diff a.trace b.trace -o ab.packedtrace --match index --summary\n  tracetree diff a.trace b.trace -o ab.packedtrace --map worker-1=worker-1-rerun\n  tracetree print ab.packedtrace"
+        after_help = "Examples:\n  tracetree diff passing.trace failing.trace -o run.diff.packedtrace\n  tracetree diff a.trace b.trace -o ab.packedtrace --match index --summary\n  tracetree diff a.trace b.trace -o ab.packedtrace --map worker-1=worker-1-rerun\n  tracetree diff a.trace b.trace -o raw.packedtrace --no-postprocess\n  tracetree print ab.packedtrace"
     )]
     Diff {
         #[command(flatten)]
@@ -346,6 +377,13 @@ pub enum Command {
         /// at a time), with a warning.
         #[arg(long, default_value_t = 2048, value_name = "N")]
         max_edits: usize,
+        /// Compare the traces as recorded. By default both are read through
+        /// the reference's post-processing, as its diff reads them (`print
+        /// --postprocess` shows a trace so): `$default` and `access$` pairs
+        /// collapsed, synthetic and generated field accessors shown as the
+        /// access, coverage instrumentation and empty loop iterations dropped.
+        #[arg(long)]
+        no_postprocess: bool,
     },
     /// Export a trace for other tools: `--format folded` (inferno,
     /// flamegraph.pl), `speedscope`, `chrome` (Trace Event JSON) and
@@ -864,16 +902,21 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             format: DumpFormat::Jsonl,
             threads,
             eager,
+            postprocess,
             ..
         } => {
             let threads = thread_filter(&threads);
             let file = cache.trace_path(&file)?;
             if eager {
                 let trace = cache.open_eager(&file)?;
-                tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+                seen_as!(postprocess, trace, |tree| {
+                    tracetree::print::write_jsonl(tree, threads.as_deref(), &mut out)?
+                });
             } else {
                 let trace = cache.open_lazy_whole(&file)?;
-                tracetree::print::write_jsonl(&trace, threads.as_deref(), &mut out)?;
+                seen_as!(postprocess, trace, |tree| {
+                    tracetree::print::write_jsonl(tree, threads.as_deref(), &mut out)?
+                });
             }
         }
         Command::Print {
@@ -883,6 +926,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             depth,
             ids,
             eager,
+            postprocess,
             ..
         } => {
             let mut options = PrintOptions::default();
@@ -893,10 +937,14 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             let file = cache.trace_path(&file)?;
             if eager {
                 let trace = cache.open_eager(&file)?;
-                tracetree::print::print_trace(&trace, &options, &mut out)?;
+                seen_as!(postprocess, trace, |tree| {
+                    tracetree::print::print_trace(tree, &options, &mut out)?
+                });
             } else {
                 let trace = cache.open_lazy_whole(&file)?;
-                tracetree::print::print_trace(&trace, &options, &mut out)?;
+                seen_as!(postprocess, trace, |tree| {
+                    tracetree::print::print_trace(tree, &options, &mut out)?
+                });
             }
         }
         Command::Gen {
@@ -967,9 +1015,11 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             force,
             summary,
             max_edits,
+            no_postprocess,
             ..
         } => {
             let mut options = tracetree::diff::DiffOptions::default();
+            options.postprocess = !no_postprocess;
             options.matching = diff::thread_matching(matching == MatchArg::Index, &maps)?;
             options.start_threads = start_threads;
             options.only_start_threads = only_start_threads;

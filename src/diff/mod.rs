@@ -59,7 +59,7 @@ use crate::model::DiffStatus;
 use crate::storage::packed::{
     DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, PackSource, write_packed_entries,
 };
-use crate::tree::TraceTree;
+use crate::tree::{Postprocessed, TraceTree};
 use crate::write::StreamingWriter;
 use options::{InputThread, match_threads};
 use output::{Reinterner, ThreadOut};
@@ -176,8 +176,42 @@ pub fn packed_facts(path: &Path) -> Result<(bool, Option<String>)> {
 
 /// Diffs `left` against `right` as the reference's `diffTwoTraces` does and
 /// writes the packed diff at `out` (atomically: a failure leaves nothing
-/// there). Temporary files go beside `out` and are removed.
+/// there). Temporary files go beside `out` and are removed. Both are read
+/// through the post-processing unless [`DiffOptions::postprocess`] is off.
 pub fn diff_traces<L: TraceTree, R: TraceTree>(
+    left: DiffInput<'_, L>,
+    right: DiffInput<'_, R>,
+    options: &DiffOptions,
+    out: &Path,
+) -> Result<DiffSummary> {
+    if !options.postprocess {
+        return diff_trees(left, right, options, out);
+    }
+    let (left_view, right_view) = (
+        Postprocessed::new(left.trace),
+        Postprocessed::new(right.trace),
+    );
+    diff_trees(
+        through(left, &left_view),
+        through(right, &right_view),
+        options,
+        out,
+    )
+}
+
+/// `input` with its trace seen as `trace`.
+fn through<'a, T, V>(input: DiffInput<'a, T>, trace: &'a V) -> DiffInput<'a, V> {
+    DiffInput {
+        trace,
+        name: input.name,
+        bytes: input.bytes,
+        is_diff: input.is_diff,
+        info: input.info,
+    }
+}
+
+/// [`diff_traces`] of the trees as given.
+fn diff_trees<L: TraceTree, R: TraceTree>(
     left: DiffInput<'_, L>,
     right: DiffInput<'_, R>,
     options: &DiffOptions,

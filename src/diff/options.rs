@@ -62,6 +62,11 @@ pub struct DiffOptions {
     /// included). Past it, the rest is read past keeping one key per child
     /// and written from the reader by node: the same diff, slower.
     pub max_held: usize,
+    /// Compare the traces as the reference does, through its
+    /// post-processing ([`Postprocessed`](crate::tree::Postprocessed):
+    /// `$default` and `access$` pairs, synthetic and generated accessors
+    /// compressed, coverage and empty loops dropped); off, as recorded.
+    pub postprocess: bool,
 }
 
 impl Default for DiffOptions {
@@ -74,6 +79,7 @@ impl Default for DiffOptions {
             allow_diffs: false,
             max_edits: 2048,
             max_held: 1 << 18,
+            postprocess: true,
         }
     }
 }

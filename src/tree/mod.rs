@@ -11,6 +11,9 @@ pub use crate::read::{Visit, VisitDetail};
 
 mod copy;
 mod lazy;
+mod postprocess;
+
+pub use postprocess::{PostNode, Postprocessed};
 
 /// A forest of tracepoints, one tree per thread. Shared between threads:
 /// the printers format parts of one tree on several.

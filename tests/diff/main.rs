@@ -512,7 +512,11 @@ fn a_mutated_copy_diffs_to_its_mutations() {
     let right_path = scratch.path().join("mutated.trace");
     copy.save(&right_path).unwrap();
     let out = scratch.path().join("mutated.packedtrace");
-    let summary = diff_files(&left_path, &right_path, &DiffOptions::default(), &out);
+    // As recorded: a leaf left out can change what the post-processing
+    // compresses (a call of two children with its first dropped).
+    let mut options = DiffOptions::default();
+    options.postprocess = false;
+    let summary = diff_files(&left_path, &right_path, &options, &out);
     let sum = |f: fn(&tracetree::diff::ThreadSummary) -> u64| -> u64 {
         summary.threads.iter().map(f).sum()
     };

@@ -94,3 +94,74 @@ fn diff_writes_the_references_diff_and_a_summary() {
         "{err}"
     );
 }
+
+/// A one-thread trace: `run()` calling `callMe(3)`, through
+/// `callMe$default` when `wrapped`.
+fn write_call(path: &std::path::Path, wrapped: bool) {
+    use tracetree::model::{CodeLocationKind, Type};
+    use tracetree::write::{
+        CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
+        TraceRecorder,
+    };
+    let at = |line| CodeLocationSpec::new(CodeLocationKind::Line, "A.kt", "A", "op", line);
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let wrapper = MethodSpec::new("A", "callMe$default", vec![Type::Int], Type::Void);
+    let call_me = MethodSpec::new("A", "callMe", vec![Type::Int], Type::Void);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    if wrapped {
+        t.enter_call(Some(&at(1)), CallSpec::new(&wrapper).with_argument(3))
+            .unwrap();
+    }
+    t.enter_call(Some(&at(1)), CallSpec::new(&call_me).with_argument(3))
+        .unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    if wrapped {
+        t.exit_call(CallOutcome::VOID).unwrap();
+    }
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(path).unwrap();
+}
+
+#[test]
+fn postprocess_shows_and_diffs_a_default_wrapper_as_its_call() {
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = scratch.path().join("cache");
+    let file = |name: &str| scratch.path().join(name).to_str().unwrap().to_string();
+    let (left, right) = (file("left.trace"), file("right.trace"));
+    write_call(std::path::Path::new(&left), true);
+    write_call(std::path::Path::new(&right), false);
+
+    let (ok, raw, err) = tracetree_cached(&cache, &["print", &left]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        raw,
+        "# Thread 1\nMain.run()\n  A.callMe$default(3)\n    callMe(3)\n"
+    );
+    let (ok, viewed, err) = tracetree_cached(&cache, &["print", "--postprocess", &left]);
+    assert!(ok, "{err}");
+    assert_eq!(viewed, "# Thread 1\nMain.run()\n  A.callMe(3)\n");
+    let (ok, dumped, err) = tracetree_cached(&cache, &["dump", "--postprocess", &left]);
+    assert!(ok, "{err}");
+    assert_eq!(dumped.lines().count(), 2, "{dumped}");
+
+    // Diffed through the view by default: all unchanged; as recorded, not.
+    let through = file("through.packedtrace");
+    let (ok, _, err) = tracetree_cached(&cache, &["diff", &left, &right, "-o", &through]);
+    assert!(ok, "{err}");
+    let (ok, printed, err) = tracetree_cached(&cache, &["print", &through]);
+    assert!(ok, "{err}");
+    // Unchanged lines carry the diff printer's blank marker.
+    assert_eq!(printed, "# Thread 1\n  Main.run()\n    A.callMe(3)\n");
+    let raw_diff = file("raw.packedtrace");
+    let (ok, _, err) = tracetree_cached(
+        &cache,
+        &["diff", &left, &right, "-o", &raw_diff, "--no-postprocess"],
+    );
+    assert!(ok, "{err}");
+    let (ok, printed, err) = tracetree_cached(&cache, &["print", &raw_diff]);
+    assert!(ok, "{err}");
+    assert_ne!(printed, "# Thread 1\n  Main.run()\n    A.callMe(3)\n");
+}

@@ -1,0 +1,598 @@
+//! The post-processed view (`tree::Postprocessed`) against the reference's
+//! `CompressingPostprocessor`: small traces holding each pattern it
+//! compresses or removes, and look-alikes it must leave, printed through
+//! the view line for line, on the lazy reader and the eager loader alike.
+
+use std::path::Path;
+
+use tracetree::diff::{DiffInput, DiffOptions, diff_traces};
+use tracetree::model::{CodeLocationKind, JavaStr, Type};
+use tracetree::print::{PrintOptions, print_trace};
+use tracetree::read::EagerTrace;
+use tracetree::tree::Postprocessed;
+use tracetree::write::{
+    AccessPathSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, FieldSpec, LeafSpec,
+    MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
+};
+use tracetree::{LazyTraceReader, TraceTree};
+
+fn string() -> Type<'static> {
+    Type::Object(JavaStr::new("java.lang.String"))
+}
+
+fn at(method: &str, line: i32) -> CodeLocationSpec<'static> {
+    CodeLocationSpec::new(
+        CodeLocationKind::Line,
+        "A.kt",
+        "A",
+        method.to_string(),
+        line,
+    )
+}
+
+/// A small recording: each pattern under the root `Main.run()`, from the
+/// call site in `A.operation` (line = the pattern's number).
+fn write_patterns(path: &Path) {
+    let a = |name: &str, parameters: Vec<Type<'static>>, returns: Type<'static>| {
+        MethodSpec::new("A", name.to_string(), parameters, returns)
+    };
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let call_me_default = a("callMe$default", vec![Type::Int], Type::Void);
+    let call_me = a("callMe", vec![Type::Int, string()], Type::Void);
+    let call_me_plain = a("callMe", vec![], Type::Void);
+    let access_call_me = a("access$callMe", vec![], Type::Void);
+    let access_get = a("access$get_field", vec![], Type::Int);
+    let access_set = a("access$set_field", vec![Type::Int], Type::Void);
+    let get_x = a("getX", vec![], Type::Int);
+    let get_x_default = a("getX$default", vec![], Type::Int);
+    let set_x = a("setX", vec![Type::Int], Type::Void);
+    let get_y = a("getY", vec![], string());
+    let get_x_arg = a("getX", vec![Type::Int], Type::Int);
+    let defaults = a("callMe$defaults", vec![], Type::Void);
+    let two_children = a("foo", vec![], Type::Void);
+    let bar = a("bar", vec![], Type::Void);
+    let b_default = MethodSpec::new("B", "callMe$default", vec![], Type::Void);
+    let field = FieldSpec::new("A", "_field", Type::Int);
+    let x = FieldSpec::new("A", "x", Type::Int);
+    let y = FieldSpec::new("A", "y", Type::Int);
+    let hits =
+        FieldSpec::new("A", "__$hits$__", Type::Array(Box::new(Type::Boolean))).with_static(true);
+    let this = VariableSpec::new("this", Type::Object(JavaStr::new("A")));
+    let set_param = VariableSpec::new("<set-?>", Type::Int);
+    let value_var = VariableSpec::new("value", Type::Int);
+    let coverage = VariableSpec::new("__$coverage_local$__", Type::Array(Box::new(Type::Boolean)));
+    let coverage_like = VariableSpec::new("__$coverage_local$__x", Type::Int);
+    let obj = || ValueSpec::object("A", 1);
+
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    let void = || CallOutcome::VOID;
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+
+    // 1. `callMe$default` with one child `callMe`.
+    t.enter_call(
+        Some(&at("operation", 1)),
+        CallSpec::new(&call_me_default).on(obj()).with_argument(3),
+    )
+    .unwrap();
+    t.enter_call(
+        Some(&at("callMe$default", 27)),
+        CallSpec::new(&call_me)
+            .on(obj())
+            .with_argument(3)
+            .with_argument(ValueSpec::string("Hey")),
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+
+    // 2. `access$callMe` → `callMe`.
+    t.enter_call(Some(&at("operation", 2)), CallSpec::new(&access_call_me))
+        .unwrap();
+    t.enter_call(
+        Some(&at("access$callMe", 30)),
+        CallSpec::new(&call_me_plain),
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+
+    // 3. `access$get_field`: `this`, then the field read.
+    t.enter_call(
+        Some(&at("operation", 3)),
+        CallSpec::new(&access_get).with_argument(obj()),
+    )
+    .unwrap();
+    let local = |variable, value| LeafSpec::ReadLocal { variable, value };
+    t.leaf(Some(&at("access$get_field", 40)), local(&this, obj()))
+        .unwrap();
+    t.leaf(
+        Some(&at("access$get_field", 40)),
+        LeafSpec::ReadField {
+            field: &field,
+            receiver: obj(),
+            value: ValueSpec::Int(5),
+        },
+    )
+    .unwrap();
+    t.exit_call(CallOutcome::returned(5)).unwrap();
+
+    // 4. `access$set_field`: `this`, `<set-?>`, then the field write.
+    t.enter_call(
+        Some(&at("operation", 4)),
+        CallSpec::new(&access_set)
+            .with_argument(obj())
+            .with_argument(6),
+    )
+    .unwrap();
+    t.leaf(Some(&at("access$set_field", 41)), local(&this, obj()))
+        .unwrap();
+    t.leaf(
+        Some(&at("access$set_field", 41)),
+        local(&set_param, ValueSpec::Int(6)),
+    )
+    .unwrap();
+    t.leaf(
+        Some(&at("access$set_field", 41)),
+        LeafSpec::WriteField {
+            field: &field,
+            receiver: obj(),
+            value: ValueSpec::Int(6),
+        },
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+
+    // 5. An auto-generated getter.
+    let read_x = |t: &mut tracetree::write::DumpThread<'_>, method: &str, value| {
+        t.leaf(
+            Some(&at(method, 50)),
+            LeafSpec::ReadField {
+                field: &x,
+                receiver: obj(),
+                value,
+            },
+        )
+        .unwrap();
+    };
+    t.enter_call(Some(&at("operation", 5)), CallSpec::new(&get_x).on(obj()))
+        .unwrap();
+    read_x(&mut t, "getX", ValueSpec::Int(7));
+    t.exit_call(CallOutcome::returned(7)).unwrap();
+
+    // 6. An auto-generated setter.
+    t.enter_call(
+        Some(&at("operation", 6)),
+        CallSpec::new(&set_x).on(obj()).with_argument(8),
+    )
+    .unwrap();
+    t.leaf(Some(&at("setX", 51)), local(&set_param, ValueSpec::Int(8)))
+        .unwrap();
+    t.leaf(
+        Some(&at("setX", 51)),
+        LeafSpec::WriteField {
+            field: &x,
+            receiver: obj(),
+            value: ValueSpec::Int(8),
+        },
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+
+    // 7. Coverage instrumentation: a local, an array through it, a field.
+    let coverage_at = at("operation", 7).with_access_path(AccessPathSpec::local(coverage.clone()));
+    t.leaf(
+        Some(&at("operation", 7)),
+        LeafSpec::WriteLocal {
+            variable: &coverage,
+            value: ValueSpec::array("[Z", 2, 4),
+        },
+    )
+    .unwrap();
+    t.leaf(
+        Some(&coverage_at),
+        LeafSpec::WriteArray {
+            array: ValueSpec::array("[Z", 2, 4),
+            index: 1,
+            value: ValueSpec::Boolean(true),
+        },
+    )
+    .unwrap();
+    t.leaf(
+        Some(&at("operation", 7)),
+        LeafSpec::ReadField {
+            field: &hits,
+            receiver: ValueSpec::Null,
+            value: ValueSpec::array("[Z", 2, 4),
+        },
+    )
+    .unwrap();
+
+    // 8. A loop without iterations; one whose only iteration is empty; one
+    // whose last iteration is empty.
+    t.enter_loop(Some(&at("operation", 8)), 1).unwrap();
+    t.exit_loop(0).unwrap();
+    t.enter_loop(Some(&at("operation", 8)), 2).unwrap();
+    t.enter_iteration().unwrap();
+    t.exit_iteration().unwrap();
+    t.exit_loop(1).unwrap();
+    t.enter_loop(Some(&at("operation", 8)), 3).unwrap();
+    t.enter_iteration().unwrap();
+    t.leaf(
+        Some(&at("operation", 8)),
+        local(&value_var, ValueSpec::Int(1)),
+    )
+    .unwrap();
+    t.exit_iteration().unwrap();
+    t.enter_iteration().unwrap();
+    t.exit_iteration().unwrap();
+    t.exit_loop(2).unwrap();
+
+    // 9. Look-alikes: another class's `$default`, a name that only starts
+    // alike, a getter of another type, a getter with an argument, a setter
+    // whose parameter is named, a local named nearly as coverage's.
+    t.enter_call(Some(&at("operation", 9)), CallSpec::new(&b_default))
+        .unwrap();
+    t.enter_call(
+        Some(&at("callMe$default", 60)),
+        CallSpec::new(&call_me_plain),
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+    t.enter_call(Some(&at("operation", 9)), CallSpec::new(&defaults))
+        .unwrap();
+    t.enter_call(
+        Some(&at("callMe$defaults", 61)),
+        CallSpec::new(&call_me_plain),
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+    t.enter_call(Some(&at("operation", 9)), CallSpec::new(&get_y).on(obj()))
+        .unwrap();
+    t.leaf(
+        Some(&at("getY", 62)),
+        LeafSpec::ReadField {
+            field: &y,
+            receiver: obj(),
+            value: ValueSpec::Int(1),
+        },
+    )
+    .unwrap();
+    t.exit_call(CallOutcome::returned(ValueSpec::string("1")))
+        .unwrap();
+    t.enter_call(
+        Some(&at("operation", 9)),
+        CallSpec::new(&get_x_arg).on(obj()).with_argument(1),
+    )
+    .unwrap();
+    read_x(&mut t, "getX", ValueSpec::Int(7));
+    t.exit_call(CallOutcome::returned(7)).unwrap();
+    t.enter_call(
+        Some(&at("operation", 9)),
+        CallSpec::new(&set_x).on(obj()).with_argument(8),
+    )
+    .unwrap();
+    t.leaf(Some(&at("setX", 63)), local(&value_var, ValueSpec::Int(8)))
+        .unwrap();
+    t.leaf(
+        Some(&at("setX", 63)),
+        LeafSpec::WriteField {
+            field: &x,
+            receiver: obj(),
+            value: ValueSpec::Int(8),
+        },
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.leaf(
+        Some(&at("operation", 9)),
+        LeafSpec::WriteLocal {
+            variable: &coverage_like,
+            value: ValueSpec::Int(0),
+        },
+    )
+    .unwrap();
+
+    // 10. A call of two children, the first dropped: the reference lists
+    // the second twice (its peeked slot stays filled).
+    t.enter_call(Some(&at("operation", 10)), CallSpec::new(&two_children))
+        .unwrap();
+    t.leaf(
+        Some(&at("foo", 70)),
+        LeafSpec::WriteLocal {
+            variable: &coverage,
+            value: ValueSpec::Null,
+        },
+    )
+    .unwrap();
+    t.enter_call(Some(&at("foo", 71)), CallSpec::new(&bar))
+        .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+
+    // 11. A chain: `getX$default` → `getX` → the read of `x`.
+    t.enter_call(Some(&at("operation", 11)), CallSpec::new(&get_x_default))
+        .unwrap();
+    t.enter_call(
+        Some(&at("getX$default", 80)),
+        CallSpec::new(&get_x).on(obj()),
+    )
+    .unwrap();
+    read_x(&mut t, "getX", ValueSpec::Int(9));
+    t.exit_call(CallOutcome::returned(9)).unwrap();
+    t.exit_call(CallOutcome::returned(9)).unwrap();
+
+    // 12. A chain of pairs: `access$callMe` → `callMe$default` → `callMe`.
+    t.enter_call(Some(&at("operation", 12)), CallSpec::new(&access_call_me))
+        .unwrap();
+    t.enter_call(
+        Some(&at("access$callMe", 90)),
+        CallSpec::new(&call_me_default).on(obj()).with_argument(4),
+    )
+    .unwrap();
+    t.enter_call(
+        Some(&at("callMe$default", 91)),
+        CallSpec::new(&call_me_plain),
+    )
+    .unwrap();
+    t.leaf(
+        Some(&at("callMe", 92)),
+        local(&value_var, ValueSpec::Int(2)),
+    )
+    .unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+    t.exit_call(void()).unwrap();
+
+    t.exit_call(void()).unwrap();
+    writer.save(path).unwrap();
+}
+
+fn printed<T: TraceTree>(tree: &T) -> String {
+    let mut out = Vec::new();
+    let mut options = PrintOptions::default();
+    options.verbose = true;
+    options.event_ids = true;
+    print_trace(tree, &options, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The recording as the reference's eager printer prints it.
+const RAW: &str = "# Thread 1
+#0	Main.run() at :0
+#1	  A@1.callMe$default(3) at A.kt:1
+#2	    A@1.callMe(3, \"Hey\") at A.kt:27
+#3	  A.access$callMe() at A.kt:2
+#4	    callMe() at A.kt:30
+#5	  A.access$get_field(A@1): 5 at A.kt:3
+#6	    this ➜ A@1 at A.kt:40
+#7	    A@1._field ➜ 5 at A.kt:40
+#8	  A.access$set_field(A@1, 6) at A.kt:4
+#9	    this ➜ A@1 at A.kt:41
+#10	    <set-?> ➜ 6 at A.kt:41
+#11	    A@1._field = 6 at A.kt:41
+#12	  A@1.getX(): 7 at A.kt:5
+#13	    A@1.x ➜ 7 at A.kt:50
+#14	  A@1.setX(8) at A.kt:6
+#15	    <set-?> ➜ 8 at A.kt:51
+#16	    A@1.x = 8 at A.kt:51
+#17	  __$coverage_local$__ = [Z@2 at A.kt:7
+#18	  [Z@2[1] = true at A.kt:7
+#19	  A.__$hits$__ ➜ [Z@2 at A.kt:7
+#20	  loop(0 iterations) at A.kt:8
+#21	  loop(1 iterations) at A.kt:8
+#22	    <iteration 1> at A.kt:8
+#23	  loop(2 iterations) at A.kt:8
+#24	    <iteration 1> at A.kt:8
+#25	      value ➜ 1 at A.kt:8
+#26	    <iteration 2> at A.kt:8
+#27	  B.callMe$default() at A.kt:9
+#28	    A.callMe() at A.kt:60
+#29	  A.callMe$defaults() at A.kt:9
+#30	    callMe() at A.kt:61
+#31	  A@1.getY(): \"1\" at A.kt:9
+#32	    A@1.y ➜ 1 at A.kt:62
+#33	  A@1.getX(1): 7 at A.kt:9
+#34	    A@1.x ➜ 7 at A.kt:50
+#35	  A@1.setX(8) at A.kt:9
+#36	    value ➜ 8 at A.kt:63
+#37	    A@1.x = 8 at A.kt:63
+#38	  __$coverage_local$__x = 0 at A.kt:9
+#39	  A.foo() at A.kt:10
+#40	    __$coverage_local$__ = null at A.kt:70
+#41	    bar() at A.kt:71
+#42	  A.getX$default(): 9 at A.kt:11
+#43	    A@1.getX(): 9 at A.kt:80
+#44	      A@1.x ➜ 9 at A.kt:50
+#45	  A.access$callMe() at A.kt:12
+#46	    A@1.callMe$default(4) at A.kt:90
+#47	      callMe() at A.kt:91
+#48	        value ➜ 2 at A.kt:92
+";
+
+/// What `CompressingPostprocessor` makes of it, rule by rule:
+/// - 1, 2, 12: a pair becomes its inner call (event id, arguments, result,
+///   children) at the outer call's location; 12 is `access$callMe` over the
+///   already compressed `callMe$default`.
+/// - 3, 4: the synthetic accessor becomes its last child, at its location.
+/// - 5, 6: the generated getter and setter become their field access.
+/// - 7: coverage accesses are dropped; 8: the loop without iterations and
+///   the loop whose only iteration is empty are dropped, the last empty
+///   iteration too, and its loop counts one iteration fewer.
+/// - 9: look-alikes stay: another class, `$defaults`, a getter returning
+///   another type, a getter with an argument, a setter's named parameter,
+///   a local named longer than coverage's.
+/// - 10: `foo` has two raw children, the first dropped: the reference's
+///   peek of slot 1 stays filled after its kept children are compacted into
+///   slot 0, so `bar()` is listed twice.
+/// - 11: `getX$default`'s child becomes a read (so no pair), and the read
+///   keeps `getX`'s location; `getX$default` is no getter of `x`.
+const POSTPROCESSED: &str = "# Thread 1
+#0	Main.run() at :0
+#2	  A@1.callMe(3, \"Hey\") at A.kt:1
+#4	  A.callMe() at A.kt:2
+#7	  A@1._field ➜ 5 at A.kt:3
+#11	  A@1._field = 6 at A.kt:4
+#13	  A@1.x ➜ 7 at A.kt:5
+#16	  A@1.x = 8 at A.kt:6
+#23	  loop(1 iterations) at A.kt:8
+#24	    <iteration 1> at A.kt:8
+#25	      value ➜ 1 at A.kt:8
+#27	  B.callMe$default() at A.kt:9
+#28	    A.callMe() at A.kt:60
+#29	  A.callMe$defaults() at A.kt:9
+#30	    callMe() at A.kt:61
+#31	  A@1.getY(): \"1\" at A.kt:9
+#32	    A@1.y ➜ 1 at A.kt:62
+#33	  A@1.getX(1): 7 at A.kt:9
+#34	    A@1.x ➜ 7 at A.kt:50
+#35	  A@1.setX(8) at A.kt:9
+#36	    value ➜ 8 at A.kt:63
+#37	    A@1.x = 8 at A.kt:63
+#38	  __$coverage_local$__x = 0 at A.kt:9
+#39	  A.foo() at A.kt:10
+#41	    bar() at A.kt:71
+#41	    bar() at A.kt:71
+#42	  A.getX$default(): 9 at A.kt:11
+#44	    A@1.x ➜ 9 at A.kt:80
+#47	  A.callMe() at A.kt:12
+#48	    value ➜ 2 at A.kt:92
+";
+
+fn assert_lines(actual: &str, expected: &str) {
+    for (number, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(a, e, "line {}", number + 1);
+    }
+    assert_eq!(actual.lines().count(), expected.lines().count());
+}
+
+#[test]
+fn each_pattern_prints_as_the_reference_post_processes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let eager = EagerTrace::open(&path).unwrap();
+    assert_lines(&printed(&lazy), RAW);
+    assert_lines(&printed(&eager), RAW);
+    assert_lines(&printed(&Postprocessed::new(&lazy)), POSTPROCESSED);
+    assert_lines(&printed(&Postprocessed::new(&eager)), POSTPROCESSED);
+}
+
+#[test]
+fn node_by_node_access_agrees_with_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    // The default walk pages children through `children_range`.
+    let mut walked = Vec::new();
+    let roots = view.roots(view.thread_ids()[0]).unwrap();
+    view.walk(&roots, None, |step| {
+        if let tracetree::tree::WalkStep::Node { node, depth } = step {
+            let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
+            walked.push(format!("{depth} #{event}"));
+        }
+        Ok(())
+    })
+    .unwrap();
+    let expected: Vec<String> = POSTPROCESSED
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let (id, text) = line.split_once('\t').unwrap();
+            let depth = (text.len() - text.trim_start().len()) / 2;
+            format!("{depth} {id}")
+        })
+        .collect();
+    assert_eq!(walked, expected);
+    let root = roots[0];
+    assert_eq!(view.child_count(root).unwrap(), 16);
+    assert_eq!(view.children_range(root, 14, 5).unwrap().len(), 2);
+}
+
+/// A one-thread trace: `run()` calling `callMe(3)` at line 1, through
+/// `callMe$default` when `wrapped`.
+fn write_call(path: &Path, wrapped: bool) {
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let wrapper = MethodSpec::new("A", "callMe$default", vec![Type::Int], Type::Void);
+    let call_me = MethodSpec::new("A", "callMe", vec![Type::Int], Type::Void);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    if wrapped {
+        t.enter_call(
+            Some(&at("operation", 1)),
+            CallSpec::new(&wrapper).with_argument(3),
+        )
+        .unwrap();
+        t.enter_call(
+            Some(&at("callMe$default", 5)),
+            CallSpec::new(&call_me).with_argument(3),
+        )
+        .unwrap();
+        t.exit_call(CallOutcome::VOID).unwrap();
+        t.exit_call(CallOutcome::VOID).unwrap();
+    } else {
+        t.enter_call(
+            Some(&at("operation", 1)),
+            CallSpec::new(&call_me).with_argument(3),
+        )
+        .unwrap();
+        t.exit_call(CallOutcome::VOID).unwrap();
+    }
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(path).unwrap();
+}
+
+#[test]
+fn a_default_wrapper_alone_diffs_unchanged_through_the_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let (left, right) = (
+        dir.path().join("left.trace"),
+        dir.path().join("right.trace"),
+    );
+    write_call(&left, true);
+    write_call(&right, false);
+    let (l, r) = (
+        LazyTraceReader::open(&left).unwrap(),
+        LazyTraceReader::open(&right).unwrap(),
+    );
+    let input = |trace, name| DiffInput {
+        trace,
+        name,
+        bytes: 0,
+        is_diff: false,
+        info: None,
+    };
+    let diff = |options: &DiffOptions, name: &str| {
+        let out = dir.path().join(name);
+        let summary = diff_traces(input(&l, "left"), input(&r, "right"), options, &out).unwrap();
+        let mut text = Vec::new();
+        print_trace(
+            &EagerTrace::open(&out).unwrap(),
+            &PrintOptions::default(),
+            &mut text,
+        )
+        .unwrap();
+        (summary, String::from_utf8(text).unwrap())
+    };
+    let (summary, text) = diff(&DiffOptions::default(), "through.packedtrace");
+    let thread = &summary.threads[0];
+    assert_eq!(
+        (thread.removed, thread.added, thread.edited),
+        (0, 0, 0),
+        "{text}"
+    );
+    assert_eq!(thread.unchanged, 2, "{text}");
+    let mut raw = DiffOptions::default();
+    raw.postprocess = false;
+    let (summary, text) = diff(&raw, "raw.packedtrace");
+    let thread = &summary.threads[0];
+    assert!(thread.removed + thread.added + thread.edited > 0, "{text}");
+}
