@@ -45,7 +45,9 @@ struct Point<N> {
     key: PointKey,
     event: EventId,
     depth: usize,
-    data: Box<(Tracepoint<'static>, Option<Footer<'static>>)>,
+    tracepoint: Tracepoint<'static>,
+    /// Boxed: only containers have one.
+    footer: Option<Box<Footer<'static>>>,
 }
 
 /// A list read past: its children's keys, what walks them again (their
@@ -93,10 +95,8 @@ fn produce<T: TraceTree>(
             key: keys.key(tracepoint, footer)?,
             event: tracepoint.event(),
             depth: base + depth,
-            data: Box::new((
-                tracepoint.clone().into_owned(),
-                footer.map(|footer| footer.clone().into_owned()),
-            )),
+            tracepoint: tracepoint.clone().into_owned(),
+            footer: footer.map(|footer| Box::new(footer.clone().into_owned())),
         });
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
@@ -153,7 +153,8 @@ impl<N> Stream<N> {
     fn peek(&mut self) -> Result<Option<&Point<N>>> {
         while self.batch.is_empty() {
             match self.rx.recv() {
-                Ok(batch) => self.batch.extend(batch?),
+                // The batch's own buffer, not a copy (the deque is empty).
+                Ok(batch) => self.batch = batch?.into(),
                 Err(_) => return Ok(None),
             }
         }
@@ -580,19 +581,20 @@ impl<W: Write> Walk<'_, '_, W> {
         stack: &mut Frames<LT::Node, RT::Node>,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        l: Point<LT::Node>,
-        r: Point<RT::Node>,
+        mut l: Point<LT::Node>,
+        mut r: Point<RT::Node>,
     ) -> Result<()> {
         let strict = l.key.strict_equal(&r.key);
         let events = (Some(l.event), Some(r.event));
         if !strict {
             let (ids, out) = (&mut left.ids, &mut self.out);
-            let (tracepoint, footer) = (&l.data.0, l.data.1.as_ref());
-            let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
+            let tracepoint = &mut l.tracepoint;
+            let event =
+                out.copy_owned(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
             if tracepoint.is_container() {
                 let footer = match tracepoint.body {
                     TracepointBody::Loop { .. } => Footer::Loop { iterations: 0 },
-                    _ => ids.footer(footer, &out.thread)?,
+                    _ => ids.translate_footer(l.footer.take().map(|f| *f), &out.thread)?,
                 };
                 out.close(&footer)?;
             }
@@ -604,10 +606,13 @@ impl<W: Write> Walk<'_, '_, W> {
             DiffStatus::EditedNew
         };
         let (ids, out) = (&mut right.ids, &mut self.out);
-        let (tracepoint, footer) = (&r.data.0, r.data.1.as_ref());
-        let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
+        let tracepoint = &mut r.tracepoint;
+        let event = out.copy_owned(ids, tracepoint, status, events.0, events.1)?;
         let close = if tracepoint.is_container() {
-            Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
+            Some(close_of(
+                tracepoint,
+                ids.translate_footer(r.footer.take().map(|f| *f), &out.thread),
+            )?)
         } else {
             None
         };
@@ -640,32 +645,35 @@ impl<W: Write> Walk<'_, '_, W> {
         right: &mut Side<'_, RT>,
         step: Step<LT::Node, RT::Node>,
     ) -> Result<Option<(Close, Origin<LT::Node, RT::Node>)>> {
-        let (data, status, events, origin) = match &step {
+        let (mut tracepoint, footer, status, events, origin) = match step {
             Step::Removed(point) => (
-                &point.data,
+                point.tracepoint,
+                point.footer,
                 DiffStatus::Removed,
                 (Some(point.event), None),
                 Origin::Left(point.node),
             ),
             Step::Added(point) => (
-                &point.data,
+                point.tracepoint,
+                point.footer,
                 DiffStatus::Added,
                 (None, Some(point.event)),
                 Origin::Right(point.node),
             ),
             Step::Pair(..) => return Err(Error::internal("a pair given as a copy")),
         };
-        let (tracepoint, footer) = (&data.0, data.1.as_ref());
         let out = &mut self.out;
         let (event, footer) = if status == DiffStatus::Removed {
-            let event = out.copy(&mut left.ids, tracepoint, status, events.0, events.1)?;
-            (event, left.ids.footer(footer, &out.thread))
+            let ids = &mut left.ids;
+            let event = out.copy_owned(ids, &mut tracepoint, status, events.0, events.1)?;
+            (event, ids.translate_footer(footer.map(|f| *f), &out.thread))
         } else {
-            let event = out.copy(&mut right.ids, tracepoint, status, events.0, events.1)?;
-            (event, right.ids.footer(footer, &out.thread))
+            let ids = &mut right.ids;
+            let event = out.copy_owned(ids, &mut tracepoint, status, events.0, events.1)?;
+            (event, ids.translate_footer(footer.map(|f| *f), &out.thread))
         };
         let close = if tracepoint.is_container() {
-            Some((close_of(tracepoint, footer)?, origin))
+            Some((close_of(&tracepoint, footer)?, origin))
         } else {
             None
         };
