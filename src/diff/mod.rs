@@ -19,6 +19,7 @@
 //! - **Output**: pre-order, threads in turn, event ids from 0 in that order;
 //!   `diff.idmap` holds each one's left and right event ids (−1: none),
 //!   `diff.threadmap` the thread map, big-endian as `DataOutputStream`.
+//!
 //! Differences in how, not what:
 //! - Each side of a pair is one pre-order stream, walked on a thread of
 //!   its own, consumed in lockstep on an explicit stack while the lists
@@ -35,9 +36,8 @@
 //!   then each one's ids are raised by the count before it, in the data
 //!   file and its index (`renumber`). Blocks lie as the threads ran: the
 //!   pack's bytes vary, its content does not.
-//! - A right thread for a name map is the first unused one of that name
-//!   (the reference skips right threads by their *left* indices; where it
-//!   succeeds, the thread chosen is the same).
+//! - A name map takes the first unused right thread of that name (the
+//!   reference skips right threads by *left* indices; the same where it works).
 
 mod compare;
 mod myers;
