@@ -30,24 +30,27 @@
 //!   A common *suffix* is not stripped: Myers' choice among equal-cost
 //!   scripts depends on it (`A` against `AA` keeps the first `A`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
-//!   O(n·D), memory O(D²)); past it the lists are aligned window by window
-//!   (1024 children a side at a time) and the summary carries a warning.
-//!   The reference has no bound.
-//! - Pairs of threads are diffed one after another (event ids are numbered
-//!   in output order); the two sides of a pair are read in parallel.
-//! - A right thread for a name map is the first unused one of that name
-//!   (the reference skips right threads by their *left* indices; where it
-//!   succeeds, the thread chosen is the same).
+//!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
+//!   window by window, 1024 children a side. The reference has no bound.
+//! - Threads are diffed in parallel, each numbering its events from 0;
+//!   then each one's ids are raised by the count before it, in the data
+//!   file and its index (`renumber`). Blocks lie as the threads ran: the
+//!   pack's bytes vary, its content does not.
+//! - A name map takes the first unused right thread of that name (the
+//!   reference skips right threads by *left* indices; the same where it works).
 
 mod compare;
 mod myers;
 mod options;
 mod output;
+mod renumber;
 mod walk;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use crate::storage::diff_map::{DiffMap, DiffOrigin};
@@ -60,9 +63,10 @@ use crate::storage::packed::{
     DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, PackSource, write_packed_entries,
 };
 use crate::tree::{Postprocessed, TraceTree};
-use crate::write::StreamingWriter;
+use crate::write::{StreamingThread, StreamingWriter};
 use options::{InputThread, match_threads};
 use output::{Reinterner, ThreadOut};
+use rustc_hash::FxHashMap;
 use walk::{Side, Start, Walk};
 
 /// One input of a diff: a trace and what the pack records about it.
@@ -244,21 +248,11 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     let index = scratch.path().join("diff.trace.idx");
     let idmap_path = scratch.path().join("diff.idmap");
     let writer = StreamingWriter::create(&data)?;
-    let idmap_file = File::create(&idmap_path).map_err(|e| Error::io(&idmap_path, e))?;
-    let mut idmap = BufWriter::with_capacity(1 << 16, idmap_file);
-    let mut left_side = Side {
-        tree: left.trace,
-        ids: Reinterner::new(left.trace.context()),
-    };
-    let mut right_side = Side {
-        tree: right.trace,
-        ids: Reinterner::new(right.trace.context()),
-    };
     let mut summary = DiffSummary {
         thread_map: thread_map.clone(),
         ..DiffSummary::default()
     };
-    let mut next_event = 0i64;
+    let mut jobs = Vec::new();
     for (index, pair) in thread_map.iter().enumerate() {
         if options.only_start_threads && index > 0 {
             break;
@@ -281,31 +275,43 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         };
         let id = i32::try_from(index).map_err(|_| Error::limit("threads", index, i32::MAX))?;
         let thread = writer.new_thread_with_id(ThreadId(id), name.as_str())?;
-        let mut thread_summary = ThreadSummary {
-            thread: id,
+        jobs.push(Job {
+            id,
             name,
-            ..ThreadSummary::default()
-        };
-        let before = next_event;
-        let walk = Walk {
-            out: ThreadOut {
-                thread,
-                id: ThreadId(id),
-                next_event: &mut next_event,
-                idmap: &mut idmap,
-            },
-            summary: &mut thread_summary,
-            max_edits: options.max_edits,
-            max_held: options.max_held,
-            warnings: &mut summary.warnings,
-        };
-        walk.run(&mut left_side, &mut right_side, start)?;
-        summary.tracepoints += (next_event - before) as u64;
+            start,
+            thread,
+            idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
+        });
+    }
+    let done = run_jobs(jobs, left.trace, right.trace, options)?;
+    writer.close()?;
+
+    let mut bases = FxHashMap::default();
+    let mut next_event = 0i64;
+    let idmap_file = File::create(&idmap_path).map_err(|e| Error::io(&idmap_path, e))?;
+    let mut idmap = BufWriter::with_capacity(1 << 16, idmap_file);
+    for (mut thread_summary, warnings, count, part) in done {
+        let base = i32::try_from(next_event)
+            .map_err(|_| Error::limit("event ids", next_event, i32::MAX))?;
+        bases.insert(thread_summary.thread, base);
+        if let Some(divergence) = &mut thread_summary.first_divergence {
+            divergence.event = EventId(divergence.event.0 + base);
+        }
+        next_event += count;
+        if next_event > i64::from(i32::MAX) + 1 {
+            return Err(Error::limit("event ids", next_event - 1, i32::MAX));
+        }
+        let mut source = File::open(&part).map_err(|e| Error::io(&part, e))?;
+        std::io::copy(&mut source, &mut idmap).map_err(|e| Error::io(&idmap_path, e))?;
+        drop(source);
+        std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
+        summary.tracepoints += count as u64;
+        summary.warnings.extend(warnings);
         summary.threads.push(thread_summary);
     }
-    writer.close()?;
     idmap.flush().map_err(|e| Error::io(&idmap_path, e))?;
     drop(idmap);
+    renumber::renumber(&data, &index, &bases)?;
 
     let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
     threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
@@ -331,6 +337,114 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     ]);
     summary.bytes = write_packed_entries(out, &entries)?.bytes;
     Ok(summary)
+}
+
+/// One thread of the diff to write: a matched pair, or a thread without a
+/// partner.
+struct Job<L, R> {
+    id: i32,
+    name: String,
+    start: Start<L, R>,
+    thread: StreamingThread,
+    /// Where its part of the id map goes.
+    idmap: PathBuf,
+}
+
+/// What a job wrote: its summary (events numbered from 0), its warnings,
+/// its count of tracepoints and its part of the id map.
+type JobDone = (ThreadSummary, Vec<String>, i64, PathBuf);
+
+/// Diffs `jobs` on as many threads as there are cores (each pair's two
+/// sides are walked on threads of their own), each numbering its events
+/// from 0; their results in order.
+fn run_jobs<L: TraceTree, R: TraceTree>(
+    jobs: Vec<Job<L::Node, R::Node>>,
+    left: &L,
+    right: &R,
+    options: &DiffOptions,
+) -> Result<Vec<JobDone>> {
+    let count = jobs.len();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(count)
+        .max(1);
+    let queue = Mutex::new(jobs.into_iter().enumerate());
+    let results: Vec<Mutex<Option<Result<JobDone>>>> =
+        (0..count).map(|_| Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    let work = || {
+        loop {
+            if failed.load(Ordering::Relaxed) {
+                return;
+            }
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((at, job)) = next else {
+                return;
+            };
+            let result = run_job(job, left, right, options);
+            if result.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            *results[at].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut done = Vec::with_capacity(count);
+    for result in results {
+        match result.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(result) => done.push(result?),
+            None => {
+                return Err(Error::internal("a thread of the diff was not written"));
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Diffs one job into its thread of the output and its part of the id map.
+fn run_job<L: TraceTree, R: TraceTree>(
+    job: Job<L::Node, R::Node>,
+    left: &L,
+    right: &R,
+    options: &DiffOptions,
+) -> Result<JobDone> {
+    let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
+    let mut idmap = BufWriter::with_capacity(1 << 16, file);
+    let mut summary = ThreadSummary {
+        thread: job.id,
+        name: job.name,
+        ..ThreadSummary::default()
+    };
+    let mut warnings = Vec::new();
+    let mut next_event = 0i64;
+    let mut left_side = Side {
+        tree: left,
+        ids: Reinterner::new(left.context()),
+    };
+    let mut right_side = Side {
+        tree: right,
+        ids: Reinterner::new(right.context()),
+    };
+    let walk = Walk {
+        out: ThreadOut {
+            thread: job.thread,
+            id: ThreadId(job.id),
+            next_event: &mut next_event,
+            idmap: &mut idmap,
+        },
+        summary: &mut summary,
+        max_edits: options.max_edits,
+        max_held: options.max_held,
+        warnings: &mut warnings,
+    };
+    walk.run(&mut left_side, &mut right_side, job.start)?;
+    idmap.flush().map_err(|e| Error::io(&job.idmap, e))?;
+    Ok((summary, warnings, next_event, job.idmap))
 }
 
 fn millis() -> u128 {

@@ -231,6 +231,106 @@ impl<'c> Reinterner<'c> {
         })
     }
 
+    /// `value` given the output's class ids in place.
+    fn translate_value(&mut self, value: &mut Value<'_>, out: &StreamingThread) -> Result<()> {
+        match value {
+            Value::Object { class, fields, .. } => {
+                *class = self.class(*class, out)?;
+                for (_, value) in fields.iter_mut() {
+                    self.translate_value(value, out)?;
+                }
+            }
+            Value::Array {
+                class, elements, ..
+            } => {
+                *class = self.class(*class, out)?;
+                self.translate_values(elements, out)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn translate_values(&mut self, values: &mut [Value<'_>], out: &StreamingThread) -> Result<()> {
+        values
+            .iter_mut()
+            .try_for_each(|value| self.translate_value(value, out))
+    }
+
+    /// `body` given the output's ids in place: what [`body`](Self::body)
+    /// makes, without copying what needs no translation.
+    fn translate_body(
+        &mut self,
+        body: &mut TracepointBody<'_>,
+        out: &StreamingThread,
+    ) -> Result<()> {
+        match body {
+            TracepointBody::MethodCall {
+                method,
+                receiver,
+                arguments,
+                ..
+            } => {
+                *method = self.method(*method, out)?;
+                self.translate_value(receiver, out)?;
+                self.translate_values(arguments, out)?;
+            }
+            TracepointBody::ReadArray { array, value, .. }
+            | TracepointBody::WriteArray { array, value, .. } => {
+                self.translate_value(array, out)?;
+                self.translate_value(value, out)?;
+            }
+            TracepointBody::ReadLocal { variable, value }
+            | TracepointBody::WriteLocal { variable, value } => {
+                *variable = self.variable(*variable, out)?;
+                self.translate_value(value, out)?;
+            }
+            TracepointBody::ReadField {
+                field,
+                receiver,
+                value,
+            }
+            | TracepointBody::WriteField {
+                field,
+                receiver,
+                value,
+            } => {
+                *field = self.field(*field, out)?;
+                self.translate_value(receiver, out)?;
+                self.translate_value(value, out)?;
+            }
+            TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {}
+            TracepointBody::SnapshotBreakpoint { stack, values, .. } => {
+                for frame in stack.iter_mut() {
+                    *frame = self.code_location(*frame, out)?;
+                }
+                self.translate_values(values, out)?;
+            }
+            TracepointBody::Throw { exception } | TracepointBody::Catch { exception } => {
+                self.translate_value(exception, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A container's footer, owned, given the output's ids in place (a
+    /// call that never returned: the recorder's unfinished-method result).
+    pub(crate) fn translate_footer(
+        &mut self,
+        footer: Option<Footer<'static>>,
+        out: &StreamingThread,
+    ) -> Result<Footer<'static>> {
+        Ok(match footer {
+            Some(mut footer) => {
+                if let Footer::MethodCall { result, .. } = &mut footer {
+                    self.translate_value(result, out)?;
+                }
+                footer
+            }
+            None => Footer::unfinished_method(),
+        })
+    }
+
     /// A container's footer with the output's ids; a call that never
     /// returned gets the recorder's unfinished-method result.
     pub(crate) fn footer(
@@ -298,6 +398,28 @@ impl<W: Write> ThreadOut<'_, W> {
             child_diff_statuses: Vec::new(),
             body,
         })?;
+        Ok(event)
+    }
+
+    /// Writes `tracepoint` (owned, from the input `from` translates) with
+    /// `status`, translating its ids in place: what [`copy`](Self::copy)
+    /// writes.
+    pub(crate) fn copy_owned(
+        &mut self,
+        from: &mut Reinterner<'_>,
+        tracepoint: &mut Tracepoint<'_>,
+        status: DiffStatus,
+        left: Option<EventId>,
+        right: Option<EventId>,
+    ) -> Result<EventId> {
+        let header = &mut tracepoint.header;
+        header.code_location = from.code_location(header.code_location, &self.thread)?;
+        from.translate_body(&mut tracepoint.body, &self.thread)?;
+        let event = self.event(left, right)?;
+        let header = &mut tracepoint.header;
+        (header.thread, header.event, header.diff_status) = (self.id, event, status);
+        tracepoint.child_diff_statuses.clear();
+        self.thread.push_tracepoint(tracepoint)?;
         Ok(event)
     }
 

@@ -15,7 +15,9 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
 use crate::common::EventId;
@@ -39,13 +41,16 @@ pub(crate) struct Side<'t, T: TraceTree> {
     pub(crate) ids: Reinterner<'t>,
 }
 
-/// A streamed tracepoint: its node, comparison keys, depth and decoded self.
+/// A streamed tracepoint: its node, comparison keys, depth and decoded self
+/// (`None` where the diff reads past it: see [`Skim`]).
 struct Point<N> {
     node: N,
     key: PointKey,
     event: EventId,
     depth: usize,
-    data: Box<(Tracepoint<'static>, Option<Footer<'static>>)>,
+    tracepoint: Option<Tracepoint<'static>>,
+    /// Boxed: only containers have one.
+    footer: Option<Box<Footer<'static>>>,
 }
 
 /// A list read past: its children's keys, what walks them again (their
@@ -66,17 +71,59 @@ enum Walked<N> {
     Trees(Vec<N>),
 }
 
+/// What a stream's producer may leave out: the diff reads a list past
+/// (keeping its children's keys) from the stream's point number `from`,
+/// a child at depth `depth`, to the list's end, the first point shallower.
+/// Its producer then sends those children without their tracepoints, and
+/// their subtrees' points bare, until it reaches that end; a request for a
+/// list that it has already walked past is dropped.
+#[derive(Default)]
+struct Skim {
+    asked: AtomicBool,
+    request: Mutex<Option<(usize, u64)>>,
+}
+
+impl Skim {
+    fn ask(&self, depth: usize, from: u64) {
+        *self.request.lock().unwrap_or_else(|e| e.into_inner()) = Some((depth, from));
+        self.asked.store(true, Ordering::Release);
+    }
+
+    /// A new request, if any: the depth from which points are skimmed,
+    /// when the producer (having sent `last_at[d]` last at each depth `d`)
+    /// has not yet passed the list's end.
+    fn take(&self, last_at: &[u64]) -> Option<usize> {
+        if !self.asked.load(Ordering::Relaxed) || !self.asked.swap(false, Ordering::Acquire) {
+            return None;
+        }
+        let (depth, from) = self
+            .request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        let ended = last_at
+            .iter()
+            .take(depth)
+            .any(|&at| at != u64::MAX && at > from);
+        (!ended).then_some(depth)
+    }
+}
+
 /// Walks `from` in pre-order (depths counted from `depth`), sending its
 /// tracepoints in batches, until the diff stops reading.
 fn produce<T: TraceTree>(
     tree: &T,
     from: Walked<T::Node>,
     base: usize,
+    skim: &Skim,
     tx: SyncSender<Result<Vec<Point<T::Node>>>>,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut gone = false;
     let mut keys = Keys::new(tree.context());
+    // The number of the next point, the last sent at each depth, and the
+    // depth from which points are skimmed.
+    let (mut sent, mut last_at, mut skimmed) = (0u64, Vec::<u64>::new(), None);
     let mut visit = |visit: Visit<'_, T::Node>| {
         let Visit::Node {
             node,
@@ -88,16 +135,45 @@ fn produce<T: TraceTree>(
         else {
             return Ok(());
         };
-        batch.push(Point {
-            node,
-            key: keys.key(tracepoint, footer)?,
-            event: tracepoint.event(),
-            depth: base + depth,
-            data: Box::new((
-                tracepoint.clone().into_owned(),
-                footer.map(|footer| footer.clone().into_owned()),
-            )),
-        });
+        let depth = base + depth;
+        if let Some(from) = skim.take(&last_at) {
+            skimmed = Some(from);
+        }
+        if last_at.len() <= depth {
+            last_at.resize(depth + 1, u64::MAX);
+        }
+        last_at[depth] = sent;
+        sent += 1;
+        let point = match skimmed {
+            Some(from) if depth > from => Point {
+                node,
+                key: PointKey::NONE,
+                event: tracepoint.event(),
+                depth,
+                tracepoint: None,
+                footer: None,
+            },
+            Some(from) if depth == from => Point {
+                node,
+                key: keys.key(tracepoint, footer)?,
+                event: tracepoint.event(),
+                depth,
+                tracepoint: None,
+                footer: None,
+            },
+            _ => {
+                skimmed = None;
+                Point {
+                    node,
+                    key: keys.key(tracepoint, footer)?,
+                    event: tracepoint.event(),
+                    depth,
+                    tracepoint: Some(tracepoint.clone().into_owned()),
+                    footer: footer.map(|footer| Box::new(footer.clone().into_owned())),
+                }
+            }
+        };
+        batch.push(point);
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             if tx.send(Ok(full)).is_err() {
@@ -128,6 +204,9 @@ fn produce<T: TraceTree>(
 struct Stream<N> {
     rx: Receiver<Result<Vec<Point<N>>>>,
     batch: VecDeque<Point<N>>,
+    /// Points taken from the stream so far.
+    taken: u64,
+    skim: Arc<Skim>,
 }
 
 /// A stream of `from`, walked by `tree` on a thread of `scope`.
@@ -138,14 +217,18 @@ fn open_stream<'s, 'e, T: TraceTree>(
     depth: usize,
 ) -> Result<Stream<T::Node>> {
     let (tx, rx) = sync_channel(AHEAD);
+    let skim = Arc::new(Skim::default());
+    let shared = Arc::clone(&skim);
     // Deep enough for the decoder's bounded nesting in any build.
     std::thread::Builder::new()
         .stack_size(16 << 20)
-        .spawn_scoped(scope, move || produce(tree, from, depth, tx))
+        .spawn_scoped(scope, move || produce(tree, from, depth, &shared, tx))
         .map_err(Error::from)?;
     Ok(Stream {
         rx,
         batch: VecDeque::new(),
+        taken: 0,
+        skim,
     })
 }
 
@@ -153,7 +236,8 @@ impl<N> Stream<N> {
     fn peek(&mut self) -> Result<Option<&Point<N>>> {
         while self.batch.is_empty() {
             match self.rx.recv() {
-                Ok(batch) => self.batch.extend(batch?),
+                // The batch's own buffer, not a copy (the deque is empty).
+                Ok(batch) => self.batch = batch?.into(),
                 Err(_) => return Ok(None),
             }
         }
@@ -163,7 +247,10 @@ impl<N> Stream<N> {
     /// The next tracepoint at `depth`, `None` where that list ends.
     fn next_at(&mut self, depth: usize) -> Result<Option<Point<N>>> {
         match self.peek()? {
-            Some(point) if point.depth == depth => Ok(self.batch.pop_front()),
+            Some(point) if point.depth == depth => {
+                self.taken += 1;
+                Ok(self.batch.pop_front())
+            }
             Some(point) if point.depth > depth => {
                 Err(Error::internal("a streamed subtree was left unread"))
             }
@@ -210,11 +297,13 @@ impl<N> Stream<N> {
             first: None,
             roots: Vec::new(),
         };
+        self.skim.ask(depth, self.taken);
         while let Some(point) = self.peek()? {
             if point.depth < depth {
                 break;
             }
             let point = self.batch.pop_front().expect("peeked");
+            self.taken += 1;
             if point.depth == depth {
                 rest.keys.push(point.key);
                 rest.first.get_or_insert((point.node, point.event));
@@ -580,19 +669,20 @@ impl<W: Write> Walk<'_, '_, W> {
         stack: &mut Frames<LT::Node, RT::Node>,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        l: Point<LT::Node>,
-        r: Point<RT::Node>,
+        mut l: Point<LT::Node>,
+        mut r: Point<RT::Node>,
     ) -> Result<()> {
         let strict = l.key.strict_equal(&r.key);
         let events = (Some(l.event), Some(r.event));
         if !strict {
             let (ids, out) = (&mut left.ids, &mut self.out);
-            let (tracepoint, footer) = (&l.data.0, l.data.1.as_ref());
-            let event = out.copy(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
+            let tracepoint = l.tracepoint.as_mut().ok_or_else(skimmed)?;
+            let event =
+                out.copy_owned(ids, tracepoint, DiffStatus::EditedOld, events.0, events.1)?;
             if tracepoint.is_container() {
                 let footer = match tracepoint.body {
                     TracepointBody::Loop { .. } => Footer::Loop { iterations: 0 },
-                    _ => ids.footer(footer, &out.thread)?,
+                    _ => ids.translate_footer(l.footer.take().map(|f| *f), &out.thread)?,
                 };
                 out.close(&footer)?;
             }
@@ -604,10 +694,13 @@ impl<W: Write> Walk<'_, '_, W> {
             DiffStatus::EditedNew
         };
         let (ids, out) = (&mut right.ids, &mut self.out);
-        let (tracepoint, footer) = (&r.data.0, r.data.1.as_ref());
-        let event = out.copy(ids, tracepoint, status, events.0, events.1)?;
+        let tracepoint = r.tracepoint.as_mut().ok_or_else(skimmed)?;
+        let event = out.copy_owned(ids, tracepoint, status, events.0, events.1)?;
         let close = if tracepoint.is_container() {
-            Some(close_of(tracepoint, ids.footer(footer, &out.thread))?)
+            Some(close_of(
+                tracepoint,
+                ids.translate_footer(r.footer.take().map(|f| *f), &out.thread),
+            )?)
         } else {
             None
         };
@@ -640,32 +733,36 @@ impl<W: Write> Walk<'_, '_, W> {
         right: &mut Side<'_, RT>,
         step: Step<LT::Node, RT::Node>,
     ) -> Result<Option<(Close, Origin<LT::Node, RT::Node>)>> {
-        let (data, status, events, origin) = match &step {
+        let (tracepoint, footer, status, events, origin) = match step {
             Step::Removed(point) => (
-                &point.data,
+                point.tracepoint,
+                point.footer,
                 DiffStatus::Removed,
                 (Some(point.event), None),
                 Origin::Left(point.node),
             ),
             Step::Added(point) => (
-                &point.data,
+                point.tracepoint,
+                point.footer,
                 DiffStatus::Added,
                 (None, Some(point.event)),
                 Origin::Right(point.node),
             ),
             Step::Pair(..) => return Err(Error::internal("a pair given as a copy")),
         };
-        let (tracepoint, footer) = (&data.0, data.1.as_ref());
+        let mut tracepoint = tracepoint.ok_or_else(skimmed)?;
         let out = &mut self.out;
         let (event, footer) = if status == DiffStatus::Removed {
-            let event = out.copy(&mut left.ids, tracepoint, status, events.0, events.1)?;
-            (event, left.ids.footer(footer, &out.thread))
+            let ids = &mut left.ids;
+            let event = out.copy_owned(ids, &mut tracepoint, status, events.0, events.1)?;
+            (event, ids.translate_footer(footer.map(|f| *f), &out.thread))
         } else {
-            let event = out.copy(&mut right.ids, tracepoint, status, events.0, events.1)?;
-            (event, right.ids.footer(footer, &out.thread))
+            let ids = &mut right.ids;
+            let event = out.copy_owned(ids, &mut tracepoint, status, events.0, events.1)?;
+            (event, ids.translate_footer(footer.map(|f| *f), &out.thread))
         };
         let close = if tracepoint.is_container() {
-            Some((close_of(tracepoint, footer)?, origin))
+            Some((close_of(&tracepoint, footer)?, origin))
         } else {
             None
         };
@@ -809,6 +906,11 @@ impl<W: Write> Walk<'_, '_, W> {
         });
         Ok(())
     }
+}
+
+/// The error for a tracepoint written that its stream left out.
+fn skimmed() -> Error {
+    Error::internal("a tracepoint read past was written")
 }
 
 /// What walks a list's read-past children again: the rest of their

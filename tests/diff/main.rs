@@ -366,6 +366,66 @@ fn a_damaged_map_is_left_out_and_said_and_the_diff_still_reads() {
 }
 
 #[test]
+fn threads_diffed_in_parallel_are_numbered_in_output_order_in_data_and_index() {
+    use tracetree::generate::{GenerateOptions, Shape, generate_file};
+    let scratch = tempfile::tempdir().unwrap();
+    let trace = scratch.path().join("many.trace");
+    let options = GenerateOptions {
+        size: 600 << 10,
+        threads: 5,
+        shape: Shape::Mixed,
+        seed: 3,
+        block_size: Some(8 << 10),
+    };
+    generate_file(&trace, &options, |_| {}).unwrap();
+    let reader = LazyTraceReader::open(&trace).unwrap();
+    let (copy, _) = tracetree::generate::mutate(&reader, 0.02, 5).unwrap();
+    let mutated = scratch.path().join("mutated.trace");
+    copy.save(&mutated).unwrap();
+    for right in [&trace, &mutated] {
+        let out = scratch.path().join("d.packedtrace");
+        let summary = diff_files(&trace, right, &DiffOptions::default(), &out);
+        assert_eq!(summary.threads.len(), 5);
+        let diff = LazyTraceReader::open(&out).unwrap();
+        assert!(diff.report().index_used(), "{:?}", diff.report());
+        // Pre-order, threads in turn: 0, 1, 2, ...
+        let mut next = 0;
+        for thread in diff.thread_ids() {
+            let roots = diff.roots(thread).unwrap();
+            diff.walk_visit(&roots, None, Default::default(), |visit| {
+                if let tracetree::tree::Visit::Node {
+                    node, tracepoint, ..
+                } = visit
+                {
+                    assert_eq!(tracepoint.event().get(), next);
+                    next += 1;
+                    // A container's children are found through its index cell.
+                    if tracepoint.is_container() {
+                        diff.child_count(node).unwrap();
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(next as u64, summary.tracepoints);
+        let eager = EagerTrace::open(&out).unwrap();
+        assert_eq!(eager.nodes().len() as u64, summary.tracepoints);
+        for thread in &summary.threads {
+            if let Some(divergence) = &thread.first_divergence {
+                let found = eager
+                    .nodes()
+                    .any(|node| node.try_tracepoint().unwrap().event() == divergence.event);
+                assert!(found, "{divergence:?}");
+            }
+        }
+        assert!(
+            summary.threads.iter().any(|t| t.first_divergence.is_some()) == (right == &mutated)
+        );
+    }
+}
+
+#[test]
 fn unmatched_threads_are_diffed_skipped_or_refused() {
     let Some((dir, _)) = cases() else { return };
     let (left, right) = (

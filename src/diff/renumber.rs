@@ -1,0 +1,165 @@
+//! Event ids moved after the fact: threads diffed in parallel each number
+//! their tracepoints from 0, and once all are done each thread's ids are
+//! raised by the count of the threads before it, in the written data file
+//! and its index, in place.
+//!
+//! The files are the streaming writer's own: its index lists each block's
+//! `BLOCK_START` cell and then that block's cells, in the data file's
+//! order, so a container cell belongs to the thread of the block cell
+//! before it. A block of a thread to renumber is read whole (a block is
+//! about a megabyte), its tracepoints found by skipping, their event ids
+//! raised, and written back; the threads' open containers are carried from
+//! block to block, for their footers. Memory: a block, a chunk of cells,
+//! the blocks to renumber and the open containers.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use crate::common::ObjectKind;
+use crate::error::{Error, Result};
+use crate::format::skip::try_skip;
+use crate::model::TracepointType;
+
+/// Bytes of an index cell: kind, id, start, end.
+const CELL: usize = 21;
+/// Bytes of the index's header (magic, version).
+const HEADER: u64 = 16;
+/// Cells read at a time.
+const CHUNK: usize = 4096;
+
+/// One block of a thread to renumber: its thread, where its kind byte and
+/// its `BLOCK_END` byte are.
+struct Block {
+    thread: i32,
+    start: u64,
+    end: u64,
+}
+
+/// Raises the event ids of each thread in `bases` (thread id → amount) in
+/// the data file `data` and its index `index`, both as the streaming writer
+/// wrote them.
+pub(crate) fn renumber(data: &Path, index: &Path, bases: &FxHashMap<i32, i32>) -> Result<()> {
+    if bases.values().all(|&base| base == 0) {
+        return Ok(());
+    }
+    let blocks = renumber_index(index, bases)?;
+    renumber_data(data, &blocks, bases)
+}
+
+fn raised(event: i32, base: i32) -> Result<i32> {
+    event
+        .checked_add(base)
+        .ok_or_else(|| Error::limit("event ids", i64::from(event) + i64::from(base), i32::MAX))
+}
+
+/// Raises the container cells' ids of the threads in `bases`; the blocks
+/// of those threads, in file order.
+fn renumber_index(path: &Path, bases: &FxHashMap<i32, i32>) -> Result<Vec<Block>> {
+    let io = |e| Error::io(path, e);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, &file);
+    let mut skipped = [0u8; HEADER as usize];
+    reader.read_exact(&mut skipped).map_err(io)?;
+    let cells = len.saturating_sub(HEADER) / CELL as u64;
+    let (mut at, mut left) = (HEADER, cells);
+    let mut chunk = vec![0u8; CHUNK * CELL];
+    let mut blocks = Vec::new();
+    let mut base = 0;
+    while left > 0 {
+        let n = left.min(CHUNK as u64) as usize;
+        let chunk = &mut chunk[..n * CELL];
+        reader.read_exact(chunk).map_err(io)?;
+        let mut changed = false;
+        for cell in chunk.chunks_exact_mut(CELL) {
+            let id = i32::from_be_bytes([cell[1], cell[2], cell[3], cell[4]]);
+            let int64 = |at: usize| {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(&cell[at..at + 8]);
+                i64::from_be_bytes(bytes)
+            };
+            match cell[0] {
+                kind if kind == ObjectKind::BlockStart as u8 => {
+                    base = bases.get(&id).copied().unwrap_or(0);
+                    if base != 0 {
+                        let (start, end) = (int64(5), int64(13));
+                        let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end))
+                        else {
+                            return Err(Error::internal("a block cell of the diff out of range"));
+                        };
+                        blocks.push(Block {
+                            thread: id,
+                            start,
+                            end,
+                        });
+                    }
+                }
+                kind if kind == ObjectKind::Tracepoint as u8 && base != 0 => {
+                    cell[1..5].copy_from_slice(&raised(id, base)?.to_be_bytes());
+                    changed = true;
+                }
+                _ => {}
+            }
+        }
+        if changed {
+            file.write_all_at(chunk, at).map_err(io)?;
+        }
+        at += chunk.len() as u64;
+        left -= n as u64;
+    }
+    Ok(blocks)
+}
+
+/// Raises the event ids of the tracepoints in `blocks`.
+fn renumber_data(path: &Path, blocks: &[Block], bases: &FxHashMap<i32, i32>) -> Result<()> {
+    let io = |e| Error::io(path, e);
+    let file: File = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let mut open: FxHashMap<i32, Vec<TracepointType>> = FxHashMap::default();
+    let mut buffer = Vec::new();
+    let damaged = || Error::internal("the diff's data file does not parse where it was renumbered");
+    for block in blocks {
+        let base = bases.get(&block.thread).copied().unwrap_or(0);
+        let len = block
+            .end
+            .checked_sub(block.start)
+            .and_then(|len| usize::try_from(len).ok())
+            .filter(|&len| len >= 5)
+            .ok_or_else(damaged)?;
+        buffer.resize(len, 0);
+        file.read_exact_at(&mut buffer, block.start).map_err(io)?;
+        let stack = open.entry(block.thread).or_default();
+        let mut at = 5;
+        while at < len {
+            let (skipped, size) =
+                try_skip(&buffer[at..], stack.last().copied()).ok_or_else(damaged)?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
+                    let event = raised(header.event.0, base)?;
+                    buffer[at + 10..at + 14].copy_from_slice(&event.to_be_bytes());
+                    if header.tracepoint_type.is_container() {
+                        stack.push(header.tracepoint_type);
+                    }
+                }
+                (ObjectKind::TracepointFooter, _) => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+            at += size;
+        }
+        file.write_all_at(&buffer, block.start).map_err(io)?;
+    }
+    Ok(())
+}
