@@ -124,6 +124,27 @@ impl Node {
         Ok(self.read()?.1.tracepoint().tracepoint_type().name())
     }
 
+    /// Its status in a diff trace: `unchanged`, `removed`, `added`,
+    /// `edited_old`, `edited_new`; `None` outside a diff (and for a diff's
+    /// virtual root).
+    #[getter]
+    fn diff_status(&self) -> PyResult<Option<&'static str>> {
+        Ok(self.read()?.1.tracepoint().header.diff_status.name())
+    }
+
+    /// In a packed diff, the event ids of the left and right tracepoints
+    /// it was made from, `(left, right)`, each `None` on a side that has
+    /// none (added: no left; removed: no right); `None` outside a diff.
+    #[getter]
+    fn origin(&self) -> PyResult<Option<(Option<i32>, Option<i32>)>> {
+        let (reader, data) = self.read()?;
+        let Some(map) = reader.diff_map() else {
+            return Ok(None);
+        };
+        let origin = map.event(data.tracepoint().event()).or_raise()?;
+        Ok(origin.map(|o| (o.left.map(|e| e.get()), o.right.map(|e| e.get()))))
+    }
+
     /// The id of its thread.
     #[getter]
     fn thread(&self) -> PyResult<i32> {

@@ -79,3 +79,27 @@ def test_search_keeps_the_changes_of_a_diff(tmp_path, cli):
     with tracetree.open(left) as plain:
         with pytest.raises(tracetree.TraceError, match="not a diff"):
             list(plain.search(diff=["added"]))
+
+
+def test_a_diff_node_says_its_status_and_the_inputs_events(tmp_path):
+    left, right = case("edits")
+    out = tmp_path / "d.packedtrace"
+    tracetree.diff(left, right, out)
+    with tracetree.open(out) as diff, tracetree.open(left) as old, tracetree.open(right) as new:
+        seen = set()
+        for hit in diff.search(diff=["added", "removed", "edited"], max=100000):
+            node = hit.node
+            status = node.diff_status
+            l, r = node.origin
+            expected = {"added": (False, True), "removed": (True, False)}.get(status, (True, True))
+            assert (l is not None, r is not None) == expected, status
+            if status in seen:
+                continue
+            seen.add(status)
+            # The counterpart's line is the diff's line without its marker.
+            side, event = (old, l) if status in ("removed", "edited_old") else (new, r)
+            assert side.node_by_event(event).text == node.text[2:]
+        assert seen == {"added", "removed", "edited_old", "edited_new"}
+    with tracetree.open(left) as plain:
+        node = plain.roots(plain.threads[0])[0]
+        assert node.diff_status is None and node.origin is None

@@ -116,6 +116,14 @@ class Node:
     def kind(self) -> str:
         """Its kind as ``dump`` names it (one of ``KINDS``)."""
     @property
+    def diff_status(self) -> Optional[str]:
+        """Its status in a diff (``added``, ``removed``, ``unchanged``,
+        ``edited_old``, ``edited_new``); ``None`` outside a diff."""
+    @property
+    def origin(self) -> Optional[tuple[Optional[int], Optional[int]]]:
+        """In a packed diff, the ``(left, right)`` event ids it was made
+        from (``None`` on a side without one); ``None`` outside a diff."""
+    @property
     def thread(self) -> int:
         """Its thread's id."""
     @property
