@@ -45,13 +45,7 @@ fn bench(c: &mut Criterion) {
     let out = scratch.path().join("bench.packedtrace");
     let left_reader = support::with_sidecar().open(&left).unwrap();
     let right_reader = support::with_sidecar().open(&right).unwrap();
-    let input = |trace| DiffInput {
-        trace,
-        name: "bench",
-        bytes: 0,
-        is_diff: false,
-        info: None,
-    };
+    let input = |trace| DiffInput::new(trace, "bench");
     let options = DiffOptions::default();
 
     let mut group = c.benchmark_group("diff");

@@ -86,6 +86,20 @@ pub struct DiffInput<'a, T> {
     pub info: Option<&'a str>,
 }
 
+impl<'a, T> DiffInput<'a, T> {
+    /// `trace`, named `name`: a trace that is not a diff, with no size or
+    /// description of its own to record.
+    pub fn new(trace: &'a T, name: &'a str) -> Self {
+        DiffInput {
+            trace,
+            name,
+            bytes: 0,
+            is_diff: false,
+            info: None,
+        }
+    }
+}
+
 impl<T> Clone for DiffInput<'_, T> {
     fn clone(&self) -> Self {
         *self

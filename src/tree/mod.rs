@@ -52,10 +52,7 @@ pub trait TraceTree: Sync {
         from: usize,
         count: usize,
     ) -> Result<Vec<Self::Node>> {
-        let mut children = self.children(node)?;
-        let end = from.saturating_add(count).min(children.len());
-        children.truncate(end);
-        Ok(children.split_off(from.min(end)))
+        Ok(page_of(self.children(node)?, from, count))
     }
 
     /// Walks the trees under `roots` depth-first in pre-order, without
@@ -175,6 +172,13 @@ pub trait TraceTree: Sync {
         let to = place(next, children.len())?.max(from);
         self.walk_visit(&children[from..to], max_depth, detail, f)
     }
+}
+
+/// The children `[from, from + count)` of a whole list (fewer at its end).
+pub(crate) fn page_of<N>(mut children: Vec<N>, from: usize, count: usize) -> Vec<N> {
+    let end = from.saturating_add(count).min(children.len());
+    children.truncate(end);
+    children.split_off(from.min(end))
 }
 
 /// One step of a depth-first, pre-order [`TraceTree::walk`].

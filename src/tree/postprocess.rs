@@ -1189,9 +1189,7 @@ impl<'a, T: TraceTree> TraceTree for Postprocessed<'a, T> {
         self.scan_children(node, from.saturating_add(count), |child| {
             children.push(child)
         })?;
-        let end = from.saturating_add(count).min(children.len());
-        children.truncate(end);
-        Ok(children.split_off(from.min(end)))
+        Ok(super::page_of(children, from, count))
     }
 
     /// Streams each root's raw subtree through the inner reader's walk,

@@ -38,13 +38,7 @@ pub fn diff_pair(dir: &Path, size: u64, threads: usize, rate: f64) -> DiffPair {
         LazyTraceReader::open(&left).unwrap(),
         LazyTraceReader::open(&right).unwrap(),
     );
-    let input = |trace, name| DiffInput {
-        trace,
-        name,
-        bytes: 0,
-        is_diff: false,
-        info: None,
-    };
+    let input = |trace, name| DiffInput::new(trace, name);
     let summary = diff_traces(
         input(&l, "left"),
         input(&r, "right"),

@@ -61,22 +61,18 @@ fn options(flags: &str) -> DiffOptions {
     options
 }
 
-fn input<'a, T>(trace: &'a T, name: &'a str) -> DiffInput<'a, T> {
-    DiffInput {
-        trace,
-        name,
-        bytes: 0,
-        is_diff: false,
-        info: None,
-    }
-}
-
 fn diff_files(left: &Path, right: &Path, options: &DiffOptions, out: &Path) -> DiffSummary {
     let (l, r) = (
         LazyTraceReader::open(left).unwrap(),
         LazyTraceReader::open(right).unwrap(),
     );
-    diff_traces(input(&l, "left"), input(&r, "right"), options, out).unwrap()
+    diff_traces(
+        DiffInput::new(&l, "left"),
+        DiffInput::new(&r, "right"),
+        options,
+        out,
+    )
+    .unwrap()
 }
 
 fn print(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
@@ -450,7 +446,12 @@ fn unmatched_threads_are_diffed_skipped_or_refused() {
         LazyTraceReader::open(&right).unwrap(),
     );
     let failed = scratch.path().join("failed.packedtrace");
-    let result = diff_traces(input(&l, "l"), input(&r, "r"), &error, &failed);
+    let result = diff_traces(
+        DiffInput::new(&l, "l"),
+        DiffInput::new(&r, "r"),
+        &error,
+        &failed,
+    );
     assert!(
         matches!(result, Err(Error::InvalidArgument { .. })),
         "{result:?}"
@@ -476,16 +477,21 @@ fn diffs_are_refused_as_inputs_unless_asked_for() {
     let diff = EagerTrace::open(dir.join("edits.diff.packedtrace")).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let out = scratch.path().join("dd.packedtrace");
-    let mut left = input(&diff, "d");
+    let mut left = DiffInput::new(&diff, "d");
     left.is_diff = true;
-    let refused = diff_traces(left, input(&diff, "d"), &DiffOptions::default(), &out);
+    let refused = diff_traces(
+        left,
+        DiffInput::new(&diff, "d"),
+        &DiffOptions::default(),
+        &out,
+    );
     assert!(
         matches!(refused, Err(Error::InvalidArgument { .. })),
         "{refused:?}"
     );
     let mut allowed = DiffOptions::default();
     allowed.allow_diffs = true;
-    let summary = diff_traces(left, input(&diff, "d"), &allowed, &out).unwrap();
+    let summary = diff_traces(left, DiffInput::new(&diff, "d"), &allowed, &out).unwrap();
     assert!(
         summary
             .threads
@@ -543,8 +549,8 @@ fn damaged_inputs_diff_or_fail_with_a_typed_error() {
                 continue;
             };
             let result = diff_traces(
-                input(&clean, "clean"),
-                input(&damaged, "damaged"),
+                DiffInput::new(&clean, "clean"),
+                DiffInput::new(&damaged, "damaged"),
                 &DiffOptions::default(),
                 &out,
             );

@@ -563,13 +563,7 @@ fn a_default_wrapper_alone_diffs_unchanged_through_the_view() {
         LazyTraceReader::open(&left).unwrap(),
         LazyTraceReader::open(&right).unwrap(),
     );
-    let input = |trace, name| DiffInput {
-        trace,
-        name,
-        bytes: 0,
-        is_diff: false,
-        info: None,
-    };
+    let input = |trace, name| DiffInput::new(trace, name);
     let diff = |options: &DiffOptions, name: &str| {
         let out = dir.path().join(name);
         let summary = diff_traces(input(&l, "left"), input(&r, "right"), options, &out).unwrap();

@@ -115,13 +115,7 @@ fn sample_trees_diff_to_each_sides_own_samples() {
         LazyTraceReader::open(&left).unwrap(),
         LazyTraceReader::open(&right).unwrap(),
     );
-    let input = |trace, name| tracetree::diff::DiffInput {
-        trace,
-        name,
-        bytes: 0,
-        is_diff: false,
-        info: None,
-    };
+    let input = |trace, name| tracetree::diff::DiffInput::new(trace, name);
     let diff = dir.path().join("diff.packedtrace");
     let summary = tracetree::diff_traces(
         input(&l, "left"),
