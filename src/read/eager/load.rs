@@ -3,6 +3,8 @@
 //! blocks are turned into node records in parallel, then the children's
 //! ranges are laid out (see the [module docs](super)).
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -37,11 +39,25 @@ struct Leftovers {
     by_type: TypeCounts,
 }
 
+/// What the children's layout needs of a block, kept past its window: its
+/// nodes, and the containers of earlier blocks it adds children to, each
+/// with the children it had before the block.
+struct PlacedBlock {
+    first_node: u64,
+    tracepoints: u32,
+    /// Outer parent, its children before this block; in the order the
+    /// block's top-level tracepoints meet them.
+    outer: Vec<(u32, u32)>,
+}
+
 /// What the windows build.
 struct Pass<'a> {
     bytes: &'a [u8],
     context: ContextBuilder,
+    /// The nodes' records: the first `filled` are the nodes so far.
     slots: Vec<Slot>,
+    filled: usize,
+    blocks: Vec<PlacedBlock>,
     threads: FxHashMap<ThreadId, ThreadNodes>,
     by_type: TypeCounts,
     /// The most nodes the memory budget leaves room for.
@@ -76,14 +92,16 @@ pub(super) fn load_estimating(
         .map_or(u64::from(NO_PARENT), |budget| {
             (budget.saturating_sub(data_len) / BYTES_PER_NODE).min(u64::from(NO_PARENT))
         });
-    // Room for the estimated nodes, touched only as they are filled (else
-    // the vector grows as the windows come).
-    let mut slots = Vec::new();
-    let _ = slots.try_reserve((data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize);
+    // The estimated nodes, zeroed pages first touched by the workers that
+    // fill them (else the vector grows as the windows come).
+    let estimated = (data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize;
+    let slots: Vec<Slot> = zerocopy::FromZeros::new_vec_zeroed(estimated).unwrap_or_default();
     let mut pass = Pass {
         bytes,
         context: ContextBuilder::new(),
         slots,
+        filled: 0,
+        blocks: Vec::new(),
         threads: FxHashMap::default(),
         by_type: [0; TracepointType::ALL.len()],
         max_nodes,
@@ -103,7 +121,8 @@ pub(super) fn load_estimating(
         .collect();
     threads.sort_by_key(|thread| thread.thread);
     let mut slots = pass.slots;
-    let children = children_ranges(&mut slots);
+    slots.truncate(pass.filled);
+    let children = children_ranges(&mut slots, &pass.blocks)?;
     let by_type = pass.by_type;
     Ok(EagerTrace {
         context: pass.context.build(data),
@@ -120,7 +139,7 @@ impl Pass<'_> {
     /// each leaves to nodes outside it, and their reference objects, in
     /// file order.
     fn add_window(&mut self, blocks: &[NodeBlock<'_>]) -> Result<()> {
-        let first = self.slots.len() as u64;
+        let first = self.filled as u64;
         let nodes: u64 = blocks
             .iter()
             .map(|block| u64::from(block.tracepoints))
@@ -128,10 +147,14 @@ impl Pass<'_> {
         if first + nodes > self.max_nodes {
             return Err(self.too_many());
         }
-        let blank = Slot::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
-        self.slots.resize(self.slots.len() + nodes as usize, blank);
+        self.filled += nodes as usize;
+        if self.slots.len() < self.filled {
+            // More nodes than estimated.
+            let blank = Slot::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
+            self.slots.resize(self.filled, blank);
+        }
         // Each block's nodes, a slice of their own.
-        let mut rest = &mut self.slots[first as usize..];
+        let mut rest = &mut self.slots[first as usize..self.filled];
         let mut parts = Vec::with_capacity(blocks.len());
         for block in blocks {
             debug_assert_eq!(block.first_node, first + (nodes - rest.len() as u64));
@@ -145,9 +168,19 @@ impl Pass<'_> {
             .map(|(block, part)| fill_block(block, part))
             .collect();
         for (block, leftovers) in blocks.iter().zip(leftovers) {
+            let mut outer = Vec::new();
             for (&parent, &count) in block.outer_parents.iter().zip(&leftovers.outer_children) {
-                self.slots[parent as usize].children += count;
+                let slot = &mut self.slots[parent as usize];
+                if count > 0 {
+                    outer.push((parent as u32, slot.children));
+                }
+                slot.children += count;
             }
+            self.blocks.push(PlacedBlock {
+                first_node: block.first_node,
+                tracepoints: block.tracepoints,
+                outer,
+            });
             for (node, footer) in leftovers.outer_footers {
                 self.slots[node as usize].set_footer(footer);
             }
@@ -241,22 +274,104 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
     leftovers
 }
 
+/// Nodes per part of the prefix sum.
+const PREFIX_PART: usize = 1 << 16;
+
 /// Turns the nodes' child counts into ranges of the flat children array
-/// it returns (see the [module docs](super)).
-fn children_ranges(slots: &mut [Slot]) -> Vec<NodeId> {
+/// it returns (see the [module docs](super)), in parallel: the counts'
+/// prefix sum in parts, then each block's children placed by their rank
+/// among their parent's (counted in the block, after the children its
+/// outer parents had before it), every child written once.
+fn children_ranges(slots: &mut [Slot], blocks: &[PlacedBlock]) -> Result<Vec<u32>> {
+    let sums: Vec<u32> = slots
+        .par_chunks(PREFIX_PART)
+        .map(|part| part.iter().map(|slot| slot.children).sum())
+        .collect();
+    let mut starts = Vec::with_capacity(sums.len());
     let mut end = 0u32;
-    for slot in slots.iter_mut() {
-        end += slot.children;
-        slot.children = end;
+    for sum in sums {
+        starts.push(end);
+        end += sum;
     }
-    let mut children = vec![NodeId(0); end as usize];
-    for index in (0..slots.len()).rev() {
-        let parent = slots[index].parent;
-        if parent != NO_PARENT {
-            let parent = &mut slots[parent as usize];
-            parent.children -= 1;
-            children[parent.children as usize] = NodeId(index as u32);
+    slots
+        .par_chunks_mut(PREFIX_PART)
+        .zip(starts)
+        .for_each(|(part, mut at)| {
+            for slot in part {
+                let count = slot.children;
+                slot.children = at;
+                at += count;
+            }
+        });
+    // Zeroed pages from the allocator, touched by the workers that place.
+    let mut children = vec![0u32; end as usize];
+    let placed: &mut [AtomicU32] = zerocopy::transmute_mut!(children.as_mut_slice());
+    let placed: &[AtomicU32] = placed;
+    let slots: &[Slot] = slots;
+    let misplaced = blocks
+        .par_iter()
+        .map_init(Vec::new, |ranks, block| {
+            place_block(block, slots, placed, ranks)
+        })
+        .any(|placed| !placed);
+    if misplaced {
+        return Err(Error::internal(
+            "the eager loader's children did not match their parents' counts",
+        ));
+    }
+    Ok(children)
+}
+
+/// Writes a block's nodes into their parents' ranges of `children`;
+/// `ranks` is scratch. False if a node's place is not where the counts
+/// said (a bug).
+fn place_block(
+    block: &PlacedBlock,
+    slots: &[Slot],
+    children: &[AtomicU32],
+    ranks: &mut Vec<u32>,
+) -> bool {
+    let first = block.first_node as usize;
+    let Some(nodes) = slots.get(first..first + block.tracepoints as usize) else {
+        return false;
+    };
+    // Children so far of the block's own nodes.
+    ranks.clear();
+    ranks.resize(nodes.len(), 0);
+    // The outer parent met last, and its children in the block so far.
+    let mut outer = 0usize;
+    let mut outer_rank = 0u32;
+    for (index, slot) in nodes.iter().enumerate() {
+        let parent = slot.parent as usize;
+        if slot.parent == NO_PARENT {
+            continue;
         }
+        let rank = if parent >= first {
+            let Some(rank) = ranks.get_mut(parent - first) else {
+                return false;
+            };
+            *rank += 1;
+            *rank - 1
+        } else {
+            while block
+                .outer
+                .get(outer)
+                .is_some_and(|&(outer_parent, _)| outer_parent as usize != parent)
+            {
+                outer += 1;
+                outer_rank = 0;
+            }
+            let Some(&(_, before)) = block.outer.get(outer) else {
+                return false;
+            };
+            outer_rank += 1;
+            before + outer_rank - 1
+        };
+        let at = slots[parent].children as usize + rank as usize;
+        let Some(place) = children.get(at) else {
+            return false;
+        };
+        place.store((first + index) as u32, Ordering::Relaxed);
     }
-    children
+    true
 }

@@ -24,9 +24,12 @@
 //! blocks' node records are filled in parallel (a node's parent is the
 //! innermost container open before it); what a block adds to containers
 //! outside it (children, footers) is applied after, in file order, with
-//! its reference objects, decoded into the context. A prefix sum then
-//! turns the counts into ranges of the flat array, so
-//! [`EagerNode::children`] and
+//! its reference objects, decoded into the context, and what each of those
+//! containers had before the block is noted. A prefix sum (in parts, in
+//! parallel) then turns the counts into ranges of the flat array, and the
+//! blocks place their nodes in their parents' ranges in parallel (a
+//! node's rank counted in its block, after what an outer parent had
+//! before it: every place written once), so [`EagerNode::children`] and
 //! [`TraceTree::children_range`](crate::tree::TraceTree::children_range) are
 //! slices.
 //!
@@ -53,7 +56,20 @@ use crate::storage::{FileAccess, TraceBytes};
 pub use report::LoadReport;
 
 /// A node of an eagerly loaded tree, by position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    zerocopy::FromBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
+#[repr(transparent)]
 pub struct NodeId(pub u32);
 
 /// Bytes a loaded trace holds per tracepoint beside the data: its record
@@ -67,10 +83,10 @@ pub const BYTES_PER_NODE: u64 =
 pub const ESTIMATED_TRACEPOINT_LEN: u64 = 32;
 
 /// One node's record: offsets into the data and ranges into the children.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
 struct Slot {
-    /// The tracepoint's kind byte.
-    tracepoint: PhysicalOffset,
+    /// The tracepoint's kind byte ([`Slot::tracepoint`]).
+    offset: u64,
     /// The tracepoint's type (the top byte) and its footer's offset (the
     /// other 56 bits; 0, the file header's, for none).
     type_and_footer: u64,
@@ -89,11 +105,16 @@ impl Slot {
     /// (below 2^56), with no footer or children yet.
     fn new(tracepoint: PhysicalOffset, tracepoint_type: TracepointType, parent: u32) -> Slot {
         Slot {
-            tracepoint,
+            offset: tracepoint.0,
             type_and_footer: (tracepoint_type as u64) << 56,
             parent,
             children: 0,
         }
+    }
+
+    /// Where the tracepoint starts.
+    fn tracepoint(&self) -> PhysicalOffset {
+        PhysicalOffset(self.offset)
     }
 
     /// The tracepoint's type.
@@ -154,7 +175,7 @@ impl<'a> EagerNode<'a> {
 
     /// Where its tracepoint starts in the data.
     pub fn offset(&self) -> PhysicalOffset {
-        self.slot.tracepoint
+        self.slot.tracepoint()
     }
 
     /// The tracepoint, decoded from the data.
@@ -170,9 +191,9 @@ impl<'a> EagerNode<'a> {
 
     /// The tracepoint, or why it no longer decodes.
     pub fn try_tracepoint(&self) -> Result<Tracepoint<'a>> {
-        match self.trace.object_at(self.slot.tracepoint, None)? {
+        match self.trace.object_at(self.slot.tracepoint(), None)? {
             Object::Tracepoint(tracepoint) => Ok(tracepoint),
-            other => Err(changed(self.slot.tracepoint, other.kind())),
+            other => Err(changed(self.slot.tracepoint(), other.kind())),
         }
     }
 
@@ -184,7 +205,7 @@ impl<'a> EagerNode<'a> {
     /// The tracepoint's common header, read without decoding the rest.
     pub fn header(&self) -> TracepointHeader {
         self.trace
-            .header_at(self.slot.tracepoint)
+            .header_at(self.slot.tracepoint())
             .expect("the tracepoint decoded when loaded")
     }
 
@@ -257,7 +278,8 @@ pub struct EagerTrace {
     context: TraceContext,
     threads: Vec<EagerThread>,
     slots: Vec<Slot>,
-    children: Vec<NodeId>,
+    /// The children's [`NodeId`]s, each node's in a range.
+    children: Vec<u32>,
     report: LoadReport,
     by_type: TypeCounts,
 }
@@ -364,14 +386,14 @@ impl EagerTrace {
             .slots
             .get(index + 1)
             .map_or(self.children.len(), |next| next.children as usize);
-        &self.children[start..end]
+        zerocopy::transmute_ref!(&self.children[start..end])
     }
 
     /// The node of the tracepoint with event id `event`.
     pub fn find_event(&self, event: EventId) -> Option<NodeId> {
         self.slots
             .iter()
-            .position(|slot| self.header_at(slot.tracepoint).ok().map(|h| h.event) == Some(event))
+            .position(|slot| self.header_at(slot.tracepoint()).ok().map(|h| h.event) == Some(event))
             .map(|index| NodeId(index as u32))
     }
 
