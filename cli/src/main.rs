@@ -75,8 +75,9 @@ pub struct CacheFlags {
     /// $XDG_CACHE_HOME/tracetree, else ~/.cache/tracetree).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// Keep nothing between runs: lookups go to an unlinked scratch file,
-    /// imports to a temporary directory removed at the end.
+    /// Keep nothing between runs: lookups are built on first use (up to
+    /// 64 MiB of them on the heap, more in an unlinked scratch file),
+    /// imports go to a temporary directory removed at the end.
     #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
     /// Read the trace's files without mapping them (Linux): a trace cut

@@ -33,8 +33,11 @@ fn random_expansions(dir: &Path, window: Option<u64>, picks: usize) -> Option<u6
         }
     }
     assert!(containers.len() > picks);
+    // Lookups mapped from a scratch file at open, not built on the heap
+    // when first used (building reads the footers through the data).
     let reader = LazyTraceReader::options()
         .resident_window(window)
+        .defer_sidecar(None)
         .open(&path)
         .unwrap();
     assert!(reader.build_lookups().is_empty());

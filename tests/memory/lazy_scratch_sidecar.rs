@@ -2,7 +2,8 @@
 //! the trace (a read-only directory, or `SidecarPolicy::ReadOnly`): the
 //! lookups are written to an unlinked scratch file and mapped from there,
 //! so the process's anonymous memory (heap) after opening does not grow
-//! with the trace, and nothing is written next to the trace.
+//! with the trace, and nothing is written next to the trace. (With
+//! `defer_sidecar(None)`: within that bound, tables stay on the heap.)
 //!
 //! The test runs alone, so that `RssAnon` is this
 //! test's alone. `TRACETREE_SCRATCH_TRACE=PATH` (a trace with its `.idx`)
@@ -59,10 +60,12 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
 /// MB at 1 GB seen); tables that stay on the heap add up per reader.
 const READERS: usize = 10;
 
-/// Opens `path` with `policy` (building every table).
+/// Opens `path` with `policy` (building every table), tables never kept
+/// on the heap.
 fn open(path: &Path, policy: SidecarPolicy) -> LazyTraceReader {
     let reader = LazyTraceReader::options()
         .sidecar(policy)
+        .defer_sidecar(None)
         .index(IndexChoice::UseOrRebuild)
         .cache_bytes(64 << 10)
         .open(path)

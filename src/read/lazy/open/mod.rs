@@ -31,9 +31,11 @@
 //!   then loaded like the recorder's; only when no scratch file can be
 //!   written do the lookups stay on the heap (`rebuild::rebuild_lookup`).
 //! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
-//!   (`lookup/sidecar/`) when a sidecar directory is given, else to a
-//!   scratch file, and mapped back; a first open with the index defers it
-//!   while the tables fit `defer_sidecar`.
+//!   (`lookup/sidecar/`) when a sidecar directory is given, and mapped
+//!   back; a first open with the index defers it while the tables fit
+//!   `defer_sidecar`. An open that writes no sidecar keeps tables that fit
+//!   that bound on the heap, built on first use; larger ones go to a
+//!   scratch file, mapped back.
 //!
 //! Invariants: an open never writes beside the trace; a cell's start and
 //! event id, which cannot be checked without decoding, are checked when a
@@ -240,7 +242,11 @@ impl LazyOptions {
     /// same files finds it and writes the sidecar, and later ones map it.
     /// `None` writes the sidecar at the first open, keeping no table on the
     /// heap. Only with a [`sidecar_dir`](Self::sidecar_dir) and
-    /// [`SidecarPolicy::ReadWrite`].
+    /// [`SidecarPolicy::ReadWrite`]; an open that writes no sidecar (no
+    /// directory, or [`SidecarPolicy::ReadOnly`]) likewise builds tables
+    /// that fit `bytes` on first use, on the heap, and with `None` (or
+    /// past the bound) writes them to an unlinked scratch file and maps
+    /// them back.
     pub fn defer_sidecar(mut self, bytes: Option<u64>) -> Self {
         self.defer_sidecar = bytes;
         self
@@ -534,16 +540,23 @@ impl LazyOptions {
         let write = self.sidecar == SidecarPolicy::ReadWrite
             && self.index != IndexChoice::Rebuild
             && reader.report.data.damage.is_none();
-        if let Some(path) = &on_disk.sidecar
-            && write
-            && self.defers(&reader, rejected.as_ref())
-            && sidecar::write_opened(path, &on_disk.files(&reader.data, index)).is_ok()
-        {
+        let kept = match &on_disk.sidecar {
+            Some(path) if write => (self.defers(&reader, rejected.as_ref())
+                && sidecar::write_opened(path, &on_disk.files(&reader.data, index)).is_ok())
+            .then_some(SidecarOutcome::Deferred),
+            // No sidecar to write: tables that fit the bound are built on
+            // first use, on the heap, as a deferring open's are, and no
+            // scratch copy of them is written.
+            _ => self
+                .keeps_tables(&reader)
+                .then_some(SidecarOutcome::Skipped),
+        };
+        if let Some(outcome) = kept {
             let mut reader = reader;
             reader.report.sidecar = Some(SidecarReport {
                 path: on_disk.sidecar,
                 rejected,
-                outcome: SidecarOutcome::Deferred,
+                outcome,
                 framing_checked: 0,
                 scratch: false,
             });
@@ -580,10 +593,17 @@ impl LazyOptions {
     /// ([`defer_sidecar`](LazyOptions::defer_sidecar)): the index is used,
     /// the tables fit the bound, and no earlier open deferred it already.
     fn defers(&self, reader: &LazyTraceReader, rejected: Option<&SidecarProblem>) -> bool {
-        let tables = reader.report.containers as u64 * 4;
         matches!(reader.report.status, IndexStatus::Used { .. })
             && rejected != Some(&SidecarProblem::Deferred)
-            && self.defer_sidecar.is_some_and(|bound| tables <= bound)
+            && self.keeps_tables(reader)
+    }
+
+    /// Whether the reader's tables fit [`defer_sidecar`](LazyOptions::defer_sidecar):
+    /// an open that writes no sidecar then keeps them on the heap, built
+    /// on first use, instead of writing them to a scratch file.
+    fn keeps_tables(&self, reader: &LazyTraceReader) -> bool {
+        let tables = reader.report.containers as u64 * 4;
+        self.defer_sidecar.is_some_and(|bound| tables <= bound)
     }
 
     /// The reader over a sidecar just written and `loaded` back (its

@@ -102,15 +102,19 @@ pub(crate) fn evict_oldest(kept: &Path, budget: u64) {
 pub enum SidecarPolicy {
     /// Use a valid sidecar; write one after building the lookups otherwise
     /// (failures to write are reported, never an error). If it cannot be
-    /// written (no sidecar directory, or a read-only one), the same bytes
-    /// go to an unlinked scratch file in the temporary directory
+    /// written (a read-only sidecar directory), the same bytes go to an
+    /// unlinked scratch file in the temporary directory
     /// ([`std::env::temp_dir`]), mapped from there: the heap stays bounded
-    /// ([`SidecarReport::scratch`]).
+    /// ([`SidecarReport::scratch`]). With no sidecar directory, tables
+    /// within [`LazyOptions::defer_sidecar`](crate::read::LazyOptions::defer_sidecar)
+    /// are built on first use, on the heap; larger ones go to the scratch file.
     #[default]
     ReadWrite,
-    /// Use a valid sidecar; never write one. Without a
-    /// valid one, the lookups go to an unlinked scratch file, as for
-    /// [`ReadWrite`](Self::ReadWrite) in a read-only directory.
+    /// Use a valid sidecar; never write one. Without a valid one, tables
+    /// within [`LazyOptions::defer_sidecar`](crate::read::LazyOptions::defer_sidecar)
+    /// are built on first use, on the heap, and larger ones go to an
+    /// unlinked scratch file, as for [`ReadWrite`](Self::ReadWrite) in a
+    /// read-only directory.
     ReadOnly,
     /// Neither read nor write one, nor a scratch file: the container
     /// tables stay on the heap (memory grows with the trace).
