@@ -23,15 +23,12 @@
 //! containers its thread had open at its start. Window by window, the
 //! blocks' node records are filled in parallel (a node's parent is the
 //! innermost container open before it); what a block adds to containers
-//! outside it (children, footers) is applied after, in file order, with
-//! its reference objects, decoded into the context, and what each of those
-//! containers had before the block is noted. A prefix sum (in parts, in
-//! parallel) then turns the counts into ranges of the flat array, and the
-//! blocks place their nodes in their parents' ranges in parallel (a
-//! node's rank counted in its block, after what an outer parent had
-//! before it: every place written once), so [`EagerNode::children`] and
-//! [`TraceTree::children_range`](crate::tree::TraceTree::children_range) are
-//! slices.
+//! outside it (children, footers, noting what they had before) is applied
+//! after, in file order, with its reference objects. A prefix sum in parts
+//! turns the counts into ranges of the flat array; the blocks then place
+//! their nodes in parallel, each place written once, so
+//! [`EagerNode::children`] and [`TraceTree::children_range`](crate::tree::TraceTree::children_range)
+//! are slices.
 //!
 //! **Memory budget.** [`EagerOptions::memory_budget`] bounds what a load may
 //! take. The need is estimated before reading as the data's length plus

@@ -31,11 +31,9 @@
 //!   then loaded like the recorder's; only when no scratch file can be
 //!   written do the lookups stay on the heap (`rebuild::rebuild_lookup`).
 //! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
-//!   (`lookup/sidecar/`) when a sidecar directory is given, and mapped
-//!   back; a first open with the index defers it while the tables fit
-//!   `defer_sidecar`. An open that writes no sidecar keeps tables that fit
-//!   that bound on the heap, built on first use; larger ones go to a
-//!   scratch file, mapped back.
+//!   (`lookup/sidecar/`) and mapped back; a first open with the index, or
+//!   one that writes none, keeps tables within `defer_sidecar` on the heap,
+//!   built on first use (larger ones: a scratch file, mapped back).
 //!
 //! Invariants: an open never writes beside the trace; a cell's start and
 //! event id, which cannot be checked without decoding, are checked when a
