@@ -17,11 +17,14 @@
 //! closes; memory: the nesting, one entry per distinct path. One thread's or
 //! node's walk is cut as the parallel printers cut a thread (`print::plan`),
 //! the parts walked on several cores into tries rooted at their place and
-//! merged in order: the merged trie is the one walk's, entry for entry.
-//! Past [`FlameOptions::max_paths`] (all tries together; a part's room given
-//! back once merged) a path's weight goes to its nearest kept ancestor's
-//! `other`; a cut walk that reaches it, or would cut a sample tree's call,
-//! is walked again whole. A stop flag ends the walks (`stopped`).
+//! merged in order: the merged trie is the one walk's, entry for entry,
+//! since it meets new paths in the one walk's order. Past
+//! [`FlameOptions::max_paths`] (the tries of several threads together; a
+//! cut walk's merged trie alone) a path's weight goes to its nearest kept
+//! ancestor's `other`. A cut walk's parts walked but not yet merged hold
+//! at most `max_paths` paths more; one that would hold more, or cut a
+//! sample tree's call, is walked again whole. A stop flag ends the walks
+//! (`stopped`).
 //!
 //! # The summary
 //!
@@ -81,7 +84,9 @@ pub struct FlameOptions {
     /// [`MAX_FRAMES`](Self::MAX_FRAMES)).
     pub max_frames: usize,
     /// At most this many distinct paths kept while walking, all threads
-    /// together (the memory bound); past it, weights go to `other`.
+    /// together (the memory bound; one walk cut across cores holds at most
+    /// as many again in its parts not yet merged); past it, weights go to
+    /// `other`.
     pub max_paths: usize,
     /// When set, the walks stop (see [`FlameGraph::stopped`]).
     pub stop: Option<Arc<AtomicBool>>,
@@ -197,9 +202,13 @@ fn flame_graph(
         let root = scope.root_frame(reader, &mut FrameCache::new(&frames), walk)?;
         if let Some(cut) = cut_walk(reader, walk, &frames, root, options, progress)? {
             let names = frames.names();
-            return Ok(cut
-                .trie
-                .summarize(&names, options, cut.tracepoints, cut.stopped, false));
+            return Ok(cut.trie.summarize(
+                &names,
+                options,
+                cut.tracepoints,
+                cut.stopped,
+                cut.truncated,
+            ));
         }
     }
     let budget = Budget::new(options.max_paths);
@@ -457,6 +466,8 @@ struct CutWalk {
     trie: Trie,
     tracepoints: u64,
     stopped: bool,
+    /// Whether `max_paths` left paths out of the merged trie.
+    truncated: bool,
 }
 
 /// Where a part's weights go: the frames of the cut nodes above it, from
@@ -479,8 +490,9 @@ struct Merged {
 }
 
 impl Merged {
-    /// Merges the parts ready from `next` on.
-    fn merge_ready(&mut self, places: &[Place], subtree: bool, budget: &Budget) {
+    /// Merges the parts ready from `next` on, keeping paths as `kept`
+    /// allows and giving the parts' room back to `room`.
+    fn merge_ready(&mut self, places: &[Place], subtree: bool, kept: &Budget, room: &Budget) {
         while let Some(walked) = self.ready.remove(&self.next) {
             let place = &places[self.next];
             let mut frames = place.frames.iter();
@@ -489,7 +501,7 @@ impl Merged {
                 frames.next();
             }
             for &frame in frames {
-                entry = self.trie.child(entry, frame, budget);
+                entry = self.trie.child(entry, frame, kept);
             }
             match walked {
                 None => {
@@ -497,8 +509,8 @@ impl Merged {
                     self.tracepoints += 1;
                 }
                 Some((part, end)) => {
-                    self.trie.merge(entry, &part, budget);
-                    budget.give_back(part.len() - 1);
+                    self.trie.merge(entry, &part, kept);
+                    room.give_back(part.len() - 1);
                     self.tracepoints += end.tracepoints;
                     self.stopped |= end.stopped;
                 }
@@ -513,8 +525,8 @@ impl Merged {
 /// into a trie of its own rooted at its place and merged in order: the
 /// merged trie is the one walk's, entry for entry. `None` where the walk
 /// is left whole: a single part, a sample tree's call cut (its own weight
-/// depends on its children's), or `max_paths` reached by the tries
-/// together (the one walk then decides which paths are kept).
+/// depends on its children's), or the parts in flight past `max_paths`
+/// paths together (one of them left incomplete).
 fn cut_walk(
     reader: &LazyTraceReader,
     walk: &Walk,
@@ -572,7 +584,12 @@ fn cut_walk(
             line: true,
         });
     }
-    let budget = Budget::new(options.max_paths);
+    // The merged trie meets new paths in the one walk's order (parts in
+    // order, each part's paths in the order it met them), so its bound
+    // keeps the one walk's paths. The parts in flight (walked, not yet
+    // merged) hold at most as many again.
+    let kept = Budget::new(options.max_paths);
+    let room = Budget::new(options.max_paths);
     let merged = Mutex::new(Merged {
         trie: Trie::new(root),
         next: 0,
@@ -592,7 +609,7 @@ fn cut_walk(
                     None
                 }
                 false => {
-                    let mut paths = Paths::new(Trie::new(root), false, &budget);
+                    let mut paths = Paths::new(Trie::new(root), false, &room);
                     let part = Walk::Part(parts[i].clone());
                     let end = walk_frames(
                         reader,
@@ -613,9 +630,9 @@ fn cut_walk(
                 .lock()
                 .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
             merged.ready.insert(i, walked);
-            merged.merge_ready(&places, subtree, &budget);
-            // Past the bound, the one walk decides: stop cutting.
-            Ok(stopped || budget.reached())
+            merged.merge_ready(&places, subtree, &kept, &room);
+            // A part left incomplete: stop cutting, the one walk decides.
+            Ok(stopped || room.reached())
         },
         |result| !matches!(result, Ok(false)),
     );
@@ -625,13 +642,14 @@ fn cut_walk(
     let merged = merged
         .into_inner()
         .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
-    if budget.reached() {
+    if room.reached() {
         return Ok(None);
     }
     Ok(Some(CutWalk {
         trie: merged.trie,
         tracepoints: merged.tracepoints,
         stopped: merged.stopped,
+        truncated: kept.reached(),
     }))
 }
 

@@ -128,13 +128,17 @@ fn past_max_paths_the_cut_walk_gives_the_one_walk_s_graph() {
     let reader = LazyTraceReader::open(generated(dir.path(), Shape::Mixed, 12 << 20)).unwrap();
     let whole = same(&reader, &every_frame(None));
     let paths = whole.frames.len();
-    // Exactly enough for the one walk: the parts' tries, in flight
-    // together, may need more; either way the graphs agree.
+    // The merged trie keeps the one walk's paths: the walk stays cut
+    // where the parts in flight have room. With little room they have
+    // none, and the one walk runs; either way the graphs agree.
     for max_paths in [paths - 1, paths, paths + 1, paths / 2, 7, 1] {
         let options = FlameOptions {
             max_paths,
             ..every_frame(None)
         };
+        if max_paths >= paths - 1 {
+            assert!(cut(&reader, &options), "{max_paths}: not cut");
+        }
         let graph = same(&reader, &options);
         assert_eq!(graph.truncated, max_paths < paths - 1, "{max_paths}");
         assert_eq!(graph.total(), whole.total());
