@@ -2,42 +2,42 @@
 //! bounded summaries: what a viewer draws, not the trace.
 //!
 //! # Frames and weights
-//!
-//! The call-stack exports' own ([`super`]): a frame is a call or a loop or
+//! The call-stack exports' own ([`super`]): a frame is a call, loop or
 //! iteration, one per name; a tracepoint weighs 1, a sample tree's call its
 //! sample count. A flame graph merges the paths of a scope (a node's
 //! subtree, a thread, some threads under a root `all`) by frame name: a
 //! frame's `total` is its subtree's weight on that path, its `self` its
-//! own tracepoint's and leaves', as a folded stack's line.
+//! own tracepoint's and leaves'.
 //!
 //! # The walk
 //!
 //! One walk per thread, threads in parallel, the exports' walker feeding a
 //! trie of (parent, frame) → path that adds each frame's own weight as it
-//! closes; memory: the nesting, one entry per distinct path. One thread's or
-//! node's walk is cut as the parallel printers cut a thread (`print::plan`),
-//! the parts walked on several cores into tries rooted at their place and
-//! merged in order: the merged trie is the one walk's, entry for entry.
-//! Past [`FlameOptions::max_paths`] (all tries together; a part's room given
-//! back once merged) a path's weight goes to its nearest kept ancestor's
-//! `other`; a cut walk that reaches it, or would cut a sample tree's call,
-//! is walked again whole. A stop flag ends the walks (`stopped`).
+//! closes; memory: the nesting, one entry per distinct path. One thread's
+//! or node's walk is cut as the parallel printers cut a thread
+//! (`print::plan`), the parts walked on several cores into tries rooted at
+//! their place and merged in order: the merged trie meets new paths in the
+//! one walk's order, so it is the one walk's, entry for entry. Past
+//! [`FlameOptions::max_paths`] (several threads' tries together; a cut
+//! walk's merged trie alone) a path's weight goes to its nearest kept
+//! ancestor's `other`. Parts not yet merged hold at most `max_paths` more;
+//! a cut walk past that, or cutting a sample tree's call, is walked again
+//! whole. A stop flag ends the walks (`stopped`).
 //!
 //! # The summary
 //!
-//! Totals are added up from the trie (one backward pass), then frames are
-//! kept widest first, each only below a kept parent, while their total is
-//! at least `min_fraction` of the root's and until `max_frames`. Invariant:
-//! every kept frame's `total` equals its `self` plus its `other` plus its
-//! kept children's totals (`other`: what was left out). Pre-order,
-//! children widest first (then by name).
+//! Frames are kept widest first, each only below a kept parent, while
+//! their total is at least `min_fraction` of the root's, up to
+//! `max_frames`; a kept frame's `total` is its `self` plus its `other`
+//! (what was left out) plus its kept children's. Pre-order, widest first.
 //!
 //! # The sandwich
 //!
 //! For one method M, as speedscope defines it: each outermost call of M
-//! weighs its total. The callees are those calls' subtrees merged, rooted
-//! at M; the callers the paths from M up to the scope's root, inverted and
-//! merged, each ending with its call's weight as `self`.
+//! weighs its total; callees: those calls' subtrees merged, rooted at M;
+//! callers: the paths from M up to the scope's root, inverted, merged. Cut
+//! as a flame graph, a part below an open call of M adds its weight to
+//! that call's callers; past a bound, it is one walk.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -51,7 +51,7 @@ use super::{FrameCache, Frames, Kept, Sink, Walk, Weight, frame_key, thread_name
 use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::export::selected_threads;
-use crate::print::plan::{Cut, Source, plan, plan_node};
+use crate::print::plan::{Cut, Part, Source, plan, plan_node};
 use crate::read::{LazyNode, LazyTraceReader};
 use crate::search::{NameKey, name_of};
 use crate::turns::in_turns;
@@ -81,7 +81,9 @@ pub struct FlameOptions {
     /// [`MAX_FRAMES`](Self::MAX_FRAMES)).
     pub max_frames: usize,
     /// At most this many distinct paths kept while walking, all threads
-    /// together (the memory bound); past it, weights go to `other`.
+    /// together (the memory bound; one walk cut across cores holds at most
+    /// as many again in its parts not yet merged); past it, weights go to
+    /// `other`.
     pub max_paths: usize,
     /// When set, the walks stop (see [`FlameGraph::stopped`]).
     pub stop: Option<Arc<AtomicBool>>,
@@ -197,9 +199,13 @@ fn flame_graph(
         let root = scope.root_frame(reader, &mut FrameCache::new(&frames), walk)?;
         if let Some(cut) = cut_walk(reader, walk, &frames, root, options, progress)? {
             let names = frames.names();
-            return Ok(cut
-                .trie
-                .summarize(&names, options, cut.tracepoints, cut.stopped, false));
+            return Ok(cut.trie.summarize(
+                &names,
+                options,
+                cut.tracepoints,
+                cut.stopped,
+                cut.truncated,
+            ));
         }
     }
     let budget = Budget::new(options.max_paths);
@@ -260,6 +266,23 @@ fn sandwich(
     let scope = Scope::new(reader, options)?;
     let frames = Frames::default();
     let target = frames.named(method).0;
+    if let [walk] = scope.walks.as_slice()
+        && rayon::current_num_threads() > 1
+    {
+        let outer = match scope.node {
+            Some(_) => None,
+            None => Some(scope.root_frame(reader, &mut FrameCache::new(&frames), walk)?),
+        };
+        if let Some((callers, callees, tracepoints, stopped)) =
+            cut_sandwich(reader, walk, &frames, target, outer, options, progress)?
+        {
+            let names = frames.names();
+            return Ok(Sandwich {
+                callers: callers.summarize(&names, options, tracepoints, stopped, false),
+                callees: callees.summarize(&names, options, tracepoints, stopped, false),
+            });
+        }
+    }
     let budget = Budget::new(options.max_paths);
     let walked = scope.walk(reader, &frames, options, progress, |cache, walk| {
         // Callers end at the scope's root: the node itself (the walk's
@@ -457,6 +480,8 @@ struct CutWalk {
     trie: Trie,
     tracepoints: u64,
     stopped: bool,
+    /// Whether `max_paths` left paths out of the merged trie.
+    truncated: bool,
 }
 
 /// Where a part's weights go: the frames of the cut nodes above it, from
@@ -467,44 +492,150 @@ struct Place {
     line: bool,
 }
 
-/// The parts walked so far, merged in order.
-struct Merged {
-    trie: Trie,
-    /// The next part to merge.
-    next: usize,
-    /// Parts walked ahead of it: their trie (`None` for a line) and end.
-    ready: std::collections::BTreeMap<usize, Option<(Trie, super::WalkEnd)>>,
-    tracepoints: u64,
-    stopped: bool,
+/// One walk cut as the parallel printers cut a thread: its parts and
+/// their places.
+struct Plan {
+    parts: Vec<Part<LazyNode>>,
+    places: Vec<Place>,
+    /// Whether the walk is a node's (its frame the places' first).
+    subtree: bool,
 }
 
-impl Merged {
-    /// Merges the parts ready from `next` on.
-    fn merge_ready(&mut self, places: &[Place], subtree: bool, budget: &Budget) {
-        while let Some(walked) = self.ready.remove(&self.next) {
-            let place = &places[self.next];
-            let mut frames = place.frames.iter();
-            let mut entry = 0;
-            if subtree {
-                frames.next();
-            }
-            for &frame in frames {
-                entry = self.trie.child(entry, frame, budget);
-            }
-            match walked {
-                None => {
-                    self.trie.add(entry, 1);
-                    self.tracepoints += 1;
-                }
-                Some((part, end)) => {
-                    self.trie.merge(entry, &part, budget);
-                    budget.give_back(part.len() - 1);
-                    self.tracepoints += end.tracepoints;
-                    self.stopped |= end.stopped;
-                }
-            }
-            self.next += 1;
+impl Plan {
+    /// The plan of `walk`; `None` where it is left whole: a single part,
+    /// or a sample tree's call cut (its own weight depends on its
+    /// children's).
+    fn new(reader: &LazyTraceReader, walk: &Walk, frames: &Frames) -> Result<Option<Plan>> {
+        let cut = Cut {
+            headers: false,
+            parents: false,
+            max_depth: None,
+            line_counts: false,
+            run_bytes: RUN_BYTES,
+            children_per_range: CHILDREN_PER_RANGE,
+        };
+        let (parts, subtree) = match walk {
+            Walk::Thread(thread) => (plan(reader, &[*thread], cut, 1)?, false),
+            Walk::Subtree { thread, node, .. } => (plan_node(reader, *thread, *node, cut)?, true),
+            Walk::Part(_) => return Ok(None),
+        };
+        if parts.len() < 2 {
+            return Ok(None);
         }
+        let mut cache = FrameCache::new(frames);
+        let mut open: Vec<(usize, u32)> = Vec::new();
+        let mut above: Arc<[u32]> = Arc::from([]);
+        let mut places = Vec::with_capacity(parts.len());
+        for part in &parts {
+            if open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
+                while open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
+                    open.pop();
+                }
+                above = open.iter().map(|&(_, frame)| frame).collect();
+            }
+            let Source::Line(node, _) = part.source else {
+                places.push(Place {
+                    frames: above.clone(),
+                    line: false,
+                });
+                continue;
+            };
+            let data = reader.node(node)?;
+            let tracepoint = data.tracepoint();
+            if tracepoint.sample_count(data.footer()).is_some() {
+                return Ok(None);
+            }
+            open.push((
+                part.depth,
+                cache.id(reader.context(), frame_key(tracepoint)),
+            ));
+            above = open.iter().map(|&(_, frame)| frame).collect();
+            places.push(Place {
+                frames: above.clone(),
+                line: true,
+            });
+        }
+        Ok(Some(Plan {
+            parts,
+            places,
+            subtree,
+        }))
+    }
+
+    /// Walks the parts on up to rayon's number of threads, each into
+    /// `walk_part`'s sink (none for a line), and hands them to `merge` in
+    /// order (under a lock, as they become ready): `merged`, with the
+    /// tracepoints walked and whether a stop ended a walk. A `merge` that
+    /// returns true hands out no more parts.
+    fn run<'f, M: Send, T: Send>(
+        &self,
+        frames: &'f Frames,
+        merged: M,
+        progress: &(dyn Fn(u64) + Sync),
+        walk_part: impl Fn(&mut FrameCache<'f>, &Walk, &Place) -> Result<(T, super::WalkEnd)> + Sync,
+        merge: impl Fn(&mut M, &Place, Option<T>) -> bool + Sync,
+    ) -> Result<(M, u64, bool)> {
+        /// The parts merged so far and those walked ahead of them.
+        struct InOrder<M, T> {
+            merged: M,
+            /// The next part to merge.
+            next: usize,
+            /// Parts walked ahead of it (`None` for a line).
+            ready: std::collections::BTreeMap<usize, Option<T>>,
+            tracepoints: u64,
+            stopped: bool,
+            done: bool,
+        }
+        let state = Mutex::new(InOrder {
+            merged,
+            next: 0,
+            ready: Default::default(),
+            tracepoints: 0,
+            stopped: false,
+            done: false,
+        });
+        let walked = in_turns(
+            rayon::current_num_threads(),
+            self.parts.len(),
+            || FrameCache::new(frames),
+            |cache, i| -> Result<bool> {
+                let place = &self.places[i];
+                let (walked, tracepoints, stopped) = match place.line {
+                    true => {
+                        progress(1);
+                        (None, 1, false)
+                    }
+                    false => {
+                        let part = Walk::Part(self.parts[i].clone());
+                        let (sink, end) = walk_part(cache, &part, place)?;
+                        (Some(sink), end.tracepoints, end.stopped)
+                    }
+                };
+                let mut state = state
+                    .lock()
+                    .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
+                state.tracepoints += tracepoints;
+                state.stopped |= stopped;
+                state.ready.insert(i, walked);
+                while !state.done {
+                    let next = state.next;
+                    let Some(walked) = state.ready.remove(&next) else {
+                        break;
+                    };
+                    state.done = merge(&mut state.merged, &self.places[next], walked);
+                    state.next += 1;
+                }
+                Ok(stopped || state.done)
+            },
+            |result| !matches!(result, Ok(false)),
+        );
+        for result in walked.into_iter().flatten() {
+            result?;
+        }
+        let state = state
+            .into_inner()
+            .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
+        Ok((state.merged, state.tracepoints, state.stopped))
     }
 }
 
@@ -512,9 +643,8 @@ impl Merged {
 /// printers cut it, walked on up to rayon's number of threads, each part
 /// into a trie of its own rooted at its place and merged in order: the
 /// merged trie is the one walk's, entry for entry. `None` where the walk
-/// is left whole: a single part, a sample tree's call cut (its own weight
-/// depends on its children's), or `max_paths` reached by the tries
-/// together (the one walk then decides which paths are kept).
+/// is left whole ([`Plan::new`]), or the parts in flight were past
+/// `max_paths` paths together (one of them left incomplete).
 fn cut_walk(
     reader: &LazyTraceReader,
     walk: &Walk,
@@ -523,116 +653,154 @@ fn cut_walk(
     options: &FlameOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<CutWalk>> {
-    let cut = Cut {
-        headers: false,
-        parents: false,
-        max_depth: None,
-        line_counts: false,
-        run_bytes: RUN_BYTES,
-        children_per_range: CHILDREN_PER_RANGE,
-    };
-    let (parts, subtree) = match walk {
-        Walk::Thread(thread) => (plan(reader, &[*thread], cut, 1)?, false),
-        Walk::Subtree { thread, node, .. } => (plan_node(reader, *thread, *node, cut)?, true),
-        Walk::Part(_) => return Ok(None),
-    };
-    if parts.len() < 2 {
+    let Some(plan) = Plan::new(reader, walk, frames)? else {
         return Ok(None);
-    }
-    let mut cache = FrameCache::new(frames);
-    let mut open: Vec<(usize, u32)> = Vec::new();
-    let mut above: Arc<[u32]> = Arc::from([]);
-    let mut places = Vec::with_capacity(parts.len());
-    for part in &parts {
-        if open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
-            while open.last().is_some_and(|&(depth, _)| depth >= part.depth) {
-                open.pop();
-            }
-            above = open.iter().map(|&(_, frame)| frame).collect();
-        }
-        let Source::Line(node, _) = part.source else {
-            places.push(Place {
-                frames: above.clone(),
-                line: false,
-            });
-            continue;
-        };
-        let data = reader.node(node)?;
-        let tracepoint = data.tracepoint();
-        if tracepoint.sample_count(data.footer()).is_some() {
-            return Ok(None);
-        }
-        open.push((
-            part.depth,
-            cache.id(reader.context(), frame_key(tracepoint)),
-        ));
-        above = open.iter().map(|&(_, frame)| frame).collect();
-        places.push(Place {
-            frames: above.clone(),
-            line: true,
-        });
-    }
-    let budget = Budget::new(options.max_paths);
-    let merged = Mutex::new(Merged {
-        trie: Trie::new(root),
-        next: 0,
-        ready: Default::default(),
-        tracepoints: 0,
-        stopped: false,
-    });
+    };
+    // The merged trie meets new paths in the one walk's order (parts in
+    // order, each part's paths in the order it met them), so its bound
+    // keeps the one walk's paths. The parts in flight (walked, not yet
+    // merged) hold at most as many again.
+    let kept = Budget::new(options.max_paths);
+    let room = Budget::new(options.max_paths);
     let stop = options.stop.as_deref();
-    let walked = in_turns(
-        rayon::current_num_threads(),
-        parts.len(),
-        || FrameCache::new(frames),
-        |cache, i| -> Result<bool> {
-            let walked = match places[i].line {
-                true => {
-                    progress(1);
-                    None
-                }
-                false => {
-                    let mut paths = Paths::new(Trie::new(root), false, &budget);
-                    let part = Walk::Part(parts[i].clone());
-                    let end = walk_frames(
-                        reader,
-                        &part,
-                        Kept::ALL,
-                        cache,
-                        false,
-                        progress,
-                        stop,
-                        &mut paths,
-                    )?;
-                    paths.trie.weight[0] += end.top.all;
-                    Some((paths.trie, end))
-                }
-            };
-            let stopped = walked.as_ref().is_some_and(|(_, end)| end.stopped);
-            let mut merged = merged
-                .lock()
-                .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
-            merged.ready.insert(i, walked);
-            merged.merge_ready(&places, subtree, &budget);
-            // Past the bound, the one walk decides: stop cutting.
-            Ok(stopped || budget.reached())
+    let (trie, tracepoints, stopped) = plan.run(
+        frames,
+        Trie::new(root),
+        progress,
+        |cache, part, _| {
+            let mut paths = Paths::new(Trie::new(root), false, &room);
+            let end = walk_frames(
+                reader,
+                part,
+                Kept::ALL,
+                cache,
+                false,
+                progress,
+                stop,
+                &mut paths,
+            )?;
+            paths.trie.weight[0] += end.top.all;
+            Ok((paths.trie, end))
         },
-        |result| !matches!(result, Ok(false)),
-    );
-    for result in walked.into_iter().flatten() {
-        result?;
-    }
-    let merged = merged
-        .into_inner()
-        .map_err(|_| Error::internal("a flame graph's merge panicked"))?;
-    if budget.reached() {
+        |trie, place, walked| {
+            let mut entry = 0;
+            let above = &place.frames[usize::from(plan.subtree).min(place.frames.len())..];
+            for &frame in above {
+                entry = trie.child(entry, frame, &kept);
+            }
+            match walked {
+                None => trie.add(entry, 1),
+                Some(part) => {
+                    trie.merge(entry, &part, &kept);
+                    room.give_back(part.len() - 1);
+                }
+            }
+            // A part left incomplete: stop cutting, the one walk decides.
+            room.reached()
+        },
+    )?;
+    if room.reached() {
         return Ok(None);
     }
     Ok(Some(CutWalk {
-        trie: merged.trie,
-        tracepoints: merged.tracepoints,
-        stopped: merged.stopped,
+        trie,
+        tracepoints,
+        stopped,
+        truncated: kept.reached(),
     }))
+}
+
+/// One walk's sandwich cut into parts as [`cut_walk`] cuts its flame
+/// graph, each part's callers and callees merged in order. A part below
+/// an open call of the method (in its place) adds its weight to that
+/// call's callers and its paths below the call to the callees. `None`
+/// where the walk is left whole ([`Plan::new`]) or a bound is reached:
+/// the one walk then decides which paths are kept.
+#[allow(clippy::too_many_arguments)]
+fn cut_sandwich(
+    reader: &LazyTraceReader,
+    walk: &Walk,
+    frames: &Frames,
+    target: u32,
+    outer: Option<u32>,
+    options: &FlameOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Option<(Trie, Trie, u64, bool)>> {
+    let Some(plan) = Plan::new(reader, walk, frames)? else {
+        return Ok(None);
+    };
+    let kept = Budget::new(options.max_paths);
+    let room = Budget::new(options.max_paths);
+    let stop = options.stop.as_deref();
+    let ((callers, callees), tracepoints, stopped) = plan.run(
+        frames,
+        (Trie::new(target), Trie::new(target)),
+        progress,
+        |cache, part, place| {
+            let inside = place.frames.iter().position(|&frame| frame == target);
+            let mut sink = Sandwiches {
+                target,
+                outer,
+                stack: place.frames.to_vec(),
+                inside,
+                occurrence: 0,
+                callees: Paths::new(Trie::new(target), true, &room),
+                callers: Trie::new(target),
+                budget: &room,
+            };
+            for &frame in inside.map_or(&[][..], |at| &place.frames[at..]) {
+                sink.callees.open(frame, cache, 0)?;
+            }
+            let end = walk_frames(
+                reader,
+                part,
+                Kept::ALL,
+                cache,
+                false,
+                progress,
+                stop,
+                &mut sink,
+            )?;
+            // The part's outermost frames close above the call: it stays
+            // open, and the part's weight inside it goes to its callers
+            // here (its leaves at the top are the place's innermost
+            // frame's).
+            if let (Some(at), Some(&entry)) = (inside, sink.callees.path.last()) {
+                sink.callees.trie.add(entry, end.top.all);
+                let weight = sink.occurrence + end.top.all;
+                sink.callers_add(at, weight);
+            }
+            Ok(((sink.callers, sink.callees.trie), end))
+        },
+        |(callers, callees), place, walked| {
+            match walked {
+                None => {
+                    if let Some(at) = place.frames.iter().position(|&frame| frame == target) {
+                        let mut entry = 0;
+                        for &frame in &place.frames[at + 1..] {
+                            entry = callees.child(entry, frame, &kept);
+                        }
+                        callees.add(entry, 1);
+                        let mut entry = 0;
+                        for &caller in place.frames[..at].iter().rev().chain(&outer) {
+                            entry = callers.child(entry, caller, &kept);
+                        }
+                        callers.add(entry, 1);
+                    }
+                }
+                Some((part_callers, part_callees)) => {
+                    callers.graft_root(&part_callers, &kept);
+                    callees.graft_root(&part_callees, &kept);
+                    room.give_back(part_callers.len() + part_callees.len() - 2);
+                }
+            }
+            room.reached() || kept.reached()
+        },
+    )?;
+    if room.reached() || kept.reached() {
+        return Ok(None);
+    }
+    Ok(Some((callers, callees, tracepoints, stopped)))
 }
 
 /// Distinct paths merged by frame: node 0 the root, every node after its
@@ -909,13 +1077,21 @@ impl Sink for Sandwiches<'_> {
         self.occurrence += own.all;
         if self.stack.len() == inside {
             self.inside = None;
-            let mut entry = 0;
-            for &caller in self.stack.iter().rev().chain(&self.outer) {
-                entry = self.callers.child(entry, caller, self.budget);
-            }
-            self.callers.add(entry, self.occurrence);
+            self.callers_add(inside, self.occurrence);
         }
         Ok(())
+    }
+}
+
+impl Sandwiches<'_> {
+    /// Adds `weight` to the callers of the call of the method open at
+    /// `at` in the stack.
+    fn callers_add(&mut self, at: usize, weight: u64) {
+        let mut entry = 0;
+        for &caller in self.stack[..at].iter().rev().chain(&self.outer) {
+            entry = self.callers.child(entry, caller, self.budget);
+        }
+        self.callers.add(entry, weight);
     }
 }
 

@@ -128,15 +128,92 @@ fn past_max_paths_the_cut_walk_gives_the_one_walk_s_graph() {
     let reader = LazyTraceReader::open(generated(dir.path(), Shape::Mixed, 12 << 20)).unwrap();
     let whole = same(&reader, &every_frame(None));
     let paths = whole.frames.len();
-    // Exactly enough for the one walk: the parts' tries, in flight
-    // together, may need more; either way the graphs agree.
+    // The merged trie keeps the one walk's paths: the walk stays cut
+    // where the parts in flight have room. With little room they have
+    // none, and the one walk runs; either way the graphs agree.
     for max_paths in [paths - 1, paths, paths + 1, paths / 2, 7, 1] {
         let options = FlameOptions {
             max_paths,
             ..every_frame(None)
         };
+        if max_paths >= paths - 1 {
+            assert!(cut(&reader, &options), "{max_paths}: not cut");
+        }
         let graph = same(&reader, &options);
         assert_eq!(graph.truncated, max_paths < paths - 1, "{max_paths}");
         assert_eq!(graph.total(), whole.total());
+    }
+}
+
+/// The sandwich of `method` cut across cores equals the one walk's, and
+/// was cut.
+fn same_sandwich(reader: &LazyTraceReader, method: &str, options: &FlameOptions) {
+    let parallel = pool().install(|| sandwich(reader, method, options, &|_| {}).unwrap());
+    let one_core = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let serial = one_core.install(|| sandwich(reader, method, options, &|_| {}).unwrap());
+    assert_eq!(parallel, serial, "{method}");
+    let was_cut = pool().install(|| {
+        let scope = Scope::new(reader, options).unwrap();
+        let frames = Frames::default();
+        let target = frames.named(method).0;
+        let [walk] = scope.walks.as_slice() else {
+            panic!("one walk expected");
+        };
+        let outer = match scope.node {
+            Some(_) => None,
+            None => Some(
+                scope
+                    .root_frame(reader, &mut FrameCache::new(&frames), walk)
+                    .unwrap(),
+            ),
+        };
+        cut_sandwich(reader, walk, &frames, target, outer, options, &|_| {})
+            .unwrap()
+            .is_some()
+    });
+    assert!(was_cut, "{method}: the sandwich's walk was not cut");
+}
+
+#[test]
+fn a_sandwich_cut_into_parts_gives_the_one_walk_s() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shape, size) in [
+        (Shape::Mixed, 12 << 20),
+        (Shape::Wide, 3 << 20),
+        (Shape::Deep, 6 << 20),
+    ] {
+        let reader = LazyTraceReader::open(generated(dir.path(), shape, size)).unwrap();
+        let thread = reader.thread_ids()[0];
+        let root = reader.roots(thread).unwrap()[0];
+        let graph = flame_graph(&reader, &every_frame(None), &|_| {}, false).unwrap();
+        // Methods at every depth: the cut nodes' own (open above parts),
+        // those inside the parts, and recursive ones.
+        let mut methods: Vec<String> = Vec::new();
+        for depth in 1..6 {
+            if let Some(frame) = graph
+                .frames
+                .iter()
+                .filter(|f| f.depth == depth)
+                .max_by_key(|f| f.total)
+            {
+                methods.push(frame.name.to_string());
+            }
+        }
+        methods.dedup();
+        assert!(methods.len() >= 2, "{shape}: {methods:?}");
+        for method in &methods {
+            for options in [
+                every_frame(None),
+                FlameOptions::default(),
+                every_frame(Some(root)),
+            ] {
+                same_sandwich(&reader, method, &options);
+            }
+        }
+        // A method the scope never calls: empty on both sides.
+        same_sandwich(&reader, "no.Such.method", &every_frame(None));
     }
 }
