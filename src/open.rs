@@ -322,7 +322,7 @@ pub(crate) fn import_lines(summary: &ImportSummary) -> impl Iterator<Item = Stri
     let damage = summary
         .damage
         .iter()
-        .map(|damage| format!("damaged: {}: {}", damage.source, damage.what));
+        .map(|damage| format!("damaged: {damage}"));
     damage.chain(summary.warnings.iter().cloned())
 }
 

@@ -272,7 +272,7 @@ pub fn source_size(input: &Path) -> u64 {
 /// The summary's damage and warnings on stderr.
 pub fn report(summary: &ImportSummary) {
     for damage in &summary.damage {
-        eprintln!("tracetree: damaged: {}: {}", damage.source, damage.what);
+        eprintln!("tracetree: damaged: {damage}");
     }
     for warning in &summary.warnings {
         eprintln!("tracetree: warning: {warning}");

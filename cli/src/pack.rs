@@ -57,15 +57,15 @@ pub fn run(
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
     let summary = PackedTrace::write(&written.path, &info, &trace.path, &index);
     bar.finish_and_clear();
-    let summary = summary?;
+    let bytes = summary?;
+    let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
     let to_stdout = written.is_stdout();
     written.finish()?;
     let line = format!(
-        "wrote {} ({} bytes: data {}, index {}, stored)",
+        "wrote {} ({bytes} bytes: data {}, index {}, stored)",
         output.display(),
-        summary.bytes,
-        summary.data,
-        summary.index
+        size(&trace.path),
+        size(&index)
     );
     summary_line(&line, to_stdout, out)?;
     Ok(())

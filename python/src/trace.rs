@@ -931,14 +931,7 @@ pub fn import_trace<'py>(
     dict.set_item("calls", summary.calls)?;
     dict.set_item("unfinished_calls", summary.unfinished_calls)?;
     dict.set_item("skipped_exits", summary.skipped_exits)?;
-    dict.set_item(
-        "damage",
-        summary
-            .damage
-            .iter()
-            .map(|d| format!("{}: {}", d.source, d.what))
-            .collect::<Vec<_>>(),
-    )?;
+    dict.set_item("damage", summary.damage.clone())?;
     dict.set_item("warnings", summary.warnings.clone())?;
     dict.set_item("mapped", summary.mapped.clone())?;
     dict.set_item("skipped", summary.skipped.clone())?;

@@ -120,16 +120,6 @@ impl FromStr for SourceFormat {
     }
 }
 
-/// A damaged part of the source: where, and what was wrong. Everything
-/// before it was imported.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damage {
-    /// The file (or part of one) that is damaged.
-    pub source: String,
-    /// What is wrong, and at which offset.
-    pub what: String,
-}
-
 /// What an import found and wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportSummary {
@@ -141,8 +131,10 @@ pub struct ImportSummary {
     pub unfinished_calls: u64,
     /// Returns with no open call: skipped.
     pub skipped_exits: u64,
-    /// Damaged tails: each stopped its thread at the last whole record.
-    pub damage: Vec<Damage>,
+    /// Damaged tails, one line each (`FILE: what was wrong, at which
+    /// offset`): each stopped its thread at the last whole record, and
+    /// everything before it was imported.
+    pub damage: Vec<String>,
     /// Other things skipped in the source, one line each.
     pub warnings: Vec<String>,
     /// Tracepoints written, by kind (`method_call`, `read_field`, …).
@@ -156,6 +148,11 @@ pub struct ImportSummary {
 }
 
 impl ImportSummary {
+    /// Records damage to `source`: `what` was wrong, and where.
+    pub(crate) fn damaged(&mut self, source: impl fmt::Display, what: impl fmt::Display) {
+        self.damage.push(format!("{source}: {what}"));
+    }
+
     /// Adds `count` to the skipped records of `kind` (nothing when 0).
     pub fn skip(&mut self, kind: &str, count: u64) {
         if count > 0 {
@@ -208,7 +205,7 @@ impl ImportSummary {
             counted(self.skipped_exits, "exit")
         );
         for damage in &self.damage {
-            text += &format!("damaged: {}: {}\n", damage.source, damage.what);
+            text += &format!("damaged: {damage}\n");
         }
         text
     }

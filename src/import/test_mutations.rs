@@ -319,7 +319,8 @@ fn run_case(
         )));
     }
     for damage in &summary.damage {
-        if damage.what.is_empty() || damage.source.is_empty() {
+        let said = damage.split_once(": ");
+        if said.is_none_or(|(source, what)| source.is_empty() || what.is_empty()) {
             return Err(fail(format!("damage that says nothing: {damage:?}")));
         }
     }

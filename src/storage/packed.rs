@@ -418,9 +418,9 @@ impl PackedTrace {
     }
 }
 
-/// What [`PackedTrace::write`] wrote.
+/// What [`write_packed_entries`] wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PackSummary {
+pub(crate) struct PackSummary {
     /// Bytes of the packed trace.
     pub bytes: u64,
     /// Bytes of its data entry.
@@ -434,9 +434,10 @@ impl PackedTrace {
     /// data file at `data` and the index file at `index`, every entry
     /// stored (the data entry starting on a page boundary), Zip64 where an
     /// entry needs it. Written atomically: a failure leaves nothing at
-    /// `out`.
-    pub fn write(out: &Path, info: &str, data: &Path, index: &Path) -> Result<PackSummary> {
-        write_packed(out, info, data, index)
+    /// `out`. Returns the packed trace's size in bytes (its entries hold
+    /// the files whole).
+    pub fn write(out: &Path, info: &str, data: &Path, index: &Path) -> Result<u64> {
+        Ok(write_packed(out, info, data, index)?.bytes)
     }
 }
 

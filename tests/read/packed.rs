@@ -188,14 +188,14 @@ fn our_packs_unpack_with_the_jdk_to_the_same_bytes() {
         .filter(|t| LazyTraceReader::index_path(t).is_file())
     {
         let packed = dir.path().join("ours.packedtrace");
-        let summary = PackedTrace::write(
+        let bytes = PackedTrace::write(
             &packed,
             "ours\n",
             &trace,
             &LazyTraceReader::index_path(&trace),
         )
         .unwrap();
-        assert_eq!(summary.bytes, std::fs::metadata(&packed).unwrap().len());
+        assert_eq!(bytes, std::fs::metadata(&packed).unwrap().len());
         let pack = PackedTrace::open(&packed).unwrap();
         assert!(pack.in_place());
         let data = pack.entry("trace.trace").unwrap();

@@ -50,8 +50,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::common::{CodeLocationId, EventId, FieldId, IdMap, MethodId, ThreadId, VariableId};
 use crate::error::Result;
+use crate::import::ImportSummary;
 use crate::import::names::{Descriptors, Leaf, leaf};
-use crate::import::{Damage, ImportSummary};
 use crate::storage::TraceBytes;
 use crate::write::StreamingWriter;
 use line::{ARRAYLOAD, ARRAYSTORE, ATHROW, ENTER, EXIT, FIELD, KINDS, Line, VAR};
@@ -535,10 +535,10 @@ fn import_in(
     })?;
     let mut summary = writing.finish()?;
     if let Some(offset) = cut {
-        summary.damage.push(Damage {
-            source: input.display().to_string(),
-            what: format!("the last line (offset {offset}) has no newline: a cut record, dropped"),
-        });
+        summary.damaged(
+            input.display(),
+            format!("the last line (offset {offset}) has no newline: a cut record, dropped"),
+        );
     }
     Ok(summary)
 }

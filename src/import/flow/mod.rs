@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use crate::common::{ClassId, EventId, MethodId, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::Object;
-use crate::import::{Damage, ImportSummary};
+use crate::import::ImportSummary;
 use crate::model::{ClassDescriptor, Footer, JavaStr, MethodDescriptor, Tracepoint, Type, Value};
 use crate::storage::TraceBytes;
 use crate::write::{StreamingThread, StreamingWriter};
@@ -352,10 +352,7 @@ pub(crate) fn import(
         summary.unfinished_calls += imported.open;
         summary.skipped_exits += imported.skipped_exits;
         if let Some(damage) = imported.damage {
-            summary.damage.push(Damage {
-                source: path.display().to_string(),
-                what: damage.to_string(),
-            });
+            summary.damaged(path.display(), damage);
         }
     }
     Ok(summary)

@@ -56,7 +56,7 @@ use crate::storage::TraceBytes;
 
 pub use chunk::ChunkHeader;
 pub(crate) use chunk::{ChunkDamage, ChunkScan, find_chunks};
-pub(crate) use input::{JfrError, JfrResult};
+pub(crate) use input::JfrResult;
 pub(crate) use reader::Chunk;
 pub use summary::JfrSummary;
 pub(crate) use write::import;

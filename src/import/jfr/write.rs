@@ -14,8 +14,8 @@ use super::trace::{METHOD_TRACE, chunk_calls, order_chunk};
 use super::{JfrOptions, JfrResult, Recording};
 use crate::common::{MethodId, ThreadId};
 use crate::error::{Error, Result};
+use crate::import::ImportSummary;
 use crate::import::names::{Descriptors, call, void_return};
-use crate::import::{Damage, ImportSummary};
 use crate::model::{Footer, JavaStr, SAMPLE_COUNT_FLAG, TracepointBody, Value};
 use crate::write::{StreamingThread, StreamingWriter, ThreadRecorder};
 
@@ -30,10 +30,7 @@ pub(crate) fn import(
     let source = input.display().to_string();
     let mut summary = ImportSummary::default();
     for damage in recording.damage() {
-        summary.damage.push(Damage {
-            source: source.clone(),
-            what: damage.to_string(),
-        });
+        summary.damaged(&source, damage);
     }
     if recording.chunks().is_empty() {
         let what: Vec<_> = recording.damage().iter().map(|d| d.to_string()).collect();
@@ -71,18 +68,12 @@ fn keep<T>(
     match chunk {
         Ok(chunk) => Some(chunk),
         Err(error) => {
-            let mut damage = chunk_damage(source, offset, &error);
-            damage.what += "; chunk skipped";
-            summary.damage.push(damage);
+            summary.damaged(
+                source,
+                format!("chunk at offset {offset}: {error}; chunk skipped"),
+            );
             None
         }
-    }
-}
-
-fn chunk_damage(source: &str, offset: u64, error: &super::JfrError) -> Damage {
-    Damage {
-        source: source.to_string(),
-        what: format!("chunk at offset {offset}: {error}"),
     }
 }
 
@@ -153,9 +144,10 @@ fn write_traced_calls(
             }
             skipped += chunk.skipped;
             if let Some(error) = chunk.damage {
-                summary
-                    .damage
-                    .push(chunk_damage(source, header.offset, &error));
+                summary.damaged(
+                    source,
+                    format!("chunk at offset {}: {error}", header.offset),
+                );
             }
             for thread in chunk.threads {
                 thread_names
@@ -238,9 +230,10 @@ fn write_samples(
         without_thread += chunk.without_thread;
         without_stack += chunk.without_stack;
         if let Some(error) = chunk.damage {
-            summary
-                .damage
-                .push(chunk_damage(source, header.offset, &error));
+            summary.damaged(
+                source,
+                format!("chunk at offset {}: {error}", header.offset),
+            );
         }
         for (thread, stack, count) in chunk.counts {
             let id = thread.as_ref().and_then(|t| t.java_id);

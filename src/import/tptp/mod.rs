@@ -39,8 +39,8 @@ use rustc_hash::FxHashMap;
 
 use crate::common::{MethodId, ThreadId};
 use crate::error::{Error, Result};
+use crate::import::ImportSummary;
 use crate::import::names::{Descriptors, call, void_return};
-use crate::import::{Damage, ImportSummary};
 use crate::storage::TraceBytes;
 use crate::write::{StreamingThread, StreamingWriter};
 use messages::{
@@ -342,10 +342,7 @@ pub(crate) fn import(
         state.handle.finish()?;
     }
     if let Some(what) = messages.damage {
-        summary.damage.push(Damage {
-            source: input.display().to_string(),
-            what,
-        });
+        summary.damaged(input.display(), what);
     }
     progress(bytes.len());
     Ok(summary)
