@@ -73,6 +73,11 @@ impl<T: TraceTree> Postprocessed<T> {
     pub fn new(inner: T) -> Self {
         Postprocessed { inner }
     }
+
+    /// The tree seen through the view.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
 }
 
 /// What the chain needs of a raw tracepoint.
@@ -111,10 +116,6 @@ fn as_leaf(status: DiffStatus) -> DiffStatus {
 }
 
 impl<T: TraceTree> Postprocessed<T> {
-    fn context(&self) -> &TraceContext {
-        self.inner.context()
-    }
-
     /// Decides a raw tracepoint: `None` when the view drops it.
     fn decide(
         &self,
