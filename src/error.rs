@@ -529,6 +529,15 @@ pub enum NodeProblem {
     /// thread's cells are distrusted from then on).
     #[error("{0}")]
     Contradicted(String),
+    /// A tracepoint a view hides (the post-processing shows it as another
+    /// node, or not at all).
+    #[error("the post-processed view hides the tracepoint at offset {at} of thread {thread}")]
+    Hidden {
+        /// The thread.
+        thread: ThreadId,
+        /// The offset in its stream.
+        at: LogicalOffset,
+    },
 }
 
 /// Why an index file was not used, or does not match its data file

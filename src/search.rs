@@ -39,7 +39,8 @@ use crate::model::{
     TracepointType,
 };
 use crate::print::{Parent, TextFormatter};
-use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
+use crate::read::{LazyNode, LazyTraceReader, VisitDetail, WalkDetail, WalkNode};
+use crate::tree::{Navigate, Postprocessed, TraceTree};
 
 /// What to look for.
 #[derive(Debug, Clone)]
@@ -85,15 +86,16 @@ impl SearchOptions {
     }
 }
 
-/// One tracepoint found.
+/// One tracepoint found, as a node of the tree searched (the lazy
+/// reader's by default).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hit {
+pub struct Hit<N = LazyNode> {
     /// Its thread.
     pub thread: ThreadId,
     /// Its event id.
     pub event: EventId,
     /// The node, for the reader that found it.
-    pub node: LazyNode,
+    pub node: N,
     /// Its depth in the thread's tree (0 at the top).
     pub depth: usize,
     /// The names of the calls (or loops) above it, outermost first.
@@ -103,27 +105,181 @@ pub struct Hit {
 }
 
 /// What a search found.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SearchResult {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchResult<N = LazyNode> {
     /// The hits kept: threads ascending, each in event order (none from
     /// [`search_each`], which hands them over).
-    pub hits: Vec<Hit>,
+    pub hits: Vec<Hit<N>>,
     /// Every hit, kept or not.
     pub total: u64,
     /// Tracepoints looked at.
     pub scanned: u64,
 }
 
+impl<N> Default for SearchResult<N> {
+    fn default() -> Self {
+        SearchResult {
+            hits: Vec::new(),
+            total: 0,
+            scanned: 0,
+        }
+    }
+}
+
+/// One tracepoint a search's walk hands over.
+pub enum SearchStep<'a, N> {
+    /// Read by a names walk: its header and the id it names.
+    Named {
+        /// The node.
+        node: N,
+        /// What the walk read of it.
+        walked: &'a WalkNode<'a>,
+    },
+    /// Decoded whole.
+    Visited {
+        /// The node.
+        node: N,
+        /// Its depth (0 at the thread's top).
+        depth: usize,
+        /// The tracepoint.
+        tracepoint: &'a Tracepoint<'a>,
+        /// Its footer.
+        footer: Option<&'a Footer<'a>>,
+    },
+}
+
+/// A tree [`search`] walks: the lazy reader (by its names walk when only
+/// names are matched) and the post-processed view of any [`Navigate`]
+/// tree (by the view's own walk, every tracepoint decoded).
+pub trait Searchable: Navigate + Sized {
+    /// Walks every thread in pre-order, the threads in parallel: `init`
+    /// makes each thread's state, `f` sees its nodes and returns whether
+    /// to go on in that thread; the states come back in thread order.
+    /// Names alone (`text` false) may be handed over as
+    /// [`SearchStep::Named`].
+    fn walk_searching<S: Send>(
+        &self,
+        text: bool,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>>;
+}
+
+impl Searchable for LazyTraceReader {
+    fn walk_searching<S: Send>(
+        &self,
+        text: bool,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, SearchStep<'_, LazyNode>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        // Names alone need only the ids calls and accesses name, which the
+        // names walk reads without decoding the rest.
+        let detail = if text {
+            WalkDetail::Full
+        } else {
+            WalkDetail::Names
+        };
+        self.walk_threads(detail, init, |state, walked| {
+            let step = match walked.tracepoint {
+                Some(tracepoint) => SearchStep::Visited {
+                    node: walked.node,
+                    depth: walked.depth,
+                    tracepoint,
+                    footer: walked.footer,
+                },
+                None => SearchStep::Named {
+                    node: walked.node,
+                    walked,
+                },
+            };
+            f(state, step)
+        })
+    }
+}
+
+impl<T: Navigate> Searchable for Postprocessed<T> {
+    fn walk_searching<S: Send>(
+        &self,
+        _text: bool,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        use rayon::prelude::*;
+        let detail = VisitDetail {
+            child_counts: false,
+            leaf_bodies: true,
+        };
+        self.thread_ids()
+            .into_par_iter()
+            .map(|thread| {
+                let mut state = init(thread);
+                let roots = self.roots(thread)?;
+                let walked = self.walk_visit(&roots, None, detail, |visit| {
+                    let crate::read::Visit::Node {
+                        node,
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = visit
+                    else {
+                        return Ok(());
+                    };
+                    let step = SearchStep::Visited {
+                        node,
+                        depth,
+                        tracepoint,
+                        footer,
+                    };
+                    match f(&mut state, step)? {
+                        true => Ok(()),
+                        false => Err(Error::Cancelled(THREAD_DONE)),
+                    }
+                });
+                match walked {
+                    Err(Error::Cancelled(THREAD_DONE)) | Ok(()) => Ok(state),
+                    Err(error) => Err(error),
+                }
+            })
+            .collect()
+    }
+}
+
+impl<T: Searchable> Searchable for &T {
+    fn walk_searching<S: Send>(
+        &self,
+        text: bool,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        (**self).walk_searching(text, init, f)
+    }
+}
+
+impl<T: Searchable + Send> Searchable for Arc<T> {
+    fn walk_searching<S: Send>(
+        &self,
+        text: bool,
+        init: impl Fn(ThreadId) -> S + Sync,
+        f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
+    ) -> Result<Vec<S>> {
+        (**self).walk_searching(text, init, f)
+    }
+}
+
+/// What ends one thread's walk of a view early.
+const THREAD_DONE: &str = "the search is done with the thread";
+
 /// Finds what `options` asks for in `reader`'s trace, keeping the first
 /// [`SearchOptions::max`] hits. `progress` receives the tracepoints
 /// scanned, in steps.
-pub fn search(
-    reader: &LazyTraceReader,
+pub fn search<T: Searchable>(
+    reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<SearchResult> {
+) -> Result<SearchResult<T::Node>> {
     // Each thread's hits, in event order; threads ascending at the end.
-    let per_thread: Mutex<BTreeMap<ThreadId, Vec<Hit>>> = Mutex::new(BTreeMap::new());
+    let per_thread: Mutex<BTreeMap<ThreadId, Vec<Hit<T::Node>>>> = Mutex::new(BTreeMap::new());
     let counts = search_each(reader, options, progress, &|hit| {
         let mut per_thread = per_thread.lock().unwrap_or_else(PoisonError::into_inner);
         per_thread.entry(hit.thread).or_default().push(hit);
@@ -146,12 +302,12 @@ pub fn search(
 /// number of hits, the search holds the open calls above the tracepoint
 /// it is at and the names met. A caller bounds its own memory by what
 /// `on_hit` does (a bounded queue makes the walk wait for its reader).
-pub fn search_each(
-    reader: &LazyTraceReader,
+pub fn search_each<T: Searchable>(
+    reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
-    on_hit: &(dyn Fn(Hit) + Sync),
-) -> Result<SearchResult> {
+    on_hit: &(dyn Fn(Hit<T::Node>) + Sync),
+) -> Result<SearchResult<T::Node>> {
     if let Some(threads) = &options.threads {
         crate::tree::select_threads(&reader.thread_ids(), Some(threads))?;
     }
@@ -160,15 +316,8 @@ pub fn search_each(
     let wanted_thread =
         |thread: ThreadId| options.threads.as_ref().is_none_or(|t| t.contains(&thread));
     let reported = AtomicU64::new(0);
-    // Names alone need only the ids calls and accesses name, which the
-    // names walk reads without decoding the rest.
-    let detail = if options.text {
-        WalkDetail::Full
-    } else {
-        WalkDetail::Names
-    };
-    let per_thread = reader.walk_threads(
-        detail,
+    let per_thread = reader.walk_searching(
+        options.text,
         |thread| ThreadSearch::new(reader, thread, wanted_thread(thread), Some(on_hit)),
         |search, walked| {
             if !search.wanted || stopped(options) {
@@ -179,24 +328,21 @@ pub fn search_each(
                 reported.fetch_add(PROGRESS_STEP, Ordering::Relaxed);
                 progress(PROGRESS_STEP);
             }
-            let Some(tracepoint) = walked.tracepoint else {
-                return search
-                    .step_named(walked, &pattern, options, &wanted)
-                    .map(|()| true);
-            };
-            search.step(
-                walked.node,
-                walked.depth,
-                tracepoint,
-                walked.footer,
-                &pattern,
-                options,
-                &wanted,
-            )?;
+            match walked {
+                SearchStep::Named { node, walked } => {
+                    search.step_named(node, walked, &pattern, options, &wanted)?
+                }
+                SearchStep::Visited {
+                    node,
+                    depth,
+                    tracepoint,
+                    footer,
+                } => search.step(node, depth, tracepoint, footer, &pattern, options, &wanted)?,
+            }
             Ok(true)
         },
     )?;
-    let mut counts = SearchResult::default();
+    let mut counts = SearchResult::<T::Node>::default();
     for thread in per_thread {
         counts.total += thread.total;
         counts.scanned += thread.scanned;
@@ -207,21 +353,21 @@ pub fn search_each(
 
 /// Where [`SearchFrom::find`] starts looking, and which way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchFrom {
+pub enum SearchFrom<N = LazyNode> {
     /// At the first tracepoint of a thread, looking forward.
     ThreadStart(ThreadId),
     /// Just after a node (its first child, or what follows its subtree),
     /// looking forward: after the last hit, to resume.
-    After(LazyNode),
+    After(N),
     /// Just before a node, looking back: its previous siblings' subtrees
     /// and its ancestors, nearest first.
-    Before(LazyNode),
+    Before(N),
     /// At the last tracepoint of a thread in pre-order (itself looked at
     /// first), looking back.
     ThreadEnd(ThreadId),
 }
 
-impl SearchFrom {
+impl<N: Copy + Send + Sync + PartialEq> SearchFrom<N> {
     /// The nearest tracepoint from this place in its thread's pre-order that
     /// `options` asks for (its `threads` and `max` aside), or `None` when the
     /// thread holds no more that way, or when `options.stop` was set (the
@@ -233,19 +379,22 @@ impl SearchFrom {
     /// among its siblings ([`LazyTraceReader::position`]) or a call's last
     /// child, and each node looked at is matched with the calls above it, as
     /// forward.
-    pub fn find(self, reader: &LazyTraceReader, options: &SearchOptions) -> Result<Option<Hit>> {
+    pub fn find<T: Navigate<Node = N>>(
+        self,
+        reader: &T,
+        options: &SearchOptions,
+    ) -> Result<Option<Hit<N>>> {
         find(reader, self, options)
     }
 }
 
 /// [`SearchFrom::find`].
-fn find(
-    reader: &LazyTraceReader,
-    from: SearchFrom,
+fn find<T: Navigate>(
+    reader: &T,
+    from: SearchFrom<T::Node>,
     options: &SearchOptions,
-) -> Result<Option<Hit>> {
-    type Nodes<'r> = Box<dyn Iterator<Item = Result<(LazyNode, usize)>> + 'r>;
-    let (thread, nodes, above): (_, Nodes<'_>, _) = match from {
+) -> Result<Option<Hit<T::Node>>> {
+    let (thread, nodes, above) = match from {
         SearchFrom::Before(node) => {
             let above = reader.ancestors(node)?;
             return find_previous(
@@ -269,17 +418,11 @@ fn find(
             let last = last_below(reader, root, &mut above)?;
             return find_previous(reader, thread, above, last, true, options);
         }
-        SearchFrom::ThreadStart(thread) => {
-            (thread, Box::new(reader.thread_nodes(thread)), Vec::new())
-        }
+        SearchFrom::ThreadStart(thread) => (thread, reader.thread_nodes(thread), Vec::new()),
         SearchFrom::After(node) => {
             let mut above = reader.ancestors(node)?;
             above.push(node);
-            (
-                reader.node_thread(node),
-                Box::new(reader.following(node)?),
-                above,
-            )
+            (reader.node_thread(node), reader.following(node)?, above)
         }
     };
     let (pattern, wanted, options) = one_hit(reader, options)?;
@@ -306,8 +449,8 @@ fn find(
 
 /// What a find next or previous matches with: `options`' pattern,
 /// kinds and statuses, and `options` asking for one hit.
-fn one_hit(
-    reader: &LazyTraceReader,
+fn one_hit<T: Navigate>(
+    reader: &T,
     options: &SearchOptions,
 ) -> Result<(Pattern, Wanted, SearchOptions)> {
     let wanted = Wanted::of(reader, options)?;
@@ -321,14 +464,14 @@ fn one_hit(
 
 /// [`SearchFrom::find`] looking back in `thread` from `at` (looked at first when
 /// `look`), `above` holding the containers above it, outermost first.
-fn find_previous(
-    reader: &LazyTraceReader,
+fn find_previous<T: Navigate>(
+    reader: &T,
     thread: ThreadId,
-    mut above: Vec<LazyNode>,
-    mut at: LazyNode,
+    mut above: Vec<T::Node>,
+    mut at: T::Node,
     mut look: bool,
     options: &SearchOptions,
-) -> Result<Option<Hit>> {
+) -> Result<Option<Hit<T::Node>>> {
     let (pattern, wanted, options) = one_hit(reader, options)?;
     loop {
         if stopped(&options) {
@@ -369,11 +512,11 @@ fn find_previous(
 
 /// The last node of `node`'s subtree in pre-order, the containers from
 /// `node` down to it pushed onto `above`.
-fn last_below(
-    reader: &LazyTraceReader,
-    mut node: LazyNode,
-    above: &mut Vec<LazyNode>,
-) -> Result<LazyNode> {
+fn last_below<T: Navigate>(
+    reader: &T,
+    mut node: T::Node,
+    above: &mut Vec<T::Node>,
+) -> Result<T::Node> {
     while let Some(child) = reader.last_child(node)? {
         above.push(node);
         node = child;
@@ -406,7 +549,7 @@ impl Wanted {
 
     /// The kinds and statuses `options` keeps; an error when it asks for
     /// statuses of a trace that is not a diff.
-    fn of(reader: &LazyTraceReader, options: &SearchOptions) -> Result<Self> {
+    fn of(reader: &impl Navigate, options: &SearchOptions) -> Result<Self> {
         let mut kinds = [options.kinds.is_none(); 12];
         for kind in options.kinds.iter().flatten() {
             kinds[*kind as usize] = true;
@@ -427,7 +570,7 @@ impl Wanted {
 /// `None`); an error when it names some and `reader`'s trace is not a
 /// diff.
 pub(crate) fn wanted_statuses(
-    reader: &LazyTraceReader,
+    reader: &impl Navigate,
     diff: Option<&[DiffStatus]>,
 ) -> Result<[bool; 6]> {
     let Some(diff) = diff else {
@@ -539,14 +682,14 @@ pub(crate) enum NameKey {
 /// What an open container tells its children about printing: known, or
 /// to be read from the container when a hit needs it.
 #[derive(Debug, Clone, Copy)]
-enum ParentOf {
+enum ParentOf<N> {
     Known(Parent),
-    Node(LazyNode),
+    Node(N),
 }
 
 /// One thread's walk.
-struct ThreadSearch<'c> {
-    reader: &'c LazyTraceReader,
+struct ThreadSearch<'c, T: TraceTree> {
+    reader: &'c T,
     context: &'c TraceContext,
     thread: ThreadId,
     wanted: bool,
@@ -557,7 +700,7 @@ struct ThreadSearch<'c> {
     name_of: FxHashMap<NameKey, u32>,
     /// The open nodes above the current one: name (a place in `names`),
     /// what they tell their children.
-    open: Vec<(u32, ParentOf)>,
+    open: Vec<(u32, ParentOf<T::Node>)>,
     line: String,
     /// Hits handed over (at most `max`).
     handed: usize,
@@ -565,16 +708,16 @@ struct ThreadSearch<'c> {
     scanned: u64,
     /// Handed each hit, as it is found; without it, the hit is kept in
     /// `found` (a find's one hit).
-    on_hit: Option<&'c (dyn Fn(Hit) + Sync)>,
-    found: Option<Hit>,
+    on_hit: Option<&'c (dyn Fn(Hit<T::Node>) + Sync)>,
+    found: Option<Hit<T::Node>>,
 }
 
-impl<'c> ThreadSearch<'c> {
+impl<'c, T: TraceTree> ThreadSearch<'c, T> {
     fn new(
-        reader: &'c LazyTraceReader,
+        reader: &'c T,
         thread: ThreadId,
         wanted: bool,
-        on_hit: Option<&'c (dyn Fn(Hit) + Sync)>,
+        on_hit: Option<&'c (dyn Fn(Hit<T::Node>) + Sync)>,
     ) -> Self {
         let context = reader.context();
         ThreadSearch {
@@ -598,7 +741,7 @@ impl<'c> ThreadSearch<'c> {
     #[allow(clippy::too_many_arguments)]
     fn step(
         &mut self,
-        node: LazyNode,
+        node: T::Node,
         depth: usize,
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
@@ -632,22 +775,16 @@ impl<'c> ThreadSearch<'c> {
     /// find-next and find-previous walks: the hit it is, if it is one.
     fn step_node(
         &mut self,
-        node: LazyNode,
+        node: T::Node,
         depth: usize,
         pattern: &Pattern,
         options: &SearchOptions,
         wanted: &Wanted,
-    ) -> Result<Option<Hit>> {
-        let data = self.reader.node(node)?;
-        self.step(
-            node,
-            depth,
-            data.tracepoint(),
-            data.footer(),
-            pattern,
-            options,
-            wanted,
-        )?;
+    ) -> Result<Option<Hit<T::Node>>> {
+        let reader = self.reader;
+        reader.visit(node, |tracepoint, footer| {
+            self.step(node, depth, tracepoint, footer, pattern, options, wanted)
+        })??;
         Ok(self.found.take())
     }
 
@@ -664,7 +801,7 @@ impl<'c> ThreadSearch<'c> {
     /// line.
     fn hit(
         &mut self,
-        node: LazyNode,
+        node: T::Node,
         depth: usize,
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
@@ -703,7 +840,7 @@ impl<'c> ThreadSearch<'c> {
         Ok(match self.open.last() {
             None => Parent::TopLevel,
             Some((_, ParentOf::Known(parent))) => *parent,
-            Some((_, ParentOf::Node(node))) => Parent::of(self.reader.node(*node)?.tracepoint()),
+            Some((_, ParentOf::Node(node))) => self.reader.visit(*node, |tp, _| Parent::of(tp))?,
         })
     }
 
@@ -712,29 +849,23 @@ impl<'c> ThreadSearch<'c> {
     /// its id was cut by a block end).
     fn step_named(
         &mut self,
+        node: T::Node,
         walked: &WalkNode<'_>,
         pattern: &Pattern,
         options: &SearchOptions,
         wanted: &Wanted,
     ) -> Result<()> {
         let kind = walked.header.tracepoint_type;
-        let (node, depth) = (walked.node, walked.depth);
+        let depth = walked.depth;
+        let reader = self.reader;
         let key = match walked.name {
             Some(TracepointName::Method(method)) => Some(NameKey::Method(method)),
             Some(TracepointName::Field(field)) => Some(NameKey::Field(field)),
             Some(TracepointName::Variable(variable)) => Some(NameKey::Variable(variable)),
             None if NAMED.contains(&kind) => {
-                let data = self.reader.node(node)?;
-                let footer = data.footer();
-                return self.step(
-                    node,
-                    depth,
-                    data.tracepoint(),
-                    footer,
-                    pattern,
-                    options,
-                    wanted,
-                );
+                return reader.visit(node, |tracepoint, footer| {
+                    self.step(node, depth, tracepoint, footer, pattern, options, wanted)
+                })?;
             }
             None => None,
         };
@@ -743,15 +874,9 @@ impl<'c> ThreadSearch<'c> {
         let matched = pattern.is_empty() || place.is_some_and(|place| self.names[place as usize].1);
         if wanted.wants(&walked.header) && matched {
             if self.handed < options.max {
-                let data = self.reader.node(node)?;
-                self.hit(
-                    node,
-                    depth,
-                    data.tracepoint(),
-                    data.footer(),
-                    options,
-                    false,
-                )?;
+                reader.visit(node, |tracepoint, footer| {
+                    self.hit(node, depth, tracepoint, footer, options, false)
+                })??;
             } else {
                 self.total += 1;
             }

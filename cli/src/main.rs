@@ -473,6 +473,11 @@ pub enum Command {
         /// Only what was appended is read; no lookup sidecar is written.
         #[arg(long)]
         follow: bool,
+        /// Show the trace as `print --postprocess` does (the recorder's
+        /// post-processing, as its IDE plugin shows it); searches, jumps
+        /// and `]`/`[` go through it too.
+        #[arg(long)]
+        postprocess: bool,
         /// Browse in the web browser instead: starts `serve --http` on a
         /// free loopback port with the traces given and opens the page
         /// (or prints its URL when no browser can be opened); Ctrl-C stops.
@@ -490,7 +495,8 @@ pub enum Command {
         error (as grep and rg).\n\nExamples:\n  tracetree search app.trace HashMap.put\n  \
         tracetree search app.trace --text --ignore-case 'timeout' --json | jq .path\n  \
         tracetree search run.diff.packedtrace --diff        (every change of a diff)\n  \
-        tracetree search run.diff.packedtrace Queue. --diff added,edited"
+        tracetree search run.diff.packedtrace Queue. --diff added,edited\n  \
+        tracetree search app.trace Point.x --postprocess"
     )]
     Search {
         #[command(flatten)]
@@ -543,6 +549,13 @@ pub enum Command {
         /// in a value shown as `\n`.
         #[arg(long)]
         json: bool,
+        /// Search the trace as `print --postprocess` shows it (the
+        /// recorder's post-processing): a collapsed call pair is one hit, a
+        /// generated accessor is found as its field access, coverage
+        /// accesses and empty iterations are not searched. Every
+        /// tracepoint is then decoded, as with --text.
+        #[arg(long)]
+        postprocess: bool,
     },
     /// Serve traces to an IDE or tool over standard input and output:
     /// JSON-RPC 2.0 with the Language Server Protocol's framing (open,
@@ -1044,7 +1057,12 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             force,
             ..
         } => pack::run(&cache, &file, &output, info.as_deref(), force, &mut out)?,
-        Command::View { file, follow, .. } => view::run(&cache, &file, follow)?,
+        Command::View {
+            file,
+            follow,
+            postprocess,
+            ..
+        } => view::run(&cache, &file, follow, postprocess)?,
         Command::Serve { .. } => {}
         Command::Search {
             file,
@@ -1056,6 +1074,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             ignore_case,
             text,
             json,
+            postprocess,
             ..
         } => {
             return search::run(
@@ -1070,6 +1089,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
                     ignore_case,
                     text,
                     json,
+                    postprocess,
                 },
                 &mut out,
             );

@@ -6,7 +6,8 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::common::ThreadId;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{SearchOptions, search};
+use tracetree::search::{SearchOptions, SearchResult, search};
+use tracetree::tree::Postprocessed;
 use tracetree::{Error, Result};
 
 use crate::Outcome;
@@ -23,6 +24,7 @@ pub struct SearchRequest<'a> {
     pub ignore_case: bool,
     pub text: bool,
     pub json: bool,
+    pub postprocess: bool,
 }
 
 pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> Result<Outcome> {
@@ -52,11 +54,36 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
         )
         .expect("valid template"),
     );
-    let found = search(&reader, &options, &|n| bar.inc(n));
+    let progress = |n| bar.inc(n);
+    let found = if request.postprocess {
+        search(&Postprocessed::new(&reader), &options, &progress)
+            .and_then(|found| write_hits(&found, request.json, out))
+    } else {
+        search(&reader, &options, &progress).and_then(|found| write_hits(&found, request.json, out))
+    };
     bar.finish_and_clear();
-    let found = found?;
+    let (shown, total, scanned) = found?;
+    if total > shown {
+        eprintln!("{total} hits in {scanned} tracepoints; the first {shown} shown (--max)");
+    } else {
+        eprintln!("{total} hits in {scanned} tracepoints");
+    }
+    Ok(if total == 0 {
+        Outcome::NoMatch
+    } else {
+        Outcome::Done
+    })
+}
+
+/// Writes the hits kept; the hits shown, the hits in all and the
+/// tracepoints scanned.
+fn write_hits<N>(
+    found: &SearchResult<N>,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<(u64, u64, u64)> {
     for hit in &found.hits {
-        if request.json {
+        if json {
             write_json(hit, out)?;
             continue;
         }
@@ -71,20 +98,7 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
         writeln!(out, "{}", one_line(&hit.line))?;
     }
     out.flush()?;
-    let shown = found.hits.len() as u64;
-    if found.total > shown {
-        eprintln!(
-            "{} hits in {} tracepoints; the first {shown} shown (--max)",
-            found.total, found.scanned
-        );
-    } else {
-        eprintln!("{} hits in {} tracepoints", found.total, found.scanned);
-    }
-    Ok(if found.total == 0 {
-        Outcome::NoMatch
-    } else {
-        Outcome::Done
-    })
+    Ok((found.hits.len() as u64, found.total, found.scanned))
 }
 
 /// A tracepoint kind by its `dump` name (`method_call`, `read_field`, …).
@@ -146,7 +160,7 @@ fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// One hit as one JSON object on its line: `thread`, `eventId`, `depth`,
 /// `path` (the names of the calls above it, outermost first) and `line`.
-fn write_json(hit: &tracetree::search::Hit, out: &mut impl Write) -> Result<()> {
+fn write_json<N>(hit: &tracetree::search::Hit<N>, out: &mut impl Write) -> Result<()> {
     let mut text = format!(
         "{{\"thread\":{},\"eventId\":{},\"depth\":{},\"path\":[",
         hit.thread, hit.event, hit.depth

@@ -1,12 +1,12 @@
 //! The lazy reader as a [`TraceTree`]: node-by-node access through its
 //! cache, whole-tree walks streamed through its threads' data.
 
-use crate::common::ThreadId;
+use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::read::{LazyNode, LazyTraceReader, Visit, VisitDetail};
-use crate::tree::TraceTree;
+use crate::read::{ChildCount, LazyNode, LazyTraceReader, NodeHandle, Visit, VisitDetail};
+use crate::tree::{Navigate, PreOrder, TraceTree};
 
 impl TraceTree for LazyTraceReader {
     type Node = LazyNode;
@@ -89,5 +89,63 @@ impl TraceTree for LazyTraceReader {
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         LazyTraceReader::walk_visit_siblings(self, parent, first, next, max_depth, detail, &mut f)
+    }
+}
+
+impl Navigate for LazyTraceReader {
+    fn node_thread(&self, node: LazyNode) -> ThreadId {
+        LazyTraceReader::node_thread(self, node)
+    }
+
+    fn handle(&self, node: LazyNode) -> NodeHandle {
+        LazyTraceReader::handle(self, node)
+    }
+
+    fn resolve_handle(&self, handle: NodeHandle) -> Result<LazyNode> {
+        LazyTraceReader::resolve_handle(self, handle)
+    }
+
+    fn ancestors(&self, node: LazyNode) -> Result<Vec<LazyNode>> {
+        LazyTraceReader::ancestors(self, node)
+    }
+
+    fn position(&self, node: LazyNode) -> Result<usize> {
+        LazyTraceReader::position(self, node)
+    }
+
+    fn node_by_event(&self, event: EventId) -> Result<Option<LazyNode>> {
+        LazyTraceReader::node_by_event(self, event)
+    }
+
+    fn root_count(&self, thread: ThreadId) -> Result<usize> {
+        LazyTraceReader::root_count(self, thread)
+    }
+
+    fn roots_range(&self, thread: ThreadId, from: usize, count: usize) -> Result<Vec<LazyNode>> {
+        LazyTraceReader::roots_range(self, thread, from, count)
+    }
+
+    fn quick_child_count(&self, node: LazyNode) -> Result<ChildCount> {
+        LazyTraceReader::quick_child_count(self, node)
+    }
+
+    fn last_child(&self, node: LazyNode) -> Result<Option<LazyNode>> {
+        LazyTraceReader::last_child(self, node)
+    }
+
+    fn is_diff(&self) -> Result<bool> {
+        LazyTraceReader::is_diff(self)
+    }
+
+    fn thread_name(&self, thread: ThreadId) -> Option<String> {
+        LazyTraceReader::thread_name(self, thread)
+    }
+
+    fn thread_nodes(&self, thread: ThreadId) -> PreOrder<'_, LazyNode> {
+        Box::new(LazyTraceReader::thread_nodes(self, thread))
+    }
+
+    fn following(&self, node: LazyNode) -> Result<PreOrder<'_, LazyNode>> {
+        Ok(Box::new(LazyTraceReader::following(self, node)?))
     }
 }

@@ -11,8 +11,11 @@ pub use crate::read::{Visit, VisitDetail};
 
 mod copy;
 mod lazy;
+mod navigate;
 mod postprocess;
+mod shared;
 
+pub use navigate::{Navigate, PreOrder};
 pub use postprocess::{PostNode, Postprocessed};
 
 /// A forest of tracepoints, one tree per thread. Shared between threads:

@@ -590,3 +590,157 @@ fn a_default_wrapper_alone_diffs_unchanged_through_the_view() {
     let thread = &summary.threads[0];
     assert!(thread.removed + thread.added + thread.edited > 0, "{text}");
 }
+
+/// Each view node's event id and depth, in the walk's pre-order.
+fn walked_events<T: TraceTree>(view: &T) -> Vec<(T::Node, usize, i32)> {
+    let mut walked = Vec::new();
+    let roots = view.roots(view.thread_ids()[0]).unwrap();
+    view.walk(&roots, None, |step| {
+        if let tracetree::tree::WalkStep::Node { node, depth } = step {
+            let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
+            walked.push((node, depth, event));
+        }
+        Ok(())
+    })
+    .unwrap();
+    walked
+}
+
+#[test]
+fn view_nodes_are_found_again_by_handle_event_and_path() {
+    use tracetree::common::EventId;
+    use tracetree::tree::Navigate;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let walked = walked_events(&view);
+    // The open containers above each node, as the walk meets them.
+    let mut above: Vec<tracetree::tree::PostNode<_>> = Vec::new();
+    for &(node, depth, event) in &walked {
+        above.truncate(depth);
+        assert_eq!(
+            view.resolve_handle(view.handle(node)).unwrap(),
+            node,
+            "#{event}"
+        );
+        assert_eq!(view.ancestors(node).unwrap(), above, "#{event}");
+        let siblings = match above.last() {
+            Some(&parent) => view.children(parent).unwrap(),
+            None => view.roots(view.node_thread(node)).unwrap(),
+        };
+        let first = siblings.iter().position(|&s| s == node).unwrap();
+        assert_eq!(view.position(node).unwrap(), first, "#{event}");
+        let found = view.node_by_event(EventId::new(event)).unwrap().unwrap();
+        assert_eq!(found, node, "#{event}");
+        if view.child_count(node).unwrap() > 0 {
+            above.push(node);
+        }
+    }
+    // Events the view hides: a collapsed wrapper's own id is shown by its
+    // inner call (#1 by #2); an accessor's receiver read (#6) and a dropped
+    // loop (#20) by nothing.
+    let shown: Vec<i32> = walked.iter().map(|w| w.2).collect();
+    for hidden in [1, 6, 17, 20, 22, 43] {
+        assert!(!shown.contains(&hidden));
+        assert_eq!(
+            view.node_by_event(EventId::new(hidden)).unwrap(),
+            None,
+            "#{hidden}"
+        );
+    }
+    // The raw node of a collapsed pair's inner call is no handle of the
+    // view: the pair's handle is the wrapper's.
+    let inner_call = lazy.node_by_event(EventId::new(2)).unwrap().unwrap();
+    let error = view.resolve_handle(lazy.handle(inner_call)).unwrap_err();
+    assert!(error.to_string().contains("hides"), "{error}");
+    assert_eq!(
+        view.handle(view.node_by_event(EventId::new(2)).unwrap().unwrap()),
+        lazy.handle(lazy.node_by_event(EventId::new(1)).unwrap().unwrap())
+    );
+}
+
+#[test]
+fn the_view_pre_order_and_its_resumptions_follow_the_walk() {
+    use tracetree::tree::Navigate;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let walked: Vec<_> = walked_events(&view)
+        .into_iter()
+        .map(|(node, depth, _)| (node, depth))
+        .collect();
+    let thread = view.thread_ids()[0];
+    let pre_order: Vec<_> = view.thread_nodes(thread).map(|n| n.unwrap()).collect();
+    assert_eq!(pre_order, walked);
+    for (at, &(node, _)) in walked.iter().enumerate() {
+        let following: Vec<_> = view.following(node).unwrap().map(|n| n.unwrap()).collect();
+        // `bar()` is listed twice: resumed after it, its repeat is passed.
+        let expected: Vec<_> = walked[at + 1..]
+            .iter()
+            .copied()
+            .filter(|&(other, _)| other != node)
+            .collect();
+        assert_eq!(following, expected, "after node {at}");
+    }
+}
+
+#[test]
+fn search_through_the_view_finds_what_it_shows() {
+    use tracetree::search::{SearchFrom, SearchOptions, search};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let events = |found: Vec<tracetree::search::Hit<_>>| -> Vec<String> {
+        found
+            .iter()
+            .map(|hit| format!("#{} {}", hit.event, hit.line))
+            .collect()
+    };
+    let raw = search(&lazy, &SearchOptions::new("getX"), &|_| {}).unwrap();
+    assert_eq!(
+        raw.hits.iter().map(|h| h.event.get()).collect::<Vec<_>>(),
+        [12, 33, 42, 43]
+    );
+    // The getter of #12 became its read, the one inside #42 too.
+    let seen = search(&view, &SearchOptions::new("getX"), &|_| {}).unwrap();
+    assert_eq!(
+        events(seen.hits.clone()),
+        ["#33 A@1.getX(1): 7", "#42 A.getX$default(): 9"]
+    );
+    assert_eq!(seen.scanned as usize, walked_events(&view).len());
+    // A read shown at the call's place, found by its field's name.
+    let mut options = SearchOptions::new("A.x");
+    options.kinds = Some(vec![tracetree::model::TracepointType::ReadField]);
+    let reads = search(&view, &options, &|_| {}).unwrap();
+    assert_eq!(
+        events(reads.hits.clone()),
+        ["#13 A@1.x ➜ 7", "#34 A@1.x ➜ 7", "#44 A@1.x ➜ 9"]
+    );
+    assert_eq!(reads.hits[2].path.len(), 2, "{:?}", reads.hits[2].path);
+    // Find next and previous walk the same hits one at a time.
+    let every = SearchOptions::new("");
+    let thread = view.thread_ids()[0];
+    let mut forward = Vec::new();
+    let mut from = SearchFrom::ThreadStart(thread);
+    while let Some(hit) = from.find(&view, &every).unwrap() {
+        forward.push(hit.event.get());
+        from = SearchFrom::After(hit.node);
+    }
+    let mut shown: Vec<i32> = walked_events(&view).iter().map(|w| w.2).collect();
+    shown.dedup();
+    assert_eq!(forward, shown);
+    let mut back = Vec::new();
+    let mut from = SearchFrom::ThreadEnd(thread);
+    while let Some(hit) = from.find(&view, &every).unwrap() {
+        back.push(hit.event.get());
+        from = SearchFrom::Before(hit.node);
+    }
+    back.reverse();
+    assert_eq!(back, shown);
+}

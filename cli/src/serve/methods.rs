@@ -11,11 +11,13 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tracetree::LazyTraceReader;
+use tracetree::TraceTree;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::search::{SearchFrom, SearchOptions, search as search_trace, search_each};
-use tracetree::{LazyNode, LazyTraceReader};
+use tracetree::tree::Navigate;
 
 use super::dispatch::{LIMITS, Request, Session};
 use super::errors::{ServeError, code};
@@ -23,6 +25,23 @@ use super::protocol::*;
 use super::traces::{OpenTrace, handle_text, resolve};
 use super::transport::Reply;
 use crate::cache::Cache;
+
+/// Runs `$body` with `$reader` (the trace's reader) rebound to the tree
+/// its trace is served as: the reader, or its post-processed view when
+/// the trace was opened with `postprocess` (a view is a borrow: made per
+/// request, on the reader the request got).
+macro_rules! on_tree {
+    ($trace:expr, $reader:ident, $body:block) => {{
+        if $trace.postprocess {
+            let view = tracetree::tree::Postprocessed::new(&*$reader);
+            let $reader = &view;
+            $body
+        } else {
+            let $reader = &*$reader;
+            $body
+        }
+    }};
+}
 
 /// Which workers serve a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +115,9 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
             let reader = trace.reader();
-            reply(threads(&reader).map_err(|e| failed(method, &trace, None, &e))?)
+            on_tree!(trace, reader, {
+                reply(threads(reader).map_err(|e| failed(method, &trace, None, &e))?)
+            })
         }
         "trace/roots" => roots(session, method, parse(method, params)?),
         "trace/children" => children(session, method, parse(method, params)?),
@@ -233,14 +254,22 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
     } else {
         None
     };
-    let threads = threads(&reader).map_err(|e| opening(&e))?;
+    let postprocess = options.postprocess.unwrap_or(false);
+    let threads = if postprocess {
+        threads(&tracetree::tree::Postprocessed::new(&reader))
+    } else {
+        threads(&reader)
+    }
+    .map_err(|e| opening(&e))?;
     if request.cancelled() {
         return Err(ServeError::new(
             code::REQUEST_CANCELLED,
             format!("{method}: cancelled"),
         ));
     }
-    let open = session.traces.add(method, path, reader, cache, growing)?;
+    let open = session
+        .traces
+        .add(method, path, reader, cache, growing, postprocess)?;
     drop(progress);
     reply(OpenResult {
         trace: open.id.clone(),
@@ -252,7 +281,7 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
 }
 
 /// The threads of `reader`, with their names and root counts.
-pub fn threads(reader: &LazyTraceReader) -> tracetree::Result<Vec<ThreadInfo>> {
+pub fn threads(reader: &impl Navigate) -> tracetree::Result<Vec<ThreadInfo>> {
     reader
         .thread_ids()
         .into_iter()
@@ -284,53 +313,59 @@ fn page_count(method: &str, count: usize) -> Result<usize, ServeError> {
 fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let count = page_count(method, params.count)?;
-    let thread = ThreadId::new(params.thread);
-    if !reader.thread_ids().contains(&thread) {
-        return Err(ServeError::new(
-            code::NO_SUCH_NODE,
-            format!("{method}: {}: no thread {}", trace.about(), params.thread),
-        )
-        .with("trace", trace.id.as_str())
-        .with("field", "thread"));
-    }
-    let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
-    let page = reader
-        .roots_range(thread, params.start, count)
-        .map_err(|e| fail(&e))?;
-    let nodes = rows(&reader, &page, Parent::TopLevel, 0).map_err(|e| fail(&e))?;
-    let total = reader.root_count(thread).map_err(|e| fail(&e))? as u64;
-    reply(NodesResult {
-        nodes,
-        total: Some(total),
+    on_tree!(trace, reader, {
+        let count = page_count(method, params.count)?;
+        let thread = ThreadId::new(params.thread);
+        if !reader.thread_ids().contains(&thread) {
+            return Err(ServeError::new(
+                code::NO_SUCH_NODE,
+                format!("{method}: {}: no thread {}", trace.about(), params.thread),
+            )
+            .with("trace", trace.id.as_str())
+            .with("field", "thread"));
+        }
+        let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
+        let page = reader
+            .roots_range(thread, params.start, count)
+            .map_err(|e| fail(&e))?;
+        let nodes = rows(reader, &page, Parent::TopLevel, 0).map_err(|e| fail(&e))?;
+        let total = reader.root_count(thread).map_err(|e| fail(&e))? as u64;
+        reply(NodesResult {
+            nodes,
+            total: Some(total),
+        })
     })
 }
 
 fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let count = page_count(method, params.count)?;
-    let node = resolve(method, &trace, &reader, "node", &params.node)?;
-    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
-    let depth = reader.ancestors(node).map_err(|e| fail(&e))?.len() + 1;
-    let parent = Parent::of(reader.node(node).map_err(|e| fail(&e))?.tracepoint());
-    let page = reader
-        .children_range(node, params.start, count)
-        .map_err(|e| fail(&e))?;
-    let nodes = rows(&reader, &page, parent, depth).map_err(|e| fail(&e))?;
-    let total = reader
-        .quick_child_count(node)
-        .map_err(|e| fail(&e))?
-        .exact()
-        .map(|n| n as u64);
-    reply(NodesResult { nodes, total })
+    on_tree!(trace, reader, {
+        let count = page_count(method, params.count)?;
+        let node = resolve(method, &trace, reader, "node", &params.node)?;
+        let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+        let depth = reader.ancestors(node).map_err(|e| fail(&e))?.len() + 1;
+        let parent = reader
+            .visit(node, |tracepoint, _| Parent::of(tracepoint))
+            .map_err(|e| fail(&e))?;
+        let page = reader
+            .children_range(node, params.start, count)
+            .map_err(|e| fail(&e))?;
+        let nodes = rows(reader, &page, parent, depth).map_err(|e| fail(&e))?;
+        let total = reader
+            .quick_child_count(node)
+            .map_err(|e| fail(&e))?
+            .exact()
+            .map(|n| n as u64);
+        reply(NodesResult { nodes, total })
+    })
 }
 
 /// The rows of `nodes`, children of a node that tells them `parent`, at
 /// `depth`.
-fn rows(
-    reader: &LazyTraceReader,
-    nodes: &[LazyNode],
+fn rows<V: Navigate>(
+    reader: &V,
+    nodes: &[V::Node],
     parent: Parent,
     depth: usize,
 ) -> tracetree::Result<Vec<Node>> {
@@ -342,27 +377,30 @@ fn rows(
 }
 
 /// One node's row.
-fn row(
-    reader: &LazyTraceReader,
+fn row<V: Navigate>(
+    reader: &V,
     formatter: &mut TextFormatter<'_>,
-    node: LazyNode,
+    node: V::Node,
     parent: Parent,
     depth: usize,
 ) -> tracetree::Result<Node> {
-    let data = reader.node(node)?;
     let mut text = String::new();
-    formatter.write_tracepoint(&mut text, data.tracepoint(), data.footer(), parent)?;
+    let header = reader.visit(node, |tracepoint, footer| {
+        formatter
+            .write_tracepoint(&mut text, tracepoint, footer, parent)
+            .map(|()| tracepoint.header)
+    })??;
     let count = reader.quick_child_count(node)?;
     Ok(Node {
         handle: handle_text(reader.handle(node)),
-        event_id: data.tracepoint().header.event.get(),
-        kind: data.tracepoint().header.tracepoint_type.name().into(),
+        event_id: header.event.get(),
+        kind: header.tracepoint_type.name().into(),
         depth,
         text,
         child_count: count.at_least() as u64,
         child_count_exact: count.exact().is_some(),
         has_children: count.at_least() > 0,
-        diff: match data.tracepoint().header.diff_status {
+        diff: match header.diff_status {
             DiffStatus::None => None,
             status => Some(diff_status(status).into()),
         },
@@ -370,10 +408,10 @@ fn row(
 }
 
 /// The row of `node` alone: its depth and parent looked up.
-fn lone_row(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<(Node, Vec<LazyNode>)> {
+fn lone_row<V: Navigate>(reader: &V, node: V::Node) -> tracetree::Result<(Node, Vec<V::Node>)> {
     let above = reader.ancestors(node)?;
     let parent = match above.last() {
-        Some(&parent) => Parent::of(reader.node(parent)?.tracepoint()),
+        Some(&parent) => reader.visit(parent, |tracepoint, _| Parent::of(tracepoint))?,
         None => Parent::TopLevel,
     };
     let mut formatter = TextFormatter::new(reader.context(), true);
@@ -384,22 +422,24 @@ fn lone_row(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<(Node
 fn node(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let node = resolve(method, &trace, &reader, "node", &params.node)?;
-    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
-    let mut detail = detail(&reader, node).map_err(|e| fail(&e))?;
-    if let Some(map) = reader.diff_map() {
-        detail.origin = origin(map, &reader, node).map_err(|e| fail(&e))?;
-    }
-    reply(detail)
+    on_tree!(trace, reader, {
+        let node = resolve(method, &trace, reader, "node", &params.node)?;
+        let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+        let mut detail = detail(reader, node).map_err(|e| fail(&e))?;
+        if let Some(map) = trace.reader().diff_map() {
+            detail.origin = origin(map, reader, node).map_err(|e| fail(&e))?;
+        }
+        reply(detail)
+    })
 }
 
 /// Where `node` of a diff came from, by the diff's map.
-fn origin(
+fn origin<V: Navigate>(
     map: &tracetree::diff::DiffMap,
-    reader: &LazyTraceReader,
-    node: LazyNode,
+    reader: &V,
+    node: V::Node,
 ) -> tracetree::Result<Option<DiffOrigin>> {
-    let header = reader.node(node)?.tracepoint().header;
+    let header = reader.visit(node, |tracepoint, _| tracepoint.header)?;
     let Some(events) = map.event(header.event)? else {
         return Ok(None);
     };
@@ -417,11 +457,21 @@ fn origin(
 }
 
 /// `node` in full.
-fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDetail> {
+fn detail<V: Navigate>(reader: &V, node: V::Node) -> tracetree::Result<NodeDetail> {
     let (row, _) = lone_row(reader, node)?;
+    reader.visit(node, |tracepoint, footer| {
+        described(reader, row, tracepoint, footer)
+    })?
+}
+
+/// [`detail`] of a node whose row and tracepoint are read.
+fn described<V: Navigate>(
+    reader: &V,
+    row: Node,
+    tracepoint: &tracetree::model::Tracepoint<'_>,
+    footer: Option<&Footer<'_>>,
+) -> tracetree::Result<NodeDetail> {
     let context = reader.context();
-    let data = reader.node(node)?;
-    let tracepoint = data.tracepoint();
     let mut formatter = TextFormatter::new(context, false);
     let mut value_text = |value: &TraceValue<'_>| -> tracetree::Result<String> {
         let mut text = String::new();
@@ -458,7 +508,7 @@ fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDet
         index: None,
         value: None,
         iteration: None,
-        unfinished: tracepoint.header.tracepoint_type.is_container() && data.footer().is_none(),
+        unfinished: tracepoint.header.tracepoint_type.is_container() && footer.is_none(),
         origin: None,
     };
     let not_null = |value: &TraceValue<'_>| !matches!(value, TraceValue::Null);
@@ -482,7 +532,7 @@ fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDet
                     .map(&mut value_text)
                     .collect::<Result<_, _>>()?,
             );
-            if let Some(Footer::MethodCall { result, exception }) = data.footer() {
+            if let Some(Footer::MethodCall { result, exception }) = footer {
                 let exception = exception.decode();
                 if exception.is_empty() {
                     detail.result = Some(value_text(result)?);
@@ -533,7 +583,7 @@ fn detail(reader: &LazyTraceReader, node: LazyNode) -> tracetree::Result<NodeDet
             detail.value = Some(value_text(value)?);
         }
         TracepointBody::Loop { .. } => {
-            if let Some(Footer::Loop { iterations }) = data.footer() {
+            if let Some(Footer::Loop { iterations }) = footer {
                 detail.iteration = Some(*iterations);
             }
         }
@@ -567,32 +617,38 @@ fn diff_status(status: DiffStatus) -> &'static str {
 fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let node = resolve(method, &trace, &reader, "node", &params.node)?;
-    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
-    let above = reader.ancestors(node).map_err(|e| fail(&e))?;
-    let mut formatter = TextFormatter::new(reader.context(), true);
-    let mut parent = Parent::TopLevel;
-    let mut nodes = Vec::with_capacity(above.len());
-    for (depth, &ancestor) in above.iter().enumerate() {
-        nodes.push(row(&reader, &mut formatter, ancestor, parent, depth).map_err(|e| fail(&e))?);
-        parent = Parent::of(reader.node(ancestor).map_err(|e| fail(&e))?.tracepoint());
-    }
-    reply(AncestorsResult { nodes })
+    on_tree!(trace, reader, {
+        let node = resolve(method, &trace, reader, "node", &params.node)?;
+        let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+        let above = reader.ancestors(node).map_err(|e| fail(&e))?;
+        let mut formatter = TextFormatter::new(reader.context(), true);
+        let mut parent = Parent::TopLevel;
+        let mut nodes = Vec::with_capacity(above.len());
+        for (depth, &ancestor) in above.iter().enumerate() {
+            nodes.push(row(reader, &mut formatter, ancestor, parent, depth).map_err(|e| fail(&e))?);
+            parent = reader
+                .visit(ancestor, |tracepoint, _| Parent::of(tracepoint))
+                .map_err(|e| fail(&e))?;
+        }
+        reply(AncestorsResult { nodes })
+    })
 }
 
 fn position(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let node = resolve(method, &trace, &reader, "node", &params.node)?;
-    let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
-    let above = reader.ancestors(node).map_err(|e| fail(&e))?;
-    let index = reader.position(node).map_err(|e| fail(&e))?;
-    reply(PositionResult {
-        parent: above
-            .last()
-            .map(|&parent| handle_text(reader.handle(parent))),
-        index: index as u64,
-        depth: above.len(),
+    on_tree!(trace, reader, {
+        let node = resolve(method, &trace, reader, "node", &params.node)?;
+        let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
+        let above = reader.ancestors(node).map_err(|e| fail(&e))?;
+        let index = reader.position(node).map_err(|e| fail(&e))?;
+        reply(PositionResult {
+            parent: above
+                .last()
+                .map(|&parent| handle_text(reader.handle(parent))),
+            index: index as u64,
+            depth: above.len(),
+        })
     })
 }
 
@@ -603,27 +659,29 @@ fn node_by_event(
 ) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
-    let missing = |what: String| {
-        ServeError::new(
-            code::NO_SUCH_NODE,
-            format!("{method}: {}: {what}", trace.about()),
-        )
-        .with("trace", trace.id.as_str())
-        .with("field", "eventId")
-    };
-    let event = EventId::new(params.event_id);
-    let Some(node) = reader.node_by_event(event).map_err(|e| fail(&e))? else {
-        return Err(missing(format!("no event {}", params.event_id)));
-    };
-    let thread = reader.node_thread(node).get();
-    if thread != params.thread {
-        return Err(missing(format!(
-            "event {} is in thread {thread}, not thread {}",
-            params.event_id, params.thread
-        )));
-    }
-    reply(lone_row(&reader, node).map_err(|e| fail(&e))?.0)
+    on_tree!(trace, reader, {
+        let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
+        let missing = |what: String| {
+            ServeError::new(
+                code::NO_SUCH_NODE,
+                format!("{method}: {}: {what}", trace.about()),
+            )
+            .with("trace", trace.id.as_str())
+            .with("field", "eventId")
+        };
+        let event = EventId::new(params.event_id);
+        let Some(node) = reader.node_by_event(event).map_err(|e| fail(&e))? else {
+            return Err(missing(format!("no event {}", params.event_id)));
+        };
+        let thread = reader.node_thread(node).get();
+        if thread != params.thread {
+            return Err(missing(format!(
+                "event {} is in thread {thread}, not thread {}",
+                params.event_id, params.thread
+            )));
+        }
+        reply(lone_row(reader, node).map_err(|e| fail(&e))?.0)
+    })
 }
 
 /// Tracepoint kinds by their `dump` names, else `INVALID_PARAMS`.
@@ -656,7 +714,7 @@ fn diff_statuses(changes: Option<&[DiffChange]>) -> Option<Vec<DiffStatus>> {
     })
 }
 
-fn hit(reader: &LazyTraceReader, hit: &tracetree::search::Hit) -> Hit {
+fn hit<V: Navigate>(reader: &V, hit: &tracetree::search::Hit<V::Node>) -> Hit {
     Hit {
         handle: handle_text(reader.handle(hit.node)),
         event_id: hit.event.get(),
@@ -671,128 +729,151 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let max = params.max.unwrap_or(1000);
-    if max > LIMITS.max_search_hits {
-        return Err(ServeError::invalid_params(
-            method,
-            "max",
-            format!(
-                "{max} is over limits.maxSearchHits ({})",
-                LIMITS.max_search_hits
-            ),
-        ));
-    }
-    let threads = params
-        .threads
-        .as_ref()
-        .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect::<Vec<_>>());
-    if let Some(threads) = &threads {
-        let known = reader.thread_ids();
-        if let Some(at) = threads.iter().position(|t| !known.contains(t)) {
+    on_tree!(trace, reader, {
+        let max = params.max.unwrap_or(1000);
+        if max > LIMITS.max_search_hits {
             return Err(ServeError::invalid_params(
                 method,
-                &format!("threads[{at}]"),
-                format!("{}: no thread {}", trace.about(), threads[at].get()),
+                "max",
+                format!(
+                    "{max} is over limits.maxSearchHits ({})",
+                    LIMITS.max_search_hits
+                ),
             ));
         }
-    }
-    let mut options = SearchOptions::new(params.pattern.clone());
-    options.ignore_case = params.ignore_case;
-    options.text = params.text;
-    options.threads = threads;
-    options.kinds = kinds(method, params.kinds.as_ref())?;
-    options.diff = diff_statuses(params.diff.as_deref());
-    options.max = max;
-    options.stop = Some(Arc::clone(&request.cancel));
-    let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
-    let scanned = std::sync::atomic::AtomicU64::new(0);
-    let report = |n| {
-        let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
-        progress.report_every(&format!("{total} tracepoints scanned"));
-    };
-    let fail = |e: tracetree::Error| failed(method, &trace, None, &e);
-    // Streamed: each hit is written as it is found (the walk waits on a
-    // client slow to read), none is kept. Otherwise at most `max` are.
-    let (hits, total) = match &params.partial_result_token {
-        Some(token) => {
-            let streamed = AtomicUsize::new(0);
-            let counts = search_each(&reader, &options, &report, &|found| {
-                if streamed.fetch_add(1, Ordering::Relaxed) < max {
-                    session.notify(
-                        "$/progress",
-                        ProgressParams {
-                            token: token.clone(),
-                            value: json!({ "hits": [hit(&reader, &found)] }),
-                        },
-                    );
-                }
-            })
-            .map_err(fail)?;
-            (Vec::new(), counts.total)
+        let threads = params
+            .threads
+            .as_ref()
+            .map(|ids| ids.iter().map(|&id| ThreadId::new(id)).collect::<Vec<_>>());
+        if let Some(threads) = &threads {
+            let known = reader.thread_ids();
+            if let Some(at) = threads.iter().position(|t| !known.contains(t)) {
+                return Err(ServeError::invalid_params(
+                    method,
+                    &format!("threads[{at}]"),
+                    format!("{}: no thread {}", trace.about(), threads[at].get()),
+                ));
+            }
         }
-        None => {
-            let found = search_trace(&reader, &options, &report).map_err(fail)?;
-            (
-                found.hits.iter().map(|h| hit(&reader, h)).collect(),
-                found.total,
-            )
-        }
-    };
-    drop(progress);
-    reply(SearchResult { hits, total })
+        let mut options = SearchOptions::new(params.pattern.clone());
+        options.ignore_case = params.ignore_case;
+        options.text = params.text;
+        options.threads = threads;
+        options.kinds = kinds(method, params.kinds.as_ref())?;
+        options.diff = diff_statuses(params.diff.as_deref());
+        options.max = max;
+        options.stop = Some(Arc::clone(&request.cancel));
+        let progress = Progress::begin(session, params.work_done_token.as_ref(), "searching");
+        let scanned = std::sync::atomic::AtomicU64::new(0);
+        let report = |n| {
+            let total = scanned.fetch_add(n, Ordering::Relaxed) + n;
+            progress.report_every(&format!("{total} tracepoints scanned"));
+        };
+        let fail = |e: tracetree::Error| failed(method, &trace, None, &e);
+        // Streamed: each hit is written as it is found (the walk waits on a
+        // client slow to read), none is kept. Otherwise at most `max` are.
+        let (hits, total) = match &params.partial_result_token {
+            Some(token) => {
+                let streamed = AtomicUsize::new(0);
+                let counts = search_each(reader, &options, &report, &|found| {
+                    if streamed.fetch_add(1, Ordering::Relaxed) < max {
+                        session.notify(
+                            "$/progress",
+                            ProgressParams {
+                                token: token.clone(),
+                                value: json!({ "hits": [hit(reader, &found)] }),
+                            },
+                        );
+                    }
+                })
+                .map_err(fail)?;
+                (Vec::new(), counts.total)
+            }
+            None => {
+                let found = search_trace(reader, &options, &report).map_err(fail)?;
+                (
+                    found.hits.iter().map(|h| hit(reader, h)).collect(),
+                    found.total,
+                )
+            }
+        };
+        drop(progress);
+        reply(SearchResult { hits, total })
+    })
 }
 
 fn find(session: &Session, request: &Request, params: FindParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
     let reader = trace.reader();
-    let mut options = SearchOptions::new(params.pattern.clone());
-    options.ignore_case = params.ignore_case;
-    options.text = params.text;
-    options.kinds = kinds(method, params.kinds.as_ref())?;
-    options.diff = diff_statuses(params.diff.as_deref());
-    options.stop = Some(Arc::clone(&request.cancel));
-    let from = match &params.from {
-        Some(from) => Some(resolve(method, &trace, &reader, "from", from)?),
-        None => None,
-    };
-    let fail = |e: &tracetree::Error| failed(method, &trace, params.from.as_deref(), e);
-    let thread = match (from, params.thread) {
-        (Some(_), _) | (None, None) => None,
-        (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
-            Some(ThreadId::new(thread))
-        }
-        (None, Some(thread)) => {
-            return Err(ServeError::invalid_params(
-                method,
-                "thread",
-                format!("{}: no thread {thread}", trace.about()),
-            ));
-        }
-    };
-    let from = match (from, thread, method == "trace/findPrevious") {
-        (Some(node), _, true) => SearchFrom::Before(node),
-        (None, Some(thread), true) => SearchFrom::ThreadEnd(thread),
-        (Some(node), _, false) => SearchFrom::After(node),
-        (None, Some(thread), false) => SearchFrom::ThreadStart(thread),
-        (None, None, _) => {
-            return Err(ServeError::invalid_params(
-                method,
-                "from",
-                "give `from` (a handle) or `thread`",
-            ));
-        }
-    };
-    let found = from.find(&reader, &options).map_err(|e| fail(&e))?;
-    reply(FindResult {
-        hit: found.map(|found| hit(&reader, &found)),
+    on_tree!(trace, reader, {
+        let mut options = SearchOptions::new(params.pattern.clone());
+        options.ignore_case = params.ignore_case;
+        options.text = params.text;
+        options.kinds = kinds(method, params.kinds.as_ref())?;
+        options.diff = diff_statuses(params.diff.as_deref());
+        options.stop = Some(Arc::clone(&request.cancel));
+        let from = match &params.from {
+            Some(from) => Some(resolve(method, &trace, reader, "from", from)?),
+            None => None,
+        };
+        let fail = |e: &tracetree::Error| failed(method, &trace, params.from.as_deref(), e);
+        let thread = match (from, params.thread) {
+            (Some(_), _) | (None, None) => None,
+            (None, Some(thread)) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
+                Some(ThreadId::new(thread))
+            }
+            (None, Some(thread)) => {
+                return Err(ServeError::invalid_params(
+                    method,
+                    "thread",
+                    format!("{}: no thread {thread}", trace.about()),
+                ));
+            }
+        };
+        let from = match (from, thread, method == "trace/findPrevious") {
+            (Some(node), _, true) => SearchFrom::Before(node),
+            (None, Some(thread), true) => SearchFrom::ThreadEnd(thread),
+            (Some(node), _, false) => SearchFrom::After(node),
+            (None, Some(thread), false) => SearchFrom::ThreadStart(thread),
+            (None, None, _) => {
+                return Err(ServeError::invalid_params(
+                    method,
+                    "from",
+                    "give `from` (a handle) or `thread`",
+                ));
+            }
+        };
+        let found = from.find(reader, &options).map_err(|e| fail(&e))?;
+        reply(FindResult {
+            hit: found.map(|found| hit(reader, &found)),
+        })
     })
+}
+
+/// Exports and flame graphs read a trace as recorded: refused on a trace
+/// served through the post-processing, rather than answered for another
+/// tree than the client sees.
+fn as_recorded(method: &str, trace: &OpenTrace) -> Result<(), ServeError> {
+    if !trace.postprocess {
+        return Ok(());
+    }
+    Err(ServeError::invalid_params(
+        method,
+        "trace",
+        format!(
+            "{} is open with `postprocess`; {method} reads a trace as recorded: open it \
+             again without `postprocess`",
+            trace.about()
+        ),
+    ))
 }
 
 fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Reply, ServeError> {
     use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
+    as_recorded(method, &trace)?;
     let reader = trace.reader();
     let formats = [
         StackFormat::Folded,
@@ -988,6 +1069,7 @@ fn flame_request<T>(
 ) -> Result<T, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, id)?;
+    as_recorded(method, &trace)?;
     let reader = trace.reader();
     let options = flame_options(method, &trace, &reader, request, ask)?;
     let progress = Progress::begin(session, token, title);

@@ -155,6 +155,11 @@ pub struct OpenOptions {
     /// Count the tracepoints (one walk of the whole trace; default true).
     /// `false` answers `tracepoints: null` at once.
     pub count_tracepoints: Option<bool>,
+    /// Serve the trace through the recorder's post-processing, as its IDE
+    /// plugin shows it and `print --postprocess` prints it (default
+    /// false): every method but the exports and flame graphs sees the
+    /// view; handles are the same as without it.
+    pub postprocess: Option<bool>,
 }
 
 /// `trace/open`'s result.

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use tracetree::common::{LogicalOffset, ThreadId};
-use tracetree::{LazyNode, LazyTraceReader, NodeHandle};
+use tracetree::tree::Navigate;
+use tracetree::{LazyTraceReader, NodeHandle};
 
 use super::errors::{ServeError, code};
 use crate::cache::Cache;
@@ -28,6 +29,9 @@ pub struct OpenTrace {
     _cache: Cache,
     /// Opened as a growing view (`options.growing`).
     pub growing: bool,
+    /// Served through the recorder's post-processing
+    /// (`options.postprocess`).
+    pub postprocess: bool,
     /// Whether a follower reports its growth (`trace/follow`).
     pub followed: AtomicBool,
     /// Set when it is closed: its follower stops.
@@ -93,6 +97,7 @@ impl Traces {
         reader: LazyTraceReader,
         cache: Cache,
         growing: bool,
+        postprocess: bool,
     ) -> Result<Arc<OpenTrace>, ServeError> {
         let mut open = self.map();
         if open.len() >= self.max_open {
@@ -105,6 +110,7 @@ impl Traces {
             reader: RwLock::new(Arc::new(reader)),
             _cache: cache,
             growing,
+            postprocess,
             followed: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         });
@@ -178,13 +184,13 @@ pub fn parse_handle(method: &str, field: &str, text: &str) -> Result<NodeHandle,
 
 /// The node `text` names in `trace`, else `INVALID_PARAMS` (not a handle)
 /// or `NO_SUCH_NODE` (a stale handle: no tracepoint starts there).
-pub fn resolve(
+pub fn resolve<V: Navigate>(
     method: &str,
     trace: &OpenTrace,
-    reader: &LazyTraceReader,
+    reader: &V,
     field: &str,
     text: &str,
-) -> Result<LazyNode, ServeError> {
+) -> Result<V::Node, ServeError> {
     let handle = parse_handle(method, field, text)?;
     reader.resolve_handle(handle).map_err(|error| {
         let mut error =

@@ -15,9 +15,11 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, Mou
 use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::read::{LazyNode, LazyTraceReader};
+use tracetree::read::LazyTraceReader;
 use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, search};
+use tracetree::tree::Navigate;
 
+use super::Browsed;
 use super::counts::Counter;
 use super::follow::Follower;
 use super::locate::Locating;
@@ -54,20 +56,20 @@ pub enum Overlay {
 }
 
 /// A search running in the background.
-pub struct Running {
+pub struct Running<V: Browsed> {
     pub pattern: String,
     stop: Arc<AtomicBool>,
     pub scanned: Arc<AtomicU64>,
     pub total: u64,
-    done: Receiver<Result<SearchResult>>,
+    done: Receiver<Result<SearchResult<V::Node>>>,
     /// The reader searched (its hits' nodes are its own).
-    reader: Arc<LazyTraceReader>,
+    reader: Arc<V>,
 }
 
 /// The viewer.
-pub struct App {
-    pub reader: Arc<LazyTraceReader>,
-    pub rows: Rows,
+pub struct App<V: Browsed = LazyTraceReader> {
+    pub reader: Arc<V>,
+    pub rows: Rows<V>,
     pub selected: usize,
     /// The first row on screen.
     pub top: usize,
@@ -78,16 +80,16 @@ pub struct App {
     pub threads: Vec<(ThreadId, bool)>,
     /// The kind searches keep (`None`: all).
     pub kind: Option<TracepointType>,
-    pub bookmarks: Vec<LazyNode>,
-    pub running: Option<Running>,
+    pub bookmarks: Vec<V::Node>,
+    pub running: Option<Running<V>>,
     /// A node being found, to be revealed.
-    pub locating: Option<Locating>,
-    counter: Counter,
+    pub locating: Option<Locating<V>>,
+    counter: Counter<V>,
     /// With `--follow`: the thread refreshing the reader.
     follower: Option<Follower>,
     /// With `--follow`: blocks that arrived since the viewer opened.
     pub following: Option<usize>,
-    pub hits: Vec<Hit>,
+    pub hits: Vec<Hit<V::Node>>,
     pub hits_total: u64,
     pub hit: Option<usize>,
     pub pattern: String,
@@ -98,9 +100,9 @@ pub struct App {
     pub quit: bool,
 }
 
-impl App {
+impl<V: Browsed> App<V> {
     /// The viewer of `reader`'s trace, every thread shown and collapsed.
-    pub fn new(reader: Arc<LazyTraceReader>) -> Result<Self> {
+    pub fn new(reader: Arc<V>) -> Result<Self> {
         let ids = reader.thread_ids();
         let counter = Counter::new(Arc::clone(&reader));
         // A first tracepoint that cannot be read opens as a plain trace
@@ -313,7 +315,7 @@ impl App {
     }
 
     /// Selects `node`, expanding what hides it (found in the background).
-    fn go_to(&mut self, node: LazyNode, what: &str) -> Result<()> {
+    fn go_to(&mut self, node: V::Node, what: &str) -> Result<()> {
         self.locate(what.to_string(), move |_| Ok(Some(node)));
         Ok(())
     }
@@ -323,7 +325,7 @@ impl App {
     fn locate(
         &mut self,
         what: String,
-        find: impl FnOnce(&LazyTraceReader) -> Result<Option<LazyNode>> + Send + 'static,
+        find: impl FnOnce(&V) -> Result<Option<V::Node>> + Send + 'static,
     ) {
         // Not `what`: the status line shows that once the node is found.
         self.message = "finding it… (Esc stops)".into();
@@ -366,7 +368,7 @@ impl App {
     }
 
     /// Selects `node`, expanding what hides it.
-    fn reveal(&mut self, node: LazyNode, what: &str) -> Result<()> {
+    fn reveal(&mut self, node: V::Node, what: &str) -> Result<()> {
         let thread = self.reader.node_thread(node);
         if !self.threads.iter().any(|&(t, shown)| t == thread && shown) {
             self.message = format!("{what} is in a hidden thread (t shows threads)");
@@ -397,13 +399,14 @@ impl App {
         options.stop = Some(stop.clone());
         let total = self
             .reader
+            .reader()
             .count_tracepoints()
             .map_or(0, |c| c.values().sum());
         let (sender, done) = channel();
         let reader = Arc::clone(&self.reader);
         let counter = scanned.clone();
         std::thread::spawn(move || {
-            let result = search(&reader, &options, &|n| {
+            let result = search(&*reader, &options, &|n| {
                 counter.fetch_add(n, Ordering::Relaxed);
             });
             let _ = sender.send(result);
@@ -457,6 +460,7 @@ impl App {
             changed = true;
             match refresh {
                 Ok((reader, report)) => {
+                    let reader = V::over(reader);
                     *self.following.get_or_insert(0) += report.new_blocks;
                     if let Some(why) = report.reopened {
                         let why = why.to_string();
@@ -488,9 +492,9 @@ impl App {
     /// their handles); bookmarks and hits carried over too. Child counts
     /// are the new reader's: calls not finished before show their new
     /// children.
-    fn follow_to(&mut self, reader: Arc<LazyTraceReader>) -> Result<()> {
+    fn follow_to(&mut self, reader: Arc<V>) -> Result<()> {
         let old = std::mem::replace(&mut self.reader, Arc::clone(&reader));
-        let moved = |node: LazyNode| reader.resolve_handle(old.handle(node)).ok();
+        let moved = |node: V::Node| reader.resolve_handle(old.handle(node)).ok();
         // Threads that started writing since are shown.
         for thread in reader.thread_ids() {
             if !self.threads.iter().any(|&(t, _)| t == thread) {
@@ -511,7 +515,7 @@ impl App {
     /// threads and calls that were expanded are expanded again and the
     /// selected row selected again, each node through `moved` (`None`: it
     /// stays closed).
-    fn remake_rows(&mut self, moved: impl Fn(LazyNode) -> Option<LazyNode>) -> Result<()> {
+    fn remake_rows(&mut self, moved: impl Fn(V::Node) -> Option<V::Node>) -> Result<()> {
         let (mut threads, mut nodes) = (Vec::new(), Vec::new());
         for row in self.rows.rows.iter().filter(|row| row.expanded) {
             match row.kind {
@@ -549,7 +553,7 @@ impl App {
 
     /// `hits`, found by `from`, as the current reader's (dropped when
     /// there are more than [`MOVED_HITS`]).
-    fn moved_hits(&mut self, from: &LazyTraceReader, mut hits: Vec<Hit>) -> Vec<Hit> {
+    fn moved_hits(&mut self, from: &V, mut hits: Vec<Hit<V::Node>>) -> Vec<Hit<V::Node>> {
         if hits.len() > MOVED_HITS {
             self.message = "search hits dropped as the trace grew (/ searches again)".into();
             self.hit = None;
@@ -761,13 +765,13 @@ impl App {
 /// The first change of a diff (a tracepoint removed, added or edited)
 /// after `node` (`None`: `thread`'s row) in `threads`' pre-order, or with
 /// `forward` false the last before it; `None` when there is none.
-fn change_from(
-    reader: &LazyTraceReader,
+fn change_from<V: Navigate>(
+    reader: &V,
     threads: &[ThreadId],
     thread: ThreadId,
-    mut node: Option<LazyNode>,
+    mut node: Option<V::Node>,
     forward: bool,
-) -> Result<Option<LazyNode>> {
+) -> Result<Option<V::Node>> {
     let changes = [
         DiffStatus::Removed,
         DiffStatus::Added,

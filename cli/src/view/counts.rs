@@ -10,21 +10,21 @@
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 
+use super::Browsed;
 use tracetree::Result;
-use tracetree::read::{LazyNode, LazyTraceReader};
 
 /// A thread that counts nodes' children, one node at a time. Dropping it
 /// ends the thread once the node in hand is counted (its answer has
 /// nowhere to go).
-pub struct Counter {
-    send: Sender<LazyNode>,
-    done: Receiver<(LazyNode, Result<usize>)>,
+pub struct Counter<V: Browsed> {
+    send: Sender<V::Node>,
+    done: Receiver<(V::Node, Result<usize>)>,
 }
 
-impl Counter {
+impl<V: Browsed> Counter<V> {
     /// Starts the thread on `reader`.
-    pub fn new(reader: Arc<LazyTraceReader>) -> Self {
-        let (send, todo) = channel::<LazyNode>();
+    pub fn new(reader: Arc<V>) -> Self {
+        let (send, todo) = channel::<V::Node>();
         let (answer, done) = channel();
         std::thread::spawn(move || {
             for node in todo {
@@ -37,13 +37,13 @@ impl Counter {
     }
 
     /// Asks for the children of `node` to be counted.
-    pub fn count(&self, node: LazyNode) {
+    pub fn count(&self, node: V::Node) {
         // The thread ends only when this side is dropped.
         let _ = self.send.send(node);
     }
 
     /// The counts finished since the last call.
-    pub fn finished(&self) -> Vec<(LazyNode, Result<usize>)> {
+    pub fn finished(&self) -> Vec<(V::Node, Result<usize>)> {
         self.done.try_iter().collect()
     }
 }

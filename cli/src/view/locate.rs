@@ -10,27 +10,29 @@
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError, channel};
 
-use tracetree::read::{LazyNode, LazyTraceReader};
+use tracetree::tree::Navigate;
+
+use super::Browsed;
 use tracetree::{Error, Result};
 
 /// A node being found.
-pub struct Locating {
+pub struct Locating<V: Browsed> {
     /// What is being found, in words (`event 7`, `hit 3 of 9`).
     pub what: String,
     /// The reader it is found in (a refresh may replace the viewer's).
-    pub reader: Arc<LazyTraceReader>,
+    pub reader: Arc<V>,
     /// What the status line says when there is none (else "no tracepoint
     /// has WHAT").
     pub none: Option<String>,
-    done: Receiver<Result<Option<LazyNode>>>,
+    done: Receiver<Result<Option<V::Node>>>,
 }
 
-impl Locating {
+impl<V: Browsed> Locating<V> {
     /// Starts finding the node `find` names in `reader`.
     pub fn start(
         what: String,
-        reader: Arc<LazyTraceReader>,
-        find: impl FnOnce(&LazyTraceReader) -> Result<Option<LazyNode>> + Send + 'static,
+        reader: Arc<V>,
+        find: impl FnOnce(&V) -> Result<Option<V::Node>> + Send + 'static,
     ) -> Self {
         let (sender, done) = channel();
         let worker = Arc::clone(&reader);
@@ -56,7 +58,7 @@ impl Locating {
 
     /// The node found (`None`: nothing has that name), once the thread is
     /// done.
-    pub fn finished(&self) -> Option<Result<Option<LazyNode>>> {
+    pub fn finished(&self) -> Option<Result<Option<V::Node>>> {
         match self.done.try_recv() {
             Ok(found) => Some(found),
             Err(TryRecvError::Empty) => None,

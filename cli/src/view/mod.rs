@@ -26,9 +26,42 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 use tracetree::Result;
+use tracetree::read::LazyTraceReader;
+use tracetree::search::Searchable;
+use tracetree::tree::{Navigate, Postprocessed};
 
 use crate::cache::Cache;
 pub use app::App;
+
+/// What the viewer browses: the lazy reader, or its post-processed view
+/// (`--postprocess`). Either is made again over a refreshed reader.
+pub trait Browsed: Navigate + Searchable + Send + Sync + 'static {
+    /// The reader underneath.
+    fn reader(&self) -> &LazyTraceReader;
+
+    /// The same tree over `reader` (a refresh of a growing trace).
+    fn over(reader: Arc<LazyTraceReader>) -> Arc<Self>;
+}
+
+impl Browsed for LazyTraceReader {
+    fn reader(&self) -> &LazyTraceReader {
+        self
+    }
+
+    fn over(reader: Arc<LazyTraceReader>) -> Arc<Self> {
+        reader
+    }
+}
+
+impl Browsed for Postprocessed<Arc<LazyTraceReader>> {
+    fn reader(&self) -> &LazyTraceReader {
+        self.inner()
+    }
+
+    fn over(reader: Arc<LazyTraceReader>) -> Arc<Self> {
+        Arc::new(Postprocessed::new(reader))
+    }
+}
 
 /// How long the loop waits for input before redrawing.
 const TICK: Duration = Duration::from_millis(50);
@@ -40,7 +73,7 @@ const CACHE_BYTES: usize = 16 << 20;
 
 /// Runs the viewer on `file`; with `follow`, as a growing view that takes
 /// in new blocks as they land.
-pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
+pub fn run(cache: &Cache, file: &Path, follow: bool, postprocess: bool) -> Result<()> {
     use std::io::IsTerminal;
     if !io::stdout().is_terminal() || !io::stdin().is_terminal() {
         return Err(tracetree::Error::invalid(
@@ -50,15 +83,31 @@ pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
         ));
     }
     let trace = cache.trace_path(file)?;
-    let mut app = if follow {
+    let (reader, follower) = if follow {
         let options = cache.lazy_options().cache_bytes(CACHE_BYTES);
         let reader = Arc::new(options.open_growing(&trace)?);
-        let mut app = App::new(Arc::clone(&reader))?;
-        app.follow(follow::Follower::new(reader));
-        app
+        (Arc::clone(&reader), Some(follow::Follower::new(reader)))
     } else {
-        App::new(Arc::new(cache.open_lazy_caching(&trace, CACHE_BYTES)?))?
+        (
+            Arc::new(cache.open_lazy_caching(&trace, CACHE_BYTES)?),
+            None,
+        )
     };
+    if postprocess {
+        browse(
+            App::new(<Postprocessed<_> as Browsed>::over(reader))?,
+            follower,
+        )
+    } else {
+        browse(App::new(reader)?, follower)
+    }
+}
+
+/// Runs the viewer on `app`, following the trace with `follower`.
+fn browse<V: Browsed>(mut app: App<V>, follower: Option<follow::Follower>) -> Result<()> {
+    if let Some(follower) = follower {
+        app.follow(follower);
+    }
     let mut terminal = ratatui::try_init()?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
     let result = event_loop(&mut terminal, &mut app);
@@ -67,7 +116,7 @@ pub fn run(cache: &Cache, file: &Path, follow: bool) -> Result<()> {
     result
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> Result<()> {
+fn event_loop<V: Browsed>(terminal: &mut ratatui::DefaultTerminal, app: &mut App<V>) -> Result<()> {
     let mut first_row = 1;
     let mut dirty = true;
     while !app.quit {

@@ -19,34 +19,38 @@ use std::sync::Arc;
 
 use ratatui::text::Line;
 use tracetree::Result;
+use tracetree::TraceTree;
 use tracetree::common::ThreadId;
 use tracetree::model::DiffStatus;
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::read::{ChildCount, LazyNode, LazyTraceReader};
+use tracetree::read::ChildCount;
+use tracetree::tree::Navigate;
+
+use super::Browsed;
 
 /// Children loaded per page.
 pub const PAGE: usize = 200;
 
 /// Whose children a row lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
+pub enum Owner<N> {
     /// A thread's top-level tracepoints.
     Thread(ThreadId),
     /// A container's children.
-    Node(LazyNode),
+    Node(N),
 }
 
 /// What a row shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowKind {
+pub enum RowKind<N> {
     /// A thread (depth 0).
     Thread(ThreadId),
     /// A tracepoint; `index` is its place among its siblings.
-    Node { node: LazyNode, index: usize },
+    Node { node: N, index: usize },
     /// `owner`'s children `[from, to)`, not loaded; `to` is `None` while
     /// the owner's children are being counted (the gap runs to the end).
     Gap {
-        owner: Owner,
+        owner: Owner<N>,
         from: usize,
         to: Option<usize>,
     },
@@ -54,8 +58,8 @@ pub enum RowKind {
 
 /// One row on screen.
 #[derive(Debug, Clone)]
-pub struct Row {
-    pub kind: RowKind,
+pub struct Row<N> {
+    pub kind: RowKind<N>,
     pub depth: usize,
     pub expanded: bool,
     /// Direct children (0 for leaves and gaps).
@@ -67,8 +71,8 @@ pub struct Row {
     pub status: DiffStatus,
 }
 
-impl Row {
-    pub fn owner(&self) -> Option<Owner> {
+impl<N: Copy> Row<N> {
+    pub fn owner(&self) -> Option<Owner<N>> {
         match self.kind {
             RowKind::Thread(thread) => Some(Owner::Thread(thread)),
             RowKind::Node { node, .. } => Some(Owner::Node(node)),
@@ -76,7 +80,7 @@ impl Row {
         }
     }
 
-    pub fn node(&self) -> Option<LazyNode> {
+    pub fn node(&self) -> Option<N> {
         match self.kind {
             RowKind::Node { node, .. } => Some(node),
             _ => None,
@@ -103,16 +107,16 @@ impl Row {
 }
 
 /// The rows of one reader.
-pub struct Rows {
-    reader: Arc<LazyTraceReader>,
-    pub rows: Vec<Row>,
+pub struct Rows<V: Browsed> {
+    reader: Arc<V>,
+    pub rows: Vec<Row<V::Node>>,
     /// Nodes shown with a lower bound of children, for the counting thread.
-    uncounted: Vec<LazyNode>,
+    uncounted: Vec<V::Node>,
 }
 
-impl Rows {
+impl<V: Browsed> Rows<V> {
     /// One collapsed row per thread in `threads`.
-    pub fn new(reader: Arc<LazyTraceReader>, threads: &[ThreadId]) -> Result<Self> {
+    pub fn new(reader: Arc<V>, threads: &[ThreadId]) -> Result<Self> {
         let mut rows = Vec::new();
         for &thread in threads {
             rows.push(Row {
@@ -120,7 +124,7 @@ impl Rows {
                 depth: 0,
                 expanded: false,
                 children: ChildCount::Exact(reader.root_count(thread)?),
-                text: thread_title(&reader, thread),
+                text: thread_title(&*reader, thread),
                 status: DiffStatus::None,
             });
         }
@@ -133,13 +137,13 @@ impl Rows {
 
     /// The nodes shown since the last call whose children are still to be
     /// counted.
-    pub fn take_uncounted(&mut self) -> Vec<LazyNode> {
+    pub fn take_uncounted(&mut self) -> Vec<V::Node> {
         std::mem::take(&mut self.uncounted)
     }
 
     /// Records that `node` has `count` children: its row and the gap that
     /// ran to the end of its children say so; true when a row changed.
-    pub fn set_count(&mut self, node: LazyNode, count: usize) -> bool {
+    pub fn set_count(&mut self, node: V::Node, count: usize) -> bool {
         let mut changed = false;
         let mut i = 0;
         while i < self.rows.len() {
@@ -267,7 +271,7 @@ impl Rows {
 
     /// Shows `node`: expands its thread and ancestors so that it has a row;
     /// returns that row (`None` when its thread is hidden).
-    pub fn reveal(&mut self, node: LazyNode) -> Result<Option<usize>> {
+    pub fn reveal(&mut self, node: V::Node) -> Result<Option<usize>> {
         let reader = Arc::clone(&self.reader);
         let Some(mut row) = self.thread_row(reader.node_thread(node)) else {
             return Ok(None);
@@ -291,27 +295,35 @@ impl Rows {
     }
 
     /// The row of `node` among row `parent`'s children, if loaded.
-    fn child_row(&self, parent: usize, node: LazyNode) -> Option<usize> {
+    fn child_row(&self, parent: usize, node: V::Node) -> Option<usize> {
         let depth = self.rows[parent].depth + 1;
         (parent + 1..self.subtree_end(parent))
             .find(|&r| self.rows[r].depth == depth && self.rows[r].node() == Some(node))
     }
 
-    fn page(&mut self, owner: Owner, depth: usize, from: usize) -> Result<Vec<Row>> {
+    fn page(
+        &mut self,
+        owner: Owner<V::Node>,
+        depth: usize,
+        from: usize,
+    ) -> Result<Vec<Row<V::Node>>> {
         let reader = &*self.reader;
         let mut formatter = TextFormatter::new(reader.context(), false);
         let (nodes, parent) = match owner {
             Owner::Thread(thread) => (reader.roots_range(thread, from, PAGE)?, Parent::TopLevel),
             Owner::Node(node) => (
                 reader.children_range(node, from, PAGE)?,
-                Parent::of(reader.node(node)?.tracepoint()),
+                reader.visit(node, |tracepoint, _| Parent::of(tracepoint))?,
             ),
         };
         let mut rows = Vec::with_capacity(nodes.len());
         for (k, node) in nodes.into_iter().enumerate() {
-            let data = reader.node(node)?;
             let mut text = String::new();
-            formatter.write_tracepoint(&mut text, data.tracepoint(), data.footer(), parent)?;
+            let status = reader.visit(node, |tracepoint, footer| {
+                formatter
+                    .write_tracepoint(&mut text, tracepoint, footer, parent)
+                    .map(|()| tracepoint.header.diff_status)
+            })??;
             let children = reader.quick_child_count(node)?;
             if children.exact().is_none() {
                 self.uncounted.push(node);
@@ -325,7 +337,7 @@ impl Rows {
                 expanded: false,
                 children,
                 text,
-                status: data.tracepoint().header.diff_status,
+                status,
             });
         }
         Ok(rows)
@@ -335,12 +347,12 @@ impl Rows {
     /// being counted).
     fn gap(
         &self,
-        owner: Owner,
+        owner: Owner<V::Node>,
         depth: usize,
         from: usize,
         to: Option<usize>,
         total: Option<usize>,
-    ) -> Row {
+    ) -> Row<V::Node> {
         let text = match to {
             Some(to) => format!(
                 "{} more: {}–{}{} (Enter loads {})",
@@ -366,7 +378,7 @@ impl Rows {
     }
 
     /// How many children `owner` has, when known without a scan.
-    fn owner_count(&self, owner: Owner) -> Option<usize> {
+    fn owner_count(&self, owner: Owner<V::Node>) -> Option<usize> {
         match owner {
             Owner::Thread(thread) => self.reader.root_count(thread).ok(),
             Owner::Node(node) => self.reader.quick_child_count(node).ok()?.exact(),
@@ -384,7 +396,7 @@ pub fn count_text(count: ChildCount) -> String {
 
 /// `thread ID (name)`: the thread's recorded id, as `info` lists it and
 /// `--thread` takes it.
-pub fn thread_title(reader: &LazyTraceReader, thread: ThreadId) -> String {
+pub fn thread_title(reader: &impl Navigate, thread: ThreadId) -> String {
     match reader.thread_name(thread) {
         Some(name) => format!("thread {} ({name})", thread.get()),
         None => format!("thread {}", thread.get()),

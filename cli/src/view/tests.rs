@@ -10,6 +10,7 @@ use tracetree::generate::Shape;
 use tracetree::read::{ChildCount, LazyTraceReader};
 use tracetree_testkit::files::generated;
 
+use super::Browsed;
 use super::app::App;
 use super::rows::{PAGE, RowKind};
 use super::ui;
@@ -28,7 +29,7 @@ fn open(path: &std::path::Path) -> App {
     App::new(Arc::new(reader)).unwrap()
 }
 
-fn press(app: &mut App, keys: &str) {
+fn press<V: Browsed>(app: &mut App<V>, keys: &str) {
     for c in keys.chars() {
         let code = match c {
             '\n' => KeyCode::Enter,
@@ -49,7 +50,7 @@ fn press(app: &mut App, keys: &str) {
 }
 
 /// The screen as text, one string per row.
-fn screen(app: &mut App, width: u16, height: u16) -> Vec<String> {
+fn screen<V: Browsed>(app: &mut App<V>, width: u16, height: u16) -> Vec<String> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
         .draw(|frame| {
@@ -66,7 +67,7 @@ fn screen(app: &mut App, width: u16, height: u16) -> Vec<String> {
         .collect()
 }
 
-fn wait_for_search(app: &mut App) {
+fn wait_for_search<V: Browsed>(app: &mut App<V>) {
     for _ in 0..2000 {
         // The first hit is then found in the background.
         if app.running.is_none() && app.locating.is_none() {
@@ -390,4 +391,74 @@ fn brackets_on_a_plain_trace_say_it_is_not_a_diff() {
     );
     let status = screen(&mut app, 120, 20);
     assert!(status[19].contains("not a diff trace"), "{status:#?}");
+}
+
+/// `Main.run()` calling `callMe(3)` through `callMe$default`, then
+/// `getX()` reading field `x`.
+fn write_wrapped(path: &std::path::Path) {
+    use tracetree::model::{CodeLocationKind, Type};
+    use tracetree::write::{
+        CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, FieldSpec, MethodSpec, ThreadRecorder,
+        TraceRecorder, ValueSpec,
+    };
+    let at = |line| CodeLocationSpec::new(CodeLocationKind::Line, "A.kt", "A", "op", line);
+    let method = |name: &str, returns| MethodSpec::new("A", name.to_string(), vec![], returns);
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let (wrapper, call_me) = (
+        method("callMe$default", Type::Void),
+        method("callMe", Type::Void),
+    );
+    let get_x = method("getX", Type::Int);
+    let x = FieldSpec::new("A", "x", Type::Int);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    t.enter_call(Some(&at(1)), CallSpec::new(&wrapper)).unwrap();
+    t.enter_call(Some(&at(2)), CallSpec::new(&call_me)).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    let receiver = || ValueSpec::object("A", 1);
+    t.enter_call(Some(&at(3)), CallSpec::new(&get_x).on(receiver()))
+        .unwrap();
+    t.read_field(Some(&at(4)), &x, receiver(), ValueSpec::Int(7))
+        .unwrap();
+    t.exit_call(CallOutcome::returned(7)).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(path).unwrap();
+}
+
+#[test]
+fn postprocessed_the_viewer_shows_searches_and_jumps_through_the_view() {
+    use tracetree::tree::Postprocessed;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wrapped.trace");
+    write_wrapped(&path);
+    let reader = LazyTraceReader::options()
+        .sidecar_dir(None)
+        .open(&path)
+        .unwrap();
+    let mut app = App::new(<Postprocessed<_> as Browsed>::over(Arc::new(reader))).unwrap();
+    press(&mut app, "\nj\n");
+    let opened = screen(&mut app, 100, 20).join("\n");
+    assert!(opened.contains("▾ Main.run()  (2)"), "{opened}");
+    assert!(opened.contains("      A.callMe()   "), "{opened}");
+    assert!(opened.contains("    A@1.x ➜ 7"), "{opened}");
+    assert!(
+        !opened.contains("$default") && !opened.contains("getX"),
+        "{opened}"
+    );
+    // The wrapper's event is shown by nothing; its call's by the call.
+    press(&mut app, "gg:1\n");
+    assert!(
+        app.message.contains("no tracepoint has event id 1"),
+        "{}",
+        app.message
+    );
+    press(&mut app, ":2\n");
+    assert!(app.rows.rows[app.selected].text.contains("A.callMe()"));
+    press(&mut app, "gg/callme\n");
+    wait_for_search(&mut app);
+    assert_eq!(app.hits.len(), 1, "{}", app.message);
+    assert!(app.rows.rows[app.selected].text.contains("A.callMe()"));
 }

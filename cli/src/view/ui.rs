@@ -12,6 +12,7 @@ use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::ChildCount;
 
+use super::Browsed;
 use super::app::{App, Input, Overlay};
 use super::rows::{RowKind, count_text, group, thread_title};
 
@@ -36,7 +37,7 @@ const HELP: &[(&str, &str)] = &[
 
 /// Draws the whole screen; returns the tree pane's first row on screen
 /// (for mouse clicks).
-pub fn draw(frame: &mut Frame, app: &mut App) -> u16 {
+pub fn draw<V: Browsed>(frame: &mut Frame, app: &mut App<V>) -> u16 {
     let [main, status] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(frame.area());
     let [tree, details] =
@@ -55,7 +56,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) -> u16 {
     tree.y + 1
 }
 
-fn draw_tree(frame: &mut Frame, app: &App, area: Rect) {
+fn draw_tree<V: Browsed>(frame: &mut Frame, app: &App<V>, area: Rect) {
     let end = (app.top + app.height).min(app.rows.rows.len());
     let items: Vec<ListItem> = (app.top..end)
         .map(|i| {
@@ -94,7 +95,7 @@ pub fn diff_colour(status: DiffStatus) -> Option<Color> {
     }
 }
 
-fn draw_details(frame: &mut Frame, app: &App, area: Rect) {
+fn draw_details<V: Browsed>(frame: &mut Frame, app: &App<V>, area: Rect) {
     let lines = details(app).unwrap_or_else(|error| vec![Line::from(error.to_string())]);
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
@@ -103,7 +104,7 @@ fn draw_details(frame: &mut Frame, app: &App, area: Rect) {
 }
 
 /// What the details pane says of the selected row.
-fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
+fn details<V: Browsed>(app: &App<V>) -> tracetree::Result<Vec<Line<'static>>> {
     let rows = &app.rows.rows;
     let Some(row) = rows.get(app.selected) else {
         return Ok(vec![Line::from("(no threads shown: t chooses)")]);
@@ -134,9 +135,7 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
             lines.push(Line::from("Enter loads the next page."));
         }
         RowKind::Node { node, index } => {
-            let reader = &app.reader;
-            let data = reader.node(node)?;
-            let tracepoint = data.tracepoint();
+            let reader = &*app.reader;
             // The rows above with smaller depths are the path from the top.
             let mut path = Vec::new();
             let mut depth = row.depth;
@@ -148,22 +147,28 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
             }
             path.reverse();
             let parent = match path.last().and_then(|r| r.node()) {
-                Some(parent) => Parent::of(reader.node(parent)?.tracepoint()),
+                Some(parent) => reader.visit(parent, |tracepoint, _| Parent::of(tracepoint))?,
                 None => Parent::TopLevel,
             };
             let mut verbose = String::new();
-            TextFormatter::new(reader.context(), true).write_tracepoint(
-                &mut verbose,
-                tracepoint,
-                data.footer(),
-                parent,
-            )?;
+            let (kind, event, status, unfinished) =
+                reader.visit(node, |tracepoint, footer| {
+                    TextFormatter::new(reader.context(), true)
+                        .write_tracepoint(&mut verbose, tracepoint, footer, parent)
+                        .map(|()| {
+                            let kind = tracepoint.tracepoint_type();
+                            let unfinished = kind.is_container() && footer.is_none();
+                            (
+                                kind,
+                                tracepoint.event(),
+                                tracepoint.header.diff_status,
+                                unfinished,
+                            )
+                        })
+                })??;
             let siblings = path.last().map_or(ChildCount::Exact(0), |r| r.children);
-            lines.push(field(
-                "kind",
-                tracepoint.tracepoint_type().name().to_string(),
-            ));
-            lines.push(field("event id", tracepoint.event().to_string()));
+            lines.push(field("kind", kind.name().to_string()));
+            lines.push(field("event id", event.to_string()));
             lines.push(field(
                 "thread",
                 thread_title(reader, reader.node_thread(node)),
@@ -174,14 +179,14 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
                 format!("{} of {}", group(index + 1), count_text(siblings)),
             ));
             lines.push(field("children", count_text(row.children)));
-            if let Some(status) = tracepoint.header.diff_status.name() {
-                let mut line = field("diff", status.to_string());
-                if let Some(colour) = diff_colour(tracepoint.header.diff_status) {
+            if let Some(name) = status.name() {
+                let mut line = field("diff", name.to_string());
+                if let Some(colour) = diff_colour(status) {
                     line = line.style(Style::default().fg(colour));
                 }
                 lines.push(line);
             }
-            if data.is_unfinished() {
+            if unfinished {
                 lines.push(field("unfinished", "the recording ended inside it".into()));
             }
             lines.push(field("line", verbose));
@@ -198,7 +203,7 @@ fn details(app: &App) -> tracetree::Result<Vec<Line<'static>>> {
     Ok(lines)
 }
 
-fn draw_status(frame: &mut Frame, app: &App, area: Rect) {
+fn draw_status<V: Browsed>(frame: &mut Frame, app: &App<V>, area: Rect) {
     let text = match &app.input {
         Input::Search(text) => format!("/{text}▏  (Enter searches, Esc cancels)"),
         Input::Jump(text) => format!(":{text}▏  event id (Enter jumps, Esc cancels)"),
@@ -297,7 +302,7 @@ fn draw_kinds(frame: &mut Frame, cursor: usize) {
     );
 }
 
-fn draw_threads(frame: &mut Frame, app: &App, cursor: usize) {
+fn draw_threads<V: Browsed>(frame: &mut Frame, app: &App<V>, cursor: usize) {
     let items: Vec<ListItem> = app
         .threads
         .iter()

@@ -97,7 +97,7 @@ fn diff_writes_the_references_diff_and_a_summary() {
 
 /// A one-thread trace: `run()` calling `callMe(3)`, through
 /// `callMe$default` when `wrapped`.
-fn write_call(path: &std::path::Path, wrapped: bool) {
+pub(crate) fn write_call(path: &std::path::Path, wrapped: bool) {
     use tracetree::model::{CodeLocationKind, Type};
     use tracetree::write::{
         CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
@@ -164,4 +164,32 @@ fn postprocess_shows_and_diffs_a_default_wrapper_as_its_call() {
     let (ok, printed, err) = tracetree_cached(&cache, &["print", &raw_diff]);
     assert!(ok, "{err}");
     assert_ne!(printed, "# Thread 1\n  Main.run()\n    A.callMe(3)\n");
+}
+
+#[test]
+fn search_postprocess_finds_what_print_postprocess_shows() {
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = scratch.path().join("cache");
+    let path = scratch.path().join("wrapped.trace");
+    write_call(&path, true);
+    let file = path.to_str().unwrap();
+    // As recorded, the wrapper is a hit and `callMe` is under it.
+    let (ok, raw, err) = tracetree_cached(&cache, &["search", file, "callMe"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        raw,
+        "thread 0, event 1, depth 1: Main.run > A.callMe$default(3)\n\
+         thread 0, event 2, depth 2: Main.run > A.callMe$default > callMe(3)\n"
+    );
+    // Through the view, the pair is one call at the wrapper's place.
+    let (ok, seen, err) = tracetree_cached(&cache, &["search", file, "callMe", "--postprocess"]);
+    assert!(ok, "{err}");
+    assert_eq!(seen, "thread 0, event 2, depth 1: Main.run > A.callMe(3)\n");
+    assert!(err.contains("1 hits in 2 tracepoints"), "{err}");
+    let (ok, none, err) = tracetree_cached(
+        &cache,
+        &["search", file, "callMe$default", "--postprocess", "--json"],
+    );
+    assert!(!ok && none.is_empty(), "{none}");
+    assert!(err.contains("0 hits"), "{err}");
 }

@@ -1228,3 +1228,94 @@ fn a_cancelled_flame_graph_answers_request_cancelled() {
     assert!(graph["frames"][0]["total"].as_u64().unwrap() > 0);
     assert_eq!(server.finish().code(), Some(0));
 }
+
+#[test]
+fn a_trace_opened_postprocessed_is_served_as_the_view_with_the_same_handles() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wrapped.trace");
+    crate::diff::write_call(&path, true);
+    let cache = tempfile::tempdir().unwrap();
+    let mut server = Server::initialized(cache.path(), &[]);
+    let open = |server: &mut Server, postprocess: bool| {
+        server.call(
+            "trace/open",
+            json!({"path": path, "options": {"postprocess": postprocess}}),
+        )["trace"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (raw, view) = (open(&mut server, false), open(&mut server, true));
+    let first_child = |server: &mut Server, t: &str| {
+        let roots = server.call("trace/roots", json!({"trace": t, "thread": 0, "count": 10}));
+        let root = roots["nodes"][0]["handle"].clone();
+        let children = server.call(
+            "trace/children",
+            json!({"trace": t, "node": root, "count": 10}),
+        );
+        assert_eq!(children["total"], 1, "{children}");
+        (root, children["nodes"][0].clone())
+    };
+    let (raw_root, wrapper) = first_child(&mut server, &raw);
+    let (root, call) = first_child(&mut server, &view);
+    assert!(wrapper["text"].as_str().unwrap().contains("callMe$default"));
+    assert!(wrapper["hasChildren"].as_bool().unwrap());
+    // The view shows the inner call, under the wrapper's handle.
+    assert_eq!(call["eventId"], 2, "{call}");
+    assert!(
+        !call["text"].as_str().unwrap().contains("$default"),
+        "{call}"
+    );
+    assert!(!call["hasChildren"].as_bool().unwrap(), "{call}");
+    assert_eq!((&root, &call["handle"]), (&raw_root, &wrapper["handle"]));
+    // The handle comes back as the same node: detail, path, place, event.
+    let handle = call["handle"].clone();
+    let node = server.call("trace/node", json!({"trace": view, "node": handle}));
+    for field in ["handle", "eventId", "text", "depth"] {
+        assert_eq!(node[field], call[field], "{field}");
+    }
+    assert_eq!(node["method"], "A.callMe");
+    let above = server.call("trace/ancestors", json!({"trace": view, "node": handle}));
+    assert_eq!(above["nodes"][0]["handle"], root);
+    let place = server.call("trace/position", json!({"trace": view, "node": handle}));
+    assert_eq!(
+        (place["parent"].clone(), place["index"].clone()),
+        (root, json!(0))
+    );
+    let by_event = |server: &mut Server, event: i32| {
+        server.call(
+            "trace/nodeByEvent",
+            json!({"trace": view, "thread": 0, "eventId": event}),
+        )
+    };
+    assert_eq!(by_event(&mut server, 2), call);
+    let hidden = server.error(
+        "trace/nodeByEvent",
+        json!({"trace": view, "thread": 0, "eventId": 1}),
+    );
+    assert_eq!(hidden.code, -32011, "{hidden:?}");
+    // Searches and finds see the view.
+    let found = server.call("trace/search", json!({"trace": view, "pattern": "callMe"}));
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["hits"][0]["handle"], handle);
+    let wrapped = server.call(
+        "trace/search",
+        json!({"trace": view, "pattern": "callMe$default"}),
+    );
+    assert_eq!(wrapped["total"], 0, "{wrapped}");
+    let next = server.call(
+        "trace/findNext",
+        json!({"trace": view, "thread": 0, "pattern": "callMe"}),
+    );
+    assert_eq!(next["hit"]["handle"], handle);
+    let after = server.call(
+        "trace/findNext",
+        json!({"trace": view, "from": handle, "pattern": ""}),
+    );
+    assert!(after["hit"].is_null(), "{after}");
+    // Flame graphs read a trace as recorded: refused on the view.
+    let refused = server.error("trace/flame", json!({"trace": view}));
+    assert_eq!(refused.code, -32602, "{refused:?}");
+    assert!(refused.message.contains("postprocess"), "{refused:?}");
+    assert!(server.finish().success());
+}
