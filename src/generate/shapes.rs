@@ -363,19 +363,23 @@ struct Emitter<'r, R> {
 }
 
 impl<R: Pushes> Emitter<'_, R> {
-    /// Pushes a tracepoint of `body` and gives the body back.
+    /// Pushes a tracepoint of `body`; `taken` takes what it must keep of
+    /// the tracepoint (a call's arguments) before the rest is forgotten.
+    /// Built here, where it is pushed from: a body given back to the caller
+    /// would be copied once more.
     #[inline(always)]
     fn push<'b>(
         &mut self,
         tracepoint_type: TracepointType,
         code_location: CodeLocationId,
         body: TracepointBody<'b>,
-    ) -> Result<TracepointBody<'b>> {
+        taken: impl FnOnce(&mut Self, &mut TracepointBody<'b>),
+    ) -> Result<()> {
         let Ok(event) = i32::try_from(self.next_event) else {
             return Err(too_many_events(self.next_event));
         };
         self.next_event += self.event_stride;
-        let tracepoint = Tracepoint {
+        let mut tracepoint = Tracepoint {
             header: TracepointHeader {
                 tracepoint_type,
                 code_location,
@@ -390,7 +394,9 @@ impl<R: Pushes> Emitter<'_, R> {
         if tracepoint_type.is_container() {
             self.depth += 1;
         }
-        Ok(tracepoint.body)
+        taken(self, &mut tracepoint.body);
+        forget_pushed(tracepoint);
+        Ok(())
     }
 
     /// Pushes a leaf or a container other than a call.
@@ -401,8 +407,7 @@ impl<R: Pushes> Emitter<'_, R> {
         code_location: CodeLocationId,
         body: TracepointBody<'_>,
     ) -> Result<()> {
-        self.push(tracepoint_type, code_location, body)
-            .map(forget_pushed)
+        self.push(tracepoint_type, code_location, body, |_, _| {})
     }
 
     /// Asks `stop` with the bytes the open containers' footers will take.
@@ -434,17 +439,12 @@ impl<R: Pushes> Emitter<'_, R> {
             arguments: collected,
             flags: 0,
         };
-        if let TracepointBody::MethodCall {
-            mut arguments,
-            receiver,
-            ..
-        } = self.push(TracepointType::MethodCall, at, body)?
-        {
-            forget_pushed(receiver);
-            arguments.drain(..).for_each(forget_pushed);
-            self.arguments = arguments;
-        }
-        Ok(())
+        self.push(TracepointType::MethodCall, at, body, |emitter, body| {
+            if let TracepointBody::MethodCall { arguments, .. } = body {
+                arguments.drain(..).for_each(forget_pushed);
+                emitter.arguments = std::mem::take(arguments);
+            }
+        })
     }
 
     #[inline(always)]
