@@ -326,6 +326,19 @@ impl<'a> SliceWriter<'a> {
         }
     }
 
+    /// Runs `write` on this writer moved out and back: for an encoder that
+    /// takes the writer out of line (a nested value, which recurses).
+    /// Lent by reference to a function not inlined, the writer would live
+    /// in memory for the whole encoding, every field's store then loading
+    /// and storing its position again; moved, it stays in registers
+    /// except around that call.
+    #[inline(always)]
+    pub fn out_of_line(&mut self, write: impl FnOnce(&mut SliceWriter<'a>)) {
+        let mut moved = std::mem::replace(self, SliceWriter::new(&mut []));
+        write(&mut moved);
+        *self = moved;
+    }
+
     /// Marks the object as one that cannot be encoded.
     #[cold]
     pub fn reject(&mut self) {

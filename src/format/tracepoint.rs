@@ -145,6 +145,8 @@ fn values_len(values: &[Value<'_>]) -> io::Result<usize> {
         .try_fold(4, |len, value| Ok(len + value.encoded_len()?))
 }
 
+/// Inlined: the writer stays in its caller's registers.
+#[inline(always)]
 fn write_values(out: &mut SliceWriter<'_>, values: &[Value<'_>]) {
     out.count(values.len());
     for value in values {

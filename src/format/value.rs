@@ -338,7 +338,7 @@ impl<'a> Value<'a> {
                 bytes[4..8].copy_from_slice(&identity_hash.to_be_bytes());
                 bytes[8..].copy_from_slice(&0i32.to_be_bytes());
             }),
-            _ => self.write_nested(out, 0),
+            _ => out.out_of_line(|out| self.write_nested(out, 0)),
         }
     }
 

@@ -340,6 +340,13 @@ fn returned(result: Value<'_>) -> Footer<'_> {
 
 /// Pushes one thread's tracepoints with their ids, numbering events and
 /// counting open containers.
+///
+/// Its pushes are inlined where the generator builds each kind of
+/// tracepoint: the encoder and the drop then see the body's variant (and
+/// the values') where it is built, instead of matching on them once more
+/// per tracepoint; and a call's arguments are collected in one vector,
+/// taken back after each call (no allocation per call). What it pushed is
+/// then forgotten, not dropped ([`forget_pushed`]).
 struct Emitter<'r, R> {
     out: &'r mut R,
     thread: ThreadId,
@@ -351,24 +358,28 @@ struct Emitter<'r, R> {
     depth: usize,
     /// An open container's footer's bytes, about.
     footer_len: u64,
+    /// The memory of the last call's arguments, empty.
+    arguments: Vec<Value<'static>>,
 }
 
 impl<R: Pushes> Emitter<'_, R> {
-    fn push(
+    /// Pushes a tracepoint of `body`; `taken` takes what it must keep of
+    /// the tracepoint (a call's arguments) before the rest is forgotten.
+    /// Built here, where it is pushed from: a body given back to the caller
+    /// would be copied once more.
+    #[inline(always)]
+    fn push<'b>(
         &mut self,
         tracepoint_type: TracepointType,
         code_location: CodeLocationId,
-        body: TracepointBody<'_>,
+        body: TracepointBody<'b>,
+        taken: impl FnOnce(&mut Self, &mut TracepointBody<'b>),
     ) -> Result<()> {
-        let event = i32::try_from(self.next_event).map_err(|_| {
-            Error::limit(
-                "event ids (generate fewer tracepoints)",
-                self.next_event,
-                i32::MAX,
-            )
-        })?;
+        let Ok(event) = i32::try_from(self.next_event) else {
+            return Err(too_many_events(self.next_event));
+        };
         self.next_event += self.event_stride;
-        self.out.push_tracepoint(&Tracepoint {
+        let mut tracepoint = Tracepoint {
             header: TracepointHeader {
                 tracepoint_type,
                 code_location,
@@ -378,11 +389,25 @@ impl<R: Pushes> Emitter<'_, R> {
             },
             child_diff_statuses: Vec::new(),
             body,
-        })?;
+        };
+        self.out.push_tracepoint(&tracepoint)?;
         if tracepoint_type.is_container() {
             self.depth += 1;
         }
+        taken(self, &mut tracepoint.body);
+        forget_pushed(tracepoint);
         Ok(())
+    }
+
+    /// Pushes a leaf or a container other than a call.
+    #[inline(always)]
+    fn add(
+        &mut self,
+        tracepoint_type: TracepointType,
+        code_location: CodeLocationId,
+        body: TracepointBody<'_>,
+    ) -> Result<()> {
+        self.push(tracepoint_type, code_location, body, |_, _| {})
     }
 
     /// Asks `stop` with the bytes the open containers' footers will take.
@@ -390,32 +415,62 @@ impl<R: Pushes> Emitter<'_, R> {
         stop(self.out, self.depth as u64 * self.footer_len)
     }
 
-    fn exit(&mut self, footer: &Footer<'_>) -> Result<()> {
-        self.out.push_footer(footer)?;
+    #[inline(always)]
+    fn exit(&mut self, footer: Footer<'_>) -> Result<()> {
+        self.out.push_footer(&footer)?;
+        forget_pushed(footer);
         self.depth -= 1;
         Ok(())
     }
 
-    fn enter_call(
+    #[inline(always)]
+    fn enter_call<const N: usize>(
         &mut self,
         at: CodeLocationId,
         method: MethodId,
-        receiver: Value<'_>,
-        arguments: Vec<Value<'_>>,
+        receiver: Value<'static>,
+        arguments: [Value<'static>; N],
     ) -> Result<()> {
+        let mut collected = std::mem::take(&mut self.arguments);
+        collected.extend(arguments);
         let body = TracepointBody::MethodCall {
             method,
             receiver,
-            arguments,
+            arguments: collected,
             flags: 0,
         };
-        self.push(TracepointType::MethodCall, at, body)
+        self.push(TracepointType::MethodCall, at, body, |emitter, body| {
+            if let TracepointBody::MethodCall { arguments, .. } = body {
+                arguments.drain(..).for_each(forget_pushed);
+                emitter.arguments = std::mem::take(arguments);
+            }
+        })
     }
 
+    #[inline(always)]
     fn write_local(&mut self, variable: VariableId, value: Value<'_>) -> Result<()> {
         let body = TracepointBody::WriteLocal { variable, value };
-        self.push(TracepointType::WriteLocal, LOCAL_SITE, body)
+        self.add(TracepointType::WriteLocal, LOCAL_SITE, body)
     }
+}
+
+/// Forgets a body, footer or value the generator pushed rather than
+/// dropping it: the generator's values own no memory (their vectors are
+/// empty, their strings borrowed; a call's arguments are taken back
+/// first), so nothing is left unfreed, and their drop would match on every
+/// value once more (a sixth of the generator's instructions).
+#[inline(always)]
+fn forget_pushed<T>(pushed: T) {
+    std::mem::forget(pushed);
+}
+
+#[cold]
+fn too_many_events(next_event: i64) -> Error {
+    Error::limit(
+        "event ids (generate fewer tracepoints)",
+        next_event,
+        i32::MAX,
+    )
 }
 
 /// What the generator records into: any [`PushRecorder`], or a streaming
@@ -553,6 +608,7 @@ impl ThreadGenerator {
             depth: 0,
             // The deep shape's many calls return ints; the others' few
             // containers are counted at the largest footer.
+            arguments: Vec::new(),
             footer_len: returned(match self.shape {
                 Shape::Deep => Value::Int(1),
                 _ => Value::Long(0),
@@ -561,7 +617,7 @@ impl ThreadGenerator {
             .unwrap_or(16) as u64,
         };
         let thread_object = object(THREAD_CLASS, (self.rng.next() >> 33) as i32);
-        out.enter_call(NO_SITE, RUN, thread_object, Vec::new())?;
+        out.enter_call(NO_SITE, RUN, thread_object, [])?;
         let steps = &mut self.steps;
         let mut stopped = |recorder: &R, closing: u64| {
             *steps += 1;
@@ -573,7 +629,7 @@ impl ThreadGenerator {
             Shape::Wide => wide(&mut out, rng, &mut stopped)?,
             Shape::Deep => deep(&mut out, &mut stopped)?,
         }
-        out.exit(&returned(Value::Void))
+        out.exit(returned(Value::Void))
     }
 }
 
@@ -624,12 +680,14 @@ fn mixed<R: Pushes>(
                     2..=5 => PROCESS,
                     _ => COMPUTE,
                 };
-                let (receiver, arguments) = match method {
-                    PROCESS => (object(WORKER, 7), vec![item(rng), n]),
-                    ITEM_AT => (object(WORKER, 7), vec![n]),
-                    _ => (Value::Null, vec![n]),
-                };
-                out.enter_call(CALL_SITE, method, receiver, arguments)?;
+                match method {
+                    PROCESS => {
+                        let arguments = [item(rng), n];
+                        out.enter_call(CALL_SITE, method, object(WORKER, 7), arguments)?
+                    }
+                    ITEM_AT => out.enter_call(CALL_SITE, method, object(WORKER, 7), [n])?,
+                    _ => out.enter_call(CALL_SITE, method, Value::Null, [n])?,
+                }
                 calls.push(method);
             }
             18..=35 if !calls.is_empty() => {
@@ -639,11 +697,11 @@ fn mixed<R: Pushes>(
                     Some(PROCESS) => Value::Long(rng.below(1 << 40) as i64),
                     _ => Value::Int(rng.below(1 << 20) as i32),
                 };
-                out.exit(&returned(result))?;
+                out.exit(returned(result))?;
             }
             36..=38 => {
                 let loop_id = rng.below(8) as i32;
-                out.push(
+                out.add(
                     TracepointType::Loop,
                     LOOP_SITE,
                     TracepointBody::Loop { loop_id },
@@ -651,12 +709,12 @@ fn mixed<R: Pushes>(
                 let iterations = 1 + rng.below(3) as i32;
                 for iteration in 0..iterations {
                     let body = TracepointBody::LoopIteration { loop_id, iteration };
-                    out.push(TracepointType::LoopIteration, LOOP_SITE, body)?;
+                    out.add(TracepointType::LoopIteration, LOOP_SITE, body)?;
                     out.write_local(I, Value::Int(iteration))?;
                     out.write_local(SUM, Value::Long(rng.below(1 << 20) as i64))?;
-                    out.exit(&Footer::LoopIteration)?;
+                    out.exit(Footer::LoopIteration)?;
                 }
-                out.exit(&Footer::Loop { iterations })?;
+                out.exit(Footer::Loop { iterations })?;
             }
             39..=58 => {
                 let value = Value::Int(rng.below(1 << 16) as i32);
@@ -665,7 +723,7 @@ fn mixed<R: Pushes>(
                     receiver: item(rng),
                     value,
                 };
-                out.push(TracepointType::WriteField, FIELD_SITE, body)?;
+                out.add(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             59..=64 => {
                 let value = string_value(text, "name-", rng.below(100_000));
@@ -674,7 +732,7 @@ fn mixed<R: Pushes>(
                     receiver: item(rng),
                     value,
                 };
-                out.push(TracepointType::WriteField, FIELD_SITE, body)?;
+                out.add(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             65..=71 => {
                 let value = Value::Int(rng.below(1 << 16) as i32);
@@ -683,7 +741,7 @@ fn mixed<R: Pushes>(
                     receiver: item(rng),
                     value,
                 };
-                out.push(TracepointType::ReadField, FIELD_SITE, body)?;
+                out.add(TracepointType::ReadField, FIELD_SITE, body)?;
             }
             72..=75 => {
                 let body = TracepointBody::WriteField {
@@ -691,7 +749,7 @@ fn mixed<R: Pushes>(
                     receiver: Value::Null,
                     value: Value::Long(rng.below(1 << 30) as i64),
                 };
-                out.push(TracepointType::WriteField, STATIC_SITE, body)?;
+                out.add(TracepointType::WriteField, STATIC_SITE, body)?;
             }
             76..=87 => {
                 out.write_local(I, Value::Int(rng.below(1 << 10) as i32))?;
@@ -701,7 +759,7 @@ fn mixed<R: Pushes>(
                     variable: SUM,
                     value: Value::Long(rng.below(1 << 30) as i64),
                 };
-                out.push(TracepointType::ReadLocal, LOCAL_SITE, body)?;
+                out.add(TracepointType::ReadLocal, LOCAL_SITE, body)?;
             }
             _ => {
                 let array = Value::Array {
@@ -717,7 +775,7 @@ fn mixed<R: Pushes>(
                     index,
                     value,
                 };
-                out.push(TracepointType::WriteArray, ARRAY_SITE, body)?;
+                out.add(TracepointType::WriteArray, ARRAY_SITE, body)?;
             }
         }
     }
@@ -728,7 +786,7 @@ fn mixed<R: Pushes>(
             PROCESS => Value::Long(0),
             _ => Value::Int(0),
         };
-        out.exit(&returned(result))?;
+        out.exit(returned(result))?;
     }
     Ok(())
 }
@@ -738,7 +796,7 @@ fn wide<R: Pushes>(
     rng: &mut SplitMix64,
     stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
-    out.enter_call(CALL_SITE, FILL, object(WORKER, 7), Vec::new())?;
+    out.enter_call(CALL_SITE, FILL, object(WORKER, 7), [])?;
     let mut i = 0i32;
     while !out.stopped(stopped) {
         out.write_local(I, Value::Int(i))?;
@@ -748,11 +806,11 @@ fn wide<R: Pushes>(
                 receiver: item(rng),
                 value: Value::Int(i),
             };
-            out.push(TracepointType::WriteField, FIELD_SITE, body)?;
+            out.add(TracepointType::WriteField, FIELD_SITE, body)?;
         }
         i = i.wrapping_add(1);
     }
-    out.exit(&returned(Value::Void))
+    out.exit(returned(Value::Void))
 }
 
 fn deep<R: Pushes>(
@@ -762,18 +820,18 @@ fn deep<R: Pushes>(
     let base = out.depth;
     'outer: loop {
         for n in 0..DEEP_RECURSION as i32 {
-            out.enter_call(CALL_SITE, RECURSE, Value::Null, vec![Value::Int(n)])?;
+            out.enter_call(CALL_SITE, RECURSE, Value::Null, [Value::Int(n)])?;
             out.write_local(I, Value::Int(n))?;
             if out.stopped(stopped) {
                 break 'outer;
             }
         }
         while out.depth > base {
-            out.exit(&returned(Value::Int(1)))?;
+            out.exit(returned(Value::Int(1)))?;
         }
     }
     while out.depth > base {
-        out.exit(&returned(Value::Int(1)))?;
+        out.exit(returned(Value::Int(1)))?;
     }
     Ok(())
 }
