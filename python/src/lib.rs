@@ -2,7 +2,7 @@
 //! thin layer over its front door (`TracePath::for_input`'s cache, the lazy reader,
 //! `node_text`, `search`, the Parquet export's Arrow batches).
 //!
-//! A `Trace` shares its reader with its nodes through [`Shared`]; closing
+//! A `Trace` shares its reader with its nodes through `trace::Shared`; closing
 //! the trace drops the reader there, and a node used afterwards raises
 //! `TraceError`. Work that may take long (opening, searching, printing,
 //! exporting) runs with the GIL released; a search runs on a thread of its
