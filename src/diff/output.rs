@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use crate::common::{ClassId, CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
-use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, TracepointHeader, Value};
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
 use crate::write::{
     BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, VariableSpec,
 };
@@ -98,139 +98,6 @@ impl<'c> Reinterner<'c> {
         Ok(translated)
     }
 
-    /// `value` with the output's class ids (values nest only as deep as
-    /// the decoder allows).
-    fn value(&mut self, value: &Value<'_>, out: &StreamingThread) -> Result<Value<'static>> {
-        Ok(match value {
-            Value::Object {
-                class,
-                identity_hash,
-                fields,
-            } => Value::Object {
-                class: self.class(*class, out)?,
-                identity_hash: *identity_hash,
-                fields: fields
-                    .iter()
-                    .map(|(name, value)| Ok((name.clone().into_owned(), self.value(value, out)?)))
-                    .collect::<Result<_>>()?,
-            },
-            Value::Array {
-                class,
-                identity_hash,
-                elements,
-                total_size,
-            } => Value::Array {
-                class: self.class(*class, out)?,
-                identity_hash: *identity_hash,
-                elements: self.values(elements, out)?,
-                total_size: *total_size,
-            },
-            scalar => scalar.clone().into_owned(),
-        })
-    }
-
-    fn values(
-        &mut self,
-        values: &[Value<'_>],
-        out: &StreamingThread,
-    ) -> Result<Vec<Value<'static>>> {
-        values.iter().map(|value| self.value(value, out)).collect()
-    }
-
-    /// `tracepoint`'s body with the output's ids.
-    fn body(
-        &mut self,
-        body: &TracepointBody<'_>,
-        out: &StreamingThread,
-    ) -> Result<TracepointBody<'static>> {
-        Ok(match body {
-            TracepointBody::MethodCall {
-                method,
-                receiver,
-                arguments,
-                flags,
-            } => TracepointBody::MethodCall {
-                method: self.method(*method, out)?,
-                receiver: self.value(receiver, out)?,
-                arguments: self.values(arguments, out)?,
-                flags: *flags,
-            },
-            TracepointBody::ReadArray {
-                array,
-                index,
-                value,
-            } => TracepointBody::ReadArray {
-                array: self.value(array, out)?,
-                index: *index,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::WriteArray {
-                array,
-                index,
-                value,
-            } => TracepointBody::WriteArray {
-                array: self.value(array, out)?,
-                index: *index,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::ReadLocal { variable, value } => TracepointBody::ReadLocal {
-                variable: self.variable(*variable, out)?,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::WriteLocal { variable, value } => TracepointBody::WriteLocal {
-                variable: self.variable(*variable, out)?,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::ReadField {
-                field,
-                receiver,
-                value,
-            } => TracepointBody::ReadField {
-                field: self.field(*field, out)?,
-                receiver: self.value(receiver, out)?,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::WriteField {
-                field,
-                receiver,
-                value,
-            } => TracepointBody::WriteField {
-                field: self.field(*field, out)?,
-                receiver: self.value(receiver, out)?,
-                value: self.value(value, out)?,
-            },
-            TracepointBody::Loop { loop_id } => TracepointBody::Loop { loop_id: *loop_id },
-            TracepointBody::LoopIteration { loop_id, iteration } => TracepointBody::LoopIteration {
-                loop_id: *loop_id,
-                iteration: *iteration,
-            },
-            TracepointBody::SnapshotBreakpoint {
-                uuid_high,
-                uuid_low,
-                stack,
-                millis,
-                values,
-                trace_id,
-            } => TracepointBody::SnapshotBreakpoint {
-                uuid_high: *uuid_high,
-                uuid_low: *uuid_low,
-                stack: stack
-                    .iter()
-                    .map(|&frame| self.code_location(frame, out))
-                    .collect::<Result<_>>()?,
-                millis: *millis,
-                values: self.values(values, out)?,
-                trace_id: trace_id.clone().map(|id| id.into_owned()),
-            },
-            TracepointBody::Throw { exception } => TracepointBody::Throw {
-                exception: self.value(exception, out)?,
-            },
-            TracepointBody::Catch { exception } => TracepointBody::Catch {
-                exception: self.value(exception, out)?,
-            },
-        })
-    }
-
     /// `value` given the output's class ids in place.
     fn translate_value(&mut self, value: &mut Value<'_>, out: &StreamingThread) -> Result<()> {
         match value {
@@ -257,8 +124,7 @@ impl<'c> Reinterner<'c> {
             .try_for_each(|value| self.translate_value(value, out))
     }
 
-    /// `body` given the output's ids in place: what [`body`](Self::body)
-    /// makes, without copying what needs no translation.
+    /// `body` given the output's ids in place.
     fn translate_body(
         &mut self,
         body: &mut TracepointBody<'_>,
@@ -338,17 +204,7 @@ impl<'c> Reinterner<'c> {
         footer: Option<&Footer<'_>>,
         out: &StreamingThread,
     ) -> Result<Footer<'static>> {
-        Ok(match footer {
-            Some(Footer::MethodCall { result, exception }) => Footer::MethodCall {
-                result: self.value(result, out)?,
-                exception: exception.clone().into_owned(),
-            },
-            Some(Footer::Loop { iterations }) => Footer::Loop {
-                iterations: *iterations,
-            },
-            Some(Footer::LoopIteration) => Footer::LoopIteration,
-            None => Footer::unfinished_method(),
-        })
+        self.translate_footer(footer.map(|f| f.clone().into_owned()), out)
     }
 }
 
@@ -384,26 +240,12 @@ impl<W: Write> ThreadOut<'_, W> {
         left: Option<EventId>,
         right: Option<EventId>,
     ) -> Result<EventId> {
-        let code_location = from.code_location(tracepoint.header.code_location, &self.thread)?;
-        let body = from.body(&tracepoint.body, &self.thread)?;
-        let event = self.event(left, right)?;
-        self.thread.push_tracepoint(&Tracepoint {
-            header: TracepointHeader {
-                tracepoint_type: tracepoint.header.tracepoint_type,
-                code_location,
-                thread: self.id,
-                event,
-                diff_status: status,
-            },
-            child_diff_statuses: Vec::new(),
-            body,
-        })?;
-        Ok(event)
+        self.copy_owned(from, &mut tracepoint.clone(), status, left, right)
     }
 
-    /// Writes `tracepoint` (owned, from the input `from` translates) with
-    /// `status`, translating its ids in place: what [`copy`](Self::copy)
-    /// writes.
+    /// Writes `tracepoint` (from the input `from` translates) with
+    /// `status`, translating its ids in place; `left` and `right` are its
+    /// id-map line.
     pub(crate) fn copy_owned(
         &mut self,
         from: &mut Reinterner<'_>,
