@@ -2,11 +2,11 @@
 //! pattern, with the path of calls above it.
 //!
 //! Each thread is walked once in pre-order, the threads in parallel
-//! ([`LazyTraceReader::walk_threads`]): for names, a names walk (headers,
-//! plus the id each call or access names, read from its first fields; a
-//! tracepoint is decoded only when it is a hit, with the call above it for
-//! its line); for lines, every tracepoint decoded. What a tracepoint is
-//! matched against:
+//! ([`Searchable::walk_searching`]): on the lazy reader, for names, a names
+//! walk (headers, plus the id each call or access names, read from its
+//! first fields; a tracepoint is decoded only when it is a hit, with the
+//! call above it for its line); for lines, and on the post-processed view,
+//! every tracepoint decoded. What a tracepoint is matched against:
 //!
 //! - its **name**: a call's `Class.method`, a field access's `Class.field`,
 //!   a local variable's name. Names are matched once per id and the answer

@@ -13,9 +13,9 @@
 //!
 //! - **Heap.** Container tables live in the lookup sidecar's mapped arrays
 //!   (or an unlinked scratch one): page cache the kernel can drop. Only
-//!   `SidecarPolicy::Off`, `open_bytes`, a failed scratch write and a
-//!   deferred first open (`LazyOptions::defer_sidecar`'s bound) keep them
-//!   on the heap; rebuilds and repairs hold one window's cells at a time.
+//!   `SidecarPolicy::Off`, `open_bytes`, a failed scratch write, a
+//!   deferred first open and an open that writes no sidecar (both within
+//!   `LazyOptions::defer_sidecar`'s bound) keep them on the heap; rebuilds and repairs hold one window's cells at a time.
 //! - **Mapped pages: the resident window.** `LazyOptions::resident_window`
 //!   bounds what reads leave mapped. A forward read releases the blocks
 //!   more than a window behind it, counted in bytes of the data file, and

@@ -194,9 +194,10 @@ impl LazyOptions {
     /// Whether to use and write the lookup sidecar
     /// ([`LazyTraceReader::sidecar_path`]); default read-write.
     /// Where none can be written (no [`sidecar_dir`](Self::sidecar_dir), a
-    /// read-only one, or [`SidecarPolicy::ReadOnly`]), the lookups go to an unlinked
-    /// scratch file instead, mapped so that they are not on the heap;
-    /// [`SidecarPolicy::Off`] keeps them on the heap. Traces opened from
+    /// read-only one, or [`SidecarPolicy::ReadOnly`]), tables within
+    /// [`defer_sidecar`](Self::defer_sidecar)'s bound are built on first
+    /// use, on the heap, and larger ones go to an unlinked scratch file,
+    /// mapped; [`SidecarPolicy::Off`] keeps them on the heap. Traces opened from
     /// bytes have none (their lookups are on the heap).
     pub fn sidecar(mut self, policy: SidecarPolicy) -> Self {
         self.sidecar = policy;
@@ -209,7 +210,8 @@ impl LazyOptions {
     /// building the lookups again; the oldest sidecars there are removed
     /// once they add up to more than the
     /// [`sidecar_budget`](Self::sidecar_budget). `None` (the default) keeps
-    /// none: each open writes its lookups to an unlinked scratch file.
+    /// none: each open builds its lookups again ([`sidecar`](Self::sidecar)
+    /// says where they go).
     /// Nothing is ever written beside the trace.
     /// The command line uses the per-user cache directory
     /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)).
