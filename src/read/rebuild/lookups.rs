@@ -14,7 +14,7 @@ use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::lookup::index::{LoadedIndex, load_index_until};
 use crate::read::lookup::table::Lookup;
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index_observed,
+    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index_collected,
     write_rebuilt_index,
 };
 use crate::storage::TraceBytes;
@@ -97,15 +97,31 @@ pub(crate) fn stopped(stop: Option<&AtomicBool>) -> Result<()> {
     }
 }
 
-/// Rebuilds the lookup structures from the data file alone, with the
-/// parallel rebuild ([`crate::read::rebuild`], the crate's only one).
+/// Rebuilds the lookup structures from the data file alone, on the heap,
+/// with the parallel rebuild ([`crate::read::rebuild`], the crate's only
+/// one), in windows as [`rebuild_to_scratch`] does: with a `window` the
+/// data's pages are released behind each, and once `stop` is set the
+/// rebuild ends after the window it is in ([`Error::Cancelled`]).
 /// Containers never finished end at the end of their thread's stream.
 /// `progress` receives the bytes of data done.
 pub(crate) fn rebuild_lookup(
     data: &TraceBytes,
+    window: Option<u64>,
     progress: &(dyn Fn(u64) + Sync),
+    stop: Option<&AtomicBool>,
 ) -> Result<LoadedIndex> {
-    let rebuilt = rebuild_index_observed(data.as_slice(), RebuildOptions::default(), progress)?;
+    let rebuilt = rebuild_index_collected(
+        data.as_slice(),
+        RebuildOptions::default(),
+        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
+        progress,
+        &|covered| {
+            if window.is_some() {
+                data.release_around(covered);
+            }
+            stopped(stop)
+        },
+    )?;
     Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
 }
 
@@ -182,5 +198,53 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
         references,
         data: rebuilt.report,
         complete: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    use super::*;
+    use crate::generate::{GenerateOptions, Shape, generate_file};
+    use crate::read::rebuild::rebuild_index_observed;
+
+    /// The heap rebuild (what serves when no scratch file can be written)
+    /// gives the one-window rebuild's cells in windows, and a stop set
+    /// during it ends it after the window it is in.
+    #[test]
+    fn the_heap_rebuild_is_windowed_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.trace");
+        generate_file(&path, &GenerateOptions::new(24 << 20, Shape::Mixed), |_| {}).unwrap();
+        let data = TraceBytes::from_vec(std::fs::read(&path).unwrap());
+        let len = data.as_slice().len() as u64;
+        let whole = rebuild_index_observed(data.as_slice(), RebuildOptions::default(), &|_| {});
+        let whole: Vec<IndexCell> = whole.unwrap().cells.into_vec();
+        let windows = AtomicU64::new(0);
+        let windowed = rebuild_index_collected(
+            data.as_slice(),
+            RebuildOptions::default(),
+            MIN_REBUILD_WINDOW,
+            &|_| {},
+            &|_| {
+                windows.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            },
+        );
+        assert_eq!(windowed.unwrap().cells.into_vec(), whole);
+        assert!(windows.load(Ordering::Relaxed) > 2);
+        assert!(rebuild_lookup(&data, Some(MIN_REBUILD_WINDOW), &|_| {}, None).is_ok());
+
+        let stop = AtomicBool::new(false);
+        let done = AtomicU64::new(0);
+        let progress = |bytes| {
+            done.fetch_add(bytes, Ordering::Relaxed);
+            stop.store(true, Ordering::Relaxed);
+        };
+        let stopped = rebuild_lookup(&data, Some(MIN_REBUILD_WINDOW), &progress, Some(&stop));
+        assert!(matches!(stopped, Err(Error::Cancelled(_))));
+        let done = done.load(Ordering::Relaxed);
+        assert!(done > 0 && done < len, "{done} of {len} bytes");
     }
 }

@@ -517,7 +517,7 @@ impl LazyOptions {
                     Some(loaded) => loaded,
                     None => {
                         stopped(stop)?;
-                        rebuild_lookup(data, progress)?
+                        rebuild_lookup(data, self.resident_window, progress, stop)?
                     }
                 };
                 stopped(stop)?;
