@@ -68,7 +68,6 @@ pub trait Navigate: TraceTree {
 
     /// Every node of `thread` in pre-order, with its depth (the thread's
     /// top-level tracepoints at 0).
-    #[allow(clippy::type_complexity)]
     fn thread_nodes(
         &self,
         thread: ThreadId,
