@@ -132,6 +132,7 @@ impl std::fmt::Display for Position {
 /// A malformed byte sequence at a known [`Position`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} at {at}")]
+#[non_exhaustive]
 pub struct DecodeError {
     /// Where the faulty object or field starts.
     pub at: Position,

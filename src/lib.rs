@@ -187,6 +187,7 @@ pub use read::{
     EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,
 };
 pub use search::{SearchOptions, SearchResult, search};
+pub use storage::{FileAccess, TraceBytes};
 pub use tree::TraceTree;
 pub use write::{
     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, StreamingOptions,
@@ -197,4 +198,3 @@ pub use write::{
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use storage::{FileAccess, TraceBytes};

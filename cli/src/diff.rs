@@ -5,9 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use indicatif::ProgressBar;
-use tracetree::diff::{
-    DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads, packed_facts,
-};
+use tracetree::diff::{DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads};
 use tracetree::{Error, Result, diff_traces};
 
 use crate::cache::Cache;
@@ -76,32 +74,14 @@ pub fn run(cache: &Cache, args: DiffArgs<'_>, out: &mut impl Write) -> Result<()
     let right_path = cache.trace_path(args.right)?;
     let left = cache.open_lazy(&left_path)?;
     let right = cache.open_lazy(&right_path)?;
-    let (left_is_diff, left_info) = packed_facts(&left_path)?;
-    let (right_is_diff, right_info) = packed_facts(&right_path)?;
     let name = |path: &Path| cache.name(path);
-    let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
     let (left_name, right_name) = (name(args.left), name(args.right));
+    let left_input = DiffInput::from_file(&left, &left_name, &left_path)?;
+    let right_input = DiffInput::from_file(&right, &right_name, &right_path)?;
     let bar =
         ProgressBar::new_spinner().with_message(format!("diffing {left_name} and {right_name}"));
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
-    let summary = diff_traces(
-        DiffInput {
-            trace: &left,
-            name: &left_name,
-            bytes: size(&left_path),
-            is_diff: left_is_diff,
-            info: left_info.as_deref(),
-        },
-        DiffInput {
-            trace: &right,
-            name: &right_name,
-            bytes: size(&right_path),
-            is_diff: right_is_diff,
-            info: right_info.as_deref(),
-        },
-        &args.options,
-        &written.path,
-    );
+    let summary = diff_traces(left_input, right_input, &args.options, &written.path);
     bar.finish_and_clear();
     let summary = summary?;
     let to_stdout = written.is_stdout();

@@ -962,7 +962,7 @@ pub fn diff<'py>(
     unmatched: &str,
     allow_diffs: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use tracetree::diff::{ThreadMatching, UnmatchedThreads, packed_facts};
+    use tracetree::diff::{ThreadMatching, UnmatchedThreads};
     let by_index = match match_by {
         "name" => false,
         "index" => true,
@@ -1007,24 +1007,9 @@ pub fn diff<'py>(
     let (left_name, right_name) = (name(left, &left_path), name(right, &right_path));
     let summary = py
         .detach(|| {
-            let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len());
-            let (left_is_diff, left_info) = packed_facts(&left_path)?;
-            let (right_is_diff, right_info) = packed_facts(&right_path)?;
             tracetree::diff_traces(
-                tracetree::DiffInput {
-                    trace: &*left_reader,
-                    name: &left_name,
-                    bytes: size(&left_path),
-                    is_diff: left_is_diff,
-                    info: left_info.as_deref(),
-                },
-                tracetree::DiffInput {
-                    trace: &*right_reader,
-                    name: &right_name,
-                    bytes: size(&right_path),
-                    is_diff: right_is_diff,
-                    info: right_info.as_deref(),
-                },
+                tracetree::DiffInput::from_file(&*left_reader, &left_name, &left_path)?,
+                tracetree::DiffInput::from_file(&*right_reader, &right_name, &right_path)?,
                 &options,
                 &out,
             )

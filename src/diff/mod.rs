@@ -46,6 +46,7 @@ mod output;
 mod renumber;
 mod walk;
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -83,7 +84,7 @@ pub struct DiffInput<'a, T> {
     pub is_diff: bool,
     /// Its own `info.txt`, when it came packed with one: stored as
     /// `info.left.txt` or `info.right.txt`.
-    pub info: Option<&'a str>,
+    pub info: Option<Cow<'a, str>>,
 }
 
 impl<'a, T> DiffInput<'a, T> {
@@ -98,15 +99,40 @@ impl<'a, T> DiffInput<'a, T> {
             info: None,
         }
     }
+
+    /// `trace`, opened from the file at `path` and named `name`, with what
+    /// the file tells: its size, and, when it is a pack, whether it is a
+    /// diff and the `info.txt` it was packed with.
+    pub fn from_file(trace: &'a T, name: &'a str, path: &Path) -> Result<Self> {
+        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        let (is_diff, info) = if crate::storage::packed::PackedTrace::is_packed(path) {
+            let packed = crate::storage::packed::PackedTrace::open(path)?;
+            let info = packed.info().ok().filter(|info| !info.is_empty());
+            (packed.is_diff(), info.map(Cow::Owned))
+        } else {
+            (false, None)
+        };
+        Ok(DiffInput {
+            trace,
+            name,
+            bytes,
+            is_diff,
+            info,
+        })
+    }
 }
 
 impl<T> Clone for DiffInput<'_, T> {
     fn clone(&self) -> Self {
-        *self
+        DiffInput {
+            trace: self.trace,
+            name: self.name,
+            bytes: self.bytes,
+            is_diff: self.is_diff,
+            info: self.info.clone(),
+        }
     }
 }
-
-impl<T> Copy for DiffInput<'_, T> {}
 
 /// The first place a diff thread differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,18 +204,6 @@ fn input_threads<T: TraceTree>(trace: &T) -> Result<(Vec<InputThread>, Vec<T::No
         roots.push(root);
     }
     Ok((threads, roots))
-}
-
-/// Whether the trace at `path` is a packed diff, and the `info.txt` it was
-/// packed with: what [`DiffInput::is_diff`] and [`DiffInput::info`] take
-/// (`false` and `None` for a trace that is not packed).
-pub fn packed_facts(path: &Path) -> Result<(bool, Option<String>)> {
-    if !crate::storage::packed::PackedTrace::is_packed(path) {
-        return Ok((false, None));
-    }
-    let packed = crate::storage::packed::PackedTrace::open(path)?;
-    let info = packed.info().ok().filter(|info| !info.is_empty());
-    Ok((packed.is_diff(), info))
 }
 
 /// Diffs `left` against `right` as the reference's `diffTwoTraces` does and
@@ -336,10 +350,10 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     }
     let info = info_text(&left, &right, started, millis());
     let mut entries = vec![PackSource::Bytes(".diff", &[])];
-    if let Some(text) = left.info {
+    if let Some(text) = &left.info {
         entries.push(PackSource::Bytes("info.left.txt", text.as_bytes()));
     }
-    if let Some(text) = right.info {
+    if let Some(text) = &right.info {
         entries.push(PackSource::Bytes("info.right.txt", text.as_bytes()));
     }
     entries.extend([

@@ -38,7 +38,7 @@ pub const INDEX_FOOTER_LEN: usize = CELL_LEN + 8;
 
 impl IndexCell {
     /// The on-disk form.
-    pub fn to_raw(self) -> RawIndexCell {
+    pub(crate) fn to_raw(self) -> RawIndexCell {
         let (kind, id, start, end) = match self {
             IndexCell::Reference { kind, id, at, end } => (kind, id, at.get() as i64, end),
             IndexCell::Block { thread, start, end } => (

@@ -402,7 +402,7 @@ impl<'a> Tracepoint<'a> {
     /// [`encoded_len`](Self::encoded_len) fails. Inlined into its callers
     /// (a writer's hot path), so `out` lives in registers.
     #[inline(always)]
-    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+    pub(crate) fn write_to(&self, out: &mut SliceWriter<'_>) {
         self.header.write_to(out);
         let statuses = &self.child_diff_statuses;
         if self.header.tracepoint_type.is_container() {
@@ -534,7 +534,7 @@ impl<'a> Footer<'a> {
     /// [`encoded_len`](Self::encoded_len) fails. Inlined into its callers,
     /// as a tracepoint's is.
     #[inline(always)]
-    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+    pub(crate) fn write_to(&self, out: &mut SliceWriter<'_>) {
         out.u8(ObjectKind::TracepointFooter as u8);
         match self {
             Footer::MethodCall { result, exception } => {

@@ -316,7 +316,7 @@ impl<'a> Value<'a> {
     /// [`encoded_len`](Self::encoded_len) would fail. Inlined (values of
     /// fixed size are a few stores), except for nested values.
     #[inline(always)]
-    pub fn write_to(&self, out: &mut SliceWriter<'_>) {
+    pub(crate) fn write_to(&self, out: &mut SliceWriter<'_>) {
         match self {
             Value::Null => out.i32(code::NULL),
             Value::Void => out.i32(code::VOID),

@@ -77,9 +77,29 @@ impl JavaStr<'static> {
     }
 }
 
-impl From<&str> for JavaStr<'static> {
+/// Rust text, encoded as modified UTF-8: what every spec and writer
+/// taking a name accepts (`impl Into<JavaStr>`).
+impl<'a> From<&str> for JavaStr<'a> {
     fn from(text: &str) -> Self {
         JavaStr::new(text)
+    }
+}
+
+impl<'a> From<String> for JavaStr<'a> {
+    fn from(text: String) -> Self {
+        JavaStr::new(&text)
+    }
+}
+
+impl<'a> From<&String> for JavaStr<'a> {
+    fn from(text: &String) -> Self {
+        JavaStr::new(text)
+    }
+}
+
+impl<'a> From<&JavaStr<'a>> for JavaStr<'a> {
+    fn from(text: &JavaStr<'a>) -> Self {
+        text.clone()
     }
 }
 

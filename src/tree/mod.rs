@@ -15,7 +15,8 @@ mod navigate;
 mod postprocess;
 mod shared;
 
-pub use navigate::{Navigate, PreOrder};
+pub use navigate::Navigate;
+pub(crate) use navigate::PreOrder;
 pub use postprocess::{PostNode, Postprocessed};
 
 /// A forest of tracepoints, one tree per thread. Shared between threads:

@@ -11,10 +11,9 @@ use crate::error::Result;
 use crate::read::{ChildCount, NodeHandle};
 use crate::tree::{TraceTree, page_of};
 
-/// Nodes in a thread's pre-order with their depths (a thread's top-level
-/// tracepoints at 0), as [`Navigate::thread_nodes`] and
-/// [`Navigate::following`] give them.
-pub type PreOrder<'a, N> = Box<dyn Iterator<Item = Result<(N, usize)>> + 'a>;
+/// What [`Navigate::thread_nodes`] and [`Navigate::following`] return, for
+/// their implementations.
+pub(crate) type PreOrder<'a, N> = Box<dyn Iterator<Item = Result<(N, usize)>> + 'a>;
 
 /// A [`TraceTree`] a front end moves about in, node by node.
 pub trait Navigate: TraceTree {
@@ -67,11 +66,20 @@ pub trait Navigate: TraceTree {
     /// A thread's recorded name.
     fn thread_name(&self, thread: ThreadId) -> Option<String>;
 
-    /// Every node of `thread` in pre-order.
-    fn thread_nodes(&self, thread: ThreadId) -> PreOrder<'_, Self::Node>;
+    /// Every node of `thread` in pre-order, with its depth (the thread's
+    /// top-level tracepoints at 0).
+    fn thread_nodes(
+        &self,
+        thread: ThreadId,
+    ) -> Box<dyn Iterator<Item = Result<(Self::Node, usize)>> + '_>;
 
     /// The nodes after `node` in its thread's pre-order: its descendants,
     /// then its later siblings' subtrees, then those of its ancestors'
-    /// later siblings.
-    fn following(&self, node: Self::Node) -> Result<PreOrder<'_, Self::Node>>;
+    /// later siblings; each with its depth, as
+    /// [`thread_nodes`](Self::thread_nodes) gives it.
+    #[allow(clippy::type_complexity)]
+    fn following(
+        &self,
+        node: Self::Node,
+    ) -> Result<Box<dyn Iterator<Item = Result<(Self::Node, usize)>> + '_>>;
 }

@@ -14,7 +14,10 @@ use crate::write::check::check_str;
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::ThreadRecorder;
 use crate::write::resolve::UNTRACKED_RESULT;
-use crate::write::spec::{CallOutcome, CallSpec, CodeLocationSpec, LeafSpec};
+use crate::write::spec::{
+    BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, LeafSpec, ValueSpec,
+    VariableSpec,
+};
 
 /// A container entered and not yet exited.
 #[derive(Debug, Clone, Copy)]
@@ -215,8 +218,106 @@ impl<T: BuildTarget> ThreadRecorder for T {
         exit_loop(self, iterations)
     }
 
-    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, spec: LeafSpec<'_>) -> Result<EventId> {
+    fn read_array<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        array: ValueSpec<'a>,
+        index: i32,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        let spec = LeafSpec::ReadArray {
+            array,
+            index,
+            value,
+        };
         leaf(self, at, spec)
+    }
+
+    fn write_array<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        array: ValueSpec<'a>,
+        index: i32,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        let spec = LeafSpec::WriteArray {
+            array,
+            index,
+            value,
+        };
+        leaf(self, at, spec)
+    }
+
+    fn read_local<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        variable: &'a VariableSpec<'a>,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        leaf(self, at, LeafSpec::ReadLocal { variable, value })
+    }
+
+    fn write_local<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        variable: &'a VariableSpec<'a>,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        leaf(self, at, LeafSpec::WriteLocal { variable, value })
+    }
+
+    fn read_field<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        field: &'a FieldSpec<'a>,
+        receiver: ValueSpec<'a>,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        let spec = LeafSpec::ReadField {
+            field,
+            receiver,
+            value,
+        };
+        leaf(self, at, spec)
+    }
+
+    fn write_field<'a>(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        field: &'a FieldSpec<'a>,
+        receiver: ValueSpec<'a>,
+        value: ValueSpec<'a>,
+    ) -> Result<EventId> {
+        let spec = LeafSpec::WriteField {
+            field,
+            receiver,
+            value,
+        };
+        leaf(self, at, spec)
+    }
+
+    fn breakpoint(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        breakpoint: BreakpointSpec<'_>,
+    ) -> Result<EventId> {
+        leaf(self, at, LeafSpec::Breakpoint(breakpoint))
+    }
+
+    fn throw(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        exception: ValueSpec<'_>,
+    ) -> Result<EventId> {
+        leaf(self, at, LeafSpec::Throw { exception })
+    }
+
+    fn catch(
+        &mut self,
+        at: Option<&CodeLocationSpec<'_>>,
+        exception: ValueSpec<'_>,
+    ) -> Result<EventId> {
+        leaf(self, at, LeafSpec::Catch { exception })
     }
 }
 

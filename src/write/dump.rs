@@ -39,7 +39,6 @@ use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::{PushRecorder, TraceRecorder};
-use crate::write::spec::IntoJavaStr;
 
 /// How a [`DumpWriter`] writes values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -554,8 +553,8 @@ pub struct DumpThread<'w> {
 impl TraceRecorder for DumpWriter {
     type Thread<'r> = DumpThread<'r>;
 
-    fn add_thread<'n>(&mut self, name: impl IntoJavaStr<'n>) -> Result<ThreadId> {
-        let name = name.into_java_str();
+    fn add_thread<'n>(&mut self, name: impl Into<JavaStr<'n>>) -> Result<ThreadId> {
+        let name = name.into();
         check_str(&name, "thread name")?;
         let id = i32::try_from(self.threads.len())
             .map_err(|_| Error::limit("threads", self.threads.len(), i32::MAX))?;

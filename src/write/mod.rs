@@ -26,7 +26,7 @@ pub use dump::{DumpOptions, DumpThread, DumpWriter};
 pub use recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
 pub use spec::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
-    IntoJavaStr, LeafSpec, LocalSpec, MethodSpec, ValueSpec, VariableSpec,
+    LocalSpec, MethodSpec, ValueSpec, VariableSpec,
 };
 #[cfg(any(test, feature = "generate"))]
 pub(crate) use spec::{array_type, class_type};

@@ -6,10 +6,9 @@
 use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::Object;
-use crate::model::{Footer, Tracepoint};
+use crate::model::{Footer, JavaStr, Tracepoint};
 use crate::write::spec::{
-    BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, IntoJavaStr, LeafSpec,
-    ValueSpec, VariableSpec,
+    BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, ValueSpec, VariableSpec,
 };
 
 /// A trace being recorded: a set of threads, each growing one tree.
@@ -25,7 +24,7 @@ pub trait TraceRecorder {
 
     /// Adds a thread named `name` and returns its id (0 for the first
     /// thread, then 1, 2, …).
-    fn add_thread<'n>(&mut self, name: impl IntoJavaStr<'n>) -> Result<ThreadId>;
+    fn add_thread<'n>(&mut self, name: impl Into<JavaStr<'n>>) -> Result<ThreadId>;
 
     /// The recorder of thread `thread`; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
     /// if no such thread was added.
@@ -74,9 +73,6 @@ pub trait ThreadRecorder {
     /// that it ran `iterations` times.
     fn exit_loop(&mut self, iterations: i32) -> Result<()>;
 
-    /// Adds a leaf tracepoint.
-    fn leaf(&mut self, at: Option<&CodeLocationSpec<'_>>, leaf: LeafSpec<'_>) -> Result<EventId>;
-
     /// Adds `array[index] ➜ value`.
     fn read_array<'a>(
         &mut self,
@@ -84,16 +80,7 @@ pub trait ThreadRecorder {
         array: ValueSpec<'a>,
         index: i32,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(
-            at,
-            LeafSpec::ReadArray {
-                array,
-                index,
-                value,
-            },
-        )
-    }
+    ) -> Result<EventId>;
 
     /// Adds `array[index] = value`.
     fn write_array<'a>(
@@ -102,16 +89,7 @@ pub trait ThreadRecorder {
         array: ValueSpec<'a>,
         index: i32,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(
-            at,
-            LeafSpec::WriteArray {
-                array,
-                index,
-                value,
-            },
-        )
-    }
+    ) -> Result<EventId>;
 
     /// Adds `variable ➜ value`.
     fn read_local<'a>(
@@ -119,9 +97,7 @@ pub trait ThreadRecorder {
         at: Option<&CodeLocationSpec<'_>>,
         variable: &'a VariableSpec<'a>,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(at, LeafSpec::ReadLocal { variable, value })
-    }
+    ) -> Result<EventId>;
 
     /// Adds `variable = value`.
     fn write_local<'a>(
@@ -129,9 +105,7 @@ pub trait ThreadRecorder {
         at: Option<&CodeLocationSpec<'_>>,
         variable: &'a VariableSpec<'a>,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(at, LeafSpec::WriteLocal { variable, value })
-    }
+    ) -> Result<EventId>;
 
     /// Adds `receiver.field ➜ value` (`receiver` is `Null` for static fields).
     fn read_field<'a>(
@@ -140,16 +114,7 @@ pub trait ThreadRecorder {
         field: &'a FieldSpec<'a>,
         receiver: ValueSpec<'a>,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(
-            at,
-            LeafSpec::ReadField {
-                field,
-                receiver,
-                value,
-            },
-        )
-    }
+    ) -> Result<EventId>;
 
     /// Adds `receiver.field = value` (`receiver` is `Null` for static fields).
     fn write_field<'a>(
@@ -158,43 +123,28 @@ pub trait ThreadRecorder {
         field: &'a FieldSpec<'a>,
         receiver: ValueSpec<'a>,
         value: ValueSpec<'a>,
-    ) -> Result<EventId> {
-        self.leaf(
-            at,
-            LeafSpec::WriteField {
-                field,
-                receiver,
-                value,
-            },
-        )
-    }
+    ) -> Result<EventId>;
 
     /// Adds a snapshot breakpoint hit.
     fn breakpoint(
         &mut self,
         at: Option<&CodeLocationSpec<'_>>,
         breakpoint: BreakpointSpec<'_>,
-    ) -> Result<EventId> {
-        self.leaf(at, LeafSpec::Breakpoint(breakpoint))
-    }
+    ) -> Result<EventId>;
 
     /// Adds `throw exception`.
     fn throw(
         &mut self,
         at: Option<&CodeLocationSpec<'_>>,
         exception: ValueSpec<'_>,
-    ) -> Result<EventId> {
-        self.leaf(at, LeafSpec::Throw { exception })
-    }
+    ) -> Result<EventId>;
 
     /// Adds `catch(exception)`.
     fn catch(
         &mut self,
         at: Option<&CodeLocationSpec<'_>>,
         exception: ValueSpec<'_>,
-    ) -> Result<EventId> {
-        self.leaf(at, LeafSpec::Catch { exception })
-    }
+    ) -> Result<EventId>;
 }
 
 /// A [`ThreadRecorder`] that also takes tracepoints and footers already

@@ -5,51 +5,14 @@
 //!
 //! Strings are [`JavaStr`]s, so any UTF-16 sequence (unpaired surrogate
 //! halves, NUL) can be recorded; every constructor also accepts `&str` and
-//! `String` through [`IntoJavaStr`].
+//! `String` (anything `Into<JavaStr>`).
 
 use crate::model::{CodeLocationKind, JavaStr, LocalKind, Type};
 
-/// Text a spec accepts: `&str`, `String`, or a [`JavaStr`] (which can hold
-/// unpaired surrogate halves).
-pub trait IntoJavaStr<'a> {
-    /// The text as modified UTF-8.
-    fn into_java_str(self) -> JavaStr<'a>;
-}
-
-impl<'a> IntoJavaStr<'a> for &str {
-    fn into_java_str(self) -> JavaStr<'a> {
-        JavaStr::new(self)
-    }
-}
-
-impl<'a> IntoJavaStr<'a> for String {
-    fn into_java_str(self) -> JavaStr<'a> {
-        JavaStr::new(&self)
-    }
-}
-
-impl<'a> IntoJavaStr<'a> for &String {
-    fn into_java_str(self) -> JavaStr<'a> {
-        JavaStr::new(self)
-    }
-}
-
-impl<'a> IntoJavaStr<'a> for JavaStr<'a> {
-    fn into_java_str(self) -> JavaStr<'a> {
-        self
-    }
-}
-
-impl<'a> IntoJavaStr<'a> for &JavaStr<'a> {
-    fn into_java_str(self) -> JavaStr<'a> {
-        self.clone()
-    }
-}
-
 /// The type `name` (an object of that class, `java.lang.String`).
 #[cfg(any(test, feature = "generate"))]
-pub(crate) fn class_type<'a>(name: impl IntoJavaStr<'a>) -> Type<'a> {
-    Type::Object(name.into_java_str())
+pub(crate) fn class_type<'a>(name: impl Into<JavaStr<'a>>) -> Type<'a> {
+    Type::Object(name.into())
 }
 
 /// The type of arrays of `element`.
@@ -74,14 +37,14 @@ pub struct MethodSpec<'a> {
 impl<'a> MethodSpec<'a> {
     /// A method of `class` named `name`.
     pub fn new(
-        class: impl IntoJavaStr<'a>,
-        name: impl IntoJavaStr<'a>,
+        class: impl Into<JavaStr<'a>>,
+        name: impl Into<JavaStr<'a>>,
         parameter_types: Vec<Type<'a>>,
         return_type: Type<'a>,
     ) -> Self {
         MethodSpec {
-            class: class.into_java_str(),
-            name: name.into_java_str(),
+            class: class.into(),
+            name: name.into(),
             parameter_types,
             return_type,
         }
@@ -108,13 +71,13 @@ pub struct FieldSpec<'a> {
 impl<'a> FieldSpec<'a> {
     /// An instance field, neither final nor volatile.
     pub fn new(
-        class: impl IntoJavaStr<'a>,
-        name: impl IntoJavaStr<'a>,
+        class: impl Into<JavaStr<'a>>,
+        name: impl Into<JavaStr<'a>>,
         field_type: Type<'a>,
     ) -> Self {
         FieldSpec {
-            class: class.into_java_str(),
-            name: name.into_java_str(),
+            class: class.into(),
+            name: name.into(),
             field_type,
             is_static: false,
             is_final: false,
@@ -152,9 +115,9 @@ pub struct VariableSpec<'a> {
 
 impl<'a> VariableSpec<'a> {
     /// A variable named `name` of type `variable_type`.
-    pub fn new(name: impl IntoJavaStr<'a>, variable_type: Type<'a>) -> Self {
+    pub fn new(name: impl Into<JavaStr<'a>>, variable_type: Type<'a>) -> Self {
         VariableSpec {
-            name: name.into_java_str(),
+            name: name.into(),
             variable_type,
         }
     }
@@ -258,16 +221,16 @@ impl<'a> CodeLocationSpec<'a> {
     /// access path, argument names or locals.
     pub fn new(
         kind: CodeLocationKind,
-        file: impl IntoJavaStr<'a>,
-        class: impl IntoJavaStr<'a>,
-        method: impl IntoJavaStr<'a>,
+        file: impl Into<JavaStr<'a>>,
+        class: impl Into<JavaStr<'a>>,
+        method: impl Into<JavaStr<'a>>,
         line: i32,
     ) -> Self {
         CodeLocationSpec {
             kind,
-            file: Some(file.into_java_str()),
-            class: Some(class.into_java_str()),
-            method: Some(method.into_java_str()),
+            file: Some(file.into()),
+            class: Some(class.into()),
+            method: Some(method.into()),
             line,
             access_path: None,
             arguments: Vec::new(),
@@ -277,9 +240,9 @@ impl<'a> CodeLocationSpec<'a> {
 
     /// A plain line.
     pub fn line(
-        file: impl IntoJavaStr<'a>,
-        class: impl IntoJavaStr<'a>,
-        method: impl IntoJavaStr<'a>,
+        file: impl Into<JavaStr<'a>>,
+        class: impl Into<JavaStr<'a>>,
+        method: impl Into<JavaStr<'a>>,
         line: i32,
     ) -> Self {
         Self::new(CodeLocationKind::Line, file, class, method, line)
@@ -287,9 +250,9 @@ impl<'a> CodeLocationSpec<'a> {
 
     /// A field, variable or array access.
     pub fn access(
-        file: impl IntoJavaStr<'a>,
-        class: impl IntoJavaStr<'a>,
-        method: impl IntoJavaStr<'a>,
+        file: impl Into<JavaStr<'a>>,
+        class: impl Into<JavaStr<'a>>,
+        method: impl Into<JavaStr<'a>>,
         line: i32,
     ) -> Self {
         Self::new(CodeLocationKind::Access, file, class, method, line)
@@ -297,9 +260,9 @@ impl<'a> CodeLocationSpec<'a> {
 
     /// A call site.
     pub fn call(
-        file: impl IntoJavaStr<'a>,
-        class: impl IntoJavaStr<'a>,
-        method: impl IntoJavaStr<'a>,
+        file: impl Into<JavaStr<'a>>,
+        class: impl Into<JavaStr<'a>>,
+        method: impl Into<JavaStr<'a>>,
         line: i32,
     ) -> Self {
         Self::new(CodeLocationKind::MethodCall, file, class, method, line)
@@ -318,9 +281,9 @@ impl<'a> CodeLocationSpec<'a> {
     }
 
     /// The same location with one more visible local.
-    pub fn with_local(mut self, name: impl IntoJavaStr<'a>, kind: LocalKind) -> Self {
+    pub fn with_local(mut self, name: impl Into<JavaStr<'a>>, kind: LocalKind) -> Self {
         self.locals.push(LocalSpec {
-            name: Some(name.into_java_str()),
+            name: Some(name.into()),
             kind,
         });
         self
@@ -405,28 +368,28 @@ impl<'a> ValueSpec<'a> {
     }
 
     /// A `String`.
-    pub fn string(text: impl IntoJavaStr<'a>) -> Self {
-        ValueSpec::String(text.into_java_str())
+    pub fn string(text: impl Into<JavaStr<'a>>) -> Self {
+        ValueSpec::String(text.into())
     }
 
     /// Text shown as is.
-    pub fn raw_string(text: impl IntoJavaStr<'a>) -> Self {
-        ValueSpec::RawString(text.into_java_str())
+    pub fn raw_string(text: impl Into<JavaStr<'a>>) -> Self {
+        ValueSpec::RawString(text.into())
     }
 
     /// A `StringBuilder` holding `text`.
-    pub fn string_builder(identity_hash: i32, text: impl IntoJavaStr<'a>) -> Self {
+    pub fn string_builder(identity_hash: i32, text: impl Into<JavaStr<'a>>) -> Self {
         ValueSpec::StringBuilder {
             identity_hash,
-            text: text.into_java_str(),
+            text: text.into(),
         }
     }
 
     /// An object of class `class` with no captured fields; add some with
     /// [`with_field`](Self::with_field).
-    pub fn object(class: impl IntoJavaStr<'a>, identity_hash: i32) -> Self {
+    pub fn object(class: impl Into<JavaStr<'a>>, identity_hash: i32) -> Self {
         ValueSpec::Object {
-            class: class.into_java_str(),
+            class: class.into(),
             identity_hash,
             fields: Vec::new(),
         }
@@ -434,9 +397,9 @@ impl<'a> ValueSpec<'a> {
 
     /// An array of class `class` and length `total_size` with no captured
     /// elements; add some with [`with_element`](Self::with_element).
-    pub fn array(class: impl IntoJavaStr<'a>, identity_hash: i32, total_size: i32) -> Self {
+    pub fn array(class: impl Into<JavaStr<'a>>, identity_hash: i32, total_size: i32) -> Self {
         ValueSpec::Array {
-            class: class.into_java_str(),
+            class: class.into(),
             identity_hash,
             elements: Vec::new(),
             total_size,
@@ -447,11 +410,11 @@ impl<'a> ValueSpec<'a> {
     /// returned unchanged.
     pub fn with_field(
         mut self,
-        name: impl IntoJavaStr<'a>,
+        name: impl Into<JavaStr<'a>>,
         value: impl Into<ValueSpec<'a>>,
     ) -> Self {
         if let ValueSpec::Object { fields, .. } = &mut self {
-            fields.push((name.into_java_str(), value.into()));
+            fields.push((name.into(), value.into()));
         }
         self
     }
@@ -576,8 +539,8 @@ impl<'a> CallOutcome<'a> {
     }
 
     /// Threw an exception of simple class name `exception`.
-    pub fn threw(exception: impl IntoJavaStr<'a>) -> Self {
-        CallOutcome::Threw(exception.into_java_str())
+    pub fn threw(exception: impl Into<JavaStr<'a>>) -> Self {
+        CallOutcome::Threw(exception.into())
     }
 }
 
@@ -627,15 +590,17 @@ impl<'a> BreakpointSpec<'a> {
     }
 
     /// The same hit with a trace id.
-    pub fn with_trace_id(mut self, trace_id: impl IntoJavaStr<'a>) -> Self {
-        self.trace_id = Some(trace_id.into_java_str());
+    pub fn with_trace_id(mut self, trace_id: impl Into<JavaStr<'a>>) -> Self {
+        self.trace_id = Some(trace_id.into());
         self
     }
 }
 
-/// A tracepoint without children.
+/// A tracepoint without children: what the builder's leaf methods
+/// ([`ThreadRecorder::read_local`](crate::write::ThreadRecorder::read_local)
+/// and the others) hand to the one function that records a leaf.
 #[derive(Debug, Clone, PartialEq)]
-pub enum LeafSpec<'a> {
+pub(crate) enum LeafSpec<'a> {
     /// `array[index] ➜ value`.
     ReadArray {
         /// The array.

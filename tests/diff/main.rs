@@ -480,7 +480,7 @@ fn diffs_are_refused_as_inputs_unless_asked_for() {
     let mut left = DiffInput::new(&diff, "d");
     left.is_diff = true;
     let refused = diff_traces(
-        left,
+        left.clone(),
         DiffInput::new(&diff, "d"),
         &DiffOptions::default(),
         &out,

@@ -11,8 +11,8 @@ use tracetree::print::{PrintOptions, print_trace};
 use tracetree::read::EagerTrace;
 use tracetree::tree::Postprocessed;
 use tracetree::write::{
-    AccessPathSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, FieldSpec, LeafSpec,
-    MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
+    AccessPathSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, FieldSpec, MethodSpec,
+    ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
 };
 use tracetree::{LazyTraceReader, TraceTree};
 
@@ -104,16 +104,13 @@ fn write_patterns(path: &Path) {
         CallSpec::new(&access_get).with_argument(obj()),
     )
     .unwrap();
-    let local = |variable, value| LeafSpec::ReadLocal { variable, value };
-    t.leaf(Some(&at("access$get_field", 40)), local(&this, obj()))
+    t.read_local(Some(&at("access$get_field", 40)), &this, obj())
         .unwrap();
-    t.leaf(
+    t.read_field(
         Some(&at("access$get_field", 40)),
-        LeafSpec::ReadField {
-            field: &field,
-            receiver: obj(),
-            value: ValueSpec::Int(5),
-        },
+        &field,
+        obj(),
+        ValueSpec::Int(5),
     )
     .unwrap();
     t.exit_call(CallOutcome::returned(5)).unwrap();
@@ -126,35 +123,27 @@ fn write_patterns(path: &Path) {
             .with_argument(6),
     )
     .unwrap();
-    t.leaf(Some(&at("access$set_field", 41)), local(&this, obj()))
+    t.read_local(Some(&at("access$set_field", 41)), &this, obj())
         .unwrap();
-    t.leaf(
+    t.read_local(
         Some(&at("access$set_field", 41)),
-        local(&set_param, ValueSpec::Int(6)),
+        &set_param,
+        ValueSpec::Int(6),
     )
     .unwrap();
-    t.leaf(
+    t.write_field(
         Some(&at("access$set_field", 41)),
-        LeafSpec::WriteField {
-            field: &field,
-            receiver: obj(),
-            value: ValueSpec::Int(6),
-        },
+        &field,
+        obj(),
+        ValueSpec::Int(6),
     )
     .unwrap();
     t.exit_call(void()).unwrap();
 
     // 5. An auto-generated getter.
     let read_x = |t: &mut tracetree::write::DumpThread<'_>, method: &str, value| {
-        t.leaf(
-            Some(&at(method, 50)),
-            LeafSpec::ReadField {
-                field: &x,
-                receiver: obj(),
-                value,
-            },
-        )
-        .unwrap();
+        t.read_field(Some(&at(method, 50)), &x, obj(), value)
+            .unwrap();
     };
     t.enter_call(Some(&at("operation", 5)), CallSpec::new(&get_x).on(obj()))
         .unwrap();
@@ -167,45 +156,32 @@ fn write_patterns(path: &Path) {
         CallSpec::new(&set_x).on(obj()).with_argument(8),
     )
     .unwrap();
-    t.leaf(Some(&at("setX", 51)), local(&set_param, ValueSpec::Int(8)))
+    t.read_local(Some(&at("setX", 51)), &set_param, ValueSpec::Int(8))
         .unwrap();
-    t.leaf(
-        Some(&at("setX", 51)),
-        LeafSpec::WriteField {
-            field: &x,
-            receiver: obj(),
-            value: ValueSpec::Int(8),
-        },
-    )
-    .unwrap();
+    t.write_field(Some(&at("setX", 51)), &x, obj(), ValueSpec::Int(8))
+        .unwrap();
     t.exit_call(void()).unwrap();
 
     // 7. Coverage instrumentation: a local, an array through it, a field.
     let coverage_at = at("operation", 7).with_access_path(AccessPathSpec::local(coverage.clone()));
-    t.leaf(
+    t.write_local(
         Some(&at("operation", 7)),
-        LeafSpec::WriteLocal {
-            variable: &coverage,
-            value: ValueSpec::array("[Z", 2, 4),
-        },
+        &coverage,
+        ValueSpec::array("[Z", 2, 4),
     )
     .unwrap();
-    t.leaf(
+    t.write_array(
         Some(&coverage_at),
-        LeafSpec::WriteArray {
-            array: ValueSpec::array("[Z", 2, 4),
-            index: 1,
-            value: ValueSpec::Boolean(true),
-        },
+        ValueSpec::array("[Z", 2, 4),
+        1,
+        ValueSpec::Boolean(true),
     )
     .unwrap();
-    t.leaf(
+    t.read_field(
         Some(&at("operation", 7)),
-        LeafSpec::ReadField {
-            field: &hits,
-            receiver: ValueSpec::Null,
-            value: ValueSpec::array("[Z", 2, 4),
-        },
+        &hits,
+        ValueSpec::Null,
+        ValueSpec::array("[Z", 2, 4),
     )
     .unwrap();
 
@@ -219,11 +195,8 @@ fn write_patterns(path: &Path) {
     t.exit_loop(1).unwrap();
     t.enter_loop(Some(&at("operation", 8)), 3).unwrap();
     t.enter_iteration().unwrap();
-    t.leaf(
-        Some(&at("operation", 8)),
-        local(&value_var, ValueSpec::Int(1)),
-    )
-    .unwrap();
+    t.read_local(Some(&at("operation", 8)), &value_var, ValueSpec::Int(1))
+        .unwrap();
     t.exit_iteration().unwrap();
     t.enter_iteration().unwrap();
     t.exit_iteration().unwrap();
@@ -252,15 +225,8 @@ fn write_patterns(path: &Path) {
     t.exit_call(void()).unwrap();
     t.enter_call(Some(&at("operation", 9)), CallSpec::new(&get_y).on(obj()))
         .unwrap();
-    t.leaf(
-        Some(&at("getY", 62)),
-        LeafSpec::ReadField {
-            field: &y,
-            receiver: obj(),
-            value: ValueSpec::Int(1),
-        },
-    )
-    .unwrap();
+    t.read_field(Some(&at("getY", 62)), &y, obj(), ValueSpec::Int(1))
+        .unwrap();
     t.exit_call(CallOutcome::returned(ValueSpec::string("1")))
         .unwrap();
     t.enter_call(
@@ -275,39 +241,20 @@ fn write_patterns(path: &Path) {
         CallSpec::new(&set_x).on(obj()).with_argument(8),
     )
     .unwrap();
-    t.leaf(Some(&at("setX", 63)), local(&value_var, ValueSpec::Int(8)))
+    t.read_local(Some(&at("setX", 63)), &value_var, ValueSpec::Int(8))
         .unwrap();
-    t.leaf(
-        Some(&at("setX", 63)),
-        LeafSpec::WriteField {
-            field: &x,
-            receiver: obj(),
-            value: ValueSpec::Int(8),
-        },
-    )
-    .unwrap();
+    t.write_field(Some(&at("setX", 63)), &x, obj(), ValueSpec::Int(8))
+        .unwrap();
     t.exit_call(void()).unwrap();
-    t.leaf(
-        Some(&at("operation", 9)),
-        LeafSpec::WriteLocal {
-            variable: &coverage_like,
-            value: ValueSpec::Int(0),
-        },
-    )
-    .unwrap();
+    t.write_local(Some(&at("operation", 9)), &coverage_like, ValueSpec::Int(0))
+        .unwrap();
 
     // 10. A call of two children, the first dropped: the reference lists
     // the second twice (its peeked slot stays filled).
     t.enter_call(Some(&at("operation", 10)), CallSpec::new(&two_children))
         .unwrap();
-    t.leaf(
-        Some(&at("foo", 70)),
-        LeafSpec::WriteLocal {
-            variable: &coverage,
-            value: ValueSpec::Null,
-        },
-    )
-    .unwrap();
+    t.write_local(Some(&at("foo", 70)), &coverage, ValueSpec::Null)
+        .unwrap();
     t.enter_call(Some(&at("foo", 71)), CallSpec::new(&bar))
         .unwrap();
     t.exit_call(void()).unwrap();
@@ -338,11 +285,8 @@ fn write_patterns(path: &Path) {
         CallSpec::new(&call_me_plain),
     )
     .unwrap();
-    t.leaf(
-        Some(&at("callMe", 92)),
-        local(&value_var, ValueSpec::Int(2)),
-    )
-    .unwrap();
+    t.read_local(Some(&at("callMe", 92)), &value_var, ValueSpec::Int(2))
+        .unwrap();
     t.exit_call(void()).unwrap();
     t.exit_call(void()).unwrap();
     t.exit_call(void()).unwrap();

@@ -29,7 +29,6 @@ use crate::write::build::ContainerStack;
 use crate::write::check::check_str;
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::TraceRecorder;
-use crate::write::spec::IntoJavaStr;
 
 use self::block::{BlockBuilder, BlockSink, Context};
 use self::io::{BlockJob, Failure, Job, Output, Target, Written};
@@ -425,8 +424,8 @@ impl StreamingWriter {
 
     /// Adds a thread named `name` with the next free id (0 for the first
     /// thread, then 1, 2, …) and returns its producer handle.
-    pub fn new_thread<'n>(&self, name: impl IntoJavaStr<'n>) -> Result<StreamingThread> {
-        self.register(None, name.into_java_str())
+    pub fn new_thread<'n>(&self, name: impl Into<JavaStr<'n>>) -> Result<StreamingThread> {
+        self.register(None, name.into())
     }
 
     /// Adds a thread with its own id (copied from another trace) and
@@ -434,9 +433,9 @@ impl StreamingWriter {
     pub fn new_thread_with_id<'n>(
         &self,
         thread: ThreadId,
-        name: impl IntoJavaStr<'n>,
+        name: impl Into<JavaStr<'n>>,
     ) -> Result<StreamingThread> {
-        self.register(Some(thread), name.into_java_str())
+        self.register(Some(thread), name.into())
     }
 
     /// Another producer handle for thread `thread`, which must have been
@@ -648,7 +647,7 @@ impl Drop for StreamingWriter {
 impl TraceRecorder for StreamingWriter {
     type Thread<'r> = StreamingThread;
 
-    fn add_thread<'n>(&mut self, name: impl IntoJavaStr<'n>) -> Result<ThreadId> {
+    fn add_thread<'n>(&mut self, name: impl Into<JavaStr<'n>>) -> Result<ThreadId> {
         Ok(self.new_thread(name)?.slot.thread)
     }
 

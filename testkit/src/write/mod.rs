@@ -16,7 +16,7 @@ use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
 use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpOptions, DumpWriter, FieldSpec,
-    LeafSpec, MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
+    MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
 };
 use tracetree::{Error, Result};
 
@@ -35,43 +35,30 @@ pub enum Leaf {
 }
 
 impl Leaf {
-    pub fn spec(&self) -> LeafSpec<'_> {
+    /// Records the leaf through the recorder method of its kind.
+    pub fn record(
+        &self,
+        t: &mut impl ThreadRecorder,
+        at: Option<&CodeLocationSpec<'_>>,
+    ) -> Result<EventId> {
         match self {
-            Leaf::ReadArray(array, index, value) => LeafSpec::ReadArray {
-                array: array.clone(),
-                index: *index,
-                value: value.clone(),
-            },
-            Leaf::WriteArray(array, index, value) => LeafSpec::WriteArray {
-                array: array.clone(),
-                index: *index,
-                value: value.clone(),
-            },
-            Leaf::ReadLocal(variable, value) => LeafSpec::ReadLocal {
-                variable,
-                value: value.clone(),
-            },
-            Leaf::WriteLocal(variable, value) => LeafSpec::WriteLocal {
-                variable,
-                value: value.clone(),
-            },
-            Leaf::ReadField(field, receiver, value) => LeafSpec::ReadField {
-                field,
-                receiver: receiver.clone(),
-                value: value.clone(),
-            },
-            Leaf::WriteField(field, receiver, value) => LeafSpec::WriteField {
-                field,
-                receiver: receiver.clone(),
-                value: value.clone(),
-            },
-            Leaf::Breakpoint(breakpoint) => LeafSpec::Breakpoint(breakpoint.clone()),
-            Leaf::Throw(exception) => LeafSpec::Throw {
-                exception: exception.clone(),
-            },
-            Leaf::Catch(exception) => LeafSpec::Catch {
-                exception: exception.clone(),
-            },
+            Leaf::ReadArray(array, index, value) => {
+                t.read_array(at, array.clone(), *index, value.clone())
+            }
+            Leaf::WriteArray(array, index, value) => {
+                t.write_array(at, array.clone(), *index, value.clone())
+            }
+            Leaf::ReadLocal(variable, value) => t.read_local(at, variable, value.clone()),
+            Leaf::WriteLocal(variable, value) => t.write_local(at, variable, value.clone()),
+            Leaf::ReadField(field, receiver, value) => {
+                t.read_field(at, field, receiver.clone(), value.clone())
+            }
+            Leaf::WriteField(field, receiver, value) => {
+                t.write_field(at, field, receiver.clone(), value.clone())
+            }
+            Leaf::Breakpoint(breakpoint) => t.breakpoint(at, breakpoint.clone()),
+            Leaf::Throw(exception) => t.throw(at, exception.clone()),
+            Leaf::Catch(exception) => t.catch(at, exception.clone()),
         }
     }
 }
@@ -164,7 +151,7 @@ pub fn record<T: ThreadRecorder>(t: &mut T, node: &Node, events: &mut Vec<EventI
             t.exit_loop(*count)
         }
         Node::Leaf { at, leaf } => {
-            events.push(t.leaf(at.as_ref(), leaf.spec())?);
+            events.push(leaf.record(t, at.as_ref())?);
             Ok(())
         }
     }

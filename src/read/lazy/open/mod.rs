@@ -68,6 +68,7 @@ use cache::NodeCache;
 
 /// How to open a [`LazyTraceReader`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LazyOptions {
     cache_bytes: usize,
     index: IndexChoice,

@@ -123,6 +123,7 @@ pub enum SidecarPolicy {
 
 /// Why a sidecar was not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SidecarProblem {
     /// There is none (or it could not be opened).
     #[error("missing ({0})")]
