@@ -37,6 +37,9 @@ struct Leftovers {
     roots: Vec<NodeId>,
     /// The block's tracepoints by type.
     by_type: TypeCounts,
+    /// Children of the block's own nodes per part of [`PREFIX_PART`]
+    /// nodes, from the part of its first node on.
+    part_children: Vec<u32>,
 }
 
 /// What the children's layout needs of a block, kept past its window: its
@@ -60,6 +63,9 @@ struct Pass<'a> {
     blocks: Vec<PlacedBlock>,
     threads: FxHashMap<ThreadId, ThreadNodes>,
     by_type: TypeCounts,
+    /// The nodes' children counted per part of [`PREFIX_PART`] nodes as
+    /// they are added: the parts' sums of the prefix sum.
+    part_children: Vec<u32>,
     /// The most nodes the memory budget leaves room for.
     max_nodes: u64,
     budget: Option<u64>,
@@ -104,6 +110,7 @@ pub(super) fn load_estimating(
         blocks: Vec::new(),
         threads: FxHashMap::default(),
         by_type: [0; TracepointType::ALL.len()],
+        part_children: Vec::new(),
         max_nodes,
         budget: options.memory_budget,
     };
@@ -122,7 +129,9 @@ pub(super) fn load_estimating(
     threads.sort_by_key(|thread| thread.thread);
     let mut slots = pass.slots;
     slots.truncate(pass.filled);
-    let children = children_ranges(&mut slots, &pass.blocks)?;
+    let mut part_children = pass.part_children;
+    part_children.resize(slots.len().div_ceil(PREFIX_PART), 0);
+    let children = children_ranges(&mut slots, &part_children, &pass.blocks)?;
     let by_type = pass.by_type;
     Ok(EagerTrace {
         context: pass.context.build(data),
@@ -148,6 +157,10 @@ impl Pass<'_> {
             return Err(self.too_many());
         }
         self.filled += nodes as usize;
+        let parts = self.filled.div_ceil(PREFIX_PART);
+        if self.part_children.len() < parts {
+            self.part_children.resize(parts, 0);
+        }
         if self.slots.len() < self.filled {
             // More nodes than estimated.
             let blank = Slot::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
@@ -175,6 +188,14 @@ impl Pass<'_> {
                     outer.push((parent as u32, slot.children));
                 }
                 slot.children += count;
+                self.part_children[parent as usize / PREFIX_PART] += count;
+            }
+            let first_part = block.first_node as usize / PREFIX_PART;
+            for (sum, count) in self.part_children[first_part..]
+                .iter_mut()
+                .zip(&leftovers.part_children)
+            {
+                *sum += count;
             }
             self.blocks.push(PlacedBlock {
                 first_node: block.first_node,
@@ -223,11 +244,14 @@ impl Pass<'_> {
 /// block or else among the containers its thread had open at the block's
 /// start, whose children and footers are left to the caller.
 fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
+    let first = block.first_node;
+    let first_part = first as usize / PREFIX_PART;
+    let parts = (first as usize + part.len()).div_ceil(PREFIX_PART) - first_part;
     let mut leftovers = Leftovers {
         outer_children: vec![0; block.outer_parents.len()],
+        part_children: vec![0; parts],
         ..Leftovers::default()
     };
-    let first = block.first_node;
     // The block's open containers (their index in `part`), innermost last.
     let mut open: Vec<u32> = Vec::new();
     // Containers of the thread's earlier blocks closed so far.
@@ -240,7 +264,9 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
                 let parent = match open.last() {
                     Some(&local) => {
                         part[local as usize].children += 1;
-                        first + u64::from(local)
+                        let parent = first + u64::from(local);
+                        leftovers.part_children[parent as usize / PREFIX_PART - first_part] += 1;
+                        parent
                     }
                     None => match block.outer_parents.get(closed) {
                         Some(&outer) => {
@@ -279,17 +305,19 @@ const PREFIX_PART: usize = 1 << 16;
 
 /// Turns the nodes' child counts into ranges of the flat children array
 /// it returns (see the [module docs](super)), in parallel: the counts'
-/// prefix sum in parts, then each block's children placed by their rank
-/// among their parent's (counted in the block, after the children its
-/// outer parents had before it), every child written once.
-fn children_ranges(slots: &mut [Slot], blocks: &[PlacedBlock]) -> Result<Vec<u32>> {
-    let sums: Vec<u32> = slots
-        .par_chunks(PREFIX_PART)
-        .map(|part| part.iter().map(|slot| slot.children).sum())
-        .collect();
-    let mut starts = Vec::with_capacity(sums.len());
+/// prefix sum in parts (`part_children`: each part's sum, counted as the
+/// nodes were added, so that the slots are read once here), then each
+/// block's children placed by their rank among their parent's (counted in
+/// the block, after the children its outer parents had before it), every
+/// child written once.
+fn children_ranges(
+    slots: &mut [Slot],
+    part_children: &[u32],
+    blocks: &[PlacedBlock],
+) -> Result<Vec<u32>> {
+    let mut starts = Vec::with_capacity(part_children.len());
     let mut end = 0u32;
-    for sum in sums {
+    for &sum in part_children {
         starts.push(end);
         end += sum;
     }
