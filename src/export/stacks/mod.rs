@@ -20,11 +20,9 @@
 //! # The walk
 //!
 //! Each selected thread is walked once in pre-order, threads in parallel,
-//! through the tree's own walks ([`TraceTree::walk_visit`] and its
-//! siblings' and children's walks): any [`Navigate`] tree, the lazy reader
-//! or its post-processed view, is exported by the one walker. Containers
-//! are decoded, other tracepoints by their headers only where the tree
-//! skips leaves ([`VisitDetail::leaf_bodies`]). The walker keeps only the open frames and
+//! by the tree's own walks ([`TraceTree::walk_visit`] and kin): any
+//! [`Navigate`] tree (the lazy reader, its post-processed view), leaves by
+//! header where the tree skips them. The walker keeps only the open frames and
 //! turns depths into frame openings and closings for a `Sink`: a format's
 //! `Writer`, or the flame graph's paths ([`flame`]); a stop flag ends it
 //! at the next tracepoint ([`StackOptions::stop`]). A format's output is
