@@ -14,6 +14,7 @@
 mod errors;
 mod node;
 mod trace;
+mod tree;
 
 use pyo3::prelude::*;
 

@@ -10,13 +10,15 @@ use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PySlice;
 use tracetree::common::ThreadId;
-use tracetree::model::{Footer, TracepointBody};
+use tracetree::model::{Footer, Tracepoint, TracepointBody};
 use tracetree::print::TextFormatter;
-use tracetree::read::NodeData;
-use tracetree::{LazyNode, LazyTraceReader};
+use tracetree::read::TraceContext;
+use tracetree::tree::Navigate;
+use tracetree::{LazyNode, LazyTraceReader, TraceTree};
 
-use crate::errors::OrRaise;
+use crate::errors::{OrRaise, raise};
 use crate::trace::{Shared, handle_text};
+use crate::tree::{AnyNode, Tree, on_tree};
 
 /// Children read from the trace at once when iterating.
 const PAGE: usize = 4096;
@@ -32,20 +34,44 @@ pub fn shorten(line: &str) -> String {
     }
 }
 
+/// A tracepoint as its tree shows it, decoded.
+pub struct Data {
+    tracepoint: Tracepoint<'static>,
+    footer: Option<Footer<'static>>,
+}
+
+impl Data {
+    fn tracepoint(&self) -> &Tracepoint<'static> {
+        &self.tracepoint
+    }
+
+    fn footer(&self) -> Option<&Footer<'static>> {
+        self.footer.as_ref()
+    }
+}
+
+/// `node`'s tracepoint as `tree` shows it.
+fn decoded<T: Tree>(tree: &T, node: AnyNode) -> tracetree::Result<Data> {
+    tree.visit(T::unwrap(node)?, |tracepoint, footer| Data {
+        tracepoint: tracepoint.clone().into_owned(),
+        footer: footer.map(|footer| footer.clone().into_owned()),
+    })
+}
+
 /// A tracepoint: a method call, a field or local access, a loop, … Its
-/// properties are read from the trace when asked for (decoded nodes are
-/// cached by the reader).
+/// properties are read from the trace when asked for, as the trace is
+/// read (as recorded, or post-processed).
 #[pyclass(frozen, module = "tracetree")]
 pub struct Node {
     shared: Arc<Shared>,
-    node: LazyNode,
+    node: AnyNode,
     depth: OnceLock<usize>,
     /// The decoded tracepoint, once a property asked for it.
-    data: OnceLock<Arc<NodeData>>,
+    data: OnceLock<Arc<Data>>,
 }
 
 impl Node {
-    pub fn new(shared: Arc<Shared>, node: LazyNode, depth: Option<usize>) -> Node {
+    pub fn new(shared: Arc<Shared>, node: AnyNode, depth: Option<usize>) -> Node {
         let known = OnceLock::new();
         if let Some(depth) = depth {
             let _ = known.set(depth);
@@ -60,18 +86,31 @@ impl Node {
 
     /// The reader and the decoded tracepoint (decoded on first use, then
     /// kept with the node).
-    fn read(&self) -> PyResult<(Arc<LazyTraceReader>, Arc<NodeData>)> {
+    fn read(&self) -> PyResult<(Arc<LazyTraceReader>, Arc<Data>)> {
         let reader = self.reader()?;
         if let Some(data) = self.data.get() {
             return Ok((reader, Arc::clone(data)));
         }
-        let data = reader.node(self.node).or_raise()?;
-        Ok((reader, Arc::clone(self.data.get_or_init(|| data))))
+        let data = on_tree!(self.shared.postprocess, reader, |tree| decoded(
+            tree, self.node
+        ))
+        .or_raise()?;
+        Ok((reader, Arc::clone(self.data.get_or_init(|| Arc::new(data)))))
     }
 
-    /// The library's node.
-    pub fn lazy_node(&self) -> LazyNode {
-        self.node
+    /// The library's node of the trace as recorded; `InvalidArgumentError`
+    /// for a node of a post-processed trace, named as `what`.
+    pub fn lazy_node(&self, what: &str) -> PyResult<LazyNode> {
+        match self.node {
+            AnyNode::Raw(node) => Ok(node),
+            AnyNode::Post(_) => Err(raise(
+                "InvalidArgumentError",
+                format!(
+                    "invalid {what}: a node of a trace opened with postprocess=True; this \
+                     reads the trace as recorded"
+                ),
+            )),
+        }
     }
 
     fn reader(&self) -> PyResult<Arc<LazyTraceReader>> {
@@ -82,16 +121,25 @@ impl Node {
         if let Some(depth) = self.depth.get() {
             return Ok(*depth);
         }
-        let depth = reader.ancestors(self.node).or_raise()?.len();
+        let depth = on_tree!(self.shared.postprocess, reader, |tree| tree
+            .own(self.node)
+            .and_then(|node| tree.ancestors(node))
+            .map(|above| above.len()))
+        .or_raise()?;
         Ok(*self.depth.get_or_init(|| depth))
+    }
+
+    /// A node of the same trace.
+    fn other(&self, node: AnyNode, depth: Option<usize>) -> Node {
+        Node::new(Arc::clone(&self.shared), node, depth)
     }
 
     /// Printed values, as `print` shows them.
     fn values(
-        reader: &LazyTraceReader,
+        context: &TraceContext,
         values: &[tracetree::model::Value<'_>],
     ) -> PyResult<Vec<String>> {
-        let mut formatter = TextFormatter::new(reader.context(), false);
+        let mut formatter = TextFormatter::new(context, false);
         values
             .iter()
             .map(|value| {
@@ -108,13 +156,7 @@ impl Node {
     /// The tracepoint's event id (unique within the trace).
     #[getter]
     fn event_id(&self) -> PyResult<i32> {
-        let reader = self.reader()?;
-        Ok(reader
-            .node(self.node)
-            .or_raise()?
-            .tracepoint()
-            .event()
-            .get())
+        Ok(self.read()?.1.tracepoint().event().get())
     }
 
     /// Its kind as `tracetree dump` names it: `method_call`, `read_field`,
@@ -148,7 +190,12 @@ impl Node {
     /// The id of its thread.
     #[getter]
     fn thread(&self) -> PyResult<i32> {
-        Ok(self.reader()?.node_thread(self.node).get())
+        let reader = self.reader()?;
+        let thread = on_tree!(self.shared.postprocess, reader, |tree| tree
+            .own(self.node)
+            .map(|node| tree.node_thread(node).get()))
+        .or_raise()?;
+        Ok(thread)
     }
 
     /// Its depth in its thread's tree: 0 for a top-level tracepoint.
@@ -162,8 +209,12 @@ impl Node {
     #[getter]
     fn text(&self, py: Python<'_>) -> PyResult<String> {
         let reader = self.reader()?;
-        py.detach(|| tracetree::node_text(&reader, self.node, false))
-            .or_raise()
+        py.detach(|| {
+            on_tree!(self.shared.postprocess, reader, |tree| {
+                tracetree::node_text(tree, tree.own(self.node)?, false)
+            })
+        })
+        .or_raise()
     }
 
     /// A call's method, `Class.name` as `dump` gives it; `None` for other
@@ -196,13 +247,14 @@ impl Node {
         let (reader, data) = self.read()?;
         match &data.tracepoint().body {
             TracepointBody::MethodCall { arguments, .. } => {
-                Ok(Some(Node::values(&reader, arguments)?))
+                Ok(Some(Node::values(reader.context(), arguments)?))
             }
             TracepointBody::WriteArray { value, .. }
             | TracepointBody::WriteLocal { value, .. }
-            | TracepointBody::WriteField { value, .. } => {
-                Ok(Some(Node::values(&reader, std::slice::from_ref(value))?))
-            }
+            | TracepointBody::WriteField { value, .. } => Ok(Some(Node::values(
+                reader.context(),
+                std::slice::from_ref(value),
+            )?)),
             _ => Ok(None),
         }
     }
@@ -224,7 +276,7 @@ impl Node {
             | (TracepointBody::ReadField { value, .. }, _) => value,
             _ => return Ok(None),
         };
-        Ok(Node::values(&reader, std::slice::from_ref(value))?.pop())
+        Ok(Node::values(reader.context(), std::slice::from_ref(value))?.pop())
     }
 
     /// The simple class name of the exception a call threw; `None` when
@@ -260,7 +312,11 @@ impl Node {
     #[getter]
     fn child_count(&self, py: Python<'_>) -> PyResult<usize> {
         let reader = self.reader()?;
-        py.detach(|| reader.child_count(self.node)).or_raise()
+        py.detach(|| {
+            on_tree!(self.shared.postprocess, reader, |tree| tree
+                .child_count(tree.own(self.node)?))
+        })
+        .or_raise()
     }
 
     /// Its children from `start` (`count` of them, or all): a lazy
@@ -282,20 +338,34 @@ impl Node {
     #[getter]
     fn parent(&self, py: Python<'_>) -> PyResult<Option<Node>> {
         let reader = self.reader()?;
-        let parent = py.detach(|| reader.parent(self.node)).or_raise()?;
+        let parent = py
+            .detach(|| {
+                on_tree!(self.shared.postprocess, reader, |tree| Ok(tree
+                    .parent(tree.own(self.node)?)?
+                    .map(wrap_of(tree))))
+            })
+            .or_raise()?;
         let depth = self.depth.get().and_then(|d| d.checked_sub(1));
-        Ok(parent.map(|parent| Node::new(Arc::clone(&self.shared), parent, depth)))
+        Ok(parent.map(|parent| self.other(parent, depth)))
     }
 
     /// The calls and loops it is in, outermost first.
     fn ancestors(&self, py: Python<'_>) -> PyResult<Vec<Node>> {
         let reader = self.reader()?;
-        let ancestors = py.detach(|| reader.ancestors(self.node)).or_raise()?;
+        let ancestors = py
+            .detach(|| {
+                on_tree!(self.shared.postprocess, reader, |tree| Ok(tree
+                    .ancestors(tree.own(self.node)?)?
+                    .into_iter()
+                    .map(wrap_of(tree))
+                    .collect::<Vec<_>>()))
+            })
+            .or_raise()?;
         let _ = self.depth.set(ancestors.len());
         Ok(ancestors
             .into_iter()
             .enumerate()
-            .map(|(depth, node)| Node::new(Arc::clone(&self.shared), node, Some(depth)))
+            .map(|(depth, node)| self.other(node, Some(depth)))
             .collect())
     }
 
@@ -304,20 +374,28 @@ impl Node {
     /// again: store it, pickle it, send it.
     #[getter]
     fn handle(&self) -> PyResult<String> {
-        Ok(handle_text(self.reader()?.handle(self.node)))
+        let reader = self.reader()?;
+        let handle = on_tree!(self.shared.postprocess, reader, |tree| tree
+            .own(self.node)
+            .map(|node| tree.handle(node)))
+        .or_raise()?;
+        Ok(handle_text(handle))
     }
 
     fn __repr__(&self) -> String {
         let described = (|| -> PyResult<String> {
-            let reader = self.reader()?;
-            let data = reader.node(self.node).or_raise()?;
+            let (reader, data) = self.read()?;
             let tracepoint = data.tracepoint();
-            let line = tracetree::node_text(&reader, self.node, false).or_raise()?;
+            let (line, thread) = on_tree!(self.shared.postprocess, reader, |tree| {
+                let node = tree.own(self.node).or_raise()?;
+                let line = tracetree::node_text(tree, node, false).or_raise()?;
+                (line, tree.node_thread(node).get())
+            });
             Ok(format!(
                 "<Node #{} {} thread={} depth={}: {}>",
                 tracepoint.event().get(),
                 tracepoint.tracepoint_type().name(),
-                reader.node_thread(self.node).get(),
+                thread,
                 self.depth_of(&reader)?,
                 shorten(&line)
             ))
@@ -343,20 +421,35 @@ impl Node {
 #[derive(Debug, Clone, Copy)]
 pub enum Parent {
     Thread(ThreadId),
-    Node(LazyNode),
+    Node(AnyNode),
+}
+
+/// [`Tree::wrap`] of `tree`'s type, as a function to map with.
+pub fn wrap_of<T: Tree>(_tree: &T) -> fn(T::Node) -> AnyNode {
+    T::wrap
 }
 
 /// `count` children of `parent` from `from`.
-fn page(
-    reader: &LazyTraceReader,
+fn page<T: Tree>(
+    tree: &T,
     parent: Parent,
     from: usize,
     count: usize,
-) -> tracetree::Result<Vec<LazyNode>> {
-    match parent {
-        Parent::Thread(thread) => reader.roots_range(thread, from, count),
-        Parent::Node(node) => reader.children_range(node, from, count),
-    }
+) -> tracetree::Result<Vec<AnyNode>> {
+    let nodes = match parent {
+        Parent::Thread(thread) => tree.roots_range(thread, from, count)?,
+        Parent::Node(node) => tree.children_range(T::unwrap(node)?, from, count)?,
+    };
+    Ok(nodes.into_iter().map(T::wrap).collect())
+}
+
+/// [`page`] of the tree `shared` reads.
+fn page_of(shared: &Shared, parent: Parent, from: usize, count: usize) -> PyResult<Vec<AnyNode>> {
+    let reader = shared.reader()?;
+    on_tree!(shared.postprocess, reader, |tree| page(
+        tree, parent, from, count
+    ))
+    .or_raise()
 }
 
 /// A call's children, or a thread's top-level tracepoints: a sequence
@@ -399,9 +492,11 @@ impl Children {
         }
         let reader = self.shared.reader()?;
         let total = py
-            .detach(|| match self.parent {
-                Parent::Thread(thread) => reader.root_count(thread),
-                Parent::Node(node) => reader.child_count(node),
+            .detach(|| {
+                on_tree!(self.shared.postprocess, reader, |tree| match self.parent {
+                    Parent::Thread(thread) => tree.root_count(thread),
+                    Parent::Node(node) => tree.child_count(tree.own(node)?),
+                })
             })
             .or_raise()?;
         let end = self.stop.map_or(total, |stop| stop.min(total));
@@ -471,11 +566,8 @@ impl Children {
             .map_or_else(|_| "?".to_string(), |n| n.to_string());
         let of = match self.parent {
             Parent::Thread(thread) => format!("roots of thread {}", thread.get()),
-            Parent::Node(node) => match self.shared.reader() {
-                Ok(reader) => match reader.node(node) {
-                    Ok(data) => format!("children of #{}", data.tracepoint().event().get()),
-                    Err(_) => "children".to_string(),
-                },
+            Parent::Node(node) => match Node::new(Arc::clone(&self.shared), node, None).read() {
+                Ok((_, data)) => format!("children of #{}", data.tracepoint().event().get()),
                 Err(_) => "children".to_string(),
             },
         };
@@ -486,10 +578,7 @@ impl Children {
 impl Children {
     /// The child at `index` of this sequence.
     fn get(&self, py: Python<'_>, index: usize) -> PyResult<Node> {
-        let reader = self.shared.reader()?;
-        let found = py
-            .detach(|| page(&reader, self.parent, self.start + index, 1))
-            .or_raise()?;
+        let found = py.detach(|| page_of(&self.shared, self.parent, self.start + index, 1))?;
         match found.first() {
             Some(&node) => Ok(Node::new(Arc::clone(&self.shared), node, Some(self.depth))),
             None => Err(PyValueError::new_err("the child is gone")),
@@ -500,7 +589,7 @@ impl Children {
 struct IterState {
     next: usize,
     stop: Option<usize>,
-    page: VecDeque<LazyNode>,
+    page: VecDeque<AnyNode>,
     done: bool,
 }
 
@@ -526,14 +615,13 @@ impl ChildrenIter {
                 Some(stop) => stop.saturating_sub(state.next).min(PAGE),
                 None => PAGE,
             };
-            let reader = self.shared.reader()?;
             let from = state.next;
             // Read with the GIL held: the state's lock is held too, and a
             // page is quick.
             let nodes = if count == 0 {
                 Vec::new()
             } else {
-                page(&reader, self.parent, from, count).or_raise()?
+                page_of(&self.shared, self.parent, from, count)?
             };
             state.done = nodes.len() < count || count == 0;
             state.next += nodes.len();

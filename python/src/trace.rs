@@ -20,19 +20,26 @@ use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{Hit as FoundHit, search_each};
+use tracetree::search::{Hit as SearchHit, Searchable, search_each};
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
     StackFormat, StackOptions, TraceCache,
 };
 
 use crate::errors::{OrRaise, raise};
-use crate::node::{Children, Node, Parent};
+use crate::node::{Children, Node, Parent, wrap_of};
+use crate::tree::{AnyNode, Tree, on_tree};
+use tracetree::tree::Navigate;
+
+/// A hit of a search, its node carried as either tree's.
+type FoundHit = SearchHit<AnyNode>;
 
 /// What a trace's nodes share with it: the reader, until the trace is
 /// closed.
 pub struct Shared {
     reader: RwLock<Option<Arc<LazyTraceReader>>>,
+    /// The trace is read through the post-processing (`postprocess=True`).
+    pub postprocess: bool,
 }
 
 impl Shared {
@@ -72,6 +79,7 @@ fn open_trace(
     strict: bool,
     from: Option<SourceFormat>,
     index: IndexChoice,
+    postprocess: bool,
 ) -> tracetree::Result<Trace> {
     let cache = TraceCache::new(cache)?
         .strict(strict)
@@ -83,6 +91,7 @@ fn open_trace(
     Ok(Trace {
         shared: Arc::new(Shared {
             reader: RwLock::new(Some(Arc::new(opened.reader))),
+            postprocess,
         }),
         path: path.to_path_buf(),
         trace_path: opened.trace.path,
@@ -114,9 +123,14 @@ fn source_format(from: Option<&str>) -> PyResult<Option<SourceFormat>> {
 
 /// Opens a trace (a v22 trace, a packed trace, a `.flow` recording, a
 /// Blinky, TPTP or JFR trace) for reading, lazily: nothing is loaded
-/// until asked for.
+/// until asked for. With `postprocess=True`, its nodes, searches, `print`,
+/// `dump` and call-stack exports read it as `tracetree print
+/// --postprocess` shows it: the recorder's post-processing (Kotlin
+/// `$default` and `access$` pairs as one call, synthetic accessors as
+/// their field access, coverage accesses and empty loop iterations
+/// dropped). Handles are the same either way.
 #[pyfunction]
-#[pyo3(signature = (path, *, cache_dir=None, no_cache=false, strict=false, from_=None))]
+#[pyo3(signature = (path, *, cache_dir=None, no_cache=false, strict=false, from_=None, postprocess=false))]
 pub fn open(
     py: Python<'_>,
     path: PathBuf,
@@ -124,11 +138,21 @@ pub fn open(
     no_cache: bool,
     strict: bool,
     from_: Option<&str>,
+    postprocess: bool,
 ) -> PyResult<Trace> {
     let from = source_format(from_)?;
     let cache = cache_location(cache_dir, no_cache);
-    py.detach(|| open_trace(&path, cache, strict, from, IndexChoice::UseOrRebuild))
-        .or_raise()
+    py.detach(|| {
+        open_trace(
+            &path,
+            cache,
+            strict,
+            from,
+            IndexChoice::UseOrRebuild,
+            postprocess,
+        )
+    })
+    .or_raise()
 }
 
 /// A thread argument: a `Thread` or its id.
@@ -252,6 +276,13 @@ impl Trace {
         self.status
     }
 
+    /// Whether the trace is read through the post-processing
+    /// (`open(..., postprocess=True)`).
+    #[getter]
+    fn postprocess(&self) -> bool {
+        self.shared.postprocess
+    }
+
     /// What the open found incomplete or damaged, one line each.
     #[getter]
     fn warnings(&self) -> Vec<String> {
@@ -298,7 +329,11 @@ impl Trace {
     fn node_by_event(&self, py: Python<'_>, event_id: i32) -> PyResult<Option<Node>> {
         let reader = self.shared.reader()?;
         let found = py
-            .detach(|| reader.node_by_event(EventId::new(event_id)))
+            .detach(|| {
+                on_tree!(self.shared.postprocess, reader, |tree| Ok(tree
+                    .node_by_event(EventId::new(event_id))?
+                    .map(wrap_of(tree))))
+            })
             .or_raise()?;
         Ok(found.map(|node| Node::new(Arc::clone(&self.shared), node, None)))
     }
@@ -309,7 +344,10 @@ impl Trace {
     fn node(&self, handle: &str) -> PyResult<Node> {
         let handle = parse_handle(handle)?;
         let reader = self.shared.reader()?;
-        let node = reader.resolve_handle(handle).or_raise()?;
+        let node = on_tree!(self.shared.postprocess, reader, |tree| tree
+            .resolve_handle(handle)
+            .map(wrap_of(tree)))
+        .or_raise()?;
         Ok(Node::new(Arc::clone(&self.shared), node, None))
     }
 
@@ -362,11 +400,17 @@ impl Trace {
         columns: Option<Vec<String>>,
         batch_rows: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if self.shared.postprocess {
+            return Err(raise(
+                "InvalidArgumentError",
+                "to_arrow reads a trace as recorded: open it without postprocess=True".to_string(),
+            ));
+        }
         let reader = self.shared.reader()?;
         let mut options = BatchOptions::new(self.source_format());
         options.batch_rows = batch_rows;
         options.threads = thread_ids(thread)?;
-        options.root = root.map(|node| node.lazy_node());
+        options.root = root.map(|node| node.lazy_node("root")).transpose()?;
         options.columns = columns;
         let batches = RecordBatches::new(reader, &options).or_raise()?;
         let stream: Box<dyn RecordBatchReader + Send> = Box::new(Batches(batches));
@@ -403,6 +447,9 @@ impl Trace {
         }
         if self.status != "complete" {
             text += &format!(", {}", self.status);
+        }
+        if self.shared.postprocess {
+            text += ", postprocessed";
         }
         text + ">"
     }
@@ -631,14 +678,18 @@ impl SearchHits {
         options.stop = Some(Arc::clone(&stop));
         let (hand, found) = std::sync::mpsc::sync_channel(QUEUED_HITS);
         let stopping = Arc::clone(&stop);
+        let postprocess = self.shared.postprocess;
         std::thread::Builder::new()
             .name("tracetree-search".into())
             .spawn(move || {
-                let ended = search_in_turn(&reader, &options, &threads, &|hit| {
+                let on_hit = |hit| {
                     if hand.send(Found::Hit(hit)).is_err() {
                         stopping.store(true, Ordering::Relaxed);
                     }
-                });
+                };
+                let ended = on_tree!(postprocess, reader, |tree| search_in_turn(
+                    tree, &options, &threads, &on_hit
+                ));
                 let _ = hand.send(Found::End(ended));
             })
             .map_err(|e| crate::errors::to_py(Error::io(std::env::temp_dir(), e)))?;
@@ -662,8 +713,8 @@ impl SearchHits {
 /// Searches `threads` of `reader` one after another, handing each hit to
 /// `on_hit`, at most `options.max` in all, keeping none; every hit's
 /// count and the tracepoints looked at.
-fn search_in_turn(
-    reader: &LazyTraceReader,
+fn search_in_turn<T: Searchable + Tree>(
+    reader: &T,
     options: &SearchOptions,
     threads: &[ThreadId],
     on_hit: &(dyn Fn(FoundHit) + Sync),
@@ -681,9 +732,16 @@ fn search_in_turn(
         one.threads = Some(vec![thread]);
         one.max = left;
         let handed = AtomicUsize::new(0);
-        let found = search_each(reader, &one, &|_| {}, &|hit| {
+        let found = search_each(reader, &one, &|_| {}, &|hit: SearchHit<T::Node>| {
             handed.fetch_add(1, Ordering::Relaxed);
-            on_hit(hit);
+            on_hit(SearchHit {
+                thread: hit.thread,
+                event: hit.event,
+                node: T::wrap(hit.node),
+                depth: hit.depth,
+                path: hit.path,
+                line: hit.line,
+            });
         })?;
         total += found.total;
         scanned += found.scanned;
@@ -758,17 +816,32 @@ impl Hit {
     }
 }
 
+/// What a module function reads: a trace's reader, whether it is read
+/// through the post-processing, its source format and the v22 trace read.
+struct Read {
+    reader: Arc<LazyTraceReader>,
+    postprocess: bool,
+    format: String,
+    path: PathBuf,
+}
+
 /// The reader of `trace`: an open `Trace`'s, or a path opened to be read
 /// through (as `print` and `dump` open on the command line), with the
-/// default cache; with its source format and the v22 trace read.
+/// default cache; read as `postprocess` says, else as the `Trace` was
+/// opened (a path: as recorded).
 fn reader_of(
     py: Python<'_>,
     trace: &Bound<'_, PyAny>,
-) -> PyResult<(Arc<LazyTraceReader>, String, PathBuf)> {
+    postprocess: Option<bool>,
+) -> PyResult<Read> {
     if let Ok(trace) = trace.cast::<Trace>() {
         let trace = trace.get();
-        let format = trace.source_format().to_string();
-        return Ok((trace.shared.reader()?, format, trace.trace_path.clone()));
+        return Ok(Read {
+            reader: trace.shared.reader()?,
+            postprocess: postprocess.unwrap_or(trace.shared.postprocess),
+            format: trace.source_format().to_string(),
+            path: trace.trace_path.clone(),
+        });
     }
     let path: PathBuf = trace.extract()?;
     let opened = py
@@ -779,11 +852,16 @@ fn reader_of(
                 false,
                 None,
                 IndexChoice::Verify,
+                false,
             )
         })
         .or_raise()?;
-    let format = opened.source_format().to_string();
-    Ok((opened.shared.reader()?, format, opened.trace_path.clone()))
+    Ok(Read {
+        reader: opened.shared.reader()?,
+        postprocess: postprocess.unwrap_or(false),
+        format: opened.source_format().to_string(),
+        path: opened.trace_path.clone(),
+    })
 }
 
 /// Writes a file through `write`, buffered.
@@ -798,9 +876,12 @@ fn write_to(
 }
 
 /// Writes `trace` (a `Trace`, or a path to open) as `tracetree print`
-/// prints it into the file `out`: the reference printer's text.
+/// prints it into the file `out`: the reference printer's text;
+/// `postprocess` (default: as the `Trace` was opened) prints it as `print
+/// --postprocess` does.
 #[pyfunction]
-#[pyo3(signature = (trace, out, *, verbose=false, threads=None, max_depth=None, event_ids=false))]
+#[pyo3(signature = (trace, out, *, verbose=false, threads=None, max_depth=None, event_ids=false, postprocess=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn print(
     py: Python<'_>,
     trace: &Bound<'_, PyAny>,
@@ -809,33 +890,44 @@ pub fn print(
     threads: Option<&Bound<'_, PyAny>>,
     max_depth: Option<usize>,
     event_ids: bool,
+    postprocess: Option<bool>,
 ) -> PyResult<()> {
-    let (reader, _, _) = reader_of(py, trace)?;
+    let read = reader_of(py, trace, postprocess)?;
     let mut options = PrintOptions::default();
     options.verbose = verbose;
     options.threads = thread_ids(threads)?;
     options.max_depth = max_depth;
     options.event_ids = event_ids;
-    py.detach(|| write_to(&out, |w| tracetree::print_trace(&*reader, &options, w)))
-        .or_raise()
+    py.detach(|| {
+        write_to(&out, |w| {
+            on_tree!(read.postprocess, read.reader, |tree| {
+                tracetree::print_trace(tree, &options, w)
+            })
+        })
+    })
+    .or_raise()
 }
 
 /// Writes `trace` (a `Trace`, or a path to open) as `tracetree dump`
 /// does into the file `out`: one JSON object per tracepoint (`thread`,
-/// `depth`, `event_id`, `kind`, `children`, `line`, `file`, `method`, …).
+/// `depth`, `event_id`, `kind`, `children`, `line`, `file`, `method`, …);
+/// `postprocess` as for `print`.
 #[pyfunction]
-#[pyo3(signature = (trace, out, *, threads=None))]
+#[pyo3(signature = (trace, out, *, threads=None, postprocess=None))]
 pub fn dump(
     py: Python<'_>,
     trace: &Bound<'_, PyAny>,
     out: PathBuf,
     threads: Option<&Bound<'_, PyAny>>,
+    postprocess: Option<bool>,
 ) -> PyResult<()> {
-    let (reader, _, _) = reader_of(py, trace)?;
+    let read = reader_of(py, trace, postprocess)?;
     let threads = thread_ids(threads)?;
     py.detach(|| {
         write_to(&out, |w| {
-            tracetree::write_jsonl(&*reader, threads.as_deref(), w)
+            on_tree!(read.postprocess, read.reader, |tree| {
+                tracetree::write_jsonl(tree, threads.as_deref(), w)
+            })
         })
     })
     .or_raise()
@@ -845,7 +937,9 @@ pub fn dump(
 /// does: `format` `"parquet"` writes the dataset folder `out`
 /// (`out/trace=NAME/…`); `"folded"`, `"speedscope"`, `"chrome"` and
 /// `"perfetto"` write call stacks into the file `out`. `root` (an event
-/// id) limits call stacks to one call's subtree.
+/// id) limits call stacks to one call's subtree. Call stacks of a
+/// `Trace` opened with `postprocess=True` are its view's; Parquet reads a
+/// trace as recorded.
 #[pyfunction]
 #[pyo3(signature = (trace, out, *, format, threads=None, root=None, name=None, force=false))]
 #[allow(clippy::too_many_arguments)]
@@ -859,7 +953,8 @@ pub fn export(
     name: Option<String>,
     force: bool,
 ) -> PyResult<()> {
-    let (reader, source, _) = reader_of(py, trace)?;
+    let read = reader_of(py, trace, None)?;
+    let (reader, source) = (&read.reader, read.format.clone());
     let threads = thread_ids(threads)?;
     let name = name.unwrap_or_else(|| {
         let path = match trace.cast::<Trace>() {
@@ -870,6 +965,14 @@ pub fn export(
             .map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned())
     });
     if format == "parquet" {
+        if read.postprocess {
+            return Err(raise(
+                "InvalidArgumentError",
+                "invalid format: parquet exports a trace as recorded; open it without \
+                 postprocess=True"
+                    .to_string(),
+            ));
+        }
         if root.is_some() {
             return Err(raise(
                 "InvalidArgumentError",
@@ -880,7 +983,7 @@ pub fn export(
         options.threads = threads;
         options.force = force;
         return py
-            .detach(|| options.export(&reader, &out, &|_| {}).map(|_| ()))
+            .detach(|| options.export(reader, &out, &|_| {}).map(|_| ()))
             .or_raise();
     }
     let stack_format = [
@@ -903,8 +1006,13 @@ pub fn export(
     options.threads = threads;
     options.root = root.map(EventId::new);
     options.force = force;
-    py.detach(|| tracetree::export_stacks(&reader, &out, &options, &|_| {}).map(|_| ()))
-        .or_raise()
+    py.detach(|| {
+        on_tree!(read.postprocess, reader, |tree| {
+            tracetree::export_stacks(tree, &out, &options, &|_| {})
+        })
+        .map(|_| ())
+    })
+    .or_raise()
 }
 
 /// Imports the foreign trace `source` (a `.flow` recording, Blinky, TPTP,
@@ -996,8 +1104,16 @@ pub fn diff<'py>(
     options.only_start_threads = only_start_threads;
     options.unmatched = unmatched;
     options.allow_diffs = allow_diffs;
-    let (left_reader, _, left_path) = reader_of(py, left)?;
-    let (right_reader, _, right_path) = reader_of(py, right)?;
+    let Read {
+        reader: left_reader,
+        path: left_path,
+        ..
+    } = reader_of(py, left, None)?;
+    let Read {
+        reader: right_reader,
+        path: right_path,
+        ..
+    } = reader_of(py, right, None)?;
     let name = |side: &Bound<'py, PyAny>, path: &Path| {
         side.extract::<PathBuf>()
             .unwrap_or_else(|_| path.to_path_buf())

@@ -20,6 +20,7 @@ def open(
     no_cache: bool = False,
     strict: bool = False,
     from_: Optional[str] = None,
+    postprocess: bool = False,
 ) -> "Trace":
     """Opens a trace of any format the ``tracetree`` command reads, lazily.
 
@@ -29,7 +30,10 @@ def open(
     its format found from its layout unless ``from_`` names it (``"flow"``,
     ``"blinky"``, ``"tptp"``, ``"jfr"``, ``"packed"``). With ``strict``, a
     trace with data left out or calls that never ended raises
-    ``DamagedTraceError`` instead of opening with ``warnings``.
+    ``DamagedTraceError`` instead of opening with ``warnings``. With
+    ``postprocess``, nodes, searches, ``print``, ``dump`` and call-stack
+    exports read it as ``tracetree print --postprocess`` shows it (the
+    recorder's post-processing); handles are the same either way.
     """
 
 class Thread:
@@ -58,6 +62,9 @@ class Trace:
     def status(self) -> Literal["complete", "unfinished", "damaged"]:
         """``"unfinished"``: calls or loops never ended; ``"damaged"``: data
         was left out or is missing (``warnings`` says what and where)."""
+    @property
+    def postprocess(self) -> bool:
+        """Whether the trace is read through the recorder's post-processing."""
     @property
     def warnings(self) -> list[str]:
         """What the open found incomplete or damaged, one line each."""
@@ -211,11 +218,21 @@ def print(
     threads: Optional[_ThreadsArg] = None,
     max_depth: Optional[int] = None,
     event_ids: bool = False,
+    postprocess: Optional[bool] = None,
 ) -> None:
-    """Writes the trace as ``tracetree print`` prints it into the file ``out``."""
+    """Writes the trace as ``tracetree print`` prints it into the file ``out``;
+    ``postprocess`` (default: as the ``Trace`` was opened) as ``print
+    --postprocess``."""
 
-def dump(trace: Union[Trace, _Path], out: _Path, *, threads: Optional[_ThreadsArg] = None) -> None:
-    """Writes the trace as ``tracetree dump`` does (JSON lines) into ``out``."""
+def dump(
+    trace: Union[Trace, _Path],
+    out: _Path,
+    *,
+    threads: Optional[_ThreadsArg] = None,
+    postprocess: Optional[bool] = None,
+) -> None:
+    """Writes the trace as ``tracetree dump`` does (JSON lines) into ``out``;
+    ``postprocess`` as for ``print``."""
 
 def diff(
     left: Union[Trace, _Path],

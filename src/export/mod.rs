@@ -13,12 +13,11 @@ pub mod stacks;
 
 use crate::common::ThreadId;
 use crate::error::Result;
-use crate::read::LazyTraceReader;
 
 /// The threads `wanted` names, each checked against the trace's (all of
 /// them when `None`).
 pub(crate) fn selected_threads(
-    reader: &LazyTraceReader,
+    reader: &impl crate::tree::TraceTree,
     wanted: Option<&[ThreadId]>,
 ) -> Result<Vec<ThreadId>> {
     crate::tree::select_threads(&reader.thread_ids(), wanted)

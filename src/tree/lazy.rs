@@ -109,6 +109,10 @@ impl Navigate for LazyTraceReader {
         LazyTraceReader::ancestors(self, node)
     }
 
+    fn parent(&self, node: LazyNode) -> Result<Option<LazyNode>> {
+        LazyTraceReader::parent(self, node)
+    }
+
     fn position(&self, node: LazyNode) -> Result<usize> {
         LazyTraceReader::position(self, node)
     }

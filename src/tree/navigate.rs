@@ -32,6 +32,11 @@ pub trait Navigate: TraceTree {
     /// The containers above `node`, outermost first.
     fn ancestors(&self, node: Self::Node) -> Result<Vec<Self::Node>>;
 
+    /// The container `node` is in; `None` at the top of its thread.
+    fn parent(&self, node: Self::Node) -> Result<Option<Self::Node>> {
+        Ok(self.ancestors(node)?.pop())
+    }
+
     /// `node`'s place among its parent's children (or its thread's roots).
     fn position(&self, node: Self::Node) -> Result<usize>;
 

@@ -119,6 +119,10 @@ macro_rules! delegate {
                 (**self).ancestors(node)
             }
 
+            fn parent(&self, node: T::Node) -> Result<Option<T::Node>> {
+                (**self).parent(node)
+            }
+
             fn position(&self, node: T::Node) -> Result<usize> {
                 (**self).position(node)
             }

@@ -3,6 +3,7 @@
 //! compresses or removes, and look-alikes it must leave, printed through
 //! the view line for line, on the lazy reader and the eager loader alike.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use tracetree::diff::{DiffInput, DiffOptions, diff_traces};
@@ -687,4 +688,108 @@ fn search_through_the_view_finds_what_it_shows() {
     }
     back.reverse();
     assert_eq!(back, shown);
+}
+
+/// Frame name of a container as the call-stack exports name it.
+fn frame_name<T: TraceTree>(tree: &T, tp: &tracetree::model::Tracepoint<'_>) -> String {
+    match &tp.body {
+        tracetree::model::TracepointBody::MethodCall { method, .. } => {
+            let context = tree.context();
+            let method = context.method(*method).unwrap();
+            let class = context.class(method.class).unwrap().name.decode();
+            format!("{class}.{}", method.name.decode())
+        }
+        _ => tp.tracepoint_type().name().to_string(),
+    }
+}
+
+/// Flame graph widths (path of frames below the thread's → total, own
+/// weight) counted over a navigable tree's pre-order, node by node.
+fn widths_of_pre_order<T: tracetree::tree::Navigate>(
+    tree: &T,
+) -> BTreeMap<Vec<String>, (u64, u64)> {
+    let thread = tree.thread_ids()[0];
+    let mut widths: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
+    let mut open: Vec<(usize, String)> = Vec::new();
+    for step in tree.thread_nodes(thread) {
+        let (node, depth) = step.unwrap();
+        while open.last().is_some_and(|(d, _)| *d >= depth) {
+            open.pop();
+        }
+        let frame = tree
+            .visit(node, |tp, _| {
+                tp.is_container().then(|| frame_name(tree, tp))
+            })
+            .unwrap();
+        if let Some(name) = frame {
+            open.push((depth, name));
+        }
+        let path: Vec<String> = open.iter().map(|(_, name)| name.clone()).collect();
+        widths.entry(path.clone()).or_default().1 += 1;
+        for end in 0..=path.len() {
+            widths.entry(path[..end].to_vec()).or_default().0 += 1;
+        }
+    }
+    widths
+}
+
+#[test]
+fn flame_graphs_and_stacks_of_the_view_equal_counts_over_its_pre_order() {
+    use tracetree::export::stacks::flame::{FlameGraph, FlameOptions};
+    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("patterns.trace");
+    write_patterns(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let want = widths_of_pre_order(&view);
+    assert_ne!(
+        want,
+        widths_of_pre_order(&lazy),
+        "the view changes the stacks"
+    );
+    let mut options = FlameOptions::default();
+    options.min_fraction = 0.0;
+    options.max_frames = FlameOptions::MAX_FRAMES;
+    let graph = FlameGraph::build(&view, &options, &|_| {}).unwrap();
+    let mut got: BTreeMap<Vec<String>, (u64, u64)> = BTreeMap::new();
+    let mut paths: Vec<Vec<String>> = Vec::new();
+    for frame in &graph.frames {
+        let mut path = match frame.parent {
+            Some(parent) => paths[parent as usize].clone(),
+            None => Vec::new(),
+        };
+        if frame.parent.is_some() {
+            path.push(frame.name.to_string());
+        }
+        got.insert(path.clone(), (frame.total, frame.self_weight));
+        paths.push(path);
+    }
+    // The thread's frame: its total, and no weight of its own but its top
+    // leaves'.
+    assert_eq!(got, want);
+    // The folded export: one line per stack with weight of its own.
+    let out = dir.path().join("view.folded");
+    let stack_options = StackOptions::new(StackFormat::Folded, "view");
+    export_stacks(&view, &out, &stack_options, &|_| {}).unwrap();
+    let folded: BTreeMap<String, u64> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (stack, weight) = line.rsplit_once(' ').unwrap();
+            (stack.to_string(), weight.parse().unwrap())
+        })
+        .collect();
+    let thread = "main".to_string();
+    let own: BTreeMap<String, u64> = want
+        .iter()
+        .filter(|(_, (_, own))| *own > 0)
+        .map(|(path, (_, own))| {
+            let stack: Vec<String> = std::iter::once(thread.clone())
+                .chain(path.iter().cloned())
+                .collect();
+            (stack.join(";"), *own)
+        })
+        .collect();
+    assert_eq!(folded, own);
 }

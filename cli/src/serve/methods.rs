@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tracetree::LazyTraceReader;
 use tracetree::TraceTree;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
@@ -851,30 +850,25 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Repl
     })
 }
 
-/// Exports and flame graphs read a trace as recorded: refused on a trace
-/// served through the post-processing, rather than answered for another
-/// tree than the client sees.
-fn as_recorded(method: &str, trace: &OpenTrace) -> Result<(), ServeError> {
-    if !trace.postprocess {
-        return Ok(());
-    }
-    Err(ServeError::invalid_params(
-        method,
-        "trace",
-        format!(
-            "{} is open with `postprocess`; {method} reads a trace as recorded: open it \
-             again without `postprocess`",
-            trace.about()
-        ),
-    ))
-}
-
 fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Reply, ServeError> {
-    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
-    as_recorded(method, &trace)?;
     let reader = trace.reader();
+    on_tree!(trace, reader, {
+        export_tree(session, request, &trace, reader, params)
+    })
+}
+
+/// `trace/export` on the tree the trace is served as.
+fn export_tree<V: Navigate>(
+    session: &Session,
+    request: &Request,
+    trace: &OpenTrace,
+    reader: &V,
+    params: ExportParams,
+) -> Result<Reply, ServeError> {
+    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    let method = request.method.as_str();
     let formats = [
         StackFormat::Folded,
         StackFormat::Speedscope,
@@ -893,11 +887,11 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
     };
     let root = match &params.node {
         Some(handle) => {
-            let node = resolve(method, &trace, &reader, "node", handle)?;
-            let data = reader
-                .node(node)
-                .map_err(|e| failed(method, &trace, Some(handle), &e))?;
-            Some(data.tracepoint().header.event)
+            let node = resolve(method, trace, reader, "node", handle)?;
+            let event = reader
+                .visit(node, |tracepoint, _| tracepoint.header.event)
+                .map_err(|e| failed(method, trace, Some(handle), &e))?;
+            Some(event)
         }
         None => None,
     };
@@ -916,7 +910,7 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
     let written = std::sync::atomic::AtomicU64::new(0);
     let summary = export_stacks(
-        &reader,
+        reader,
         std::path::Path::new(&params.output),
         &options,
         &|n| {
@@ -925,7 +919,7 @@ fn export(session: &Session, request: &Request, params: ExportParams) -> Result<
         },
     )
     .map_err(|e| {
-        failed(method, &trace, params.node.as_deref(), &e).with("output", params.output.as_str())
+        failed(method, trace, params.node.as_deref(), &e).with("output", params.output.as_str())
     })?;
     drop(progress);
     reply(ExportResult {
@@ -949,13 +943,13 @@ struct FlameAsk<'a> {
 }
 
 /// The library's options for `ask`, its fields checked.
-fn flame_options(
+fn flame_options<V: Navigate>(
     method: &str,
     trace: &OpenTrace,
-    reader: &LazyTraceReader,
+    reader: &V,
     request: &Request,
     ask: &FlameAsk<'_>,
-) -> Result<tracetree::export::stacks::flame::FlameOptions, ServeError> {
+) -> Result<tracetree::export::stacks::flame::FlameOptions<V::Node>, ServeError> {
     use tracetree::export::stacks::flame::FlameOptions;
     let threads = match ask.thread {
         Some(thread) if reader.thread_ids().contains(&ThreadId::new(thread)) => {
@@ -1051,34 +1045,76 @@ fn flame_result(graph: tracetree::export::stacks::flame::FlameGraph) -> FlameRes
     }
 }
 
-/// Runs `compute` (a flame graph or a sandwich) on the open trace `id` over
-/// the scope and bounds `ask` names, with work done progress titled
-/// `title`.
-fn flame_request<T>(
+/// What a flame request computes on the tree a trace is served as.
+trait FlameCompute {
+    type Summary;
+
+    fn compute<V: Navigate>(
+        &self,
+        reader: &V,
+        options: &tracetree::export::stacks::flame::FlameOptions<V::Node>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> tracetree::Result<Self::Summary>;
+}
+
+/// A flame graph.
+struct Graph;
+
+impl FlameCompute for Graph {
+    type Summary = tracetree::export::stacks::flame::FlameGraph;
+
+    fn compute<V: Navigate>(
+        &self,
+        reader: &V,
+        options: &tracetree::export::stacks::flame::FlameOptions<V::Node>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> tracetree::Result<Self::Summary> {
+        tracetree::export::stacks::flame::FlameGraph::build(reader, options, progress)
+    }
+}
+
+/// The sandwich of a frame.
+struct SandwichOf<'a>(&'a str);
+
+impl FlameCompute for SandwichOf<'_> {
+    type Summary = tracetree::export::stacks::flame::Sandwich;
+
+    fn compute<V: Navigate>(
+        &self,
+        reader: &V,
+        options: &tracetree::export::stacks::flame::FlameOptions<V::Node>,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> tracetree::Result<Self::Summary> {
+        tracetree::export::stacks::flame::Sandwich::build(reader, self.0, options, progress)
+    }
+}
+
+/// Runs `compute` (a flame graph or a sandwich) on the open trace `id`, as
+/// it is served (the reader or its view), over the scope and bounds `ask`
+/// names, with work done progress titled `title`.
+fn flame_request<C: FlameCompute>(
     session: &Session,
     request: &Request,
     id: &str,
     ask: &FlameAsk<'_>,
     token: Option<&Value>,
     title: &str,
-    compute: impl FnOnce(
-        &LazyTraceReader,
-        &tracetree::export::stacks::flame::FlameOptions,
-        &(dyn Fn(u64) + Sync),
-    ) -> tracetree::Result<T>,
-) -> Result<T, ServeError> {
+    compute: C,
+) -> Result<C::Summary, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, id)?;
-    as_recorded(method, &trace)?;
     let reader = trace.reader();
-    let options = flame_options(method, &trace, &reader, request, ask)?;
-    let progress = Progress::begin(session, token, title);
-    let walked = std::sync::atomic::AtomicU64::new(0);
-    compute(&reader, &options, &|n| {
-        let total = walked.fetch_add(n, Ordering::Relaxed) + n;
-        progress.report_every(&format!("{total} tracepoints walked"));
+    on_tree!(trace, reader, {
+        let options = flame_options(method, &trace, reader, request, ask)?;
+        let progress = Progress::begin(session, token, title);
+        let walked = std::sync::atomic::AtomicU64::new(0);
+        compute
+            .compute(reader, &options, &|n| {
+                let total = walked.fetch_add(n, Ordering::Relaxed) + n;
+                progress.report_every(&format!("{total} tracepoints walked"));
+            })
+            .map_err(|e| failed(method, &trace, ask.node, &e))
     })
-    .map_err(|e| failed(method, &trace, ask.node, &e))
 }
 
 fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Reply, ServeError> {
@@ -1097,7 +1133,7 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Re
         &ask,
         token,
         "flame graph",
-        tracetree::export::stacks::flame::FlameGraph::build,
+        Graph,
     )?;
     reply(flame_result(graph))
 }
@@ -1130,9 +1166,7 @@ fn sandwich(
         &ask,
         token,
         "sandwich",
-        |reader, options, progress| {
-            tracetree::export::stacks::flame::Sandwich::build(reader, frame, options, progress)
-        },
+        SandwichOf(frame),
     )?;
     reply(SandwichResult {
         callers: flame_result(sandwich.callers),

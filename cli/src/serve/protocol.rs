@@ -157,7 +157,7 @@ pub struct OpenOptions {
     pub count_tracepoints: Option<bool>,
     /// Serve the trace through the recorder's post-processing, as its IDE
     /// plugin shows it and `print --postprocess` prints it (default
-    /// false): every method but the exports and flame graphs sees the
+    /// false): every method, exports and flame graphs included, sees the
     /// view; handles are the same as without it.
     pub postprocess: Option<bool>,
 }

@@ -1313,9 +1313,60 @@ fn a_trace_opened_postprocessed_is_served_as_the_view_with_the_same_handles() {
         json!({"trace": view, "from": handle, "pattern": ""}),
     );
     assert!(after["hit"].is_null(), "{after}");
-    // Flame graphs read a trace as recorded: refused on the view.
-    let refused = server.error("trace/flame", json!({"trace": view}));
-    assert_eq!(refused.code, -32602, "{refused:?}");
-    assert!(refused.message.contains("postprocess"), "{refused:?}");
+    // Flame graphs, sandwiches and exports walk the view: the pair is one
+    // frame, `A.callMe`, under `Main.run`.
+    let frames = |graph: &Value| -> Vec<(String, u64, u64)> {
+        graph["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let name = f["name"].as_str().unwrap().to_string();
+                (
+                    name,
+                    f["total"].as_u64().unwrap(),
+                    f["self"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let graph = server.call("trace/flame", json!({"trace": view, "width": 100}));
+    assert_eq!(graph["tracepoints"], 2, "{graph}");
+    assert_eq!(
+        frames(&graph),
+        [
+            ("main".to_string(), 2, 0),
+            ("Main.run".to_string(), 2, 1),
+            ("A.callMe".to_string(), 1, 1)
+        ],
+        "{graph}"
+    );
+    let raw_graph = server.call("trace/flame", json!({"trace": raw, "width": 100}));
+    assert_eq!(raw_graph["tracepoints"], 3, "{raw_graph}");
+    let node_graph = server.call("trace/flame", json!({"trace": view, "node": handle}));
+    assert_eq!(frames(&node_graph), [("A.callMe".to_string(), 1, 1)]);
+    let sandwich = server.call(
+        "trace/sandwich",
+        json!({"trace": view, "method": "A.callMe", "width": 100}),
+    );
+    assert_eq!(
+        frames(&sandwich["callers"]),
+        [
+            ("A.callMe".to_string(), 1, 0),
+            ("Main.run".to_string(), 1, 0),
+            ("main".to_string(), 1, 1)
+        ],
+        "{sandwich}"
+    );
+    let folded = dir.path().join("view.folded");
+    let exported = server.call(
+        "trace/export",
+        json!({"trace": view, "format": "folded", "output": folded}),
+    );
+    assert_eq!(exported["tracepoints"], 2, "{exported}");
+    assert_eq!(
+        std::fs::read_to_string(&folded).unwrap(),
+        "main;Main.run 1\nmain;Main.run;A.callMe 1\n"
+    );
     assert!(server.finish().success());
 }

@@ -52,8 +52,9 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::export::selected_threads;
 use crate::print::plan::{Cut, Part, Source, plan, plan_node};
-use crate::read::{LazyNode, LazyTraceReader};
+use crate::read::LazyNode;
 use crate::search::{NameKey, name_of};
+use crate::tree::{Navigate, TraceTree};
 use crate::turns::in_turns;
 
 const MAX_FRAMES: usize = FlameOptions::MAX_FRAMES;
@@ -65,15 +66,16 @@ const RUN_BYTES: u64 = 16 << 20;
 const CHILDREN_PER_RANGE: usize = 1 << 16;
 const ALL_THREADS: &str = FlameGraph::ALL_THREADS;
 
-/// What a flame graph or a sandwich covers and how far it is summarized.
+/// What a flame graph or a sandwich covers and how far it is summarized,
+/// in a tree of nodes `N` (the lazy reader's by default).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct FlameOptions {
+pub struct FlameOptions<N = LazyNode> {
     /// Only these threads (all when `None`).
     pub threads: Option<Vec<ThreadId>>,
     /// Only this node's subtree (it must be in one of `threads`); its frame
     /// is the root.
-    pub node: Option<LazyNode>,
+    pub node: Option<N>,
     /// Frames whose total is under this fraction of the root's are left
     /// out (0 keeps every frame; a viewer asks for one pixel: 1 / width).
     pub min_fraction: f64,
@@ -98,7 +100,7 @@ impl FlameOptions {
     pub const DEFAULT_MAX_PATHS: usize = 1 << 20;
 }
 
-impl Default for FlameOptions {
+impl<N> Default for FlameOptions<N> {
     /// Every thread, frames of at least 1/2000 of the root, at most 10,000.
     fn default() -> Self {
         FlameOptions {
@@ -106,7 +108,7 @@ impl Default for FlameOptions {
             node: None,
             min_fraction: 1.0 / 2000.0,
             max_frames: 10_000,
-            max_paths: Self::DEFAULT_MAX_PATHS,
+            max_paths: FlameOptions::DEFAULT_MAX_PATHS,
             stop: None,
         }
     }
@@ -170,11 +172,12 @@ pub struct Sandwich {
 }
 
 impl FlameGraph {
-    /// The flame graph of the scope `options` names in `reader`'s trace;
-    /// `progress` receives the tracepoints walked, in steps.
-    pub fn build(
-        reader: &LazyTraceReader,
-        options: &FlameOptions,
+    /// The flame graph of the scope `options` names in `reader`'s trace
+    /// (the lazy reader, or its post-processed view); `progress` receives
+    /// the tracepoints walked, in steps.
+    pub fn build<T: Navigate>(
+        reader: &T,
+        options: &FlameOptions<T::Node>,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<FlameGraph> {
         flame_graph(reader, options, progress, true)
@@ -183,9 +186,9 @@ impl FlameGraph {
 
 /// [`FlameGraph::build`]; `cut`: one walk (a thread's, a node's) may be
 /// cut into parts walked on several cores.
-fn flame_graph(
-    reader: &LazyTraceReader,
-    options: &FlameOptions,
+fn flame_graph<T: Navigate>(
+    reader: &T,
+    options: &FlameOptions<T::Node>,
     progress: &(dyn Fn(u64) + Sync),
     cut: bool,
 ) -> Result<FlameGraph> {
@@ -237,12 +240,13 @@ fn flame_graph(
 
 impl Sandwich {
     /// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
-    /// `loop_iteration`) in the scope `options` names in `reader`'s trace;
-    /// `progress` receives the tracepoints walked, in steps.
-    pub fn build(
-        reader: &LazyTraceReader,
+    /// `loop_iteration`) in the scope `options` names in `reader`'s trace
+    /// (the lazy reader, or its post-processed view); `progress` receives
+    /// the tracepoints walked, in steps.
+    pub fn build<T: Navigate>(
+        reader: &T,
         method: &str,
-        options: &FlameOptions,
+        options: &FlameOptions<T::Node>,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Sandwich> {
         sandwich(reader, method, options, progress)
@@ -250,10 +254,10 @@ impl Sandwich {
 }
 
 /// [`Sandwich::build`].
-fn sandwich(
-    reader: &LazyTraceReader,
+fn sandwich<T: Navigate>(
+    reader: &T,
     method: &str,
-    options: &FlameOptions,
+    options: &FlameOptions<T::Node>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Sandwich> {
     check(options)?;
@@ -320,7 +324,7 @@ fn sandwich(
 }
 
 /// The options' bounds, checked.
-fn check(options: &FlameOptions) -> Result<()> {
+fn check<N>(options: &FlameOptions<N>) -> Result<()> {
     let fraction = options.min_fraction;
     if !(0.0..=1.0).contains(&fraction) {
         return Err(Error::invalid(
@@ -341,9 +345,9 @@ fn check(options: &FlameOptions) -> Result<()> {
 }
 
 /// The walks a scope runs.
-struct Scope {
-    walks: Vec<Walk>,
-    node: Option<LazyNode>,
+struct Scope<N> {
+    walks: Vec<Walk<N>>,
+    node: Option<N>,
 }
 
 /// One walk's sink and end.
@@ -352,8 +356,8 @@ struct Walked<S> {
     end: super::WalkEnd,
 }
 
-impl Scope {
-    fn new(reader: &LazyTraceReader, options: &FlameOptions) -> Result<Self> {
+impl<N: Copy> Scope<N> {
+    fn new<T: Navigate<Node = N>>(reader: &T, options: &FlameOptions<N>) -> Result<Self> {
         let threads = selected_threads(reader, options.threads.as_deref())?;
         let Some(node) = options.node else {
             return Ok(Scope {
@@ -363,7 +367,7 @@ impl Scope {
         };
         // A node of another trace, or past its thread's end, is an error
         // here, before any walk.
-        reader.node(node)?;
+        reader.visit(node, |_, _| ())?;
         let thread = reader.node_thread(node);
         if !threads.contains(&thread) {
             return Err(Error::invalid(
@@ -383,19 +387,17 @@ impl Scope {
 
     /// The frame a walk's trie is rooted at: the thread's, or the node's
     /// (a leaf's kind when it is no container).
-    fn root_frame(
+    fn root_frame<T: Navigate<Node = N>>(
         &self,
-        reader: &LazyTraceReader,
+        reader: &T,
         cache: &mut FrameCache<'_>,
-        walk: &Walk,
+        walk: &Walk<N>,
     ) -> Result<u32> {
         match walk {
             Walk::Thread(thread) => Ok(cache.named(&thread_name(reader, *thread))),
             Walk::Part(_) => Err(Error::internal("a part of a walk has no root frame")),
             Walk::Subtree { node, .. } => {
-                let data = reader.node(*node)?;
-                let tracepoint = data.tracepoint();
-                Ok(match tracepoint.is_container() {
+                reader.visit(*node, |tracepoint, _| match tracepoint.is_container() {
                     true => cache.id(reader.context(), frame_key(tracepoint)),
                     false => cache.named(&name_of(
                         reader.context(),
@@ -407,14 +409,17 @@ impl Scope {
     }
 
     /// Runs every walk (in parallel) into a sink `make` gives it.
-    fn walk<'r, S: Sink + Send>(
+    fn walk<'r, T: TraceTree<Node = N>, S: Sink + Send>(
         &self,
-        reader: &'r LazyTraceReader,
+        reader: &'r T,
         frames: &'r Frames,
-        options: &FlameOptions,
+        options: &FlameOptions<N>,
         progress: &(dyn Fn(u64) + Sync),
-        make: impl Fn(&mut FrameCache<'r>, &Walk) -> Result<S> + Sync,
-    ) -> Result<Vec<Walked<S>>> {
+        make: impl Fn(&mut FrameCache<'r>, &Walk<N>) -> Result<S> + Sync,
+    ) -> Result<Vec<Walked<S>>>
+    where
+        N: Send + Sync,
+    {
         let stop = options.stop.as_deref();
         self.walks
             .par_iter()
@@ -494,18 +499,22 @@ struct Place {
 
 /// One walk cut as the parallel printers cut a thread: its parts and
 /// their places.
-struct Plan {
-    parts: Vec<Part<LazyNode>>,
+struct Plan<N> {
+    parts: Vec<Part<N>>,
     places: Vec<Place>,
     /// Whether the walk is a node's (its frame the places' first).
     subtree: bool,
 }
 
-impl Plan {
+impl<N: Copy + Send + Sync> Plan<N> {
     /// The plan of `walk`; `None` where it is left whole: a single part,
     /// or a sample tree's call cut (its own weight depends on its
     /// children's).
-    fn new(reader: &LazyTraceReader, walk: &Walk, frames: &Frames) -> Result<Option<Plan>> {
+    fn new<T: TraceTree<Node = N>>(
+        reader: &T,
+        walk: &Walk<N>,
+        frames: &Frames,
+    ) -> Result<Option<Plan<N>>> {
         let cut = Cut {
             headers: false,
             parents: false,
@@ -540,15 +549,16 @@ impl Plan {
                 });
                 continue;
             };
-            let data = reader.node(node)?;
-            let tracepoint = data.tracepoint();
-            if tracepoint.sample_count(data.footer()).is_some() {
+            let frame = reader.visit(node, |tracepoint, footer| {
+                match tracepoint.sample_count(footer) {
+                    Some(_) => None,
+                    None => Some(cache.id(reader.context(), frame_key(tracepoint))),
+                }
+            })?;
+            let Some(frame) = frame else {
                 return Ok(None);
-            }
-            open.push((
-                part.depth,
-                cache.id(reader.context(), frame_key(tracepoint)),
-            ));
+            };
+            open.push((part.depth, frame));
             above = open.iter().map(|&(_, frame)| frame).collect();
             places.push(Place {
                 frames: above.clone(),
@@ -572,7 +582,7 @@ impl Plan {
         frames: &'f Frames,
         merged: M,
         progress: &(dyn Fn(u64) + Sync),
-        walk_part: impl Fn(&mut FrameCache<'f>, &Walk, &Place) -> Result<(T, super::WalkEnd)> + Sync,
+        walk_part: impl Fn(&mut FrameCache<'f>, &Walk<N>, &Place) -> Result<(T, super::WalkEnd)> + Sync,
         merge: impl Fn(&mut M, &Place, Option<T>) -> bool + Sync,
     ) -> Result<(M, u64, bool)> {
         /// The parts merged so far and those walked ahead of them.
@@ -645,12 +655,12 @@ impl Plan {
 /// merged trie is the one walk's, entry for entry. `None` where the walk
 /// is left whole ([`Plan::new`]), or the parts in flight were past
 /// `max_paths` paths together (one of them left incomplete).
-fn cut_walk(
-    reader: &LazyTraceReader,
-    walk: &Walk,
+fn cut_walk<T: TraceTree>(
+    reader: &T,
+    walk: &Walk<T::Node>,
     frames: &Frames,
     root: u32,
-    options: &FlameOptions,
+    options: &FlameOptions<T::Node>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<CutWalk>> {
     let Some(plan) = Plan::new(reader, walk, frames)? else {
@@ -717,13 +727,13 @@ fn cut_walk(
 /// where the walk is left whole ([`Plan::new`]) or a bound is reached:
 /// the one walk then decides which paths are kept.
 #[allow(clippy::too_many_arguments)]
-fn cut_sandwich(
-    reader: &LazyTraceReader,
-    walk: &Walk,
+fn cut_sandwich<T: TraceTree>(
+    reader: &T,
+    walk: &Walk<T::Node>,
     frames: &Frames,
     target: u32,
     outer: Option<u32>,
-    options: &FlameOptions,
+    options: &FlameOptions<T::Node>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Option<(Trie, Trie, u64, bool)>> {
     let Some(plan) = Plan::new(reader, walk, frames)? else {
@@ -903,10 +913,10 @@ impl Trie {
     }
 
     /// The bounded summary.
-    fn summarize(
+    fn summarize<N>(
         &self,
         names: &[Arc<str>],
-        options: &FlameOptions,
+        options: &FlameOptions<N>,
         tracepoints: u64,
         stopped: bool,
         truncated: bool,

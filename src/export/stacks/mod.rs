@@ -19,10 +19,10 @@
 //!
 //! # The walk
 //!
-//! Each selected thread is walked once in pre-order
-//! ([`LazyTraceReader::walk_thread`], threads in parallel), containers
-//! decoded, other tracepoints by their headers only
-//! ([`WalkDetail::Containers`]). The walker keeps only the open frames and
+//! Each selected thread is walked once in pre-order, threads in parallel,
+//! by the tree's own walks ([`TraceTree::walk_visit`] and kin): any
+//! [`Navigate`] tree (the lazy reader, its post-processed view), leaves by
+//! header where the tree skips them. The walker keeps only the open frames and
 //! turns depths into frame openings and closings for a `Sink`: a format's
 //! `Writer`, or the flame graph's paths ([`flame`]); a stop flag ends it
 //! at the next tracepoint ([`StackOptions::stop`]). A format's output is
@@ -58,10 +58,12 @@ use crate::common::{EventId, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
 use crate::export::selected_threads;
 use crate::format::TraceContext;
+use crate::model::TracepointHeader;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
 use crate::print::plan::{self, Source};
-use crate::read::{LazyNode, LazyTraceReader, WalkDetail, WalkNode};
+use crate::read::{Visit, VisitDetail};
 use crate::search::{NameKey, name_of, status_place, wanted_statuses};
+use crate::tree::{Navigate, TraceTree};
 
 /// The formats [`export_stacks`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,9 +159,10 @@ pub struct StackSummary {
 
 /// Exports `reader`'s trace (or the part `options` selects) to the file
 /// `path`, written atomically; `progress` receives the tracepoints walked,
-/// in steps.
-pub fn export_stacks(
-    reader: &LazyTraceReader,
+/// in steps. `reader` is any tree a front end reads: the lazy reader, or
+/// its post-processed view ([`Postprocessed`](crate::tree::Postprocessed)).
+pub fn export_stacks<T: Navigate>(
+    reader: &T,
     path: &Path,
     options: &StackOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -267,30 +270,30 @@ pub fn export_stacks(
 const PROGRESS_STEP: u64 = 1 << 16;
 
 /// A thread's name as the outputs show it.
-fn thread_name(reader: &LazyTraceReader, thread: ThreadId) -> String {
+fn thread_name(reader: &impl Navigate, thread: ThreadId) -> String {
     match reader.thread_name(thread) {
         Some(name) if !name.is_empty() => name,
         _ => format!("thread {thread}"),
     }
 }
 
-/// What one walk covers.
-enum Walk {
+/// What one walk covers, in a tree of nodes `N`.
+enum Walk<N> {
     /// A whole thread.
     Thread(ThreadId),
     /// One node's subtree, below its ancestors (outermost first).
     Subtree {
         thread: ThreadId,
-        node: LazyNode,
-        ancestors: Vec<LazyNode>,
+        node: N,
+        ancestors: Vec<N>,
     },
     /// One part of a thread's trees as the printers cut them (a flame
     /// graph's walk on several cores), depths from 0 at the part's top;
     /// a node's own line is not walked.
-    Part(plan::Part<LazyNode>),
+    Part(plan::Part<N>),
 }
 
-impl Walk {
+impl<N> Walk<N> {
     fn thread(&self) -> ThreadId {
         match self {
             Walk::Thread(thread) | Walk::Subtree { thread, .. } => *thread,
@@ -317,15 +320,15 @@ impl Kept {
 }
 
 /// The walks an export runs, and what they keep.
-struct Plan {
-    walks: Vec<Walk>,
+struct Plan<N> {
+    walks: Vec<Walk<N>>,
     /// The trace is a diff: its virtual roots are left out.
     is_diff: bool,
     /// The diff statuses kept, by [`status_place`].
     kept: [bool; 6],
 }
 
-impl Plan {
+impl<N: Copy> Plan<N> {
     fn kept(&self) -> Kept {
         Kept {
             is_diff: self.is_diff,
@@ -333,7 +336,7 @@ impl Plan {
         }
     }
 
-    fn new(reader: &LazyTraceReader, options: &StackOptions) -> Result<Self> {
+    fn new<T: Navigate<Node = N>>(reader: &T, options: &StackOptions) -> Result<Self> {
         let threads = selected_threads(reader, options.threads.as_deref())?;
         let kept = wanted_statuses(reader, options.diff.as_deref())?;
         // A first tracepoint that cannot be read says nothing: the walk
@@ -679,7 +682,7 @@ impl<S: Sink + ?Sized> Walker<'_, '_, S> {
         Ok(())
     }
 
-    fn step(&mut self, walked: &WalkNode<'_>) -> Result<()> {
+    fn step(&mut self, walked: &Walked<'_>) -> Result<()> {
         let depth = walked.depth + self.base;
         while self.pending.last().is_some_and(|&(d, _)| d >= depth) {
             self.pending.pop();
@@ -726,6 +729,52 @@ impl<S: Sink + ?Sized> Walker<'_, '_, S> {
     }
 }
 
+/// A tracepoint a walk meets: its depth below the walk's top, its header,
+/// and for a container its tracepoint and footer.
+struct Walked<'a> {
+    depth: usize,
+    header: TracepointHeader,
+    tracepoint: Option<&'a Tracepoint<'a>>,
+    footer: Option<&'a Footer<'a>>,
+}
+
+impl<'a> Walked<'a> {
+    /// What a tree's walk hands over, as the walker takes it (`None` for
+    /// a fold, which walks without a depth bound do not make).
+    fn of<N>(visit: &Visit<'a, N>) -> Option<Self> {
+        match *visit {
+            Visit::Node {
+                depth,
+                tracepoint,
+                footer,
+                ..
+            } => Some(Walked {
+                depth,
+                header: tracepoint.header,
+                tracepoint: Some(tracepoint),
+                footer,
+            }),
+            Visit::Leaf { depth, header, .. } => Some(Walked {
+                depth,
+                header,
+                tracepoint: None,
+                footer: None,
+            }),
+            Visit::Folded { .. } => None,
+        }
+    }
+}
+
+/// What the walks ask of a tree: containers whole, leaves by their headers
+/// where the tree skips their bodies.
+const WALK_DETAIL: VisitDetail = VisitDetail {
+    child_counts: false,
+    leaf_bodies: false,
+};
+
+/// The error a walk's visitor ends the tree's walk with when `stop` is set.
+const STOPPED: &str = "a stack walk";
+
 /// Where a walk ended.
 struct WalkEnd {
     /// The position after its last tracepoint (its total weight).
@@ -743,9 +792,9 @@ struct WalkEnd {
 /// it (weighing nothing). `stop`, when set, ends it after the tracepoint
 /// being walked.
 #[allow(clippy::too_many_arguments)]
-fn walk_frames<'r, S: Sink + ?Sized>(
-    reader: &'r LazyTraceReader,
-    walk: &Walk,
+fn walk_frames<'r, T: TraceTree, S: Sink + ?Sized>(
+    reader: &'r T,
+    walk: &Walk<T::Node>,
     kept: Kept,
     frames: &mut FrameCache<'r>,
     ancestors: bool,
@@ -768,20 +817,25 @@ fn walk_frames<'r, S: Sink + ?Sized>(
         tracepoints: 0,
     };
     let mut stopped = false;
-    let mut visit = |walker: &mut Walker<'_, '_, S>, walked: &WalkNode<'_>| -> Result<bool> {
-        walker.step(walked)?;
+    let mut visit = |walker: &mut Walker<'_, '_, S>, visit: Visit<'_, T::Node>| -> Result<()> {
+        let Some(walked) = Walked::of(&visit) else {
+            return Ok(());
+        };
+        walker.step(&walked)?;
         if walker.tracepoints.is_multiple_of(PROGRESS_STEP) {
             progress(PROGRESS_STEP);
         }
         if stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
             stopped = true;
-            return Ok(false);
+            return Err(Error::Cancelled(STOPPED));
         }
-        Ok(true)
+        Ok(())
     };
-    match walk {
+    let walked = match walk {
         Walk::Thread(thread) => {
-            reader.walk_thread(*thread, WalkDetail::Containers, |w| visit(&mut walker, w))?
+            reader.walk_visit(&reader.roots(*thread)?, None, WALK_DETAIL, |v| {
+                visit(&mut walker, v)
+            })
         }
         Walk::Subtree {
             node,
@@ -790,41 +844,45 @@ fn walk_frames<'r, S: Sink + ?Sized>(
         } => {
             if ancestors {
                 for (depth, &ancestor) in above.iter().enumerate() {
-                    let data = reader.node(ancestor)?;
-                    let tracepoint = data.tracepoint();
-                    if walker.is_diff && tracepoint.header.diff_status == DiffStatus::None {
-                        continue;
+                    let frame = reader.visit(ancestor, |tracepoint, _| {
+                        let virtual_root =
+                            walker.is_diff && tracepoint.header.diff_status == DiffStatus::None;
+                        (!virtual_root)
+                            .then(|| walker.frames.id(walker.context, frame_key(tracepoint)))
+                    })?;
+                    if let Some(frame) = frame {
+                        walker.pending.push((depth, frame));
                     }
-                    let frame = walker.frames.id(walker.context, frame_key(tracepoint));
-                    walker.pending.push((depth, frame));
                 }
                 walker.base = above.len();
             }
-            reader.walk_subtree(*node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
+            reader.walk_visit(&[*node], None, WALK_DETAIL, |v| visit(&mut walker, v))
         }
         Walk::Part(part) => match &part.source {
-            Source::Header { .. } | Source::Line(..) => {}
+            Source::Header { .. } | Source::Line(..) => Ok(()),
+            // A stop ends the walk at its next tracepoint.
             Source::Trees(nodes) => {
-                // A stop ends each tree's walk at its first step.
-                for &node in nodes {
-                    reader.walk_subtree(node, WalkDetail::Containers, |w| visit(&mut walker, w))?;
-                }
+                reader.walk_visit(nodes, None, WALK_DETAIL, |v| visit(&mut walker, v))
             }
             &Source::Siblings {
                 parent,
                 first,
                 next,
-            } => reader.walk_siblings(parent, first, next, WalkDetail::Containers, |w| {
-                visit(&mut walker, w)
-            })?,
+            } => reader.walk_visit_siblings(parent, first, next, None, WALK_DETAIL, |v| {
+                visit(&mut walker, v)
+            }),
             &Source::Children {
                 parent,
                 from,
                 count,
-            } => reader.walk_children(parent, from, count, WalkDetail::Containers, |w| {
-                visit(&mut walker, w)
-            })?,
+            } => reader.walk_visit_children(parent, from, count, None, WALK_DETAIL, |v| {
+                visit(&mut walker, v)
+            }),
         },
+    };
+    match walked {
+        Err(Error::Cancelled(STOPPED)) if stopped => {}
+        other => other?,
     }
     while !walker.open.is_empty() {
         walker.close()?;
@@ -840,9 +898,9 @@ fn walk_frames<'r, S: Sink + ?Sized>(
 
 /// Runs one walk into a format's writer: its part (an error when `stop`
 /// ended it).
-fn write_part(
-    reader: &LazyTraceReader,
-    walk: &Walk,
+fn write_part<T: TraceTree>(
+    reader: &T,
+    walk: &Walk<T::Node>,
     kept: Kept,
     frames: &Frames,
     progress: &(dyn Fn(u64) + Sync),

@@ -46,8 +46,7 @@ use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::print::ordered::{Flushed, Gathered, OrderedStats, Parallelism, run_ordered};
 use crate::print::plan::{CHILDREN_PER_RANGE, Cut, Part, RUN_BYTES, Source, plan};
-use crate::read::{LazyNode, LazyTraceReader};
-use crate::tree::{TraceTree, Visit, VisitDetail};
+use crate::tree::{Navigate, TraceTree, Visit, VisitDetail};
 
 pub use crate::print::parent::Parent;
 pub use line::TextFormatter;
@@ -363,20 +362,16 @@ impl<O: Gathered> Printer<'_, '_, O> {
 #[cfg(test)]
 mod tests;
 
-/// The line `print` shows for `node` of a lazily read trace (`verbose`:
-/// with code locations), its parent decoded for what it tells its
-/// children about printing.
-pub fn node_text(reader: &LazyTraceReader, node: LazyNode, verbose: bool) -> Result<String> {
-    let parent = match reader.parent(node)? {
-        Some(parent) => Parent::of(reader.node(parent)?.tracepoint()),
+/// The line `print` shows for `node` of a tree a front end moves about in
+/// (the lazy reader, or its post-processed view; `verbose`: with code
+/// locations), its parent read for what it tells its children about
+/// printing.
+pub fn node_text<T: Navigate>(tree: &T, node: T::Node, verbose: bool) -> Result<String> {
+    let parent = match tree.parent(node)? {
+        Some(parent) => tree.visit(parent, |tracepoint, _| Parent::of(tracepoint))?,
         None => Parent::TopLevel,
     };
-    let data = reader.node(node)?;
-    tracepoint_text(
-        reader.context(),
-        data.tracepoint(),
-        data.footer(),
-        parent,
-        verbose,
-    )
+    tree.visit(node, |tracepoint, footer| {
+        tracepoint_text(tree.context(), tracepoint, footer, parent, verbose)
+    })?
 }

@@ -560,46 +560,6 @@ impl LazyTraceReader {
             one: false,
         }))
     }
-
-    /// Walks the trees of `parent`'s children from `first` up to `next`
-    /// as [`walk_subtree`](Self::walk_subtree) walks one tree (the
-    /// children at depth 0): the run of siblings
-    /// [`walk_visit_siblings`](Self::walk_visit_siblings) reads, for walks
-    /// cut into runs (flame graphs). `f` returns whether to go on.
-    pub(crate) fn walk_siblings(
-        &self,
-        parent: LazyNode,
-        first: Option<LazyNode>,
-        next: Option<LazyNode>,
-        detail: WalkDetail,
-        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
-    ) -> Result<()> {
-        let Some(stretch) = self.siblings_stretch(parent, first, next)? else {
-            return Ok(());
-        };
-        self.walk_range(stretch, Plan::all(detail), &mut |step| match step {
-            Walked::Node(walked, _) => f(walked),
-            Walked::Folded { .. } => Ok(true),
-        })?;
-        Ok(())
-    }
-
-    /// Walks the trees of `parent`'s children `from..from + count` as
-    /// [`walk_siblings`](Self::walk_siblings) does.
-    pub(crate) fn walk_children(
-        &self,
-        parent: LazyNode,
-        from: usize,
-        count: usize,
-        detail: WalkDetail,
-        f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
-    ) -> Result<()> {
-        let Some((first, next)) = self.children_bounds(parent, from, count)? else {
-            return Ok(());
-        };
-        self.walk_siblings(parent, Some(first), next, detail, f)
-    }
-
     /// Walks the trees of `parent`'s children from `first` (its first
     /// child when `None`) up to, not including, `next` (to its last child
     /// when `None`), in one pass, as [`TraceTree::walk_visit`

@@ -59,7 +59,7 @@ pub struct Postprocessed<T> {
 
 /// A node of [`Postprocessed`]: the raw node it shows, the raw child of its
 /// parent it stands for, and the code location and diff status it shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PostNode<N> {
     inner: N,
     at: N,

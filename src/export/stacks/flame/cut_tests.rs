@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::generate::{GenerateOptions, Shape, generate_file};
-use crate::read::WalkDetail;
+use crate::read::{LazyTraceReader, WalkDetail};
 
 /// A one-thread trace of `shape` and about `size` bytes in `dir`.
 fn generated(dir: &Path, shape: Shape, size: u64) -> PathBuf {
