@@ -27,18 +27,19 @@
 //!   two lists (the middle) is held ahead in the streams, up to
 //!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
 //!   aligned; a larger one is read past (a key per child) and walked again.
-//!   A common *suffix* is not stripped: Myers' choice among equal-cost
-//!   scripts depends on it (`A` against `AA` keeps the first `A`).
+//!   No common *suffix* is stripped: Myers' ties depend on it.
+//! - Threads of the same bytes (thread and event ids aside) in traces of
+//!   the same tables are copied as unchanged, without keys (`bulk`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
 //!   window by window, 1024 children a side. The reference has no bound.
-//! - Threads are diffed in parallel, each numbering its events from 0;
-//!   then each one's ids are raised by the count before it, in the data
-//!   file and its index (`renumber`). Blocks lie as the threads ran: the
-//!   pack's bytes vary, its content does not.
+//! - Threads are diffed in parallel, each numbering its events from 0,
+//!   then raised by the count before it (`renumber`). Blocks lie as the
+//!   threads ran: the pack's bytes vary, its content does not.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
+mod bulk;
 mod compare;
 mod myers;
 mod options;
@@ -297,7 +298,8 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
         });
     }
-    let done = run_jobs(jobs, left.trace, right.trace, options)?;
+    let tables_agree = bulk::tables_agree(left.trace.context(), right.trace.context());
+    let done = run_jobs(jobs, left.trace, right.trace, options, tables_agree)?;
     writer.close()?;
 
     let mut bases = FxHashMap::default();
@@ -376,6 +378,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
+    tables_agree: bool,
 ) -> Result<Vec<JobDone>> {
     let count = jobs.len();
     let workers = std::thread::available_parallelism()
@@ -395,7 +398,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
             let Some((at, job)) = next else {
                 return;
             };
-            let result = run_job(job, left, right, options);
+            let result = run_job(job, left, right, options, tables_agree);
             if result.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
@@ -426,6 +429,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
+    tables_agree: bool,
 ) -> Result<JobDone> {
     let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
     let mut idmap = BufWriter::with_capacity(1 << 16, file);
@@ -455,6 +459,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
         max_edits: options.max_edits,
         max_held: options.max_held,
         warnings: &mut warnings,
+        tables_agree,
     };
     walk.run(&mut left_side, &mut right_side, job.start)?;
     idmap.flush().map_err(|e| Error::io(&job.idmap, e))?;
