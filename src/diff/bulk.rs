@@ -9,6 +9,9 @@
 //! counterpart, so the reference's walk pairs the two subtrees node by node
 //! (each list is its own common prefix): every tracepoint is `Unchanged`,
 //! and the diff copies one side without computing keys or aligning lists.
+//! The post-processing sees a thread by its content alone (method names,
+//! children, footers), so two threads of the same bytes also look the same
+//! through it: their views are copied alike.
 //! Anything the comparison cannot read says "not equal": the ordinary walk
 //! then reads it and gives its error.
 

@@ -21,7 +21,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
 use crate::common::{EventId, ObjectKind};
-use crate::diff::bulk::same_bytes;
 use crate::diff::compare::{Keys, PointKey};
 use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
@@ -394,9 +393,9 @@ pub(crate) struct Walk<'o, 'w, W: Write> {
     pub(crate) max_edits: usize,
     pub(crate) max_held: usize,
     pub(crate) warnings: &'o mut Vec<String>,
-    /// Whether the two traces' reference objects agree, id for id: then
-    /// subtrees of the same bytes are equal ([`bulk`](crate::diff::bulk)).
-    pub(crate) tables_agree: bool,
+    /// Whether the two threads are known to be the same trees, node for
+    /// node (by their bytes: [`bulk`](crate::diff::bulk)).
+    pub(crate) same: bool,
 }
 
 /// What a thread's diff starts from.
@@ -436,9 +435,7 @@ impl<W: Write> Walk<'_, '_, W> {
         start: Start<LT::Node, RT::Node>,
     ) -> Result<()> {
         let (l, r) = match start {
-            Start::Pair(l, r)
-                if self.tables_agree && same_subtrees(left.tree, right.tree, l, r) =>
-            {
+            Start::Pair(l, r) if self.same => {
                 return self.copy_equal(&mut Vec::new(), left, right, l, r);
             }
             Start::Pair(l, r) => (l, r),
@@ -842,7 +839,7 @@ impl<W: Write> Walk<'_, '_, W> {
     }
 
     /// Writes the subtree of `r` as unchanged, paired node by node with
-    /// the subtree of `l`, which is the same tree ([`same_subtrees`]): the
+    /// the subtree of `l`, which is the same tree (`Walk::same`): the
     /// right one read by one walk of its reader, the left one's event ids
     /// by a walk of its headers on a thread of its own.
     fn copy_equal<LT: TraceTree, RT: TraceTree>(
@@ -983,28 +980,37 @@ impl<W: Write> Walk<'_, '_, W> {
     }
 }
 
-/// Whether the subtrees of `l` and `r` are the same tree, tracepoint for
-/// tracepoint, by their bytes (given that the traces' tables agree).
-fn same_subtrees<LT: TraceTree, RT: TraceTree>(
-    left: &LT,
-    right: &RT,
-    l: LT::Node,
-    r: RT::Node,
-) -> bool {
-    match (left.raw_subtree(l), right.raw_subtree(r)) {
-        (Ok(Some(l)), Ok(Some(r))) => same_bytes(l, r),
-        _ => false,
-    }
-}
-
 /// Sends the event ids of the subtree of `node` in pre-order, in batches,
 /// until the diff stops reading: from its bytes (each tracepoint's header
-/// in stream order), which [`same_subtrees`] has read.
+/// in stream order) where its reader gives them, else from a walk of its
+/// headers.
 fn left_events<T: TraceTree>(tree: &T, node: T::Node, tx: SyncSender<Result<Vec<EventId>>>) {
     let mut batch = Vec::with_capacity(BATCH);
     let send = |batch: Vec<EventId>| tx.send(Ok(batch)).is_ok();
     let read = (|| -> Result<bool> {
-        let mut objects = tree.raw_subtree(node)?.ok_or_else(unpaired)?;
+        let Some(mut objects) = tree.raw_subtree(node)? else {
+            let detail = VisitDetail {
+                child_counts: false,
+                leaf_bodies: false,
+            };
+            let mut open = true;
+            tree.walk_visit(&[node], None, detail, |step| {
+                batch.push(match step {
+                    Visit::Node { tracepoint, .. } => tracepoint.event(),
+                    Visit::Leaf { header, .. } => header.event,
+                    Visit::Folded { .. } => return Ok(()),
+                });
+                if batch.len() == BATCH {
+                    open = send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                    if !open {
+                        return Err(unpaired());
+                    }
+                }
+                Ok(())
+            })
+            .or_else(|error| if open { Err(error) } else { Ok(()) })?;
+            return Ok(open && (batch.is_empty() || send(std::mem::take(&mut batch))));
+        };
         while let Some(object) = objects.next_object()? {
             if object[0] != ObjectKind::Tracepoint as u8 {
                 continue;

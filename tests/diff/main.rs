@@ -674,10 +674,10 @@ fn diff_read_by<T: TraceTree>(
     printed_and_maps(out)
 }
 
-/// As recorded, the lazy reader's subtrees of the same bytes are copied
-/// whole without keys; the eager loader's are compared node by node. Both
-/// give the same diff: of a trace with a copy of itself, with a mutated
-/// copy (equal subtrees beside changed ones) and each bundled pair.
+/// The lazy reader's threads of the same bytes are copied whole without
+/// keys (as recorded and through the post-processing); the eager loader's
+/// are compared node by node. Both give the same diff: of a trace with a
+/// copy of itself, with a mutated copy, and of each bundled pair.
 #[test]
 fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
     let Some((dir, cases)) = cases() else { return };
@@ -702,8 +702,11 @@ fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
     pairs.push((medium.clone(), mutated_path.clone(), plain.clone()));
     pairs.push((mutated_path, medium, plain));
     let out = scratch.path().join("d.packedtrace");
-    for (left, right, mut options) in pairs {
-        options.postprocess = false;
+    for ((left, right, mut options), postprocess) in pairs
+        .into_iter()
+        .flat_map(|pair| [(pair.clone(), false), (pair, true)])
+    {
+        options.postprocess = postprocess;
         let compared = diff_read_by(
             |p| EagerTrace::open(p).unwrap(),
             (&left, &right),
@@ -720,7 +723,8 @@ fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
             .iter()
             .zip(compared.iter().zip(&copied))
         {
-            assert_same_bytes(&format!("{} {what}", left.display()), b, a);
+            let name = format!("{} (post-processed: {postprocess}) {what}", left.display());
+            assert_same_bytes(&name, b, a);
         }
     }
 }
