@@ -1,8 +1,9 @@
 //! `diff_traces` on two generated mixed traces of `TRACETREE_BENCH_SIZE`
 //! bytes each (64 MB by default, 2 threads): a trace against itself, and
 //! against a copy with 1% of its leaves changed or left out (scattered),
-//! beside the raw scan of both files in the same run. Criterion reports
-//! bytes of both inputs per second.
+//! beside the raw scan of both files in the same run; and, as recorded
+//! (`postprocess` off), the trace against a copy of its files. Criterion
+//! reports bytes of both inputs per second.
 //!
 //! Run with `cargo bench --bench diff`.
 
@@ -63,6 +64,22 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let summary =
                 diff_traces(input(&left_reader), input(&left_reader), &options, &out).unwrap();
+            black_box(summary.tracepoints)
+        })
+    });
+    let mut recorded = DiffOptions::default();
+    recorded.postprocess = false;
+    let copy = left.with_extension("copy.trace");
+    if !copy.exists() || !LazyTraceReader::index_path(&copy).exists() {
+        let index = LazyTraceReader::index_path(&left);
+        std::fs::copy(&index, LazyTraceReader::index_path(&copy)).unwrap();
+        std::fs::copy(&left, &copy).unwrap();
+    }
+    let copy_reader = support::with_sidecar().open(&copy).unwrap();
+    group.bench_function("identical_as_recorded", |b| {
+        b.iter(|| {
+            let summary =
+                diff_traces(input(&left_reader), input(&copy_reader), &recorded, &out).unwrap();
             black_box(summary.tracepoints)
         })
     });

@@ -27,18 +27,19 @@
 //!   two lists (the middle) is held ahead in the streams, up to
 //!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
 //!   aligned; a larger one is read past (a key per child) and walked again.
-//!   A common *suffix* is not stripped: Myers' choice among equal-cost
-//!   scripts depends on it (`A` against `AA` keeps the first `A`).
+//!   No common *suffix* is stripped: Myers' ties depend on it.
+//! - Threads of the same bytes (but thread and event ids) and tables are
+//!   copied as unchanged, post-processed or not, without keys (`bulk`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
 //!   window by window, 1024 children a side. The reference has no bound.
-//! - Threads are diffed in parallel, each numbering its events from 0;
-//!   then each one's ids are raised by the count before it, in the data
-//!   file and its index (`renumber`). Blocks lie as the threads ran: the
-//!   pack's bytes vary, its content does not.
+//! - Threads are diffed in parallel, each numbering its events from 0,
+//!   then raised by the count before it (`renumber`). Blocks lie as the
+//!   threads ran: the pack's bytes vary, its content does not.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
+mod bulk;
 mod compare;
 mod myers;
 mod options;
@@ -216,9 +217,13 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
     options: &DiffOptions,
     out: &Path,
 ) -> Result<DiffSummary> {
+    let agree = bulk::tables_agree(left.trace.context(), right.trace.context());
+    let same = |l: ThreadId, r: ThreadId| agree && same_threads(left.trace, right.trace, l, r);
     if !options.postprocess {
-        return diff_trees(left, right, options, out);
+        return diff_trees(left, right, options, out, &same);
     }
+    // The post-processing sees a thread by its content alone: threads of
+    // the same bytes look the same through it.
     let (left_view, right_view) = (
         Postprocessed::new(left.trace),
         Postprocessed::new(right.trace),
@@ -228,8 +233,28 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
         through(right, &right_view),
         options,
         out,
+        &same,
     )
 }
+
+/// Whether thread `l` of `left` and thread `r` of `right` are the same
+/// trees by their bytes (`bulk`), their tables agreeing.
+fn same_threads<L: TraceTree, R: TraceTree>(left: &L, right: &R, l: ThreadId, r: ThreadId) -> bool {
+    let (Ok(left_roots), Ok(right_roots)) = (left.roots(l), right.roots(r)) else {
+        return false;
+    };
+    left_roots.len() == right_roots.len()
+        && !left_roots.is_empty()
+        && left_roots.iter().zip(&right_roots).all(|(&l, &r)| {
+            match (left.raw_subtree(l), right.raw_subtree(r)) {
+                (Ok(Some(l)), Ok(Some(r))) => bulk::same_bytes(l, r),
+                _ => false,
+            }
+        })
+}
+
+/// Says whether a left and a right thread (by id) are the same trees.
+type SameThreads<'a> = &'a (dyn Fn(ThreadId, ThreadId) -> bool + Sync);
 
 /// `input` with its trace seen as `trace`.
 fn through<'a, T, V>(input: DiffInput<'a, T>, trace: &'a V) -> DiffInput<'a, V> {
@@ -248,6 +273,7 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     right: DiffInput<'_, R>,
     options: &DiffOptions,
     out: &Path,
+    same: SameThreads<'_>,
 ) -> Result<DiffSummary> {
     if !options.allow_diffs {
         for (side, input) in [("left", left.is_diff), ("right", right.is_diff)] {
@@ -285,11 +311,15 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         if options.only_start_threads && index > 0 {
             break;
         }
+        let mut threads = None;
         let (start, name) = match (pair.left, pair.right) {
-            (Some(l), Some(r)) => (
-                Start::Pair(left_roots[l], right_roots[r]),
-                pair.name.clone(),
-            ),
+            (Some(l), Some(r)) => {
+                threads = Some((left_threads[l].id, right_threads[r].id));
+                (
+                    Start::Pair(left_roots[l], right_roots[r]),
+                    pair.name.clone(),
+                )
+            }
             _ if options.unmatched == UnmatchedThreads::Skip => continue,
             (Some(l), None) => (
                 Start::Removed(left_roots[l]),
@@ -307,11 +337,12 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             id,
             name,
             start,
+            threads,
             thread,
             idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
         });
     }
-    let done = run_jobs(jobs, left.trace, right.trace, options)?;
+    let done = run_jobs(jobs, left.trace, right.trace, options, same)?;
     writer.close()?;
 
     let mut bases = FxHashMap::default();
@@ -373,6 +404,8 @@ struct Job<L, R> {
     id: i32,
     name: String,
     start: Start<L, R>,
+    /// A matched pair's left and right thread ids.
+    threads: Option<(i32, i32)>,
     thread: StreamingThread,
     /// Where its part of the id map goes.
     idmap: PathBuf,
@@ -390,6 +423,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
+    same: SameThreads<'_>,
 ) -> Result<Vec<JobDone>> {
     let count = jobs.len();
     let workers = std::thread::available_parallelism()
@@ -409,7 +443,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
             let Some((at, job)) = next else {
                 return;
             };
-            let result = run_job(job, left, right, options);
+            let result = run_job(job, left, right, options, same);
             if result.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
@@ -440,6 +474,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
+    same: SameThreads<'_>,
 ) -> Result<JobDone> {
     let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
     let mut idmap = BufWriter::with_capacity(1 << 16, file);
@@ -469,6 +504,9 @@ fn run_job<L: TraceTree, R: TraceTree>(
         max_edits: options.max_edits,
         max_held: options.max_held,
         warnings: &mut warnings,
+        same: job
+            .threads
+            .is_some_and(|(l, r)| same(ThreadId(l), ThreadId(r))),
     };
     walk.run(&mut left_side, &mut right_side, job.start)?;
     idmap.flush().map_err(|e| Error::io(&job.idmap, e))?;

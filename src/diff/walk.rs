@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
-use crate::common::EventId;
+use crate::common::{EventId, ObjectKind};
 use crate::diff::compare::{Keys, PointKey};
 use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
@@ -393,6 +393,9 @@ pub(crate) struct Walk<'o, 'w, W: Write> {
     pub(crate) max_edits: usize,
     pub(crate) max_held: usize,
     pub(crate) warnings: &'o mut Vec<String>,
+    /// Whether the two threads are known to be the same trees, node for
+    /// node (by their bytes: [`bulk`](crate::diff::bulk)).
+    pub(crate) same: bool,
 }
 
 /// What a thread's diff starts from.
@@ -432,6 +435,9 @@ impl<W: Write> Walk<'_, '_, W> {
         start: Start<LT::Node, RT::Node>,
     ) -> Result<()> {
         let (l, r) = match start {
+            Start::Pair(l, r) if self.same => {
+                return self.copy_equal(&mut Vec::new(), left, right, l, r);
+            }
             Start::Pair(l, r) => (l, r),
             Start::Removed(l) => {
                 return self.copy_tree(&mut Vec::new(), left, right, Origin::Left(l));
@@ -832,6 +838,72 @@ impl<W: Write> Walk<'_, '_, W> {
         Ok(())
     }
 
+    /// Writes the subtree of `r` as unchanged, paired node by node with
+    /// the subtree of `l`, which is the same tree (`Walk::same`): the
+    /// right one read by one walk of its reader, the left one's event ids
+    /// by a walk of its headers on a thread of its own.
+    fn copy_equal<LT: TraceTree, RT: TraceTree>(
+        &mut self,
+        stack: &mut Frames<LT::Node, RT::Node>,
+        left: &mut Side<'_, LT>,
+        right: &mut Side<'_, RT>,
+        l: LT::Node,
+        r: RT::Node,
+    ) -> Result<()> {
+        let left_tree = left.tree;
+        let (right_tree, ids) = (right.tree, &mut right.ids);
+        std::thread::scope(|scope| {
+            let (tx, rx) = sync_channel::<Result<Vec<EventId>>>(AHEAD);
+            scope.spawn(move || left_events(left_tree, l, tx));
+            let mut events = Vec::new().into_iter();
+            let mut open: Vec<(Close, i32)> = Vec::new();
+            let detail = VisitDetail::default();
+            right_tree.walk_visit(&[r], None, detail, |step| {
+                let Visit::Node {
+                    depth,
+                    tracepoint,
+                    footer,
+                    ..
+                } = step
+                else {
+                    return Ok(());
+                };
+                let left_event = match events.next() {
+                    Some(event) => event,
+                    None => {
+                        events = rx.recv().map_err(|_| unpaired())??.into_iter();
+                        events.next().ok_or_else(unpaired)?
+                    }
+                };
+                while open.len() > depth {
+                    self.close_copies(&mut open)?;
+                }
+                let status = DiffStatus::Unchanged;
+                let right_event = Some(tracepoint.event());
+                self.out
+                    .copy(ids, tracepoint, status, Some(left_event), right_event)?;
+                if let Some((_, children)) = open.last_mut() {
+                    *children = children.saturating_add(1);
+                } else if let Some(parent) = stack.last_mut() {
+                    parent.children = parent.children.saturating_add(1);
+                }
+                self.summary.unchanged += 1;
+                if tracepoint.is_container() {
+                    let footer = ids.footer(footer, &self.out.thread)?;
+                    open.push((close_of(tracepoint, Ok(footer))?, 0));
+                }
+                Ok(())
+            })?;
+            while !open.is_empty() {
+                self.close_copies(&mut open)?;
+            }
+            if events.next().is_some() || rx.recv().is_ok() {
+                return Err(unpaired());
+            }
+            Ok(())
+        })
+    }
+
     fn close_copies(&mut self, open: &mut Vec<(Close, i32)>) -> Result<()> {
         match open.pop() {
             Some((Close::Footer(footer), _)) => self.out.close(&footer),
@@ -906,6 +978,64 @@ impl<W: Write> Walk<'_, '_, W> {
         });
         Ok(())
     }
+}
+
+/// Sends the event ids of the subtree of `node` in pre-order, in batches,
+/// until the diff stops reading: from its bytes (each tracepoint's header
+/// in stream order) where its reader gives them, else from a walk of its
+/// headers.
+fn left_events<T: TraceTree>(tree: &T, node: T::Node, tx: SyncSender<Result<Vec<EventId>>>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let send = |batch: Vec<EventId>| tx.send(Ok(batch)).is_ok();
+    let read = (|| -> Result<bool> {
+        let Some(mut objects) = tree.raw_subtree(node)? else {
+            let detail = VisitDetail {
+                child_counts: false,
+                leaf_bodies: false,
+            };
+            let mut open = true;
+            tree.walk_visit(&[node], None, detail, |step| {
+                batch.push(match step {
+                    Visit::Node { tracepoint, .. } => tracepoint.event(),
+                    Visit::Leaf { header, .. } => header.event,
+                    Visit::Folded { .. } => return Ok(()),
+                });
+                if batch.len() == BATCH {
+                    open = send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+                    if !open {
+                        return Err(unpaired());
+                    }
+                }
+                Ok(())
+            })
+            .or_else(|error| if open { Err(error) } else { Ok(()) })?;
+            return Ok(open && (batch.is_empty() || send(std::mem::take(&mut batch))));
+        };
+        while let Some(object) = objects.next_object()? {
+            if object[0] != ObjectKind::Tracepoint as u8 {
+                continue;
+            }
+            let id = object.get(10..14).ok_or_else(unpaired)?;
+            batch.push(EventId::new(i32::from_be_bytes([
+                id[0], id[1], id[2], id[3],
+            ])));
+            if batch.len() == BATCH
+                && !send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+            {
+                return Ok(false);
+            }
+        }
+        Ok(batch.is_empty() || send(std::mem::take(&mut batch)))
+    })();
+    // A failed send means the diff is done with the events: nothing to say.
+    if let Err(error) = read {
+        let _ = tx.send(Err(error));
+    }
+}
+
+/// The error for two equal subtrees walked to different counts of nodes.
+fn unpaired() -> Error {
+    Error::internal("two subtrees of the same bytes walked to different trees")
 }
 
 /// The error for a tracepoint written that its stream left out.

@@ -30,7 +30,7 @@ mod visit;
 pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
 pub use lazy::{
     CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
-    NodeData, NodeHandle, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
+    NodeData, NodeHandle, RawSubtree, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
 pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;

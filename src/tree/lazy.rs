@@ -5,7 +5,9 @@ use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::read::{ChildCount, LazyNode, LazyTraceReader, NodeHandle, Visit, VisitDetail};
+use crate::read::{
+    ChildCount, LazyNode, LazyTraceReader, NodeHandle, RawSubtree, Visit, VisitDetail,
+};
 use crate::tree::{Navigate, PreOrder, TraceTree};
 
 impl TraceTree for LazyTraceReader {
@@ -70,6 +72,10 @@ impl TraceTree for LazyTraceReader {
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
         self.walk_visit_children_of(parent, from, count, max_depth, detail, &mut f)
+    }
+
+    fn raw_subtree(&self, node: LazyNode) -> Result<Option<RawSubtree<'_>>> {
+        LazyTraceReader::raw_subtree(self, node)
     }
 
     /// Cuts after child containers found through the container table

@@ -6,7 +6,7 @@ use crate::common::ThreadId;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::read::{EagerTrace, NodeId};
+use crate::read::{EagerTrace, NodeId, RawSubtree};
 pub use crate::read::{Visit, VisitDetail};
 
 mod copy;
@@ -144,6 +144,16 @@ pub trait TraceTree: Sync {
     /// [`walk_visit_children`](Self::walk_visit_children)).
     fn sibling_cuts(&self, node: Self::Node, bytes: u64) -> Result<Option<Vec<Self::Node>>> {
         let _ = (node, bytes);
+        Ok(None)
+    }
+
+    /// The encoded objects of `node`'s subtree as the trace holds them,
+    /// for a reader that reads the trace's own bytes (the lazy reader);
+    /// `None` (the default) for other readers, for views that show
+    /// something else than the bytes, and for a container that never
+    /// finished. Comparing or copying bytes this way skips decoding.
+    fn raw_subtree(&self, node: Self::Node) -> Result<Option<RawSubtree<'_>>> {
+        let _ = node;
         Ok(None)
     }
 

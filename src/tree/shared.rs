@@ -9,7 +9,7 @@ use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
-use crate::read::{ChildCount, NodeHandle, Visit, VisitDetail};
+use crate::read::{ChildCount, NodeHandle, RawSubtree, Visit, VisitDetail};
 use crate::tree::{Navigate, PreOrder, TraceTree, WalkStep};
 
 macro_rules! delegate {
@@ -99,6 +99,10 @@ macro_rules! delegate {
                 f: impl FnMut(Visit<'_, T::Node>) -> Result<()>,
             ) -> Result<()> {
                 (**self).walk_visit_siblings(parent, first, next, max_depth, detail, f)
+            }
+
+            fn raw_subtree(&self, node: T::Node) -> Result<Option<RawSubtree<'_>>> {
+                (**self).raw_subtree(node)
             }
         }
 

@@ -596,12 +596,31 @@ fn a_mutated_copy_diffs_to_its_mutations() {
 /// The printed diff and its maps, for comparing two diffs of one pair.
 fn diff_bytes(left: &Path, right: &Path, options: &DiffOptions, out: &Path) -> Vec<Vec<u8>> {
     diff_files(left, right, options, out);
+    printed_and_maps(out)
+}
+
+/// The printed diff at `out` and its maps.
+fn printed_and_maps(out: &Path) -> Vec<Vec<u8>> {
     let trace = EagerTrace::open(out).unwrap();
     vec![
         print(&trace, true),
         entry(out, "diff.idmap"),
         entry(out, "diff.threadmap"),
     ]
+}
+
+/// The bundled pairs, with the options of their cases.
+fn case_pairs(dir: &Path, cases: &[(String, String)]) -> Vec<(PathBuf, PathBuf, DiffOptions)> {
+    cases
+        .iter()
+        .map(|(name, flags)| {
+            (
+                dir.join(format!("{name}.left.trace")),
+                dir.join(format!("{name}.right.trace")),
+                options(flags),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -613,16 +632,7 @@ fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
     let (copy, _) = tracetree::generate::mutate(&left, 0.05, 11).unwrap();
     let mutated = scratch.path().join("mutated.trace");
     copy.save(&mutated).unwrap();
-    let mut pairs: Vec<(PathBuf, PathBuf, DiffOptions)> = cases
-        .iter()
-        .map(|(name, flags)| {
-            (
-                dir.join(format!("{name}.left.trace")),
-                dir.join(format!("{name}.right.trace")),
-                options(flags),
-            )
-        })
-        .collect();
+    let mut pairs = case_pairs(&dir, &cases);
     pairs.push((medium.clone(), mutated.clone(), DiffOptions::default()));
     pairs.push((mutated, medium, DiffOptions::default()));
     let out = scratch.path().join("d.packedtrace");
@@ -642,6 +652,79 @@ fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
                     a,
                 );
             }
+        }
+    }
+}
+
+/// The printed diff and its maps of two traces read through `open`.
+fn diff_read_by<T: TraceTree>(
+    open: impl Fn(&Path) -> T,
+    (left, right): (&Path, &Path),
+    options: &DiffOptions,
+    out: &Path,
+) -> Vec<Vec<u8>> {
+    let (l, r) = (open(left), open(right));
+    diff_traces(
+        DiffInput::new(&l, "left"),
+        DiffInput::new(&r, "right"),
+        options,
+        out,
+    )
+    .unwrap();
+    printed_and_maps(out)
+}
+
+/// The lazy reader's threads of the same bytes are copied whole without
+/// keys (as recorded and through the post-processing); the eager loader's
+/// are compared node by node. Both give the same diff: of a trace with a
+/// copy of itself, with a mutated copy, and of each bundled pair.
+#[test]
+fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
+    let Some((dir, cases)) = cases() else { return };
+    let scratch = tempfile::tempdir().unwrap();
+    let medium = dir.parent().unwrap().join("medium-stream.trace");
+    let copy = scratch.path().join("copy.trace");
+    std::fs::copy(&medium, &copy).unwrap();
+    let mut copy_index = copy.clone().into_os_string();
+    copy_index.push(".idx");
+    let mut medium_index = medium.clone().into_os_string();
+    medium_index.push(".idx");
+    if Path::new(&medium_index).exists() {
+        std::fs::copy(&medium_index, &copy_index).unwrap();
+    }
+    let left = LazyTraceReader::open(&medium).unwrap();
+    let (mutated, _) = tracetree::generate::mutate(&left, 0.05, 5).unwrap();
+    let mutated_path = scratch.path().join("mutated.trace");
+    mutated.save(&mutated_path).unwrap();
+    let mut pairs = case_pairs(&dir, &cases);
+    let plain = DiffOptions::default();
+    pairs.push((medium.clone(), copy.clone(), plain.clone()));
+    pairs.push((medium.clone(), mutated_path.clone(), plain.clone()));
+    pairs.push((mutated_path, medium, plain));
+    let out = scratch.path().join("d.packedtrace");
+    for ((left, right, mut options), postprocess) in pairs
+        .into_iter()
+        .flat_map(|pair| [(pair.clone(), false), (pair, true)])
+    {
+        options.postprocess = postprocess;
+        let compared = diff_read_by(
+            |p| EagerTrace::open(p).unwrap(),
+            (&left, &right),
+            &options,
+            &out,
+        );
+        let copied = diff_read_by(
+            |p| LazyTraceReader::open(p).unwrap(),
+            (&left, &right),
+            &options,
+            &out,
+        );
+        for (what, (a, b)) in ["printed", "idmap", "threadmap"]
+            .iter()
+            .zip(compared.iter().zip(&copied))
+        {
+            let name = format!("{} (post-processed: {postprocess}) {what}", left.display());
+            assert_same_bytes(&name, b, a);
         }
     }
 }

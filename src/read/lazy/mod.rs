@@ -43,6 +43,7 @@ mod cache;
 mod cuts;
 mod nodes;
 mod open;
+mod raw;
 mod walk;
 
 use std::collections::HashMap;
@@ -53,6 +54,7 @@ pub(crate) use cache::ContentRange;
 pub use cache::{CacheStats, NodeData};
 pub use nodes::{ChildCount, Children, NodeHandle};
 pub use open::{LazyOptions, RefreshReport};
+pub use raw::RawSubtree;
 
 use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};
