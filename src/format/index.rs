@@ -38,6 +38,7 @@ pub const INDEX_FOOTER_LEN: usize = CELL_LEN + 8;
 
 impl IndexCell {
     /// The on-disk form.
+    #[inline]
     pub(crate) fn to_raw(self) -> RawIndexCell {
         let (kind, id, start, end) = match self {
             IndexCell::Reference { kind, id, at, end } => (kind, id, at.get() as i64, end),
@@ -75,6 +76,7 @@ impl IndexCell {
 
 impl RawIndexCell {
     /// A cell of `kind` with these fields as stored.
+    #[inline]
     pub fn new(kind: ObjectKind, id: i32, start: i64, end: i64) -> Self {
         RawIndexCell {
             kind: kind as u8,

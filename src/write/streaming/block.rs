@@ -25,12 +25,19 @@
 //! Offsets: container cells carry logical offsets (the thread's running
 //! payload length) and are final here; reference cells carry their offset in
 //! the block's payload, which the I/O thread turns into a physical one.
+//! Cells are encoded here as the index file holds them ([`BlockCells`]),
+//! after room for the block's own cell, which the I/O thread fills in once
+//! the block has its place; a block's bytes and cells go to the I/O thread
+//! and come back for reuse together ([`BlockBuffers`]).
 
 use std::ops::ControlFlow;
+
+use zerocopy::IntoBytes;
 
 use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::bytes::{SliceWriter, Unwritten};
+use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
 use crate::model::{Footer, Tracepoint};
 use crate::write::deps::{self, ReferenceSink};
@@ -46,18 +53,102 @@ fn key(kind: ObjectKind, id: i32) -> u64 {
     (kind as u64) << 32 | u64::from(id as u32)
 }
 
+/// A block's index cells in write order, encoded as the index file holds
+/// them, after room for the block's own cell (`BLOCK_START`), which
+/// [`place`](Self::place) fills in once the block's place in the data file
+/// is known. Until then reference cells hold their offset in the block's
+/// payload; [`references`](Self::references) lists them.
+#[derive(Debug, Default)]
+pub(crate) struct BlockCells {
+    bytes: Vec<u8>,
+    references: Vec<ReferenceCell>,
+}
+
+/// A reference object's cell among a block's [`BlockCells`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReferenceCell {
+    /// The cell's number in the block (0 is the block's own).
+    cell: usize,
+    pub(crate) kind: ObjectKind,
+    pub(crate) id: i32,
+    /// The object's offset in the block's payload.
+    at: u64,
+}
+
+impl BlockCells {
+    /// Empties the cells, keeping room for the block's own.
+    fn start(&mut self) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&[0; CELL_LEN]);
+        self.references.clear();
+    }
+
+    #[inline(always)]
+    fn push(&mut self, kind: ObjectKind, id: i32, start: i64, end: i64) {
+        self.bytes
+            .extend_from_slice(RawIndexCell::new(kind, id, start, end).as_bytes());
+    }
+
+    /// Adds the cell of a reference object at payload offset `at`.
+    fn push_reference(&mut self, kind: ObjectKind, id: i32, at: u64) {
+        self.references.push(ReferenceCell {
+            cell: self.bytes.len() / CELL_LEN,
+            kind,
+            id,
+            at,
+        });
+        self.push(kind, id, 0, 0);
+    }
+
+    /// The reference objects' cells, in write order.
+    pub(crate) fn references(&self) -> &[ReferenceCell] {
+        &self.references
+    }
+
+    /// The cells as the index file takes them, the block placed: `block`
+    /// first, then the others, reference cells at `payload` (the physical
+    /// offset of the block's payload) plus their payload offset, their end
+    /// field `reference_end`.
+    pub(crate) fn place(
+        &mut self,
+        block: IndexCell,
+        payload: PhysicalOffset,
+        reference_end: i64,
+    ) -> &[u8] {
+        self.bytes[..CELL_LEN].copy_from_slice(block.to_raw().as_bytes());
+        for reference in &self.references {
+            let cell = IndexCell::Reference {
+                kind: reference.kind,
+                id: reference.id,
+                at: payload + reference.at,
+                end: reference_end,
+            };
+            self.bytes[reference.cell * CELL_LEN..][..CELL_LEN]
+                .copy_from_slice(cell.to_raw().as_bytes());
+        }
+        &self.bytes
+    }
+}
+
+/// The memory of one block: its bytes (`BLOCK_START` to `BLOCK_END` once
+/// cut) and its cells, handed to the sink and back for reuse together.
+#[derive(Debug, Default)]
+pub(crate) struct BlockBuffers {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) cells: BlockCells,
+}
+
 /// Where a block goes when it is cut.
 pub(crate) trait BlockSink {
-    /// Takes a cut block. `bytes` is the whole block, `BLOCK_START` to
-    /// `BLOCK_END`; `logical_start` is the thread's logical offset of its
-    /// first payload byte. Returns an empty buffer for the next block.
+    /// Takes a cut block: `block.bytes` is the whole block, `BLOCK_START`
+    /// to `BLOCK_END`; `logical_start` is the thread's logical offset of its
+    /// first payload byte. Returns buffers for the next block.
     fn cut(
         &self,
         thread: ThreadId,
         logical_start: LogicalOffset,
-        bytes: Vec<u8>,
-        cells: Vec<IndexCell>,
-    ) -> Result<Vec<u8>>;
+        block: BlockBuffers,
+    ) -> Result<BlockBuffers>;
 }
 
 impl<S: BlockSink> BlockSink for &S {
@@ -65,10 +156,9 @@ impl<S: BlockSink> BlockSink for &S {
         &self,
         thread: ThreadId,
         logical_start: LogicalOffset,
-        bytes: Vec<u8>,
-        cells: Vec<IndexCell>,
-    ) -> Result<Vec<u8>> {
-        (**self).cut(thread, logical_start, bytes, cells)
+        block: BlockBuffers,
+    ) -> Result<BlockBuffers> {
+        (**self).cut(thread, logical_start, block)
     }
 }
 
@@ -101,7 +191,7 @@ pub(crate) struct BlockBuilder {
     /// A reference object being encoded (rare: once per block at most).
     scratch: Vec<u8>,
     /// The block's cells, in write order.
-    cells: Vec<IndexCell>,
+    cells: BlockCells,
     /// Per kind byte, a stamp per id below [`STAMPED_IDS`]: [`ON_DISK`]
     /// once this thread found the object on disk (on disk stays on disk, so
     /// the shared registry need not be asked again), `block` while this
@@ -130,12 +220,12 @@ pub(crate) struct BlockBuilder {
 }
 
 impl BlockBuilder {
-    /// An empty block of `thread` in `buffer` (any capacity), cut after
+    /// An empty block of `thread` in `buffer` (any capacities), cut after
     /// `block_size` payload bytes, or after a leaf or footer once fewer than
     /// `flush_threshold` of them are left.
     pub(crate) fn new(
         thread: ThreadId,
-        buffer: Vec<u8>,
+        buffer: BlockBuffers,
         block_size: usize,
         flush_threshold: usize,
     ) -> Self {
@@ -149,10 +239,10 @@ impl BlockBuilder {
         };
         let mut builder = BlockBuilder {
             thread,
-            bytes: buffer,
+            bytes: buffer.bytes,
             end: 0,
             scratch: Vec::new(),
-            cells: Vec::new(),
+            cells: buffer.cells,
             stamps: Default::default(),
             block: 0,
             written: FastSet::default(),
@@ -173,6 +263,7 @@ impl BlockBuilder {
         let room = self.bytes.capacity().max(HEADER);
         self.bytes.resize(room, 0);
         self.end = 0;
+        self.cells.start();
         let thread = self.thread.0.to_be_bytes();
         let header = self.reserve(HEADER);
         header[0] = ObjectKind::BlockStart as u8;
@@ -271,26 +362,27 @@ impl BlockBuilder {
         if self.own_registry {
             // Ids out of the stamps' range are written again in each block
             // that needs them.
-            for index in 0..self.cells.len() {
-                if let IndexCell::Reference { kind, id, .. } = self.cells[index] {
-                    self.stamp(kind, id, ON_DISK);
-                }
+            for index in 0..self.cells.references().len() {
+                let ReferenceCell { kind, id, .. } = self.cells.references()[index];
+                self.stamp(kind, id, ON_DISK);
             }
         }
         let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
         self.bytes.truncate(self.end);
         self.bytes.push(ObjectKind::BlockEnd as u8);
-        let capacity = self.cells.len();
-        let cells = std::mem::replace(&mut self.cells, Vec::with_capacity(capacity));
-        let bytes = std::mem::take(&mut self.bytes);
-        let result = context.sink.cut(self.thread, logical_start, bytes, cells);
-        // Start a clean block even when the sink failed.
-        let (buffer, result) = match result {
-            Ok(buffer) => (buffer, Ok(())),
-            Err(error) => (Vec::new(), Err(error)),
+        let block = BlockBuffers {
+            bytes: std::mem::take(&mut self.bytes),
+            cells: std::mem::take(&mut self.cells),
         };
-        self.bytes = buffer;
+        let result = context.sink.cut(self.thread, logical_start, block);
+        // Start a clean block even when the sink failed.
+        let (buffers, result) = match result {
+            Ok(buffers) => (buffers, Ok(())),
+            Err(error) => (BlockBuffers::default(), Err(error)),
+        };
+        self.bytes = buffers.bytes;
+        self.cells = buffers.cells;
         self.start_block();
         result
     }
@@ -374,11 +466,13 @@ impl BlockBuilder {
     #[inline(always)]
     fn close_container(&mut self, at: usize) {
         if let Some((event, content_start)) = self.open.pop() {
-            self.cells.push(IndexCell::Container {
-                event,
-                start: content_start,
-                end: self.logical_start + at as u64,
-            });
+            let end = self.logical_start + at as u64;
+            self.cells.push(
+                ObjectKind::Tracepoint,
+                event.0,
+                content_start.0 as i64,
+                end.0 as i64,
+            );
         }
     }
 
@@ -566,12 +660,9 @@ impl ReferenceSink for GroupSink<'_, '_> {
             block.written.insert(key(kind, id));
         }
         // At its offset in the payload until the block is placed.
-        block.cells.push(IndexCell::Reference {
-            kind,
-            id,
-            at: PhysicalOffset((start - HEADER) as u64),
-            end: 0,
-        });
+        block
+            .cells
+            .push_reference(kind, id, (start - HEADER) as u64);
         Ok(())
     }
 }

@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::format::index::encode_index_footer;
 use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, IndexCell, ObjectKind};
 use crate::write::streaming::Shared;
+use crate::write::streaming::block::BlockBuffers;
 
 /// A cut block on its way to the files.
 #[derive(Debug)]
@@ -25,11 +26,10 @@ pub(crate) struct BlockJob {
     pub(crate) thread: ThreadId,
     /// The thread's logical offset of the block's first payload byte.
     pub(crate) logical_start: LogicalOffset,
-    /// The whole block, `BLOCK_START` to `BLOCK_END`.
-    pub(crate) bytes: Vec<u8>,
-    /// The block's cells in write order; reference cells hold their offset
-    /// in the payload.
-    pub(crate) cells: Vec<IndexCell>,
+    /// The whole block, `BLOCK_START` to `BLOCK_END`, and its cells, the
+    /// block's own still to be filled in, reference cells holding their
+    /// offset in the payload.
+    pub(crate) block: BlockBuffers,
 }
 
 /// Work for the I/O thread.
@@ -106,8 +106,6 @@ pub(crate) struct Output {
     pub(crate) data: Target,
     pub(crate) index: Target,
     pub(crate) written: Written,
-    /// The encoded cells of the block being written.
-    cell_bytes: Vec<u8>,
 }
 
 impl Output {
@@ -123,7 +121,6 @@ impl Output {
                 data_bytes: FILE_HEADER_LEN,
                 index_bytes: FILE_HEADER_LEN,
             },
-            cell_bytes: Vec::new(),
         })
     }
 
@@ -132,14 +129,14 @@ impl Output {
     pub(crate) fn run(mut self, jobs: Receiver<Job>, shared: Arc<Shared>) -> Written {
         for job in jobs {
             match job {
-                Job::Block(block) => {
+                Job::Block(mut job) => {
                     if !shared.failed() {
-                        let outcome = self.block(&block, &shared);
+                        let outcome = self.block(&mut job, &shared);
                         if let Err(failure) = outcome {
                             shared.fail(failure);
                         }
                     }
-                    shared.recycle(block.bytes);
+                    shared.recycle(job.block);
                 }
                 Job::Sync(done) => {
                     let _ = done.send(());
@@ -163,7 +160,8 @@ impl Output {
         self.written
     }
 
-    fn block(&mut self, block: &BlockJob, shared: &Shared) -> Result<(), Failure> {
+    fn block(&mut self, job: &mut BlockJob, shared: &Shared) -> Result<(), Failure> {
+        let block = &mut job.block;
         let start = PhysicalOffset(self.written.data_bytes);
         let payload = start + BLOCK_HEADER_LEN;
         let end = start + (block.bytes.len() as u64 - 1);
@@ -173,33 +171,18 @@ impl Output {
 
         // The reference writer's reference cells end at logical offset −1,
         // shifted as their start is.
-        let shift = payload.0 as i64 - block.logical_start.0 as i64;
-        self.cell_bytes.clear();
-        let cells = std::iter::once(IndexCell::Block {
-            thread: block.thread,
+        let shift = payload.0 as i64 - job.logical_start.0 as i64;
+        let own = IndexCell::Block {
+            thread: job.thread,
             start,
             end,
-        })
-        .chain(block.cells.iter().map(|cell| match *cell {
-            IndexCell::Reference { kind, id, at, .. } => IndexCell::Reference {
-                kind,
-                id,
-                at: payload + at.0,
-                end: shift - 1,
-            },
-            other => other,
-        }));
-        for cell in cells {
-            // Encoding into a vector cannot fail.
-            let _ = cell.encode(&mut self.cell_bytes);
-        }
-        self.index.write_all(&self.cell_bytes)?;
-        self.written.index_bytes += self.cell_bytes.len() as u64;
+        };
+        let cells = block.cells.place(own, payload, shift - 1);
+        self.index.write_all(cells)?;
+        self.written.index_bytes += cells.len() as u64;
 
-        for cell in &block.cells {
-            if let IndexCell::Reference { kind, id, .. } = *cell {
-                shared.on_disk.insert(kind, id);
-            }
+        for reference in block.cells.references() {
+            shared.on_disk.insert(reference.kind, reference.id);
         }
         Ok(())
     }
@@ -207,10 +190,10 @@ impl Output {
     fn finish(&mut self) -> Result<(), Failure> {
         self.data.write_all(&[ObjectKind::Eof as u8])?;
         self.written.data_bytes += 1;
-        self.cell_bytes.clear();
-        let _ = encode_index_footer(&mut self.cell_bytes, -1, -1);
-        self.index.write_all(&self.cell_bytes)?;
-        self.written.index_bytes += self.cell_bytes.len() as u64;
+        let mut footer = Vec::new();
+        let _ = encode_index_footer(&mut footer, -1, -1);
+        self.index.write_all(&footer)?;
+        self.written.index_bytes += footer.len() as u64;
         self.data.flush()?;
         self.index.flush()
     }

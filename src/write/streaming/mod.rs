@@ -23,14 +23,14 @@ use std::thread::JoinHandle;
 
 use crate::common::{LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::{IndexCell, Object};
+use crate::format::Object;
 use crate::model::{JavaStr, ThreadName};
 use crate::write::build::ContainerStack;
 use crate::write::check::check_str;
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::TraceRecorder;
 
-use self::block::{BlockBuilder, BlockSink, Context};
+use self::block::{BlockBuffers, BlockBuilder, BlockSink, Context};
 use self::io::{BlockJob, Failure, Job, Output, Target, Written};
 use self::registry::OnDisk;
 use self::turns::Rotation;
@@ -120,8 +120,8 @@ pub(crate) struct Shared {
     pushed_ids: AtomicBool,
     threads: Mutex<Threads>,
     queue: SyncSender<Job>,
-    /// Empty block buffers, reused.
-    spare: Mutex<Vec<Vec<u8>>>,
+    /// Empty block buffers (bytes and cells), reused.
+    spare: Mutex<Vec<BlockBuffers>>,
     failure: Mutex<Option<Failure>>,
     failed: AtomicBool,
     /// The turns of [`BlockOrder::RoundRobin`] (unused otherwise).
@@ -176,27 +176,30 @@ impl Shared {
         }
     }
 
-    /// Room for a block's bytes; an object that overflows the block size
-    /// rarely needs more.
-    fn buffer(&self) -> Vec<u8> {
+    /// Room for a block's bytes (an object that overflows the block size
+    /// rarely needs more) and cells.
+    fn buffer(&self) -> BlockBuffers {
         lock(&self.spare).pop().unwrap_or_else(|| {
             let slack = self.options.block_size.min(64 << 10);
-            // Zeroed at once (fresh pages from the allocator need no
-            // memset): the block builder uses the whole length.
-            vec![0; self.options.block_size + slack]
+            BlockBuffers {
+                // Zeroed at once (fresh pages from the allocator need no
+                // memset): the block builder uses the whole length.
+                bytes: vec![0; self.options.block_size + slack],
+                cells: Default::default(),
+            }
         })
     }
 
-    /// Keeps a written block's buffer for reuse, unless enough are kept or
-    /// it grew for an oversized object.
-    pub(crate) fn recycle(&self, bytes: Vec<u8>) {
+    /// Keeps a written block's buffers for reuse, unless enough are kept or
+    /// they grew for an oversized object.
+    pub(crate) fn recycle(&self, block: BlockBuffers) {
         let mut spare = lock(&self.spare);
         if spare.len() <= self.options.queue_capacity
-            && bytes.capacity() <= 2 * (self.options.block_size + (64 << 10))
+            && block.bytes.capacity() <= 2 * (self.options.block_size + (64 << 10))
         {
-            // Not cleared: the next block overwrites it (and need not zero
-            // it again).
-            spare.push(bytes);
+            // Not cleared: the next block overwrites its bytes (and need
+            // not zero them again).
+            spare.push(block);
         }
     }
 
@@ -211,17 +214,15 @@ impl BlockSink for Shared {
         &self,
         thread: ThreadId,
         logical_start: LogicalOffset,
-        bytes: Vec<u8>,
-        cells: Vec<IndexCell>,
-    ) -> Result<Vec<u8>> {
+        block: BlockBuffers,
+    ) -> Result<BlockBuffers> {
         if let Some(error) = self.failure() {
             return Err(error);
         }
         let job = Job::Block(BlockJob {
             thread,
             logical_start,
-            bytes,
-            cells,
+            block,
         });
         self.queue.send(job).map_err(|_| self.stopped_error())?;
         Ok(self.buffer())

@@ -8,14 +8,14 @@ use std::sync::{Arc, MutexGuard};
 
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::{IndexCell, Object};
+use crate::format::Object;
 use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::write::build::{BuildTarget, OpenContainer};
 use crate::write::check::{check_footer, check_tracepoint};
 use crate::write::pool::ReferencePool;
 use crate::write::recorder::PushRecorder;
 
-use super::block::{BlockSink, Context};
+use super::block::{BlockBuffers, BlockSink, Context};
 use super::{BlockOrder, Shared, ThreadSlot, ThreadState, closed_error, lock};
 
 /// A producer's sink: its blocks go to the queue in its turn, if the writer
@@ -30,14 +30,13 @@ impl BlockSink for Producer<'_> {
         &self,
         thread: ThreadId,
         logical_start: LogicalOffset,
-        bytes: Vec<u8>,
-        cells: Vec<IndexCell>,
-    ) -> Result<Vec<u8>> {
+        block: BlockBuffers,
+    ) -> Result<BlockBuffers> {
         let shared = self.shared;
         match shared.options.order {
-            BlockOrder::Arrival => shared.cut(thread, logical_start, bytes, cells),
+            BlockOrder::Arrival => shared.cut(thread, logical_start, block),
             BlockOrder::RoundRobin => shared.rotation.in_turn(self.slot, false, || {
-                shared.cut(thread, logical_start, bytes, cells)
+                shared.cut(thread, logical_start, block)
             }),
         }
     }
