@@ -18,12 +18,13 @@
 use crate::common::ObjectKind;
 use crate::format::TraceContext;
 use crate::format::skip::try_skip;
+use crate::model::TracepointHeader;
 use crate::read::RawSubtree;
 
 /// A tracepoint's header bytes before its thread id (kind, type, code
 /// location), and where its diff status starts (after the event id).
-const BEFORE_THREAD: usize = 6;
-const AFTER_EVENT: usize = 14;
+const BEFORE_THREAD: usize = TracepointHeader::THREAD_AT;
+const AFTER_EVENT: usize = TracepointHeader::EVENT_AT + 4;
 
 /// Whether the two contexts hold the same reference objects under the
 /// same ids (byte for byte): ids in one trace's tracepoints then name in

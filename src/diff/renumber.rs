@@ -21,13 +21,15 @@ use rustc_hash::FxHashMap;
 
 use crate::common::ObjectKind;
 use crate::error::{Error, Result};
+use crate::format::FILE_HEADER_LEN;
+use crate::format::index::CELL_LEN;
 use crate::format::skip::try_skip;
-use crate::model::TracepointType;
+use crate::model::{TracepointHeader, TracepointType};
 
-/// Bytes of an index cell: kind, id, start, end.
-const CELL: usize = 21;
-/// Bytes of the index's header (magic, version).
-const HEADER: u64 = 16;
+/// Bytes of an index cell (kind, id, start, end) and of the index's
+/// header (magic, version).
+const CELL: usize = CELL_LEN;
+const HEADER: u64 = FILE_HEADER_LEN;
 /// Cells read at a time.
 const CHUNK: usize = 4096;
 
@@ -147,7 +149,8 @@ fn renumber_data(path: &Path, blocks: &[Block], bases: &FxHashMap<i32, i32>) -> 
             match (skipped.kind, skipped.header) {
                 (ObjectKind::Tracepoint, Some(header)) => {
                     let event = raised(header.event.0, base)?;
-                    buffer[at + 10..at + 14].copy_from_slice(&event.to_be_bytes());
+                    let ids = at + TracepointHeader::EVENT_AT;
+                    buffer[ids..ids + 4].copy_from_slice(&event.to_be_bytes());
                     if header.tracepoint_type.is_container() {
                         stack.push(header.tracepoint_type);
                     }

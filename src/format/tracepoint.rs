@@ -93,14 +93,21 @@ impl TracepointHeader {
     /// Bytes of the header, kind byte included.
     const ENCODED_LEN: usize = 15;
 
+    /// Where an encoded tracepoint (kind byte included) holds its thread
+    /// id, then its event id: 4 bytes each, big-endian.
+    pub(crate) const THREAD_AT: usize = 6;
+    /// See [`THREAD_AT`](Self::THREAD_AT).
+    pub(crate) const EVENT_AT: usize = 10;
+
     #[inline(always)]
     fn write_to(&self, out: &mut SliceWriter<'_>) {
         out.fixed(|header: &mut [u8; Self::ENCODED_LEN]| {
             header[0] = ObjectKind::Tracepoint as u8;
             header[1] = self.tracepoint_type as u8;
             header[2..6].copy_from_slice(&self.code_location.0.to_be_bytes());
-            header[6..10].copy_from_slice(&self.thread.0.to_be_bytes());
-            header[10..14].copy_from_slice(&self.event.0.to_be_bytes());
+            let (thread, event) = (Self::THREAD_AT, Self::EVENT_AT);
+            header[thread..thread + 4].copy_from_slice(&self.thread.0.to_be_bytes());
+            header[event..event + 4].copy_from_slice(&self.event.0.to_be_bytes());
             header[14] = self.diff_status as u8;
         })
     }

@@ -10,7 +10,7 @@
 //! what is inside.
 
 use crate::common::{LogicalOffset, ObjectKind};
-use crate::error::{Error, Result};
+use crate::error::{Error, NodeProblem, Result};
 use crate::format::skip::try_skip;
 use crate::model::TracepointType;
 use crate::read::lookup::stream::Stream;
@@ -71,10 +71,12 @@ impl<'r> RawSubtree<'r> {
         }
         self.at = self.at + len as u64;
         if self.at > self.end || (self.at == self.end && !self.open.is_empty()) {
-            return Err(Error::internal(format!(
+            // The index's bounds disagree with the bytes: the data (or
+            // its index) is damaged, not tracetree.
+            return Err(Error::NoSuchNode(NodeProblem::Contradicted(format!(
                 "a subtree's objects end at {} inside its bounds ending at {}",
                 self.at, self.end
-            )));
+            ))));
         }
         Ok(Some(object))
     }
