@@ -23,11 +23,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::LazyTraceReader;
-use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::{BlockStep, Object};
-use tracetree::model::{Footer, Tracepoint, TracepointType};
+use tracetree::common::ThreadId;
+use tracetree::lowlevel::{Object, decode_blocks};
+use tracetree::model::{Footer, Tracepoint};
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
-use tracetree_testkit::layout::FILE_HEADER_LEN;
 
 #[path = "support/mod.rs"]
 mod support;
@@ -50,42 +49,30 @@ struct ThreadContent<'a> {
 /// Decodes every thread of the data file `bytes` into memory.
 fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
     let mut threads: Vec<ThreadContent<'_>> = Vec::new();
-    let mut open: Vec<Vec<TracepointType>> = Vec::new();
-    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
-    loop {
-        let mut index = 0;
-        let step = BlockStep::<Object<'_>>::decode(bytes, at, |thread| {
-            index = match threads.iter().position(|t| t.thread == thread) {
-                Some(index) => index,
-                None => {
-                    threads.push(ThreadContent {
-                        thread,
-                        references: Vec::new(),
-                        steps: Vec::new(),
-                    });
-                    open.push(Vec::new());
-                    threads.len() - 1
-                }
-            };
-            &mut open[index]
-        });
-        match step.expect("a generated trace decodes") {
-            BlockStep::Block(block) => {
-                at = block.next();
-                let thread = &mut threads[index];
-                for (_, object) in block.objects {
-                    match object {
-                        Object::Tracepoint(tracepoint) => {
-                            thread.steps.push(Step::Tracepoint(tracepoint))
-                        }
-                        Object::Footer(footer) => thread.steps.push(Step::Footer(footer)),
-                        // Written again by close.
-                        Object::ThreadName(_) => {}
-                        other => thread.references.push(other),
-                    }
-                }
+    let (blocks, error) = decode_blocks(bytes);
+    assert!(error.is_none(), "a generated trace decodes: {error:?}");
+    for block in blocks {
+        let thread = block.thread;
+        let index = match threads.iter().position(|t| t.thread == thread) {
+            Some(index) => index,
+            None => {
+                threads.push(ThreadContent {
+                    thread,
+                    references: Vec::new(),
+                    steps: Vec::new(),
+                });
+                threads.len() - 1
             }
-            _ => break,
+        };
+        let thread = &mut threads[index];
+        for (_, object) in block.objects {
+            match object {
+                Object::Tracepoint(tracepoint) => thread.steps.push(Step::Tracepoint(tracepoint)),
+                Object::Footer(footer) => thread.steps.push(Step::Footer(footer)),
+                // Written again by close.
+                Object::ThreadName(_) => {}
+                other => thread.references.push(other),
+            }
         }
     }
     threads

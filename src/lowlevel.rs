@@ -10,8 +10,5 @@
 
 pub use crate::common::{IndexCell, ObjectKind};
 pub use crate::format::Object;
-/// Big-endian primitives over byte slices: the decoders' reader.
-pub use crate::format::bytes::ByteReader;
-pub use crate::import::flow::{FlowDamage, FlowDecoder, FlowEvent};
-pub use crate::read::block::BlockStep;
-pub use crate::read::rebuild::RebuiltIndex;
+pub use crate::read::block::{DecodedBlock, decode_blocks};
+pub use crate::read::rebuild::{RebuiltCells, RebuiltIndex};

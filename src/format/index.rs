@@ -18,7 +18,7 @@ use crate::format::{FILE_HEADER_LEN, INDEX_MAGIC};
     Debug, Clone, Copy, PartialEq, Eq, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned,
 )]
 #[repr(C)]
-pub struct RawIndexCell {
+pub(crate) struct RawIndexCell {
     /// The object kind byte.
     pub kind: u8,
     /// The object's id (thread id for blocks, event id for containers).
@@ -124,19 +124,14 @@ impl RawIndexCell {
 
 /// The cells of an index file, read in place.
 #[derive(Debug, Clone, Copy)]
-pub struct IndexCells<'a> {
+pub(crate) struct IndexCells<'a> {
     /// The cells, without the footer's `EOF` cell.
-    pub cells: &'a [RawIndexCell],
+    pub(crate) cells: &'a [RawIndexCell],
     /// Whether the file ended with a complete footer (`EOF` cell and magic).
-    pub has_footer: bool,
+    pub(crate) has_footer: bool,
 }
 
 impl IndexCells<'_> {
-    /// The file offset of cell `n`: cells follow the file header back to back.
-    pub fn cell_offset(n: usize) -> u64 {
-        FILE_HEADER_LEN + (n * CELL_LEN) as u64
-    }
-
     /// Decodes every cell; an error names the first bad one.
     pub fn decode_all(&self) -> Result<Vec<IndexCell>, IndexProblem> {
         self.cells
@@ -156,15 +151,26 @@ pub(crate) fn index_path(data: &Path) -> PathBuf {
 }
 
 impl IndexCell {
-    /// Splits an index file into its cells, read in place. A file without
-    /// a footer (a crashed recorder's) yields every complete cell and
-    /// `has_footer == false`.
-    pub fn parse_file(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
-        parse_index(bytes)
+    /// Reads the cells of an index file. A file without a whole footer (a
+    /// crashed recorder's, or one cut inside its footer) gives every
+    /// complete cell before the footer and `false`. A bad header or cell is
+    /// an [`Error::BrokenIndex`](crate::Error::BrokenIndex) naming it.
+    pub fn parse_file(bytes: &[u8]) -> crate::Result<(Vec<IndexCell>, bool)> {
+        let broken = |problem| crate::Error::BrokenIndex {
+            index: None,
+            problem,
+        };
+        let mut parsed = parse_index(bytes).map_err(|e| broken(IndexProblem::Header(e)))?;
+        if let Some((last, before)) = parsed.cells.split_last()
+            && last.kind == ObjectKind::Eof as u8
+        {
+            parsed.cells = before;
+        }
+        Ok((parsed.decode_all().map_err(broken)?, parsed.has_footer))
     }
 }
 
-/// [`IndexCell::parse_file`].
+/// The cells of index file `bytes`, read in place.
 pub(crate) fn parse_index(bytes: &[u8]) -> Result<IndexCells<'_>, DecodeError> {
     crate::format::check_file_header(bytes, INDEX_MAGIC)?;
     let body = &bytes[FILE_HEADER_LEN as usize..];

@@ -45,9 +45,23 @@ pub enum Object<'a> {
 }
 
 impl<'a> Object<'a> {
+    /// Decodes the object that starts `bytes`, which lie at offset `at` of
+    /// their file (errors name offsets in the file), and gives its length.
+    /// A footer can only be decoded knowing the type of the container it
+    /// closes: `open_container`.
+    pub fn parse(
+        bytes: &'a [u8],
+        at: u64,
+        open_container: Option<TracepointType>,
+    ) -> Result<(Self, usize), DecodeError> {
+        let mut reader = ByteReader::new(bytes, at);
+        let object = Object::decode(&mut reader, open_container)?;
+        Ok((object, reader.position()))
+    }
+
     /// Decodes the object at the reader's position. A footer can only be
     /// decoded knowing the type of the container it closes: `open_container`.
-    pub fn decode(
+    pub(crate) fn decode(
         reader: &mut ByteReader<'a>,
         open_container: Option<TracepointType>,
     ) -> Result<Self, DecodeError> {

@@ -8,13 +8,13 @@
 //!   decodes nodes and pages of children when asked, in bounded memory
 //!   whatever the trace's size.
 //!
-//! What they stand on, layer by layer: `block`, the one block decoder of
-//! every reader that walks a data file from start to end; `lookup`, what
+//! What they stand on, layer by layer: `lookup`, what
 //! finds blocks, reference objects and containers without reading the data
 //! (the recorder's index checked against the data, or the lookup sidecar);
 //! `rebuild`, everything built from the data alone (the parallel index
 //! rebuild, an index file written or checked, a reader's lookups rebuilt or
-//! extended); and `visit`, what a whole-trace walk hands its visitor.
+//! extended); `visit`, what a whole-trace walk hands its visitor; and
+//! `block`, a data file decoded block by block for tools and tests.
 //!
 //! Invariants: a reader never writes beside the trace; bad bytes give typed
 //! errors, never a panic; both readers give the same tree for the same data
@@ -36,7 +36,7 @@ pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};
 pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
-pub use rebuild::IndexFile;
+pub use rebuild::{IndexFile, RebuildOutcome, UnfinishedContainer};
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

@@ -9,13 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use tracetree::Result;
 use tracetree::TraceBytes;
-use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::lowlevel::BlockStep;
+use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::lowlevel::RebuiltIndex;
+use tracetree::lowlevel::decode_blocks;
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
-use tracetree::model::TracepointType;
 use tracetree::read::EagerTrace;
 use tracetree::read::RebuildOptions;
 use tracetree::write::{StreamingOptions, StreamingWriter};
@@ -178,13 +177,8 @@ fn normalized(cell: IndexCell) -> IndexCell {
 ///   group that did not fit (or may not have: which reference objects a
 ///   group needed depends on what the I/O thread had written by then).
 pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> StreamLayout {
-    let parsed = IndexCell::parse_file(index).expect("index header");
-    assert!(parsed.has_footer, "index footer");
-    let cells: Vec<IndexCell> = parsed
-        .cells
-        .iter()
-        .map(|cell| cell.decode(0).unwrap())
-        .collect();
+    let (cells, has_footer) = IndexCell::parse_file(index).expect("index cells");
+    assert!(has_footer, "index footer");
     let footer = &index[index.len() - INDEX_FOOTER_LEN..];
     assert_eq!(footer[0], ObjectKind::Eof as u8);
     assert_eq!(
@@ -196,7 +190,6 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     let mut layout = StreamLayout::default();
     let mut expected: Vec<IndexCell> = Vec::new();
     let mut written: HashSet<(ObjectKind, i32)> = HashSet::new();
-    let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
     let mut logical: HashMap<ThreadId, u64> = HashMap::new();
     let mut open: HashMap<ThreadId, Vec<(EventId, u64)>> = HashMap::new();
     let mut named: BTreeSet<ThreadId> = BTreeSet::new();
@@ -204,22 +197,14 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     // last data block.
     let mut objects: Objects = HashMap::new();
     let mut previous: HashMap<ThreadId, BlockShape> = HashMap::new();
-    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
-    loop {
-        let step = BlockStep::decode(data, at, |thread| stacks.entry(thread).or_default()).unwrap();
-        let block = match step {
-            BlockStep::Block(block) => block,
-            BlockStep::Eof(offset) => {
-                assert_eq!(
-                    offset.get() as usize,
-                    data.len() - 1,
-                    "EOF is the last byte"
-                );
-                break;
-            }
-            other => panic!("unexpected {other:?} at {at}"),
-        };
-        at = block.next();
+    let (blocks, error) = decode_blocks(data);
+    assert_eq!(error, None, "the data decodes");
+    let eof = blocks
+        .last()
+        .map_or(FILE_HEADER_LEN, |block| block.end.get() + 1);
+    assert_eq!(eof as usize, data.len() - 1, "EOF is the last byte");
+    assert_eq!(data[data.len() - 1], ObjectKind::Eof as u8, "EOF");
+    for block in blocks {
         let block_index = layout.blocks;
         layout.blocks += 1;
         let thread = block.thread;
@@ -353,16 +338,11 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
 /// Offsets of every block of `data` that is complete, by thread: what a
 /// reader of a killed writer's files must find.
 pub fn complete_blocks(data: &[u8]) -> Vec<(ThreadId, u64)> {
-    let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
-    let mut blocks = Vec::new();
-    while let Ok(BlockStep::Block(block)) =
-        BlockStep::<Object>::decode(data, at, |thread| stacks.entry(thread).or_default())
-    {
-        blocks.push((block.thread, block.start.get()));
-        at = block.next();
-    }
+    let (blocks, _) = decode_blocks(data);
     blocks
+        .iter()
+        .map(|block| (block.thread, block.start.get()))
+        .collect()
 }
 
 /// Bytes of a block's header, for tests computing offsets.

@@ -16,16 +16,15 @@
 //! first block and a half come out identical; the cut rule and layout of such
 //! traces are checked in `stream_writer.rs`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
-use tracetree::common::{PhysicalOffset, ThreadId};
-use tracetree::lowlevel::BlockStep;
+use tracetree::common::ThreadId;
 use tracetree::lowlevel::Object;
-use tracetree::model::{Footer, Tracepoint, TracepointType};
+use tracetree::lowlevel::decode_blocks;
+use tracetree::model::{Footer, Tracepoint};
 use tracetree::write::{StreamingOptions, StreamingWriter};
-use tracetree_testkit::layout::FILE_HEADER_LEN;
 
 use tracetree_testkit::stream::Memory;
 use tracetree_testkit::{compare, files};
@@ -79,12 +78,9 @@ fn replay(name: &str) {
     let mut references = Vec::new();
     let mut seen = HashSet::new();
     let mut names = Vec::new();
-    let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
-    while let BlockStep::Block(block) =
-        BlockStep::decode(&data, at, |thread| stacks.entry(thread).or_default()).unwrap()
-    {
-        at = block.next();
+    let (blocks, error) = decode_blocks(&data);
+    assert_eq!(error, None);
+    for block in blocks {
         let thread = steps.entry(block.thread).or_default();
         let before = thread.len();
         for (_, object) in block.objects {

@@ -86,11 +86,7 @@ fn every_truncation_and_corruption_of_the_index_file_parses_or_fails_cleanly() {
     let mut bytes = index.clone();
     for position in 0..index.len() {
         bytes[position] ^= 0xFF;
-        if let Ok(cells) = IndexCell::parse_file(&bytes) {
-            for (i, cell) in cells.cells.iter().enumerate() {
-                let _ = cell.decode(i);
-            }
-        }
-        bytes[position] = index[position];
+        let _ = IndexCell::parse_file(&bytes);
+        bytes[position] ^= 0xFF;
     }
 }

@@ -141,10 +141,9 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
         // own rebuild reads the same tree.
         let written: BTreeSet<IndexCell> = IndexCell::parse_file(&index)
             .unwrap()
-            .cells
-            .iter()
-            .enumerate()
-            .map(|(i, raw)| raw.decode(i).unwrap().canonical())
+            .0
+            .into_iter()
+            .map(IndexCell::canonical)
             .collect();
         for threads in [1, 2] {
             let mut options = RebuildOptions::default();

@@ -176,7 +176,7 @@ fn closing_with_open_containers_fails_but_writes_the_trace() {
     assert!(
         tracetree::lowlevel::IndexCell::parse_file(&index.bytes())
             .unwrap()
-            .has_footer
+            .1
     );
 }
 

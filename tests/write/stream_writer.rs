@@ -3,8 +3,6 @@
 //! from the data alone), and loads to the same trace as the dump writer fed
 //! the same calls — from one producer thread or many.
 
-use std::collections::BTreeMap;
-
 use proptest::prelude::*;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, ThreadId};
@@ -218,25 +216,20 @@ fn concurrent_producers_write_a_valid_trace() {
 
 /// The reference objects of each block, in order.
 fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> {
-    let mut stacks = BTreeMap::new();
-    let mut at = tracetree::common::PhysicalOffset::new(16);
-    let mut blocks = Vec::new();
-    while let tracetree::lowlevel::BlockStep::Block(block) =
-        tracetree::lowlevel::BlockStep::<tracetree::lowlevel::Object>::decode(data, at, |t| {
-            stacks.entry(t).or_insert(Vec::new())
-        })
-        .unwrap()
-    {
-        at = block.next();
-        let references = block
-            .objects
-            .iter()
-            .filter(|(_, o)| o.kind().is_reference() && o.kind() != ObjectKind::ThreadName)
-            .map(|(_, o)| (o.kind(), o.reference_id().unwrap()))
-            .collect();
-        blocks.push((block.thread, references));
-    }
+    let (blocks, error) = tracetree::lowlevel::decode_blocks(data);
+    assert_eq!(error, None);
     blocks
+        .iter()
+        .map(|block| {
+            let references = block
+                .objects
+                .iter()
+                .filter(|(_, o)| o.kind().is_reference() && o.kind() != ObjectKind::ThreadName)
+                .map(|(_, o)| (o.kind(), o.reference_id().unwrap()))
+                .collect();
+            (block.thread, references)
+        })
+        .collect()
 }
 
 /// A reference object is written once per block, again by a thread that

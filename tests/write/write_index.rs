@@ -2,8 +2,7 @@
 //! per test, on the sample traces.
 
 use tracetree::generate::samples;
-use tracetree::lowlevel::IndexCell;
-use tracetree::lowlevel::{ByteReader, Object, ObjectKind};
+use tracetree::lowlevel::{Object, ObjectKind};
 use tracetree_testkit::layout::{
     BLOCK_HEADER_LEN, CELL_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN, INDEX_MAGIC,
 };
@@ -23,15 +22,16 @@ fn samples() -> Vec<(Vec<u8>, Vec<u8>, Vec<Cell>)> {
         .into_iter()
         .map(|(_, generate)| {
             let (data, index) = generate().unwrap().to_bytes().unwrap();
-            let cells = IndexCell::parse_file(&index)
-                .unwrap()
-                .cells
-                .iter()
+            // Every cell but the footer's: kind byte, then id, start and
+            // end, big-endian.
+            let body = &index[FILE_HEADER_LEN as usize..index.len() - INDEX_FOOTER_LEN];
+            let cells = body
+                .chunks_exact(CELL_LEN)
                 .map(|raw| Cell {
-                    kind: ObjectKind::from_byte(raw.kind).expect("a known kind"),
-                    id: raw.id.get(),
-                    start: raw.start.get(),
-                    end: raw.end.get(),
+                    kind: ObjectKind::from_byte(raw[0]).expect("a known kind"),
+                    id: i32::from_be_bytes(raw[1..5].try_into().unwrap()),
+                    start: i64::from_be_bytes(raw[5..13].try_into().unwrap()),
+                    end: i64::from_be_bytes(raw[13..21].try_into().unwrap()),
                 })
                 .collect();
             (data, index, cells)
@@ -144,12 +144,11 @@ fn container_cells_hold_logical_offsets_after_the_header_and_of_the_footer() {
             // Some container header of this event ends right at `start`.
             let header_end = payload + cell.start as usize;
             let found = (payload..header_end).any(|at| {
-                let mut reader = ByteReader::new(&data[at..header_end], at as u64);
                 matches!(
-                    Object::decode(&mut reader, None),
-                    Ok(Object::Tracepoint(tp)) if tp.is_container()
+                    Object::parse(&data[at..header_end], at as u64, None),
+                    Ok((Object::Tracepoint(tp), len)) if tp.is_container()
                         && tp.event().get() == cell.id
-                        && reader.is_empty()
+                        && at + len == header_end
                 )
             });
             assert!(

@@ -1,9 +1,8 @@
 //! The node layout against a plain decode, and the memory budget.
 
 use super::*;
-use crate::format::FILE_HEADER_LEN;
 use crate::generate::raw::{self, SynthOptions};
-use crate::read::block::{BlockStep, decode_block};
+use crate::read::block::decode_blocks;
 use crate::tree::TraceTree;
 
 fn sample() -> Vec<u8> {
@@ -18,14 +17,9 @@ fn sample() -> Vec<u8> {
 
 /// Every tracepoint decoded with its parent's event, in file order.
 fn decoded(data: &[u8]) -> Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> {
-    let mut stacks: std::collections::HashMap<ThreadId, Vec<TracepointType>> = Default::default();
     let mut open: std::collections::HashMap<ThreadId, Vec<usize>> = Default::default();
     let mut out: Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> = Vec::new();
-    let mut at = PhysicalOffset(FILE_HEADER_LEN);
-    while let Ok(BlockStep::Block(block)) =
-        decode_block::<Object>(data, at, |thread| stacks.entry(thread).or_default())
-    {
-        at = block.next();
+    for block in decode_blocks(data).0 {
         let open = open.entry(block.thread).or_default();
         for (_, object) in block.objects {
             match object {

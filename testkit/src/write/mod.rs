@@ -4,15 +4,15 @@
 
 pub mod strategies;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use tracetree::TraceBytes;
-use tracetree::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
-use tracetree::lowlevel::BlockStep;
+use tracetree::common::{EventId, LogicalOffset};
+use tracetree::lowlevel::decode_blocks;
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
-use tracetree::model::{AccessLocation, TracepointBody, TracepointType, Value};
+use tracetree::model::{AccessLocation, TracepointBody, Value};
 use tracetree::read::{EagerTrace, NodeId};
 use tracetree::write::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpOptions, DumpWriter, FieldSpec,
@@ -477,97 +477,82 @@ pub fn references(object: &Object<'_>) -> Vec<(ObjectKind, i32)> {
 /// offset) when its footer is written, the block's `BLOCK_START` cell after
 /// its other cells; `EOF`; and the index footer.
 pub fn check_dump_layout(data: &[u8], index: &[u8]) {
-    let parsed = IndexCell::parse_file(index).expect("index header");
-    assert!(parsed.has_footer, "index footer");
-    let cells: Vec<IndexCell> = parsed
-        .cells
-        .iter()
-        .enumerate()
-        .map(|(i, cell)| cell.decode(i).unwrap())
-        .collect();
+    let (cells, has_footer) = IndexCell::parse_file(index).expect("index cells");
+    assert!(has_footer, "index footer");
     let footer_at = index.len() - INDEX_FOOTER_LEN;
     let footer_cell = cell_at(&index[footer_at..]);
 
     let mut expected = Vec::new();
     let mut written: HashSet<(ObjectKind, i32)> = HashSet::new();
-    let mut stacks: HashMap<ThreadId, Vec<TracepointType>> = HashMap::new();
-    let mut at = PhysicalOffset::new(FILE_HEADER_LEN);
     let mut position = 0;
     let mut last_data_start: i64 = 0;
-    loop {
-        match BlockStep::decode(data, at, |thread| stacks.entry(thread).or_default()).unwrap() {
-            BlockStep::Block(block) => {
-                assert_eq!(
-                    block.thread.get(),
-                    position,
-                    "block ids are thread positions"
-                );
-                let data_start = block.payload_start().get();
-                last_data_start = data_start as i64;
-                match block.objects.first() {
-                    Some((_, Object::ThreadName(name))) => assert_eq!(name.thread, block.thread),
-                    other => panic!("block {position} starts with {other:?}, not THREAD_NAME"),
-                }
-                let mut open: Vec<(EventId, u64)> = Vec::new();
-                for (i, (offset, object)) in block.objects.iter().enumerate() {
-                    for reference in references(object) {
-                        assert!(
-                            written.contains(&reference),
-                            "{:?} used at {offset} before it is written",
-                            reference
-                        );
-                    }
-                    let next = block.objects.get(i + 1).map_or(block.end, |o| o.0);
-                    match object {
-                        Object::Tracepoint(tp) if tp.is_container() => {
-                            open.push((tp.event(), next.get() - data_start))
-                        }
-                        Object::Tracepoint(_) => {}
-                        Object::Footer(_) => {
-                            let (event, start) = open.pop().expect("footer of an open container");
-                            expected.push(IndexCell::Container {
-                                event,
-                                start: LogicalOffset::new(start),
-                                end: LogicalOffset::new(offset.get() - data_start),
-                            });
-                        }
-                        reference => {
-                            let (kind, id) = (reference.kind(), reference.reference_id().unwrap());
-                            assert!(written.insert((kind, id)), "{kind} {id} written twice");
-                            expected.push(IndexCell::Reference {
-                                kind,
-                                id,
-                                at: *offset,
-                                end: data_start as i64 - 1,
-                            });
-                        }
-                    }
-                }
-                assert!(
-                    open.is_empty(),
-                    "a dump block closes every container it opens"
-                );
-                expected.push(IndexCell::Block {
-                    thread: block.thread,
-                    start: block.start,
-                    end: block.end,
-                });
-                // The thread name is not shared: the next block writes its own.
-                written.remove(&(ObjectKind::ThreadName, block.thread.get()));
-                at = block.next();
-                position += 1;
-            }
-            BlockStep::Eof(offset) => {
-                assert_eq!(
-                    offset.get() as usize,
-                    data.len() - 1,
-                    "EOF is the last byte"
-                );
-                break;
-            }
-            other => panic!("unexpected {other:?}"),
+    let (blocks, error) = decode_blocks(data);
+    assert_eq!(error, None, "the data decodes");
+    for block in &blocks {
+        assert_eq!(
+            block.thread.get(),
+            position,
+            "block ids are thread positions"
+        );
+        let data_start = block.payload_start().get();
+        last_data_start = data_start as i64;
+        match block.objects.first() {
+            Some((_, Object::ThreadName(name))) => assert_eq!(name.thread, block.thread),
+            other => panic!("block {position} starts with {other:?}, not THREAD_NAME"),
         }
+        let mut open: Vec<(EventId, u64)> = Vec::new();
+        for (i, (offset, object)) in block.objects.iter().enumerate() {
+            for reference in references(object) {
+                assert!(
+                    written.contains(&reference),
+                    "{:?} used at {offset} before it is written",
+                    reference
+                );
+            }
+            let next = block.objects.get(i + 1).map_or(block.end, |o| o.0);
+            match object {
+                Object::Tracepoint(tp) if tp.is_container() => {
+                    open.push((tp.event(), next.get() - data_start))
+                }
+                Object::Tracepoint(_) => {}
+                Object::Footer(_) => {
+                    let (event, start) = open.pop().expect("footer of an open container");
+                    expected.push(IndexCell::Container {
+                        event,
+                        start: LogicalOffset::new(start),
+                        end: LogicalOffset::new(offset.get() - data_start),
+                    });
+                }
+                reference => {
+                    let (kind, id) = (reference.kind(), reference.reference_id().unwrap());
+                    assert!(written.insert((kind, id)), "{kind} {id} written twice");
+                    expected.push(IndexCell::Reference {
+                        kind,
+                        id,
+                        at: *offset,
+                        end: data_start as i64 - 1,
+                    });
+                }
+            }
+        }
+        assert!(
+            open.is_empty(),
+            "a dump block closes every container it opens"
+        );
+        expected.push(IndexCell::Block {
+            thread: block.thread,
+            start: block.start,
+            end: block.end,
+        });
+        // The thread name is not shared: the next block writes its own.
+        written.remove(&(ObjectKind::ThreadName, block.thread.get()));
+        position += 1;
     }
+    let eof = blocks
+        .last()
+        .map_or(FILE_HEADER_LEN, |block| block.end.get() + 1);
+    assert_eq!(eof as usize, data.len() - 1, "EOF is the last byte");
+    assert_eq!(data[data.len() - 1], ObjectKind::Eof as u8, "EOF");
     assert_eq!(cells, expected, "index cells");
     let eof = if position == 0 {
         -1
