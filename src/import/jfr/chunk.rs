@@ -87,11 +87,6 @@ impl ChunkHeader {
         self.flags & FLAG_COMPRESSED_INTS != 0
     }
 
-    /// Whether this is the recording's last chunk.
-    pub fn is_final(&self) -> bool {
-        self.flags & FLAG_FINAL != 0
-    }
-
     /// The feature flag bits (byte 67) other than the two the JDK's writer
     /// and reader know (compressed integers, final chunk); 0 for every
     /// recording a JDK writes.

@@ -11,7 +11,7 @@
 //! `resolve` (threads, methods and stack traces memoized per chunk), then
 //! the two mappings (`samples`, `trace`), the summary `info` prints
 //! (`summary`) and the import that writes the v22 trace (`write`). Outside,
-//! only [`Recording`] (its chunks, [`Recording::decode_all`]) and
+//! only [`Recording`] ([`Recording::decode_all`], the benchmarks' decode) and
 //! [`JfrSummary::read`] (and the types they take and give) are used;
 //! `SourceFormat::detect` tells a recording.
 //!
@@ -54,11 +54,10 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::storage::TraceBytes;
 
-pub use chunk::ChunkHeader;
-pub(crate) use chunk::{ChunkDamage, ChunkScan, find_chunks};
+pub(crate) use chunk::{ChunkDamage, ChunkHeader, ChunkScan, find_chunks};
 pub(crate) use input::JfrResult;
 pub(crate) use reader::Chunk;
-pub use summary::JfrSummary;
+pub use summary::{JfrSummary, TypeCount};
 pub(crate) use write::import;
 
 /// Choices of a JFR import.
@@ -115,8 +114,13 @@ impl Recording {
     }
 
     /// The whole chunks, in file order.
-    pub fn chunks(&self) -> &[ChunkHeader] {
+    pub(crate) fn chunks(&self) -> &[ChunkHeader] {
         &self.scan.chunks
+    }
+
+    /// How many whole chunks the recording holds.
+    pub fn chunk_count(&self) -> usize {
+        self.scan.chunks.len()
     }
 
     /// Chunks skipped, or what ended the walk over the headers.
