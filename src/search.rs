@@ -2,7 +2,7 @@
 //! pattern, with the path of calls above it.
 //!
 //! Each thread is walked once in pre-order, the threads in parallel
-//! ([`Searchable::walk_searching`]): on the lazy reader, for names, a names
+//! (`Searchable`'s walk): on the lazy reader, for names, a names
 //! walk (headers, plus the id each call or access names, read from its
 //! first fields; a tracepoint is decoded only when it is a hit, with the
 //! call above it for its line); for lines, and on the post-processed view,
@@ -126,46 +126,60 @@ impl<N> Default for SearchResult<N> {
     }
 }
 
-/// One tracepoint a search's walk hands over.
-pub enum SearchStep<'a, N> {
-    /// Read by a names walk: its header and the id it names.
-    Named {
-        /// The node.
-        node: N,
-        /// What the walk read of it.
-        walked: &'a WalkNode<'a>,
-    },
-    /// Decoded whole.
-    Visited {
-        /// The node.
-        node: N,
-        /// Its depth (0 at the thread's top).
-        depth: usize,
-        /// The tracepoint.
-        tracepoint: &'a Tracepoint<'a>,
-        /// Its footer.
-        footer: Option<&'a Footer<'a>>,
-    },
-}
-
 /// A tree [`search`] walks: the lazy reader (by its names walk when only
 /// names are matched) and the post-processed view of any [`Navigate`]
-/// tree (by the view's own walk, every tracepoint decoded).
-pub trait Searchable: Navigate + Sized {
+/// tree (by the view's own walk, every tracepoint decoded). Implemented
+/// by this crate's trees only: its walk is internal.
+// Sealed by its crate-private supertrait.
+#[allow(private_bounds)]
+pub trait Searchable: Navigate + Sized + walking::Walk {}
+
+impl<T: Navigate + walking::Walk> Searchable for T {}
+
+/// The walk behind [`Searchable`], unnameable outside the crate.
+mod walking {
+    use super::*;
+
+    /// One tracepoint a search's walk hands over.
+    pub(crate) enum SearchStep<'a, N> {
+        /// Read by a names walk: its header and the id it names.
+        Named {
+            /// The node.
+            node: N,
+            /// What the walk read of it.
+            walked: &'a WalkNode<'a>,
+        },
+        /// Decoded whole.
+        Visited {
+            /// The node.
+            node: N,
+            /// Its depth (0 at the thread's top).
+            depth: usize,
+            /// The tracepoint.
+            tracepoint: &'a Tracepoint<'a>,
+            /// Its footer.
+            footer: Option<&'a Footer<'a>>,
+        },
+    }
+
     /// Walks every thread in pre-order, the threads in parallel: `init`
     /// makes each thread's state, `f` sees its nodes and returns whether
     /// to go on in that thread; the states come back in thread order.
     /// Names alone (`text` false) may be handed over as
     /// [`SearchStep::Named`].
-    fn walk_searching<S: Send>(
-        &self,
-        text: bool,
-        init: impl Fn(ThreadId) -> S + Sync,
-        f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
-    ) -> Result<Vec<S>>;
+    pub(crate) trait Walk: Navigate + Sized {
+        fn walk_searching<S: Send>(
+            &self,
+            text: bool,
+            init: impl Fn(ThreadId) -> S + Sync,
+            f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
+        ) -> Result<Vec<S>>;
+    }
 }
 
-impl Searchable for LazyTraceReader {
+use walking::{SearchStep, Walk};
+
+impl Walk for LazyTraceReader {
     fn walk_searching<S: Send>(
         &self,
         text: bool,
@@ -197,7 +211,7 @@ impl Searchable for LazyTraceReader {
     }
 }
 
-impl<T: Navigate> Searchable for Postprocessed<T> {
+impl<T: Navigate> Walk for Postprocessed<T> {
     fn walk_searching<S: Send>(
         &self,
         _text: bool,
@@ -245,7 +259,7 @@ impl<T: Navigate> Searchable for Postprocessed<T> {
     }
 }
 
-impl<T: Searchable> Searchable for &T {
+impl<T: Walk> Walk for &T {
     fn walk_searching<S: Send>(
         &self,
         text: bool,
@@ -256,7 +270,7 @@ impl<T: Searchable> Searchable for &T {
     }
 }
 
-impl<T: Searchable + Send> Searchable for Arc<T> {
+impl<T: Walk + Send> Walk for Arc<T> {
     fn walk_searching<S: Send>(
         &self,
         text: bool,
