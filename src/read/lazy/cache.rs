@@ -33,8 +33,7 @@
 //!
 //! **A floor under the budget.** A budget below
 //! `LazyOptions::MIN_CACHE_BYTES` (32 KiB) is raised to it: with nothing
-//! kept, every child count rescans its call (a 0-byte cache ran 40 mixed
-//! operations a second on a 300 MB trace, one lookup taking 3.9 s).
+//! kept, every child count would rescan its call.
 
 use rustc_hash::FxBuildHasher;
 use std::mem::size_of;

@@ -1,42 +1,21 @@
 //! Streaming walks: a thread, or one node's subtree, read once from front to
 //! back, each tracepoint decoded in place (or only its header read), nothing
-//! cached, memory O(depth). `walk_thread`, `walk_subtree`,
-//! `count_tracepoints` and the lazy reader's
-//! [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit)
-//! (behind `print` and `dump`) all run [`LazyTraceReader::walk_range`].
+//! cached, memory O(depth). `walk_thread`, `walk_subtree`, `walk_threads`
+//! (every thread at once, a state per thread), `count_tracepoints` and the
+//! lazy reader's [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit)
+//! (behind `print` and `dump`, with a depth limit that folds a container's
+//! children into one count and, for the dump, each container's direct
+//! child count) all run one loop, `walk_range`: generic
+//! over its visitor (no `dyn` call per node) and compiled once per
+//! [`WalkDetail`], so that a header walk carries no decoded tracepoint.
 //!
 //! A sequential walk meets containers in start order, so the container
-//! table is probed at the entry after the last one found before any search,
-//! and the stream stays in its block between objects; footers are read
-//! through a second stream so that jumping to a container's end does not
-//! move the first one.
-//!
-//! # Walks
-//!
-//! `walk_thread(thread, WalkDetail, f)` and `walk_subtree(node, …)` read a
-//! stream once from start to end, in place, caching nothing (memory
-//! O(depth)): `Headers` gives each tracepoint's header (type, event id, code
-//! location), `Full` the decoded tracepoint and footer borrowed from the
-//! mapping, `Containers` those of containers only (the headers of the
-//! rest: what call-stack exports need). `walk_threads(detail, init, f)` walks every thread at once (rayon;
-//! a state per thread, returned in thread order); `count_tracepoints()` is
-//! one. The reader's `TraceTree::walk_visit` — what `print` and `dump`
-//! run — is the same walk from each root (`Full`), with a depth limit that
-//! folds a container's children into one count and, for the dump, each
-//! container's direct child count (one skip of its direct children, not
-//! cached). All of them are one loop, `walk_range` in `read/lazy/walk.rs`, generic
-//! over its visitor (each caller's loop is compiled with the visitor inlined,
-//! no `dyn` call per node) and compiled once per detail
-//! (`walk_loop::<_, DETAIL>`), so a header walk carries no decoded tracepoint and
-//! a step returns nothing but what it read;
-//! a sequential walk meets containers in start order, so the container table
-//! is probed at the entry after the last one found before any search; the
-//! stream keeps its current block, so logical offsets translate to physical
-//! ones once per block, not per object; footers are decoded through a second
-//! stream at the container's end so the main one stays in its block; the
-//! footer's length is kept for when the walk leaves the container. The cache
-//! and the `TraceTree` methods `visit`/`children` serve random access (an
-//! IDE expanding nodes); a whole-trace walk never goes through them.
+//! table is probed at the entry after the last one found before any search;
+//! the stream keeps its current block, so logical offsets translate to
+//! physical ones once per block; footers are read through a second stream
+//! so that jumping to a container's end does not move the first one. The
+//! cache and the `TraceTree` methods `visit`/`children` serve random access
+//! (an IDE expanding nodes); a whole-trace walk never goes through them.
 
 use std::collections::BTreeMap;
 use std::mem::ManuallyDrop;
