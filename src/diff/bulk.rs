@@ -9,26 +9,36 @@
 //! counterpart, so the reference's walk pairs the two subtrees node by node
 //! (each list is its own common prefix): every tracepoint is `Unchanged`,
 //! and the diff copies one side without computing keys or aligning lists.
-//! The post-processing sees a thread by its content alone (method names,
-//! children, footers), so two threads of the same bytes also look the same
-//! through it: their views are copied alike.
+//! The walk asks this of every aligned pair of strictly equal containers
+//! large enough ([`ByBytes`]), the roots of a thread first: the nodes
+//! themselves are equal by their keys, their descendants by the bytes of
+//! their sources ([`TraceTree::subtree_source`]). The post-processing
+//! shows a node's descendants from the raw subtree of the node it shows
+//! alone (each raw child by its content and its own children, the peeked
+//! slots from the list): two such subtrees of the same bytes look the same
+//! through it, so their views are copied alike.
 //! Anything the comparison cannot read says "not equal": the ordinary walk
 //! then reads it and gives its error.
 
 use crate::common::ObjectKind;
+use crate::error::Result;
 use crate::format::TraceContext;
 use crate::format::skip::try_skip;
 use crate::model::TracepointHeader;
 use crate::read::RawSubtree;
+use crate::tree::TraceTree;
 
 /// A tracepoint's header bytes before its thread id (kind, type, code
 /// location), and where its diff status starts (after the event id).
 const BEFORE_THREAD: usize = TracepointHeader::THREAD_AT;
 const AFTER_EVENT: usize = TracepointHeader::EVENT_AT + 4;
 
-/// Whether the two contexts hold the same reference objects under the
-/// same ids (byte for byte): ids in one trace's tracepoints then name in
-/// the other what they name in it.
+/// Whether every reference object both contexts hold under one id is the
+/// same bytes in both: ids in one trace's tracepoints then name in the
+/// other what they name in it, where it holds them. (A subtree names only
+/// ids its trace holds, so two subtrees of the same bytes name ids both
+/// hold; a writer that writes objects as they are first used leaves out
+/// those only left-out tracepoints named.)
 pub(crate) fn tables_agree(left: &TraceContext, right: &TraceContext) -> bool {
     if std::ptr::eq(left, right) {
         return true;
@@ -38,17 +48,16 @@ pub(crate) fn tables_agree(left: &TraceContext, right: &TraceContext) -> bool {
         let Some(kind) = ObjectKind::from_byte(kind) else {
             return false;
         };
-        let ids = left.ids(kind);
-        ids == right.ids(kind)
-            && ids.iter().all(|&id| {
-                match (
+        left.ids(kind).iter().all(|&id| {
+            right.offset(kind, id).is_none()
+                || match (
                     object(left_bytes, left, kind, id),
                     object(right_bytes, right, kind, id),
                 ) {
                     (Some(l), Some(r)) => l == r,
                     _ => false,
                 }
-            })
+        })
     })
 }
 
@@ -78,11 +87,94 @@ fn next_node<'r>(objects: &mut RawSubtree<'r>) -> Option<Option<&'r [u8]>> {
     }
 }
 
+/// Decides which aligned pairs of strictly equal containers the diff
+/// copies by their bytes: those whose sources
+/// ([`TraceTree::subtree_source`]) are the same bytes over tables that
+/// agree, of at least `min_bytes`. A comparison that fails is charged its
+/// bytes read against a budget of a few times the thread's size, so that
+/// a difference deep down a long chain of large calls is not compared to
+/// once per call without end.
+pub(crate) struct ByBytes {
+    agree: bool,
+    min_bytes: u64,
+    budget: u64,
+}
+
+/// The budget of bytes compared in vain, in threads' sizes.
+const BUDGET_THREADS: u64 = 4;
+/// Bytes of `min_bytes` per tracepoint a subtree is seen to hold before its
+/// size is asked for, up to `PROBE_MAX` tracepoints.
+const PROBE_BYTES: u64 = 1024;
+const PROBE_MAX: usize = 64;
+
+impl ByBytes {
+    /// Comparing when the tables agree, subtrees of `min_bytes` or more.
+    pub(crate) fn new(agree: bool, min_bytes: u64) -> Self {
+        ByBytes {
+            agree,
+            min_bytes,
+            budget: 0,
+        }
+    }
+
+    /// How many tracepoints a subtree must be seen to hold, in the
+    /// streams, before its size is asked for (which costs a lookup): a
+    /// subtree of fewer is smaller than `min_bytes` but for very large
+    /// tracepoints, and is compared node by node.
+    pub(crate) fn probe(&self) -> usize {
+        usize::try_from(self.min_bytes / PROBE_BYTES)
+            .unwrap_or(usize::MAX)
+            .min(PROBE_MAX)
+    }
+
+    /// Starts a thread's diff: its budget from its roots' sizes.
+    pub(crate) fn start<L: TraceTree, R: TraceTree>(
+        &mut self,
+        left: &L,
+        l: L::Node,
+        right: &R,
+        r: R::Node,
+    ) {
+        let size = |source: Result<Option<RawSubtree<'_>>>| {
+            source.ok().flatten().map_or(0, |s| s.remaining())
+        };
+        let bytes = size(left.subtree_source(l)).max(size(right.subtree_source(r)));
+        self.budget = bytes.saturating_mul(BUDGET_THREADS);
+    }
+
+    /// Whether the subtrees of `l` and `r`, a strictly equal pair, are the
+    /// same trees by their bytes.
+    pub(crate) fn same<L: TraceTree, R: TraceTree>(
+        &mut self,
+        left: &L,
+        l: L::Node,
+        right: &R,
+        r: R::Node,
+    ) -> bool {
+        if !self.agree {
+            return false;
+        }
+        let (Ok(Some(mut l)), Ok(Some(mut r))) = (left.subtree_source(l), right.subtree_source(r))
+        else {
+            return false;
+        };
+        let (before, size) = (l.remaining(), l.remaining().max(r.remaining()));
+        if size < self.min_bytes || size > self.budget {
+            return false;
+        }
+        let same = same_bytes(&mut l, &mut r);
+        if !same {
+            self.budget = self.budget.saturating_sub(before - l.remaining());
+        }
+        same
+    }
+}
+
 /// Whether two subtrees are the same bytes but for their tracepoints'
 /// thread and event ids (reference objects among them aside).
-pub(crate) fn same_bytes(mut left: RawSubtree<'_>, mut right: RawSubtree<'_>) -> bool {
+pub(crate) fn same_bytes(left: &mut RawSubtree<'_>, right: &mut RawSubtree<'_>) -> bool {
     loop {
-        let (Some(l), Some(r)) = (next_node(&mut left), next_node(&mut right)) else {
+        let (Some(l), Some(r)) = (next_node(left), next_node(right)) else {
             return false;
         };
         let (l, r) = match (l, r) {
@@ -117,7 +209,7 @@ mod tests {
                 let l = TraceTree::roots(left, thread).unwrap()[0];
                 let r = TraceTree::roots(right, thread).unwrap()[0];
                 match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
-                    (Some(l), Some(r)) => same_bytes(l, r),
+                    (Some(mut l), Some(mut r)) => same_bytes(&mut l, &mut r),
                     _ => false,
                 }
             })
@@ -151,9 +243,8 @@ mod tests {
         assert!(tables_agree(a.context(), b.context()));
         let same = root_bytes_equal(&a, &b);
         assert!(same.len() > 1 && same.iter().all(|&s| s), "{same:?}");
-        let (mutated, mutations) = crate::generate::mutate(&a, 1.0, 1).unwrap();
+        let mutations = crate::generate::mutate(&a, 1.0, 1, &c).unwrap();
         assert!(mutations.edited > 0 || mutations.removed > 0);
-        mutated.save(&c).unwrap();
         let c = LazyTraceReader::open(&c).unwrap();
         assert!(root_bytes_equal(&a, &c).iter().any(|&s| !s));
         let other = crate::generate::samples::all_types().unwrap();

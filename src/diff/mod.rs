@@ -3,9 +3,8 @@
 //!
 //! The algorithm, as the reference's:
 //! - **Threads** are paired ([`ThreadMatching`]): by name, by index, or by a
-//!   map; optionally the two threads whose root is event 0 first. A thread
-//!   without a partner is copied whole as removed or added, skipped, or an
-//!   error.
+//!   map; optionally the two threads whose root is event 0 first. One
+//!   without a partner is copied as removed or added, skipped, or an error.
 //! - **Each pair**: when the roots are not strictly equal, a virtual call
 //!   `<diff>.<root>()` holds the result. Two lists (the roots, or two
 //!   containers' children) are aligned by Myers' diff under
@@ -22,14 +21,15 @@
 //!
 //! Differences in how, not what:
 //! - Each side of a pair is one pre-order stream, walked on a thread of
-//!   its own, consumed in lockstep on an explicit stack while the lists
-//!   pair up — Myers' first snake, so the result is the same. The rest of
-//!   two lists (the middle) is held ahead in the streams, up to
+//!   its own, consumed in lockstep while the lists pair up (Myers' first
+//!   snake). The rest of two lists (the middle) is held ahead, up to
 //!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
 //!   aligned; a larger one is read past (a key per child) and walked again.
 //!   No common *suffix* is stripped: Myers' ties depend on it.
-//! - Threads of the same bytes (but thread and event ids) and tables are
-//!   copied as unchanged, post-processed or not, without keys (`bulk`).
+//! - An aligned pair of strictly equal containers (a thread's roots
+//!   first) whose subtrees are the same bytes (but ids) over tables that
+//!   agree is copied as unchanged in one walk, and both streams skip it
+//!   (`bulk`; through the post-processing, the raw subtrees shown).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
 //!   window by window, 1024 children a side. The reference has no bound.
@@ -166,6 +166,9 @@ pub struct ThreadSummary {
     pub added: u64,
     /// Tracepoints edited: each is written twice, old then new.
     pub edited: u64,
+    /// Of the unchanged, those copied with subtrees found the same by
+    /// their bytes, not compared node by node.
+    pub copied: u64,
     /// The first tracepoint that is not unchanged.
     pub first_divergence: Option<Divergence>,
 }
@@ -218,12 +221,9 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
     out: &Path,
 ) -> Result<DiffSummary> {
     let agree = bulk::tables_agree(left.trace.context(), right.trace.context());
-    let same = |l: ThreadId, r: ThreadId| agree && same_threads(left.trace, right.trace, l, r);
     if !options.postprocess {
-        return diff_trees(left, right, options, out, &same);
+        return diff_trees(left, right, options, out, agree);
     }
-    // The post-processing sees a thread by its content alone: threads of
-    // the same bytes look the same through it.
     let (left_view, right_view) = (
         Postprocessed::new(left.trace),
         Postprocessed::new(right.trace),
@@ -233,28 +233,9 @@ pub fn diff_traces<L: TraceTree, R: TraceTree>(
         through(right, &right_view),
         options,
         out,
-        &same,
+        agree,
     )
 }
-
-/// Whether thread `l` of `left` and thread `r` of `right` are the same
-/// trees by their bytes (`bulk`), their tables agreeing.
-fn same_threads<L: TraceTree, R: TraceTree>(left: &L, right: &R, l: ThreadId, r: ThreadId) -> bool {
-    let (Ok(left_roots), Ok(right_roots)) = (left.roots(l), right.roots(r)) else {
-        return false;
-    };
-    left_roots.len() == right_roots.len()
-        && !left_roots.is_empty()
-        && left_roots.iter().zip(&right_roots).all(|(&l, &r)| {
-            match (left.raw_subtree(l), right.raw_subtree(r)) {
-                (Ok(Some(l)), Ok(Some(r))) => bulk::same_bytes(l, r),
-                _ => false,
-            }
-        })
-}
-
-/// Says whether a left and a right thread (by id) are the same trees.
-type SameThreads<'a> = &'a (dyn Fn(ThreadId, ThreadId) -> bool + Sync);
 
 /// `input` with its trace seen as `trace`.
 fn through<'a, T, V>(input: DiffInput<'a, T>, trace: &'a V) -> DiffInput<'a, V> {
@@ -273,7 +254,7 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     right: DiffInput<'_, R>,
     options: &DiffOptions,
     out: &Path,
-    same: SameThreads<'_>,
+    agree: bool,
 ) -> Result<DiffSummary> {
     if !options.allow_diffs {
         for (side, input) in [("left", left.is_diff), ("right", right.is_diff)] {
@@ -311,15 +292,11 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         if options.only_start_threads && index > 0 {
             break;
         }
-        let mut threads = None;
         let (start, name) = match (pair.left, pair.right) {
-            (Some(l), Some(r)) => {
-                threads = Some((left_threads[l].id, right_threads[r].id));
-                (
-                    Start::Pair(left_roots[l], right_roots[r]),
-                    pair.name.clone(),
-                )
-            }
+            (Some(l), Some(r)) => (
+                Start::Pair(left_roots[l], right_roots[r]),
+                pair.name.clone(),
+            ),
             _ if options.unmatched == UnmatchedThreads::Skip => continue,
             (Some(l), None) => (
                 Start::Removed(left_roots[l]),
@@ -337,12 +314,11 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             id,
             name,
             start,
-            threads,
             thread,
             idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
         });
     }
-    let done = run_jobs(jobs, left.trace, right.trace, options, same)?;
+    let done = run_jobs(jobs, left.trace, right.trace, options, agree)?;
     writer.close()?;
 
     let mut bases = FxHashMap::default();
@@ -404,8 +380,6 @@ struct Job<L, R> {
     id: i32,
     name: String,
     start: Start<L, R>,
-    /// A matched pair's left and right thread ids.
-    threads: Option<(i32, i32)>,
     thread: StreamingThread,
     /// Where its part of the id map goes.
     idmap: PathBuf,
@@ -423,7 +397,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    same: SameThreads<'_>,
+    agree: bool,
 ) -> Result<Vec<JobDone>> {
     let count = jobs.len();
     let workers = std::thread::available_parallelism()
@@ -443,7 +417,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
             let Some((at, job)) = next else {
                 return;
             };
-            let result = run_job(job, left, right, options, same);
+            let result = run_job(job, left, right, options, agree);
             if result.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
@@ -474,7 +448,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    same: SameThreads<'_>,
+    agree: bool,
 ) -> Result<JobDone> {
     let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
     let mut idmap = BufWriter::with_capacity(1 << 16, file);
@@ -504,9 +478,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
         max_edits: options.max_edits,
         max_held: options.max_held,
         warnings: &mut warnings,
-        same: job
-            .threads
-            .is_some_and(|(l, r)| same(ThreadId(l), ThreadId(r))),
+        by_bytes: bulk::ByBytes::new(agree, options.min_copied_bytes),
     };
     walk.run(&mut left_side, &mut right_side, job.start)?;
     idmap.flush().map_err(|e| Error::io(&job.idmap, e))?;

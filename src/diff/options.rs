@@ -67,6 +67,13 @@ pub struct DiffOptions {
     /// `$default` and `access$` pairs, synthetic and generated accessors
     /// compressed, coverage and empty loops dropped); off, as recorded.
     pub postprocess: bool,
+    /// The least size in bytes of an aligned pair of strictly equal calls
+    /// (or roots, loops) whose subtrees are compared by their bytes, and,
+    /// when the same, copied as unchanged in one walk without keys (both
+    /// sides' streams skip them): smaller ones are compared node by node,
+    /// as cheaply. `0`: every one; `u64::MAX`: none. The same diff either
+    /// way.
+    pub min_copied_bytes: u64,
 }
 
 impl Default for DiffOptions {
@@ -80,6 +87,7 @@ impl Default for DiffOptions {
             max_edits: 2048,
             max_held: 1 << 18,
             postprocess: true,
+            min_copied_bytes: 1 << 20,
         }
     }
 }

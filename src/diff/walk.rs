@@ -11,7 +11,10 @@
 //! middle larger than the bound on held tracepoints is read past instead,
 //! keeping each child's key, and after its alignment walked again
 //! by two streams of its own (the same children, from the readers). Every
-//! tracepoint is thus read in a walk, never by node.
+//! tracepoint is thus read in a walk, never by node. A pair found the same
+//! by its bytes is copied by a walk of its own, and both streams leave it:
+//! their producers skip the rest of it (readers that can jump over it do),
+//! and what they had sent of it is dropped.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -21,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
 use crate::common::{EventId, ObjectKind};
+use crate::diff::bulk::ByBytes;
 use crate::diff::compare::{Keys, PointKey};
 use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
@@ -28,7 +32,7 @@ use crate::diff::{Divergence, ThreadSummary};
 use crate::error::{Error, Result};
 use crate::model::{DiffStatus, Footer, JavaStr, Tracepoint, TracepointBody, Value};
 use crate::print::adorn;
-use crate::tree::{TraceTree, Visit, VisitDetail};
+use crate::tree::{Prune, TraceTree, Visit, VisitDetail};
 
 /// Streamed tracepoints handed over at a time.
 const BATCH: usize = 1024;
@@ -77,10 +81,25 @@ enum Walked<N> {
 /// Its producer then sends those children without their tracepoints, and
 /// their subtrees' points bare, until it reaches that end; a request for a
 /// list that it has already walked past is dropped.
+/// It also leaves subtrees the diff copied by their bytes: from the point
+/// numbered `from`, at depth `depth`, the producer sends nothing deeper
+/// (and its reader skips what it can), unless it is already past it.
 #[derive(Default)]
 struct Skim {
     asked: AtomicBool,
     request: Mutex<Option<(usize, u64)>>,
+    leave_asked: AtomicBool,
+    leave: Mutex<Option<(usize, u64)>>,
+}
+
+/// Whether a producer that sent `last_at[d]` last at each depth `d` is
+/// past the subtree of the point numbered `from` at depth `depth` (or the
+/// list it ends, for a skim).
+fn past(last_at: &[u64], depth: usize, from: u64) -> bool {
+    last_at
+        .iter()
+        .take(depth)
+        .any(|&at| at != u64::MAX && at > from)
 }
 
 impl Skim {
@@ -101,11 +120,28 @@ impl Skim {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take()?;
-        let ended = last_at
-            .iter()
-            .take(depth)
-            .any(|&at| at != u64::MAX && at > from);
-        (!ended).then_some(depth)
+        (!past(last_at, depth, from)).then_some(depth)
+    }
+
+    fn ask_leave(&self, depth: usize, from: u64) {
+        *self.leave.lock().unwrap_or_else(|e| e.into_inner()) = Some((depth, from));
+        self.leave_asked.store(true, Ordering::Release);
+    }
+
+    /// A new request to leave a subtree, if any: its depth, when the
+    /// producer is still inside it.
+    fn take_leave(&self, last_at: &[u64]) -> Option<usize> {
+        if !self.leave_asked.load(Ordering::Relaxed)
+            || !self.leave_asked.swap(false, Ordering::Acquire)
+        {
+            return None;
+        }
+        let (depth, from) = self
+            .leave
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        (!past(last_at, depth + 1, from)).then_some(depth)
     }
 }
 
@@ -121,9 +157,12 @@ fn produce<T: TraceTree>(
     let mut batch = Vec::with_capacity(BATCH);
     let mut gone = false;
     let mut keys = Keys::new(tree.context());
-    // The number of the next point, the last sent at each depth, and the
-    // depth from which points are skimmed.
+    // The number of the next point, the last sent at each depth, the
+    // depth from which points are skimmed, and the depth of a subtree left.
     let (mut sent, mut last_at, mut skimmed) = (0u64, Vec::<u64>::new(), None);
+    let mut leaving: Option<usize> = None;
+    // A stream of one tree ends where its root is left.
+    let one_tree = matches!(from, Walked::Tree(_));
     let mut visit = |visit: Visit<'_, T::Node>| {
         let Visit::Node {
             node,
@@ -133,9 +172,22 @@ fn produce<T: TraceTree>(
             ..
         } = visit
         else {
-            return Ok(());
+            return Ok(Prune::Go);
         };
         let depth = base + depth;
+        if let Some(left) = skim.take_leave(&last_at) {
+            leaving = Some(left);
+        }
+        match leaving {
+            Some(left) if depth > left => {
+                if one_tree && left == base {
+                    gone = true;
+                    return Err(Error::internal("the diff left this stream's tree"));
+                }
+                return Ok(Prune::Leave(left.saturating_sub(base)));
+            }
+            _ => leaving = None,
+        }
         if let Some(from) = skim.take(&last_at) {
             skimmed = Some(from);
         }
@@ -181,15 +233,17 @@ fn produce<T: TraceTree>(
                 return Err(Error::internal("the diff stopped reading this stream"));
             }
         }
-        Ok(())
+        Ok(Prune::Go)
     };
     let detail = VisitDetail::default();
     let walked = match from {
-        Walked::Tree(root) => tree.walk_visit(&[root], None, detail, &mut visit),
+        Walked::Tree(root) => tree.walk_visit_pruned(&[root], detail, &mut visit),
         Walked::Siblings { parent, first } => {
-            tree.walk_visit_siblings(parent, Some(first), None, None, detail, &mut visit)
+            tree.walk_visit_siblings(parent, Some(first), None, None, detail, |step| {
+                visit(step).map(|_| ())
+            })
         }
-        Walked::Trees(roots) => tree.walk_visit(&roots, None, detail, &mut visit),
+        Walked::Trees(roots) => tree.walk_visit_pruned(&roots, detail, &mut visit),
     };
     // A failed send means the diff is done with the stream: nothing to say.
     let _ = match walked {
@@ -207,6 +261,9 @@ struct Stream<N> {
     /// Points taken from the stream so far.
     taken: u64,
     skim: Arc<Skim>,
+    /// The depth of a subtree copied by its bytes: deeper points that
+    /// still come are dropped.
+    left: Option<usize>,
 }
 
 /// A stream of `from`, walked by `tree` on a thread of `scope`.
@@ -229,19 +286,48 @@ fn open_stream<'s, 'e, T: TraceTree>(
         batch: VecDeque::new(),
         taken: 0,
         skim,
+        left: None,
     })
 }
 
 impl<N> Stream<N> {
     fn peek(&mut self) -> Result<Option<&Point<N>>> {
-        while self.batch.is_empty() {
-            match self.rx.recv() {
-                // The batch's own buffer, not a copy (the deque is empty).
-                Ok(batch) => self.batch = batch?.into(),
-                Err(_) => return Ok(None),
+        loop {
+            while self.batch.is_empty() {
+                match self.rx.recv() {
+                    // The batch's own buffer, not a copy (the deque is empty).
+                    Ok(batch) => self.batch = batch?.into(),
+                    Err(_) => return Ok(None),
+                }
+            }
+            match (self.left, self.batch.front()) {
+                (Some(left), Some(point)) if point.depth > left => {
+                    self.batch.pop_front();
+                    self.taken += 1;
+                }
+                _ => break,
             }
         }
+        self.left = None;
         Ok(self.batch.front())
+    }
+
+    /// Whether the next `count` points held (as many as are held, when
+    /// fewer) are all deeper than `depth`: after a container taken at
+    /// `depth`, whether its subtree holds at least that many tracepoints
+    /// (or may: the rest is not read yet).
+    fn deeper_ahead(&self, depth: usize, count: usize) -> bool {
+        self.batch
+            .iter()
+            .take(count)
+            .all(|point| point.depth > depth)
+    }
+
+    /// Leaves the subtree of the point just taken, at `depth`: its
+    /// producer skips the rest, what it sent of it is dropped.
+    fn leave(&mut self, depth: usize) {
+        self.skim.ask_leave(depth, self.taken.saturating_sub(1));
+        self.left = Some(depth);
     }
 
     /// The next tracepoint at `depth`, `None` where that list ends.
@@ -263,6 +349,7 @@ impl<N> Stream<N> {
     /// diff to consume in order); `None` when that would hold more than
     /// `max_held` tracepoints.
     fn keys_ahead(&mut self, depth: usize, max_held: usize) -> Result<Option<Vec<PointKey>>> {
+        self.peek()?;
         let mut keys = Vec::new();
         let mut at = 0;
         loop {
@@ -393,9 +480,8 @@ pub(crate) struct Walk<'o, 'w, W: Write> {
     pub(crate) max_edits: usize,
     pub(crate) max_held: usize,
     pub(crate) warnings: &'o mut Vec<String>,
-    /// Whether the two threads are known to be the same trees, node for
-    /// node (by their bytes: [`bulk`](crate::diff::bulk)).
-    pub(crate) same: bool,
+    /// Which aligned pairs are copied by their bytes.
+    pub(crate) by_bytes: ByBytes,
 }
 
 /// What a thread's diff starts from.
@@ -435,9 +521,6 @@ impl<W: Write> Walk<'_, '_, W> {
         start: Start<LT::Node, RT::Node>,
     ) -> Result<()> {
         let (l, r) = match start {
-            Start::Pair(l, r) if self.same => {
-                return self.copy_equal(&mut Vec::new(), left, right, l, r);
-            }
             Start::Pair(l, r) => (l, r),
             Start::Removed(l) => {
                 return self.copy_tree(&mut Vec::new(), left, right, Origin::Left(l));
@@ -447,6 +530,7 @@ impl<W: Write> Walk<'_, '_, W> {
             }
         };
         let (left_tree, right_tree) = (left.tree, right.tree);
+        self.by_bytes.start(left_tree, l, right_tree, r);
         std::thread::scope(|scope| {
             let mut streams = Streams {
                 left: open_stream(scope, left_tree, Walked::Tree(l), 0)?,
@@ -505,6 +589,18 @@ impl<W: Write> Walk<'_, '_, W> {
                 continue;
             };
             match step {
+                Step::Pair(l, r)
+                    if l.key.strict_equal(&r.key)
+                        && l.tracepoint.as_ref().is_some_and(Tracepoint::is_container)
+                        && streams.left.deeper_ahead(l.depth, self.by_bytes.probe())
+                        && self.by_bytes.same(left.tree, l.node, right.tree, r.node) =>
+                {
+                    // Its rest is left in both streams; it is walked once.
+                    streams.left.leave(l.depth);
+                    streams.right.leave(r.depth);
+                    self.summary.copied +=
+                        self.copy_equal(&mut stack, left, right, l.node, r.node)?;
+                }
                 Step::Pair(l, r) => self.pair(&mut stack, left, right, l, r)?,
                 Step::Removed(point) => {
                     let depth = point.depth + 1;
@@ -839,9 +935,10 @@ impl<W: Write> Walk<'_, '_, W> {
     }
 
     /// Writes the subtree of `r` as unchanged, paired node by node with
-    /// the subtree of `l`, which is the same tree (`Walk::same`): the
-    /// right one read by one walk of its reader, the left one's event ids
-    /// by a walk of its headers on a thread of its own.
+    /// the subtree of `l`, which is the same tree ([`ByBytes`]): the right
+    /// one read by one walk of its reader, the left one's event ids by a
+    /// walk of its bytes or headers on a thread of its own. Returns how
+    /// many tracepoints it wrote.
     fn copy_equal<LT: TraceTree, RT: TraceTree>(
         &mut self,
         stack: &mut Frames<LT::Node, RT::Node>,
@@ -849,7 +946,7 @@ impl<W: Write> Walk<'_, '_, W> {
         right: &mut Side<'_, RT>,
         l: LT::Node,
         r: RT::Node,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let left_tree = left.tree;
         let (right_tree, ids) = (right.tree, &mut right.ids);
         std::thread::scope(|scope| {
@@ -857,6 +954,7 @@ impl<W: Write> Walk<'_, '_, W> {
             scope.spawn(move || left_events(left_tree, l, tx));
             let mut events = Vec::new().into_iter();
             let mut open: Vec<(Close, i32)> = Vec::new();
+            let mut copied = 0u64;
             let detail = VisitDetail::default();
             right_tree.walk_visit(&[r], None, detail, |step| {
                 let Visit::Node {
@@ -888,6 +986,7 @@ impl<W: Write> Walk<'_, '_, W> {
                     parent.children = parent.children.saturating_add(1);
                 }
                 self.summary.unchanged += 1;
+                copied += 1;
                 if tracepoint.is_container() {
                     let footer = ids.footer(footer, &self.out.thread)?;
                     open.push((close_of(tracepoint, Ok(footer))?, 0));
@@ -900,7 +999,7 @@ impl<W: Write> Walk<'_, '_, W> {
             if events.next().is_some() || rx.recv().is_ok() {
                 return Err(unpaired());
             }
-            Ok(())
+            Ok(copied)
         })
     }
 

@@ -28,6 +28,7 @@ pub(crate) mod rebuild;
 mod visit;
 
 pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
+pub(crate) use lazy::Flow;
 pub use lazy::{
     CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
     NodeData, NodeHandle, RawSubtree, RefreshReport, ThreadInfo, WalkDetail, WalkNode,

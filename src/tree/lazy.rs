@@ -5,10 +5,11 @@ use crate::common::{EventId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
+use crate::read::Flow;
 use crate::read::{
     ChildCount, LazyNode, LazyTraceReader, NodeHandle, RawSubtree, Visit, VisitDetail,
 };
-use crate::tree::{Navigate, PreOrder, TraceTree};
+use crate::tree::{Navigate, PreOrder, Prune, TraceTree};
 
 impl TraceTree for LazyTraceReader {
     type Node = LazyNode;
@@ -76,6 +77,21 @@ impl TraceTree for LazyTraceReader {
 
     fn raw_subtree(&self, node: LazyNode) -> Result<Option<RawSubtree<'_>>> {
         LazyTraceReader::raw_subtree(self, node)
+    }
+
+    /// Jumps over a subtree left, to its footer, in the stream.
+    fn walk_visit_pruned(
+        &self,
+        roots: &[LazyNode],
+        detail: VisitDetail,
+        mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<Prune>,
+    ) -> Result<()> {
+        self.walk_visit_roots_leaving(roots, detail, &mut |visit| {
+            Ok(match f(visit)? {
+                Prune::Go => Flow::Go,
+                Prune::Leave(depth) => Flow::Leave(depth),
+            })
+        })
     }
 
     /// Cuts after child containers found through the container table

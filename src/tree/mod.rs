@@ -157,6 +157,33 @@ pub trait TraceTree: Sync {
         Ok(None)
     }
 
+    /// The encoded objects the subtree of `node` *below* it is shown from:
+    /// two nodes whose sources are the same bytes (but for thread and event
+    /// ids) over tables that agree have the same descendants. A reader of
+    /// the trace's own bytes gives [`raw_subtree`](Self::raw_subtree) (the
+    /// default); a view that shows a node's descendants from one raw
+    /// node's subtree alone gives that subtree; `None` where there is none.
+    fn subtree_source(&self, node: Self::Node) -> Result<Option<RawSubtree<'_>>> {
+        self.raw_subtree(node)
+    }
+
+    /// Walks the trees under `roots` as [`walk_visit`](Self::walk_visit)
+    /// does (no depth limit), `f` saying after each node whether to go on
+    /// in pre-order or leave the rest of a container on its path unread
+    /// ([`Prune`]). Readers that can skip a subtree skip it; the others
+    /// (the default) walk it, and `f` is handed its nodes all the same.
+    fn walk_visit_pruned(
+        &self,
+        roots: &[Self::Node],
+        detail: VisitDetail,
+        mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<Prune>,
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        self.walk_visit(roots, None, detail, |visit| f(visit).map(|_| ()))
+    }
+
     /// Walks the trees of `parent`'s children from `first` (its first
     /// child when `None`) up to, not including, `next` (to its last when
     /// `None`), as [`walk_visit`](Self::walk_visit) does: `first` and
@@ -186,6 +213,17 @@ pub trait TraceTree: Sync {
         let to = place(next, children.len())?.max(from);
         self.walk_visit(&children[from..to], max_depth, detail, f)
     }
+}
+
+/// What a [`TraceTree::walk_visit_pruned`] does after a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prune {
+    /// On in pre-order.
+    Go,
+    /// The rest of the container at this depth on the path to the node
+    /// just visited (the node itself, at its own depth) is left unread; the
+    /// walk goes on after it.
+    Leave(usize),
 }
 
 /// The children `[from, from + count)` of a whole list (fewer at its end).

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::read::{ChildCount, NodeHandle, RawSubtree, Visit, VisitDetail};
-use crate::tree::{Navigate, PreOrder, TraceTree, WalkStep};
+use crate::tree::{Navigate, PreOrder, Prune, TraceTree, WalkStep};
 
 macro_rules! delegate {
     ($($ty:ty: $($bound:path)?),*) => {$(
@@ -103,6 +103,19 @@ macro_rules! delegate {
 
             fn raw_subtree(&self, node: T::Node) -> Result<Option<RawSubtree<'_>>> {
                 (**self).raw_subtree(node)
+            }
+
+            fn subtree_source(&self, node: T::Node) -> Result<Option<RawSubtree<'_>>> {
+                (**self).subtree_source(node)
+            }
+
+            fn walk_visit_pruned(
+                &self,
+                roots: &[T::Node],
+                detail: VisitDetail,
+                f: impl FnMut(Visit<'_, T::Node>) -> Result<Prune>,
+            ) -> Result<()> {
+                (**self).walk_visit_pruned(roots, detail, f)
             }
         }
 

@@ -134,38 +134,7 @@ impl DumpWriter {
     }
 
     pub(crate) fn copy_references(&mut self, context: &TraceContext) -> Result<()> {
-        for &id in context.ids(ObjectKind::ClassDescriptor) {
-            let object = context.class(ClassId(id))?.clone();
-            self.add_reference(&Object::ClassDescriptor(object))?;
-        }
-        for &id in context.ids(ObjectKind::MethodDescriptor) {
-            let object = context.method(MethodId(id))?.clone();
-            self.add_reference(&Object::MethodDescriptor(object))?;
-        }
-        for &id in context.ids(ObjectKind::FieldDescriptor) {
-            let object = context.field(FieldId(id))?.clone();
-            self.add_reference(&Object::FieldDescriptor(object))?;
-        }
-        for &id in context.ids(ObjectKind::VariableDescriptor) {
-            let object = context.variable(VariableId(id))?.clone();
-            self.add_reference(&Object::VariableDescriptor(object))?;
-        }
-        for &id in context.ids(ObjectKind::String) {
-            let value = context.string(StringId(id))?.clone();
-            self.add_reference(&Object::String(StringObject {
-                id: StringId(id),
-                value,
-            }))?;
-        }
-        for &id in context.ids(ObjectKind::AccessPath) {
-            let object = context.access_path(AccessPathId(id))?.clone();
-            self.add_reference(&Object::AccessPath(object))?;
-        }
-        for &id in context.ids(ObjectKind::CodeLocation) {
-            let object = context.code_location(CodeLocationId(id))?.clone();
-            self.add_reference(&Object::CodeLocation(object))?;
-        }
-        Ok(())
+        for_each_reference(context, |object| self.add_reference(object))
     }
 
     /// The options the trace is written with.
@@ -628,4 +597,51 @@ impl PushRecorder for DumpThread<'_> {
     fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         self.writer.push_footer(self.thread, footer)
     }
+}
+
+/// Hands every reference object of `context` to `f`, kind by kind (classes,
+/// methods, fields, variables, strings, access paths, code locations), for
+/// a copy that keeps their ids.
+pub(crate) fn for_each_reference(
+    context: &TraceContext,
+    mut f: impl FnMut(&Object<'_>) -> Result<()>,
+) -> Result<()> {
+    for &id in context.ids(ObjectKind::ClassDescriptor) {
+        f(&Object::ClassDescriptor(
+            context.class(ClassId(id))?.clone(),
+        ))?;
+    }
+    for &id in context.ids(ObjectKind::MethodDescriptor) {
+        f(&Object::MethodDescriptor(
+            context.method(MethodId(id))?.clone(),
+        ))?;
+    }
+    for &id in context.ids(ObjectKind::FieldDescriptor) {
+        f(&Object::FieldDescriptor(
+            context.field(FieldId(id))?.clone(),
+        ))?;
+    }
+    for &id in context.ids(ObjectKind::VariableDescriptor) {
+        f(&Object::VariableDescriptor(
+            context.variable(VariableId(id))?.clone(),
+        ))?;
+    }
+    for &id in context.ids(ObjectKind::String) {
+        let value = context.string(StringId(id))?.clone();
+        f(&Object::String(StringObject {
+            id: StringId(id),
+            value,
+        }))?;
+    }
+    for &id in context.ids(ObjectKind::AccessPath) {
+        f(&Object::AccessPath(
+            context.access_path(AccessPathId(id))?.clone(),
+        ))?;
+    }
+    for &id in context.ids(ObjectKind::CodeLocation) {
+        f(&Object::CodeLocation(
+            context.code_location(CodeLocationId(id))?.clone(),
+        ))?;
+    }
+    Ok(())
 }

@@ -29,7 +29,7 @@ pub fn diff_pair(dir: &Path, size: u64, threads: usize, rate: f64) -> DiffPair {
     let base = LazyTraceReader::open(&base).unwrap();
     let run = |name: &str, seed: u64| {
         let path = dir.join(name);
-        mutate(&base, rate, seed).unwrap().0.save(&path).unwrap();
+        mutate(&base, rate, seed, &path).unwrap();
         path
     };
     let (left, right) = (run("left.trace", 1), run("right.trace", 2));

@@ -375,9 +375,8 @@ fn threads_diffed_in_parallel_are_numbered_in_output_order_in_data_and_index() {
     };
     generate_file(&trace, &options, |_| {}).unwrap();
     let reader = LazyTraceReader::open(&trace).unwrap();
-    let (copy, _) = tracetree::generate::mutate(&reader, 0.02, 5).unwrap();
     let mutated = scratch.path().join("mutated.trace");
-    copy.save(&mutated).unwrap();
+    tracetree::generate::mutate(&reader, 0.02, 5, &mutated).unwrap();
     for right in [&trace, &mutated] {
         let out = scratch.path().join("d.packedtrace");
         let summary = diff_files(&trace, right, &DiffOptions::default(), &out);
@@ -569,14 +568,13 @@ fn a_mutated_copy_diffs_to_its_mutations() {
     };
     let left_path = dir.join("medium-stream.trace");
     let left = LazyTraceReader::open(&left_path).unwrap();
-    let (copy, mutations) = tracetree::generate::mutate(&left, 0.02, 3).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let right_path = scratch.path().join("mutated.trace");
+    let mutations = tracetree::generate::mutate(&left, 0.02, 3, &right_path).unwrap();
     assert!(
         mutations.removed > 0 && mutations.edited > 0,
         "{mutations:?}"
     );
-    let scratch = tempfile::tempdir().unwrap();
-    let right_path = scratch.path().join("mutated.trace");
-    copy.save(&right_path).unwrap();
     let out = scratch.path().join("mutated.packedtrace");
     // As recorded: a leaf left out can change what the post-processing
     // compresses (a call of two children with its first dropped).
@@ -629,9 +627,8 @@ fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
     let scratch = tempfile::tempdir().unwrap();
     let medium = dir.parent().unwrap().join("medium-stream.trace");
     let left = LazyTraceReader::open(&medium).unwrap();
-    let (copy, _) = tracetree::generate::mutate(&left, 0.05, 11).unwrap();
     let mutated = scratch.path().join("mutated.trace");
-    copy.save(&mutated).unwrap();
+    tracetree::generate::mutate(&left, 0.05, 11, &mutated).unwrap();
     let mut pairs = case_pairs(&dir, &cases);
     pairs.push((medium.clone(), mutated.clone(), DiffOptions::default()));
     pairs.push((mutated, medium, DiffOptions::default()));
@@ -656,28 +653,32 @@ fn middles_read_past_and_walked_again_diff_as_middles_held_ahead() {
     }
 }
 
-/// The printed diff and its maps of two traces read through `open`.
+/// The printed diff and its maps of two traces read through `open`, and
+/// how many tracepoints were copied by their bytes.
 fn diff_read_by<T: TraceTree>(
     open: impl Fn(&Path) -> T,
     (left, right): (&Path, &Path),
     options: &DiffOptions,
     out: &Path,
-) -> Vec<Vec<u8>> {
+) -> (Vec<Vec<u8>>, u64) {
     let (l, r) = (open(left), open(right));
-    diff_traces(
+    let summary = diff_traces(
         DiffInput::new(&l, "left"),
         DiffInput::new(&r, "right"),
         options,
         out,
     )
     .unwrap();
-    printed_and_maps(out)
+    let copied = summary.threads.iter().map(|t| t.copied).sum();
+    (printed_and_maps(out), copied)
 }
 
-/// The lazy reader's threads of the same bytes are copied whole without
-/// keys (as recorded and through the post-processing); the eager loader's
-/// are compared node by node. Both give the same diff: of a trace with a
-/// copy of itself, with a mutated copy, and of each bundled pair.
+/// The lazy reader's subtrees of the same bytes are copied whole without
+/// keys, their streams leaving them (as recorded and through the
+/// post-processing; any size, or only large ones); the eager loader's are
+/// compared node by node. All give the same diff: of a trace with a copy
+/// of itself, with mutated copies (many changes, and a few, which leave
+/// large equal subtrees among the changed ones), and of each bundled pair.
 #[test]
 fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
     let Some((dir, cases)) = cases() else { return };
@@ -693,38 +694,57 @@ fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
         std::fs::copy(&medium_index, &copy_index).unwrap();
     }
     let left = LazyTraceReader::open(&medium).unwrap();
-    let (mutated, _) = tracetree::generate::mutate(&left, 0.05, 5).unwrap();
-    let mutated_path = scratch.path().join("mutated.trace");
-    mutated.save(&mutated_path).unwrap();
     let mut pairs = case_pairs(&dir, &cases);
     let plain = DiffOptions::default();
     pairs.push((medium.clone(), copy.clone(), plain.clone()));
-    pairs.push((medium.clone(), mutated_path.clone(), plain.clone()));
-    pairs.push((mutated_path, medium, plain));
+    let mut sparse = Vec::new();
+    for (rate, seed) in [(0.05, 5), (0.0005, 9)] {
+        let mutated_path = scratch.path().join(format!("mutated-{seed}.trace"));
+        tracetree::generate::mutate(&left, rate, seed, &mutated_path).unwrap();
+        pairs.push((medium.clone(), mutated_path.clone(), plain.clone()));
+        pairs.push((mutated_path.clone(), medium.clone(), plain.clone()));
+        if rate < 0.01 {
+            sparse.push(mutated_path);
+        }
+    }
     let out = scratch.path().join("d.packedtrace");
     for ((left, right, mut options), postprocess) in pairs
         .into_iter()
         .flat_map(|pair| [(pair.clone(), false), (pair, true)])
     {
         options.postprocess = postprocess;
-        let compared = diff_read_by(
+        let (compared, none) = diff_read_by(
             |p| EagerTrace::open(p).unwrap(),
             (&left, &right),
             &options,
             &out,
         );
-        let copied = diff_read_by(
-            |p| LazyTraceReader::open(p).unwrap(),
-            (&left, &right),
-            &options,
-            &out,
-        );
-        for (what, (a, b)) in ["printed", "idmap", "threadmap"]
-            .iter()
-            .zip(compared.iter().zip(&copied))
-        {
-            let name = format!("{} (post-processed: {postprocess}) {what}", left.display());
-            assert_same_bytes(&name, b, a);
+        assert_eq!(none, 0, "the eager loader has no bytes to compare");
+        for min_copied_bytes in [options.min_copied_bytes, 0] {
+            let mut options = options.clone();
+            options.min_copied_bytes = min_copied_bytes;
+            let (copied, count) = diff_read_by(
+                |p| LazyTraceReader::open(p).unwrap(),
+                (&left, &right),
+                &options,
+                &out,
+            );
+            let name = format!(
+                "{} with {} (post-processed: {postprocess}, from {min_copied_bytes} bytes)",
+                left.display(),
+                right.display()
+            );
+            if right == copy
+                || (min_copied_bytes == 0 && (sparse.contains(&left) || sparse.contains(&right)))
+            {
+                assert!(count > 0, "{name}: nothing was copied by its bytes");
+            }
+            for (what, (a, b)) in ["printed", "idmap", "threadmap"]
+                .iter()
+                .zip(compared.iter().zip(&copied))
+            {
+                assert_same_bytes(&format!("{name} {what}"), b, a);
+            }
         }
     }
 }

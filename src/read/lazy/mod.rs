@@ -55,6 +55,7 @@ pub use cache::{CacheStats, NodeData};
 pub use nodes::{ChildCount, Children, NodeHandle};
 pub use open::{LazyOptions, RefreshReport};
 pub use raw::RawSubtree;
+pub(crate) use walk::Flow;
 
 use crate::common::{EventId, LogicalOffset, ObjectKind, ThreadId};
 use crate::error::{Error, NodeProblem, Result};

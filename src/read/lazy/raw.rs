@@ -37,6 +37,13 @@ impl std::fmt::Debug for RawSubtree<'_> {
 }
 
 impl<'r> RawSubtree<'r> {
+    /// The bytes of the subtree not yet handed out (its whole length
+    /// before the first [`next_object`](Self::next_object)), reference
+    /// objects among them included.
+    pub fn remaining(&self) -> u64 {
+        self.end.0.saturating_sub(self.at.0)
+    }
+
     /// The next object's bytes, its kind byte first (tracepoints, footers
     /// and reference objects, as they lie in the stream); `None` past the
     /// subtree's end. A malformed object is the decoder's error.

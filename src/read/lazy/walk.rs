@@ -54,6 +54,20 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// What a [`Visit`] walk with `detail` reads: leaves skipped to their
+    /// headers (a container walk) unless it asks for their bodies.
+    fn visit(detail: VisitDetail, max_depth: Option<usize>) -> Self {
+        Plan {
+            detail: if detail.leaf_bodies {
+                WalkDetail::Full
+            } else {
+                WalkDetail::Containers
+            },
+            max_depth,
+            child_counts: detail.child_counts,
+        }
+    }
+
     /// Every node, at `detail`, no child counts.
     pub(super) fn all(detail: WalkDetail) -> Self {
         Plan {
@@ -86,6 +100,26 @@ impl Stretch {
             depth: 0,
             one: false,
         }
+    }
+}
+
+/// What a walk does after a node its visitor saw (a visitor's `bool`:
+/// go on, or stop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// On in pre-order.
+    Go,
+    /// The walk ends.
+    Stop,
+    /// The rest of the container at this depth on the path to the node
+    /// (the node itself, at its own depth) is left unread: the walk goes on
+    /// after it. A depth outside the path is ignored.
+    Leave(usize),
+}
+
+impl From<bool> for Flow {
+    fn from(go: bool) -> Self {
+        if go { Flow::Go } else { Flow::Stop }
     }
 }
 
@@ -184,15 +218,16 @@ impl LazyTraceReader {
     /// Generic over `f` so that each caller's loop is compiled with its
     /// visitor inlined: a header walk costs little more than skipping.
     #[inline]
-    pub(super) fn walk_range<F>(&self, stretch: Stretch, plan: Plan, f: &mut F) -> Result<bool>
+    pub(super) fn walk_range<F, W>(&self, stretch: Stretch, plan: Plan, f: &mut F) -> Result<bool>
     where
-        F: FnMut(Walked<'_, '_>) -> Result<bool>,
+        F: FnMut(Walked<'_, '_>) -> Result<W>,
+        W: Into<Flow>,
     {
         match plan.detail {
-            WalkDetail::Headers => self.walk_loop::<F, HEADERS>(stretch, plan, f),
-            WalkDetail::Full => self.walk_loop::<F, FULL>(stretch, plan, f),
-            WalkDetail::Containers => self.walk_loop::<F, CONTAINERS>(stretch, plan, f),
-            WalkDetail::Names => self.walk_loop::<F, NAMES>(stretch, plan, f),
+            WalkDetail::Headers => self.walk_loop::<F, W, HEADERS>(stretch, plan, f),
+            WalkDetail::Full => self.walk_loop::<F, W, FULL>(stretch, plan, f),
+            WalkDetail::Containers => self.walk_loop::<F, W, CONTAINERS>(stretch, plan, f),
+            WalkDetail::Names => self.walk_loop::<F, W, NAMES>(stretch, plan, f),
         }
     }
 
@@ -202,14 +237,15 @@ impl LazyTraceReader {
     // Long: the walks' hot loop, kept whole so each visitor compiles to one
     // specialized loop.
     #[inline]
-    fn walk_loop<F, const DETAIL: u8>(
+    fn walk_loop<F, W, const DETAIL: u8>(
         &self,
         stretch: Stretch,
         plan: Plan,
         f: &mut F,
     ) -> Result<bool>
     where
-        F: FnMut(Walked<'_, '_>) -> Result<bool>,
+        F: FnMut(Walked<'_, '_>) -> Result<W>,
+        W: Into<Flow>,
     {
         let Stretch {
             slot,
@@ -359,7 +395,8 @@ impl LazyTraceReader {
                 footer: footer.as_ref().map(|(footer, _)| footer),
                 name,
             };
-            if !f(Walked::Node(&walked, children))? {
+            let flow = f(Walked::Node(&walked, children))?.into();
+            if flow == Flow::Stop {
                 return Ok(false);
             }
             // A call's arguments' memory serves the next call's.
@@ -372,17 +409,30 @@ impl LazyTraceReader {
                 spare_arguments = std::mem::take(arguments);
                 spare_arguments.clear();
             }
+            if let Flow::Leave(to) = flow
+                && to >= depth
+                && to < level
+            {
+                // An open container's rest: the pop above reads its footer.
+                open.truncate(to - depth + 1);
+                at = open.last().map_or(at + len, |top| top.content.end);
+                continue;
+            }
             let Some(content) = content else {
                 at = at + len;
                 continue;
             };
-            if plan.max_depth.is_some_and(|max| level >= max) {
+            if flow == Flow::Leave(level) {
+                at = content.end;
+            } else if plan.max_depth.is_some_and(|max| level >= max) {
                 let count = self.count_children(slot, content, scan.hint)?;
                 if count > 0
-                    && !f(Walked::Folded {
+                    && f(Walked::Folded {
                         count,
                         depth: level + 1,
                     })?
+                    .into()
+                        == Flow::Stop
                 {
                     return Ok(false);
                 }
@@ -569,18 +619,22 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        for root in roots {
-            let slot = root.slot as usize;
-            let stretch = Stretch {
-                slot,
-                from: root.at,
-                end: self.stream(slot).len(),
-                depth: 0,
-                one: true,
-            };
-            self.visit_stretch(stretch, max_depth, detail, f)?;
+        for &root in roots {
+            self.visit_stretch(self.root_stretch(root), max_depth, detail, f)?;
         }
         Ok(())
+    }
+
+    /// The stretch of `root`'s subtree alone.
+    fn root_stretch(&self, root: LazyNode) -> Stretch {
+        let slot = root.slot as usize;
+        Stretch {
+            slot,
+            from: root.at,
+            end: self.stream(slot).len(),
+            depth: 0,
+            one: true,
+        }
     }
 
     /// A walk of `stretch`, each step handed to a [`Visit`] visitor: leaves
@@ -593,19 +647,35 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let plan = Plan {
-            detail: if detail.leaf_bodies {
-                WalkDetail::Full
-            } else {
-                WalkDetail::Containers
-            },
-            max_depth,
-            child_counts: detail.child_counts,
-        };
+        let plan = Plan::visit(detail, max_depth);
         self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
             visit_walked(step, f)?;
             Ok(true)
         })?;
+        Ok(())
+    }
+}
+
+impl LazyTraceReader {
+    /// Walks each root's subtree as
+    /// [`walk_visit_roots`](Self::walk_visit_roots) does, `f` saying after
+    /// each node whether to leave the rest of a container unread.
+    pub(crate) fn walk_visit_roots_leaving(
+        &self,
+        roots: &[LazyNode],
+        detail: VisitDetail,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<Flow>,
+    ) -> Result<()> {
+        let plan = Plan::visit(detail, None);
+        for &root in roots {
+            let stretch = self.root_stretch(root);
+            let walked = self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
+                visit_walked(step, f)
+            })?;
+            if !walked {
+                break;
+            }
+        }
         Ok(())
     }
 }
@@ -726,10 +796,10 @@ impl LazyTraceReader {
 }
 
 /// Hands one step of a full walk to a [`Visit`] visitor.
-fn visit_walked(
+fn visit_walked<R>(
     step: Walked<'_, '_>,
-    f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
-) -> Result<()> {
+    f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<R>,
+) -> Result<R> {
     match step {
         // A full walk decodes every tracepoint, a container walk every
         // container: what it did not decode is a leaf.

@@ -38,7 +38,7 @@ use crate::common::{CodeLocationId, ThreadId};
 use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
-use crate::read::{Visit, VisitDetail};
+use crate::read::{RawSubtree, Visit, VisitDetail};
 use crate::tree::TraceTree;
 
 use calls::{Call, names_of};
@@ -283,6 +283,13 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
             children.push(child)
         })?;
         Ok(super::page_of(children, from, count))
+    }
+
+    /// The raw subtree of the node it shows: the view decides a node's
+    /// descendants from that subtree's content alone (each raw child by
+    /// itself and its own children, the peeked slots from the list).
+    fn subtree_source(&self, node: Self::Node) -> Result<Option<RawSubtree<'_>>> {
+        self.inner.subtree_source(node.inner)
     }
 
     /// Streams each root's raw subtree through the inner reader's walk,
