@@ -1,7 +1,7 @@
 //! The load: the index rebuild's discovery and stitch find the blocks and
-//! list their tracepoints and footers, window by window; each window's
-//! blocks are turned into node records in parallel, then the children's
-//! ranges are laid out (see the [module docs](super)).
+//! write their node records, numbered in each block, window by window;
+//! each window's records are renumbered into the trace's in parallel, then
+//! the children's ranges are laid out (see the [module docs](super)).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -16,7 +16,7 @@ use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, Object, check_file_header};
 use crate::model::TracepointType;
-use crate::read::rebuild::{NodeBlock, NodeEntry, node_windows};
+use crate::read::rebuild::{NodeBlock, node_windows};
 use crate::storage::TraceBytes;
 
 /// A thread's roots and blocks.
@@ -239,62 +239,67 @@ impl Pass<'_> {
     }
 }
 
-/// Fills a block's node records (`part`: one per tracepoint, in order):
-/// a node's parent is the innermost container open before it, in the
-/// block or else among the containers its thread had open at the block's
-/// start, whose children and footers are left to the caller.
+/// Fills a block's node records (`part`: one per tracepoint, in order)
+/// from those the discovery wrote, numbered in the block: a parent in the
+/// block gets its number in the trace; one among the containers its thread
+/// had open at the block's start is looked up, its children and footers
+/// left to the caller; without one, the node is a root.
 fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
     let first = block.first_node;
     let first_part = first as usize / PREFIX_PART;
     let parts = (first as usize + part.len()).div_ceil(PREFIX_PART) - first_part;
     let mut leftovers = Leftovers {
         outer_children: vec![0; block.outer_parents.len()],
-        part_children: vec![0; parts],
         ..Leftovers::default()
     };
-    // The block's open containers (their index in `part`), innermost last.
-    let mut open: Vec<u32> = Vec::new();
-    // Containers of the thread's earlier blocks closed so far.
-    let mut closed = 0usize;
-    let mut next = 0usize;
-    for entry in block.entries() {
-        match entry {
-            NodeEntry::Tracepoint(offset, tracepoint_type) => {
-                let id = first + next as u64;
-                let parent = match open.last() {
-                    Some(&local) => {
-                        part[local as usize].children += 1;
-                        let parent = first + u64::from(local);
-                        leftovers.part_children[parent as usize / PREFIX_PART - first_part] += 1;
-                        parent
-                    }
-                    None => match block.outer_parents.get(closed) {
-                        Some(&outer) => {
-                            leftovers.outer_children[closed] += 1;
-                            outer
-                        }
-                        None => {
-                            leftovers.roots.push(NodeId(id as u32));
-                            u64::from(NO_PARENT)
-                        }
-                    },
-                };
-                part[next] = Slot::new(offset, tracepoint_type, parent as u32);
-                leftovers.by_type[tracepoint_type as usize] += 1;
-                if tracepoint_type.is_container() {
-                    open.push(next as u32);
-                }
-                next += 1;
+    debug_assert_eq!(block.nodes.len(), part.len());
+    // Below `u32::MAX` nodes (`Pass::max_nodes`): the sums fit.
+    let (local, base) = (block.tracepoints, first as u32);
+    // A parent outside the block: rare (at the block's top level).
+    let mut outside = |next: usize, parent: u32| -> u32 {
+        let closed = (u32::MAX - parent) as usize;
+        match block.outer_parents.get(closed) {
+            Some(&outer) => {
+                leftovers.outer_children[closed] += 1;
+                outer as u32
             }
-            NodeEntry::Footer(offset) => match open.pop() {
-                Some(local) => part[local as usize].set_footer(offset),
-                None => {
-                    if let Some(&outer) = block.outer_parents.get(closed) {
-                        leftovers.outer_footers.push((outer, offset));
-                    }
-                    closed += 1;
-                }
-            },
+            None => {
+                leftovers.roots.push(NodeId(base + next as u32));
+                NO_PARENT
+            }
+        }
+    };
+    let mut by_type: TypeCounts = [0; TracepointType::ALL.len()];
+    // The nodes part by part of the prefix sum, each part's children summed.
+    let mut part_children = vec![0; parts];
+    let mut next = 0usize;
+    for sum in part_children.iter_mut() {
+        let until = (((first as usize + next) / PREFIX_PART + 1) * PREFIX_PART - first as usize)
+            .min(part.len());
+        let mut children = 0u32;
+        for (node, slot) in block.nodes[next..until].iter().zip(&mut part[next..until]) {
+            let mut node = *node;
+            node.parent = if node.parent < local {
+                node.parent + base
+            } else {
+                outside(next, node.parent)
+            };
+            if let Some(count) = by_type.get_mut((node.type_and_footer >> 56) as usize) {
+                *count += 1;
+            }
+            children += node.children;
+            *slot = node;
+            next += 1;
+        }
+        *sum += children;
+    }
+    leftovers.by_type = by_type;
+    leftovers.part_children = part_children;
+    for (closed, &footer) in block.outer_footers.iter().enumerate() {
+        if let Some(&outer) = block.outer_parents.get(closed) {
+            leftovers
+                .outer_footers
+                .push((outer, PhysicalOffset(footer)));
         }
     }
     leftovers

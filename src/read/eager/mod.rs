@@ -18,11 +18,12 @@
 //! **The load** is the index rebuild's discovery and stitch
 //! ([`rebuild`](crate::read::rebuild)): blocks found in parallel (they carry
 //! no lengths), accepted and refused as decoding does (every block before
-//! an undecodable one is kept), their tracepoints and footers listed and
-//! numbered in file order (a thread's in pre-order), each block told which
-//! containers its thread had open at its start. Window by window, the
-//! blocks' node records are filled in parallel (a node's parent is the
-//! innermost container open before it); what a block adds to containers
+//! an undecodable one is kept), their tracepoints numbered in file order (a
+//! thread's in pre-order), each block told which containers its thread had
+//! open at its start. The discovery writes a block's node records as it
+//! skips its objects (parent: the innermost container open before it),
+//! numbered in the block; window by window, the loader copies them into
+//! the trace's in parallel, renumbered; what a block adds to containers
 //! outside it (children, footers, noting what they had before) is applied
 //! after, in file order, with its reference objects. A prefix sum in parts
 //! turns the counts into ranges of the flat array; the blocks then place
@@ -47,6 +48,7 @@ use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind, TraceContext};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::read::rebuild::Slot;
 use crate::storage::packed::PackedTrace;
 use crate::storage::{FileAccess, TraceBytes};
 
@@ -78,58 +80,6 @@ pub const BYTES_PER_NODE: u64 =
 /// trace's node count before loading it (generated and recorded traces
 /// average 30 to 40 bytes).
 pub const ESTIMATED_TRACEPOINT_LEN: u64 = 32;
-
-/// One node's record: offsets into the data and ranges into the children.
-#[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
-struct Slot {
-    /// The tracepoint's kind byte ([`Slot::tracepoint`]).
-    offset: u64,
-    /// The tracepoint's type (the top byte) and its footer's offset (the
-    /// other 56 bits; 0, the file header's, for none).
-    type_and_footer: u64,
-    /// The parent's index; [`NO_PARENT`] for a root.
-    parent: u32,
-    /// The start of its children in the flat array (their count while
-    /// loading).
-    children: u32,
-}
-
-/// The bits of [`Slot::type_and_footer`] that hold the footer's offset.
-const FOOTER_BITS: u64 = (1 << 56) - 1;
-
-impl Slot {
-    /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
-    /// (below 2^56), with no footer or children yet.
-    fn new(tracepoint: PhysicalOffset, tracepoint_type: TracepointType, parent: u32) -> Slot {
-        Slot {
-            offset: tracepoint.0,
-            type_and_footer: (tracepoint_type as u64) << 56,
-            parent,
-            children: 0,
-        }
-    }
-
-    /// Where the tracepoint starts.
-    fn tracepoint(&self) -> PhysicalOffset {
-        PhysicalOffset(self.offset)
-    }
-
-    /// The tracepoint's type.
-    fn tracepoint_type(&self) -> TracepointType {
-        TracepointType::ALL[(self.type_and_footer >> 56) as usize]
-    }
-
-    /// Where the footer starts.
-    fn footer(&self) -> Option<PhysicalOffset> {
-        let at = self.type_and_footer & FOOTER_BITS;
-        (at != 0).then_some(PhysicalOffset(at))
-    }
-
-    /// Records the footer at `at` (below 2^56).
-    fn set_footer(&mut self, at: PhysicalOffset) {
-        self.type_and_footer |= at.0 & FOOTER_BITS;
-    }
-}
 
 /// [`Slot::parent`] of a thread's top-level tracepoints.
 const NO_PARENT: u32 = u32::MAX;
