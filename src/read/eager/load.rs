@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::{
     BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerThread, EagerTrace, NO_PARENT,
-    NodeId, Slot, TypeCounts,
+    NodeId, OFFSET_BITS, Slot, TypeCounts,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
@@ -34,6 +34,8 @@ struct Leftovers {
     outer_children: Vec<u32>,
     /// Footers of those containers: node number, footer offset.
     outer_footers: Vec<(u64, PhysicalOffset)>,
+    /// Footers of the block's own nodes too far for their records.
+    far_footers: Vec<(u32, u64)>,
     roots: Vec<NodeId>,
     /// The block's tracepoints by type.
     by_type: TypeCounts,
@@ -66,6 +68,8 @@ struct Pass<'a> {
     /// The nodes' children counted per part of [`PREFIX_PART`] nodes as
     /// they are added: the parts' sums of the prefix sum.
     part_children: Vec<u32>,
+    /// Footers too far for their records (see [`EagerTrace::far_footers`]).
+    far_footers: Vec<(u32, u64)>,
     /// The most nodes the memory budget leaves room for.
     max_nodes: u64,
     budget: Option<u64>,
@@ -87,6 +91,14 @@ pub(super) fn load_estimating(
     let bytes = data.as_slice();
     check_file_header(bytes, DATA_MAGIC)?;
     let data_len = data.len();
+    // The records' offsets (`Slot`).
+    if data_len >> OFFSET_BITS != 0 {
+        return Err(Error::limit(
+            "bytes of data for the eager loader (read the trace with the lazy reader)",
+            data_len,
+            (1u64 << OFFSET_BITS) - 1,
+        ));
+    }
     if let Some(budget) = options.memory_budget.filter(|_| estimate) {
         let needed = EagerTrace::estimated_memory(data_len);
         if needed > budget {
@@ -111,6 +123,7 @@ pub(super) fn load_estimating(
         threads: FxHashMap::default(),
         by_type: [0; TracepointType::ALL.len()],
         part_children: Vec::new(),
+        far_footers: Vec::new(),
         max_nodes,
         budget: options.memory_budget,
     };
@@ -133,10 +146,13 @@ pub(super) fn load_estimating(
     part_children.resize(slots.len().div_ceil(PREFIX_PART), 0);
     let children = children_ranges(&mut slots, &part_children, &pass.blocks)?;
     let by_type = pass.by_type;
+    let mut far_footers = pass.far_footers;
+    far_footers.sort_unstable();
     Ok(EagerTrace {
         context: pass.context.build(data),
         threads,
         slots,
+        far_footers,
         children,
         report,
         by_type,
@@ -203,8 +219,11 @@ impl Pass<'_> {
                 outer,
             });
             for (node, footer) in leftovers.outer_footers {
-                self.slots[node as usize].set_footer(footer);
+                if !self.slots[node as usize].set_footer(footer) {
+                    self.far_footers.push((node as u32, footer.0));
+                }
             }
+            self.far_footers.extend(leftovers.far_footers);
             let thread = self.threads.entry(block.thread).or_default();
             thread.blocks += 1;
             thread.roots.extend(leftovers.roots);
@@ -270,6 +289,7 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
         }
     };
     let mut by_type: TypeCounts = [0; TracepointType::ALL.len()];
+    let mut far_footers = Vec::new();
     // The nodes part by part of the prefix sum, each part's children summed.
     let mut part_children = vec![0; parts];
     let mut next = 0usize;
@@ -278,23 +298,28 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
             .min(part.len());
         let mut children = 0u32;
         for (node, slot) in block.nodes[next..until].iter().zip(&mut part[next..until]) {
-            let mut node = *node;
-            node.parent = if node.parent < local {
+            let parent = if node.parent < local {
                 node.parent + base
             } else {
                 outside(next, node.parent)
             };
-            if let Some(count) = by_type.get_mut((node.type_and_footer >> 56) as usize) {
-                *count += 1;
-            }
+            let tracepoint_type = node.tracepoint_type();
+            by_type[tracepoint_type as usize] += 1;
+            *slot = Slot::new(node.tracepoint(), tracepoint_type, parent);
+            slot.children = node.children;
             children += node.children;
-            *slot = node;
+            if let Some(footer) = node.footer()
+                && !slot.set_footer(footer)
+            {
+                far_footers.push((base + next as u32, footer.0));
+            }
             next += 1;
         }
         *sum += children;
     }
     leftovers.by_type = by_type;
     leftovers.part_children = part_children;
+    leftovers.far_footers = far_footers;
     for (closed, &footer) in block.outer_footers.iter().enumerate() {
         if let Some(&outer) = block.outer_parents.get(closed) {
             leftovers

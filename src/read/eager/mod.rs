@@ -7,9 +7,10 @@
 //! dropped in a [`LoadReport`].
 //!
 //! **The data is the arena.** The loaded trace keeps the data file's bytes
-//! (the [`TraceBytes`] its context holds) and, per tracepoint, one 24-byte
-//! record: where it starts, where its footer starts (0 for none), its
-//! parent, and where its children begin in one flat array of node ids.
+//! (the [`TraceBytes`] its context holds) and, per tracepoint, one 16-byte
+//! record: where it starts, its type, how far its footer is (the few far
+//! ones kept aside), its parent, and where its children begin in one flat
+//! array of node ids.
 //! [`EagerNode`] is a view; its [`tracepoint`](EagerNode::tracepoint) and
 //! [`footer`](EagerNode::footer) are decoded on demand by the format's one
 //! decoder ([`Object::decode`](crate::format::Object::decode)). A load
@@ -48,7 +49,6 @@ use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind, TraceContext};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
-use crate::read::rebuild::Slot;
 use crate::storage::packed::PackedTrace;
 use crate::storage::{FileAccess, TraceBytes};
 
@@ -72,9 +72,72 @@ pub use report::LoadReport;
 pub struct NodeId(pub u32);
 
 /// Bytes a loaded trace holds per tracepoint beside the data: its record
-/// (24) and its place in the flat children array (4).
+/// (16) and its place in the flat children array (4).
 pub const BYTES_PER_NODE: u64 =
     (std::mem::size_of::<Slot>() + std::mem::size_of::<NodeId>()) as u64;
+
+/// One node's record: where its tracepoint and footer start, its type, its
+/// parent, and its children's range.
+#[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
+struct Slot {
+    /// The tracepoint's offset (the low [`OFFSET_BITS`]), its type (the next
+    /// 4 bits) and its footer's distance from the tracepoint (the top 20: 0
+    /// for none, [`FAR`] for one in [`EagerTrace::far_footers`]).
+    packed: u64,
+    /// The parent's index; [`NO_PARENT`] for a root.
+    parent: u32,
+    /// The start of its children in the flat array (their count while
+    /// loading).
+    children: u32,
+}
+
+/// Bits of a tracepoint's offset in a [`Slot`]: the eager loader reads data
+/// files below 2^40 bytes (1 TiB).
+const OFFSET_BITS: u32 = 40;
+/// Where a [`Slot`]'s footer distance starts.
+const DISTANCE_SHIFT: u32 = OFFSET_BITS + 4;
+/// The footer distance of a [`Slot`] whose footer is kept aside.
+const FAR: u64 = (1 << (64 - DISTANCE_SHIFT)) - 1;
+
+impl Slot {
+    /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
+    /// (below 2^[`OFFSET_BITS`]), with no footer or children yet.
+    #[inline(always)]
+    fn new(tracepoint: PhysicalOffset, tracepoint_type: TracepointType, parent: u32) -> Slot {
+        Slot {
+            packed: tracepoint.0 | (tracepoint_type as u64) << OFFSET_BITS,
+            parent,
+            children: 0,
+        }
+    }
+
+    /// Where the tracepoint starts.
+    fn tracepoint(&self) -> PhysicalOffset {
+        PhysicalOffset(self.packed & ((1 << OFFSET_BITS) - 1))
+    }
+
+    /// The tracepoint's type.
+    fn tracepoint_type(&self) -> TracepointType {
+        TracepointType::ALL[(self.packed >> OFFSET_BITS & 0xF) as usize]
+    }
+
+    /// The footer's distance from the tracepoint: 0 for none, [`FAR`] for
+    /// one kept aside.
+    fn footer_distance(&self) -> u64 {
+        self.packed >> DISTANCE_SHIFT
+    }
+
+    /// Records the footer at `at` (after the tracepoint); false when it is
+    /// too far to be kept in the record (it is then marked [`FAR`], and
+    /// the caller keeps it aside).
+    #[inline(always)]
+    fn set_footer(&mut self, at: PhysicalOffset) -> bool {
+        let distance = at.0 - self.tracepoint().0;
+        let near = distance < FAR;
+        self.packed |= if near { distance } else { FAR } << DISTANCE_SHIFT;
+        near
+    }
+}
 
 /// The tracepoint length [`EagerTrace::open_with`] assumes to estimate a
 /// trace's node count before loading it (generated and recorded traces
@@ -168,7 +231,7 @@ impl<'a> EagerNode<'a> {
 
     /// The footer, or why it no longer decodes.
     pub fn try_footer(&self) -> Result<Option<Footer<'a>>> {
-        let Some(at) = self.slot.footer() else {
+        let Some(at) = self.trace.footer_of(self.id, &self.slot) else {
             return Ok(None);
         };
         match self
@@ -192,7 +255,7 @@ impl<'a> EagerNode<'a> {
 
     /// Whether this is a container whose footer was never written.
     pub fn is_unfinished(&self) -> bool {
-        self.slot.footer().is_none() && self.slot.tracepoint_type().is_container()
+        self.slot.footer_distance() == 0 && self.slot.tracepoint_type().is_container()
     }
 }
 
@@ -225,6 +288,9 @@ pub struct EagerTrace {
     context: TraceContext,
     threads: Vec<EagerThread>,
     slots: Vec<Slot>,
+    /// The footers too far from their tracepoints for their records:
+    /// node, footer offset, ascending by node.
+    far_footers: Vec<(u32, u64)>,
     /// The children's [`NodeId`]s, each node's in a range.
     children: Vec<u32>,
     report: LoadReport,
@@ -347,6 +413,19 @@ impl EagerTrace {
     /// What the load dropped or found missing.
     pub fn report(&self) -> &LoadReport {
         &self.report
+    }
+
+    /// Where the footer of node `id` (record `slot`) starts.
+    fn footer_of(&self, id: NodeId, slot: &Slot) -> Option<PhysicalOffset> {
+        match slot.footer_distance() {
+            0 => None,
+            FAR => {
+                let far = &self.far_footers;
+                let at = far.binary_search_by_key(&id.0, |&(node, _)| node).ok()?;
+                Some(PhysicalOffset(far[at].1))
+            }
+            distance => Some(PhysicalOffset(slot.tracepoint().0 + distance)),
+        }
     }
 
     /// Decodes the object at `at` (`container`: the type a footer closes).

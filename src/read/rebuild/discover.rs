@@ -1,7 +1,7 @@
 //! Discovery: each chunk of the data file summarized on its own, from a
 //! guessed first block (steps 1 and 2 of the module above).
 
-use super::nodes::{Slot, outer_parent};
+use super::nodes::{NodeRecord, outer_parent};
 use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::object::peek_kind_and_id;
@@ -35,7 +35,7 @@ pub(super) struct Summaries {
     pub(super) collect_nodes: bool,
     /// With `collect_nodes`, each block's tracepoints' records in file
     /// order, numbered in the block (see [`NodeBlock::nodes`](super::NodeBlock)).
-    pub(super) nodes: Vec<Slot>,
+    pub(super) nodes: Vec<NodeRecord>,
     /// With `collect_nodes`, the offset of each footer of `outers`.
     pub(super) outer_footers: Vec<u64>,
 }
@@ -338,7 +338,7 @@ pub(super) fn summarize(
                         };
                         let offset = PhysicalOffset((position - len) as u64);
                         out.nodes
-                            .push(Slot::new(offset, header.tracepoint_type, parent));
+                            .push(NodeRecord::new(offset, header.tracepoint_type, parent));
                     }
                     if header.tracepoint_type.is_container() {
                         local.push((

@@ -12,27 +12,26 @@ use crate::error::Result;
 use crate::format::IndexCell;
 use crate::model::TracepointType;
 
-/// One node's record, the eager loader's: offsets into the data and its
-/// parent and children. Discovery writes a block's records with local
-/// numbers ([`NodeBlock::nodes`]); the loader makes them the trace's.
-#[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
-pub(crate) struct Slot {
-    /// The tracepoint's kind byte ([`Slot::tracepoint`]).
+/// One node's record as the discovery writes it, with numbers local to its
+/// block ([`NodeBlock::nodes`]): offsets into the data, its parent and its
+/// children. The eager loader packs it into its own record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NodeRecord {
+    /// The tracepoint's kind byte ([`NodeRecord::tracepoint`]).
     pub(crate) offset: u64,
     /// The tracepoint's type (the top byte) and its footer's offset (the
     /// other 56 bits; 0, the file header's, for none).
     pub(crate) type_and_footer: u64,
     /// The parent's index.
     pub(crate) parent: u32,
-    /// The start of its children in the flat array (their count while
-    /// loading).
+    /// Its children in the block.
     pub(crate) children: u32,
 }
 
-/// The bits of [`Slot::type_and_footer`] that hold the footer's offset.
+/// The bits of [`NodeRecord::type_and_footer`] that hold the footer's offset.
 const FOOTER_BITS: u64 = (1 << 56) - 1;
 
-impl Slot {
+impl NodeRecord {
     /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
     /// (below 2^56), with no footer or children yet.
     #[inline(always)]
@@ -40,8 +39,8 @@ impl Slot {
         tracepoint: PhysicalOffset,
         tracepoint_type: TracepointType,
         parent: u32,
-    ) -> Slot {
-        Slot {
+    ) -> NodeRecord {
+        NodeRecord {
             offset: tracepoint.0,
             type_and_footer: (tracepoint_type as u64) << 56,
             parent,
@@ -72,7 +71,7 @@ impl Slot {
     }
 }
 
-/// A block-local [`Slot::parent`] for the `closed`-th container of the
+/// A block-local [`NodeRecord::parent`] for the `closed`-th container of the
 /// thread's earlier blocks (0: the innermost open at the block's start):
 /// counted down from `u32::MAX`, above any local number.
 #[inline(always)]
@@ -95,7 +94,7 @@ pub(crate) struct NodeBlock<'w> {
     /// tracepoints, another is an [`outer_parent`]; `children` counts the
     /// children in the block; a footer is set if the block closes the
     /// container.
-    pub(crate) nodes: &'w [Slot],
+    pub(crate) nodes: &'w [NodeRecord],
     /// Where the footers of the containers of [`outer_parents`](Self::outer_parents)
     /// that the block closes start, innermost first.
     pub(crate) outer_footers: &'w [u64],
