@@ -233,9 +233,26 @@ pub(super) fn summarize_speculatively(
 
 /// Summarizes the block at `at` into `out`, given what is known of the
 /// containers its thread left open.
+pub(super) fn summarize(
+    data: &[u8],
+    at: PhysicalOffset,
+    outer: Outer<'_>,
+    out: &mut Summaries,
+) -> std::result::Result<Step, DecodeError> {
+    // Compiled once per case, so that an index rebuild's loop carries no
+    // node records' code.
+    if out.collect_nodes {
+        summarize_block::<true>(data, at, outer, out)
+    } else {
+        summarize_block::<false>(data, at, outer, out)
+    }
+}
+
+/// [`summarize`], writing node records when `COLLECT_NODES` (which
+/// `out.collect_nodes` says).
 // Long: the per-object loop of the rebuild's hot path, one match over
 // object kinds sharing the block's running state.
-pub(super) fn summarize(
+fn summarize_block<const COLLECT_NODES: bool>(
     data: &[u8],
     at: PhysicalOffset,
     mut outer: Outer<'_>,
@@ -265,7 +282,7 @@ pub(super) fn summarize(
         Err(error) => return Err(error),
     };
     let [cells_from, outers_from, _, nodes_from] = out.lengths();
-    let collect_nodes = out.collect_nodes;
+    let collect_nodes = COLLECT_NODES;
     let mut tracepoints = 0u32;
     // The block's own cell; its end is known at its `BLOCK_END`.
     out.cells.push(IndexCell::Block {
