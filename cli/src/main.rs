@@ -103,8 +103,8 @@ pub struct StrictFlag {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct BudgetFlag {
     /// With `--eager`: the most memory the load may take (`2GB`; units are
-    /// powers of 1024). It needs the data plus 28 bytes per tracepoint
-    /// (estimated as 1.9x the data before loading); over the budget it
+    /// powers of 1024). It needs the data plus 20 bytes per tracepoint
+    /// (estimated as 1.6x the data before loading); over the budget it
     /// fails before reading and names the lazy reader (drop `--eager`).
     /// Default: the memory available when the command starts.
     #[arg(long, value_name = "SIZE", value_parser = tracetree::generate::parse_size)]

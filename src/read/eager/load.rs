@@ -1,7 +1,7 @@
 //! The load: the index rebuild's discovery and stitch find the blocks and
-//! list their tracepoints and footers, window by window; each window's
-//! blocks are turned into node records in parallel, then the children's
-//! ranges are laid out (see the [module docs](super)).
+//! write their node records, numbered in each block, window by window;
+//! each window's records are renumbered into the trace's in parallel, then
+//! the children's ranges are laid out (see the [module docs](super)).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -10,13 +10,13 @@ use rustc_hash::FxHashMap;
 
 use super::{
     BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerThread, EagerTrace, NO_PARENT,
-    NodeId, Slot, TypeCounts,
+    NodeId, OFFSET_BITS, Slot, TypeCounts,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, Object, check_file_header};
 use crate::model::TracepointType;
-use crate::read::rebuild::{NodeBlock, NodeEntry, node_windows};
+use crate::read::rebuild::{NodeBlock, node_windows};
 use crate::storage::TraceBytes;
 
 /// A thread's roots and blocks.
@@ -34,6 +34,8 @@ struct Leftovers {
     outer_children: Vec<u32>,
     /// Footers of those containers: node number, footer offset.
     outer_footers: Vec<(u64, PhysicalOffset)>,
+    /// Footers of the block's own nodes too far for their records.
+    far_footers: Vec<(u32, u64)>,
     roots: Vec<NodeId>,
     /// The block's tracepoints by type.
     by_type: TypeCounts,
@@ -66,6 +68,8 @@ struct Pass<'a> {
     /// The nodes' children counted per part of [`PREFIX_PART`] nodes as
     /// they are added: the parts' sums of the prefix sum.
     part_children: Vec<u32>,
+    /// Footers too far for their records (see [`EagerTrace::far_footers`]).
+    far_footers: Vec<(u32, u64)>,
     /// The most nodes the memory budget leaves room for.
     max_nodes: u64,
     budget: Option<u64>,
@@ -87,6 +91,14 @@ pub(super) fn load_estimating(
     let bytes = data.as_slice();
     check_file_header(bytes, DATA_MAGIC)?;
     let data_len = data.len();
+    // The records' offsets (`Slot`).
+    if data_len >> OFFSET_BITS != 0 {
+        return Err(Error::limit(
+            "bytes of data for the eager loader (read the trace with the lazy reader)",
+            data_len,
+            (1u64 << OFFSET_BITS) - 1,
+        ));
+    }
     if let Some(budget) = options.memory_budget.filter(|_| estimate) {
         let needed = EagerTrace::estimated_memory(data_len);
         if needed > budget {
@@ -111,6 +123,7 @@ pub(super) fn load_estimating(
         threads: FxHashMap::default(),
         by_type: [0; TracepointType::ALL.len()],
         part_children: Vec::new(),
+        far_footers: Vec::new(),
         max_nodes,
         budget: options.memory_budget,
     };
@@ -133,10 +146,13 @@ pub(super) fn load_estimating(
     part_children.resize(slots.len().div_ceil(PREFIX_PART), 0);
     let children = children_ranges(&mut slots, &part_children, &pass.blocks)?;
     let by_type = pass.by_type;
+    let mut far_footers = pass.far_footers;
+    far_footers.sort_unstable();
     Ok(EagerTrace {
         context: pass.context.build(data),
         threads,
         slots,
+        far_footers,
         children,
         report,
         by_type,
@@ -203,8 +219,11 @@ impl Pass<'_> {
                 outer,
             });
             for (node, footer) in leftovers.outer_footers {
-                self.slots[node as usize].set_footer(footer);
+                if !self.slots[node as usize].set_footer(footer) {
+                    self.far_footers.push((node as u32, footer.0));
+                }
             }
+            self.far_footers.extend(leftovers.far_footers);
             let thread = self.threads.entry(block.thread).or_default();
             thread.blocks += 1;
             thread.roots.extend(leftovers.roots);
@@ -239,62 +258,73 @@ impl Pass<'_> {
     }
 }
 
-/// Fills a block's node records (`part`: one per tracepoint, in order):
-/// a node's parent is the innermost container open before it, in the
-/// block or else among the containers its thread had open at the block's
-/// start, whose children and footers are left to the caller.
+/// Fills a block's node records (`part`: one per tracepoint, in order)
+/// from those the discovery wrote, numbered in the block: a parent in the
+/// block gets its number in the trace; one among the containers its thread
+/// had open at the block's start is looked up, its children and footers
+/// left to the caller; without one, the node is a root.
 fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
     let first = block.first_node;
     let first_part = first as usize / PREFIX_PART;
     let parts = (first as usize + part.len()).div_ceil(PREFIX_PART) - first_part;
     let mut leftovers = Leftovers {
         outer_children: vec![0; block.outer_parents.len()],
-        part_children: vec![0; parts],
         ..Leftovers::default()
     };
-    // The block's open containers (their index in `part`), innermost last.
-    let mut open: Vec<u32> = Vec::new();
-    // Containers of the thread's earlier blocks closed so far.
-    let mut closed = 0usize;
-    let mut next = 0usize;
-    for entry in block.entries() {
-        match entry {
-            NodeEntry::Tracepoint(offset, tracepoint_type) => {
-                let id = first + next as u64;
-                let parent = match open.last() {
-                    Some(&local) => {
-                        part[local as usize].children += 1;
-                        let parent = first + u64::from(local);
-                        leftovers.part_children[parent as usize / PREFIX_PART - first_part] += 1;
-                        parent
-                    }
-                    None => match block.outer_parents.get(closed) {
-                        Some(&outer) => {
-                            leftovers.outer_children[closed] += 1;
-                            outer
-                        }
-                        None => {
-                            leftovers.roots.push(NodeId(id as u32));
-                            u64::from(NO_PARENT)
-                        }
-                    },
-                };
-                part[next] = Slot::new(offset, tracepoint_type, parent as u32);
-                leftovers.by_type[tracepoint_type as usize] += 1;
-                if tracepoint_type.is_container() {
-                    open.push(next as u32);
-                }
-                next += 1;
+    debug_assert_eq!(block.nodes.len(), part.len());
+    // Below `u32::MAX` nodes (`Pass::max_nodes`): the sums fit.
+    let (local, base) = (block.tracepoints, first as u32);
+    // A parent outside the block: rare (at the block's top level).
+    let mut outside = |next: usize, parent: u32| -> u32 {
+        let closed = (u32::MAX - parent) as usize;
+        match block.outer_parents.get(closed) {
+            Some(&outer) => {
+                leftovers.outer_children[closed] += 1;
+                outer as u32
             }
-            NodeEntry::Footer(offset) => match open.pop() {
-                Some(local) => part[local as usize].set_footer(offset),
-                None => {
-                    if let Some(&outer) = block.outer_parents.get(closed) {
-                        leftovers.outer_footers.push((outer, offset));
-                    }
-                    closed += 1;
-                }
-            },
+            None => {
+                leftovers.roots.push(NodeId(base + next as u32));
+                NO_PARENT
+            }
+        }
+    };
+    let mut by_type: TypeCounts = [0; TracepointType::ALL.len()];
+    let mut far_footers = Vec::new();
+    // The nodes part by part of the prefix sum, each part's children summed.
+    let mut part_children = vec![0; parts];
+    let mut next = 0usize;
+    for sum in part_children.iter_mut() {
+        let until = (((first as usize + next) / PREFIX_PART + 1) * PREFIX_PART - first as usize)
+            .min(part.len());
+        let mut children = 0u32;
+        for (node, slot) in block.nodes[next..until].iter().zip(&mut part[next..until]) {
+            let parent = if node.parent < local {
+                node.parent + base
+            } else {
+                outside(next, node.parent)
+            };
+            let tracepoint_type = node.tracepoint_type();
+            by_type[tracepoint_type as usize] += 1;
+            *slot = Slot::new(node.tracepoint(), tracepoint_type, parent);
+            slot.children = node.children;
+            children += node.children;
+            if let Some(footer) = node.footer()
+                && !slot.set_footer(footer)
+            {
+                far_footers.push((base + next as u32, footer.0));
+            }
+            next += 1;
+        }
+        *sum += children;
+    }
+    leftovers.by_type = by_type;
+    leftovers.part_children = part_children;
+    leftovers.far_footers = far_footers;
+    for (closed, &footer) in block.outer_footers.iter().enumerate() {
+        if let Some(&outer) = block.outer_parents.get(closed) {
+            leftovers
+                .outer_footers
+                .push((outer, PhysicalOffset(footer)));
         }
     }
     leftovers

@@ -7,9 +7,10 @@
 //! dropped in a [`LoadReport`].
 //!
 //! **The data is the arena.** The loaded trace keeps the data file's bytes
-//! (the [`TraceBytes`] its context holds) and, per tracepoint, one 24-byte
-//! record: where it starts, where its footer starts (0 for none), its
-//! parent, and where its children begin in one flat array of node ids.
+//! (the [`TraceBytes`] its context holds) and, per tracepoint, one 16-byte
+//! record: where it starts, its type, how far its footer is (the few far
+//! ones kept aside), its parent, and where its children begin in one flat
+//! array of node ids.
 //! [`EagerNode`] is a view; its [`tracepoint`](EagerNode::tracepoint) and
 //! [`footer`](EagerNode::footer) are decoded on demand by the format's one
 //! decoder ([`Object::decode`](crate::format::Object::decode)). A load
@@ -18,11 +19,12 @@
 //! **The load** is the index rebuild's discovery and stitch
 //! ([`rebuild`](crate::read::rebuild)): blocks found in parallel (they carry
 //! no lengths), accepted and refused as decoding does (every block before
-//! an undecodable one is kept), their tracepoints and footers listed and
-//! numbered in file order (a thread's in pre-order), each block told which
-//! containers its thread had open at its start. Window by window, the
-//! blocks' node records are filled in parallel (a node's parent is the
-//! innermost container open before it); what a block adds to containers
+//! an undecodable one is kept), their tracepoints numbered in file order (a
+//! thread's in pre-order), each block told which containers its thread had
+//! open at its start. The discovery writes a block's node records as it
+//! skips its objects (parent: the innermost container open before it),
+//! numbered in the block; window by window, the loader copies them into
+//! the trace's in parallel, renumbered; what a block adds to containers
 //! outside it (children, footers, noting what they had before) is applied
 //! after, in file order, with its reference objects. A prefix sum in parts
 //! turns the counts into ranges of the flat array; the blocks then place
@@ -70,23 +72,18 @@ pub use report::LoadReport;
 pub struct NodeId(pub u32);
 
 /// Bytes a loaded trace holds per tracepoint beside the data: its record
-/// (24) and its place in the flat children array (4).
+/// (16) and its place in the flat children array (4).
 pub const BYTES_PER_NODE: u64 =
     (std::mem::size_of::<Slot>() + std::mem::size_of::<NodeId>()) as u64;
 
-/// The tracepoint length [`EagerTrace::open_with`] assumes to estimate a
-/// trace's node count before loading it (generated and recorded traces
-/// average 30 to 40 bytes).
-pub const ESTIMATED_TRACEPOINT_LEN: u64 = 32;
-
-/// One node's record: offsets into the data and ranges into the children.
+/// One node's record: where its tracepoint and footer start, its type, its
+/// parent, and its children's range.
 #[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
 struct Slot {
-    /// The tracepoint's kind byte ([`Slot::tracepoint`]).
-    offset: u64,
-    /// The tracepoint's type (the top byte) and its footer's offset (the
-    /// other 56 bits; 0, the file header's, for none).
-    type_and_footer: u64,
+    /// The tracepoint's offset (the low [`OFFSET_BITS`]), its type (the next
+    /// 4 bits) and its footer's distance from the tracepoint (the top 20: 0
+    /// for none, [`FAR`] for one in [`EagerTrace::far_footers`]).
+    packed: u64,
     /// The parent's index; [`NO_PARENT`] for a root.
     parent: u32,
     /// The start of its children in the flat array (their count while
@@ -94,16 +91,21 @@ struct Slot {
     children: u32,
 }
 
-/// The bits of [`Slot::type_and_footer`] that hold the footer's offset.
-const FOOTER_BITS: u64 = (1 << 56) - 1;
+/// Bits of a tracepoint's offset in a [`Slot`]: the eager loader reads data
+/// files below 2^40 bytes (1 TiB).
+const OFFSET_BITS: u32 = 40;
+/// Where a [`Slot`]'s footer distance starts.
+const DISTANCE_SHIFT: u32 = OFFSET_BITS + 4;
+/// The footer distance of a [`Slot`] whose footer is kept aside.
+const FAR: u64 = (1 << (64 - DISTANCE_SHIFT)) - 1;
 
 impl Slot {
     /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
-    /// (below 2^56), with no footer or children yet.
+    /// (below 2^[`OFFSET_BITS`]), with no footer or children yet.
+    #[inline(always)]
     fn new(tracepoint: PhysicalOffset, tracepoint_type: TracepointType, parent: u32) -> Slot {
         Slot {
-            offset: tracepoint.0,
-            type_and_footer: (tracepoint_type as u64) << 56,
+            packed: tracepoint.0 | (tracepoint_type as u64) << OFFSET_BITS,
             parent,
             children: 0,
         }
@@ -111,25 +113,36 @@ impl Slot {
 
     /// Where the tracepoint starts.
     fn tracepoint(&self) -> PhysicalOffset {
-        PhysicalOffset(self.offset)
+        PhysicalOffset(self.packed & ((1 << OFFSET_BITS) - 1))
     }
 
     /// The tracepoint's type.
     fn tracepoint_type(&self) -> TracepointType {
-        TracepointType::ALL[(self.type_and_footer >> 56) as usize]
+        TracepointType::ALL[(self.packed >> OFFSET_BITS & 0xF) as usize]
     }
 
-    /// Where the footer starts.
-    fn footer(&self) -> Option<PhysicalOffset> {
-        let at = self.type_and_footer & FOOTER_BITS;
-        (at != 0).then_some(PhysicalOffset(at))
+    /// The footer's distance from the tracepoint: 0 for none, [`FAR`] for
+    /// one kept aside.
+    fn footer_distance(&self) -> u64 {
+        self.packed >> DISTANCE_SHIFT
     }
 
-    /// Records the footer at `at` (below 2^56).
-    fn set_footer(&mut self, at: PhysicalOffset) {
-        self.type_and_footer |= at.0 & FOOTER_BITS;
+    /// Records the footer at `at` (after the tracepoint); false when it is
+    /// too far to be kept in the record (it is then marked [`FAR`], and
+    /// the caller keeps it aside).
+    #[inline(always)]
+    fn set_footer(&mut self, at: PhysicalOffset) -> bool {
+        let distance = at.0 - self.tracepoint().0;
+        let near = distance < FAR;
+        self.packed |= if near { distance } else { FAR } << DISTANCE_SHIFT;
+        near
     }
 }
+
+/// The tracepoint length [`EagerTrace::open_with`] assumes to estimate a
+/// trace's node count before loading it (generated and recorded traces
+/// average 30 to 40 bytes).
+pub const ESTIMATED_TRACEPOINT_LEN: u64 = 32;
 
 /// [`Slot::parent`] of a thread's top-level tracepoints.
 const NO_PARENT: u32 = u32::MAX;
@@ -218,7 +231,7 @@ impl<'a> EagerNode<'a> {
 
     /// The footer, or why it no longer decodes.
     pub fn try_footer(&self) -> Result<Option<Footer<'a>>> {
-        let Some(at) = self.slot.footer() else {
+        let Some(at) = self.trace.footer_of(self.id, &self.slot) else {
             return Ok(None);
         };
         match self
@@ -242,7 +255,7 @@ impl<'a> EagerNode<'a> {
 
     /// Whether this is a container whose footer was never written.
     pub fn is_unfinished(&self) -> bool {
-        self.slot.footer().is_none() && self.slot.tracepoint_type().is_container()
+        self.slot.footer_distance() == 0 && self.slot.tracepoint_type().is_container()
     }
 }
 
@@ -275,6 +288,9 @@ pub struct EagerTrace {
     context: TraceContext,
     threads: Vec<EagerThread>,
     slots: Vec<Slot>,
+    /// The footers too far from their tracepoints for their records:
+    /// node, footer offset, ascending by node.
+    far_footers: Vec<(u32, u64)>,
     /// The children's [`NodeId`]s, each node's in a range.
     children: Vec<u32>,
     report: LoadReport,
@@ -397,6 +413,19 @@ impl EagerTrace {
     /// What the load dropped or found missing.
     pub fn report(&self) -> &LoadReport {
         &self.report
+    }
+
+    /// Where the footer of node `id` (record `slot`) starts.
+    fn footer_of(&self, id: NodeId, slot: &Slot) -> Option<PhysicalOffset> {
+        match slot.footer_distance() {
+            0 => None,
+            FAR => {
+                let far = &self.far_footers;
+                let at = far.binary_search_by_key(&id.0, |&(node, _)| node).ok()?;
+                Some(PhysicalOffset(far[at].1))
+            }
+            distance => Some(PhysicalOffset(slot.tracepoint().0 + distance)),
+        }
     }
 
     /// Decodes the object at `at` (`container`: the type a footer closes).

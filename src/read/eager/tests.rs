@@ -123,10 +123,42 @@ fn a_trace_of_more_nodes_than_estimated_is_stopped_during_the_load() {
     assert_eq!(loaded.node_count(), trace.node_count());
 }
 
+/// Footers further than a record holds (over a MiB past their tracepoint)
+/// are kept aside and found again; unfinished containers have none.
+#[test]
+fn far_footers_are_kept_aside() {
+    let (data, _) = raw::generate(&SynthOptions {
+        threads: 2,
+        bytes: 3 << 20,
+        block_bytes: 64 << 10,
+        ..SynthOptions::default()
+    });
+    let expected = decoded(&data);
+    let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
+    assert!(!trace.far_footers.is_empty());
+    assert!(
+        trace
+            .far_footers
+            .windows(2)
+            .all(|pair| pair[0].0 < pair[1].0)
+    );
+    assert_eq!(trace.node_count(), expected.len());
+    let mut far = 0;
+    for (node, (_, _, footer)) in trace.nodes().zip(&expected) {
+        assert_eq!(&node.footer(), footer);
+        far += usize::from(node.slot.footer_distance() == FAR);
+        assert_eq!(
+            node.is_unfinished(),
+            footer.is_none() && node.tracepoint_type().is_container()
+        );
+    }
+    assert_eq!(far, trace.far_footers.len());
+}
+
 #[test]
 fn records_stay_small() {
-    assert_eq!(std::mem::size_of::<Slot>(), 24);
-    assert_eq!(BYTES_PER_NODE, 28);
+    assert_eq!(std::mem::size_of::<Slot>(), 16);
+    assert_eq!(BYTES_PER_NODE, 20);
     let trace = EagerTrace::load(TraceBytes::from_vec(sample())).unwrap();
     let printed = format!("{:?}", trace.node(NodeId(1)));
     assert!(

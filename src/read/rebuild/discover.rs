@@ -1,6 +1,7 @@
 //! Discovery: each chunk of the data file summarized on its own, from a
 //! guessed first block (steps 1 and 2 of the module above).
 
+use super::nodes::{NodeRecord, outer_parent};
 use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::object::peek_kind_and_id;
@@ -28,27 +29,19 @@ pub(super) struct Summaries {
     /// content start relative to the block's payload, and the container's
     /// number among the block's tracepoints.
     pub(super) opens: Vec<(EventId, TracepointType, u64, u32)>,
-    /// Whether the blocks' tracepoints and footers are listed in `nodes`
-    /// (for the eager loader; `cells` then holds no cells of containers
-    /// closed in their own block).
+    /// Whether the blocks' tracepoints get node records in `nodes` (for
+    /// the eager loader; `cells` then holds no cells of containers closed
+    /// in their own block).
     pub(super) collect_nodes: bool,
-    /// With `collect_nodes`, each block's tracepoints and footers in file
-    /// order, as [`node_entry`]s.
-    pub(super) nodes: Vec<u64>,
-}
-
-/// A `nodes` entry for a footer's type byte.
-pub(super) const FOOTER_ENTRY: u64 = 0xFF;
-
-/// A `nodes` entry: the object's offset (below 2^56) and the tracepoint's
-/// type, or [`FOOTER_ENTRY`] for a footer.
-#[inline(always)]
-fn node_entry(offset: u64, tracepoint_type: u64) -> u64 {
-    offset << 8 | tracepoint_type
+    /// With `collect_nodes`, each block's tracepoints' records in file
+    /// order, numbered in the block (see [`NodeBlock::nodes`](super::NodeBlock)).
+    pub(super) nodes: Vec<NodeRecord>,
+    /// With `collect_nodes`, the offset of each footer of `outers`.
+    pub(super) outer_footers: Vec<u64>,
 }
 
 impl Summaries {
-    /// Summaries listing their tracepoints and footers when `collect_nodes`.
+    /// Summaries writing their tracepoints' node records when `collect_nodes`.
     pub(super) fn new(collect_nodes: bool) -> Summaries {
         Summaries {
             collect_nodes,
@@ -69,6 +62,7 @@ impl Summaries {
     pub(super) fn truncate(&mut self, [cells, outers, opens, nodes]: [usize; 4]) {
         self.cells.truncate(cells);
         self.outers.truncate(outers);
+        self.outer_footers.truncate(outers);
         self.opens.truncate(opens);
         self.nodes.truncate(nodes);
     }
@@ -119,7 +113,7 @@ pub(super) fn discover_chunk(
     // chunk does not fill are never touched).
     let mut out = Summaries {
         cells: Vec::with_capacity(((end - start) / 64) as usize),
-        // A tracepoint or footer per ~32 bytes, as the eager loader estimates.
+        // A tracepoint per ~32 bytes, as the eager loader estimates.
         nodes: Vec::with_capacity(if collect_nodes {
             ((end - start) / 32) as usize
         } else {
@@ -239,9 +233,26 @@ pub(super) fn summarize_speculatively(
 
 /// Summarizes the block at `at` into `out`, given what is known of the
 /// containers its thread left open.
+pub(super) fn summarize(
+    data: &[u8],
+    at: PhysicalOffset,
+    outer: Outer<'_>,
+    out: &mut Summaries,
+) -> std::result::Result<Step, DecodeError> {
+    // Compiled once per case, so that an index rebuild's loop carries no
+    // node records' code.
+    if out.collect_nodes {
+        summarize_block::<true>(data, at, outer, out)
+    } else {
+        summarize_block::<false>(data, at, outer, out)
+    }
+}
+
+/// [`summarize`], writing node records when `COLLECT_NODES` (which
+/// `out.collect_nodes` says).
 // Long: the per-object loop of the rebuild's hot path, one match over
 // object kinds sharing the block's running state.
-pub(super) fn summarize(
+fn summarize_block<const COLLECT_NODES: bool>(
     data: &[u8],
     at: PhysicalOffset,
     mut outer: Outer<'_>,
@@ -271,7 +282,7 @@ pub(super) fn summarize(
         Err(error) => return Err(error),
     };
     let [cells_from, outers_from, _, nodes_from] = out.lengths();
-    let collect_nodes = out.collect_nodes;
+    let collect_nodes = COLLECT_NODES;
     let mut tracepoints = 0u32;
     // The block's own cell; its end is known at its `BLOCK_END`.
     out.cells.push(IndexCell::Block {
@@ -281,8 +292,9 @@ pub(super) fn summarize(
     });
     let payload = from + BLOCK_HEADER_LEN as usize;
     // Containers opened in this block and still open: event, type, content
-    // start relative to the payload.
-    let mut local: Vec<(EventId, TracepointType, u64, u32)> = Vec::new();
+    // start relative to the payload, number among the block's tracepoints,
+    // and children so far (counted with `collect_nodes`).
+    let mut local: Vec<(EventId, TracepointType, u64, u32, u32)> = Vec::new();
     let mut outer_closed = 0usize;
     let mut position = payload;
     loop {
@@ -290,7 +302,7 @@ pub(super) fn summarize(
         let relative = (position - payload) as u64;
         let mut outer_type = None;
         let open = match local.last() {
-            Some(&(_, innermost, _, _)) => Some(innermost),
+            Some(&(_, innermost, _, _, _)) => Some(innermost),
             None if bytes.first() == Some(&(ObjectKind::TracepointFooter as u8)) => {
                 let assumed = match &mut outer {
                     Outer::Known(stack) => stack
@@ -332,9 +344,18 @@ pub(super) fn summarize(
             ObjectKind::Tracepoint => {
                 if let Some(header) = object.header {
                     if collect_nodes {
-                        let offset = (position - len) as u64;
+                        // Its parent: the innermost container open, in the
+                        // block (which counts it) or before it.
+                        let parent = match local.last_mut() {
+                            Some((_, _, _, parent, children)) => {
+                                *children += 1;
+                                *parent
+                            }
+                            None => outer_parent(outer_closed),
+                        };
+                        let offset = PhysicalOffset((position - len) as u64);
                         out.nodes
-                            .push(node_entry(offset, header.tracepoint_type as u64));
+                            .push(NodeRecord::new(offset, header.tracepoint_type, parent));
                     }
                     if header.tracepoint_type.is_container() {
                         local.push((
@@ -342,6 +363,7 @@ pub(super) fn summarize(
                             header.tracepoint_type,
                             (position - payload) as u64,
                             tracepoints,
+                            0,
                         ));
                     }
                 }
@@ -350,11 +372,12 @@ pub(super) fn summarize(
             ObjectKind::TracepointFooter => match local.pop() {
                 // Offsets relative to the block's payload until the stitch
                 // makes them logical.
-                Some((event, _, start, _)) => {
+                Some((event, _, start, node, children)) => {
                     if collect_nodes {
                         // The nodes are the eager loader's cells.
-                        out.nodes
-                            .push(node_entry((position - len) as u64, FOOTER_ENTRY));
+                        let record = &mut out.nodes[nodes_from + node as usize];
+                        record.children = children;
+                        record.set_footer(PhysicalOffset((position - len) as u64));
                     } else {
                         out.cells.push(IndexCell::Container {
                             event,
@@ -364,16 +387,15 @@ pub(super) fn summarize(
                     }
                 }
                 None => {
-                    if collect_nodes {
-                        out.nodes
-                            .push(node_entry((position - len) as u64, FOOTER_ENTRY));
-                    }
                     outer_closed += 1;
                     // `open` was the assumed (or known) type: a footer
                     // without one does not skip.
                     if let Some(assumed) = outer_type {
                         out.outers
                             .push(((out.cells.len() - cells_from) as u32, assumed));
+                        if collect_nodes {
+                            out.outer_footers.push((position - len) as u64);
+                        }
                     }
                     out.cells.push(IndexCell::Container {
                         event: EventId(0),
@@ -388,7 +410,13 @@ pub(super) fn summarize(
                     *cell_end = PhysicalOffset(end);
                 }
                 let opens_from = out.opens.len();
-                out.opens.extend_from_slice(&local);
+                out.opens
+                    .extend(local.iter().map(|&(event, ty, start, node, children)| {
+                        if collect_nodes {
+                            out.nodes[nodes_from + node as usize].children = children;
+                        }
+                        (event, ty, start, node)
+                    }));
                 return Ok(Step::Block(BlockSummary {
                     thread,
                     start: at,

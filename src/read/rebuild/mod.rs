@@ -48,7 +48,7 @@ use stitch::*;
 pub(crate) use extend::growing_view;
 pub use index_file::IndexFile;
 pub(crate) use lookups::*;
-pub(crate) use nodes::{NodeBlock, NodeEntry, node_windows};
+pub(crate) use nodes::{NodeBlock, node_windows};
 
 use rayon::prelude::*;
 
@@ -372,8 +372,8 @@ pub(crate) fn rebuild_index_windowed(
 /// The windows of a rebuild: each window of `data` discovered in parallel
 /// and stitched onto the state the windows before it left, then given to
 /// `sink` (with the range of data it covers) while the next window is
-/// discovered. With `collect_nodes` the summaries also list every
-/// tracepoint and footer, for [`node_windows`].
+/// discovered. With `collect_nodes` the summaries also hold every
+/// tracepoint's node record, for [`node_windows`].
 fn stitch_windows(
     data: &[u8],
     options: RebuildOptions,

@@ -1,10 +1,10 @@
 //! The rebuild's blocks with their tracepoints: what the eager loader
 //! builds its nodes from. The same discovery and stitch as an index
-//! rebuild, the summaries also listing each block's tracepoints and
-//! footers; each stitched window is handed over as [`NodeBlock`]s in file
+//! rebuild, the discovery also writing each block's node records (parent,
+//! footer, children counted), numbered in the block, as it skips the
+//! objects; each stitched window is handed over as [`NodeBlock`]s in file
 //! order while the next window is discovered.
 
-use super::discover::FOOTER_ENTRY;
 use super::stitch::Stitched;
 use super::{RebuildOptions, RebuildOutcome, stitch_windows};
 use crate::common::{PhysicalOffset, ThreadId};
@@ -12,7 +12,74 @@ use crate::error::Result;
 use crate::format::IndexCell;
 use crate::model::TracepointType;
 
-/// One block, stitched, with its tracepoints and footers.
+/// One node's record as the discovery writes it, with numbers local to its
+/// block ([`NodeBlock::nodes`]): offsets into the data, its parent and its
+/// children. The eager loader packs it into its own record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NodeRecord {
+    /// The tracepoint's kind byte ([`NodeRecord::tracepoint`]).
+    pub(crate) offset: u64,
+    /// The tracepoint's type (the top byte) and its footer's offset (the
+    /// other 56 bits; 0, the file header's, for none).
+    pub(crate) type_and_footer: u64,
+    /// The parent's index.
+    pub(crate) parent: u32,
+    /// Its children in the block.
+    pub(crate) children: u32,
+}
+
+/// The bits of [`NodeRecord::type_and_footer`] that hold the footer's offset.
+const FOOTER_BITS: u64 = (1 << 56) - 1;
+
+impl NodeRecord {
+    /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
+    /// (below 2^56), with no footer or children yet.
+    #[inline(always)]
+    pub(crate) fn new(
+        tracepoint: PhysicalOffset,
+        tracepoint_type: TracepointType,
+        parent: u32,
+    ) -> NodeRecord {
+        NodeRecord {
+            offset: tracepoint.0,
+            type_and_footer: (tracepoint_type as u64) << 56,
+            parent,
+            children: 0,
+        }
+    }
+
+    /// Where the tracepoint starts.
+    pub(crate) fn tracepoint(&self) -> PhysicalOffset {
+        PhysicalOffset(self.offset)
+    }
+
+    /// The tracepoint's type.
+    pub(crate) fn tracepoint_type(&self) -> TracepointType {
+        TracepointType::ALL[(self.type_and_footer >> 56) as usize]
+    }
+
+    /// Where the footer starts.
+    pub(crate) fn footer(&self) -> Option<PhysicalOffset> {
+        let at = self.type_and_footer & FOOTER_BITS;
+        (at != 0).then_some(PhysicalOffset(at))
+    }
+
+    /// Records the footer at `at` (below 2^56).
+    #[inline(always)]
+    pub(crate) fn set_footer(&mut self, at: PhysicalOffset) {
+        self.type_and_footer |= at.0 & FOOTER_BITS;
+    }
+}
+
+/// A block-local [`NodeRecord::parent`] for the `closed`-th container of the
+/// thread's earlier blocks (0: the innermost open at the block's start):
+/// counted down from `u32::MAX`, above any local number.
+#[inline(always)]
+pub(crate) fn outer_parent(closed: usize) -> u32 {
+    u32::MAX - closed as u32
+}
+
+/// One block, stitched, with its tracepoints' node records.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NodeBlock<'w> {
     /// The block's thread.
@@ -22,8 +89,15 @@ pub(crate) struct NodeBlock<'w> {
     pub(crate) first_node: u64,
     /// Its tracepoints.
     pub(crate) tracepoints: u32,
-    /// Its tracepoints and footers in order (see [`NodeBlock::entry`]).
-    entries: &'w [u64],
+    /// Its tracepoints' records in order, numbered in the block: a parent
+    /// below [`tracepoints`](Self::tracepoints) is one of the block's
+    /// tracepoints, another is an [`outer_parent`]; `children` counts the
+    /// children in the block; a footer is set if the block closes the
+    /// container.
+    pub(crate) nodes: &'w [NodeRecord],
+    /// Where the footers of the containers of [`outer_parents`](Self::outer_parents)
+    /// that the block closes start, innermost first.
+    pub(crate) outer_footers: &'w [u64],
     /// The numbers of the containers its thread had open at its start,
     /// innermost first: as many as the block closes, plus the one its
     /// top-level tracepoints then belong to (if any).
@@ -33,29 +107,7 @@ pub(crate) struct NodeBlock<'w> {
     cells: &'w [IndexCell],
 }
 
-/// A tracepoint or footer of a [`NodeBlock`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum NodeEntry {
-    /// A tracepoint of this type starts here.
-    Tracepoint(PhysicalOffset, TracepointType),
-    /// A footer starts here.
-    Footer(PhysicalOffset),
-}
-
 impl<'w> NodeBlock<'w> {
-    /// Its tracepoints and footers, in order.
-    #[inline]
-    pub(crate) fn entries(&self) -> impl Iterator<Item = NodeEntry> + 'w {
-        self.entries.iter().map(|&entry| {
-            let offset = PhysicalOffset(entry >> 8);
-            match entry & 0xFF {
-                FOOTER_ENTRY => NodeEntry::Footer(offset),
-                // Written from a tracepoint type's own byte.
-                ty => NodeEntry::Tracepoint(offset, TracepointType::ALL[ty as usize]),
-            }
-        })
-    }
-
     /// The offsets of its reference objects, in order.
     pub(crate) fn references(&self) -> impl Iterator<Item = PhysicalOffset> + 'w {
         self.cells.iter().filter_map(|cell| match *cell {
@@ -65,9 +117,9 @@ impl<'w> NodeBlock<'w> {
     }
 }
 
-/// Data per window of [`node_windows`]: its summaries (about 9 bytes per
-/// tracepoint) stay small beside the nodes the loader keeps (28 bytes
-/// each), two windows at a time.
+/// Data per window of [`node_windows`]: its summaries (a record of 24
+/// bytes per tracepoint) stay small beside the nodes the loader keeps (28
+/// bytes each), two windows at a time.
 const NODE_WINDOW: u64 = 32 << 20;
 
 /// Discovers and stitches `data`'s blocks as [`RebuiltIndex::build`](super::RebuiltIndex::build)
@@ -95,7 +147,8 @@ pub(crate) fn node_windows(
                         thread: segment.thread,
                         first_node: segment.first_node,
                         tracepoints: segment.tracepoints,
-                        entries: &source.nodes[segment.nodes.clone()],
+                        nodes: &source.nodes[segment.nodes.clone()],
+                        outer_footers: &source.outer_footers[segment.outer_footers.clone()],
                         outer_parents: &stitched.outer_parents[segment.outer_parents.clone()],
                         cells: &source.cells[segment.cells.clone()],
                     }

@@ -34,8 +34,10 @@ pub(super) struct Segment {
     pub(super) patches: std::ops::Range<usize>,
     /// The block's thread.
     pub(super) thread: ThreadId,
-    /// The block's `nodes` entries in its source.
+    /// The block's `nodes` records in its source.
     pub(super) nodes: std::ops::Range<usize>,
+    /// The block's `outer_footers` in its source.
+    pub(super) outer_footers: std::ops::Range<usize>,
     /// The number of the block's first tracepoint (see [`Stitch::nodes`]).
     pub(super) first_node: u64,
     /// Its tracepoints.
@@ -74,7 +76,7 @@ pub(super) struct Stitch {
     /// Whether the data's end (`EOF`, the end of the bytes, or a truncated
     /// block) was reached.
     pub(super) done: bool,
-    /// Whether summaries list their tracepoints and footers.
+    /// Whether summaries write their tracepoints' node records.
     pub(super) collect_nodes: bool,
     /// Tracepoints in the blocks stitched so far, every thread's: the next
     /// block's first tracepoint's number (file order).
@@ -236,6 +238,11 @@ impl Stitch {
                 patches: patches_from..patches.len(),
                 thread: block.thread,
                 nodes: block.nodes.clone(),
+                outer_footers: if *collect_nodes {
+                    block.outers.clone()
+                } else {
+                    0..0
+                },
                 first_node,
                 tracepoints: block.tracepoints,
                 outer_parents: parents_from..outer_parents.len(),
