@@ -800,7 +800,7 @@ fn flame_graphs_and_stacks_of_the_view_equal_counts_over_its_pre_order() {
 /// the tree (kept, dropped, and around a loop still waiting).
 fn write_loops(path: &Path) {
     let run = MethodSpec::new("Main", "run", vec![], Type::Void);
-    let foo = MethodSpec::new("A", "foo", vec![], Type::Void);
+    let work = MethodSpec::new("A", "work", vec![], Type::Void);
     let value = VariableSpec::new("value", Type::Int);
     let mut writer = DumpWriter::new();
     let main = writer.add_thread("main").unwrap();
@@ -863,7 +863,7 @@ fn write_loops(path: &Path) {
     t.exit_loop(2).unwrap();
     t.enter_loop(Some(&here), 7).unwrap();
     empty(&mut t);
-    t.enter_call(Some(&here), CallSpec::new(&foo)).unwrap();
+    t.enter_call(Some(&here), CallSpec::new(&work)).unwrap();
     t.exit_call(CallOutcome::VOID).unwrap();
     t.exit_loop(1).unwrap();
     // More held than the walk keeps: kept with one iteration fewer ...
@@ -903,7 +903,7 @@ fn write_loops(path: &Path) {
 }
 
 /// A node's line as the tests compare it: depth, event id, footer.
-fn line_of<T: TraceTree>(
+fn line_of(
     depth: usize,
     tp: &tracetree::model::Tracepoint<'_>,
     footer: Option<&tracetree::model::Footer<'_>>,
@@ -925,7 +925,7 @@ fn lines_by_node<T: TraceTree>(
         let children = view.children(node).unwrap();
         let count = counts.then_some(children.len());
         out.push(
-            view.visit(node, |tp, footer| line_of::<T>(depth, tp, footer, count))
+            view.visit(node, |tp, footer| line_of(depth, tp, footer, count))
                 .unwrap(),
         );
         if max_depth.is_some_and(|max| depth >= max) {
@@ -955,7 +955,7 @@ fn lines_walked<T: TraceTree>(view: &T, max_depth: Option<usize>, counts: bool) 
                 footer,
                 children,
                 ..
-            } => out.push(line_of::<T>(depth, tracepoint, footer, children)),
+            } => out.push(line_of(depth, tracepoint, footer, children)),
             Visit::Folded { count, depth } => out.push(format!("{depth} folded {count}")),
             Visit::Leaf { .. } => panic!("a leaf by its header"),
         }
@@ -1030,8 +1030,8 @@ fn loops_walk_as_their_children_lists_list_them() {
 #34	    value = 5 at A.kt:1
 #34	    value = 5 at A.kt:1
 #35	  loop(1 iterations) at A.kt:1
-#37	    A.foo() at A.kt:1
-#37	    A.foo() at A.kt:1
+#37	    A.work() at A.kt:1
+#37	    A.work() at A.kt:1
 #38	  loop(1 iterations) at A.kt:1
 #39	    <iteration 1> at A.kt:1
 #40	      value = 0 at A.kt:1";

@@ -369,7 +369,7 @@ impl<T: TraceTree> Postprocessed<T> {
                         }
                         if ty == TracepointType::Loop
                             && loop_iterations(footer) != 0
-                            && !max_depth.is_some_and(|max| depth >= max)
+                            && max_depth.is_none_or(|max| depth < max)
                         {
                             // Shown or not by its last child: held till it closes.
                             sink.hold();
