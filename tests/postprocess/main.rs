@@ -1052,3 +1052,35 @@ fn loops_walk_as_their_children_lists_list_them() {
     );
     assert_eq!(text.lines().count(), 36 + 70_002 + 70_006);
 }
+
+#[test]
+fn a_wide_call_prints_in_runs_of_raw_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let value = VariableSpec::new("value", Type::Int);
+    let coverage = VariableSpec::new("__$coverage_local$__", Type::Int);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    let mut expected = String::from("# Thread 1\nMain.run()\n");
+    for n in 0..10_000 {
+        // Every third a coverage local the view drops.
+        let variable = if n % 3 == 0 { &coverage } else { &value };
+        t.write_local(None, variable, ValueSpec::Int(n)).unwrap();
+        if n % 3 != 0 {
+            expected.push_str(&format!("  value = {n}\n"));
+        }
+    }
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(&path).unwrap();
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let root = view.roots(view.thread_ids()[0]).unwrap()[0];
+    // No child containers to cut after: cut by raw child number.
+    assert_eq!(view.sibling_cuts(root, 1024).unwrap().unwrap().len(), 2);
+    let mut out = Vec::new();
+    print_trace(&view, &PrintOptions::default(), &mut out).unwrap();
+    assert_lines(&String::from_utf8(out).unwrap(), &expected);
+}

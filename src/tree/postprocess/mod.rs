@@ -308,12 +308,28 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
         self.walk_from(roots, 0, max_depth, detail, &mut f)
     }
 
-    /// The inner reader's cuts, standing for the raw children they are.
+    /// The inner reader's cuts, standing for the raw children they are;
+    /// where it has none, every [`SCAN_PAGE`]th raw child (the view's
+    /// children by number would be scanned from the first each time).
     fn sibling_cuts(&self, node: Self::Node, bytes: u64) -> Result<Option<Vec<Self::Node>>> {
         if !self.is_container(node)? {
             return Ok(None);
         }
-        Ok(self.inner.sibling_cuts(node.inner, bytes)?.map(|cuts| {
+        let cuts = match self.inner.sibling_cuts(node.inner, bytes)? {
+            Some(cuts) => cuts,
+            None => {
+                let n = self.inner.child_count(node.inner)?;
+                if n <= SCAN_PAGE {
+                    return Ok(None);
+                }
+                let mut cuts = Vec::with_capacity(n / SCAN_PAGE);
+                for from in (SCAN_PAGE..n).step_by(SCAN_PAGE) {
+                    cuts.extend(self.inner.children_range(node.inner, from, 1)?);
+                }
+                cuts
+            }
+        };
+        Ok(Some(
             cuts.into_iter()
                 .map(|cut| PostNode {
                     inner: cut,
@@ -322,8 +338,8 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
                     status: DiffStatus::None,
                     fewer_iterations: false,
                 })
-                .collect()
-        }))
+                .collect(),
+        ))
     }
 
     /// Streams the raw children the two bounds stand for.
