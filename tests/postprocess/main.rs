@@ -793,3 +793,294 @@ fn flame_graphs_and_stacks_of_the_view_equal_counts_over_its_pre_order() {
         .collect();
     assert_eq!(folded, own);
 }
+
+/// Loops of every shape the walk holds until their last child: nested,
+/// with empty iterations first, last and inside, a last child that is no
+/// iteration, and loops holding more than the walk keeps before it asks
+/// the tree (kept, dropped, and around a loop still waiting).
+fn write_loops(path: &Path) {
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let work = MethodSpec::new("A", "work", vec![], Type::Void);
+    let value = VariableSpec::new("value", Type::Int);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    let here = at("operation", 1);
+    let leaf = |t: &mut tracetree::write::DumpThread<'_>, n: i32| {
+        t.write_local(Some(&here), &value, ValueSpec::Int(n))
+            .unwrap();
+    };
+    let empty = |t: &mut tracetree::write::DumpThread<'_>| {
+        t.enter_iteration().unwrap();
+        t.exit_iteration().unwrap();
+    };
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    // An iteration whose only child is a loop the view drops.
+    t.enter_loop(Some(&here), 1).unwrap();
+    t.enter_iteration().unwrap();
+    t.enter_loop(Some(&here), 2).unwrap();
+    empty(&mut t);
+    t.exit_loop(1).unwrap();
+    t.exit_iteration().unwrap();
+    t.enter_iteration().unwrap();
+    leaf(&mut t, 1);
+    t.exit_iteration().unwrap();
+    t.exit_loop(2).unwrap();
+    // Empty first (its slot shown again), then empty last.
+    for shape in [
+        [false, true, true],
+        [true, true, false],
+        [false, false, true],
+    ] {
+        t.enter_loop(Some(&here), 3).unwrap();
+        for kept in shape {
+            t.enter_iteration().unwrap();
+            if kept {
+                leaf(&mut t, 2);
+            }
+            t.exit_iteration().unwrap();
+        }
+        t.exit_loop(3).unwrap();
+    }
+    // A last iteration holding a loop whose own last iteration is empty.
+    t.enter_loop(Some(&here), 4).unwrap();
+    t.enter_iteration().unwrap();
+    leaf(&mut t, 3);
+    t.exit_iteration().unwrap();
+    t.enter_iteration().unwrap();
+    t.enter_loop(Some(&here), 5).unwrap();
+    t.enter_iteration().unwrap();
+    leaf(&mut t, 4);
+    t.exit_iteration().unwrap();
+    empty(&mut t);
+    t.exit_loop(2).unwrap();
+    t.exit_iteration().unwrap();
+    t.exit_loop(2).unwrap();
+    // Last children that are no iterations: a leaf, a call.
+    t.enter_loop(Some(&here), 6).unwrap();
+    empty(&mut t);
+    leaf(&mut t, 5);
+    t.exit_loop(2).unwrap();
+    t.enter_loop(Some(&here), 7).unwrap();
+    empty(&mut t);
+    t.enter_call(Some(&here), CallSpec::new(&work)).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    t.exit_loop(1).unwrap();
+    // More held than the walk keeps: kept with one iteration fewer ...
+    t.enter_loop(Some(&here), 8).unwrap();
+    t.enter_iteration().unwrap();
+    for n in 0..70_000 {
+        leaf(&mut t, n);
+    }
+    t.exit_iteration().unwrap();
+    empty(&mut t);
+    t.exit_loop(2).unwrap();
+    // ... dropped whole (its children are no iterations) ...
+    t.enter_loop(Some(&here), 9).unwrap();
+    for n in 0..70_000 {
+        leaf(&mut t, n);
+    }
+    empty(&mut t);
+    t.exit_loop(1).unwrap();
+    // ... and around a loop still waiting, which ends the thread.
+    t.enter_loop(Some(&here), 10).unwrap();
+    t.enter_iteration().unwrap();
+    t.enter_loop(Some(&here), 11).unwrap();
+    t.enter_iteration().unwrap();
+    for n in 0..70_000 {
+        leaf(&mut t, n);
+    }
+    t.exit_iteration().unwrap();
+    t.enter_iteration().unwrap();
+    leaf(&mut t, 6);
+    t.exit_iteration().unwrap();
+    empty(&mut t);
+    t.exit_loop(3).unwrap();
+    t.exit_iteration().unwrap();
+    t.exit_loop(1).unwrap();
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(path).unwrap();
+}
+
+/// A node's line as the tests compare it: depth, event id, footer.
+fn line_of(
+    depth: usize,
+    tp: &tracetree::model::Tracepoint<'_>,
+    footer: Option<&tracetree::model::Footer<'_>>,
+    children: Option<usize>,
+) -> String {
+    format!("{depth} #{} {footer:?} {children:?}", tp.event().get())
+}
+
+/// The view's lines node by node: children lists, one node at a time.
+fn lines_by_node<T: TraceTree>(
+    view: &T,
+    nodes: &[T::Node],
+    depth: usize,
+    max_depth: Option<usize>,
+    counts: bool,
+    out: &mut Vec<String>,
+) {
+    for &node in nodes {
+        let children = view.children(node).unwrap();
+        let count = counts.then_some(children.len());
+        out.push(
+            view.visit(node, |tp, footer| line_of(depth, tp, footer, count))
+                .unwrap(),
+        );
+        if max_depth.is_some_and(|max| depth >= max) {
+            if !children.is_empty() {
+                out.push(format!("{} folded {}", depth + 1, children.len()));
+            }
+            continue;
+        }
+        lines_by_node(view, &children, depth + 1, max_depth, counts, out);
+    }
+}
+
+/// The view's lines as its streamed walk gives them.
+fn lines_walked<T: TraceTree>(view: &T, max_depth: Option<usize>, counts: bool) -> Vec<String> {
+    use tracetree::read::{Visit, VisitDetail};
+    let roots = view.roots(view.thread_ids()[0]).unwrap();
+    let detail = VisitDetail {
+        child_counts: counts,
+        ..VisitDetail::default()
+    };
+    let mut out = Vec::new();
+    view.walk_visit(&roots, max_depth, detail, |visit| {
+        match visit {
+            Visit::Node {
+                depth,
+                tracepoint,
+                footer,
+                children,
+                ..
+            } => out.push(line_of(depth, tracepoint, footer, children)),
+            Visit::Folded { count, depth } => out.push(format!("{depth} folded {count}")),
+            Visit::Leaf { .. } => panic!("a leaf by its header"),
+        }
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+#[test]
+fn loops_walk_as_their_children_lists_list_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("loops.trace");
+    write_loops(&path);
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let eager = EagerTrace::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let roots = view.roots(view.thread_ids()[0]).unwrap();
+    for (max_depth, counts) in [
+        (None, false),
+        (None, true),
+        (Some(2), true),
+        (Some(0), false),
+    ] {
+        let mut by_node = Vec::new();
+        lines_by_node(&view, &roots, 0, max_depth, counts, &mut by_node);
+        let walked = lines_walked(&view, max_depth, counts);
+        assert_eq!(walked.len(), by_node.len(), "{max_depth:?}");
+        for (at, (w, n)) in walked.iter().zip(&by_node).enumerate() {
+            assert_eq!(w, n, "line {at} at depth limit {max_depth:?}");
+        }
+        assert_eq!(
+            lines_walked(&Postprocessed::new(&eager), max_depth, counts),
+            walked
+        );
+    }
+    // What the view makes of them, loop by loop (event ids: the writer's
+    // order); the big loops by their lines' count.
+    let text = printed(&view);
+    let head: Vec<&str> = text.lines().take(39).collect();
+    let expected = "# Thread 1
+#0	Main.run() at :0
+#1	  loop(2 iterations) at A.kt:1
+#2	    <iteration 1> at A.kt:1
+#5	    <iteration 2> at A.kt:1
+#6	      value = 1 at A.kt:1
+#7	  loop(3 iterations) at A.kt:1
+#9	    <iteration 2> at A.kt:1
+#10	      value = 2 at A.kt:1
+#11	    <iteration 3> at A.kt:1
+#12	      value = 2 at A.kt:1
+#11	    <iteration 3> at A.kt:1
+#12	      value = 2 at A.kt:1
+#13	  loop(2 iterations) at A.kt:1
+#14	    <iteration 1> at A.kt:1
+#15	      value = 2 at A.kt:1
+#16	    <iteration 2> at A.kt:1
+#17	      value = 2 at A.kt:1
+#19	  loop(3 iterations) at A.kt:1
+#22	    <iteration 3> at A.kt:1
+#23	      value = 2 at A.kt:1
+#22	    <iteration 3> at A.kt:1
+#23	      value = 2 at A.kt:1
+#24	  loop(2 iterations) at A.kt:1
+#25	    <iteration 1> at A.kt:1
+#26	      value = 3 at A.kt:1
+#27	    <iteration 2> at A.kt:1
+#28	      loop(1 iterations) at A.kt:1
+#29	        <iteration 1> at A.kt:1
+#30	          value = 4 at A.kt:1
+#32	  loop(2 iterations) at A.kt:1
+#34	    value = 5 at A.kt:1
+#34	    value = 5 at A.kt:1
+#35	  loop(1 iterations) at A.kt:1
+#37	    A.work() at A.kt:1
+#37	    A.work() at A.kt:1
+#38	  loop(1 iterations) at A.kt:1
+#39	    <iteration 1> at A.kt:1
+#40	      value = 0 at A.kt:1";
+    assert_lines(&head.join("\n"), expected);
+    // The big loop of no iterations is dropped whole; the last two show
+    // the outer loop's one iteration and the inner's two.
+    let loops: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains("loop("))
+        .skip(9)
+        .collect();
+    assert_eq!(
+        loops,
+        [
+            "#140043\t  loop(1 iterations) at A.kt:1",
+            "#140045\t      loop(2 iterations) at A.kt:1"
+        ]
+    );
+    assert_eq!(text.lines().count(), 36 + 70_002 + 70_006);
+}
+
+#[test]
+fn a_wide_call_prints_in_runs_of_raw_children() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let run = MethodSpec::new("Main", "run", vec![], Type::Void);
+    let value = VariableSpec::new("value", Type::Int);
+    let coverage = VariableSpec::new("__$coverage_local$__", Type::Int);
+    let mut writer = DumpWriter::new();
+    let main = writer.add_thread("main").unwrap();
+    let mut t = writer.thread(main).unwrap();
+    t.enter_call(None, CallSpec::new(&run)).unwrap();
+    let mut expected = String::from("# Thread 1\nMain.run()\n");
+    for n in 0..10_000 {
+        // Every third a coverage local the view drops.
+        let variable = if n % 3 == 0 { &coverage } else { &value };
+        t.write_local(None, variable, ValueSpec::Int(n)).unwrap();
+        if n % 3 != 0 {
+            expected.push_str(&format!("  value = {n}\n"));
+        }
+    }
+    t.exit_call(CallOutcome::VOID).unwrap();
+    writer.save(&path).unwrap();
+    let lazy = LazyTraceReader::open(&path).unwrap();
+    let view = Postprocessed::new(&lazy);
+    let root = view.roots(view.thread_ids()[0]).unwrap()[0];
+    // No child containers to cut after: cut by raw child number.
+    assert_eq!(view.sibling_cuts(root, 1024).unwrap().unwrap().len(), 2);
+    let mut out = Vec::new();
+    print_trace(&view, &PrintOptions::default(), &mut out).unwrap();
+    assert_lines(&String::from_utf8(out).unwrap(), &expected);
+}

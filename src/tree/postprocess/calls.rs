@@ -32,6 +32,14 @@ pub(super) struct Names {
 }
 
 pub(super) fn names_of(name: &[u8]) -> Names {
+    // Every pattern but a getter's and a setter's holds a `$`.
+    if memchr::memchr(b'$', name).is_none() {
+        return Names {
+            getter: name.starts_with(b"get"),
+            setter: name.starts_with(b"set"),
+            ..Names::default()
+        };
+    }
     Names {
         default: name.ends_with(b"$default"),
         access: name.starts_with(b"access$"),
@@ -43,7 +51,7 @@ pub(super) fn names_of(name: &[u8]) -> Names {
 }
 
 pub(super) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// `"get" + capitalized field name == method name`.

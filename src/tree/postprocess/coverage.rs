@@ -36,9 +36,10 @@ pub(super) fn coverage_path(context: &TraceContext, location: CodeLocationId) ->
     let Ok(location) = context.code_location(location) else {
         return Ok(false);
     };
-    let mut pending: Vec<(crate::common::AccessPathId, u32)> =
-        location.access_path.into_iter().map(|p| (p, 0)).collect();
-    while let Some((path, depth)) = pending.pop() {
+    // Paths by name are rare: the list of those left allocates only then.
+    let mut next = location.access_path.map(|path| (path, 0));
+    let mut pending: Vec<(crate::common::AccessPathId, u32)> = Vec::new();
+    while let Some((path, depth)) = next.take().or_else(|| pending.pop()) {
         let Ok(path) = context.access_path(path) else {
             continue;
         };

@@ -106,6 +106,27 @@ fn shown<N: Copy>(raw: Raw<N>) -> PostNode<N> {
     }
 }
 
+/// A loop's iteration count (0 when it has no footer).
+fn loop_iterations(footer: Option<&Footer<'_>>) -> i32 {
+    match footer {
+        Some(Footer::Loop { iterations }) => *iterations,
+        _ => 0,
+    }
+}
+
+/// A loop with iterations as the view shows it, by whether its last raw
+/// child is kept: dropped when it has one iteration, else with one fewer.
+fn loop_shown<N: Copy>(here: Raw<N>, iterations: i32, last_kept: bool) -> Option<PostNode<N>> {
+    match (last_kept, iterations) {
+        (true, _) => Some(shown(here)),
+        (false, 1) => None,
+        (false, _) => Some(PostNode {
+            fewer_iterations: true,
+            ..shown(here)
+        }),
+    }
+}
+
 /// `DiffStatus.toLeaf()`.
 fn as_leaf(status: DiffStatus) -> DiffStatus {
     match status {
@@ -152,10 +173,7 @@ impl<T: TraceTree> Postprocessed<T> {
                 self.chain(call, budget - 1)
             }
             TracepointBody::Loop { .. } => {
-                let iterations = match footer {
-                    Some(Footer::Loop { iterations }) => *iterations,
-                    _ => 0,
-                };
+                let iterations = loop_iterations(footer);
                 if iterations == 0 {
                     return Ok(None);
                 }
@@ -165,14 +183,7 @@ impl<T: TraceTree> Postprocessed<T> {
                 } else {
                     self.peek(node, n - 1, n, budget - 1)?
                 };
-                match last {
-                    None if iterations == 1 => Ok(None),
-                    None => Ok(Some(PostNode {
-                        fewer_iterations: true,
-                        ..shown(here)
-                    })),
-                    Some(_) => Ok(Some(shown(here))),
-                }
+                Ok(loop_shown(here, iterations, last.is_some()))
             }
             TracepointBody::LoopIteration { .. } => {
                 if self.inner.child_count(node)? == 0 {
@@ -223,7 +234,7 @@ impl<T: TraceTree> Postprocessed<T> {
             Some(Footer::Loop { iterations }) if node.fewer_iterations => f(
                 &changed,
                 Some(&Footer::Loop {
-                    iterations: iterations - 1,
+                    iterations: iterations.wrapping_sub(1),
                 }),
             ),
             _ => f(&changed, footer),
@@ -304,12 +315,28 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
         self.walk_from(roots, 0, max_depth, detail, &mut f)
     }
 
-    /// The inner reader's cuts, standing for the raw children they are.
+    /// The inner reader's cuts, standing for the raw children they are;
+    /// where it has none, every [`SCAN_PAGE`]th raw child (the view's
+    /// children by number would be scanned from the first each time).
     fn sibling_cuts(&self, node: Self::Node, bytes: u64) -> Result<Option<Vec<Self::Node>>> {
         if !self.is_container(node)? {
             return Ok(None);
         }
-        Ok(self.inner.sibling_cuts(node.inner, bytes)?.map(|cuts| {
+        let cuts = match self.inner.sibling_cuts(node.inner, bytes)? {
+            Some(cuts) => cuts,
+            None => {
+                let n = self.inner.child_count(node.inner)?;
+                if n <= SCAN_PAGE {
+                    return Ok(None);
+                }
+                let mut cuts = Vec::with_capacity(n / SCAN_PAGE);
+                for from in (SCAN_PAGE..n).step_by(SCAN_PAGE) {
+                    cuts.extend(self.inner.children_range(node.inner, from, 1)?);
+                }
+                cuts
+            }
+        };
+        Ok(Some(
             cuts.into_iter()
                 .map(|cut| PostNode {
                     inner: cut,
@@ -318,8 +345,8 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
                     status: DiffStatus::None,
                     fewer_iterations: false,
                 })
-                .collect()
-        }))
+                .collect(),
+        ))
     }
 
     /// Streams the raw children the two bounds stand for.

@@ -7,6 +7,15 @@
 //! shown again when it closes) or nothing under it shows but the children
 //! of the node it became ([`Mode::Hide`]: a replaced call's chain). A loop
 //! iteration is held until the next node says whether it has children.
+//!
+//! A loop waits for its last child: whether it shows, and with how many
+//! iterations, depends on whether that child is kept. What the walk shows
+//! inside it is held (a [`Sink`] buffer per waiting loop) until the loop
+//! closes and its frame's [`Tracker`] gives the answer the view's own rule
+//! ([`loop_shown`]) takes; a last child that is no iteration is decided
+//! as random access decides it. Past [`HOLD_LIMIT`] held nodes, the
+//! outermost waiting loop is decided by random access instead, so memory
+//! stays bounded.
 
 use crate::error::{Error, Result};
 use crate::model::{Footer, Tracepoint, TracepointType};
@@ -14,7 +23,13 @@ use crate::read::{Visit, VisitDetail};
 use crate::tree::TraceTree;
 
 use super::slots::{Shape, Tracker, peeked_slots};
-use super::{CHAIN_LIMIT, PostNode, Postprocessed, SCAN_PAGE, raw, shown};
+use super::{
+    CHAIN_LIMIT, PostNode, Postprocessed, SCAN_PAGE, loop_iterations, loop_shown, raw, shown,
+};
+
+/// Nodes held for waiting loops at most, before the outermost one is
+/// decided by random access.
+const HOLD_LIMIT: usize = 1 << 16;
 
 /// What a walk of the view hands its nodes to.
 pub(super) type Visitor<'f, N> = dyn FnMut(Visit<'_, PostNode<N>>) -> Result<()> + 'f;
@@ -43,14 +58,179 @@ pub(super) struct Frame<N> {
 }
 
 pub(super) enum Mode<N> {
-    /// Its kept children are shown at `depth`.
+    /// Its kept children are shown at `depth`; a loop waiting for its
+    /// last child to be shown itself is `waiting`.
     Show {
         shape: Shape,
         depth: usize,
         tracker: Tracker<N>,
+        waiting: Option<Box<Waiting<N>>>,
     },
     /// Nothing under it is shown but `target`'s children, at `depth`.
     Hide { target: Option<(N, usize)> },
+}
+
+/// A loop whose line waits for its last child (see the module doc).
+pub(super) struct Waiting<N> {
+    node: N,
+    tracepoint: Tracepoint<'static>,
+    footer: Option<Footer<'static>>,
+    /// Its own depth shown.
+    depth: usize,
+    /// Whether its last raw child so far is an iteration.
+    last_iteration: bool,
+}
+
+/// A node held for a waiting loop.
+enum Held<N> {
+    Node {
+        node: PostNode<N>,
+        depth: usize,
+        tracepoint: Tracepoint<'static>,
+        footer: Option<Footer<'static>>,
+        children: Option<usize>,
+    },
+    Leaf {
+        node: PostNode<N>,
+        depth: usize,
+        header: crate::model::TracepointHeader,
+    },
+    Folded {
+        count: usize,
+        depth: usize,
+    },
+}
+
+impl<N: Copy> Held<N> {
+    fn of(visit: Visit<'_, PostNode<N>>) -> Self {
+        match visit {
+            Visit::Node {
+                node,
+                depth,
+                tracepoint,
+                footer,
+                children,
+            } => Held::Node {
+                node,
+                depth,
+                tracepoint: tracepoint.clone().into_owned(),
+                footer: footer.map(|footer| footer.clone().into_owned()),
+                children,
+            },
+            Visit::Leaf {
+                node,
+                depth,
+                header,
+            } => Held::Leaf {
+                node,
+                depth,
+                header,
+            },
+            Visit::Folded { count, depth } => Held::Folded { count, depth },
+        }
+    }
+
+    fn replay(&self, f: &mut Visitor<'_, N>) -> Result<()> {
+        f(match self {
+            Held::Node {
+                node,
+                depth,
+                tracepoint,
+                footer,
+                children,
+            } => Visit::Node {
+                node: *node,
+                depth: *depth,
+                tracepoint,
+                footer: footer.as_ref(),
+                children: *children,
+            },
+            Held::Leaf {
+                node,
+                depth,
+                header,
+            } => Visit::Leaf {
+                node: *node,
+                depth: *depth,
+                header: *header,
+            },
+            Held::Folded { count, depth } => Visit::Folded {
+                count: *count,
+                depth: *depth,
+            },
+        })
+    }
+}
+
+/// Where a streamed walk's nodes go: to its visitor, or into the buffer
+/// of the innermost waiting loop (one buffer per waiting loop, outermost
+/// first).
+pub(super) struct Sink<'s, 'f, N> {
+    out: &'s mut Visitor<'f, N>,
+    buffers: Vec<Vec<Held<N>>>,
+    held: usize,
+}
+
+impl<'s, 'f, N: Copy> Sink<'s, 'f, N> {
+    fn new(out: &'s mut Visitor<'f, N>) -> Self {
+        Sink {
+            out,
+            buffers: Vec::new(),
+            held: 0,
+        }
+    }
+
+    fn visit(&mut self, visit: Visit<'_, PostNode<N>>) -> Result<()> {
+        match self.buffers.last_mut() {
+            None => (self.out)(visit),
+            Some(buffer) => {
+                buffer.push(Held::of(visit));
+                self.held += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// Starts holding for a loop that waits.
+    fn hold(&mut self) {
+        self.buffers.push(Vec::new());
+    }
+
+    /// The innermost waiting loop's buffer, taken.
+    fn take_last(&mut self) -> Vec<Held<N>> {
+        let buffer = self.buffers.pop().unwrap_or_default();
+        self.held -= buffer.len();
+        buffer
+    }
+
+    /// The outermost waiting loop's buffer, taken.
+    fn take_first(&mut self) -> Vec<Held<N>> {
+        if self.buffers.is_empty() {
+            return Vec::new();
+        }
+        let buffer = self.buffers.remove(0);
+        self.held -= buffer.len();
+        buffer
+    }
+
+    /// Drops every buffer (the outermost waiting loop is dropped).
+    fn drop_all(&mut self) {
+        self.buffers.clear();
+        self.held = 0;
+    }
+
+    /// Hands held nodes on: into the next waiting loop's buffer, or to the
+    /// visitor (`to_out`: the buffers left are inner ones).
+    fn replay(&mut self, held: Vec<Held<N>>, to_out: bool) -> Result<()> {
+        match self.buffers.last_mut() {
+            Some(buffer) if !to_out => {
+                self.held += held.len();
+                buffer.extend(held);
+                Ok(())
+            }
+            _ => held.iter().try_for_each(|held| held.replay(self.out)),
+        }
+    }
 }
 
 impl<T: TraceTree> Postprocessed<T> {
@@ -94,8 +274,10 @@ impl<T: TraceTree> Postprocessed<T> {
                 shape,
                 depth,
                 tracker,
+                waiting: None,
             },
         }];
+        let mut sink = Sink::new(f);
         let context = self.context();
         let mut pending: Option<Pending<T::Node>> = None;
         let inner_detail = VisitDetail {
@@ -116,6 +298,9 @@ impl<T: TraceTree> Postprocessed<T> {
                         "a walk asked for whole nodes gave a header or a fold",
                     ));
                 };
+                if sink.held > HOLD_LIMIT {
+                    self.decide_outermost(&mut frames, &mut sink, &mut pending, detail)?;
+                }
                 let raw_depth = raw_depth as isize;
                 if let Some(iteration) = pending.take() {
                     let kept = raw_depth > iteration.at.raw_depth;
@@ -134,14 +319,14 @@ impl<T: TraceTree> Postprocessed<T> {
                             iteration.footer.as_ref(),
                             iteration.at,
                             (max_depth, detail),
-                            f,
+                            &mut sink,
                             &mut frames,
                         )?;
                     }
                 }
                 while frames.last().is_some_and(|top| top.raw_depth >= raw_depth) {
                     let top = frames.pop().expect("checked");
-                    self.close(top, max_depth, detail, f)?;
+                    self.close(top, &mut frames, max_depth, detail, &mut sink)?;
                 }
                 let Some(top) = frames.last_mut() else {
                     return Err(Error::internal("a walk left its parent"));
@@ -160,9 +345,18 @@ impl<T: TraceTree> Postprocessed<T> {
                         }
                         Ok(())
                     }
-                    Mode::Show { depth, tracker, .. } => {
+                    Mode::Show {
+                        depth,
+                        tracker,
+                        waiting,
+                        ..
+                    } => {
                         let depth = *depth;
-                        if tracepoint.tracepoint_type() == TracepointType::LoopIteration {
+                        let ty = tracepoint.tracepoint_type();
+                        if let Some(waiting) = waiting {
+                            waiting.last_iteration = ty == TracepointType::LoopIteration;
+                        }
+                        if ty == TracepointType::LoopIteration {
                             // Kept when it has children: when the walk's next
                             // node is one.
                             pending = Some(Pending {
@@ -170,6 +364,29 @@ impl<T: TraceTree> Postprocessed<T> {
                                 tracepoint: tracepoint.clone().into_owned(),
                                 footer: footer.map(|footer| footer.clone().into_owned()),
                                 at: Place { raw_depth, depth },
+                            });
+                            return Ok(());
+                        }
+                        if ty == TracepointType::Loop
+                            && loop_iterations(footer) != 0
+                            && max_depth.is_none_or(|max| depth < max)
+                        {
+                            // Shown or not by its last child: held till it closes.
+                            sink.hold();
+                            frames.push(Frame {
+                                raw_depth,
+                                mode: Mode::Show {
+                                    shape: Shape::of(context, tracepoint)?,
+                                    depth: depth + 1,
+                                    tracker: Tracker::default(),
+                                    waiting: Some(Box::new(Waiting {
+                                        node,
+                                        tracepoint: tracepoint.clone().into_owned(),
+                                        footer: footer.map(|footer| footer.clone().into_owned()),
+                                        depth,
+                                        last_iteration: false,
+                                    })),
+                                },
                             });
                             return Ok(());
                         }
@@ -192,15 +409,15 @@ impl<T: TraceTree> Postprocessed<T> {
                                 footer,
                                 at,
                                 (max_depth, detail),
-                                f,
+                                &mut sink,
                                 &mut frames,
                             )?;
                         } else {
-                            self.emit(shown, depth, detail, f)?;
+                            self.emit(shown, depth, detail, &mut |visit| sink.visit(visit))?;
                             let container = self.is_container(shown)?;
                             let target = if container {
                                 if max_depth.is_some_and(|max| depth >= max) {
-                                    self.fold(shown, depth, f)?;
+                                    self.fold(shown, depth, &mut |visit| sink.visit(visit))?;
                                     None
                                 } else {
                                     Some((shown.inner, depth + 1))
@@ -229,12 +446,13 @@ impl<T: TraceTree> Postprocessed<T> {
             if top.raw_depth == -1 && next.is_some() {
                 break;
             }
-            self.close(top, max_depth, detail, f)?;
+            self.close(top, &mut frames, max_depth, detail, &mut sink)?;
         }
         Ok(())
     }
 
-    /// Hands a raw node that shows itself to `f`, and opens its children.
+    /// Hands a raw node that shows itself to the sink, and opens its
+    /// children.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn show_plain(
         &self,
@@ -243,27 +461,16 @@ impl<T: TraceTree> Postprocessed<T> {
         footer: Option<&Footer<'_>>,
         at: Place,
         (max_depth, detail): (Option<usize>, VisitDetail),
-        f: &mut Visitor<'_, T::Node>,
+        sink: &mut Sink<'_, '_, T::Node>,
         frames: &mut Vec<Frame<T::Node>>,
     ) -> Result<()> {
         let Place { raw_depth, depth } = at;
-        let children = if detail.child_counts {
-            Some(self.child_count(shown)?)
-        } else {
-            None
-        };
-        Self::show(shown, tracepoint, footer, |tracepoint, footer| {
-            f(Visit::Node {
-                node: shown,
-                depth,
-                tracepoint,
-                footer,
-                children,
-            })
+        self.line(shown, tracepoint, footer, depth, detail, &mut |visit| {
+            sink.visit(visit)
         })?;
         if tracepoint.is_container() {
             if max_depth.is_some_and(|max| depth >= max) {
-                self.fold(shown, depth, f)?;
+                self.fold(shown, depth, &mut |visit| sink.visit(visit))?;
                 frames.push(Frame {
                     raw_depth,
                     mode: Mode::Hide { target: None },
@@ -280,6 +487,32 @@ impl<T: TraceTree> Postprocessed<T> {
         Ok(())
     }
 
+    /// Hands `f` the line of `shown`, whose raw tracepoint is `tracepoint`.
+    fn line(
+        &self,
+        shown: PostNode<T::Node>,
+        tracepoint: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        depth: usize,
+        detail: VisitDetail,
+        f: &mut Visitor<'_, T::Node>,
+    ) -> Result<()> {
+        let children = if detail.child_counts {
+            Some(self.child_count(shown)?)
+        } else {
+            None
+        };
+        Self::show(shown, tracepoint, footer, |tracepoint, footer| {
+            f(Visit::Node {
+                node: shown,
+                depth,
+                tracepoint,
+                footer,
+                children,
+            })
+        })
+    }
+
     /// Opens a shown raw container whose children show at `depth`.
     pub(super) fn open(
         shape: Shape,
@@ -293,32 +526,134 @@ impl<T: TraceTree> Postprocessed<T> {
                 shape,
                 depth,
                 tracker: Tracker::default(),
+                waiting: None,
             },
         });
     }
 
     /// Closes a frame: a shown container's peeked slots past its kept
-    /// children are shown again.
+    /// children are shown again; a waiting loop is decided by its last
+    /// child, and added to its parent's list (`frames`' top).
     pub(super) fn close(
         &self,
         frame: Frame<T::Node>,
+        frames: &mut [Frame<T::Node>],
         max_depth: Option<usize>,
         detail: VisitDetail,
-        f: &mut Visitor<'_, T::Node>,
+        sink: &mut Sink<'_, '_, T::Node>,
     ) -> Result<()> {
         let Mode::Show {
             shape,
             depth,
             tracker,
+            waiting,
         } = frame.mode
         else {
             return Ok(());
         };
         let slots = peeked_slots(shape.ty, shape.names, tracker.n);
         for again in tracker.stale(slots) {
-            self.walk_from(&[again], depth, max_depth, detail, f)?;
+            self.walk_from(&[again], depth, max_depth, detail, &mut |visit| {
+                sink.visit(visit)
+            })?;
+        }
+        let Some(waiting) = waiting else {
+            return Ok(());
+        };
+        let here = raw(waiting.node, &waiting.tracepoint);
+        let iterations = loop_iterations(waiting.footer.as_ref());
+        let decided = match tracker.last {
+            None => loop_shown(here, iterations, false),
+            Some(last) if waiting.last_iteration => loop_shown(here, iterations, last.is_some()),
+            // Decided as random access decides it.
+            Some(_) => self.decide(
+                waiting.node,
+                &waiting.tracepoint,
+                waiting.footer.as_ref(),
+                CHAIN_LIMIT,
+            )?,
+        };
+        let held = sink.take_last();
+        if let Some(Frame {
+            mode: Mode::Show { tracker, .. },
+            ..
+        }) = frames.last_mut()
+        {
+            tracker.add(decided);
+        }
+        if let Some(shown) = decided {
+            self.line(
+                shown,
+                &waiting.tracepoint,
+                waiting.footer.as_ref(),
+                waiting.depth,
+                detail,
+                &mut |visit| sink.visit(visit),
+            )?;
+            sink.replay(held, false)?;
         }
         Ok(())
+    }
+
+    /// Decides the outermost waiting loop by random access, when the nodes
+    /// held reach [`HOLD_LIMIT`]: shown, its line and what it held go to
+    /// the visitor; dropped, nothing in it shows.
+    fn decide_outermost(
+        &self,
+        frames: &mut [Frame<T::Node>],
+        sink: &mut Sink<'_, '_, T::Node>,
+        pending: &mut Option<Pending<T::Node>>,
+        detail: VisitDetail,
+    ) -> Result<()> {
+        let Some((index, waiting)) =
+            frames
+                .iter_mut()
+                .enumerate()
+                .find_map(|(index, frame)| match &mut frame.mode {
+                    Mode::Show { waiting, .. } => waiting.take().map(|waiting| (index, waiting)),
+                    Mode::Hide { .. } => None,
+                })
+        else {
+            return Ok(());
+        };
+        let decided = self.decide(
+            waiting.node,
+            &waiting.tracepoint,
+            waiting.footer.as_ref(),
+            CHAIN_LIMIT,
+        )?;
+        if let Some(Frame {
+            mode: Mode::Show { tracker, .. },
+            ..
+        }) = index
+            .checked_sub(1)
+            .and_then(|parent| frames.get_mut(parent))
+        {
+            tracker.add(decided);
+        }
+        match decided {
+            Some(shown) => {
+                let held = sink.take_first();
+                self.line(
+                    shown,
+                    &waiting.tracepoint,
+                    waiting.footer.as_ref(),
+                    waiting.depth,
+                    detail,
+                    sink.out,
+                )?;
+                sink.replay(held, true)
+            }
+            None => {
+                // Everything held, and the walk's node waiting, is in it.
+                sink.drop_all();
+                *pending = None;
+                for frame in &mut frames[index..] {
+                    frame.mode = Mode::Hide { target: None };
+                }
+                Ok(())
+            }
+        }
     }
 
     pub(super) fn fold(
