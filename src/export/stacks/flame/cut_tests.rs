@@ -48,7 +48,10 @@ fn cut(reader: &LazyTraceReader, options: &FlameOptions) -> bool {
         let root = scope
             .root_frame(reader, &mut FrameCache::new(&frames), walk)
             .unwrap();
-        cut_walk(reader, walk, &frames, root, options, &|_| {})
+        let Some(plan) = Plan::new(reader, std::slice::from_ref(walk), &frames).unwrap() else {
+            return false;
+        };
+        cut_walk(reader, &plan, &frames, root, options, &|_| {})
             .unwrap()
             .is_some()
     })
