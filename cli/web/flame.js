@@ -9,9 +9,10 @@
 // frame zooms into it (its ancestors span the view, dimmed) from the
 // summary when it holds every frame a pixel wide at the new scale (what it
 // left out under the frame is narrower, or nothing was), else the engine
-// walks again for the finer frames; the sandwich of the selected frame
-// shows its callers above it (an inverted graph, growing upward) and its
-// callees below.
+// walks the calls on the frame's path only (`path`) for the finer frames,
+// which replace the frame's subtree in the summary; the sandwich of the
+// selected frame shows its callers above it (an inverted graph, growing
+// upward) and its callees below.
 
 const ROW = 18;
 /** Frames the page asks for, at most. */
@@ -48,6 +49,31 @@ function layout(frames) {
 /** The key of a path, to find a frame again in a finer summary. */
 const pathKey = (path) => path.join('\u0001');
 
+/** `result`'s frames, each told its summary's threshold and whether that
+ * summary was cut short (by the bound on frames or on paths). */
+function told(result) {
+  const capped = result.truncated || result.frames.length >= MAX_FRAMES;
+  return result.frames.map((frame) => ({ ...frame, threshold: result.threshold, capped }));
+}
+
+/** `frames` (pre-order) with the subtree of the frame at `at` replaced by
+ * `zoomed`'s frames (a `trace/flame` result rooted at that frame). */
+function splice(frames, at, zoomed) {
+  const top = frames[at];
+  let end = at + 1;
+  while (end < frames.length && frames[end].depth > top.depth) end++;
+  const shift = zoomed.frames.length - (end - at);
+  const inside = told(zoomed).map((frame, i) => ({
+    ...frame,
+    name: i === 0 ? top.name : frame.name,
+    depth: frame.depth + top.depth,
+    parent: i === 0 ? top.parent : frame.parent + at,
+  }));
+  const after = frames.slice(end).map((frame) => (
+    frame.parent !== null && frame.parent >= end ? { ...frame, parent: frame.parent + shift } : frame));
+  return [...frames.slice(0, at), ...inside, ...after];
+}
+
 /** One graph drawn into an element: an icicle (root on top) or, for
  * callers, an inverted one (root at the bottom). */
 class Graph {
@@ -70,11 +96,11 @@ class Graph {
     new ResizeObserver(() => this.draw()).observe(element);
   }
 
-  /** Shows `result` (a `trace/flame` result), zoomed into the frame at
-   * `path` when it has one. */
-  set(result, path = null) {
-    this.result = result;
-    this.frames = layout(result.frames);
+  /** Shows `frames` (a `trace/flame` result's, or several spliced, each
+   * [`told`] its summary's bounds), zoomed into the frame at `path` when it
+   * has one. */
+  set(frames, path = null) {
+    this.frames = layout(frames);
     this.zoomTo(path);
   }
 
@@ -125,6 +151,7 @@ class Graph {
       div.dataset.total = frame.total;
       div.dataset.self = frame.self;
       div.dataset.other = frame.other;
+      div.dataset.threshold = frame.threshold;
       div.dataset.depth = frame.depth;
       div.dataset.path = JSON.stringify(frame.path);
       div.style.left = `${left}px`;
@@ -188,12 +215,29 @@ export class FlameView {
     this.head.textContent = `flame graph of ${scope.title}`;
     const result = await this.fetch('trace/flame', this.params(1 / this.width()));
     if (!result) return;
-    this.graph.set(result);
+    this.graph.set(told(result));
     this.selected = this.graph.zoomed;
     this.describe(this.selected);
-    const key = path && path.length > 1 ? pathKey(path) : null;
-    const frame = key && this.graph.frames.find((f) => pathKey(f.path) === key);
-    if (frame) await this.zoomInto(frame);
+    // Down to the frame through those the summaries hold on its path,
+    // each zoom finer than the last.
+    let reached = 1;
+    while (path && path.length > reached) {
+      const frame = this.onPath(path);
+      if (!frame || frame.path.length <= reached) break;
+      reached = frame.path.length;
+      await this.zoomInto(frame);
+    }
+  }
+
+  /** The deepest frame of the graph on `path` (names from the root). */
+  onPath(path) {
+    const key = pathKey(path);
+    let deepest = null;
+    for (const frame of this.graph.frames) {
+      const at = pathKey(frame.path);
+      if ((key === at || key.startsWith(`${at}\u0001`)) && (!deepest || frame.depth > deepest.depth)) deepest = frame;
+    }
+    return deepest;
   }
 
   width() {
@@ -239,21 +283,21 @@ export class FlameView {
 
   /** Whether the summary holds every frame under `frame` a pixel wide
    * once `frame` spans the view: nothing was left out for the bound on
-   * frames, and what was left out under it (`other`) is narrower than the
-   * summary's threshold, itself under a pixel at the new scale, or
-   * nothing was. */
+   * frames, and what was left out under it (`other`, each under the
+   * summary's threshold) is under a pixel at the new scale, or nothing
+   * was. (Below a frame, no summary spliced in is coarser than its own.) */
   resolves(frame) {
-    const result = this.graph.result;
-    if (result.truncated || result.frames.length >= MAX_FRAMES) return false;
-    if (result.threshold * this.width() <= frame.total) return true;
+    if (frame.capped) return false;
+    if ((frame.threshold - 1) * this.width() < frame.total) return true;
     const key = pathKey(frame.path);
     return !this.graph.frames.some((f) => f.other > 0
       && (f.index === frame.index || pathKey(f.path).startsWith(`${key}\u0001`)));
   }
 
   /** Zooms into `frame`: from the summary when it resolves the frame,
-   * else the engine walks again for the frames a pixel wide at the new
-   * scale. Says which on the pane (`data-zoomed-from`). */
+   * else the engine walks the calls on its path for the frames a pixel
+   * wide at the new scale, and they replace its subtree. Says which on the
+   * pane (`data-zoomed-from`). */
   async zoomInto(frame) {
     this.selected = frame;
     const path = frame.path;
@@ -266,11 +310,11 @@ export class FlameView {
       return;
     }
     this.pane.dataset.zoomedFrom = 'walk';
-    const fraction = frame.total / root.total / this.width();
     try {
-      const result = await this.fetch('trace/flame', this.params(fraction));
+      const params = { ...this.params(1 / this.width()), path: path.slice(1) };
+      const result = await this.fetch('trace/flame', params);
       if (!result || this.selected !== frame) return;
-      this.graph.set(result, path);
+      this.graph.set(splice(this.graph.frames, frame.index, result), path);
       this.selected = this.graph.zoomed;
       this.describe(this.selected);
     } catch (error) {
@@ -284,8 +328,8 @@ export class FlameView {
     if (!result) return;
     this.pane.querySelector('#sandwich').hidden = false;
     this.pane.querySelector('#sandwich-head').textContent = `sandwich of ${name}: callers above, callees below`;
-    this.callers.set(result.callers);
-    this.callees.set(result.callees);
+    this.callers.set(told(result.callers));
+    this.callees.set(told(result.callees));
     this.describe(this.callees.frames[0]);
   }
 

@@ -6,6 +6,7 @@
 mod diffs;
 mod flame;
 mod viewers;
+mod zoom;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -933,13 +933,15 @@ fn export_tree<V: Navigate>(
 }
 
 /// The scope and bounds of a flame graph or sandwich, from a request's
-/// `thread`, `node`, `minFraction` or `width`, and `maxFrames`.
+/// `thread`, `node`, `minFraction` or `width`, `maxFrames` and a flame
+/// graph's `path`.
 struct FlameAsk<'a> {
     thread: Option<i32>,
     node: Option<&'a str>,
     min_fraction: Option<f64>,
     width: Option<u32>,
     max_frames: Option<usize>,
+    path: Option<Vec<String>>,
 }
 
 /// The library's options for `ask`, its fields checked.
@@ -1020,6 +1022,7 @@ fn flame_options<V: Navigate>(
     options.min_fraction = min_fraction;
     options.max_frames = max_frames;
     options.stop = Some(Arc::clone(&request.cancel));
+    options.path = ask.path.clone().unwrap_or_default();
     Ok(options)
 }
 
@@ -1124,6 +1127,7 @@ fn flame(session: &Session, request: &Request, params: FlameParams) -> Result<Re
         min_fraction: params.min_fraction,
         width: params.width,
         max_frames: params.max_frames,
+        path: params.path,
     };
     let token = params.work_done_token.as_ref();
     let graph = flame_request(
@@ -1156,6 +1160,7 @@ fn sandwich(
         min_fraction: params.min_fraction,
         width: params.width,
         max_frames: params.max_frames,
+        path: None,
     };
     let token = params.work_done_token.as_ref();
     let frame = params.method.as_str();

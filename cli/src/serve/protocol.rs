@@ -608,6 +608,11 @@ pub struct FlameParams {
     /// At most this many frames, the widest first (default 10000, at most
     /// `maxFlameFrames`).
     pub max_frames: Option<usize>,
+    /// Zoom into one frame: its path of frame names below the root (under
+    /// `all`, a thread's name first). Only the calls on it are walked; the
+    /// graph is rooted at its last frame, whose total `minFraction` and
+    /// `width` are of.
+    pub path: Option<Vec<String>>,
     /// LSP's progress token: tracepoints walked as `$/progress`.
     pub work_done_token: Option<Value>,
 }

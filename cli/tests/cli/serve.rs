@@ -1062,6 +1062,25 @@ fn flame_graphs_widths_equal_counts_over_dump() {
     if roots["total"] == 1 {
         assert_eq!(flame_widths(&of_node), expected);
     }
+    // A zoom by path: only the calls on it walked, the whole graph's frames
+    // below it, rooted at its last frame.
+    let widths = flame_widths(&whole);
+    let (path, _) = widths
+        .iter()
+        .filter(|(path, _)| path.len() == 4)
+        .max_by_key(|(_, width)| width.0)
+        .unwrap();
+    let zoomed = server.call(
+        "trace/flame",
+        json!({"trace": t, "path": &path[1..], "minFraction": 0.0, "maxFrames": 100000}),
+    );
+    let below: BTreeMap<_, _> = widths
+        .iter()
+        .filter(|(inner, _)| inner.starts_with(path))
+        .map(|(inner, width)| (inner[path.len() - 1..].to_vec(), *width))
+        .collect();
+    assert_eq!(flame_widths(&zoomed), below);
+    assert_eq!(zoomed["tracepoints"], json!(below[&path[3..]].0));
     // A page's width: frames narrower than a pixel are left out, widths
     // still add up, with progress reported.
     let id = server.start_request(

@@ -213,7 +213,7 @@ try {
     if (row.thread !== dump[0].thread || row.depth <= dump[0].depth) break;
     subtree.push(row);
   }
-  const counted = flameCounts(subtree);
+  let counted = flameCounts(subtree);
   const flame = await browser.newPage({ viewport: { width: 1280, height: 760 } });
   flame.setDefaultTimeout(PATIENCE);
   flame.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
@@ -226,10 +226,14 @@ try {
     const row = document.querySelector('#tree .row.selected');
     return row && !row.classList.contains('loading') && row.dataset.handle && !row.dataset.handle.startsWith('thread:');
   });
-  // The engine's flame graph walks asked for.
+  // The engine's flame graph walks asked for, and the last one's params.
   let flameWalks = 0;
+  let lastWalk = null;
   flame.on('request', (request) => {
-    if (request.method() === 'POST' && request.postData()?.includes('"trace/flame"')) flameWalks++;
+    if (request.method() === 'POST' && request.postData()?.includes('"trace/flame"')) {
+      flameWalks++;
+      lastWalk = JSON.parse(request.postData()).params;
+    }
   });
   await flame.keyboard.press('f');
   const drawnFrames = async () => {
@@ -242,6 +246,7 @@ try {
       left: parseFloat(e.style.left),
       width: parseFloat(e.style.width),
       other: Number(e.dataset.other),
+      threshold: Number(e.dataset.threshold),
       above: e.classList.contains('above'),
     })));
   };
@@ -350,6 +355,42 @@ try {
   assert.equal(flameWalks, walksAtRoot, 'no walk to zoom out');
   await checkView(await drawnFrames(), flameRoot);
   assert.ok(!new URL(flame.url()).hash.includes('zoom='), 'the link at the root names no zoom');
+  // The flame graph of the node's thread, opened from a link: zoomed into
+  // the deepest frame drawn that left out frames which would be a pixel
+  // wide once it spans the view (under its summary's threshold, not under
+  // a pixel), the engine walks only the calls on its path, and the frames
+  // it sends, in place of the frame's, are the counts at the new scale,
+  // every one a pixel wide drawn; back at the root, no walk.
+  // A narrow view: a pixel weighs more, more is left out.
+  const threadRows = dump.filter((row) => row.thread === dump[0].thread);
+  await flame.setViewportSize({ width: 360, height: 760 });
+  await flame.goto(`${config.url}#${new URLSearchParams({ trace: config.mixed.name, flame: `thread:${dump[0].thread}` })}`);
+  frames = await drawnFrames();
+  const threadRoot = frames[0].path;
+  counted = new Map([...flameCounts(threadRows)].map(([key, n]) => [JSON.stringify([...JSON.parse(threadRoot), ...JSON.parse(key)]), n]));
+  counted.set(threadRoot, threadRows.length);
+  await checkView(frames, threadRoot);
+  const deep = frames.filter((f) => !f.above && f.other > 0 && f.width >= 2 && JSON.parse(f.path).length > 1
+    && (f.threshold - 1) * graphWidth >= f.total)
+    .sort((a, b) => JSON.parse(b.path).length - JSON.parse(a.path).length || a.total - b.total)[0];
+  assert.ok(deep, 'a deep frame whose summary left out frames a pixel wide at its scale');
+  const walksBeforeDeep = flameWalks;
+  await flame.click(`#flame .frame[data-index="${deep.index}"]`);
+  await flame.waitForFunction((path) => {
+    const zoomed = document.querySelector('#flame .frame:not(.above)');
+    return zoomed?.dataset.path === path && !document.querySelector('#flame-pane').dataset.busy;
+  }, deep.path);
+  assert.equal(await flame.$eval('#flame-pane', (e) => e.dataset.zoomedFrom), 'walk', 'the deep frame needed a walk');
+  assert.equal(flameWalks - walksBeforeDeep, 1, 'one walk for the deep frame');
+  assert.deepEqual(lastWalk.path, JSON.parse(deep.path).slice(1), 'the walk names the frame\'s path');
+  await checkView(await drawnFrames(), deep.path);
+  checkNotBlank(await flame.screenshot({ path: `${config.shots}/flame-deep.png` }), 'the deep zoom');
+  const walksAtDeep = flameWalks;
+  await flame.click(`#flame .frame.above[data-path='${threadRoot.replaceAll("'", "\\'")}']`);
+  await flame.waitForFunction((path) => document.querySelector('#flame .frame:not(.above)')?.dataset.path === path
+    && !document.querySelector('#flame .frame.above'), threadRoot);
+  assert.equal(flameWalks, walksAtDeep, 'no walk to zoom out of the deep frame');
+  await checkView(await drawnFrames(), threadRoot);
 
   // 6. A diff trace: `]` from the top steps through its changes in the
   // order `tracetree search --diff` lists them (threads ascending, each in

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::sandwich::{cut_sandwich, sandwich};
 use super::*;
 use crate::generate::{GenerateOptions, Shape, generate_file};
 use crate::read::{LazyTraceReader, WalkDetail};
@@ -48,7 +49,10 @@ fn cut(reader: &LazyTraceReader, options: &FlameOptions) -> bool {
         let root = scope
             .root_frame(reader, &mut FrameCache::new(&frames), walk)
             .unwrap();
-        cut_walk(reader, walk, &frames, root, options, &|_| {})
+        let Some(plan) = Plan::new(reader, std::slice::from_ref(walk), &frames).unwrap() else {
+            return false;
+        };
+        cut_walk(reader, &plan, &frames, root, options, &|_| {})
             .unwrap()
             .is_some()
     })
@@ -215,5 +219,52 @@ fn a_sandwich_cut_into_parts_gives_the_one_walk_s() {
         }
         // A method the scope never calls: empty on both sides.
         same_sandwich(&reader, "no.Such.method", &every_frame(None));
+    }
+}
+
+/// A zoom's calls (a path's end), planned and cut as one node's subtree,
+/// give the one walk's graph, rooted at the path's frame.
+#[test]
+fn a_path_s_calls_cut_into_parts_give_the_one_walk_s_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shape, size) in [(Shape::Mixed, 12 << 20), (Shape::Deep, 6 << 20)] {
+        let reader = LazyTraceReader::open(generated(dir.path(), shape, size)).unwrap();
+        let whole = flame_graph(&reader, &every_frame(None), &|_| {}, false).unwrap();
+        let mut cut_paths = 0;
+        // The widest frame at each depth: many calls, or one.
+        for depth in 1..6 {
+            let Some(at) = (0..whole.frames.len())
+                .filter(|&i| whole.frames[i].depth == depth)
+                .max_by_key(|&i| whole.frames[i].total)
+            else {
+                continue;
+            };
+            let mut path = Vec::new();
+            let mut frame = &whole.frames[at];
+            while let Some(parent) = frame.parent {
+                path.push(frame.name.to_string());
+                frame = &whole.frames[parent as usize];
+            }
+            path.reverse();
+            let options = FlameOptions {
+                path,
+                ..every_frame(None)
+            };
+            let parallel =
+                pool().install(|| flame_graph(&reader, &options, &|_| {}, true).unwrap());
+            let serial = flame_graph(&reader, &options, &|_| {}, false).unwrap();
+            assert_eq!(parallel, serial, "{shape} {:?}", options.path);
+            assert_eq!(parallel.total(), whole.frames[at].total);
+            let planned = pool().install(|| {
+                let frames = Frames::default();
+                let scope = Scope::new(&reader, &options)
+                    .unwrap()
+                    .on_path(&reader, &options.path, &frames, None)
+                    .unwrap();
+                Plan::new(&reader, &scope.walks, &frames).unwrap().is_some()
+            });
+            cut_paths += usize::from(planned);
+        }
+        assert!(cut_paths > 0, "{shape}: no path's calls were cut");
     }
 }
