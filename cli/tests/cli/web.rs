@@ -687,6 +687,7 @@ fn the_viewer_in_a_real_browser_shows_print_s_tree_pages_searches_and_links() {
         "deep-link",
         "flame",
         "flame-zoomed",
+        "flame-deep",
         "sandwich",
         "diff",
         "root",
