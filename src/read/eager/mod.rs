@@ -11,10 +11,9 @@
 //! record: where it starts, its type, how far its footer is (the few far
 //! ones kept aside), its parent, and where its children begin in one flat
 //! array of node ids.
-//! [`EagerNode`] is a view; its [`tracepoint`](EagerNode::tracepoint) and
-//! [`footer`](EagerNode::footer) are decoded on demand by the format's one
-//! decoder ([`Object::decode`](crate::format::Object::decode)). A load
-//! needs the data plus [`BYTES_PER_NODE`] bytes per tracepoint.
+//! [`EagerNode`] is a view decoded on demand by the format's one decoder
+//! ([`Object::decode`](crate::format::Object::decode)); a load needs the
+//! data plus [`BYTES_PER_NODE`] bytes per tracepoint.
 //!
 //! **The load** is the index rebuild's discovery and stitch
 //! ([`rebuild`](crate::read::rebuild)): blocks found in parallel (they carry
