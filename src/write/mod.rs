@@ -22,6 +22,7 @@ mod spec;
 mod streaming;
 
 pub(crate) use build::BuildTarget;
+#[cfg(feature = "generate")]
 pub(crate) use dump::for_each_reference;
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
 pub use recorder::{PushRecorder, ThreadRecorder, TraceRecorder};

@@ -316,7 +316,7 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
     }
 
     /// The inner reader's cuts, standing for the raw children they are;
-    /// where it has none, every [`SCAN_PAGE`]th raw child (the view's
+    /// where it has none, every 4,096th raw child (the view's
     /// children by number would be scanned from the first each time).
     fn sibling_cuts(&self, node: Self::Node, bytes: u64) -> Result<Option<Vec<Self::Node>>> {
         if !self.is_container(node)? {
