@@ -196,12 +196,12 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     };
     match index_bytes {
         None => writeln!(out, "index: missing ({})", index.display())?,
-        Some(bytes) => match IndexCell::parse_file(bytes.as_slice()) {
+        Some(bytes) => match IndexCell::count_file(bytes.as_slice()) {
             Ok((cells, has_footer)) => writeln!(
                 out,
                 "index: {} ({} cells, {}; not used by the eager loader)",
                 index.display(),
-                cells.len(),
+                cells,
                 if has_footer { "complete" } else { "no footer" }
             )?,
             Err(error) => writeln!(out, "index: {} unreadable ({error})", index.display())?,

@@ -168,6 +168,23 @@ impl IndexCell {
         }
         Ok((parsed.decode_all().map_err(broken)?, parsed.has_footer))
     }
+
+    /// Counts the cells of an index file without decoding them (its footer
+    /// not counted), and says whether the footer is whole: what
+    /// [`parse_file`](Self::parse_file) gives, in place, for an index too
+    /// large to hold decoded. A bad header is an
+    /// [`Error::BrokenIndex`](crate::Error::BrokenIndex).
+    pub fn count_file(bytes: &[u8]) -> crate::Result<(usize, bool)> {
+        let parsed = parse_index(bytes).map_err(|e| crate::Error::BrokenIndex {
+            index: None,
+            problem: IndexProblem::Header(e),
+        })?;
+        let eof = parsed
+            .cells
+            .last()
+            .is_some_and(|last| last.kind == ObjectKind::Eof as u8);
+        Ok((parsed.cells.len() - usize::from(eof), parsed.has_footer))
+    }
 }
 
 /// The cells of index file `bytes`, read in place.

@@ -239,9 +239,12 @@ fn a_truncated_index_keeps_its_whole_cells() {
     let index = std::fs::read(dir.path().join("closed.trace.idx")).unwrap();
     let (cells, has_footer) = IndexCell::parse_file(&index).unwrap();
     assert!(has_footer);
+    assert_eq!(IndexCell::count_file(&index).unwrap(), (cells.len(), true));
     for cut in 16..index.len() {
         let (got, has_footer) = IndexCell::parse_file(&index[..cut]).unwrap();
         assert!(!has_footer, "cut at {cut}");
+        let counted = IndexCell::count_file(&index[..cut]).unwrap();
+        assert_eq!(counted, (got.len(), false), "counted, cut at {cut}");
         // A cut inside the footer gives every cell before it.
         let whole = ((cut - 16) / 21).min(cells.len());
         assert_eq!(got[..], cells[..whole], "cut at {cut}");
