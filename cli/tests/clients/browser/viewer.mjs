@@ -170,10 +170,15 @@ try {
       (visited.length === 0 ? 1 : visited.at(-1) + (key === 'n' ? 1 : -1) + hits.length) % hits.length);
     const at = Number(await page.$eval('#hits-head', (e) => e.dataset.current));
     visited.push(at);
-    await page.waitForFunction((handle) => document.querySelector('#tree .row.selected')?.dataset.handle === handle,
-      hits[at].handle);
+    // The selected row settles on the hit (rows above it may still be
+    // redrawn while the hit's ancestors open): one check of handle and text.
+    const settled = await page.waitForFunction(([handle, text]) => {
+      const row = document.querySelector('#tree .row.selected');
+      return row && !row.classList.contains('loading') && row.dataset.handle === handle
+        && row.querySelector('.text').textContent.startsWith(text);
+    }, [hits[at].handle, hits[at].text]).then(() => true, () => false);
     const row = await selected();
-    assert.ok(row.text.startsWith(hits[at].text), `hit ${at}: ${row.text} is ${hits[at].text}`);
+    assert.ok(settled, `hit ${at}: ${row.text} is ${hits[at].text}`);
   }
   assert.deepEqual(visited, [1, 2, 3, 2].map((k) => k % hits.length));
   // Keys faster than the jumps: the last one wins, however they finish.
