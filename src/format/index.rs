@@ -156,35 +156,39 @@ impl IndexCell {
     /// complete cell before the footer and `false`. A bad header or cell is
     /// an [`Error::BrokenIndex`](crate::Error::BrokenIndex) naming it.
     pub fn parse_file(bytes: &[u8]) -> crate::Result<(Vec<IndexCell>, bool)> {
-        let broken = |problem| crate::Error::BrokenIndex {
-            index: None,
-            problem,
-        };
-        let mut parsed = parse_index(bytes).map_err(|e| broken(IndexProblem::Header(e)))?;
-        if let Some((last, before)) = parsed.cells.split_last()
-            && last.kind == ObjectKind::Eof as u8
-        {
-            parsed.cells = before;
-        }
-        Ok((parsed.decode_all().map_err(broken)?, parsed.has_footer))
+        let parsed = cells_of_file(bytes)?;
+        let cells = parsed
+            .decode_all()
+            .map_err(|problem| crate::Error::BrokenIndex {
+                index: None,
+                problem,
+            })?;
+        Ok((cells, parsed.has_footer))
     }
 
-    /// Counts the cells of an index file without decoding them (its footer
-    /// not counted), and says whether the footer is whole: what
-    /// [`parse_file`](Self::parse_file) gives, in place, for an index too
-    /// large to hold decoded. A bad header is an
-    /// [`Error::BrokenIndex`](crate::Error::BrokenIndex).
+    /// Counts the cells of an index file without decoding them, and says
+    /// whether the footer is whole: what [`parse_file`](Self::parse_file)
+    /// gives, in place, for an index too large to hold decoded. A bad
+    /// header is an [`Error::BrokenIndex`](crate::Error::BrokenIndex).
     pub fn count_file(bytes: &[u8]) -> crate::Result<(usize, bool)> {
-        let parsed = parse_index(bytes).map_err(|e| crate::Error::BrokenIndex {
-            index: None,
-            problem: IndexProblem::Header(e),
-        })?;
-        let eof = parsed
-            .cells
-            .last()
-            .is_some_and(|last| last.kind == ObjectKind::Eof as u8);
-        Ok((parsed.cells.len() - usize::from(eof), parsed.has_footer))
+        let parsed = cells_of_file(bytes)?;
+        Ok((parsed.cells.len(), parsed.has_footer))
     }
+}
+
+/// The cells of index file `bytes` in place, an `EOF` cell left by a footer
+/// cut short not among them.
+fn cells_of_file(bytes: &[u8]) -> crate::Result<IndexCells<'_>> {
+    let mut parsed = parse_index(bytes).map_err(|e| crate::Error::BrokenIndex {
+        index: None,
+        problem: IndexProblem::Header(e),
+    })?;
+    if let Some((last, before)) = parsed.cells.split_last()
+        && last.kind == ObjectKind::Eof as u8
+    {
+        parsed.cells = before;
+    }
+    Ok(parsed)
 }
 
 /// The cells of index file `bytes`, read in place.

@@ -497,11 +497,10 @@ impl<T: TraceTree> Postprocessed<T> {
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
-        let children = if detail.child_counts {
-            Some(self.child_count(shown)?)
-        } else {
-            None
-        };
+        let children = detail
+            .child_counts
+            .then(|| self.child_count(shown))
+            .transpose()?;
         Self::show(shown, tracepoint, footer, |tracepoint, footer| {
             f(Visit::Node {
                 node: shown,
@@ -680,11 +679,10 @@ impl<T: TraceTree> Postprocessed<T> {
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
-        let children = if detail.child_counts {
-            Some(self.child_count(node)?)
-        } else {
-            None
-        };
+        let children = detail
+            .child_counts
+            .then(|| self.child_count(node))
+            .transpose()?;
         self.inner.visit(node.inner, |tracepoint, footer| {
             Self::show(node, tracepoint, footer, |tracepoint, footer| {
                 f(Visit::Node {
