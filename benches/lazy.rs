@@ -26,7 +26,7 @@ use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
 };
-use tracetree::tree::{TraceTree, WalkStep};
+use tracetree::tree::TraceTree;
 
 mod support;
 
@@ -110,7 +110,7 @@ fn lazy(c: &mut Criterion) {
     let first = support::with_sidecar().open(&path).unwrap();
     let written = started.elapsed();
     assert_eq!(
-        first.report().sidecar.as_ref().unwrap().outcome,
+        first.report().sidecar.clone().unwrap(),
         SidecarOutcome::Written
     );
     drop(first);
@@ -203,11 +203,8 @@ fn lazy(c: &mut Criterion) {
                     for thread in small.thread_ids() {
                         let roots = small.roots(thread).unwrap();
                         small
-                            .walk(&roots, None, |step| {
-                                if let WalkStep::Node { node, .. } = step {
-                                    nodes +=
-                                        small.visit(node, |t, _| t.event().get() as u64 & 1)?;
-                                }
+                            .walk(&roots, |node, _| {
+                                nodes += small.visit(node, |t, _| t.event().get() as u64 & 1)?;
                                 Ok(())
                             })
                             .unwrap();

@@ -68,7 +68,7 @@ fn rebuild(c: &mut Criterion) {
                             window,
                             &|_| {},
                             &mut |window, _| {
-                                cells += window.len();
+                                cells += window.iter().map(|run| run.len()).sum::<usize>();
                                 Ok(())
                             },
                         )

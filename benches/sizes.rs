@@ -243,7 +243,7 @@ fn case(id: &str, traces: &Traces) -> Case {
                     .sidecar(SidecarPolicy::ReadWrite)
                     .open(&mixed)
                     .unwrap();
-                let outcome = first.report().sidecar.as_ref().map(|s| &s.outcome);
+                let outcome = first.report().sidecar.as_ref();
                 assert!(
                     matches!(
                         outcome,
@@ -259,9 +259,7 @@ fn case(id: &str, traces: &Traces) -> Case {
                 .open(&mixed)
                 .unwrap()
                 .report()
-                .sidecar
-                .as_ref()
-                .map_or(0, |s| s.framing_checked);
+                .framing_checked;
             eprintln!("open_sidecar: each open reads the framing of {blocks} blocks");
             (
                 Which::Mixed,

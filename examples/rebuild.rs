@@ -21,7 +21,7 @@ fn main() -> Result<(), tracetree::Error> {
         let seconds = start.elapsed().as_secs_f64();
         println!(
             "{} cells, {} blocks, {:.3} s, {:.0} MB/s",
-            rebuilt.cells.len(),
+            rebuilt.cell_count(),
             rebuilt.blocks,
             seconds,
             data.len() as f64 / seconds / 1e6

@@ -11,4 +11,4 @@
 pub use crate::common::{IndexCell, ObjectKind};
 pub use crate::format::Object;
 pub use crate::read::block::{DecodedBlock, decode_blocks};
-pub use crate::read::rebuild::{RebuiltCells, RebuiltIndex};
+pub use crate::read::rebuild::RebuiltIndex;

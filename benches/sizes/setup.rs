@@ -78,7 +78,7 @@ pub fn first_open(
 ) -> LazyTraceReader {
     let _ = std::fs::remove_file(sidecar);
     let reader = options.open(linked).unwrap();
-    let outcome = reader.report().sidecar.as_ref().map(|s| &s.outcome);
+    let outcome = reader.report().sidecar.as_ref();
     assert_eq!(outcome, Some(&expected));
     reader
 }

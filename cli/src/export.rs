@@ -147,7 +147,7 @@ fn stacks(
 #[cfg(feature = "parquet")]
 fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> Result<()> {
     use tracetree::Error;
-    use tracetree::export::parquet::{ParquetOptions, ParquetProgress};
+    use tracetree::export::parquet::ParquetOptions;
 
     if request.root.is_some() {
         return Err(Error::invalid(
@@ -178,13 +178,20 @@ fn parquet(cache: &Cache, request: &ExportRequest<'_>, out: &mut impl Write) -> 
     options.row_group_rows = request.row_group_rows;
     options.threads = request.threads.clone();
     options.force = request.force;
-    // The bar's length grows by each thread's stream as its export starts
-    // (at once for up to one thread per worker).
-    let bar = progress_bar(0, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");
-    let summary = options.export(&reader, request.output, &|step| match step {
-        ParquetProgress::Started(bytes) => bar.inc_length(bytes),
-        ParquetProgress::Read(bytes) => bar.inc(bytes),
-    });
+    // The bytes read sum to the exported threads' streams.
+    let total: u64 = reader
+        .threads()
+        .iter()
+        .filter(|info| {
+            options
+                .threads
+                .as_ref()
+                .is_none_or(|t| t.contains(&info.id))
+        })
+        .map(|info| info.bytes)
+        .sum();
+    let bar = progress_bar(total, "{bytes}/{total_bytes} of trace ({bytes_per_sec})");
+    let summary = options.export(&reader, request.output, &|bytes| bar.inc(bytes));
     bar.finish_and_clear();
     let summary = summary?;
     let rows: u64 = summary.rows.iter().map(|(_, rows)| rows).sum();

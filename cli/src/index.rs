@@ -41,13 +41,13 @@ pub fn run(file: &Path, check: bool, threads: usize, out: &mut impl Write) -> Re
     let written = options.write_index(file, &LazyTraceReader::index_path(file), &progress);
     bar.finish_and_clear();
     let written = written?;
-    let unfinished = written.outcome.unfinished.len();
+    let unfinished = written.unfinished.len();
     writeln!(
         out,
         "wrote {} ({} cells, {} blocks{})",
         written.path.display(),
         written.cells,
-        written.outcome.blocks,
+        written.blocks,
         if unfinished == 0 {
             String::new()
         } else {

@@ -13,7 +13,7 @@ use tracetree::model::TracepointType;
 use tracetree::read::TraceContext;
 use tracetree::read::lazy::WalkDetail;
 use tracetree::read::{
-    IndexProblem, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem, SidecarReport,
+    IndexProblem, IndexReport, IndexStatus, LoadReport, SidecarOutcome, SidecarProblem,
 };
 use tracetree::storage::TraceBytes;
 use tracetree::storage::packed::PackedTrace;
@@ -123,8 +123,8 @@ fn run_lazy(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wri
             "index: {index} not used ({problem}); rebuilt from the data"
         )?,
     }
-    if let Some(sidecar) = &report.sidecar {
-        writeln!(out, "{}", describe_sidecar(sidecar))?;
+    if let Some(sidecar) = describe_sidecar(report) {
+        writeln!(out, "{sidecar}")?;
     }
     if report.repaired_containers > 0 {
         let count = report.repaired_containers as u64;
@@ -222,22 +222,23 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     write_unfinished(trace.report().unfinished_containers as u64, out)
 }
 
-/// One line on what became of the lookup sidecar.
-pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
-    let path = match &sidecar.path {
+/// One line on what became of the lookup sidecar, when it was looked for.
+pub(crate) fn describe_sidecar(report: &IndexReport) -> Option<String> {
+    let outcome = report.sidecar.as_ref()?;
+    let path = match &report.sidecar_path {
         Some(path) => path.display().to_string(),
         None => "none kept (--no-cache, or the trace came from a pipe)".to_string(),
     };
-    let rejected = match &sidecar.rejected {
+    let rejected = match &report.sidecar_rejected {
         None | Some(SidecarProblem::Missing(_)) => String::new(),
         Some(problem) => format!("; the old one was not used: {problem}"),
     };
-    let scratch = if sidecar.scratch {
+    let scratch = if report.scratch {
         "; lookups mapped from an unlinked scratch file instead"
     } else {
         ""
     };
-    match &sidecar.outcome {
+    Some(match outcome {
         SidecarOutcome::Used => format!("lookup sidecar: {path} (valid, used)"),
         SidecarOutcome::Written => format!("lookup sidecar: {path} (written{rejected})"),
         SidecarOutcome::NotWritten(error) => {
@@ -250,7 +251,7 @@ pub(crate) fn describe_sidecar(sidecar: &SidecarReport) -> String {
             "lookup sidecar: {path} (not written yet: a first open builds lookups on demand; \
              the next open writes it{rejected})"
         ),
-    }
+    })
 }
 
 fn write_status(report: &LoadReport, data_len: u64, out: &mut impl Write) -> Result<()> {

@@ -17,7 +17,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tracetree::common::{EventId, LogicalOffset, ThreadId};
-use tracetree::export::parquet::{BatchOptions, ParquetOptions, RecordBatches};
+use tracetree::export::parquet::{ParquetOptions, RecordBatches};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::{Hit as SearchHit, Searchable, search_each};
@@ -30,6 +30,9 @@ use crate::errors::{OrRaise, raise};
 use crate::node::{Children, Node, Parent, wrap_of};
 use crate::tree::{AnyNode, Tree, on_tree};
 use tracetree::tree::Navigate;
+
+/// Rows per batch of `to_arrow` unless asked: 65,536.
+const DEFAULT_BATCH_ROWS: usize = 1 << 16;
 
 /// A hit of a search, its node carried as either tree's.
 type FoundHit = SearchHit<AnyNode>;
@@ -391,7 +394,7 @@ impl Trace {
     /// batches whatever the trace's size. Only `thread` (a `Thread`, an id
     /// or a list of them), only `root`'s subtree (a `Node`), only
     /// `columns` when given.
-    #[pyo3(signature = (thread=None, root=None, columns=None, *, batch_rows=BatchOptions::DEFAULT_BATCH_ROWS))]
+    #[pyo3(signature = (thread=None, root=None, columns=None, *, batch_rows=DEFAULT_BATCH_ROWS))]
     fn to_arrow<'py>(
         &self,
         py: Python<'py>,
@@ -407,8 +410,9 @@ impl Trace {
             ));
         }
         let reader = self.shared.reader()?;
-        let mut options = BatchOptions::new(self.source_format());
-        options.batch_rows = batch_rows;
+        // The batches are the export's rows; no partition is named.
+        let mut options = ParquetOptions::new("", self.source_format());
+        options.row_group_rows = batch_rows;
         options.threads = thread_ids(thread)?;
         options.root = root.map(|node| node.lazy_node("root")).transpose()?;
         options.columns = columns;

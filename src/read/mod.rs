@@ -36,8 +36,8 @@ pub use lazy::{
 pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;
 pub use lookup::problem::{IndexProblem, IndexStatus};
-pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport};
-pub use rebuild::{IndexFile, RebuildOutcome, UnfinishedContainer};
+pub use lookup::sidecar::{SidecarOutcome, SidecarPolicy, SidecarProblem};
+pub use rebuild::{IndexFile, UnfinishedContainer};
 pub use visit::{Visit, VisitDetail};
 
 pub use crate::format::TraceContext;

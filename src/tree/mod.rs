@@ -61,27 +61,30 @@ pub trait TraceTree: Sync {
 
     /// Walks the trees under `roots` depth-first in pre-order, without
     /// recursion (a trace may nest hundreds of thousands of calls deep),
-    /// calling `f` for each node. Children deeper than `max_depth` are
-    /// reported as one [`WalkStep::Folded`] per parent. Nothing is decoded
-    /// but what finding children takes.
+    /// calling `f` with each node and its depth (0 at `roots`). Nothing is
+    /// decoded but what finding children takes.
     fn walk(
         &self,
         roots: &[Self::Node],
-        max_depth: Option<usize>,
-        f: impl FnMut(WalkStep<Self::Node>) -> Result<()>,
+        mut f: impl FnMut(Self::Node, usize) -> Result<()>,
     ) -> Result<()>
     where
         Self: Sized,
     {
-        walk(self, roots, max_depth, f)
+        walk(self, roots, None, |step| match step {
+            WalkStep::Node { node, depth } => f(node, depth),
+            WalkStep::Folded { .. } => Ok(()),
+        })
     }
 
     /// Walks the trees under `roots` as [`walk`](Self::walk) does, calling `f` with each
     /// node's tracepoint and footer, and with its direct child count when
     /// `detail` asks for it (leaves by their headers only when it asks for
-    /// no leaf bodies and the reader can skip them). What the printer and the JSON dump run;
-    /// readers that can stream a subtree override it (the default visits
-    /// each node [`walk`](Self::walk) meets).
+    /// no leaf bodies and the reader can skip them); children deeper than
+    /// `max_depth` are reported as one [`Visit::Folded`] per parent. What
+    /// the printer and the JSON dump run; readers that can stream a
+    /// subtree override it (the default visits each node
+    /// [`walk`](Self::walk) meets).
     fn walk_visit(
         &self,
         roots: &[Self::Node],
@@ -233,9 +236,10 @@ pub(crate) fn page_of<N>(mut children: Vec<N>, from: usize, count: usize) -> Vec
     children.split_off(from.min(end))
 }
 
-/// One step of a depth-first, pre-order [`TraceTree::walk`].
+/// One step of a depth-first, pre-order [`walk`]: a node, or the children
+/// a depth limit folds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WalkStep<N> {
+pub(crate) enum WalkStep<N> {
     /// A node at `depth` (a thread's top-level tracepoints are at depth 0).
     Node {
         /// The node.
@@ -293,7 +297,8 @@ struct Frame<N> {
     page: std::vec::IntoIter<N>,
 }
 
-/// [`TraceTree::walk`].
+/// [`TraceTree::walk`], children deeper than `max_depth` reported as one
+/// [`WalkStep::Folded`] per parent.
 pub(crate) fn walk<T: TraceTree>(
     tree: &T,
     roots: &[T::Node],

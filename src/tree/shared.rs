@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{Footer, Tracepoint};
 use crate::read::{ChildCount, NodeHandle, RawSubtree, Visit, VisitDetail};
-use crate::tree::{Navigate, PreOrder, Prune, TraceTree, WalkStep};
+use crate::tree::{Navigate, PreOrder, Prune, TraceTree};
 
 macro_rules! delegate {
     ($($ty:ty: $($bound:path)?),*) => {$(
@@ -57,10 +57,9 @@ macro_rules! delegate {
             fn walk(
                 &self,
                 roots: &[T::Node],
-                max_depth: Option<usize>,
-                f: impl FnMut(WalkStep<T::Node>) -> Result<()>,
+                f: impl FnMut(T::Node, usize) -> Result<()>,
             ) -> Result<()> {
-                (**self).walk(roots, max_depth, f)
+                (**self).walk(roots, f)
             }
 
             fn walk_visit(

@@ -325,7 +325,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     // The rebuild from the data alone agrees, cell for cell and in order.
     let rebuilt = RebuiltIndex::build(data, RebuildOptions::default()).unwrap();
     assert!(rebuilt.unfinished.is_empty());
-    let rebuilt: Vec<IndexCell> = rebuilt.cells.iter().copied().map(normalized).collect();
+    let rebuilt: Vec<IndexCell> = rebuilt.cells().copied().map(normalized).collect();
     let ours: Vec<IndexCell> = cells.iter().copied().map(normalized).collect();
     assert_eq!(rebuilt, ours, "the rebuilt index");
 

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use tracetree::read::{LazyOptions, LazyTraceReader, SidecarPolicy, WalkDetail};
-use tracetree::tree::{TraceTree, Visit, VisitDetail, WalkStep};
+use tracetree::tree::{TraceTree, Visit, VisitDetail};
 
 use tracetree_testkit::lazy::{sidecar_of, with_sidecar};
 use tracetree_testkit::memory::{alone, proc_status as status, rss_anon, rss_file};
@@ -46,16 +46,14 @@ fn walk_bounded(bytes: u64) {
     for thread in reader.thread_ids() {
         let roots = reader.roots(thread).unwrap();
         reader
-            .walk(&roots, None, |step| {
-                if let WalkStep::Node { node, depth } = step {
-                    nodes += 1;
-                    deepest = deepest.max(depth);
-                    reader.visit(node, |tracepoint, _| tracepoint.event())?;
-                    if nodes.is_multiple_of(4096) {
-                        let stats = reader.cache_stats();
-                        assert!(stats.bytes <= BUDGET, "{stats:?}");
-                        peak = peak.max(rss_anon());
-                    }
+            .walk(&roots, |node, depth| {
+                nodes += 1;
+                deepest = deepest.max(depth);
+                reader.visit(node, |tracepoint, _| tracepoint.event())?;
+                if nodes.is_multiple_of(4096) {
+                    let stats = reader.cache_stats();
+                    assert!(stats.bytes <= BUDGET, "{stats:?}");
+                    peak = peak.max(rss_anon());
                 }
                 Ok(())
             })

@@ -34,12 +34,12 @@ fn a_first_open_keeps_a_window_of_the_files_resident() {
         let Some((reader, grown)) = memory::open_peak(&path, policy, WINDOW) else {
             return;
         };
-        let sidecar = reader.report().sidecar.as_ref().unwrap();
+        let sidecar = reader.report().sidecar.clone().unwrap();
         let expected = match policy {
             SidecarPolicy::ReadWrite => SidecarOutcome::Written,
             _ => SidecarOutcome::Skipped,
         };
-        assert_eq!(sidecar.outcome, expected);
+        assert_eq!(sidecar, expected);
         // Per thread (two, checked in parallel), a window for its pass over
         // the data and one for its pass over the index, each widened by a
         // 2 MiB page-cache folio on either side, and slack for the writer's

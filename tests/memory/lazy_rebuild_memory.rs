@@ -60,7 +60,7 @@ fn opening_without_an_index_keeps_a_window_resident() {
                 SidecarPolicy::ReadWrite => SidecarOutcome::Written,
                 _ => SidecarOutcome::Skipped,
             };
-            assert_eq!(report.sidecar.as_ref().unwrap().outcome, expected);
+            assert_eq!(report.sidecar.clone().unwrap(), expected);
             match crash {
                 None => assert!(report.data.is_complete(), "{:?}", report.data),
                 Some(_) => {

@@ -110,14 +110,17 @@ fn lookup_heap_does_not_grow_with_the_trace_without_a_writable_directory() {
         ] {
             let (grown, readers) = open_growth(&linked, policy);
             for reader in &readers {
-                let sidecar = reader.report().sidecar.clone();
+                let report = reader.report();
                 if policy == SidecarPolicy::Off {
-                    assert!(sidecar.is_none());
+                    assert!(report.sidecar.is_none());
                     continue;
                 }
-                let sidecar = sidecar.unwrap();
-                assert!(sidecar.outcome != SidecarOutcome::Written, "{sidecar:?}");
-                assert!(sidecar.scratch, "{policy:?}: {sidecar:?}");
+                assert!(report.sidecar.is_some(), "{report:?}");
+                assert!(
+                    report.sidecar != Some(SidecarOutcome::Written),
+                    "{report:?}"
+                );
+                assert!(report.scratch, "{policy:?}: {report:?}");
                 // The tables are mapped: the heap holds per-block entries.
                 let (heap, blocks) = (reader.lookup_heap_bytes(), reader.report().blocks);
                 assert!(heap <= 64 * blocks + (64 << 10), "{policy:?}: {heap} B");
@@ -181,7 +184,11 @@ fn report(path: &Path) {
             path.display(),
             grown as f64 / 1e6,
             readers[0].lookup_heap_bytes() as f64 / 1e6,
-            readers[0].report().sidecar.as_ref().map(|s| s.scratch)
+            readers[0]
+                .report()
+                .sidecar
+                .as_ref()
+                .map(|_| readers[0].report().scratch)
         );
     }
     make_writable(dir.path());

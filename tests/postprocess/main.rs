@@ -437,11 +437,9 @@ fn node_by_node_access_agrees_with_the_walk() {
     // The default walk pages children through `children_range`.
     let mut walked = Vec::new();
     let roots = view.roots(view.thread_ids()[0]).unwrap();
-    view.walk(&roots, None, |step| {
-        if let tracetree::tree::WalkStep::Node { node, depth } = step {
-            let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
-            walked.push(format!("{depth} #{event}"));
-        }
+    view.walk(&roots, |node, depth| {
+        let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
+        walked.push(format!("{depth} #{event}"));
         Ok(())
     })
     .unwrap();
@@ -540,11 +538,9 @@ fn a_default_wrapper_alone_diffs_unchanged_through_the_view() {
 fn walked_events<T: TraceTree>(view: &T) -> Vec<(T::Node, usize, i32)> {
     let mut walked = Vec::new();
     let roots = view.roots(view.thread_ids()[0]).unwrap();
-    view.walk(&roots, None, |step| {
-        if let tracetree::tree::WalkStep::Node { node, depth } = step {
-            let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
-            walked.push((node, depth, event));
-        }
+    view.walk(&roots, |node, depth| {
+        let event = view.visit(node, |tp, _| tp.event().get()).unwrap();
+        walked.push((node, depth, event));
         Ok(())
     })
     .unwrap();

@@ -33,11 +33,11 @@ fn copy_trace(trace: &Path, dir: &Path) -> PathBuf {
 }
 
 fn outcome(reader: &LazyTraceReader) -> SidecarOutcome {
-    reader.report().sidecar.as_ref().unwrap().outcome.clone()
+    reader.report().sidecar.clone().unwrap()
 }
 
 fn rejected(reader: &LazyTraceReader) -> Option<SidecarProblem> {
-    reader.report().sidecar.as_ref().unwrap().rejected.clone()
+    reader.report().sidecar_rejected.clone()
 }
 
 /// A generated multi-block trace on disk.
@@ -309,9 +309,9 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     // Just written: every block's framing is read.
     with_sidecar(&path).open(&path).unwrap();
     let racy = with_sidecar(&path).open(&path).unwrap();
-    let sidecar = racy.report().sidecar.clone().unwrap();
-    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
-    assert_eq!(sidecar.framing_checked, blocks);
+    let report = racy.report().clone();
+    assert_eq!(report.sidecar, Some(SidecarOutcome::Used));
+    assert_eq!(report.framing_checked, blocks);
     // Once the data's ctime is well in the past, the stamps can vouch for
     // the data. A read-only open still reads every block (it writes
     // nothing)...
@@ -323,16 +323,16 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
             .open(&path)
             .unwrap()
     };
-    let sidecar = read_only().report().sidecar.clone().unwrap();
-    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
-    assert_eq!(sidecar.framing_checked, blocks);
+    let report = read_only().report().clone();
+    assert_eq!(report.sidecar, Some(SidecarOutcome::Used));
+    assert_eq!(report.framing_checked, blocks);
     assert_eq!(fs::read(sidecar_of(&path)).unwrap(), sidecar_bytes);
     // ... the first read-write open reads every block once more and
     // re-stamps the sidecar in place (its `stamped_at` only), ...
     let restamping = with_sidecar(&path).open(&path).unwrap();
-    let sidecar = restamping.report().sidecar.clone().unwrap();
-    assert_eq!(sidecar.outcome, SidecarOutcome::Used);
-    assert_eq!(sidecar.framing_checked, blocks);
+    let report = restamping.report().clone();
+    assert_eq!(report.sidecar, Some(SidecarOutcome::Used));
+    assert_eq!(report.framing_checked, blocks);
     let restamped = fs::read(sidecar_of(&path)).unwrap();
     assert_eq!(restamped.len(), sidecar_bytes.len());
     let differing: Vec<usize> = (0..restamped.len())
@@ -341,10 +341,10 @@ fn stamps_that_vouch_for_the_data_spare_reading_every_block() {
     assert!(!differing.is_empty() && differing.iter().all(|i| (192..200).contains(i)));
     // ... and every later open, read-only too, reads only a sample.
     for trusted in [with_sidecar(&path).open(&path).unwrap(), read_only()] {
-        let sidecar = trusted.report().sidecar.clone().unwrap();
-        assert_eq!(sidecar.outcome, SidecarOutcome::Used);
+        let report = trusted.report();
+        assert_eq!(report.sidecar, Some(SidecarOutcome::Used));
         // The sample: 32 blocks (and the last one).
-        assert!(sidecar.framing_checked <= 32 + 1);
+        assert!(report.framing_checked <= 32 + 1);
         assert_same_tree(&trusted, &eager, "trusted stamps");
     }
     assert_eq!(fs::read(sidecar_of(&path)).unwrap(), restamped);

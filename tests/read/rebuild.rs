@@ -46,8 +46,8 @@ fn rebuilt_index_equals_the_written_one() {
                 continue;
             }
             let rebuilt = RebuiltIndex::build(&data, options).unwrap();
-            let ours = normalized(rebuilt.cells.iter().copied());
-            assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
+            let ours = normalized(rebuilt.cells().copied());
+            assert_eq!(ours.len(), rebuilt.cell_count(), "{name}: duplicate cells");
             assert_eq!(ours, expected, "{name} with {options:?}");
             assert_windows_agree(name, &data, options, 5_003, &rebuilt);
         }
@@ -61,8 +61,8 @@ fn assert_rebuilds_written(name: &str, data: &[u8], index: &[u8]) {
     let expected = written_cells(index);
     for options in OPTION_SETS {
         let rebuilt = RebuiltIndex::build(data, options).unwrap();
-        let ours = normalized(rebuilt.cells.iter().copied());
-        assert_eq!(ours.len(), rebuilt.cells.len(), "{name}: duplicate cells");
+        let ours = normalized(rebuilt.cells().copied());
+        assert_eq!(ours.len(), rebuilt.cell_count(), "{name}: duplicate cells");
         assert_eq!(ours, expected, "{name} with {options:?}");
         for window in [1, 3_001, 64 << 10] {
             assert_windows_agree(name, data, options, window, &rebuilt);
@@ -90,12 +90,12 @@ fn assert_windows_agree(
         .rebuild_windowed(data, window, &progress, &mut |window, range| {
             assert_eq!(range.start, covered, "{name}: windows follow one another");
             covered = range.end;
-            cells.extend(window.iter().copied());
+            cells.extend(window.iter().flat_map(|run| run.iter().copied()));
             Ok(())
         })
         .unwrap();
     let what = format!("{name} in windows of {window} with {options:?}");
-    assert!(cells.iter().eq(whole.cells.iter()), "{what}: cells");
+    assert!(cells.iter().eq(whole.cells()), "{what}: cells");
     assert_eq!(outcome.unfinished, whole.unfinished, "{what}");
     assert_eq!(outcome.blocks, whole.blocks, "{what}");
     assert_eq!(outcome.report, whole.report, "{what}");
@@ -190,8 +190,7 @@ fn rebuild_reports_what_a_crashed_recorder_left() {
         );
     }
     let block_cells = rebuilt
-        .cells
-        .iter()
+        .cells()
         .filter(|c| c.kind() == ObjectKind::BlockStart)
         .count();
     assert_eq!(block_cells, 15);
@@ -217,8 +216,7 @@ fn every_truncation_rebuilds_like_the_eager_loader() {
             .filter(|n| n.tracepoint().is_container())
             .count();
         let cells = rebuilt
-            .cells
-            .iter()
+            .cells()
             .filter(|c| c.kind() == ObjectKind::Tracepoint)
             .count();
         assert_eq!(cells + rebuilt.unfinished.len(), containers, "cut at {len}");

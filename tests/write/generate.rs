@@ -11,7 +11,7 @@ use tracetree::lowlevel::RebuiltIndex;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
-use tracetree::tree::{TraceTree, WalkStep};
+use tracetree::tree::TraceTree;
 use tracetree::write::{DumpOptions, DumpWriter, TraceRecorder};
 
 use tracetree_testkit::files::generated;
@@ -41,10 +41,8 @@ fn max_depth<T: TraceTree>(trace: &T) -> usize {
     for thread in trace.thread_ids() {
         let roots = trace.roots(thread).unwrap();
         trace
-            .walk(&roots, None, |step| {
-                if let WalkStep::Node { depth, .. } = step {
-                    deepest = deepest.max(depth);
-                }
+            .walk(&roots, |_, depth| {
+                deepest = deepest.max(depth);
                 Ok(())
             })
             .unwrap();
@@ -150,12 +148,8 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
             options.threads = threads;
             options.chunk_size = 1 << 20;
             let rebuilt = RebuiltIndex::build(&data, options).unwrap();
-            let rebuilt: BTreeSet<IndexCell> = rebuilt
-                .cells
-                .iter()
-                .copied()
-                .map(IndexCell::canonical)
-                .collect();
+            let rebuilt: BTreeSet<IndexCell> =
+                rebuilt.cells().copied().map(IndexCell::canonical).collect();
             assert!(rebuilt == written, "{threads} thread(s)");
         }
         let scanned = LazyTraceReader::options()

@@ -196,7 +196,7 @@ fn a_killed_writer_leaves_every_written_block() {
 
     // The index left behind has no footer and is a prefix of the rebuilt
     // one, short of at most the last block's cells; so is any cut of it.
-    let rebuilt = normalized(rebuilt.cells.iter().copied());
+    let rebuilt = normalized(rebuilt.cells().copied());
     let (written, has_footer) = IndexCell::parse_file(&index).unwrap();
     assert!(!has_footer);
     let written = normalized(written);

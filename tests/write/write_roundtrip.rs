@@ -128,12 +128,10 @@ fn event_ids_interleave_across_threads() {
         let mut previous = -1;
         let mut ok = true;
         trace
-            .walk(&thread.roots, None, |step| {
-                if let tracetree::tree::WalkStep::Node { node, .. } = step {
-                    let id = trace.node(node).tracepoint().event().get();
-                    ok &= id > previous;
-                    previous = id;
-                }
+            .walk(&thread.roots, |node, _| {
+                let id = trace.node(node).tracepoint().event().get();
+                ok &= id > previous;
+                previous = id;
                 Ok(())
             })
             .unwrap();

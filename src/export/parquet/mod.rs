@@ -42,7 +42,7 @@ mod columns;
 mod dictionary;
 mod rows;
 
-pub use batches::{BatchOptions, RecordBatches};
+pub use batches::RecordBatches;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,7 +75,8 @@ fn zstd_level() -> ZstdLevel {
 /// Row groups written to one part file before the next part starts.
 pub(crate) const ROW_GROUPS_PER_PART: usize = 16;
 
-/// How to export.
+/// What to export, and how: for [`ParquetOptions::export`] and
+/// [`RecordBatches::new`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ParquetOptions {
@@ -83,10 +84,16 @@ pub struct ParquetOptions {
     pub trace_name: String,
     /// What the `source_format` column says (`v22`, `flow`, `jfr`, …).
     pub source_format: String,
-    /// Rows per row group (at least 1).
+    /// Rows per row group, and per record batch (at least 1).
     pub row_group_rows: usize,
     /// Only these threads (all when `None`).
     pub threads: Option<Vec<ThreadId>>,
+    /// Only this node's subtree (its rows as its thread's export has
+    /// them); `threads`, when also given, must hold its thread.
+    pub root: Option<LazyNode>,
+    /// Only these of the columns (the [module](self)'s table lists them),
+    /// in this order (all when `None`).
+    pub columns: Option<Vec<String>>,
     /// Replace an existing partition of the same name.
     pub force: bool,
 }
@@ -102,21 +109,11 @@ impl ParquetOptions {
             source_format: source_format.into(),
             row_group_rows: Self::DEFAULT_ROW_GROUP_ROWS,
             threads: None,
+            root: None,
+            columns: None,
             force: false,
         }
     }
-}
-
-/// What an export reports as it goes, in bytes of the threads' streams
-/// (a thread's rows are counted only as they are written).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParquetProgress {
-    /// A thread's export starts: its stream's length. The lengths of the
-    /// threads sum to the bytes the export reads.
-    Started(u64),
-    /// Bytes of a thread's stream read since its last report, their rows
-    /// written.
-    Read(u64),
 }
 
 /// What an export wrote.
@@ -158,13 +155,14 @@ pub(crate) fn schema() -> SchemaRef {
 
 impl ParquetOptions {
     /// Exports `reader`'s trace into the dataset directory `dir`, threads
-    /// in parallel; `progress` receives each thread's length when it
-    /// starts, and the bytes read as their rows are written.
+    /// in parallel; `progress` receives the bytes of the threads' streams
+    /// read as their rows are written, which sum to the exported threads'
+    /// [`ThreadInfo::bytes`](crate::read::ThreadInfo::bytes).
     pub fn export(
         &self,
         reader: &LazyTraceReader,
         dir: &Path,
-        progress: &(dyn Fn(ParquetProgress) + Sync),
+        progress: &(dyn Fn(u64) + Sync),
     ) -> Result<ParquetSummary> {
         export_parquet(reader, dir, self, progress)
     }
@@ -175,11 +173,10 @@ fn export_parquet(
     reader: &LazyTraceReader,
     dir: &Path,
     options: &ParquetOptions,
-    progress: &(dyn Fn(ParquetProgress) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ParquetSummary> {
-    if options.row_group_rows == 0 {
-        return Err(Error::invalid("row group size", "must be at least 1 row"));
-    }
+    let walks = selected_walks(reader, options)?;
+    let (schema, projection) = projected_schema(options.columns.as_deref())?;
     let name = partition_name(&options.trace_name)?;
     let partition = dir.join(format!("trace={name}"));
     if partition.exists() && !options.force {
@@ -191,7 +188,6 @@ fn export_parquet(
             ),
         ));
     }
-    let threads = super::selected_threads(reader, options.threads.as_deref())?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |e| Error::io(path, e)
@@ -209,11 +205,16 @@ fn export_parquet(
     let _listed = crate::storage::TemporaryName::new(&temporary);
     std::fs::create_dir(&temporary).map_err(io(&temporary))?;
     // Fewer threads than workers: each also gets a writer thread.
-    let pipelined = threads.len() < rayon::current_num_threads();
+    let pipelined = walks.len() < rayon::current_num_threads();
     let written = (|| {
-        let rows: Vec<(ThreadId, u64, u64)> = threads
+        let rows: Vec<(ThreadId, u64, u64)> = walks
             .par_iter()
-            .map(|&thread| export_thread(reader, thread, &temporary, options, pipelined, progress))
+            .map(|&walk| {
+                let columns = (&schema, projection.as_deref());
+                export_thread(
+                    reader, walk, &temporary, options, columns, pipelined, progress,
+                )
+            })
             .collect::<Result<_>>()?;
         let bytes = write_threads(reader, &rows, &temporary.join("threads.parquet"))?
             + rows.iter().map(|r| r.2).sum::<u64>();
@@ -257,26 +258,29 @@ fn partition_name(name: &str) -> Result<String> {
     Ok(clean)
 }
 
-/// Writes one thread's parts into `partition/thread=N/`; returns the
+/// Writes one thread's parts (or the rows of one subtree of it) into
+/// `partition/thread=N/`, with the columns of `columns` (the schema, and
+/// the full schema's indexes of its columns when projected); returns the
 /// thread, its rows and the bytes written. `pipelined`: the row groups
 /// are encoded and written on a thread of their own while the walk fills
 /// the next (for when cores would otherwise be idle).
 fn export_thread(
     reader: &LazyTraceReader,
-    thread: ThreadId,
+    walk: Walk,
     partition: &Path,
     options: &ParquetOptions,
+    (schema, projection): (&SchemaRef, Option<&[usize]>),
     pipelined: bool,
-    progress: &(dyn Fn(ParquetProgress) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(ThreadId, u64, u64)> {
+    let thread = walk.thread(reader);
     let folder = partition.join(format!("thread={}", thread.0));
     std::fs::create_dir(&folder).map_err(|e| Error::io(&folder, e))?;
-    let mut parts = Parts::new(folder, schema(), options.row_group_rows)?;
+    let mut parts = Parts::new(folder, schema.clone(), options.row_group_rows)?;
     if !pipelined {
-        let walk = Walk::Thread(thread);
         let (format, group) = (&options.source_format, options.row_group_rows);
         let count = fill(reader, walk, format, group, progress, |batch, rows| {
-            parts.write(&batch)?;
+            parts.write(&project(batch.clone(), projection)?)?;
             rows.recycle(batch);
             Ok(())
         })?;
@@ -287,7 +291,7 @@ fn export_thread(
         let (give_back, back) = channel::<RecordBatch>();
         let writer = scope.spawn(move || {
             for batch in batches {
-                parts.write(&batch)?;
+                parts.write(&project(batch.clone(), projection)?)?;
                 // The walk may have stopped: then nothing takes it back.
                 let _ = give_back.send(batch);
             }
@@ -295,7 +299,6 @@ fn export_thread(
         });
         let stopped = || Error::internal("the Parquet writer stopped");
         let mut in_flight = 0;
-        let walk = Walk::Thread(thread);
         let (format, group) = (&options.source_format, options.row_group_rows);
         let filled = fill(reader, walk, format, group, progress, |batch, rows| {
             send.send(batch).map_err(|_| stopped())?;
@@ -327,6 +330,77 @@ enum Walk {
     Subtree(LazyNode),
 }
 
+impl Walk {
+    /// The thread walked.
+    fn thread(self, reader: &LazyTraceReader) -> ThreadId {
+        match self {
+            Walk::Thread(thread) => thread,
+            Walk::Subtree(node) => reader.node_thread(node),
+        }
+    }
+}
+
+/// What `options` exports of `reader`'s trace: its root's subtree, or each
+/// thread it selects, ascending; checked against the trace.
+fn selected_walks(reader: &LazyTraceReader, options: &ParquetOptions) -> Result<Vec<Walk>> {
+    if options.row_group_rows == 0 {
+        return Err(Error::invalid("row group size", "must be at least 1 row"));
+    }
+    let Some(node) = options.root else {
+        return Ok(super::selected_threads(reader, options.threads.as_deref())?
+            .into_iter()
+            .map(Walk::Thread)
+            .collect());
+    };
+    let thread = reader.node_thread(node);
+    if let Some(threads) = &options.threads
+        && !threads.contains(&thread)
+    {
+        return Err(Error::invalid(
+            "root",
+            format!("the node is in thread {thread}, not among the threads given"),
+        ));
+    }
+    // Checks the node is this reader's.
+    reader.node(node)?;
+    Ok(vec![Walk::Subtree(node)])
+}
+
+/// The schema of `columns` (the whole schema when `None`), and the whole
+/// schema's indexes of its columns when they are a projection.
+fn projected_schema(columns: Option<&[String]>) -> Result<(SchemaRef, Option<Vec<usize>>)> {
+    let full = schema();
+    let Some(columns) = columns else {
+        return Ok((full, None));
+    };
+    let indexes = columns
+        .iter()
+        .map(|name| {
+            full.index_of(name).map_err(|_| {
+                let names: Vec<&str> = full.fields().iter().map(|f| f.name().as_str()).collect();
+                Error::invalid(
+                    "column",
+                    format!("no column {name:?} (columns: {})", names.join(", ")),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let projected = full
+        .project(&indexes)
+        .map_err(|e| Error::internal(e.to_string()))?;
+    Ok((Arc::new(projected), Some(indexes)))
+}
+
+/// `batch` with only the columns at `projection` (all when `None`).
+fn project(batch: RecordBatch, projection: Option<&[usize]>) -> Result<RecordBatch> {
+    match projection {
+        None => Ok(batch),
+        Some(indexes) => batch
+            .project(indexes)
+            .map_err(|e| Error::internal(e.to_string())),
+    }
+}
+
 /// Walks `walk` (a thread, or a subtree) into rows of `row_group_rows`
 /// and hands each row group to `hand` with the rows, to be given their
 /// memory back; returns the row count. A subtree's rows are the rows its
@@ -336,19 +410,15 @@ fn fill(
     walk: Walk,
     source_format: &str,
     row_group_rows: usize,
-    progress: &(dyn Fn(ParquetProgress) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
     mut hand: impl FnMut(RecordBatch, &mut Rows<'_>) -> Result<()>,
 ) -> Result<u64> {
-    let thread = match walk {
-        Walk::Thread(thread) => thread,
-        Walk::Subtree(node) => reader.node_thread(node),
-    };
+    let thread = walk.thread(reader);
     let length = reader
         .threads()
         .iter()
         .find(|info| info.id == thread)
         .map_or(0, |info| info.bytes);
-    progress(ParquetProgress::Started(length));
     let mut rows = Rows::new(
         reader.context(),
         schema(),
@@ -383,7 +453,7 @@ fn fill(
         if rows.len() >= row_group_rows {
             count += take(&mut rows)?;
             let at = walked.node.offset().0;
-            progress(ParquetProgress::Read(at.saturating_sub(reported)));
+            progress(at.saturating_sub(reported));
             reported = at;
         }
         rows.push(walked.node, depth, tracepoint, walked.footer)?;
@@ -398,7 +468,7 @@ fn fill(
     if rows.len() > 0 || count == 0 {
         count += take(&mut rows)?;
     }
-    progress(ParquetProgress::Read(length.saturating_sub(reported)));
+    progress(length.saturating_sub(reported));
     Ok(count)
 }
 

@@ -46,11 +46,12 @@ use crate::format::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, ObjectKind};
 use crate::read::eager::LoadReport;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
 use crate::read::lookup::containers::{FileCells, Source};
-use crate::read::lookup::sidecar::SidecarReport;
+use crate::read::lookup::sidecar::{SidecarOutcome, SidecarProblem};
 use crate::storage::TraceBytes;
 
 /// How a trace's lookup structures were made, and what the data lacked.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IndexReport {
     /// The index file looked for, if any.
     pub path: Option<PathBuf>,
@@ -71,7 +72,22 @@ pub struct IndexReport {
     /// What happened to the lookup sidecar (`None`: not looked for, as
     /// with [`SidecarPolicy::Off`](crate::read::SidecarPolicy::Off) or a
     /// trace opened from bytes).
-    pub sidecar: Option<SidecarReport>,
+    pub sidecar: Option<SidecarOutcome>,
+    /// The sidecar's path (`None` without a sidecar directory).
+    pub sidecar_path: Option<PathBuf>,
+    /// Why an existing (or missing) sidecar was not used; `None` when it
+    /// was, or was not looked for.
+    pub sidecar_rejected: Option<SidecarProblem>,
+    /// When the sidecar was used: how many blocks' framing was read from
+    /// the data file (all of them, or a sample when the files' stamps
+    /// vouch for the data).
+    pub framing_checked: usize,
+    /// No sidecar was written (no sidecar directory, a read-only one, a
+    /// failed write, or [`SidecarPolicy::ReadOnly`](crate::read::SidecarPolicy::ReadOnly)),
+    /// and the lookups were written to an unlinked scratch file in the
+    /// temporary directory and mapped from there instead of staying on the
+    /// heap (gone when the reader is dropped).
+    pub scratch: bool,
 }
 
 impl IndexReport {
@@ -81,9 +97,25 @@ impl IndexReport {
         matches!(self.status, IndexStatus::Used { .. })
     }
 
+    /// Records what happened to the sidecar of an open that built its
+    /// lookups (none of its blocks' framing checked against a sidecar).
+    pub(crate) fn set_sidecar(
+        &mut self,
+        outcome: SidecarOutcome,
+        path: Option<PathBuf>,
+        rejected: Option<SidecarProblem>,
+        scratch: bool,
+    ) {
+        self.sidecar = Some(outcome);
+        self.sidecar_path = path;
+        self.sidecar_rejected = rejected;
+        self.framing_checked = 0;
+        self.scratch = scratch;
+    }
+
     /// Whether the lookups came from the sidecar.
     pub fn sidecar_used(&self) -> bool {
-        self.sidecar.as_ref().is_some_and(SidecarReport::used)
+        self.sidecar == Some(SidecarOutcome::Used)
     }
 }
 

@@ -14,15 +14,18 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, IndexProblem, Result};
 use crate::format::IndexCell;
 use crate::format::index::parse_index;
+use crate::read::LoadReport;
 use crate::read::index_path;
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuildOutcome, rebuild_index_observed, write_rebuilt_index,
+    DEFAULT_WINDOW, RebuildOptions, UnfinishedContainer, rebuild_index_observed,
+    write_rebuilt_index,
 };
 use crate::storage::{TraceBytes, write_derived_file_atomically};
 
 /// An index file written from the data ([`RebuildOptions::write_index`]),
 /// or checked against it ([`RebuildOptions::check_index`]).
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct IndexFile {
     /// The index file (`FILE.idx`).
     pub path: PathBuf,
@@ -30,8 +33,12 @@ pub struct IndexFile {
     pub cells: usize,
     /// Whether it ends with a footer (a crashed recorder's has none).
     pub has_footer: bool,
-    /// What the rebuild found in the data.
-    pub outcome: RebuildOutcome,
+    /// Containers without footers in the data, which have no cells.
+    pub unfinished: Vec<UnfinishedContainer>,
+    /// Complete blocks in the data.
+    pub blocks: usize,
+    /// What the data file lacked.
+    pub report: LoadReport,
 }
 
 impl RebuildOptions {
@@ -91,7 +98,9 @@ fn write_index(
         path,
         cells,
         has_footer: true,
-        outcome,
+        unfinished: outcome.unfinished,
+        blocks: outcome.blocks,
+        report: outcome.report,
     })
 }
 
@@ -123,11 +132,9 @@ fn check_index(
         path: index,
         cells: written.len(),
         has_footer: parsed.has_footer,
-        outcome: RebuildOutcome {
-            unfinished: rebuilt.unfinished,
-            blocks: rebuilt.blocks,
-            report: rebuilt.report,
-        },
+        unfinished: rebuilt.unfinished,
+        blocks: rebuilt.blocks,
+        report: rebuilt.report,
     })
 }
 

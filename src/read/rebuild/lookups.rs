@@ -149,7 +149,7 @@ fn unfinished_cells(
 /// writer's order, so a thread's container cells come in post-order after
 /// their block's cell), plus its unfinished containers.
 pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedIndex {
-    let blocks = rebuilt.cells.iter().filter_map(|cell| match *cell {
+    let blocks = rebuilt.cells().filter_map(|cell| match *cell {
         IndexCell::Block { thread, start, end } => Some(BlockInfo { thread, start, end }),
         _ => None,
     });
@@ -158,7 +158,7 @@ pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedI
     let mut context = ContextBuilder::new();
     let mut references = 0;
     let mut slot = None;
-    for cell in rebuilt.cells.iter() {
+    for cell in rebuilt.cells() {
         match *cell {
             IndexCell::Block { thread, .. } => slot = block_table.slot(thread),
             IndexCell::Container { .. } => {

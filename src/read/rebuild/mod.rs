@@ -153,11 +153,14 @@ pub struct UnfinishedContainer {
     pub content_start: LogicalOffset,
 }
 
-/// An index rebuilt from a data file.
+/// An index rebuilt from a data file: its cells (none when a windowed
+/// rebuild gave them to its sink: [`RebuildOptions::rebuild_windowed`]), and
+/// what the rebuild found in the data.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RebuiltIndex {
     /// The cells, in the streaming writer's order.
-    pub cells: RebuiltCells,
+    cells: RebuiltCells,
     /// Containers without footers, which have no cells.
     pub unfinished: Vec<UnfinishedContainer>,
     /// Complete blocks.
@@ -171,7 +174,7 @@ pub struct RebuiltIndex {
 /// workers finished in place (one run per chunk of the data file, as a
 /// rule), so that the rebuild does not copy them into one array.
 #[derive(Debug, Clone, Default)]
-pub struct RebuiltCells {
+pub(crate) struct RebuiltCells {
     runs: Vec<Run>,
     len: usize,
 }
@@ -196,27 +199,17 @@ impl RebuiltCells {
     }
 
     /// The number of cells.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether there are no cells.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The cells in order.
-    pub fn iter(&self) -> impl Iterator<Item = &IndexCell> {
-        self.runs().flatten()
-    }
-
     /// The runs, whose concatenation is the cells.
-    pub fn runs(&self) -> impl Iterator<Item = &[IndexCell]> {
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &[IndexCell]> {
         self.runs.iter().map(Run::cells)
     }
 
     /// The cells in one array (a copy).
-    pub fn into_vec(self) -> Vec<IndexCell> {
+    pub(crate) fn into_vec(self) -> Vec<IndexCell> {
         let mut cells = Vec::with_capacity(self.len);
         self.runs().for_each(|run| cells.extend_from_slice(run));
         cells
@@ -227,6 +220,26 @@ impl RebuiltIndex {
     /// Rebuilds the index of the data file `data`.
     pub fn build(data: &[u8], options: RebuildOptions) -> Result<RebuiltIndex> {
         rebuild_index_observed(data, options, &|_| {})
+    }
+
+    /// The cells in order.
+    pub fn cells(&self) -> impl Iterator<Item = &IndexCell> {
+        self.cells.runs().flatten()
+    }
+
+    /// The number of cells.
+    pub fn cell_count(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// What a windowed rebuild found besides the cells it gave its sink.
+    fn without_cells(outcome: RebuildOutcome) -> RebuiltIndex {
+        RebuiltIndex {
+            cells: RebuiltCells::default(),
+            unfinished: outcome.unfinished,
+            blocks: outcome.blocks,
+            report: outcome.report,
+        }
     }
 }
 
@@ -311,7 +324,7 @@ pub fn write_rebuilt_index(
 
 /// What a windowed rebuild returns besides the cells it gave its sink.
 #[derive(Debug, Clone)]
-pub struct RebuildOutcome {
+pub(crate) struct RebuildOutcome {
     /// Containers without footers, which have no cells.
     pub unfinished: Vec<UnfinishedContainer>,
     /// Complete blocks.
@@ -327,18 +340,25 @@ impl RebuildOptions {
     /// state the windows before it left (each thread's logical length and
     /// open containers), then its finished cells go to `sink` (in the
     /// streaming writer's order, each window's after the previous one's)
-    /// with the range of data they cover, and are dropped. A window ends at
+    /// with the range of data they cover, and are dropped. A window's cells
+    /// come as runs whose concatenation is them. A window ends at
     /// the end of the block that straddles its nominal end; `sink` gets a
     /// window's cells while the next window is discovered. `window` of
-    /// `u64::MAX` is one window.
+    /// `u64::MAX` is one window. The index returned holds no cells (they
+    /// went to `sink`), only what the rebuild found.
     pub fn rebuild_windowed(
         self,
         data: &[u8],
         window: u64,
         progress: &(dyn Fn(u64) + Sync),
-        sink: &mut (dyn FnMut(RebuiltCells, std::ops::Range<u64>) -> Result<()> + Send),
-    ) -> Result<RebuildOutcome> {
-        rebuild_index_windowed(data, self, window, progress, sink)
+        sink: &mut (dyn FnMut(&[&[IndexCell]], std::ops::Range<u64>) -> Result<()> + Send),
+    ) -> Result<RebuiltIndex> {
+        let outcome =
+            rebuild_index_windowed(data, self, window, progress, &mut |cells, covered| {
+                let runs: Vec<&[IndexCell]> = cells.runs().collect();
+                sink(&runs, covered)
+            })?;
+        Ok(RebuiltIndex::without_cells(outcome))
     }
 }
 

@@ -54,8 +54,8 @@ use crate::format::{DATA_MAGIC, check_file_header};
 use crate::read::LoadReport;
 use crate::read::lazy::*;
 use crate::read::lookup::sidecar::{
-    self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, SidecarReport,
-    Stamp, Summary, sidecar_path,
+    self, Files, LoadedSidecar, SidecarOutcome, SidecarPolicy, SidecarProblem, Stamp, Summary,
+    sidecar_path,
 };
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
@@ -468,13 +468,9 @@ impl LazyOptions {
         );
         let report = IndexReport {
             data: loaded.data,
-            sidecar: Some(SidecarReport {
-                path: on_disk.sidecar.clone(),
-                rejected: None,
-                outcome: SidecarOutcome::Used,
-                framing_checked: loaded.framing_checked,
-                scratch: false,
-            }),
+            sidecar: Some(SidecarOutcome::Used),
+            sidecar_path: on_disk.sidecar.clone(),
+            framing_checked: loaded.framing_checked,
             ..report
         };
         let reader = self.reader(data, loaded.lookup, loaded.context, report);
@@ -554,13 +550,9 @@ impl LazyOptions {
         };
         if let Some(outcome) = kept {
             let mut reader = reader;
-            reader.report.sidecar = Some(SidecarReport {
-                path: on_disk.sidecar,
-                rejected,
-                outcome,
-                framing_checked: 0,
-                scratch: false,
-            });
+            reader
+                .report
+                .set_sidecar(outcome, on_disk.sidecar, rejected, false);
             return reader;
         }
         let outcome = match &on_disk.sidecar {
@@ -580,13 +572,9 @@ impl LazyOptions {
         let scratch =
             outcome != SidecarOutcome::Written && loaded.is_ok() && reader.resolved_is_empty();
         let mut reader = self.mapped_back(reader, loaded);
-        reader.report.sidecar = Some(SidecarReport {
-            path: on_disk.sidecar,
-            rejected,
-            outcome,
-            framing_checked: 0,
-            scratch,
-        });
+        reader
+            .report
+            .set_sidecar(outcome, on_disk.sidecar, rejected, scratch);
         reader
     }
 
@@ -785,5 +773,9 @@ fn index_report(
         repaired_containers: repaired,
         data: LoadReport::default(),
         sidecar: None,
+        sidecar_path: None,
+        sidecar_rejected: None,
+        framing_checked: 0,
+        scratch: false,
     }
 }

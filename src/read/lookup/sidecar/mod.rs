@@ -35,7 +35,7 @@
 //!
 //! **Scratch.** Where no sidecar is written and the policy is not `Off`, the
 //! same bytes go to an unlinked file in the temporary directory, mapped and
-//! loaded like a sidecar (`SidecarReport::scratch`): the tables stay page
+//! loaded like a sidecar (`IndexReport::scratch`): the tables stay page
 //! cache, not heap.
 
 mod layout;
@@ -105,7 +105,7 @@ pub enum SidecarPolicy {
     /// written (a read-only sidecar directory), the same bytes go to an
     /// unlinked scratch file in the temporary directory
     /// ([`std::env::temp_dir`]), mapped from there: the heap stays bounded
-    /// ([`SidecarReport::scratch`]). With no sidecar directory, tables
+    /// ([`IndexReport::scratch`](crate::read::IndexReport::scratch)). With no sidecar directory, tables
     /// within [`LazyOptions::defer_sidecar`](crate::read::LazyOptions::defer_sidecar)
     /// are built on first use, on the heap; larger ones go to the scratch file.
     #[default]
@@ -171,31 +171,4 @@ pub enum SidecarOutcome {
     /// sidecar's place, and the next open of the same files writes the
     /// sidecar ([`LazyOptions::defer_sidecar`](crate::read::LazyOptions::defer_sidecar)).
     Deferred,
-}
-
-/// The sidecar part of an [`IndexReport`](crate::read::IndexReport).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SidecarReport {
-    /// The sidecar's path (`None` without a sidecar directory).
-    pub path: Option<PathBuf>,
-    /// Why an existing (or missing) sidecar was not used; `None` when used.
-    pub rejected: Option<SidecarProblem>,
-    /// Used, written or not.
-    pub outcome: SidecarOutcome,
-    /// When used: how many blocks' framing was read from the data file (all
-    /// of them, or a sample when the files' stamps vouch for the data).
-    pub framing_checked: usize,
-    /// None was written (no sidecar directory, a read-only one, a failed
-    /// write, or [`SidecarPolicy::ReadOnly`]), and the lookups were written
-    /// to an unlinked scratch file in the temporary directory and mapped
-    /// from there instead of staying on the heap (gone when the reader is
-    /// dropped).
-    pub scratch: bool,
-}
-
-impl SidecarReport {
-    /// Whether the lookups came from the sidecar.
-    pub fn used(&self) -> bool {
-        self.outcome == SidecarOutcome::Used
-    }
 }
