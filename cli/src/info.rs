@@ -210,7 +210,7 @@ fn run_eager(cache: &Cache, file: &Path, shown: Option<&Path>, out: &mut impl Wr
     write_status(trace.report(), trace.context().data().len(), out)?;
     writeln!(out, "threads: {}", group(trace.threads().len()))?;
     for thread in trace.threads() {
-        write_thread(trace.context(), thread.thread, thread.blocks, out)?;
+        write_thread(trace.context(), thread.id, thread.blocks, out)?;
     }
     let by_type = trace.counts_by_type();
     let counts: BTreeMap<TracepointType, u64> = TracepointType::ALL

@@ -27,7 +27,7 @@ pub(crate) mod lookup;
 pub(crate) mod rebuild;
 mod visit;
 
-pub use eager::{EagerNode, EagerOptions, EagerThread, EagerTrace, LoadReport, NodeId};
+pub use eager::{EagerNode, EagerOptions, EagerTrace, LoadReport, NodeId};
 pub(crate) use lazy::Flow;
 pub use lazy::{
     CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,

@@ -358,16 +358,11 @@ impl TraceTree for EagerTrace {
     }
 
     fn thread_ids(&self) -> Vec<ThreadId> {
-        self.threads().iter().map(|thread| thread.thread).collect()
+        self.threads().iter().map(|thread| thread.id).collect()
     }
 
     fn roots(&self, thread: ThreadId) -> Result<Vec<NodeId>> {
-        Ok(self
-            .threads()
-            .iter()
-            .find(|t| t.thread == thread)
-            .map(|t| t.roots.clone())
-            .unwrap_or_default())
+        Ok(self.thread_roots(thread).to_vec())
     }
 
     fn visit<R>(

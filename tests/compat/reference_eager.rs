@@ -7,6 +7,7 @@ use serde_json::Value;
 use tracetree::model::TracepointType;
 use tracetree::print::write_jsonl;
 use tracetree::read::EagerTrace;
+use tracetree::tree::TraceTree;
 
 use tracetree_testkit::files;
 
@@ -65,7 +66,12 @@ fn medium_stream_counts_match_reference() {
     let trace = EagerTrace::open(dir.join("medium-stream.trace")).unwrap();
     assert!(trace.report().is_complete());
     assert_eq!(trace.threads().len(), 3);
-    assert!(trace.threads().iter().all(|t| t.roots.len() == 1));
+    assert!(
+        trace
+            .threads()
+            .iter()
+            .all(|t| trace.roots(t.id).unwrap().len() == 1)
+    );
     let counts = counts(&trace);
     use TracepointType::*;
     let expected = [
@@ -96,11 +102,16 @@ fn crashed_trace_keeps_every_complete_block() {
     assert_eq!(report.unfinished_containers, 15);
     assert_eq!(trace.nodes().len(), 362_158);
     assert_eq!(trace.threads().iter().map(|t| t.blocks).sum::<usize>(), 15);
-    assert!(trace.threads().iter().all(|t| t.roots.len() == 1));
+    assert!(
+        trace
+            .threads()
+            .iter()
+            .all(|t| trace.roots(t.id).unwrap().len() == 1)
+    );
     let unfinished = trace.nodes().filter(|n| n.is_unfinished()).count();
     assert_eq!(unfinished, 15);
     // No names: the streaming writer writes them only when the trace ends.
     for thread in trace.threads() {
-        assert!(trace.context().thread_name(thread.thread).is_none());
+        assert!(trace.context().thread_name(thread.id).is_none());
     }
 }

@@ -8,6 +8,7 @@ use tracetree::TraceBytes;
 use tracetree::common::EventId;
 use tracetree::generate::raw::{self, SynthOptions};
 use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, SidecarPolicy, WalkDetail};
+use tracetree::tree::TraceTree;
 
 use tracetree_testkit::lazy::{EagerIndex, Rng, open_in_memory, reference_traces};
 
@@ -15,7 +16,7 @@ use tracetree_testkit::lazy::{EagerIndex, Rng, open_in_memory, reference_traces}
 fn eager_digest(trace: &EagerTrace) -> Vec<(EventId, usize)> {
     let mut out = Vec::new();
     for thread in trace.threads() {
-        let mut stack: Vec<_> = thread.roots.iter().rev().copied().collect();
+        let mut stack: Vec<_> = trace.roots(thread.id).unwrap().into_iter().rev().collect();
         while let Some(id) = stack.pop() {
             let node = trace.node(id);
             out.push((node.tracepoint().event(), node.children().len()));

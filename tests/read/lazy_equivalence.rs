@@ -10,6 +10,7 @@ use tracetree::TraceBytes;
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::model::TracepointType;
 use tracetree::read::{EagerTrace, IndexChoice, IndexStatus, LazyTraceReader, SidecarPolicy};
+use tracetree::tree::TraceTree;
 
 use tracetree_testkit::lazy::{
     assert_same_tree, open_in_memory, reference_traces, testdata_traces,
@@ -52,16 +53,22 @@ fn check_threads_and_counts(name: &str, lazy: &LazyTraceReader, eager: &EagerTra
     let threads = lazy.threads();
     assert_eq!(threads.len(), eager.threads().len(), "{name}");
     for (info, thread) in threads.iter().zip(eager.threads()) {
-        assert_eq!(info.id, thread.thread, "{name}");
+        assert_eq!(info.id, thread.id, "{name}");
         assert_eq!(info.blocks, thread.blocks, "{name}: blocks of {}", info.id);
+        assert_eq!(info.bytes, thread.bytes, "{name}: bytes of {}", info.id);
+        assert_eq!(
+            info.containers, thread.containers,
+            "{name}: containers of {}",
+            info.id
+        );
         let expected_name = eager
             .context()
-            .thread_name(thread.thread)
+            .thread_name(thread.id)
             .map(|n| n.decode().into_owned());
         assert_eq!(lazy.thread_name(info.id), expected_name, "{name}");
         let root = lazy.root(info.id).unwrap().unwrap();
         assert_eq!(lazy.node_thread(root), info.id);
-        let expected_root = &eager.node(thread.roots[0]).tracepoint();
+        let expected_root = &eager.node(eager.roots(thread.id).unwrap()[0]).tracepoint();
         assert_eq!(
             lazy.node(root).unwrap().tracepoint(),
             expected_root,

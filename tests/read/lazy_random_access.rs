@@ -5,6 +5,7 @@
 use tracetree::TraceBytes;
 use tracetree::generate::raw::{self, Crash, SynthOptions};
 use tracetree::read::{EagerTrace, LazyTraceReader, NodeId, WalkDetail};
+use tracetree::tree::TraceTree;
 
 use tracetree_testkit::lazy::{EagerIndex, Rng, open_in_memory, reference_traces};
 
@@ -225,7 +226,9 @@ fn random_access_in_a_wide_call_with_a_tiny_cache() {
     let (data, index) = raw::generate(&options);
     let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
     let lazy = open_in_memory(&data, Some(&index), 4 << 10).unwrap();
-    let wide = eager.node(eager.threads()[0].roots[0]).children()[0];
+    let wide = eager
+        .node(eager.roots(eager.threads()[0].id).unwrap()[0])
+        .children()[0];
     assert!(eager.node(wide).children().len() > 80 * 1024, "a wide call");
     check_random_access("wide", &eager, &lazy, 200, 5);
 }

@@ -38,9 +38,9 @@ fn load_both_ways(data: &[u8], index: &[u8], what: &str) -> usize {
     let nodes = assert_same_tree(&lazy, &eager, what);
     assert_eq!(nodes, eager.nodes().len(), "{what}");
     for thread in eager.threads() {
-        let name = eager.context().thread_name(thread.thread).unwrap();
+        let name = eager.context().thread_name(thread.id).unwrap();
         assert_eq!(
-            lazy.thread_name(thread.thread).as_deref(),
+            lazy.thread_name(thread.id).as_deref(),
             Some(&*name.decode()),
             "{what}"
         );

@@ -146,7 +146,7 @@ fn a_killed_writer_leaves_every_written_block() {
         eager
             .threads()
             .iter()
-            .all(|t| eager.context().thread_name(t.thread).is_none())
+            .all(|t| eager.context().thread_name(t.id).is_none())
     );
 
     // The lazy reader opens it too — with the index left behind, and

@@ -128,7 +128,7 @@ fn event_ids_interleave_across_threads() {
         let mut previous = -1;
         let mut ok = true;
         trace
-            .walk(&thread.roots, |node, _| {
+            .walk(&trace.roots(thread.id).unwrap(), |node, _| {
                 let id = trace.node(node).tracepoint().event().get();
                 ok &= id > previous;
                 previous = id;

@@ -9,21 +9,24 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{
-    BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerThread, EagerTrace, NO_PARENT,
-    NodeId, OFFSET_BITS, Slot, TypeCounts,
+    BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerTrace, NO_PARENT, NodeId,
+    OFFSET_BITS, Slot, TypeCounts,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, Object, check_file_header};
 use crate::model::TracepointType;
+use crate::read::ThreadInfo;
 use crate::read::rebuild::{NodeBlock, node_windows};
 use crate::storage::TraceBytes;
 
-/// A thread's roots and blocks.
+/// A thread's roots, blocks, bytes and containers.
 #[derive(Default)]
 struct ThreadNodes {
     roots: Vec<NodeId>,
     blocks: usize,
+    bytes: u64,
+    containers: usize,
 }
 
 /// What a block leaves for the nodes outside it: children and footers of
@@ -130,16 +133,20 @@ pub(super) fn load_estimating(
     let outcome = node_windows(bytes, &mut |blocks| pass.add_window(blocks))?;
     let mut report = outcome.report;
     report.zero_filled_bytes = zero_filled_bytes;
-    let mut threads: Vec<EagerThread> = pass
-        .threads
+    let mut by_thread: Vec<(ThreadId, ThreadNodes)> = pass.threads.into_iter().collect();
+    by_thread.sort_by_key(|(thread, _)| *thread);
+    let (threads, roots) = by_thread
         .into_iter()
-        .map(|(thread, nodes)| EagerThread {
-            thread,
-            roots: nodes.roots,
-            blocks: nodes.blocks,
+        .map(|(id, nodes)| {
+            let info = ThreadInfo {
+                id,
+                blocks: nodes.blocks,
+                bytes: nodes.bytes,
+                containers: nodes.containers,
+            };
+            (info, nodes.roots)
         })
-        .collect();
-    threads.sort_by_key(|thread| thread.thread);
+        .unzip();
     let mut slots = pass.slots;
     slots.truncate(pass.filled);
     let mut part_children = pass.part_children;
@@ -151,6 +158,7 @@ pub(super) fn load_estimating(
     Ok(EagerTrace {
         context: pass.context.build(data),
         threads,
+        roots,
         slots,
         far_footers,
         children,
@@ -226,6 +234,12 @@ impl Pass<'_> {
             self.far_footers.extend(leftovers.far_footers);
             let thread = self.threads.entry(block.thread).or_default();
             thread.blocks += 1;
+            thread.bytes += block.payload_len();
+            thread.containers += TracepointType::ALL
+                .iter()
+                .filter(|kind| kind.is_container())
+                .map(|&kind| leftovers.by_type[kind as usize] as usize)
+                .sum::<usize>();
             thread.roots.extend(leftovers.roots);
             for (all, block) in self.by_type.iter_mut().zip(leftovers.by_type) {
                 *all += block;

@@ -48,6 +48,7 @@ use crate::common::{EventId, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind, TraceContext};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
+use crate::read::ThreadInfo;
 use crate::storage::packed::PackedTrace;
 use crate::storage::{FileAccess, TraceBytes};
 
@@ -269,23 +270,16 @@ fn changed(at: PhysicalOffset, found: ObjectKind) -> Error {
     ))
 }
 
-/// One recorded thread.
-#[derive(Debug, Clone)]
-pub struct EagerThread {
-    /// The thread id of its blocks.
-    pub thread: ThreadId,
-    /// Its top-level tracepoints (normally one root call).
-    pub roots: Vec<NodeId>,
-    /// How many blocks it has.
-    pub blocks: usize,
-}
-
 /// A whole trace in memory: the data's bytes, and a small record per
 /// tracepoint (see [`EagerTrace::estimated_memory`]).
 #[derive(Debug)]
 pub struct EagerTrace {
     context: TraceContext,
-    threads: Vec<EagerThread>,
+    /// Ascending by thread id.
+    threads: Vec<ThreadInfo>,
+    /// Each thread's top-level tracepoints (normally one root call), as
+    /// `threads` orders them.
+    roots: Vec<Vec<NodeId>>,
     slots: Vec<Slot>,
     /// The footers too far from their tracepoints for their records:
     /// node, footer offset, ascending by node.
@@ -345,8 +339,15 @@ impl EagerTrace {
     }
 
     /// The threads, ascending by thread id.
-    pub fn threads(&self) -> &[EagerThread] {
+    pub fn threads(&self) -> &[ThreadInfo] {
         &self.threads
+    }
+
+    /// A thread's top-level tracepoints (none for a thread the trace lacks).
+    pub(crate) fn thread_roots(&self, thread: ThreadId) -> &[NodeId] {
+        self.threads
+            .binary_search_by_key(&thread, |info| info.id)
+            .map_or(&[], |slot| &self.roots[slot])
     }
 
     /// A node.

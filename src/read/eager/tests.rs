@@ -75,7 +75,11 @@ fn nodes_decode_as_the_block_decoder_reads_them() {
             assert_eq!(range, children[from.min(end)..end]);
         }
     }
-    let roots: usize = trace.threads().iter().map(|t| t.roots.len()).sum();
+    let roots: usize = trace
+        .threads()
+        .iter()
+        .map(|t| trace.thread_roots(t.id).len())
+        .sum();
     assert_eq!(roots, expected.iter().filter(|e| e.1.is_none()).count());
     let mut by_type = [0u64; TracepointType::ALL.len()];
     for (tracepoint, _, _) in &expected {

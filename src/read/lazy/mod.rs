@@ -111,16 +111,21 @@ pub enum IndexChoice {
     Require,
 }
 
-/// One recorded thread.
+/// One recorded thread, as either reader gives it
+/// ([`LazyTraceReader::threads`], [`EagerTrace::threads`](crate::read::EagerTrace::threads)).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ThreadInfo {
     /// The thread id of its blocks.
     pub id: ThreadId,
     /// Its blocks.
     pub blocks: usize,
-    /// Bytes in its logical stream.
+    /// Bytes in its logical stream (its blocks' payloads).
     pub bytes: u64,
-    /// Containers with a known content range.
+    /// Containers with a known content range: every container for the
+    /// eager loader (unfinished ones run to the end of the stream); for
+    /// the lazy reader, those its lookups held at open (a container the
+    /// index lacked is found when its part of the trace is read).
     pub containers: usize,
 }
 

@@ -11,6 +11,7 @@ use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::Result;
 use crate::format::IndexCell;
 use crate::model::TracepointType;
+use crate::read::lookup::block_table::BlockInfo;
 
 /// One node's record as the discovery writes it, with numbers local to its
 /// block ([`NodeBlock::nodes`]): offsets into the data, its parent and its
@@ -108,6 +109,20 @@ pub(crate) struct NodeBlock<'w> {
 }
 
 impl<'w> NodeBlock<'w> {
+    /// The bytes of its payload: what it adds to its thread's logical
+    /// stream.
+    pub(crate) fn payload_len(&self) -> u64 {
+        self.cells
+            .iter()
+            .find_map(|cell| match *cell {
+                IndexCell::Block { thread, start, end } => {
+                    Some(BlockInfo { thread, start, end }.payload_len())
+                }
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
     /// The offsets of its reference objects, in order.
     pub(crate) fn references(&self) -> impl Iterator<Item = PhysicalOffset> + 'w {
         self.cells.iter().filter_map(|cell| match *cell {

@@ -14,6 +14,7 @@ use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::{AccessLocation, TracepointBody, Value};
 use tracetree::read::{EagerTrace, NodeId};
+use tracetree::tree::TraceTree;
 use tracetree::write::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, DumpOptions, DumpWriter, FieldSpec,
     MethodSpec, ThreadRecorder, TraceRecorder, ValueSpec, VariableSpec,
@@ -331,11 +332,11 @@ pub fn load(data: Vec<u8>) -> Result<(Vec<Thread>, Vec<EventId>)> {
     for thread in trace.threads() {
         let name = trace
             .context()
-            .thread_name(thread.thread)
+            .thread_name(thread.id)
             .map(|name| name.decode().into_owned())
             .unwrap_or_default();
-        let roots = thread
-            .roots
+        let roots = trace
+            .roots(thread.id)?
             .iter()
             .map(|&root| resolve(&trace, root))
             .collect::<Result<_>>()?;
@@ -345,7 +346,7 @@ pub fn load(data: Vec<u8>) -> Result<(Vec<Thread>, Vec<EventId>)> {
     // interleaves threads' blocks, so file order is not that).
     let mut events = Vec::new();
     for thread in trace.threads() {
-        let mut stack: Vec<NodeId> = thread.roots.iter().rev().copied().collect();
+        let mut stack: Vec<NodeId> = trace.roots(thread.id)?.into_iter().rev().collect();
         while let Some(node) = stack.pop() {
             let node = trace.node(node);
             events.push(node.tracepoint().event());
