@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
-use tracetree::import::import_file;
+use tracetree::import::ImportOptions;
 use tracetree::lowlevel::Object;
 use tracetree::model::{
     ClassDescriptor, DiffStatus, Footer, JavaStr, MethodDescriptor, Tracepoint, TracepointBody,
@@ -194,7 +194,11 @@ fn import(c: &mut Criterion) {
         b.iter(|| black_box(support::raw_scan(bytes.as_slice())))
     });
     group.bench_function("import (decode + write)", |b| {
-        b.iter(|| import_file(&dir, &out, None, &|_| {}).unwrap())
+        b.iter(|| {
+            ImportOptions::default()
+                .import_file(&dir, &out, None, &|_| {})
+                .unwrap()
+        })
     });
     group.bench_function("streaming writer alone", |b| {
         b.iter(|| write_directly(calls, &out))
@@ -391,7 +395,11 @@ fn import_foreign(c: &mut Criterion) {
         b.iter(|| black_box(memchr::memchr_iter(b'\n', bytes.as_slice()).count()))
     });
     group.bench_function("import (parse + write)", |b| {
-        b.iter(|| import_file(&blinky, &out, None, &|_| {}).unwrap())
+        b.iter(|| {
+            ImportOptions::default()
+                .import_file(&blinky, &out, None, &|_| {})
+                .unwrap()
+        })
     });
     // Per core: the same import with one rayon worker (the writer's I/O
     // thread still runs beside it).
@@ -400,7 +408,13 @@ fn import_foreign(c: &mut Criterion) {
             .num_threads(1)
             .build()
             .unwrap();
-        b.iter(|| pool.install(|| import_file(&blinky, &out, None, &|_| {}).unwrap()))
+        b.iter(|| {
+            pool.install(|| {
+                ImportOptions::default()
+                    .import_file(&blinky, &out, None, &|_| {})
+                    .unwrap()
+            })
+        })
     });
     group.finish();
     let tptp = tptp_source(size);
@@ -422,7 +436,11 @@ fn import_foreign(c: &mut Criterion) {
         })
     });
     group.bench_function("import (decode + write)", |b| {
-        b.iter(|| import_file(&tptp, &out, None, &|_| {}).unwrap())
+        b.iter(|| {
+            ImportOptions::default()
+                .import_file(&tptp, &out, None, &|_| {})
+                .unwrap()
+        })
     });
     group.finish();
 }

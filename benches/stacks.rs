@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+use tracetree::export::stacks::{StackFormat, StackOptions};
 use tracetree::read::WalkDetail;
 
 fn bench(c: &mut Criterion) {
@@ -41,7 +41,7 @@ fn bench(c: &mut Criterion) {
         let mut options = StackOptions::new(format, "bench");
         options.force = true;
         let path = out.path().join(format.name());
-        let summary = export_stacks(&reader, &path, &options, &|_| {}).unwrap();
+        let summary = options.export(&reader, &path, &|_| {}).unwrap();
         eprintln!(
             "{}: {} bytes, {} records, {} frames",
             format.name(),
@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
             summary.frames
         );
         group.bench_function(format.name(), |b| {
-            b.iter(|| black_box(export_stacks(&reader, &path, &options, &|_| {}).unwrap()))
+            b.iter(|| black_box(options.export(&reader, &path, &|_| {}).unwrap()))
         });
     }
     group.finish();

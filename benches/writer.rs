@@ -24,7 +24,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group};
 use tracetree::LazyTraceReader;
 use tracetree::common::ThreadId;
-use tracetree::lowlevel::{Object, decode_blocks};
+use tracetree::lowlevel::{DecodedBlock, Object};
 use tracetree::model::{Footer, Tracepoint};
 use tracetree::write::{BlockOrder, StreamingOptions, StreamingThread, StreamingWriter};
 
@@ -49,7 +49,7 @@ struct ThreadContent<'a> {
 /// Decodes every thread of the data file `bytes` into memory.
 fn content(bytes: &[u8]) -> Vec<ThreadContent<'_>> {
     let mut threads: Vec<ThreadContent<'_>> = Vec::new();
-    let (blocks, error) = decode_blocks(bytes);
+    let (blocks, error) = DecodedBlock::decode_all(bytes);
     assert!(error.is_none(), "a generated trace decodes: {error:?}");
     for block in blocks {
         let thread = block.thread;

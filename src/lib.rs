@@ -47,8 +47,8 @@
 //! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
 //! the recorder traits and specs they take; printing and dumping
 //! ([`print_trace`], [`node_text`], [`write_jsonl`]); importing
-//! ([`import_file`]), searching ([`search()`]) and exporting
-//! ([`export_stacks`]); their options; and [`Error`] and [`Result`].
+//! ([`ImportOptions::import_file`]), searching ([`search()`]) and exporting
+//! ([`StackOptions::export`]); their options; and [`Error`] and [`Result`].
 //!
 //! # Reading
 //!
@@ -178,9 +178,9 @@ pub mod write;
 
 pub use diff::{DiffInput, DiffOptions, DiffSummary, diff_traces};
 pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Result};
-pub use export::stacks::{StackFormat, StackOptions, export_stacks};
+pub use export::stacks::{StackFormat, StackOptions};
 pub use format::FORMAT_VERSION;
-pub use import::{ImportSummary, SourceFormat, TracePath, import_file};
+pub use import::{ImportOptions, ImportSummary, SourceFormat, TracePath};
 pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
 pub use read::{

@@ -10,5 +10,5 @@
 
 pub use crate::common::{IndexCell, ObjectKind};
 pub use crate::format::Object;
-pub use crate::read::block::{DecodedBlock, decode_blocks};
+pub use crate::read::block::DecodedBlock;
 pub use crate::read::rebuild::RebuiltIndex;

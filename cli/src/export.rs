@@ -8,7 +8,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
-use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+use tracetree::export::stacks::{StackFormat, StackOptions};
 use tracetree::model::DiffStatus;
 
 use crate::cache::Cache;
@@ -110,7 +110,7 @@ fn stacks(
                 .expect("valid template"),
         ),
     };
-    let summary = export_stacks(&reader, &output.path, &options, &|n| bar.inc(n));
+    let summary = options.export(&reader, &output.path, &|n| bar.inc(n));
     bar.finish_and_clear();
     let summary = summary?;
     let to_stdout = output.is_stdout();

@@ -1012,7 +1012,7 @@ pub fn export(
     options.force = force;
     py.detach(|| {
         on_tree!(read.postprocess, reader, |tree| {
-            tracetree::export_stacks(tree, &out, &options, &|_| {})
+            options.export(tree, &out, &|_| {})
         })
         .map(|_| ())
     })

@@ -552,15 +552,20 @@ impl ThreadGenerator {
         }
     }
 
-    /// Adds the generator's reference objects to `recorder` (their ids are
-    /// fixed, numbered from 0 in each kind: the trace must hold no other
-    /// objects with those ids), then records a root call and its subtree
+    /// Adds the generator's reference objects to `recorder` (a
+    /// [`DumpThread`](crate::write::DumpThread) or a
+    /// [`StreamingThread`]; their ids are fixed, numbered from 0 in each
+    /// kind: the trace must hold no other objects with those ids), then
+    /// records a root call and its subtree
     /// until `stop` (asked every few hundred tracepoints) says enough, and
     /// closes every container it opened.
     ///
     /// For a seed, thread number and shape, the thread's tracepoints (ids
     /// included) are a prefix of one fixed sequence; `stop` chooses where
     /// it ends.
+    // The writers' id-keeping path is the crate's own: callers name the
+    // writers' threads, which implement it.
+    #[allow(private_bounds)]
     pub fn run(
         &mut self,
         recorder: &mut impl PushRecorder,

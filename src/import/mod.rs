@@ -10,7 +10,7 @@
 //! thread at the last whole record and reported). Memory holds the open
 //! calls and the names, never the source.
 //!
-//! [`import_file`] writes to temporary files beside the output and renames
+//! [`ImportOptions::import_file`] writes to temporary files beside the output and renames
 //! them into place only when the import succeeded, so a failure leaves
 //! nothing behind and a reader never sees half a trace.
 
@@ -247,11 +247,8 @@ fn counted(n: u64, thing: &str) -> String {
     format!("{} {thing}{plural}", crate::print::grouped(n))
 }
 
-/// Imports `input` (of `format`, or the detected one) into the v22 trace
-/// `output` (and `output.idx`), replacing them only on success.
-/// `progress` receives the bytes of source read. With choices:
-/// [`ImportOptions::import_file`].
-pub fn import_file(
+/// [`ImportOptions::import_file`] with the default choices.
+pub(crate) fn import_file(
     input: &Path,
     output: &Path,
     format: Option<SourceFormat>,
@@ -270,7 +267,9 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
-    /// [`import_file`] with these choices.
+    /// Imports `input` (of `format`, or the detected one) into the v22
+    /// trace `output` (and `output.idx`), replacing them only on success.
+    /// `progress` receives the bytes of source read.
     pub fn import_file(
         &self,
         input: &Path,

@@ -1,6 +1,6 @@
 //! A data file decoded block by block, every object built: for tools and
 //! tests that check a file at the level of its objects
-//! ([`lowlevel::decode_blocks`](crate::lowlevel::decode_blocks)). The
+//! ([`DecodedBlock::decode_all`]). The
 //! readers find blocks through the rebuild's discovery instead.
 
 use std::collections::HashMap;
@@ -27,24 +27,25 @@ pub struct DecodedBlock<'a> {
     pub objects: Vec<(PhysicalOffset, Object<'a>)>,
 }
 
-impl DecodedBlock<'_> {
+impl<'a> DecodedBlock<'a> {
+    /// The complete blocks of data file `data`, in file order, every
+    /// object decoded, and what ended them: `None` for `EOF`, the end of
+    /// the data or a half-written block; else the error met (a bad header,
+    /// bad bytes, an object where a block must start), which names its
+    /// offset.
+    pub fn decode_all(data: &'a [u8]) -> (Vec<DecodedBlock<'a>>, Option<DecodeError>) {
+        let mut blocks = Vec::new();
+        let error = decode_into(data, &mut blocks).err();
+        (blocks, error)
+    }
+
     /// Offset of the first payload byte (after the block header).
     pub fn payload_start(&self) -> PhysicalOffset {
         self.start.add(BLOCK_HEADER_LEN)
     }
 }
 
-/// The complete blocks of data file `data`, in file order, every object
-/// decoded, and what ended them: `None` for `EOF`, the end of the data or
-/// a half-written block; else the error met (a bad header, bad bytes, an
-/// object where a block must start), which names its offset.
-pub fn decode_blocks(data: &[u8]) -> (Vec<DecodedBlock<'_>>, Option<DecodeError>) {
-    let mut blocks = Vec::new();
-    let error = decode_into(data, &mut blocks).err();
-    (blocks, error)
-}
-
-/// [`decode_blocks`], into `blocks`.
+/// [`DecodedBlock::decode_all`], into `blocks`.
 fn decode_into<'a>(data: &'a [u8], blocks: &mut Vec<DecodedBlock<'a>>) -> Result<(), DecodeError> {
     check_file_header(data, DATA_MAGIC)?;
     // Each thread's open containers, innermost last, as its blocks so far

@@ -25,7 +25,8 @@ pub(crate) use build::BuildTarget;
 #[cfg(feature = "generate")]
 pub(crate) use dump::for_each_reference;
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
-pub use recorder::{PushRecorder, ThreadRecorder, TraceRecorder};
+pub(crate) use recorder::PushRecorder;
+pub use recorder::{ThreadRecorder, TraceRecorder};
 pub use spec::{
     AccessPathSpec, AccessStep, BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec,
     LocalSpec, MethodSpec, ValueSpec, VariableSpec,

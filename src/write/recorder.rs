@@ -156,7 +156,7 @@ pub trait ThreadRecorder {
 /// The caller chooses the ids: the reference objects a tracepoint names must
 /// have been added with [`add_reference`](Self::add_reference) (or interned by
 /// the builder methods), and event ids must be unique in the trace.
-pub trait PushRecorder: ThreadRecorder {
+pub(crate) trait PushRecorder: ThreadRecorder {
     /// Adds a reference object that keeps its id (any kind but
     /// `THREAD_NAME`); it is written before the first tracepoint that names
     /// it. Adding an equal object again is allowed; two different objects

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use tracetree::Result;
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset, ThreadId};
+use tracetree::lowlevel::DecodedBlock;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::lowlevel::decode_blocks;
 use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
 
 use crate::layout::{BLOCK_HEADER_LEN, FILE_HEADER_LEN, INDEX_FOOTER_LEN};
@@ -197,7 +197,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
     // last data block.
     let mut objects: Objects = HashMap::new();
     let mut previous: HashMap<ThreadId, BlockShape> = HashMap::new();
-    let (blocks, error) = decode_blocks(data);
+    let (blocks, error) = DecodedBlock::decode_all(data);
     assert_eq!(error, None, "the data decodes");
     let eof = blocks
         .last()
@@ -338,7 +338,7 @@ pub fn check_stream_layout(data: &[u8], index: &[u8], cut: Option<CutRule>) -> S
 /// Offsets of every block of `data` that is complete, by thread: what a
 /// reader of a killed writer's files must find.
 pub fn complete_blocks(data: &[u8]) -> Vec<(ThreadId, u64)> {
-    let (blocks, _) = decode_blocks(data);
+    let (blocks, _) = DecodedBlock::decode_all(data);
     blocks
         .iter()
         .map(|block| (block.thread, block.start.get()))

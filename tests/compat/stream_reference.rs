@@ -21,8 +21,8 @@ use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 
 use tracetree::common::ThreadId;
+use tracetree::lowlevel::DecodedBlock;
 use tracetree::lowlevel::Object;
-use tracetree::lowlevel::decode_blocks;
 use tracetree::model::{Footer, Tracepoint};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 
@@ -78,7 +78,7 @@ fn replay(name: &str) {
     let mut references = Vec::new();
     let mut seen = HashSet::new();
     let mut names = Vec::new();
-    let (blocks, error) = decode_blocks(&data);
+    let (blocks, error) = DecodedBlock::decode_all(&data);
     assert_eq!(error, None);
     for block in blocks {
         let thread = steps.entry(block.thread).or_default();

@@ -732,7 +732,7 @@ fn widths_of_pre_order<T: tracetree::tree::Navigate>(
 #[test]
 fn flame_graphs_and_stacks_of_the_view_equal_counts_over_its_pre_order() {
     use tracetree::export::stacks::flame::{FlameGraph, FlameOptions};
-    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    use tracetree::export::stacks::{StackFormat, StackOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("patterns.trace");
     write_patterns(&path);
@@ -767,7 +767,7 @@ fn flame_graphs_and_stacks_of_the_view_equal_counts_over_its_pre_order() {
     // The folded export: one line per stack with weight of its own.
     let out = dir.path().join("view.folded");
     let stack_options = StackOptions::new(StackFormat::Folded, "view");
-    export_stacks(&view, &out, &stack_options, &|_| {}).unwrap();
+    stack_options.export(&view, &out, &|_| {}).unwrap();
     let folded: BTreeMap<String, u64> = std::fs::read_to_string(&out)
         .unwrap()
         .lines()

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use tracetree::Error;
 use tracetree::generate::Shape;
-use tracetree::import::{SourceFormat, import_file};
+use tracetree::import::{ImportOptions, SourceFormat};
 use tracetree::print::write_jsonl;
 use tracetree::read::{EagerTrace, LazyTraceReader};
 use tracetree::storage::TraceBytes;
@@ -160,7 +160,9 @@ fn jdk_deflated_packs_read_in_place_or_inflate_and_unpack_to_the_same_bytes() {
             );
 
             let out = dir.path().join(format!("unpacked-{mode}.trace"));
-            let summary = import_file(&packed, &out, None, &|_| {}).unwrap();
+            let summary = ImportOptions::default()
+                .import_file(&packed, &out, None, &|_| {})
+                .unwrap();
             assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&trace).unwrap());
             match &index {
                 Some(index) => assert_eq!(

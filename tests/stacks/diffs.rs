@@ -212,13 +212,9 @@ fn a_filter_by_status_keeps_those_tracepoints_below_their_path() {
     let plain = LazyTraceReader::open(&pair.left).unwrap();
     let mut options = tracetree::export::stacks::StackOptions::new(StackFormat::Folded, "plain");
     options.diff = Some(vec![DiffStatus::Added]);
-    let error = tracetree::export::stacks::export_stacks(
-        &plain,
-        &dir.path().join("plain.folded"),
-        &options,
-        &|_| {},
-    )
-    .unwrap_err();
+    let error = options
+        .export(&plain, &dir.path().join("plain.folded"), &|_| {})
+        .unwrap_err();
     assert!(error.to_string().contains("not a diff"), "{error}");
     assert!(!dir.path().join("plain.folded").exists());
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use tracetree::common::{ClassId, CodeLocationId, EventId, MethodId, ThreadId};
-use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary, export_stacks};
+use tracetree::export::stacks::{StackFormat, StackOptions, StackSummary};
 use tracetree::generate::Shape;
 use tracetree::lowlevel::Object;
 use tracetree::model::{
@@ -47,7 +47,7 @@ fn export(
     let mut options = StackOptions::new(format, "test");
     options.force = true;
     tune(&mut options);
-    let summary = export_stacks(&reader, &out, &options, &|_| {}).unwrap();
+    let summary = options.export(&reader, &out, &|_| {}).unwrap();
     (out, summary)
 }
 
@@ -494,10 +494,10 @@ fn a_root_exports_its_subtree_below_its_path() {
     options.root = Some(root);
     options.threads = Some(vec![reader.thread_ids()[0]]);
     let out = dir.path().join("refused");
-    assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
+    assert!(options.export(&reader, &out, &|_| {}).is_err());
     options.threads = None;
     options.root = Some(EventId::new(i32::MAX));
-    assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
+    assert!(options.export(&reader, &out, &|_| {}).is_err());
     assert!(!out.exists());
 }
 
@@ -510,29 +510,30 @@ fn threads_are_chosen_and_outputs_replaced_only_when_forced() {
     let out = dir.path().join("out.folded");
     let mut options = StackOptions::new(StackFormat::Folded, "t");
     options.threads = Some(vec![threads[1]]);
-    let summary = export_stacks(&reader, &out, &options, &|_| {}).unwrap();
+    let summary = options.export(&reader, &out, &|_| {}).unwrap();
     assert_eq!(summary.threads, 1);
     let name = reader.thread_name(threads[1]).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.lines().all(|l| l.starts_with(&name)), "{text}");
     // Not again without force; the file is left as it was.
     options.threads = None;
-    let error = export_stacks(&reader, &out, &options, &|_| {}).unwrap_err();
+    let error = options.export(&reader, &out, &|_| {}).unwrap_err();
     assert!(error.to_string().contains("--force"), "{error}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
     options.force = true;
-    export_stacks(&reader, &out, &options, &|_| {}).unwrap();
+    options.export(&reader, &out, &|_| {}).unwrap();
     assert_ne!(std::fs::read_to_string(&out).unwrap(), text);
     // An unknown thread is refused.
     options.threads = Some(vec![ThreadId::new(12345)]);
-    assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
+    assert!(options.export(&reader, &out, &|_| {}).is_err());
     // Progress adds up to the tracepoints walked.
     let walked = std::sync::atomic::AtomicU64::new(0);
     options.threads = None;
-    let summary = export_stacks(&reader, &out, &options, &|n| {
-        walked.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-    })
-    .unwrap();
+    let summary = options
+        .export(&reader, &out, &|n| {
+            walked.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
     assert_eq!(walked.into_inner(), summary.tracepoints);
 }
 
@@ -569,7 +570,7 @@ fn damaged_traces_give_errors_or_partial_exports_never_panics() {
             let mut options = StackOptions::new(format, "t");
             options.force = true;
             let out = dir.path().join(format.name());
-            let result = export_stacks(&reader, &out, &options, &|_| {});
+            let result = options.export(&reader, &out, &|_| {});
             outcomes[usize::from(result.is_ok())] += 1;
         }
     }
@@ -586,7 +587,7 @@ fn a_stopped_export_writes_nothing_and_says_so() {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
         let mut options = StackOptions::new(format, "test");
         options.stop = Some(stop);
-        match export_stacks(&reader, &out, &options, &|_| {}) {
+        match options.export(&reader, &out, &|_| {}) {
             Err(tracetree::Error::Cancelled(what)) => assert_eq!(what, "the export"),
             other => panic!("{format:?}: {other:?}"),
         }
@@ -594,7 +595,7 @@ fn a_stopped_export_writes_nothing_and_says_so() {
         // An existing output stays as it was.
         std::fs::write(&out, b"kept").unwrap();
         options.force = true;
-        assert!(export_stacks(&reader, &out, &options, &|_| {}).is_err());
+        assert!(options.export(&reader, &out, &|_| {}).is_err());
         assert_eq!(std::fs::read(&out).unwrap(), b"kept");
     }
 }

@@ -216,7 +216,7 @@ fn concurrent_producers_write_a_valid_trace() {
 
 /// The reference objects of each block, in order.
 fn references_per_block(data: &[u8]) -> Vec<(ThreadId, Vec<(ObjectKind, i32)>)> {
-    let (blocks, error) = tracetree::lowlevel::decode_blocks(data);
+    let (blocks, error) = tracetree::lowlevel::DecodedBlock::decode_all(data);
     assert_eq!(error, None);
     blocks
         .iter()

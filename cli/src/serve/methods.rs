@@ -867,7 +867,7 @@ fn export_tree<V: Navigate>(
     reader: &V,
     params: ExportParams,
 ) -> Result<Reply, ServeError> {
-    use tracetree::export::stacks::{StackFormat, StackOptions, export_stacks};
+    use tracetree::export::stacks::{StackFormat, StackOptions};
     let method = request.method.as_str();
     let formats = [
         StackFormat::Folded,
@@ -909,18 +909,14 @@ fn export_tree<V: Navigate>(
     options.stop = Some(Arc::clone(&request.cancel));
     let progress = Progress::begin(session, params.work_done_token.as_ref(), "exporting");
     let written = std::sync::atomic::AtomicU64::new(0);
-    let summary = export_stacks(
-        reader,
-        std::path::Path::new(&params.output),
-        &options,
-        &|n| {
+    let summary = options
+        .export(reader, std::path::Path::new(&params.output), &|n| {
             let total = written.fetch_add(n, Ordering::Relaxed) + n;
             progress.report_every(&format!("{total} tracepoints exported"));
-        },
-    )
-    .map_err(|e| {
-        failed(method, trace, params.node.as_deref(), &e).with("output", params.output.as_str())
-    })?;
+        })
+        .map_err(|e| {
+            failed(method, trace, params.node.as_deref(), &e).with("output", params.output.as_str())
+        })?;
     drop(progress);
     reply(ExportResult {
         output: params.output,

@@ -65,7 +65,7 @@ use crate::read::{Visit, VisitDetail};
 use crate::search::{NameKey, name_of, status_place, wanted_statuses};
 use crate::tree::{Navigate, TraceTree};
 
-/// The formats [`export_stacks`] writes.
+/// The formats [`StackOptions::export`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StackFormat {
     /// Folded stacks: a `thread;frame;frame WEIGHT` line per distinct
@@ -157,11 +157,24 @@ pub struct StackSummary {
     pub bytes: u64,
 }
 
-/// Exports `reader`'s trace (or the part `options` selects) to the file
-/// `path`, written atomically; `progress` receives the tracepoints walked,
-/// in steps. `reader` is any tree a front end reads: the lazy reader, or
-/// its post-processed view ([`Postprocessed`](crate::tree::Postprocessed)).
-pub fn export_stacks<T: Navigate>(
+impl StackOptions {
+    /// Exports `reader`'s trace (or the part these options select) to the
+    /// file `path`, written atomically; `progress` receives the
+    /// tracepoints walked, in steps. `reader` is any tree a front end
+    /// reads: the lazy reader, or its post-processed view
+    /// ([`Postprocessed`](crate::tree::Postprocessed)).
+    pub fn export<T: Navigate>(
+        &self,
+        reader: &T,
+        path: &Path,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<StackSummary> {
+        export_stacks(reader, path, self, progress)
+    }
+}
+
+/// [`StackOptions::export`].
+fn export_stacks<T: Navigate>(
     reader: &T,
     path: &Path,
     options: &StackOptions,

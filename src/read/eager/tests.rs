@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::generate::raw::{self, SynthOptions};
-use crate::read::block::decode_blocks;
+use crate::read::block::DecodedBlock;
 use crate::tree::TraceTree;
 
 fn sample() -> Vec<u8> {
@@ -19,7 +19,7 @@ fn sample() -> Vec<u8> {
 fn decoded(data: &[u8]) -> Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> {
     let mut open: std::collections::HashMap<ThreadId, Vec<usize>> = Default::default();
     let mut out: Vec<(Tracepoint<'_>, Option<EventId>, Option<Footer<'_>>)> = Vec::new();
-    for block in decode_blocks(data).0 {
+    for block in DecodedBlock::decode_all(data).0 {
         let open = open.entry(block.thread).or_default();
         for (_, object) in block.objects {
             match object {

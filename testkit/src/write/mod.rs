@@ -8,8 +8,7 @@ use std::collections::HashSet;
 
 use tracetree::TraceBytes;
 use tracetree::common::{EventId, LogicalOffset};
-use tracetree::lowlevel::decode_blocks;
-use tracetree::lowlevel::{IndexCell, Object, ObjectKind};
+use tracetree::lowlevel::{DecodedBlock, IndexCell, Object, ObjectKind};
 
 use crate::layout::{FILE_HEADER_LEN, INDEX_FOOTER_LEN};
 use tracetree::model::{AccessLocation, TracepointBody, Value};
@@ -487,7 +486,7 @@ pub fn check_dump_layout(data: &[u8], index: &[u8]) {
     let mut written: HashSet<(ObjectKind, i32)> = HashSet::new();
     let mut position = 0;
     let mut last_data_start: i64 = 0;
-    let (blocks, error) = decode_blocks(data);
+    let (blocks, error) = DecodedBlock::decode_all(data);
     assert_eq!(error, None, "the data decodes");
     for block in &blocks {
         assert_eq!(
