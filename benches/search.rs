@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::search::{SearchOptions, search};
+use tracetree::search::SearchOptions;
 
 fn bench(c: &mut Criterion) {
     let (bytes, reader) = support::mixed_reader();
@@ -25,12 +25,12 @@ fn bench(c: &mut Criterion) {
     });
     let names = SearchOptions::new("WorkerKt.compute");
     group.bench_function("names", |b| {
-        b.iter(|| black_box(search(&reader, &names, &|_| {}).unwrap().total))
+        b.iter(|| black_box(names.search(&reader, &|_| {}).unwrap().total))
     });
     let mut text = SearchOptions::new("4242");
     text.text = true;
     group.bench_function("text", |b| {
-        b.iter(|| black_box(search(&reader, &text, &|_| {}).unwrap().total))
+        b.iter(|| black_box(text.search(&reader, &|_| {}).unwrap().total))
     });
     group.finish();
 }

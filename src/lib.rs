@@ -47,7 +47,7 @@
 //! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
 //! the recorder traits and specs they take; printing and dumping
 //! ([`print_trace`], [`node_text`], [`write_jsonl`]); importing
-//! ([`ImportOptions::import_file`]), searching ([`search()`]) and exporting
+//! ([`ImportOptions::import_file`]), searching ([`SearchOptions::search`]) and exporting
 //! ([`StackOptions::export`]); their options; and [`Error`] and [`Result`].
 //!
 //! # Reading
@@ -61,7 +61,7 @@
 //! use std::sync::Arc;
 //! use std::sync::atomic::AtomicBool;
 //!
-//! use tracetree::{LazyTraceReader, SearchOptions, TracePath, node_text, search};
+//! use tracetree::{LazyTraceReader, SearchOptions, TracePath, node_text};
 //! # use tracetree::model::Type;
 //! # use tracetree::{
 //! #     CallOutcome, CallSpec, CodeLocationSpec, DumpWriter, MethodSpec, ThreadRecorder,
@@ -105,7 +105,7 @@
 //! let stop = Arc::new(AtomicBool::new(false));
 //! let mut options = SearchOptions::new("compute");
 //! options.stop = Some(Arc::clone(&stop));
-//! let found = search(&reader, &options, &|_scanned| {})?;
+//! let found = options.search(&reader, &|_scanned| {})?;
 //! assert_eq!(found.hits[0].node, compute);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -186,7 +186,7 @@ pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
 pub use read::{
     EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,
 };
-pub use search::{SearchOptions, SearchResult, search};
+pub use search::{SearchOptions, SearchResult};
 pub use storage::{FileAccess, TraceBytes};
 pub use tree::TraceTree;
 pub use write::{

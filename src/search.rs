@@ -20,10 +20,11 @@
 //!
 //! The walker keeps the open calls above the current tracepoint (their
 //! names and what they tell their children about printing) so a hit comes
-//! with its path from the thread's top. [`search_each`] hands each hit
-//! over as it is found and keeps none: its memory is bounded by the
-//! nesting and the names, never by the hits; [`search`] gathers each
-//! thread's first [`SearchOptions::max`] hits over it and counts the rest.
+//! with its path from the thread's top. [`SearchOptions::search_each`]
+//! hands each hit over as it is found and keeps none: its memory is
+//! bounded by the nesting and the names, never by the hits;
+//! [`SearchOptions::search`] gathers each thread's first
+//! [`SearchOptions::max`] hits over it and counts the rest.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,8 +62,8 @@ pub struct SearchOptions {
     /// `removed` and `edited`). A search with it is an error on a trace
     /// that is not a diff ([`LazyTraceReader::is_diff`]).
     pub diff: Option<Vec<DiffStatus>>,
-    /// Hits kept (the rest are counted): by [`search`] in all, by
-    /// [`search_each`] handed over in each thread.
+    /// Hits kept (the rest are counted): by [`SearchOptions::search`] in all, by
+    /// [`SearchOptions::search_each`] handed over in each thread.
     pub max: usize,
     /// Set by another thread to end the search early (what was found so
     /// far is returned).
@@ -108,7 +109,7 @@ pub struct Hit<N = LazyNode> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchResult<N = LazyNode> {
     /// The hits kept: threads ascending, each in event order (none from
-    /// [`search_each`], which hands them over).
+    /// [`SearchOptions::search_each`], which hands them over).
     pub hits: Vec<Hit<N>>,
     /// Every hit, kept or not.
     pub total: u64,
@@ -126,7 +127,7 @@ impl<N> Default for SearchResult<N> {
     }
 }
 
-/// A tree [`search`] walks: the lazy reader (by its names walk when only
+/// A tree [`SearchOptions::search`] walks: the lazy reader (by its names walk when only
 /// names are matched) and the post-processed view of any [`Navigate`]
 /// tree (by the view's own walk, every tracepoint decoded). Implemented
 /// by this crate's trees only: its walk is internal.
@@ -284,10 +285,38 @@ impl<T: Walk + Send> Walk for Arc<T> {
 /// What ends one thread's walk of a view early.
 const THREAD_DONE: &str = "the search is done with the thread";
 
-/// Finds what `options` asks for in `reader`'s trace, keeping the first
-/// [`SearchOptions::max`] hits. `progress` receives the tracepoints
-/// scanned, in steps.
-pub fn search<T: Searchable>(
+impl SearchOptions {
+    /// Finds what these options ask for in `reader`'s trace, keeping the
+    /// first [`max`](Self::max) hits. `progress` receives the tracepoints
+    /// scanned, in steps.
+    pub fn search<T: Searchable>(
+        &self,
+        reader: &T,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<SearchResult<T::Node>> {
+        search(reader, self, progress)
+    }
+
+    /// [`search`](Self::search) as a stream: each hit is handed to
+    /// `on_hit` as soon as its thread's walk finds it (from the walking
+    /// threads; in event order within a thread, in no order across
+    /// threads), up to [`max`](Self::max) hits per thread, and none is
+    /// kept: whatever the number of hits, the search holds the open calls
+    /// above the tracepoint it is at and the names met. A caller bounds
+    /// its own memory by what `on_hit` does (a bounded queue makes the
+    /// walk wait for its reader).
+    pub fn search_each<T: Searchable>(
+        &self,
+        reader: &T,
+        progress: &(dyn Fn(u64) + Sync),
+        on_hit: &(dyn Fn(Hit<T::Node>) + Sync),
+    ) -> Result<SearchResult<T::Node>> {
+        search_each(reader, self, progress, on_hit)
+    }
+}
+
+/// [`SearchOptions::search`].
+fn search<T: Searchable>(
     reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -309,14 +338,8 @@ pub fn search<T: Searchable>(
     Ok(SearchResult { hits, ..counts })
 }
 
-/// [`search`] as a stream: each hit is handed to `on_hit` as soon as its
-/// thread's walk finds it (from the walking threads; in event order
-/// within a thread, in no order across threads), up to
-/// [`SearchOptions::max`] hits per thread, and none is kept: whatever the
-/// number of hits, the search holds the open calls above the tracepoint
-/// it is at and the names met. A caller bounds its own memory by what
-/// `on_hit` does (a bounded queue makes the walk wait for its reader).
-pub fn search_each<T: Searchable>(
+/// [`SearchOptions::search_each`].
+fn search_each<T: Searchable>(
     reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),

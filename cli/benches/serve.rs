@@ -31,7 +31,7 @@ use lsp_server::{Message, Request, RequestId};
 use serde_json::{Value, json};
 use tracetree::print::{Parent, TextFormatter};
 use tracetree::read::{LazyOptions, LazyTraceReader};
-use tracetree::search::{SearchOptions, search_each};
+use tracetree::search::SearchOptions;
 
 /// Pages timed for the printed median and p99.
 const PAGES: usize = 10_000;
@@ -211,11 +211,12 @@ fn library_first_hit(reader: &LazyTraceReader, pattern: &str, text: bool) -> Dur
     options.stop = Some(stop.clone());
     let first = std::sync::Mutex::new(None);
     let began = Instant::now();
-    search_each(reader, &options, &|_| {}, &|_| {
-        first.lock().unwrap().get_or_insert_with(|| began.elapsed());
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    })
-    .unwrap();
+    options
+        .search_each(reader, &|_| {}, &|_| {
+            first.lock().unwrap().get_or_insert_with(|| began.elapsed());
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
     first.into_inner().unwrap().expect("a hit")
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::common::ThreadId;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{SearchOptions, SearchResult, search};
+use tracetree::search::{SearchOptions, SearchResult};
 use tracetree::tree::Postprocessed;
 use tracetree::{Error, Result};
 
@@ -56,10 +56,13 @@ pub fn run(cache: &Cache, request: SearchRequest<'_>, out: &mut impl Write) -> R
     );
     let progress = |n| bar.inc(n);
     let found = if request.postprocess {
-        search(&Postprocessed::new(&reader), &options, &progress)
+        options
+            .search(&Postprocessed::new(&reader), &progress)
             .and_then(|found| write_hits(&found, request.json, out))
     } else {
-        search(&reader, &options, &progress).and_then(|found| write_hits(&found, request.json, out))
+        options
+            .search(&reader, &progress)
+            .and_then(|found| write_hits(&found, request.json, out))
     };
     bar.finish_and_clear();
     let (shown, total, scanned) = found?;

@@ -20,7 +20,7 @@ use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::export::parquet::{ParquetOptions, RecordBatches};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{Hit as SearchHit, Searchable, search_each};
+use tracetree::search::{Hit as SearchHit, Searchable};
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
     StackFormat, StackOptions, TraceCache,
@@ -736,7 +736,7 @@ fn search_in_turn<T: Searchable + Tree>(
         one.threads = Some(vec![thread]);
         one.max = left;
         let handed = AtomicUsize::new(0);
-        let found = search_each(reader, &one, &|_| {}, &|hit: SearchHit<T::Node>| {
+        let found = one.search_each(reader, &|_| {}, &|hit: SearchHit<T::Node>| {
             handed.fetch_add(1, Ordering::Relaxed);
             on_hit(SearchHit {
                 thread: hit.thread,

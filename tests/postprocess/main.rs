@@ -631,7 +631,7 @@ fn the_view_pre_order_and_its_resumptions_follow_the_walk() {
 
 #[test]
 fn search_through_the_view_finds_what_it_shows() {
-    use tracetree::search::{SearchFrom, SearchOptions, search};
+    use tracetree::search::{SearchFrom, SearchOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("patterns.trace");
     write_patterns(&path);
@@ -643,13 +643,13 @@ fn search_through_the_view_finds_what_it_shows() {
             .map(|hit| format!("#{} {}", hit.event, hit.line))
             .collect()
     };
-    let raw = search(&lazy, &SearchOptions::new("getX"), &|_| {}).unwrap();
+    let raw = SearchOptions::new("getX").search(&lazy, &|_| {}).unwrap();
     assert_eq!(
         raw.hits.iter().map(|h| h.event.get()).collect::<Vec<_>>(),
         [12, 33, 42, 43]
     );
     // The getter of #12 became its read, the one inside #42 too.
-    let seen = search(&view, &SearchOptions::new("getX"), &|_| {}).unwrap();
+    let seen = SearchOptions::new("getX").search(&view, &|_| {}).unwrap();
     assert_eq!(
         events(seen.hits.clone()),
         ["#33 A@1.getX(1): 7", "#42 A.getX$default(): 9"]
@@ -658,7 +658,7 @@ fn search_through_the_view_finds_what_it_shows() {
     // A read shown at the call's place, found by its field's name.
     let mut options = SearchOptions::new("A.x");
     options.kinds = Some(vec![tracetree::model::TracepointType::ReadField]);
-    let reads = search(&view, &options, &|_| {}).unwrap();
+    let reads = options.search(&view, &|_| {}).unwrap();
     assert_eq!(
         events(reads.hits.clone()),
         ["#13 A@1.x ➜ 7", "#34 A@1.x ➜ 7", "#44 A@1.x ➜ 9"]

@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use tracetree::model::DiffStatus;
 use tracetree::print::write_jsonl;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchFrom, SearchOptions, search};
+use tracetree::search::{SearchFrom, SearchOptions};
 use tracetree::{Error, Result};
 
 use tracetree_testkit::diffs::diff_pair;
@@ -36,7 +36,8 @@ fn changes(names: &[&str]) -> Vec<DiffStatus> {
 }
 
 fn found(reader: &LazyTraceReader, options: &SearchOptions) -> Result<Vec<i64>> {
-    let mut events: Vec<i64> = search(reader, options, &|_| {})?
+    let mut events: Vec<i64> = options
+        .search(reader, &|_| {})?
         .hits
         .iter()
         .map(|hit| i64::from(hit.event.get()))
@@ -89,7 +90,7 @@ fn a_search_by_diff_status_finds_what_dump_marks() {
     // Each hit's line carries its marker, as `print` shows it.
     let mut options = SearchOptions::new("");
     options.diff = Some(changes(&["added"]));
-    let hits = search(&reader, &options, &|_| {}).unwrap().hits;
+    let hits = options.search(&reader, &|_| {}).unwrap().hits;
     assert!(
         hits.iter().all(|hit| hit.line.starts_with("+ ")),
         "{hits:?}"
@@ -118,7 +119,7 @@ fn find_next_and_previous_step_through_the_changes() {
     let mut options = SearchOptions::new("");
     options.diff = Some(changes(&["added", "removed", "edited"]));
     options.max = usize::MAX;
-    let expected = search(&reader, &options, &|_| {}).unwrap().hits;
+    let expected = options.search(&reader, &|_| {}).unwrap().hits;
     assert!(!expected.is_empty());
     for thread in reader.thread_ids() {
         let in_thread: Vec<_> = expected.iter().filter(|h| h.thread == thread).collect();
@@ -159,12 +160,12 @@ fn a_filter_by_diff_status_on_a_plain_trace_is_an_error() {
     );
     let mut options = SearchOptions::new("");
     options.diff = Some(changes(&["added"]));
-    let error = search(&plain, &options, &|_| {}).unwrap_err();
+    let error = options.search(&plain, &|_| {}).unwrap_err();
     assert!(matches!(error, Error::Unsupported { .. }), "{error}");
     assert!(error.to_string().contains("not a diff"), "{error}");
     let next = SearchFrom::ThreadStart(plain.thread_ids()[0]).find(&plain, &options);
     assert!(matches!(next, Err(Error::Unsupported { .. })));
     // Without the filter, an empty pattern finds every tracepoint.
-    let all = search(&plain, &SearchOptions::new(""), &|_| {}).unwrap();
+    let all = SearchOptions::new("").search(&plain, &|_| {}).unwrap();
     assert_eq!(all.total, all.scanned);
 }

@@ -6,7 +6,7 @@ use tracetree::common::{LogicalOffset, ThreadId};
 use tracetree::generate::Shape;
 use tracetree::print::node_text;
 use tracetree::read::{LazyNode, LazyTraceReader, NodeHandle, WalkDetail};
-use tracetree::search::{SearchFrom, SearchOptions, search};
+use tracetree::search::{SearchFrom, SearchOptions};
 use tracetree_testkit::files::generated;
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -123,7 +123,7 @@ fn find_next_from_hit_to_hit_finds_what_search_finds_with_the_same_lines() {
             options.text = text;
             options.ignore_case = text;
             options.max = usize::MAX;
-            let all = search(&reader, &options, &|_| {}).unwrap();
+            let all = options.search(&reader, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 let mut from = SearchFrom::ThreadStart(thread);
@@ -154,7 +154,7 @@ fn find_previous_walks_back_from_hit_to_hit() {
             options.text = text;
             options.ignore_case = text;
             options.max = usize::MAX;
-            let all = search(&reader, &options, &|_| {}).unwrap();
+            let all = options.search(&reader, &|_| {}).unwrap();
             for thread in reader.thread_ids() {
                 let expected: Vec<_> = all.hits.iter().filter(|h| h.thread == thread).collect();
                 // From the last 100 hits back: each finds the one before.

@@ -8,7 +8,7 @@ use tracetree::common::ThreadId;
 use tracetree::model::TracepointType;
 use tracetree::print::{PrintOptions, print_trace, write_jsonl};
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchOptions, search};
+use tracetree::search::SearchOptions;
 
 use tracetree_testkit::lazy::{reference_traces, testdata_traces};
 
@@ -49,7 +49,7 @@ fn check_calls(path: &Path, pattern: &str) {
     let mut options = SearchOptions::new(pattern);
     options.kinds = Some(vec![TracepointType::MethodCall]);
     options.max = usize::MAX;
-    let found = search(&reader, &options, &|_| {}).unwrap();
+    let found = options.search(&reader, &|_| {}).unwrap();
     let ours: Vec<_> = found
         .hits
         .iter()
@@ -80,7 +80,8 @@ fn calls_found_by_name_are_the_dumps_calls_of_that_name_with_their_paths() {
             check_calls(trace, pattern);
         }
         let reader = LazyTraceReader::open(trace).unwrap();
-        hits += search(&reader, &SearchOptions::new("run"), &|_| {})
+        hits += SearchOptions::new("run")
+            .search(&reader, &|_| {})
             .unwrap()
             .total;
     }
@@ -107,14 +108,16 @@ fn text_search_finds_every_printed_line_that_holds_the_pattern() {
         let reader = LazyTraceReader::open(trace).unwrap();
         // Patterns in values, not in names: the text search alone finds them.
         for pattern in ["42", "\"", "null", "@"] {
-            let names = search(&reader, &SearchOptions::new(pattern), &|_| {}).unwrap();
+            let names = SearchOptions::new(pattern)
+                .search(&reader, &|_| {})
+                .unwrap();
             if names.total > 0 {
                 continue;
             }
             let mut options = SearchOptions::new(pattern);
             options.text = true;
             options.max = usize::MAX;
-            let found = search(&reader, &options, &|_| {}).unwrap();
+            let found = options.search(&reader, &|_| {}).unwrap();
             assert_eq!(
                 found.total,
                 printed_lines_holding(&reader, pattern),
@@ -132,11 +135,11 @@ fn text_search_finds_every_printed_line_that_holds_the_pattern() {
 fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
     let trace = &testdata_traces()[0];
     let reader = LazyTraceReader::open(trace).unwrap();
-    let all = search(&reader, &SearchOptions::new("a"), &|_| {}).unwrap();
+    let all = SearchOptions::new("a").search(&reader, &|_| {}).unwrap();
     assert!(all.total > 3, "{}", all.total);
     let mut one = SearchOptions::new("a");
     one.max = 1;
-    let first = search(&reader, &one, &|_| {}).unwrap();
+    let first = one.search(&reader, &|_| {}).unwrap();
     assert_eq!((first.hits.len(), first.total), (1, all.total));
     assert_eq!(first.hits[0], all.hits[0]);
     // By thread: the hits of each thread add up to all.
@@ -144,7 +147,7 @@ fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
     for thread in reader.thread_ids() {
         let mut options = SearchOptions::new("a");
         options.threads = Some(vec![thread]);
-        let found = search(&reader, &options, &|_| {}).unwrap();
+        let found = options.search(&reader, &|_| {}).unwrap();
         assert!(found.hits.iter().all(|hit| hit.thread == thread));
         per_thread.insert(thread, found.total);
     }
@@ -153,11 +156,13 @@ fn hits_are_kept_up_to_max_and_filtered_by_thread_kind_and_case() {
     let upper = SearchOptions::new("ACCOUNT");
     let mut ignoring = upper.clone();
     ignoring.ignore_case = true;
-    let exact = search(&reader, &SearchOptions::new("Account"), &|_| {}).unwrap();
+    let exact = SearchOptions::new("Account")
+        .search(&reader, &|_| {})
+        .unwrap();
     assert!(exact.total > 0, "{} has Account calls", trace.display());
-    assert_eq!(search(&reader, &upper, &|_| {}).unwrap().total, 0);
+    assert_eq!(upper.search(&reader, &|_| {}).unwrap().total, 0);
     assert_eq!(
-        search(&reader, &ignoring, &|_| {}).unwrap().total,
+        ignoring.search(&reader, &|_| {}).unwrap().total,
         exact.total
     );
 }
@@ -223,7 +228,7 @@ fn field_and_local_accesses_found_by_name_are_the_decoded_ones() {
             let mut options = SearchOptions::new(pattern);
             options.kinds = Some(kinds.clone());
             options.max = usize::MAX;
-            let found = search(&reader, &options, &|_| {}).unwrap();
+            let found = options.search(&reader, &|_| {}).unwrap();
             let mut ours: Vec<i64> = found
                 .hits
                 .iter()
@@ -253,7 +258,6 @@ fn a_search_handing_its_hits_over_keeps_none_of_them() {
     use std::collections::VecDeque;
     use std::sync::{Arc, Mutex};
     use tracetree::generate::{GenerateOptions, Shape, generate_file};
-    use tracetree::search::search_each;
 
     const HELD: usize = 64;
     let dir = tempfile::tempdir().unwrap();
@@ -270,27 +274,28 @@ fn a_search_handing_its_hits_over_keeps_none_of_them() {
     // (the first hits, the queue, hits handed over, the most holders
     // seen, the first count off)
     let state = Mutex::new((Vec::new(), VecDeque::new(), 0u64, 0usize, None));
-    let counts = search_each(&reader, &options, &|_| {}, &|hit| {
-        let mut state = state.lock().unwrap();
-        let (first, held, handed, most, off) = &mut *state;
-        let name = hit.path.last().expect("a hit inside the wide call");
-        let holders = Arc::strong_count(name);
-        let expected = 1 + first.len() + held.len() + 1;
-        *most = (*most).max(holders);
-        if holders != expected && off.is_none() {
-            *off = Some((*handed, holders, expected));
-        }
-        *handed += 1;
-        if first.len() < HELD {
-            first.push(hit);
-            return;
-        }
-        held.push_back(hit);
-        if held.len() > HELD {
-            held.pop_front();
-        }
-    })
-    .unwrap();
+    let counts = options
+        .search_each(&reader, &|_| {}, &|hit| {
+            let mut state = state.lock().unwrap();
+            let (first, held, handed, most, off) = &mut *state;
+            let name = hit.path.last().expect("a hit inside the wide call");
+            let holders = Arc::strong_count(name);
+            let expected = 1 + first.len() + held.len() + 1;
+            *most = (*most).max(holders);
+            if holders != expected && off.is_none() {
+                *off = Some((*handed, holders, expected));
+            }
+            *handed += 1;
+            if first.len() < HELD {
+                first.push(hit);
+                return;
+            }
+            held.push_back(hit);
+            if held.len() > HELD {
+                held.pop_front();
+            }
+        })
+        .unwrap();
     let (first, held, handed, most, off) = state.into_inner().unwrap();
     assert_eq!(off, None, "(hit, holders, expected)");
     assert_eq!(handed, counts.total);
@@ -300,7 +305,7 @@ fn a_search_handing_its_hits_over_keeps_none_of_them() {
     // The hits and count of the search that gathers them (up to `max`).
     let mut first_only = options.clone();
     first_only.max = HELD;
-    let gathered = search(&reader, &first_only, &|_| {}).unwrap();
+    let gathered = first_only.search(&reader, &|_| {}).unwrap();
     assert_eq!(gathered.total, counts.total);
     assert_eq!(gathered.hits, first);
 }

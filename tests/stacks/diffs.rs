@@ -10,7 +10,7 @@ use std::path::Path;
 use tracetree::export::stacks::StackFormat;
 use tracetree::model::DiffStatus;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{SearchOptions, search};
+use tracetree::search::SearchOptions;
 use tracetree_testkit::diffs::diff_pair;
 
 use super::{FORMATS, export, sample_tree, sample_tree_of};
@@ -151,7 +151,7 @@ fn a_filter_by_status_keeps_those_tracepoints_below_their_path() {
         let mut options = SearchOptions::new("");
         options.diff = Some(statuses.to_vec());
         options.max = usize::MAX;
-        let hits = search(&reader, &options, &|_| {}).unwrap().hits;
+        let hits = options.search(&reader, &|_| {}).unwrap().hits;
         assert!(!hits.is_empty(), "{name}");
         let out = dir.path().join(name);
         std::fs::create_dir_all(&out).unwrap();
@@ -165,7 +165,7 @@ fn a_filter_by_status_keeps_those_tracepoints_below_their_path() {
         let count = |status: DiffStatus| {
             let mut options = SearchOptions::new("");
             options.diff = Some(vec![status]);
-            search(&reader, &options, &|_| {}).unwrap().total
+            options.search(&reader, &|_| {}).unwrap().total
         };
         let expected = statuses.iter().fold((0, 0), |(l, r), &status| {
             let n = count(status);

@@ -15,7 +15,7 @@ use tracetree::TraceTree;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, Footer, TracepointBody, Value as TraceValue};
 use tracetree::print::{Parent, TextFormatter};
-use tracetree::search::{SearchFrom, SearchOptions, search as search_trace, search_each};
+use tracetree::search::{SearchFrom, SearchOptions};
 use tracetree::tree::Navigate;
 
 use super::dispatch::{LIMITS, Request, Session};
@@ -774,22 +774,23 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
         let (hits, total) = match &params.partial_result_token {
             Some(token) => {
                 let streamed = AtomicUsize::new(0);
-                let counts = search_each(reader, &options, &report, &|found| {
-                    if streamed.fetch_add(1, Ordering::Relaxed) < max {
-                        session.notify(
-                            "$/progress",
-                            ProgressParams {
-                                token: token.clone(),
-                                value: json!({ "hits": [hit(reader, &found)] }),
-                            },
-                        );
-                    }
-                })
-                .map_err(fail)?;
+                let counts = options
+                    .search_each(reader, &report, &|found| {
+                        if streamed.fetch_add(1, Ordering::Relaxed) < max {
+                            session.notify(
+                                "$/progress",
+                                ProgressParams {
+                                    token: token.clone(),
+                                    value: json!({ "hits": [hit(reader, &found)] }),
+                                },
+                            );
+                        }
+                    })
+                    .map_err(fail)?;
                 (Vec::new(), counts.total)
             }
             None => {
-                let found = search_trace(reader, &options, &report).map_err(fail)?;
+                let found = options.search(reader, &report).map_err(fail)?;
                 (
                     found.hits.iter().map(|h| hit(reader, h)).collect(),
                     found.total,

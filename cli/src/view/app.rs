@@ -16,7 +16,7 @@ use tracetree::Result;
 use tracetree::common::{EventId, ThreadId};
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::read::LazyTraceReader;
-use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult, search};
+use tracetree::search::{Hit, SearchFrom, SearchOptions, SearchResult};
 use tracetree::tree::Navigate;
 
 use super::Browsed;
@@ -406,7 +406,7 @@ impl<V: Browsed> App<V> {
         let reader = Arc::clone(&self.reader);
         let counter = scanned.clone();
         std::thread::spawn(move || {
-            let result = search(&*reader, &options, &|n| {
+            let result = options.search(&*reader, &|n| {
                 counter.fetch_add(n, Ordering::Relaxed);
             });
             let _ = sender.send(result);
