@@ -22,7 +22,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 use tracetree::TraceBytes;
 use tracetree::common::ThreadId;
-use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::print::{PrintOptions, write_jsonl};
 use tracetree::read::{
     IndexChoice, LazyOptions, LazyTraceReader, SidecarOutcome, SidecarPolicy, WalkDetail,
 };
@@ -177,7 +177,7 @@ fn lazy(c: &mut Criterion) {
     group.bench_function("print --verbose to a sink, 1 MiB cache", |b| {
         let mut options = PrintOptions::default();
         options.verbose = true;
-        b.iter(|| print_trace(&small, &options, &mut std::io::sink()).unwrap())
+        b.iter(|| options.print(&small, &mut std::io::sink()).unwrap())
     });
     group.bench_function("dump --format jsonl to a sink, 1 MiB cache", |b| {
         b.iter(|| write_jsonl(&small, None, &mut std::io::sink()).unwrap())

@@ -46,7 +46,7 @@
 //! its nodes ([`LazyNode`], [`NodeHandle`]) and any reader as a tree
 //! ([`TraceTree`]); the writers ([`DumpWriter`], [`StreamingWriter`]) with
 //! the recorder traits and specs they take; printing and dumping
-//! ([`print_trace`], [`node_text`], [`write_jsonl`]); importing
+//! ([`PrintOptions::print`], [`node_text`], [`write_jsonl`]); importing
 //! ([`ImportOptions::import_file`]), searching ([`SearchOptions::search`]) and exporting
 //! ([`StackOptions::export`]); their options; and [`Error`] and [`Result`].
 //!
@@ -182,7 +182,7 @@ pub use export::stacks::{StackFormat, StackOptions};
 pub use format::FORMAT_VERSION;
 pub use import::{ImportOptions, ImportSummary, SourceFormat, TracePath};
 pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
-pub use print::{PrintOptions, node_text, print_trace, write_jsonl};
+pub use print::{PrintOptions, node_text, write_jsonl};
 pub use read::{
     EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,
 };

@@ -952,12 +952,12 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             if eager {
                 let trace = cache.open_eager(&file)?;
                 seen_as!(postprocess, trace, |tree| {
-                    tracetree::print::print_trace(tree, &options, &mut out)?
+                    options.print(tree, &mut out)?
                 });
             } else {
                 let trace = cache.open_lazy_whole(&file)?;
                 seen_as!(postprocess, trace, |tree| {
-                    tracetree::print::print_trace(tree, &options, &mut out)?
+                    options.print(tree, &mut out)?
                 });
             }
         }

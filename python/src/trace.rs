@@ -905,7 +905,7 @@ pub fn print(
     py.detach(|| {
         write_to(&out, |w| {
             on_tree!(read.postprocess, read.reader, |tree| {
-                tracetree::print_trace(tree, &options, w)
+                options.print(tree, w)
             })
         })
     })

@@ -337,7 +337,7 @@ fn read_back(trace: &Path) -> crate::Result<u64> {
     for thread in reader.thread_ids() {
         reader.walk_thread(thread, WalkDetail::Full, |_| Ok(true))?;
     }
-    crate::print::print_trace(&reader, &Default::default(), &mut std::io::sink())?;
+    crate::print::PrintOptions::default().print(&reader, &mut std::io::sink())?;
     for (kind, count) in reader.count_tracepoints()? {
         if kind == crate::model::TracepointType::MethodCall {
             calls = count;

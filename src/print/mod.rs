@@ -13,7 +13,7 @@ mod text;
 pub(crate) use text::adorn;
 
 pub use jsonl::write_jsonl;
-pub use text::{Parent, PrintOptions, TextFormatter, node_text, print_trace};
+pub use text::{Parent, PrintOptions, TextFormatter, node_text};
 
 /// `n` with its thousands separated by commas (`2,663`), as every message
 /// and summary of the project writes counts.

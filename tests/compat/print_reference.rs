@@ -10,7 +10,7 @@ use tracetree::model::{
     ClassDescriptor, CodeLocation, CodeLocationKind, DiffStatus, Footer, JavaStr, MethodDescriptor,
     StringObject, Tracepoint, TracepointBody, TracepointHeader, TracepointType, Type, Value,
 };
-use tracetree::print::{PrintOptions, print_trace};
+use tracetree::print::PrintOptions;
 use tracetree::read::EagerTrace;
 use tracetree::storage::TraceBytes;
 use tracetree_testkit::layout::{DATA_MAGIC, file_header};
@@ -21,7 +21,7 @@ use tracetree_testkit::stack::on_small_stack;
 
 fn print(trace: &EagerTrace, options: &PrintOptions) -> Vec<u8> {
     let mut out = Vec::new();
-    print_trace(trace, options, &mut out).unwrap();
+    options.print(trace, &mut out).unwrap();
     out
 }
 
@@ -160,7 +160,7 @@ fn printing_corrupted_traces_never_panics() {
             for verbose in [false, true] {
                 let mut options = PrintOptions::default();
                 options.verbose = verbose;
-                let _ = print_trace(&trace, &options, &mut io::sink());
+                let _ = options.print(&trace, &mut io::sink());
             }
             printed += 1;
         }
@@ -270,7 +270,7 @@ fn a_trace_200_000_calls_deep_prints_in_constant_stack() {
         let mut out = Tail::default();
         let mut options = PrintOptions::default();
         options.verbose = true;
-        print_trace(&trace, &options, &mut out).unwrap();
+        options.print(&trace, &mut out).unwrap();
         (out.bytes, out.tail)
     });
     // `# Thread 1`, `Deep.m() at Deep.kt:7` at depth 0 (a static call from

@@ -3,7 +3,7 @@
 //! Regenerate both after changing a sample:
 //! `cargo run --release -- print testdata/NAME.trace --verbose > testdata/NAME.trace.txt`.
 
-use tracetree::print::{PrintOptions, print_trace};
+use tracetree::print::PrintOptions;
 use tracetree::read::EagerTrace;
 
 use tracetree_testkit::files;
@@ -14,7 +14,7 @@ fn printed(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
     let mut options = PrintOptions::default();
     options.verbose = verbose;
     let mut out = Vec::new();
-    print_trace(trace, &options, &mut out).unwrap();
+    options.print(trace, &mut out).unwrap();
     out
 }
 

@@ -10,7 +10,7 @@ use tracetree::diff::{
     DiffInput, DiffOptions, DiffSummary, ThreadMatching, UnmatchedThreads, diff_traces,
 };
 use tracetree::model::DiffStatus;
-use tracetree::print::{PrintOptions, print_trace};
+use tracetree::print::PrintOptions;
 use tracetree::read::EagerTrace;
 use tracetree::tree::{Visit, VisitDetail};
 use tracetree::{Error, LazyTraceReader, TraceBytes, TraceTree};
@@ -79,7 +79,7 @@ fn print(trace: &EagerTrace, verbose: bool) -> Vec<u8> {
     let mut out = Vec::new();
     let mut options = PrintOptions::default();
     options.verbose = verbose;
-    print_trace(trace, &options, &mut out).unwrap();
+    options.print(trace, &mut out).unwrap();
     out
 }
 

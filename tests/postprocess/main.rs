@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tracetree::diff::{DiffInput, DiffOptions, diff_traces};
 use tracetree::model::{CodeLocationKind, JavaStr, Type};
-use tracetree::print::{PrintOptions, print_trace};
+use tracetree::print::PrintOptions;
 use tracetree::read::EagerTrace;
 use tracetree::tree::Postprocessed;
 use tracetree::write::{
@@ -301,7 +301,7 @@ fn printed<T: TraceTree>(tree: &T) -> String {
     let mut options = PrintOptions::default();
     options.verbose = true;
     options.event_ids = true;
-    print_trace(tree, &options, &mut out).unwrap();
+    options.print(tree, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -511,12 +511,9 @@ fn a_default_wrapper_alone_diffs_unchanged_through_the_view() {
         let out = dir.path().join(name);
         let summary = diff_traces(input(&l, "left"), input(&r, "right"), options, &out).unwrap();
         let mut text = Vec::new();
-        print_trace(
-            &EagerTrace::open(&out).unwrap(),
-            &PrintOptions::default(),
-            &mut text,
-        )
-        .unwrap();
+        PrintOptions::default()
+            .print(&EagerTrace::open(&out).unwrap(), &mut text)
+            .unwrap();
         (summary, String::from_utf8(text).unwrap())
     };
     let (summary, text) = diff(&DiffOptions::default(), "through.packedtrace");
@@ -1077,6 +1074,6 @@ fn a_wide_call_prints_in_runs_of_raw_children() {
     // No child containers to cut after: cut by raw child number.
     assert_eq!(view.sibling_cuts(root, 1024).unwrap().unwrap().len(), 2);
     let mut out = Vec::new();
-    print_trace(&view, &PrintOptions::default(), &mut out).unwrap();
+    PrintOptions::default().print(&view, &mut out).unwrap();
     assert_lines(&String::from_utf8(out).unwrap(), &expected);
 }

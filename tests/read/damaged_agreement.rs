@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::print::{PrintOptions, write_jsonl};
 use tracetree::read::{EagerTrace, IndexChoice, LazyOptions, LoadReport};
 use tracetree::storage::TraceBytes;
 use tracetree::tree::TraceTree;
@@ -27,7 +27,8 @@ enum Outcome {
 fn rows<T: TraceTree>(tree: &T, report: &LoadReport, data_len: u64) -> Outcome {
     let mut text = Vec::new();
     let mut jsonl = Vec::new();
-    let printed = print_trace(tree, &PrintOptions::default(), &mut text)
+    let printed = PrintOptions::default()
+        .print(tree, &mut text)
         .and_then(|()| write_jsonl(tree, None, &mut jsonl));
     match printed {
         Ok(()) => Outcome::Read {

@@ -20,7 +20,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use tracetree::LazyTraceReader;
 use tracetree::TraceBytes;
 use tracetree::generate::raw::{self, Crash, SynthOptions};
-use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::print::{PrintOptions, write_jsonl};
 use tracetree::read::{EagerTrace, WalkDetail};
 
 use tracetree_testkit::lazy::{Rng, expand_all, open_in_memory, reference_traces, testdata_traces};
@@ -133,10 +133,14 @@ fn read_every_way(data: &[u8], index: &[u8], rebuild: bool) {
                 .walk_thread(thread, WalkDetail::Full, |_| Ok(true))
                 .map_err(said);
         }
-        let _ = print_trace(&reader, &PrintOptions::default(), &mut std::io::sink()).map_err(said);
+        let _ = PrintOptions::default()
+            .print(&reader, &mut std::io::sink())
+            .map_err(said);
     }
     if let Ok(eager) = EagerTrace::load(TraceBytes::from_vec(data.to_vec())).map_err(said) {
-        let _ = print_trace(&eager, &PrintOptions::default(), &mut std::io::sink()).map_err(said);
+        let _ = PrintOptions::default()
+            .print(&eager, &mut std::io::sink())
+            .map_err(said);
         let _ = write_jsonl(&eager, None, &mut std::io::sink()).map_err(said);
     }
 }

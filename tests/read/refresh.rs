@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 use tracetree::generate::{Shape, ThreadGenerator};
-use tracetree::print::{PrintOptions, print_trace};
+use tracetree::print::PrintOptions;
 use tracetree::read::{LazyOptions, LazyTraceReader};
 use tracetree::write::{StreamingOptions, StreamingWriter};
 use tracetree_testkit::layout::CELL_LEN;
@@ -72,7 +72,7 @@ fn append(path: &Path, bytes: &[u8]) {
 
 fn text(reader: &LazyTraceReader) -> String {
     let mut out = Vec::new();
-    print_trace(reader, &PrintOptions::default(), &mut out).unwrap();
+    PrintOptions::default().print(reader, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 use tracetree::common::ThreadId;
 use tracetree::model::TracepointType;
-use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::print::{PrintOptions, write_jsonl};
 use tracetree::read::LazyTraceReader;
 use tracetree::search::SearchOptions;
 
@@ -91,7 +91,7 @@ fn calls_found_by_name_are_the_dumps_calls_of_that_name_with_their_paths() {
 /// Lines of `print` (tracepoints only, not thread headers) holding `pattern`.
 fn printed_lines_holding(reader: &LazyTraceReader, pattern: &str) -> u64 {
     let mut text = Vec::new();
-    print_trace(reader, &PrintOptions::default(), &mut text).unwrap();
+    PrintOptions::default().print(reader, &mut text).unwrap();
     String::from_utf8(text)
         .unwrap()
         .lines()

@@ -8,7 +8,7 @@ use tracetree::TraceBytes;
 use tracetree::generate::{Shape, ThreadGenerator};
 use tracetree::lowlevel::IndexCell;
 use tracetree::lowlevel::RebuiltIndex;
-use tracetree::print::{PrintOptions, print_trace, write_jsonl};
+use tracetree::print::{PrintOptions, write_jsonl};
 use tracetree::read::RebuildOptions;
 use tracetree::read::{EagerTrace, IndexChoice, LazyTraceReader};
 use tracetree::tree::TraceTree;
@@ -109,10 +109,12 @@ fn a_generated_trace_200_000_calls_deep_reads_prints_dumps_and_rebuilds_on_a_sma
 
         // Print and dump, lazily and eagerly.
         let mut printed = Count::default();
-        print_trace(&lazy, &PrintOptions::default(), &mut printed).unwrap();
+        PrintOptions::default().print(&lazy, &mut printed).unwrap();
         let eager = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
         let mut printed_eagerly = Count::default();
-        print_trace(&eager, &PrintOptions::default(), &mut printed_eagerly).unwrap();
+        PrintOptions::default()
+            .print(&eager, &mut printed_eagerly)
+            .unwrap();
         assert_eq!(printed.0, printed_eagerly.0);
         // Indentation alone: 2 spaces per level, for every level.
         let levels = Shape::DEEP_RECURSION as u64;

@@ -328,7 +328,9 @@ fn import_and_dump(bytes: &[u8]) -> Imported {
     assert!(summary.damage.is_empty(), "{:?}", summary.damage);
     let reader = LazyTraceReader::open(&output).unwrap();
     let mut printed = Vec::new();
-    crate::print::print_trace(&reader, &Default::default(), &mut printed).unwrap();
+    crate::print::PrintOptions::default()
+        .print(&reader, &mut printed)
+        .unwrap();
     let printed = String::from_utf8(printed).unwrap();
     if printed.contains("<truncated>") {
         assert!(

@@ -51,7 +51,7 @@ use crate::tree::{Navigate, TraceTree, Visit, VisitDetail};
 pub use crate::print::parent::Parent;
 pub use line::TextFormatter;
 
-/// What [`print_trace`] prints. The default is the brief form (no
+/// What [`PrintOptions::print`] prints. The default is the brief form (no
 /// ` at File:LINE`) of every thread, at every depth:
 ///
 /// ```
@@ -86,15 +86,23 @@ pub struct PrintOptions {
     pub event_ids: bool,
 }
 
-/// Writes the text form of `tree` to `out`, on as many cores as rayon's
-/// pool has threads (`RAYON_NUM_THREADS` sets it): threads and the
-/// subtrees near their tops are formatted in parallel into chunks written
-/// in order, so the output is the same byte for byte as one walk's.
-///
-/// Walks without recursion, so traces nested hundreds of thousands of calls
-/// deep print in constant stack. Output is buffered here in large chunks;
-/// `out` need not be buffered.
-pub fn print_trace<T>(tree: &T, options: &PrintOptions, out: &mut impl Write) -> Result<()>
+impl PrintOptions {
+    /// Writes the text form of `tree` to `out`, on as many cores as
+    /// rayon's pool has threads (`RAYON_NUM_THREADS` sets it): threads and
+    /// the subtrees near their tops are formatted in parallel into chunks
+    /// written in order, so the output is the same byte for byte as one
+    /// walk's.
+    ///
+    /// Walks without recursion, so traces nested hundreds of thousands of
+    /// calls deep print in constant stack. Output is buffered here in
+    /// large chunks; `out` need not be buffered.
+    pub fn print<T: TraceTree>(&self, tree: &T, out: &mut impl Write) -> Result<()> {
+        print_trace(tree, self, out)
+    }
+}
+
+/// [`PrintOptions::print`].
+pub(crate) fn print_trace<T>(tree: &T, options: &PrintOptions, out: &mut impl Write) -> Result<()>
 where
     T: TraceTree,
 {
