@@ -3,7 +3,7 @@
 /// `n` with thousands separated by commas.
 pub fn group(n: impl TryInto<u64>) -> String {
     // usize and u64 both convert: 64-bit counts at most.
-    tracetree::print::grouped(n.try_into().unwrap_or(u64::MAX))
+    indicatif::HumanCount(n.try_into().unwrap_or(u64::MAX)).to_string()
 }
 
 /// The plural ending for `count` things.

@@ -16,13 +16,9 @@ pub use jsonl::write_jsonl;
 pub use text::{Parent, PrintOptions, TextFormatter, node_text};
 
 /// `n` with its thousands separated by commas (`2,663`), as every message
-/// and summary of the project writes counts.
-///
-/// ```
-/// assert_eq!(tracetree::print::grouped(1_234_567), "1,234,567");
-/// assert_eq!(tracetree::print::grouped(999), "999");
-/// ```
-pub fn grouped(n: u64) -> String {
+/// and summary of the project writes counts (the command line's are
+/// indicatif's `HumanCount`, the same).
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut text = String::with_capacity(digits.len() + digits.len() / 3);
     for (at, digit) in digits.chars().enumerate() {
@@ -32,4 +28,14 @@ pub fn grouped(n: u64) -> String {
         text.push(digit);
     }
     text
+}
+
+#[cfg(test)]
+mod grouped_tests {
+    #[test]
+    fn thousands_are_separated_by_commas() {
+        assert_eq!(super::grouped(1_234_567), "1,234,567");
+        assert_eq!(super::grouped(999), "999");
+        assert_eq!(super::grouped(0), "0");
+    }
 }
