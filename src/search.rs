@@ -2,7 +2,7 @@
 //! pattern, with the path of calls above it.
 //!
 //! Each thread is walked once in pre-order, the threads in parallel
-//! (`Searchable`'s walk): on the lazy reader, for names, a names
+//! (`Navigate`'s walk, internal): on the lazy reader, for names, a names
 //! walk (headers, plus the id each call or access names, read from its
 //! first fields; a tracepoint is decoded only when it is a hit, with the
 //! call above it for its line); for lines, and on the post-processed view,
@@ -127,58 +127,7 @@ impl<N> Default for SearchResult<N> {
     }
 }
 
-/// A tree [`SearchOptions::search`] walks: the lazy reader (by its names walk when only
-/// names are matched) and the post-processed view of any [`Navigate`]
-/// tree (by the view's own walk, every tracepoint decoded). Implemented
-/// by this crate's trees only: its walk is internal.
-// Sealed by its crate-private supertrait.
-#[allow(private_bounds)]
-pub trait Searchable: Navigate + Sized + walking::Walk {}
-
-impl<T: Navigate + walking::Walk> Searchable for T {}
-
-/// The walk behind [`Searchable`], unnameable outside the crate.
-mod walking {
-    use super::*;
-
-    /// One tracepoint a search's walk hands over.
-    pub(crate) enum SearchStep<'a, N> {
-        /// Read by a names walk: its header and the id it names.
-        Named {
-            /// The node.
-            node: N,
-            /// What the walk read of it.
-            walked: &'a WalkNode<'a>,
-        },
-        /// Decoded whole.
-        Visited {
-            /// The node.
-            node: N,
-            /// Its depth (0 at the thread's top).
-            depth: usize,
-            /// The tracepoint.
-            tracepoint: &'a Tracepoint<'a>,
-            /// Its footer.
-            footer: Option<&'a Footer<'a>>,
-        },
-    }
-
-    /// Walks every thread in pre-order, the threads in parallel: `init`
-    /// makes each thread's state, `f` sees its nodes and returns whether
-    /// to go on in that thread; the states come back in thread order.
-    /// Names alone (`text` false) may be handed over as
-    /// [`SearchStep::Named`].
-    pub(crate) trait Walk: Navigate + Sized {
-        fn walk_searching<S: Send>(
-            &self,
-            text: bool,
-            init: impl Fn(ThreadId) -> S + Sync,
-            f: impl Fn(&mut S, SearchStep<'_, Self::Node>) -> Result<bool> + Sync,
-        ) -> Result<Vec<S>>;
-    }
-}
-
-use walking::{SearchStep, Walk};
+use crate::tree::{SearchStep, Walk};
 
 impl Walk for LazyTraceReader {
     fn walk_searching<S: Send>(
@@ -289,7 +238,7 @@ impl SearchOptions {
     /// Finds what these options ask for in `reader`'s trace, keeping the
     /// first [`max`](Self::max) hits. `progress` receives the tracepoints
     /// scanned, in steps.
-    pub fn search<T: Searchable>(
+    pub fn search<T: Navigate>(
         &self,
         reader: &T,
         progress: &(dyn Fn(u64) + Sync),
@@ -305,7 +254,7 @@ impl SearchOptions {
     /// above the tracepoint it is at and the names met. A caller bounds
     /// its own memory by what `on_hit` does (a bounded queue makes the
     /// walk wait for its reader).
-    pub fn search_each<T: Searchable>(
+    pub fn search_each<T: Navigate>(
         &self,
         reader: &T,
         progress: &(dyn Fn(u64) + Sync),
@@ -316,7 +265,7 @@ impl SearchOptions {
 }
 
 /// [`SearchOptions::search`].
-fn search<T: Searchable>(
+fn search<T: Navigate>(
     reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -339,7 +288,7 @@ fn search<T: Searchable>(
 }
 
 /// [`SearchOptions::search_each`].
-fn search_each<T: Searchable>(
+fn search_each<T: Navigate>(
     reader: &T,
     options: &SearchOptions,
     progress: &(dyn Fn(u64) + Sync),

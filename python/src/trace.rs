@@ -20,7 +20,7 @@ use tracetree::common::{EventId, LogicalOffset, ThreadId};
 use tracetree::export::parquet::{ParquetOptions, RecordBatches};
 use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
-use tracetree::search::{Hit as SearchHit, Searchable};
+use tracetree::search::Hit as SearchHit;
 use tracetree::{
     CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
     StackFormat, StackOptions, TraceCache,
@@ -717,7 +717,7 @@ impl SearchHits {
 /// Searches `threads` of `reader` one after another, handing each hit to
 /// `on_hit`, at most `options.max` in all, keeping none; every hit's
 /// count and the tracepoints looked at.
-fn search_in_turn<T: Searchable + Tree>(
+fn search_in_turn<T: Navigate + Tree>(
     reader: &T,
     options: &SearchOptions,
     threads: &[ThreadId],

@@ -13,11 +13,13 @@ mod copy;
 mod lazy;
 mod navigate;
 mod postprocess;
+mod search_walk;
 mod shared;
 
 pub use navigate::Navigate;
 pub(crate) use navigate::PreOrder;
 pub use postprocess::{PostNode, Postprocessed};
+pub(crate) use search_walk::{SearchStep, Walk};
 
 /// A forest of tracepoints, one tree per thread. Shared between threads:
 /// the printers format parts of one tree on several.

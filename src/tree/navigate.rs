@@ -15,8 +15,13 @@ use crate::tree::{TraceTree, page_of};
 /// their implementations.
 pub(crate) type PreOrder<'a, N> = Box<dyn Iterator<Item = Result<(N, usize)>> + 'a>;
 
-/// A [`TraceTree`] a front end moves about in, node by node.
-pub trait Navigate: TraceTree {
+/// A [`TraceTree`] a front end moves about in, node by node, and searches
+/// ([`SearchOptions::search`](crate::search::SearchOptions::search)).
+/// Implemented by this crate's trees only (the lazy reader and its
+/// post-processed view): the search's walk behind it is internal.
+// Sealed by its crate-private supertrait.
+#[allow(private_bounds)]
+pub trait Navigate: TraceTree + super::Walk {
     /// The thread a node belongs to.
     fn node_thread(&self, node: Self::Node) -> ThreadId;
 

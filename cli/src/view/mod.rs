@@ -27,7 +27,6 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use tracetree::Result;
 use tracetree::read::LazyTraceReader;
-use tracetree::search::Searchable;
 use tracetree::tree::{Navigate, Postprocessed};
 
 use crate::cache::Cache;
@@ -35,7 +34,7 @@ pub use app::App;
 
 /// What the viewer browses: the lazy reader, or its post-processed view
 /// (`--postprocess`). Either is made again over a refreshed reader.
-pub trait Browsed: Navigate + Searchable + Send + Sync + 'static {
+pub trait Browsed: Navigate + Send + Sync + 'static {
     /// The reader underneath.
     fn reader(&self) -> &LazyTraceReader;
 
