@@ -247,9 +247,8 @@ fn info_counts_equal_jfr_summary() {
         let summary = JfrSummary::read(&file).unwrap();
         assert_eq!(summary.chunks, chunks);
         let ours: std::collections::BTreeMap<String, u64> = summary
-            .types
-            .iter()
-            .map(|t| (t.name.clone(), t.count))
+            .types()
+            .map(|(name, count, _)| (name.to_string(), count))
             .collect();
         assert_eq!(ours, reference);
         assert!(summary.damage.is_empty());

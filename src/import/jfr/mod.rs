@@ -57,7 +57,7 @@ use crate::storage::TraceBytes;
 pub(crate) use chunk::{ChunkDamage, ChunkHeader, ChunkScan, find_chunks};
 pub(crate) use input::JfrResult;
 pub(crate) use reader::Chunk;
-pub use summary::{JfrSummary, TypeCount};
+pub use summary::JfrSummary;
 pub(crate) use write::import;
 
 /// Choices of a JFR import.

@@ -25,7 +25,7 @@ pub const DATA_LOSS: &str = "jdk.DataLoss";
 
 /// Counts of one event type.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TypeCount {
+pub(crate) struct TypeCount {
     /// The type's name.
     pub name: String,
     /// Its records.
@@ -45,8 +45,8 @@ pub struct JfrSummary {
     pub start_nanos: i64,
     /// The sum of the chunks' durations, ns.
     pub duration_nanos: i64,
-    /// Counts by type, most recorded first (then by name).
-    pub types: Vec<TypeCount>,
+    /// Counts by type, most recorded first (then by name): [`types`](Self::types).
+    types: Vec<TypeCount>,
     /// `jdk.DataLoss` events.
     pub data_loss_events: u64,
     /// The bytes they say were lost.
@@ -71,6 +71,14 @@ impl JfrSummary {
     /// Summarizes the recording at `path`.
     pub fn read(path: &Path) -> Result<JfrSummary> {
         summarize(path)
+    }
+
+    /// Each event type's name, records and their bytes, most recorded
+    /// first (then by name).
+    pub fn types(&self) -> impl Iterator<Item = (&str, u64, u64)> {
+        self.types
+            .iter()
+            .map(|t| (t.name.as_str(), t.count, t.size))
     }
 }
 
