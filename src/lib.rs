@@ -181,7 +181,7 @@ pub use error::{DecodeError, DecodeErrorKind, Error, NodeProblem, Position, Resu
 pub use export::stacks::{StackFormat, StackOptions};
 pub use format::FORMAT_VERSION;
 pub use import::{ImportOptions, ImportSummary, SourceFormat, TracePath};
-pub use open::{CacheLocation, OpenedTrace, TraceCache, TraceStatus};
+pub use open::{OpenedTrace, TraceCache, TraceStatus};
 pub use print::{PrintOptions, node_text, write_jsonl};
 pub use read::{
     EagerOptions, EagerTrace, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeHandle,

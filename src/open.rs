@@ -25,22 +25,6 @@ use crate::import::{ImportSummary, SourceFormat, TracePath, stored_problem, trac
 use crate::read::{IndexChoice, IndexStatus, LazyOptions, LazyTraceReader, LoadReport};
 use crate::storage::{FileAccess, cache_dir};
 
-/// Where a [`TraceCache`] keeps imports and lookup sidecars.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CacheLocation {
-    /// The per-user cache directory: `$TRACETREE_CACHE_DIR`, else
-    /// `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`; a
-    /// temporary folder where there is none.
-    #[default]
-    PerUser,
-    /// This folder.
-    Folder(PathBuf),
-    /// Nowhere that outlives the cache: imports go to a temporary folder
-    /// removed with it, and no sidecar is kept.
-    Temporary,
-}
-
 /// What an open found a trace to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -99,14 +83,28 @@ pub struct TraceCache {
 }
 
 impl TraceCache {
-    /// A cache at `location`, not strict, mapping files, reading inputs
-    /// as their bytes show.
-    pub fn new(location: CacheLocation) -> Result<TraceCache> {
-        let dir = match location {
-            CacheLocation::PerUser => cache_dir().ok(),
-            CacheLocation::Folder(dir) => Some(dir),
-            CacheLocation::Temporary => None,
-        };
+    /// The cache in the per-user cache directory: `$TRACETREE_CACHE_DIR`,
+    /// else `$XDG_CACHE_HOME/tracetree`, else `$HOME/.cache/tracetree`; a
+    /// temporary one ([`temporary`](Self::temporary)) where there is none.
+    /// Not strict, mapping files, reading inputs as their bytes show, as
+    /// every constructor's.
+    pub fn per_user() -> Result<TraceCache> {
+        TraceCache::at(cache_dir().ok())
+    }
+
+    /// The cache in the folder `dir`.
+    pub fn in_folder(dir: impl Into<PathBuf>) -> Result<TraceCache> {
+        TraceCache::at(Some(dir.into()))
+    }
+
+    /// A cache nowhere that outlives it: imports go to a temporary folder
+    /// removed with the last clone of the cache, and no sidecar is kept.
+    pub fn temporary() -> Result<TraceCache> {
+        TraceCache::at(None)
+    }
+
+    /// The cache in `dir`, or a temporary one.
+    fn at(dir: Option<PathBuf>) -> Result<TraceCache> {
         let (lookups, imports, scratch) = match dir {
             Some(dir) => (Some(dir.join("lookups")), dir, None),
             None => {

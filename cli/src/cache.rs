@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use tracetree::import::{ImportSummary, SourceFormat, TracePath};
-use tracetree::open::{CacheLocation, TraceCache};
+use tracetree::open::TraceCache;
 use tracetree::read::{
     EagerOptions, EagerTrace, IndexChoice, LazyOptions, LazyTraceReader, LoadReport,
 };
@@ -31,15 +31,13 @@ impl Cache {
     /// The cache `--cache-dir DIR` names, none with `--no-cache`, else the
     /// per-user cache directory (none when there is no home directory).
     pub fn new(dir: Option<PathBuf>, no_cache: bool, strict: bool) -> Result<Cache> {
-        let location = match dir {
-            _ if no_cache => CacheLocation::Temporary,
-            Some(dir) => CacheLocation::Folder(dir),
-            None => CacheLocation::PerUser,
+        let traces = match dir {
+            _ if no_cache => TraceCache::temporary()?,
+            Some(dir) => TraceCache::in_folder(dir)?,
+            None => TraceCache::per_user()?,
         };
         Ok(Cache {
-            traces: TraceCache::new(location)?
-                .strict(strict)
-                .strict_flag("--strict"),
+            traces: traces.strict(strict).strict_flag("--strict"),
             memory_budget: None,
             shown: None,
         })

@@ -22,8 +22,8 @@ use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::Hit as SearchHit;
 use tracetree::{
-    CacheLocation, Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions,
-    StackFormat, StackOptions, TraceCache,
+    Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions, StackFormat,
+    StackOptions, TraceCache,
 };
 
 use crate::errors::{OrRaise, raise};
@@ -78,13 +78,13 @@ pub struct Trace {
 /// on first use), the lazy reader's lookups kept there.
 fn open_trace(
     path: &Path,
-    cache: CacheLocation,
+    cache: TraceCache,
     strict: bool,
     from: Option<SourceFormat>,
     index: IndexChoice,
     postprocess: bool,
 ) -> tracetree::Result<Trace> {
-    let cache = TraceCache::new(cache)?
+    let cache = cache
         .strict(strict)
         .strict_flag("strict=True")
         .reading_as(from);
@@ -105,12 +105,12 @@ fn open_trace(
     })
 }
 
-/// Where `cache_dir` and `no_cache` say an open keeps what it caches.
-fn cache_location(cache_dir: Option<PathBuf>, no_cache: bool) -> CacheLocation {
+/// The cache `cache_dir` and `no_cache` say an open keeps what it caches in.
+fn trace_cache(cache_dir: Option<PathBuf>, no_cache: bool) -> tracetree::Result<TraceCache> {
     match cache_dir {
-        _ if no_cache => CacheLocation::Temporary,
-        Some(dir) => CacheLocation::Folder(dir),
-        None => CacheLocation::PerUser,
+        _ if no_cache => TraceCache::temporary(),
+        Some(dir) => TraceCache::in_folder(dir),
+        None => TraceCache::per_user(),
     }
 }
 
@@ -144,11 +144,10 @@ pub fn open(
     postprocess: bool,
 ) -> PyResult<Trace> {
     let from = source_format(from_)?;
-    let cache = cache_location(cache_dir, no_cache);
     py.detach(|| {
         open_trace(
             &path,
-            cache,
+            trace_cache(cache_dir, no_cache)?,
             strict,
             from,
             IndexChoice::UseOrRebuild,
@@ -852,7 +851,7 @@ fn reader_of(
         .detach(|| {
             open_trace(
                 &path,
-                CacheLocation::PerUser,
+                TraceCache::per_user()?,
                 false,
                 None,
                 IndexChoice::Verify,

@@ -39,7 +39,7 @@ pub struct TracePath {
 impl TracePath {
     /// The v22 trace for `input`: `input` itself unless it is a foreign
     /// trace; then its import in the per-user cache
-    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)), made
+    /// ([`TraceCache::per_user`](crate::TraceCache::per_user)), made
     /// now when absent or stale. `progress` receives the bytes of source read by an
     /// import.
     pub fn for_input(input: &Path, progress: &dyn Fn(u64)) -> Result<TracePath> {

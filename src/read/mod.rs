@@ -30,8 +30,8 @@ mod visit;
 pub use eager::{EagerNode, EagerOptions, EagerTrace, LoadReport, NodeId};
 pub(crate) use lazy::Flow;
 pub use lazy::{
-    CacheStats, ChildCount, Children, IndexChoice, LazyNode, LazyOptions, LazyTraceReader,
-    NodeData, NodeHandle, RawSubtree, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
+    CacheStats, ChildCount, IndexChoice, LazyNode, LazyOptions, LazyTraceReader, NodeData,
+    NodeHandle, RawSubtree, RefreshReport, ThreadInfo, WalkDetail, WalkNode,
 };
 pub use lookup::index::IndexReport;
 pub(crate) use lookup::index::index_path;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tracetree::{CacheLocation, Error, TraceCache, TraceStatus};
+use tracetree::{Error, TraceCache, TraceStatus};
 
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,7 +23,7 @@ fn cut_copy(dir: &Path, name: &str) -> PathBuf {
 #[test]
 fn a_whole_trace_opens_complete_without_warnings() {
     let cache_dir = tempfile::tempdir().unwrap();
-    let cache = TraceCache::new(CacheLocation::Folder(cache_dir.path().into())).unwrap();
+    let cache = TraceCache::in_folder(cache_dir.path()).unwrap();
     let path = testdata("multi-thread.trace");
     let opened = cache
         .open(&path, "multi-thread.trace", cache.lazy_options(), false)
@@ -38,7 +38,7 @@ fn a_whole_trace_opens_complete_without_warnings() {
 fn a_cut_trace_opens_damaged_and_strict_opening_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = cut_copy(dir.path(), "multi-thread.trace");
-    let cache = TraceCache::new(CacheLocation::Temporary).unwrap();
+    let cache = TraceCache::temporary().unwrap();
     let opened = cache
         .open(&path, "given-name", cache.lazy_options(), false)
         .unwrap();
@@ -73,7 +73,7 @@ fn a_cut_trace_opens_damaged_and_strict_opening_refuses_it() {
 
 #[test]
 fn a_temporary_cache_writes_nothing_beside_the_trace() {
-    let cache = TraceCache::new(CacheLocation::Temporary).unwrap();
+    let cache = TraceCache::temporary().unwrap();
     assert!(cache.is_temporary());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.trace");

@@ -52,7 +52,7 @@ use std::sync::{Arc, RwLock};
 
 pub(crate) use cache::ContentRange;
 pub use cache::{CacheStats, NodeData};
-pub use nodes::{ChildCount, Children, NodeHandle};
+pub use nodes::{ChildCount, NodeHandle};
 pub use open::{LazyOptions, RefreshReport};
 pub use raw::RawSubtree;
 pub(crate) use walk::Flow;

@@ -46,7 +46,7 @@ enum Parent {
 /// a page at a time ([`LazyTraceReader::children_iter`],
 /// [`LazyTraceReader::roots_iter`]).
 #[derive(Debug)]
-pub struct Children<'r> {
+pub(crate) struct Children<'r> {
     reader: &'r LazyTraceReader,
     parent: Parent,
     /// The index of the first child in `page`.
@@ -169,12 +169,12 @@ impl LazyTraceReader {
     }
 
     /// `node`'s direct children in order, a page at a time.
-    pub fn children_iter(&self, node: LazyNode) -> Children<'_> {
+    pub fn children_iter(&self, node: LazyNode) -> impl Iterator<Item = Result<LazyNode>> + '_ {
         Children::new(self, Parent::Node(node), 0)
     }
 
     /// `thread`'s top-level tracepoints in order, a page at a time.
-    pub fn roots_iter(&self, thread: ThreadId) -> Children<'_> {
+    pub fn roots_iter(&self, thread: ThreadId) -> impl Iterator<Item = Result<LazyNode>> + '_ {
         Children::new(self, Parent::Thread(thread), 0)
     }
 

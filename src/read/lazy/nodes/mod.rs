@@ -17,7 +17,7 @@ mod navigate;
 mod scopes;
 mod short;
 
-pub use iterate::{Children, NodeHandle};
+pub use iterate::NodeHandle;
 pub use navigate::ChildCount;
 
 use crate::read::lazy::*;

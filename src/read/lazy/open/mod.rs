@@ -215,7 +215,7 @@ impl LazyOptions {
     /// says where they go).
     /// Nothing is ever written beside the trace.
     /// The command line uses the per-user cache directory
-    /// ([`CacheLocation::PerUser`](crate::CacheLocation::PerUser)).
+    /// ([`TraceCache::per_user`](crate::TraceCache::per_user)).
     pub fn sidecar_dir(mut self, dir: Option<PathBuf>) -> Self {
         self.sidecar_dir = dir;
         self
