@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tracetree::export::stacks::flame::{FlameGraph, FlameOptions, Sandwich};
+use tracetree::export::stacks::flame::{FlameGraph, FlameOptions};
 use tracetree::read::WalkDetail;
 use tracetree::{FileAccess, TraceBytes};
 
@@ -92,7 +92,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(FlameGraph::build(&reader, &one_node, &|_| {}).unwrap()))
     });
     group.bench_function("sandwich_whole_trace", |b| {
-        b.iter(|| black_box(Sandwich::build(&reader, &method, &whole, &|_| {}).unwrap()))
+        b.iter(|| black_box(FlameGraph::sandwich(&reader, &method, &whole, &|_| {}).unwrap()))
     });
     group.finish();
 }

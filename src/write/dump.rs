@@ -38,7 +38,9 @@ use crate::write::build::{BuildTarget, ContainerStack, OpenContainer};
 use crate::write::check::{check_footer, check_str, check_tracepoint};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::pool::ReferencePool;
-use crate::write::recorder::{PushRecorder, TraceRecorder};
+#[cfg(any(test, feature = "generate"))]
+use crate::write::recorder::PushRecorder;
+use crate::write::recorder::TraceRecorder;
 
 /// How a [`DumpWriter`] writes values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -585,6 +587,7 @@ impl BuildTarget for DumpThread<'_> {
     }
 }
 
+#[cfg(any(test, feature = "generate"))]
 impl PushRecorder for DumpThread<'_> {
     fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
         self.writer.add_reference(object)

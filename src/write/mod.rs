@@ -25,6 +25,7 @@ pub(crate) use build::BuildTarget;
 #[cfg(feature = "generate")]
 pub(crate) use dump::for_each_reference;
 pub use dump::{DumpOptions, DumpThread, DumpWriter};
+#[cfg(any(test, feature = "generate"))]
 pub(crate) use recorder::PushRecorder;
 pub use recorder::{ThreadRecorder, TraceRecorder};
 pub use spec::{

@@ -5,8 +5,7 @@
 
 use crate::common::{EventId, ThreadId};
 use crate::error::Result;
-use crate::format::Object;
-use crate::model::{Footer, JavaStr, Tracepoint};
+use crate::model::JavaStr;
 use crate::write::spec::{
     BreakpointSpec, CallOutcome, CallSpec, CodeLocationSpec, FieldSpec, ValueSpec, VariableSpec,
 };
@@ -156,18 +155,19 @@ pub trait ThreadRecorder {
 /// The caller chooses the ids: the reference objects a tracepoint names must
 /// have been added with [`add_reference`](Self::add_reference) (or interned by
 /// the builder methods), and event ids must be unique in the trace.
+#[cfg(any(test, feature = "generate"))]
 pub(crate) trait PushRecorder: ThreadRecorder {
     /// Adds a reference object that keeps its id (any kind but
     /// `THREAD_NAME`); it is written before the first tracepoint that names
     /// it. Adding an equal object again is allowed; two different objects
     /// with one kind and id are an [`Error::InvalidArgument`](crate::Error::InvalidArgument).
-    fn add_reference(&mut self, object: &Object<'_>) -> Result<()>;
+    fn add_reference(&mut self, object: &crate::format::Object<'_>) -> Result<()>;
 
     /// Adds a leaf, or a container's header which
     /// [`push_footer`](Self::push_footer) closes, keeping its ids.
-    fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()>;
+    fn push_tracepoint(&mut self, tracepoint: &crate::model::Tracepoint<'_>) -> Result<()>;
 
     /// Closes the innermost open container with `footer`, which must be of
     /// its type.
-    fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()>;
+    fn push_footer(&mut self, footer: &crate::model::Footer<'_>) -> Result<()>;
 }

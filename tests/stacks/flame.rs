@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value as Json;
 
 use tracetree::common::ThreadId;
-use tracetree::export::stacks::flame::{FlameGraph, FlameOptions, Sandwich};
+use tracetree::export::stacks::flame::{FlameGraph, FlameOptions};
 use tracetree::generate::Shape;
 use tracetree::read::{EagerTrace, LazyNode, LazyTraceReader, WalkDetail};
 use tracetree::write_jsonl;
@@ -291,7 +291,7 @@ fn widths_equal_counts_over_dump_rows() {
         assert_eq!(got.tracepoints, rows.len() as u64, "{trace:?}");
         assert_eq!(widths(&got), want.flame, "{trace:?}");
         assert!(!got.stopped && !got.truncated && got.left_out == 0);
-        let sandwich = Sandwich::build(&reader, &method, &all_frames(), &|_| {}).unwrap();
+        let sandwich = FlameGraph::sandwich(&reader, &method, &all_frames(), &|_| {}).unwrap();
         check_sandwich(&sandwich, &want, &method);
         // Each thread alone: the thread's frame is the root.
         for (&thread, name) in &names {
@@ -318,15 +318,16 @@ fn widths_equal_counts_over_dump_rows() {
 
 /// A sandwich equals the counted one (a method never met: its root alone,
 /// weighing nothing).
-fn check_sandwich(got: &Sandwich, want: &Counted, method: &str) {
-    assert_eq!(got.callers.total(), got.callees.total(), "{method}");
+fn check_sandwich(got: &(FlameGraph, FlameGraph), want: &Counted, method: &str) {
+    let (callers, callees) = got;
+    assert_eq!(callers.total(), callees.total(), "{method}");
     if want.callers.is_empty() {
-        assert_eq!(got.callers.total(), 0, "{method}");
-        assert_eq!((got.callers.frames.len(), got.callees.frames.len()), (1, 1));
+        assert_eq!(callers.total(), 0, "{method}");
+        assert_eq!((callers.frames.len(), callees.frames.len()), (1, 1));
         return;
     }
-    assert_eq!(widths(&got.callers), want.callers, "{method}");
-    assert_eq!(widths(&got.callees), want.callees, "{method}");
+    assert_eq!(widths(&callers), want.callers, "{method}");
+    assert_eq!(widths(&callees), want.callees, "{method}");
 }
 
 fn r_clone(row: &Row) -> Row {
@@ -387,7 +388,7 @@ fn a_node_s_flame_and_sandwich_equal_counts_over_its_rows() {
             continue;
         }
         assert_eq!(widths(&got), want.flame, "event {}", rows[at].event);
-        let sandwich = Sandwich::build(&reader, &method, &options, &|_| {}).unwrap();
+        let sandwich = FlameGraph::sandwich(&reader, &method, &options, &|_| {}).unwrap();
         check_sandwich(&sandwich, &want, &method);
     }
 }
@@ -418,16 +419,11 @@ fn sample_trees_weigh_their_samples() {
         order,
         ["all", "main", "S.a", "S.b", "S.c", "S.d", "other", "S.a"]
     );
-    let sandwich = Sandwich::build(&reader, "S.b", &all_frames(), &|_| {}).unwrap();
-    let callers: Vec<(&str, u64)> = sandwich
-        .callers
-        .frames
-        .iter()
-        .map(|f| (&*f.name, f.total))
-        .collect();
+    let (callers, callees) = FlameGraph::sandwich(&reader, "S.b", &all_frames(), &|_| {}).unwrap();
+    let callers: Vec<(&str, u64)> = callers.frames.iter().map(|f| (&*f.name, f.total)).collect();
     assert_eq!(callers, [("S.b", 6), ("S.a", 6), ("main", 6)]);
-    assert_eq!(sandwich.callees.frames.len(), 2);
-    assert_eq!(sandwich.callees.frames[1].total, 4);
+    assert_eq!(callees.frames.len(), 2);
+    assert_eq!(callees.frames[1].total, 4);
 }
 
 #[test]
@@ -484,10 +480,11 @@ fn pruning_keeps_widths_adding_up() {
         assert!(got.truncated);
         assert_eq!(got.total(), full.total());
         assert!(got.frames.len() <= max_paths + 1);
-        let sandwich = Sandwich::build(&reader, &full.frames[3].name, &options, &|_| {}).unwrap();
-        consistent(&sandwich.callers);
-        consistent(&sandwich.callees);
-        assert_eq!(sandwich.callers.total(), sandwich.callees.total());
+        let (callers, callees) =
+            FlameGraph::sandwich(&reader, &full.frames[3].name, &options, &|_| {}).unwrap();
+        consistent(&callers);
+        consistent(&callees);
+        assert_eq!(callers.total(), callees.total());
     }
 }
 
@@ -523,11 +520,11 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
             "{options:?}"
         );
         assert!(
-            Sandwich::build(&reader, "x", options, &|_| {}).is_err(),
+            FlameGraph::sandwich(&reader, "x", options, &|_| {}).is_err(),
             "{options:?}"
         );
     }
-    assert!(Sandwich::build(&reader, "", &FlameOptions::default(), &|_| {}).is_err());
+    assert!(FlameGraph::sandwich(&reader, "", &FlameOptions::default(), &|_| {}).is_err());
     // A node outside the threads asked for.
     let node = reader.roots_range(reader.thread_ids()[1], 0, 1).unwrap()[0];
     let mut options = FlameOptions::default();
@@ -535,8 +532,9 @@ fn bad_options_are_errors_and_a_stop_ends_the_walk() {
     options.threads = Some(vec![reader.thread_ids()[0]]);
     assert!(FlameGraph::build(&reader, &options, &|_| {}).is_err());
     // A method the trace lacks: empty, not an error.
-    let none = Sandwich::build(&reader, "No.such", &FlameOptions::default(), &|_| {}).unwrap();
-    assert_eq!((none.callers.total(), none.callees.frames.len()), (0, 1));
+    let (callers, callees) =
+        FlameGraph::sandwich(&reader, "No.such", &FlameOptions::default(), &|_| {}).unwrap();
+    assert_eq!((callers.total(), callees.frames.len()), (0, 1));
     // Stopped before it starts: each walk ends at its first tracepoint.
     let mut options = FlameOptions::default();
     options.stop = Some(Arc::new(AtomicBool::new(true)));
@@ -562,7 +560,7 @@ fn damaged_traces_give_errors_or_partial_graphs_never_panics() {
             consistent(graph);
         }
         outcomes[usize::from(result.is_ok())] += 1;
-        let _ = Sandwich::build(&reader, "loop", &FlameOptions::default(), &|_| {});
+        let _ = FlameGraph::sandwich(&reader, "loop", &FlameOptions::default(), &|_| {});
     }
     assert!(outcomes[1] > 0, "nothing summarized: {outcomes:?}");
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use tracetree::export::stacks::flame::{FlameFrame, FlameGraph, FlameOptions, Sandwich};
+use tracetree::export::stacks::flame::{FlameFrame, FlameGraph, FlameOptions};
 use tracetree::generate::Shape;
 use tracetree::read::LazyTraceReader;
 
@@ -165,7 +165,7 @@ fn a_path_off_the_trace_is_empty_a_stop_ends_it_a_sandwich_refuses_it() {
     assert!(got.stopped);
     let mut options = every_thread();
     options.path = deep;
-    assert!(Sandwich::build(&reader, "loop", &options, &|_| {}).is_err());
+    assert!(FlameGraph::sandwich(&reader, "loop", &options, &|_| {}).is_err());
     assert!(reader.thread_ids().len() > 1);
     check_dir_untouched(dir.path());
 }

@@ -1077,7 +1077,11 @@ impl FlameCompute for Graph {
 struct SandwichOf<'a>(&'a str);
 
 impl FlameCompute for SandwichOf<'_> {
-    type Summary = tracetree::export::stacks::flame::Sandwich;
+    /// Callers, callees.
+    type Summary = (
+        tracetree::export::stacks::flame::FlameGraph,
+        tracetree::export::stacks::flame::FlameGraph,
+    );
 
     fn compute<V: Navigate>(
         &self,
@@ -1085,7 +1089,7 @@ impl FlameCompute for SandwichOf<'_> {
         options: &tracetree::export::stacks::flame::FlameOptions<V::Node>,
         progress: &(dyn Fn(u64) + Sync),
     ) -> tracetree::Result<Self::Summary> {
-        tracetree::export::stacks::flame::Sandwich::build(reader, self.0, options, progress)
+        tracetree::export::stacks::flame::FlameGraph::sandwich(reader, self.0, options, progress)
     }
 }
 
@@ -1170,9 +1174,10 @@ fn sandwich(
         "sandwich",
         SandwichOf(frame),
     )?;
+    let (callers, callees) = sandwich;
     reply(SandwichResult {
-        callers: flame_result(sandwich.callers),
-        callees: flame_result(sandwich.callees),
+        callers: flame_result(callers),
+        callees: flame_result(callees),
     })
 }
 

@@ -63,7 +63,6 @@ mod sandwich;
 mod trie;
 
 use cut::{Plan, cut_walk};
-pub use sandwich::Sandwich;
 use trie::{Budget, Trie};
 
 const MAX_FRAMES: usize = FlameOptions::MAX_FRAMES;

@@ -13,6 +13,7 @@ use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::write::build::{BuildTarget, OpenContainer};
 use crate::write::check::{check_footer, check_tracepoint};
 use crate::write::pool::ReferencePool;
+#[cfg(any(test, feature = "generate"))]
 use crate::write::recorder::PushRecorder;
 
 use super::block::{BlockBuffers, BlockSink, Context};
@@ -351,6 +352,7 @@ impl BuildTarget for StreamingThread {
     }
 }
 
+#[cfg(any(test, feature = "generate"))]
 impl PushRecorder for StreamingThread {
     fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
         self.shared.pool.insert(object)

@@ -5,29 +5,32 @@ use super::*;
 
 /// The sandwich of one method: who calls it, what it calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sandwich {
+pub(crate) struct Sandwich {
     /// The method, then its callers outward (an inverted tree).
-    pub callers: FlameGraph,
+    pub(crate) callers: FlameGraph,
     /// The method, then its callees (its outermost calls merged).
-    pub callees: FlameGraph,
+    pub(crate) callees: FlameGraph,
 }
 
-impl Sandwich {
-    /// The sandwich of `method` (a frame's name: `Class.method`, or `loop`,
-    /// `loop_iteration`) in the scope `options` names in `reader`'s trace
-    /// (the lazy reader, or its post-processed view); `progress` receives
-    /// the tracepoints walked, in steps.
-    pub fn build<T: Navigate>(
+impl FlameGraph {
+    /// The sandwich of `method` (a frame's name: `Class.method`, or
+    /// `loop`, `loop_iteration`) in the scope `options` names in
+    /// `reader`'s trace (the lazy reader, or its post-processed view): two
+    /// flame graphs rooted at the method, its callers outward (an inverted
+    /// tree) and its callees (its outermost calls merged), in this order.
+    /// `progress` receives the tracepoints walked, in steps.
+    pub fn sandwich<T: Navigate>(
         reader: &T,
         method: &str,
         options: &FlameOptions<T::Node>,
         progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Sandwich> {
-        sandwich(reader, method, options, progress)
+    ) -> Result<(FlameGraph, FlameGraph)> {
+        let Sandwich { callers, callees } = sandwich(reader, method, options, progress)?;
+        Ok((callers, callees))
     }
 }
 
-/// [`Sandwich::build`].
+/// [`FlameGraph::sandwich`].
 pub(super) fn sandwich<T: Navigate>(
     reader: &T,
     method: &str,
