@@ -103,6 +103,7 @@ pub enum DecodeErrorKind {
 
 /// Where a malformed byte sequence is: in which file, at which offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Position {
     /// In the data file (or bytes decoded as a data file's).
     Data(PhysicalOffset),

@@ -326,8 +326,8 @@ fn check_sandwich(got: &(FlameGraph, FlameGraph), want: &Counted, method: &str) 
         assert_eq!((callers.frames.len(), callees.frames.len()), (1, 1));
         return;
     }
-    assert_eq!(widths(&callers), want.callers, "{method}");
-    assert_eq!(widths(&callees), want.callees, "{method}");
+    assert_eq!(widths(callers), want.callers, "{method}");
+    assert_eq!(widths(callees), want.callees, "{method}");
 }
 
 fn r_clone(row: &Row) -> Row {

@@ -346,6 +346,8 @@ impl RebuildOptions {
     /// window's cells while the next window is discovered. `window` of
     /// `u64::MAX` is one window. The index returned holds no cells (they
     /// went to `sink`), only what the rebuild found.
+    // The sink's type says what it gets: runs of cells, and the data they cover.
+    #[allow(clippy::type_complexity)]
     pub fn rebuild_windowed(
         self,
         data: &[u8],
