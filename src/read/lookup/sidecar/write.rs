@@ -11,7 +11,6 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::layout::*;
 use super::load::load_mapped;
-use super::*;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::format::index::CELL_LEN;
