@@ -520,32 +520,17 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let Some((first, next)) = self.children_bounds(parent, from, count)? else {
+        let Some(scope) = self.scope(parent)? else {
             return Ok(());
         };
+        // Where the children begin, and where the one after them does
+        // (`None` past the last).
+        let Some(&first) = self.scope_children(scope, from, 1)?.first() else {
+            return Ok(());
+        };
+        let next = self.scope_children(scope, from.saturating_add(count), 1)?;
+        let next = next.first().copied();
         self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
-    }
-
-    /// Where `parent`'s children `from..from + count` begin and where the
-    /// next child after them begins (`None` past its last); `None` when
-    /// there is no child `from`.
-    fn children_bounds(
-        &self,
-        parent: LazyNode,
-        from: usize,
-        count: usize,
-    ) -> Result<Option<(LazyNode, Option<LazyNode>)>> {
-        let Some(scope) = self.scope(parent)? else {
-            return Ok(None);
-        };
-        let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
-            return Ok(None);
-        };
-        let next = self
-            .scope_children(scope, from.saturating_add(count), 1)?
-            .first()
-            .copied();
-        Ok(Some((first, next)))
     }
 
     /// The stretch of `parent`'s content from `first` up to `next` (see

@@ -119,9 +119,8 @@ impl LazyOptions {
     /// (the distinct 2 MiB-aligned regions of the file holding them: the
     /// kernel maps at most the aligned folio around a read); a node
     /// decoded on its own and a short call's children are copied by
-    /// `pread` instead, which maps nothing. Releasing and copying cost
-    /// time (1,000 random expansions of a 1 GB trace: about 6 ms instead
-    /// of about 2 ms, with 36 MB instead of ~900 MB mapped). `None` keeps every page read
+    /// `pread` instead, which maps nothing (releasing and copying cost
+    /// time: `BENCHMARKS.md`). `None` keeps every page read
     /// mapped until the reader is dropped (the kernel may still reclaim
     /// them). A trace opened from bytes in memory has nothing to release.
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {
