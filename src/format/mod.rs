@@ -8,6 +8,7 @@ mod context;
 pub mod index;
 pub(crate) mod object;
 mod reference;
+pub(crate) mod sidecar;
 pub(crate) mod skip;
 mod tracepoint;
 mod types;

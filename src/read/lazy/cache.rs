@@ -14,9 +14,6 @@
 //! larger than its budget is returned but not kept. Child indexes — small,
 //! and a whole-call scan to rebuild — have a quarter of the budget to
 //! themselves, so a stream of decoded nodes cannot evict them.
-//! `forget_children(node)` drops everything cached under a node;
-//! `clear_cache()` everything. `cache_stats()` reports bytes, peak, entries,
-//! hits, misses, builds, evictions.
 //!
 //! **One build per missing entry.** Threads that miss the same entry at
 //! once (an IDE's threads all asking for a call's child count after its
@@ -30,10 +27,6 @@
 //! build for itself. Builds never wait on an entry whose build waits on
 //! them: a page past the first needs its scope's child index, and nothing
 //! else a build needs is built through the cache.
-//!
-//! **A floor under the budget.** A budget below
-//! `LazyOptions::MIN_CACHE_BYTES` (32 KiB) is raised to it: with nothing
-//! kept, every child count would rescan its call.
 
 use rustc_hash::FxBuildHasher;
 use std::mem::size_of;

@@ -90,19 +90,6 @@ pub(super) struct Stretch {
     pub(super) one: bool,
 }
 
-impl Stretch {
-    /// A whole thread's stream of length `end`.
-    pub(super) fn thread(slot: usize, end: LogicalOffset) -> Self {
-        Stretch {
-            slot,
-            from: LogicalOffset(0),
-            end,
-            depth: 0,
-            one: false,
-        }
-    }
-}
-
 /// What a walk does after a node its visitor saw (a visitor's `bool`:
 /// go on, or stop).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -533,32 +520,17 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let Some((first, next)) = self.children_bounds(parent, from, count)? else {
+        let Some(scope) = self.scope(parent)? else {
             return Ok(());
         };
+        // Where the children begin, and where the one after them does
+        // (`None` past the last).
+        let Some(&first) = self.scope_children(scope, from, 1)?.first() else {
+            return Ok(());
+        };
+        let next = self.scope_children(scope, from.saturating_add(count), 1)?;
+        let next = next.first().copied();
         self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
-    }
-
-    /// Where `parent`'s children `from..from + count` begin and where the
-    /// next child after them begins (`None` past its last); `None` when
-    /// there is no child `from`.
-    fn children_bounds(
-        &self,
-        parent: LazyNode,
-        from: usize,
-        count: usize,
-    ) -> Result<Option<(LazyNode, Option<LazyNode>)>> {
-        let Some(scope) = self.scope(parent)? else {
-            return Ok(None);
-        };
-        let Some(first) = self.scope_children(scope, from, 1)?.first().copied() else {
-            return Ok(None);
-        };
-        let next = self
-            .scope_children(scope, from.saturating_add(count), 1)?
-            .first()
-            .copied();
-        Ok(Some((first, next)))
     }
 
     /// The stretch of `parent`'s content from `first` up to `next` (see
@@ -691,20 +663,12 @@ impl LazyTraceReader {
         &self,
         thread: ThreadId,
         detail: WalkDetail,
-        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+        f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
-        if let Some(slot) = self.lookup.blocks.slot(thread) {
-            let scope = self.top_scope(slot);
-            self.walk_range(
-                Stretch::thread(slot, scope.end),
-                Plan::all(detail),
-                &mut |step| match step {
-                    Walked::Node(walked, _) => f(walked),
-                    Walked::Folded { .. } => Ok(true),
-                },
-            )?;
+        match self.lookup.blocks.slot(thread) {
+            Some(slot) => self.walk_nodes(self.thread_stretch(slot), detail, f),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Walks a node and its descendants as [`walk_thread`](Self::walk_thread)
@@ -713,7 +677,7 @@ impl LazyTraceReader {
         &self,
         node: LazyNode,
         detail: WalkDetail,
-        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+        f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
     ) -> Result<()> {
         let slot = self.own(node)?;
         let end = self.top_scope(slot).end;
@@ -724,21 +688,7 @@ impl LazyTraceReader {
                 end,
             }));
         }
-        self.walk_range(
-            Stretch {
-                slot,
-                from: node.at,
-                end,
-                depth: 0,
-                one: true,
-            },
-            Plan::all(detail),
-            &mut |step| match step {
-                Walked::Node(walked, _) => f(walked),
-                Walked::Folded { .. } => Ok(true),
-            },
-        )?;
-        Ok(())
+        self.walk_nodes(self.root_stretch(node), detail, f)
     }
 
     /// Walks every thread as [`walk_thread`](Self::walk_thread) does, the
@@ -759,15 +709,9 @@ impl LazyTraceReader {
             .into_par_iter()
             .map(|slot| {
                 let mut state = init(self.lookup.blocks.thread(slot).thread);
-                let scope = self.top_scope(slot);
-                self.walk_range(
-                    Stretch::thread(slot, scope.end),
-                    Plan::all(detail),
-                    &mut |step| match step {
-                        Walked::Node(walked, _) => f(&mut state, walked),
-                        Walked::Folded { .. } => Ok(true),
-                    },
-                )?;
+                self.walk_nodes(self.thread_stretch(slot), detail, |walked| {
+                    f(&mut state, walked)
+                })?;
                 Ok(state)
             })
             .collect()
@@ -792,6 +736,34 @@ impl LazyTraceReader {
             }
         }
         Ok(counts)
+    }
+}
+
+impl LazyTraceReader {
+    /// A walk of `stretch` at `detail` with no depth limit, each node
+    /// handed to `f`, which returns whether to go on.
+    fn walk_nodes(
+        &self,
+        stretch: Stretch,
+        detail: WalkDetail,
+        mut f: impl FnMut(&WalkNode<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.walk_range(stretch, Plan::all(detail), &mut |step| match step {
+            Walked::Node(walked, _) => f(walked),
+            Walked::Folded { .. } => Ok(true),
+        })?;
+        Ok(())
+    }
+
+    /// A whole thread's stream.
+    fn thread_stretch(&self, slot: usize) -> Stretch {
+        Stretch {
+            slot,
+            from: LogicalOffset(0),
+            end: self.top_scope(slot).end,
+            depth: 0,
+            one: false,
+        }
     }
 }
 

@@ -21,14 +21,9 @@
 //! handles the other cells and checks each stretch by its sums against its
 //! thread's length so far, reading its cells again only when the sums fail
 //! (to name the cell, or to keep it for the check once every block is
-//! known, as a dump writer's order needs).
-//!
-//! Each thread's container table is built from its cells when the thread is
-//! first used; cells that overlap without nesting then make that thread's
-//! containers be found by scanning its stream instead (reported by
-//! [`LazyTraceReader::thread_problems`](crate::read::LazyTraceReader::thread_problems)). An index without footer (a crashed recorder's) is
-//! repaired when opened: containers it has no cell for are found by
-//! scanning only where they can be (`Lookup::repair_all`).
+//! known, as a dump writer's order needs). Tables are built from the
+//! cells on first use, and an index without footer repaired, by `Lookup`
+//! (`table.rs`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

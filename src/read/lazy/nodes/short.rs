@@ -201,7 +201,7 @@ impl LazyTraceReader {
         // when it is a container with a cell (no other container's content
         // can start inside its header): checked against the header below.
         let mut run = table.run_from(cells, node.at + 1, FIRST_CONTAINERS + 1);
-        let (start, end) = run.first()?;
+        let (start, end) = run.range(0)?;
         let blocks = self.lookup.blocks.thread(slot);
         let content_len = end.0.checked_sub(node.at.0)?;
         if content_len > MAX_CONTENT {

@@ -1,39 +1,14 @@
 //! Opening: `LazyOptions` and the pipeline an open runs: a valid lookup
-//! sidecar answers everything; else the recorder's index is checked and
-//! repaired; else the lookups are rebuilt from the data; then they are
-//! persisted to a sidecar and mapped back.
-//!
-//! - **The index, checked in one pass** (`lookup::index::load_index`):
-//!   block cells make the block table, reference cells the context (each
-//!   checked by skipping the object it points at, which must lie whole in a
-//!   block), container cells each thread's runs of cell numbers (a thread's
-//!   cells, concatenated, are post-order; nothing is copied). Which thread a
-//!   container cell belongs to follows from the block cell before or after
-//!   its run (the streaming writer lists a block's cell first, the dump
-//!   writer last). The rules that make an index *broken*, one
-//!   `IndexProblem` each, are in `docs/FORMAT.md` ("tracetree's index
-//!   policy"); `IndexChoice` says what a broken one does.
-//! - **Tables on first use.** A thread's containers in start order
-//!   (`ContainerTable`, one `u32` each) are built once (`OnceLock`) by one
-//!   backward pass over post-order, which also checks that ranges nest,
-//!   that every end holds a footer byte, and records per-chunk maximum ends
-//!   for parent searches. A thread whose cells fail is scanned instead
-//!   (`thread_problems()` lists why); if that scan fails too, every call
-//!   that needs the table returns the scan's error.
-//! - **A crashed recorder** (no footer, no `EOF`): calls without a cell
-//!   (unfinished, or finished after the index was last written) are found
-//!   by scanning each thread's top level, stepping over containers that
-//!   have a cell with the cells read forward alongside
-//!   (`containers::PostOrderCursor`); the cells made are kept beside the
-//!   index's (`Lookup::add_made_cells`), threads repaired in parallel.
-//! - **Rebuild.** A missing or broken index is rebuilt by the parallel
-//!   rebuild (`read::rebuild`) in windows into an unlinked scratch index,
-//!   then loaded like the recorder's; only when no scratch file can be
-//!   written do the lookups stay on the heap (`rebuild::rebuild_lookup`).
-//! - **Sidecar.** The lookups are streamed to `CACHE/lookups/NAME-HASH.ttlookup`
-//!   (`lookup/sidecar/`) and mapped back; a first open with the index, or
-//!   one that writes none, keeps tables within `defer_sidecar` on the heap,
-//!   built on first use (larger ones: a scratch file, mapped back).
+//! sidecar answers everything (`lookup/sidecar/`); else the recorder's
+//! index is checked against the data in one pass (`lookup/index.rs`, the
+//! rules in `docs/FORMAT.md`, "tracetree's index policy") and, when a
+//! crashed recorder left calls without cells, repaired
+//! (`Lookup::repair_all`); else the lookups are rebuilt from the data
+//! (`read::rebuild`, into an unlinked scratch index, on the heap only when
+//! none can be written). Then they are persisted to a sidecar and mapped
+//! back, or, on a first open or one that writes none, tables within
+//! `defer_sidecar` are kept to be built on first use, on the heap.
+//! `IndexChoice` says what a broken index does.
 //!
 //! Invariants: an open never writes beside the trace; a cell's start and
 //! event id, which cannot be checked without decoding, are checked when a
@@ -144,9 +119,8 @@ impl LazyOptions {
     /// (the distinct 2 MiB-aligned regions of the file holding them: the
     /// kernel maps at most the aligned folio around a read); a node
     /// decoded on its own and a short call's children are copied by
-    /// `pread` instead, which maps nothing. Releasing and copying cost
-    /// time (1,000 random expansions of a 1 GB trace: about 6 ms instead
-    /// of about 2 ms, with 36 MB instead of ~900 MB mapped). `None` keeps every page read
+    /// `pread` instead, which maps nothing (releasing and copying cost
+    /// time: `BENCHMARKS.md`). `None` keeps every page read
     /// mapped until the reader is dropped (the kernel may still reclaim
     /// them). A trace opened from bytes in memory has nothing to release.
     pub fn resident_window(mut self, bytes: Option<u64>) -> Self {

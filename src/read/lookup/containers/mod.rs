@@ -108,17 +108,8 @@ pub(crate) struct CellView<'a> {
     /// The index file and its cell count.
     file: Option<(ByteSource<'a>, usize)>,
     made: &'a [RawIndexCell],
-    flat: Option<FlatCells<'a>>,
-}
-
-/// A sidecar's flat arrays as a [`CellView`] reads them.
-#[derive(Debug, Clone, Copy)]
-struct FlatCells<'a> {
-    source: ByteSource<'a>,
-    starts: u64,
-    ends: u64,
-    events: u64,
-    len: usize,
+    /// A sidecar's flat arrays.
+    flat: Option<(ByteSource<'a>, &'a MappedCells)>,
 }
 
 impl<'a> CellView<'a> {
@@ -146,13 +137,7 @@ impl<'a> CellView<'a> {
         CellView {
             file: None,
             made: &[],
-            flat: Some(FlatCells {
-                source: ByteSource::new(&flat.bytes, reads),
-                starts: flat.starts as u64,
-                ends: flat.ends as u64,
-                events: flat.events as u64,
-                len: flat.len,
-            }),
+            flat: Some((ByteSource::new(&flat.bytes, reads), flat)),
         }
     }
 
@@ -160,7 +145,7 @@ impl<'a> CellView<'a> {
     #[inline]
     pub(crate) fn copies(&self) -> bool {
         match (&self.flat, &self.file) {
-            (Some(flat), _) => flat.source.copies(),
+            (Some((flat, _)), _) => flat.copies(),
             (None, Some((file, _))) => file.copies(),
             (None, None) => false,
         }
@@ -207,27 +192,24 @@ impl<'a> CellView<'a> {
 
     #[inline]
     pub(crate) fn start(&self, id: u32) -> u64 {
-        match &self.flat {
-            Some(flat) => flat.word(flat.starts, id),
+        match self.flat {
+            Some((source, flat)) => u64::from_le_bytes(source.array(flat.at(flat.starts, id, 8))),
             None => self.word(id, START_AT),
         }
     }
 
     #[inline]
     pub(crate) fn end(&self, id: u32) -> u64 {
-        match &self.flat {
-            Some(flat) => flat.word(flat.ends, id),
+        match self.flat {
+            Some((source, flat)) => u64::from_le_bytes(source.array(flat.at(flat.ends, id, 8))),
             None => self.word(id, END_AT),
         }
     }
 
     #[inline]
     pub(crate) fn event(&self, id: u32) -> i32 {
-        match &self.flat {
-            Some(flat) => {
-                let at = flat.events + id as u64 * 4;
-                i32::from_le_bytes(flat.source.array::<4>(at))
-            }
+        match self.flat {
+            Some((source, flat)) => i32::from_le_bytes(source.array(flat.at(flat.events, id, 4))),
             None => self.get(id).id.get(),
         }
     }
@@ -246,10 +228,10 @@ impl<'a> CellView<'a> {
         if n == 0 {
             return 0;
         }
-        if let (Some(flat), Positions::From(first)) = (&self.flat, positions) {
-            flat.source.u64s_le(flat.starts + first as u64 * 8, starts);
+        if let (Some((source, flat)), Positions::From(first)) = (self.flat, positions) {
+            source.u64s_le(flat.starts as u64 + first as u64 * 8, starts);
             if let Some(ends) = ends {
-                flat.source.u64s_le(flat.ends + first as u64 * 8, ends);
+                source.u64s_le(flat.ends as u64 + first as u64 * 8, ends);
             }
             return n;
         }
@@ -308,15 +290,6 @@ impl<'a> CellView<'a> {
             return 1.min(n);
         }
         taken
-    }
-}
-
-impl FlatCells<'_> {
-    /// The `id`-th little-endian `u64` of the array at byte `array`.
-    #[inline]
-    fn word(&self, array: u64, id: u32) -> u64 {
-        debug_assert!((id as usize) < self.len);
-        u64::from_le_bytes(self.source.array::<8>(array + id as u64 * 8))
     }
 }
 
@@ -387,6 +360,15 @@ pub(crate) struct MappedCells {
     pub(crate) events: usize,
     /// How many containers.
     pub(crate) len: usize,
+}
+
+impl MappedCells {
+    /// Where entry `id` of `width` bytes of the array at byte `array` lies.
+    #[inline]
+    fn at(&self, array: usize, id: u32, width: u64) -> u64 {
+        debug_assert!((id as usize) < self.len);
+        array as u64 + id as u64 * width
+    }
 }
 
 impl Containers {

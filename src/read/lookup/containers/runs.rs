@@ -91,11 +91,6 @@ impl Run {
         ))
     }
 
-    /// The table position of the container after the run's last.
-    fn next(&self) -> usize {
-        self.next
-    }
-
     /// Appends `more`, the run of containers right after this one's.
     fn append(&mut self, more: Run) {
         debug_assert_eq!(more.next - more.starts.len(), self.next);
@@ -108,11 +103,6 @@ impl Run {
     /// Whether the run holds no container.
     fn is_empty(&self) -> bool {
         self.starts.is_empty()
-    }
-
-    /// The content start and end of the run's first container.
-    pub(crate) fn first(&self) -> Option<(LogicalOffset, LogicalOffset)> {
-        self.range(0)
     }
 
     /// Whether every container of the table starting at or after the
@@ -313,7 +303,7 @@ impl ContainerTable {
     ) -> bool {
         while !run.covers(end) {
             let wanted = most.saturating_sub(run.len()).min(run.len().max(1));
-            let more = self.run(cells, run.next(), wanted);
+            let more = self.run(cells, run.next, wanted);
             if more.is_empty() {
                 return false;
             }

@@ -108,18 +108,10 @@ pub(super) const FENCE: usize = 64;
 /// The content start and event id of every [`FENCE`]-th container, on the
 /// heap: a search by start (or by event id, when they ascend) looks here
 /// first and then at the `FENCE` containers between two entries, so it
-/// reads a page or two of the cells instead of one page per step of a
-/// binary search over the whole thread. That matters because the cells are
-/// mapped (the index file, a sidecar) and random access releases their
-/// pages every window (`storage::Resident`): each page a search touches
-/// faults in again. Costs 12 bytes per `FENCE` containers (0.19 bytes a
-/// container, against the 4 of `order`). A table built from cells takes
-/// its fence from the pass that builds it. A sidecar's table, mapped and
-/// built by nobody, reads every page of its starts for one (a few ms per
-/// million containers), which pays off after some dozens of searches: it
-/// does so at its [`FENCE_AFTER`]-th search, so a one-off lookup (a
-/// command that expands one call) never pays for it, and then releases
-/// the sidecar's pages it mapped.
+/// reads a page or two of the released cells instead of one page per step
+/// of a binary search. A table built from cells takes its fence from the
+/// pass that builds it; a sidecar's table reads every page of its starts
+/// for one at its [`FENCE_AFTER`]-th search (a one-off lookup never pays).
 #[derive(Debug, Default)]
 pub(super) struct Fence {
     pub(super) starts: Vec<u64>,
@@ -170,12 +162,16 @@ impl ContainerTable {
     /// start order, with their chunk maxima (`len.div_ceil(CHUNK)` words).
     pub(crate) fn mapped(len: usize, chunk_max_end: Words, events_ascend: bool) -> Self {
         debug_assert_eq!(chunk_max_end.len(), chunk_count(len));
+        Self::new(Order::Identity(len), chunk_max_end, events_ascend, None)
+    }
+
+    fn new(order: Order, chunk_max_end: Words, events_ascend: bool, fence: Option<Fence>) -> Self {
         ContainerTable {
-            order: Order::Identity(len),
+            order,
             chunk_max_end,
             events_ascend,
             by_event: OnceLock::new(),
-            fence: OnceLock::new(),
+            fence: fence.map(OnceLock::from).unwrap_or_default(),
             searches: AtomicU32::new(0),
         }
     }
@@ -231,14 +227,13 @@ impl ContainerTable {
                 .windows(2)
                 .all(|w| cells.event(w[0]) < cells.event(w[1]))
         };
-        Ok(ContainerTable {
-            order: Order::Ids(order),
-            chunk_max_end: Words::Owned(converted.chunk_max_end),
+        let chunk_max_end = Words::Owned(converted.chunk_max_end);
+        Ok(Self::new(
+            Order::Ids(order),
+            chunk_max_end,
             events_ascend,
-            by_event: OnceLock::new(),
-            fence: OnceLock::from(fence),
-            searches: AtomicU32::new(0),
-        })
+            Some(fence),
+        ))
     }
 
     /// The table of cells already in start order.
@@ -260,14 +255,8 @@ impl ContainerTable {
             fenced.clone().map(|&id| cells.start(id)).collect(),
             fenced.map(|&id| cells.event(id)).collect(),
         );
-        ContainerTable {
-            order: Order::Ids(order),
-            chunk_max_end: Words::Owned(chunk_max_end),
-            events_ascend,
-            by_event: OnceLock::new(),
-            fence: OnceLock::from(fence),
-            searches: AtomicU32::new(0),
-        }
+        let chunk_max_end = Words::Owned(chunk_max_end);
+        Self::new(Order::Ids(order), chunk_max_end, events_ascend, Some(fence))
     }
 
     /// Adds `extra` cells (ascending by start, none sharing a start with a
@@ -551,16 +540,12 @@ impl ContainerTable {
         let n = high - low;
         if cells.copies() && n <= FENCE {
             let (mut starts, mut ends) = ([0u64; FENCE], [0u64; FENCE]);
-            let (starts, ends) = (&mut starts[..n], &mut ends[..n]);
-            let positions = self.positions(low);
+            let starts = &mut starts[..n];
             // Index cells hold their ends: read with the starts.
-            let listed = matches!(positions, Positions::Listed(_));
-            let ends = listed.then_some(ends);
-            let positions = match positions {
-                Positions::Listed(ids) => Positions::Listed(&ids[..n]),
-                from => from,
+            let (positions, mut ends) = match self.positions(low) {
+                Positions::Listed(ids) => (Positions::Listed(&ids[..n]), Some(&mut ends[..n])),
+                from => (from, None),
             };
-            let mut ends = ends;
             if cells.ranges(positions, starts, ends.as_deref_mut()) == n {
                 let passing = starts.partition_point(|&s| pred(s));
                 let end = |ends: &[u64]| ends[passing];

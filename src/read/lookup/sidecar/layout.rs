@@ -1,133 +1,21 @@
-//! The sidecar's bytes: header and record layouts (the table in the
-//! module above), the checksum of the data's edges, the stamps that vouch
-//! for a data file.
+//! What a sidecar records of its files: the checksum of the data's
+//! framing and the stamps that vouch for a data file (the records
+//! themselves: `format::sidecar`).
 
 use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-use zerocopy::little_endian::{I32, U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
 use super::*;
 use crate::format::BLOCK_HEADER_LEN;
 use crate::format::ContextBuilder;
+pub(crate) use crate::format::sidecar::*;
 use crate::read::eager::LoadReport;
 use crate::read::lookup::block_table::BlockInfo;
 use crate::read::lookup::problem::IndexStatus;
 use crate::read::lookup::table::Lookup;
 use crate::storage::TraceBytes;
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(super) struct Header {
-    pub(super) magic: [u8; 8],
-    pub(super) version: U32,
-    pub(super) status: U32,
-    pub(super) file_len: U64,
-    pub(super) data_len: U64,
-    pub(super) data_mtime: U64,
-    pub(super) index_len: U64,
-    pub(super) index_mtime: U64,
-    pub(super) index_hash: U64,
-    pub(super) frame_hash: U64,
-    pub(super) blocks: U64,
-    pub(super) threads: U64,
-    pub(super) references: U64,
-    pub(super) reference_cells: U64,
-    pub(super) repaired: U64,
-    pub(super) unfinished: U64,
-    pub(super) dropped_bytes: U64,
-    pub(super) dropped_blocks: U64,
-    pub(super) trailing_bytes: U64,
-    pub(super) missing_eof: U64,
-    pub(super) problem_len: U64,
-    pub(super) data_ctime: U64,
-    pub(super) data_inode: U64,
-    pub(super) index_ctime: U64,
-    pub(super) index_inode: U64,
-    pub(super) stamped_at: U64,
-    pub(super) zero: U64,
-}
-
-pub(super) const HEADER_LEN: usize = std::mem::size_of::<Header>();
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(super) struct BlockRecord {
-    pub(super) start: U64,
-    pub(super) end: U64,
-    pub(super) thread: I32,
-    pub(super) zero: U32,
-}
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(super) struct ThreadRecord {
-    pub(super) thread: I32,
-    pub(super) flags: U32,
-    pub(super) containers: U64,
-    pub(super) crossing_cell: U64,
-}
-
-#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(super) struct ReferenceRecord {
-    pub(super) offset: U64,
-    pub(super) id: I32,
-    pub(super) kind: u8,
-    pub(super) zero: [u8; 3],
-}
-
-pub(super) const EVENTS_ASCEND: u32 = 1;
-pub(super) const CROSSING: u32 = 2;
-
-pub(super) const STATUS_USED: u32 = 0;
-pub(super) const STATUS_NO_FOOTER: u32 = 1;
-pub(super) const STATUS_REBUILT: u32 = 2;
-pub(super) const STATUS_READ_THROUGH: u32 = 3;
-
-/// Bytes of a file's head and tail that go into its checksum.
-pub(super) const EDGE: usize = 4096;
-
-/// Bytes before and including each `BLOCK_END` that go into the framing
-/// checksum.
-pub(super) const BLOCK_TAIL: u64 = 16;
-
-/// A 64-bit checksum (FxHash's word mix) for detecting changed files; not
-/// meant to resist an adversary, only to notice edits.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Checksum(pub(super) u64);
-
-impl Checksum {
-    const SEED: u64 = 0xcbf2_9ce4_8422_2325;
-
-    pub(super) fn new() -> Self {
-        Checksum(Self::SEED)
-    }
-
-    pub(super) fn word(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    pub(super) fn bytes(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.word(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-        }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.word(u64::from_le_bytes(last));
-        self.word(bytes.len() as u64);
-    }
-}
-
-/// A file's first and last [`EDGE`] bytes, checksummed.
-pub(super) fn edges(bytes: &[u8]) -> Checksum {
-    let mut sum = Checksum::new();
-    sum.bytes(&bytes[..bytes.len().min(EDGE)]);
-    sum.bytes(&bytes[bytes.len().saturating_sub(EDGE)..]);
-    sum
-}
 
 /// Adds one block's framing to `sum`: its header, and the bytes up to and
 /// including its `BLOCK_END` (both inside `data`: checked by the caller).
@@ -265,8 +153,4 @@ pub(super) fn records<'a, T: FromBytes + KnownLayout + Immutable + Unaligned>(
         .map_err(|_| malformed(*at, format!("{what} are not whole records")))?;
     *at = pad8(*at + len);
     Ok(slice)
-}
-
-pub(super) fn pad8(at: usize) -> usize {
-    at.div_ceil(8) * 8
 }

@@ -21,7 +21,7 @@
 //!
 //! **Deferred.** A first open that uses the index, with tables small enough
 //! for the heap (`LazyOptions::defer_sidecar`), builds nothing up front and
-//! leaves a note instead (a header alone, magic [`OPENED_MAGIC`]); the next
+//! leaves a note instead (a header alone, magic `TTOPENED`); the next
 //! open that finds a matching note writes the sidecar. A rebuild writes it
 //! at once.
 //!
@@ -50,16 +50,7 @@ pub(crate) use write::{Summary, write, write_opened, write_scratch};
 
 use std::path::{Path, PathBuf};
 
-/// The sidecar's magic bytes.
-pub const SIDECAR_MAGIC: [u8; 8] = *b"TTLOOKUP";
-
-/// The magic bytes of the note a deferring first open leaves in the
-/// sidecar's place ([`SidecarOutcome::Deferred`]): a sidecar header with the
-/// files' stamps and no sections.
-pub const OPENED_MAGIC: [u8; 8] = *b"TTOPENED";
-
-/// The sidecar layout's version; a sidecar of another version is ignored.
-pub const SIDECAR_VERSION: u32 = 1;
+use crate::format::sidecar::SIDECAR_VERSION;
 
 /// [`LazyTraceReader::sidecar_path`](crate::read::LazyTraceReader::sidecar_path).
 pub(crate) fn sidecar_path(dir: &Path, data: &Path) -> PathBuf {

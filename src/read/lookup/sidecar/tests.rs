@@ -1,7 +1,5 @@
 //! Sidecars written and read back, stale, corrupt, racy and scratch.
 
-use std::io::Write;
-
 use zerocopy::FromBytes;
 
 use super::layout::*;
@@ -46,10 +44,8 @@ fn lookups_both_ways(
         let file = tempfile::tempfile().unwrap();
         if built {
             loaded.lookup.build_all(data.as_slice());
-            let mut out = std::io::BufWriter::new(&file);
-            encode_built(&mut out, &files, &loaded.lookup, &context, &summary).unwrap();
-            out.flush().unwrap();
-        } else if !encode_streamed(&file, &files, &loaded.lookup, &context, &summary).unwrap() {
+        }
+        if !encode(&file, &files, &loaded.lookup, &context, &summary, built).unwrap() {
             return None;
         }
         Some(TraceBytes::map_file(&file).unwrap().as_slice().to_vec())

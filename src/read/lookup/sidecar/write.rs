@@ -11,7 +11,6 @@ use zerocopy::{FromZeros, IntoBytes};
 
 use super::layout::*;
 use super::load::load_mapped;
-use super::*;
 use crate::format::ObjectKind;
 use crate::format::TraceContext;
 use crate::format::index::CELL_LEN;
@@ -50,11 +49,19 @@ pub(crate) fn write(
 /// is not synced: lost in a crash, it only makes the next open a first one
 /// again.
 pub(crate) fn write_opened(path: &Path, files: &Files<'_>) -> std::io::Result<()> {
-    let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
     let note = Header {
-        magic: OPENED_MAGIC,
-        version: U32::new(SIDECAR_VERSION),
         file_len: U64::new(HEADER_LEN as u64),
+        ..stamped_header(OPENED_MAGIC, files)
+    };
+    rename_into_place(path, |temp| std::fs::write(temp, note.as_bytes()))
+}
+
+/// A header with `magic` and the stamps of `files`, its other fields zero.
+fn stamped_header(magic: [u8; 8], files: &Files<'_>) -> Header {
+    let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
+    Header {
+        magic,
+        version: U32::new(SIDECAR_VERSION),
         data_len: U64::new(files.data.len()),
         data_mtime: U64::new(files.data_stamp.mtime),
         data_ctime: U64::new(files.data_stamp.ctime),
@@ -66,8 +73,7 @@ pub(crate) fn write_opened(path: &Path, files: &Files<'_>) -> std::io::Result<()
         index_inode: U64::new(index_inode),
         stamped_at: U64::new(files.stamped_at),
         ..Header::new_zeroed()
-    };
-    rename_into_place(path, |temp| std::fs::write(temp, note.as_bytes()))
+    }
 }
 
 /// Writes a new file beside `path` with `write`, then renames it over
@@ -156,9 +162,9 @@ pub(super) fn pad(out: &mut impl Write, len: usize) -> std::io::Result<()> {
 /// Writes the sidecar of `lookup` to `file` (new and empty). When no
 /// thread's table is built yet and every thread's cells stream
 /// ([`Lookup::stream_containers`]), each thread's arrays are written
-/// straight from the index's cells, threads in parallel, and no table is
-/// ever held on the heap; otherwise (or when a thread's cells fail the
-/// checks on the way) every table is built first and written from memory.
+/// straight from the index's cells and no table is ever held on the heap;
+/// otherwise (or when a thread's cells fail the checks on the way) every
+/// table is built first and the arrays are written from the tables.
 pub(super) fn encode_file(
     file: &std::fs::File,
     files: &Files<'_>,
@@ -166,16 +172,12 @@ pub(super) fn encode_file(
     context: &TraceContext,
     summary: &Summary<'_>,
 ) -> std::io::Result<()> {
-    #[cfg(unix)]
-    if encode_streamed(file, files, lookup, context, summary)? {
+    if encode(file, files, lookup, context, summary, false)? {
         return Ok(());
     }
     file.set_len(0)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    std::io::Seek::rewind(&mut out)?;
     lookup.build_all(files.data.as_slice());
-    encode_built(&mut out, files, lookup, context, summary)?;
-    out.flush()
+    encode(file, files, lookup, context, summary, true).map(|_| ())
 }
 
 /// Everything of a sidecar but the threads' records and arrays, and where
@@ -238,17 +240,9 @@ impl Layout {
             sections.push(file_len as u64);
             file_len += section_len(n);
         }
-        let [index_len, index_mtime, index_hash, index_ctime, index_inode] = files.index_fields();
         let header = Header {
-            magic: SIDECAR_MAGIC,
-            version: U32::new(SIDECAR_VERSION),
             status: U32::new(status),
             file_len: U64::new(file_len as u64),
-            data_len: U64::new(data.len() as u64),
-            data_mtime: U64::new(files.data_stamp.mtime),
-            index_len: U64::new(index_len),
-            index_mtime: U64::new(index_mtime),
-            index_hash: U64::new(index_hash),
             frame_hash: U64::new(sum.0),
             blocks: U64::new(blocks.len() as u64),
             threads: U64::new(counts.len() as u64),
@@ -261,12 +255,7 @@ impl Layout {
             trailing_bytes: U64::new(summary.data.trailing_bytes),
             missing_eof: U64::new(summary.data.missing_eof as u64),
             problem_len: U64::new(problem.len() as u64),
-            data_ctime: U64::new(files.data_stamp.ctime),
-            data_inode: U64::new(files.data_stamp.inode),
-            index_ctime: U64::new(index_ctime),
-            index_inode: U64::new(index_inode),
-            stamped_at: U64::new(files.stamped_at),
-            zero: U64::new(0),
+            ..stamped_header(SIDECAR_MAGIC, files)
         };
         Layout {
             header,
@@ -336,117 +325,78 @@ pub(super) fn thread_record(
     }
 }
 
-/// The sidecar from every thread's table, built.
-pub(super) fn encode_built(
-    out: &mut impl Write,
-    files: &Files<'_>,
-    lookup: &Lookup,
-    context: &TraceContext,
-    summary: &Summary<'_>,
-) -> std::io::Result<()> {
-    let data = files.data.as_slice();
-    let threads = lookup.blocks.thread_count();
-    // A thread whose table could not be made (its cells were not trusted
-    // and the scan met corrupt data) has nothing to persist.
-    let tables = (0..threads)
-        .map(|slot| lookup.containers(data, slot))
-        .collect::<crate::Result<Vec<_>>>()
-        .map_err(std::io::Error::other)?;
-    let counts: Vec<usize> = tables.iter().map(|(table, _)| table.len()).collect();
-    let layout = Layout::new(files, lookup, context, summary, &counts);
-    let records: Vec<ThreadRecord> = tables
-        .iter()
-        .enumerate()
-        .map(|(slot, (table, _))| thread_record(lookup, slot, table.len(), table.events_ascend()))
-        .collect();
-    layout.write_prefix(out, lookup, &records)?;
-    // The tables read the index's cells: released every window's worth.
-    let mappings = lookup.mappings();
-    let release_every = lookup.release_window().map_or(usize::MAX, |window| {
-        (window / CELL_LEN as u64).max(1) as usize
-    });
-    let release_lookups = |k: usize| {
-        if k % release_every == release_every - 1 {
-            mappings.iter().for_each(|mapping| {
-                mapping.release_all();
-            });
-        }
-    };
-    for (table, cells) in &tables {
-        let n = table.len();
-        let mut buffer: Vec<u8> = Vec::with_capacity(1 << 16);
-        let flush = |buffer: &mut Vec<u8>, out: &mut dyn Write, last: bool| {
-            if buffer.len() >= 1 << 16 || last {
-                out.write_all(buffer)?;
-                buffer.clear();
-            }
-            std::io::Result::Ok(())
-        };
-        for k in 0..n {
-            buffer.extend_from_slice(&table.start(*cells, k).0.to_le_bytes());
-            flush(&mut buffer, out, false)?;
-            release_lookups(k);
-        }
-        for k in 0..n {
-            buffer.extend_from_slice(&table.end(*cells, k).0.to_le_bytes());
-            flush(&mut buffer, out, false)?;
-            release_lookups(k);
-        }
-        for k in 0..n {
-            buffer.extend_from_slice(&table.event(*cells, k).0.to_le_bytes());
-            flush(&mut buffer, out, false)?;
-            release_lookups(k);
-        }
-        flush(&mut buffer, out, true)?;
-        pad(out, 4 * n)?;
-        for max in table.chunk_max_ends() {
-            out.write_all(&max.to_le_bytes())?;
-        }
-    }
-    Ok(())
-}
-
-/// The sidecar with every thread's arrays streamed from the index's cells
-/// (no table built); false, with the file in any state, when a thread
-/// cannot be streamed ([`Lookup::stream_containers`]).
-#[cfg(unix)]
-pub(super) fn encode_streamed(
+/// Writes the sidecar, each thread's arrays (threads in parallel) from
+/// its table when `from_tables`, else streamed from the index's cells with
+/// no table built; false, with the file in any state, when a thread cannot
+/// be streamed ([`Lookup::stream_containers`]).
+pub(super) fn encode(
     file: &std::fs::File,
     files: &Files<'_>,
     lookup: &Lookup,
     context: &TraceContext,
     summary: &Summary<'_>,
+    from_tables: bool,
 ) -> std::io::Result<bool> {
     use rayon::prelude::*;
-    use std::os::unix::fs::FileExt;
+    let data = files.data.as_slice();
     let threads = lookup.blocks.thread_count();
-    if !(0..threads).all(|slot| lookup.streams(slot)) {
-        return Ok(false);
-    }
+    // A thread whose table could not be made (its cells were not trusted
+    // and the scan met corrupt data) has nothing to persist.
+    let tables = match from_tables {
+        true => (0..threads)
+            .map(|slot| lookup.containers(data, slot).map(Some))
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(std::io::Error::other)?,
+        false if (0..threads).all(|slot| lookup.streams(slot)) => vec![None; threads],
+        false => return Ok(false),
+    };
     let counts: Vec<usize> = (0..threads)
-        .map(|slot| lookup.container_count(slot))
+        .map(|slot| match &tables[slot] {
+            Some((table, _)) => table.len(),
+            None => lookup.container_count(slot),
+        })
         .collect();
     let layout = Layout::new(files, lookup, context, summary, &counts);
     // The records are written again once each thread's flags are known.
     let mut records: Vec<ThreadRecord> = (0..threads)
         .map(|slot| thread_record(lookup, slot, counts[slot], false))
         .collect();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    layout.write_prefix(&mut out, lookup, &records)?;
-    out.flush()?;
-    drop(out);
-    let data = files.data.as_slice();
+    let mut prefix = Vec::new();
+    layout.write_prefix(&mut prefix, lookup, &records)?;
+    write_at(file, &prefix, 0)?;
+    // A table reads its cells in the index: released every window's worth.
+    let mappings = lookup.mappings();
+    let release_every =
+        (lookup.release_window()).map(|window| (window / CELL_LEN as u64).max(1) as usize);
     let streamed = (0..threads)
         .into_par_iter()
         .map(|slot| {
             let mut arrays = SectionWriter::new(file, layout.sections[slot], counts[slot]);
-            let converted = lookup.stream_containers(data, slot, |placed| arrays.place(placed));
-            match converted {
-                Some(converted) if arrays.finish(&converted.chunk_max_end)? => {
-                    Ok(Some(converted.events_ascend))
+            let Some((table, cells)) = tables[slot] else {
+                let converted = lookup.stream_containers(data, slot, |placed| arrays.place(placed));
+                return match converted {
+                    Some(converted) if arrays.finish(&converted.chunk_max_end)? => {
+                        Ok(Some(converted.events_ascend))
+                    }
+                    _ => Ok(None),
+                };
+            };
+            for k in (0..table.len()).rev() {
+                arrays.place(Placed {
+                    at: k,
+                    id: 0,
+                    start: table.start(cells, k).0,
+                    end: table.end(cells, k).0,
+                    event: table.event(cells, k).0,
+                });
+                if release_every.is_some_and(|every| k % every == 0) {
+                    mappings
+                        .iter()
+                        .for_each(|mapping| _ = mapping.release_all());
                 }
-                _ => Ok(None),
             }
+            let maxima: Vec<u64> = table.chunk_max_ends().collect();
+            Ok(arrays.finish(&maxima)?.then_some(table.events_ascend()))
         })
         .collect::<std::io::Result<Vec<Option<bool>>>>()?;
     for (slot, events_ascend) in streamed.into_iter().enumerate() {
@@ -455,16 +405,30 @@ pub(super) fn encode_streamed(
         };
         records[slot] = thread_record(lookup, slot, counts[slot], events_ascend);
     }
-    file.write_all_at(records.as_bytes(), layout.thread_record_at(0))?;
+    write_at(file, records.as_bytes(), layout.thread_record_at(0))?;
     file.set_len(layout.header.file_len.get())?;
     Ok(true)
+}
+
+/// Writes all of `bytes` at offset `at` of `file`.
+fn write_at(file: &std::fs::File, bytes: &[u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::write_all_at(file, bytes, at);
+    #[cfg(windows)]
+    {
+        let (mut bytes, mut at) = (bytes, at);
+        while !bytes.is_empty() {
+            let n = std::os::windows::fs::FileExt::seek_write(file, bytes, at)?;
+            (bytes, at) = (&bytes[n..], at + n as u64);
+        }
+        Ok(())
+    }
 }
 
 /// Writes one thread's arrays (content starts, content ends, event ids,
 /// chunk maxima) at their place in the sidecar as containers arrive in
 /// start order, last first: each array is filled from its end, a buffer
 /// of [`SectionWriter::BUFFER`] entries at a time.
-#[cfg(unix)]
 pub(super) struct SectionWriter<'f> {
     file: &'f std::fs::File,
     /// Where the starts, ends, event ids and chunk maxima begin.
@@ -482,7 +446,6 @@ pub(super) struct SectionWriter<'f> {
     out_of_turn: bool,
 }
 
-#[cfg(unix)]
 impl<'f> SectionWriter<'f> {
     pub(super) const BUFFER: usize = 1 << 13;
 
@@ -528,7 +491,6 @@ impl<'f> SectionWriter<'f> {
 
     /// Writes the buffered entries, the first of which is at position `at`.
     pub(super) fn flush(&mut self, at: usize) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
         let (starts, ends, events) = &mut self.buffered;
         for (buffer, base, width) in [
             (starts, self.starts, 8),
@@ -536,7 +498,7 @@ impl<'f> SectionWriter<'f> {
             (events, self.events, 4),
         ] {
             buffer.reverse();
-            self.file.write_all_at(buffer, base + (width * at) as u64)?;
+            write_at(self.file, buffer, base + (width * at) as u64)?;
             buffer.clear();
         }
         Ok(())
@@ -545,7 +507,6 @@ impl<'f> SectionWriter<'f> {
     /// Writes what is buffered and the chunk maxima; false if a container
     /// came out of turn or not every position was filled.
     pub(super) fn finish(mut self, chunk_max_end: &[u64]) -> std::io::Result<bool> {
-        use std::os::unix::fs::FileExt;
         if let Some(error) = self.failed.take() {
             return Err(error);
         }
@@ -557,7 +518,7 @@ impl<'f> SectionWriter<'f> {
             .iter()
             .flat_map(|max| max.to_le_bytes())
             .collect();
-        self.file.write_all_at(&maxima, self.chunks)?;
+        write_at(self.file, &maxima, self.chunks)?;
         Ok(true)
     }
 }
