@@ -67,7 +67,7 @@ use crate::storage::packed::{
 use crate::tree::{Postprocessed, TraceTree};
 use crate::write::{StreamingThread, StreamingWriter};
 use options::{InputThread, match_threads};
-use output::{Reinterner, ThreadOut};
+use output::{RawCopy, Reinterner, ThreadOut};
 use rustc_hash::FxHashMap;
 use walk::{Side, Start, Walk};
 
@@ -283,6 +283,13 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     let index = scratch.path().join("diff.trace.idx");
     let idmap_path = scratch.path().join("diff.idmap");
     let writer = StreamingWriter::create(&data)?;
+    // Subtrees are copied as bytes only as recorded, where the walks read
+    // the readers' own bytes.
+    let raw = if agree && !options.postprocess {
+        output::seed_pool(&writer, left.trace.context(), right.trace.context()).ok()
+    } else {
+        None
+    };
     let mut summary = DiffSummary {
         thread_map: thread_map.clone(),
         ..DiffSummary::default()
@@ -318,7 +325,7 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
         });
     }
-    let done = run_jobs(jobs, left.trace, right.trace, options, agree)?;
+    let done = run_jobs(jobs, left.trace, right.trace, options, (agree, raw))?;
     writer.close()?;
 
     let mut bases = FxHashMap::default();
@@ -397,7 +404,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    agree: bool,
+    agree: (bool, Option<u64>),
 ) -> Result<Vec<JobDone>> {
     let count = jobs.len();
     let workers = std::thread::available_parallelism()
@@ -448,7 +455,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    agree: bool,
+    (agree, raw): (bool, Option<u64>),
 ) -> Result<JobDone> {
     let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
     let mut idmap = BufWriter::with_capacity(1 << 16, file);
@@ -473,6 +480,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
             id: ThreadId(job.id),
             next_event: &mut next_event,
             idmap: &mut idmap,
+            raw: raw.map(|bytes| RawCopy::new(right.context(), bytes)),
         },
         summary: &mut summary,
         max_edits: options.max_edits,

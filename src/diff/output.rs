@@ -8,11 +8,14 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::common::{ClassId, CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::diff::bulk::reference_objects;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
+use crate::read::RawSubtree;
 use crate::write::{
-    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, VariableSpec,
+    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, StreamingWriter,
+    VariableSpec,
 };
 
 /// One input's ids translated into the output's: each reference object is
@@ -215,19 +218,103 @@ pub(crate) struct ThreadOut<'w, W: Write> {
     pub(crate) id: ThreadId,
     pub(crate) next_event: &'w mut i64,
     pub(crate) idmap: &'w mut W,
+    /// Whether subtrees are copied as their bytes ([`copy_raw`](Self::copy_raw)).
+    pub(crate) raw: Option<RawCopy<'w>>,
+}
+
+/// What copying subtrees as their bytes needs: the inputs' tables agree
+/// and the output's pool holds every object of both under its own id
+/// ([`seed_pool`]), so that the bytes of either input name in the output
+/// what they name in it. The copying input's objects are written into a
+/// thread before its first such copy (the bytes do not say which they
+/// name), so only a subtree at least as large as them is copied first.
+pub(crate) struct RawCopy<'c> {
+    context: &'c TraceContext,
+    table_bytes: u64,
+    written: bool,
+}
+
+impl<'c> RawCopy<'c> {
+    /// Copies from the input of `context` ([`seed_pool`]'s table bytes).
+    pub(crate) fn new(context: &'c TraceContext, table_bytes: u64) -> Self {
+        RawCopy {
+            context,
+            table_bytes,
+            written: false,
+        }
+    }
+}
+
+/// Puts every reference object of `left` and `right` (whose tables agree)
+/// into the pool of `out` under its own id; the encoded bytes of the
+/// right's objects.
+pub(crate) fn seed_pool(
+    out: &StreamingWriter,
+    left: &TraceContext,
+    right: &TraceContext,
+) -> Result<u64> {
+    if !std::ptr::eq(left, right) {
+        reference_objects(left, |object, _| out.add_reference(object))?;
+    }
+    let mut bytes = 0;
+    reference_objects(right, |object, len| {
+        bytes += len;
+        out.add_reference(object)
+    })?;
+    Ok(bytes)
+}
+
+/// Takes the next event id of `next_event` and writes its id-map line.
+fn take_event(
+    next_event: &mut i64,
+    idmap: &mut impl Write,
+    left: Option<EventId>,
+    right: Option<EventId>,
+) -> Result<EventId> {
+    let event =
+        i32::try_from(*next_event).map_err(|_| Error::limit("event ids", *next_event, i32::MAX))?;
+    *next_event += 1;
+    let mut line = [0u8; 8];
+    line[..4].copy_from_slice(&left.map_or(-1, |e| e.0).to_be_bytes());
+    line[4..].copy_from_slice(&right.map_or(-1, |e| e.0).to_be_bytes());
+    idmap.write_all(&line)?;
+    Ok(EventId(event))
 }
 
 impl<W: Write> ThreadOut<'_, W> {
     /// Takes the next event id and writes its id-map line.
     fn event(&mut self, left: Option<EventId>, right: Option<EventId>) -> Result<EventId> {
-        let event = i32::try_from(*self.next_event)
-            .map_err(|_| Error::limit("event ids", *self.next_event, i32::MAX))?;
-        *self.next_event += 1;
-        let mut line = [0u8; 8];
-        line[..4].copy_from_slice(&left.map_or(-1, |e| e.0).to_be_bytes());
-        line[4..].copy_from_slice(&right.map_or(-1, |e| e.0).to_be_bytes());
-        self.idmap.write_all(&line)?;
-        Ok(EventId(event))
+        take_event(self.next_event, self.idmap, left, right)
+    }
+
+    /// Writes `subtree`, of the right input, as unchanged from its bytes,
+    /// each tracepoint's ids patched in (its left event from `left`, given
+    /// its right one); how many tracepoints it wrote, or `None`, having
+    /// written nothing, where bytes are not copied (the tables differ, or
+    /// the thread's first copy is smaller than them).
+    pub(crate) fn copy_raw(
+        &mut self,
+        mut subtree: RawSubtree<'_>,
+        mut left: impl FnMut(EventId) -> Result<EventId>,
+    ) -> Result<Option<u64>> {
+        let Some(raw) = &mut self.raw else {
+            return Ok(None);
+        };
+        if !raw.written {
+            if subtree.remaining() < raw.table_bytes {
+                return Ok(None);
+            }
+            let thread = &mut self.thread;
+            reference_objects(raw.context, |object, _| thread.push_reference(object))?;
+            raw.written = true;
+        }
+        let (next_event, idmap) = (&mut *self.next_event, &mut *self.idmap);
+        let count = self.thread.push_raw_subtree(
+            || subtree.next_object(),
+            DiffStatus::Unchanged,
+            |right| take_event(next_event, idmap, Some(left(right)?), Some(right)),
+        )?;
+        Ok(Some(count))
     }
 
     /// Writes a copy of `tracepoint` (from the input `from` translates)
