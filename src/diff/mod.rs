@@ -281,7 +281,6 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         .map_err(|e| Error::io(folder, e))?;
     let data = scratch.path().join("diff.trace");
     let index = scratch.path().join("diff.trace.idx");
-    let idmap_path = scratch.path().join("diff.idmap");
     let writer = StreamingWriter::create(&data)?;
     // Subtrees are copied as bytes only as recorded, where the walks read
     // the readers' own bytes.
@@ -330,8 +329,7 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
 
     let mut bases = FxHashMap::default();
     let mut next_event = 0i64;
-    let idmap_file = File::create(&idmap_path).map_err(|e| Error::io(&idmap_path, e))?;
-    let mut idmap = BufWriter::with_capacity(1 << 16, idmap_file);
+    let mut idmap_parts = Vec::with_capacity(done.len());
     for (mut thread_summary, warnings, count, part) in done {
         let base = i32::try_from(next_event)
             .map_err(|_| Error::limit("event ids", next_event, i32::MAX))?;
@@ -343,17 +341,14 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         if next_event > i64::from(i32::MAX) + 1 {
             return Err(Error::limit("event ids", next_event - 1, i32::MAX));
         }
-        let mut source = File::open(&part).map_err(|e| Error::io(&part, e))?;
-        std::io::copy(&mut source, &mut idmap).map_err(|e| Error::io(&idmap_path, e))?;
-        drop(source);
-        std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
+        idmap_parts.push(part);
         summary.tracepoints += count as u64;
         summary.warnings.extend(warnings);
         summary.threads.push(thread_summary);
     }
-    idmap.flush().map_err(|e| Error::io(&idmap_path, e))?;
-    drop(idmap);
-    renumber::renumber(&data, &index, &bases)?;
+    // The data's event ids are raised as it is packed.
+    let renumbered = renumber::renumber(&data, &index, &bases)?;
+    let write_data = |out: &mut dyn Write| renumbered.write_data(out);
 
     let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
     threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
@@ -372,9 +367,9 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     }
     entries.extend([
         PackSource::Bytes(INFO_ENTRY, info.as_bytes()),
-        PackSource::File(DATA_ENTRY, &data),
+        PackSource::Written(DATA_ENTRY, renumbered.len()?, &write_data),
         PackSource::File(INDEX_ENTRY, &index),
-        PackSource::File("diff.idmap", &idmap_path),
+        PackSource::Files("diff.idmap", &idmap_parts),
         PackSource::Bytes("diff.threadmap", &threadmap),
     ]);
     summary.bytes = write_packed_entries(out, &entries)?.bytes;
