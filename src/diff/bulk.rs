@@ -290,16 +290,24 @@ mod tests {
     use crate::read::LazyTraceReader;
     use crate::tree::TraceTree;
 
+    /// Whether each thread's first roots are the same bytes but for ids;
+    /// each found so run by run too is asserted to be.
     fn root_bytes_equal(left: &LazyTraceReader, right: &LazyTraceReader) -> Vec<bool> {
         left.thread_ids()
             .into_iter()
             .map(|thread| {
                 let l = TraceTree::roots(left, thread).unwrap()[0];
                 let r = TraceTree::roots(right, thread).unwrap()[0];
-                match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
+                let runs = match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
+                    (Some(mut l), Some(mut r)) => same_runs(&mut l, &mut r),
+                    _ => false,
+                };
+                let same = match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
                     (Some(mut l), Some(mut r)) => same_bytes(&mut l, &mut r),
                     _ => false,
-                }
+                };
+                assert!(same || !runs, "the same runs but not the same objects");
+                same
             })
             .collect()
     }
@@ -330,6 +338,14 @@ mod tests {
         );
         assert!(tables_agree(a.context(), b.context()));
         let same = root_bytes_equal(&a, &b);
+        for thread in a.thread_ids() {
+            let root = TraceTree::roots(&a, thread).unwrap()[0];
+            let (mut l, mut r) = (
+                a.raw_subtree(root).unwrap().unwrap(),
+                b.raw_subtree(root).unwrap().unwrap(),
+            );
+            assert!(same_runs(&mut l, &mut r), "one trace's threads run by run");
+        }
         assert!(same.len() > 1 && same.iter().all(|&s| s), "{same:?}");
         let mutations = crate::generate::mutate(&a, 1.0, 1, &c).unwrap();
         assert!(mutations.edited > 0 || mutations.removed > 0);

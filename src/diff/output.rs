@@ -372,3 +372,100 @@ impl<W: Write> ThreadOut<'_, W> {
         self.thread.push_footer(footer)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::bulk::reference_objects;
+    use crate::model::Footer;
+    use crate::read::{LazyTraceReader, Visit, VisitDetail};
+    use crate::tree::TraceTree;
+
+    /// Each thread's tracepoints in pre-order, with depth and footer.
+    fn nodes(
+        trace: &LazyTraceReader,
+    ) -> Vec<Vec<(usize, Tracepoint<'static>, Option<Footer<'static>>)>> {
+        trace
+            .thread_ids()
+            .into_iter()
+            .map(|thread| {
+                let roots = TraceTree::roots(trace, thread).unwrap();
+                let mut nodes = Vec::new();
+                trace
+                    .walk_visit(&roots, None, VisitDetail::default(), |step| {
+                        if let Visit::Node {
+                            depth,
+                            tracepoint,
+                            footer,
+                            ..
+                        } = step
+                        {
+                            let footer = footer.map(|f| f.clone().into_owned());
+                            nodes.push((depth, tracepoint.clone().into_owned(), footer));
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                nodes
+            })
+            .collect()
+    }
+
+    /// A trace's subtrees copied as their bytes, over a pool seeded with
+    /// its objects, are its subtrees with the thread, event ids and status
+    /// given, and child diff statuses dropped; the copy's index finds them.
+    #[cfg(feature = "generate")]
+    #[test]
+    fn subtrees_copied_as_bytes_are_the_subtrees_renumbered() {
+        let scratch = tempfile::tempdir().unwrap();
+        let (input, output) = (
+            scratch.path().join("in.trace"),
+            scratch.path().join("out.trace"),
+        );
+        crate::generate::samples::all_types()
+            .unwrap()
+            .save(&input)
+            .unwrap();
+        let reader = LazyTraceReader::open(&input).unwrap();
+        let writer = StreamingWriter::create(&output).unwrap();
+        seed_pool(&writer, reader.context(), reader.context()).unwrap();
+        let mut copied = 0;
+        for (n, thread) in reader.thread_ids().into_iter().enumerate() {
+            let mut out = writer
+                .new_thread_with_id(ThreadId(n as i32 + 5), "copy")
+                .unwrap();
+            reference_objects(reader.context(), |object, _| out.push_reference(object)).unwrap();
+            for root in TraceTree::roots(&reader, thread).unwrap() {
+                let mut subtree = reader.raw_subtree(root).unwrap().unwrap();
+                copied += out
+                    .push_raw_subtree(
+                        || subtree.next_object(),
+                        DiffStatus::Unchanged,
+                        |event| Ok(EventId(event.0 + 1000)),
+                    )
+                    .unwrap();
+            }
+            out.finish().unwrap();
+        }
+        writer.close().unwrap();
+        let copy = LazyTraceReader::open(&output).unwrap();
+        let (expected, found) = (nodes(&reader), nodes(&copy));
+        assert_eq!(
+            copied,
+            expected.iter().map(Vec::len).sum::<usize>() as u64,
+            "every tracepoint copied"
+        );
+        assert_eq!(expected.len(), found.len());
+        for (n, (expected, found)) in expected.into_iter().zip(found).enumerate() {
+            assert_eq!(expected.len(), found.len(), "thread {n}");
+            for ((depth, mut tracepoint, footer), found) in expected.into_iter().zip(found) {
+                let header = &mut tracepoint.header;
+                header.thread = ThreadId(n as i32 + 5);
+                header.event = EventId(header.event.0 + 1000);
+                header.diff_status = DiffStatus::Unchanged;
+                tracepoint.child_diff_statuses.clear();
+                assert_eq!((depth, tracepoint, footer), found);
+            }
+        }
+    }
+}
