@@ -17,6 +17,10 @@
 //! alone (each raw child by its content and its own children, the peeked
 //! slots from the list): two such subtrees of the same bytes look the same
 //! through it, so their views are copied alike.
+//! The subtrees are compared first as runs of bytes (a comparison of
+//! memory per block run, nothing decoded), ids and all: the same bytes
+//! give the left event ids as the right ones. Only where the runs differ
+//! are they compared object by object, but for the ids.
 //! Anything the comparison cannot read says "not equal": the ordinary walk
 //! then reads it and gives its error.
 

@@ -26,16 +26,16 @@
 //!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
 //!   aligned; a larger one is read past (a key per child) and walked again.
 //!   No common *suffix* is stripped: Myers' ties depend on it.
-//! - An aligned pair of strictly equal containers (a thread's roots
-//!   first) whose subtrees are the same bytes (but ids) over tables that
-//!   agree is copied as unchanged in one walk, and both streams skip it
-//!   (`bulk`; through the post-processing, the raw subtrees shown).
+//! - Strictly equal containers (a thread's roots first) whose subtrees are
+//!   the same bytes but ids (run by run, else object by object) over
+//!   agreeing tables are copied unchanged in one walk, both streams skipping
+//!   them (`bulk`); as recorded, as bytes with ids patched in (`output`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
 //!   window by window, 1024 children a side. The reference has no bound.
 //! - Threads are diffed in parallel, each numbering its events from 0,
-//!   then raised by the count before it (`renumber`). Blocks lie as the
-//!   threads ran: the pack's bytes vary, its content does not.
+//!   then raised by the count before it (`renumber`, as it is packed).
+//!   Blocks lie as the threads ran: the pack's bytes vary, not its content.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
