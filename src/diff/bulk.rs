@@ -17,13 +17,17 @@
 //! alone (each raw child by its content and its own children, the peeked
 //! slots from the list): two such subtrees of the same bytes look the same
 //! through it, so their views are copied alike.
+//! The subtrees are compared first as runs of bytes (a comparison of
+//! memory per block run, nothing decoded), ids and all: the same bytes
+//! give the left event ids as the right ones. Only where the runs differ
+//! are they compared object by object, but for the ids.
 //! Anything the comparison cannot read says "not equal": the ordinary walk
 //! then reads it and gives its error.
 
 use crate::common::ObjectKind;
-use crate::error::Result;
-use crate::format::TraceContext;
+use crate::error::{Error, Result};
 use crate::format::skip::try_skip;
+use crate::format::{ByteReader, Object, TraceContext};
 use crate::model::TracepointHeader;
 use crate::read::RawSubtree;
 use crate::tree::TraceTree;
@@ -59,6 +63,35 @@ pub(crate) fn tables_agree(left: &TraceContext, right: &TraceContext) -> bool {
                 }
         })
     })
+}
+
+/// Calls `f` with every reference object of `context` (thread names
+/// aside), decoded from its bytes, and its encoded length, kind by kind.
+pub(crate) fn reference_objects(
+    context: &TraceContext,
+    mut f: impl FnMut(&Object<'_>, u64) -> Result<()>,
+) -> Result<()> {
+    let bytes = context.data().as_slice();
+    for kind in ObjectKind::ClassDescriptor as u8..=ObjectKind::CodeLocation as u8 {
+        let Some(kind) = ObjectKind::from_byte(kind) else {
+            continue;
+        };
+        for &id in context.ids(kind) {
+            let missing = || Error::MissingReference { kind, id };
+            let start = context.offset(kind, id).ok_or_else(missing)?.0;
+            let rest = usize::try_from(start)
+                .ok()
+                .and_then(|start| bytes.get(start..))
+                .ok_or_else(missing)?;
+            let mut reader = ByteReader::new(rest, start);
+            let object = Object::decode(&mut reader, None)?;
+            if object.kind() != kind || object.reference_id() != Some(id) {
+                return Err(missing());
+            }
+            f(&object, reader.offset() - start)?;
+        }
+    }
+    Ok(())
 }
 
 /// The bytes of the reference object of `kind` and `id` in `context`,
@@ -143,30 +176,89 @@ impl ByBytes {
     }
 
     /// Whether the subtrees of `l` and `r`, a strictly equal pair, are the
-    /// same trees by their bytes.
+    /// same trees by their bytes: first the whole of both as runs of bytes
+    /// (one comparison of memory per run, nothing decoded), then, where
+    /// those differ, object by object but for the ids.
     pub(crate) fn same<L: TraceTree, R: TraceTree>(
         &mut self,
         left: &L,
         l: L::Node,
         right: &R,
         r: R::Node,
-    ) -> bool {
+    ) -> Same {
         if !self.agree {
-            return false;
+            return Same::No;
         }
-        let (Ok(Some(mut l)), Ok(Some(mut r))) = (left.subtree_source(l), right.subtree_source(r))
-        else {
-            return false;
+        let sources = || match (left.subtree_source(l), right.subtree_source(r)) {
+            (Ok(Some(l)), Ok(Some(r))) => Some((l, r)),
+            _ => None,
         };
-        let (before, size) = (l.remaining(), l.remaining().max(r.remaining()));
+        let Some((mut left_runs, mut right_runs)) = sources() else {
+            return Same::No;
+        };
+        let (before, size) = (
+            left_runs.remaining(),
+            left_runs.remaining().max(right_runs.remaining()),
+        );
         if size < self.min_bytes || size > self.budget {
+            return Same::No;
+        }
+        if same_runs(&mut left_runs, &mut right_runs) {
+            return Same::Bytes;
+        }
+        self.budget = self.budget.saturating_sub(before - left_runs.remaining());
+        let Some((mut l, mut r)) = sources() else {
+            return Same::No;
+        };
+        if same_bytes(&mut l, &mut r) {
+            Same::ButIds
+        } else {
+            self.budget = self.budget.saturating_sub(before - l.remaining());
+            Same::No
+        }
+    }
+}
+
+/// How two subtrees were found the same ([`ByBytes::same`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Same {
+    /// Not the same, or not compared.
+    No,
+    /// The same but for their tracepoints' thread and event ids.
+    ButIds,
+    /// The same bytes, ids included: each left tracepoint's event id is its
+    /// right counterpart's.
+    Bytes,
+}
+
+/// Whether two subtrees are the same bytes, ids and all, compared run by
+/// run as they lie in their blocks (runs of one mapping at one place are
+/// not read at all). Anything unreadable says "not equal".
+pub(crate) fn same_runs(left: &mut RawSubtree<'_>, right: &mut RawSubtree<'_>) -> bool {
+    if left.remaining() != right.remaining() {
+        return false;
+    }
+    let (mut l, mut r): (&[u8], &[u8]) = (&[], &[]);
+    loop {
+        if l.is_empty() {
+            l = match left.next_run() {
+                Ok(Some(run)) => run,
+                Ok(None) => return r.is_empty() && matches!(right.next_run(), Ok(None)),
+                Err(_) => return false,
+            };
+        }
+        if r.is_empty() {
+            r = match right.next_run() {
+                Ok(Some(run)) => run,
+                _ => return false,
+            };
+        }
+        let n = l.len().min(r.len());
+        let (a, b) = (&l[..n], &r[..n]);
+        if !std::ptr::eq(a, b) && a != b {
             return false;
         }
-        let same = same_bytes(&mut l, &mut r);
-        if !same {
-            self.budget = self.budget.saturating_sub(before - l.remaining());
-        }
-        same
+        (l, r) = (&l[n..], &r[n..]);
     }
 }
 
@@ -202,16 +294,24 @@ mod tests {
     use crate::read::LazyTraceReader;
     use crate::tree::TraceTree;
 
+    /// Whether each thread's first roots are the same bytes but for ids;
+    /// each found so run by run too is asserted to be.
     fn root_bytes_equal(left: &LazyTraceReader, right: &LazyTraceReader) -> Vec<bool> {
         left.thread_ids()
             .into_iter()
             .map(|thread| {
                 let l = TraceTree::roots(left, thread).unwrap()[0];
                 let r = TraceTree::roots(right, thread).unwrap()[0];
-                match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
+                let runs = match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
+                    (Some(mut l), Some(mut r)) => same_runs(&mut l, &mut r),
+                    _ => false,
+                };
+                let same = match (left.raw_subtree(l).unwrap(), right.raw_subtree(r).unwrap()) {
                     (Some(mut l), Some(mut r)) => same_bytes(&mut l, &mut r),
                     _ => false,
-                }
+                };
+                assert!(same || !runs, "the same runs but not the same objects");
+                same
             })
             .collect()
     }
@@ -242,6 +342,14 @@ mod tests {
         );
         assert!(tables_agree(a.context(), b.context()));
         let same = root_bytes_equal(&a, &b);
+        for thread in a.thread_ids() {
+            let root = TraceTree::roots(&a, thread).unwrap()[0];
+            let (mut l, mut r) = (
+                a.raw_subtree(root).unwrap().unwrap(),
+                b.raw_subtree(root).unwrap().unwrap(),
+            );
+            assert!(same_runs(&mut l, &mut r), "one trace's threads run by run");
+        }
         assert!(same.len() > 1 && same.iter().all(|&s| s), "{same:?}");
         let mutations = crate::generate::mutate(&a, 1.0, 1, &c).unwrap();
         assert!(mutations.edited > 0 || mutations.removed > 0);

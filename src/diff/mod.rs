@@ -26,16 +26,16 @@
 //!   [`DiffOptions::max_held`] tracepoints a side, while its keys are
 //!   aligned; a larger one is read past (a key per child) and walked again.
 //!   No common *suffix* is stripped: Myers' ties depend on it.
-//! - An aligned pair of strictly equal containers (a thread's roots
-//!   first) whose subtrees are the same bytes (but ids) over tables that
-//!   agree is copied as unchanged in one walk, and both streams skip it
-//!   (`bulk`; through the post-processing, the raw subtrees shown).
+//! - Strictly equal containers (a thread's roots first) whose subtrees are
+//!   the same bytes but ids (run by run, else object by object) over
+//!   agreeing tables are copied unchanged in one walk, both streams skipping
+//!   them (`bulk`); as recorded, as bytes with ids patched in (`output`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
 //!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
 //!   window by window, 1024 children a side. The reference has no bound.
 //! - Threads are diffed in parallel, each numbering its events from 0,
-//!   then raised by the count before it (`renumber`). Blocks lie as the
-//!   threads ran: the pack's bytes vary, its content does not.
+//!   then raised by the count before it (`renumber`, as it is packed).
+//!   Blocks lie as the threads ran: the pack's bytes vary, not its content.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
@@ -67,7 +67,7 @@ use crate::storage::packed::{
 use crate::tree::{Postprocessed, TraceTree};
 use crate::write::{StreamingThread, StreamingWriter};
 use options::{InputThread, match_threads};
-use output::{Reinterner, ThreadOut};
+use output::{RawCopy, Reinterner, ThreadOut};
 use rustc_hash::FxHashMap;
 use walk::{Side, Start, Walk};
 
@@ -281,8 +281,14 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         .map_err(|e| Error::io(folder, e))?;
     let data = scratch.path().join("diff.trace");
     let index = scratch.path().join("diff.trace.idx");
-    let idmap_path = scratch.path().join("diff.idmap");
     let writer = StreamingWriter::create(&data)?;
+    // Subtrees are copied as bytes only as recorded, where the walks read
+    // the readers' own bytes.
+    let raw = if agree && !options.postprocess {
+        output::seed_pool(&writer, left.trace.context(), right.trace.context()).ok()
+    } else {
+        None
+    };
     let mut summary = DiffSummary {
         thread_map: thread_map.clone(),
         ..DiffSummary::default()
@@ -318,13 +324,12 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
         });
     }
-    let done = run_jobs(jobs, left.trace, right.trace, options, agree)?;
+    let done = run_jobs(jobs, left.trace, right.trace, options, (agree, raw))?;
     writer.close()?;
 
     let mut bases = FxHashMap::default();
     let mut next_event = 0i64;
-    let idmap_file = File::create(&idmap_path).map_err(|e| Error::io(&idmap_path, e))?;
-    let mut idmap = BufWriter::with_capacity(1 << 16, idmap_file);
+    let mut idmap_parts = Vec::with_capacity(done.len());
     for (mut thread_summary, warnings, count, part) in done {
         let base = i32::try_from(next_event)
             .map_err(|_| Error::limit("event ids", next_event, i32::MAX))?;
@@ -336,17 +341,14 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         if next_event > i64::from(i32::MAX) + 1 {
             return Err(Error::limit("event ids", next_event - 1, i32::MAX));
         }
-        let mut source = File::open(&part).map_err(|e| Error::io(&part, e))?;
-        std::io::copy(&mut source, &mut idmap).map_err(|e| Error::io(&idmap_path, e))?;
-        drop(source);
-        std::fs::remove_file(&part).map_err(|e| Error::io(&part, e))?;
+        idmap_parts.push(part);
         summary.tracepoints += count as u64;
         summary.warnings.extend(warnings);
         summary.threads.push(thread_summary);
     }
-    idmap.flush().map_err(|e| Error::io(&idmap_path, e))?;
-    drop(idmap);
-    renumber::renumber(&data, &index, &bases)?;
+    // The data's event ids are raised as it is packed.
+    let renumbered = renumber::renumber(&data, &index, &bases)?;
+    let write_data = |out: &mut dyn Write| renumbered.write_data(out);
 
     let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
     threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
@@ -365,9 +367,9 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     }
     entries.extend([
         PackSource::Bytes(INFO_ENTRY, info.as_bytes()),
-        PackSource::File(DATA_ENTRY, &data),
+        PackSource::Written(DATA_ENTRY, renumbered.len()?, &write_data),
         PackSource::File(INDEX_ENTRY, &index),
-        PackSource::File("diff.idmap", &idmap_path),
+        PackSource::Files("diff.idmap", &idmap_parts),
         PackSource::Bytes("diff.threadmap", &threadmap),
     ]);
     summary.bytes = write_packed_entries(out, &entries)?.bytes;
@@ -397,7 +399,7 @@ fn run_jobs<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    agree: bool,
+    agree: (bool, Option<u64>),
 ) -> Result<Vec<JobDone>> {
     let count = jobs.len();
     let workers = std::thread::available_parallelism()
@@ -448,7 +450,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
     left: &L,
     right: &R,
     options: &DiffOptions,
-    agree: bool,
+    (agree, raw): (bool, Option<u64>),
 ) -> Result<JobDone> {
     let file = File::create(&job.idmap).map_err(|e| Error::io(&job.idmap, e))?;
     let mut idmap = BufWriter::with_capacity(1 << 16, file);
@@ -473,6 +475,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
             id: ThreadId(job.id),
             next_event: &mut next_event,
             idmap: &mut idmap,
+            raw: raw.map(|bytes| RawCopy::new(right.context(), bytes)),
         },
         summary: &mut summary,
         max_edits: options.max_edits,

@@ -8,11 +8,14 @@ use std::io::Write;
 use rustc_hash::FxHashMap;
 
 use crate::common::{ClassId, CodeLocationId, EventId, FieldId, MethodId, ThreadId, VariableId};
+use crate::diff::bulk::reference_objects;
 use crate::error::{Error, Result};
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody, Value};
+use crate::read::RawSubtree;
 use crate::write::{
-    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, VariableSpec,
+    BuildTarget, CodeLocationSpec, FieldSpec, MethodSpec, StreamingThread, StreamingWriter,
+    VariableSpec,
 };
 
 /// One input's ids translated into the output's: each reference object is
@@ -215,19 +218,103 @@ pub(crate) struct ThreadOut<'w, W: Write> {
     pub(crate) id: ThreadId,
     pub(crate) next_event: &'w mut i64,
     pub(crate) idmap: &'w mut W,
+    /// Whether subtrees are copied as their bytes ([`copy_raw`](Self::copy_raw)).
+    pub(crate) raw: Option<RawCopy<'w>>,
+}
+
+/// What copying subtrees as their bytes needs: the inputs' tables agree
+/// and the output's pool holds every object of both under its own id
+/// ([`seed_pool`]), so that the bytes of either input name in the output
+/// what they name in it. The copying input's objects are written into a
+/// thread before its first such copy (the bytes do not say which they
+/// name), so only a subtree at least as large as them is copied first.
+pub(crate) struct RawCopy<'c> {
+    context: &'c TraceContext,
+    table_bytes: u64,
+    written: bool,
+}
+
+impl<'c> RawCopy<'c> {
+    /// Copies from the input of `context` ([`seed_pool`]'s table bytes).
+    pub(crate) fn new(context: &'c TraceContext, table_bytes: u64) -> Self {
+        RawCopy {
+            context,
+            table_bytes,
+            written: false,
+        }
+    }
+}
+
+/// Puts every reference object of `left` and `right` (whose tables agree)
+/// into the pool of `out` under its own id; the encoded bytes of the
+/// right's objects.
+pub(crate) fn seed_pool(
+    out: &StreamingWriter,
+    left: &TraceContext,
+    right: &TraceContext,
+) -> Result<u64> {
+    if !std::ptr::eq(left, right) {
+        reference_objects(left, |object, _| out.add_reference(object))?;
+    }
+    let mut bytes = 0;
+    reference_objects(right, |object, len| {
+        bytes += len;
+        out.add_reference(object)
+    })?;
+    Ok(bytes)
+}
+
+/// Takes the next event id of `next_event` and writes its id-map line.
+fn take_event(
+    next_event: &mut i64,
+    idmap: &mut impl Write,
+    left: Option<EventId>,
+    right: Option<EventId>,
+) -> Result<EventId> {
+    let event =
+        i32::try_from(*next_event).map_err(|_| Error::limit("event ids", *next_event, i32::MAX))?;
+    *next_event += 1;
+    let mut line = [0u8; 8];
+    line[..4].copy_from_slice(&left.map_or(-1, |e| e.0).to_be_bytes());
+    line[4..].copy_from_slice(&right.map_or(-1, |e| e.0).to_be_bytes());
+    idmap.write_all(&line)?;
+    Ok(EventId(event))
 }
 
 impl<W: Write> ThreadOut<'_, W> {
     /// Takes the next event id and writes its id-map line.
     fn event(&mut self, left: Option<EventId>, right: Option<EventId>) -> Result<EventId> {
-        let event = i32::try_from(*self.next_event)
-            .map_err(|_| Error::limit("event ids", *self.next_event, i32::MAX))?;
-        *self.next_event += 1;
-        let mut line = [0u8; 8];
-        line[..4].copy_from_slice(&left.map_or(-1, |e| e.0).to_be_bytes());
-        line[4..].copy_from_slice(&right.map_or(-1, |e| e.0).to_be_bytes());
-        self.idmap.write_all(&line)?;
-        Ok(EventId(event))
+        take_event(self.next_event, self.idmap, left, right)
+    }
+
+    /// Writes `subtree`, of the right input, as unchanged from its bytes,
+    /// each tracepoint's ids patched in (its left event from `left`, given
+    /// its right one); how many tracepoints it wrote, or `None`, having
+    /// written nothing, where bytes are not copied (the tables differ, or
+    /// the thread's first copy is smaller than them).
+    pub(crate) fn copy_raw(
+        &mut self,
+        mut subtree: RawSubtree<'_>,
+        mut left: impl FnMut(EventId) -> Result<EventId>,
+    ) -> Result<Option<u64>> {
+        let Some(raw) = &mut self.raw else {
+            return Ok(None);
+        };
+        if !raw.written {
+            if subtree.remaining() < raw.table_bytes {
+                return Ok(None);
+            }
+            let thread = &mut self.thread;
+            reference_objects(raw.context, |object, _| thread.push_reference(object))?;
+            raw.written = true;
+        }
+        let (next_event, idmap) = (&mut *self.next_event, &mut *self.idmap);
+        let count = self.thread.push_raw_subtree(
+            || subtree.next_object(),
+            DiffStatus::Unchanged,
+            |right| take_event(next_event, idmap, Some(left(right)?), Some(right)),
+        )?;
+        Ok(Some(count))
     }
 
     /// Writes a copy of `tracepoint` (from the input `from` translates)
@@ -283,5 +370,102 @@ impl<W: Write> ThreadOut<'_, W> {
     /// Closes the innermost open container.
     pub(crate) fn close(&mut self, footer: &Footer<'_>) -> Result<()> {
         self.thread.push_footer(footer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::bulk::reference_objects;
+    use crate::model::Footer;
+    use crate::read::{LazyTraceReader, Visit, VisitDetail};
+    use crate::tree::TraceTree;
+
+    /// Each thread's tracepoints in pre-order, with depth and footer.
+    fn nodes(
+        trace: &LazyTraceReader,
+    ) -> Vec<Vec<(usize, Tracepoint<'static>, Option<Footer<'static>>)>> {
+        trace
+            .thread_ids()
+            .into_iter()
+            .map(|thread| {
+                let roots = TraceTree::roots(trace, thread).unwrap();
+                let mut nodes = Vec::new();
+                trace
+                    .walk_visit(&roots, None, VisitDetail::default(), |step| {
+                        if let Visit::Node {
+                            depth,
+                            tracepoint,
+                            footer,
+                            ..
+                        } = step
+                        {
+                            let footer = footer.map(|f| f.clone().into_owned());
+                            nodes.push((depth, tracepoint.clone().into_owned(), footer));
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                nodes
+            })
+            .collect()
+    }
+
+    /// A trace's subtrees copied as their bytes, over a pool seeded with
+    /// its objects, are its subtrees with the thread, event ids and status
+    /// given, and child diff statuses dropped; the copy's index finds them.
+    #[cfg(feature = "generate")]
+    #[test]
+    fn subtrees_copied_as_bytes_are_the_subtrees_renumbered() {
+        let scratch = tempfile::tempdir().unwrap();
+        let (input, output) = (
+            scratch.path().join("in.trace"),
+            scratch.path().join("out.trace"),
+        );
+        crate::generate::samples::all_types()
+            .unwrap()
+            .save(&input)
+            .unwrap();
+        let reader = LazyTraceReader::open(&input).unwrap();
+        let writer = StreamingWriter::create(&output).unwrap();
+        seed_pool(&writer, reader.context(), reader.context()).unwrap();
+        let mut copied = 0;
+        for (n, thread) in reader.thread_ids().into_iter().enumerate() {
+            let mut out = writer
+                .new_thread_with_id(ThreadId(n as i32 + 5), "copy")
+                .unwrap();
+            reference_objects(reader.context(), |object, _| out.push_reference(object)).unwrap();
+            for root in TraceTree::roots(&reader, thread).unwrap() {
+                let mut subtree = reader.raw_subtree(root).unwrap().unwrap();
+                copied += out
+                    .push_raw_subtree(
+                        || subtree.next_object(),
+                        DiffStatus::Unchanged,
+                        |event| Ok(EventId(event.0 + 1000)),
+                    )
+                    .unwrap();
+            }
+            out.finish().unwrap();
+        }
+        writer.close().unwrap();
+        let copy = LazyTraceReader::open(&output).unwrap();
+        let (expected, found) = (nodes(&reader), nodes(&copy));
+        assert_eq!(
+            copied,
+            expected.iter().map(Vec::len).sum::<usize>() as u64,
+            "every tracepoint copied"
+        );
+        assert_eq!(expected.len(), found.len());
+        for (n, (expected, found)) in expected.into_iter().zip(found).enumerate() {
+            assert_eq!(expected.len(), found.len(), "thread {n}");
+            for ((depth, mut tracepoint, footer), found) in expected.into_iter().zip(found) {
+                let header = &mut tracepoint.header;
+                header.thread = ThreadId(n as i32 + 5);
+                header.event = EventId(header.event.0 + 1000);
+                header.diff_status = DiffStatus::Unchanged;
+                tracepoint.child_diff_statuses.clear();
+                assert_eq!((depth, tracepoint, footer), found);
+            }
+        }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
 use crate::common::{EventId, ObjectKind};
-use crate::diff::bulk::ByBytes;
+use crate::diff::bulk::{ByBytes, Same};
 use crate::diff::compare::{Keys, PointKey};
 use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
 use crate::diff::output::{Reinterner, ThreadOut};
@@ -589,19 +589,25 @@ impl<W: Write> Walk<'_, '_, W> {
                 continue;
             };
             match step {
-                Step::Pair(l, r)
-                    if l.key.strict_equal(&r.key)
+                Step::Pair(l, r) => {
+                    let same = if l.key.strict_equal(&r.key)
                         && l.tracepoint.as_ref().is_some_and(Tracepoint::is_container)
                         && streams.left.deeper_ahead(l.depth, self.by_bytes.probe())
-                        && self.by_bytes.same(left.tree, l.node, right.tree, r.node) =>
-                {
-                    // Its rest is left in both streams; it is walked once.
-                    streams.left.leave(l.depth);
-                    streams.right.leave(r.depth);
-                    self.summary.copied +=
-                        self.copy_equal(&mut stack, left, right, l.node, r.node)?;
+                    {
+                        self.by_bytes.same(left.tree, l.node, right.tree, r.node)
+                    } else {
+                        Same::No
+                    };
+                    if same == Same::No {
+                        self.pair(&mut stack, left, right, l, r)?;
+                    } else {
+                        // Its rest is left in both streams; it is walked once.
+                        streams.left.leave(l.depth);
+                        streams.right.leave(r.depth);
+                        self.summary.copied +=
+                            self.copy_equal(&mut stack, left, right, (l.node, r.node), same)?;
+                    }
                 }
-                Step::Pair(l, r) => self.pair(&mut stack, left, right, l, r)?,
                 Step::Removed(point) => {
                     let depth = point.depth + 1;
                     let close = self.copy_one(&mut stack, left, right, Step::Removed(point))?;
@@ -937,65 +943,84 @@ impl<W: Write> Walk<'_, '_, W> {
     /// Writes the subtree of `r` as unchanged, paired node by node with
     /// the subtree of `l`, which is the same tree ([`ByBytes`]): the right
     /// one read by one walk of its reader, the left one's event ids by a
-    /// walk of its bytes or headers on a thread of its own. Returns how
-    /// many tracepoints it wrote.
+    /// walk of its bytes or headers on a thread of its own, or, for the
+    /// same bytes ids and all ([`Same::Bytes`]), the right one's. Returns
+    /// how many tracepoints it wrote.
     fn copy_equal<LT: TraceTree, RT: TraceTree>(
         &mut self,
         stack: &mut Frames<LT::Node, RT::Node>,
         left: &mut Side<'_, LT>,
         right: &mut Side<'_, RT>,
-        l: LT::Node,
-        r: RT::Node,
+        (l, r): (LT::Node, RT::Node),
+        same: Same,
     ) -> Result<u64> {
         let left_tree = left.tree;
         let (right_tree, ids) = (right.tree, &mut right.ids);
         std::thread::scope(|scope| {
             let (tx, rx) = sync_channel::<Result<Vec<EventId>>>(AHEAD);
-            scope.spawn(move || left_events(left_tree, l, tx));
+            if same == Same::Bytes {
+                drop(tx);
+            } else {
+                scope.spawn(move || left_events(left_tree, l, tx));
+            }
             let mut events = Vec::new().into_iter();
-            let mut open: Vec<(Close, i32)> = Vec::new();
-            let mut copied = 0u64;
-            let detail = VisitDetail::default();
-            right_tree.walk_visit(&[r], None, detail, |step| {
-                let Visit::Node {
-                    depth,
-                    tracepoint,
-                    footer,
-                    ..
-                } = step
-                else {
-                    return Ok(());
-                };
-                let left_event = match events.next() {
-                    Some(event) => event,
-                    None => {
-                        events = rx.recv().map_err(|_| unpaired())??.into_iter();
-                        events.next().ok_or_else(unpaired)?
+            let mut left_event = |right: EventId| match events.next() {
+                _ if same == Same::Bytes => Ok(right),
+                Some(event) => Ok(event),
+                None => {
+                    events = rx.recv().map_err(|_| unpaired())??.into_iter();
+                    events.next().ok_or_else(unpaired)
+                }
+            };
+            let copied = 'copy: {
+                if let Some(subtree) = right_tree.raw_subtree(r)?
+                    && let Some(copied) = self.out.copy_raw(subtree, &mut left_event)?
+                {
+                    if let Some(parent) = stack.last_mut() {
+                        parent.children = parent.children.saturating_add(1);
                     }
-                };
-                while open.len() > depth {
+                    self.summary.unchanged += copied;
+                    break 'copy copied;
+                }
+                let mut open: Vec<(Close, i32)> = Vec::new();
+                let mut copied = 0u64;
+                let detail = VisitDetail::default();
+                right_tree.walk_visit(&[r], None, detail, |step| {
+                    let Visit::Node {
+                        depth,
+                        tracepoint,
+                        footer,
+                        ..
+                    } = step
+                    else {
+                        return Ok(());
+                    };
+                    let left_event = left_event(tracepoint.event())?;
+                    while open.len() > depth {
+                        self.close_copies(&mut open)?;
+                    }
+                    let status = DiffStatus::Unchanged;
+                    let right_event = Some(tracepoint.event());
+                    self.out
+                        .copy(ids, tracepoint, status, Some(left_event), right_event)?;
+                    if let Some((_, children)) = open.last_mut() {
+                        *children = children.saturating_add(1);
+                    } else if let Some(parent) = stack.last_mut() {
+                        parent.children = parent.children.saturating_add(1);
+                    }
+                    self.summary.unchanged += 1;
+                    copied += 1;
+                    if tracepoint.is_container() {
+                        let footer = ids.footer(footer, &self.out.thread)?;
+                        open.push((close_of(tracepoint, Ok(footer))?, 0));
+                    }
+                    Ok(())
+                })?;
+                while !open.is_empty() {
                     self.close_copies(&mut open)?;
                 }
-                let status = DiffStatus::Unchanged;
-                let right_event = Some(tracepoint.event());
-                self.out
-                    .copy(ids, tracepoint, status, Some(left_event), right_event)?;
-                if let Some((_, children)) = open.last_mut() {
-                    *children = children.saturating_add(1);
-                } else if let Some(parent) = stack.last_mut() {
-                    parent.children = parent.children.saturating_add(1);
-                }
-                self.summary.unchanged += 1;
-                copied += 1;
-                if tracepoint.is_container() {
-                    let footer = ids.footer(footer, &self.out.thread)?;
-                    open.push((close_of(tracepoint, Ok(footer))?, 0));
-                }
-                Ok(())
-            })?;
-            while !open.is_empty() {
-                self.close_copies(&mut open)?;
-            }
+                copied
+            };
             if events.next().is_some() || rx.recv().is_ok() {
                 return Err(unpaired());
             }

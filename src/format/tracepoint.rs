@@ -91,7 +91,7 @@ impl TracepointHeader {
     }
 
     /// Bytes of the header, kind byte included.
-    const ENCODED_LEN: usize = 15;
+    pub(crate) const ENCODED_LEN: usize = 15;
 
     /// Where an encoded tracepoint (kind byte included) holds its thread
     /// id, then its event id: 4 bytes each, big-endian.

@@ -459,12 +459,80 @@ pub(crate) fn write_packed(
 }
 
 /// What one entry of a packed trace is written from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) enum PackSource<'a> {
     /// The entry named so, holding these bytes.
     Bytes(&'a str, &'a [u8]),
     /// The entry named so, holding this file's bytes.
     File(&'a str, &'a Path),
+    /// The entry named so, holding these files' bytes one after another.
+    Files(&'a str, &'a [PathBuf]),
+    /// The entry named so, of this many bytes, which the function writes.
+    Written(&'a str, u64, &'a dyn Fn(&mut dyn Write) -> Result<()>),
+}
+
+impl std::fmt::Debug for PackSource<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackSource::Bytes(name, bytes) => write!(f, "Bytes({name:?}, {} bytes)", bytes.len()),
+            PackSource::File(name, path) => write!(f, "File({name:?}, {path:?})"),
+            PackSource::Files(name, paths) => write!(f, "Files({name:?}, {paths:?})"),
+            PackSource::Written(name, len, _) => write!(f, "Written({name:?}, {len} bytes)"),
+        }
+    }
+}
+
+/// Bytes read from a file at a time while packing it.
+const PACK_BUFFER: usize = 1 << 20;
+
+/// A writer that counts what passes through it.
+struct CountingWriter<W> {
+    inner: W,
+    count: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(bytes)?;
+        self.count += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes the entry `name` of `zip`, holding the bytes of `paths` one after
+/// another; their length.
+fn pack_files<W: Write + std::io::Seek>(
+    zip: &mut ZipWriter<W>,
+    name: &str,
+    paths: &[PathBuf],
+    options: impl Fn(u64, u16) -> SimpleFileOptions,
+) -> Result<u64> {
+    let mut sources = Vec::with_capacity(paths.len());
+    let mut len = 0;
+    for path in paths {
+        let source = File::open(path).map_err(|e| Error::io(path, e))?;
+        len += source.metadata().map_err(|e| Error::io(path, e))?.len();
+        sources.push((path, source));
+    }
+    let align = if name == DATA_ENTRY { 4096 } else { 1 };
+    zip.start_file(name, options(len, align))
+        .map_err(|e| Error::io(name, std::io::Error::other(e)))?;
+    let mut copied = 0;
+    for (path, source) in sources {
+        let mut source = std::io::BufReader::with_capacity(PACK_BUFFER, source);
+        copied += std::io::copy(&mut source, zip).map_err(|e| Error::io(path, e))?;
+    }
+    if copied != len {
+        return Err(Error::io(
+            name,
+            std::io::Error::other("a file changed while it was packed"),
+        ));
+    }
+    Ok(len)
 }
 
 /// Writes a packed trace at `out` holding `entries` in order, as
@@ -492,18 +560,26 @@ pub(crate) fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Re
                     (name, bytes.len() as u64)
                 }
                 PackSource::File(name, path) => {
-                    let mut source = File::open(path).map_err(|e| Error::io(path, e))?;
-                    let len = source.metadata().map_err(|e| Error::io(path, e))?.len();
+                    let paths = [path.to_path_buf()];
+                    (name, pack_files(&mut zip, name, &paths, options)?)
+                }
+                PackSource::Files(name, paths) => {
+                    (name, pack_files(&mut zip, name, paths, options)?)
+                }
+                PackSource::Written(name, len, write) => {
                     let align = if name == DATA_ENTRY { 4096 } else { 1 };
                     zip.start_file(name, options(len, align))
                         .map_err(zip_error)?;
-                    let copied =
-                        std::io::copy(&mut source, &mut zip).map_err(|e| Error::io(path, e))?;
-                    if copied != len {
-                        return Err(Error::io(
-                            path,
-                            std::io::Error::other("the file changed while it was packed"),
-                        ));
+                    let mut counted = CountingWriter {
+                        inner: &mut zip,
+                        count: 0,
+                    };
+                    write(&mut counted)?;
+                    if counted.count != len {
+                        return Err(Error::internal(format!(
+                            "the pack's entry {name} was written with {} bytes, not {len}",
+                            counted.count
+                        )));
                     }
                     (name, len)
                 }

@@ -748,3 +748,58 @@ fn subtrees_of_the_same_bytes_diff_as_compared_ones() {
         }
     }
 }
+
+/// One recording written by the two writers (the collect-and-dump one and
+/// the streaming one: their reference objects lie and may be numbered
+/// differently) diffs as all unchanged, copied by its bytes or compared
+/// node by node alike, as recorded and through the post-processing.
+#[test]
+fn one_recording_by_two_writers_diffs_unchanged_however_its_subtrees_are_copied() {
+    let Some(dir) = files::reference_traces() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("d.packedtrace");
+    for name in ["small", "all-types"] {
+        let dump = dir.join(format!("{name}-dump.trace"));
+        let stream = dir.join(format!("{name}-stream.trace"));
+        for (left, right) in [(&dump, &stream), (&stream, &dump), (&stream, &stream)] {
+            for postprocess in [false, true] {
+                let mut options = DiffOptions::default();
+                options.postprocess = postprocess;
+                options.min_copied_bytes = 0;
+                let (compared, _) = diff_read_by(
+                    |p| EagerTrace::open(p).unwrap(),
+                    (left, right),
+                    &options,
+                    &out,
+                );
+                let (copied, _) = diff_read_by(
+                    |p| LazyTraceReader::open(p).unwrap(),
+                    (left, right),
+                    &options,
+                    &out,
+                );
+                let summary = diff_files(left, right, &options, &out);
+                let what = format!(
+                    "{} with {} (post-processed: {postprocess})",
+                    left.display(),
+                    right.display()
+                );
+                for thread in &summary.threads {
+                    assert_eq!(
+                        (thread.removed, thread.added, thread.edited),
+                        (0, 0, 0),
+                        "{what}"
+                    );
+                }
+                for (part, (a, b)) in ["printed", "idmap", "threadmap"]
+                    .iter()
+                    .zip(compared.iter().zip(&copied))
+                {
+                    assert_same_bytes(&format!("{what} {part}"), b, a);
+                }
+            }
+        }
+    }
+}

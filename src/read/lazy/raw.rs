@@ -44,6 +44,24 @@ impl<'r> RawSubtree<'r> {
         self.end.0.saturating_sub(self.at.0)
     }
 
+    /// The next run of the subtree's bytes that lie together (up to its
+    /// block's end), reference objects and all, with no object decoded;
+    /// `None` past the subtree's end. A subtree read by runs is read by runs
+    /// to its end: [`next_object`](Self::next_object) does not follow one.
+    pub fn next_run(&mut self) -> Result<Option<&'r [u8]>> {
+        if self.at >= self.end {
+            return Ok(None);
+        }
+        let (bytes, _) = self.stream.bytes_at(self.at)?;
+        let len =
+            usize::try_from(self.end.0 - self.at.0).map_or(bytes.len(), |n| n.min(bytes.len()));
+        if len == 0 {
+            return Err(Error::internal("an empty block inside a subtree"));
+        }
+        self.at = self.at + len as u64;
+        Ok(Some(&bytes[..len]))
+    }
+
     /// The next object's bytes, its kind byte first (tracepoints, footers
     /// and reference objects, as they lie in the stream); `None` past the
     /// subtree's end. A malformed object is the decoder's error.

@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::format::bytes::{SliceWriter, Unwritten};
 use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::{BLOCK_HEADER_LEN, IndexCell, Object, ObjectKind};
-use crate::model::{Footer, Tracepoint};
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointHeader};
 use crate::write::deps::{self, ReferenceSink};
 use crate::write::hash::FastSet;
 use crate::write::pool::ReferencePool;
@@ -582,6 +582,109 @@ impl BlockBuilder {
             || footer.encoded_len(),
             rejected,
         )?;
+        self.close_container(at);
+        Ok(())
+    }
+
+    /// Writes a reference object with its own id unless this block holds
+    /// it or it is on disk, cutting the block first when it does not fit.
+    /// Its dependencies are the caller's: every object it names must be
+    /// written by the time a reader reads the trace.
+    pub(crate) fn reference_object<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        object: &Object<'_>,
+    ) -> Result<()> {
+        let (kind, id) = (object.kind(), object.reference_id().unwrap_or(-1));
+        for first_try in [true, false] {
+            self.may_cut = first_try;
+            self.overflowed = false;
+            let mut sink = GroupSink {
+                block: self,
+                on_disk: context.on_disk,
+            };
+            if !sink.first_use(kind, id) {
+                return Ok(());
+            }
+            sink.reference(object)?;
+            if !self.overflowed {
+                return Ok(());
+            }
+            self.flush(context)?;
+        }
+        unreachable!("an object written without cutting always fits")
+    }
+
+    /// Writes `len` bytes made by `write` as one object, cutting the block
+    /// first when they do not fit it (as [`group`](Self::group) does);
+    /// returns its payload offset.
+    fn raw_object<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        len: usize,
+        write: impl FnOnce(&mut [u8]),
+    ) -> Result<usize> {
+        self.may_cut = true;
+        if self.exceeds(self.end, len) {
+            self.flush(context)?;
+        }
+        let start = self.end;
+        write(self.reserve(len));
+        Ok(start - HEADER)
+    }
+
+    /// Writes an encoded tracepoint (`bytes`, kind byte first) with
+    /// `thread`, `event` and `status` in place of its own, and a
+    /// container's child diff statuses left out; its reference objects
+    /// are the caller's, as [`reference_object`](Self::reference_object)'s
+    /// dependencies are. Returns false, having written nothing, for bytes
+    /// too short to be a tracepoint.
+    pub(crate) fn raw_tracepoint<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        bytes: &[u8],
+        container: bool,
+        (thread, event, status): (ThreadId, EventId, DiffStatus),
+    ) -> Result<bool> {
+        const HEAD: usize = TracepointHeader::ENCODED_LEN;
+        const THREAD: usize = TracepointHeader::THREAD_AT;
+        const EVENT: usize = TracepointHeader::EVENT_AT;
+        let body = if container {
+            match bytes.get(HEAD) {
+                Some(&statuses) => HEAD + 1 + usize::from(statuses),
+                None => return Ok(false),
+            }
+        } else {
+            HEAD
+        };
+        let Some(rest) = bytes.get(body..) else {
+            return Ok(false);
+        };
+        let head = HEAD + usize::from(container);
+        self.raw_object(context, head + rest.len(), |out| {
+            out[..HEAD].copy_from_slice(&bytes[..HEAD]);
+            out[THREAD..THREAD + 4].copy_from_slice(&thread.0.to_be_bytes());
+            out[EVENT..EVENT + 4].copy_from_slice(&event.0.to_be_bytes());
+            out[EVENT + 4] = status as u8;
+            if container {
+                out[HEAD] = 0;
+            }
+            out[head..].copy_from_slice(rest);
+        })?;
+        if container {
+            self.open.push((event, self.logical_position()));
+        }
+        Ok(true)
+    }
+
+    /// Writes an encoded footer (`bytes`, kind byte first) of the innermost
+    /// open container, and the container's cell.
+    pub(crate) fn raw_footer<S: BlockSink>(
+        &mut self,
+        context: &Context<'_, S>,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let at = self.raw_object(context, bytes.len(), |out| out.copy_from_slice(bytes))?;
         self.close_container(at);
         Ok(())
     }

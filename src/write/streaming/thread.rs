@@ -8,8 +8,8 @@ use std::sync::{Arc, MutexGuard};
 
 use crate::common::{EventId, LogicalOffset, ThreadId};
 use crate::error::{Error, Result};
-use crate::format::Object;
-use crate::model::{Footer, Tracepoint, TracepointType};
+use crate::format::{ByteReader, Object, ObjectKind};
+use crate::model::{DiffStatus, Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::write::build::{BuildTarget, OpenContainer};
 use crate::write::check::{check_footer, check_tracepoint};
 use crate::write::pool::ReferencePool;
@@ -131,6 +131,91 @@ impl StreamingThread {
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         let mut state = self.state()?;
         write_footer(self, &mut state, footer)
+    }
+
+    /// Writes reference object `object` with its own id (which this
+    /// writer's pool must hold with the same content), unless this thread's
+    /// block holds it or it is on disk: what the objects of
+    /// [`push_raw_subtree`](Self::push_raw_subtree) name is written this way
+    /// first.
+    pub(crate) fn push_reference(&mut self, object: &Object<'_>) -> Result<()> {
+        let context = self.context();
+        let mut state = self.state()?;
+        state.block.reference_object(&context, object)
+    }
+
+    /// Copies one whole subtree from its encoded objects as `next` hands
+    /// them out in stream order (a trace's own bytes: tracepoints, footers
+    /// and reference objects): each tracepoint with this thread's id, the
+    /// event id `event` gives for its own, and `status`, its child diff
+    /// statuses left out; footers as they are; reference objects left out.
+    /// The reference objects the subtree names must be this writer's under
+    /// the same ids and written before
+    /// ([`push_reference`](Self::push_reference)): only the root is
+    /// decoded. Returns how many tracepoints it wrote.
+    pub(crate) fn push_raw_subtree<'a>(
+        &mut self,
+        mut next: impl FnMut() -> Result<Option<&'a [u8]>>,
+        status: DiffStatus,
+        mut event: impl FnMut(EventId) -> Result<EventId>,
+    ) -> Result<u64> {
+        let damaged = || Error::invalid("subtree", "its encoded objects are not one whole subtree");
+        let context = self.context();
+        let thread = self.slot.thread;
+        let mut state = self.state()?;
+        let (mut depth, mut count) = (0usize, 0u64);
+        while let Some(object) = next()? {
+            let kind = *object.first().ok_or_else(damaged)?;
+            if kind <= ObjectKind::CodeLocation as u8 {
+                continue;
+            }
+            if kind == ObjectKind::TracepointFooter as u8 {
+                depth = depth.checked_sub(1).ok_or_else(damaged)?;
+                state.block.raw_footer(&context, object)?;
+                if depth == 0 {
+                    state.open.pop_checked()?;
+                }
+            } else if kind == ObjectKind::Tracepoint as u8 && (count == 0 || depth > 0) {
+                let header = object
+                    .get(1..=TracepointHeader::LEN)
+                    .and_then(|bytes| TracepointHeader::from_bytes(bytes.try_into().ok()?))
+                    .ok_or_else(damaged)?;
+                let container = header.tracepoint_type.is_container();
+                if count == 0 {
+                    // The root is pushed as a tracepoint is: its parent may
+                    // count it (a loop's iterations).
+                    let root = match Object::decode(&mut ByteReader::new(object, 0), None) {
+                        Ok(Object::Tracepoint(root)) => root,
+                        _ => return Err(damaged()),
+                    };
+                    state.open.push(&root);
+                }
+                let id = event(header.event)?;
+                let ids = (thread, id, status);
+                if !state
+                    .block
+                    .raw_tracepoint(&context, object, container, ids)?
+                {
+                    return Err(damaged());
+                }
+                depth += usize::from(container);
+                count += 1;
+                state.pushed_events = state.pushed_events.max(i64::from(id.0) + 1);
+                if container {
+                    continue;
+                }
+            } else {
+                return Err(damaged());
+            }
+            if state.block.is_full() {
+                state.block.flush(&context)?;
+            }
+        }
+        if depth != 0 || count == 0 {
+            return Err(damaged());
+        }
+        state.tracepoints += count;
+        Ok(count)
     }
 
     /// Takes the thread's buffer for a run of
