@@ -378,6 +378,12 @@ pub enum Command {
         /// at a time), with a warning.
         #[arg(long, default_value_t = 2048, value_name = "N")]
         max_edits: usize,
+        /// The most children a side whose keys are held to align two long
+        /// lists (24 bytes each); longer lists are aligned window by window
+        /// as they are read (as past --max-edits, with a warning), so that
+        /// memory is bounded whatever the traces' size.
+        #[arg(long, default_value_t = 1 << 21, value_name = "N")]
+        max_keys: usize,
         /// Compare the traces as recorded. By default both are read through
         /// the reference's post-processing, as its diff reads them (`print
         /// --postprocess` shows a trace so): `$default` and `access$` pairs
@@ -1029,6 +1035,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             force,
             summary,
             max_edits,
+            max_keys,
             no_postprocess,
             ..
         } => {
@@ -1040,6 +1047,7 @@ pub fn run(mut cli: Cli, spooled_as: &mut Option<(PathBuf, PathBuf)>) -> Result<
             options.unmatched = diff::unmatched(unmatched);
             options.allow_diffs = force;
             options.max_edits = max_edits;
+            options.max_keys = max_keys;
             let args = diff::DiffArgs {
                 left: &left,
                 right: &right,

@@ -13,8 +13,8 @@
 //!   also *strictly* equal (values, receiver, arguments, result, exception)
 //!   is `Unchanged`, else the left is written `EditedOld` without children,
 //!   then the right `EditedNew`; aligned containers' children are aligned in
-//!   turn. The rest is copied with its subtrees as `Removed` or `Added`.
-//!   Both equalities are the reference's hashes (`compare`).
+//!   turn. The rest is copied with its subtrees as `Removed` or `Added`
+//!   (both equalities: the reference's hashes, `compare`).
 //! - **Output**: pre-order, threads in turn, event ids from 0 in that order;
 //!   `diff.idmap` holds each one's left and right event ids (−1: none),
 //!   `diff.threadmap` the thread map, big-endian as `DataOutputStream`.
@@ -31,11 +31,11 @@
 //!   agreeing tables are copied unchanged in one walk, both streams skipping
 //!   them (`bulk`); as recorded, as bytes with ids patched in (`output`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
-//!   O(n·D), memory O(D²)); past it (a warning) the lists are aligned
-//!   window by window, 1024 children a side. The reference has no bound.
-//! - Threads are diffed in parallel, each numbering its events from 0,
-//!   then raised by the count before it (`renumber`, as it is packed).
-//!   Blocks lie as the threads ran: the pack's bytes vary, not its content.
+//!   O(n·D), memory O(D²)), the reference's never; past it, or past
+//!   [`DiffOptions::max_keys`] children read past (then as they are read),
+//!   lists are aligned window by window (1024 a side), with a warning.
+//! - Threads are diffed in parallel, each numbered from 0, raised by the
+//!   count before it as packed (`renumber`): bytes vary, not content.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
@@ -169,6 +169,10 @@ pub struct ThreadSummary {
     /// Of the unchanged, those copied with subtrees found the same by
     /// their bytes, not compared node by node.
     pub copied: u64,
+    /// The most children's keys held at once on one side to align two
+    /// lists: bounded by [`DiffOptions::max_held`] and
+    /// [`DiffOptions::max_keys`] (and a window), whatever the lists' length.
+    pub held_keys: u64,
     /// The first tracepoint that is not unchanged.
     pub first_divergence: Option<Divergence>,
 }
@@ -480,6 +484,7 @@ fn run_job<L: TraceTree, R: TraceTree>(
         summary: &mut summary,
         max_edits: options.max_edits,
         max_held: options.max_held,
+        max_keys: options.max_keys,
         warnings: &mut warnings,
         by_bytes: bulk::ByBytes::new(agree, options.min_copied_bytes),
     };

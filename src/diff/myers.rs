@@ -123,36 +123,64 @@ pub(crate) fn align_by_windows(
     let (mut x0, mut y0) = (0, 0);
     while x0 < n || y0 < m {
         let (w, h) = ((n - x0).min(WINDOW), (m - y0).min(WINDOW));
-        let mut in_window = |x: usize, y: usize| equal(x0 + x, y0 + y);
-        let script = myers(w, h, max_edits, &mut in_window)
-            .unwrap_or_else(|| align_by_position(w, h, &mut in_window));
         let whole = x0 + w == n && y0 + h == m;
-        let keep = match script
-            .iter()
-            .rposition(|line| matches!(line, DiffLine::Unchanged(..)))
-        {
-            Some(i) if !whole => match script[i] {
-                DiffLine::Unchanged(x, y) if x < w / 4 && y < h / 4 => script.len(),
-                _ => i + 1,
-            },
-            _ => script.len(),
-        };
-        let (mut x, mut y) = (x0, y0);
-        for line in &script[..keep] {
-            lines.push(match *line {
-                DiffLine::Unchanged(l, r) => DiffLine::Unchanged(x0 + l, y0 + r),
-                DiffLine::Removed(l) => DiffLine::Removed(x0 + l),
-                DiffLine::Added(r) => DiffLine::Added(y0 + r),
-            });
-            match *line {
-                DiffLine::Unchanged(l, r) => (x, y) = (x0 + l + 1, y0 + r + 1),
-                DiffLine::Removed(l) => x = x0 + l + 1,
-                DiffLine::Added(r) => y = y0 + r + 1,
-            }
-        }
-        (x0, y0) = (x, y);
+        let kept = window(w, h, whole, max_edits, |x, y| equal(x0 + x, y0 + y));
+        lines.extend(kept.lines.iter().map(|line| match *line {
+            DiffLine::Unchanged(l, r) => DiffLine::Unchanged(x0 + l, y0 + r),
+            DiffLine::Removed(l) => DiffLine::Removed(x0 + l),
+            DiffLine::Added(r) => DiffLine::Added(y0 + r),
+        }));
+        (x0, y0) = (x0 + kept.left, y0 + kept.right);
     }
     lines
+}
+
+/// What one window of [`align_by_windows`] keeps: its script (indices
+/// within the windows) and how many items of each list it covers.
+pub(crate) struct Window {
+    pub(crate) lines: Vec<DiffLine>,
+    pub(crate) left: usize,
+    pub(crate) right: usize,
+}
+
+/// One window of [`align_by_windows`]: the kept script of the next `w` and
+/// `h` items (at most [`WINDOW`] each; `equal` indexed from the windows'
+/// starts), `whole` when they are the rest of both lists. It covers at
+/// least one item when `w + h > 0`, so that windows in turn cover both
+/// lists, whether the lists are held whole or read as they are aligned.
+pub(crate) fn window(
+    w: usize,
+    h: usize,
+    whole: bool,
+    max_edits: usize,
+    mut equal: impl FnMut(usize, usize) -> bool,
+) -> Window {
+    let mut script =
+        myers(w, h, max_edits, &mut equal).unwrap_or_else(|| align_by_position(w, h, &mut equal));
+    let keep = match script
+        .iter()
+        .rposition(|line| matches!(line, DiffLine::Unchanged(..)))
+    {
+        Some(i) if !whole => match script[i] {
+            DiffLine::Unchanged(x, y) if x < w / 4 && y < h / 4 => script.len(),
+            _ => i + 1,
+        },
+        _ => script.len(),
+    };
+    script.truncate(keep);
+    let (mut left, mut right) = (0, 0);
+    for line in &script {
+        match *line {
+            DiffLine::Unchanged(l, r) => (left, right) = (l + 1, r + 1),
+            DiffLine::Removed(l) => left = l + 1,
+            DiffLine::Added(r) => right = r + 1,
+        }
+    }
+    Window {
+        lines: script,
+        left,
+        right,
+    }
 }
 
 /// Items at the same position that are equal are aligned; the other left

@@ -62,6 +62,12 @@ pub struct DiffOptions {
     /// included). Past it, the rest is read past keeping one key per child
     /// and written from the reader by node: the same diff, slower.
     pub max_held: usize,
+    /// The most children's keys of a side held to align two lists read
+    /// past (24 bytes each): such lists are aligned as the reference does
+    /// (within [`max_edits`](Self::max_edits)). Longer ones are aligned
+    /// window by window as they are read (as past `max_edits`, with a
+    /// warning): memory bounded by the options, not by the lists.
+    pub max_keys: usize,
     /// Compare the traces as the reference does, through its
     /// post-processing ([`Postprocessed`](crate::tree::Postprocessed):
     /// `$default` and `access$` pairs, synthetic and generated accessors
@@ -86,6 +92,7 @@ impl Default for DiffOptions {
             allow_diffs: false,
             max_edits: 2048,
             max_held: 1 << 18,
+            max_keys: 1 << 21,
             postprocess: true,
             min_copied_bytes: 1 << 20,
         }

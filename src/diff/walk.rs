@@ -10,7 +10,10 @@
 //! carried out on the streams, which hold the children in its order. A
 //! middle larger than the bound on held tracepoints is read past instead,
 //! keeping each child's key, and after its alignment walked again
-//! by two streams of its own (the same children, from the readers). Every
+//! by two streams of its own (the same children, from the readers). One of
+//! more children than the bound on keys is aligned window by window as
+//! its keys are read on, while those streams carry each window out: the
+//! memory is O(depth + the bounds), whatever a list's length. Every
 //! tracepoint is thus read in a walk, never by node. A pair found the same
 //! by its bytes is copied by a walk of its own, and both streams leave it:
 //! their producers skip the rest of it (readers that can jump over it do),
@@ -26,7 +29,7 @@ use std::thread::Scope;
 use crate::common::{EventId, ObjectKind};
 use crate::diff::bulk::{ByBytes, Same};
 use crate::diff::compare::{Keys, PointKey};
-use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers};
+use crate::diff::myers::{DiffLine, WINDOW, align_by_windows, myers, window};
 use crate::diff::output::{Reinterner, ThreadOut};
 use crate::diff::{Divergence, ThreadSummary};
 use crate::error::{Error, Result};
@@ -57,10 +60,12 @@ struct Point<N> {
     footer: Option<Box<Footer<'static>>>,
 }
 
-/// A list read past: its children's keys, what walks them again (their
-/// first node, or all of them for a thread's roots) and their first event.
+/// A list read past: the keys of its children read and not yet aligned,
+/// whether its end was reached, what walks them again (their first node,
+/// or all of them for a thread's roots) and their first event.
 struct ReadPast<N> {
-    keys: Vec<PointKey>,
+    keys: VecDeque<PointKey>,
+    ended: bool,
     first: Option<(N, EventId)>,
     roots: Vec<N>,
 }
@@ -373,33 +378,52 @@ impl<N> Stream<N> {
         }
     }
 
-    /// The rest of the list at `depth`, each child's subtree read past;
-    /// every child's node is kept for a thread's roots (`roots`).
-    fn rest_at(&mut self, depth: usize, roots: bool) -> Result<ReadPast<N>>
+    /// Starts reading the rest of the list at `depth` past: its producer
+    /// sends its children bare from here (see [`Skim`]).
+    fn start_past(&mut self, depth: usize) -> ReadPast<N> {
+        self.skim.ask(depth, self.taken);
+        ReadPast {
+            keys: VecDeque::new(),
+            ended: false,
+            first: None,
+            roots: Vec::new(),
+        }
+    }
+
+    /// Reads up to `count` more children of the list at `depth` past,
+    /// subtrees and all, keeping their keys in `past` (and every child's
+    /// node for a thread's roots, `roots`); notes there when the list ends.
+    fn read_past(
+        &mut self,
+        depth: usize,
+        count: usize,
+        roots: bool,
+        past: &mut ReadPast<N>,
+    ) -> Result<()>
     where
         N: Copy,
     {
-        let mut rest = ReadPast {
-            keys: Vec::new(),
-            first: None,
-            roots: Vec::new(),
-        };
-        self.skim.ask(depth, self.taken);
-        while let Some(point) = self.peek()? {
-            if point.depth < depth {
-                break;
-            }
-            let point = self.batch.pop_front().expect("peeked");
-            self.taken += 1;
-            if point.depth == depth {
-                rest.keys.push(point.key);
-                rest.first.get_or_insert((point.node, point.event));
-                if roots {
-                    rest.roots.push(point.node);
+        let mut read = 0;
+        while !past.ended {
+            match self.peek()? {
+                Some(point) if point.depth < depth => past.ended = true,
+                None => past.ended = true,
+                Some(point) if point.depth == depth && read == count => break,
+                Some(_) => {
+                    let point = self.batch.pop_front().expect("peeked");
+                    self.taken += 1;
+                    if point.depth == depth {
+                        read += 1;
+                        past.keys.push_back(point.key);
+                        past.first.get_or_insert((point.node, point.event));
+                        if roots {
+                            past.roots.push(point.node);
+                        }
+                    }
                 }
             }
         }
-        Ok(rest)
+        Ok(())
     }
 }
 
@@ -418,6 +442,9 @@ struct Middle<L, R> {
     /// is read again by streams of its own: restored when it ends.
     outer: Option<(Stream<L>, Stream<R>)>,
     lines: std::vec::IntoIter<DiffLine>,
+    /// A middle longer than [`Walk::max_keys`] children: its keys, read
+    /// from the outer streams as it is aligned window by window.
+    windows: Option<(ReadPast<L>, ReadPast<R>)>,
 }
 
 enum Work<L, R> {
@@ -426,7 +453,8 @@ enum Work<L, R> {
     Align {
         left: List<L>,
         right: List<R>,
-        middle: Option<Middle<L, R>>,
+        /// Boxed: most lists have none.
+        middle: Option<Box<Middle<L, R>>>,
     },
     /// A streamed left list copied as removed.
     Removed(usize),
@@ -479,6 +507,7 @@ pub(crate) struct Walk<'o, 'w, W: Write> {
     pub(crate) summary: &'o mut ThreadSummary,
     pub(crate) max_edits: usize,
     pub(crate) max_held: usize,
+    pub(crate) max_keys: usize,
     pub(crate) warnings: &'o mut Vec<String>,
     /// Which aligned pairs are copied by their bytes.
     pub(crate) by_bytes: ByBytes,
@@ -646,6 +675,9 @@ impl<W: Write> Walk<'_, '_, W> {
         loop {
             if let Some(middle) = middle {
                 let Some(line) = middle.lines.next() else {
+                    if self.next_window(middle, ld, rd)? {
+                        continue;
+                    }
                     if let Some((left, right)) = middle.outer.take() {
                         streams.left = left;
                         streams.right = right;
@@ -679,15 +711,16 @@ impl<W: Write> Walk<'_, '_, W> {
                 let r = streams.right.next_at(rd)?.expect("peeked");
                 return Ok(Some(Step::Pair(l, r)));
             }
-            *middle = Some(self.middle(lp, rp, streams)?);
+            *middle = Some(Box::new(self.middle(lp, rp, streams)?));
         }
     }
 
     /// The rest of two lists, aligned: held ahead in the streams when that
     /// holds at most `max_held` tracepoints a side; else read past (a key
-    /// and node per child) and, once aligned, walked again by streams of
-    /// their own, which take the place of the lists' streams until the
-    /// middle ends.
+    /// per child, at most `max_keys` a side) and, once aligned, walked again
+    /// by streams of their own, which take the place of the lists' streams
+    /// until the middle ends. A longer one is aligned window by window as
+    /// its keys are read on ([`Self::next_window`]).
     fn middle<LT: TraceTree, RT: TraceTree>(
         &mut self,
         lp: List<LT::Node>,
@@ -698,6 +731,7 @@ impl<W: Write> Walk<'_, '_, W> {
         if let Some(left_keys) = streams.left.keys_ahead(ld, self.max_held)?
             && let Some(right_keys) = streams.right.keys_ahead(rd, self.max_held)?
         {
+            self.note_keys(left_keys.len(), right_keys.len());
             let lines = self.align(&left_keys, &right_keys, || {
                 let left = streams.left.batch.front();
                 let right = streams.right.batch.front();
@@ -709,28 +743,66 @@ impl<W: Write> Walk<'_, '_, W> {
             return Ok(Middle {
                 outer: None,
                 lines: lines.into_iter(),
+                windows: None,
             });
         }
-        let mut left_past = streams.left.rest_at(ld, lp.parent.is_none())?;
-        let mut right_past = streams.right.rest_at(rd, rp.parent.is_none())?;
-        let firsts = (
-            left_past.first.map(|(_, event)| event),
-            right_past.first.map(|(_, event)| event),
-        );
-        let lines = self.align(&left_past.keys, &right_past.keys, || firsts);
-        (left_past.keys, right_past.keys) = (Vec::new(), Vec::new());
+        // A thread's roots (one a side) are read whole, whatever the bound;
+        // of a parent's children, the first tells where the streams that
+        // walk them again start: opened at once (holding a few batches
+        // ahead), whether the rest is held or aligned as it is read.
+        let (left_roots, right_roots) = (lp.parent.is_none(), rp.parent.is_none());
+        let first = |roots: bool| if roots { usize::MAX } else { 1 };
+        let mut left_past = streams.left.start_past(ld);
+        let mut right_past = streams.right.start_past(rd);
+        streams
+            .left
+            .read_past(ld, first(left_roots), left_roots, &mut left_past)?;
+        streams
+            .right
+            .read_past(rd, first(right_roots), right_roots, &mut right_past)?;
         let left_stream = open_stream(
             streams.scope,
             streams.trees.0,
-            walked_again(lp.parent, left_past),
+            walked_again(lp.parent, &left_past),
             ld,
         )?;
         let right_stream = open_stream(
             streams.scope,
             streams.trees.1,
-            walked_again(rp.parent, right_past),
+            walked_again(rp.parent, &right_past),
             rd,
         )?;
+        let count = self.max_keys.saturating_sub(left_past.keys.len());
+        streams.left.read_past(ld, count, false, &mut left_past)?;
+        let count = self.max_keys.saturating_sub(right_past.keys.len());
+        streams.right.read_past(rd, count, false, &mut right_past)?;
+        self.note_keys(left_past.keys.len(), right_past.keys.len());
+        let firsts = (
+            left_past.first.map(|(_, event)| event),
+            right_past.first.map(|(_, event)| event),
+        );
+        let (lines, windows) = if left_past.ended && right_past.ended {
+            let lines = self.align(
+                left_past.keys.make_contiguous(),
+                right_past.keys.make_contiguous(),
+                || firsts,
+            );
+            (left_past.keys, right_past.keys) = (VecDeque::new(), VecDeque::new());
+            (lines, None)
+        } else {
+            // Too long to hold: aligned window by window as it is read on.
+            let first = |event: Option<EventId>| event.map_or(-1, EventId::get);
+            self.warnings.push(format!(
+                "thread {}: more than {} children a side (from events {} and {}) to align; \
+                 aligned window by window ({WINDOW} children a side) as they are read, \
+                 instead of by Myers' diff of the whole lists",
+                self.summary.name,
+                self.max_keys,
+                first(firsts.0),
+                first(firsts.1),
+            ));
+            (Vec::new(), Some(()))
+        };
         let outer = (
             std::mem::replace(&mut streams.left, left_stream),
             std::mem::replace(&mut streams.right, right_stream),
@@ -738,7 +810,53 @@ impl<W: Write> Walk<'_, '_, W> {
         Ok(Middle {
             outer: Some(outer),
             lines: lines.into_iter(),
+            windows: windows.map(|()| (left_past, right_past)),
         })
+    }
+
+    /// Aligns the next window of a middle aligned as it is read: reads
+    /// its keys on from the outer streams, up to a window and one more a
+    /// side (to know whether the windows reach the lists' ends). Whether
+    /// it gave lines; `false` once both lists are aligned to their ends.
+    fn next_window<L: Copy, R: Copy>(
+        &mut self,
+        middle: &mut Middle<L, R>,
+        ld: usize,
+        rd: usize,
+    ) -> Result<bool> {
+        let (Some((left, right)), Some((left_outer, right_outer))) =
+            (&mut middle.windows, &mut middle.outer)
+        else {
+            return Ok(false);
+        };
+        let fill = |keys: &VecDeque<PointKey>| (WINDOW + 1).saturating_sub(keys.len());
+        left_outer.read_past(ld, fill(&left.keys), false, left)?;
+        right_outer.read_past(rd, fill(&right.keys), false, right)?;
+        self.note_keys(left.keys.len(), right.keys.len());
+        let (w, h) = (left.keys.len().min(WINDOW), right.keys.len().min(WINDOW));
+        if w == 0 && h == 0 {
+            middle.windows = None;
+            return Ok(false);
+        }
+        let whole = left.ended && left.keys.len() == w && right.ended && right.keys.len() == h;
+        let (lk, rk) = (&left.keys, &right.keys);
+        let kept = window(w, h, whole, self.max_edits, |x, y| lk[x].edit_equal(&rk[y]));
+        left.keys.drain(..kept.left);
+        right.keys.drain(..kept.right);
+        // The keys held beyond the bound at the start are let go.
+        for keys in [&mut left.keys, &mut right.keys] {
+            if keys.capacity() > 4 * (WINDOW + 1) && keys.len() <= WINDOW + 1 {
+                keys.shrink_to(WINDOW + 1);
+            }
+        }
+        middle.lines = kept.lines.into_iter();
+        Ok(true)
+    }
+
+    /// Notes the keys of children held a side to align two lists.
+    fn note_keys(&mut self, left: usize, right: usize) {
+        let held = left.max(right) as u64;
+        self.summary.held_keys = self.summary.held_keys.max(held);
     }
 
     /// Myers' script between two lists of keys, or past its bound the
@@ -1169,10 +1287,10 @@ fn skimmed() -> Error {
 
 /// What walks a list's read-past children again: the rest of their
 /// parent's children in one pass, or (a thread's roots) each subtree.
-fn walked_again<N: Copy>(parent: Option<N>, past: ReadPast<N>) -> Walked<N> {
+fn walked_again<N: Copy>(parent: Option<N>, past: &ReadPast<N>) -> Walked<N> {
     match (parent, past.first) {
         (Some(parent), Some((first, _))) => Walked::Siblings { parent, first },
-        _ => Walked::Trees(past.roots),
+        _ => Walked::Trees(past.roots.clone()),
     }
 }
 

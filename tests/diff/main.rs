@@ -803,3 +803,72 @@ fn one_recording_by_two_writers_diffs_unchanged_however_its_subtrees_are_copied(
         }
     }
 }
+
+/// A list longer than `max_keys` children a side is aligned window by
+/// window as it is read on: the keys held stay within a window (and one
+/// more), not the list's length. Where Myers' bound is passed anyway
+/// (`max_edits` 0), that is the diff of the lists held whole, byte for
+/// byte; within it, still a whole diff, warned of.
+#[test]
+fn a_list_longer_than_the_keys_bound_is_aligned_as_it_is_read() {
+    use tracetree::generate::{GenerateOptions, Shape, generate_file};
+    // `WINDOW` children a side and one more.
+    const WINDOW_KEYS: u64 = 1025;
+    let scratch = tempfile::tempdir().unwrap();
+    let trace = scratch.path().join("wide.trace");
+    let options = GenerateOptions {
+        size: 3 << 20,
+        threads: 1,
+        shape: Shape::Mixed,
+        seed: 9,
+        block_size: Some(64 << 10),
+    };
+    generate_file(&trace, &options, |_| {}).unwrap();
+    let reader = LazyTraceReader::open(&trace).unwrap();
+    let mutated = scratch.path().join("mutated.trace");
+    tracetree::generate::mutate(&reader, 0.01, 4, &mutated).unwrap();
+    let out = scratch.path().join("d.packedtrace");
+    let held_keys = |summary: &DiffSummary| summary.threads.iter().map(|t| t.held_keys).max();
+    for max_edits in [0, 2048] {
+        let mut whole = DiffOptions::default();
+        whole.max_edits = max_edits;
+        whole.max_held = 0;
+        whole.max_keys = usize::MAX;
+        let summary = diff_files(&trace, &mutated, &whole, &out);
+        let widest = held_keys(&summary).unwrap();
+        assert!(widest > 3 * WINDOW_KEYS, "{widest} keys: too few to test");
+        assert!(
+            !summary
+                .warnings
+                .iter()
+                .any(|w| w.contains("as they are read"))
+        );
+        let whole_bytes = printed_and_maps(&out);
+        let mut bounded = whole.clone();
+        bounded.max_keys = 64;
+        let summary = diff_files(&trace, &mutated, &bounded, &out);
+        let held = held_keys(&summary).unwrap();
+        assert!(held <= WINDOW_KEYS, "{held} keys held of {widest}");
+        assert!(
+            summary
+                .warnings
+                .iter()
+                .any(|w| w.contains("aligned window by window (1024 children a side) as they")),
+            "{:?}",
+            summary.warnings
+        );
+        if max_edits == 0 {
+            for (what, (a, b)) in ["printed", "idmap", "threadmap"]
+                .iter()
+                .zip(whole_bytes.iter().zip(&printed_and_maps(&out)))
+            {
+                assert_same_bytes(&format!("{what} by windows as read"), b, a);
+            }
+        }
+        // A whole diff: every left event appears once.
+        let idmap = entry(&out, "diff.idmap");
+        let left_events = idmap.chunks(8).filter(|l| l[..4] != [0xff; 4]).count();
+        let left = EagerTrace::open(&trace).unwrap();
+        assert_eq!(left_events, left.nodes().len() + edited_pairs(&summary));
+    }
+}
