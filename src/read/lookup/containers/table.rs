@@ -104,6 +104,9 @@ const FENCE_AFTER: u32 = 64;
 
 /// How many containers apart the [`Fence`]'s entries are.
 pub(super) const FENCE: usize = 64;
+/// Fence entries read from a sidecar between two releases of its pages
+/// (each entry passes 64 containers' starts and event ids: ~48 MiB).
+const FENCE_RELEASE_EVERY: usize = 1 << 16;
 
 /// The content start and event id of every [`FENCE`]-th container, on the
 /// heap: a search by start (or by event id, when they ascend) looks here
@@ -509,15 +512,28 @@ impl ContainerTable {
             return None;
         }
         Some(self.fence.get_or_init(|| {
-            let ids = (0..self.len()).step_by(FENCE).map(|k| self.id(k));
-            let fence = Fence::new(
-                ids.clone().map(|id| cells.start(id)).collect(),
-                ids.map(|id| cells.event(id)).collect(),
-            );
-            if let Words::Mapped { bytes, .. } = &self.chunk_max_end {
-                bytes.release_all();
+            // A sidecar's arrays are read through every page: what was read
+            // is released as the pass goes, not only at its end, so the
+            // pages it leaves resident stay within a few tens of MiB
+            // whatever the table's length.
+            let mapped = match &self.chunk_max_end {
+                Words::Mapped { bytes, .. } => Some(bytes),
+                _ => None,
+            };
+            let release = || mapped.map(|bytes| bytes.release_all());
+            let entries = self.len().div_ceil(FENCE);
+            let (mut starts, mut events) =
+                (Vec::with_capacity(entries), Vec::with_capacity(entries));
+            for (n, k) in (0..self.len()).step_by(FENCE).enumerate() {
+                let id = self.id(k);
+                starts.push(cells.start(id));
+                events.push(cells.event(id));
+                if n % FENCE_RELEASE_EVERY == FENCE_RELEASE_EVERY - 1 {
+                    release();
+                }
             }
-            fence
+            release();
+            Fence::new(starts, events)
         }))
     }
 
