@@ -1,7 +1,7 @@
 //! A flame graph zoomed into one frame of a larger one: the calls on a
 //! path of frame names below the scope's root are found by one pass over
-//! the levels the path spans (each tracepoint read in place, what lies
-//! deeper skipped unread), then only their subtrees are walked, as a
+//! the levels the path spans (each tracepoint read in place, the subtree of
+//! a call off the path or at its end left unread), then only their subtrees are walked, as a
 //! node's subtree is (cut across cores alike), into one trie rooted at the
 //! path's last frame. The same walk and trie as the whole scope's, on less
 //! of it: the frame's widths are those a walk of the whole scope gives
@@ -10,6 +10,7 @@
 use super::*;
 use crate::export::stacks::WALK_DETAIL;
 use crate::read::Visit;
+use crate::tree::Prune;
 
 /// Children read between looks at the stop flag.
 const STOP_EVERY: u64 = 1 << 12;
@@ -86,9 +87,8 @@ impl<N: Copy> Scope<N> {
 
 /// Adds to `calls` the containers on `path` (frame ids) from `place`
 /// down, in order; whether `stop` ended the descent. One pass over the
-/// levels the path spans, reading each tracepoint in place; deeper
-/// subtrees are skipped, as are the calls off the path (their subtrees
-/// below those levels).
+/// levels the path spans, reading each tracepoint in place; the subtrees
+/// of calls off the path and at its end are left unread.
 fn calls_on<T: Navigate>(
     reader: &T,
     place: At<T::Node>,
@@ -109,43 +109,42 @@ fn calls_on<T: Navigate>(
     let mut seen = 0u64;
     let mut ended = false;
     let last = path.len() - 1;
-    let walked = reader.walk_visit(
-        &starts,
-        Some(path.len() - 1 + above),
-        WALK_DETAIL,
-        |visit| {
-            seen += 1;
-            if seen.is_multiple_of(STOP_EVERY)
-                && stop.is_some_and(|stop| stop.load(Ordering::Relaxed))
-            {
-                ended = true;
-                return Err(Error::Cancelled(DESCENT));
+    let walked = reader.walk_visit_pruned(&starts, WALK_DETAIL, |visit| {
+        seen += 1;
+        if seen.is_multiple_of(STOP_EVERY) && stop.is_some_and(|stop| stop.load(Ordering::Relaxed))
+        {
+            ended = true;
+            return Err(Error::Cancelled(DESCENT));
+        }
+        let Visit::Node {
+            node,
+            depth,
+            tracepoint,
+            ..
+        } = visit
+        else {
+            return Ok(Prune::Go);
+        };
+        on.truncate(depth);
+        let here = match depth.checked_sub(above) {
+            None => true,
+            Some(level) => {
+                (depth == 0 || on[depth - 1])
+                    && tracepoint.is_container()
+                    && cache.id(context, frame_key(tracepoint)) == path[level]
             }
-            let Visit::Node {
-                node,
-                depth,
-                tracepoint,
-                ..
-            } = visit
-            else {
-                return Ok(());
-            };
-            on.truncate(depth);
-            let here = match depth.checked_sub(above) {
-                None => true,
-                Some(level) => {
-                    (depth == 0 || on[depth - 1])
-                        && tracepoint.is_container()
-                        && cache.id(context, frame_key(tracepoint)) == path[level]
-                }
-            };
-            on.push(here);
-            if here && depth == last + above {
-                calls.push(At::Call(node));
-            }
-            Ok(())
-        },
-    );
+        };
+        on.push(here);
+        if here && depth == last + above {
+            calls.push(At::Call(node));
+        }
+        // A call off the path, or at its end, is not entered.
+        Ok(if here && depth < last + above {
+            Prune::Go
+        } else {
+            Prune::Leave(depth)
+        })
+    });
     match walked {
         Err(Error::Cancelled(DESCENT)) if ended => Ok(true),
         other => other.map(|()| false),
