@@ -70,6 +70,21 @@ pub fn try_skip(bytes: &[u8], open_container: Option<TracepointType>) -> Option<
     Cursor::new(bytes).object(open_container)
 }
 
+/// The header and length of the well-formed tracepoint (kind byte
+/// included) at the start of `bytes`; `None` for any other object and for
+/// a malformed tracepoint. Scans meeting mostly tracepoints try this
+/// before [`try_skip`], which then only sees the other objects.
+#[inline(always)]
+pub fn try_skip_tracepoint(bytes: &[u8]) -> Option<(TracepointHeader, usize)> {
+    let (&kind, rest) = bytes.split_first()?;
+    if kind != ObjectKind::Tracepoint as u8 {
+        return None;
+    }
+    let mut cursor = Cursor::new(rest);
+    let header = Tracepoint::skip(&mut cursor)?;
+    Some((header, 1 + cursor.at()))
+}
+
 /// The length of the well-formed footer (kind byte included) at the start
 /// of `bytes` of a container of type `container`; `None` when it is not one.
 #[inline]

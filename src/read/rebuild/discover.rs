@@ -5,9 +5,9 @@ use super::nodes::{NodeRecord, outer_parent};
 use crate::common::{EventId, LogicalOffset, PhysicalOffset, ThreadId};
 use crate::error::{DecodeError, DecodeErrorKind, Result};
 use crate::format::object::peek_kind_and_id;
-use crate::format::skip::{skip_object, try_skip};
+use crate::format::skip::{skip_object, try_skip, try_skip_footer, try_skip_tracepoint};
 use crate::format::{BLOCK_HEADER_LEN, ByteReader, IndexCell, Object, ObjectKind};
-use crate::model::TracepointType;
+use crate::model::{TracepointHeader, TracepointType};
 
 /// What discovery found in one chunk (or the stitch re-read exactly):
 /// its blocks, and their cells and crossing containers in flat arrays that
@@ -291,15 +291,43 @@ fn summarize_block<const COLLECT_NODES: bool>(
         end: PhysicalOffset(0),
     });
     let payload = from + BLOCK_HEADER_LEN as usize;
-    // Containers opened in this block and still open: event, type, content
-    // start relative to the payload, number among the block's tracepoints,
-    // and children so far (counted with `collect_nodes`).
-    let mut local: Vec<(EventId, TracepointType, u64, u32, u32)> = Vec::new();
+    // Containers opened in this block and still open.
+    let mut local: Vec<Local> = Vec::new();
     let mut outer_closed = 0usize;
     let mut position = payload;
     loop {
         let bytes = &data[position..];
+        // Tracepoints first: most objects are, and they need no container
+        // type. Any other object, or a refused tracepoint, goes on below.
+        if let Some((header, len)) = try_skip_tracepoint(bytes) {
+            add_tracepoint::<COLLECT_NODES>(
+                header,
+                position,
+                (position + len - payload) as u64,
+                &mut local,
+                &mut tracepoints,
+                outer_closed,
+                &mut out.nodes,
+            );
+            position += len;
+            continue;
+        }
         let relative = (position - payload) as u64;
+        // Then footers of the block's own containers, whose type is known.
+        if let Some(&container) = local.last()
+            && let Some(len) = try_skip_footer(bytes, container.1)
+        {
+            local.pop();
+            close_local::<COLLECT_NODES>(
+                container,
+                position,
+                relative,
+                &mut out.cells,
+                &mut out.nodes[nodes_from..],
+            );
+            position += len;
+            continue;
+        }
         let mut outer_type = None;
         let open = match local.last() {
             Some(&(_, innermost, _, _, _)) => Some(innermost),
@@ -341,51 +369,28 @@ fn summarize_block<const COLLECT_NODES: bool>(
         };
         position += len;
         match object.kind {
-            ObjectKind::Tracepoint => {
-                if let Some(header) = object.header {
-                    if collect_nodes {
-                        // Its parent: the innermost container open, in the
-                        // block (which counts it) or before it.
-                        let parent = match local.last_mut() {
-                            Some((_, _, _, parent, children)) => {
-                                *children += 1;
-                                *parent
-                            }
-                            None => outer_parent(outer_closed),
-                        };
-                        let offset = PhysicalOffset((position - len) as u64);
-                        out.nodes
-                            .push(NodeRecord::new(offset, header.tracepoint_type, parent));
-                    }
-                    if header.tracepoint_type.is_container() {
-                        local.push((
-                            header.event,
-                            header.tracepoint_type,
-                            (position - payload) as u64,
-                            tracepoints,
-                            0,
-                        ));
-                    }
-                }
-                tracepoints += 1;
-            }
+            ObjectKind::Tracepoint => match object.header {
+                Some(header) => add_tracepoint::<COLLECT_NODES>(
+                    header,
+                    position - len,
+                    (position - payload) as u64,
+                    &mut local,
+                    &mut tracepoints,
+                    outer_closed,
+                    &mut out.nodes,
+                ),
+                None => tracepoints += 1,
+            },
             ObjectKind::TracepointFooter => match local.pop() {
                 // Offsets relative to the block's payload until the stitch
                 // makes them logical.
-                Some((event, _, start, node, children)) => {
-                    if collect_nodes {
-                        // The nodes are the eager loader's cells.
-                        let record = &mut out.nodes[nodes_from + node as usize];
-                        record.children = children;
-                        record.set_footer(PhysicalOffset((position - len) as u64));
-                    } else {
-                        out.cells.push(IndexCell::Container {
-                            event,
-                            start: LogicalOffset(start),
-                            end: LogicalOffset(relative),
-                        })
-                    }
-                }
+                Some(container) => close_local::<COLLECT_NODES>(
+                    container,
+                    position - len,
+                    relative,
+                    &mut out.cells,
+                    &mut out.nodes[nodes_from..],
+                ),
                 None => {
                     outer_closed += 1;
                     // `open` was the assumed (or known) type: a footer
@@ -450,6 +455,76 @@ fn summarize_block<const COLLECT_NODES: bool>(
                 }
             }
         }
+    }
+}
+
+/// A container opened in the block being summarized and still open: event,
+/// type, content start relative to the payload, number among the block's
+/// tracepoints, and children so far (counted when collecting nodes).
+type Local = (EventId, TracepointType, u64, u32, u32);
+
+/// Adds the block's next tracepoint, whose kind byte is at `offset` and
+/// whose content (a container's) starts at `content` relative to the
+/// block's payload: its node record when `COLLECT_NODES`, and a container
+/// to `local`.
+#[inline(always)]
+fn add_tracepoint<const COLLECT_NODES: bool>(
+    header: TracepointHeader,
+    offset: usize,
+    content: u64,
+    local: &mut Vec<Local>,
+    tracepoints: &mut u32,
+    outer_closed: usize,
+    nodes: &mut Vec<NodeRecord>,
+) {
+    if COLLECT_NODES {
+        // Its parent: the innermost container open, in the block (which
+        // counts it) or before it.
+        let parent = match local.last_mut() {
+            Some((_, _, _, parent, children)) => {
+                *children += 1;
+                *parent
+            }
+            None => outer_parent(outer_closed),
+        };
+        let offset = PhysicalOffset(offset as u64);
+        nodes.push(NodeRecord::new(offset, header.tracepoint_type, parent));
+    }
+    if header.tracepoint_type.is_container() {
+        local.push((
+            header.event,
+            header.tracepoint_type,
+            content,
+            *tracepoints,
+            0,
+        ));
+    }
+    *tracepoints += 1;
+}
+
+/// Closes `container`, opened in the block, at its footer (at `footer`, at
+/// `end` relative to the block's payload): its node record gets its
+/// children and footer when `COLLECT_NODES` (the nodes are the eager
+/// loader's cells), else it gets its cell, with offsets relative to the
+/// block's payload until the stitch makes them logical.
+#[inline(always)]
+fn close_local<const COLLECT_NODES: bool>(
+    (event, _, start, node, children): Local,
+    footer: usize,
+    end: u64,
+    cells: &mut Vec<IndexCell>,
+    block_nodes: &mut [NodeRecord],
+) {
+    if COLLECT_NODES {
+        let record = &mut block_nodes[node as usize];
+        record.children = children;
+        record.set_footer(PhysicalOffset(footer as u64));
+    } else {
+        cells.push(IndexCell::Container {
+            event,
+            start: LogicalOffset(start),
+            end: LogicalOffset(end),
+        });
     }
 }
 
