@@ -363,16 +363,17 @@ struct Emitter<'r, R> {
 }
 
 impl<R: Pushes> Emitter<'_, R> {
-    /// Pushes a tracepoint of `body`; `taken` takes what it must keep of
-    /// the tracepoint (a call's arguments) before the rest is forgotten.
-    /// Built here, where it is pushed from: a body given back to the caller
-    /// would be copied once more.
+    /// Pushes a tracepoint of the body `body` makes; `taken` takes what it
+    /// must keep of the tracepoint (a call's arguments) before the rest is
+    /// forgotten. Built here, where it is pushed from, and the body made in
+    /// its place: a body made before and moved in, or given back to the
+    /// caller, would be copied once more.
     #[inline(always)]
     fn push<'b>(
         &mut self,
         tracepoint_type: TracepointType,
         code_location: CodeLocationId,
-        body: TracepointBody<'b>,
+        body: impl FnOnce() -> TracepointBody<'b>,
         taken: impl FnOnce(&mut Self, &mut TracepointBody<'b>),
     ) -> Result<()> {
         let Ok(event) = i32::try_from(self.next_event) else {
@@ -388,7 +389,7 @@ impl<R: Pushes> Emitter<'_, R> {
                 diff_status: DiffStatus::None,
             },
             child_diff_statuses: Vec::new(),
-            body,
+            body: body(),
         };
         self.out.push_tracepoint(&tracepoint)?;
         if tracepoint_type.is_container() {
@@ -399,13 +400,14 @@ impl<R: Pushes> Emitter<'_, R> {
         Ok(())
     }
 
-    /// Pushes a leaf or a container other than a call.
+    /// Pushes a leaf or a container other than a call, of the body `body`
+    /// makes.
     #[inline(always)]
-    fn add(
+    fn add<'b>(
         &mut self,
         tracepoint_type: TracepointType,
         code_location: CodeLocationId,
-        body: TracepointBody<'_>,
+        body: impl FnOnce() -> TracepointBody<'b>,
     ) -> Result<()> {
         self.push(tracepoint_type, code_location, body, |_, _| {})
     }
@@ -433,7 +435,7 @@ impl<R: Pushes> Emitter<'_, R> {
     ) -> Result<()> {
         let mut collected = std::mem::take(&mut self.arguments);
         collected.extend(arguments);
-        let body = TracepointBody::MethodCall {
+        let body = || TracepointBody::MethodCall {
             method,
             receiver,
             arguments: collected,
@@ -449,7 +451,7 @@ impl<R: Pushes> Emitter<'_, R> {
 
     #[inline(always)]
     fn write_local(&mut self, variable: VariableId, value: Value<'_>) -> Result<()> {
-        let body = TracepointBody::WriteLocal { variable, value };
+        let body = || TracepointBody::WriteLocal { variable, value };
         self.add(TracepointType::WriteLocal, LOCAL_SITE, body)
     }
 }
@@ -506,11 +508,11 @@ impl Pushes for ThreadBatch<'_> {
     fn add_reference(&mut self, object: &Object<'_>) -> Result<()> {
         ThreadBatch::add_reference(self, object)
     }
-    #[inline]
+    #[inline(always)]
     fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
         ThreadBatch::push_tracepoint(self, tracepoint)
     }
-    #[inline]
+    #[inline(always)]
     fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         ThreadBatch::push_footer(self, footer)
     }
@@ -571,7 +573,7 @@ impl ThreadGenerator {
         recorder: &mut impl PushRecorder,
         mut stop: impl FnMut() -> bool,
     ) -> Result<()> {
-        self.record(recorder, STOP_CHECK_INTERVAL, |_, _| stop())
+        self.record::<_, STOP_CHECK_INTERVAL>(recorder, |_, _| stop())
     }
 
     /// [`run`](Self::run) into a streaming writer's thread, until `stop`
@@ -587,17 +589,18 @@ impl ThreadGenerator {
     ) -> Result<()> {
         // One lock of the thread's buffer for the whole run, not one per push.
         let mut batch = recorder.batch()?;
-        self.record(&mut batch, SIZE_CHECK_INTERVAL, |batch, closing| {
+        self.record::<_, SIZE_CHECK_INTERVAL>(&mut batch, |batch, closing| {
             stop(batch.recorded_bytes() + closing)
         })
     }
 
-    /// Records the thread, asking `stop` every `interval` steps with the
-    /// recorder and the bytes needed to close the open containers.
-    fn record<R: Pushes>(
+    /// Records the thread, asking `stop` every `INTERVAL` steps with the
+    /// recorder and the bytes needed to close the open containers. A
+    /// constant: the test each step is then a mask or a multiplication, not
+    /// a division.
+    fn record<R: Pushes, const INTERVAL: u64>(
         &mut self,
         recorder: &mut R,
-        interval: u64,
         mut stop: impl FnMut(&R, u64) -> bool,
     ) -> Result<()> {
         for object in vocabulary() {
@@ -626,7 +629,7 @@ impl ThreadGenerator {
         let steps = &mut self.steps;
         let mut stopped = |recorder: &R, closing: u64| {
             *steps += 1;
-            steps.is_multiple_of(interval) && stop(recorder, closing)
+            steps.is_multiple_of(INTERVAL) && stop(recorder, closing)
         };
         let (rng, text) = (&mut self.rng, &mut self.text);
         match self.shape {
@@ -706,14 +709,12 @@ fn mixed<R: Pushes>(
             }
             36..=38 => {
                 let loop_id = rng.below(8) as i32;
-                out.add(
-                    TracepointType::Loop,
-                    LOOP_SITE,
-                    TracepointBody::Loop { loop_id },
-                )?;
+                out.add(TracepointType::Loop, LOOP_SITE, || TracepointBody::Loop {
+                    loop_id,
+                })?;
                 let iterations = 1 + rng.below(3) as i32;
                 for iteration in 0..iterations {
-                    let body = TracepointBody::LoopIteration { loop_id, iteration };
+                    let body = || TracepointBody::LoopIteration { loop_id, iteration };
                     out.add(TracepointType::LoopIteration, LOOP_SITE, body)?;
                     out.write_local(I, Value::Int(iteration))?;
                     out.write_local(SUM, Value::Long(rng.below(1 << 20) as i64))?;
@@ -723,36 +724,40 @@ fn mixed<R: Pushes>(
             }
             39..=58 => {
                 let value = Value::Int(rng.below(1 << 16) as i32);
-                let body = TracepointBody::WriteField {
+                let receiver = item(rng);
+                let body = || TracepointBody::WriteField {
                     field: VALUE_FIELD,
-                    receiver: item(rng),
+                    receiver,
                     value,
                 };
                 out.add(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             59..=64 => {
                 let value = string_value(text, "name-", rng.below(100_000));
-                let body = TracepointBody::WriteField {
+                let receiver = item(rng);
+                let body = || TracepointBody::WriteField {
                     field: NAME_FIELD,
-                    receiver: item(rng),
+                    receiver,
                     value,
                 };
                 out.add(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             65..=71 => {
                 let value = Value::Int(rng.below(1 << 16) as i32);
-                let body = TracepointBody::ReadField {
+                let receiver = item(rng);
+                let body = || TracepointBody::ReadField {
                     field: VALUE_FIELD,
-                    receiver: item(rng),
+                    receiver,
                     value,
                 };
                 out.add(TracepointType::ReadField, FIELD_SITE, body)?;
             }
             72..=75 => {
-                let body = TracepointBody::WriteField {
+                let value = Value::Long(rng.below(1 << 30) as i64);
+                let body = || TracepointBody::WriteField {
                     field: COUNT_FIELD,
                     receiver: Value::Null,
-                    value: Value::Long(rng.below(1 << 30) as i64),
+                    value,
                 };
                 out.add(TracepointType::WriteField, STATIC_SITE, body)?;
             }
@@ -760,23 +765,23 @@ fn mixed<R: Pushes>(
                 out.write_local(I, Value::Int(rng.below(1 << 10) as i32))?;
             }
             88..=93 => {
-                let body = TracepointBody::ReadLocal {
+                let value = Value::Long(rng.below(1 << 30) as i64);
+                let body = || TracepointBody::ReadLocal {
                     variable: SUM,
-                    value: Value::Long(rng.below(1 << 30) as i64),
+                    value,
                 };
                 out.add(TracepointType::ReadLocal, LOCAL_SITE, body)?;
             }
             _ => {
-                let array = Value::Array {
-                    class: INT_ARRAY,
-                    identity_hash: 91,
-                    elements: Vec::new(),
-                    total_size: 16,
-                };
                 let index = rng.below(16) as i32;
                 let value = Value::Int(rng.below(1 << 10) as i32);
-                let body = TracepointBody::WriteArray {
-                    array,
+                let body = || TracepointBody::WriteArray {
+                    array: Value::Array {
+                        class: INT_ARRAY,
+                        identity_hash: 91,
+                        elements: Vec::new(),
+                        total_size: 16,
+                    },
                     index,
                     value,
                 };
@@ -806,9 +811,10 @@ fn wide<R: Pushes>(
     while !out.stopped(stopped) {
         out.write_local(I, Value::Int(i))?;
         if rng.chance(10) {
-            let body = TracepointBody::WriteField {
+            let receiver = item(rng);
+            let body = || TracepointBody::WriteField {
                 field: VALUE_FIELD,
-                receiver: item(rng),
+                receiver,
                 value: Value::Int(i),
             };
             out.add(TracepointType::WriteField, FIELD_SITE, body)?;

@@ -131,16 +131,27 @@ impl BlockCells {
 }
 
 /// The memory of one block: its bytes (`BLOCK_START` to `BLOCK_END` once
-/// cut) and its cells, handed to the sink and back for reuse together.
+/// cut: the first `len`) and its cells, handed to the sink and back for
+/// reuse together. The vector keeps its whole length: a reused buffer is
+/// overwritten, never zeroed again.
 #[derive(Debug, Default)]
 pub(crate) struct BlockBuffers {
     pub(crate) bytes: Vec<u8>,
+    /// Bytes of `bytes` in the block once it is cut.
+    pub(crate) len: usize,
     pub(crate) cells: BlockCells,
+}
+
+impl BlockBuffers {
+    /// The cut block, `BLOCK_START` to `BLOCK_END`.
+    pub(crate) fn block(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// Where a block goes when it is cut.
 pub(crate) trait BlockSink {
-    /// Takes a cut block: `block.bytes` is the whole block, `BLOCK_START`
+    /// Takes a cut block: `block.block()` is the whole block, `BLOCK_START`
     /// to `BLOCK_END`; `logical_start` is the thread's logical offset of its
     /// first payload byte. Returns buffers for the next block.
     fn cut(
@@ -259,7 +270,8 @@ impl BlockBuilder {
     }
 
     fn start_block(&mut self) {
-        // Whatever a reused buffer holds is overwritten before it counts.
+        // Whatever a reused buffer holds is overwritten before it counts;
+        // one handed back keeps its whole length (nothing to zero).
         let room = self.bytes.capacity().max(HEADER);
         self.bytes.resize(room, 0);
         self.end = 0;
@@ -369,10 +381,10 @@ impl BlockBuilder {
         }
         let logical_start = self.logical_start;
         self.logical_start = self.logical_position();
-        self.bytes.truncate(self.end);
-        self.bytes.push(ObjectKind::BlockEnd as u8);
+        self.reserve(1)[0] = ObjectKind::BlockEnd as u8;
         let block = BlockBuffers {
             bytes: std::mem::take(&mut self.bytes),
+            len: self.end,
             cells: std::mem::take(&mut self.cells),
         };
         let result = context.sink.cut(self.thread, logical_start, block);

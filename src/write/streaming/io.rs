@@ -164,8 +164,8 @@ impl Output {
         let block = &mut job.block;
         let start = PhysicalOffset(self.written.data_bytes);
         let payload = start + BLOCK_HEADER_LEN;
-        let end = start + (block.bytes.len() as u64 - 1);
-        self.data.write_all(&block.bytes)?;
+        let end = start + (block.len as u64 - 1);
+        self.data.write_all(block.block())?;
         self.written.data_bytes = end.0 + 1;
         self.written.blocks += 1;
 

@@ -185,6 +185,7 @@ impl Shared {
                 // Zeroed at once (fresh pages from the allocator need no
                 // memset): the block builder uses the whole length.
                 bytes: vec![0; self.options.block_size + slack],
+                len: 0,
                 cells: Default::default(),
             }
         })
@@ -197,8 +198,8 @@ impl Shared {
         if spare.len() <= self.options.queue_capacity
             && block.bytes.capacity() <= 2 * (self.options.block_size + (64 << 10))
         {
-            // Not cleared: the next block overwrites its bytes (and need
-            // not zero them again).
+            // Not cleared nor shortened: the next block overwrites its
+            // bytes (and need not zero them again).
             spare.push(block);
         }
     }

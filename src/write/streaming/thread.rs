@@ -285,15 +285,18 @@ impl ThreadBatch<'_> {
         self.handle.shared.pool.insert(object)
     }
 
-    /// [`StreamingThread::push_tracepoint`], in the batch.
-    #[inline]
+    /// [`StreamingThread::push_tracepoint`], in the batch. Inlined where
+    /// it is called: a caller that builds one kind of tracepoint there
+    /// gets that kind's encoding alone, with no dispatch on the body.
+    #[inline(always)]
     pub fn push_tracepoint(&mut self, tracepoint: &Tracepoint<'_>) -> Result<()> {
         let pushed_events = pushed_events(&self.handle.shared, tracepoint)?;
         write_tracepoint(self.handle, &mut self.state, tracepoint, pushed_events)
     }
 
-    /// [`StreamingThread::push_footer`], in the batch.
-    #[inline]
+    /// [`StreamingThread::push_footer`], in the batch (inlined, as
+    /// [`push_tracepoint`](Self::push_tracepoint)).
+    #[inline(always)]
     pub fn push_footer(&mut self, footer: &Footer<'_>) -> Result<()> {
         write_footer(self.handle, &mut self.state, footer)
     }
