@@ -4,7 +4,7 @@
 //! rules in `docs/FORMAT.md`, "tracetree's index policy") and, when a
 //! crashed recorder left calls without cells, repaired
 //! (`Lookup::repair_all`); else the lookups are rebuilt from the data
-//! (`read::rebuild`, into an unlinked scratch index, on the heap only when
+//! (`read::rebuild`, into an unlinked scratch index, in memory only when
 //! none can be written). Then they are persisted to a sidecar and mapped
 //! back, or, on a first open or one that writes none, tables within
 //! `defer_sidecar` are kept to be built on first use, on the heap.
@@ -35,7 +35,7 @@ use crate::read::lookup::sidecar::{
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
 };
-use crate::read::rebuild::{rebuild_lookup, rebuild_to_scratch, stopped};
+use crate::read::rebuild::{rebuild_in_memory, rebuild_to_scratch, stopped};
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use crate::storage::{FileAccess, TraceBytes};
 use crate::storage::{Reads, Resident};
@@ -455,7 +455,7 @@ impl LazyOptions {
     /// The index checked against the data and repaired where a crashed
     /// recorder left calls without cells; or, when it is broken (and the
     /// choice allows), the lookups rebuilt from the data: in a scratch
-    /// index when one can be written, else on the heap. `index_path` names
+    /// index when one can be written, else in memory. `index_path` names
     /// the index in errors.
     fn load_or_rebuild(
         &self,
@@ -484,11 +484,12 @@ impl LazyOptions {
                     None => &|_| {},
                 };
                 let stop = self.stop.as_deref();
-                let loaded = match rebuild_to_scratch(data, self.resident_window, progress, stop)? {
+                let window = self.resident_window;
+                let loaded = match rebuild_to_scratch(data, window, progress, stop)? {
                     Some(loaded) => loaded,
                     None => {
                         stopped(stop)?;
-                        rebuild_lookup(data, self.resident_window, progress, stop)?
+                        rebuild_in_memory(data, window, progress, stop)?
                     }
                 };
                 stopped(stop)?;
