@@ -253,17 +253,22 @@ impl LazyOptions {
 
     /// Opens the data file at `path` and its index, or its lookup sidecar
     /// when that is valid. A packed trace (`NAME.packedtrace`, found by its
-    /// ZIP magic) is opened in place ([`open_packed`](Self::open_packed)).
+    /// ZIP magic: `storage::packed`) is opened in place: its data and index
+    /// entries are read in place when stored, else inflated into memory
+    /// (up to [`PackedTrace::MAX_INFLATED`]); its sidecar is kept as for a
+    /// plain trace, stamped with the packed file.
     ///
     /// Errors name the file: one that does not start with the v22 magic is
     /// [`Error::Unsupported`]; others that do not name it are wrapped in
     /// [`Error::InFile`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
-        if PackedTrace::is_packed(path) {
-            return self.open_packed(path);
-        }
-        self.open_plain(path).map_err(|error| error.in_file(path))
+        let opened = if PackedTrace::is_packed(path) {
+            self.open_pack(path)
+        } else {
+            self.open_plain(path)
+        };
+        opened.map_err(|error| error.in_file(path))
     }
 
     /// [`open`](Self::open) of a trace that is not packed.
@@ -282,16 +287,7 @@ impl LazyOptions {
         self.build(data, index, Some(index_path), Some(on_disk))
     }
 
-    /// Opens the packed trace at `path` (`storage::packed`): its data and
-    /// index entries are read in place when stored, else inflated into
-    /// memory (up to [`PackedTrace::MAX_INFLATED`]). The sidecar is kept
-    /// as for a plain trace, stamped with the packed file.
-    pub fn open_packed(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
-        let path = path.as_ref();
-        self.open_pack(path).map_err(|error| error.in_file(path))
-    }
-
-    /// [`open_packed`](Self::open_packed), its errors not yet naming the file.
+    /// [`open`](Self::open) of a packed trace.
     fn open_pack(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let stamp = Stamp::of(path);
