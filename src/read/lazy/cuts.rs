@@ -19,19 +19,42 @@
 //! that lies makes an error, never a misplaced line.
 //!
 //! Runs of the same kind let a large call's child index (`scopes`) be
-//! built on several threads: the workers take runs of about 2 MiB in turn,
-//! each with its own forward scan releasing behind it. A run's scan counts
-//! its children, keeping every 64th child's offset and event id; once the
+//! built on several threads. The content is divided into pieces of 4 MiB;
+//! a run goes from the cut after one piece's start to the next piece's
+//! (each cut depends only on its piece, so the workers find the cuts as
+//! they need them, each once), and the workers take the runs in turn, each
+//! with its own forward scan releasing behind it. A run's scan counts its
+//! children, keeping every 64th child's offset and event id; once the
 //! counts are added up, the checkpoints are the kept children at or just
 //! before children `0, step, 2·step, …` (at most 63 before), so nothing is
 //! read again to find them. A run whose children do not end exactly at the
 //! next run's start leaves the call to one scan.
 
+use std::sync::OnceLock;
+
 use super::cache::{Checkpoint, ChildIndex, PAGE};
 use super::{LazyNode, LazyTraceReader, Scan, Scope};
 use crate::common::{EventId, LogicalOffset};
 use crate::error::Result;
+use crate::read::lookup::stream::Stream;
 use crate::turns::in_turns;
+
+/// What [`LazyTraceReader::cut_after`] found.
+enum Cut {
+    /// A point between two children.
+    At(LogicalOffset),
+    /// No container starts there before the scope's last child: no cut.
+    End,
+    /// The table does not tell: cut by child number instead.
+    Unknown,
+}
+
+/// A scope to cut, and its container in the table.
+#[derive(Clone, Copy)]
+struct Cutter {
+    scope: Scope,
+    parent: usize,
+}
 
 /// A run more than this many times the length asked for (around a child
 /// too large to cut inside) leaves the call to be cut by child number,
@@ -54,74 +77,97 @@ impl LazyTraceReader {
         let Some(scope) = self.scope(node)? else {
             return Ok(None);
         };
-        let Some(cuts) = self.scope_cuts(scope, bytes)? else {
-            return Ok(None);
-        };
-        let longest = bytes.max(1).saturating_mul(LONGEST_RUN);
-        let starts = std::iter::once(scope.start).chain(cuts.iter().copied());
-        let ends = cuts.iter().copied().chain(std::iter::once(scope.end));
-        if starts
-            .zip(ends)
-            .any(|(start, end)| end.0 - start.0 > longest)
-        {
-            return Ok(None);
-        }
-        let node = |at| self.node_at(scope.slot, at);
-        Ok(Some(cuts.into_iter().map(node).collect()))
+        let cuts = self.scope_cuts(scope, bytes)?;
+        Ok(cuts.map(|cuts| {
+            let slot = scope.slot;
+            cuts.into_iter().map(|at| self.node_at(slot, at)).collect()
+        }))
     }
 
-    /// The offsets where runs of `scope`'s children of about `bytes` each
-    /// begin after its first: after each run, the direct child holding the
-    /// first container that starts `bytes` or more after the last cut, up
-    /// to the scope's last child. `None` for less than four runs' worth of
-    /// content, a thread whose cells were contradicted, or where the table
-    /// does not tell.
+    /// [`sibling_cuts`](Self::sibling_cuts) of a scope, as offsets.
     fn scope_cuts(&self, scope: Scope, bytes: u64) -> Result<Option<Vec<LogicalOffset>>> {
         let bytes = bytes.max(1);
-        if scope.end.0.saturating_sub(scope.start.0) < bytes.saturating_mul(4)
-            || !self.lookup.trusted(scope.slot)
-        {
+        let longest = bytes.saturating_mul(LONGEST_RUN);
+        if scope.end.0.saturating_sub(scope.start.0) < bytes.saturating_mul(4) {
             return Ok(None);
         }
-        let (table, cells) = self.containers(scope.slot)?;
-        let Some(parent) = table.find_start(cells, scope.start, None) else {
+        let Some(cutter) = self.cutter(scope)? else {
             return Ok(None);
         };
         let mut stream = self.stream(scope.slot);
         let mut cuts = Vec::new();
         let mut last = scope.start;
-        while last + bytes < scope.end {
-            let k = table.first_starting_at_or_after(cells, last + bytes);
-            if k >= table.len() || table.start(cells, k) >= scope.end {
+        loop {
+            let target = last + bytes;
+            if target >= scope.end {
                 break;
             }
-            let Some(child) = table.child_holding(cells, k, Some(parent)) else {
-                return Ok(None);
+            let cut = match self.cut_after(cutter, &mut stream, target)? {
+                Cut::At(cut) => cut,
+                Cut::End => break,
+                Cut::Unknown => return Ok(None),
             };
-            if table.end(cells, child) >= scope.end {
-                break;
+            if cut.0 - last.0 > longest {
+                return Ok(None);
             }
-            match self.container_span(&mut stream, scope.slot, child)? {
-                None => return Ok(None),
-                Some((_, cut)) if cut >= scope.end => break,
-                Some((_, cut)) => {
-                    cuts.push(cut);
-                    last = cut;
-                }
-            }
+            cuts.push(cut);
+            last = cut;
         }
-        Ok(Some(cuts))
+        Ok((scope.end.0 - last.0 <= longest).then_some(cuts))
+    }
+
+    /// What cutting `scope` needs: its container in the table. `None` for
+    /// a thread whose cells were contradicted, or a scope the table does
+    /// not hold.
+    fn cutter(&self, scope: Scope) -> Result<Option<Cutter>> {
+        if !self.lookup.trusted(scope.slot) {
+            return Ok(None);
+        }
+        let (table, cells) = self.containers(scope.slot)?;
+        Ok(table
+            .find_start(cells, scope.start, None)
+            .map(|parent| Cutter { scope, parent }))
+    }
+
+    /// The point between two of the scope's children right after the
+    /// direct child holding the first container that starts at `target`
+    /// or after it.
+    fn cut_after(
+        &self,
+        cutter: Cutter,
+        stream: &mut Stream<'_>,
+        target: LogicalOffset,
+    ) -> Result<Cut> {
+        let Cutter { scope, parent } = cutter;
+        let (table, cells) = self.containers(scope.slot)?;
+        let k = table.first_starting_at_or_after(cells, target);
+        if k >= table.len() || table.start(cells, k) >= scope.end {
+            return Ok(Cut::End);
+        }
+        let Some(child) = table.child_holding(cells, k, Some(parent)) else {
+            return Ok(Cut::Unknown);
+        };
+        if table.end(cells, child) >= scope.end {
+            return Ok(Cut::End);
+        }
+        Ok(match self.container_span(stream, scope.slot, child)? {
+            None => Cut::Unknown,
+            Some((_, cut)) if cut >= scope.end => Cut::End,
+            Some((_, cut)) => Cut::At(cut),
+        })
     }
 
     /// The child index of a large call (`scan_child_index`), counted in
-    /// runs of siblings on several threads at once: the runs are those of
-    /// [`scope_cuts`](Self::scope_cuts) of about [`INDEX_RUN_BYTES`] each,
-    /// which the workers take in turns (a run around a large child takes
+    /// runs of siblings on several threads at once. The call's content is
+    /// divided into pieces of [`INDEX_RUN_BYTES`]; run `k` goes from the
+    /// cut after piece `k`'s start ([`cut_after`](Self::cut_after)) to the
+    /// next piece's, so the workers find the cuts themselves, each once,
+    /// and take the runs in turn (a run around a large child takes
     /// longer). Each run's scan keeps every [`SAMPLE`]-th child; once the
     /// counts are added up, the checkpoints are chosen among those. `None`
     /// on one core, for a call of less than [`PARALLEL_INDEX_BYTES`], where
-    /// the call is not cut so, or where a run does not end exactly at the
-    /// next one's start: scanned whole then.
+    /// a cut is not found, or where a run does not end exactly at the next
+    /// one's start: scanned whole then.
     pub(super) fn child_index_in_runs(
         &self,
         scope: Scope,
@@ -132,22 +178,47 @@ impl LazyTraceReader {
         if workers < 2 || len < PARALLEL_INDEX_BYTES {
             return Ok(None);
         }
-        // An error leaves the call to the whole scan, which meets it again
-        // and reports it.
-        let Ok(Some(cuts)) = self.scope_cuts(scope, INDEX_RUN_BYTES) else {
+        let Some(cutter) = self.cutter(scope)? else {
             return Ok(None);
         };
-        let bounds: Vec<LogicalOffset> = std::iter::once(scope.start)
-            .chain(cuts)
-            .chain(std::iter::once(scope.end))
-            .collect();
-        let pieces = bounds.len() - 1;
+        let pieces = len.div_ceil(INDEX_RUN_BYTES) as usize;
+        let cuts: Vec<OnceLock<Option<LogicalOffset>>> =
+            (0..=pieces).map(|_| OnceLock::new()).collect();
+        // A cut is read through a stream of its own, not the worker's
+        // releasing scan: the end of a run is read before the run, and a
+        // releasing stream leaves mapped what it reads behind where it was.
+        let cut = |piece: usize| -> Option<LogicalOffset> {
+            *cuts[piece].get_or_init(|| {
+                if piece == 0 {
+                    return Some(scope.start);
+                }
+                let target = scope.start + piece as u64 * INDEX_RUN_BYTES;
+                if piece == pieces || target >= scope.end {
+                    return Some(scope.end);
+                }
+                // An error leaves the call to the whole scan, which meets
+                // it again and reports it.
+                match self.cut_after(cutter, &mut self.stream(scope.slot), target) {
+                    Ok(Cut::At(cut)) => Some(cut),
+                    Ok(Cut::End) => Some(scope.end),
+                    Ok(Cut::Unknown) | Err(_) => None,
+                }
+            })
+        };
         // Each worker's forward scan, made on its first run.
         let counted = in_turns(
             workers,
             pieces,
             || None,
             |scan: &mut Option<Scan<'_>>, piece| -> Result<Option<RunCount>> {
+                let (Some(start), Some(end)) = (cut(piece), cut(piece + 1)) else {
+                    return Ok(None);
+                };
+                if start >= end {
+                    // A child spanning several pieces is counted in the run
+                    // that starts before it; this one is empty.
+                    return Ok((start == end).then(RunCount::default));
+                }
                 let scan = match scan {
                     Some(scan) => scan,
                     None => {
@@ -156,13 +227,14 @@ impl LazyTraceReader {
                         scan.insert(made)
                     }
                 };
-                let (start, end) = (bounds[piece], bounds[piece + 1]);
-                let run = Scope {
-                    start,
-                    end,
-                    ..scope
-                };
-                self.count_run(scan, run)
+                self.count_run(
+                    scan,
+                    Scope {
+                        start,
+                        end,
+                        ..scope
+                    },
+                )
             },
             |counted| !matches!(counted, Ok(Some(_))),
         );
@@ -220,11 +292,10 @@ impl LazyTraceReader {
     }
 }
 
-/// Content a call needs for its child index to be built in runs (four
-/// runs: what [`scope_cuts`](LazyTraceReader::scope_cuts) cuts at least).
-const PARALLEL_INDEX_BYTES: u64 = 4 * INDEX_RUN_BYTES;
+/// Content a call needs for its child index to be built in runs.
+const PARALLEL_INDEX_BYTES: u64 = 8 << 20;
 /// Bytes of content in each run a child index is built from.
-const INDEX_RUN_BYTES: u64 = 2 << 20;
+const INDEX_RUN_BYTES: u64 = 4 << 20;
 /// One child in this many of each run is kept while its children are
 /// counted (16 bytes each: a quarter of a byte a child, for the time of
 /// the build); the checkpoints are chosen among them.
