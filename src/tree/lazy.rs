@@ -86,7 +86,7 @@ impl TraceTree for LazyTraceReader {
         detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, LazyNode>) -> Result<Prune>,
     ) -> Result<()> {
-        self.walk_visit_roots_leaving(roots, detail, &mut |visit| {
+        self.walk_visit_roots(roots, None, detail, &mut |visit| {
             Ok(match f(visit)? {
                 Prune::Go => Flow::Go,
                 Prune::Leave(depth) => Flow::Leave(depth),

@@ -511,7 +511,7 @@ impl NodeCache {
 
     /// The entry for `key`, marked as recently used.
     pub(crate) fn get(&self, key: &Key) -> Option<Entry> {
-        let found = self.peek(key);
+        let found = self.lock().get(key);
         let counter = if found.is_some() {
             &self.hits
         } else {
@@ -519,12 +519,6 @@ impl NodeCache {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         found
-    }
-
-    /// The entry for `key`, marked as recently used, without counting a
-    /// hit or a miss.
-    fn peek(&self, key: &Key) -> Option<Entry> {
-        self.lock().get(key)
     }
 
     /// Whether `key` is cached (does not count as a use).
@@ -654,17 +648,11 @@ mod tests {
         assert_eq!(offsets(&second.unwrap()), [2]);
         assert_eq!(cache.builds.load(Ordering::Relaxed), 2);
         assert!(cache.lock().building.is_empty());
-        assert_eq!(
-            offsets(
-                &cache
-                    .peek(&Key::Page {
-                        slot: 0,
-                        start: 0,
-                        page: 0
-                    })
-                    .unwrap()
-            ),
-            [2]
-        );
+        let key = Key::Page {
+            slot: 0,
+            start: 0,
+            page: 0,
+        };
+        assert_eq!(offsets(&cache.lock().get(&key).unwrap()), [2]);
     }
 }

@@ -110,6 +110,12 @@ impl From<bool> for Flow {
     }
 }
 
+impl From<()> for Flow {
+    fn from((): ()) -> Self {
+        Flow::Go
+    }
+}
+
 /// One step of [`LazyTraceReader::walk_range`].
 pub(super) enum Walked<'w, 'a> {
     /// A node, and its direct child count when the plan asks for them.
@@ -533,34 +539,6 @@ impl LazyTraceReader {
         self.walk_visit_siblings(parent, Some(first), next, max_depth, detail, f)
     }
 
-    /// The stretch of `parent`'s content from `first` up to `next` (see
-    /// [`walk_visit_siblings`](Self::walk_visit_siblings)); `None` for a leaf.
-    fn siblings_stretch(
-        &self,
-        parent: LazyNode,
-        first: Option<LazyNode>,
-        next: Option<LazyNode>,
-    ) -> Result<Option<Stretch>> {
-        let Some(scope) = self.scope(parent)? else {
-            return Ok(None);
-        };
-        let within = |node: Option<LazyNode>, or: LogicalOffset| match node {
-            Some(node)
-                if node.slot != parent.slot || node.at < scope.start || node.at > scope.end =>
-            {
-                Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)))
-            }
-            Some(node) => Ok(node.at),
-            None => Ok(or),
-        };
-        Ok(Some(Stretch {
-            slot: scope.slot,
-            from: within(first, scope.start)?,
-            end: within(next, scope.end)?,
-            depth: 0,
-            one: false,
-        }))
-    }
     /// Walks the trees of `parent`'s children from `first` (its first
     /// child when `None`) up to, not including, `next` (to its last child
     /// when `None`), in one pass, as [`TraceTree::walk_visit`
@@ -576,23 +554,48 @@ impl LazyTraceReader {
         detail: VisitDetail,
         f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
     ) -> Result<()> {
-        let Some(stretch) = self.siblings_stretch(parent, first, next)? else {
+        let Some(scope) = self.scope(parent)? else {
             return Ok(());
         };
-        self.visit_stretch(stretch, max_depth, detail, f)
+        let within = |node: Option<LazyNode>, or: LogicalOffset| match node {
+            Some(node)
+                if node.slot != parent.slot || node.at < scope.start || node.at > scope.end =>
+            {
+                Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)))
+            }
+            Some(node) => Ok(node.at),
+            None => Ok(or),
+        };
+        let stretch = Stretch {
+            slot: scope.slot,
+            from: within(first, scope.start)?,
+            end: within(next, scope.end)?,
+            depth: 0,
+            one: false,
+        };
+        let plan = Plan::visit(detail, max_depth);
+        self.walk_range(stretch, plan, &mut |step| visit_walked(step, f))?;
+        Ok(())
     }
 
-    /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit) of the lazy reader: each root's subtree
-    /// read once through its thread's stream, decoded in place.
-    pub(crate) fn walk_visit_roots(
+    /// The [`TraceTree::walk_visit`](crate::tree::TraceTree::walk_visit)
+    /// (and, with `f` saying after each node whether to leave the rest of a
+    /// container unread, `walk_visit_pruned`) of the lazy reader: each
+    /// root's subtree read once through its thread's stream, decoded in
+    /// place.
+    pub(crate) fn walk_visit_roots<R: Into<Flow>>(
         &self,
         roots: &[LazyNode],
         max_depth: Option<usize>,
         detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
+        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<R>,
     ) -> Result<()> {
+        let plan = Plan::visit(detail, max_depth);
         for &root in roots {
-            self.visit_stretch(self.root_stretch(root), max_depth, detail, f)?;
+            let stretch = self.root_stretch(root);
+            if !self.walk_range(stretch, plan, &mut |step| visit_walked(step, f))? {
+                break;
+            }
         }
         Ok(())
     }
@@ -607,48 +610,6 @@ impl LazyTraceReader {
             depth: 0,
             one: true,
         }
-    }
-
-    /// A walk of `stretch`, each step handed to a [`Visit`] visitor: leaves
-    /// skipped to their headers (a container walk) unless `detail` asks
-    /// for their bodies.
-    fn visit_stretch(
-        &self,
-        stretch: Stretch,
-        max_depth: Option<usize>,
-        detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<()>,
-    ) -> Result<()> {
-        let plan = Plan::visit(detail, max_depth);
-        self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
-            visit_walked(step, f)?;
-            Ok(true)
-        })?;
-        Ok(())
-    }
-}
-
-impl LazyTraceReader {
-    /// Walks each root's subtree as
-    /// [`walk_visit_roots`](Self::walk_visit_roots) does, `f` saying after
-    /// each node whether to leave the rest of a container unread.
-    pub(crate) fn walk_visit_roots_leaving(
-        &self,
-        roots: &[LazyNode],
-        detail: VisitDetail,
-        f: &mut dyn FnMut(Visit<'_, LazyNode>) -> Result<Flow>,
-    ) -> Result<()> {
-        let plan = Plan::visit(detail, None);
-        for &root in roots {
-            let stretch = self.root_stretch(root);
-            let walked = self.walk_range(stretch, plan, &mut |step: Walked<'_, '_>| {
-                visit_walked(step, f)
-            })?;
-            if !walked {
-                break;
-            }
-        }
-        Ok(())
     }
 }
 

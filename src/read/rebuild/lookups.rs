@@ -1,21 +1,16 @@
 //! Lookups from the data alone: the parallel rebuild written in windows
-//! into a scratch index and loaded like the recorder's, or kept on the
-//! heap when no scratch file can be written.
+//! as an index file, into an unlinked scratch file or, when none can be
+//! written, into memory, and loaded like the recorder's index.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::common::IndexCell;
 use crate::error::{Error, Result};
-use crate::format::ContextBuilder;
 use crate::format::index::RawIndexCell;
-use crate::read::lookup::block_table::{BlockInfo, BlockTable};
+use crate::read::lookup::block_table::BlockTable;
 use crate::read::lookup::containers::container_cell;
-use crate::read::lookup::containers::{FileCells, Source};
 use crate::read::lookup::index::{LoadedIndex, load_index_until};
-use crate::read::lookup::table::Lookup;
 use crate::read::rebuild::{
-    DEFAULT_WINDOW, RebuildOptions, RebuiltIndex, UnfinishedContainer, rebuild_index_collected,
-    write_rebuilt_index,
+    DEFAULT_WINDOW, RebuildOptions, RebuildOutcome, UnfinishedContainer, write_rebuilt_index,
 };
 use crate::storage::TraceBytes;
 
@@ -34,12 +29,12 @@ pub(crate) const MIN_REBUILD_WINDOW: u64 = 4 << 20;
 /// window's cells at a time. With a `window` the data's pages are released
 /// behind each rebuild window, and `load_index` releases behind its pass.
 /// Containers never finished have no cell: the rebuild's list of them is
-/// kept beside their threads' cells ([`Lookup::add_made_cells`]), without
+/// kept beside their threads' cells ([`Lookup::add_made_cells`](crate::read::lookup::Lookup::add_made_cells)), without
 /// the scan a crashed recorder's index needs, and without building a table:
 /// the cells still stream into the sidecar. `None` when no scratch file
-/// could be written or mapped (the caller then rebuilds on the heap); data
-/// errors are errors. Once `stop` is set, the rebuild ends after the
-/// window it is in: [`Error::Cancelled`].
+/// could be written or mapped (the caller then rebuilds into memory,
+/// [`rebuild_in_memory`]); data errors are errors. Once `stop` is set, the
+/// rebuild ends after the window it is in: [`Error::Cancelled`].
 pub(crate) fn rebuild_to_scratch(
     data: &TraceBytes,
     window: Option<u64>,
@@ -50,22 +45,9 @@ pub(crate) fn rebuild_to_scratch(
         return Ok(None);
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
-    let written = write_rebuilt_index(
-        data.as_slice(),
-        RebuildOptions::default(),
-        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
-        progress,
-        &mut out,
-        &|covered| {
-            if window.is_some() {
-                data.release_around(covered);
-            }
-            stopped(stop)
-        },
-    );
-    let outcome = match written {
-        Ok((outcome, _)) => outcome,
-        // The scratch file could not be written: the heap serves.
+    let outcome = match write_index(data, window, progress, stop, &mut out) {
+        Ok(outcome) => outcome,
+        // The scratch file could not be written: memory serves.
         Err(Error::Io { path: None, .. }) => return Ok(None),
         Err(error) => return Err(error),
     };
@@ -73,11 +55,59 @@ pub(crate) fn rebuild_to_scratch(
     let Some(Ok(index)) = written.map(TraceBytes::map_file) else {
         return Ok(None);
     };
-    // The rebuild's cells pass every check but for a bug: then the heap
-    // rebuild serves.
-    let Ok(mut loaded) = load_index_until(data, index, window, outcome.report.dropped_bytes) else {
-        return Ok(None);
-    };
+    load_rebuilt(data, index, window, outcome).map(Some)
+}
+
+/// [`rebuild_to_scratch`]'s index written into memory instead, for an open
+/// that cannot write a scratch file.
+pub(crate) fn rebuild_in_memory(
+    data: &TraceBytes,
+    window: Option<u64>,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: Option<&AtomicBool>,
+) -> Result<LoadedIndex> {
+    let mut index = Vec::new();
+    let outcome = write_index(data, window, progress, stop, &mut index)?;
+    load_rebuilt(data, TraceBytes::from_vec(index), window, outcome)
+}
+
+/// The rebuilt index of `data` written to `out`, in windows of the
+/// resident `window` (released behind), ending once `stop` is set.
+fn write_index(
+    data: &TraceBytes,
+    window: Option<u64>,
+    progress: &(dyn Fn(u64) + Sync),
+    stop: Option<&AtomicBool>,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<RebuildOutcome> {
+    let (outcome, _) = write_rebuilt_index(
+        data.as_slice(),
+        RebuildOptions::default(),
+        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
+        progress,
+        out,
+        &|covered| {
+            if window.is_some() {
+                data.release_around(covered);
+            }
+            stopped(stop)
+        },
+    )?;
+    Ok(outcome)
+}
+
+/// The lookups of the rebuilt `index`, loaded with every check, with the
+/// containers the rebuild found never finished.
+fn load_rebuilt(
+    data: &TraceBytes,
+    index: TraceBytes,
+    window: Option<u64>,
+    outcome: RebuildOutcome,
+) -> Result<LoadedIndex> {
+    let mut loaded =
+        load_index_until(data, index, window, outcome.report.dropped_bytes).map_err(|problem| {
+            Error::internal(format!("a rebuilt index fails its checks: {problem}"))
+        })?;
     let lookup = &mut loaded.lookup;
     // Reading the footers again would find them where the rebuild did.
     lookup.footers_found_by_rebuild();
@@ -86,7 +116,7 @@ pub(crate) fn rebuild_to_scratch(
         lookup.add_made_cells(slot, cells);
     }
     loaded.data = outcome.report;
-    Ok(Some(loaded))
+    Ok(loaded)
 }
 
 /// [`Error::Cancelled`] when `stop` is set.
@@ -95,34 +125,6 @@ pub(crate) fn stopped(stop: Option<&AtomicBool>) -> Result<()> {
         Some(stop) if stop.load(Ordering::Relaxed) => Err(Error::Cancelled("the open")),
         _ => Ok(()),
     }
-}
-
-/// Rebuilds the lookup structures from the data file alone, on the heap,
-/// with the parallel rebuild ([`crate::read::rebuild`], the crate's only
-/// one), in windows as [`rebuild_to_scratch`] does: with a `window` the
-/// data's pages are released behind each, and once `stop` is set the
-/// rebuild ends after the window it is in ([`Error::Cancelled`]).
-/// Containers never finished end at the end of their thread's stream.
-/// `progress` receives the bytes of data done.
-pub(crate) fn rebuild_lookup(
-    data: &TraceBytes,
-    window: Option<u64>,
-    progress: &(dyn Fn(u64) + Sync),
-    stop: Option<&AtomicBool>,
-) -> Result<LoadedIndex> {
-    let rebuilt = rebuild_index_collected(
-        data.as_slice(),
-        RebuildOptions::default(),
-        window.map_or(DEFAULT_WINDOW, |window| window.max(MIN_REBUILD_WINDOW)),
-        progress,
-        &|covered| {
-            if window.is_some() {
-                data.release_around(covered);
-            }
-            stopped(stop)
-        },
-    )?;
-    Ok(lookup_from_rebuilt(data.as_slice(), rebuilt))
 }
 
 /// Cells for a rebuild's containers that never got a footer, per thread
@@ -145,96 +147,41 @@ fn unfinished_cells(
     cells
 }
 
-/// The lookup structures of a rebuilt index: its cells (in the streaming
-/// writer's order, so a thread's container cells come in post-order after
-/// their block's cell), plus its unfinished containers.
-pub(crate) fn lookup_from_rebuilt(data: &[u8], rebuilt: RebuiltIndex) -> LoadedIndex {
-    let blocks = rebuilt.cells().filter_map(|cell| match *cell {
-        IndexCell::Block { thread, start, end } => Some(BlockInfo { thread, start, end }),
-        _ => None,
-    });
-    let block_table = BlockTable::new(blocks);
-    let mut finished: Vec<Vec<RawIndexCell>> = vec![Vec::new(); block_table.thread_count()];
-    let mut context = ContextBuilder::new();
-    let mut references = 0;
-    let mut slot = None;
-    for cell in rebuilt.cells() {
-        match *cell {
-            IndexCell::Block { thread, .. } => slot = block_table.slot(thread),
-            IndexCell::Container { .. } => {
-                if let Some(slot) = slot {
-                    finished[slot].push(cell.to_raw());
-                }
-            }
-            IndexCell::Reference { kind, id, at, .. } => {
-                context.add(kind, id, at);
-                references += 1;
-            }
-        }
-    }
-    let unfinished = unfinished_cells(&block_table, &rebuilt.unfinished);
-    let sources = finished
-        .into_iter()
-        .zip(unfinished)
-        .enumerate()
-        .map(|(slot, (finished, unfinished))| {
-            let count = finished.len() + unfinished.len();
-            let thread = block_table.thread(slot).thread;
-            (
-                thread,
-                count,
-                Source::Made {
-                    finished,
-                    unfinished,
-                },
-            )
-        })
-        .collect();
-    let lookup = Lookup::new(block_table, FileCells::default(), sources);
-    lookup.build_all(data);
-    LoadedIndex {
-        lookup,
-        context,
-        references,
-        data: rebuilt.report,
-        complete: true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     use super::*;
     use crate::generate::{GenerateOptions, Shape, generate_file};
-    use crate::read::rebuild::rebuild_index_observed;
 
-    /// The heap rebuild (what serves when no scratch file can be written)
-    /// gives the one-window rebuild's cells in windows, and a stop set
-    /// during it ends it after the window it is in.
+    /// The rebuild into memory (what serves when no scratch file can be
+    /// written) gives the scratch file's lookups, and a stop set during it
+    /// ends it after the window it is in.
     #[test]
-    fn the_heap_rebuild_is_windowed_and_stops() {
+    fn the_rebuild_in_memory_is_the_scratch_one_and_stops() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.trace");
         generate_file(&path, &GenerateOptions::new(24 << 20, Shape::Mixed), |_| {}).unwrap();
         let data = TraceBytes::from_vec(std::fs::read(&path).unwrap());
         let len = data.as_slice().len() as u64;
-        let whole = rebuild_index_observed(data.as_slice(), RebuildOptions::default(), &|_| {});
-        let whole: Vec<IndexCell> = whole.unwrap().cells.into_vec();
-        let windows = AtomicU64::new(0);
-        let windowed = rebuild_index_collected(
-            data.as_slice(),
-            RebuildOptions::default(),
-            MIN_REBUILD_WINDOW,
-            &|_| {},
-            &|_| {
-                windows.fetch_add(1, Ordering::Relaxed);
-                Ok(())
-            },
+        let window = Some(MIN_REBUILD_WINDOW);
+        let memory = rebuild_in_memory(&data, window, &|_| {}, None).unwrap();
+        let scratch = rebuild_to_scratch(&data, window, &|_| {}, None)
+            .unwrap()
+            .expect("a scratch index");
+        let counts = |loaded: &LoadedIndex| -> Vec<usize> {
+            let threads = loaded.lookup.blocks.thread_count();
+            (0..threads)
+                .map(|slot| loaded.lookup.container_count(slot))
+                .collect()
+        };
+        assert_eq!(
+            memory.lookup.blocks.blocks(),
+            scratch.lookup.blocks.blocks()
         );
-        assert_eq!(windowed.unwrap().cells.into_vec(), whole);
-        assert!(windows.load(Ordering::Relaxed) > 2);
-        assert!(rebuild_lookup(&data, Some(MIN_REBUILD_WINDOW), &|_| {}, None).is_ok());
+        assert_eq!(counts(&memory), counts(&scratch));
+        assert_eq!(memory.references, scratch.references);
+        assert_eq!(memory.data, scratch.data);
 
         let stop = AtomicBool::new(false);
         let done = AtomicU64::new(0);
@@ -242,7 +189,7 @@ mod tests {
             done.fetch_add(bytes, Ordering::Relaxed);
             stop.store(true, Ordering::Relaxed);
         };
-        let stopped = rebuild_lookup(&data, Some(MIN_REBUILD_WINDOW), &progress, Some(&stop));
+        let stopped = rebuild_in_memory(&data, window, &progress, Some(&stop));
         assert!(matches!(stopped, Err(Error::Cancelled(_))));
         let done = done.load(Ordering::Relaxed);
         assert!(done > 0 && done < len, "{done} of {len} bytes");

@@ -232,10 +232,10 @@ impl RebuiltIndex {
         self.cells.len()
     }
 
-    /// What a windowed rebuild found besides the cells it gave its sink.
-    fn without_cells(outcome: RebuildOutcome) -> RebuiltIndex {
+    /// What a rebuild found, with its `cells` (none when they went to a sink).
+    fn from_outcome(outcome: RebuildOutcome, cells: RebuiltCells) -> RebuiltIndex {
         RebuiltIndex {
-            cells: RebuiltCells::default(),
+            cells,
             unfinished: outcome.unfinished,
             blocks: outcome.blocks,
             report: outcome.report,
@@ -250,31 +250,12 @@ pub fn rebuild_index_observed(
     options: RebuildOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<RebuiltIndex> {
-    rebuild_index_collected(data, options, u64::MAX, progress, &|_| Ok(()))
-}
-
-/// Rebuilds the index of `data` in windows of `window` bytes, collecting
-/// every window's cells; calls `done` with the data each window covered
-/// (an error from it, such as [`Error::Cancelled`], ends the rebuild).
-pub(crate) fn rebuild_index_collected(
-    data: &[u8],
-    options: RebuildOptions,
-    window: u64,
-    progress: &(dyn Fn(u64) + Sync),
-    done: &(dyn Fn(std::ops::Range<u64>) -> Result<()> + Sync),
-) -> Result<RebuiltIndex> {
     let mut runs = Vec::new();
-    let outcome =
-        rebuild_index_windowed(data, options, window, progress, &mut |cells, covered| {
-            runs.extend(cells.runs);
-            done(covered)
-        })?;
-    Ok(RebuiltIndex {
-        cells: RebuiltCells::new(runs),
-        unfinished: outcome.unfinished,
-        blocks: outcome.blocks,
-        report: outcome.report,
-    })
+    let outcome = rebuild_index_windowed(data, options, u64::MAX, progress, &mut |cells, _| {
+        runs.extend(cells.runs);
+        Ok(())
+    })?;
+    Ok(RebuiltIndex::from_outcome(outcome, RebuiltCells::new(runs)))
 }
 
 /// [`RebuildOptions::DEFAULT_WINDOW`].
@@ -360,7 +341,7 @@ impl RebuildOptions {
                 let runs: Vec<&[IndexCell]> = cells.runs().collect();
                 sink(&runs, covered)
             })?;
-        Ok(RebuiltIndex::without_cells(outcome))
+        Ok(RebuiltIndex::from_outcome(outcome, RebuiltCells::default()))
     }
 }
 

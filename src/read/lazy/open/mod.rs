@@ -4,7 +4,7 @@
 //! rules in `docs/FORMAT.md`, "tracetree's index policy") and, when a
 //! crashed recorder left calls without cells, repaired
 //! (`Lookup::repair_all`); else the lookups are rebuilt from the data
-//! (`read::rebuild`, into an unlinked scratch index, on the heap only when
+//! (`read::rebuild`, into an unlinked scratch index, in memory only when
 //! none can be written). Then they are persisted to a sidecar and mapped
 //! back, or, on a first open or one that writes none, tables within
 //! `defer_sidecar` are kept to be built on first use, on the heap.
@@ -35,7 +35,7 @@ use crate::read::lookup::sidecar::{
 use crate::read::lookup::{
     IndexProblem, IndexReport, IndexStatus, LoadedIndex, Lookup, index_path, load_index,
 };
-use crate::read::rebuild::{rebuild_lookup, rebuild_to_scratch, stopped};
+use crate::read::rebuild::{rebuild_in_memory, rebuild_to_scratch, stopped};
 use crate::storage::packed::{INDEX_ENTRY, PackedTrace};
 use crate::storage::{FileAccess, TraceBytes};
 use crate::storage::{Reads, Resident};
@@ -253,17 +253,22 @@ impl LazyOptions {
 
     /// Opens the data file at `path` and its index, or its lookup sidecar
     /// when that is valid. A packed trace (`NAME.packedtrace`, found by its
-    /// ZIP magic) is opened in place ([`open_packed`](Self::open_packed)).
+    /// ZIP magic: `storage::packed`) is opened in place: its data and index
+    /// entries are read in place when stored, else inflated into memory
+    /// (up to [`PackedTrace::MAX_INFLATED`]); its sidecar is kept as for a
+    /// plain trace, stamped with the packed file.
     ///
     /// Errors name the file: one that does not start with the v22 magic is
     /// [`Error::Unsupported`]; others that do not name it are wrapped in
     /// [`Error::InFile`].
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
         let path = path.as_ref();
-        if PackedTrace::is_packed(path) {
-            return self.open_packed(path);
-        }
-        self.open_plain(path).map_err(|error| error.in_file(path))
+        let opened = if PackedTrace::is_packed(path) {
+            self.open_pack(path)
+        } else {
+            self.open_plain(path)
+        };
+        opened.map_err(|error| error.in_file(path))
     }
 
     /// [`open`](Self::open) of a trace that is not packed.
@@ -282,16 +287,7 @@ impl LazyOptions {
         self.build(data, index, Some(index_path), Some(on_disk))
     }
 
-    /// Opens the packed trace at `path` (`storage::packed`): its data and
-    /// index entries are read in place when stored, else inflated into
-    /// memory (up to [`PackedTrace::MAX_INFLATED`]). The sidecar is kept
-    /// as for a plain trace, stamped with the packed file.
-    pub fn open_packed(&self, path: impl AsRef<Path>) -> Result<LazyTraceReader> {
-        let path = path.as_ref();
-        self.open_pack(path).map_err(|error| error.in_file(path))
-    }
-
-    /// [`open_packed`](Self::open_packed), its errors not yet naming the file.
+    /// [`open`](Self::open) of a packed trace.
     fn open_pack(&self, path: &Path) -> Result<LazyTraceReader> {
         let stamped_at = Stamp::now();
         let stamp = Stamp::of(path);
@@ -455,7 +451,7 @@ impl LazyOptions {
     /// The index checked against the data and repaired where a crashed
     /// recorder left calls without cells; or, when it is broken (and the
     /// choice allows), the lookups rebuilt from the data: in a scratch
-    /// index when one can be written, else on the heap. `index_path` names
+    /// index when one can be written, else in memory. `index_path` names
     /// the index in errors.
     fn load_or_rebuild(
         &self,
@@ -484,11 +480,12 @@ impl LazyOptions {
                     None => &|_| {},
                 };
                 let stop = self.stop.as_deref();
-                let loaded = match rebuild_to_scratch(data, self.resident_window, progress, stop)? {
+                let window = self.resident_window;
+                let loaded = match rebuild_to_scratch(data, window, progress, stop)? {
                     Some(loaded) => loaded,
                     None => {
                         stopped(stop)?;
-                        rebuild_lookup(data, self.resident_window, progress, stop)?
+                        rebuild_in_memory(data, window, progress, stop)?
                     }
                 };
                 stopped(stop)?;
