@@ -35,7 +35,9 @@
 //!   [`DiffOptions::max_keys`] children read past (then as they are read),
 //!   lists are aligned window by window (1024 a side), with a warning.
 //! - Threads are diffed in parallel, each numbered from 0, raised by the
-//!   count before it as packed (`renumber`): bytes vary, not content.
+//!   count before it once written (`renumber`): bytes vary, not content.
+//!   The data is written straight into its entry of the pack, its CRC-32
+//!   kept write by write, so it is never copied or read again whole.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
@@ -62,10 +64,11 @@ use crate::common::{EventId, ThreadId};
 use crate::error::{Error, Result};
 use crate::model::DiffStatus;
 use crate::storage::packed::{
-    DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, PackSource, write_packed_entries,
+    DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, InPlaceWriter, PackSource, entry_start, write_pack_into,
 };
+use crate::storage::write_file_atomically_read_back;
 use crate::tree::{Postprocessed, TraceTree};
-use crate::write::{StreamingThread, StreamingWriter};
+use crate::write::{StreamingOptions, StreamingThread, StreamingWriter};
 use options::{InputThread, match_threads};
 use output::{RawCopy, Reinterner, ThreadOut};
 use rustc_hash::FxHashMap;
@@ -283,85 +286,112 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         .prefix(".tracetree-diff-")
         .tempdir_in(folder)
         .map_err(|e| Error::io(folder, e))?;
-    let data = scratch.path().join("diff.trace");
     let index = scratch.path().join("diff.trace.idx");
-    let writer = StreamingWriter::create(&data)?;
-    // Subtrees are copied as bytes only as recorded, where the walks read
-    // the readers' own bytes.
-    let raw = if agree && !options.postprocess {
-        output::seed_pool(&writer, left.trace.context(), right.trace.context()).ok()
-    } else {
-        None
-    };
-    let mut summary = DiffSummary {
-        thread_map: thread_map.clone(),
-        ..DiffSummary::default()
-    };
-    let mut jobs = Vec::new();
-    for (index, pair) in thread_map.iter().enumerate() {
-        if options.only_start_threads && index > 0 {
-            break;
-        }
-        let (start, name) = match (pair.left, pair.right) {
-            (Some(l), Some(r)) => (
-                Start::Pair(left_roots[l], right_roots[r]),
-                pair.name.clone(),
-            ),
-            _ if options.unmatched == UnmatchedThreads::Skip => continue,
-            (Some(l), None) => (
-                Start::Removed(left_roots[l]),
-                format!("{}: Thread not present in right trace", pair.name),
-            ),
-            (None, Some(r)) => (
-                Start::Added(right_roots[r]),
-                format!("{}: Thread not present in left trace", pair.name),
-            ),
-            (None, None) => continue,
+    // The data goes straight into the pack, from where its entry's header
+    // will end: measured now, with `info.txt` as long as it will be (else
+    // it is moved once).
+    let guess = info_text(&left, &right, started, started);
+    let data_at = entry_start(&head(&left, &right, &guess), DATA_ENTRY, 0)?;
+    write_file_atomically_read_back(out, |pack| {
+        let file = pack.get_ref();
+        let (data, data_log) = InPlaceWriter::new(file.try_clone()?, data_at);
+        let index_file = File::create(&index).map_err(|e| Error::io(&index, e))?;
+        let writer = StreamingWriter::from_writers(data, index_file, StreamingOptions::default())?;
+        // Subtrees are copied as bytes only as recorded, where the walks read
+        // the readers' own bytes.
+        let raw = if agree && !options.postprocess {
+            output::seed_pool(&writer, left.trace.context(), right.trace.context()).ok()
+        } else {
+            None
         };
-        let id = i32::try_from(index).map_err(|_| Error::limit("threads", index, i32::MAX))?;
-        let thread = writer.new_thread_with_id(ThreadId(id), name.as_str())?;
-        jobs.push(Job {
-            id,
-            name,
-            start,
-            thread,
-            idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
-        });
-    }
-    let done = run_jobs(jobs, left.trace, right.trace, options, (agree, raw))?;
-    writer.close()?;
+        let mut summary = DiffSummary {
+            thread_map: thread_map.clone(),
+            ..DiffSummary::default()
+        };
+        let mut jobs = Vec::new();
+        for (index, pair) in thread_map.iter().enumerate() {
+            if options.only_start_threads && index > 0 {
+                break;
+            }
+            let (start, name) = match (pair.left, pair.right) {
+                (Some(l), Some(r)) => (
+                    Start::Pair(left_roots[l], right_roots[r]),
+                    pair.name.clone(),
+                ),
+                _ if options.unmatched == UnmatchedThreads::Skip => continue,
+                (Some(l), None) => (
+                    Start::Removed(left_roots[l]),
+                    format!("{}: Thread not present in right trace", pair.name),
+                ),
+                (None, Some(r)) => (
+                    Start::Added(right_roots[r]),
+                    format!("{}: Thread not present in left trace", pair.name),
+                ),
+                (None, None) => continue,
+            };
+            let id = i32::try_from(index).map_err(|_| Error::limit("threads", index, i32::MAX))?;
+            let thread = writer.new_thread_with_id(ThreadId(id), name.as_str())?;
+            jobs.push(Job {
+                id,
+                name,
+                start,
+                thread,
+                idmap: scratch.path().join(format!("diff.idmap.{}", jobs.len())),
+            });
+        }
+        let done = run_jobs(jobs, left.trace, right.trace, options, (agree, raw))?;
+        writer.close()?;
 
-    let mut bases = FxHashMap::default();
-    let mut next_event = 0i64;
-    let mut idmap_parts = Vec::with_capacity(done.len());
-    for (mut thread_summary, warnings, count, part) in done {
-        let base = i32::try_from(next_event)
-            .map_err(|_| Error::limit("event ids", next_event, i32::MAX))?;
-        bases.insert(thread_summary.thread, base);
-        if let Some(divergence) = &mut thread_summary.first_divergence {
-            divergence.event = EventId(divergence.event.0 + base);
+        let mut bases = FxHashMap::default();
+        let mut next_event = 0i64;
+        let mut idmap_parts = Vec::with_capacity(done.len());
+        for (mut thread_summary, warnings, count, part) in done {
+            let base = i32::try_from(next_event)
+                .map_err(|_| Error::limit("event ids", next_event, i32::MAX))?;
+            bases.insert(thread_summary.thread, base);
+            if let Some(divergence) = &mut thread_summary.first_divergence {
+                divergence.event = EventId(divergence.event.0 + base);
+            }
+            next_event += count;
+            if next_event > i64::from(i32::MAX) + 1 {
+                return Err(Error::limit("event ids", next_event - 1, i32::MAX));
+            }
+            idmap_parts.push(part);
+            summary.tracepoints += count as u64;
+            summary.warnings.extend(warnings);
+            summary.threads.push(thread_summary);
         }
-        next_event += count;
-        if next_event > i64::from(i32::MAX) + 1 {
-            return Err(Error::limit("event ids", next_event - 1, i32::MAX));
-        }
-        idmap_parts.push(part);
-        summary.tracepoints += count as u64;
-        summary.warnings.extend(warnings);
-        summary.threads.push(thread_summary);
-    }
-    // The data's event ids are raised as it is packed.
-    let renumbered = renumber::renumber(&data, &index, &bases)?;
-    let write_data = |out: &mut dyn Write| renumbered.write_data(out);
+        // The data's event ids are raised where it lies in the pack.
+        let changed = renumber::renumber(file, data_at, &index, &bases)?;
+        let data = data_log.entry(file, &changed)?;
 
-    let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
-    threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
-    for (index, pair) in thread_map.iter().enumerate() {
-        for value in [Some(index), pair.left, pair.right] {
-            threadmap.extend_from_slice(&value.map_or(-1, |v| v as i32).to_be_bytes());
+        let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
+        threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
+        for (index, pair) in thread_map.iter().enumerate() {
+            for value in [Some(index), pair.left, pair.right] {
+                threadmap.extend_from_slice(&value.map_or(-1, |v| v as i32).to_be_bytes());
+            }
         }
-    }
-    let info = info_text(&left, &right, started, millis());
+        let info = info_text(&left, &right, started, millis());
+        let mut entries = head(&left, &right, &info);
+        entries.extend([
+            PackSource::InPlace(DATA_ENTRY, data),
+            PackSource::File(INDEX_ENTRY, &index),
+            PackSource::Files("diff.idmap", &idmap_parts),
+            PackSource::Bytes("diff.threadmap", &threadmap),
+        ]);
+        summary.bytes = write_pack_into(pack, &entries)?.bytes;
+        Ok(summary)
+    })
+}
+
+/// The pack's entries before its data: `.diff`, the inputs' own
+/// descriptions, and `info`.
+fn head<'e, L, R>(
+    left: &'e DiffInput<'_, L>,
+    right: &'e DiffInput<'_, R>,
+    info: &'e str,
+) -> Vec<PackSource<'e>> {
     let mut entries = vec![PackSource::Bytes(".diff", &[])];
     if let Some(text) = &left.info {
         entries.push(PackSource::Bytes("info.left.txt", text.as_bytes()));
@@ -369,15 +399,8 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
     if let Some(text) = &right.info {
         entries.push(PackSource::Bytes("info.right.txt", text.as_bytes()));
     }
-    entries.extend([
-        PackSource::Bytes(INFO_ENTRY, info.as_bytes()),
-        PackSource::Written(DATA_ENTRY, renumbered.len()?, &write_data),
-        PackSource::File(INDEX_ENTRY, &index),
-        PackSource::Files("diff.idmap", &idmap_parts),
-        PackSource::Bytes("diff.threadmap", &threadmap),
-    ]);
-    summary.bytes = write_packed_entries(out, &entries)?.bytes;
-    Ok(summary)
+    entries.push(PackSource::Bytes(INFO_ENTRY, info.as_bytes()));
+    entries
 }
 
 /// One thread of the diff to write: a matched pair, or a thread without a

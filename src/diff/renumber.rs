@@ -1,20 +1,20 @@
 //! Event ids moved after the fact: threads diffed in parallel each number
 //! their tracepoints from 0, and once all are done each thread's ids are
-//! raised by the count of the threads before it: in the written index, in
-//! place, and in the data file as it is copied into the pack.
+//! raised by the count of the threads before it, in place: in the written
+//! index, and in the data already in the pack.
 //!
 //! The files are the streaming writer's own: its index lists each block's
 //! `BLOCK_START` cell and then that block's cells, in the data file's
 //! order, so a container cell belongs to the thread of the block cell
 //! before it. A block of a thread to renumber is read whole (a block is
 //! about a megabyte), its tracepoints found by skipping, their event ids
-//! raised, and written on; the threads' open containers are carried from
-//! block to block, for their footers. The rest of the data passes as it
-//! is. Memory: a block, a chunk of cells, the blocks to renumber and the
-//! open containers.
+//! raised, and written back with its new CRC-32 (the pack's entry combines
+//! it); the threads' open containers are carried from block to block, for
+//! their footers. The rest of the data is not read. Memory: a block, a
+//! chunk of cells, the blocks to renumber and the open containers.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read, Write};
+use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -33,8 +33,6 @@ const CELL: usize = CELL_LEN;
 const HEADER: u64 = FILE_HEADER_LEN;
 /// Cells read at a time.
 const CHUNK: usize = 4096;
-/// Bytes of the data file read at a time.
-const PASSED: usize = 1 << 20;
 
 /// One block of a thread to renumber: its thread, where its kind byte and
 /// its `BLOCK_END` byte are.
@@ -44,32 +42,21 @@ struct Block {
     end: u64,
 }
 
-/// The data file of a diff whose index is renumbered, with what raises
-/// its event ids as it is copied ([`write_data`](Self::write_data)).
-pub(crate) struct Renumbered<'p> {
-    data: &'p Path,
-    blocks: Vec<Block>,
-    bases: &'p FxHashMap<i32, i32>,
-}
-
 /// Raises the event ids of each thread in `bases` (thread id → amount) in
-/// the index `index` of the data file `data`, both as the streaming writer
-/// wrote them; the data file is raised as it is written on.
-pub(crate) fn renumber<'p>(
-    data: &'p Path,
+/// the index `index` and in the data it indexes, both as the streaming
+/// writer wrote them, the data in `pack` from `at`. Returns the ranges of
+/// `pack` rewritten (start, end, in file order), each with its CRC-32.
+pub(crate) fn renumber(
+    pack: &File,
+    at: u64,
     index: &Path,
-    bases: &'p FxHashMap<i32, i32>,
-) -> Result<Renumbered<'p>> {
-    let blocks = if bases.values().all(|&base| base == 0) {
-        Vec::new()
-    } else {
-        renumber_index(index, bases)?
-    };
-    Ok(Renumbered {
-        data,
-        blocks,
-        bases,
-    })
+    bases: &FxHashMap<i32, i32>,
+) -> Result<Vec<(u64, u64, u32)>> {
+    if bases.values().all(|&base| base == 0) {
+        return Ok(Vec::new());
+    }
+    let blocks = renumber_index(index, bases)?;
+    raise_blocks(pack, at, &blocks, bases)
 }
 
 fn raised(event: i32, base: i32) -> Result<i32> {
@@ -140,65 +127,53 @@ fn renumber_index(path: &Path, bases: &FxHashMap<i32, i32>) -> Result<Vec<Block>
     Ok(blocks)
 }
 
-impl Renumbered<'_> {
-    /// The data file's length.
-    pub(crate) fn len(&self) -> Result<u64> {
-        let metadata = std::fs::metadata(self.data).map_err(|e| Error::io(self.data, e))?;
-        Ok(metadata.len())
-    }
-
-    /// Writes the data file to `out`, the event ids of the tracepoints in
-    /// its blocks to renumber raised.
-    pub(crate) fn write_data(&self, out: &mut dyn Write) -> Result<()> {
-        let path = self.data;
-        let io = |e| Error::io(path, e);
-        let file = File::open(path).map_err(io)?;
-        let mut reader = BufReader::with_capacity(PASSED, file);
-        let mut open: FxHashMap<i32, Vec<TracepointType>> = FxHashMap::default();
-        let mut buffer = Vec::new();
-        let damaged =
-            || Error::internal("the diff's data file does not parse where it was renumbered");
-        let mut passed_to = 0u64;
-        for block in &self.blocks {
-            let base = self.bases.get(&block.thread).copied().unwrap_or(0);
-            let gap = block.start.checked_sub(passed_to).ok_or_else(damaged)?;
-            let passed = std::io::copy(&mut (&mut reader).take(gap), out).map_err(io)?;
-            if passed != gap {
-                return Err(damaged());
-            }
-            let len = block
-                .end
-                .checked_sub(block.start)
-                .and_then(|len| usize::try_from(len).ok())
-                .filter(|&len| len >= 5)
-                .ok_or_else(damaged)?;
-            buffer.resize(len, 0);
-            reader.read_exact(&mut buffer).map_err(io)?;
-            let stack = open.entry(block.thread).or_default();
-            let mut at = 5;
-            while at < len {
-                let (skipped, size) =
-                    try_skip(&buffer[at..], stack.last().copied()).ok_or_else(damaged)?;
-                match (skipped.kind, skipped.header) {
-                    (ObjectKind::Tracepoint, Some(header)) => {
-                        let event = raised(header.event.0, base)?;
-                        let ids = at + TracepointHeader::EVENT_AT;
-                        buffer[ids..ids + 4].copy_from_slice(&event.to_be_bytes());
-                        if header.tracepoint_type.is_container() {
-                            stack.push(header.tracepoint_type);
-                        }
+/// Raises the event ids of the tracepoints in `blocks` (offsets in the
+/// data, which starts at `at` in `pack`), in place.
+fn raise_blocks(
+    pack: &File,
+    at: u64,
+    blocks: &[Block],
+    bases: &FxHashMap<i32, i32>,
+) -> Result<Vec<(u64, u64, u32)>> {
+    let mut open: FxHashMap<i32, Vec<TracepointType>> = FxHashMap::default();
+    let mut buffer = Vec::new();
+    let mut changed = Vec::with_capacity(blocks.len());
+    let damaged = || Error::internal("the diff's data does not parse where it was renumbered");
+    for block in blocks {
+        let base = bases.get(&block.thread).copied().unwrap_or(0);
+        // The block as it was written: `BLOCK_START` to `BLOCK_END`.
+        let len = block
+            .end
+            .checked_sub(block.start)
+            .and_then(|len| usize::try_from(len).ok())
+            .filter(|&len| len >= 5)
+            .ok_or_else(damaged)?;
+        let start = at.checked_add(block.start).ok_or_else(damaged)?;
+        buffer.resize(len + 1, 0);
+        pack.read_exact_at(&mut buffer, start)?;
+        let stack = open.entry(block.thread).or_default();
+        let mut next = 5;
+        while next < len {
+            let (skipped, size) =
+                try_skip(&buffer[next..len], stack.last().copied()).ok_or_else(damaged)?;
+            match (skipped.kind, skipped.header) {
+                (ObjectKind::Tracepoint, Some(header)) => {
+                    let event = raised(header.event.0, base)?;
+                    let ids = next + TracepointHeader::EVENT_AT;
+                    buffer[ids..ids + 4].copy_from_slice(&event.to_be_bytes());
+                    if header.tracepoint_type.is_container() {
+                        stack.push(header.tracepoint_type);
                     }
-                    (ObjectKind::TracepointFooter, _) => {
-                        stack.pop();
-                    }
-                    _ => {}
                 }
-                at += size;
+                (ObjectKind::TracepointFooter, _) => {
+                    stack.pop();
+                }
+                _ => {}
             }
-            out.write_all(&buffer).map_err(io)?;
-            passed_to = block.end;
+            next += size;
         }
-        std::io::copy(&mut reader, out).map_err(io)?;
-        Ok(())
+        pack.write_all_at(&buffer, start)?;
+        changed.push((start, start + buffer.len() as u64, crc32fast::hash(&buffer)));
     }
+    Ok(changed)
 }

@@ -41,7 +41,18 @@ pub(crate) fn write_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
-    write_atomically(path, true, write)
+    write_atomically(path, true, false, write)
+}
+
+/// [`write_file_atomically`] for a `write` that also reads the file back
+/// (by offset, under the buffer): an output written through in place (a
+/// device) is gathered in an unnamed file first, then copied to it, as
+/// one that cannot seek is.
+pub(crate) fn write_file_atomically_read_back<T>(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
+) -> Result<T> {
+    write_atomically(path, true, true, write)
 }
 
 /// [`write_file_atomically`] without syncing the file and its folder to
@@ -54,19 +65,20 @@ pub(crate) fn write_derived_file_atomically<T>(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
-    write_atomically(path, false, write)
+    write_atomically(path, false, false, write)
 }
 
-/// [`write_file_atomically`], syncing or not.
+/// [`write_file_atomically`], syncing or not, reading back or not.
 fn write_atomically<T>(
     path: &Path,
     synced: bool,
+    read_back: bool,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
     let shown = path;
     let io = |e| Error::io(shown, e);
     let path = match destination(path).map_err(io)? {
-        Destination::InPlace => return write_in_place(shown, write),
+        Destination::InPlace => return write_in_place(shown, read_back, write),
         Destination::Replace(path) => path,
     };
     let path = path.as_path();
@@ -263,9 +275,11 @@ fn destination(path: &Path) -> std::io::Result<Destination> {
 }
 
 /// [`write_file_atomically`] of an output that is written through in
-/// place ([`Destination::InPlace`]).
+/// place ([`Destination::InPlace`]); through an unnamed file first when
+/// it cannot seek or `write` reads back.
 fn write_in_place<T>(
     path: &Path,
+    read_back: bool,
     write: impl FnOnce(&mut BufWriter<File>) -> Result<T>,
 ) -> Result<T> {
     use std::io::{Seek, SeekFrom};
@@ -275,13 +289,13 @@ fn write_in_place<T>(
         e => e,
     };
     let mut output = File::options().write(true).open(path).map_err(io)?;
-    if output.stream_position().is_ok() {
+    if !read_back && output.stream_position().is_ok() {
         let mut out = BufWriter::with_capacity(1 << 20, output);
         let value = write(&mut out).map_err(named)?;
         out.into_inner().map_err(|e| io(e.into_error()))?;
         return Ok(value);
     }
-    // Not seekable: gathered in an unnamed file first, as `write` may seek.
+    // Gathered in an unnamed file first, as `write` may seek or read back.
     let temp_dir = std::env::temp_dir();
     let gathered = tempfile::tempfile().map_err(|e| Error::io(&temp_dir, unnamed_error(e)))?;
     let mut out = BufWriter::with_capacity(1 << 20, gathered);

@@ -51,7 +51,8 @@ pub(crate) mod stored_blocks;
 pub(crate) use atomic::TemporaryName;
 pub use atomic::remove_temporaries;
 pub(crate) use atomic::{
-    write_derived_file_atomically, write_file_atomically, write_trace_atomically,
+    write_derived_file_atomically, write_file_atomically, write_file_atomically_read_back,
+    write_trace_atomically,
 };
 pub(crate) use resident::Resident;
 pub(crate) use source::{ByteSource, CUT_SHORT, Reads};

@@ -467,8 +467,20 @@ pub(crate) enum PackSource<'a> {
     File(&'a str, &'a Path),
     /// The entry named so, holding these files' bytes one after another.
     Files(&'a str, &'a [PathBuf]),
-    /// The entry named so, of this many bytes, which the function writes.
-    Written(&'a str, u64, &'a dyn Fn(&mut dyn Write) -> Result<()>),
+    /// The entry named so, whose bytes are already in the pack's file
+    /// (written there by an [`InPlaceWriter`]): its length, its CRC-32 and
+    /// where they start. Moved, if the headers before them turn out to
+    /// end elsewhere.
+    InPlace(&'a str, InPlaceEntry),
+}
+
+/// An entry's bytes already in the pack's file: `len` bytes from `at`,
+/// whose CRC-32 is `crc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InPlaceEntry {
+    pub at: u64,
+    pub len: u64,
+    pub crc: u32,
 }
 
 impl std::fmt::Debug for PackSource<'_> {
@@ -477,7 +489,7 @@ impl std::fmt::Debug for PackSource<'_> {
             PackSource::Bytes(name, bytes) => write!(f, "Bytes({name:?}, {} bytes)", bytes.len()),
             PackSource::File(name, path) => write!(f, "File({name:?}, {path:?})"),
             PackSource::Files(name, paths) => write!(f, "Files({name:?}, {paths:?})"),
-            PackSource::Written(name, len, _) => write!(f, "Written({name:?}, {len} bytes)"),
+            PackSource::InPlace(name, entry) => write!(f, "InPlace({name:?}, {entry:?})"),
         }
     }
 }
@@ -485,21 +497,85 @@ impl std::fmt::Debug for PackSource<'_> {
 /// Bytes read from a file at a time while packing it.
 const PACK_BUFFER: usize = 1 << 20;
 
-/// A writer that counts what passes through it.
-struct CountingWriter<W> {
-    inner: W,
-    count: u64,
+/// The pack's file as the ZIP writer writes it, its position kept (so
+/// that asking for it never empties the buffer). Without a file it only
+/// counts, to measure where an entry's bytes will start. `skip` moves
+/// past an entry's bytes already in the file, before the next write or
+/// seek.
+struct PackOut<'f> {
+    file: Option<&'f mut std::io::BufWriter<File>>,
+    at: u64,
+    /// The end of what was written, for a seek from the end.
+    end: u64,
+    skip: std::cell::Cell<u64>,
 }
 
-impl<W: Write> Write for CountingWriter<W> {
+impl<'f> PackOut<'f> {
+    fn new(file: Option<&'f mut std::io::BufWriter<File>>) -> Self {
+        PackOut {
+            file,
+            at: 0,
+            end: 0,
+            skip: std::cell::Cell::new(0),
+        }
+    }
+
+    fn settle(&mut self) -> std::io::Result<()> {
+        let skip = self.skip.take();
+        if skip > 0 {
+            self.at = self
+                .at
+                .checked_add(skip)
+                .ok_or_else(|| std::io::Error::other("an entry past the largest offset"))?;
+            self.end = self.end.max(self.at);
+            if let Some(file) = &mut self.file {
+                file.seek(SeekFrom::Start(self.at))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for PackOut<'_> {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let written = self.inner.write(bytes)?;
-        self.count += written as u64;
+        self.settle()?;
+        let written = match &mut self.file {
+            Some(file) => file.write(bytes)?,
+            None => bytes.len(),
+        };
+        self.at += written as u64;
+        self.end = self.end.max(self.at);
         Ok(written)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        self.settle()?;
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Seek for PackOut<'_> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        self.settle()?;
+        let at = match to {
+            SeekFrom::Start(at) => Some(at),
+            SeekFrom::Current(delta) => self.at.checked_add_signed(delta),
+            SeekFrom::End(delta) => match &mut self.file {
+                Some(file) => Some(file.seek(to)?),
+                None => self.end.checked_add_signed(delta),
+            },
+        }
+        .ok_or_else(|| std::io::Error::other("a seek out of the pack being written"))?;
+        if at != self.at
+            && let Some(file) = &mut self.file
+        {
+            file.seek(SeekFrom::Start(at))?;
+        }
+        self.at = at;
+        Ok(at)
     }
 }
 
@@ -518,8 +594,7 @@ fn pack_files<W: Write + std::io::Seek>(
         len += source.metadata().map_err(|e| Error::io(path, e))?.len();
         sources.push((path, source));
     }
-    let align = if name == DATA_ENTRY { 4096 } else { 1 };
-    zip.start_file(name, options(len, align))
+    zip.start_file(name, options(len, alignment(name)))
         .map_err(|e| Error::io(name, std::io::Error::other(e)))?;
     let mut copied = 0;
     for (path, source) in sources {
@@ -535,63 +610,310 @@ fn pack_files<W: Write + std::io::Seek>(
     Ok(len)
 }
 
+/// The alignment of an entry's bytes: the data entry's start on a page.
+fn alignment(name: &str) -> u16 {
+    if name == DATA_ENTRY { 4096 } else { 1 }
+}
+
+/// The options every entry is written with: stored, Zip64 when `len`
+/// needs it, aligned to `align`.
+fn entry_options(len: u64, align: u16) -> SimpleFileOptions {
+    SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Stored)
+        .unix_permissions(0o644)
+        .large_file(len >= u64::from(u32::MAX))
+        .with_alignment(align)
+}
+
+/// Where the bytes of the entry `name` of `len` bytes start in a pack
+/// whose entries before it are `before`, as [`write_packed_entries`]
+/// writes them.
+pub(crate) fn entry_start(before: &[PackSource<'_>], name: &str, len: u64) -> Result<u64> {
+    let mut zip = ZipWriter::new(PackOut::new(None));
+    write_entries(&mut zip, before)?;
+    zip.start_file(name, entry_options(len, alignment(name)))
+        .map_err(|e| Error::io(name, std::io::Error::other(e)))?;
+    Ok(zip.get_ref().map_or(0, |out| out.at))
+}
+
+/// Writes `entries` to `zip`; the lengths of the data and index entries.
+fn write_entries(
+    zip: &mut ZipWriter<PackOut<'_>>,
+    entries: &[PackSource<'_>],
+) -> Result<(u64, u64)> {
+    let zip_error = |name: &str, e: ZipError| Error::io(name, std::io::Error::other(e));
+    let (mut data, mut index) = (0, 0);
+    for entry in entries {
+        let (name, len) = match *entry {
+            PackSource::Bytes(name, bytes) => {
+                let len = bytes.len() as u64;
+                zip.start_file(name, entry_options(len, alignment(name)))
+                    .map_err(|e| zip_error(name, e))?;
+                zip.write_all(bytes)?;
+                (name, len)
+            }
+            PackSource::File(name, path) => {
+                let paths = [path.to_path_buf()];
+                (name, pack_files(zip, name, &paths, entry_options)?)
+            }
+            PackSource::Files(name, paths) => (name, pack_files(zip, name, paths, entry_options)?),
+            PackSource::InPlace(name, entry) => {
+                zip.start_file(name, entry_options(entry.len, alignment(name)))
+                    .map_err(|e| zip_error(name, e))?;
+                let out = zip
+                    .get_ref()
+                    .ok_or_else(|| Error::internal("the pack's writer is closed"))?;
+                if out.at != entry.at {
+                    return Err(Error::internal(format!(
+                        "the pack's entry {name} is at {}, its header ends at {}",
+                        entry.at, out.at
+                    )));
+                }
+                out.skip.set(entry.len);
+                // SAFETY: the entry's `len` bytes, whose CRC-32 is `crc`,
+                // are in the file from where its header ends (checked
+                // above), and the writer moves past them (`skip`) before
+                // it writes or seeks again: the sizes and CRC the ZIP
+                // writer records for the entry are those of its bytes.
+                unsafe { zip.set_file_metadata(entry.len, entry.crc) }
+                    .map_err(|e| zip_error(name, e))?;
+                (name, entry.len)
+            }
+        };
+        match name {
+            DATA_ENTRY => data = len,
+            INDEX_ENTRY => index = len,
+            _ => {}
+        }
+    }
+    Ok((data, index))
+}
+
 /// Writes a packed trace at `out` holding `entries` in order, as
 /// [`PackedTrace::write`] does (stored, the data entry page-aligned, Zip64 where
 /// needed, atomically). The summary's `data` and `index` are the sizes of
 /// the entries [`DATA_ENTRY`] and [`INDEX_ENTRY`], 0 when absent.
 pub(crate) fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Result<PackSummary> {
-    let zip_error = |e: ZipError| Error::io(out, std::io::Error::other(e));
-    write_file_atomically(out, |file| {
-        let mut zip = ZipWriter::new(&mut *file);
-        let options = |len: u64, align: u16| {
-            SimpleFileOptions::default()
-                .compression_method(CompressionMethod::Stored)
-                .unix_permissions(0o644)
-                .large_file(len >= u64::from(u32::MAX))
-                .with_alignment(align)
-        };
-        let (mut data, mut index) = (0, 0);
-        for entry in entries {
-            let (name, len) = match *entry {
-                PackSource::Bytes(name, bytes) => {
-                    zip.start_file(name, options(bytes.len() as u64, 1))
-                        .map_err(zip_error)?;
-                    zip.write_all(bytes)?;
-                    (name, bytes.len() as u64)
-                }
-                PackSource::File(name, path) => {
-                    let paths = [path.to_path_buf()];
-                    (name, pack_files(&mut zip, name, &paths, options)?)
-                }
-                PackSource::Files(name, paths) => {
-                    (name, pack_files(&mut zip, name, paths, options)?)
-                }
-                PackSource::Written(name, len, write) => {
-                    let align = if name == DATA_ENTRY { 4096 } else { 1 };
-                    zip.start_file(name, options(len, align))
-                        .map_err(zip_error)?;
-                    let mut counted = CountingWriter {
-                        inner: &mut zip,
-                        count: 0,
-                    };
-                    write(&mut counted)?;
-                    if counted.count != len {
-                        return Err(Error::internal(format!(
-                            "the pack's entry {name} was written with {} bytes, not {len}",
-                            counted.count
-                        )));
-                    }
-                    (name, len)
-                }
-            };
-            match name {
-                DATA_ENTRY => data = len,
-                INDEX_ENTRY => index = len,
-                _ => {}
+    write_file_atomically(out, |file| write_pack_into(file, entries))
+}
+
+/// Writes a packed trace holding `entries` into `file`, empty but for the
+/// bytes of its [`PackSource::InPlace`] entry (at most one, the last bytes
+/// of the file), which are moved first if their header ends elsewhere
+/// than they start.
+pub(crate) fn write_pack_into(
+    file: &mut std::io::BufWriter<File>,
+    entries: &[PackSource<'_>],
+) -> Result<PackSummary> {
+    let mut entries = entries.to_vec();
+    for at in 0..entries.len() {
+        if let PackSource::InPlace(name, entry) = entries[at] {
+            let start = entry_start(&entries[..at], name, entry.len)?;
+            if start != entry.at {
+                move_bytes(file.get_ref(), entry.at, start, entry.len)?;
+                // Nothing stale is left past them for the ZIP's end.
+                file.get_ref().set_len(start + entry.len)?;
+                entries[at] = PackSource::InPlace(name, InPlaceEntry { at: start, ..entry });
             }
         }
-        zip.finish().map_err(zip_error)?;
-        let bytes = file.stream_position()?;
-        Ok(PackSummary { bytes, data, index })
+    }
+    let mut zip = ZipWriter::new(PackOut::new(Some(file)));
+    let (data, index) = write_entries(&mut zip, &entries)?;
+    let out = zip
+        .finish()
+        .map_err(|e| Error::io("the pack", std::io::Error::other(e)))?;
+    Ok(PackSummary {
+        bytes: out.at,
+        data,
+        index,
     })
+}
+
+/// Moves `len` bytes of `file` from `from` to `to` (the ranges may
+/// overlap), a chunk at a time.
+fn move_bytes(file: &File, from: u64, to: u64, len: u64) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut chunk = vec![0u8; PACK_BUFFER];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(PACK_BUFFER as u64);
+        // Backwards when moving up, so no byte is overwritten unread.
+        let offset = if to > from { len - done - n } else { done };
+        let chunk = &mut chunk[..n as usize];
+        file.read_exact_at(chunk, from + offset)?;
+        file.write_all_at(chunk, to + offset)?;
+        done += n;
+    }
+    Ok(())
+}
+
+/// One write of an [`InPlaceWriter`]: where, how long, its CRC-32.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    at: u64,
+    len: u64,
+    crc: u32,
+}
+
+/// Writes an entry's bytes straight into the pack's file from where its
+/// header will end (`at`), one write after another, each by `pwrite`,
+/// keeping the CRC-32 of each: the entry's CRC is theirs combined
+/// ([`InPlaceLog::entry`]), with no second pass over the bytes.
+pub(crate) struct InPlaceWriter {
+    file: File,
+    at: u64,
+    log: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
+}
+
+/// What an [`InPlaceWriter`] wrote.
+#[derive(Clone)]
+pub(crate) struct InPlaceLog {
+    start: u64,
+    log: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
+}
+
+impl InPlaceWriter {
+    /// A writer of `file` from `at`, and its log.
+    pub(crate) fn new(file: File, at: u64) -> (InPlaceWriter, InPlaceLog) {
+        let log = std::sync::Arc::default();
+        let writer = InPlaceWriter {
+            file,
+            at,
+            log: std::sync::Arc::clone(&log),
+        };
+        (writer, InPlaceLog { start: at, log })
+    }
+}
+
+impl Write for InPlaceWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(bytes, self.at)?;
+        let written = Written {
+            at: self.at,
+            len: bytes.len() as u64,
+            crc: crc32fast::hash(bytes),
+        };
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(written);
+        self.at += bytes.len() as u64;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl InPlaceLog {
+    /// The entry written, in `file`: its writes' CRCs combined, where
+    /// `changed` (ranges of `file` rewritten since, ascending, each with
+    /// its new CRC-32) replace them. A write that a changed range covers
+    /// exactly takes its CRC; one it covers in part is read again.
+    pub(crate) fn entry(&self, file: &File, changed: &[(u64, u64, u32)]) -> Result<InPlaceEntry> {
+        use std::os::unix::fs::FileExt;
+        let log = self
+            .log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut crc = crc32fast::Hasher::new();
+        let mut changed = changed.iter().peekable();
+        let mut buffer = Vec::new();
+        let mut len = 0;
+        for written in log.iter() {
+            let end = written.at + written.len;
+            while changed.next_if(|&&(_, e, _)| e <= written.at).is_some() {}
+            let piece = match changed.peek() {
+                Some(&&(s, e, new)) if s == written.at && e == end => new,
+                Some(&&(s, _, _)) if s < end => {
+                    let n = usize::try_from(written.len)
+                        .map_err(|_| Error::internal("a write of the pack too long"))?;
+                    buffer.resize(n, 0);
+                    file.read_exact_at(&mut buffer, written.at)?;
+                    crc32fast::hash(&buffer)
+                }
+                _ => written.crc,
+            };
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(piece, written.len));
+            len += written.len;
+        }
+        Ok(InPlaceEntry {
+            at: self.start,
+            len,
+            crc: crc.finalize(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::write_file_atomically_read_back;
+    use std::os::unix::fs::FileExt;
+
+    /// Data written in place where its header was measured to end behind
+    /// a shorter entry (so it is moved), rewritten in part since, packs as
+    /// the same bytes given whole would.
+    #[test]
+    fn an_entry_written_in_place_packs_as_its_bytes_given_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let (short, long) = ("x".repeat(10), "y".repeat(5000));
+        let placed = dir.path().join("placed.packedtrace");
+        let at = entry_start(
+            &[PackSource::Bytes(INFO_ENTRY, short.as_bytes())],
+            DATA_ENTRY,
+            0,
+        )
+        .unwrap();
+        let pieces = [0..1000, 1000..70_000, 70_000..data.len()];
+        // The first piece is rewritten whole, the second in part.
+        let (first, part) = (vec![1u8; 1000], vec![2u8; 500]);
+        write_file_atomically_read_back(&placed, |pack| {
+            let file = pack.get_ref().try_clone()?;
+            let (mut writer, log) = InPlaceWriter::new(file.try_clone()?, at);
+            for piece in pieces.clone() {
+                writer.write_all(&data[piece])?;
+            }
+            file.write_all_at(&first, at)?;
+            file.write_all_at(&part, at + 2000)?;
+            let changed = [
+                (at, at + 1000, crc32fast::hash(&first)),
+                (at + 2000, at + 2500, crc32fast::hash(&part)),
+            ];
+            let entry = log.entry(&file, &changed)?;
+            assert_eq!(entry.len, data.len() as u64);
+            let entries = [
+                PackSource::Bytes(INFO_ENTRY, long.as_bytes()),
+                PackSource::InPlace(DATA_ENTRY, entry),
+                PackSource::Bytes("diff.threadmap", b"map"),
+            ];
+            write_pack_into(pack, &entries)
+        })
+        .unwrap();
+        data[..1000].copy_from_slice(&first);
+        data[2000..2500].copy_from_slice(&part);
+        let whole = dir.path().join("whole.packedtrace");
+        write_packed_entries(
+            &whole,
+            &[
+                PackSource::Bytes(INFO_ENTRY, long.as_bytes()),
+                PackSource::Bytes(DATA_ENTRY, &data),
+                PackSource::Bytes("diff.threadmap", b"map"),
+            ],
+        )
+        .unwrap();
+        assert!(std::fs::read(&placed).unwrap() == std::fs::read(&whole).unwrap());
+        let mut archive = ZipArchive::new(File::open(&placed).unwrap()).unwrap();
+        let mut read = Vec::new();
+        // The reader checks the CRC at the entry's end.
+        archive
+            .by_name(DATA_ENTRY)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
+        assert!(read == data);
+    }
 }
