@@ -28,16 +28,14 @@
 //!   No common *suffix* is stripped: Myers' ties depend on it.
 //! - Strictly equal containers (a thread's roots first) whose subtrees are
 //!   the same bytes but ids (run by run, else object by object) over
-//!   agreeing tables are copied unchanged in one walk, both streams skipping
-//!   them (`bulk`); as recorded, as bytes with ids patched in (`output`).
-//! - Myers' search stops after [`DiffOptions::max_edits`] edits (time
-//!   O(n·D), memory O(D²)), the reference's never; past it, or past
-//!   [`DiffOptions::max_keys`] children read past (then as they are read),
-//!   lists are aligned window by window (1024 a side), with a warning.
-//! - Threads are diffed in parallel, each numbered from 0, raised by the
-//!   count before it once written (`renumber`): bytes vary, not content.
-//!   The data is written straight into its entry of the pack, its CRC-32
-//!   kept write by write, so it is never copied or read again whole.
+//!   agreeing tables are copied unchanged in one walk, both streams skip
+//!   them (`bulk`); as recorded, as bytes, ids patched in (`output`).
+//! - Myers' search stops after [`DiffOptions::max_edits`] edits (O(n·D) time,
+//!   O(D²) memory; the reference's never); past it, or past [`DiffOptions::max_keys`]
+//!   children read past, lists are aligned window by window (1024 a side), warned of.
+//! - Threads are diffed in parallel straight into the pack's data entry
+//!   (CRC-32 kept write by write), each numbered from 0 and raised in place
+//!   by the count before it (`renumber`): bytes vary, not content.
 //! - A name map takes the first unused right thread of that name (the
 //!   reference skips right threads by *left* indices; the same where it works).
 
