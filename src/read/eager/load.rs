@@ -10,14 +10,14 @@ use rustc_hash::FxHashMap;
 
 use super::{
     BYTES_PER_NODE, ESTIMATED_TRACEPOINT_LEN, EagerOptions, EagerTrace, NO_PARENT, NodeId,
-    OFFSET_BITS, Slot, TypeCounts,
+    TypeCounts,
 };
 use crate::common::{PhysicalOffset, ThreadId};
 use crate::error::{Error, Result};
 use crate::format::{ByteReader, ContextBuilder, DATA_MAGIC, Object, check_file_header};
 use crate::model::TracepointType;
 use crate::read::ThreadInfo;
-use crate::read::rebuild::{NodeBlock, node_windows};
+use crate::read::rebuild::{NodeBlock, NodeRecord, OFFSET_BITS, node_windows};
 use crate::storage::TraceBytes;
 
 /// A thread's roots, blocks, bytes and containers.
@@ -63,7 +63,7 @@ struct Pass<'a> {
     bytes: &'a [u8],
     context: ContextBuilder,
     /// The nodes' records: the first `filled` are the nodes so far.
-    slots: Vec<Slot>,
+    slots: Vec<NodeRecord>,
     filled: usize,
     blocks: Vec<PlacedBlock>,
     threads: FxHashMap<ThreadId, ThreadNodes>,
@@ -94,7 +94,7 @@ pub(super) fn load_estimating(
     let bytes = data.as_slice();
     check_file_header(bytes, DATA_MAGIC)?;
     let data_len = data.len();
-    // The records' offsets (`Slot`).
+    // The records' offsets (`NodeRecord`).
     if data_len >> OFFSET_BITS != 0 {
         return Err(Error::limit(
             "bytes of data for the eager loader (read the trace with the lazy reader)",
@@ -116,7 +116,7 @@ pub(super) fn load_estimating(
     // The estimated nodes, zeroed pages first touched by the workers that
     // fill them (else the vector grows as the windows come).
     let estimated = (data_len / ESTIMATED_TRACEPOINT_LEN).min(max_nodes) as usize;
-    let slots: Vec<Slot> = zerocopy::FromZeros::new_vec_zeroed(estimated).unwrap_or_default();
+    let slots: Vec<NodeRecord> = zerocopy::FromZeros::new_vec_zeroed(estimated).unwrap_or_default();
     let mut pass = Pass {
         bytes,
         context: ContextBuilder::new(),
@@ -187,7 +187,7 @@ impl Pass<'_> {
         }
         if self.slots.len() < self.filled {
             // More nodes than estimated.
-            let blank = Slot::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
+            let blank = NodeRecord::new(PhysicalOffset(0), TracepointType::MethodCall, NO_PARENT);
             self.slots.resize(self.filled, blank);
         }
         // Each block's nodes, a slice of their own.
@@ -273,11 +273,11 @@ impl Pass<'_> {
 }
 
 /// Fills a block's node records (`part`: one per tracepoint, in order)
-/// from those the discovery wrote, numbered in the block: a parent in the
+/// with those the discovery wrote, numbered in the block: a parent in the
 /// block gets its number in the trace; one among the containers its thread
 /// had open at the block's start is looked up, its children and footers
 /// left to the caller; without one, the node is a root.
-fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
+fn fill_block(block: &NodeBlock<'_>, part: &mut [NodeRecord]) -> Leftovers {
     let first = block.first_node;
     let first_part = first as usize / PREFIX_PART;
     let parts = (first as usize + part.len()).div_ceil(PREFIX_PART) - first_part;
@@ -303,7 +303,6 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
         }
     };
     let mut by_type: TypeCounts = [0; TracepointType::ALL.len()];
-    let mut far_footers = Vec::new();
     // The nodes part by part of the prefix sum, each part's children summed.
     let mut part_children = vec![0; parts];
     let mut next = 0usize;
@@ -317,23 +316,18 @@ fn fill_block(block: &NodeBlock<'_>, part: &mut [Slot]) -> Leftovers {
             } else {
                 outside(next, node.parent)
             };
-            let tracepoint_type = node.tracepoint_type();
-            by_type[tracepoint_type as usize] += 1;
-            *slot = Slot::new(node.tracepoint(), tracepoint_type, parent);
-            slot.children = node.children;
+            by_type[node.type_byte()] += 1;
+            *slot = node.with_parent(parent);
             children += node.children;
-            if let Some(footer) = node.footer()
-                && !slot.set_footer(footer)
-            {
-                far_footers.push((base + next as u32, footer.0));
-            }
             next += 1;
         }
         *sum += children;
     }
     leftovers.by_type = by_type;
     leftovers.part_children = part_children;
-    leftovers.far_footers = far_footers;
+    leftovers.far_footers = (block.far_footers.iter())
+        .map(|&(_, node, footer)| (base + node, footer))
+        .collect();
     for (closed, &footer) in block.outer_footers.iter().enumerate() {
         if let Some(&outer) = block.outer_parents.get(closed) {
             leftovers
@@ -355,7 +349,7 @@ const PREFIX_PART: usize = 1 << 16;
 /// the block, after the children its outer parents had before it), every
 /// child written once.
 fn children_ranges(
-    slots: &mut [Slot],
+    slots: &mut [NodeRecord],
     part_children: &[u32],
     blocks: &[PlacedBlock],
 ) -> Result<Vec<u32>> {
@@ -379,7 +373,7 @@ fn children_ranges(
     let mut children = vec![0u32; end as usize];
     let placed: &mut [AtomicU32] = zerocopy::transmute_mut!(children.as_mut_slice());
     let placed: &[AtomicU32] = placed;
-    let slots: &[Slot] = slots;
+    let slots: &[NodeRecord] = slots;
     let misplaced = blocks
         .par_iter()
         .map_init(Vec::new, |ranks, block| {
@@ -399,7 +393,7 @@ fn children_ranges(
 /// said (a bug).
 fn place_block(
     block: &PlacedBlock,
-    slots: &[Slot],
+    slots: &[NodeRecord],
     children: &[AtomicU32],
     ranks: &mut Vec<u32>,
 ) -> bool {

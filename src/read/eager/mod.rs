@@ -49,6 +49,7 @@ use crate::error::{DecodeError, DecodeErrorKind, Error, Result};
 use crate::format::{ByteReader, Object, ObjectKind, TraceContext};
 use crate::model::{Footer, Tracepoint, TracepointHeader, TracepointType};
 use crate::read::ThreadInfo;
+use crate::read::rebuild::{FAR, NodeRecord};
 use crate::storage::packed::PackedTrace;
 use crate::storage::{FileAccess, TraceBytes};
 
@@ -74,77 +75,14 @@ pub struct NodeId(pub u32);
 /// Bytes a loaded trace holds per tracepoint beside the data: its record
 /// (16) and its place in the flat children array (4).
 pub const BYTES_PER_NODE: u64 =
-    (std::mem::size_of::<Slot>() + std::mem::size_of::<NodeId>()) as u64;
-
-/// One node's record: where its tracepoint and footer start, its type, its
-/// parent, and its children's range.
-#[derive(Debug, Clone, Copy, zerocopy::FromZeros)]
-struct Slot {
-    /// The tracepoint's offset (the low [`OFFSET_BITS`]), its type (the next
-    /// 4 bits) and its footer's distance from the tracepoint (the top 20: 0
-    /// for none, [`FAR`] for one in [`EagerTrace::far_footers`]).
-    packed: u64,
-    /// The parent's index; [`NO_PARENT`] for a root.
-    parent: u32,
-    /// The start of its children in the flat array (their count while
-    /// loading).
-    children: u32,
-}
-
-/// Bits of a tracepoint's offset in a [`Slot`]: the eager loader reads data
-/// files below 2^40 bytes (1 TiB).
-const OFFSET_BITS: u32 = 40;
-/// Where a [`Slot`]'s footer distance starts.
-const DISTANCE_SHIFT: u32 = OFFSET_BITS + 4;
-/// The footer distance of a [`Slot`] whose footer is kept aside.
-const FAR: u64 = (1 << (64 - DISTANCE_SHIFT)) - 1;
-
-impl Slot {
-    /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
-    /// (below 2^[`OFFSET_BITS`]), with no footer or children yet.
-    #[inline(always)]
-    fn new(tracepoint: PhysicalOffset, tracepoint_type: TracepointType, parent: u32) -> Slot {
-        Slot {
-            packed: tracepoint.0 | (tracepoint_type as u64) << OFFSET_BITS,
-            parent,
-            children: 0,
-        }
-    }
-
-    /// Where the tracepoint starts.
-    fn tracepoint(&self) -> PhysicalOffset {
-        PhysicalOffset(self.packed & ((1 << OFFSET_BITS) - 1))
-    }
-
-    /// The tracepoint's type.
-    fn tracepoint_type(&self) -> TracepointType {
-        TracepointType::ALL[(self.packed >> OFFSET_BITS & 0xF) as usize]
-    }
-
-    /// The footer's distance from the tracepoint: 0 for none, [`FAR`] for
-    /// one kept aside.
-    fn footer_distance(&self) -> u64 {
-        self.packed >> DISTANCE_SHIFT
-    }
-
-    /// Records the footer at `at` (after the tracepoint); false when it is
-    /// too far to be kept in the record (it is then marked [`FAR`], and
-    /// the caller keeps it aside).
-    #[inline(always)]
-    fn set_footer(&mut self, at: PhysicalOffset) -> bool {
-        let distance = at.0 - self.tracepoint().0;
-        let near = distance < FAR;
-        self.packed |= if near { distance } else { FAR } << DISTANCE_SHIFT;
-        near
-    }
-}
+    (std::mem::size_of::<NodeRecord>() + std::mem::size_of::<NodeId>()) as u64;
 
 /// The tracepoint length [`EagerTrace::open_with`] assumes to estimate a
 /// trace's node count before loading it (generated and recorded traces
 /// average 30 to 40 bytes).
 pub const ESTIMATED_TRACEPOINT_LEN: u64 = 32;
 
-/// [`Slot::parent`] of a thread's top-level tracepoints.
+/// [`NodeRecord::parent`] of a thread's top-level tracepoints.
 const NO_PARENT: u32 = u32::MAX;
 
 /// How to load a trace.
@@ -164,7 +102,7 @@ pub struct EagerOptions {
 pub struct EagerNode<'a> {
     trace: &'a EagerTrace,
     id: NodeId,
-    slot: Slot,
+    slot: NodeRecord,
 }
 
 /// The node's own record, not the whole trace it views.
@@ -280,7 +218,7 @@ pub struct EagerTrace {
     /// Each thread's top-level tracepoints (normally one root call), as
     /// `threads` orders them.
     roots: Vec<Vec<NodeId>>,
-    slots: Vec<Slot>,
+    slots: Vec<NodeRecord>,
     /// The footers too far from their tracepoints for their records:
     /// node, footer offset, ascending by node.
     far_footers: Vec<(u32, u64)>,
@@ -416,7 +354,7 @@ impl EagerTrace {
     }
 
     /// Where the footer of node `id` (record `slot`) starts.
-    fn footer_of(&self, id: NodeId, slot: &Slot) -> Option<PhysicalOffset> {
+    fn footer_of(&self, id: NodeId, slot: &NodeRecord) -> Option<PhysicalOffset> {
         match slot.footer_distance() {
             0 => None,
             FAR => {

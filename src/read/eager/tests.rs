@@ -128,18 +128,44 @@ fn a_trace_of_more_nodes_than_estimated_is_stopped_during_the_load() {
 }
 
 /// Footers further than a record holds (over a MiB past their tracepoint)
-/// are kept aside and found again; unfinished containers have none.
+/// are kept aside and found again, those closing a container of an earlier
+/// block and those of blocks over a MiB; unfinished containers have none.
 #[test]
 fn far_footers_are_kept_aside() {
+    // Small blocks: far footers close containers of earlier blocks.
     let (data, _) = raw::generate(&SynthOptions {
         threads: 2,
         bytes: 3 << 20,
         block_bytes: 64 << 10,
         ..SynthOptions::default()
     });
+    let far = check_far_footers(data);
+    assert_eq!(far.in_block, 0);
+    assert!(far.all > 0);
+    // One block of 3 MiB: its call closes in it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wide.trace");
+    let options = crate::generate::GenerateOptions {
+        threads: 1,
+        block_size: Some(8 << 20),
+        ..crate::generate::GenerateOptions::new(3 << 20, crate::generate::Shape::Wide)
+    };
+    crate::generate::generate_file(&path, &options, |_| {}).unwrap();
+    let far = check_far_footers(std::fs::read(&path).unwrap());
+    assert!(far.in_block > 0);
+    assert_eq!(far.in_block, far.all);
+}
+
+/// Far footers: all, and those closing a container of their own block.
+struct FarFooters {
+    all: usize,
+    in_block: usize,
+}
+
+/// Loads a data file and checks its far footers.
+fn check_far_footers(data: Vec<u8>) -> FarFooters {
     let expected = decoded(&data);
     let trace = EagerTrace::load(TraceBytes::from_vec(data.clone())).unwrap();
-    assert!(!trace.far_footers.is_empty());
     assert!(
         trace
             .far_footers
@@ -157,16 +183,32 @@ fn far_footers_are_kept_aside() {
         );
     }
     assert_eq!(far, trace.far_footers.len());
+    let mut in_block = 0;
+    for block in DecodedBlock::decode_all(&data).0 {
+        let mut open = Vec::new();
+        for (at, object) in block.objects {
+            match object {
+                Object::Tracepoint(tracepoint) if tracepoint.is_container() => open.push(at),
+                Object::Footer(_) => {
+                    if let Some(opened) = open.pop() {
+                        in_block += usize::from(at.0 - opened.0 >= FAR);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    FarFooters { all: far, in_block }
 }
 
 #[test]
 fn records_stay_small() {
-    assert_eq!(std::mem::size_of::<Slot>(), 16);
+    assert_eq!(std::mem::size_of::<NodeRecord>(), 16);
     assert_eq!(BYTES_PER_NODE, 20);
     let trace = EagerTrace::load(TraceBytes::from_vec(sample())).unwrap();
     let printed = format!("{:?}", trace.node(NodeId(1)));
     assert!(
-        printed.starts_with("EagerNode { id: NodeId(1), slot: Slot {"),
+        printed.starts_with("EagerNode { id: NodeId(1), slot: NodeRecord {"),
         "{printed}"
     );
     assert!(printed.len() < 200, "{printed}");

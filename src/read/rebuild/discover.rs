@@ -38,6 +38,9 @@ pub(super) struct Summaries {
     pub(super) nodes: Vec<NodeRecord>,
     /// With `collect_nodes`, the offset of each footer of `outers`.
     pub(super) outer_footers: Vec<u64>,
+    /// With `collect_nodes`, the footers too far for their records (see
+    /// [`NodeBlock::far_footers`](super::NodeBlock)), block by block.
+    pub(super) far_footers: Vec<(usize, u32, u64)>,
 }
 
 impl Summaries {
@@ -65,6 +68,9 @@ impl Summaries {
         self.outer_footers.truncate(outers);
         self.opens.truncate(opens);
         self.nodes.truncate(nodes);
+        while self.far_footers.last().is_some_and(|far| far.0 >= nodes) {
+            self.far_footers.pop();
+        }
     }
 }
 
@@ -323,7 +329,7 @@ fn summarize_block<const COLLECT_NODES: bool>(
                 position,
                 relative,
                 &mut out.cells,
-                &mut out.nodes[nodes_from..],
+                (&mut out.nodes, nodes_from, &mut out.far_footers),
             );
             position += len;
             continue;
@@ -389,7 +395,7 @@ fn summarize_block<const COLLECT_NODES: bool>(
                     position - len,
                     relative,
                     &mut out.cells,
-                    &mut out.nodes[nodes_from..],
+                    (&mut out.nodes, nodes_from, &mut out.far_footers),
                 ),
                 None => {
                     outer_closed += 1;
@@ -502,6 +508,14 @@ fn add_tracepoint<const COLLECT_NODES: bool>(
     *tracepoints += 1;
 }
 
+/// The summaries' node records, where the block's start, and the footers
+/// too far for their records.
+type BlockNodes<'s> = (
+    &'s mut Vec<NodeRecord>,
+    usize,
+    &'s mut Vec<(usize, u32, u64)>,
+);
+
 /// Closes `container`, opened in the block, at its footer (at `footer`, at
 /// `end` relative to the block's payload): its node record gets its
 /// children and footer when `COLLECT_NODES` (the nodes are the eager
@@ -513,12 +527,14 @@ fn close_local<const COLLECT_NODES: bool>(
     footer: usize,
     end: u64,
     cells: &mut Vec<IndexCell>,
-    block_nodes: &mut [NodeRecord],
+    (nodes, nodes_from, far_footers): BlockNodes<'_>,
 ) {
     if COLLECT_NODES {
-        let record = &mut block_nodes[node as usize];
+        let record = &mut nodes[nodes_from + node as usize];
         record.children = children;
-        record.set_footer(PhysicalOffset(footer as u64));
+        if !record.set_footer(PhysicalOffset(footer as u64)) {
+            far_footers.push((nodes_from, node, footer as u64));
+        }
     } else {
         cells.push(IndexCell::Container {
             event,

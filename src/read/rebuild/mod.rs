@@ -48,7 +48,7 @@ use stitch::*;
 pub(crate) use extend::growing_view;
 pub use index_file::IndexFile;
 pub(crate) use lookups::*;
-pub(crate) use nodes::{NodeBlock, node_windows};
+pub(crate) use nodes::{FAR, NodeBlock, NodeRecord, OFFSET_BITS, node_windows};
 
 use rayon::prelude::*;
 

@@ -8,33 +8,48 @@
 use super::stitch::Stitched;
 use super::{RebuildOptions, RebuildOutcome, stitch_windows};
 use crate::common::{PhysicalOffset, ThreadId};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::IndexCell;
 use crate::model::TracepointType;
 use crate::read::lookup::block_table::BlockInfo;
 
-/// One node's record as the discovery writes it, with numbers local to its
-/// block ([`NodeBlock::nodes`]): offsets into the data, its parent and its
-/// children. The eager loader packs it into its own record.
-#[derive(Debug, Clone, Copy)]
+/// One node's record: where its tracepoint and footer start, its type,
+/// its parent and its children. The discovery writes it numbered in its
+/// block ([`NodeBlock::nodes`]), the eager loader keeps it renumbered in
+/// the trace (children: their count, then where they start in its flat
+/// array).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    zerocopy::FromBytes,
+    zerocopy::IntoBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
+#[repr(C)]
 pub(crate) struct NodeRecord {
-    /// The tracepoint's kind byte ([`NodeRecord::tracepoint`]).
-    pub(crate) offset: u64,
-    /// The tracepoint's type (the top byte) and its footer's offset (the
-    /// other 56 bits; 0, the file header's, for none).
-    pub(crate) type_and_footer: u64,
+    /// The tracepoint's offset (the low [`OFFSET_BITS`]), its type (the next
+    /// 4 bits) and its footer's distance from the tracepoint (the top 20: 0
+    /// for none, [`FAR`] for one kept aside).
+    packed: u64,
     /// The parent's index.
     pub(crate) parent: u32,
-    /// Its children in the block.
+    /// Its children (their count, or where they start).
     pub(crate) children: u32,
 }
 
-/// The bits of [`NodeRecord::type_and_footer`] that hold the footer's offset.
-const FOOTER_BITS: u64 = (1 << 56) - 1;
+/// Bits of a tracepoint's offset in a [`NodeRecord`]: nodes are collected
+/// from data files below 2^40 bytes (1 TiB).
+pub(crate) const OFFSET_BITS: u32 = 40;
+/// Where a [`NodeRecord`]'s footer distance starts.
+const DISTANCE_SHIFT: u32 = OFFSET_BITS + 4;
+/// The footer distance of a [`NodeRecord`] whose footer is kept aside.
+pub(crate) const FAR: u64 = (1 << (64 - DISTANCE_SHIFT)) - 1;
 
 impl NodeRecord {
     /// The record of a tracepoint of type `tracepoint_type` at `tracepoint`
-    /// (below 2^56), with no footer or children yet.
+    /// (below 2^[`OFFSET_BITS`]), with no footer or children yet.
     #[inline(always)]
     pub(crate) fn new(
         tracepoint: PhysicalOffset,
@@ -42,33 +57,49 @@ impl NodeRecord {
         parent: u32,
     ) -> NodeRecord {
         NodeRecord {
-            offset: tracepoint.0,
-            type_and_footer: (tracepoint_type as u64) << 56,
+            packed: tracepoint.0 | (tracepoint_type as u64) << OFFSET_BITS,
             parent,
             children: 0,
         }
     }
 
+    /// This record with parent `parent`.
+    #[inline(always)]
+    pub(crate) fn with_parent(self, parent: u32) -> NodeRecord {
+        NodeRecord { parent, ..self }
+    }
+
     /// Where the tracepoint starts.
     pub(crate) fn tracepoint(&self) -> PhysicalOffset {
-        PhysicalOffset(self.offset)
+        PhysicalOffset(self.packed & ((1 << OFFSET_BITS) - 1))
     }
 
     /// The tracepoint's type.
     pub(crate) fn tracepoint_type(&self) -> TracepointType {
-        TracepointType::ALL[(self.type_and_footer >> 56) as usize]
+        TracepointType::ALL[self.type_byte()]
     }
 
-    /// Where the footer starts.
-    pub(crate) fn footer(&self) -> Option<PhysicalOffset> {
-        let at = self.type_and_footer & FOOTER_BITS;
-        (at != 0).then_some(PhysicalOffset(at))
-    }
-
-    /// Records the footer at `at` (below 2^56).
+    /// The tracepoint's type's byte (its index in [`TracepointType::ALL`]).
     #[inline(always)]
-    pub(crate) fn set_footer(&mut self, at: PhysicalOffset) {
-        self.type_and_footer |= at.0 & FOOTER_BITS;
+    pub(crate) fn type_byte(&self) -> usize {
+        (self.packed >> OFFSET_BITS & 0xF) as usize
+    }
+
+    /// The footer's distance from the tracepoint: 0 for none, [`FAR`] for
+    /// one kept aside.
+    pub(crate) fn footer_distance(&self) -> u64 {
+        self.packed >> DISTANCE_SHIFT
+    }
+
+    /// Records the footer at `at` (after the tracepoint); false when it is
+    /// too far to be kept in the record (it is then marked [`FAR`], and
+    /// the caller keeps it aside).
+    #[inline(always)]
+    pub(crate) fn set_footer(&mut self, at: PhysicalOffset) -> bool {
+        let distance = at.0 - self.tracepoint().0;
+        let near = distance < FAR;
+        self.packed |= if near { distance } else { FAR } << DISTANCE_SHIFT;
+        near
     }
 }
 
@@ -96,6 +127,10 @@ pub(crate) struct NodeBlock<'w> {
     /// children in the block; a footer is set if the block closes the
     /// container.
     pub(crate) nodes: &'w [NodeRecord],
+    /// The footers of its own containers too far for their records (marked
+    /// [`FAR`]): the block's first record in its summaries, the node's
+    /// number in the block, the footer's offset.
+    pub(crate) far_footers: &'w [(usize, u32, u64)],
     /// Where the footers of the containers of [`outer_parents`](Self::outer_parents)
     /// that the block closes start, innermost first.
     pub(crate) outer_footers: &'w [u64],
@@ -132,8 +167,8 @@ impl<'w> NodeBlock<'w> {
     }
 }
 
-/// Data per window of [`node_windows`]: its summaries (a record of 24
-/// bytes per tracepoint) stay small beside the nodes the loader keeps (28
+/// Data per window of [`node_windows`]: its summaries (a record of 16
+/// bytes per tracepoint) stay small beside the nodes the loader keeps (20
 /// bytes each), two windows at a time.
 const NODE_WINDOW: u64 = 32 << 20;
 
@@ -141,11 +176,19 @@ const NODE_WINDOW: u64 = 32 << 20;
 /// does, one window of [`NODE_WINDOW`] at a time, and gives each
 /// window's blocks to `visit` in file order (while the next window is
 /// discovered). Returns what the rebuild found: the containers left open,
-/// the blocks, and what the data lacked.
+/// the blocks, and what the data lacked. `data` is below 2^[`OFFSET_BITS`]
+/// bytes (the records' offsets).
 pub(crate) fn node_windows(
     data: &[u8],
     visit: &mut (dyn FnMut(&[NodeBlock<'_>]) -> Result<()> + Send),
 ) -> Result<RebuildOutcome> {
+    if (data.len() as u64) >> OFFSET_BITS != 0 {
+        return Err(Error::limit(
+            "bytes of data to collect nodes from",
+            data.len(),
+            (1u64 << OFFSET_BITS) - 1,
+        ));
+    }
     stitch_windows(
         data,
         RebuildOptions::default(),
@@ -158,11 +201,22 @@ pub(crate) fn node_windows(
                 .iter()
                 .map(|segment| {
                     let source = &stitched.sources[segment.source];
+                    // Grouped by block, in the order of their blocks'
+                    // first records (a block without records has none).
+                    let far = &source.far_footers;
+                    let start = segment.nodes.start;
+                    let far_footers = if segment.nodes.is_empty() {
+                        &far[..0]
+                    } else {
+                        &far[far.partition_point(|f| f.0 < start)
+                            ..far.partition_point(|f| f.0 <= start)]
+                    };
                     NodeBlock {
                         thread: segment.thread,
                         first_node: segment.first_node,
                         tracepoints: segment.tracepoints,
                         nodes: &source.nodes[segment.nodes.clone()],
+                        far_footers,
                         outer_footers: &source.outer_footers[segment.outer_footers.clone()],
                         outer_parents: &stitched.outer_parents[segment.outer_parents.clone()],
                         cells: &source.cells[segment.cells.clone()],
