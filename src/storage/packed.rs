@@ -625,8 +625,8 @@ fn copy_sources(
     Ok(())
 }
 
-/// Writes the bytes of `paths` one after another to `out`, as the entry
-/// `name` holds them ([`PackSource::Files`]); their length.
+/// Writes the bytes of `paths` one after another to `out`, as the bytes
+/// of the entry `name` (named in errors); their length.
 pub(crate) fn copy_files(name: &str, paths: &[PathBuf], out: &mut impl Write) -> Result<u64> {
     let (sources, len) = open_files(paths)?;
     copy_sources(name, sources, len, out)?;
@@ -996,5 +996,76 @@ mod tests {
             .read_to_end(&mut read)
             .unwrap();
         assert!(read == data);
+    }
+
+    /// Data written in place behind a shorter head and settled behind the
+    /// longer one, then entries written in place behind it where their
+    /// headers will end, pack as the same bytes given whole would.
+    #[test]
+    fn entries_written_in_place_behind_settled_data_pack_as_given_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        let index: Vec<u8> = (0..50_000u32).map(|i| (i * 3 % 7) as u8).collect();
+        let idmap: Vec<u8> = (0..30_000u32).map(|i| (i % 256) as u8).collect();
+        let (short, long) = ("x".repeat(10), "y".repeat(5000));
+        let placed = dir.path().join("placed.packedtrace");
+        let guess = [PackSource::Bytes(INFO_ENTRY, short.as_bytes())];
+        let at = entry_start(&guess, DATA_ENTRY, 0).unwrap();
+        write_file_atomically_read_back(&placed, |pack| {
+            let file = pack.get_ref().try_clone()?;
+            let (mut writer, mut log) = InPlaceWriter::new(file.try_clone()?, at);
+            for piece in data.chunks(70_000) {
+                writer.write_all(piece)?;
+            }
+            let mut entries = vec![PackSource::Bytes(INFO_ENTRY, long.as_bytes())];
+            log.settle(&file, &entries, DATA_ENTRY)?;
+            assert_ne!(log.start(), at);
+            let measured = |at, len| InPlaceEntry { at, len, crc: 0 };
+            entries.push(PackSource::InPlace(
+                DATA_ENTRY,
+                measured(log.start(), log.len()),
+            ));
+            let mut logs = Vec::new();
+            for (name, bytes) in [(INDEX_ENTRY, &index), ("diff.idmap", &idmap)] {
+                let len = bytes.len() as u64;
+                let at = entry_start(&entries, name, len)?;
+                let (mut writer, written) = InPlaceWriter::new(file.try_clone()?, at);
+                writer.write_all(bytes)?;
+                entries.push(PackSource::InPlace(name, measured(at, len)));
+                logs.push((name, written));
+            }
+            entries.truncate(1);
+            entries.push(PackSource::InPlace(DATA_ENTRY, log.entry(&file, &[])?));
+            for (name, written) in logs {
+                entries.push(PackSource::InPlace(name, written.entry(&file, &[])?));
+            }
+            entries.push(PackSource::Bytes("diff.threadmap", b"map"));
+            write_pack_into(pack, &entries)
+        })
+        .unwrap();
+        let whole = dir.path().join("whole.packedtrace");
+        write_packed_entries(
+            &whole,
+            &[
+                PackSource::Bytes(INFO_ENTRY, long.as_bytes()),
+                PackSource::Bytes(DATA_ENTRY, &data),
+                PackSource::Bytes(INDEX_ENTRY, &index),
+                PackSource::Bytes("diff.idmap", &idmap),
+                PackSource::Bytes("diff.threadmap", b"map"),
+            ],
+        )
+        .unwrap();
+        assert!(std::fs::read(&placed).unwrap() == std::fs::read(&whole).unwrap());
+        let mut archive = ZipArchive::new(File::open(&placed).unwrap()).unwrap();
+        for (name, bytes) in [(DATA_ENTRY, &data), (INDEX_ENTRY, &index)] {
+            let mut read = Vec::new();
+            // The reader checks the CRC at the entry's end.
+            archive
+                .by_name(name)
+                .unwrap()
+                .read_to_end(&mut read)
+                .unwrap();
+            assert!(&read == bytes);
+        }
     }
 }
