@@ -62,7 +62,8 @@ use crate::common::{EventId, ThreadId};
 use crate::error::{Error, Result};
 use crate::model::DiffStatus;
 use crate::storage::packed::{
-    DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, InPlaceWriter, PackSource, entry_start, write_pack_into,
+    DATA_ENTRY, INDEX_ENTRY, INFO_ENTRY, InPlaceEntry, InPlaceWriter, PackSource, copy_files,
+    entry_start, files_len, write_pack_into,
 };
 use crate::storage::write_file_atomically_read_back;
 use crate::tree::{Postprocessed, TraceTree};
@@ -359,10 +360,6 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             summary.warnings.extend(warnings);
             summary.threads.push(thread_summary);
         }
-        // The data's event ids are raised where it lies in the pack.
-        let changed = renumber::renumber(file, data_at, &index, &bases)?;
-        let data = data_log.entry(file, &changed)?;
-
         let mut threadmap = Vec::with_capacity(4 + 12 * thread_map.len());
         threadmap.extend_from_slice(&(thread_map.len() as i32).to_be_bytes());
         for (index, pair) in thread_map.iter().enumerate() {
@@ -372,16 +369,48 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         }
         let info = info_text(&left, &right, started, millis());
         let mut entries = head(&left, &right, &info);
+        // The index and the id map go straight into the pack too, behind
+        // the data where it ends up: their places are known from the
+        // lengths of the entries before them.
+        let mut data_log = data_log;
+        data_log.settle(file, &entries, DATA_ENTRY)?;
+        let data_at = data_log.start();
+        // An entry measured where it will be (its CRC is not yet known).
+        let measured = |at, len| InPlaceEntry { at, len, crc: 0 };
+        entries.push(PackSource::InPlace(
+            DATA_ENTRY,
+            measured(data_at, data_log.len()),
+        ));
+        let index_len = std::fs::metadata(&index)
+            .map_err(|e| Error::io(&index, e))?
+            .len();
+        let index_at = entry_start(&entries, INDEX_ENTRY, index_len)?;
+        entries.push(PackSource::InPlace(
+            INDEX_ENTRY,
+            measured(index_at, index_len),
+        ));
+        let idmap_at = entry_start(&entries, IDMAP_ENTRY, files_len(&idmap_parts)?)?;
+        let (mut index_out, index_log) = InPlaceWriter::new(file.try_clone()?, index_at);
+        let (mut idmap_out, idmap_log) = InPlaceWriter::new(file.try_clone()?, idmap_at);
+        // The data's event ids are raised where it lies in the pack, as the
+        // index is copied.
+        let changed = renumber::renumber(file, data_at, (&index, &mut index_out), &bases, || {
+            copy_files(IDMAP_ENTRY, &idmap_parts, &mut idmap_out).map(drop)
+        })?;
+        entries.truncate(entries.len() - 2);
         entries.extend([
-            PackSource::InPlace(DATA_ENTRY, data),
-            PackSource::File(INDEX_ENTRY, &index),
-            PackSource::Files("diff.idmap", &idmap_parts),
+            PackSource::InPlace(DATA_ENTRY, data_log.entry(file, &changed)?),
+            PackSource::InPlace(INDEX_ENTRY, index_log.entry(file, &[])?),
+            PackSource::InPlace(IDMAP_ENTRY, idmap_log.entry(file, &[])?),
             PackSource::Bytes("diff.threadmap", &threadmap),
         ]);
         summary.bytes = write_pack_into(pack, &entries)?.bytes;
         Ok(summary)
     })
 }
+
+/// The pack's entry holding each diff tracepoint's left and right ids.
+const IDMAP_ENTRY: &str = "diff.idmap";
 
 /// The pack's entries before its data: `.diff`, the inputs' own
 /// descriptions, and `info`.

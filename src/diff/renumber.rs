@@ -1,22 +1,26 @@
 //! Event ids moved after the fact: threads diffed in parallel each number
 //! their tracepoints from 0, and once all are done each thread's ids are
-//! raised by the count of the threads before it, in place: in the written
-//! index, and in the data already in the pack.
+//! raised by the count of the threads before it: in the index as it is
+//! copied into the pack, and in place in the data already there.
 //!
 //! The files are the streaming writer's own: its index lists each block's
 //! `BLOCK_START` cell and then that block's cells, in the data file's
 //! order, so a container cell belongs to the thread of the block cell
-//! before it. A block of a thread to renumber is read whole (a block is
-//! about a megabyte), its tracepoints found by skipping, their event ids
-//! raised, and written back with its new CRC-32 (the pack's entry combines
-//! it); the threads' open containers are carried from block to block, for
-//! their footers. The rest of the data is not read. Memory: a block, a
-//! chunk of cells, the blocks to renumber and the open containers.
+//! before it. The copy of the index hands each block of a thread to
+//! renumber to a second thread as it meets it; that one reads the block
+//! whole (a block is about a megabyte), finds its tracepoints by skipping,
+//! raises their event ids and writes it back with its new CRC-32 (the
+//! pack's entry combines it); the threads' open containers are carried
+//! from block to block, for their footers. The rest of the data is not
+//! read. The two overlap each other and what the caller copies meanwhile
+//! (the id map). Memory: a block, a chunk of cells, the blocks not yet
+//! raised and the open containers.
 
-use std::fs::{File, OpenOptions};
-use std::io::Read;
+use std::fs::File;
+use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::mpsc;
 
 use rustc_hash::FxHashMap;
 
@@ -43,20 +47,31 @@ struct Block {
 }
 
 /// Raises the event ids of each thread in `bases` (thread id → amount) in
-/// the index `index` and in the data it indexes, both as the streaming
-/// writer wrote them, the data in `pack` from `at`. Returns the ranges of
+/// the index `index` as it is copied to `index_out`, and in the data it
+/// indexes, in `pack` from `at`, both as the streaming writer wrote them.
+/// The data's blocks are raised on a thread of their own as the copy
+/// finds them, and `meanwhile` runs on a third. Returns the ranges of
 /// `pack` rewritten (start, end, in file order), each with its CRC-32.
 pub(crate) fn renumber(
     pack: &File,
     at: u64,
-    index: &Path,
+    (index, index_out): (&Path, &mut impl Write),
     bases: &FxHashMap<i32, i32>,
+    meanwhile: impl FnOnce() -> Result<()> + Send,
 ) -> Result<Vec<(u64, u64, u32)>> {
-    if bases.values().all(|&base| base == 0) {
-        return Ok(Vec::new());
+    let (found, blocks) = mpsc::channel();
+    fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
-    let blocks = renumber_index(index, bases)?;
-    raise_blocks(pack, at, &blocks, bases)
+    std::thread::scope(|scope| {
+        let raising = scope.spawn(move || raise_blocks(pack, at, blocks, bases));
+        let other = scope.spawn(meanwhile);
+        let copied = copy_index(index, index_out, bases, found);
+        let raised = joined(raising);
+        copied.and(joined(other)).and(raised)
+    })
 }
 
 fn raised(event: i32, base: i32) -> Result<i32> {
@@ -65,29 +80,32 @@ fn raised(event: i32, base: i32) -> Result<i32> {
         .ok_or_else(|| Error::limit("event ids", i64::from(event) + i64::from(base), i32::MAX))
 }
 
-/// Raises the container cells' ids of the threads in `bases`; the blocks
-/// of those threads, in file order.
-fn renumber_index(path: &Path, bases: &FxHashMap<i32, i32>) -> Result<Vec<Block>> {
+/// Copies the index at `path` to `out`, the container cells' ids of the
+/// threads in `bases` raised; sends the blocks of those threads to `found`,
+/// in file order.
+fn copy_index(
+    path: &Path,
+    out: &mut impl Write,
+    bases: &FxHashMap<i32, i32>,
+    found: mpsc::Sender<Block>,
+) -> Result<()> {
     let io = |e| Error::io(path, e);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
+    let file = File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut reader = std::io::BufReader::with_capacity(1 << 16, &file);
-    let mut skipped = [0u8; HEADER as usize];
-    reader.read_exact(&mut skipped).map_err(io)?;
+    let mut header = [0u8; HEADER as usize];
+    reader.read_exact(&mut header).map_err(io)?;
+    out.write_all(&header)?;
     let cells = len.saturating_sub(HEADER) / CELL as u64;
-    let (mut at, mut left) = (HEADER, cells);
+    let mut left = cells;
     let mut chunk = vec![0u8; CHUNK * CELL];
-    let mut blocks = Vec::new();
     let mut base = 0;
+    // Once the raising thread stops (an error), blocks are no longer sent.
+    let mut sending = true;
     while left > 0 {
         let n = left.min(CHUNK as u64) as usize;
         let chunk = &mut chunk[..n * CELL];
         reader.read_exact(chunk).map_err(io)?;
-        let mut changed = false;
         for cell in chunk.chunks_exact_mut(CELL) {
             let id = i32::from_be_bytes([cell[1], cell[2], cell[3], cell[4]]);
             let int64 = |at: usize| {
@@ -98,33 +116,37 @@ fn renumber_index(path: &Path, bases: &FxHashMap<i32, i32>) -> Result<Vec<Block>
             match cell[0] {
                 kind if kind == ObjectKind::BlockStart as u8 => {
                     base = bases.get(&id).copied().unwrap_or(0);
-                    if base != 0 {
+                    if base != 0 && sending {
                         let (start, end) = (int64(5), int64(13));
                         let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end))
                         else {
                             return Err(Error::internal("a block cell of the diff out of range"));
                         };
-                        blocks.push(Block {
+                        let block = Block {
                             thread: id,
                             start,
                             end,
-                        });
+                        };
+                        sending = found.send(block).is_ok();
                     }
                 }
                 kind if kind == ObjectKind::Tracepoint as u8 && base != 0 => {
                     cell[1..5].copy_from_slice(&raised(id, base)?.to_be_bytes());
-                    changed = true;
                 }
                 _ => {}
             }
         }
-        if changed {
-            file.write_all_at(chunk, at).map_err(io)?;
-        }
-        at += chunk.len() as u64;
+        out.write_all(chunk)?;
         left -= n as u64;
     }
-    Ok(blocks)
+    // The index's footer, past its last whole cell.
+    let copied = std::io::copy(&mut reader, out).map_err(io)?;
+    if HEADER + cells * CELL as u64 + copied != len {
+        return Err(Error::internal(
+            "the diff's index changed while it was packed",
+        ));
+    }
+    Ok(())
 }
 
 /// Raises the event ids of the tracepoints in `blocks` (offsets in the
@@ -132,12 +154,12 @@ fn renumber_index(path: &Path, bases: &FxHashMap<i32, i32>) -> Result<Vec<Block>
 fn raise_blocks(
     pack: &File,
     at: u64,
-    blocks: &[Block],
+    blocks: mpsc::Receiver<Block>,
     bases: &FxHashMap<i32, i32>,
 ) -> Result<Vec<(u64, u64, u32)>> {
     let mut open: FxHashMap<i32, Vec<TracepointType>> = FxHashMap::default();
     let mut buffer = Vec::new();
-    let mut changed = Vec::with_capacity(blocks.len());
+    let mut changed = Vec::new();
     let damaged = || Error::internal("the diff's data does not parse where it was renumbered");
     for block in blocks {
         let base = bases.get(&block.thread).copied().unwrap_or(0);

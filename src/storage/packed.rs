@@ -465,8 +465,6 @@ pub(crate) enum PackSource<'a> {
     Bytes(&'a str, &'a [u8]),
     /// The entry named so, holding this file's bytes.
     File(&'a str, &'a Path),
-    /// The entry named so, holding these files' bytes one after another.
-    Files(&'a str, &'a [PathBuf]),
     /// The entry named so, whose bytes are already in the pack's file
     /// (written there by an [`InPlaceWriter`]): its length, its CRC-32 and
     /// where they start. Moved, if the headers before them turn out to
@@ -488,7 +486,6 @@ impl std::fmt::Debug for PackSource<'_> {
         match self {
             PackSource::Bytes(name, bytes) => write!(f, "Bytes({name:?}, {} bytes)", bytes.len()),
             PackSource::File(name, path) => write!(f, "File({name:?}, {path:?})"),
-            PackSource::Files(name, paths) => write!(f, "Files({name:?}, {paths:?})"),
             PackSource::InPlace(name, entry) => write!(f, "InPlace({name:?}, {entry:?})"),
         }
     }
@@ -587,6 +584,15 @@ fn pack_files<W: Write + std::io::Seek>(
     paths: &[PathBuf],
     options: impl Fn(u64, u16) -> SimpleFileOptions,
 ) -> Result<u64> {
+    let (sources, len) = open_files(paths)?;
+    zip.start_file(name, options(len, alignment(name)))
+        .map_err(|e| Error::io(name, std::io::Error::other(e)))?;
+    copy_sources(name, sources, len, zip)?;
+    Ok(len)
+}
+
+/// The files at `paths`, opened, and their length together.
+fn open_files(paths: &[PathBuf]) -> Result<(Vec<(&PathBuf, File)>, u64)> {
     let mut sources = Vec::with_capacity(paths.len());
     let mut len = 0;
     for path in paths {
@@ -594,12 +600,21 @@ fn pack_files<W: Write + std::io::Seek>(
         len += source.metadata().map_err(|e| Error::io(path, e))?.len();
         sources.push((path, source));
     }
-    zip.start_file(name, options(len, alignment(name)))
-        .map_err(|e| Error::io(name, std::io::Error::other(e)))?;
+    Ok((sources, len))
+}
+
+/// Copies `sources`, `len` bytes together, to `out` as the bytes of the
+/// entry `name`.
+fn copy_sources(
+    name: &str,
+    sources: Vec<(&PathBuf, File)>,
+    len: u64,
+    out: &mut impl Write,
+) -> Result<()> {
     let mut copied = 0;
     for (path, source) in sources {
         let mut source = std::io::BufReader::with_capacity(PACK_BUFFER, source);
-        copied += std::io::copy(&mut source, zip).map_err(|e| Error::io(path, e))?;
+        copied += std::io::copy(&mut source, out).map_err(|e| Error::io(path, e))?;
     }
     if copied != len {
         return Err(Error::io(
@@ -607,7 +622,23 @@ fn pack_files<W: Write + std::io::Seek>(
             std::io::Error::other("a file changed while it was packed"),
         ));
     }
+    Ok(())
+}
+
+/// Writes the bytes of `paths` one after another to `out`, as the bytes
+/// of the entry `name` (named in errors); their length.
+pub(crate) fn copy_files(name: &str, paths: &[PathBuf], out: &mut impl Write) -> Result<u64> {
+    let (sources, len) = open_files(paths)?;
+    copy_sources(name, sources, len, out)?;
     Ok(len)
+}
+
+/// The length of the files at `paths` together.
+pub(crate) fn files_len(paths: &[PathBuf]) -> Result<u64> {
+    paths.iter().try_fold(0, |len, path| {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        Ok(len + meta.len())
+    })
 }
 
 /// The alignment of an entry's bytes: the data entry's start on a page.
@@ -656,7 +687,6 @@ fn write_entries(
                 let paths = [path.to_path_buf()];
                 (name, pack_files(zip, name, &paths, entry_options)?)
             }
-            PackSource::Files(name, paths) => (name, pack_files(zip, name, paths, entry_options)?),
             PackSource::InPlace(name, entry) => {
                 zip.start_file(name, entry_options(entry.len, alignment(name)))
                     .map_err(|e| zip_error(name, e))?;
@@ -698,23 +728,25 @@ pub(crate) fn write_packed_entries(out: &Path, entries: &[PackSource<'_>]) -> Re
 }
 
 /// Writes a packed trace holding `entries` into `file`, empty but for the
-/// bytes of its [`PackSource::InPlace`] entry (at most one, the last bytes
-/// of the file), which are moved first if their header ends elsewhere
-/// than they start.
+/// bytes of its [`PackSource::InPlace`] entries. Those of the last one, if
+/// they are the last bytes of the file, are moved first when their header
+/// ends elsewhere than they start; the others must start where it ends.
 pub(crate) fn write_pack_into(
     file: &mut std::io::BufWriter<File>,
     entries: &[PackSource<'_>],
 ) -> Result<PackSummary> {
     let mut entries = entries.to_vec();
+    let last = entries
+        .iter()
+        .rposition(|entry| matches!(entry, PackSource::InPlace(..)));
     for at in 0..entries.len() {
         if let PackSource::InPlace(name, entry) = entries[at] {
-            let start = entry_start(&entries[..at], name, entry.len)?;
-            if start != entry.at {
-                move_bytes(file.get_ref(), entry.at, start, entry.len)?;
-                // Nothing stale is left past them for the ZIP's end.
-                file.get_ref().set_len(start + entry.len)?;
-                entries[at] = PackSource::InPlace(name, InPlaceEntry { at: start, ..entry });
-            }
+            let start = if Some(at) == last {
+                settle(file.get_ref(), &entries[..at], name, entry.at, entry.len)?
+            } else {
+                entry.at
+            };
+            entries[at] = PackSource::InPlace(name, InPlaceEntry { at: start, ..entry });
         }
     }
     let mut zip = ZipWriter::new(PackOut::new(Some(file)));
@@ -727,6 +759,18 @@ pub(crate) fn write_pack_into(
         data,
         index,
     })
+}
+
+/// Where the bytes of the entry `name`, `len` bytes at `at`, the last of
+/// `file`, start once moved to where its header ends behind `before`
+/// (nothing stale is left past them).
+fn settle(file: &File, before: &[PackSource<'_>], name: &str, at: u64, len: u64) -> Result<u64> {
+    let start = entry_start(before, name, len)?;
+    if start != at {
+        move_bytes(file, at, start, len)?;
+        file.set_len(start + len)?;
+    }
+    Ok(start)
 }
 
 /// Moves `len` bytes of `file` from `from` to `to` (the ranges may
@@ -768,6 +812,9 @@ pub(crate) struct InPlaceWriter {
 /// What an [`InPlaceWriter`] wrote.
 #[derive(Clone)]
 pub(crate) struct InPlaceLog {
+    /// Where the writes started.
+    written_at: u64,
+    /// Where their bytes start now ([`settle`](Self::settle)).
     start: u64,
     log: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
 }
@@ -781,7 +828,12 @@ impl InPlaceWriter {
             at,
             log: std::sync::Arc::clone(&log),
         };
-        (writer, InPlaceLog { start: at, log })
+        let log = InPlaceLog {
+            written_at: at,
+            start: at,
+            log,
+        };
+        (writer, log)
     }
 }
 
@@ -808,21 +860,50 @@ impl Write for InPlaceWriter {
 }
 
 impl InPlaceLog {
+    fn log(&self) -> std::sync::MutexGuard<'_, Vec<Written>> {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Bytes written.
+    pub(crate) fn len(&self) -> u64 {
+        self.log().iter().map(|written| written.len).sum()
+    }
+
+    /// Where the bytes written start.
+    pub(crate) fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Moves the bytes written, the last of `file`, to where the header of
+    /// the entry `name` ends behind `before` (as [`write_pack_into`]
+    /// would), before anything else is written in `file` past them.
+    pub(crate) fn settle(
+        &mut self,
+        file: &File,
+        before: &[PackSource<'_>],
+        name: &str,
+    ) -> Result<()> {
+        self.start = settle(file, before, name, self.start, self.len())?;
+        Ok(())
+    }
+
     /// The entry written, in `file`: its writes' CRCs combined, where
     /// `changed` (ranges of `file` rewritten since, ascending, each with
     /// its new CRC-32) replace them. A write that a changed range covers
     /// exactly takes its CRC; one it covers in part is read again.
     pub(crate) fn entry(&self, file: &File, changed: &[(u64, u64, u32)]) -> Result<InPlaceEntry> {
         use std::os::unix::fs::FileExt;
-        let log = self
-            .log
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let log = self.log();
         let mut crc = crc32fast::Hasher::new();
         let mut changed = changed.iter().peekable();
         let mut buffer = Vec::new();
         let mut len = 0;
         for written in log.iter() {
+            // Where its bytes are now.
+            let at = written.at - self.written_at + self.start;
+            let written = Written { at, ..*written };
             let end = written.at + written.len;
             while changed.next_if(|&&(_, e, _)| e <= written.at).is_some() {}
             let piece = match changed.peek() {
@@ -915,5 +996,76 @@ mod tests {
             .read_to_end(&mut read)
             .unwrap();
         assert!(read == data);
+    }
+
+    /// Data written in place behind a shorter head and settled behind the
+    /// longer one, then entries written in place behind it where their
+    /// headers will end, pack as the same bytes given whole would.
+    #[test]
+    fn entries_written_in_place_behind_settled_data_pack_as_given_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        let index: Vec<u8> = (0..50_000u32).map(|i| (i * 3 % 7) as u8).collect();
+        let idmap: Vec<u8> = (0..30_000u32).map(|i| (i % 256) as u8).collect();
+        let (short, long) = ("x".repeat(10), "y".repeat(5000));
+        let placed = dir.path().join("placed.packedtrace");
+        let guess = [PackSource::Bytes(INFO_ENTRY, short.as_bytes())];
+        let at = entry_start(&guess, DATA_ENTRY, 0).unwrap();
+        write_file_atomically_read_back(&placed, |pack| {
+            let file = pack.get_ref().try_clone()?;
+            let (mut writer, mut log) = InPlaceWriter::new(file.try_clone()?, at);
+            for piece in data.chunks(70_000) {
+                writer.write_all(piece)?;
+            }
+            let mut entries = vec![PackSource::Bytes(INFO_ENTRY, long.as_bytes())];
+            log.settle(&file, &entries, DATA_ENTRY)?;
+            assert_ne!(log.start(), at);
+            let measured = |at, len| InPlaceEntry { at, len, crc: 0 };
+            entries.push(PackSource::InPlace(
+                DATA_ENTRY,
+                measured(log.start(), log.len()),
+            ));
+            let mut logs = Vec::new();
+            for (name, bytes) in [(INDEX_ENTRY, &index), ("diff.idmap", &idmap)] {
+                let len = bytes.len() as u64;
+                let at = entry_start(&entries, name, len)?;
+                let (mut writer, written) = InPlaceWriter::new(file.try_clone()?, at);
+                writer.write_all(bytes)?;
+                entries.push(PackSource::InPlace(name, measured(at, len)));
+                logs.push((name, written));
+            }
+            entries.truncate(1);
+            entries.push(PackSource::InPlace(DATA_ENTRY, log.entry(&file, &[])?));
+            for (name, written) in logs {
+                entries.push(PackSource::InPlace(name, written.entry(&file, &[])?));
+            }
+            entries.push(PackSource::Bytes("diff.threadmap", b"map"));
+            write_pack_into(pack, &entries)
+        })
+        .unwrap();
+        let whole = dir.path().join("whole.packedtrace");
+        write_packed_entries(
+            &whole,
+            &[
+                PackSource::Bytes(INFO_ENTRY, long.as_bytes()),
+                PackSource::Bytes(DATA_ENTRY, &data),
+                PackSource::Bytes(INDEX_ENTRY, &index),
+                PackSource::Bytes("diff.idmap", &idmap),
+                PackSource::Bytes("diff.threadmap", b"map"),
+            ],
+        )
+        .unwrap();
+        assert!(std::fs::read(&placed).unwrap() == std::fs::read(&whole).unwrap());
+        let mut archive = ZipArchive::new(File::open(&placed).unwrap()).unwrap();
+        for (name, bytes) in [(DATA_ENTRY, &data), (INDEX_ENTRY, &index)] {
+            let mut read = Vec::new();
+            // The reader checks the CRC at the entry's end.
+            archive
+                .by_name(name)
+                .unwrap()
+                .read_to_end(&mut read)
+                .unwrap();
+            assert!(&read == bytes);
+        }
     }
 }

@@ -520,7 +520,13 @@ impl ContainerTable {
                 Words::Mapped { bytes, .. } => Some(bytes),
                 _ => None,
             };
-            let release = || mapped.map(|bytes| bytes.release_all());
+            let release = |_read: usize| {
+                let _released = mapped.is_some_and(|bytes| bytes.release_all());
+                #[cfg(test)]
+                if _released {
+                    fence_tests::RELEASED_AT.with(|at| at.borrow_mut().push(_read));
+                }
+            };
             let entries = self.len().div_ceil(FENCE);
             let (mut starts, mut events) =
                 (Vec::with_capacity(entries), Vec::with_capacity(entries));
@@ -529,10 +535,10 @@ impl ContainerTable {
                 starts.push(cells.start(id));
                 events.push(cells.event(id));
                 if n % FENCE_RELEASE_EVERY == FENCE_RELEASE_EVERY - 1 {
-                    release();
+                    release(n + 1);
                 }
             }
-            release();
+            release(entries);
             Fence::new(starts, events)
         }))
     }
@@ -610,7 +616,74 @@ impl ContainerTable {
 
 #[cfg(test)]
 mod fence_tests {
+    use std::cell::RefCell;
+    use std::io::Write;
+
     use super::*;
+
+    thread_local! {
+        /// How many fence entries a sidecar's fence pass on this thread
+        /// had read each time it released the sidecar's pages.
+        pub(super) static RELEASED_AT: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A sidecar's table releases the pages its fence pass reads as the
+    /// pass goes, every [`FENCE_RELEASE_EVERY`] entries, not only at its
+    /// end: what the pass leaves resident stays bounded whatever the
+    /// table's length.
+    #[test]
+    fn a_sidecars_fence_pass_releases_its_pages_as_it_goes() {
+        // Enough containers for the pass to release once before its end.
+        let entries = FENCE_RELEASE_EVERY + 100;
+        let len = entries * FENCE;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sidecar");
+        // Siblings: starts, ends and event ids ascending, then the chunk
+        // maxima, as a sidecar lays out its arrays.
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        for i in 0..len as u64 {
+            out.write_all(&(10 * i).to_le_bytes()).unwrap();
+        }
+        for i in 0..len as u64 {
+            out.write_all(&(10 * i + 5).to_le_bytes()).unwrap();
+        }
+        for i in 0..len as i32 {
+            out.write_all(&i.to_le_bytes()).unwrap();
+        }
+        let chunks = chunk_count(len);
+        for c in 0..chunks {
+            let last = (len.min((c + 1) * CHUNK) - 1) as u64;
+            out.write_all(&(10 * last + 5).to_le_bytes()).unwrap();
+        }
+        out.into_inner().unwrap().sync_all().unwrap();
+        let bytes = TraceBytes::map(&path).unwrap();
+        let flat = MappedCells {
+            bytes: bytes.clone(),
+            starts: 0,
+            ends: len * 8,
+            events: len * 16,
+            len,
+        };
+        let maxima = Words::Mapped {
+            bytes,
+            at: len * 20,
+            len: chunks,
+        };
+        let table = ContainerTable::mapped(len, maxima, true);
+        let cells = CellView::flat(&flat, Reads::Lend);
+        RELEASED_AT.with(|at| at.borrow_mut().clear());
+        for search in 0..=FENCE_AFTER as usize {
+            let event = (search * 7919 % len) as i32;
+            assert_eq!(
+                table.find_event(cells, EventId(event)),
+                Some(event as usize)
+            );
+            let built = table.fence.get().is_some();
+            assert_eq!(built, search == FENCE_AFTER as usize, "search {search}");
+        }
+        let released = RELEASED_AT.with(|at| at.take());
+        assert_eq!(released, [FENCE_RELEASE_EVERY, entries]);
+    }
 
     /// The search through the fence's top finds what a binary search over
     /// all of its starts finds, at every length around the top's strides.
