@@ -17,7 +17,6 @@ use crate::format::TraceContext;
 use crate::model::{JavaStr, Tracepoint, TracepointBody, TracepointType, Type, Value};
 use crate::tree::TraceTree;
 
-use super::coverage::coverage_leaf;
 use super::{PostNode, Postprocessed, as_leaf};
 
 /// Which names a call's method could qualify with.
@@ -29,6 +28,41 @@ pub(super) struct Names {
     pub(super) synthetic_set: bool,
     pub(super) getter: bool,
     pub(super) setter: bool,
+}
+
+impl Names {
+    /// Whether any pattern could qualify.
+    pub(super) fn any(self) -> bool {
+        self.bits() != 0
+    }
+
+    /// The names as the low six bits of a byte.
+    pub(super) fn bits(self) -> u8 {
+        [
+            self.default,
+            self.access,
+            self.synthetic_get,
+            self.synthetic_set,
+            self.getter,
+            self.setter,
+        ]
+        .iter()
+        .enumerate()
+        .fold(0, |bits, (at, &set)| bits | (u8::from(set) << at))
+    }
+
+    /// The names of [`Names::bits`].
+    pub(super) fn from_bits(bits: u8) -> Self {
+        let set = |at: u8| bits & (1 << at) != 0;
+        Names {
+            default: set(0),
+            access: set(1),
+            synthetic_get: set(2),
+            synthetic_set: set(3),
+            getter: set(4),
+            setter: set(5),
+        }
+    }
 }
 
 pub(super) fn names_of(name: &[u8]) -> Names {
@@ -267,7 +301,7 @@ impl<T: TraceTree> Postprocessed<T> {
             };
         }
         let descriptor = context.method(call.method)?;
-        let names = names_of(descriptor.name.as_bytes());
+        let names = self.memo.names(context, call.method)?;
         let leaf = |access: &Peeked<T::Node>| PostNode {
             inner: access.node.inner,
             at: call.node.at,
@@ -329,9 +363,8 @@ impl<T: TraceTree> Postprocessed<T> {
 
     /// A field access a call became, unless it is a coverage field.
     pub(super) fn kept_access(&self, node: PostNode<T::Node>) -> Result<Option<PostNode<T::Node>>> {
-        let context = self.context();
         self.inner.visit(node.inner, |tp, _| {
-            Ok(if coverage_leaf(context, tp, node.location)? {
+            Ok(if self.coverage_leaf(tp, node.location)? {
                 None
             } else {
                 Some(node)

@@ -11,6 +11,9 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{AccessLocation, Tracepoint, TracepointBody};
 
+use crate::tree::TraceTree;
+
+use super::Postprocessed;
 use super::calls::contains;
 
 pub(super) const COVERAGE_LOCALS: [&[u8]; 2] = [b"__$coverage_local$__", b"__$hits$__"];
@@ -65,25 +68,27 @@ pub(super) fn coverage_path(context: &TraceContext, location: CodeLocationId) ->
     Ok(false)
 }
 
-/// A leaf's coverage test (`removeCoverageInstructions`), on its raw body
-/// at the code location it shows.
-pub(super) fn coverage_leaf(
-    context: &TraceContext,
-    tp: &Tracepoint<'_>,
-    location: CodeLocationId,
-) -> Result<bool> {
-    Ok(match &tp.body {
-        TracepointBody::ReadArray { .. } | TracepointBody::WriteArray { .. } => {
-            coverage_path(context, location)?
+impl<T: TraceTree> Postprocessed<T> {
+    /// A leaf's coverage test (`removeCoverageInstructions`), on its raw
+    /// body at the code location it shows.
+    pub(super) fn coverage_leaf(
+        &self,
+        tp: &Tracepoint<'_>,
+        location: CodeLocationId,
+    ) -> Result<bool> {
+        let context = self.context();
+        match &tp.body {
+            TracepointBody::ReadArray { .. } | TracepointBody::WriteArray { .. } => {
+                self.memo.coverage_path(context, location)
+            }
+            TracepointBody::ReadLocal { variable, .. }
+            | TracepointBody::WriteLocal { variable, .. } => {
+                self.memo.coverage_local(context, *variable)
+            }
+            TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
+                self.memo.coverage_field(context, *field)
+            }
+            _ => Ok(false),
         }
-        TracepointBody::ReadLocal { variable, .. }
-        | TracepointBody::WriteLocal { variable, .. } => is_coverage(
-            context.variable(*variable)?.name.as_bytes(),
-            &COVERAGE_LOCALS,
-        ),
-        TracepointBody::ReadField { field, .. } | TracepointBody::WriteField { field, .. } => {
-            is_coverage(context.field(*field)?.name.as_bytes(), &COVERAGE_FIELDS)
-        }
-        _ => false,
-    })
+    }
 }

@@ -23,6 +23,9 @@
 //!   and the code location and status it shows: nothing is materialized.
 //!   Walks stream the inner reader's own walks (`walk`); `navigate` finds a
 //!   node's place in the view from its raw ancestors.
+//! - What the chain asks of a reference object (the patterns a method's
+//!   name could qualify with, a coverage name or access path) is worked
+//!   out once per object and kept by id (`memo`).
 //! - Deviations: a chain of qualifying calls nested deeper than
 //!   [`CHAIN_LIMIT`] is left as it is (the reference recurses without
 //!   bound); a call's child diff statuses are its own, without those a peek
@@ -30,6 +33,7 @@
 
 mod calls;
 mod coverage;
+mod memo;
 mod navigate;
 mod slots;
 mod walk;
@@ -41,8 +45,8 @@ use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
 use crate::read::{RawSubtree, Visit, VisitDetail};
 use crate::tree::TraceTree;
 
-use calls::{Call, names_of};
-use coverage::coverage_leaf;
+use calls::Call;
+use memo::Memo;
 
 /// Nested qualifying calls resolved at most (the view recurses on them).
 const CHAIN_LIMIT: u32 = 256;
@@ -55,6 +59,7 @@ const SCAN_PAGE: usize = 4096;
 /// [`TraceTree`] the printers, the dump and the diff take.
 pub struct Postprocessed<T> {
     inner: T,
+    memo: Memo,
 }
 
 /// A node of [`Postprocessed`]: the raw node it shows, the raw child of its
@@ -71,7 +76,10 @@ pub struct PostNode<N> {
 impl<T: TraceTree> Postprocessed<T> {
     /// `inner` seen through the post-processing.
     pub fn new(inner: T) -> Self {
-        Postprocessed { inner }
+        Postprocessed {
+            inner,
+            memo: Memo::new(),
+        }
     }
 
     /// The tree seen through the view.
@@ -151,22 +159,13 @@ impl<T: TraceTree> Postprocessed<T> {
             TracepointBody::MethodCall {
                 method, arguments, ..
             } => {
-                let method_descriptor = context.method(*method)?;
-                let names = names_of(method_descriptor.name.as_bytes());
-                if !(names.default
-                    || names.access
-                    || names.synthetic_get
-                    || names.synthetic_set
-                    || names.getter
-                    || names.setter)
-                    || budget == 0
-                {
+                if !self.memo.names(context, *method)?.any() || budget == 0 {
                     return Ok(Some(shown(here)));
                 }
                 let call = Call {
                     node: shown(here),
                     method: *method,
-                    class: method_descriptor.class,
+                    class: context.method(*method)?.class,
                     no_arguments: arguments.is_empty(),
                     children: self.inner.child_count(node)?,
                 };
@@ -193,7 +192,7 @@ impl<T: TraceTree> Postprocessed<T> {
                 }
             }
             _ => {
-                if coverage_leaf(context, tp, here.location)? {
+                if self.coverage_leaf(tp, here.location)? {
                     Ok(None)
                 } else {
                     Ok(Some(shown(here)))

@@ -12,11 +12,10 @@
 //! it.
 
 use crate::error::Result;
-use crate::format::TraceContext;
 use crate::model::{Tracepoint, TracepointBody, TracepointType};
 use crate::tree::TraceTree;
 
-use super::calls::{Names, names_of};
+use super::calls::Names;
 use super::{CHAIN_LIMIT, PostNode, Postprocessed, SCAN_PAGE};
 
 /// The slots of a kept container's children list that the chain peeked:
@@ -64,8 +63,21 @@ impl<T: TraceTree> Postprocessed<T> {
     }
 
     pub(super) fn shape_of(&self, node: T::Node) -> Result<Shape> {
-        let context = self.context();
-        self.inner.visit(node, |tp, _| Shape::of(context, tp))?
+        self.inner.visit(node, |tp, _| self.shape(tp))?
+    }
+
+    /// The [`Shape`] of a raw tracepoint.
+    pub(super) fn shape(&self, tp: &Tracepoint<'_>) -> Result<Shape> {
+        let names = match &tp.body {
+            TracepointBody::MethodCall { method, .. } => {
+                self.memo.names(self.context(), *method)?
+            }
+            _ => Names::default(),
+        };
+        Ok(Shape {
+            ty: tp.tracepoint_type(),
+            names,
+        })
     }
 }
 
@@ -137,19 +149,6 @@ pub(super) struct Shape {
 }
 
 impl Shape {
-    pub(super) fn of(context: &TraceContext, tp: &Tracepoint<'_>) -> Result<Shape> {
-        let names = match &tp.body {
-            TracepointBody::MethodCall { method, .. } => {
-                names_of(context.method(*method)?.name.as_bytes())
-            }
-            _ => Names::default(),
-        };
-        Ok(Shape {
-            ty: tp.tracepoint_type(),
-            names,
-        })
-    }
-
     /// Whether a list of `n` children under it can show a peeked slot
     /// again (calls of up to three children, loops).
     pub(super) fn may_repeat(self, n: usize) -> bool {

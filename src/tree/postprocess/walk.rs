@@ -164,12 +164,17 @@ impl<N: Copy> Held<N> {
 
 /// Where a streamed walk's nodes go: to its visitor, or into the buffer
 /// of the innermost waiting loop (one buffer per waiting loop, outermost
-/// first).
+/// first). Small buffers emptied are kept for the next waiting loops.
 pub(super) struct Sink<'s, 'f, N> {
     out: &'s mut Visitor<'f, N>,
     buffers: Vec<Vec<Held<N>>>,
     held: usize,
+    spare: Vec<Vec<Held<N>>>,
 }
+
+/// Emptied buffers kept at most, and the most nodes one kept may hold.
+const SPARE_BUFFERS: usize = 16;
+const SPARE_CAPACITY: usize = 1024;
 
 impl<'s, 'f, N: Copy> Sink<'s, 'f, N> {
     fn new(out: &'s mut Visitor<'f, N>) -> Self {
@@ -177,6 +182,7 @@ impl<'s, 'f, N: Copy> Sink<'s, 'f, N> {
             out,
             buffers: Vec::new(),
             held: 0,
+            spare: Vec::new(),
         }
     }
 
@@ -193,7 +199,16 @@ impl<'s, 'f, N: Copy> Sink<'s, 'f, N> {
 
     /// Starts holding for a loop that waits.
     fn hold(&mut self) {
-        self.buffers.push(Vec::new());
+        let buffer = self.spare.pop().unwrap_or_default();
+        self.buffers.push(buffer);
+    }
+
+    /// Keeps an emptied buffer for a later loop, if it is small.
+    fn recycle(&mut self, mut buffer: Vec<Held<N>>) {
+        buffer.clear();
+        if buffer.capacity() <= SPARE_CAPACITY && self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(buffer);
+        }
     }
 
     /// The innermost waiting loop's buffer, taken.
@@ -215,21 +230,24 @@ impl<'s, 'f, N: Copy> Sink<'s, 'f, N> {
 
     /// Drops every buffer (the outermost waiting loop is dropped).
     fn drop_all(&mut self) {
-        self.buffers.clear();
+        for buffer in std::mem::take(&mut self.buffers) {
+            self.recycle(buffer);
+        }
         self.held = 0;
     }
 
     /// Hands held nodes on: into the next waiting loop's buffer, or to the
     /// visitor (`to_out`: the buffers left are inner ones).
-    fn replay(&mut self, held: Vec<Held<N>>, to_out: bool) -> Result<()> {
+    fn replay(&mut self, mut held: Vec<Held<N>>, to_out: bool) -> Result<()> {
         match self.buffers.last_mut() {
             Some(buffer) if !to_out => {
                 self.held += held.len();
-                buffer.extend(held);
-                Ok(())
+                buffer.append(&mut held);
             }
-            _ => held.iter().try_for_each(|held| held.replay(self.out)),
+            _ => held.iter().try_for_each(|held| held.replay(self.out))?,
         }
+        self.recycle(held);
+        Ok(())
     }
 }
 
@@ -278,7 +296,6 @@ impl<T: TraceTree> Postprocessed<T> {
             },
         }];
         let mut sink = Sink::new(f);
-        let context = self.context();
         let mut pending: Option<Pending<T::Node>> = None;
         let inner_detail = VisitDetail {
             child_counts: false,
@@ -302,7 +319,9 @@ impl<T: TraceTree> Postprocessed<T> {
                     self.decide_outermost(&mut frames, &mut sink, &mut pending, detail)?;
                 }
                 let raw_depth = raw_depth as isize;
-                if let Some(iteration) = pending.take() {
+                if pending.is_some()
+                    && let Some(iteration) = pending.take()
+                {
                     let kept = raw_depth > iteration.at.raw_depth;
                     let shown = shown(raw(iteration.node, &iteration.tracepoint));
                     if let Some(Frame {
@@ -336,12 +355,7 @@ impl<T: TraceTree> Postprocessed<T> {
                         if let Some((target, depth)) = *target
                             && target == node
                         {
-                            Self::open(
-                                Shape::of(context, tracepoint)?,
-                                raw_depth,
-                                depth,
-                                &mut frames,
-                            );
+                            Self::open(self.shape(tracepoint)?, raw_depth, depth, &mut frames);
                         }
                         Ok(())
                     }
@@ -376,7 +390,7 @@ impl<T: TraceTree> Postprocessed<T> {
                             frames.push(Frame {
                                 raw_depth,
                                 mode: Mode::Show {
-                                    shape: Shape::of(context, tracepoint)?,
+                                    shape: self.shape(tracepoint)?,
                                     depth: depth + 1,
                                     tracker: Tracker::default(),
                                     waiting: Some(Box::new(Waiting {
@@ -476,26 +490,21 @@ impl<T: TraceTree> Postprocessed<T> {
                     mode: Mode::Hide { target: None },
                 });
             } else {
-                Self::open(
-                    Shape::of(self.context(), tracepoint)?,
-                    raw_depth,
-                    depth + 1,
-                    frames,
-                );
+                Self::open(self.shape(tracepoint)?, raw_depth, depth + 1, frames);
             }
         }
         Ok(())
     }
 
     /// Hands `f` the line of `shown`, whose raw tracepoint is `tracepoint`.
-    fn line(
+    fn line<F: FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()> + ?Sized>(
         &self,
         shown: PostNode<T::Node>,
         tracepoint: &Tracepoint<'_>,
         footer: Option<&Footer<'_>>,
         depth: usize,
         detail: VisitDetail,
-        f: &mut Visitor<'_, T::Node>,
+        f: &mut F,
     ) -> Result<()> {
         let children = detail
             .child_counts
@@ -550,11 +559,14 @@ impl<T: TraceTree> Postprocessed<T> {
         else {
             return Ok(());
         };
-        let slots = peeked_slots(shape.ty, shape.names, tracker.n);
-        for again in tracker.stale(slots) {
-            self.walk_from(&[again], depth, max_depth, detail, &mut |visit| {
-                sink.visit(visit)
-            })?;
+        // Only a list with a dropped child has peeked slots past its kept ones.
+        if tracker.kept < tracker.n {
+            let slots = peeked_slots(shape.ty, shape.names, tracker.n);
+            for again in tracker.stale(slots) {
+                self.walk_from(&[again], depth, max_depth, detail, &mut |visit| {
+                    sink.visit(visit)
+                })?;
+            }
         }
         let Some(waiting) = waiting else {
             return Ok(());
@@ -590,6 +602,8 @@ impl<T: TraceTree> Postprocessed<T> {
                 &mut |visit| sink.visit(visit),
             )?;
             sink.replay(held, false)?;
+        } else {
+            sink.recycle(held);
         }
         Ok(())
     }
@@ -655,11 +669,11 @@ impl<T: TraceTree> Postprocessed<T> {
         }
     }
 
-    pub(super) fn fold(
+    pub(super) fn fold<F: FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()> + ?Sized>(
         &self,
         node: PostNode<T::Node>,
         depth: usize,
-        f: &mut Visitor<'_, T::Node>,
+        f: &mut F,
     ) -> Result<()> {
         let count = self.child_count(node)?;
         if count > 0 {
@@ -672,12 +686,12 @@ impl<T: TraceTree> Postprocessed<T> {
     }
 
     /// Hands `node` to `f` at `depth`, read through the inner tree.
-    pub(super) fn emit(
+    pub(super) fn emit<F: FnMut(Visit<'_, PostNode<T::Node>>) -> Result<()> + ?Sized>(
         &self,
         node: PostNode<T::Node>,
         depth: usize,
         detail: VisitDetail,
-        f: &mut Visitor<'_, T::Node>,
+        f: &mut F,
     ) -> Result<()> {
         let children = detail
             .child_counts
