@@ -23,11 +23,12 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use rustc_hash::FxHashMap;
+use zerocopy::FromBytes;
 
 use crate::common::ObjectKind;
 use crate::error::{Error, Result};
 use crate::format::FILE_HEADER_LEN;
-use crate::format::index::CELL_LEN;
+use crate::format::index::{CELL_LEN, RawIndexCell};
 use crate::format::skip::try_skip;
 use crate::model::{TracepointHeader, TracepointType};
 
@@ -106,20 +107,18 @@ fn copy_index(
         let n = left.min(CHUNK as u64) as usize;
         let chunk = &mut chunk[..n * CELL];
         reader.read_exact(chunk).map_err(io)?;
-        for cell in chunk.chunks_exact_mut(CELL) {
-            let id = i32::from_be_bytes([cell[1], cell[2], cell[3], cell[4]]);
-            let int64 = |at: usize| {
-                let mut bytes = [0u8; 8];
-                bytes.copy_from_slice(&cell[at..at + 8]);
-                i64::from_be_bytes(bytes)
-            };
-            match cell[0] {
+        let raw = <[RawIndexCell]>::mut_from_bytes(chunk)
+            .map_err(|_| Error::internal("a chunk of the diff's index is not whole cells"))?;
+        for cell in raw {
+            let id = cell.id.get();
+            match cell.kind {
                 kind if kind == ObjectKind::BlockStart as u8 => {
                     base = bases.get(&id).copied().unwrap_or(0);
                     if base != 0 && sending {
-                        let (start, end) = (int64(5), int64(13));
-                        let (Ok(start), Ok(end)) = (u64::try_from(start), u64::try_from(end))
-                        else {
+                        let (Ok(start), Ok(end)) = (
+                            u64::try_from(cell.start.get()),
+                            u64::try_from(cell.end.get()),
+                        ) else {
                             return Err(Error::internal("a block cell of the diff out of range"));
                         };
                         let block = Block {
@@ -131,7 +130,7 @@ fn copy_index(
                     }
                 }
                 kind if kind == ObjectKind::Tracepoint as u8 && base != 0 => {
-                    cell[1..5].copy_from_slice(&raised(id, base)?.to_be_bytes());
+                    cell.id.set(raised(id, base)?);
                 }
                 _ => {}
             }
