@@ -381,9 +381,7 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
             DATA_ENTRY,
             measured(data_at, data_log.len()),
         ));
-        let index_len = std::fs::metadata(&index)
-            .map_err(|e| Error::io(&index, e))?
-            .len();
+        let index_len = files_len(std::slice::from_ref(&index))?;
         let index_at = entry_start(&entries, INDEX_ENTRY, index_len)?;
         entries.push(PackSource::InPlace(
             INDEX_ENTRY,
