@@ -11,6 +11,11 @@ import { VirtualList } from './list.js';
 import { FlameView } from './flame.js';
 
 const ROW = 20;
+/** Milliseconds the selection rests before the URL and the details pane
+ * follow it: a key held down moves it dozens of times a second, and each
+ * history entry replaced, node asked for and pane laid out again leaves
+ * the browser's DOM heap garbage that only its next collection frees. */
+const REST = 120;
 const $ = (id) => document.getElementById(id);
 
 const state = {
@@ -50,14 +55,25 @@ function readHash() {
 }
 
 /** Names the trace and `node` in the URL, and the flame graph shown
- * (`flame`: its scope's link, `zoom`: the path zoomed into). */
+ * (`flame`: its scope's link, `zoom`: the path zoomed into). A link
+ * pending from `writeHashSoon` is dropped: this one is newer. */
 function writeHash(node, flame = null, zoom = null) {
+  clearTimeout(hashTimer);
   const params = new URLSearchParams();
   if (state.name !== null) params.set('trace', state.name);
   if (node) params.set('node', node);
   if (flame) params.set('flame', flame);
   if (flame && zoom && zoom.length > 1) params.set('zoom', JSON.stringify(zoom));
-  history.replaceState(null, '', `${location.pathname}${location.search}#${params}`);
+  const hash = `#${params}`;
+  if (location.hash === hash) return;
+  history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
+}
+
+/** Names `node` in the URL once the selection rests (`REST`). */
+let hashTimer = 0;
+function writeHashSoon(node) {
+  clearTimeout(hashTimer);
+  hashTimer = setTimeout(() => writeHash(node), REST);
 }
 
 async function main() {
@@ -244,7 +260,7 @@ function select(i, reveal = true) {
   if (reveal) state.list.reveal(state.selected);
   state.list.schedule();
   const row = state.tree.row(state.selected);
-  if (row && row.kind !== 'thread') writeHash(row.handle);
+  if (row && row.kind !== 'thread') writeHashSoon(row.handle);
   showDetails();
 }
 
@@ -252,11 +268,10 @@ let detailsTimer = 0;
 function showDetails() {
   clearTimeout(detailsTimer);
   detailsTimer = setTimeout(async () => {
-    const pane = $('details');
     const row = state.tree?.row(state.selected);
     if (!row) return;
     if (row.kind === 'thread') {
-      pane.replaceChildren(definitions([['thread', `${row.thread}`], ['roots', `${row.childCount}`]]));
+      showDefinitions(null, 'thread', [['thread', `${row.thread}`], ['roots', `${row.childCount}`]]);
       return;
     }
     try {
@@ -275,27 +290,48 @@ function showDetails() {
         ['diff', node.diffStatus === 'none' ? null : node.diffStatus],
         ['unfinished', node.unfinished ? 'yes' : null],
       ];
-      const heading = document.createElement('p');
-      heading.className = 'line';
-      heading.textContent = node.text;
-      pane.replaceChildren(heading, definitions(fields));
+      showDefinitions(node.text, 'node', fields);
     } catch (error) {
       fail(error);
     }
-  }, 40);
+  }, REST);
 }
 
-function definitions(fields) {
-  const list = document.createElement('dl');
+/** The details pane's elements, made once and filled in place for each
+ * row selected (the pane follows every move of the selection): a node's
+ * heading, the list of a node's fields and that of a thread's, each list
+ * with its terms by name. */
+const details = {
+  heading: Object.assign(document.createElement('p'), { className: 'line' }),
+  node: document.createElement('dl'),
+  thread: document.createElement('dl'),
+  terms: new Map(),
+};
+
+/** Shows `heading` (none when null) and `fields` (`[name, value]`, empty
+ * values hidden) in the list `kind` (`node` or `thread`), always given the
+ * same names in the same order. */
+function showDefinitions(heading, kind, fields) {
+  const list = details[kind];
+  const shown = heading === null ? [list] : [details.heading, list];
+  const pane = $('details');
+  if (pane.children.length !== shown.length || shown.some((e, i) => pane.children[i] !== e)) pane.replaceChildren(...shown);
+  if (heading !== null) details.heading.textContent = heading;
   for (const [name, value] of fields) {
-    if (value === null || value === undefined || value === '') continue;
-    const dt = document.createElement('dt');
-    dt.textContent = name;
-    const dd = document.createElement('dd');
-    dd.textContent = String(value);
-    list.append(dt, dd);
+    const key = `${kind}:${name}`;
+    let pair = details.terms.get(key);
+    if (!pair) {
+      const term = document.createElement('dt');
+      term.textContent = name;
+      pair = [term, document.createElement('dd')];
+      list.append(...pair);
+      details.terms.set(key, pair);
+    }
+    const empty = value === null || value === undefined || value === '';
+    pair[0].hidden = empty;
+    pair[1].hidden = empty;
+    pair[1].textContent = empty ? '' : String(value);
   }
-  return list;
 }
 
 /** Expands the selected row, or steps into it when it is expanded. */
