@@ -7,10 +7,14 @@
 // start to the tree drawn), the wide call's expansion (key to its first
 // rows drawn, and to its exact count), a scroll to its middle, the flame
 // graph of the wide call (key to frames drawn), the flame graph of MIXED's
-// first thread, and the page's JavaScript heap through EXPANSIONS
-// expansions and collapses; with the load averages at the start and end.
+// first thread, and the page's memory through EXPANSIONS expansions and
+// collapses: its JavaScript heap, and its renderer process's resident and
+// anonymous (private) memory at the start, every hundred expansions, at
+// the peak (sampled every 250 ms), at the end and once the renderer has
+// collected its garbage; with the load averages at the start and end.
 
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
@@ -27,6 +31,34 @@ const browser = await chromium.launch({
     '--enable-precise-memory-info'],
 });
 const figures = { loadAtStart: loadavg() };
+const browserSession = await browser.newBrowserCDPSession();
+
+/** The renderer process of `page`: the one whose CPU time a busy loop in
+ * the page adds to. */
+async function rendererOf(page) {
+  const times = async () => new Map((await browserSession.send('SystemInfo.getProcessInfo')).processInfo
+    .filter((process) => process.type === 'renderer').map((process) => [process.id, process.cpuTime]));
+  const before = await times();
+  await page.evaluate(() => {
+    const end = performance.now() + 300;
+    while (performance.now() < end);
+  });
+  let busiest = null;
+  let most = -1;
+  for (const [pid, time] of await times()) {
+    const spent = time - (before.get(pid) ?? 0);
+    if (spent > most) [busiest, most] = [pid, spent];
+  }
+  return busiest;
+}
+
+/** A process's resident and anonymous memory in MB (Linux's /proc). */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (key) => Math.round(Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)[1]) / 102.4) / 10;
+  return { rss: mb('VmRSS'), anon: mb('RssAnon') };
+}
+
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(120_000);
@@ -99,6 +131,19 @@ try {
   const heap = async () => (await page.evaluate(() => performance.memory.usedJSHeapSize)) / 2 ** 20;
   figures.heapBeforeMB = await heap();
   let peak = figures.heapBeforeMB;
+  const renderer = await rendererOf(page);
+  const first = memoryOf(renderer);
+  const memory = {
+    startMB: first.rss, everyHundredMB: [], peakMB: first.rss, endMB: null, collectedMB: null,
+    anonStartMB: first.anon, anonEveryHundredMB: [], anonPeakMB: first.anon, anonEndMB: null, anonCollectedMB: null,
+  };
+  const sample = () => {
+    const now = memoryOf(renderer);
+    memory.peakMB = Math.max(memory.peakMB, now.rss);
+    memory.anonPeakMB = Math.max(memory.anonPeakMB, now.anon);
+    return now;
+  };
+  const sampler = setInterval(sample, 250);
   await page.focus('#tree');
   let expanded = 0;
   while (expanded < Number(rounds)) {
@@ -111,7 +156,12 @@ try {
         await page.keyboard.press('ArrowLeft');
         await settled();
       }
-      if (expanded % 100 === 0) peak = Math.max(peak, await heap());
+      if (expanded % 100 === 0) {
+        peak = Math.max(peak, await heap());
+        const now = sample();
+        memory.everyHundredMB.push(now.rss);
+        memory.anonEveryHundredMB.push(now.anon);
+      }
     }
     await page.keyboard.press('ArrowDown');
     await settled();
@@ -119,6 +169,18 @@ try {
   figures.expansions = Number(rounds);
   figures.heapPeakMB = peak;
   figures.heapAfterMB = await heap();
+  clearInterval(sampler);
+  const end = sample();
+  [memory.endMB, memory.anonEndMB] = [end.rss, end.anon];
+  // What of it the renderer frees once it collects its garbage (DOM and
+  // JavaScript) and is told memory is short.
+  const session = await page.context().newCDPSession(page);
+  await session.send('HeapProfiler.collectGarbage');
+  await session.send('Memory.simulatePressureNotification', { level: 'critical' });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const collected = memoryOf(renderer);
+  [memory.collectedMB, memory.anonCollectedMB] = [collected.rss, collected.anon];
+  figures.renderer = memory;
   figures.rowsInPage = await page.$$eval('#tree .row', (rows) => rows.length);
   figures.domNodes = await page.evaluate(() => document.getElementsByTagName('*').length);
   figures.loadAtEnd = loadavg();
