@@ -376,8 +376,8 @@ fn children_ranges(
     let slots: &[NodeRecord] = slots;
     let misplaced = blocks
         .par_iter()
-        .map_init(Vec::new, |ranks, block| {
-            place_block(block, slots, placed, ranks)
+        .map_init(Vec::new, |next, block| {
+            place_block(block, slots, placed, next)
         })
         .any(|placed| !placed);
     if misplaced {
@@ -389,35 +389,42 @@ fn children_ranges(
 }
 
 /// Writes a block's nodes into their parents' ranges of `children`;
-/// `ranks` is scratch. False if a node's place is not where the counts
+/// `next` is scratch. False if a node's place is not where the counts
 /// said (a bug).
 fn place_block(
     block: &PlacedBlock,
     slots: &[NodeRecord],
     children: &[AtomicU32],
-    ranks: &mut Vec<u32>,
+    next: &mut Vec<u32>,
 ) -> bool {
     let first = block.first_node as usize;
     let Some(nodes) = slots.get(first..first + block.tracepoints as usize) else {
         return false;
     };
-    // Children so far of the block's own nodes.
-    ranks.clear();
-    ranks.resize(nodes.len(), 0);
+    // Per node of the block so far, where its next child goes: its range's
+    // start, moved on by each child placed (a parent precedes its children).
+    next.clear();
+    next.resize(nodes.len(), 0);
+    // A slice, whose place the stores below cannot move.
+    let next = next.as_mut_slice();
     // The outer parent met last, and its children in the block so far.
     let mut outer = 0usize;
     let mut outer_rank = 0u32;
-    for (index, slot) in nodes.iter().enumerate() {
+    for index in 0..nodes.len().min(next.len()) {
+        let slot = nodes[index];
+        next[index] = slot.children;
         let parent = slot.parent as usize;
         if slot.parent == NO_PARENT {
             continue;
         }
-        let rank = if parent >= first {
-            let Some(rank) = ranks.get_mut(parent - first) else {
+        let at = if parent >= first {
+            let Some(free) = next.get_mut(parent - first) else {
                 return false;
             };
-            *rank += 1;
-            *rank - 1
+            let at = *free;
+            // Wraps only past `u32::MAX`, where no child can be placed.
+            *free = at.wrapping_add(1);
+            at as usize
         } else {
             while block
                 .outer
@@ -431,9 +438,8 @@ fn place_block(
                 return false;
             };
             outer_rank += 1;
-            before + outer_rank - 1
+            slots[parent].children as usize + (before + outer_rank - 1) as usize
         };
-        let at = slots[parent].children as usize + rank as usize;
         let Some(place) = children.get(at) else {
             return false;
         };

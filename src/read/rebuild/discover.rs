@@ -61,6 +61,16 @@ impl Summaries {
         ]
     }
 
+    /// These summaries emptied, their arrays' memory kept for the next
+    /// chunk's (already touched pages are not faulted in again).
+    fn recycled(mut self, collect_nodes: bool) -> Summaries {
+        self.far_footers.clear();
+        self.truncate([0; 4]);
+        self.blocks.clear();
+        self.collect_nodes = collect_nodes;
+        self
+    }
+
     /// Forgets what a failed summary added.
     pub(super) fn truncate(&mut self, [cells, outers, opens, nodes]: [usize; 4]) {
         self.cells.truncate(cells);
@@ -102,31 +112,28 @@ pub(super) enum Step {
     Truncated(PhysicalOffset),
 }
 
-/// Finds and summarizes the blocks that start in `[start, end)`. Where a
+/// Finds and summarizes the blocks that start in `[start, end)` into
+/// `reuse` (summaries of an earlier window, emptied first). Where a
 /// block cannot be summarized speculatively, the search resumes at the next
 /// plausible `BLOCK_START` (one right after a `BLOCK_END` byte); the stitch
 /// step parses such gaps exactly.
 pub(super) fn discover_chunk(
     data: &[u8],
-    start: u64,
-    end: u64,
+    (start, end): (u64, u64),
     exact_start: bool,
     collect_nodes: bool,
     progress: &(dyn Fn(u64) + Sync),
+    reuse: Summaries,
 ) -> Summaries {
+    let mut out = reuse.recycled(collect_nodes);
     // Room for a cell per 64 bytes (a mixed trace has one per ~160): the
     // cells are not copied again and again as the vector grows (pages the
     // chunk does not fill are never touched).
-    let mut out = Summaries {
-        cells: Vec::with_capacity(((end - start) / 64) as usize),
+    out.cells.reserve(((end - start) / 64) as usize);
+    if collect_nodes {
         // A tracepoint per ~32 bytes, as the eager loader estimates.
-        nodes: Vec::with_capacity(if collect_nodes {
-            ((end - start) / 32) as usize
-        } else {
-            0
-        }),
-        ..Summaries::new(collect_nodes)
-    };
+        out.nodes.reserve(((end - start) / 32) as usize);
+    }
     let mut at = start;
     // Whether `at` is known to be a block boundary (the chunk's exact start,
     // or just after a block of the chain).

@@ -360,7 +360,7 @@ pub(crate) fn rebuild_index_windowed(
         window,
         false,
         progress,
-        &mut |mut stitched, covered| {
+        &mut |stitched, covered| {
             let cells = finish_cells(
                 &mut stitched.sources,
                 &stitched.segments,
@@ -376,19 +376,37 @@ pub(crate) fn rebuild_index_windowed(
 /// and stitched onto the state the windows before it left, then given to
 /// `sink` (with the range of data it covers) while the next window is
 /// discovered. With `collect_nodes` the summaries also hold every
-/// tracepoint's node record, for [`node_windows`].
+/// tracepoint's node record, for [`node_windows`]. A window's summaries,
+/// once its sink is done with them, are emptied and reused by a later
+/// window's chunks: their memory is allocated and first touched once.
 fn stitch_windows(
     data: &[u8],
     options: RebuildOptions,
     window: u64,
     collect_nodes: bool,
     progress: &(dyn Fn(u64) + Sync),
-    sink: &mut (dyn FnMut(Stitched, std::ops::Range<u64>) -> Result<()> + Send),
+    sink: &mut (dyn FnMut(&mut Stitched, std::ops::Range<u64>) -> Result<()> + Send),
 ) -> Result<RebuildOutcome> {
     check_file_header(data, DATA_MAGIC)?;
     let len = data.len() as u64;
     let threads = options.workers(len);
     let window = window.max(1);
+    // Summaries the sink is done with, for the next chunks to fill: at
+    // most a window's chunks' (the stitch's exact re-reads come after
+    // them, and are dropped past that).
+    let spare: std::sync::Mutex<Vec<Summaries>> = std::sync::Mutex::default();
+    let most_spare = threads.saturating_mul(32) + 1;
+    let reuse = || {
+        let mut spare = spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.pop().unwrap_or_default()
+    };
+    let mut sink = |mut stitched: Stitched, covered| {
+        let sunk = sink(&mut stitched, covered);
+        let mut spare = spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.append(&mut stitched.sources);
+        spare.truncate(most_spare);
+        sunk
+    };
     let mut rebuild = || -> Result<RebuildOutcome> {
         let mut stitch = Stitch {
             collect_nodes,
@@ -425,8 +443,8 @@ fn stitch_windows(
             let parallel = threads > 1 && chunks.len() > 1;
             // A window's first chunk starts where the previous window's
             // last block ended: a known boundary.
-            let discover = |(i, &(from, to)): (usize, &(u64, u64))| {
-                discover_chunk(data, from, to, i == 0, collect_nodes, progress)
+            let discover = |(i, &chunk): (usize, &(u64, u64))| {
+                discover_chunk(data, chunk, i == 0, collect_nodes, progress, reuse())
             };
             let mut write_pending = || match pending.take() {
                 Some((cells, covered)) => sink(cells, covered),

@@ -195,7 +195,7 @@ pub(crate) fn node_windows(
         NODE_WINDOW,
         true,
         &|_| {},
-        &mut |stitched: Stitched, _| {
+        &mut |stitched: &mut Stitched, _| {
             let blocks: Vec<NodeBlock<'_>> = stitched
                 .segments
                 .iter()
