@@ -14,11 +14,11 @@ use tracetree::model::{Footer, Tracepoint, TracepointBody};
 use tracetree::print::TextFormatter;
 use tracetree::read::TraceContext;
 use tracetree::tree::Navigate;
-use tracetree::{LazyNode, LazyTraceReader, TraceTree};
+use tracetree::{LazyNode, TraceTree};
 
 use crate::errors::{OrRaise, raise};
 use crate::trace::{Shared, handle_text};
-use crate::tree::{AnyNode, Tree, on_tree};
+use crate::tree::{AnyNode, Reading, Tree, on_tree};
 
 /// Children read from the trace at once when iterating.
 const PAGE: usize = 4096;
@@ -86,7 +86,7 @@ impl Node {
 
     /// The reader and the decoded tracepoint (decoded on first use, then
     /// kept with the node).
-    fn read(&self) -> PyResult<(Arc<LazyTraceReader>, Arc<Data>)> {
+    fn read(&self) -> PyResult<(Reading, Arc<Data>)> {
         let reader = self.reader()?;
         if let Some(data) = self.data.get() {
             return Ok((reader, Arc::clone(data)));
@@ -113,11 +113,11 @@ impl Node {
         }
     }
 
-    fn reader(&self) -> PyResult<Arc<LazyTraceReader>> {
+    fn reader(&self) -> PyResult<Reading> {
         self.shared.reader()
     }
 
-    fn depth_of(&self, reader: &LazyTraceReader) -> PyResult<usize> {
+    fn depth_of(&self, reader: &Reading) -> PyResult<usize> {
         if let Some(depth) = self.depth.get() {
             return Ok(*depth);
         }

@@ -22,13 +22,13 @@ use tracetree::import::SourceFormat;
 use tracetree::model::{DiffStatus, TracepointType};
 use tracetree::search::Hit as SearchHit;
 use tracetree::{
-    Error, IndexChoice, LazyTraceReader, NodeHandle, PrintOptions, SearchOptions, StackFormat,
-    StackOptions, TraceCache,
+    Error, IndexChoice, NodeHandle, PrintOptions, SearchOptions, StackFormat, StackOptions,
+    TraceCache,
 };
 
 use crate::errors::{OrRaise, raise};
 use crate::node::{Children, Node, Parent, wrap_of};
-use crate::tree::{AnyNode, Tree, on_tree};
+use crate::tree::{AnyNode, Reading, Tree, on_tree};
 use tracetree::tree::Navigate;
 
 /// Rows per batch of `to_arrow` unless asked: 65,536.
@@ -37,19 +37,19 @@ const DEFAULT_BATCH_ROWS: usize = 1 << 16;
 /// A hit of a search, its node carried as either tree's.
 type FoundHit = SearchHit<AnyNode>;
 
-/// What a trace's nodes share with it: the reader, until the trace is
-/// closed.
+/// What a trace's nodes share with it: the reader (and its view), until
+/// the trace is closed.
 pub struct Shared {
-    reader: RwLock<Option<Arc<LazyTraceReader>>>,
+    reader: RwLock<Option<Reading>>,
     /// The trace is read through the post-processing (`postprocess=True`).
     pub postprocess: bool,
 }
 
 impl Shared {
     /// The reader; `TraceError` once the trace is closed.
-    pub fn reader(&self) -> PyResult<Arc<LazyTraceReader>> {
+    pub fn reader(&self) -> PyResult<Reading> {
         match &*self.reader.read().unwrap_or_else(PoisonError::into_inner) {
-            Some(reader) => Ok(Arc::clone(reader)),
+            Some(reader) => Ok(reader.clone()),
             None => Err(raise("TraceError", "the trace is closed".to_string())),
         }
     }
@@ -93,7 +93,7 @@ fn open_trace(
     let opened = cache.open(path, &shown, options, false)?;
     Ok(Trace {
         shared: Arc::new(Shared {
-            reader: RwLock::new(Some(Arc::new(opened.reader))),
+            reader: RwLock::new(Some(Reading::new(Arc::new(opened.reader), postprocess))),
             postprocess,
         }),
         path: path.to_path_buf(),
@@ -415,7 +415,7 @@ impl Trace {
         options.threads = thread_ids(thread)?;
         options.root = root.map(|node| node.lazy_node("root")).transpose()?;
         options.columns = columns;
-        let batches = RecordBatches::new(reader, &options).or_raise()?;
+        let batches = RecordBatches::new(reader.reader, &options).or_raise()?;
         let stream: Box<dyn RecordBatchReader + Send> = Box::new(Batches(batches));
         stream.into_pyarrow(py)
     }
@@ -822,7 +822,7 @@ impl Hit {
 /// What a module function reads: a trace's reader, whether it is read
 /// through the post-processing, its source format and the v22 trace read.
 struct Read {
-    reader: Arc<LazyTraceReader>,
+    reader: Reading,
     postprocess: bool,
     format: String,
     path: PathBuf,

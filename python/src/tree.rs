@@ -1,12 +1,45 @@
 //! The tree a `Trace` is read as: its lazy reader, or the reader's
 //! post-processed view (`open(..., postprocess=True)`, what `print
 //! --postprocess` prints). Nodes, pages and searches are written once,
-//! generic over [`Tree`]; [`on_tree!`] picks the tree per call (a view is
-//! a borrow of the reader, made per call). A view node's handle is its raw
-//! node's, so handles name the same node in both.
+//! generic over [`Tree`]; [`on_tree!`] picks the tree per call. A trace
+//! opened with `postprocess=True` has one view, made with it and shared by
+//! every call ([`Reading`]), so the view's answers about reference objects
+//! are worked out once; a call asking for the view of a trace opened
+//! without it makes one for itself. A view node's handle is its raw node's,
+//! so handles name the same node in both.
+
+use std::ops::Deref;
+use std::sync::Arc;
 
 use tracetree::tree::{Navigate, PostNode, Postprocessed};
 use tracetree::{Error, LazyNode, LazyTraceReader};
+
+/// The post-processed view of a shared reader.
+pub type View = Postprocessed<Arc<LazyTraceReader>>;
+
+/// A trace's reader, with its post-processed view when the trace was
+/// opened with `postprocess=True`.
+#[derive(Clone)]
+pub struct Reading {
+    pub reader: Arc<LazyTraceReader>,
+    pub view: Option<Arc<View>>,
+}
+
+impl Reading {
+    /// `reader`, with its view when `postprocess`.
+    pub fn new(reader: Arc<LazyTraceReader>, postprocess: bool) -> Self {
+        let view = postprocess.then(|| Arc::new(Postprocessed::new(Arc::clone(&reader))));
+        Reading { reader, view }
+    }
+}
+
+impl Deref for Reading {
+    type Target = LazyTraceReader;
+
+    fn deref(&self) -> &LazyTraceReader {
+        &self.reader
+    }
+}
 
 /// A node of either tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +78,7 @@ impl Tree for LazyTraceReader {
     }
 }
 
-impl Tree for Postprocessed<&LazyTraceReader> {
+impl Tree for View {
     fn wrap(node: PostNode<LazyNode>) -> AnyNode {
         AnyNode::Post(node)
     }
@@ -60,18 +93,25 @@ impl Tree for Postprocessed<&LazyTraceReader> {
     }
 }
 
-/// Runs `$body` with `$tree` bound to the reader `$reader` (an
-/// `Arc<LazyTraceReader>` or a reference to one) as a [`Tree`]: its
-/// post-processed view when `$post`, else the reader itself.
+/// Runs `$body` with `$tree` bound to the [`Reading`] `$reader` (or a
+/// reference to one) as a [`Tree`]: its post-processed view when `$post`
+/// (the trace's own, else one made for the call), else the reader itself.
 macro_rules! on_tree {
     ($post:expr, $reader:expr, |$tree:ident| $body:expr) => {{
-        let reader: &tracetree::LazyTraceReader = &$reader;
+        let reading: &crate::tree::Reading = &$reader;
         if $post {
-            let view = tracetree::tree::Postprocessed::new(reader);
-            let $tree = &view;
+            let made: crate::tree::View;
+            let $tree: &crate::tree::View = match &reading.view {
+                Some(view) => view,
+                None => {
+                    made =
+                        tracetree::tree::Postprocessed::new(std::sync::Arc::clone(&reading.reader));
+                    &made
+                }
+            };
             $body
         } else {
-            let $tree = reader;
+            let $tree: &tracetree::LazyTraceReader = &reading.reader;
             $body
         }
     }};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 
 use super::dispatch::Session;
 use super::errors::ServeError;
-use super::methods::threads;
+use super::methods::served_threads;
 use super::protocol::GrownParams;
 use super::traces::OpenTrace;
 use crate::view::follow::{Follower, POLL};
@@ -43,8 +43,8 @@ pub fn start(session: &Arc<Session>, trace: &Arc<OpenTrace>) -> Result<(), Serve
                 };
                 let grown = match refreshed {
                     Ok((reader, report)) => {
-                        trace.replace_reader(Arc::clone(&reader));
-                        match threads(&reader) {
+                        let served = trace.replace_reader(reader);
+                        match served_threads(&served) {
                             Ok(threads) => GrownParams {
                                 trace: trace.id.clone(),
                                 threads,

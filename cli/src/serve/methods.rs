@@ -21,23 +21,24 @@ use tracetree::tree::Navigate;
 use super::dispatch::{LIMITS, Request, Session};
 use super::errors::{ServeError, code};
 use super::protocol::*;
-use super::traces::{OpenTrace, handle_text, resolve};
+use super::traces::{OpenTrace, ServedTree, handle_text, resolve};
 use super::transport::Reply;
 use crate::cache::Cache;
 
-/// Runs `$body` with `$reader` (the trace's reader) rebound to the tree
-/// its trace is served as: the reader, or its post-processed view when
-/// the trace was opened with `postprocess` (a view is a borrow: made per
-/// request, on the reader the request got).
+/// Runs `$body` with `$reader` bound to the tree `$trace` is served as
+/// now: its reader, or the post-processed view made when it was opened
+/// or last refreshed (see [`ServedTree`]).
 macro_rules! on_tree {
     ($trace:expr, $reader:ident, $body:block) => {{
-        if $trace.postprocess {
-            let view = tracetree::tree::Postprocessed::new(&*$reader);
-            let $reader = &view;
-            $body
-        } else {
-            let $reader = &*$reader;
-            $body
+        match $trace.served() {
+            ServedTree::Raw(tree) => {
+                let $reader = &*tree;
+                $body
+            }
+            ServedTree::Postprocessed(tree) => {
+                let $reader = &*tree;
+                $body
+            }
         }
     }};
 }
@@ -113,7 +114,6 @@ pub fn call(session: &Arc<Session>, request: &Request, params: Value) -> Result<
         "trace/threads" => {
             let TraceParams { trace } = parse(method, params)?;
             let trace = session.traces.get(method, &trace)?;
-            let reader = trace.reader();
             on_tree!(trace, reader, {
                 reply(threads(reader).map_err(|e| failed(method, &trace, None, &e))?)
             })
@@ -253,22 +253,15 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
     } else {
         None
     };
-    let postprocess = options.postprocess.unwrap_or(false);
-    let threads = if postprocess {
-        threads(&tracetree::tree::Postprocessed::new(&reader))
-    } else {
-        threads(&reader)
-    }
-    .map_err(|e| opening(&e))?;
+    let served = ServedTree::new(Arc::new(reader), options.postprocess.unwrap_or(false));
+    let threads = served_threads(&served).map_err(|e| opening(&e))?;
     if request.cancelled() {
         return Err(ServeError::new(
             code::REQUEST_CANCELLED,
             format!("{method}: cancelled"),
         ));
     }
-    let open = session
-        .traces
-        .add(method, path, reader, cache, growing, postprocess)?;
+    let open = session.traces.add(method, path, served, cache, growing)?;
     drop(progress);
     reply(OpenResult {
         trace: open.id.clone(),
@@ -277,6 +270,14 @@ fn open(session: &Session, request: &Request, params: OpenParams) -> Result<Repl
         status: status.as_str().into(),
         warnings,
     })
+}
+
+/// The threads of the tree a trace is served as.
+pub fn served_threads(served: &ServedTree) -> tracetree::Result<Vec<ThreadInfo>> {
+    match served {
+        ServedTree::Raw(reader) => threads(&**reader),
+        ServedTree::Postprocessed(view) => threads(&**view),
+    }
 }
 
 /// The threads of `reader`, with their names and root counts.
@@ -311,7 +312,6 @@ fn page_count(method: &str, count: usize) -> Result<usize, ServeError> {
 
 fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let count = page_count(method, params.count)?;
         let thread = ThreadId::new(params.thread);
@@ -338,7 +338,6 @@ fn roots(session: &Session, method: &str, params: RootsParams) -> Result<Reply, 
 
 fn children(session: &Session, method: &str, params: ChildrenParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let count = page_count(method, params.count)?;
         let node = resolve(method, &trace, reader, "node", &params.node)?;
@@ -420,7 +419,6 @@ fn lone_row<V: Navigate>(reader: &V, node: V::Node) -> tracetree::Result<(Node, 
 
 fn node(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let node = resolve(method, &trace, reader, "node", &params.node)?;
         let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
@@ -615,7 +613,6 @@ fn diff_status(status: DiffStatus) -> &'static str {
 
 fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let node = resolve(method, &trace, reader, "node", &params.node)?;
         let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
@@ -635,7 +632,6 @@ fn ancestors(session: &Session, method: &str, params: NodeParams) -> Result<Repl
 
 fn position(session: &Session, method: &str, params: NodeParams) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let node = resolve(method, &trace, reader, "node", &params.node)?;
         let fail = |e: &tracetree::Error| failed(method, &trace, Some(&params.node), e);
@@ -657,7 +653,6 @@ fn node_by_event(
     params: NodeByEventParams,
 ) -> Result<Reply, ServeError> {
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let fail = |e: &tracetree::Error| failed(method, &trace, None, e);
         let missing = |what: String| {
@@ -727,7 +722,6 @@ fn hit<V: Navigate>(reader: &V, hit: &tracetree::search::Hit<V::Node>) -> Hit {
 fn search(session: &Session, request: &Request, params: SearchParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let max = params.max.unwrap_or(1000);
         if max > LIMITS.max_search_hits {
@@ -805,7 +799,6 @@ fn search(session: &Session, request: &Request, params: SearchParams) -> Result<
 fn find(session: &Session, request: &Request, params: FindParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let mut options = SearchOptions::new(params.pattern.clone());
         options.ignore_case = params.ignore_case;
@@ -854,7 +847,6 @@ fn find(session: &Session, request: &Request, params: FindParams) -> Result<Repl
 fn export(session: &Session, request: &Request, params: ExportParams) -> Result<Reply, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, &params.trace)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         export_tree(session, request, &trace, reader, params)
     })
@@ -1107,7 +1099,6 @@ fn flame_request<C: FlameCompute>(
 ) -> Result<C::Summary, ServeError> {
     let method = request.method.as_str();
     let trace = session.traces.get(method, id)?;
-    let reader = trace.reader();
     on_tree!(trace, reader, {
         let options = flame_options(method, &trace, reader, request, ask)?;
         let progress = Progress::begin(session, token, title);

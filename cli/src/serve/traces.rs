@@ -1,8 +1,11 @@
 //! The traces a session has open, by id, and the node handles clients
-//! keep. An open trace holds its reader (swapped for a new one when a
-//! followed trace grows: requests already running finish on the old one)
-//! and the cache it was opened through (its scratch folder, with
-//! `noCache`, lives as long as the trace is open). At most
+//! keep. An open trace holds the tree it is served as ([`ServedTree`]: its
+//! reader, or one post-processed view of it made when it is opened, so
+//! the view's answers about reference objects are worked out once for
+//! every request), swapped for a new one when a followed trace grows
+//! (requests already running finish on the old one), and the cache it was
+//! opened through (its scratch folder, with `noCache`, lives as long as
+//! the trace is open). At most
 //! [`Limits::max_open_traces`](super::protocol::Limits) are open at once.
 
 use std::collections::BTreeMap;
@@ -11,11 +14,38 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use tracetree::common::{LogicalOffset, ThreadId};
-use tracetree::tree::Navigate;
+use tracetree::tree::{Navigate, Postprocessed};
 use tracetree::{LazyTraceReader, NodeHandle};
 
 use super::errors::{ServeError, code};
 use crate::cache::Cache;
+
+/// The tree a trace is served as: its reader, or its reader seen through
+/// the recorder's post-processing. One per reader, shared by the requests.
+#[derive(Clone)]
+pub enum ServedTree {
+    Raw(Arc<LazyTraceReader>),
+    Postprocessed(Arc<Postprocessed<Arc<LazyTraceReader>>>),
+}
+
+impl ServedTree {
+    /// `reader`, through the post-processing when `postprocess` is set.
+    pub fn new(reader: Arc<LazyTraceReader>, postprocess: bool) -> Self {
+        if postprocess {
+            ServedTree::Postprocessed(Arc::new(Postprocessed::new(reader)))
+        } else {
+            ServedTree::Raw(reader)
+        }
+    }
+
+    /// The reader under the tree.
+    pub fn reader(&self) -> &Arc<LazyTraceReader> {
+        match self {
+            ServedTree::Raw(reader) => reader,
+            ServedTree::Postprocessed(view) => view.inner(),
+        }
+    }
+}
 
 /// One open trace.
 pub struct OpenTrace {
@@ -23,7 +53,7 @@ pub struct OpenTrace {
     pub id: String,
     /// The file as the client named it.
     pub path: PathBuf,
-    reader: RwLock<Arc<LazyTraceReader>>,
+    served: RwLock<ServedTree>,
     /// Kept for as long as the trace is open: a `noCache` open's imports
     /// live in its scratch folder.
     _cache: Cache,
@@ -39,14 +69,25 @@ pub struct OpenTrace {
 }
 
 impl OpenTrace {
-    /// The reader of its current view.
-    pub fn reader(&self) -> Arc<LazyTraceReader> {
-        Arc::clone(&self.reader.read().unwrap_or_else(|e| e.into_inner()))
+    /// The tree it is served as now.
+    pub fn served(&self) -> ServedTree {
+        self.served
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
-    /// Moves the trace onto `reader` (a refresh of its growing view).
-    pub fn replace_reader(&self, reader: Arc<LazyTraceReader>) {
-        *self.reader.write().unwrap_or_else(|e| e.into_inner()) = reader;
+    /// The reader of its current view.
+    pub fn reader(&self) -> Arc<LazyTraceReader> {
+        Arc::clone(self.served().reader())
+    }
+
+    /// Moves the trace onto `reader` (a refresh of its growing view), and
+    /// gives it the tree it is served as; returns that tree.
+    pub fn replace_reader(&self, reader: Arc<LazyTraceReader>) -> ServedTree {
+        let served = ServedTree::new(reader, self.postprocess);
+        *self.served.write().unwrap_or_else(|e| e.into_inner()) = served.clone();
+        served
     }
 
     /// Whether it was closed (a request that got it before still runs).
@@ -89,15 +130,14 @@ impl Traces {
         }
     }
 
-    /// Adds an opened trace, giving it its id.
+    /// Adds an opened trace served as `served`, giving it its id.
     pub fn add(
         &self,
         method: &str,
         path: PathBuf,
-        reader: LazyTraceReader,
+        served: ServedTree,
         cache: Cache,
         growing: bool,
-        postprocess: bool,
     ) -> Result<Arc<OpenTrace>, ServeError> {
         let mut open = self.map();
         if open.len() >= self.max_open {
@@ -107,10 +147,10 @@ impl Traces {
         let trace = Arc::new(OpenTrace {
             id: id.clone(),
             path,
-            reader: RwLock::new(Arc::new(reader)),
+            postprocess: matches!(served, ServedTree::Postprocessed(_)),
+            served: RwLock::new(served),
             _cache: cache,
             growing,
-            postprocess,
             followed: AtomicBool::new(false),
             closed: AtomicBool::new(false),
         });

@@ -19,69 +19,59 @@ use crate::tree::TraceTree;
 
 use super::{PostNode, Postprocessed, as_leaf};
 
-/// Which names a call's method could qualify with.
-#[derive(Clone, Copy, Default)]
-pub(super) struct Names {
-    pub(super) default: bool,
-    pub(super) access: bool,
-    pub(super) synthetic_get: bool,
-    pub(super) synthetic_set: bool,
-    pub(super) getter: bool,
-    pub(super) setter: bool,
-}
+/// Which names a call's method could qualify with: one bit per pattern.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Names(u8);
 
 impl Names {
+    const DEFAULT: u8 = 1;
+    const ACCESS: u8 = 1 << 1;
+    const SYNTHETIC_GET: u8 = 1 << 2;
+    const SYNTHETIC_SET: u8 = 1 << 3;
+    const GETTER: u8 = 1 << 4;
+    const SETTER: u8 = 1 << 5;
+
     /// Whether any pattern could qualify.
     pub(super) fn any(self) -> bool {
-        self.bits() != 0
+        self.0 != 0
+    }
+
+    /// `access$get…`: a synthetic getter.
+    pub(super) fn synthetic_get(self) -> bool {
+        self.0 & Self::SYNTHETIC_GET != 0
+    }
+
+    /// `access$set…`: a synthetic setter.
+    pub(super) fn synthetic_set(self) -> bool {
+        self.0 & Self::SYNTHETIC_SET != 0
     }
 
     /// The names as the low six bits of a byte.
     pub(super) fn bits(self) -> u8 {
-        [
-            self.default,
-            self.access,
-            self.synthetic_get,
-            self.synthetic_set,
-            self.getter,
-            self.setter,
-        ]
-        .iter()
-        .enumerate()
-        .fold(0, |bits, (at, &set)| bits | (u8::from(set) << at))
+        self.0
     }
 
     /// The names of [`Names::bits`].
     pub(super) fn from_bits(bits: u8) -> Self {
-        let set = |at: u8| bits & (1 << at) != 0;
-        Names {
-            default: set(0),
-            access: set(1),
-            synthetic_get: set(2),
-            synthetic_set: set(3),
-            getter: set(4),
-            setter: set(5),
-        }
+        Names(bits & 0x3f)
     }
 }
 
 pub(super) fn names_of(name: &[u8]) -> Names {
+    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+    let accessors =
+        bit(name.starts_with(b"get"), Names::GETTER) | bit(name.starts_with(b"set"), Names::SETTER);
     // Every pattern but a getter's and a setter's holds a `$`.
     if memchr::memchr(b'$', name).is_none() {
-        return Names {
-            getter: name.starts_with(b"get"),
-            setter: name.starts_with(b"set"),
-            ..Names::default()
-        };
+        return Names(accessors);
     }
-    Names {
-        default: name.ends_with(b"$default"),
-        access: name.starts_with(b"access$"),
-        synthetic_get: contains(name, b"access$get"),
-        synthetic_set: contains(name, b"access$set"),
-        getter: name.starts_with(b"get"),
-        setter: name.starts_with(b"set"),
-    }
+    Names(
+        accessors
+            | bit(name.ends_with(b"$default"), Names::DEFAULT)
+            | bit(name.starts_with(b"access$"), Names::ACCESS)
+            | bit(contains(name, b"access$get"), Names::SYNTHETIC_GET)
+            | bit(contains(name, b"access$set"), Names::SYNTHETIC_SET),
+    )
 }
 
 pub(super) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
@@ -311,9 +301,9 @@ impl<T: TraceTree> Postprocessed<T> {
         };
         // compressSyntheticFieldAccess.
         if (call.children == 2 || call.children == 3)
-            && (names.synthetic_get || names.synthetic_set)
+            && (names.synthetic_get() || names.synthetic_set())
         {
-            let slot = if names.synthetic_get { 1 } else { 2 };
+            let slot = if names.synthetic_get() { 1 } else { 2 };
             if let Some(access) = self.peek(call.node.inner, slot, call.children, budget)?
                 && matches!(
                     access.ty,

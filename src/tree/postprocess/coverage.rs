@@ -71,6 +71,7 @@ pub(super) fn coverage_path(context: &TraceContext, location: CodeLocationId) ->
 impl<T: TraceTree> Postprocessed<T> {
     /// A leaf's coverage test (`removeCoverageInstructions`), on its raw
     /// body at the code location it shows.
+    #[inline]
     pub(super) fn coverage_leaf(
         &self,
         tp: &Tracepoint<'_>,

@@ -11,13 +11,22 @@
 //! context never changes for a known id, so the bytes are shared by every
 //! walk of the view, with relaxed atomics: two walks working out the same
 //! answer store the same byte.
+//!
+//! The navigation's child counts (a scan of up to a page of raw children
+//! each) are kept too, by the raw container's handle, the most recent
+//! [`COUNTS_KEPT`] of them ([`Counts`]): a view's tree never changes, so a
+//! count kept is the count.
 
-use std::sync::OnceLock;
+use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use lru::LruCache;
 
 use crate::common::{CodeLocationId, FieldId, MethodId, ObjectKind, VariableId};
 use crate::error::Result;
 use crate::format::TraceContext;
+use crate::read::NodeHandle;
 
 use super::calls::{Names, names_of};
 use super::coverage::{COVERAGE_FIELDS, COVERAGE_LOCALS, coverage_path, is_coverage};
@@ -26,6 +35,8 @@ use super::coverage::{COVERAGE_FIELDS, COVERAGE_LOCALS, coverage_path, is_covera
 const KNOWN: u8 = 0x80;
 /// Ids past twice the context's objects by more than this are not kept.
 const ID_MARGIN: usize = 1024;
+/// Child counts kept at most.
+const COUNTS_KEPT: usize = 4096;
 
 /// One answer byte per id of one kind of object.
 struct Table {
@@ -43,7 +54,33 @@ impl Table {
 
     /// The answer for `id`, worked out by `answer` (in the low 7 bits)
     /// unless it is known.
+    #[inline]
     fn get(
+        &self,
+        context: &TraceContext,
+        id: i32,
+        answer: impl FnOnce() -> Result<u8>,
+    ) -> Result<u8> {
+        if let Some(slot) = self.slot(id) {
+            let known = slot.load(Ordering::Relaxed);
+            if known & KNOWN != 0 {
+                return Ok(known & !KNOWN);
+            }
+        }
+        self.work_out(context, id, answer)
+    }
+
+    /// The byte of `id`, once the table is allocated.
+    #[inline]
+    fn slot(&self, id: i32) -> Option<&AtomicU8> {
+        let bytes = self.bytes.get()?;
+        usize::try_from(id).ok().and_then(|id| bytes.get(id))
+    }
+
+    /// Works the answer for `id` out, and keeps it if `id` has a byte.
+    #[cold]
+    #[inline(never)]
+    fn work_out(
         &self,
         context: &TraceContext,
         id: i32,
@@ -53,10 +90,6 @@ impl Table {
         let Some(slot) = usize::try_from(id).ok().and_then(|id| bytes.get(id)) else {
             return answer();
         };
-        let known = slot.load(Ordering::Relaxed);
-        if known & KNOWN != 0 {
-            return Ok(known & !KNOWN);
-        }
         let value = answer()? & !KNOWN;
         slot.store(value | KNOWN, Ordering::Relaxed);
         Ok(value)
@@ -77,12 +110,43 @@ impl Table {
     }
 }
 
+/// The navigation's child counts, by the raw container's handle.
+pub(super) struct Counts {
+    kept: Mutex<LruCache<NodeHandle, usize>>,
+}
+
+impl Counts {
+    fn new() -> Self {
+        let kept = NonZeroUsize::new(COUNTS_KEPT).unwrap_or(NonZeroUsize::MIN);
+        Counts {
+            kept: Mutex::new(LruCache::new(kept)),
+        }
+    }
+
+    /// The count kept for `container`, or worked out by `count` and kept.
+    pub(super) fn get(
+        &self,
+        container: NodeHandle,
+        count: impl FnOnce() -> Result<usize>,
+    ) -> Result<usize> {
+        let lock = || self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&n) = lock().get(&container) {
+            return Ok(n);
+        }
+        // Counted unlocked: another request may count the same list.
+        let n = count()?;
+        lock().put(container, n);
+        Ok(n)
+    }
+}
+
 /// The answers of one view (see the module doc).
 pub(super) struct Memo {
     methods: Table,
     fields: Table,
     variables: Table,
     locations: Table,
+    pub(super) counts: Counts,
 }
 
 impl Memo {
@@ -92,10 +156,12 @@ impl Memo {
             fields: Table::new(ObjectKind::FieldDescriptor),
             variables: Table::new(ObjectKind::VariableDescriptor),
             locations: Table::new(ObjectKind::CodeLocation),
+            counts: Counts::new(),
         }
     }
 
     /// [`names_of`] the method's name.
+    #[inline]
     pub(super) fn names(&self, context: &TraceContext, method: MethodId) -> Result<Names> {
         let bits = self.methods.get(context, method.0, || {
             Ok(names_of(context.method(method)?.name.as_bytes()).bits())
@@ -104,6 +170,7 @@ impl Memo {
     }
 
     /// Whether the local is one coverage tools add.
+    #[inline]
     pub(super) fn coverage_local(
         &self,
         context: &TraceContext,
@@ -117,6 +184,7 @@ impl Memo {
     }
 
     /// Whether the field is one coverage tools add.
+    #[inline]
     pub(super) fn coverage_field(&self, context: &TraceContext, field: FieldId) -> Result<bool> {
         let answer = self.fields.get(context, field.0, || {
             let name = context.field(field)?.name.as_bytes();
@@ -126,6 +194,7 @@ impl Memo {
     }
 
     /// [`coverage_path`] of the code location.
+    #[inline]
     pub(super) fn coverage_path(
         &self,
         context: &TraceContext,

@@ -25,7 +25,9 @@
 //!   node's place in the view from its raw ancestors.
 //! - What the chain asks of a reference object (the patterns a method's
 //!   name could qualify with, a coverage name or access path) is worked
-//!   out once per object and kept by id (`memo`).
+//!   out once per object and kept by id, and the navigation's child counts
+//!   once per list (`memo`): a view is made once per open reader and
+//!   shared, not made per request.
 //! - Deviations: a chain of qualifying calls nested deeper than
 //!   [`CHAIN_LIMIT`] is left as it is (the reference recurses without
 //!   bound); a call's child diff statuses are its own, without those a peek
@@ -145,8 +147,33 @@ fn as_leaf(status: DiffStatus) -> DiffStatus {
 }
 
 impl<T: TraceTree> Postprocessed<T> {
-    /// Decides a raw tracepoint: `None` when the view drops it.
+    /// Decides a raw tracepoint: `None` when the view drops it. A leaf
+    /// shows itself unless [`leaf_kept`](Self::leaf_kept) says no; a
+    /// container is decided out of line.
+    #[inline]
     fn decide(
+        &self,
+        node: T::Node,
+        tp: &Tracepoint<'_>,
+        footer: Option<&Footer<'_>>,
+        budget: u32,
+    ) -> Result<Option<PostNode<T::Node>>> {
+        if tp.is_container() {
+            return self.decide_container(node, tp, footer, budget);
+        }
+        Ok(self.leaf_kept(tp)?.then(|| shown(raw(node, tp))))
+    }
+
+    /// Whether the view keeps a raw leaf (the streamed walk asks this of
+    /// the leaves it passes, most of a trace, without building nodes).
+    #[inline]
+    fn leaf_kept(&self, tp: &Tracepoint<'_>) -> Result<bool> {
+        Ok(!self.coverage_leaf(tp, tp.header.code_location)?)
+    }
+
+    /// [`decide`](Self::decide) for a call, a loop or an iteration.
+    #[inline(never)]
+    fn decide_container(
         &self,
         node: T::Node,
         tp: &Tracepoint<'_>,
@@ -191,13 +218,7 @@ impl<T: TraceTree> Postprocessed<T> {
                     Ok(Some(shown(here)))
                 }
             }
-            _ => {
-                if self.coverage_leaf(tp, here.location)? {
-                    Ok(None)
-                } else {
-                    Ok(Some(shown(here)))
-                }
-            }
+            _ => Ok(Some(shown(here))),
         }
     }
 

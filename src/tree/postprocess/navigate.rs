@@ -118,15 +118,19 @@ impl<T: Navigate> Navigate for Postprocessed<T> {
             .filter(|node| node.inner == raw))
     }
 
-    /// Exact for lists of up to a page of raw children; past that, at
-    /// least 1 once a kept child is found (the view's count takes a scan:
-    /// [`child_count`](TraceTree::child_count)).
+    /// Exact for lists of up to a page of raw children (kept by the view
+    /// once counted); past that, at least 1 once a kept child is found
+    /// (the view's count takes a scan: [`child_count`](TraceTree::child_count)).
     fn quick_child_count(&self, node: Self::Node) -> Result<ChildCount> {
         if !self.is_container(node)? {
             return Ok(ChildCount::Exact(0));
         }
         match self.inner.quick_child_count(node.inner)? {
-            ChildCount::Exact(n) if n <= SCAN_PAGE => self.child_count(node).map(ChildCount::Exact),
+            ChildCount::Exact(n) if n <= SCAN_PAGE => self
+                .memo
+                .counts
+                .get(self.inner.handle(node.inner), || self.child_count(node))
+                .map(ChildCount::Exact),
             _ => Ok(match self.scan_children(node, 1, |_| {})? {
                 0 => ChildCount::Exact(0),
                 _ => ChildCount::AtLeast(1),

@@ -26,8 +26,8 @@ pub(super) fn peeked_slots(ty: TracepointType, names: Names, n: usize) -> [Optio
         TracepointType::MethodCall => match n {
             1 => [Some(0), None],
             2 => [Some(0), Some(1)],
-            3 if names.synthetic_get => [Some(1), None],
-            3 if names.synthetic_set => [Some(2), None],
+            3 if names.synthetic_get() => [Some(1), None],
+            3 if names.synthetic_set() => [Some(2), None],
             _ => [None, None],
         },
         TracepointType::Loop if n > 0 => [Some(n - 1), None],
@@ -56,12 +56,6 @@ impl<T: TraceTree> Postprocessed<T> {
         Ok(shown)
     }
 
-    /// [`peeked_slots`] of a raw container.
-    pub(super) fn slots_of(&self, parent: T::Node, n: usize) -> Result<[Option<usize>; 2]> {
-        let shape = self.shape_of(parent)?;
-        Ok(peeked_slots(shape.ty, shape.names, n))
-    }
-
     pub(super) fn shape_of(&self, node: T::Node) -> Result<Shape> {
         self.inner.visit(node, |tp, _| self.shape(tp))?
     }
@@ -83,35 +77,51 @@ impl<T: TraceTree> Postprocessed<T> {
 
 /// What a children list's scan keeps to find the peeked slots past its
 /// kept children: the raw count, the kept count, the first three children
-/// and the last.
+/// and, for a loop's list (the only one whose peeked slot can lie past the
+/// third), the last.
 pub(super) struct Tracker<N> {
     pub(super) n: usize,
     pub(super) kept: usize,
-    pub(super) first: [Option<Option<PostNode<N>>>; 3],
-    pub(super) last: Option<Option<PostNode<N>>>,
+    /// The first three raw children (`None`: dropped, or not there).
+    pub(super) first: [Option<PostNode<N>>; 3],
+    /// A loop's last raw child, when `n > 0` (`None`: dropped).
+    pub(super) last: Option<PostNode<N>>,
+    keeps_last: bool,
 }
 
-impl<N> Default for Tracker<N> {
-    fn default() -> Self {
+impl<N: Copy> Tracker<N> {
+    /// The tracker of a list under a container of `shape`.
+    pub(super) fn new(shape: Shape) -> Self {
         Tracker {
             n: 0,
             kept: 0,
             first: [None, None, None],
             last: None,
+            keeps_last: shape.ty == TracepointType::Loop,
         }
     }
-}
 
-impl<N: Copy> Tracker<N> {
+    #[inline]
     pub(super) fn add(&mut self, child: Option<PostNode<N>>) {
+        self.add_with(child.is_some(), || child);
+    }
+
+    /// Adds a child, kept or not; `child` gives the node kept, asked for
+    /// only when the tracker keeps it.
+    #[inline]
+    pub(super) fn add_with(&mut self, kept: bool, child: impl FnOnce() -> Option<PostNode<N>>) {
+        let keep = self.n < 3 || self.keeps_last;
+        let child = if kept && keep { child() } else { None };
         if self.n < 3 {
-            self.first[self.n] = Some(child);
+            self.first[self.n] = child;
+        }
+        if self.keeps_last {
+            self.last = child;
         }
         self.n += 1;
-        if child.is_some() {
+        if kept {
             self.kept += 1;
         }
-        self.last = Some(child);
     }
 
     /// The children the reference lists again after the kept ones: each
@@ -122,16 +132,10 @@ impl<N: Copy> Tracker<N> {
             if slot < self.kept || slot >= self.n {
                 continue;
             }
-            let found = if slot + 1 == self.n {
-                self.last.flatten()
+            let found = if slot + 1 == self.n && self.keeps_last {
+                self.last
             } else {
-                self.first
-                    .iter()
-                    .skip(slot)
-                    .flatten()
-                    .copied()
-                    .flatten()
-                    .next()
+                self.first.iter().skip(slot).flatten().copied().next()
             };
             if let Some(found) = found {
                 again.push(found);
@@ -161,6 +165,7 @@ impl Shape {
 pub(super) struct Children<'v, T: TraceTree> {
     view: &'v Postprocessed<T>,
     parent: T::Node,
+    shape: Shape,
     /// Raw children, and the next raw page's first.
     n: usize,
     from: usize,
@@ -175,10 +180,12 @@ pub(super) struct Children<'v, T: TraceTree> {
 impl<'v, T: TraceTree> Children<'v, T> {
     /// The children of `node` (none for a leaf).
     pub(super) fn new(view: &'v Postprocessed<T>, node: PostNode<T::Node>) -> Result<Self> {
-        let container = view.is_container(node)?;
+        let shape = view.shape_of(node.inner)?;
+        let container = shape.ty.is_container();
         Ok(Children {
             view,
             parent: node.inner,
+            shape,
             n: if container {
                 view.inner.child_count(node.inner)?
             } else {
@@ -186,7 +193,7 @@ impl<'v, T: TraceTree> Children<'v, T> {
             },
             from: 0,
             page: Vec::new().into_iter(),
-            tracker: Tracker::default(),
+            tracker: Tracker::new(shape),
             again: (!container).then(|| Vec::new().into_iter()),
             passed: None,
         })
@@ -230,7 +237,7 @@ impl<'v, T: TraceTree> Children<'v, T> {
                 self.page = page.into_iter();
                 continue;
             }
-            let slots = self.view.slots_of(self.parent, self.tracker.n)?;
+            let slots = peeked_slots(self.shape.ty, self.shape.names, self.tracker.n);
             self.again = Some(self.tracker.stale(slots).into_iter());
         }
     }

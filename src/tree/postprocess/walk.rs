@@ -265,8 +265,8 @@ impl<T: TraceTree> Postprocessed<T> {
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
     ) -> Result<()> {
-        let mut tracker = Tracker::default();
         let shape = self.shape_of(parent)?;
+        let mut tracker = Tracker::new(shape);
         if let Some(first) = first {
             // The children before `first`, for the peeked slots at the end.
             if next.is_none() && shape.may_repeat(self.inner.child_count(parent)?) {
@@ -387,12 +387,13 @@ impl<T: TraceTree> Postprocessed<T> {
                         {
                             // Shown or not by its last child: held till it closes.
                             sink.hold();
+                            let shape = self.shape(tracepoint)?;
                             frames.push(Frame {
                                 raw_depth,
                                 mode: Mode::Show {
-                                    shape: self.shape(tracepoint)?,
+                                    shape,
                                     depth: depth + 1,
-                                    tracker: Tracker::default(),
+                                    tracker: Tracker::new(shape),
                                     waiting: Some(Box::new(Waiting {
                                         node,
                                         tracepoint: tracepoint.clone().into_owned(),
@@ -402,6 +403,26 @@ impl<T: TraceTree> Postprocessed<T> {
                                     })),
                                 },
                             });
+                            return Ok(());
+                        }
+                        if !tracepoint.is_container() {
+                            // A leaf shows itself or nothing: decided
+                            // without a node built for the tracker.
+                            let kept = self.leaf_kept(tracepoint)?;
+                            tracker.add_with(kept, || Some(shown(raw(node, tracepoint))));
+                            if kept {
+                                let at = Place { raw_depth, depth };
+                                let shown = shown(raw(node, tracepoint));
+                                self.show_plain(
+                                    shown,
+                                    tracepoint,
+                                    footer,
+                                    at,
+                                    (max_depth, detail),
+                                    &mut sink,
+                                    &mut frames,
+                                )?;
+                            }
                             return Ok(());
                         }
                         let decided = self.decide(node, tracepoint, footer, CHAIN_LIMIT)?;
@@ -533,7 +554,7 @@ impl<T: TraceTree> Postprocessed<T> {
             mode: Mode::Show {
                 shape,
                 depth,
-                tracker: Tracker::default(),
+                tracker: Tracker::new(shape),
                 waiting: None,
             },
         });
@@ -573,11 +594,11 @@ impl<T: TraceTree> Postprocessed<T> {
         };
         let here = raw(waiting.node, &waiting.tracepoint);
         let iterations = loop_iterations(waiting.footer.as_ref());
-        let decided = match tracker.last {
-            None => loop_shown(here, iterations, false),
-            Some(last) if waiting.last_iteration => loop_shown(here, iterations, last.is_some()),
+        let decided = match tracker.n {
+            0 => loop_shown(here, iterations, false),
+            _ if waiting.last_iteration => loop_shown(here, iterations, tracker.last.is_some()),
             // Decided as random access decides it.
-            Some(_) => self.decide(
+            _ => self.decide(
                 waiting.node,
                 &waiting.tracepoint,
                 waiting.footer.as_ref(),
