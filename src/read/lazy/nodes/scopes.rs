@@ -110,10 +110,21 @@ impl LazyTraceReader {
     }
 
     pub(in crate::read::lazy) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
-        let (table, cells) = self.containers(slot)?;
+        self.scan_through(slot, self.stream(slot), Reads::Lend)
+    }
+
+    /// A scan of thread `slot` through `stream` (the thread's, or a copy of
+    /// part of it), its container cells read as `reads` says.
+    pub(in crate::read::lazy) fn scan_through<'r>(
+        &'r self,
+        slot: usize,
+        stream: Stream<'r>,
+        reads: Reads,
+    ) -> Result<Scan<'r>> {
+        let (table, cells) = self.containers_read(slot, reads)?;
         Ok(Scan {
             slot,
-            stream: self.stream(slot),
+            stream,
             table,
             cells,
             hint: None,
@@ -197,15 +208,8 @@ impl LazyTraceReader {
     pub(in crate::read::lazy) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
         // A node asked for on its own may lie anywhere in the file: its
         // bytes and its container's cells are read as random reads are.
-        let (table, cells) = self.random_containers(node.slot as usize)?;
-        let mut scan = Scan {
-            slot: node.slot as usize,
-            stream: self.stream(node.slot as usize),
-            table,
-            cells,
-            hint: None,
-            run: None,
-        };
+        let slot = node.slot as usize;
+        let mut scan = self.scan_through(slot, self.stream(slot), self.reads)?;
         let mut buffer = Vec::new();
         let (object, len) = scan.stream.object_alone(node.at, None, &mut buffer)?;
         let Object::Tracepoint(tracepoint) = object else {
