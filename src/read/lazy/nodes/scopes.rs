@@ -445,8 +445,8 @@ impl LazyTraceReader {
             (scope.start, 0, 0)
         } else {
             let index = self.child_index(scope)?;
-            let checkpoint = match index.checkpoint_before(page * PAGE) {
-                Some(checkpoint) if page < index.pages() => *checkpoint,
+            let checkpoint = match index.last_passing(|c| c.child <= page * PAGE) {
+                Some((checkpoint, _)) if page < index.pages() => checkpoint,
                 _ => return Ok(Arc::from([])),
             };
             let first = checkpoint.child.div_ceil(PAGE);
@@ -489,6 +489,17 @@ impl LazyTraceReader {
         } else {
             Ok(Paging::Many(self.child_index(scope)?))
         }
+    }
+
+    /// How many direct children a scope has.
+    pub(in crate::read::lazy) fn scope_count(&self, scope: Scope) -> Result<usize> {
+        if scope.start >= scope.end {
+            return Ok(0);
+        }
+        Ok(match self.paging(scope)? {
+            Paging::One(page) => page.len(),
+            Paging::Many(index) => index.count,
+        })
     }
 
     /// The children `[from, from + count)` of a scope.
@@ -624,15 +635,11 @@ impl LazyTraceReader {
         match self.paging(scope)? {
             Paging::One(page) => Ok(last_before(&page, start)),
             Paging::Many(index) => {
-                let Some(checkpoint) = index
-                    .checkpoints
-                    .partition_point(|c| c.at < start)
-                    .checked_sub(1)
-                else {
+                let Some((_, pages)) = index.last_passing(|c| c.at < start) else {
                     return Ok(None);
                 };
                 let mut found = None;
-                for number in index.pages_from(checkpoint) {
+                for number in pages {
                     let page = self.page(scope, number)?;
                     match page.first() {
                         Some(&first) if first < start => found = last_before(&page, start),
@@ -685,14 +692,10 @@ impl LazyTraceReader {
         let pages = match self.paging(scope)? {
             Paging::One(_) => 0..1,
             Paging::Many(index) => {
-                let Some(checkpoint) = index
-                    .checkpoints
-                    .partition_point(|c| c.event <= event)
-                    .checked_sub(1)
-                else {
+                let Some((_, pages)) = index.last_passing(|c| c.event <= event) else {
                     return Ok(Err(None));
                 };
-                index.pages_from(checkpoint)
+                pages
             }
         };
         let mut before = None;
