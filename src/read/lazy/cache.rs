@@ -130,17 +130,20 @@ impl ChildIndex {
         self.count.div_ceil(PAGE)
     }
 
-    /// The last checkpoint at or before child `child`.
-    pub(crate) fn checkpoint_before(&self, child: usize) -> Option<&Checkpoint> {
-        let after = self.checkpoints.partition_point(|c| c.child <= child);
-        after.checked_sub(1).map(|k| &self.checkpoints[k])
-    }
-
-    /// The pages holding the children from checkpoint `k` to the next one.
-    pub(crate) fn pages_from(&self, k: usize) -> std::ops::Range<usize> {
+    /// The last checkpoint that passes `passes` (those passing it come
+    /// first: by child number, offset or event id), and the pages holding
+    /// the children from it to the next checkpoint.
+    pub(crate) fn last_passing(
+        &self,
+        passes: impl FnMut(&Checkpoint) -> bool,
+    ) -> Option<(Checkpoint, std::ops::Range<usize>)> {
+        let k = self.checkpoints.partition_point(passes).checked_sub(1)?;
         let first = self.checkpoints[k].child / PAGE;
         let next = self.checkpoints.get(k + 1).map_or(self.count, |c| c.child);
-        first..next.div_ceil(PAGE).min(self.pages())
+        Some((
+            self.checkpoints[k],
+            first..next.div_ceil(PAGE).min(self.pages()),
+        ))
     }
 }
 

@@ -11,7 +11,6 @@
 
 use crate::common::{LogicalOffset, ObjectKind};
 use crate::error::{Error, NodeProblem, Result};
-use crate::format::skip::try_skip;
 use crate::model::TracepointType;
 use crate::read::lookup::stream::Stream;
 
@@ -70,16 +69,11 @@ impl<'r> RawSubtree<'r> {
             return Ok(None);
         }
         let open = self.open.last().copied();
+        let (skipped, len) = self.stream.skip(self.at, open)?;
         let (bytes, _) = self.stream.bytes_at(self.at)?;
-        let (skipped, len) = match try_skip(bytes, open) {
-            Some((skipped, len)) => (skipped, len),
-            None => {
-                let (skipped, len) = self.stream.skip(self.at, open)?;
-                (skipped, usize::try_from(len).unwrap_or(usize::MAX))
-            }
-        };
-        let object = bytes
-            .get(..len)
+        let object = usize::try_from(len)
+            .ok()
+            .and_then(|len| bytes.get(..len))
             .ok_or_else(|| Error::internal("an object longer than its block"))?;
         match skipped.kind {
             ObjectKind::Tracepoint => {
@@ -94,7 +88,7 @@ impl<'r> RawSubtree<'r> {
             }
             _ => {}
         }
-        self.at = self.at + len as u64;
+        self.at = self.at + len;
         if self.at > self.end || (self.at == self.end && !self.open.is_empty()) {
             // The index's bounds disagree with the bytes: the data (or
             // its index) is damaged, not tracetree.

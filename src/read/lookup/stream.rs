@@ -225,41 +225,6 @@ impl<'r> Stream<'r> {
         Ok(from..to)
     }
 
-    /// Copies the object at `at` into `buffer` when this stream's objects
-    /// read alone are copied ([`reading`](Self::reading)), enough of its
-    /// block for `measure` (its length, given bytes from its start and
-    /// their physical offset) to succeed: 1 KiB first, then 16 times more
-    /// until the block's end, where `measure`'s error is the object's.
-    /// `None` when they are lent, or for an object longer than
-    /// [`MAX_COPIED`] bytes: to be read as they are. Returns the object's
-    /// physical offset.
-    fn copy_object(
-        &mut self,
-        at: LogicalOffset,
-        buffer: &mut Vec<u8>,
-        measure: impl Fn(&[u8], u64) -> Result<u64>,
-    ) -> Result<Option<u64>> {
-        let Some(source) = self.copies else {
-            return Ok(None);
-        };
-        let span = self.physical_span(at)?;
-        let left = span.end - span.start;
-        let mut wanted = left.min(FIRST_COPY);
-        loop {
-            // At most `MAX_COPIED` bytes, within the data file (checked).
-            buffer.resize(wanted as usize, 0);
-            let copied = source.read_into(span.start, buffer);
-            buffer.truncate(copied);
-            match measure(buffer, span.start) {
-                Ok(_) => return Ok(Some(span.start)),
-                // The whole rest of the block, or of a file cut short.
-                Err(error) if wanted == left || (copied as u64) < wanted => return Err(error),
-                Err(_) if wanted == MAX_COPIED => return Ok(None),
-                Err(_) => wanted = left.min(wanted * 16).min(MAX_COPIED),
-            }
-        }
-    }
-
     /// The object at `at` read on its own (a node asked for anywhere in
     /// the file): its bytes copied into `buffer` when the stream's objects
     /// read alone are ([`reading`](Self::reading)), which then fault in no
@@ -273,22 +238,11 @@ impl<'r> Stream<'r> {
     where
         'r: 'b,
     {
-        let measure = |bytes: &[u8], physical: u64| {
-            if let Some((_, len)) = try_skip(bytes, open) {
-                return Ok(len as u64);
-            }
-            let mut reader = ByteReader::new(bytes, physical);
-            skip_object(&mut reader, open)?;
-            Ok(reader.position() as u64)
-        };
-        match self.copy_object(at, buffer, measure)? {
-            Some(physical) => {
-                let mut reader = ByteReader::new(buffer, physical);
-                let object = Object::decode(&mut reader, open)?;
-                Ok((object, reader.position() as u64))
-            }
-            None => self.object(at, open),
-        }
+        let measure = |bytes: &[u8], physical| Ok(skipped_in(bytes, physical, open)?.1);
+        self.alone(at, buffer, measure, |mut reader| {
+            let object = Object::decode(&mut reader, open)?;
+            Ok((object, reader.position() as u64))
+        })
     }
 
     /// The footer at `at` read on its own, as
@@ -302,21 +256,50 @@ impl<'r> Stream<'r> {
     where
         'r: 'b,
     {
-        let measure = |bytes: &[u8], physical: u64| {
-            if let Some(len) = try_skip_footer(bytes, container) {
-                return Ok(len as u64);
-            }
-            let mut reader = past_footer_kind(ByteReader::new(bytes, physical))?;
-            skip_footer(&mut reader, container)?;
-            Ok(reader.position() as u64)
+        let measure = |bytes: &[u8], physical| footer_len_in(bytes, physical, container);
+        self.alone(at, buffer, measure, |reader| {
+            let mut reader = past_footer_kind(reader)?;
+            let footer = Footer::decode(&mut reader, container)?;
+            Ok((footer, reader.position() as u64))
+        })
+    }
+
+    /// What `decode` makes of the object at `at`, given a reader at its
+    /// start. When this stream's objects read alone are copied
+    /// ([`reading`](Self::reading)), the reader is over a copy in `buffer`
+    /// of enough of its block for `measure` (its length, given bytes from
+    /// its start and their physical offset) to succeed: 1 KiB first, then
+    /// 16 times more until the block's end, where `measure`'s error is the
+    /// object's. Otherwise, or for an object longer than [`MAX_COPIED`]
+    /// bytes, it reads the object in place.
+    fn alone<'b, T>(
+        &mut self,
+        at: LogicalOffset,
+        buffer: &'b mut Vec<u8>,
+        measure: impl Fn(&[u8], u64) -> Result<u64>,
+        decode: impl FnOnce(ByteReader<'b>) -> Result<T>,
+    ) -> Result<T>
+    where
+        'r: 'b,
+    {
+        let Some(source) = self.copies else {
+            return decode(self.reader_at(at)?);
         };
-        match self.copy_object(at, buffer, measure)? {
-            Some(physical) => {
-                let mut reader = past_footer_kind(ByteReader::new(buffer, physical))?;
-                let footer = Footer::decode(&mut reader, container)?;
-                Ok((footer, reader.position() as u64))
+        let span = self.physical_span(at)?;
+        let left = span.end - span.start;
+        let mut wanted = left.min(FIRST_COPY);
+        loop {
+            // At most `MAX_COPIED` bytes, within the data file (checked).
+            buffer.resize(wanted as usize, 0);
+            let copied = source.read_into(span.start, buffer);
+            buffer.truncate(copied);
+            match measure(buffer, span.start) {
+                Ok(_) => return decode(ByteReader::new(buffer, span.start)),
+                // The whole rest of the block, or of a file cut short.
+                Err(error) if wanted == left || (copied as u64) < wanted => return Err(error),
+                Err(_) if wanted == MAX_COPIED => return decode(self.reader_at(at)?),
+                Err(_) => wanted = left.min(wanted * 16).min(MAX_COPIED),
             }
-            None => self.footer(at, container),
         }
     }
 
@@ -384,12 +367,7 @@ impl<'r> Stream<'r> {
         open: Option<TracepointType>,
     ) -> Result<(Skipped, u64)> {
         let (bytes, physical) = self.bytes_at(at)?;
-        if let Some((skipped, len)) = try_skip(bytes, open) {
-            return Ok((skipped, len as u64));
-        }
-        let mut reader = ByteReader::new(bytes, physical);
-        let skipped = skip_object(&mut reader, open)?;
-        Ok((skipped, reader.position() as u64))
+        skipped_in(bytes, physical, open)
     }
 
     /// The length of the footer at `at` of a container of type `container`.
@@ -398,17 +376,13 @@ impl<'r> Stream<'r> {
         at: LogicalOffset,
         container: TracepointType,
     ) -> Result<u64> {
-        let (bytes, _) = self.bytes_at(at)?;
-        if let Some(len) = try_skip_footer(bytes, container) {
-            return Ok(len as u64);
-        }
-        let mut reader = self.past_footer_kind(at)?;
-        skip_footer(&mut reader, container)?;
-        Ok(reader.position() as u64)
+        let (bytes, physical) = self.bytes_at(at)?;
+        footer_len_in(bytes, physical, container)
     }
 
     /// The footer at `at`, where the index says a container of type
     /// `container` ends, and its length in bytes.
+    #[inline]
     pub(crate) fn footer(
         &mut self,
         at: LogicalOffset,
@@ -424,6 +398,29 @@ impl<'r> Stream<'r> {
     fn past_footer_kind(&mut self, at: LogicalOffset) -> Result<ByteReader<'r>> {
         past_footer_kind(self.reader_at(at)?)
     }
+}
+
+/// The object at the start of `bytes` (at `physical` in the file) skipped:
+/// what it is, and its length.
+#[inline(always)]
+fn skipped_in(bytes: &[u8], physical: u64, open: Option<TracepointType>) -> Result<(Skipped, u64)> {
+    if let Some((skipped, len)) = try_skip(bytes, open) {
+        return Ok((skipped, len as u64));
+    }
+    let mut reader = ByteReader::new(bytes, physical);
+    let skipped = skip_object(&mut reader, open)?;
+    Ok((skipped, reader.position() as u64))
+}
+
+/// The length of the footer of a `container` at the start of `bytes` (at
+/// `physical` in the file).
+fn footer_len_in(bytes: &[u8], physical: u64, container: TracepointType) -> Result<u64> {
+    if let Some(len) = try_skip_footer(bytes, container) {
+        return Ok(len as u64);
+    }
+    let mut reader = past_footer_kind(ByteReader::new(bytes, physical))?;
+    skip_footer(&mut reader, container)?;
+    Ok(reader.position() as u64)
 }
 
 /// `reader` after the `TRACEPOINT_FOOTER` byte it starts at; an error

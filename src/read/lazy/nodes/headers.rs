@@ -87,20 +87,25 @@ impl LazyTraceReader {
         if !self.lookup.trusted(slot) {
             return None;
         }
-        let found = self.cell_header(&mut self.stream(slot), slot, k);
+        let (table, cells) = self.containers(slot).ok()?;
+        let start = table.start(cells, k);
+        let found = self.cell_header(&mut self.stream(slot), slot, k, start);
         found.ok().flatten().map(|(at, _)| at)
     }
 
-    /// [`container_header`] of thread `slot`'s `k`-th container.
-    fn cell_header(
+    /// [`container_header`] of thread `slot`'s `k`-th container, whose
+    /// content starts at `start`, searched for in `stream` (the thread's,
+    /// or a copy of bytes before the content) with its cell's event id.
+    pub(in crate::read::lazy) fn cell_header(
         &self,
         stream: &mut Stream<'_>,
         slot: usize,
         k: usize,
+        start: LogicalOffset,
     ) -> Result<Option<(LogicalOffset, TracepointType)>> {
-        let (table, cells) = self.containers(slot)?;
+        let (table, cells) = self.random_containers(slot)?;
         let thread = self.lookup.blocks.thread(slot).thread;
-        container_header(stream, table.start(cells, k), thread, table.event(cells, k))
+        container_header(stream, start, thread, table.event(cells, k))
     }
 
     /// Where thread `slot`'s `k`-th container begins (its header, found
@@ -113,11 +118,11 @@ impl LazyTraceReader {
         slot: usize,
         k: usize,
     ) -> Result<Option<(LogicalOffset, LogicalOffset)>> {
-        let Some((header, container)) = self.cell_header(stream, slot, k)? else {
+        let (table, cells) = self.containers(slot)?;
+        let (start, end) = (table.start(cells, k), table.end(cells, k));
+        let Some((header, container)) = self.cell_header(stream, slot, k, start)? else {
             return Ok(None);
         };
-        let (table, cells) = self.containers(slot)?;
-        let end = table.end(cells, k);
         Ok(Some((header, end + stream.footer_len(end, container)?)))
     }
 

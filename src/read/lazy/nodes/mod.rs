@@ -25,18 +25,12 @@ use crate::read::lazy::*;
 impl LazyTraceReader {
     /// A thread's top-level tracepoints (normally its one root call).
     pub fn roots(&self, thread: ThreadId) -> Result<Vec<LazyNode>> {
-        match self.lookup.blocks.slot(thread) {
-            Some(slot) => self.scope_children(self.top_scope(slot), 0, usize::MAX),
-            None => Ok(Vec::new()),
-        }
+        self.roots_range(thread, 0, usize::MAX)
     }
 
     /// A thread's first top-level tracepoint: its root call.
     pub fn root(&self, thread: ThreadId) -> Result<Option<LazyNode>> {
-        match self.lookup.blocks.slot(thread) {
-            Some(slot) => Ok(self.scope_children(self.top_scope(slot), 0, 1)?.pop()),
-            None => Ok(None),
-        }
+        Ok(self.roots_range(thread, 0, 1)?.pop())
     }
 
     /// A node's tracepoint, footer and content range. A short call is read
@@ -77,11 +71,8 @@ impl LazyTraceReader {
     /// scans its content once (skipping the children's own subtrees).
     pub fn child_count(&self, node: LazyNode) -> Result<usize> {
         match Self::scope_of(node, &*self.node(node)?) {
-            Some(scope) if scope.start < scope.end => Ok(match self.paging(scope)? {
-                Paging::One(page) => page.len(),
-                Paging::Many(index) => index.count,
-            }),
-            _ => Ok(0),
+            Some(scope) => self.scope_count(scope),
+            None => Ok(0),
         }
     }
 

@@ -14,10 +14,10 @@
 //! its siblings.
 
 use crate::common::ThreadId;
-use crate::error::Result;
+use crate::error::{Error, NodeProblem, Result};
 use crate::model::DiffStatus;
 use crate::read::lazy::cache::PAGE;
-use crate::read::lazy::{LazyNode, LazyTraceReader, Paging};
+use crate::read::lazy::{LazyNode, LazyTraceReader};
 use crate::storage::diff_map::DiffMap;
 
 /// A node's number of direct children, as far as
@@ -74,17 +74,10 @@ impl LazyTraceReader {
     /// How many top-level tracepoints `thread` has (0 for a thread the
     /// trace does not have).
     pub fn root_count(&self, thread: ThreadId) -> Result<usize> {
-        let Some(slot) = self.lookup.blocks.slot(thread) else {
-            return Ok(0);
-        };
-        let scope = self.top_scope(slot);
-        if scope.start >= scope.end {
-            return Ok(0);
+        match self.lookup.blocks.slot(thread) {
+            Some(slot) => self.scope_count(self.top_scope(slot)),
+            None => Ok(0),
         }
-        Ok(match self.paging(scope)? {
-            Paging::One(page) => page.len(),
-            Paging::Many(index) => index.count,
-        })
     }
 
     /// The top-level tracepoints `[from, from + count)` of `thread` (fewer
@@ -186,19 +179,16 @@ impl LazyTraceReader {
     /// thread's top-level tracepoints: the `i` for which
     /// `children_range(parent, i, 1)` (or `roots_range`) gives `node`.
     pub fn position(&self, node: LazyNode) -> Result<usize> {
-        let parent = self.parent(node)?;
-        let thread = self.node_thread(node);
-        let count = match parent {
-            Some(parent) => self.child_count(parent)?,
-            None => self.root_count(thread)?,
+        // Its parent's children, or its thread's top level.
+        let scope = match self.parent(node)? {
+            Some(parent) => self.scope(parent)?,
+            None => Some(self.top_scope(node.slot as usize)),
         };
-        let nth = |i: usize| -> Result<Option<LazyNode>> {
-            Ok(match parent {
-                Some(parent) => self.children_range(parent, i, 1)?,
-                None => self.roots_range(thread, i, 1)?,
-            }
-            .pop())
+        let Some(scope) = scope else {
+            return Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at)));
         };
+        let count = self.scope_count(scope)?;
+        let nth = |i: usize| Ok::<_, Error>(self.scope_children(scope, i, 1)?.pop());
         // The first child at or after the node's offset.
         let (mut low, mut high) = (0, count);
         while low < high {
@@ -210,9 +200,7 @@ impl LazyTraceReader {
         }
         match nth(low)? {
             Some(child) if child == node => Ok(low),
-            _ => Err(crate::error::Error::NoSuchNode(
-                crate::error::NodeProblem::NotAChild(node.at),
-            )),
+            _ => Err(Error::NoSuchNode(NodeProblem::NotAChild(node.at))),
         }
     }
 }

@@ -110,10 +110,21 @@ impl LazyTraceReader {
     }
 
     pub(in crate::read::lazy) fn scan(&self, slot: usize) -> Result<Scan<'_>> {
-        let (table, cells) = self.containers(slot)?;
+        self.scan_through(slot, self.stream(slot), Reads::Lend)
+    }
+
+    /// A scan of thread `slot` through `stream` (the thread's, or a copy of
+    /// part of it), its container cells read as `reads` says.
+    pub(in crate::read::lazy) fn scan_through<'r>(
+        &'r self,
+        slot: usize,
+        stream: Stream<'r>,
+        reads: Reads,
+    ) -> Result<Scan<'r>> {
+        let (table, cells) = self.containers_read(slot, reads)?;
         Ok(Scan {
             slot,
-            stream: self.stream(slot),
+            stream,
             table,
             cells,
             hint: None,
@@ -197,15 +208,8 @@ impl LazyTraceReader {
     pub(in crate::read::lazy) fn decode_node(&self, node: LazyNode) -> Result<NodeData> {
         // A node asked for on its own may lie anywhere in the file: its
         // bytes and its container's cells are read as random reads are.
-        let (table, cells) = self.random_containers(node.slot as usize)?;
-        let mut scan = Scan {
-            slot: node.slot as usize,
-            stream: self.stream(node.slot as usize),
-            table,
-            cells,
-            hint: None,
-            run: None,
-        };
+        let slot = node.slot as usize;
+        let mut scan = self.scan_through(slot, self.stream(slot), self.reads)?;
         let mut buffer = Vec::new();
         let (object, len) = scan.stream.object_alone(node.at, None, &mut buffer)?;
         let Object::Tracepoint(tracepoint) = object else {
@@ -441,8 +445,8 @@ impl LazyTraceReader {
             (scope.start, 0, 0)
         } else {
             let index = self.child_index(scope)?;
-            let checkpoint = match index.checkpoint_before(page * PAGE) {
-                Some(checkpoint) if page < index.pages() => *checkpoint,
+            let checkpoint = match index.last_passing(|c| c.child <= page * PAGE) {
+                Some((checkpoint, _)) if page < index.pages() => checkpoint,
                 _ => return Ok(Arc::from([])),
             };
             let first = checkpoint.child.div_ceil(PAGE);
@@ -485,6 +489,17 @@ impl LazyTraceReader {
         } else {
             Ok(Paging::Many(self.child_index(scope)?))
         }
+    }
+
+    /// How many direct children a scope has.
+    pub(in crate::read::lazy) fn scope_count(&self, scope: Scope) -> Result<usize> {
+        if scope.start >= scope.end {
+            return Ok(0);
+        }
+        Ok(match self.paging(scope)? {
+            Paging::One(page) => page.len(),
+            Paging::Many(index) => index.count,
+        })
     }
 
     /// The children `[from, from + count)` of a scope.
@@ -620,15 +635,11 @@ impl LazyTraceReader {
         match self.paging(scope)? {
             Paging::One(page) => Ok(last_before(&page, start)),
             Paging::Many(index) => {
-                let Some(checkpoint) = index
-                    .checkpoints
-                    .partition_point(|c| c.at < start)
-                    .checked_sub(1)
-                else {
+                let Some((_, pages)) = index.last_passing(|c| c.at < start) else {
                     return Ok(None);
                 };
                 let mut found = None;
-                for number in index.pages_from(checkpoint) {
+                for number in pages {
                     let page = self.page(scope, number)?;
                     match page.first() {
                         Some(&first) if first < start => found = last_before(&page, start),
@@ -681,14 +692,10 @@ impl LazyTraceReader {
         let pages = match self.paging(scope)? {
             Paging::One(_) => 0..1,
             Paging::Many(index) => {
-                let Some(checkpoint) = index
-                    .checkpoints
-                    .partition_point(|c| c.event <= event)
-                    .checked_sub(1)
-                else {
+                let Some((_, pages)) = index.last_passing(|c| c.event <= event) else {
                     return Ok(Err(None));
                 };
-                index.pages_from(checkpoint)
+                pages
             }
         };
         let mut before = None;

@@ -28,7 +28,6 @@
 
 use std::sync::Arc;
 
-use super::headers::container_header;
 use crate::format::Object;
 use crate::read::lazy::*;
 use crate::read::lookup::block_table::ThreadBlocks;
@@ -86,7 +85,7 @@ impl LazyTraceReader {
         }
         let blocks = self.lookup.blocks.thread(scope.slot);
         let (bytes, copy) = blocks.read_range(self.source(), from..scope.end)?;
-        let mut scan = Scan::of_copy(scope.slot, Stream::new(&bytes, &copy), table, cells, run);
+        let mut scan = self.copy_scan(scope.slot, Stream::new(&bytes, &copy), run)?;
         let mut children = Vec::new();
         let end = self.scan_children_in(&mut scan, scope, from, |at, header| {
             children.push((at, *header));
@@ -271,7 +270,7 @@ impl LazyTraceReader {
         let scope = Scope { slot, start, end };
         let covered = table.extend_run(cells, &mut run, end, MAX_CONTAINERS + 1);
         let page = covered.then(|| {
-            let mut scan = Scan::of_copy(slot, stream, table, cells, run);
+            let mut scan = self.copy_scan(slot, stream, run)?;
             let mut children = Vec::new();
             self.scan_children_in(&mut scan, scope, start, |at, _| {
                 children.push(at);
@@ -358,7 +357,7 @@ impl LazyTraceReader {
                 let (bytes, copy) = blocks.read_range(self.source(), end..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
                 let from = end + stream.footer_len(end, container).ok()?;
-                self.reaches(Scan::of_copy(slot, stream, table, cells, run), scope, from)?;
+                self.reaches(self.copy_scan(slot, stream, run)?, scope, from)?;
                 match parent {
                     Some((k, start)) => Some(self.header_before(slot, k, start)?.0),
                     None => None,
@@ -374,14 +373,12 @@ impl LazyTraceReader {
                 let (bytes, copy) = blocks.read_range(self.source(), from..node.at)?;
                 let mut stream = Stream::new(&bytes, &copy);
                 let header = match parent {
-                    Some((k, start)) => Some(self.header_in(&mut stream, slot, k, start)?.0),
+                    Some((k, start)) => {
+                        Some(self.cell_header(&mut stream, slot, k, start).ok()??.0)
+                    }
                     None => None,
                 };
-                self.reaches(
-                    Scan::of_copy(slot, stream, table, cells, run),
-                    scope,
-                    scope.start,
-                )?;
+                self.reaches(self.copy_scan(slot, stream, run)?, scope, scope.start)?;
                 header
             }
         };
@@ -403,25 +400,18 @@ impl LazyTraceReader {
             .blocks
             .thread(slot)
             .read_range(self.source(), from..start)?;
-        self.header_in(&mut Stream::new(&bytes, &copy), slot, k, start)
+        let mut stream = Stream::new(&bytes, &copy);
+        self.cell_header(&mut stream, slot, k, start).ok().flatten()
     }
 
-    /// The header of thread `slot`'s `k`-th container, whose content
-    /// starts at `start`, and its type, searched for in `stream` (a copy
-    /// of bytes before the content) with the event id of its cell.
-    fn header_in(
-        &self,
-        stream: &mut Stream<'_>,
-        slot: usize,
-        k: usize,
-        start: LogicalOffset,
-    ) -> Option<(LogicalOffset, TracepointType)> {
-        let (table, cells) = self.random_containers(slot).ok()?;
-        let event = table.event(cells, k);
-        let thread = self.lookup.blocks.thread(slot).thread;
-        container_header(stream, start, thread, event)
-            .ok()
-            .flatten()
+    /// A scan of a copy of part of thread `slot` (`stream`), its
+    /// containers looked up in `run`.
+    fn copy_scan<'r>(&'r self, slot: usize, stream: Stream<'r>, run: Run) -> Option<Scan<'r>> {
+        let scan = self.scan_through(slot, stream, self.reads).ok()?;
+        Some(Scan {
+            run: Some(run),
+            ..scan
+        })
     }
 
     /// Whether stepping over `scope`'s children from `from` (a point
@@ -441,31 +431,10 @@ enum ShortCall {
     Longer(Tracepoint<'static>, u64),
 }
 
-/// A node decoded from a copy ([`LazyTraceReader::call_copy`]).
+/// A node decoded from a copy ([`LazyTraceReader::call_bytes`]).
 enum CallBytes {
     /// A leaf, whole.
     Leaf(NodeData),
     /// A call: the copy's bytes and blocks, its tracepoint and length.
     Call(Vec<u8>, ThreadBlocks, Tracepoint<'static>, u64),
-}
-
-impl<'r> Scan<'r> {
-    /// A scan of a copy of a short call's content (`stream`), its
-    /// containers looked up in `run`.
-    fn of_copy(
-        slot: usize,
-        stream: Stream<'r>,
-        table: &'r ContainerTable,
-        cells: CellView<'r>,
-        run: Run,
-    ) -> Self {
-        Scan {
-            slot,
-            stream,
-            table,
-            cells,
-            hint: None,
-            run: Some(run),
-        }
-    }
 }
