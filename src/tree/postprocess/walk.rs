@@ -405,36 +405,27 @@ impl<T: TraceTree> Postprocessed<T> {
                             });
                             return Ok(());
                         }
-                        if !tracepoint.is_container() {
-                            // A leaf shows itself or nothing: decided
-                            // without a node built for the tracker.
-                            let kept = self.leaf_kept(tracepoint)?;
-                            tracker.add_with(kept, || Some(shown(raw(node, tracepoint))));
-                            if kept {
-                                let at = Place { raw_depth, depth };
-                                let shown = shown(raw(node, tracepoint));
-                                self.show_plain(
-                                    shown,
-                                    tracepoint,
-                                    footer,
-                                    at,
-                                    (max_depth, detail),
-                                    &mut sink,
-                                    &mut frames,
-                                )?;
-                            }
-                            return Ok(());
-                        }
-                        let decided = self.decide(node, tracepoint, footer, CHAIN_LIMIT)?;
-                        tracker.add(decided);
-                        let Some(shown) = decided else {
-                            if tracepoint.is_container() {
+                        let shown = if tracepoint.is_container() {
+                            let decided =
+                                self.decide_container(node, tracepoint, footer, CHAIN_LIMIT)?;
+                            tracker.add(decided);
+                            let Some(shown) = decided else {
                                 frames.push(Frame {
                                     raw_depth,
                                     mode: Mode::Hide { target: None },
                                 });
+                                return Ok(());
+                            };
+                            shown
+                        } else {
+                            // A leaf shows itself or nothing: decided
+                            // without a node built for the tracker.
+                            let kept = self.leaf_kept(tracepoint)?;
+                            tracker.add_with(kept, || Some(shown(raw(node, tracepoint))));
+                            if !kept {
+                                return Ok(());
                             }
-                            return Ok(());
+                            shown(raw(node, tracepoint))
                         };
                         if shown.inner == node {
                             let at = Place { raw_depth, depth };
