@@ -296,9 +296,10 @@ fn diff_trees<L: TraceTree, R: TraceTree>(
         let (data, data_log) = InPlaceWriter::new(file.try_clone()?, data_at);
         let index_file = File::create(&index).map_err(|e| Error::io(&index, e))?;
         let writer = StreamingWriter::from_writers(data, index_file, StreamingOptions::default())?;
-        // Subtrees are copied as bytes only as recorded, where the walks read
-        // the readers' own bytes.
-        let raw = if agree && !options.postprocess {
+        // Subtrees are copied as bytes where the trees show them as
+        // recorded (`TraceTree::raw_subtree`): the readers' own bytes, and
+        // the view's subtrees it leaves as they are.
+        let raw = if agree {
             output::seed_pool(&writer, left.trace.context(), right.trace.context()).ok()
         } else {
             None

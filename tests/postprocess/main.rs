@@ -1077,3 +1077,88 @@ fn a_wide_call_prints_in_runs_of_raw_children() {
     PrintOptions::default().print(&view, &mut out).unwrap();
     assert_lines(&String::from_utf8(out).unwrap(), &expected);
 }
+
+/// A tracepoint's event id, code location, diff status and depth.
+type Shown = (i32, i32, tracetree::model::DiffStatus, usize);
+
+/// Each tracepoint's [`Shown`], in the order the view walks the subtree
+/// of `node`.
+fn shown_headers<T: TraceTree>(view: &T, node: T::Node) -> Vec<Shown> {
+    let mut shown = Vec::new();
+    let detail = tracetree::tree::VisitDetail::default();
+    view.walk_visit(&[node], None, detail, |visit| {
+        if let tracetree::tree::Visit::Node {
+            tracepoint, depth, ..
+        } = visit
+        {
+            let header = &tracepoint.header;
+            shown.push((
+                header.event.get(),
+                header.code_location.get(),
+                header.diff_status,
+                depth,
+            ));
+        }
+        Ok(())
+    })
+    .unwrap();
+    shown
+}
+
+/// The same of a raw subtree's bytes (kind 8: a tracepoint; 9: a footer).
+fn raw_headers(mut subtree: tracetree::read::RawSubtree<'_>) -> Vec<Shown> {
+    use tracetree::model::{DiffStatus, TracepointType};
+    let int = |b: &[u8], at: usize| i32::from_be_bytes(b[at..at + 4].try_into().unwrap());
+    let (mut headers, mut depth) = (Vec::new(), 0usize);
+    while let Some(object) = subtree.next_object().unwrap() {
+        match object[0] {
+            8 => {
+                let status = DiffStatus::from_i8(object[14] as i8).unwrap();
+                headers.push((int(object, 10), int(object, 2), status, depth));
+                if TracepointType::from_byte(object[1]).unwrap().is_container() {
+                    depth += 1;
+                }
+            }
+            9 => depth -= 1,
+            _ => {}
+        }
+    }
+    headers
+}
+
+#[test]
+fn the_view_hands_out_bytes_only_of_subtrees_it_shows_as_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (patterns, loops, call) = (
+        dir.path().join("patterns.trace"),
+        dir.path().join("loops.trace"),
+        dir.path().join("call.trace"),
+    );
+    write_patterns(&patterns);
+    write_loops(&loops);
+    write_call(&call, false);
+    for (path, as_recorded) in [(patterns, false), (loops, false), (call, true)] {
+        let lazy = LazyTraceReader::open(&path).unwrap();
+        let view = Postprocessed::new(&lazy);
+        let (mut with_bytes, mut without) = (0, 0);
+        for (node, _, _) in walked_events(&view) {
+            let is_container = view.visit(node, |tp, _| tp.is_container()).unwrap();
+            match view.raw_subtree(node).unwrap() {
+                Some(subtree) => {
+                    with_bytes += 1;
+                    assert_eq!(raw_headers(subtree), shown_headers(&view, node), "{path:?}");
+                }
+                None if is_container => without += 1,
+                None => {}
+            }
+        }
+        let root = view.roots(view.thread_ids()[0]).unwrap()[0];
+        assert_eq!(
+            view.raw_subtree(root).unwrap().is_some(),
+            as_recorded,
+            "{path:?}"
+        );
+        assert!(with_bytes > 0, "{path:?}");
+        assert_eq!(without > 0, !as_recorded, "{path:?}");
+    }
+}

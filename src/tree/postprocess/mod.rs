@@ -22,7 +22,8 @@
 //!   it shows, the raw child of its parent it stands for (`at`: its handle),
 //!   and the code location and status it shows: nothing is materialized.
 //!   Walks stream the inner reader's own walks (`walk`); `navigate` finds a
-//!   node's place in the view from its raw ancestors.
+//!   node's place in the view from its raw ancestors. A subtree in which
+//!   nothing starts a rule is its raw bytes (`recorded`: `raw_subtree`).
 //! - What the chain asks of a reference object (the patterns a method's
 //!   name could qualify with, a coverage name or access path) is worked
 //!   out once per object and kept by id, and the navigation's child counts
@@ -37,6 +38,7 @@ mod calls;
 mod coverage;
 mod memo;
 mod navigate;
+mod recorded;
 mod slots;
 mod walk;
 
@@ -314,6 +316,12 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
             children.push(child)
         })?;
         Ok(super::page_of(children, from, count))
+    }
+
+    /// The raw subtree of the node it shows, where the view shows it as
+    /// recorded (`recorded`): nothing below it that the chain would change.
+    fn raw_subtree(&self, node: Self::Node) -> Result<Option<RawSubtree<'_>>> {
+        self.recorded_subtree(node)
     }
 
     /// The raw subtree of the node it shows: the view decides a node's
