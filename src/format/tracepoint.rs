@@ -605,23 +605,28 @@ impl Tracepoint<'_> {
             }
             TracepointType::Loop => cursor.advance(4)?,
             TracepointType::LoopIteration => cursor.advance(8)?,
-            TracepointType::SnapshotBreakpoint => {
-                cursor.advance(16)?;
-                let frames = cursor.i32()?;
-                let frames = cursor.count(frames as i64, 4)?;
-                cursor.advance(frames * 4)?;
-                cursor.advance(8)?;
-                let values = cursor.i32()?;
-                for _ in 0..cursor.count(values as i64, 4)? {
-                    Value::skip(cursor, 0)?;
-                }
-                if cursor.u8()? != 0 {
-                    cursor.utf()?;
-                }
-            }
+            TracepointType::SnapshotBreakpoint => cursor.out_of_line(Self::skip_snapshot)?,
             TracepointType::Throw | TracepointType::Catch => Value::skip(cursor, 0)?,
         }
         Some(header)
+    }
+
+    /// A snapshot breakpoint's body: rare, kept out of the scans' loops.
+    #[inline(never)]
+    fn skip_snapshot(cursor: &mut Cursor<'_>) -> Option<()> {
+        cursor.advance(16)?;
+        let frames = cursor.i32()?;
+        let frames = cursor.count(frames as i64, 4)?;
+        cursor.advance(frames * 4)?;
+        cursor.advance(8)?;
+        let values = cursor.i32()?;
+        for _ in 0..cursor.count(values as i64, 4)? {
+            Value::skip(cursor, 0)?;
+        }
+        if cursor.u8()? != 0 {
+            cursor.utf()?;
+        }
+        Some(())
     }
 }
 
