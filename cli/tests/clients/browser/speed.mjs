@@ -3,15 +3,18 @@
 //   node speed.mjs TRACETREE WIDE.trace MIXED.trace [EXPANSIONS]
 // with WIDE.trace from `tracetree gen --shape wide` (one call with millions
 // of children) and MIXED.trace from `tracetree gen` (calls to expand); a
-// trace is opened once before measuring, so that its lookups are cached. Prints, as JSON: the page's first rows (navigation
-// start to the tree drawn), the wide call's expansion (key to its first
-// rows drawn, and to its exact count), a scroll to its middle, the flame
-// graph of the wide call (key to frames drawn), the flame graph of MIXED's
-// first thread, and the page's memory through EXPANSIONS expansions and
-// collapses: its JavaScript heap, and its renderer process's resident and
-// anonymous (private) memory at the start, every hundred expansions, at
-// the peak (sampled every 250 ms), at the end and once the renderer has
-// collected its garbage; with the load averages at the start and end.
+// trace is opened once before measuring, so that its lookups are cached.
+// Prints, as JSON: the page's first rows (navigation start to the tree
+// drawn), the wide call's expansion (key to its first rows drawn, and to
+// its exact count), a scroll to its middle, the flame graph of the wide
+// call (key to frames drawn), the flame graph of MIXED's first thread, and
+// the page's memory through EXPANSIONS expansions and collapses: its
+// JavaScript heap, and its renderer process's resident and anonymous
+// (private) memory at the start (the page's elements counted), every
+// hundred expansions, at the peak (sampled every 250 ms), at the end and
+// once the renderer has collected its garbage; with the load averages at
+// the start and end, and the resident memory of an empty page's renderer
+// (Chromium's floor).
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -60,6 +63,12 @@ function memoryOf(pid) {
 }
 
 try {
+  // Chromium's floor: the renderer of a page with nothing in it.
+  const empty = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await empty.goto('data:text/html,<!doctype html><title>empty</title>');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  figures.emptyPageRendererMB = memoryOf(await rendererOf(empty)).rss;
+  await empty.close();
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.setDefaultTimeout(120_000);
   const settled = () => page.waitForFunction(() => document.querySelector('#tree .row')
@@ -128,6 +137,7 @@ try {
   figures.flameFrames = await page.$$eval('#flame .frame', (frames) => frames.length);
   await page.keyboard.press('Escape');
   await settled();
+  figures.elementsAtStart = await page.evaluate(() => document.getElementsByTagName('*').length);
   const heap = async () => (await page.evaluate(() => performance.memory.usedJSHeapSize)) / 2 ** 20;
   figures.heapBeforeMB = await heap();
   let peak = figures.heapBeforeMB;
