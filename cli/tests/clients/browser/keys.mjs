@@ -28,7 +28,8 @@ const url = await new Promise((resolve) => {
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    '--enable-precise-memory-info'],
 });
 const browserSession = await browser.newBrowserCDPSession();
 
@@ -131,13 +132,17 @@ try {
   idle = (await domHeapOf(renderer)) - idle;
   const growth = [];
   const first = { metrics: await metrics(), rss: rssOf(renderer), pressed };
+  const jsHeap = () => page.evaluate(() => performance.memory.usedJSHeapSize);
   let heap = await domHeapOf(renderer);
+  let js = await jsHeap();
   while (pressed - first.pressed < Number(presses)) {
     const before = pressed;
     await batch();
     const now = await domHeapOf(renderer);
-    growth.push({ presses: pressed - before, bytes: now - heap });
+    const jsNow = await jsHeap();
+    growth.push({ presses: pressed - before, bytes: now - heap, js: jsNow - js });
     heap = now;
+    js = jsNow;
   }
   const last = { metrics: await metrics(), rss: rssOf(renderer), pressed };
   const count = last.pressed - first.pressed;
@@ -153,6 +158,7 @@ try {
     batchesCollected: growth.length - uncollected.length,
     batches: growth.length,
     domHeapKBPerBatch: growth.map((g) => Math.round(g.bytes / 1024)),
+    jsHeapKBPerBatch: growth.map((g) => Math.round(g.js / 1024)),
     layoutsPerPress: round(per('LayoutCount')),
     styleRecalcsPerPress: round(per('RecalcStyleCount')),
     layoutMsPerPress: round(per('LayoutDuration') * 1000),
