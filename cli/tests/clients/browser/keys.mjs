@@ -13,44 +13,13 @@
 // press the layouts, style recalculations and their milliseconds and the
 // script's; the renderer's resident memory at the start and end.
 
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { chromium } from 'playwright-core';
+import { launch, memoryOf, newPage, rendererOf, serve, settled as settledOf } from './measure.mjs';
 
 const [binary, trace, presses = '1000'] = process.argv.slice(2);
 const BATCH = 50;
-const server = spawn(binary, ['serve', '--http', trace], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) => {
-  createInterface({ input: server.stdout }).once('line', resolve);
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--enable-precise-memory-info'],
-});
-const browserSession = await browser.newBrowserCDPSession();
-
-/** The renderer process of `page`: the one whose CPU time a busy loop in
- * the page adds to. */
-async function rendererOf(page) {
-  const times = async () => new Map((await browserSession.send('SystemInfo.getProcessInfo')).processInfo
-    .filter((process) => process.type === 'renderer').map((process) => [process.id, process.cpuTime]));
-  const before = await times();
-  await page.evaluate(() => {
-    const end = performance.now() + 300;
-    while (performance.now() < end);
-  });
-  let busiest = null;
-  let most = -1;
-  for (const [pid, time] of await times()) {
-    const spent = time - (before.get(pid) ?? 0);
-    if (spent > most) [busiest, most] = [pid, spent];
-  }
-  return busiest;
-}
+const { server, url } = await serve(binary, [trace]);
+const { browser, browserSession } = await launch();
 
 /** The bytes of objects in `pid`'s Blink heap, from a memory dump that
  * does not collect first. */
@@ -78,25 +47,16 @@ async function domHeapOf(pid) {
   return bytes;
 }
 
-/** A process's resident memory in MB (Linux's /proc). */
-function rssOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) / 102.4) / 10;
-}
-
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(120_000);
-  const settled = () => page.waitForFunction(() => document.querySelector('#tree .row')
-    && !document.querySelector('#tree .row.loading')
-    && document.querySelector('#tree .row.selected')?.dataset.index === (document.querySelector('#tree').dataset.selected ?? '0'));
+  const page = await newPage(browser);
+  const settled = () => settledOf(page);
   await page.goto(url);
   await settled();
   const session = await page.context().newCDPSession(page);
   await session.send('Performance.enable');
   const metrics = async () => Object.fromEntries((await session.send('Performance.getMetrics')).metrics
     .map(({ name, value }) => [name, value]));
-  const renderer = await rendererOf(page);
+  const renderer = await rendererOf(browserSession, page);
   await page.focus('#tree');
   await page.keyboard.press('Enter');
   await settled();
@@ -131,7 +91,7 @@ try {
   }
   idle = (await domHeapOf(renderer)) - idle;
   const growth = [];
-  const first = { metrics: await metrics(), rss: rssOf(renderer), pressed };
+  const first = { metrics: await metrics(), rss: memoryOf(renderer).rss, pressed };
   const jsHeap = () => page.evaluate(() => performance.memory.usedJSHeapSize);
   let heap = await domHeapOf(renderer);
   let js = await jsHeap();
@@ -144,7 +104,7 @@ try {
     heap = now;
     js = jsNow;
   }
-  const last = { metrics: await metrics(), rss: rssOf(renderer), pressed };
+  const last = { metrics: await metrics(), rss: memoryOf(renderer).rss, pressed };
   const count = last.pressed - first.pressed;
   const per = (name) => (last.metrics[name] - first.metrics[name]) / count;
   const round = (value) => Math.round(value * 1000) / 1000;
