@@ -443,6 +443,7 @@ async function openFlame(scope = null, zoom = null) {
 
 function closeFlame() {
   $('flame-pane').hidden = true;
+  state.flame.release();
   $('tree-pane').hidden = false;
   const row = state.tree?.row(state.selected);
   writeHash(row && row.kind !== 'thread' ? row.handle : null);

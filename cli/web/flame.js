@@ -117,6 +117,16 @@ class Graph {
     return this.frames[this.zoom];
   }
 
+  /** Forgets the frames and takes their elements out of the page. */
+  clear() {
+    this.frames = [];
+    this.zoom = 0;
+    this.element.replaceChildren();
+    this.element.style.height = '';
+    delete this.element.dataset.zoom;
+    delete this.element.dataset.drawn;
+  }
+
   draw() {
     const element = this.element;
     if (!this.frames.length) return element.replaceChildren();
@@ -181,6 +191,9 @@ export class FlameView {
     this.scope = null;
     this.request = null;
     this.selected = null;
+    // Counts the graphs shown and released: an answer to an older one is
+    // not drawn.
+    this.generation = 0;
     this.head = pane.querySelector('.flame-head');
     this.info = pane.querySelector('.flame-info');
     const hover = (frame) => this.describe(frame ?? this.selected);
@@ -210,18 +223,19 @@ export class FlameView {
   /** The flame graph of `scope`: `{trace, node?, thread?, title}`,
    * zoomed into the frame at `path` (names from the root) when given. */
   async show(scope, path = null) {
+    const generation = ++this.generation;
     this.scope = scope;
     this.pane.querySelector('#sandwich').hidden = true;
     this.head.textContent = `flame graph of ${scope.title}`;
     const result = await this.fetch('trace/flame', this.params(1 / this.width()));
-    if (!result) return;
+    if (!result || generation !== this.generation) return;
     this.graph.set(told(result));
     this.selected = this.graph.zoomed;
     this.describe(this.selected);
     // Down to the frame through those the summaries hold on its path,
     // each zoom finer than the last.
     let reached = 1;
-    while (path && path.length > reached) {
+    while (path && path.length > reached && generation === this.generation) {
       const frame = this.onPath(path);
       if (!frame || frame.path.length <= reached) break;
       reached = frame.path.length;
@@ -324,13 +338,26 @@ export class FlameView {
 
   /** The sandwich of the frame `name`: its callers above, callees below. */
   async sandwich(name) {
+    const generation = this.generation;
     const result = await this.fetch('trace/sandwich', { ...this.params(1 / this.width()), method: name });
-    if (!result) return;
+    if (!result || generation !== this.generation) return;
     this.pane.querySelector('#sandwich').hidden = false;
     this.pane.querySelector('#sandwich-head').textContent = `sandwich of ${name}: callers above, callees below`;
     this.callers.set(told(result.callers));
     this.callees.set(told(result.callees));
     this.describe(this.callees.frames[0]);
+  }
+
+  /** Takes the graphs out of the page while the view is closed (a walk
+   * under way is cancelled): it is drawn again when shown again. */
+  release() {
+    this.generation++;
+    if (this.request) this.rpc.cancel(this.request).catch(() => {});
+    this.selected = null;
+    this.scope = null;
+    for (const graph of [this.graph, this.callers, this.callees]) graph.clear();
+    this.pane.querySelector('#sandwich').hidden = true;
+    this.info.textContent = '';
   }
 
   describe(frame) {

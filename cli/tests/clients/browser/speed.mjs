@@ -3,68 +3,36 @@
 //   node speed.mjs TRACETREE WIDE.trace MIXED.trace [EXPANSIONS]
 // with WIDE.trace from `tracetree gen --shape wide` (one call with millions
 // of children) and MIXED.trace from `tracetree gen` (calls to expand); a
-// trace is opened once before measuring, so that its lookups are cached. Prints, as JSON: the page's first rows (navigation
-// start to the tree drawn), the wide call's expansion (key to its first
-// rows drawn, and to its exact count), a scroll to its middle, the flame
-// graph of the wide call (key to frames drawn), the flame graph of MIXED's
-// first thread, and the page's memory through EXPANSIONS expansions and
-// collapses: its JavaScript heap, and its renderer process's resident and
-// anonymous (private) memory at the start, every hundred expansions, at
-// the peak (sampled every 250 ms), at the end and once the renderer has
-// collected its garbage; with the load averages at the start and end.
+// trace is opened once before measuring, so that its lookups are cached.
+// Prints, as JSON: the page's first rows (navigation start to the tree
+// drawn), the wide call's expansion (key to its first rows drawn, and to
+// its exact count), a scroll to its middle, the flame graph of the wide
+// call (key to frames drawn), the flame graph of MIXED's first thread, and
+// the page's memory through EXPANSIONS expansions and collapses: its
+// JavaScript heap, and its renderer process's resident and anonymous
+// (private) memory at the start (the page's elements counted), every
+// hundred expansions, at the peak (sampled every 250 ms), at the end and
+// once the renderer has collected its garbage; with the load averages at
+// the start and end, and the resident memory of an empty page's renderer
+// (Chromium's floor).
 
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
-import { chromium } from 'playwright-core';
+import { launch, memoryOf, newPage, rendererOf, serve, settled as settledOf } from './measure.mjs';
 
 const [binary, trace, mixed, rounds = '1000'] = process.argv.slice(2);
-const server = spawn(binary, ['serve', '--http', trace, mixed], { stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise((resolve) => {
-  createInterface({ input: server.stdout }).once('line', resolve);
-});
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    '--enable-precise-memory-info'],
-});
+const { server, url } = await serve(binary, [trace, mixed]);
+const { browser, browserSession } = await launch();
 const figures = { loadAtStart: loadavg() };
-const browserSession = await browser.newBrowserCDPSession();
-
-/** The renderer process of `page`: the one whose CPU time a busy loop in
- * the page adds to. */
-async function rendererOf(page) {
-  const times = async () => new Map((await browserSession.send('SystemInfo.getProcessInfo')).processInfo
-    .filter((process) => process.type === 'renderer').map((process) => [process.id, process.cpuTime]));
-  const before = await times();
-  await page.evaluate(() => {
-    const end = performance.now() + 300;
-    while (performance.now() < end);
-  });
-  let busiest = null;
-  let most = -1;
-  for (const [pid, time] of await times()) {
-    const spent = time - (before.get(pid) ?? 0);
-    if (spent > most) [busiest, most] = [pid, spent];
-  }
-  return busiest;
-}
-
-/** A process's resident and anonymous memory in MB (Linux's /proc). */
-function memoryOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (key) => Math.round(Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)[1]) / 102.4) / 10;
-  return { rss: mb('VmRSS'), anon: mb('RssAnon') };
-}
 
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(120_000);
-  const settled = () => page.waitForFunction(() => document.querySelector('#tree .row')
-    && !document.querySelector('#tree .row.loading')
-    && document.querySelector('#tree .row.selected')?.dataset.index === (document.querySelector('#tree').dataset.selected ?? '0'));
+  // Chromium's floor: the renderer of a page with nothing in it.
+  const empty = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await empty.goto('data:text/html,<!doctype html><title>empty</title>');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  figures.emptyPageRendererMB = memoryOf(await rendererOf(browserSession, empty)).rss;
+  await empty.close();
+  const page = await newPage(browser);
+  const settled = () => settledOf(page);
   // A first visit opens the trace (its lookups built and cached).
   await page.goto(url);
   await settled();
@@ -128,10 +96,11 @@ try {
   figures.flameFrames = await page.$$eval('#flame .frame', (frames) => frames.length);
   await page.keyboard.press('Escape');
   await settled();
+  figures.elementsAtStart = await page.evaluate(() => document.getElementsByTagName('*').length);
   const heap = async () => (await page.evaluate(() => performance.memory.usedJSHeapSize)) / 2 ** 20;
   figures.heapBeforeMB = await heap();
   let peak = figures.heapBeforeMB;
-  const renderer = await rendererOf(page);
+  const renderer = await rendererOf(browserSession, page);
   const first = memoryOf(renderer);
   const memory = {
     startMB: first.rss, everyHundredMB: [], peakMB: first.rss, endMB: null, collectedMB: null,

@@ -360,6 +360,15 @@ try {
   assert.equal(flameWalks, walksAtRoot, 'no walk to zoom out');
   await checkView(await drawnFrames(), flameRoot);
   assert.ok(!new URL(flame.url()).hash.includes('zoom='), 'the link at the root names no zoom');
+  // Closed, the view holds no frame (nor the sandwich's); opened again,
+  // it draws the same frames.
+  await flame.focus('#flame-pane');
+  await flame.keyboard.press('Escape');
+  await flame.waitForFunction(() => document.querySelector('#flame-pane').hidden);
+  assert.equal(await flame.$$eval('#flame-pane .frame', (e) => e.length), 0, 'a closed flame graph keeps no frame');
+  await flame.focus('#tree');
+  await flame.keyboard.press('f');
+  await checkView(await drawnFrames(), flameRoot);
   // The flame graph of the node's thread, opened from a link: zoomed into
   // the deepest frame drawn that left out frames which would be a pixel
   // wide once it spans the view (under its summary's threshold, not under
