@@ -390,7 +390,7 @@ impl Containers {
         match source {
             Source::Ranges { ranges, count } => {
                 let view = CellView::new(cells, &[], Reads::Lend);
-                let post_backwards = post_backwards(view, &ranges, cells.pass(window));
+                let post_backwards = post_backwards(cells.slice(), &ranges, cells.pass(window));
                 let table = match ContainerTable::convert(view, count, post_backwards) {
                     Err(Convert::Unsorted) => {
                         let post: Vec<u32> = ranges
@@ -444,9 +444,8 @@ impl Containers {
         window: Option<u64>,
         place: impl FnMut(Placed),
     ) -> Option<Converted> {
-        let view = CellView::new(cells, &[], Reads::Lend);
-        let post_backwards = post_backwards(view, ranges, cells.pass(window));
-        convert_into(view, count, post_backwards, place)
+        let post_backwards = post_backwards(cells.slice(), ranges, cells.pass(window));
+        convert_into(count, post_backwards, place)
             .ok()
             .filter(|converted| converted.descending)
     }

@@ -22,19 +22,23 @@ pub(super) enum Convert {
     Nesting(NestingError),
 }
 
-/// The container cells of `ranges` (runs of the index file's cells), last
-/// first: post-order backwards. `pass` releases the cells' pages behind.
+/// The container cells of `ranges` (runs of the index file's `cells`),
+/// with their numbers, last first: post-order backwards, each cell read
+/// once. `pass` releases the cells' pages behind.
 pub(super) fn post_backwards<'a>(
-    view: CellView<'a>,
+    cells: &'a [RawIndexCell],
     ranges: &'a [(u32, u32)],
     mut pass: CellPass<'a>,
-) -> impl Iterator<Item = u32> + 'a {
+) -> impl Iterator<Item = (u32, RawIndexCell)> + 'a {
     ranges
         .iter()
         .rev()
         .inspect(move |&&(_, to)| pass.at(to))
-        .flat_map(|&(from, to)| (from..to).rev())
-        .filter(move |&id| view.get(id).kind == ObjectKind::Tracepoint as u8)
+        .flat_map(move |&(from, to)| {
+            let run = cells.get(from as usize..to as usize).unwrap_or_default();
+            (run.iter().enumerate().rev()).map(move |(i, cell)| (from + i as u32, *cell))
+        })
+        .filter(|(_, cell)| cell.kind == ObjectKind::Tracepoint as u8)
 }
 
 /// A position in a thread's container cells in post-order: the `at`-th
@@ -218,7 +222,8 @@ pub(crate) struct Converted {
     pub(crate) descending: bool,
 }
 
-/// One backwards pass over the `count` cells of a post-order list, giving
+/// One backwards pass over the `count` cells of a post-order list (with
+/// their numbers), giving
 /// each container its position in start order:
 /// pre(v) = post(v) − descendants(v) + depth(v). Walking post-order
 /// backwards meets every container before its descendants; the stack
@@ -228,9 +233,8 @@ pub(crate) struct Converted {
 /// a caller write them out as they come (the sidecar's arrays) and see on
 /// the way whether event ids ascend.
 pub(super) fn convert_into(
-    cells: CellView<'_>,
     count: usize,
-    post_backwards: impl Iterator<Item = u32>,
+    post_backwards: impl Iterator<Item = (u32, RawIndexCell)>,
     mut place: impl FnMut(Placed),
 ) -> Result<Converted, Convert> {
     struct Open {
@@ -266,8 +270,7 @@ pub(super) fn convert_into(
     let mut stack: Vec<Open> = Vec::new();
     let mut seen = 0usize;
     let mut later_end = u64::MAX;
-    for (index, id) in (0..count).rev().zip(post_backwards) {
-        let cell = cells.get(id);
+    for (index, (id, cell)) in (0..count).rev().zip(post_backwards) {
         let (start, end) = (cell.start.get() as u64, cell.end.get() as u64);
         if end >= later_end {
             return Err(if end == later_end {

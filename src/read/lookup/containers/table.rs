@@ -191,10 +191,11 @@ impl ContainerTable {
         cells: CellView<'_>,
         mut post: Vec<u32>,
     ) -> Result<Self, NestingError> {
-        match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+        let read = move |&id: &u32| (id, cells.get(id));
+        match Self::convert(cells, post.len(), post.iter().rev().map(read)) {
             Err(Convert::Unsorted) => {
                 post.sort_by_key(|&id| cells.end(id));
-                match Self::convert(cells, post.len(), post.iter().rev().copied()) {
+                match Self::convert(cells, post.len(), post.iter().rev().map(read)) {
                     Ok(table) => Ok(table),
                     Err(Convert::Nesting(error)) => Err(error),
                     Err(Convert::Unsorted) => unreachable!("sorted by end"),
@@ -210,12 +211,12 @@ impl ContainerTable {
     pub(super) fn convert(
         cells: CellView<'_>,
         count: usize,
-        post_backwards: impl Iterator<Item = u32>,
+        post_backwards: impl Iterator<Item = (u32, RawIndexCell)>,
     ) -> Result<Self, Convert> {
         let mut order = vec![0u32; count];
         let mut fence_starts = vec![0; count.div_ceil(FENCE)];
         let mut fence_events = vec![0; count.div_ceil(FENCE)];
-        let converted = convert_into(cells, count, post_backwards, |placed| {
+        let converted = convert_into(count, post_backwards, |placed| {
             order[placed.at] = placed.id;
             if placed.at.is_multiple_of(FENCE) {
                 fence_starts[placed.at / FENCE] = placed.start;
