@@ -1105,21 +1105,29 @@ fn shown_headers<T: TraceTree>(view: &T, node: T::Node) -> Vec<Shown> {
     shown
 }
 
-/// The same of a raw subtree's bytes (kind 8: a tracepoint; 9: a footer).
+/// The same of a raw subtree's bytes, each object decoded as the readers
+/// decode it.
 fn raw_headers(mut subtree: tracetree::read::RawSubtree<'_>) -> Vec<Shown> {
-    use tracetree::model::{DiffStatus, TracepointType};
-    let int = |b: &[u8], at: usize| i32::from_be_bytes(b[at..at + 4].try_into().unwrap());
-    let (mut headers, mut depth) = (Vec::new(), 0usize);
-    while let Some(object) = subtree.next_object().unwrap() {
-        match object[0] {
-            8 => {
-                let status = DiffStatus::from_i8(object[14] as i8).unwrap();
-                headers.push((int(object, 10), int(object, 2), status, depth));
-                if TracepointType::from_byte(object[1]).unwrap().is_container() {
-                    depth += 1;
+    use tracetree::lowlevel::Object;
+    // The types of the open containers: a footer decodes knowing its own.
+    let (mut headers, mut open) = (Vec::new(), Vec::new());
+    while let Some(bytes) = subtree.next_object().unwrap() {
+        match Object::parse(bytes, 0, open.last().copied()).unwrap().0 {
+            Object::Tracepoint(tracepoint) => {
+                let header = &tracepoint.header;
+                headers.push((
+                    header.event.get(),
+                    header.code_location.get(),
+                    header.diff_status,
+                    open.len(),
+                ));
+                if tracepoint.is_container() {
+                    open.push(header.tracepoint_type);
                 }
             }
-            9 => depth -= 1,
+            Object::Footer(_) => {
+                open.pop();
+            }
             _ => {}
         }
     }
