@@ -29,7 +29,7 @@
 //! - Strictly equal containers (a thread's roots first) whose subtrees are
 //!   the same bytes but ids (run by run, else object by object) over
 //!   agreeing tables are copied unchanged in one walk, both streams skip
-//!   them (`bulk`); as recorded, as bytes, ids patched in (`output`).
+//!   them (`bulk`); shown as recorded (`raw_subtree`): as bytes (`output`).
 //! - Myers' search stops after [`DiffOptions::max_edits`] edits (O(n·D) time,
 //!   O(D²) memory; the reference's never); past it, or past [`DiffOptions::max_keys`]
 //!   children read past, lists are aligned window by window (1024 a side), warned of.
