@@ -8,6 +8,15 @@
 //! included. Only finished nodes have one: an unfinished container's
 //! content runs to the stream's end, where the index, not the bytes, says
 //! what is inside.
+//!
+//! A reading that hands out every object can record their lengths
+//! ([`RawSubtree::recording`]); a second reading of the same subtree given
+//! that record ([`RawSubtree::replaying`]) cuts its objects from the blocks
+//! by it instead of decoding each again (a consumer that checks a subtree
+//! before it copies it reads it twice). The record keeps at most
+//! [`RECORD_MAX`] bytes; past them it notes where it stopped and which
+//! containers were open there, and the second reading decodes on from
+//! that point.
 
 use crate::common::{LogicalOffset, ObjectKind};
 use crate::error::{Error, NodeProblem, Result};
@@ -22,8 +31,83 @@ pub struct RawSubtree<'r> {
     stream: Stream<'r>,
     at: LogicalOffset,
     end: LogicalOffset,
-    /// The types of the containers open at `at`, for their footers.
+    /// The types of the containers open at `at`, for their footers (not
+    /// kept while objects are cut by a record).
     open: Vec<TracepointType>,
+    lengths: Lengths<'r>,
+}
+
+/// Bytes of object lengths a record keeps (about one an object).
+const RECORD_MAX: usize = 32 << 20;
+
+/// The lengths of a subtree's objects as one reading handed them out
+/// ([`RawSubtree::recording`]), for a second reading of it
+/// ([`RawSubtree::replaying`]).
+#[derive(Debug)]
+pub(crate) struct ObjectLengths {
+    /// The subtree's bounds.
+    start: LogicalOffset,
+    end: LogicalOffset,
+    /// Each object's length, LEB128, up to `max` bytes.
+    lengths: Vec<u8>,
+    max: usize,
+    /// Where the record stopped short of the subtree's end (at
+    /// [`RECORD_MAX`]), and the containers open there.
+    stopped: Option<(LogicalOffset, Vec<TracepointType>)>,
+}
+
+impl ObjectLengths {
+    /// Records the length of the object at `at`, where the containers
+    /// `open` are open, unless the record stopped.
+    #[inline(always)]
+    fn note(&mut self, at: LogicalOffset, open: &[TracepointType], len: u64) {
+        if len < 0x80 && self.stopped.is_none() && self.lengths.len() < self.max {
+            self.lengths.push(len as u8);
+        } else {
+            self.note_rare(at, open, len);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_rare(&mut self, at: LogicalOffset, open: &[TracepointType], mut len: u64) {
+        if self.stopped.is_some() {
+            return;
+        }
+        if self.lengths.len() >= self.max {
+            self.stopped = Some((at, open.to_vec()));
+            return;
+        }
+        while len >= 0x80 {
+            self.lengths.push(len as u8 | 0x80);
+            len >>= 7;
+        }
+        self.lengths.push(len as u8);
+    }
+
+    /// The length at `read`, moving `read` past it.
+    #[inline]
+    fn next(&self, read: &mut usize) -> Option<usize> {
+        let (mut len, mut shift) = (0usize, 0u32);
+        loop {
+            let byte = *self.lengths.get(*read)?;
+            *read += 1;
+            len |= usize::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(len);
+            }
+            shift += 7;
+        }
+    }
+}
+
+/// Whether a reading records its objects' lengths or cuts them by a record.
+enum Lengths<'r> {
+    Off,
+    Recording(ObjectLengths),
+    /// The record, the read position in it, and the rest of the current
+    /// block's bytes.
+    Replaying(ObjectLengths, usize, &'r [u8]),
 }
 
 impl std::fmt::Debug for RawSubtree<'_> {
@@ -64,9 +148,31 @@ impl<'r> RawSubtree<'r> {
     /// The next object's bytes, its kind byte first (tracepoints, footers
     /// and reference objects, as they lie in the stream); `None` past the
     /// subtree's end. A malformed object is the decoder's error.
+    #[inline]
     pub fn next_object(&mut self) -> Result<Option<&'r [u8]>> {
+        // A length of one byte, cut from the block's rest: a replayed
+        // object, in a few instructions.
+        if let Lengths::Replaying(record, read, run) = &mut self.lengths
+            && let Some(&len) = record.lengths.get(*read)
+            && (1..0x80).contains(&len)
+            && let Some((object, rest)) = run.split_at_checked(usize::from(len))
+        {
+            *read += 1;
+            *run = rest;
+            self.at = self.at + u64::from(len);
+            return Ok(Some(object));
+        }
+        self.next_decoded()
+    }
+
+    /// [`next_object`](Self::next_object) but for its fast path.
+    #[inline(never)]
+    fn next_decoded(&mut self) -> Result<Option<&'r [u8]>> {
         if self.at >= self.end {
             return Ok(None);
+        }
+        if let Some(object) = self.replayed()? {
+            return Ok(Some(object));
         }
         let open = self.open.last().copied();
         let (skipped, len) = self.stream.skip(self.at, open)?;
@@ -75,6 +181,9 @@ impl<'r> RawSubtree<'r> {
             .ok()
             .and_then(|len| bytes.get(..len))
             .ok_or_else(|| Error::internal("an object longer than its block"))?;
+        if let Lengths::Recording(record) = &mut self.lengths {
+            record.note(self.at, &self.open, len);
+        }
         match skipped.kind {
             ObjectKind::Tracepoint => {
                 if let Some(header) = skipped.header
@@ -98,6 +207,75 @@ impl<'r> RawSubtree<'r> {
             ))));
         }
         Ok(Some(object))
+    }
+
+    /// The next object cut by the record being replayed; `None` where the
+    /// record stopped, the reading then decoding on.
+    #[inline]
+    fn replayed(&mut self) -> Result<Option<&'r [u8]>> {
+        let Lengths::Replaying(record, read, run) = &mut self.lengths else {
+            return Ok(None);
+        };
+        let Some(len) = record.next(read) else {
+            let stopped = record.stopped.take();
+            self.lengths = Lengths::Off;
+            return match stopped {
+                Some((at, open)) if at == self.at => {
+                    self.open = open;
+                    Ok(None)
+                }
+                _ => Err(Error::internal(
+                    "a record of a subtree's objects ends early",
+                )),
+            };
+        };
+        if run.is_empty() {
+            *run = self.stream.bytes_at(self.at)?.0;
+        }
+        let Some((object, rest)) = run.split_at_checked(len).filter(|_| len > 0) else {
+            return Err(Error::internal("a recorded object not within its block"));
+        };
+        *run = rest;
+        self.at = self.at + len as u64;
+        Ok(Some(object))
+    }
+
+    /// This reading, not yet started, recording the length of each object
+    /// it hands out, for [`into_record`](Self::into_record).
+    pub(crate) fn recording(self) -> Self {
+        self.recording_at_most(RECORD_MAX)
+    }
+
+    /// [`recording`](Self::recording) at most `max` bytes of lengths.
+    fn recording_at_most(mut self, max: usize) -> Self {
+        self.lengths = Lengths::Recording(ObjectLengths {
+            start: self.at,
+            end: self.end,
+            lengths: Vec::new(),
+            max,
+            stopped: None,
+        });
+        self
+    }
+
+    /// The record of a recording reading that handed out every object.
+    pub(crate) fn into_record(mut self) -> Option<ObjectLengths> {
+        match std::mem::replace(&mut self.lengths, Lengths::Off) {
+            Lengths::Recording(record) if self.at >= self.end => Some(record),
+            _ => None,
+        }
+    }
+
+    /// This reading, not yet started, cutting its objects by `record` (of
+    /// a reading of the same subtree) instead of decoding them.
+    pub(crate) fn replaying(mut self, record: ObjectLengths) -> Self {
+        if (record.start, record.end) == (self.at, self.end)
+            && matches!(self.lengths, Lengths::Off)
+            && self.open.is_empty()
+        {
+            self.lengths = Lengths::Replaying(record, 0, &[]);
+        }
+        self
     }
 }
 
@@ -127,6 +305,70 @@ impl LazyTraceReader {
             at,
             end,
             open: Vec::new(),
+            lengths: Lengths::Off,
         }))
+    }
+}
+
+#[cfg(all(test, feature = "generate"))]
+mod tests {
+    use super::*;
+    use crate::tree::TraceTree;
+
+    /// Every object of `subtree`, in order.
+    fn objects<'r>(subtree: &mut RawSubtree<'r>) -> Vec<&'r [u8]> {
+        std::iter::from_fn(|| subtree.next_object().unwrap()).collect()
+    }
+
+    /// A reading cut by a record hands out the objects a decoding one
+    /// does, whole or stopped part way (then decoding on), and a record
+    /// of another subtree, or of a reading not read to its end, is not
+    /// used.
+    #[test]
+    fn a_replayed_reading_hands_out_the_decoded_objects() {
+        let scratch = tempfile::tempdir().unwrap();
+        let path = scratch.path().join("t.trace");
+        crate::generate::samples::all_types()
+            .unwrap()
+            .save(&path)
+            .unwrap();
+        let reader = LazyTraceReader::open(&path).unwrap();
+        let mut replayed = 0;
+        for thread in reader.thread_ids() {
+            for root in TraceTree::roots(&reader, thread).unwrap() {
+                let subtree = || reader.raw_subtree(root).unwrap().unwrap();
+                let expected = objects(&mut subtree());
+                for max in [0, 1, 3, RECORD_MAX] {
+                    let mut recording = subtree().recording_at_most(max);
+                    assert_eq!(objects(&mut recording), expected);
+                    let record = recording.into_record().unwrap();
+                    if max < expected.len() {
+                        assert!(record.stopped.is_some());
+                    }
+                    if max == RECORD_MAX {
+                        assert!(record.stopped.is_none());
+                    }
+                    let mut replaying = subtree().replaying(record);
+                    assert!(matches!(replaying.lengths, Lengths::Replaying(..)));
+                    assert_eq!(objects(&mut replaying), expected);
+                    replayed += 1;
+                }
+                let mut partial = subtree().recording();
+                partial.next_object().unwrap();
+                assert!(expected.len() == 1 || partial.into_record().is_none());
+            }
+        }
+        assert!(replayed > 0);
+        let (root, child) = reader
+            .thread_ids()
+            .into_iter()
+            .flat_map(|thread| TraceTree::roots(&reader, thread).unwrap())
+            .find_map(|root| Some((root, *TraceTree::children(&reader, root).ok()?.first()?)))
+            .expect("a root with a child");
+        let mut recording = reader.raw_subtree(root).unwrap().unwrap().recording();
+        objects(&mut recording);
+        let other = reader.raw_subtree(child).unwrap().unwrap();
+        let other = other.replaying(recording.into_record().unwrap());
+        assert!(matches!(other.lengths, Lengths::Off));
     }
 }

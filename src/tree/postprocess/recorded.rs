@@ -14,6 +14,8 @@
 //! anything it cannot read, says "not as recorded", and the view is walked.
 //! The subtree's root is the view's node, decided already: it shows as
 //! recorded when the node's location, status and iterations are its own.
+//! The subtree handed out is cut by the scan's record of its objects'
+//! lengths: a consumer that copies it does not decode them again.
 
 use crate::common::ObjectKind;
 use crate::error::Result;
@@ -41,15 +43,25 @@ impl<T: TraceTree> Postprocessed<T> {
         let Some(scan) = self.inner.raw_subtree(node.inner)? else {
             return Ok(None);
         };
-        if !self.shows_as_recorded(scan) {
+        let mut scan = scan.recording();
+        if !self.shows_as_recorded(&mut scan) {
             return Ok(None);
         }
-        self.inner.raw_subtree(node.inner)
+        // The subtree handed out is cut by the scan's record of its
+        // objects, not decoded a second time.
+        let record = scan.into_record();
+        Ok(self
+            .inner
+            .raw_subtree(node.inner)?
+            .map(|subtree| match record {
+                Some(record) => subtree.replaying(record),
+                None => subtree,
+            }))
     }
 
     /// Whether no descendant of the subtree's root starts a rule of the
-    /// chain (anything unreadable: no).
-    fn shows_as_recorded(&self, mut objects: RawSubtree<'_>) -> bool {
+    /// chain (anything unreadable: no), having read all of `objects` if so.
+    fn shows_as_recorded(&self, objects: &mut RawSubtree<'_>) -> bool {
         // The open containers: their type and raw children so far.
         let mut open: Vec<(TracepointType, u32)> = Vec::new();
         loop {
