@@ -47,7 +47,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
 use crate::read::{RawSubtree, Visit, VisitDetail};
-use crate::tree::TraceTree;
+use crate::tree::{Prune, TraceTree};
 
 use calls::Call;
 use memo::Memo;
@@ -340,7 +340,32 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
         detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
     ) -> Result<()> {
-        self.walk_from(roots, 0, max_depth, detail, &mut f)
+        self.walk_from(roots, 0, max_depth, detail, &mut f, walk::Leave(None))
+    }
+
+    /// A node left when it is handed on at once shows nothing of its
+    /// subtree (a waiting loop's nodes are handed on late: walked on).
+    fn walk_visit_pruned(
+        &self,
+        roots: &[Self::Node],
+        detail: VisitDetail,
+        mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<Prune>,
+    ) -> Result<()> {
+        let asked = std::cell::Cell::new(None);
+        let mut visit = |visit: Visit<'_, Self::Node>| {
+            if let Prune::Leave(depth) = f(visit)? {
+                asked.set(Some(depth));
+            }
+            Ok(())
+        };
+        self.walk_from(
+            roots,
+            0,
+            None,
+            detail,
+            &mut visit,
+            walk::Leave(Some(&asked)),
+        )
     }
 
     /// The inner reader's cuts, standing for the raw children they are;
@@ -404,6 +429,7 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
             max_depth,
             detail,
             &mut f,
+            walk::Leave(None),
         )
     }
 }

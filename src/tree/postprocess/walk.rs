@@ -17,6 +17,8 @@
 //! outermost waiting loop is decided by random access instead, so memory
 //! stays bounded.
 
+use std::cell::Cell;
+
 use crate::error::{Error, Result};
 use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::read::{Visit, VisitDetail};
@@ -39,6 +41,38 @@ pub(super) type Visitor<'f, N> = dyn FnMut(Visit<'_, PostNode<N>>) -> Result<()>
 pub(super) struct Place {
     raw_depth: isize,
     depth: usize,
+}
+
+/// Where a pruned walk's visitor asks to leave the node just handed to it
+/// (its depth shown): set by the visitor, read right after that node.
+/// Only a node handed on at once (held for no waiting loop) is left, and
+/// then its raw subtree is not shown; otherwise the walk goes on as if
+/// nothing were asked, which a pruned walk allows.
+#[derive(Clone, Copy)]
+pub(super) struct Leave<'c>(pub(super) Option<&'c Cell<Option<usize>>>);
+
+impl Leave<'_> {
+    fn clear(self) {
+        if let Some(cell) = self.0 {
+            cell.set(None);
+        }
+    }
+
+    /// Whether the node just handed on, shown at `depth`, is to be left.
+    fn asked(self, depth: usize) -> bool {
+        self.0.is_some_and(|cell| cell.take() == Some(depth))
+    }
+
+    /// After a raw node shown as itself at `at`: when it is to be left,
+    /// nothing under its frame (the top one, if it opened one) is shown.
+    fn apply<N>(self, at: Place, frames: &mut [Frame<N>]) {
+        if self.asked(at.depth)
+            && let Some(top) = frames.last_mut()
+            && top.raw_depth == at.raw_depth
+        {
+            top.mode = Mode::Hide { target: None };
+        }
+    }
 }
 
 /// A loop iteration held until the walk's next node says whether it has
@@ -264,6 +298,7 @@ impl<T: TraceTree> Postprocessed<T> {
         max_depth: Option<usize>,
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
+        leave: Leave<'_>,
     ) -> Result<()> {
         let shape = self.shape_of(parent)?;
         let mut tracker = Tracker::new(shape);
@@ -332,6 +367,7 @@ impl<T: TraceTree> Postprocessed<T> {
                         tracker.add(kept.then_some(shown));
                     }
                     if kept {
+                        leave.clear();
                         self.show_plain(
                             shown,
                             &iteration.tracepoint,
@@ -341,6 +377,7 @@ impl<T: TraceTree> Postprocessed<T> {
                             &mut sink,
                             &mut frames,
                         )?;
+                        leave.apply(iteration.at, &mut frames);
                     }
                 }
                 while frames.last().is_some_and(|top| top.raw_depth >= raw_depth) {
@@ -427,6 +464,7 @@ impl<T: TraceTree> Postprocessed<T> {
                             }
                             shown(raw(node, tracepoint))
                         };
+                        leave.clear();
                         if shown.inner == node {
                             let at = Place { raw_depth, depth };
                             self.show_plain(
@@ -438,9 +476,10 @@ impl<T: TraceTree> Postprocessed<T> {
                                 &mut sink,
                                 &mut frames,
                             )?;
+                            leave.apply(at, &mut frames);
                         } else {
                             self.emit(shown, depth, detail, &mut |visit| sink.visit(visit))?;
-                            let container = self.is_container(shown)?;
+                            let container = self.is_container(shown)? && !leave.asked(depth);
                             let target = if container {
                                 if max_depth.is_some_and(|max| depth >= max) {
                                     self.fold(shown, depth, &mut |visit| sink.visit(visit))?;
@@ -575,9 +614,8 @@ impl<T: TraceTree> Postprocessed<T> {
         if tracker.kept < tracker.n {
             let slots = peeked_slots(shape.ty, shape.names, tracker.n);
             for again in tracker.stale(slots) {
-                self.walk_from(&[again], depth, max_depth, detail, &mut |visit| {
-                    sink.visit(visit)
-                })?;
+                let mut visit = |visit: Visit<'_, PostNode<T::Node>>| sink.visit(visit);
+                self.walk_from(&[again], depth, max_depth, detail, &mut visit, Leave(None))?;
             }
         }
         let Some(waiting) = waiting else {
@@ -730,17 +768,29 @@ impl<T: TraceTree> Postprocessed<T> {
         max_depth: Option<usize>,
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
+        leave: Leave<'_>,
     ) -> Result<()> {
         for &root in roots {
+            leave.clear();
             self.emit(root, depth, detail, f)?;
-            if !self.is_container(root)? {
+            if leave.asked(depth) || !self.is_container(root)? {
                 continue;
             }
             if max_depth.is_some_and(|max| depth >= max) {
                 self.fold(root, depth, f)?;
                 continue;
             }
-            self.stream_children(root.inner, None, None, depth + 1, max_depth, detail, f)?;
+            let (first, next) = (None, None);
+            self.stream_children(
+                root.inner,
+                first,
+                next,
+                depth + 1,
+                max_depth,
+                detail,
+                f,
+                leave,
+            )?;
         }
         Ok(())
     }
