@@ -93,13 +93,6 @@ pub(crate) struct PointKey {
 }
 
 impl PointKey {
-    /// The key of a point nothing compares (one the diff reads past).
-    pub(crate) const NONE: PointKey = PointKey {
-        kind: TracepointType::Loop,
-        edit: 0,
-        strict: 0,
-    };
-
     /// The reference's `editIndependentEqual`.
     #[inline]
     pub(crate) fn edit_equal(&self, other: &PointKey) -> bool {

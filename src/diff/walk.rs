@@ -84,8 +84,9 @@ enum Walked<N> {
 /// (keeping its children's keys) from the stream's point number `from`,
 /// a child at depth `depth`, to the list's end, the first point shallower.
 /// Its producer then sends those children without their tracepoints, and
-/// their subtrees' points bare, until it reaches that end; a request for a
-/// list that it has already walked past is dropped.
+/// nothing of their subtrees (a walk that can leave a container does not
+/// read them), until it reaches that end; a request for a list that it has
+/// already walked past is dropped.
 /// It also leaves subtrees the diff copied by their bytes: from the point
 /// numbered `from`, at depth `depth`, the producer sends nothing deeper
 /// (and its reader skips what it can), unless it is already past it.
@@ -196,28 +197,33 @@ fn produce<T: TraceTree>(
         if let Some(from) = skim.take(&last_at) {
             skimmed = Some(from);
         }
+        // Below a child read past nothing is sent, nor read where the
+        // walk can leave it.
+        if let Some(from) = skimmed
+            && depth > from
+        {
+            return Ok(Prune::Leave(from.saturating_sub(base)));
+        }
         if last_at.len() <= depth {
             last_at.resize(depth + 1, u64::MAX);
         }
         last_at[depth] = sent;
         sent += 1;
+        let mut prune = Prune::Go;
         let point = match skimmed {
-            Some(from) if depth > from => Point {
-                node,
-                key: PointKey::NONE,
-                event: tracepoint.event(),
-                depth,
-                tracepoint: None,
-                footer: None,
-            },
-            Some(from) if depth == from => Point {
-                node,
-                key: keys.key(tracepoint, footer)?,
-                event: tracepoint.event(),
-                depth,
-                tracepoint: None,
-                footer: None,
-            },
+            Some(from) if depth == from => {
+                if tracepoint.is_container() {
+                    prune = Prune::Leave(depth - base);
+                }
+                Point {
+                    node,
+                    key: keys.key(tracepoint, footer)?,
+                    event: tracepoint.event(),
+                    depth,
+                    tracepoint: None,
+                    footer: None,
+                }
+            }
             _ => {
                 skimmed = None;
                 Point {
@@ -238,7 +244,7 @@ fn produce<T: TraceTree>(
                 return Err(Error::internal("the diff stopped reading this stream"));
             }
         }
-        Ok(Prune::Go)
+        Ok(prune)
     };
     let detail = VisitDetail::default();
     let walked = match from {

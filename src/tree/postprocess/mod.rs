@@ -47,7 +47,7 @@ use crate::error::Result;
 use crate::format::TraceContext;
 use crate::model::{DiffStatus, Footer, Tracepoint, TracepointBody};
 use crate::read::{RawSubtree, Visit, VisitDetail};
-use crate::tree::TraceTree;
+use crate::tree::{Prune, TraceTree};
 
 use calls::Call;
 use memo::Memo;
@@ -340,7 +340,34 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
         detail: VisitDetail,
         mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<()>,
     ) -> Result<()> {
-        self.walk_from(roots, 0, max_depth, detail, &mut f)
+        self.walk_from(roots, 0, max_depth, detail, &mut f, walk::Leave(None))
+    }
+
+    /// A node left when it is handed on at once shows nothing of its
+    /// subtree, and where the view walks all of a raw node's children, the
+    /// inner walk leaves its raw subtree too (a waiting loop's nodes are
+    /// handed on late: walked on).
+    fn walk_visit_pruned(
+        &self,
+        roots: &[Self::Node],
+        detail: VisitDetail,
+        mut f: impl FnMut(Visit<'_, Self::Node>) -> Result<Prune>,
+    ) -> Result<()> {
+        let asked = std::cell::Cell::new(None);
+        let mut visit = |visit: Visit<'_, Self::Node>| {
+            if let Prune::Leave(depth) = f(visit)? {
+                asked.set(Some(depth));
+            }
+            Ok(())
+        };
+        self.walk_from(
+            roots,
+            0,
+            None,
+            detail,
+            &mut visit,
+            walk::Leave(Some(&asked)),
+        )
     }
 
     /// The inner reader's cuts, standing for the raw children they are;
@@ -404,6 +431,72 @@ impl<T: TraceTree> TraceTree for Postprocessed<T> {
             max_depth,
             detail,
             &mut f,
+            walk::Leave(None),
         )
+    }
+}
+
+#[cfg(all(test, feature = "generate"))]
+mod tests {
+    use super::*;
+    use crate::generate::{GenerateOptions, Shape, generate_file};
+    use crate::read::LazyTraceReader;
+
+    /// A pruned walk that leaves every container at depth 1 gives every
+    /// node the whole walk gives at depths 0 and 1, nothing it does not,
+    /// in the same order, and leaves some subtree out.
+    #[test]
+    fn a_pruned_walk_leaves_what_it_is_asked_to() {
+        let scratch = tempfile::tempdir().unwrap();
+        let path = scratch.path().join("t.trace");
+        let options = GenerateOptions::new(1 << 20, Shape::Mixed);
+        generate_file(&path, &options, |_| {}).unwrap();
+        let reader = LazyTraceReader::open(&path).unwrap();
+        let view = Postprocessed::new(&reader);
+        let mut left_out = 0;
+        for thread in view.thread_ids() {
+            let roots = view.roots(thread).unwrap();
+            let mut whole = Vec::new();
+            view.walk_visit(&roots, None, VisitDetail::default(), |visit| {
+                if let Visit::Node { node, depth, .. } = visit {
+                    whole.push((node, depth));
+                }
+                Ok(())
+            })
+            .unwrap();
+            let mut pruned = Vec::new();
+            view.walk_visit_pruned(&roots, VisitDetail::default(), |visit| {
+                let Visit::Node {
+                    node,
+                    depth,
+                    tracepoint,
+                    ..
+                } = visit
+                else {
+                    return Ok(Prune::Go);
+                };
+                pruned.push((node, depth));
+                Ok(if depth == 1 && tracepoint.is_container() {
+                    Prune::Leave(1)
+                } else {
+                    Prune::Go
+                })
+            })
+            .unwrap();
+            let mut rest = whole.iter();
+            for node in &pruned {
+                assert!(rest.any(|n| n == node), "{node:?} not in the whole walk");
+            }
+            let top = |nodes: &[(PostNode<_>, usize)]| {
+                nodes
+                    .iter()
+                    .filter(|(_, d)| *d <= 1)
+                    .copied()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(top(&pruned), top(&whole));
+            left_out += whole.len() - pruned.len();
+        }
+        assert!(left_out > 0, "nothing was left out");
     }
 }

@@ -17,10 +17,12 @@
 //! outermost waiting loop is decided by random access instead, so memory
 //! stays bounded.
 
+use std::cell::Cell;
+
 use crate::error::{Error, Result};
 use crate::model::{Footer, Tracepoint, TracepointType};
 use crate::read::{Visit, VisitDetail};
-use crate::tree::TraceTree;
+use crate::tree::{Prune, TraceTree};
 
 use super::slots::{Shape, Tracker, peeked_slots};
 use super::{
@@ -39,6 +41,40 @@ pub(super) type Visitor<'f, N> = dyn FnMut(Visit<'_, PostNode<N>>) -> Result<()>
 pub(super) struct Place {
     raw_depth: isize,
     depth: usize,
+}
+
+/// Where a pruned walk's visitor asks to leave the node just handed to it
+/// (its depth shown): set by the visitor, read right after that node.
+/// Only a node handed on at once (held for no waiting loop) is left, and
+/// then its raw subtree is not shown; otherwise the walk goes on as if
+/// nothing were asked, which a pruned walk allows.
+#[derive(Clone, Copy)]
+pub(super) struct Leave<'c>(pub(super) Option<&'c Cell<Option<usize>>>);
+
+impl Leave<'_> {
+    fn clear(self) {
+        if let Some(cell) = self.0 {
+            cell.set(None);
+        }
+    }
+
+    /// Whether the node just handed on, shown at `depth`, is to be left.
+    fn asked(self, depth: usize) -> bool {
+        self.0.is_some_and(|cell| cell.take() == Some(depth))
+    }
+
+    /// After a raw node shown as itself at `at`: when it is to be left,
+    /// nothing under its frame (the top one, if it opened one) is shown,
+    /// and its raw depth is noted in `left` for the inner walk.
+    fn apply<N>(self, at: Place, frames: &mut [Frame<N>], left: &Cell<Option<isize>>) {
+        if self.asked(at.depth)
+            && let Some(top) = frames.last_mut()
+            && top.raw_depth == at.raw_depth
+        {
+            top.mode = Mode::Hide { target: None };
+            left.set(Some(at.raw_depth));
+        }
+    }
 }
 
 /// A loop iteration held until the walk's next node says whether it has
@@ -264,6 +300,7 @@ impl<T: TraceTree> Postprocessed<T> {
         max_depth: Option<usize>,
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
+        leave: Leave<'_>,
     ) -> Result<()> {
         let shape = self.shape_of(parent)?;
         let mut tracker = Tracker::new(shape);
@@ -301,165 +338,207 @@ impl<T: TraceTree> Postprocessed<T> {
             child_counts: false,
             leaf_bodies: true,
         };
-        self.inner
-            .walk_visit_siblings(parent, first, next, None, inner_detail, |visit| {
-                let Visit::Node {
-                    node,
-                    depth: raw_depth,
-                    tracepoint,
-                    footer,
+        // The raw depth of a container the visitor left, for the inner walk.
+        let left = Cell::new(None);
+        let mut step = |visit: Visit<'_, T::Node>| {
+            let Visit::Node {
+                node,
+                depth: raw_depth,
+                tracepoint,
+                footer,
+                ..
+            } = visit
+            else {
+                return Err(Error::internal(
+                    "a walk asked for whole nodes gave a header or a fold",
+                ));
+            };
+            if sink.held > HOLD_LIMIT {
+                self.decide_outermost(&mut frames, &mut sink, &mut pending, detail)?;
+            }
+            let raw_depth = raw_depth as isize;
+            if pending.is_some()
+                && let Some(iteration) = pending.take()
+            {
+                let kept = raw_depth > iteration.at.raw_depth;
+                let shown = shown(raw(iteration.node, &iteration.tracepoint));
+                if let Some(Frame {
+                    mode: Mode::Show { tracker, .. },
                     ..
-                } = visit
-                else {
-                    return Err(Error::internal(
-                        "a walk asked for whole nodes gave a header or a fold",
-                    ));
-                };
-                if sink.held > HOLD_LIMIT {
-                    self.decide_outermost(&mut frames, &mut sink, &mut pending, detail)?;
-                }
-                let raw_depth = raw_depth as isize;
-                if pending.is_some()
-                    && let Some(iteration) = pending.take()
+                }) = frames.last_mut()
                 {
-                    let kept = raw_depth > iteration.at.raw_depth;
-                    let shown = shown(raw(iteration.node, &iteration.tracepoint));
-                    if let Some(Frame {
-                        mode: Mode::Show { tracker, .. },
-                        ..
-                    }) = frames.last_mut()
+                    tracker.add(kept.then_some(shown));
+                }
+                if kept {
+                    leave.clear();
+                    self.show_plain(
+                        shown,
+                        &iteration.tracepoint,
+                        iteration.footer.as_ref(),
+                        iteration.at,
+                        (max_depth, detail),
+                        &mut sink,
+                        &mut frames,
+                    )?;
+                    leave.apply(iteration.at, &mut frames, &left);
+                }
+            }
+            while frames.last().is_some_and(|top| top.raw_depth >= raw_depth) {
+                let top = frames.pop().expect("checked");
+                self.close(top, &mut frames, max_depth, detail, &mut sink)?;
+            }
+            let Some(top) = frames.last_mut() else {
+                return Err(Error::internal("a walk left its parent"));
+            };
+            match &mut top.mode {
+                Mode::Hide { target } => {
+                    if let Some((target, depth)) = *target
+                        && target == node
                     {
-                        tracker.add(kept.then_some(shown));
+                        Self::open(self.shape(tracepoint)?, raw_depth, depth, &mut frames);
                     }
-                    if kept {
+                    Ok(())
+                }
+                Mode::Show {
+                    depth,
+                    tracker,
+                    waiting,
+                    ..
+                } => {
+                    let depth = *depth;
+                    let ty = tracepoint.tracepoint_type();
+                    if let Some(waiting) = waiting {
+                        waiting.last_iteration = ty == TracepointType::LoopIteration;
+                    }
+                    if ty == TracepointType::LoopIteration {
+                        // Kept when it has children: when the walk's next
+                        // node is one.
+                        pending = Some(Pending {
+                            node,
+                            tracepoint: tracepoint.clone().into_owned(),
+                            footer: footer.map(|footer| footer.clone().into_owned()),
+                            at: Place { raw_depth, depth },
+                        });
+                        return Ok(());
+                    }
+                    if ty == TracepointType::Loop
+                        && loop_iterations(footer) != 0
+                        && max_depth.is_none_or(|max| depth < max)
+                    {
+                        // Shown or not by its last child: held till it closes.
+                        sink.hold();
+                        let shape = self.shape(tracepoint)?;
+                        frames.push(Frame {
+                            raw_depth,
+                            mode: Mode::Show {
+                                shape,
+                                depth: depth + 1,
+                                tracker: Tracker::new(shape),
+                                waiting: Some(Box::new(Waiting {
+                                    node,
+                                    tracepoint: tracepoint.clone().into_owned(),
+                                    footer: footer.map(|footer| footer.clone().into_owned()),
+                                    depth,
+                                    last_iteration: false,
+                                })),
+                            },
+                        });
+                        return Ok(());
+                    }
+                    let shown = if tracepoint.is_container() {
+                        let decided =
+                            self.decide_container(node, tracepoint, footer, CHAIN_LIMIT)?;
+                        tracker.add(decided);
+                        let Some(shown) = decided else {
+                            frames.push(Frame {
+                                raw_depth,
+                                mode: Mode::Hide { target: None },
+                            });
+                            return Ok(());
+                        };
+                        shown
+                    } else {
+                        // A leaf shows itself or nothing: decided
+                        // without a node built for the tracker.
+                        let kept = self.leaf_kept(tracepoint)?;
+                        tracker.add_with(kept, || Some(shown(raw(node, tracepoint))));
+                        if !kept {
+                            return Ok(());
+                        }
+                        shown(raw(node, tracepoint))
+                    };
+                    leave.clear();
+                    if shown.inner == node {
+                        let at = Place { raw_depth, depth };
                         self.show_plain(
                             shown,
-                            &iteration.tracepoint,
-                            iteration.footer.as_ref(),
-                            iteration.at,
+                            tracepoint,
+                            footer,
+                            at,
                             (max_depth, detail),
                             &mut sink,
                             &mut frames,
                         )?;
-                    }
-                }
-                while frames.last().is_some_and(|top| top.raw_depth >= raw_depth) {
-                    let top = frames.pop().expect("checked");
-                    self.close(top, &mut frames, max_depth, detail, &mut sink)?;
-                }
-                let Some(top) = frames.last_mut() else {
-                    return Err(Error::internal("a walk left its parent"));
-                };
-                match &mut top.mode {
-                    Mode::Hide { target } => {
-                        if let Some((target, depth)) = *target
-                            && target == node
-                        {
-                            Self::open(self.shape(tracepoint)?, raw_depth, depth, &mut frames);
-                        }
-                        Ok(())
-                    }
-                    Mode::Show {
-                        depth,
-                        tracker,
-                        waiting,
-                        ..
-                    } => {
-                        let depth = *depth;
-                        let ty = tracepoint.tracepoint_type();
-                        if let Some(waiting) = waiting {
-                            waiting.last_iteration = ty == TracepointType::LoopIteration;
-                        }
-                        if ty == TracepointType::LoopIteration {
-                            // Kept when it has children: when the walk's next
-                            // node is one.
-                            pending = Some(Pending {
-                                node,
-                                tracepoint: tracepoint.clone().into_owned(),
-                                footer: footer.map(|footer| footer.clone().into_owned()),
-                                at: Place { raw_depth, depth },
-                            });
-                            return Ok(());
-                        }
-                        if ty == TracepointType::Loop
-                            && loop_iterations(footer) != 0
-                            && max_depth.is_none_or(|max| depth < max)
-                        {
-                            // Shown or not by its last child: held till it closes.
-                            sink.hold();
-                            let shape = self.shape(tracepoint)?;
-                            frames.push(Frame {
-                                raw_depth,
-                                mode: Mode::Show {
-                                    shape,
-                                    depth: depth + 1,
-                                    tracker: Tracker::new(shape),
-                                    waiting: Some(Box::new(Waiting {
-                                        node,
-                                        tracepoint: tracepoint.clone().into_owned(),
-                                        footer: footer.map(|footer| footer.clone().into_owned()),
-                                        depth,
-                                        last_iteration: false,
-                                    })),
-                                },
-                            });
-                            return Ok(());
-                        }
-                        let shown = if tracepoint.is_container() {
-                            let decided =
-                                self.decide_container(node, tracepoint, footer, CHAIN_LIMIT)?;
-                            tracker.add(decided);
-                            let Some(shown) = decided else {
-                                frames.push(Frame {
-                                    raw_depth,
-                                    mode: Mode::Hide { target: None },
-                                });
-                                return Ok(());
-                            };
-                            shown
+                        leave.apply(at, &mut frames, &left);
+                    } else {
+                        self.emit(shown, depth, detail, &mut |visit| sink.visit(visit))?;
+                        let container = self.is_container(shown)?;
+                        let container = if container && leave.asked(depth) {
+                            left.set(Some(raw_depth));
+                            false
                         } else {
-                            // A leaf shows itself or nothing: decided
-                            // without a node built for the tracker.
-                            let kept = self.leaf_kept(tracepoint)?;
-                            tracker.add_with(kept, || Some(shown(raw(node, tracepoint))));
-                            if !kept {
-                                return Ok(());
-                            }
-                            shown(raw(node, tracepoint))
+                            container
                         };
-                        if shown.inner == node {
-                            let at = Place { raw_depth, depth };
-                            self.show_plain(
-                                shown,
-                                tracepoint,
-                                footer,
-                                at,
-                                (max_depth, detail),
-                                &mut sink,
-                                &mut frames,
-                            )?;
-                        } else {
-                            self.emit(shown, depth, detail, &mut |visit| sink.visit(visit))?;
-                            let container = self.is_container(shown)?;
-                            let target = if container {
-                                if max_depth.is_some_and(|max| depth >= max) {
-                                    self.fold(shown, depth, &mut |visit| sink.visit(visit))?;
-                                    None
-                                } else {
-                                    Some((shown.inner, depth + 1))
-                                }
-                            } else {
+                        let target = if container {
+                            if max_depth.is_some_and(|max| depth >= max) {
+                                self.fold(shown, depth, &mut |visit| sink.visit(visit))?;
                                 None
-                            };
-                            frames.push(Frame {
-                                raw_depth,
-                                mode: Mode::Hide { target },
-                            });
-                        }
-                        Ok(())
+                            } else {
+                                Some((shown.inner, depth + 1))
+                            }
+                        } else {
+                            None
+                        };
+                        frames.push(Frame {
+                            raw_depth,
+                            mode: Mode::Hide { target },
+                        });
                     }
+                    Ok(())
                 }
-            })?;
+            }
+        };
+        if leave.0.is_some() && first.is_none() && next.is_none() {
+            // All the children: the parent's subtree, walked so that the
+            // inner walk leaves what the visitor left (raw depths one less).
+            self.inner
+                .walk_visit_pruned(&[parent], inner_detail, |visit| match visit {
+                    Visit::Node { depth: 0, .. } => Ok(Prune::Go),
+                    Visit::Node {
+                        node,
+                        depth,
+                        tracepoint,
+                        footer,
+                        children,
+                    } => {
+                        step(Visit::Node {
+                            node,
+                            depth: depth - 1,
+                            tracepoint,
+                            footer,
+                            children,
+                        })?;
+                        Ok(match left.take() {
+                            Some(raw) => Prune::Leave(raw.unsigned_abs() + 1),
+                            None => Prune::Go,
+                        })
+                    }
+                    other => step(other).map(|()| Prune::Go),
+                })?;
+        } else {
+            self.inner
+                .walk_visit_siblings(parent, first, next, None, inner_detail, &mut step)?;
+        }
         if pending.is_some()
             && let Some(Frame {
                 mode: Mode::Show { tracker, .. },
@@ -575,9 +654,8 @@ impl<T: TraceTree> Postprocessed<T> {
         if tracker.kept < tracker.n {
             let slots = peeked_slots(shape.ty, shape.names, tracker.n);
             for again in tracker.stale(slots) {
-                self.walk_from(&[again], depth, max_depth, detail, &mut |visit| {
-                    sink.visit(visit)
-                })?;
+                let mut visit = |visit: Visit<'_, PostNode<T::Node>>| sink.visit(visit);
+                self.walk_from(&[again], depth, max_depth, detail, &mut visit, Leave(None))?;
             }
         }
         let Some(waiting) = waiting else {
@@ -730,17 +808,29 @@ impl<T: TraceTree> Postprocessed<T> {
         max_depth: Option<usize>,
         detail: VisitDetail,
         f: &mut Visitor<'_, T::Node>,
+        leave: Leave<'_>,
     ) -> Result<()> {
         for &root in roots {
+            leave.clear();
             self.emit(root, depth, detail, f)?;
-            if !self.is_container(root)? {
+            if leave.asked(depth) || !self.is_container(root)? {
                 continue;
             }
             if max_depth.is_some_and(|max| depth >= max) {
                 self.fold(root, depth, f)?;
                 continue;
             }
-            self.stream_children(root.inner, None, None, depth + 1, max_depth, detail, f)?;
+            let (first, next) = (None, None);
+            self.stream_children(
+                root.inner,
+                first,
+                next,
+                depth + 1,
+                max_depth,
+                detail,
+                f,
+                leave,
+            )?;
         }
         Ok(())
     }
