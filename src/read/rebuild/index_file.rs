@@ -88,6 +88,7 @@ fn write_index(
             DEFAULT_WINDOW,
             progress,
             writer,
+            &mut |_| {},
             &|covered| {
                 data.release_around(covered);
                 Ok(())

@@ -267,13 +267,16 @@ pub(crate) const DEFAULT_WINDOW: u64 = RebuildOptions::DEFAULT_WINDOW;
 /// `done` with the data each window covered (to release its pages; an
 /// error from it, such as [`Error::Cancelled`], ends the rebuild).
 /// Returns what the rebuild found and the number of cells written. The
-/// heap holds one window's cells. I/O errors are [`Error::Io`] without a path.
+/// heap holds one window's cells. `seen` gets the cells as they are
+/// written, in runs whose concatenation is them (while the workers
+/// discover the next window). I/O errors are [`Error::Io`] without a path.
 pub fn write_rebuilt_index(
     data: &[u8],
     options: RebuildOptions,
     window: u64,
     progress: &(dyn Fn(u64) + Sync),
     out: &mut (dyn std::io::Write + Send),
+    seen: &mut (dyn FnMut(&[IndexCell]) + Send),
     done: &(dyn Fn(std::ops::Range<u64>) -> Result<()> + Sync),
 ) -> Result<(RebuildOutcome, usize)> {
     out.write_all(&crate::format::file_header(crate::format::INDEX_MAGIC))?;
@@ -288,6 +291,7 @@ pub fn write_rebuilt_index(
         rebuild_index_windowed(data, options, window, progress, &mut |window, covered| {
             cells += window.len();
             for run in window.runs() {
+                seen(run);
                 for piece in run.chunks(CELLS_APPENDED) {
                     IndexCell::encode_all_into(piece, &mut bytes);
                     if bytes.len() >= WRITE_BYTES {

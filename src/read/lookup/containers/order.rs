@@ -28,17 +28,51 @@ pub(super) enum Convert {
 pub(super) fn post_backwards<'a>(
     cells: &'a [RawIndexCell],
     ranges: &'a [(u32, u32)],
-    mut pass: CellPass<'a>,
-) -> impl Iterator<Item = (u32, RawIndexCell)> + 'a {
-    ranges
-        .iter()
-        .rev()
-        .inspect(move |&&(_, to)| pass.at(to))
-        .flat_map(move |&(from, to)| {
-            let run = cells.get(from as usize..to as usize).unwrap_or_default();
-            (run.iter().enumerate().rev()).map(move |(i, cell)| (from + i as u32, *cell))
-        })
-        .filter(|(_, cell)| cell.kind == ObjectKind::Tracepoint as u8)
+    pass: CellPass<'a>,
+) -> PostBackwards<'a> {
+    PostBackwards {
+        cells,
+        ranges,
+        run: &[],
+        from: 0,
+        pass,
+    }
+}
+
+/// See [`post_backwards`]: one loop over the runs, last first, and over
+/// each run's cells, last first, that yields the container cells.
+pub(super) struct PostBackwards<'a> {
+    cells: &'a [RawIndexCell],
+    /// The runs not entered yet.
+    ranges: &'a [(u32, u32)],
+    /// What is left of the run entered last, and its first cell's number.
+    run: &'a [RawIndexCell],
+    from: u32,
+    pass: CellPass<'a>,
+}
+
+impl Iterator for PostBackwards<'_> {
+    type Item = (u32, RawIndexCell);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            while let Some((cell, rest)) = self.run.split_last() {
+                self.run = rest;
+                if cell.kind == ObjectKind::Tracepoint as u8 {
+                    return Some((self.from + rest.len() as u32, *cell));
+                }
+            }
+            let (&(from, to), rest) = self.ranges.split_last()?;
+            self.ranges = rest;
+            self.pass.at(to);
+            self.run = self
+                .cells
+                .get(from as usize..to as usize)
+                .unwrap_or_default();
+            self.from = from;
+        }
+    }
 }
 
 /// A position in a thread's container cells in post-order: the `at`-th
@@ -235,37 +269,14 @@ pub(crate) struct Converted {
 pub(super) fn convert_into(
     count: usize,
     post_backwards: impl Iterator<Item = (u32, RawIndexCell)>,
-    mut place: impl FnMut(Placed),
+    place: impl FnMut(Placed),
 ) -> Result<Converted, Convert> {
-    struct Open {
-        id: u32,
-        start: u64,
-        end: u64,
-        event: i32,
-        post: usize,
-        depth: usize,
-        seen_before: usize,
-    }
-    let mut chunk_max_end = vec![0u64; count.div_ceil(CHUNK)];
-    let mut last: Option<(usize, i32)> = None;
-    let mut descending = true;
-    let mut events_ascend = true;
-    let mut close = |open: Open, seen: usize| {
-        let at = open.post - (seen - open.seen_before - 1) + open.depth;
-        if let Some((after, event)) = last {
-            descending &= at + 1 == after;
-            events_ascend &= open.event < event;
-        }
-        last = Some((at, open.event));
-        let chunk = &mut chunk_max_end[at / CHUNK];
-        *chunk = (*chunk).max(open.end);
-        place(Placed {
-            at,
-            id: open.id,
-            start: open.start,
-            end: open.end,
-            event: open.event,
-        });
+    let mut closing = Closing {
+        chunk_max_end: vec![0u64; count.div_ceil(CHUNK)],
+        last: None,
+        descending: true,
+        events_ascend: true,
+        place,
     };
     let mut stack: Vec<Open> = Vec::new();
     let mut seen = 0usize;
@@ -289,7 +300,7 @@ pub(super) fn convert_into(
                 return Err(Convert::Nesting(NestingError::Crossing { cell: id }));
             }
             let top = stack.pop().expect("just seen");
-            close(top, seen);
+            closing.close(top, seen);
         }
         stack.push(Open {
             id,
@@ -304,15 +315,65 @@ pub(super) fn convert_into(
     }
     debug_assert_eq!(seen, count);
     while let Some(top) = stack.pop() {
-        close(top, seen);
+        closing.close(top, seen);
     }
+    let Closing {
+        chunk_max_end,
+        last,
+        descending,
+        events_ascend,
+        ..
+    } = closing;
     debug_assert!(descending, "containers close in reverse start order");
-    descending &= seen == count && last.is_none_or(|(at, _)| at == 0);
     Ok(Converted {
         chunk_max_end,
         events_ascend,
-        descending,
+        descending: descending && seen == count && last.is_none_or(|(at, _)| at == 0),
     })
+}
+
+/// A container of [`convert_into`]'s stack: its cell, and where it was met.
+struct Open {
+    id: u32,
+    start: u64,
+    end: u64,
+    event: i32,
+    post: usize,
+    depth: usize,
+    seen_before: usize,
+}
+
+/// What [`convert_into`] finds as it places containers, and where it
+/// places them.
+struct Closing<P> {
+    chunk_max_end: Vec<u64>,
+    last: Option<(usize, i32)>,
+    descending: bool,
+    events_ascend: bool,
+    place: P,
+}
+
+impl<P: FnMut(Placed)> Closing<P> {
+    /// Places `open`, which closes after `seen` containers were met.
+    #[inline(always)]
+    fn close(&mut self, open: Open, seen: usize) {
+        let at = open.post - (seen - open.seen_before - 1) + open.depth;
+        if let Some((after, event)) = self.last {
+            self.descending &= at + 1 == after;
+            self.events_ascend &= open.event < event;
+        }
+        self.last = Some((at, open.event));
+        if let Some(chunk) = self.chunk_max_end.get_mut(at / CHUNK) {
+            *chunk = (*chunk).max(open.end);
+        }
+        (self.place)(Placed {
+            at,
+            id: open.id,
+            start: open.start,
+            end: open.end,
+            event: open.event,
+        });
+    }
 }
 
 /// The cell number of a [`Placed`] container that has no cell.
