@@ -1,6 +1,6 @@
 //! Opening a trace without its index rebuilds the index from the data in
-//! windows, into an unlinked scratch file that is then loaded like the
-//! recorder's index: the heap holds one window's cells at a time, the data
+//! windows, into an unlinked scratch file that is then mapped as the
+//! reader's cells: the heap holds one window's cells at a time, the data
 //! pages of each window are released when it is done, and the sidecar's
 //! arrays are written straight from the scratch index's cells — a crashed
 //! recorder's calls that never got a footer interleaved with them. So the
