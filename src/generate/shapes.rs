@@ -525,8 +525,8 @@ pub struct ThreadGenerator {
     thread: u64,
     threads: u64,
     steps: u64,
-    /// Scratch space for string values.
-    text: String,
+    /// Scratch space for string values (ASCII bytes).
+    text: Vec<u8>,
 }
 
 /// Steps between two checks of [`ThreadGenerator::run`]'s stop condition.
@@ -550,7 +550,7 @@ impl ThreadGenerator {
             thread,
             threads: threads.max(thread + 1),
             steps: 0,
-            text: String::new(),
+            text: Vec::new(),
         }
     }
 
@@ -646,9 +646,9 @@ fn item(rng: &mut SplitMix64) -> Value<'static> {
 }
 
 /// `prefix` and a number, in `text`, as a string value.
-fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t> {
+fn string_value<'t>(text: &'t mut Vec<u8>, prefix: &str, number: u64) -> Value<'t> {
     text.clear();
-    text.push_str(prefix);
+    text.extend_from_slice(prefix.as_bytes());
     // The number's decimal digits, as `{number}` writes them, without the
     // formatting machinery (a tenth of the tracepoints carry one).
     let mut digits = [0u8; 20];
@@ -662,9 +662,9 @@ fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t
             break;
         }
     }
-    text.extend(digits[at..].iter().map(|&digit| char::from(digit)));
+    text.extend_from_slice(&digits[at..]);
     // ASCII without NUL is modified UTF-8 as it is.
-    Value::String(JavaStr::from_validated(text.as_bytes()))
+    Value::String(JavaStr::from_validated(text))
 }
 
 // Long: one weighted choice among every kind of tracepoint, kept in one match
@@ -672,7 +672,7 @@ fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t
 fn mixed<R: Pushes>(
     out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
-    text: &mut String,
+    text: &mut Vec<u8>,
     stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
     const MAX_DEPTH: usize = 12;
