@@ -58,9 +58,11 @@ pub(crate) fn tracepoint_references<B>(
         } => {
             visit(ObjectKind::MethodDescriptor, method.0)?;
             value_references(receiver, visit)?;
-            arguments
-                .iter()
-                .try_for_each(|value| value_references(value, visit))
+            // A loop, not `try_for_each`: that one is left out of line.
+            for value in arguments {
+                value_references(value, visit)?;
+            }
+            ControlFlow::Continue(())
         }
         TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {
             ControlFlow::Continue(())
@@ -131,6 +133,9 @@ fn value_references<B>(
             }
             nested_references(value, visit)
         }
+        Value::Array {
+            class, elements, ..
+        } if elements.is_empty() => visit(ObjectKind::ClassDescriptor, class.0),
         Value::Array { .. } => nested_references(value, visit),
         _ => ControlFlow::Continue(()),
     }
