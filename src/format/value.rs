@@ -278,7 +278,6 @@ impl<'a> Value<'a> {
             Value::Int(_) | Value::Float(_) => Ok(8),
             Value::Long(_) | Value::Double(_) => Ok(12),
             Value::Object { fields, .. } if fields.is_empty() => Ok(12),
-            Value::Array { elements, .. } if elements.is_empty() => Ok(16),
             _ => self.nested_len(0),
         }
     }
@@ -315,8 +314,7 @@ impl<'a> Value<'a> {
 
     /// Writes the value into `out`, or marks `out` rejected if
     /// [`encoded_len`](Self::encoded_len) would fail. Inlined (values of
-    /// fixed size, objects without fields and arrays without elements are a
-    /// few stores), except for nested values.
+    /// fixed size are a few stores), except for nested values.
     #[inline(always)]
     pub(crate) fn write_to(&self, out: &mut SliceWriter<'_>) {
         match self {
@@ -339,18 +337,6 @@ impl<'a> Value<'a> {
                 bytes[..4].copy_from_slice(&class.0.to_be_bytes());
                 bytes[4..8].copy_from_slice(&identity_hash.to_be_bytes());
                 bytes[8..].copy_from_slice(&0i32.to_be_bytes());
-            }),
-            // An array without elements: its count is −0 − 1.
-            Value::Array {
-                class,
-                identity_hash,
-                elements,
-                total_size,
-            } if elements.is_empty() => out.fixed(|bytes: &mut [u8; 16]| {
-                bytes[..4].copy_from_slice(&class.0.to_be_bytes());
-                bytes[4..8].copy_from_slice(&identity_hash.to_be_bytes());
-                bytes[8..12].copy_from_slice(&(-1i32).to_be_bytes());
-                bytes[12..].copy_from_slice(&total_size.to_be_bytes());
             }),
             _ => out.out_of_line(|out| self.write_nested(out, 0)),
         }

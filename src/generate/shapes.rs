@@ -525,8 +525,8 @@ pub struct ThreadGenerator {
     thread: u64,
     threads: u64,
     steps: u64,
-    /// Scratch space for string values (ASCII bytes).
-    text: [u8; TEXT_LEN],
+    /// Scratch space for string values.
+    text: String,
 }
 
 /// Steps between two checks of [`ThreadGenerator::run`]'s stop condition.
@@ -550,7 +550,7 @@ impl ThreadGenerator {
             thread,
             threads: threads.max(thread + 1),
             steps: 0,
-            text: [0; TEXT_LEN],
+            text: String::new(),
         }
     }
 
@@ -645,37 +645,26 @@ fn item(rng: &mut SplitMix64) -> Value<'static> {
     object(ITEM, (rng.next() >> 33) as i32)
 }
 
-/// Bytes of a string value's prefix.
-const PREFIX_LEN: usize = 5;
-
-/// Bytes of the scratch space for string values: a prefix and the 20
-/// digits of the largest `u64`.
-const TEXT_LEN: usize = PREFIX_LEN + 20;
-
-/// `prefix` and a number, as a string value in `text`: the digits are
-/// written from its end backwards, the prefix before them (no copy, no
-/// growth, no bounds to fail: the digits take 20 bytes at most).
-fn string_value<'t>(
-    text: &'t mut [u8; TEXT_LEN],
-    prefix: &[u8; PREFIX_LEN],
-    number: u64,
-) -> Value<'t> {
+/// `prefix` and a number, in `text`, as a string value.
+fn string_value<'t>(text: &'t mut String, prefix: &str, number: u64) -> Value<'t> {
+    text.clear();
+    text.push_str(prefix);
     // The number's decimal digits, as `{number}` writes them, without the
     // formatting machinery (a tenth of the tracepoints carry one).
-    let mut at = TEXT_LEN;
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
     let mut rest = number;
     loop {
         at -= 1;
-        text[at] = b'0' + (rest % 10) as u8;
+        digits[at] = b'0' + (rest % 10) as u8;
         rest /= 10;
         if rest == 0 {
             break;
         }
     }
-    let start = at - PREFIX_LEN;
-    text[start..at].copy_from_slice(prefix);
+    text.extend(digits[at..].iter().map(|&digit| char::from(digit)));
     // ASCII without NUL is modified UTF-8 as it is.
-    Value::String(JavaStr::from_validated(&text[start..]))
+    Value::String(JavaStr::from_validated(text.as_bytes()))
 }
 
 // Long: one weighted choice among every kind of tracepoint, kept in one match
@@ -683,7 +672,7 @@ fn string_value<'t>(
 fn mixed<R: Pushes>(
     out: &mut Emitter<'_, R>,
     rng: &mut SplitMix64,
-    text: &mut [u8; TEXT_LEN],
+    text: &mut String,
     stopped: &mut impl FnMut(&R, u64) -> bool,
 ) -> Result<()> {
     const MAX_DEPTH: usize = 12;
@@ -711,7 +700,7 @@ fn mixed<R: Pushes>(
             }
             18..=35 if !calls.is_empty() => {
                 let result = match calls.pop() {
-                    Some(NAME_OF) => string_value(text, b"item-", rng.below(10_000)),
+                    Some(NAME_OF) => string_value(text, "item-", rng.below(10_000)),
                     Some(ITEM_AT) => item(rng),
                     Some(PROCESS) => Value::Long(rng.below(1 << 40) as i64),
                     _ => Value::Int(rng.below(1 << 20) as i32),
@@ -744,7 +733,7 @@ fn mixed<R: Pushes>(
                 out.add(TracepointType::WriteField, FIELD_SITE, body)?;
             }
             59..=64 => {
-                let value = string_value(text, b"name-", rng.below(100_000));
+                let value = string_value(text, "name-", rng.below(100_000));
                 let receiver = item(rng);
                 let body = || TracepointBody::WriteField {
                     field: NAME_FIELD,
@@ -802,7 +791,7 @@ fn mixed<R: Pushes>(
     }
     while let Some(method) = calls.pop() {
         let result = match method {
-            NAME_OF => string_value(text, b"item-", 0),
+            NAME_OF => string_value(text, "item-", 0),
             ITEM_AT => item(rng),
             PROCESS => Value::Long(0),
             _ => Value::Int(0),

@@ -58,11 +58,9 @@ pub(crate) fn tracepoint_references<B>(
         } => {
             visit(ObjectKind::MethodDescriptor, method.0)?;
             value_references(receiver, visit)?;
-            // A loop, not `try_for_each`: that one is left out of line.
-            for value in arguments {
-                value_references(value, visit)?;
-            }
-            ControlFlow::Continue(())
+            arguments
+                .iter()
+                .try_for_each(|value| value_references(value, visit))
         }
         TracepointBody::Loop { .. } | TracepointBody::LoopIteration { .. } => {
             ControlFlow::Continue(())
@@ -133,9 +131,6 @@ fn value_references<B>(
             }
             nested_references(value, visit)
         }
-        Value::Array {
-            class, elements, ..
-        } if elements.is_empty() => visit(ObjectKind::ClassDescriptor, class.0),
         Value::Array { .. } => nested_references(value, visit),
         _ => ControlFlow::Continue(()),
     }
