@@ -124,19 +124,53 @@ pub(crate) struct LoadedIndex {
     pub(crate) complete: bool,
 }
 
-/// Groups container cells by thread as the index orders them.
-struct ThreadCells {
+/// Container cells grouped by thread as the index orders them: per thread,
+/// in order of its first block cell, its runs of cells `[from, to)` and the
+/// number of container cells in them. Loading an index and gathering a
+/// rebuilt one as it is written both group through it.
+#[derive(Default)]
+pub(crate) struct ThreadCells {
     ids: HashMap<ThreadId, usize>,
-    /// Per thread: runs of cells `[from, to)` holding its container cells.
-    lists: Vec<(ThreadId, Vec<(u32, u32)>)>,
+    lists: Vec<ThreadList>,
+}
+
+/// One thread's runs of cells `[from, to)` and its container cells in them.
+struct ThreadList {
+    thread: ThreadId,
+    runs: Vec<(u32, u32)>,
+    count: usize,
 }
 
 impl ThreadCells {
-    fn list(&mut self, thread: ThreadId) -> usize {
+    /// The list of `thread`'s cells, made at its first block cell.
+    pub(crate) fn list(&mut self, thread: ThreadId) -> usize {
         *self.ids.entry(thread).or_insert_with(|| {
-            self.lists.push((thread, Vec::new()));
+            self.lists.push(ThreadList {
+                thread,
+                runs: Vec::new(),
+                count: 0,
+            });
             self.lists.len() - 1
         })
+    }
+
+    /// Adds the run of cells `run` holding `containers` container cells to
+    /// list `list`.
+    pub(crate) fn add_run(&mut self, list: usize, run: (u32, u32), containers: usize) {
+        let list = &mut self.lists[list];
+        list.runs.push(run);
+        list.count += containers;
+    }
+
+    /// Per thread, its container cells as the lookups take them.
+    pub(crate) fn into_sources(self) -> Vec<(ThreadId, usize, Source)> {
+        self.lists
+            .into_iter()
+            .map(|list| {
+                let (ranges, count) = (list.runs, list.count);
+                (list.thread, count, Source::Ranges { ranges, count })
+            })
+            .collect()
     }
 }
 
@@ -182,14 +216,9 @@ pub(crate) fn load_index_until(
     let mut context = ContextBuilder::new();
     let mut references = 0;
     let mut placed: Vec<(usize, u64)> = Vec::new();
-    let mut by_thread = ThreadCells {
-        ids: HashMap::new(),
-        lists: Vec::new(),
-    };
-    // Per list: the logical length of the thread's blocks seen so far, and
-    // its runs of cells with the number of container cells in them.
+    let mut by_thread = ThreadCells::default();
+    // Per list: the logical length of the thread's blocks seen so far.
     let mut seen_len: Vec<u64> = Vec::new();
-    let mut counts: Vec<usize> = Vec::new();
     // The run since the last block cell: where it starts, its containers,
     // and (streaming order) the list it belongs to.
     let mut run_start = 0u32;
@@ -240,7 +269,6 @@ pub(crate) fn load_index_until(
                 let list = by_thread.list(ThreadId(id));
                 if list == seen_len.len() {
                     seen_len.push(0);
-                    counts.push(0);
                 }
                 seen_len[list] += block.payload_len();
                 // The run before this cell ends here: it belongs to the
@@ -251,8 +279,7 @@ pub(crate) fn load_index_until(
                     Some(list)
                 };
                 if let Some(owner) = owner {
-                    by_thread.lists[owner].1.push((run_start, cell as u32));
-                    counts[owner] += run_count;
+                    by_thread.add_run(owner, (run_start, cell as u32), run_count);
                     for stretch in run_stretches.drain(..) {
                         if stretch.inside(seen_len[list]) {
                             continue;
@@ -281,10 +308,7 @@ pub(crate) fn load_index_until(
     }
     if block_cell_first {
         if let Some(owner) = current {
-            by_thread.lists[owner]
-                .1
-                .push((run_start, cells.len() as u32));
-            counts[owner] += run_count;
+            by_thread.add_run(owner, (run_start, cells.len() as u32), run_count);
         }
     } else if run_count > 0 {
         let cell = (run_start as usize..cells.len())
@@ -334,19 +358,14 @@ pub(crate) fn load_index_until(
         if !inside(raw, seen_len[list]) {
             return Err(IndexProblem::ContainerOutsideThread {
                 cell: cell as usize,
-                thread: by_thread.lists[list].0.0,
+                thread: by_thread.lists[list].thread.0,
                 start: raw.start.get(),
                 end: raw.end.get(),
                 len: seen_len[list],
             });
         }
     }
-    let sources = by_thread
-        .lists
-        .into_iter()
-        .zip(counts)
-        .map(|((thread, ranges), count)| (thread, count, Source::Ranges { ranges, count }))
-        .collect();
+    let sources = by_thread.into_sources();
     let mut lookup = Lookup::new(
         BlockTable::new(blocks),
         FileCells::new(index.clone(), cells.len()),

@@ -5,16 +5,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustc_hash::FxHashMap;
-
-use crate::common::{IndexCell, ThreadId};
+use crate::common::IndexCell;
 use crate::error::{Error, Result};
 use crate::format::index::{CELL_LEN, INDEX_FOOTER_LEN, RawIndexCell};
 use crate::format::{ContextBuilder, FILE_HEADER_LEN};
 use crate::read::lookup::Lookup;
 use crate::read::lookup::block_table::{BlockInfo, BlockTable};
-use crate::read::lookup::containers::{FileCells, Source, container_cell};
-use crate::read::lookup::index::LoadedIndex;
+use crate::read::lookup::containers::{FileCells, container_cell};
+use crate::read::lookup::index::{LoadedIndex, ThreadCells};
 use crate::read::rebuild::{
     DEFAULT_WINDOW, RebuildOptions, RebuildOutcome, UnfinishedContainer, write_rebuilt_index,
 };
@@ -121,22 +119,13 @@ struct Gathered {
     blocks: Vec<BlockInfo>,
     context: ContextBuilder,
     references: usize,
-    slots: FxHashMap<ThreadId, usize>,
-    /// Per thread, in order of first block.
-    threads: Vec<ThreadRuns>,
+    by_thread: ThreadCells,
     /// The thread of the last block cell, and the reference cells since it.
     current: Option<usize>,
     run_start: u32,
     run_references: u32,
     /// A container cell came before any block cell (a rebuild's bug).
     stray: bool,
-}
-
-/// A thread's runs of cells `[from, to)` and the container cells in them.
-struct ThreadRuns {
-    thread: ThreadId,
-    runs: Vec<(u32, u32)>,
-    containers: usize,
 }
 
 impl Gathered {
@@ -153,15 +142,7 @@ impl Gathered {
                 }
                 IndexCell::Block { thread, start, end } => {
                     self.end_run(number);
-                    let next = self.threads.len();
-                    let slot = *self.slots.entry(thread).or_insert(next);
-                    if slot == next {
-                        self.threads.push(ThreadRuns {
-                            thread,
-                            runs: Vec::new(),
-                            containers: 0,
-                        });
-                    }
+                    let slot = self.by_thread.list(thread);
                     self.blocks.push(BlockInfo { thread, start, end });
                     self.current = Some(slot);
                     self.run_start = number + 1;
@@ -176,11 +157,9 @@ impl Gathered {
         let containers = (at - self.run_start - self.run_references) as usize;
         self.run_references = 0;
         match self.current {
-            Some(slot) => {
-                let runs = &mut self.threads[slot];
-                runs.runs.push((self.run_start, at));
-                runs.containers += containers;
-            }
+            Some(slot) => self
+                .by_thread
+                .add_run(slot, (self.run_start, at), containers),
             None => self.stray |= containers > 0,
         }
     }
@@ -204,16 +183,10 @@ impl Gathered {
                 index.len()
             )));
         }
-        let sources = (self.threads.into_iter())
-            .map(|runs| {
-                let (ranges, count) = (runs.runs, runs.containers);
-                (runs.thread, count, Source::Ranges { ranges, count })
-            })
-            .collect();
         let mut lookup = Lookup::new(
             BlockTable::new(self.blocks),
             FileCells::new(index, cells),
-            sources,
+            self.by_thread.into_sources(),
         );
         // Tables built during the open release what they read, as later
         // ones do.
